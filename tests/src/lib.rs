@@ -1,0 +1,1 @@
+//! Integration tests of shrew live in `tests/`; this library is empty.
