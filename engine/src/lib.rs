@@ -1,1 +1,7 @@
-//! The shrew engine.
+//! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]) and
+//! the reference interpreter ([`interp`]). Passes, analyses, the e-graph and the pipeline join
+//! it in later issues.
+
+pub mod ir;
+
+pub use shrew_ops as ops;

@@ -1,0 +1,611 @@
+//! The shrew IR: an SSA IR modelled on NIR.
+//!
+//! A [`Shader`] holds struct types, variables and functions. A [`Function`] owns an instruction
+//! arena (an instruction's index is also the id of the SSA value it defines) and a control-flow
+//! graph kept as a `petgraph` graph whose nodes are [`Block`]s and whose edges are the branches.
+//! Control flow is structured as in SPIR-V: every selection or loop header records its merge block
+//! (and a loop its continue block), so dominators and loops come from the graph while backends
+//! can still emit structured code.
+//!
+//! Invariants (checked by [`crate::verify`]): SSA values dominate their uses; phis sit at the top
+//! of their block with one entry per predecessor; every block ends in a terminator whose
+//! out-edges match it; operand shapes follow the opcode and intrinsic tables.
+
+mod builder;
+mod types;
+
+pub use builder::{Builder, Cursor, IfBuilder, LoopBuilder};
+pub use types::*;
+
+use petgraph::Direction;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::visit::EdgeRef;
+use shrew_ops::{AluOp, IndexKind, Intrinsic};
+
+/// An SSA value: the index of its defining instruction in [`Function::insts`]. Instructions
+/// without a result (stores) have an id too, which nothing refers to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// A basic block: a node of the function's CFG.
+pub type BlockId = NodeIndex<u32>;
+
+/// Index of a variable in [`Shader::variables`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// Index of a function in [`Shader::functions`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(pub u32);
+
+/// A whole shader.
+#[derive(Clone, Debug)]
+pub struct Shader {
+    pub stage: Stage,
+    /// Workgroup size of compute shaders.
+    pub workgroup_size: [u32; 3],
+    pub structs: Vec<StructType>,
+    pub variables: Vec<Variable>,
+    pub functions: Vec<Function>,
+    pub entry: FuncId,
+}
+
+/// A variable: storage that instructions reach through derefs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub mode: Mode,
+    pub ty: Type,
+    pub location: Option<u32>,
+    pub binding: Option<u32>,
+    pub desc_set: Option<u32>,
+    pub builtin: Option<Builtin>,
+    pub interp: Interp,
+}
+
+impl Variable {
+    pub fn new(name: impl Into<String>, mode: Mode, ty: Type) -> Variable {
+        Variable {
+            name: name.into(),
+            mode,
+            ty,
+            location: None,
+            binding: None,
+            desc_set: None,
+            builtin: None,
+            interp: Interp::Smooth,
+        }
+    }
+}
+
+/// A function: parameters are read with `load_param`, a result is returned by `return %v`.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<ValType>,
+    pub ret: Option<ValType>,
+    pub insts: Vec<Option<Inst>>,
+    pub cfg: StableDiGraph<Block, Edge, u32>,
+    pub entry: BlockId,
+}
+
+/// A CFG edge: which way of its source block's terminator it is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Edge {
+    /// The only successor of a `jump`.
+    Jump,
+    /// The successor of a `branch` when the condition is true.
+    True,
+    /// The successor of a `branch` when the condition is false.
+    False,
+}
+
+/// A basic block. Its successors are the graph's out-edges.
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub insts: Vec<Value>,
+    /// `None` only while a builder is still filling the block.
+    pub terminator: Option<Terminator>,
+    pub structure: Option<Structure>,
+}
+
+/// How a block ends. Branch targets are the out-edges of the block in the CFG.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Terminator {
+    Jump,
+    Branch { cond: Value },
+    Return { value: Option<Value> },
+    Unreachable,
+}
+
+/// The structured construct a header block opens.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Structure {
+    Selection { merge: BlockId },
+    Loop { merge: BlockId, cont: BlockId },
+}
+
+impl Structure {
+    pub fn merge(self) -> BlockId {
+        match self {
+            Structure::Selection { merge } | Structure::Loop { merge, .. } => merge,
+        }
+    }
+}
+
+/// An instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub kind: InstKind,
+    /// The shape of the value it defines, if any.
+    pub def: Option<ValType>,
+    pub block: BlockId,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    Alu(Alu),
+    /// A constant: one raw value per component.
+    Const(Vec<u64>),
+    Undef,
+    /// One incoming value per predecessor block.
+    Phi(Vec<(BlockId, Value)>),
+    Intrinsic(IntrinsicInst),
+    Tex(Tex),
+    Deref(Deref),
+    Call {
+        func: FuncId,
+        args: Vec<Value>,
+    },
+}
+
+/// An ALU instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alu {
+    pub op: AluOp,
+    pub srcs: Vec<AluSrc>,
+    /// From `precise`/`NoContraction`: no inexact rewrite may touch it.
+    pub exact: bool,
+    pub fp: FpFlags,
+}
+
+/// A source of an ALU instruction: a value read through a swizzle. Only the components the
+/// instruction reads are meaningful.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AluSrc {
+    pub value: Value,
+    pub swizzle: [u8; 16],
+}
+
+impl AluSrc {
+    /// Reads the value's components in order.
+    pub fn new(value: Value) -> AluSrc {
+        AluSrc {
+            value,
+            swizzle: IDENTITY_SWIZZLE,
+        }
+    }
+
+    /// Reads the given components.
+    pub fn swizzled(value: Value, comps: &[u8]) -> AluSrc {
+        let mut swizzle = IDENTITY_SWIZZLE;
+        swizzle[..comps.len()].copy_from_slice(comps);
+        AluSrc { value, swizzle }
+    }
+}
+
+pub const IDENTITY_SWIZZLE: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+
+/// Float-controls flags: which IEEE behaviours an instruction must preserve.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FpFlags(pub u8);
+
+impl FpFlags {
+    pub const PRESERVE_SIGNED_ZERO: FpFlags = FpFlags(1);
+    pub const PRESERVE_NAN: FpFlags = FpFlags(2);
+    pub const PRESERVE_INF: FpFlags = FpFlags(4);
+    /// Flag names in IR text, bit 0 first.
+    pub const NAMES: [&'static str; 3] = ["preserve_sz", "preserve_nan", "preserve_inf"];
+
+    pub fn contains(self, other: FpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// An intrinsic call with its sources and its named indices (in the table's index order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntrinsicInst {
+    pub op: Intrinsic,
+    pub srcs: Vec<Value>,
+    pub indices: Vec<u32>,
+}
+
+impl IntrinsicInst {
+    /// An intrinsic with all indices zero.
+    pub fn new(op: Intrinsic, srcs: Vec<Value>) -> IntrinsicInst {
+        IntrinsicInst {
+            op,
+            srcs,
+            indices: vec![0; op.info().indices.len()],
+        }
+    }
+
+    /// The value of a named index, if the intrinsic has it.
+    pub fn index(&self, kind: IndexKind) -> Option<u32> {
+        let pos = self.op.info().indices.iter().position(|k| *k == kind)?;
+        Some(self.indices[pos])
+    }
+
+    /// Sets a named index; returns `false` if the intrinsic has no such index.
+    pub fn set_index(&mut self, kind: IndexKind, value: u32) -> bool {
+        match self.op.info().indices.iter().position(|k| *k == kind) {
+            Some(pos) => {
+                self.indices[pos] = value;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A texture instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tex {
+    pub op: TexOp,
+    pub dim: Dim,
+    pub is_array: bool,
+    pub is_shadow: bool,
+    /// How the returned texels are typed.
+    pub dest_type: shrew_ops::BaseType,
+    /// Binding of the texture and sampler when not given by deref sources.
+    pub texture: u32,
+    pub sampler: u32,
+    /// The component `tg4` gathers.
+    pub component: u8,
+    pub srcs: Vec<(TexSrc, Value)>,
+}
+
+impl Tex {
+    pub fn src(&self, kind: TexSrc) -> Option<Value> {
+        self.srcs.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+    }
+}
+
+/// A deref: a pointer into a variable, built up as a chain.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Deref {
+    Var(VarId),
+    /// An element of an array (or matrix column, or vector component) by a 32-bit index.
+    Array {
+        parent: Value,
+        index: Value,
+    },
+    /// A member of a struct.
+    Struct {
+        parent: Value,
+        member: u32,
+    },
+}
+
+impl Function {
+    /// A function with one empty entry block.
+    pub fn new(name: impl Into<String>) -> Function {
+        let mut cfg = StableDiGraph::default();
+        let entry = cfg.add_node(Block::default());
+        Function {
+            name: name.into(),
+            params: Vec::new(),
+            ret: None,
+            insts: Vec::new(),
+            cfg,
+            entry,
+        }
+    }
+
+    pub fn inst(&self, v: Value) -> &Inst {
+        self.insts[v.index()]
+            .as_ref()
+            .expect("use of a deleted instruction")
+    }
+
+    pub fn inst_mut(&mut self, v: Value) -> &mut Inst {
+        self.insts[v.index()]
+            .as_mut()
+            .expect("use of a deleted instruction")
+    }
+
+    /// The instruction with this id, if it exists.
+    pub fn get_inst(&self, v: Value) -> Option<&Inst> {
+        self.insts.get(v.index()).and_then(|i| i.as_ref())
+    }
+
+    /// The shape of a value.
+    pub fn value_type(&self, v: Value) -> Option<ValType> {
+        self.get_inst(v).and_then(|i| i.def)
+    }
+
+    pub fn block(&self, b: BlockId) -> &Block {
+        &self.cfg[b]
+    }
+
+    pub fn block_mut(&mut self, b: BlockId) -> &mut Block {
+        &mut self.cfg[b]
+    }
+
+    /// Blocks in id order (the order they are printed in).
+    pub fn blocks(&self) -> Vec<BlockId> {
+        let mut ids: Vec<BlockId> = self.cfg.node_indices().collect();
+        ids.sort();
+        ids
+    }
+
+    pub fn add_block(&mut self) -> BlockId {
+        self.cfg.add_node(Block::default())
+    }
+
+    /// The successor along an edge kind.
+    pub fn successor(&self, b: BlockId, kind: Edge) -> Option<BlockId> {
+        self.cfg
+            .edges(b)
+            .find(|e| *e.weight() == kind)
+            .map(|e| e.target())
+    }
+
+    /// Successors in terminator order (true before false).
+    pub fn successors(&self, b: BlockId) -> Vec<BlockId> {
+        let mut edges: Vec<_> = self
+            .cfg
+            .edges(b)
+            .map(|e| (*e.weight() as u8, e.target()))
+            .collect();
+        edges.sort();
+        edges.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Predecessors in id order, one entry per edge.
+    pub fn predecessors(&self, b: BlockId) -> Vec<BlockId> {
+        let mut preds: Vec<BlockId> = self
+            .cfg
+            .neighbors_directed(b, Direction::Incoming)
+            .collect();
+        preds.sort();
+        preds
+    }
+
+    /// Ends `b` with a jump to `target`, replacing its terminator and out-edges.
+    pub fn set_jump(&mut self, b: BlockId, target: BlockId) {
+        self.clear_successors(b);
+        self.cfg.add_edge(b, target, Edge::Jump);
+        self.cfg[b].terminator = Some(Terminator::Jump);
+    }
+
+    /// Ends `b` with a conditional branch.
+    pub fn set_branch(&mut self, b: BlockId, cond: Value, if_true: BlockId, if_false: BlockId) {
+        self.clear_successors(b);
+        self.cfg.add_edge(b, if_true, Edge::True);
+        self.cfg.add_edge(b, if_false, Edge::False);
+        self.cfg[b].terminator = Some(Terminator::Branch { cond });
+    }
+
+    /// Ends `b` with a terminator that has no successors (`return`, `unreachable`).
+    pub fn set_exit(&mut self, b: BlockId, term: Terminator) {
+        debug_assert!(matches!(
+            term,
+            Terminator::Return { .. } | Terminator::Unreachable
+        ));
+        self.clear_successors(b);
+        self.cfg[b].terminator = Some(term);
+    }
+
+    fn clear_successors(&mut self, b: BlockId) {
+        let edges: Vec<_> = self.cfg.edges(b).map(|e| e.id()).collect();
+        for e in edges {
+            self.cfg.remove_edge(e);
+        }
+    }
+
+    /// Adds an instruction to the arena without placing it in a block.
+    pub fn alloc_inst(&mut self, inst: Inst) -> Value {
+        let v = Value(self.insts.len() as u32);
+        self.insts.push(Some(inst));
+        v
+    }
+
+    /// The values an instruction reads, in source order (phi sources included).
+    pub fn inst_sources(&self, v: Value) -> Vec<Value> {
+        inst_sources(&self.inst(v).kind)
+    }
+
+    /// Every live instruction, block by block, in block order.
+    pub fn all_insts(&self) -> impl Iterator<Item = Value> + '_ {
+        self.blocks()
+            .into_iter()
+            .flat_map(move |b| self.cfg[b].insts.clone())
+    }
+}
+
+/// The values an instruction kind reads, in source order.
+pub fn inst_sources(kind: &InstKind) -> Vec<Value> {
+    match kind {
+        InstKind::Alu(alu) => alu.srcs.iter().map(|s| s.value).collect(),
+        InstKind::Const(_) | InstKind::Undef => Vec::new(),
+        InstKind::Phi(srcs) => srcs.iter().map(|(_, v)| *v).collect(),
+        InstKind::Intrinsic(i) => i.srcs.clone(),
+        InstKind::Tex(t) => t.srcs.iter().map(|(_, v)| *v).collect(),
+        InstKind::Deref(Deref::Var(_)) => Vec::new(),
+        InstKind::Deref(Deref::Array { parent, index }) => vec![*parent, *index],
+        InstKind::Deref(Deref::Struct { parent, .. }) => vec![*parent],
+        InstKind::Call { args, .. } => args.clone(),
+    }
+}
+
+impl Shader {
+    pub fn new(stage: Stage) -> Shader {
+        Shader {
+            stage,
+            workgroup_size: [1, 1, 1],
+            structs: Vec::new(),
+            variables: Vec::new(),
+            functions: vec![Function::new("main")],
+            entry: FuncId(0),
+        }
+    }
+
+    pub fn entry_function(&self) -> &Function {
+        &self.functions[self.entry.0 as usize]
+    }
+
+    pub fn entry_function_mut(&mut self) -> &mut Function {
+        let entry = self.entry.0 as usize;
+        &mut self.functions[entry]
+    }
+
+    pub fn variable(&self, v: VarId) -> &Variable {
+        &self.variables[v.0 as usize]
+    }
+
+    pub fn add_variable(&mut self, var: Variable) -> VarId {
+        self.variables.push(var);
+        VarId(self.variables.len() as u32 - 1)
+    }
+
+    pub fn add_struct(&mut self, s: StructType) -> StructId {
+        self.structs.push(s);
+        StructId(self.structs.len() as u32 - 1)
+    }
+
+    pub fn struct_type(&self, id: StructId) -> &StructType {
+        &self.structs[id.0 as usize]
+    }
+
+    pub fn find_variable(&self, name: &str) -> Option<VarId> {
+        self.variables
+            .iter()
+            .position(|v| v.name == name)
+            .map(|i| VarId(i as u32))
+    }
+
+    pub fn find_function(&self, name: &str) -> Option<FuncId> {
+        self.functions
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FuncId(i as u32))
+    }
+
+    /// The variable a deref chain starts at and the type it points to, or `None` when the chain
+    /// is malformed (the verifier reports why).
+    pub fn deref_target(&self, func: &Function, v: Value) -> Option<(VarId, Type)> {
+        match &func.get_inst(v)?.kind {
+            InstKind::Deref(Deref::Var(var)) => {
+                Some((*var, self.variables.get(var.0 as usize)?.ty.clone()))
+            }
+            InstKind::Deref(Deref::Array { parent, .. }) => {
+                let (var, ty) = self.deref_target(func, *parent)?;
+                Some((var, ty.element()?))
+            }
+            InstKind::Deref(Deref::Struct { parent, member }) => {
+                let (var, ty) = self.deref_target(func, *parent)?;
+                match ty {
+                    Type::Struct(id) => Some((
+                        var,
+                        self.structs
+                            .get(id.0 as usize)?
+                            .members
+                            .get(*member as usize)?
+                            .ty
+                            .clone(),
+                    )),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Human-readable type name (as in IR text).
+    pub fn type_name(&self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(s) => scalar_name(*s),
+            Type::Vector(s, n) => format!("{}x{}", scalar_name(*s), n),
+            Type::Matrix { elem, cols, rows } => {
+                format!("{}mat{}x{}", scalar_name(*elem), cols, rows)
+            }
+            Type::Array { .. } => {
+                // Postfix array dimensions read outermost first, as in GLSL: `f32[3][32]` is
+                // three arrays of 32 floats.
+                let mut dims = String::new();
+                let mut t = ty;
+                while let Type::Array { elem, len, stride } = t {
+                    let len = if *len == 0 {
+                        String::new()
+                    } else {
+                        len.to_string()
+                    };
+                    if *stride == 0 {
+                        dims.push_str(&format!("[{len}]"));
+                    } else {
+                        dims.push_str(&format!("[{len} stride {stride}]"));
+                    }
+                    t = elem;
+                }
+                format!("{}{}", self.type_name(t), dims)
+            }
+            Type::Struct(id) => self
+                .structs
+                .get(id.0 as usize)
+                .map_or_else(|| format!("<struct {}>", id.0), |s| s.name.clone()),
+            Type::Image { dim, arrayed, base } => {
+                format!(
+                    "image({}{}, {})",
+                    dim.name(),
+                    if *arrayed { " array" } else { "" },
+                    base_name(*base)
+                )
+            }
+            Type::Texture {
+                dim,
+                arrayed,
+                shadow,
+                base,
+            } => format!(
+                "texture({}{}{}, {})",
+                dim.name(),
+                if *arrayed { " array" } else { "" },
+                if *shadow { " shadow" } else { "" },
+                base_name(*base)
+            ),
+            Type::Sampler { shadow } => {
+                if *shadow {
+                    "sampler(shadow)".into()
+                } else {
+                    "sampler".into()
+                }
+            }
+        }
+    }
+}
+
+/// Name of a base type in texture/image type names and `dest_type`.
+pub fn base_name(base: shrew_ops::BaseType) -> &'static str {
+    base.name()
+}
+
+/// Parses a base type name (`float`, `int`, `uint`, `bool`).
+pub fn parse_base(name: &str) -> Option<shrew_ops::BaseType> {
+    use shrew_ops::BaseType::*;
+    [Float, Int, Uint, Bool]
+        .into_iter()
+        .find(|b| b.name() == name)
+}
