@@ -2,6 +2,10 @@
 //! the reference interpreter ([`interp`]). Passes, analyses, the e-graph and the pipeline join
 //! it in later issues.
 
+pub mod cfg;
+pub mod interp;
 pub mod ir;
+pub mod text;
+pub mod verify;
 
 pub use shrew_ops as ops;
