@@ -1,0 +1,279 @@
+//! Shader-level checks: the entry point, names, types, variables and the call graph.
+
+use super::{ErrorKind, VerifyError};
+use crate::ir::{BlockId, FuncId, Mode, Scalar, Shader, Stage, StructId, Type, Value};
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+use shrew_ops::{BaseType, is_valid_component_count};
+use std::collections::HashSet;
+
+/// A call instruction, recorded while checking functions for the recursion check.
+pub(super) struct CallSite {
+    pub caller: FuncId,
+    pub block: BlockId,
+    pub inst: Value,
+    pub callee: FuncId,
+}
+
+fn error(kind: ErrorKind, message: String) -> VerifyError {
+    VerifyError {
+        kind,
+        func: String::new(),
+        block: None,
+        inst: None,
+        opcode: None,
+        message,
+    }
+}
+
+/// Everything declared outside functions.
+pub(super) fn check_declarations(shader: &Shader) -> Vec<VerifyError> {
+    let mut errors = Vec::new();
+    check_entry(shader, &mut errors);
+    check_unique(
+        "variable @",
+        shader.variables.iter().map(|v| v.name.as_str()),
+        &mut errors,
+    );
+    check_unique(
+        "struct ",
+        shader.structs.iter().map(|s| s.name.as_str()),
+        &mut errors,
+    );
+    check_unique(
+        "function ",
+        shader.functions.iter().map(|f| f.name.as_str()),
+        &mut errors,
+    );
+    check_structs(shader, &mut errors);
+    check_variables(shader, &mut errors);
+    errors
+}
+
+fn check_entry(shader: &Shader, errors: &mut Vec<VerifyError>) {
+    let Some(entry) = shader.functions.get(shader.entry.0 as usize) else {
+        errors.push(error(
+            ErrorKind::UnknownFunction,
+            format!(
+                "entry function #{} does not exist (the shader has {})",
+                shader.entry.0,
+                shader.functions.len()
+            ),
+        ));
+        return;
+    };
+    if !entry.params.is_empty() || entry.ret.is_some() {
+        errors.push(error(
+            ErrorKind::EntrySignature,
+            format!(
+                "entry function {} must take no parameters and return nothing",
+                entry.name
+            ),
+        ));
+    }
+}
+
+fn check_unique<'a>(
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+    errors: &mut Vec<VerifyError>,
+) {
+    let mut seen = HashSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            errors.push(error(
+                ErrorKind::DuplicateName,
+                format!("{what}{name} is declared twice"),
+            ));
+        }
+    }
+}
+
+fn check_structs(shader: &Shader, errors: &mut Vec<VerifyError>) {
+    for s in &shader.structs {
+        let mut seen = HashSet::new();
+        for m in &s.members {
+            if !seen.insert(m.name.as_str()) {
+                errors.push(error(
+                    ErrorKind::DuplicateMember,
+                    format!("struct {} has two members named {}", s.name, m.name),
+                ));
+            }
+            check_type(
+                shader,
+                &m.ty,
+                &format!("member {} of struct {}", m.name, s.name),
+                errors,
+            );
+        }
+    }
+    // A struct that contains itself (through members and arrays) has no finite size.
+    for (i, s) in shader.structs.iter().enumerate() {
+        let me = StructId(i as u32);
+        let mut seen = HashSet::new();
+        let mut stack = struct_members_of(shader, me);
+        while let Some(id) = stack.pop() {
+            if id == me {
+                errors.push(error(
+                    ErrorKind::InvalidStruct,
+                    format!("struct {} contains itself", s.name),
+                ));
+                break;
+            }
+            if seen.insert(id) {
+                stack.extend(struct_members_of(shader, id));
+            }
+        }
+    }
+}
+
+/// The struct types a struct's members are or hold arrays of (existing ones only).
+fn struct_members_of(shader: &Shader, id: StructId) -> Vec<StructId> {
+    let Some(s) = shader.structs.get(id.0 as usize) else {
+        return Vec::new();
+    };
+    s.members
+        .iter()
+        .filter_map(|m| {
+            let mut ty = &m.ty;
+            while let Type::Array { elem, .. } = ty {
+                ty = elem;
+            }
+            match ty {
+                Type::Struct(id) if (id.0 as usize) < shader.structs.len() => Some(*id),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn scalar_ok(s: Scalar) -> bool {
+    s.base.allowed_bit_sizes().contains(&s.bits)
+}
+
+/// Reports what is malformed in a type; `what` names the declaration it belongs to.
+fn check_type(shader: &Shader, ty: &Type, what: &str, errors: &mut Vec<VerifyError>) {
+    let mut bad = |message: String| errors.push(error(ErrorKind::InvalidType, message));
+    match ty {
+        Type::Scalar(s) => {
+            if !scalar_ok(*s) {
+                bad(format!(
+                    "{what}: a {} scalar cannot have {} bits",
+                    s.base.name(),
+                    s.bits
+                ));
+            }
+        }
+        Type::Vector(s, n) => {
+            if !scalar_ok(*s) || *n < 2 || !is_valid_component_count(*n as usize) {
+                bad(format!(
+                    "{what}: no vector of {n} {}-bit {} components",
+                    s.bits,
+                    s.base.name()
+                ));
+            }
+        }
+        Type::Matrix { elem, cols, rows } => {
+            if elem.base != BaseType::Float
+                || !scalar_ok(*elem)
+                || !(2..=4).contains(cols)
+                || !(2..=4).contains(rows)
+            {
+                bad(format!(
+                    "{what}: no {cols}x{rows} matrix of {}-bit {}",
+                    elem.bits,
+                    elem.base.name()
+                ));
+            }
+        }
+        Type::Array { elem, .. } => check_type(shader, elem, what, errors),
+        Type::Struct(id) => {
+            if shader.structs.get(id.0 as usize).is_none() {
+                errors.push(error(
+                    ErrorKind::InvalidStruct,
+                    format!("{what}: struct #{} does not exist", id.0),
+                ));
+            }
+        }
+        Type::Image { base, .. } | Type::Texture { base, .. } => {
+            if *base == BaseType::Bool {
+                bad(format!("{what}: images and textures cannot hold booleans"));
+            }
+        }
+        Type::Sampler { .. } => {}
+    }
+}
+
+fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
+    for var in &shader.variables {
+        let what = format!("variable @{}", var.name);
+        check_type(shader, &var.ty, &what, errors);
+        let bindable = matches!(var.mode, Mode::Uniform | Mode::Ubo | Mode::Ssbo);
+        if (var.binding.is_some() || var.desc_set.is_some()) && !bindable {
+            errors.push(error(
+                ErrorKind::MisplacedBinding,
+                format!(
+                    "{what}: a {} variable has no binding or descriptor set",
+                    var.mode.name()
+                ),
+            ));
+        }
+        if var.location.is_some() && !matches!(var.mode, Mode::ShaderIn | Mode::ShaderOut) {
+            errors.push(error(
+                ErrorKind::MisplacedLocation,
+                format!("{what}: a {} variable has no location", var.mode.name()),
+            ));
+        }
+        if var.mode == Mode::Shared && shader.stage != Stage::Compute {
+            errors.push(error(
+                ErrorKind::StageMismatch,
+                format!(
+                    "{what}: shared variables exist only in compute shaders, not {}",
+                    shader.stage.name()
+                ),
+            ));
+        }
+    }
+}
+
+/// Reports every call that lies on a cycle of the call graph.
+pub(super) fn check_recursion(shader: &Shader, calls: &[CallSite]) -> Vec<VerifyError> {
+    let n = shader.functions.len();
+    let mut graph = DiGraph::<(), ()>::with_capacity(n, calls.len());
+    let nodes: Vec<_> = (0..n).map(|_| graph.add_node(())).collect();
+    for call in calls {
+        if let (Some(&a), Some(&b)) = (
+            nodes.get(call.caller.0 as usize),
+            nodes.get(call.callee.0 as usize),
+        ) {
+            graph.add_edge(a, b, ());
+        }
+    }
+    let mut component = vec![usize::MAX; n];
+    let mut cyclic = vec![false; n];
+    for (i, scc) in tarjan_scc(&graph).into_iter().enumerate() {
+        for node in &scc {
+            component[node.index()] = i;
+        }
+        if scc.len() > 1 {
+            cyclic[i] = true;
+        }
+    }
+    let name = |f: FuncId| shader.functions.get(f.0 as usize).map(|f| f.name.as_str());
+    calls
+        .iter()
+        .filter_map(|call| {
+            let (caller, callee) = (call.caller.0 as usize, call.callee.0 as usize);
+            let callee_name = name(call.callee)?;
+            let same = component.get(caller)? == component.get(callee)?;
+            (same && (caller == callee || cyclic[component[caller]])).then(|| VerifyError {
+                kind: ErrorKind::Recursion,
+                func: name(call.caller).unwrap_or_default().to_string(),
+                block: Some(call.block),
+                inst: Some(call.inst),
+                opcode: Some("call".into()),
+                message: format!("call to {callee_name} is recursive"),
+            })
+        })
+        .collect()
+}
