@@ -12,6 +12,7 @@
 
 use crate::BaseType;
 use crate::eval::*;
+use std::cmp::Ordering::{Equal, Greater, Less};
 
 /// One operand (source or destination) of an opcode.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -408,10 +409,10 @@ alu_table! {
     Fge "fge" (F, F) -> B, 0, fcmp!(|a, b| a >= b);
     Feq "feq" (F, F) -> B, C, fcmp!(|a, b| a == b);
     Fneu "fneu" (F, F) -> B, C, fcmp!(|a, b| a != b);
-    Fltu "fltu" (F, F) -> B, 0, fcmp!(|a, b| !(a >= b));
-    Fgeu "fgeu" (F, F) -> B, 0, fcmp!(|a, b| !(a < b));
+    Fltu "fltu" (F, F) -> B, 0, fcmp!(|a, b| !matches!(a.partial_cmp(&b), Some(Greater | Equal)));
+    Fgeu "fgeu" (F, F) -> B, 0, fcmp!(|a, b| !matches!(a.partial_cmp(&b), Some(Less)));
     Fequ "fequ" (F, F) -> B, C, fcmp!(|a, b| a == b || a.is_nan() || b.is_nan());
-    Fneo "fneo" (F, F) -> B, C, fcmp!(|a, b| a < b || a > b);
+    Fneo "fneo" (F, F) -> B, C, fcmp!(|a, b| matches!(a.partial_cmp(&b), Some(Less | Greater)));
     Ford "ford" (F, F) -> B, C, fcmp!(|a, b| !a.is_nan() && !b.is_nan());
     Funord "funord" (F, F) -> B, C, fcmp!(|a, b| a.is_nan() || b.is_nan());
 
@@ -428,13 +429,13 @@ alu_table! {
         let q = if y == 0 { 0 } else if y == -1 { x.wrapping_neg() } else { x / y };
         mask(q as u64, b.dst)
     });
-    Udiv "udiv" (U, U) -> U, 0, u2!(|a, b| if b == 0 { 0 } else { a / b });
+    Udiv "udiv" (U, U) -> U, 0, u2!(|a, b| a.checked_div(b).unwrap_or(0));
     Irem "irem" (I, I) -> I, 0, i2!(|a, b| if b == 0 { 0 } else { a.wrapping_rem(b) });
     Imod "imod" (I, I) -> I, 0, i2!(|a, b| if b == 0 { 0 } else {
         let r = a.wrapping_rem(b);
         if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r }
     });
-    Umod "umod" (U, U) -> U, 0, u2!(|a, b| if b == 0 { 0 } else { a % b });
+    Umod "umod" (U, U) -> U, 0, u2!(|a, b| a.checked_rem(b).unwrap_or(0));
     Imin "imin" (I, I) -> I, CA, i2!(|a, b| a.min(b));
     Imax "imax" (I, I) -> I, CA, i2!(|a, b| a.max(b));
     Umin "umin" (U, U) -> U, CA, u2!(|a, b| a.min(b));
