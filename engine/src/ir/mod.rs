@@ -436,6 +436,31 @@ impl Function {
     }
 }
 
+/// Walks the deref chain ending at `v` back to its variable. Returns the variable and the array
+/// and struct steps of the chain, the one next to the variable first; `None` when the chain does
+/// not start at a `deref_var`. Iterative and bounded by the number of instructions, so the cyclic
+/// chains malformed IR can hold neither loop nor overflow the stack.
+pub fn deref_chain(func: &Function, v: Value) -> Option<(VarId, Vec<Value>)> {
+    let mut steps = Vec::new();
+    let mut cur = v;
+    loop {
+        match &func.get_inst(cur)?.kind {
+            InstKind::Deref(Deref::Var(var)) => {
+                steps.reverse();
+                return Some((*var, steps));
+            }
+            InstKind::Deref(Deref::Array { parent, .. } | Deref::Struct { parent, .. }) => {
+                if steps.len() > func.insts.len() {
+                    return None;
+                }
+                steps.push(cur);
+                cur = *parent;
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// The values an instruction kind reads, in source order.
 pub fn inst_sources(kind: &InstKind) -> Vec<Value> {
     match kind {
@@ -507,31 +532,22 @@ impl Shader {
     /// The variable a deref chain starts at and the type it points to, or `None` when the chain
     /// is malformed (the verifier reports why).
     pub fn deref_target(&self, func: &Function, v: Value) -> Option<(VarId, Type)> {
-        match &func.get_inst(v)?.kind {
-            InstKind::Deref(Deref::Var(var)) => {
-                Some((*var, self.variables.get(var.0 as usize)?.ty.clone()))
-            }
-            InstKind::Deref(Deref::Array { parent, .. }) => {
-                let (var, ty) = self.deref_target(func, *parent)?;
-                Some((var, ty.element()?))
-            }
-            InstKind::Deref(Deref::Struct { parent, member }) => {
-                let (var, ty) = self.deref_target(func, *parent)?;
-                match ty {
-                    Type::Struct(id) => Some((
-                        var,
-                        self.structs
-                            .get(id.0 as usize)?
-                            .members
-                            .get(*member as usize)?
-                            .ty
-                            .clone(),
-                    )),
-                    _ => None,
-                }
-            }
-            _ => None,
+        let (var, steps) = deref_chain(func, v)?;
+        let mut ty = self.variables.get(var.0 as usize)?.ty.clone();
+        for step in steps {
+            ty = match (&func.get_inst(step)?.kind, ty) {
+                (InstKind::Deref(Deref::Array { .. }), ty) => ty.element()?,
+                (InstKind::Deref(Deref::Struct { member, .. }), Type::Struct(id)) => self
+                    .structs
+                    .get(id.0 as usize)?
+                    .members
+                    .get(*member as usize)?
+                    .ty
+                    .clone(),
+                _ => return None,
+            };
         }
+        Some((var, ty))
     }
 
     /// Human-readable type name (as in IR text).

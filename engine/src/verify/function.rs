@@ -535,43 +535,9 @@ impl FuncCx<'_> {
     }
 
     /// The variable a deref chain starts at and the type it points to; `None` when the chain
-    /// is malformed (each link reports its own defect). Follows at most as many links as the
-    /// function has instructions, so a cyclic chain ends.
+    /// is malformed (each link reports its own defect).
     pub fn deref_target(&self, v: Value) -> Option<(VarId, Type)> {
-        let mut links = Vec::new();
-        let mut cur = v;
-        for _ in 0..=self.func.insts.len() {
-            match &self.func.get_inst(cur)?.kind {
-                InstKind::Deref(Deref::Var(var)) => {
-                    let mut ty = self.shader.variables.get(var.0 as usize)?.ty.clone();
-                    for link in links.iter().rev() {
-                        ty = match (link, ty) {
-                            (None, ty) => ty.element()?,
-                            (Some(member), Type::Struct(id)) => self
-                                .shader
-                                .structs
-                                .get(id.0 as usize)?
-                                .members
-                                .get(*member as usize)?
-                                .ty
-                                .clone(),
-                            (Some(_), _) => return None,
-                        };
-                    }
-                    return Some((*var, ty));
-                }
-                InstKind::Deref(Deref::Array { parent, .. }) => {
-                    links.push(None);
-                    cur = *parent;
-                }
-                InstKind::Deref(Deref::Struct { parent, member }) => {
-                    links.push(Some(*member));
-                    cur = *parent;
-                }
-                _ => return None,
-            }
-        }
-        None
+        self.shader.deref_target(self.func, v)
     }
 
     /// Whether a value is the result of a deref instruction (unknown values count as derefs:
