@@ -1,1 +1,432 @@
-//! The reference interpreter (being written).
+//! The reference interpreter: executes a [`Shader`] exactly, as the oracle for differential
+//! testing of every pass and backend.
+//!
+//! [`run`] takes the shader, a [`Launch`] (how many invocations, their inputs, the fragment grid
+//! or compute workgroups) and [`Resources`] (buffers, textures, samplers, images; SSBOs and images
+//! are written in place) and returns each invocation's outputs in a [`RunResult`].
+//!
+//! # Execution model
+//!
+//! Every invocation has its own call stack; a frame holds a flat register file with one `u64`
+//! per component of every SSA value. Invocations of a group run one after another until they
+//! reach a *synchronisation point* or finish; then the earliest sync point (in a structured
+//! order of the program where a loop's blocks come before its merge block, outer call frames
+//! compared first) is resolved for all invocations waiting at exactly that point, and they go
+//! on. Groups are:
+//! - fragment shaders: 2×2 quads; sync points are derivatives and implicit-LOD texture
+//!   operations (`tex`, `txb`, `lod`);
+//! - compute shaders: a workgroup; the sync point is a `barrier` whose execution scope is
+//!   workgroup or wider, which every live (not yet finished) invocation must reach at the same
+//!   point, else the run fails with [`InterpError::Barrier`];
+//! - every other stage: one invocation (vertex shaders and the stages without special support
+//!   run this way).
+//!
+//! Within a group invocations run in order (quad position, or local invocation index), so
+//! memory is sequentially consistent in that order; workgroups and quads run one after another.
+//!
+//! # Fixed choices
+//!
+//! Besides the arithmetic choices of [`shrew_ops::eval`] (shift counts modulo the size, division
+//! by zero giving 0, saturating float-to-int conversions, preserved denormals, …):
+//! - `undef` is 0 in every component.
+//! - **Derivatives.** Quad positions are `0 1` over `2 3` (x right, y down). `fddx` is
+//!   right − left of a row pair, `fddy` bottom − top of a column pair, computed in `f64` and
+//!   rounded once. Fine derivatives use the invocation's own row (column); coarse and
+//!   unqualified ones use the top row (left column). Only quad members waiting at the same
+//!   point participate; when the chosen pair has a non-participating member (terminated,
+//!   diverged, or outside the launch) the other row (column) is used, and when neither pair is
+//!   complete the derivative is 0. Derivatives outside fragment shaders are 0. Implicit texture
+//!   LODs use coarse derivatives of the coordinates.
+//! - **Fragment launch.** Invocation `i` is pixel `(i mod width, i div width)`; its `frag_coord`
+//!   is the pixel centre `(x + 0.5, y + 0.5)` with `z`, `w` from [`Launch::frag_coord_zw`]
+//!   (default `0, 1`). Quads are aligned 2×2 blocks. A pixel not covered (see
+//!   [`Launch::covered`]) in a quad with a covered pixel runs as a helper; quads without a covered
+//!   pixel do not run. Pixels past the last invocation do not exist.
+//! - **Helpers and kills.** Helper invocations (uncovered or demoted) execute, but their SSBO and
+//!   image writes are dropped (their atomics return the current value and write nothing) and
+//!   their outputs are not reported. `discard`/`terminate` end the invocation and drop its
+//!   outputs. `load_helper_invocation` is the initial helper state (uncovered pixel);
+//!   `is_helper_invocation` also reflects `demote`.
+//! - **Memory.** Layouts are described in [`memory`] and placements in [`layout_variables`].
+//!   `function_temp` variables belong to the invocation, not to a call: they start at 0 and keep
+//!   their value across calls. Shared memory is `max(variables, Launch::shared_memory_size)`
+//!   bytes, zeroed per workgroup; `load_shared`/`store_shared` offsets address the same bytes as
+//!   shared variables. `load_uniform` byte offsets address the default uniform block;
+//!   `load_push_constant` the push constants; `load_ubo`/`load_ssbo` use the block index as the
+//!   binding (descriptor sets are ignored). Input and output slots hold at least 32 locations.
+//! - **Deref values** are 64-bit in registers: the variable index in bits 32–62 and the byte
+//!   offset (for textures, samplers and images: the array element) in bits 0–31. An array index
+//!   outside its array sets bit 63; the access through such a deref is the error, not the deref.
+//! - **Out-of-bounds** accesses — variables, buffers, shared memory, push constants, images,
+//!   `txf`/`txs` — are errors ([`InterpError::OutOfBounds`]) naming the instruction, except in
+//!   helpers where dropped writes are not checked. Missing resources are
+//!   [`InterpError::Invalid`].
+//! - Shader inputs are taken as given by the launch (already interpolated): `interp`
+//!   qualifiers and `location` only place them.
+//! - Booleans are 4-byte 0/1 in memory; a nonzero value reads as true.
+//! - Texture sampling: see [`sampler`]. Storage images hold raw 32-bit components and are
+//!   accessed with 32-bit values; the sample index and the LOD of `image_deref_size` are
+//!   ignored.
+//! - `barrier` with an execution scope narrower than the workgroup, and every barrier outside
+//!   compute shaders, only orders memory, which is already sequentially consistent: a no-op.
+//! - System values: `vertex_id = base_vertex + i`; other per-draw values come from
+//!   [`SystemValues`]; compute ids follow the workgroup size with x varying fastest.
+//! - A run stops with [`InterpError::StepLimit`] when one invocation executes more than
+//!   [`Launch::step_limit`] instructions (terminators included), and calls nest at most
+//!   [`MAX_CALL_DEPTH`] deep.
+
+mod exec;
+mod launch;
+pub mod memory;
+mod program;
+pub mod sampler;
+mod tex;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use memory::{LayoutRule, Storage, VarLayout, flatten_type, layout_variables};
+pub use sampler::{CompareFunc, Filter, Image, MipLevel, SamplerState, Texture, Wrap};
+pub use value::{
+    format_scalar, format_value, format_variable, parse_scalar, parse_value, parse_variable,
+};
+
+use crate::ir::Shader;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Deepest call nesting before a run fails.
+pub const MAX_CALL_DEPTH: usize = 256;
+
+/// Everything a shader reads or writes outside its invocation. SSBOs and images are updated in
+/// place by [`run`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Resources {
+    /// The default uniform block: non-opaque `uniform` variables, placed by
+    /// [`layout_variables`]. Shorter than the block, it reads as zero-padded.
+    pub uniform_data: Vec<u8>,
+    /// UBO contents by binding.
+    pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// SSBO contents by binding.
+    pub ssbos: BTreeMap<u32, Vec<u8>>,
+    pub push_constants: Vec<u8>,
+    /// Textures by binding.
+    pub textures: BTreeMap<u32, Texture>,
+    /// Samplers by binding (a combined texture-sampler uses the texture's binding).
+    pub samplers: BTreeMap<u32, SamplerState>,
+    /// Storage images by binding.
+    pub images: BTreeMap<u32, Image>,
+}
+
+/// Per-draw system values shared by every invocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemValues {
+    pub base_vertex: u32,
+    pub base_instance: u32,
+    pub instance_id: u32,
+    pub draw_id: u32,
+    pub primitive_id: u32,
+    pub sample_id: u32,
+    /// `load_invocation_id` (tessellation and geometry stages).
+    pub invocation_id: u32,
+    pub front_face: bool,
+    pub point_coord: [f32; 2],
+}
+
+impl Default for SystemValues {
+    fn default() -> SystemValues {
+        SystemValues {
+            base_vertex: 0,
+            base_instance: 0,
+            instance_id: 0,
+            draw_id: 0,
+            primitive_id: 0,
+            sample_id: 0,
+            invocation_id: 0,
+            front_face: true,
+            point_coord: [0.5, 0.5],
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Launch {
+    /// Number of invocations of vertex and fragment (and other non-compute) shaders.
+    pub invocations: usize,
+    /// Fragment shaders: pixels per row. 0 picks the smallest even width at least
+    /// `√invocations`, so 4 invocations make one full quad.
+    pub width: u32,
+    /// Values of `shader_in` variables by name, as flattened components: one entry for all
+    /// invocations, or one per invocation. Missing inputs are 0.
+    pub inputs: BTreeMap<String, Vec<Vec<u64>>>,
+    /// Fragment shaders: which pixels are covered (empty: all).
+    pub covered: Vec<bool>,
+    /// Fragment shaders: `z` and `w` of each pixel's `frag_coord` (empty: `0, 1`).
+    pub frag_coord_zw: Vec<[f32; 2]>,
+    /// Compute shaders: number of workgroups.
+    pub workgroups: [u32; 3],
+    pub system: SystemValues,
+    /// Compute shaders: minimum shared memory bytes per workgroup.
+    pub shared_memory_size: u32,
+    /// Most instructions one invocation may execute.
+    pub step_limit: u64,
+}
+
+impl Default for Launch {
+    fn default() -> Launch {
+        Launch {
+            invocations: 1,
+            width: 0,
+            inputs: BTreeMap::new(),
+            covered: Vec::new(),
+            frag_coord_zw: Vec::new(),
+            workgroups: [1, 1, 1],
+            system: SystemValues::default(),
+            shared_memory_size: 32768,
+            step_limit: 10_000_000,
+        }
+    }
+}
+
+impl Launch {
+    /// A launch of `n` invocations with defaults otherwise.
+    pub fn invocations(n: usize) -> Launch {
+        Launch {
+            invocations: n,
+            ..Launch::default()
+        }
+    }
+
+    /// Sets an input's value for all invocations (`values.len() == 1`) or per invocation.
+    pub fn with_input(mut self, name: &str, values: Vec<Vec<u64>>) -> Launch {
+        self.inputs.insert(name.to_string(), values);
+        self
+    }
+
+    /// The fragment grid width this launch uses.
+    pub fn grid_width(&self) -> u32 {
+        if self.width != 0 {
+            return self.width;
+        }
+        let mut w = 2u32;
+        while (w as usize) * (w as usize) < self.invocations {
+            w += 2;
+        }
+        w
+    }
+}
+
+/// What one invocation produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InvocationResult {
+    /// Flattened components of every `shader_out` variable by name (empty for helpers and
+    /// discarded invocations).
+    pub outputs: BTreeMap<String, Vec<u64>>,
+    /// Ended by `discard` or `terminate`.
+    pub discarded: bool,
+    /// Ran (or would have run) as a helper: not covered, or demoted.
+    pub helper: bool,
+}
+
+/// Counts of executed work, over all invocations including helpers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Instructions executed (phis included, terminators not).
+    pub instructions: u64,
+    /// ALU instructions executed.
+    pub alu: u64,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// One per invocation: in launch order for vertex and fragment shaders, workgroup by
+    /// workgroup (x fastest) and local index within each for compute shaders.
+    pub invocations: Vec<InvocationResult>,
+    pub stats: Stats,
+}
+
+/// Where an error happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    pub invocation: usize,
+    pub function: String,
+    pub block: String,
+    /// The instruction, as `%12 = load_ssbo`, `store_ssbo (id %12)` or a terminator.
+    pub inst: String,
+}
+
+impl std::fmt::Display for Site {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invocation {}, fn {}, {}, `{}`",
+            self.invocation, self.function, self.block, self.inst
+        )
+    }
+}
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum InterpError {
+    #[error("{site}: out-of-bounds access: {detail}")]
+    OutOfBounds { site: Site, detail: String },
+    #[error("{site}: unsupported: {detail}")]
+    Unsupported { site: Site, detail: String },
+    /// Malformed IR reached at run time, or a missing resource.
+    #[error("{site}: {detail}")]
+    Invalid { site: Site, detail: String },
+    #[error("{site}: more than {limit} instructions executed")]
+    StepLimit { site: Site, limit: u64 },
+    #[error("{site}: barrier: {detail}")]
+    Barrier { site: Site, detail: String },
+    /// A bad launch or resource description.
+    #[error("setup: {0}")]
+    Setup(String),
+}
+
+/// An error before its site is known.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    kind: FaultKind,
+    detail: String,
+}
+
+#[derive(Debug)]
+enum FaultKind {
+    OutOfBounds,
+    Unsupported,
+    Invalid,
+}
+
+impl Fault {
+    pub(crate) fn oob(detail: String) -> Fault {
+        Fault {
+            kind: FaultKind::OutOfBounds,
+            detail,
+        }
+    }
+    pub(crate) fn invalid(detail: String) -> Fault {
+        Fault {
+            kind: FaultKind::Invalid,
+            detail,
+        }
+    }
+    pub(crate) fn unsupported(detail: String) -> Fault {
+        Fault {
+            kind: FaultKind::Unsupported,
+            detail,
+        }
+    }
+
+    pub(crate) fn at(self, site: Site) -> InterpError {
+        let detail = self.detail;
+        match self.kind {
+            FaultKind::OutOfBounds => InterpError::OutOfBounds { site, detail },
+            FaultKind::Unsupported => InterpError::Unsupported { site, detail },
+            FaultKind::Invalid => InterpError::Invalid { site, detail },
+        }
+    }
+}
+
+/// Runs a shader.
+pub fn run(
+    shader: &Shader,
+    launch: &Launch,
+    resources: &mut Resources,
+) -> Result<RunResult, InterpError> {
+    launch::run(shader, launch, resources)
+}
+
+impl Resources {
+    /// Writes the flattened components of a `uniform`, `ubo`, `ssbo` or `push_const` variable
+    /// into its storage, growing the buffer as needed. For a variable ending in a runtime-sized
+    /// array, components past the fixed part fill as many elements as they make.
+    pub fn set_variable(
+        &mut self,
+        shader: &Shader,
+        name: &str,
+        comps: &[u64],
+    ) -> Result<(), InterpError> {
+        let (layout, ty) = buffer_variable(shader, name)?;
+        let leaves =
+            memory::leaves_for_count(shader, &ty, layout, comps.len()).ok_or_else(|| {
+                InterpError::Setup(format!(
+                    "@{name} has {} components, got {}",
+                    flatten_type(shader, &ty).len(),
+                    comps.len()
+                ))
+            })?;
+        let buf = self.buffer_mut(layout.storage);
+        let end = leaves
+            .iter()
+            .map(|l| layout.offset as usize + l.offset as usize + l.bytes as usize)
+            .max()
+            .unwrap_or(0)
+            .max(layout.offset as usize + layout.size as usize);
+        if buf.len() < end {
+            buf.resize(end, 0);
+        }
+        for (leaf, &v) in leaves.iter().zip(comps) {
+            let off = (layout.offset + leaf.offset) as u64;
+            memory::write_bytes(buf, off, leaf.bytes, memory::to_memory(v, leaf.scalar));
+        }
+        Ok(())
+    }
+
+    /// Reads the flattened components of a `uniform`, `ubo`, `ssbo` or `push_const` variable;
+    /// a runtime-sized array contributes as many elements as the buffer holds.
+    pub fn variable(&self, shader: &Shader, name: &str) -> Result<Vec<u64>, InterpError> {
+        let (layout, ty) = buffer_variable(shader, name)?;
+        let empty = Vec::new();
+        let buf = match layout.storage {
+            Storage::Uniform => &self.uniform_data,
+            Storage::Ubo { binding } => self.ubos.get(&binding).unwrap_or(&empty),
+            Storage::Ssbo { binding } => self.ssbos.get(&binding).unwrap_or(&empty),
+            _ => &self.push_constants,
+        };
+        let leaves = memory::leaves_fitting(shader, &ty, layout, buf.len() as u32);
+        Ok(leaves
+            .iter()
+            .map(|l| {
+                let raw = memory::read_bytes(buf, (layout.offset + l.offset) as u64, l.bytes);
+                memory::from_memory(raw.unwrap_or(0), l.scalar)
+            })
+            .collect())
+    }
+
+    fn buffer_mut(&mut self, storage: Storage) -> &mut Vec<u8> {
+        match storage {
+            Storage::Uniform => &mut self.uniform_data,
+            Storage::Ubo { binding } => self.ubos.entry(binding).or_default(),
+            Storage::Ssbo { binding } => self.ssbos.entry(binding).or_default(),
+            _ => &mut self.push_constants,
+        }
+    }
+}
+
+/// The layout and type of a variable that lives in a caller-supplied buffer.
+fn buffer_variable(
+    shader: &Shader,
+    name: &str,
+) -> Result<(VarLayout, crate::ir::Type), InterpError> {
+    let var = shader
+        .find_variable(name)
+        .ok_or_else(|| InterpError::Setup(format!("no variable @{name}")))?;
+    launch::check_types(shader)?;
+    let layout = layout_variables(shader)[var.0 as usize];
+    match layout.storage {
+        Storage::Uniform | Storage::Ubo { .. } | Storage::Ssbo { .. } | Storage::PushConst => {
+            Ok((layout, shader.variable(var).ty.clone()))
+        }
+        _ => Err(InterpError::Setup(format!(
+            "@{name} is a {} variable, not one backed by a buffer",
+            shader.variable(var).mode.name()
+        ))),
+    }
+}

@@ -1,0 +1,1060 @@
+//! Executing instructions of one invocation: ALU, derefs, memory, intrinsics, control flow.
+
+use super::memory::{self, Layout, SLOT_BYTES, Storage};
+use super::program::*;
+use super::{Fault, Launch, MAX_CALL_DEPTH, Resources, Site, Stats};
+use crate::ir::*;
+use shrew_ops::eval::{Bits, fget, fput, mask, sext};
+use shrew_ops::{AtomicOp, IndexKind, Intrinsic};
+
+/// One call frame.
+pub(crate) struct Frame {
+    pub func: u32,
+    pub block: u32,
+    pub pos: u32,
+    pub regs: Vec<u64>,
+    pub args: Vec<Vec<u64>>,
+    /// Where the caller wants the result: register offset and component count.
+    pub ret_dst: (u32, u32),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Running,
+    /// Stopped at a sync point, which is still to execute.
+    Waiting,
+    Done,
+    /// Ended by `discard` or `terminate`.
+    Terminated,
+}
+
+/// An invocation's own memory and identity.
+pub(crate) struct InvState {
+    pub input: Vec<u8>,
+    pub output: Vec<u8>,
+    pub private: Vec<u8>,
+    pub helper: bool,
+    pub initially_helper: bool,
+    pub frag_coord: [f32; 4],
+    pub vertex_id: u32,
+    pub local_id: [u32; 3],
+    pub workgroup_id: [u32; 3],
+}
+
+pub(crate) struct Invocation {
+    /// Position in the run's results.
+    pub index: usize,
+    /// Position in its quad: `0 1` over `2 3`.
+    pub quad_pos: usize,
+    pub status: Status,
+    pub steps: u64,
+    pub frames: Vec<Frame>,
+    pub state: InvState,
+}
+
+/// What an executed step leads to.
+pub(crate) enum Flow {
+    Next,
+    Sync,
+    Done,
+    Terminate,
+}
+
+/// Executes invocations of one run.
+pub(crate) struct Machine<'p, 's> {
+    pub prog: &'p Program<'s>,
+    pub launch: &'p Launch,
+    pub res: &'p mut Resources,
+    /// The default uniform block.
+    pub uniform: Vec<u8>,
+    pub stats: Stats,
+    phi_tmp: Vec<u64>,
+}
+
+/// Bytes of one component of a value of `bits` bits in byte-addressed memory.
+fn raw_bytes(bits: u8) -> u32 {
+    if bits == 1 { 4 } else { bits as u32 / 8 }
+}
+
+fn load_raw(buf: &[u8], off: u64, n: u32, bits: u8, what: &str) -> Result<Vec<u64>, Fault> {
+    let cb = raw_bytes(bits);
+    (0..n as u64)
+        .map(|c| {
+            let at = off + c * cb as u64;
+            memory::read_bytes(buf, at, cb)
+                .map(|raw| if bits == 1 { (raw != 0) as u64 } else { raw })
+                .ok_or_else(|| {
+                    Fault::oob(format!(
+                        "{cb} bytes at {at} of {what} of {} bytes",
+                        buf.len()
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn store_raw(
+    buf: &mut [u8],
+    off: u64,
+    data: &[u64],
+    write_mask: u32,
+    bits: u8,
+    what: &str,
+) -> Result<(), Fault> {
+    let cb = raw_bytes(bits);
+    let len = buf.len();
+    for (c, &v) in data.iter().enumerate() {
+        if write_mask & (1 << c) != 0 {
+            let at = off + c as u64 * cb as u64;
+            let v = if bits == 1 { v & 1 } else { mask(v, bits) };
+            memory::write_bytes(buf, at, cb, v).ok_or_else(|| {
+                Fault::oob(format!("{cb} bytes at {at} of {what} of {len} bytes"))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The value an atomic leaves in memory.
+pub(crate) fn atomic_result(
+    op: AtomicOp,
+    bits: u8,
+    old: u64,
+    a: u64,
+    b: Option<u64>,
+) -> Result<u64, Fault> {
+    let (so, sa) = (sext(old, bits), sext(a, bits));
+    let (uo, ua) = (mask(old, bits), mask(a, bits));
+    let f = |x: u64| fget(x, bits);
+    Ok(mask(
+        match op {
+            AtomicOp::Iadd => uo.wrapping_add(ua),
+            AtomicOp::Imin => so.min(sa) as u64,
+            AtomicOp::Imax => so.max(sa) as u64,
+            AtomicOp::Umin => uo.min(ua),
+            AtomicOp::Umax => uo.max(ua),
+            AtomicOp::Iand => uo & ua,
+            AtomicOp::Ior => uo | ua,
+            AtomicOp::Ixor => uo ^ ua,
+            AtomicOp::Xchg => ua,
+            AtomicOp::Cmpxchg => {
+                let b = b.ok_or_else(|| {
+                    Fault::invalid("cmpxchg needs the `_swap` form of the atomic".into())
+                })?;
+                if uo == ua { b } else { uo }
+            }
+            AtomicOp::Fadd => fput(f(old) + f(a), bits),
+            AtomicOp::Fmin => fput(shrew_ops::eval::fmin(f(old), f(a)), bits),
+            AtomicOp::Fmax => fput(shrew_ops::eval::fmax(f(old), f(a)), bits),
+        },
+        bits,
+    ))
+}
+
+/// Reads, updates and (when `write`) writes back one atomic location; returns the old value.
+fn atomic_raw(
+    buf: &mut [u8],
+    off: u64,
+    bits: u8,
+    op: AtomicOp,
+    (a, b): (u64, Option<u64>),
+    write: bool,
+    what: &str,
+) -> Result<u64, Fault> {
+    let old = load_raw(buf, off, 1, bits, what)?[0];
+    let new = atomic_result(op, bits, old, a, b)?;
+    if write {
+        store_raw(buf, off, &[new], 1, bits, what)?;
+    }
+    Ok(old)
+}
+
+/// Evaluates a non-derivative ALU instruction on a register file.
+pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64]) {
+    let mut buf = [0u64; MAX_ALU_READS];
+    let mut starts = [0usize; 17];
+    let mut k = 0;
+    for (i, s) in a.srcs.iter().enumerate() {
+        starts[i] = k;
+        let base = s.off as usize;
+        for &c in &s.swizzle[..s.n as usize] {
+            buf[k] = regs[base + c as usize];
+            k += 1;
+        }
+    }
+    let nsrcs = a.srcs.len();
+    starts[nsrcs] = k;
+    let refs: [&[u64]; 16] = std::array::from_fn(|i| {
+        if i < nsrcs {
+            &buf[starts[i]..starts[i + 1]]
+        } else {
+            &[]
+        }
+    });
+    let n = a.comps as usize;
+    let mut out = [0u64; 16];
+    a.op.eval(
+        &refs[..nsrcs],
+        Bits {
+            src: &a.src_bits,
+            dst: a.dst_bits,
+        },
+        &mut out[..n],
+    );
+    let dst = a.dst as usize;
+    regs[dst..dst + n].copy_from_slice(&out[..n]);
+}
+
+/// The scalar type and component count of a scalar or vector type.
+fn scalar_vec(ty: &Type) -> Option<(Scalar, u32)> {
+    match ty {
+        Type::Scalar(s) => Some((*s, 1)),
+        Type::Vector(s, n) => Some((*s, *n as u32)),
+        _ => None,
+    }
+}
+
+/// A short description of an instruction for error sites.
+pub(crate) fn describe(shader: &Shader, func: &Function, v: Value) -> String {
+    let Some(inst) = func.get_inst(v) else {
+        return format!("{v}");
+    };
+    let name = match &inst.kind {
+        InstKind::Alu(a) => a.op.name().to_string(),
+        InstKind::Const(_) => "load_const".into(),
+        InstKind::Undef => "undef".into(),
+        InstKind::Phi(_) => "phi".into(),
+        InstKind::Intrinsic(i) => i.op.name().into(),
+        InstKind::Tex(t) => t.op.name().into(),
+        InstKind::Deref(Deref::Var(_)) => "deref_var".into(),
+        InstKind::Deref(Deref::Array { .. }) => "deref_array".into(),
+        InstKind::Deref(Deref::Struct { .. }) => "deref_struct".into(),
+        InstKind::Call { func: f, .. } => match shader.functions.get(f.0 as usize) {
+            Some(callee) => format!("call {}", callee.name),
+            None => "call".into(),
+        },
+    };
+    if inst.def.is_some() {
+        format!("{v} = {name}")
+    } else {
+        format!("{name} (id {v})")
+    }
+}
+
+fn describe_term(t: &Term) -> &'static str {
+    match t {
+        Term::Jump(_) => "jump",
+        Term::Branch { .. } => "branch",
+        Term::Return(_) => "return",
+        Term::Unreachable => "unreachable",
+        Term::Invalid(_) => "(terminator)",
+    }
+}
+
+impl<'p, 's> Machine<'p, 's> {
+    pub fn new(
+        prog: &'p Program<'s>,
+        launch: &'p Launch,
+        res: &'p mut Resources,
+        uniform: Vec<u8>,
+    ) -> Machine<'p, 's> {
+        Machine {
+            prog,
+            launch,
+            res,
+            uniform,
+            stats: Stats::default(),
+            phi_tmp: Vec::new(),
+        }
+    }
+
+    fn shader(&self) -> &'s Shader {
+        self.prog.shader
+    }
+
+    /// The site of the instruction an invocation is at.
+    pub fn site(&self, inv: &Invocation) -> Site {
+        let Some(frame) = inv.frames.last() else {
+            return Site {
+                invocation: inv.index,
+                function: "-".into(),
+                block: "-".into(),
+                inst: "-".into(),
+            };
+        };
+        let func = &self.shader().functions[frame.func as usize];
+        let block = &self.prog.funcs[frame.func as usize].blocks[frame.block as usize];
+        let inst = match block.vals.get(frame.pos as usize) {
+            Some(&v) => describe(self.shader(), func, v),
+            None => describe_term(&block.term).into(),
+        };
+        Site {
+            invocation: inv.index,
+            function: func.name.clone(),
+            block: format!("b{}", block.id.index()),
+            inst,
+        }
+    }
+
+    /// A fresh frame of a function.
+    pub fn frame(&self, func: u32, args: Vec<Vec<u64>>, ret_dst: (u32, u32)) -> Frame {
+        let fc = &self.prog.funcs[func as usize];
+        Frame {
+            func,
+            block: fc.entry,
+            pos: 0,
+            regs: vec![0; fc.nregs],
+            args,
+            ret_dst,
+        }
+    }
+
+    /// Executes one instruction or terminator.
+    pub fn step(&mut self, inv: &mut Invocation, shared: &mut [u8]) -> Result<Flow, Fault> {
+        let prog = self.prog;
+        let fragment = prog.shader.stage == Stage::Fragment;
+        let Invocation { frames, state, .. } = inv;
+        let depth = frames.len();
+        let frame = frames.last_mut().expect("a running invocation has a frame");
+        let fc = &prog.funcs[frame.func as usize];
+        let block = &fc.blocks[frame.block as usize];
+        let Some(op) = block.ops.get(frame.pos as usize) else {
+            return self.terminator(frames);
+        };
+        self.stats.instructions += 1;
+        let regs = &mut frame.regs;
+        match op {
+            Op::Alu(a) => {
+                self.stats.alu += 1;
+                eval_alu(a, regs);
+            }
+            Op::Derivative(a, ..) => {
+                if fragment {
+                    return Ok(Flow::Sync);
+                }
+                self.stats.alu += 1;
+                let dst = a.dst as usize;
+                regs[dst..dst + a.comps as usize].fill(0);
+            }
+            Op::Const { dst, vals } => {
+                let dst = *dst as usize;
+                regs[dst..dst + vals.len()].copy_from_slice(vals);
+            }
+            Op::Undef { dst, n } => regs[*dst as usize..(*dst + *n) as usize].fill(0),
+            Op::DerefVar { dst, ptr } => regs[*dst as usize] = *ptr,
+            Op::DerefArray {
+                dst,
+                parent,
+                index,
+                index_bits,
+                stride,
+                len,
+            } => {
+                let p = regs[*parent as usize];
+                let i = sext(regs[*index as usize], *index_bits);
+                let inside = i >= 0 && (*len == 0 || i < *len as i64);
+                let off = (p as u32 as i64).checked_add(i.saturating_mul(*stride as i64));
+                regs[*dst as usize] = match off {
+                    Some(off) if inside && p & PTR_OOB == 0 && off <= u32::MAX as i64 => {
+                        (p & !0xffff_ffff) | off as u64
+                    }
+                    _ => p | PTR_OOB,
+                };
+            }
+            Op::DerefStruct {
+                dst,
+                parent,
+                offset,
+            } => {
+                let p = regs[*parent as usize];
+                regs[*dst as usize] = match (p as u32).checked_add(*offset) {
+                    Some(off) => (p & !0xffff_ffff) | off as u64,
+                    None => p | PTR_OOB,
+                };
+            }
+            Op::Intrinsic(v) => {
+                let flow = self.intrinsic(fc, frame, state, shared, *v)?;
+                if let Flow::Next = flow {
+                    frame.pos += 1;
+                }
+                return Ok(flow);
+            }
+            Op::Barrier { sync } => {
+                if *sync {
+                    return Ok(Flow::Sync);
+                }
+            }
+            Op::Tex { value, implicit } => {
+                if *implicit {
+                    return Ok(Flow::Sync);
+                }
+                self.exec_tex(fc, frame, *value, None)?;
+            }
+            Op::Call { func, args, dst } => {
+                if depth >= MAX_CALL_DEPTH {
+                    return Err(Fault::invalid(format!(
+                        "calls nest deeper than {MAX_CALL_DEPTH}"
+                    )));
+                }
+                let args = args
+                    .iter()
+                    .map(|&(off, n)| regs[off as usize..(off + n) as usize].to_vec())
+                    .collect();
+                let callee = self.frame(*func, args, *dst);
+                frames.push(callee);
+                return Ok(Flow::Next);
+            }
+            Op::Invalid(msg) => return Err(Fault::invalid(msg.clone())),
+        }
+        frame.pos += 1;
+        Ok(Flow::Next)
+    }
+
+    fn terminator(&mut self, frames: &mut Vec<Frame>) -> Result<Flow, Fault> {
+        let prog = self.prog;
+        let frame = frames.last_mut().unwrap();
+        let fc = &prog.funcs[frame.func as usize];
+        match &fc.blocks[frame.block as usize].term {
+            Term::Jump(t) => self.enter(fc, frame, *t),
+            Term::Branch { cond, t, f } => {
+                let target = if frame.regs[*cond as usize] & 1 != 0 {
+                    *t
+                } else {
+                    *f
+                };
+                self.enter(fc, frame, target)
+            }
+            Term::Return(value) => {
+                let ret: Vec<u64> = value
+                    .map(|(off, n)| frame.regs[off as usize..(off + n) as usize].to_vec())
+                    .unwrap_or_default();
+                let (dst, n) = frame.ret_dst;
+                frames.pop();
+                let Some(caller) = frames.last_mut() else {
+                    return Ok(Flow::Done);
+                };
+                let n = (n as usize).min(ret.len());
+                caller.regs[dst as usize..dst as usize + n].copy_from_slice(&ret[..n]);
+                caller.pos += 1;
+                Ok(Flow::Next)
+            }
+            Term::Unreachable => Err(Fault::invalid("reached `unreachable`".into())),
+            Term::Invalid(msg) => Err(Fault::invalid(msg.clone())),
+        }
+    }
+
+    /// Moves a frame to block `target`, running the target's phis for the edge taken.
+    fn enter(&mut self, fc: &FuncCode, frame: &mut Frame, target: u32) -> Result<Flow, Fault> {
+        let blk = &fc.blocks[target as usize];
+        if !blk.phis.is_empty() {
+            let from = &fc.blocks[frame.block as usize];
+            let edge = blk
+                .phis
+                .iter()
+                .find(|e| e.pred == frame.block)
+                .ok_or_else(|| {
+                    Fault::invalid(format!(
+                        "b{} has phis but is not a successor of b{}",
+                        blk.id.index(),
+                        from.id.index()
+                    ))
+                })?;
+            let moves = edge.moves.as_ref().map_err(|m| Fault::invalid(m.clone()))?;
+            // Phis read their sources before any of them is written.
+            self.phi_tmp.clear();
+            for &(_, src, n) in moves {
+                self.phi_tmp
+                    .extend_from_slice(&frame.regs[src as usize..(src + n) as usize]);
+            }
+            let mut k = 0;
+            for &(dst, _, n) in moves {
+                let n = n as usize;
+                frame.regs[dst as usize..dst as usize + n].copy_from_slice(&self.phi_tmp[k..k + n]);
+                k += n;
+            }
+            self.stats.instructions += moves.len() as u64;
+        }
+        frame.block = target;
+        frame.pos = 0;
+        Ok(Flow::Next)
+    }
+
+    /// The bytes of a storage area.
+    fn area<'a>(
+        &'a mut self,
+        state: &'a mut InvState,
+        shared: &'a mut [u8],
+        storage: Storage,
+    ) -> Result<&'a mut [u8], Fault> {
+        let missing =
+            |what: &str, b: u32| Fault::invalid(format!("no {what} bound at binding {b}"));
+        Ok(match storage {
+            Storage::Input => &mut state.input,
+            Storage::Output => &mut state.output,
+            Storage::Private => &mut state.private,
+            Storage::Shared => shared,
+            Storage::Uniform => &mut self.uniform,
+            Storage::Ubo { binding } => self
+                .res
+                .ubos
+                .get_mut(&binding)
+                .ok_or_else(|| missing("UBO", binding))?,
+            Storage::Ssbo { binding } => self
+                .res
+                .ssbos
+                .get_mut(&binding)
+                .ok_or_else(|| missing("SSBO", binding))?,
+            Storage::PushConst => &mut self.res.push_constants,
+            Storage::Opaque { .. } => {
+                return Err(Fault::invalid("memory access to an opaque variable".into()));
+            }
+        })
+    }
+
+    /// The memory `len` bytes at `extra` past a deref point to: the area and absolute offset,
+    /// after checking the access stays inside the variable.
+    fn var_area<'a>(
+        &'a mut self,
+        state: &'a mut InvState,
+        shared: &'a mut [u8],
+        ptr: u64,
+        extra: u32,
+        len: u32,
+    ) -> Result<(&'a mut [u8], u64), Fault> {
+        let prog = self.prog;
+        let var = ptr_var(ptr);
+        let vl = *prog
+            .vars
+            .get(var)
+            .ok_or_else(|| Fault::invalid(format!("deref value {ptr:#x} names no variable")))?;
+        let name = &prog.shader.variables[var].name;
+        if ptr & PTR_OOB != 0 {
+            return Err(Fault::oob(format!(
+                "an array index in the deref of @{name} is out of range"
+            )));
+        }
+        let off = (ptr as u32) as u64 + extra as u64;
+        let buf = self.area(state, shared, vl.storage)?;
+        let extent = match vl.storage {
+            Storage::Ubo { .. } | Storage::Ssbo { .. } | Storage::PushConst => buf.len() as u64,
+            _ => vl.size as u64,
+        };
+        if off + len as u64 > extent {
+            return Err(Fault::oob(format!(
+                "bytes {off}..{} of @{name}, which has {extent}",
+                off + len as u64
+            )));
+        }
+        Ok((buf, vl.offset as u64 + off))
+    }
+
+    /// The variable and pointee type of a deref source.
+    fn pointee(&self, fc: &FuncCode, v: Value) -> Result<(VarId, Type, Layout<'s>), Fault> {
+        let (var, ty) = fc
+            .derefs
+            .get(&v)
+            .cloned()
+            .ok_or_else(|| Fault::invalid(format!("{v} is not a well-formed deref")))?;
+        let layout = Layout::new(self.shader(), self.prog.vars[var.0 as usize].rule);
+        Ok((var, ty, layout))
+    }
+
+    /// Whether a write by this invocation to this storage is dropped (helpers' global writes).
+    fn drops_write(&self, state: &InvState, var: VarId) -> bool {
+        state.helper && matches!(self.prog.vars[var.0 as usize].storage, Storage::Ssbo { .. })
+    }
+
+    fn check_writable(&self, var: VarId) -> Result<(), Fault> {
+        let v = self.shader().variable(var);
+        if v.mode.is_writable() {
+            Ok(())
+        } else {
+            Err(Fault::invalid(format!(
+                "write to @{}, a read-only {} variable",
+                v.name,
+                v.mode.name()
+            )))
+        }
+    }
+
+    /// Reads every leaf of the value a deref points to.
+    fn read_leaves(
+        &mut self,
+        state: &mut InvState,
+        shared: &mut [u8],
+        ptr: u64,
+        leaves: &[memory::Leaf],
+    ) -> Result<Vec<u64>, Fault> {
+        leaves
+            .iter()
+            .map(|l| {
+                let (buf, at) = self.var_area(state, shared, ptr, l.offset, l.bytes)?;
+                let raw = memory::read_bytes(buf, at, l.bytes).unwrap();
+                Ok(memory::from_memory(raw, l.scalar))
+            })
+            .collect()
+    }
+
+    fn write_leaves(
+        &mut self,
+        state: &mut InvState,
+        shared: &mut [u8],
+        ptr: u64,
+        leaves: &[memory::Leaf],
+        vals: &[u64],
+    ) -> Result<(), Fault> {
+        for (l, &v) in leaves.iter().zip(vals) {
+            let (buf, at) = self.var_area(state, shared, ptr, l.offset, l.bytes)?;
+            memory::write_bytes(buf, at, l.bytes, memory::to_memory(v, l.scalar)).unwrap();
+        }
+        Ok(())
+    }
+
+    /// The binding of the texture, sampler or image a deref value points to.
+    pub(crate) fn opaque_binding(&self, ptr: u64) -> Result<u32, Fault> {
+        let var = ptr_var(ptr);
+        let name = self
+            .shader()
+            .variables
+            .get(var)
+            .map_or("?", |v| v.name.as_str());
+        match self.prog.vars.get(var).map(|l| l.storage) {
+            Some(Storage::Opaque { binding }) if ptr & PTR_OOB == 0 => {
+                Ok(binding.wrapping_add(ptr as u32))
+            }
+            Some(Storage::Opaque { .. }) => Err(Fault::oob(format!(
+                "an array index in the deref of @{name} is out of range"
+            ))),
+            _ => Err(Fault::invalid(format!(
+                "@{name} is not a texture, sampler or image"
+            ))),
+        }
+    }
+
+    fn intrinsic(
+        &mut self,
+        fc: &FuncCode,
+        frame: &mut Frame,
+        state: &mut InvState,
+        shared: &mut [u8],
+        v: Value,
+    ) -> Result<Flow, Fault> {
+        let prog = self.prog;
+        let shader = prog.shader;
+        let inst = shader.functions[frame.func as usize].inst(v);
+        let InstKind::Intrinsic(ii) = &inst.kind else {
+            unreachable!()
+        };
+        let def = inst.def;
+        let regs = &frame.regs;
+        let src = |k: usize| {
+            let s = ii.srcs[k].index();
+            &regs[fc.reg_off[s] as usize..(fc.reg_off[s] + fc.reg_comps[s]) as usize]
+        };
+        let src0 = |k: usize| src(k)[0];
+        let idx = |kind: IndexKind| ii.index(kind).unwrap_or(0);
+        let (bits, comps) = def.map_or((32, 0), |d| (d.bits, d.comps as u32));
+        let atomic_op = || {
+            AtomicOp::from_index(idx(IndexKind::AtomicOp))
+                .ok_or_else(|| Fault::invalid("unknown atomic_op".into()))
+        };
+        let swap_data = |k: usize| {
+            (
+                src0(k),
+                matches!(
+                    ii.op,
+                    Intrinsic::DerefAtomicSwap
+                        | Intrinsic::SsboAtomicSwap
+                        | Intrinsic::SharedAtomicSwap
+                        | Intrinsic::ImageDerefAtomicSwap
+                )
+                .then(|| src0(k + 1)),
+            )
+        };
+        let u32s = |v: [u32; 3]| v.map(|x| x as u64).to_vec();
+        let launch: &'p Launch = self.launch;
+        let sys = &launch.system;
+        let result: Vec<u64> = match ii.op {
+            Intrinsic::LoadDeref => {
+                let (_, ty, layout) = self.pointee(fc, ii.srcs[0])?;
+                let (s, n) = scalar_vec(&ty)
+                    .ok_or_else(|| Fault::invalid("load_deref of an aggregate".into()))?;
+                let bytes = layout.comp_bytes(s);
+                let (buf, at) = self.var_area(state, shared, src0(0), 0, n * bytes)?;
+                (0..comps.min(n) as u64)
+                    .map(|c| {
+                        let raw = memory::read_bytes(buf, at + c * bytes as u64, bytes).unwrap();
+                        memory::from_memory(raw, s)
+                    })
+                    .collect()
+            }
+            Intrinsic::StoreDeref => {
+                let (var, ty, layout) = self.pointee(fc, ii.srcs[0])?;
+                self.check_writable(var)?;
+                let (s, n) = scalar_vec(&ty)
+                    .ok_or_else(|| Fault::invalid("store_deref of an aggregate".into()))?;
+                if !self.drops_write(state, var) {
+                    let bytes = layout.comp_bytes(s);
+                    let data = src(1).to_vec();
+                    let write_mask = idx(IndexKind::WriteMask);
+                    let (buf, at) = self.var_area(state, shared, src0(0), 0, n * bytes)?;
+                    for (c, &x) in data.iter().enumerate().take(n as usize) {
+                        if write_mask & (1 << c) != 0 {
+                            let off = at + c as u64 * bytes as u64;
+                            memory::write_bytes(buf, off, bytes, memory::to_memory(x, s)).unwrap();
+                        }
+                    }
+                }
+                Vec::new()
+            }
+            Intrinsic::CopyDeref => {
+                let (dvar, dty, dlayout) = self.pointee(fc, ii.srcs[0])?;
+                let (_, sty, slayout) = self.pointee(fc, ii.srcs[1])?;
+                self.check_writable(dvar)?;
+                let (mut dl, mut sl) = (Vec::new(), Vec::new());
+                dlayout.leaves(&dty, 0, &mut dl);
+                slayout.leaves(&sty, 0, &mut sl);
+                if dl.len() != sl.len() {
+                    return Err(Fault::invalid("copy_deref between different types".into()));
+                }
+                let (dptr, sptr) = (src0(0), src0(1));
+                let vals = self.read_leaves(state, shared, sptr, &sl)?;
+                if !self.drops_write(state, dvar) {
+                    self.write_leaves(state, shared, dptr, &dl, &vals)?;
+                }
+                Vec::new()
+            }
+            Intrinsic::DerefAtomic | Intrinsic::DerefAtomicSwap => {
+                let (var, ty, layout) = self.pointee(fc, ii.srcs[0])?;
+                self.check_writable(var)?;
+                let Type::Scalar(s) = ty else {
+                    return Err(Fault::invalid("atomic on a non-scalar".into()));
+                };
+                let op = atomic_op()?;
+                let data = swap_data(1);
+                let write = !self.drops_write(state, var);
+                let bytes = layout.comp_bytes(s);
+                let (buf, at) = self.var_area(state, shared, src0(0), 0, bytes)?;
+                vec![atomic_raw(
+                    buf,
+                    at,
+                    s.bits,
+                    op,
+                    data,
+                    write,
+                    "the variable",
+                )?]
+            }
+            Intrinsic::LoadInput | Intrinsic::LoadOutput => {
+                let buf = if ii.op == Intrinsic::LoadInput {
+                    &state.input
+                } else {
+                    &state.output
+                };
+                let at = self.slot_offset(ii, src0(0));
+                self.load_slots(buf, at, comps, bits)?
+            }
+            Intrinsic::StoreOutput => {
+                let at = self.slot_offset(ii, src0(1));
+                let cb = if bits_of(fc, ii.srcs[0]) == 64 { 8 } else { 4 };
+                let data = src(0);
+                let write_mask = idx(IndexKind::WriteMask);
+                let len = state.output.len();
+                for (c, &x) in data.iter().enumerate() {
+                    if write_mask & (1 << c) != 0 {
+                        let off = at + c as u64 * cb as u64;
+                        memory::write_bytes(&mut state.output, off, cb, x)
+                            .ok_or_else(|| Fault::oob(format!("output bytes at {off} of {len}")))?;
+                    }
+                }
+                Vec::new()
+            }
+            Intrinsic::LoadUniform => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                load_raw(&self.uniform, off, comps, bits, "the uniform block")?
+            }
+            Intrinsic::LoadPushConstant => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                load_raw(
+                    &self.res.push_constants,
+                    off,
+                    comps,
+                    bits,
+                    "the push constants",
+                )?
+            }
+            Intrinsic::LoadParam => {
+                let p = idx(IndexKind::ParamIdx) as usize;
+                frame
+                    .args
+                    .get(p)
+                    .cloned()
+                    .ok_or_else(|| Fault::invalid(format!("no parameter {p}")))?
+            }
+            Intrinsic::LoadUbo | Intrinsic::LoadSsbo => {
+                let (binding, off) = (src0(0) as u32, src0(1) as u32 as u64);
+                let (map, what) = if ii.op == Intrinsic::LoadUbo {
+                    (&self.res.ubos, "UBO")
+                } else {
+                    (&self.res.ssbos, "SSBO")
+                };
+                let buf = map.get(&binding).ok_or_else(|| {
+                    Fault::invalid(format!("no {what} bound at binding {binding}"))
+                })?;
+                load_raw(buf, off, comps, bits, &format!("{what} {binding}"))?
+            }
+            Intrinsic::StoreSsbo => {
+                let (binding, off) = (src0(1) as u32, src0(2) as u32 as u64);
+                let data = src(0).to_vec();
+                let dbits = bits_of(fc, ii.srcs[0]);
+                if !state.helper {
+                    let buf = self.ssbo(binding)?;
+                    store_raw(
+                        buf,
+                        off,
+                        &data,
+                        idx(IndexKind::WriteMask),
+                        dbits,
+                        &format!("SSBO {binding}"),
+                    )?;
+                }
+                Vec::new()
+            }
+            Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap => {
+                let (binding, off) = (src0(0) as u32, src0(1) as u32 as u64);
+                let (op, data) = (atomic_op()?, swap_data(2));
+                let write = !state.helper;
+                let buf = self.ssbo(binding)?;
+                vec![atomic_raw(
+                    buf,
+                    off,
+                    bits,
+                    op,
+                    data,
+                    write,
+                    &format!("SSBO {binding}"),
+                )?]
+            }
+            Intrinsic::GetSsboSize => {
+                let binding = src0(0) as u32;
+                vec![self.ssbo(binding)?.len() as u64]
+            }
+            Intrinsic::LoadShared => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                load_raw(shared, off, comps, bits, "shared memory")?
+            }
+            Intrinsic::StoreShared => {
+                let off = idx(IndexKind::Base) as u64 + src0(1) as u32 as u64;
+                let dbits = bits_of(fc, ii.srcs[0]);
+                store_raw(
+                    shared,
+                    off,
+                    src(0),
+                    idx(IndexKind::WriteMask),
+                    dbits,
+                    "shared memory",
+                )?;
+                Vec::new()
+            }
+            Intrinsic::SharedAtomic | Intrinsic::SharedAtomicSwap => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                let (op, data) = (atomic_op()?, swap_data(1));
+                vec![atomic_raw(
+                    shared,
+                    off,
+                    bits,
+                    op,
+                    data,
+                    true,
+                    "shared memory",
+                )?]
+            }
+            Intrinsic::LoadGlobal | Intrinsic::StoreGlobal => {
+                return Err(Fault::unsupported(format!(
+                    "{}: the interpreter has no global memory",
+                    ii.op.name()
+                )));
+            }
+            Intrinsic::ImageDerefLoad
+            | Intrinsic::ImageDerefStore
+            | Intrinsic::ImageDerefAtomic
+            | Intrinsic::ImageDerefAtomicSwap => {
+                let data_bits = match ii.op {
+                    Intrinsic::ImageDerefStore => bits_of(fc, ii.srcs[3]),
+                    _ => bits,
+                };
+                if data_bits != 32 {
+                    return Err(Fault::unsupported(format!(
+                        "{}-bit image access (images hold 32-bit components)",
+                        data_bits
+                    )));
+                }
+                let binding = self.opaque_binding(src0(0))?;
+                let dim = image_dim(ii)?;
+                let coord = image_coord(dim, idx(IndexKind::ImageArray) != 0, src(1));
+                let helper = state.helper;
+                let img = self.res.images.get_mut(&binding).ok_or_else(|| {
+                    Fault::invalid(format!("no image bound at binding {binding}"))
+                })?;
+                let at = img.index(coord).ok_or_else(|| {
+                    Fault::oob(format!(
+                        "texel {coord:?} of an image of {}x{}x{} with {} layers",
+                        img.width, img.height, img.depth, img.layers
+                    ))
+                });
+                match ii.op {
+                    Intrinsic::ImageDerefLoad => {
+                        let t = img.texels[at?];
+                        t.iter().take(comps as usize).map(|&c| c as u64).collect()
+                    }
+                    Intrinsic::ImageDerefStore => {
+                        if !helper {
+                            let at = at?;
+                            for (c, &x) in src(3).iter().take(4).enumerate() {
+                                img.texels[at][c] = x as u32;
+                            }
+                        }
+                        Vec::new()
+                    }
+                    _ => {
+                        let at = at?;
+                        let old = img.texels[at][0] as u64;
+                        let new = atomic_result(atomic_op()?, 32, old, src0(3), swap_data(3).1)?;
+                        if !helper {
+                            img.texels[at][0] = new as u32;
+                        }
+                        vec![old]
+                    }
+                }
+            }
+            Intrinsic::ImageDerefSize => {
+                let binding = self.opaque_binding(src0(0))?;
+                let img = self.res.images.get(&binding).ok_or_else(|| {
+                    Fault::invalid(format!("no image bound at binding {binding}"))
+                })?;
+                let array = idx(IndexKind::ImageArray) != 0;
+                let (w, h, d, l) = (img.width, img.height, img.depth, img.layers);
+                let mut size = match image_dim(ii)? {
+                    Dim::D1 | Dim::Buf => vec![w],
+                    Dim::D3 => vec![w, h, d],
+                    Dim::Cube => vec![w, h],
+                    _ => vec![w, h],
+                };
+                if array {
+                    size.push(if image_dim(ii)? == Dim::Cube {
+                        l / 6
+                    } else {
+                        l
+                    });
+                }
+                size.into_iter().map(|x| x as u64).collect()
+            }
+            Intrinsic::Barrier => unreachable!("decoded as Op::Barrier"),
+            Intrinsic::Discard | Intrinsic::Terminate => return Ok(Flow::Terminate),
+            Intrinsic::DiscardIf | Intrinsic::TerminateIf => {
+                if src0(0) & 1 != 0 {
+                    return Ok(Flow::Terminate);
+                }
+                Vec::new()
+            }
+            Intrinsic::Demote => {
+                state.helper = true;
+                Vec::new()
+            }
+            Intrinsic::DemoteIf => {
+                if src0(0) & 1 != 0 {
+                    state.helper = true;
+                }
+                Vec::new()
+            }
+            Intrinsic::IsHelperInvocation => vec![state.helper as u64],
+            Intrinsic::LoadHelperInvocation => vec![state.initially_helper as u64],
+            Intrinsic::LoadFrontFace => vec![sys.front_face as u64],
+            Intrinsic::LoadFragCoord => state.frag_coord.map(|x| x.to_bits() as u64).to_vec(),
+            Intrinsic::LoadPointCoord => sys.point_coord.map(|x| x.to_bits() as u64).to_vec(),
+            Intrinsic::LoadSampleId => vec![sys.sample_id as u64],
+            Intrinsic::LoadVertexId => vec![state.vertex_id as u64],
+            Intrinsic::LoadInstanceId => vec![sys.instance_id as u64],
+            Intrinsic::LoadBaseVertex => vec![sys.base_vertex as u64],
+            Intrinsic::LoadBaseInstance => vec![sys.base_instance as u64],
+            Intrinsic::LoadDrawId => vec![sys.draw_id as u64],
+            Intrinsic::LoadPrimitiveId => vec![sys.primitive_id as u64],
+            Intrinsic::LoadInvocationId => vec![sys.invocation_id as u64],
+            Intrinsic::LoadLocalInvocationId => u32s(state.local_id),
+            Intrinsic::LoadLocalInvocationIndex => {
+                let [sx, sy, _] = shader.workgroup_size;
+                let [x, y, z] = state.local_id;
+                vec![((z * sy + y) * sx + x) as u64]
+            }
+            Intrinsic::LoadGlobalInvocationId => {
+                let size = shader.workgroup_size;
+                u32s([0, 1, 2].map(|a| state.workgroup_id[a] * size[a] + state.local_id[a]))
+            }
+            Intrinsic::LoadWorkgroupId => u32s(state.workgroup_id),
+            Intrinsic::LoadNumWorkgroups => u32s(launch.workgroups),
+            Intrinsic::LoadWorkgroupSize => u32s(shader.workgroup_size),
+        };
+        if let Some(d) = def {
+            let dst = fc.reg_off[v.index()] as usize;
+            let n = d.comps as usize;
+            let out = &mut frame.regs[dst..dst + n];
+            out.fill(0);
+            for (o, &x) in out.iter_mut().zip(&result) {
+                *o = mask(x, d.bits);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn ssbo(&mut self, binding: u32) -> Result<&mut Vec<u8>, Fault> {
+        self.res
+            .ssbos
+            .get_mut(&binding)
+            .ok_or_else(|| Fault::invalid(format!("no SSBO bound at binding {binding}")))
+    }
+
+    /// Byte offset of a lowered I/O access: slot `base + offset`, then the first component.
+    fn slot_offset(&self, ii: &IntrinsicInst, offset: u64) -> u64 {
+        let base = ii.index(IndexKind::Base).unwrap_or(0) as u64;
+        let comp = ii.index(IndexKind::Component).unwrap_or(0) as u64;
+        (base + offset as u32 as u64) * SLOT_BYTES as u64 + comp * 4
+    }
+
+    fn load_slots(&self, buf: &[u8], at: u64, comps: u32, bits: u8) -> Result<Vec<u64>, Fault> {
+        let cb = if bits == 64 { 8 } else { 4 };
+        (0..comps as u64)
+            .map(|c| {
+                let off = at + c * cb as u64;
+                memory::read_bytes(buf, off, cb)
+                    .map(|raw| if bits == 1 { (raw != 0) as u64 } else { raw })
+                    .ok_or_else(|| Fault::oob(format!("I/O bytes at {off} of {}", buf.len())))
+            })
+            .collect()
+    }
+}
+
+/// Bit size of a value.
+fn bits_of(fc: &FuncCode, v: Value) -> u8 {
+    fc.reg_bits[v.index()]
+}
+
+fn image_dim(ii: &IntrinsicInst) -> Result<Dim, Fault> {
+    let d = ii.index(IndexKind::ImageDim).unwrap_or(0);
+    Dim::ALL
+        .get(d as usize)
+        .copied()
+        .ok_or_else(|| Fault::invalid(format!("unknown image_dim {d}")))
+}
+
+/// Image coordinates as `(x, y, z, layer)`; cube images address faces as layers.
+fn image_coord(dim: Dim, array: bool, c: &[u64]) -> [i64; 4] {
+    let g = |i: usize| c.get(i).map_or(0, |&v| sext(v, 32));
+    match dim {
+        Dim::D1 | Dim::Buf => [g(0), 0, 0, if array { g(1) } else { 0 }],
+        Dim::D3 => [g(0), g(1), g(2), 0],
+        Dim::Cube => [g(0), g(1), 0, g(2)],
+        Dim::D2 | Dim::Rect | Dim::Ms | Dim::Subpass => {
+            [g(0), g(1), 0, if array { g(2) } else { 0 }]
+        }
+    }
+}
