@@ -1,7 +1,7 @@
 //! Control-flow analyses over a function's petgraph CFG: reachability, dominators, post-order,
 //! and the structured-construct nesting of blocks.
 
-use crate::ir::{BlockId, Function, Structure};
+use crate::ir::{BlockId, Function};
 use petgraph::algo::dominators::{self, Dominators};
 use petgraph::visit::{DfsPostOrder, Walker};
 use std::collections::HashMap;
@@ -63,22 +63,61 @@ pub fn reverse_post_order(func: &Function) -> Vec<BlockId> {
 }
 
 /// For every block, how many structured constructs contain it. A block belongs to the construct
-/// of header `h` when `h` dominates it and the construct's merge block does not (SPIR-V's
-/// definition); the header itself is outside its own construct.
+/// of header `h` when `h` dominates it, the construct's merge block does not, and it belongs to
+/// every construct enclosing `h` (SPIR-V's definition, with the last condition so that a block
+/// reached by breaking out of a loop from inside a selection is outside that selection too).
+/// The header itself is outside its own construct.
 pub fn construct_depths(func: &Function, dom: &DomTree) -> HashMap<BlockId, usize> {
-    let headers: Vec<(BlockId, Structure)> = func
-        .blocks()
-        .into_iter()
-        .filter_map(|b| func.block(b).structure.map(|s| (b, s)))
-        .collect();
-    func.blocks()
-        .into_iter()
-        .map(|b| {
-            let depth = headers
-                .iter()
-                .filter(|(h, s)| *h != b && dom.dominates(*h, b) && !dom.dominates(s.merge(), b))
-                .count();
-            (b, depth)
-        })
-        .collect()
+    let blocks = func.blocks();
+    let mut depth: HashMap<BlockId, usize> = blocks.iter().map(|&b| (b, 0)).collect();
+    // Members of each construct, computed outer headers first (reverse post-order), so the
+    // construct enclosing a header is known when the header is reached.
+    let mut members: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
+    for h in reverse_post_order(func) {
+        let Some(structure) = func.block(h).structure else {
+            continue;
+        };
+        let parent = members
+            .iter()
+            .rev()
+            .find(|(_, m)| m.contains(&h))
+            .map(|(_, m)| m);
+        let inside: Vec<BlockId> = blocks
+            .iter()
+            .copied()
+            .filter(|&b| b != h && dom.dominates(h, b) && !dom.dominates(structure.merge(), b))
+            .filter(|b| parent.is_none_or(|p| p.contains(b)))
+            .collect();
+        for b in &inside {
+            *depth.get_mut(b).unwrap() += 1;
+        }
+        members.push((h, inside));
+    }
+    depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Builder, FuncId, Shader, Stage};
+
+    #[test]
+    fn a_break_target_is_outside_the_selection_it_breaks_from() {
+        let mut shader = Shader::new(Stage::Compute);
+        let mut b = Builder::new(&mut shader, FuncId(0));
+        let lp = b.push_loop();
+        let cond = b.imm_bool(true);
+        let nif = b.push_if(cond);
+        b.break_loop(&lp);
+        b.pop_if(nif);
+        let inner_merge = b.cursor.block;
+        let merge = lp.merge;
+        b.pop_loop(lp);
+        b.ret(None);
+        let func = &shader.functions[0];
+        let depths = construct_depths(func, &DomTree::new(func));
+        assert_eq!(depths[&merge], 0);
+        assert_eq!(depths[&inner_merge], 1);
+        assert_eq!(depths[&func.entry], 0);
+    }
 }

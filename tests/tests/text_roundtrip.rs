@@ -1,6 +1,6 @@
 //! Round trips of the `.shrew` text format: the IR files under `tests/ir/`, one shader that uses
 //! every operation, and random programs. Each check prints a shader, parses the text, prints
-//! again and requires the two texts to be equal.
+//! again and requires the two texts to be equal, and every shader to verify.
 
 use proptest::prelude::*;
 use shrew_engine::ir::*;
@@ -8,9 +8,14 @@ use shrew_engine::text::{parse, print};
 use shrew_ops::{AluOp, BaseType, DestShape, IndexKind, Intrinsic, SrcShape};
 use std::path::{Path, PathBuf};
 
-/// Checks a shader these tests built or parsed. The shaders are meant to be valid IR, so this
-/// is the place to call the verifier (`shrew_engine::verify::verify`) once it is complete.
-fn check_well_formed(_shader: &Shader) {}
+/// Requires a shader these tests built or parsed to pass the verifier: every round-tripped
+/// program is valid IR, before and after the trip.
+fn check_well_formed(shader: &Shader) {
+    if let Err(errors) = shrew_engine::verify::verify(shader) {
+        let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        panic!("verifier errors:\n{}\n{}", list.join("\n"), print(shader));
+    }
+}
 
 /// Prints `shader`, parses the text and prints again; returns the text after checking that the
 /// two printings are equal.

@@ -22,7 +22,9 @@ pub(super) fn format_const(v: u64, bits: u8) -> String {
     }
 }
 
-/// The float literal for `v`, when it is `-0.0` or a finite float of magnitude in [1e-6, 1e9].
+/// The float literal for `v`, when it is `-0.0` or a normal float of magnitude in [1e-6, 1e9].
+/// Requiring a normal float keeps small integers (whose bits read as denormals) integers: every
+/// 32-bit integer below 2^23 and every 16-bit one below 1024.
 /// `{:?}` is Rust's shortest round-trip form and always has a `.` or an exponent, so the text
 /// re-parses as a float of the same bits.
 fn float_text(v: u64, bits: u8) -> Option<String> {
@@ -35,7 +37,8 @@ fn float_text(v: u64, bits: u8) -> Option<String> {
     if x == 0.0 && x.is_sign_negative() {
         return Some("-0.0".to_string());
     }
-    if !x.is_finite() || !(1e-6..=1e9).contains(&x.abs()) {
+    let smallest = if bits == 16 { 2f64.powi(-14) } else { 1e-6 };
+    if !x.is_finite() || !(smallest..=1e9).contains(&x.abs()) {
         return None;
     }
     // Halves print as the f32 of the same (exact) value and parse back through f32.
@@ -144,6 +147,8 @@ mod tests {
         assert_eq!(format_const(65537, 64), "0x10001");
         assert_eq!(format_const(0xff, 8), "-1");
         assert_eq!(format_const(0x3c00, 16), "1.0");
+        assert_eq!(format_const(1000, 16), "1000");
+        assert_eq!(format_const(0x3ff, 16), "1023");
         assert_eq!(format_const(0x3555, 16), "0.33325195");
         assert_eq!(format_const(1.5f64.to_bits(), 64), "1.5");
         assert_eq!(format_const(0x1234_5678_9abc, 64), "0x123456789abc");
