@@ -1,0 +1,186 @@
+//! `shrew run`: executes a shader on the reference interpreter and prints what every invocation
+//! produced, plus the final contents of SSBOs.
+
+use crate::CliError;
+use serde::Serialize;
+use shrew_engine::interp::{self, Launch, Resources, RunResult};
+use shrew_engine::ir::{Mode, Shader};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The `.shrew` file to run.
+    pub file: PathBuf,
+    /// A `shader_in` variable: `NAME=VALUES` for every invocation, or `NAME=V1;V2;...` one value
+    /// per invocation. Components are comma-separated (`uv=0.5,0.25`); one literal fills all.
+    #[arg(long = "input", value_name = "NAME=VALUES")]
+    pub inputs: Vec<String>,
+    /// A `uniform`, `ubo`, `ssbo` or `push_const` variable: `NAME=VALUES`.
+    #[arg(long = "uniform", value_name = "NAME=VALUES")]
+    pub uniforms: Vec<String>,
+    /// Invocations of vertex and fragment shaders (fragment: laid out in 2×2 quads).
+    #[arg(long, default_value_t = 1)]
+    pub invocations: usize,
+    /// Workgroups of a compute shader, `X,Y,Z`.
+    #[arg(long, default_value = "1,1,1", value_parser = parse_workgroups)]
+    pub workgroups: [u32; 3],
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_workgroups(text: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let numbers: Result<Vec<u32>, _> = parts.iter().map(|p| p.trim().parse::<u32>()).collect();
+    match numbers {
+        Ok(n) if n.len() == 3 && n.iter().all(|&x| x > 0) => Ok([n[0], n[1], n[2]]),
+        _ => Err(format!(
+            "expected three positive integers X,Y,Z, found '{text}'"
+        )),
+    }
+}
+
+/// Splits `NAME=VALUES`, checking that NAME is a variable of one of the allowed modes.
+fn assignment<'a>(
+    shader: &Shader,
+    arg: &'a str,
+    flag: &str,
+    modes: &[Mode],
+) -> Result<(&'a str, &'a str), CliError> {
+    let (name, values) = arg
+        .split_once('=')
+        .ok_or_else(|| CliError(format!("--{flag} {arg}: expected NAME=VALUES")))?;
+    let name = name.trim_start_matches('@');
+    let var = shader.find_variable(name).ok_or_else(|| {
+        CliError(format!(
+            "--{flag} {arg}: the shader has no variable @{name}"
+        ))
+    })?;
+    let mode = shader.variable(var).mode;
+    if !modes.contains(&mode) {
+        let allowed: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+        return Err(CliError(format!(
+            "--{flag} {arg}: @{name} is a {} variable, expected {}",
+            mode.name(),
+            allowed.join(" or ")
+        )));
+    }
+    Ok((name, values))
+}
+
+/// The printable result of a run.
+#[derive(Serialize)]
+struct Report {
+    invocations: Vec<InvocationReport>,
+    /// Final contents of every SSBO variable.
+    buffers: BTreeMap<String, String>,
+    instructions: u64,
+    alu_instructions: u64,
+}
+
+#[derive(Serialize)]
+struct InvocationReport {
+    index: usize,
+    discarded: bool,
+    helper: bool,
+    outputs: BTreeMap<String, String>,
+}
+
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let shader = crate::load(&args.file)?;
+    let mut launch = Launch::invocations(args.invocations);
+    launch.workgroups = args.workgroups;
+    for arg in &args.inputs {
+        let (name, values) = assignment(&shader, arg, "input", &[Mode::ShaderIn])?;
+        let values = interp::parse_variable(&shader, name, values)?;
+        if values.len() != 1 && values.len() != args.invocations {
+            return Err(CliError(format!(
+                "--input {arg}: {} values for {} invocations (give one, or one per invocation)",
+                values.len(),
+                args.invocations
+            )));
+        }
+        launch.inputs.insert(name.to_string(), values);
+    }
+    let mut resources = Resources::default();
+    let resource_modes = [Mode::Uniform, Mode::Ubo, Mode::Ssbo, Mode::PushConst];
+    let mut filled = BTreeSet::new();
+    for arg in &args.uniforms {
+        let (name, values) = assignment(&shader, arg, "uniform", &resource_modes)?;
+        let values = interp::parse_variable(&shader, name, values)?;
+        let [value] = values.as_slice() else {
+            return Err(CliError(format!(
+                "--uniform {arg}: a uniform has one value, not one per invocation"
+            )));
+        };
+        resources.set_variable(&shader, name, value)?;
+        filled.insert(name);
+    }
+    // SSBOs the user did not fill start zeroed, so a compute shader can run with no arguments.
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
+        if !filled.contains(var.name.as_str()) {
+            let zeros = vec![0; interp::flatten_type(&shader, &var.ty).len()];
+            resources.set_variable(&shader, &var.name, &zeros)?;
+        }
+    }
+    let result = interp::run(&shader, &launch, &mut resources)?;
+    let report = report(&shader, &result, &resources)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn report(shader: &Shader, result: &RunResult, resources: &Resources) -> Result<Report, CliError> {
+    let mut invocations = Vec::new();
+    for (index, inv) in result.invocations.iter().enumerate() {
+        let mut outputs = BTreeMap::new();
+        for (name, comps) in &inv.outputs {
+            outputs.insert(name.clone(), interp::format_variable(shader, name, comps)?);
+        }
+        invocations.push(InvocationReport {
+            index,
+            discarded: inv.discarded,
+            helper: inv.helper,
+            outputs,
+        });
+    }
+    let mut buffers = BTreeMap::new();
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
+        let comps = resources.variable(shader, &var.name)?;
+        buffers.insert(
+            var.name.clone(),
+            interp::format_variable(shader, &var.name, &comps)?,
+        );
+    }
+    Ok(Report {
+        invocations,
+        buffers,
+        instructions: result.stats.instructions,
+        alu_instructions: result.stats.alu,
+    })
+}
+
+fn print_report(report: &Report) {
+    for inv in &report.invocations {
+        let state = match (inv.discarded, inv.helper) {
+            (true, _) => " (discarded)",
+            (false, true) => " (helper)",
+            _ => "",
+        };
+        println!("invocation {}{state}", inv.index);
+        for (name, value) in &inv.outputs {
+            println!("    @{name} = {value}");
+        }
+    }
+    for (name, value) in &report.buffers {
+        println!("ssbo @{name} = {value}");
+    }
+    println!(
+        "{} instructions executed ({} ALU)",
+        report.instructions, report.alu_instructions
+    );
+}

@@ -1,0 +1,150 @@
+//! Runs the `shrew` binary the way a user does: on the shipped examples and on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn shrew(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shrew"))
+        .args(args)
+        .output()
+        .expect("cannot start shrew")
+}
+
+fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// Writes `text` to a fresh temporary file and returns its path.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shrew-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A failure the user caused: exit status 1 (a panic would be 101).
+fn assert_user_error(out: &Output) {
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(out));
+    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
+}
+
+#[test]
+fn examples_verify_and_format_idempotently() {
+    for example in ["examples/lighting.shrew", "examples/shared_rotate.shrew"] {
+        let path = repo_path(example);
+        let out = shrew(&["verify", path.to_str().unwrap()]);
+        assert!(out.status.success(), "{example}: {}", stderr(&out));
+        let once = stdout(&shrew(&["fmt", path.to_str().unwrap()]));
+        assert!(once.contains("entry fn main()"), "{once}");
+        let copy = temp_file("formatted.shrew", &once);
+        let twice = stdout(&shrew(&["fmt", copy.to_str().unwrap()]));
+        assert_eq!(once, twice, "fmt is not idempotent on {example}");
+    }
+}
+
+#[test]
+fn parse_errors_are_located() {
+    let path = temp_file(
+        "bad_syntax.shrew",
+        "shader fragment\nentry fn main() {\nb0:\n    32 %0 = fadd %1\n}\n",
+    );
+    let out = shrew(&["verify", path.to_str().unwrap()]);
+    assert_user_error(&out);
+    let err = stderr(&out);
+    assert!(err.contains("bad_syntax.shrew:4:"), "{err}");
+}
+
+#[test]
+fn verifier_errors_name_the_instruction() {
+    // Well-formed text, but fadd mixes a 32-bit and a 16-bit source.
+    let text = "shader fragment\nentry fn main() {\nb0:\n    32 %0 = load_const (1.0)\n    16 %1 = load_const (2.0)\n    32 %2 = fadd %0, %1\n    return\n}\n";
+    let path = temp_file("bad_sizes.shrew", text);
+    let out = shrew(&["verify", path.to_str().unwrap()]);
+    assert_user_error(&out);
+    let err = stderr(&out);
+    assert!(err.contains("%2") && err.contains("fadd"), "{err}");
+}
+
+#[test]
+fn missing_file_and_garbage_are_errors_not_panics() {
+    assert_user_error(&shrew(&["verify", "/nonexistent/shader.shrew"]));
+    let garbage = temp_file(
+        "garbage.shrew",
+        "\u{1F980} %%% {{{ shader ))) 0x 1e99999 @\n\t\0",
+    );
+    assert_user_error(&shrew(&["fmt", garbage.to_str().unwrap()]));
+    assert_user_error(&shrew(&["run", garbage.to_str().unwrap()]));
+}
+
+#[test]
+fn run_prints_fragment_outputs_per_invocation() {
+    let path = repo_path("examples/lighting.shrew");
+    let out = shrew(&[
+        "run",
+        path.to_str().unwrap(),
+        "--invocations",
+        "4",
+        "--input",
+        "uv=0.1,0.2;0.9,0.2;0.1,0.8;0.9,0.8",
+        "--uniform",
+        "tint=1,0.5,0.25,1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // Invocation 0: |uv|² = 0.05 takes the squaring branch, then three loop trips scale by
+    // 0.25: 0.05² / 64. Its quad's derivatives are d(uv.x)/dx = 0.8 and d(uv.y)/dy = 0.6,
+    // scaled by the tint.
+    assert!(
+        text.contains("invocation 0\n    @color = 3.9062503e-5, 0.39999998, 0.15, 0.25\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("invocation ").count(), 4, "{text}");
+}
+
+#[test]
+fn run_reports_compute_buffers_as_json() {
+    let path = repo_path("examples/shared_rotate.shrew");
+    let out = shrew(&["run", path.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(json["buffers"]["result"], "1, 4, 9, 0");
+    assert_eq!(json["invocations"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn run_rejects_bad_arguments_with_reasons() {
+    let path = repo_path("examples/lighting.shrew");
+    let file = path.to_str().unwrap();
+    let wrong_mode = shrew(&["run", file, "--input", "tint=1"]);
+    assert_user_error(&wrong_mode);
+    assert!(
+        stderr(&wrong_mode).contains("@tint is a uniform variable"),
+        "{}",
+        stderr(&wrong_mode)
+    );
+    let wrong_count = shrew(&["run", file, "--input", "uv=1,2,3"]);
+    assert_user_error(&wrong_count);
+    assert!(
+        stderr(&wrong_count).contains("needs 2 components"),
+        "{}",
+        stderr(&wrong_count)
+    );
+    assert_user_error(&shrew(&["run", file, "--input", "nosuch=1"]));
+    assert_user_error(&shrew(&[
+        "run",
+        file,
+        "--invocations",
+        "2",
+        "--input",
+        "uv=1;2;3",
+    ]));
+}
