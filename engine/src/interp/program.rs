@@ -470,28 +470,12 @@ impl Decoder<'_> {
         if comps as usize > shrew_ops::MAX_COMPONENTS {
             return Err("too many components".into());
         }
-        let dst_bits = self.func.inst(v).def.unwrap().bits;
-        // The instruction's one size for unsized operands: the destination's when unsized,
-        // else the first unsized source's.
-        let unsized_bits = if info.dst.bits == 0 {
-            dst_bits
-        } else {
-            alu.srcs
-                .iter()
-                .zip(info.srcs)
-                .find(|(_, o)| o.bits == 0)
-                .and_then(|(s, _)| self.func.value_type(s.value))
-                .map_or(dst_bits, |t| t.bits)
-        };
+        let def = self.func.inst(v).def.unwrap();
+        let src_bits = alu.src_bit_sizes(self.func, def);
         let mut srcs = Vec::with_capacity(alu.srcs.len());
-        let mut bits = Vec::with_capacity(alu.srcs.len());
-        for (s, operand) in alu.srcs.iter().zip(info.srcs) {
+        for (i, s) in alu.srcs.iter().enumerate() {
             let (off, avail) = self.reg(s.value)?;
-            let n = if operand.comps == 0 {
-                comps
-            } else {
-                operand.comps as u32
-            };
+            let n = alu.src_components(i, def) as u32;
             if let Some(c) = s.swizzle[..n as usize].iter().find(|&&c| c as u32 >= avail) {
                 return Err(format!(
                     "swizzle reads component {c} of {} with {avail}",
@@ -503,11 +487,6 @@ impl Decoder<'_> {
                 n,
                 swizzle: s.swizzle,
             });
-            bits.push(if operand.bits == 0 {
-                unsized_bits
-            } else {
-                operand.bits
-            });
         }
         if srcs.iter().map(|s| s.n as usize).sum::<usize>() > MAX_ALU_READS {
             return Err("too many source components".into());
@@ -516,9 +495,9 @@ impl Decoder<'_> {
             op: alu.op,
             dst,
             comps,
-            dst_bits,
+            dst_bits: def.bits,
             srcs: srcs.into(),
-            src_bits: bits.into(),
+            src_bits: src_bits.into(),
         });
         Ok(match info.eval {
             Eval::Derivative { axis, precision } => Op::Derivative(code, axis, precision),

@@ -12,6 +12,7 @@
 //! out-edges match it; operand shapes follow the opcode and intrinsic tables.
 
 mod builder;
+pub mod fold;
 mod types;
 
 pub use builder::{Builder, Cursor, IfBuilder, LoopBuilder};
@@ -179,6 +180,43 @@ pub struct Alu {
     /// From `precise`/`NoContraction`: no inexact rewrite may touch it.
     pub exact: bool,
     pub fp: FpFlags,
+}
+
+impl Alu {
+    /// The bit size each source is read at: a sized operand's own size, and for unsized operands
+    /// the instruction's common size — the destination's when it is unsized, else the first
+    /// unsized source's value size (`def` when that source is unknown).
+    pub fn src_bit_sizes(&self, func: &Function, def: ValType) -> Vec<u8> {
+        let info = self.op.info();
+        let common = if info.dst.bits == 0 {
+            def.bits
+        } else {
+            self.srcs
+                .iter()
+                .zip(info.srcs)
+                .find(|(_, operand)| operand.bits == 0)
+                .and_then(|(s, _)| func.value_type(s.value))
+                .map_or(def.bits, |t| t.bits)
+        };
+        info.srcs
+            .iter()
+            .map(|operand| {
+                if operand.bits == 0 {
+                    common
+                } else {
+                    operand.bits
+                }
+            })
+            .collect()
+    }
+
+    /// How many components source `i` reads for a destination of `def.comps` components.
+    pub fn src_components(&self, i: usize, def: ValType) -> u8 {
+        match self.op.info().srcs.get(i) {
+            Some(operand) if operand.comps != 0 => operand.comps,
+            _ => def.comps,
+        }
+    }
 }
 
 /// A source of an ALU instruction: a value read through a swizzle. Only the components the
