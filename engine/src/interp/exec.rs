@@ -220,19 +220,11 @@ pub(crate) fn describe(shader: &Shader, func: &Function, v: Value) -> String {
         return format!("{v}");
     };
     let name = match &inst.kind {
-        InstKind::Alu(a) => a.op.name().to_string(),
-        InstKind::Const(_) => "load_const".into(),
-        InstKind::Undef => "undef".into(),
-        InstKind::Phi(_) => "phi".into(),
-        InstKind::Intrinsic(i) => i.op.name().into(),
-        InstKind::Tex(t) => t.op.name().into(),
-        InstKind::Deref(Deref::Var(_)) => "deref_var".into(),
-        InstKind::Deref(Deref::Array { .. }) => "deref_array".into(),
-        InstKind::Deref(Deref::Struct { .. }) => "deref_struct".into(),
         InstKind::Call { func: f, .. } => match shader.functions.get(f.0 as usize) {
             Some(callee) => format!("call {}", callee.name),
             None => "call".into(),
         },
+        kind => kind.name().to_string(),
     };
     if inst.def.is_some() {
         format!("{v} = {name}")

@@ -1083,27 +1083,13 @@ fn storage_images() {
 
 // --- Textures -----------------------------------------------------------------------------
 
-fn tex(op: TexOp, dim: Dim, srcs: Vec<(TexSrc, Value)>) -> Tex {
-    Tex {
-        op,
-        dim,
-        is_array: false,
-        is_shadow: false,
-        dest_type: BaseType::Float,
-        texture: 0,
-        sampler: 0,
-        component: 0,
-        srcs,
-    }
-}
-
 /// Runs one vertex invocation that samples with `txl` at LOD 0 at every coordinate.
 fn sample_2d(coords: &[[f32; 2]], sampler: SamplerState, texture: Texture) -> Vec<Vec<f32>> {
     let s = build(Stage::Vertex, |b| {
         for (i, c) in coords.iter().enumerate() {
             let c = b.imm_vec_f32(c);
             let lod = b.imm_f32(0.0);
-            let t = tex(
+            let t = Tex::new(
                 TexOp::Txl,
                 Dim::D2,
                 vec![(TexSrc::Coord, c), (TexSrc::Lod, lod)],
@@ -1200,7 +1186,7 @@ fn quad_lod(op: TexOp, k: f32, extra: Vec<(TexSrc, f32)>, sampler: SamplerState)
             srcs.push((kind, v));
         }
         let comps = if op == TexOp::Lod { 2 } else { 4 };
-        let v = b.tex(tex(op, Dim::D2, srcs), ValType::new(32, comps));
+        let v = b.tex(Tex::new(op, Dim::D2, srcs), ValType::new(32, comps));
         let ty = Type::Vector(Scalar::F32, comps);
         output(b, "v", ty, v);
     });
@@ -1268,7 +1254,7 @@ fn explicit_derivatives_select_mip_levels() {
         let c = b.imm_vec_f32(&[0.5, 0.5]);
         let ddx = b.imm_vec_f32(&[0.5, 0.0]);
         let ddy = b.imm_vec_f32(&[0.0, 0.125]);
-        let t = tex(
+        let t = Tex::new(
             TexOp::Txd,
             Dim::D2,
             vec![(TexSrc::Coord, c), (TexSrc::Ddx, ddx), (TexSrc::Ddy, ddy)],
@@ -1290,17 +1276,17 @@ fn texel_fetch_and_queries() {
         let c = b.imm(32, &[1, 0]);
         let zero = b.imm_u32(0);
         let one = b.imm_u32(1);
-        let t = tex(
+        let t = Tex::new(
             TexOp::Txf,
             Dim::D2,
             vec![(TexSrc::Coord, c), (TexSrc::Lod, zero)],
         );
         let texel = b.tex(t, ValType::new(32, 4));
         output(b, "texel", F32X4, texel);
-        let t = tex(TexOp::Txs, Dim::D2, vec![(TexSrc::Lod, one)]);
+        let t = Tex::new(TexOp::Txs, Dim::D2, vec![(TexSrc::Lod, one)]);
         let size = b.tex(t, ValType::new(32, 2));
         output(b, "size", Type::Vector(Scalar::U32, 2), size);
-        let t = tex(TexOp::QueryLevels, Dim::D2, vec![]);
+        let t = Tex::new(TexOp::QueryLevels, Dim::D2, vec![]);
         let levels = b.tex(t, ValType::scalar(32));
         output(b, "levels", U32, levels);
     });
@@ -1317,7 +1303,7 @@ fn texel_fetch_and_queries() {
 
     let s = build(Stage::Vertex, |b| {
         let c = b.imm(32, &[2, 0]);
-        let t = tex(TexOp::Txf, Dim::D2, vec![(TexSrc::Coord, c)]);
+        let t = Tex::new(TexOp::Txf, Dim::D2, vec![(TexSrc::Coord, c)]);
         b.tex(t, ValType::new(32, 4));
     });
     let err = run(&s, &Launch::default(), &mut res).unwrap_err();
@@ -1340,7 +1326,7 @@ fn shadow_compare_and_gather() {
             let c = b.imm_vec_f32(&coord);
             let r = b.imm_f32(reference);
             let lod = b.imm_f32(0.0);
-            let mut t = tex(op, Dim::D2, vec![(TexSrc::Coord, c), (TexSrc::Lod, lod)]);
+            let mut t = Tex::new(op, Dim::D2, vec![(TexSrc::Coord, c), (TexSrc::Lod, lod)]);
             if shadow {
                 t.is_shadow = true;
                 t.srcs.push((TexSrc::Comparator, r));
@@ -1407,7 +1393,7 @@ fn cube_array_3d_and_1d_textures() {
         for (i, d) in dirs.iter().enumerate() {
             let t = Tex {
                 texture: 1,
-                ..tex(TexOp::Txl, Dim::Cube, vec![])
+                ..Tex::new(TexOp::Txl, Dim::Cube, vec![])
             };
             sample(b, format!("cube{i}"), t, d);
         }
@@ -1415,18 +1401,18 @@ fn cube_array_3d_and_1d_textures() {
             let t = Tex {
                 texture: 2,
                 is_array: true,
-                ..tex(TexOp::Txl, Dim::D2, vec![])
+                ..Tex::new(TexOp::Txl, Dim::D2, vec![])
             };
             sample(b, format!("layer{i}"), t, &[0.5, 0.5, layer]);
         }
         let t = Tex {
             texture: 3,
-            ..tex(TexOp::Txl, Dim::D3, vec![])
+            ..Tex::new(TexOp::Txl, Dim::D3, vec![])
         };
         sample(b, "vol".into(), t, &[0.75, 0.25, 0.75]);
         let t = Tex {
             texture: 4,
-            ..tex(TexOp::Txl, Dim::D1, vec![])
+            ..Tex::new(TexOp::Txl, Dim::D1, vec![])
         };
         sample(b, "line".into(), t, &[0.6]);
     });
@@ -1462,7 +1448,7 @@ fn textures_through_derefs_and_integer_results() {
         let c = b.imm(32, &[0, 1]);
         let t = Tex {
             dest_type: BaseType::Uint,
-            ..tex(
+            ..Tex::new(
                 TexOp::Txf,
                 Dim::D2,
                 vec![(TexSrc::Coord, c), (TexSrc::TextureDeref, second)],

@@ -172,6 +172,24 @@ pub enum InstKind {
     },
 }
 
+impl InstKind {
+    /// The operation's name as IR text writes it (`fadd`, `load_const`, `deref_array`, `tex`…).
+    pub fn name(&self) -> &'static str {
+        match self {
+            InstKind::Alu(alu) => alu.op.name(),
+            InstKind::Const(_) => "load_const",
+            InstKind::Undef => "undef",
+            InstKind::Phi(_) => "phi",
+            InstKind::Intrinsic(i) => i.op.name(),
+            InstKind::Tex(t) => t.op.name(),
+            InstKind::Deref(Deref::Var(_)) => "deref_var",
+            InstKind::Deref(Deref::Array { .. }) => "deref_array",
+            InstKind::Deref(Deref::Struct { .. }) => "deref_struct",
+            InstKind::Call { .. } => "call",
+        }
+    }
+}
+
 /// An ALU instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alu {
@@ -316,6 +334,21 @@ pub struct Tex {
 }
 
 impl Tex {
+    /// A non-array, non-shadow texture instruction returning floats from texture and sampler 0.
+    pub fn new(op: TexOp, dim: Dim, srcs: Vec<(TexSrc, Value)>) -> Tex {
+        Tex {
+            op,
+            dim,
+            is_array: false,
+            is_shadow: false,
+            dest_type: shrew_ops::BaseType::Float,
+            texture: 0,
+            sampler: 0,
+            component: 0,
+            srcs,
+        }
+    }
+
     pub fn src(&self, kind: TexSrc) -> Option<Value> {
         self.srcs.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
     }
@@ -573,19 +606,28 @@ impl Shader {
         let (var, steps) = deref_chain(func, v)?;
         let mut ty = self.variables.get(var.0 as usize)?.ty.clone();
         for step in steps {
-            ty = match (&func.get_inst(step)?.kind, ty) {
-                (InstKind::Deref(Deref::Array { .. }), ty) => ty.element()?,
-                (InstKind::Deref(Deref::Struct { member, .. }), Type::Struct(id)) => self
-                    .structs
+            let InstKind::Deref(deref) = &func.get_inst(step)?.kind else {
+                return None;
+            };
+            ty = self.deref_step_type(&ty, deref)?;
+        }
+        Some((var, ty))
+    }
+
+    /// The type an array or struct deref step reaches from a parent pointing to `ty`.
+    pub fn deref_step_type(&self, ty: &Type, step: &Deref) -> Option<Type> {
+        match (step, ty) {
+            (Deref::Array { .. }, _) => ty.element(),
+            (Deref::Struct { member, .. }, Type::Struct(id)) => Some(
+                self.structs
                     .get(id.0 as usize)?
                     .members
                     .get(*member as usize)?
                     .ty
                     .clone(),
-                _ => return None,
-            };
+            ),
+            _ => None,
         }
-        Some((var, ty))
     }
 
     /// Human-readable type name (as in IR text).

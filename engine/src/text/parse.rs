@@ -1332,7 +1332,7 @@ impl<'s> Parser<'s> {
                 {
                     *member = self.member_index(&ty, name, pos)?;
                 }
-                ty = deref_step_type(&self.shader, &ty, deref).ok_or_else(|| {
+                ty = self.shader.deref_step_type(&ty, deref).ok_or_else(|| {
                     self.error(
                         pos,
                         format!(
@@ -1366,23 +1366,6 @@ impl<'s> Parser<'s> {
             .position(|m| m.name == name)
             .map(|i| i as u32)
             .ok_or_else(|| self.error(pos, format!("struct {} has no member '{name}'", st.name)))
-    }
-}
-
-/// The type an array or struct deref step reaches from a parent pointing to `ty`.
-fn deref_step_type(shader: &Shader, ty: &Type, step: &Deref) -> Option<Type> {
-    match (step, ty) {
-        (Deref::Array { .. }, _) => ty.element(),
-        (Deref::Struct { member, .. }, Type::Struct(id)) => Some(
-            shader
-                .structs
-                .get(id.0 as usize)?
-                .members
-                .get(*member as usize)?
-                .ty
-                .clone(),
-        ),
-        _ => None,
     }
 }
 

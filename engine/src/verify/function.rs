@@ -5,8 +5,8 @@ use super::shader::CallSite;
 use super::{ErrorKind, VerifyError};
 use crate::cfg::DomTree;
 use crate::ir::{
-    Block, BlockId, Deref, Edge, FuncId, Function, Inst, InstKind, Shader, Structure, Terminator,
-    Type, ValType, Value, VarId, inst_sources,
+    Block, BlockId, Edge, FuncId, Function, Inst, InstKind, Shader, Structure, Terminator, Type,
+    ValType, Value, VarId, inst_sources,
 };
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use shrew_ops::{BIT_SIZES, is_valid_component_count};
@@ -58,22 +58,6 @@ pub(super) fn check(shader: &Shader, id: FuncId) -> (Vec<VerifyError>, Vec<CallS
     (cx.errors, cx.calls)
 }
 
-/// The name of an instruction's operation, as IR text writes it.
-fn opcode(kind: &InstKind) -> String {
-    match kind {
-        InstKind::Alu(alu) => alu.op.name().into(),
-        InstKind::Const(_) => "load_const".into(),
-        InstKind::Undef => "undef".into(),
-        InstKind::Phi(_) => "phi".into(),
-        InstKind::Intrinsic(i) => i.op.name().into(),
-        InstKind::Tex(t) => t.op.name().into(),
-        InstKind::Deref(Deref::Var(_)) => "deref_var".into(),
-        InstKind::Deref(Deref::Array { .. }) => "deref_array".into(),
-        InstKind::Deref(Deref::Struct { .. }) => "deref_struct".into(),
-        InstKind::Call { .. } => "call".into(),
-    }
-}
-
 fn edge_name(e: Edge) -> &'static str {
     match e {
         Edge::Jump => "jump",
@@ -92,7 +76,7 @@ impl FuncCx<'_> {
     ) {
         let opcode = inst
             .and_then(|v| self.func.get_inst(v))
-            .map(|i| opcode(&i.kind));
+            .map(|i| i.kind.name().to_string());
         self.errors.push(VerifyError {
             kind,
             func: self.func.name.clone(),

@@ -114,20 +114,6 @@ fn expect_block(shader: &Shader, kind: ErrorKind, b: BlockId) {
     );
 }
 
-fn tex(op: TexOp, dim: Dim, srcs: Vec<(TexSrc, Value)>) -> Tex {
-    Tex {
-        op,
-        dim,
-        is_array: false,
-        is_shadow: false,
-        dest_type: BaseType::Float,
-        texture: 0,
-        sampler: 0,
-        component: 0,
-        srcs,
-    }
-}
-
 fn texture_ty(dim: Dim) -> Type {
     Type::Texture {
         dim,
@@ -340,35 +326,38 @@ fn textures() -> Shader {
         let v4 = ValType::new(32, 4);
         let v2 = ValType::new(32, 2);
         let coord = (TexSrc::Coord, uv);
-        b.tex(tex(TexOp::Tex, Dim::D2, with(&[coord])), v4);
+        b.tex(Tex::new(TexOp::Tex, Dim::D2, with(&[coord])), v4);
         b.tex(
-            tex(TexOp::Txb, Dim::D2, with(&[coord, (TexSrc::Bias, f)])),
+            Tex::new(TexOp::Txb, Dim::D2, with(&[coord, (TexSrc::Bias, f)])),
             v4,
         );
         b.tex(
-            tex(TexOp::Txl, Dim::D2, with(&[coord, (TexSrc::Lod, f)])),
+            Tex::new(TexOp::Txl, Dim::D2, with(&[coord, (TexSrc::Lod, f)])),
             v4,
         );
         let grads = [coord, (TexSrc::Ddx, uv), (TexSrc::Ddy, uv)];
-        b.tex(tex(TexOp::Txd, Dim::D2, with(&grads)), v4);
-        let mut gather = tex(TexOp::Tg4, Dim::D2, with(&[coord, (TexSrc::Offset, uv)]));
+        b.tex(Tex::new(TexOp::Txd, Dim::D2, with(&grads)), v4);
+        let mut gather = Tex::new(TexOp::Tg4, Dim::D2, with(&[coord, (TexSrc::Offset, uv)]));
         gather.component = 1;
         b.tex(gather, v4);
-        b.tex(tex(TexOp::Lod, Dim::D2, with(&[coord])), v2);
-        b.tex(tex(TexOp::Txs, Dim::D2, with(&[(TexSrc::Lod, i0)])), v2);
+        b.tex(Tex::new(TexOp::Lod, Dim::D2, with(&[coord])), v2);
         b.tex(
-            tex(TexOp::QueryLevels, Dim::D2, with(&[])),
+            Tex::new(TexOp::Txs, Dim::D2, with(&[(TexSrc::Lod, i0)])),
+            v2,
+        );
+        b.tex(
+            Tex::new(TexOp::QueryLevels, Dim::D2, with(&[])),
             ValType::scalar(32),
         );
         let iuv = b.imm(32, &[1, 2]);
-        let mut fetch = tex(TexOp::Txf, Dim::D2, with(&[(TexSrc::Coord, iuv)]));
+        let mut fetch = Tex::new(TexOp::Txf, Dim::D2, with(&[(TexSrc::Coord, iuv)]));
         fetch.dest_type = BaseType::Uint;
         b.tex(fetch, v4);
 
         let sd = b.deref_var(shadow);
         let sm = b.deref_var(smp);
         let uvw = b.imm_vec_f32(&[0.5, 0.5, 2.0]);
-        let mut cmp = tex(
+        let mut cmp = Tex::new(
             TexOp::Tex,
             Dim::D2,
             vec![
@@ -383,10 +372,10 @@ fn textures() -> Shader {
         b.tex(cmp, ValType::scalar(32));
 
         let cd = b.deref_var(cube);
-        let cube_size = tex(TexOp::Txs, Dim::Cube, vec![(TexSrc::TextureDeref, cd)]);
+        let cube_size = Tex::new(TexOp::Txs, Dim::Cube, vec![(TexSrc::TextureDeref, cd)]);
         b.tex(cube_size, v2);
         let md = b.deref_var(ms);
-        let fetch_ms = tex(
+        let fetch_ms = Tex::new(
             TexOp::TxfMs,
             Dim::Ms,
             vec![
@@ -1775,7 +1764,7 @@ fn sample(
         let (extra, shadow) = f(b);
         let mut srcs = vec![(TexSrc::TextureDeref, d), (TexSrc::SamplerDeref, d)];
         srcs.extend(extra);
-        let mut inst = tex(op, Dim::D2, srcs);
+        let mut inst = Tex::new(op, Dim::D2, srcs);
         inst.is_shadow = shadow;
         b.tex(inst, def)
     })
@@ -1848,7 +1837,7 @@ fn texture_source_shapes() {
         let uv = b.imm_vec_f32(&[0.0; 2]);
         let not_deref = b.imm_u32(0);
         let srcs = vec![(TexSrc::TextureDeref, not_deref), (TexSrc::Coord, uv)];
-        b.tex(tex(TexOp::Tex, Dim::D2, srcs), V4)
+        b.tex(Tex::new(TexOp::Tex, Dim::D2, srcs), V4)
     });
     expect_inst(&s, ErrorKind::TexSourceShape, v, "tex");
 }
@@ -1872,7 +1861,7 @@ fn texture_derefs_of_the_wrong_type() {
                 TexSrc::TextureDeref => (TexSrc::SamplerDeref, dt),
                 _ => (TexSrc::TextureDeref, dt),
             });
-            b.tex(tex(TexOp::Tex, Dim::D2, srcs), V4)
+            b.tex(Tex::new(TexOp::Tex, Dim::D2, srcs), V4)
         });
         expect_inst(&s, ErrorKind::TexDerefType, v, "tex");
     }
