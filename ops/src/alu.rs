@@ -125,6 +125,25 @@ impl OpInfo {
         self.dst.comps == 0
     }
 
+    /// The bit sizes the instruction's common size may take: those every unsized operand's base
+    /// type allows (floats narrow it to 16/32/64). Empty for fully sized opcodes.
+    pub fn unsized_bit_sizes(&self) -> Vec<u8> {
+        let mut unsized_operands = self
+            .srcs
+            .iter()
+            .chain([&self.dst])
+            .filter(|o| o.bits == 0)
+            .peekable();
+        if unsized_operands.peek().is_none() {
+            return Vec::new();
+        }
+        let mut sizes = crate::BIT_SIZES.to_vec();
+        for operand in unsized_operands {
+            sizes.retain(|b| operand.base.allowed_bit_sizes().contains(b));
+        }
+        sizes
+    }
+
     /// Whether every unsized operand of this opcode must share one bit size, and so the
     /// instruction's bit size is free to choose.
     pub fn is_unsized(&self) -> bool {
@@ -678,6 +697,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn unsized_bit_sizes_follow_the_operand_types() {
+        assert_eq!(AluOp::Fadd.info().unsized_bit_sizes(), [16, 32, 64]);
+        assert_eq!(AluOp::Flt.info().unsized_bit_sizes(), [16, 32, 64]);
+        assert_eq!(AluOp::Iand.info().unsized_bit_sizes(), [1, 8, 16, 32, 64]);
+        assert!(AluOp::Imul2x32To64.info().unsized_bit_sizes().is_empty());
     }
 
     #[test]

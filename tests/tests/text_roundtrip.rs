@@ -102,17 +102,14 @@ impl Pool {
 fn every_alu_op(b: &mut Builder, pool: &Pool) {
     for (i, op) in AluOp::all().enumerate() {
         let info = op.info();
-        let float = info
-            .srcs
-            .iter()
-            .chain([&info.dst])
-            .any(|o| o.bits == 0 && o.base == BaseType::Float);
-        let sizes: &[u8] = if float {
-            &[32, 16, 64]
-        } else {
-            &[32, 8, 16, 64]
-        };
-        let bits = sizes[i % sizes.len()];
+        // Every size the opcode allows but the 1-bit one (booleans are covered elsewhere).
+        let sizes: Vec<u8> = info
+            .unsized_bit_sizes()
+            .into_iter()
+            .filter(|&b| b != 1)
+            .collect();
+        // Fully sized opcodes ignore it.
+        let bits = sizes.get(i % sizes.len().max(1)).copied().unwrap_or(32);
         let comps = if info.dst.comps == 0 {
             1 + (i % 4) as u8
         } else {
@@ -794,17 +791,13 @@ impl Gen<'_> {
     fn alu(&mut self, op: usize, size: usize, comps: u8, picks: &[usize], flags: u8) {
         let op = AluOp::all().nth(op % AluOp::all().count()).unwrap();
         let info = op.info();
-        let float = info
-            .srcs
-            .iter()
-            .chain([&info.dst])
-            .any(|o| o.bits == 0 && o.base == BaseType::Float);
-        let sizes: &[u8] = if float {
-            &[16, 32, 64]
-        } else {
-            &[8, 16, 32, 64]
-        };
-        let bits = sizes[size % sizes.len()];
+        // Every size the opcode allows but the 1-bit one (booleans are covered elsewhere).
+        let sizes: Vec<u8> = info
+            .unsized_bit_sizes()
+            .into_iter()
+            .filter(|&b| b != 1)
+            .collect();
+        let bits = sizes.get(size % sizes.len().max(1)).copied().unwrap_or(32);
         let comps = if info.dst.comps == 0 {
             comps
         } else {
