@@ -19,6 +19,10 @@ pub struct RunArgs {
     /// A `uniform`, `ubo`, `ssbo` or `push_const` variable: `NAME=VALUES`.
     #[arg(long = "uniform", value_name = "NAME=VALUES")]
     pub uniforms: Vec<String>,
+    /// A JSON file of resources (buffers by binding, textures, samplers, images) to start from;
+    /// `--uniform` values are applied on top. Its shape is `interp::Resources` serialized.
+    #[arg(long, value_name = "FILE.json")]
+    pub resources: Option<PathBuf>,
     /// Invocations of vertex and fragment shaders (fragment: laid out in 2×2 quads).
     #[arg(long, default_value_t = 1)]
     pub invocations: usize,
@@ -103,7 +107,16 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         }
         launch.inputs.insert(name.to_string(), values);
     }
-    let mut resources = Resources::default();
+    let mut resources = match &args.resources {
+        Some(path) => {
+            let name = path.display();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
+            serde_json::from_str::<Resources>(&text)
+                .map_err(|e| CliError(format!("{name}: {e}")))?
+        }
+        None => Resources::default(),
+    };
     let resource_modes = [Mode::Uniform, Mode::Ubo, Mode::Ssbo, Mode::PushConst];
     let mut filled = BTreeSet::new();
     for arg in &args.uniforms {
@@ -117,9 +130,12 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         resources.set_variable(&shader, name, value)?;
         filled.insert(name);
     }
-    // SSBOs the user did not fill start zeroed, so a compute shader can run with no arguments.
+    // SSBOs nobody filled start zeroed, so a compute shader can run with no arguments.
     for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
-        if !filled.contains(var.name.as_str()) {
+        let bound = var
+            .binding
+            .is_some_and(|b| resources.ssbos.contains_key(&b));
+        if !filled.contains(var.name.as_str()) && !bound {
             let zeros = vec![0; interp::flatten_type(&shader, &var.ty).len()];
             resources.set_variable(&shader, &var.name, &zeros)?;
         }

@@ -39,7 +39,11 @@ fn assert_user_error(out: &Output) {
 
 #[test]
 fn examples_verify_and_format_idempotently() {
-    for example in ["examples/lighting.shrew", "examples/shared_rotate.shrew"] {
+    for example in [
+        "examples/lighting.shrew",
+        "examples/shared_rotate.shrew",
+        "examples/texel_fetch.shrew",
+    ] {
         let path = repo_path(example);
         let out = shrew(&["verify", path.to_str().unwrap()]);
         assert!(out.status.success(), "{example}: {}", stderr(&out));
@@ -147,4 +151,35 @@ fn run_rejects_bad_arguments_with_reasons() {
         "--input",
         "uv=1;2;3",
     ]));
+}
+
+#[test]
+fn run_takes_textures_from_a_resources_file() {
+    let shader = repo_path("examples/texel_fetch.shrew");
+    let resources = repo_path("examples/texel_fetch.resources.json");
+    let out = shrew(&[
+        "run",
+        shader.to_str().unwrap(),
+        "--resources",
+        resources.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("@color = 1.0, 0.5, 0.25, 1.0"),
+        "{}",
+        stdout(&out)
+    );
+    let bad = temp_file("bad_resources.json", "{\"textures\": {\"0\": 5}}");
+    let out = shrew(&[
+        "run",
+        shader.to_str().unwrap(),
+        "--resources",
+        bad.to_str().unwrap(),
+    ]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("bad_resources.json: invalid type"),
+        "{}",
+        stderr(&out)
+    );
 }
