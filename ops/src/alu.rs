@@ -168,16 +168,6 @@ macro_rules! f2 {
         })
     };
 }
-macro_rules! f3 {
-    (|$a:ident, $b:ident, $c:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
-            let $a = fget(s[0], bits.src[0]);
-            let $b = fget(s[1], bits.src[1]);
-            let $c = fget(s[2], bits.src[2]);
-            fput($e, bits.dst)
-        })
-    };
-}
 macro_rules! fcmp {
     (|$a:ident, $b:ident| $e:expr) => {
         Eval::Comp(|s, bits| {
@@ -251,16 +241,18 @@ macro_rules! vec_n {
         })
     };
 }
-/// Dot product of the first `n` components, summed exactly in f64 and rounded once.
+/// Dot product: `x0*y0 + x1*y1 + ...` evaluated left to right, each step rounded at the
+/// operand size.
 macro_rules! fdot {
     () => {
         Eval::Vector(|s, b, d| {
-            let sum: f64 = s[0]
+            let r = |x: f64| round_to(x, b.dst);
+            let mut products = s[0]
                 .iter()
                 .zip(s[1])
-                .map(|(&x, &y)| fget(x, b.src[0]) * fget(y, b.src[1]))
-                .sum();
-            d[0] = fput(sum, b.dst);
+                .map(|(&x, &y)| r(fget(x, b.src[0]) * fget(y, b.src[1])));
+            let first = products.next().unwrap_or(0.0);
+            d[0] = fput(products.fold(first, |acc, p| r(acc + p)), b.dst);
         })
     };
 }
@@ -380,18 +372,30 @@ alu_table! {
     // Float arithmetic.
     Fneg "fneg" (F) -> F, 0, f1!(|a| -a);
     Fabs "fabs" (F) -> F, 0, f1!(|a| a.abs());
-    Fsat "fsat" (F) -> F, 0, f1!(|a| if a.is_nan() { 0.0 } else { a.clamp(0.0, 1.0) });
-    Fsign "fsign" (F) -> F, 0, f1!(|a| if a.is_nan() { a } else if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else { 0.0 });
+    Fsat "fsat" (F) -> F, 0, f1!(|a| if a.is_nan() || a <= 0.0 { 0.0 } else { a.min(1.0) });
+    Fsign "fsign" (F) -> F, 0, f1!(|a| if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else { a });
     Fadd "fadd" (F, F) -> F, CA, f2!(|a, b| a + b);
     Fsub "fsub" (F, F) -> F, 0, f2!(|a, b| a - b);
     Fmul "fmul" (F, F) -> F, CA, f2!(|a, b| a * b);
     Fdiv "fdiv" (F, F) -> F, 0, f2!(|a, b| a / b);
     Ffma "ffma" (F, F, F) -> F, C, Eval::Comp(|s, b| ffma(s[0], s[1], s[2], b.dst));
-    Flrp "flrp" (F, F, F) -> F, 0, f3!(|a, b, c| a * (1.0 - c) + b * c);
+    Flrp "flrp" (F, F, F) -> F, 0, Eval::Comp(|s, b| {
+        let r = |x: f64| round_to(x, b.dst);
+        let (x, y, t) = (fget(s[0], b.dst), fget(s[1], b.dst), fget(s[2], b.dst));
+        fput(r(x * r(1.0 - t)) + r(y * t), b.dst)
+    });
     Fmin "fmin" (F, F) -> F, CA, f2!(|a, b| fmin(a, b));
     Fmax "fmax" (F, F) -> F, CA, f2!(|a, b| fmax(a, b));
-    Fmod "fmod" (F, F) -> F, 0, f2!(|a, b| a - b * (a / b).floor());
-    Frem "frem" (F, F) -> F, 0, f2!(|a, b| a - b * (a / b).trunc());
+    Fmod "fmod" (F, F) -> F, 0, Eval::Comp(|s, b| {
+        let r = |x: f64| round_to(x, b.dst);
+        let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
+        fput(x - r(y * r(x / y).floor()), b.dst)
+    });
+    Frem "frem" (F, F) -> F, 0, Eval::Comp(|s, b| {
+        let r = |x: f64| round_to(x, b.dst);
+        let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
+        fput(x - r(y * r(x / y).trunc()), b.dst)
+    });
     Ffloor "ffloor" (F) -> F, 0, f1!(|a| a.floor());
     Fceil "fceil" (F) -> F, 0, f1!(|a| a.ceil());
     Ftrunc "ftrunc" (F) -> F, 0, f1!(|a| a.trunc());
@@ -509,14 +513,15 @@ alu_table! {
     BitfieldInsert "bitfield_insert" (U, U, U32, U32) -> U, 0, Eval::Comp(|s, b| {
         let (offset, count) = bitfield(s[2], s[3], b.dst);
         let m = field_mask(offset, count);
-        mask((s[0] & !m) | ((s[1] << offset) & m), b.dst)
+        mask((s[0] & !m) | (s[1].checked_shl(offset).unwrap_or(0) & m), b.dst)
     });
     UbitfieldExtract "ubitfield_extract" (U, U32, U32) -> U, 0, Eval::Comp(|s, b| {
         let (offset, count) = bitfield(s[1], s[2], b.dst);
-        (mask(s[0], b.dst) >> offset) & field_mask(0, count)
+        mask(s[0], b.dst).checked_shr(offset).unwrap_or(0) & field_mask(0, count)
     });
     IbitfieldExtract "ibitfield_extract" (I, U32, U32) -> I, 0, Eval::Comp(|s, b| {
         let (offset, count) = bitfield(s[1], s[2], b.dst);
+        // A non-empty field lies inside the value, so its offset is below 64.
         if count == 0 { 0 } else { mask(sext(s[0] >> offset, count as u8) as u64, b.dst) }
     });
     BitCount "bit_count" (U) -> U32, 0, Eval::Comp(|s, b| mask(s[0], b.src[0]).count_ones() as u64);
@@ -735,6 +740,189 @@ mod tests {
             eval1(AluOp::UmulHigh, &[0xffff_ffff, 0xffff_ffff], &[32, 32], 32),
             0xffff_fffe
         );
+    }
+
+    #[test]
+    fn bitfields_at_64_bits_clamp_instead_of_overflowing() {
+        let all = u64::MAX;
+        assert_eq!(
+            eval1(
+                AluOp::BitfieldInsert,
+                &[0x1234, all, 64, 8],
+                &[64, 64, 32, 32],
+                64
+            ),
+            0x1234
+        );
+        assert_eq!(
+            eval1(AluOp::UbitfieldExtract, &[all, 64, 8], &[64, 32, 32], 64),
+            0
+        );
+        assert_eq!(
+            eval1(AluOp::IbitfieldExtract, &[all, 64, 8], &[64, 32, 32], 64),
+            0
+        );
+        assert_eq!(
+            eval1(AluOp::UbitfieldExtract, &[all, 0, 64], &[64, 32, 32], 64),
+            all
+        );
+        assert_eq!(
+            eval1(
+                AluOp::BitfieldInsert,
+                &[0, all, 60, 10],
+                &[64, 64, 32, 32],
+                64
+            ),
+            0xf << 60
+        );
+        assert_eq!(
+            eval1(
+                AluOp::IbitfieldExtract,
+                &[1 << 63, 63, 1],
+                &[64, 32, 32],
+                64
+            ),
+            all
+        );
+    }
+
+    #[test]
+    fn wide_multiplies_carries_and_rotates() {
+        let all = u64::MAX;
+        assert_eq!(eval1(AluOp::UmulHigh, &[all, all], &[64, 64], 64), all - 1);
+        assert_eq!(eval1(AluOp::ImulHigh, &[all, all], &[64, 64], 64), 0);
+        assert_eq!(eval1(AluOp::ImulHigh, &[1 << 63, 2], &[64, 64], 64), all);
+        assert_eq!(
+            eval1(
+                AluOp::Umul2x32To64,
+                &[0xffff_ffff, 0xffff_ffff],
+                &[32, 32],
+                64
+            ),
+            0xffff_fffe_0000_0001
+        );
+        assert_eq!(
+            eval1(AluOp::Imul2x32To64, &[0xffff_ffff, 2], &[32, 32], 64),
+            (-2i64) as u64
+        );
+        assert_eq!(eval1(AluOp::UaddCarry, &[0xffff_ffff, 1], &[32, 32], 32), 1);
+        assert_eq!(eval1(AluOp::UaddCarry, &[0xffff_fffe, 1], &[32, 32], 32), 0);
+        assert_eq!(eval1(AluOp::UsubBorrow, &[1, 2], &[32, 32], 32), 1);
+        assert_eq!(eval1(AluOp::UsubBorrow, &[2, 2], &[32, 32], 32), 0);
+        assert_eq!(eval1(AluOp::Uror, &[3, 1], &[32, 32], 32), 0x8000_0001);
+        assert_eq!(eval1(AluOp::Uror, &[0x12, 36], &[8, 32], 8), 0x21);
+        assert_eq!(
+            eval1(AluOp::Isign, &[mask(-5i64 as u64, 32)], &[32], 32),
+            0xffff_ffff
+        );
+        assert_eq!(eval1(AluOp::Isign, &[0], &[32], 32), 0);
+    }
+
+    #[test]
+    fn formula_opcodes_round_each_step_in_their_type() {
+        let f = |x: f32| x.to_bits() as u64;
+        // 16777215 / 0.1 rounds to an integer in f32, so the f32 formula gives exactly 0.
+        assert_eq!(
+            eval1(AluOp::Fmod, &[f(16777215.0), f(0.1)], &[32, 32], 32),
+            f(0.0)
+        );
+        assert_eq!(
+            eval1(AluOp::Frem, &[f(16777215.0), f(0.1)], &[32, 32], 32),
+            f(0.0)
+        );
+        assert_eq!(
+            eval1(AluOp::Fmod, &[f(-1.0), f(3.0)], &[32, 32], 32),
+            f(2.0)
+        );
+        assert_eq!(
+            eval1(AluOp::Frem, &[f(-1.0), f(3.0)], &[32, 32], 32),
+            f(-1.0)
+        );
+        let (a, b, t) = (1.2874556f32, 4.822836f32, 0.97198635f32);
+        assert_eq!(
+            eval1(AluOp::Flrp, &[f(a), f(b), f(t)], &[32, 32, 32], 32),
+            f(a * (1.0 - t) + b * t)
+        );
+        let x = [f(0.1), f(0.2), f(0.3)];
+        let y = [f(0.7), f(0.11), f(0.13)];
+        let mut d = [0u64];
+        AluOp::Fdot3.eval(
+            &[&x, &y],
+            Bits {
+                src: &[32, 32],
+                dst: 32,
+            },
+            &mut d,
+        );
+        assert_eq!(d[0], f(0.1f32 * 0.7 + 0.2 * 0.11 + 0.3 * 0.13));
+        assert_eq!(eval1(AluOp::Ffract, &[f(-0.25)], &[32], 32), f(0.75));
+    }
+
+    #[test]
+    fn signs_saturation_and_exponents() {
+        let f = |x: f32| x.to_bits() as u64;
+        assert_eq!(eval1(AluOp::Fsign, &[f(-0.0)], &[32], 32), f(-0.0));
+        assert_eq!(eval1(AluOp::Fsign, &[f(-3.0)], &[32], 32), f(-1.0));
+        assert!(f32::from_bits(eval1(AluOp::Fsign, &[f(f32::NAN)], &[32], 32) as u32).is_nan());
+        assert_eq!(eval1(AluOp::Fsat, &[f(-0.0)], &[32], 32), f(0.0));
+        assert_eq!(eval1(AluOp::Fsat, &[f(7.0)], &[32], 32), f(1.0));
+        assert_eq!(eval1(AluOp::FrexpSig, &[f(-12.0)], &[32], 32), f(-0.75));
+        assert_eq!(eval1(AluOp::FrexpExp, &[f(-12.0)], &[32], 32), 4);
+        assert_eq!(
+            eval1(AluOp::FrexpExp, &[f(f32::from_bits(1))], &[32], 32),
+            mask(-148i64 as u64, 32)
+        );
+        assert_eq!(eval1(AluOp::Fldexp, &[f(0.75), 4], &[32, 32], 32), f(12.0));
+        assert_eq!(
+            eval1(
+                AluOp::Fldexp,
+                &[f(1.0), mask(-149i64 as u64, 32)],
+                &[32, 32],
+                32
+            ),
+            1
+        );
+        assert_eq!(
+            eval1(AluOp::Fldexp, &[f(1.0), 200], &[32, 32], 32),
+            f(f32::INFINITY)
+        );
+        assert_eq!(
+            eval1(AluOp::F2f16Rtz, &[f(1.0 + 3.0 * 2f32.powi(-12))], &[32], 16),
+            0x3c00
+        );
+        assert_eq!(
+            eval1(AluOp::F2f16, &[f(1.0 + 3.0 * 2f32.powi(-12))], &[32], 16),
+            0x3c01
+        );
+        assert_eq!(eval1(AluOp::FquantizeF16, &[f(1e-5)], &[32], 32), f(0.0));
+        assert_eq!(
+            eval1(AluOp::FquantizeF16, &[f(0.1)], &[32], 32),
+            f(0.099975586)
+        );
+    }
+
+    #[test]
+    fn norm_packing_rounds_and_clamps() {
+        let f = |x: f32| x.to_bits() as u64;
+        let mut d = [0u64];
+        let bits = Bits {
+            src: &[32],
+            dst: 32,
+        };
+        AluOp::PackSnorm4x8.eval(&[&[f(-1.0), f(0.5), f(-2.0), f(f32::NAN)]], bits, &mut d);
+        assert_eq!(d[0], 0x0081_4081);
+        AluOp::PackUnorm2x16.eval(&[&[f(0.5), f(-1.0)]], bits, &mut d);
+        assert_eq!(d[0], 0x0000_8000);
+        AluOp::PackSnorm2x16.eval(&[&[f(1.0), f(-0.5)]], bits, &mut d);
+        assert_eq!(d[0], 0xc000_7fff);
+        let mut four = [0u64; 4];
+        AluOp::UnpackUnorm4x8.eval(&[&[0xff00_80ff]], bits, &mut four);
+        assert_eq!(four, [f(1.0), f(128.0 / 255.0), f(0.0), f(1.0)]);
+        AluOp::UnpackSnorm4x8.eval(&[&[0x8081_7f00]], bits, &mut four);
+        assert_eq!(four, [f(0.0), f(1.0), f(-1.0), f(-1.0)]);
+        let mut two = [0u64; 2];
+        AluOp::UnpackHalf2x16.eval(&[&[0xc000_3c00]], bits, &mut two);
+        assert_eq!(two, [f(1.0), f(-2.0)]);
     }
 
     #[test]

@@ -11,9 +11,16 @@
 //! - denormals are preserved (never flushed);
 //! - `fmin`/`fmax` return the other operand when one is NaN, and order −0 below +0.
 //!
+//! - `fsign(±0)` keeps the zero's sign; `fsat(−0)` is +0.
+//!
 //! Float arithmetic of 16- and 32-bit values is computed in `f64` and rounded once to the
 //! destination size. For `+ − × ÷ √` this is exactly IEEE-754 correct (the `f64` significand is
-//! more than twice as wide plus two bits); fused multiply-add is evaluated natively per size.
+//! more than twice as wide plus two bits); fused multiply-add is evaluated natively for 32 and 64
+//! bits and through round-to-odd for 16. Rounding to 16 bits is done here, to nearest even,
+//! rather than by the `half` crate, whose conversion from `f64` goes through `f32` (rounding
+//! twice) or truncates, depending on the host CPU. Opcodes defined by a formula of several
+//! operations (`fmod`, `frem`, `flrp`, `fdot`) round after each operation at the operand size,
+//! as the formula evaluated in that type does.
 
 use half::f16;
 
@@ -55,20 +62,68 @@ pub fn fget(v: u64, bits: u8) -> f64 {
 /// Rounds `x` to a float of `bits` bits (round to nearest even) and returns its bits.
 pub fn fput(x: f64, bits: u8) -> u64 {
     match bits {
-        16 => f16::from_f64(x).to_bits() as u64,
+        16 => f16_bits(x) as u64,
         32 => (x as f32).to_bits() as u64,
         _ => x.to_bits(),
     }
+}
+
+/// Rounds `x` to the nearest binary16 (ties to even) and returns its bits.
+pub fn f16_bits(x: f64) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    let a = x.abs();
+    if a.is_nan() {
+        return sign | 0x7e00;
+    }
+    // 65520 lies halfway between the largest finite half (65504, odd significand) and 2^16:
+    // it and everything above round to infinity.
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    // The exponent of the half's quantum: the value's own binade, or the subnormal one.
+    let exp = if a < 2f64.powi(-14) {
+        -14
+    } else {
+        frexp(a).1 - 1
+    };
+    let quantum = 2f64.powi(exp as i32 - 10);
+    // Dividing by a power of two is exact, and the quotient is below 2^11, so rounding it to an
+    // integer is the one rounding step.
+    let significand = (a / quantum).round_ties_even() as u16;
+    // For subnormals (exp = -14) the bits are the significand itself; for normals the implicit
+    // leading 1 (1024) carries into the exponent field, which also handles rounding up to the
+    // next binade.
+    sign | ((((exp + 14) as u16) << 10) + significand)
+}
+
+/// Rounds `x` to a float of `bits` bits and back: one step of arithmetic in that type.
+pub fn round_to(x: f64, bits: u8) -> f64 {
+    fget(fput(x, bits), bits)
 }
 
 /// Fused multiply-add with a single rounding at the destination size.
 pub fn ffma(a: u64, b: u64, c: u64, bits: u8) -> u64 {
     match bits {
         16 => {
-            // Exact in f64: the product of two 11-bit significands fits, and the sum is
-            // then rounded twice (f64, f16); f64 has more than 2*11+2 bits, so that is exact.
-            let (a, b, c) = (fget(a, 16), fget(b, 16), fget(c, 16));
-            fput(a.mul_add(b, c), 16)
+            // The product of two 11-bit significands is exact in f64, the sum is not: compute
+            // it rounded to odd (round to nearest, then make the last bit odd when the result is
+            // inexact), which makes the second rounding, to f16, correct.
+            let product = fget(a, 16) * fget(b, 16);
+            let c = fget(c, 16);
+            let sum = product + c;
+            let c_part = sum - product;
+            let error = (product - (sum - c_part)) + (c - c_part);
+            let odd = if error != 0.0 && sum.to_bits() & 1 == 0 {
+                let away = (error > 0.0) == (sum > 0.0);
+                f64::from_bits(if away {
+                    sum.to_bits() + 1
+                } else {
+                    sum.to_bits() - 1
+                })
+            } else {
+                sum
+            };
+            fput(odd, 16)
         }
         32 => {
             let (a, b, c) = (
@@ -155,9 +210,8 @@ pub fn u2f(x: u64, bits: u8) -> u64 {
 
 /// Converts to a 16-bit float rounding toward zero.
 pub fn f2f16_rtz(x: f64) -> u64 {
-    let nearest = f16::from_f64(x);
-    let away = nearest.to_f64().abs() > x.abs();
-    let bits = nearest.to_bits();
+    let bits = f16_bits(x);
+    let away = f16::from_bits(bits).to_f64().abs() > x.abs();
     if x.is_nan() || !away {
         bits as u64
     } else {
@@ -223,13 +277,13 @@ pub fn round_even(x: f64) -> f64 {
     x.round_ties_even()
 }
 
-/// Flushes a value that is not a normal f16 to signed zero (SPIR-V `OpQuantizeToF16`).
+/// Rounds to f16 precision, flushing magnitudes below the smallest normal f16 to signed zero
+/// (SPIR-V `OpQuantizeToF16`; the flush looks at the value before rounding, as NIR does).
 pub fn quantize_f16(x: f64) -> f64 {
-    let h = f16::from_f64(x);
-    if h != f16::ZERO && h != f16::NEG_ZERO && h.is_finite() && !h.is_normal() {
-        if x.is_sign_negative() { -0.0 } else { 0.0 }
+    if x.abs() < 2f64.powi(-14) {
+        0.0f64.copysign(x)
     } else {
-        h.to_f64()
+        round_to(x, 16)
     }
 }
 
@@ -271,6 +325,54 @@ mod tests {
         assert_eq!(frexp(8.0), (0.5, 4));
         assert_eq!(ldexp(0.5, 4), 8.0);
         assert_eq!(ldexp(1.0, 3000), f64::INFINITY);
+    }
+
+    #[test]
+    fn f16_rounding_is_correct_to_nearest_even() {
+        let one = 1.0f64;
+        // Just above the halfway point between 1 and the next half: rounds up, however far
+        // below f32 precision the excess lies.
+        assert_eq!(f16_bits(one + 2f64.powi(-11) + 2f64.powi(-40)), 0x3c01);
+        assert_eq!(f16_bits(one + 2f64.powi(-11) + 2f64.powi(-22)), 0x3c01);
+        // Exactly halfway: ties to even.
+        assert_eq!(f16_bits(one + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(f16_bits(one + 3.0 * 2f64.powi(-11)), 0x3c02);
+        // Subnormals, the smallest normal, overflow, signs and NaN.
+        assert_eq!(f16_bits(2f64.powi(-24)), 0x0001);
+        assert_eq!(f16_bits(2f64.powi(-25)), 0x0000);
+        assert_eq!(f16_bits(2f64.powi(-25) * 1.5), 0x0001);
+        assert_eq!(f16_bits(2f64.powi(-14) * (1.0 - 2f64.powi(-12))), 0x0400);
+        assert_eq!(f16_bits(65504.0), 0x7bff);
+        assert_eq!(f16_bits(65519.99), 0x7bff);
+        assert_eq!(f16_bits(65520.0), 0x7c00);
+        assert_eq!(f16_bits(-2.0), 0xc000);
+        assert_eq!(f16_bits(-0.0), 0x8000);
+        assert_eq!(f16_bits(f64::NEG_INFINITY), 0xfc00);
+        assert!(f16::from_bits(f16_bits(f64::NAN)).is_nan());
+        // Every half converts back to itself.
+        for bits in 0..=0xffffu16 {
+            let h = f16::from_bits(bits);
+            if !h.is_nan() {
+                assert_eq!(f16_bits(h.to_f64()), bits);
+            }
+        }
+    }
+
+    #[test]
+    fn f16_fma_rounds_once() {
+        // 1.5 * 0x3956 + 2^-24 is exactly 1 + 2^-11 + 2^-24: just above halfway, so it rounds up,
+        // which rounding the f64 sum to nearest first would lose.
+        assert_eq!(ffma(0x3e00, 0x3956, 0x0001, 16), 0x3c01);
+        assert_eq!(ffma(0x3c00, 0x3c00, 0x3c00, 16), 0x4000);
+    }
+
+    #[test]
+    fn quantize_flushes_below_the_smallest_normal_half() {
+        assert_eq!(quantize_f16(6.1034e-5), 0.0);
+        assert!(quantize_f16(-1e-6).is_sign_negative());
+        assert_eq!(quantize_f16(2f64.powi(-14)), 2f64.powi(-14));
+        assert_eq!(quantize_f16(0.1), f16::from_bits(0x2e66).to_f64());
+        assert_eq!(quantize_f16(1e6), f64::INFINITY);
     }
 
     #[test]
