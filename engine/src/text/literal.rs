@@ -2,7 +2,7 @@
 //! a literal is read back into bits at the value's size.
 
 use half::f16;
-use shrew_ops::eval::{mask, sext};
+use shrew_ops::eval::{fput, mask, sext};
 
 /// Writes one component of a `bits`-bit constant: `true`/`false` for 1-bit values, a float when
 /// the bits read naturally as one, a small signed decimal, or hexadecimal bits.
@@ -86,7 +86,8 @@ pub(super) fn parse_number(text: &str, bits: u8) -> Result<u64, String> {
 fn parse_float(text: &str, bits: u8) -> Result<u64, String> {
     let invalid = |_| format!("invalid float literal '{text}'");
     match bits {
-        16 => Ok(f16::from_f32(text.parse::<f32>().map_err(invalid)?).to_bits() as u64),
+        // Printed halves are exact in f64, so this rounds (if at all) only hand-written text.
+        16 => Ok(fput(text.parse::<f64>().map_err(invalid)?, 16)),
         32 => Ok(text.parse::<f32>().map_err(invalid)?.to_bits() as u64),
         64 => Ok(text.parse::<f64>().map_err(invalid)?.to_bits()),
         _ => Err(float_size_error(text, bits)),
