@@ -81,12 +81,36 @@ fn verifier_errors_name_the_instruction() {
 #[test]
 fn missing_file_and_garbage_are_errors_not_panics() {
     assert_user_error(&shrew(&["verify", "/nonexistent/shader.shrew"]));
-    let garbage = temp_file(
-        "garbage.shrew",
-        "\u{1F980} %%% {{{ shader ))) 0x 1e99999 @\n\t\0",
-    );
-    assert_user_error(&shrew(&["fmt", garbage.to_str().unwrap()]));
-    assert_user_error(&shrew(&["run", garbage.to_str().unwrap()]));
+    // Malformed input that gets past the lexer's first characters: a valid header, then
+    // truncated and scrambled instructions, each reaching a different part of the parser.
+    let valid = std::fs::read_to_string(repo_path("examples/lighting.shrew")).unwrap();
+    let mut broken = vec![
+        "\u{1F980} %%% {{{ shader ))) 0x 1e99999 @\n\t\0".to_string(),
+        valid.replace("fdot2 %1, %1", "fdot2 %1"),
+        valid.replace(
+            "32x2 %1 = load_deref %0",
+            "32x2 %1 = load_deref %0 (access=bogus)",
+        ),
+        valid.replace("branch %6, b1, b2", "branch %6, b1, b99"),
+        valid.replace("phi b1: %7, b2: %8", "phi b1: %7, b2:"),
+        valid.replace("0.25", "0.25e999999"),
+        valid.replace("vec4 %14", "vec4 %99999999999"),
+    ];
+    for cut in (0..valid.len()).step_by(97) {
+        broken.push(valid[..cut].to_string());
+    }
+    for (i, text) in broken.iter().enumerate() {
+        let path = temp_file(&format!("broken{i}.shrew"), text);
+        for command in ["fmt", "verify", "run"] {
+            let out = shrew(&[command, path.to_str().unwrap()]);
+            assert_user_error(&out);
+            assert!(
+                stderr(&out).contains(&format!("broken{i}.shrew")),
+                "{command} {i}: {}",
+                stderr(&out)
+            );
+        }
+    }
 }
 
 #[test]
@@ -104,11 +128,11 @@ fn run_prints_fragment_outputs_per_invocation() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    // Invocation 0: |uv|² = 0.05 takes the squaring branch, then three loop trips scale by
-    // 0.25: 0.05² / 64. Its quad's derivatives are d(uv.x)/dx = 0.8 and d(uv.y)/dy = 0.6,
+    // Invocation 0: |uv|² = 0.05 (a dot product rounded at f32 after each step) takes the
+    // squaring branch, then three loop trips scale by 0.25: 0.05² / 64. Its quad's derivatives are d(uv.x)/dx = 0.8 and d(uv.y)/dy = 0.6,
     // scaled by the tint.
     assert!(
-        text.contains("invocation 0\n    @color = 3.9062503e-5, 0.39999998, 0.15, 0.25\n"),
+        text.contains("invocation 0\n    @color = 3.9062506e-5, 0.39999998, 0.15, 0.25\n"),
         "{text}"
     );
     assert_eq!(text.matches("invocation ").count(), 4, "{text}");

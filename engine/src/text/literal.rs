@@ -2,7 +2,7 @@
 //! a literal is read back into bits at the value's size.
 
 use half::f16;
-use shrew_ops::eval::{fput, mask, sext};
+use shrew_ops::eval::{fget, fput, mask, sext};
 
 /// Writes one component of a `bits`-bit constant: `true`/`false` for 1-bit values, a float when
 /// the bits read naturally as one, a small signed decimal, or hexadecimal bits.
@@ -85,13 +85,19 @@ pub(super) fn parse_number(text: &str, bits: u8) -> Result<u64, String> {
 
 fn parse_float(text: &str, bits: u8) -> Result<u64, String> {
     let invalid = |_| format!("invalid float literal '{text}'");
-    match bits {
+    let value = match bits {
         // Printed halves are exact in f64, so this rounds (if at all) only hand-written text.
-        16 => Ok(fput(text.parse::<f64>().map_err(invalid)?, 16)),
-        32 => Ok(text.parse::<f32>().map_err(invalid)?.to_bits() as u64),
-        64 => Ok(text.parse::<f64>().map_err(invalid)?.to_bits()),
-        _ => Err(float_size_error(text, bits)),
+        16 => fput(text.parse::<f64>().map_err(invalid)?, 16),
+        32 => text.parse::<f32>().map_err(invalid)?.to_bits() as u64,
+        64 => text.parse::<f64>().map_err(invalid)?.to_bits(),
+        _ => return Err(float_size_error(text, bits)),
+    };
+    // Infinity is written `inf`; a finite literal too large for the size is a mistake.
+    let spelled_infinite = text.trim_start_matches(['-', '+']).starts_with("inf");
+    if fget(value, bits).is_infinite() && !spelled_infinite {
+        return Err(format!("float literal '{text}' overflows {bits} bits"));
     }
+    Ok(value)
 }
 
 fn float_size_error(text: &str, bits: u8) -> String {
@@ -181,6 +187,20 @@ mod tests {
             };
             assert_eq!(parsed, Ok(v), "{text} at {bits} bits");
         }
+    }
+
+    #[test]
+    fn overflowing_float_literals_are_errors() {
+        assert_eq!(
+            parse_float("1e39", 32),
+            Err("float literal '1e39' overflows 32 bits".to_string())
+        );
+        assert_eq!(
+            parse_float("70000.0", 16),
+            Err("float literal '70000.0' overflows 16 bits".to_string())
+        );
+        assert_eq!(parse_float("-inf", 32), Ok(0xff80_0000));
+        assert_eq!(parse_float("1e39", 64), Ok(1e39f64.to_bits()));
     }
 
     #[test]
