@@ -2,7 +2,7 @@
 
 use super::memory::{self, Layout, SLOT_BYTES, Storage};
 use super::program::*;
-use super::{Fault, Launch, MAX_CALL_DEPTH, Resources, Site, Stats};
+use super::{Fault, Launch, MAX_CALL_DEPTH, MAX_GROUP_BYTES, Resources, Site, Stats};
 use crate::ir::*;
 use shrew_ops::eval::{Bits, fget, fput, mask, sext};
 use shrew_ops::{AtomicOp, IndexKind, Intrinsic};
@@ -68,7 +68,15 @@ pub(crate) struct Machine<'p, 's> {
     /// The default uniform block.
     pub uniform: Vec<u8>,
     pub stats: Stats,
+    /// Register words (`u64`s, arguments included) the call frames of the group being run may
+    /// still take, so that its memory stays within [`MAX_GROUP_BYTES`]; set for each group.
+    pub call_words_left: usize,
     phi_tmp: Vec<u64>,
+}
+
+/// Register words a frame holds.
+fn frame_words(f: &Frame) -> usize {
+    f.regs.len() + f.args.iter().map(Vec::len).sum::<usize>()
 }
 
 /// Bytes of one component of a value of `bits` bits in byte-addressed memory.
@@ -256,6 +264,7 @@ impl<'p, 's> Machine<'p, 's> {
             res,
             uniform,
             stats: Stats::default(),
+            call_words_left: 0,
             phi_tmp: Vec::new(),
         }
     }
@@ -393,6 +402,14 @@ impl<'p, 's> Machine<'p, 's> {
                     .map(|&(off, n)| regs[off as usize..(off + n) as usize].to_vec())
                     .collect();
                 let callee = self.frame(*func, args, *dst);
+                self.call_words_left = self
+                    .call_words_left
+                    .checked_sub(frame_words(&callee))
+                    .ok_or_else(|| {
+                        Fault::unsupported(format!(
+                            "the call frames of the group need more than {MAX_GROUP_BYTES} bytes"
+                        ))
+                    })?;
                 frames.push(callee);
                 return Ok(Flow::Next);
             }
@@ -421,6 +438,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .map(|(off, n)| frame.regs[off as usize..(off + n) as usize].to_vec())
                     .unwrap_or_default();
                 let (dst, n) = frame.ret_dst;
+                self.call_words_left += frame_words(frame);
                 frames.pop();
                 let Some(caller) = frames.last_mut() else {
                     return Ok(Flow::Done);
@@ -540,15 +558,15 @@ impl<'p, 's> Machine<'p, 's> {
         Ok((buf, vl.offset as u64 + off))
     }
 
-    /// The variable and pointee type of a deref source.
-    fn pointee(&self, fc: &FuncCode, v: Value) -> Result<(VarId, Type, Layout<'s>), Fault> {
+    /// The variable and pointee type of a deref source, and the layout of the variable's types.
+    fn pointee(&self, fc: &FuncCode, v: Value) -> Result<(VarId, Type, &'p Layout<'s>), Fault> {
+        let prog: &'p Program<'s> = self.prog;
         let (var, ty) = fc
             .derefs
             .get(&v)
             .cloned()
             .ok_or_else(|| Fault::invalid(format!("{v} is not a well-formed deref")))?;
-        let layout = Layout::new(self.shader(), self.prog.vars[var.0 as usize].rule);
-        Ok((var, ty, layout))
+        Ok((var, ty, prog.var_layout(var)))
     }
 
     /// Whether a write by this invocation to this storage is dropped (helpers' global writes).
@@ -704,8 +722,10 @@ impl<'p, 's> Machine<'p, 's> {
                 let (_, sty, slayout) = self.pointee(fc, ii.srcs[1])?;
                 self.check_writable(dvar)?;
                 let (mut dl, mut sl) = (Vec::new(), Vec::new());
-                dlayout.leaves(&dty, 0, &mut dl);
-                slayout.leaves(&sty, 0, &mut sl);
+                dlayout
+                    .leaves(&dty, 0, 0, &mut dl)
+                    .and_then(|()| slayout.leaves(&sty, 0, 0, &mut sl))
+                    .map_err(|e| Fault::unsupported(format!("copy_deref: {e}")))?;
                 if dl.len() != sl.len() {
                     return Err(Fault::invalid("copy_deref between different types".into()));
                 }
@@ -976,11 +996,20 @@ impl<'p, 's> Machine<'p, 's> {
             Intrinsic::LoadLocalInvocationIndex => {
                 let [sx, sy, _] = shader.workgroup_size;
                 let [x, y, z] = state.local_id;
-                vec![((z * sy + y) * sx + x) as u64]
+                vec![
+                    z.wrapping_mul(sy)
+                        .wrapping_add(y)
+                        .wrapping_mul(sx)
+                        .wrapping_add(x) as u64,
+                ]
             }
             Intrinsic::LoadGlobalInvocationId => {
                 let size = shader.workgroup_size;
-                u32s([0, 1, 2].map(|a| state.workgroup_id[a] * size[a] + state.local_id[a]))
+                u32s([0, 1, 2].map(|a| {
+                    state.workgroup_id[a]
+                        .wrapping_mul(size[a])
+                        .wrapping_add(state.local_id[a])
+                }))
             }
             Intrinsic::LoadWorkgroupId => u32s(state.workgroup_id),
             Intrinsic::LoadNumWorkgroups => u32s(launch.workgroups),

@@ -2,16 +2,16 @@
 //! group to its sync points and resolves them (derivatives, implicit LODs, barriers).
 
 use super::exec::{Flow, InvState, Invocation, Machine, Status};
-use super::memory::{self, Layout, LayoutRule, Leaf, SLOT_BYTES, Storage, storage_extent};
+use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, storage_extent};
 use super::program::{FuncCode, Op, Program};
-use super::{InterpError, InvocationResult, Launch, Resources, RunResult};
-use crate::ir::{Shader, Stage, Type};
+use super::{
+    InterpError, InvocationResult, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS,
+    MAX_RESULT_VALUES, Resources, RunResult,
+};
+use crate::ir::{Shader, Stage};
 use shrew_ops::alu::{Axis, DerivativePrecision};
 use shrew_ops::eval::{fget, fput};
 use std::collections::BTreeMap;
-
-/// Largest memory area a run allocates per invocation or workgroup.
-const MAX_AREA_BYTES: usize = 1 << 28;
 
 /// I/O slots every invocation has at least, so lowered accesses to locations without a
 /// variable still work.
@@ -19,33 +19,6 @@ const MIN_IO_SLOTS: usize = 32;
 
 fn setup(msg: String) -> InterpError {
     InterpError::Setup(msg)
-}
-
-/// Rejects struct types that refer to undeclared (or later, hence possibly recursive) structs.
-pub(crate) fn check_types(shader: &Shader) -> Result<(), InterpError> {
-    fn ok(ty: &Type, limit: usize) -> bool {
-        match ty {
-            Type::Struct(id) => (id.0 as usize) < limit,
-            Type::Array { elem, .. } => ok(elem, limit),
-            _ => true,
-        }
-    }
-    for (i, st) in shader.structs.iter().enumerate() {
-        if let Some(m) = st.members.iter().find(|m| !ok(&m.ty, i)) {
-            return Err(setup(format!(
-                "member {} of struct {} uses a struct not declared before it",
-                m.name, st.name
-            )));
-        }
-    }
-    if let Some(v) = shader
-        .variables
-        .iter()
-        .find(|v| !ok(&v.ty, shader.structs.len()))
-    {
-        return Err(setup(format!("@{} has an undeclared struct type", v.name)));
-    }
-    Ok(())
 }
 
 /// Sizes of the per-invocation and per-workgroup areas.
@@ -62,11 +35,57 @@ struct Input<'l> {
     values: &'l [Vec<u64>],
 }
 
+/// One output variable: its name and where its components are.
+struct Output {
+    name: String,
+    leaves: Vec<Leaf>,
+}
+
 struct Runner<'p, 's> {
     m: Machine<'p, 's>,
     areas: Areas,
     inputs: Vec<Input<'p>>,
+    outputs: Vec<Output>,
     entry: u32,
+    /// [`Machine::call_words_left`] at the start of every group.
+    call_words: usize,
+}
+
+/// The number of invocations of a run and of its largest group, checked against
+/// [`MAX_INVOCATIONS`].
+fn invocation_counts(shader: &Shader, launch: &Launch) -> Result<(u64, u64), InterpError> {
+    let limit = MAX_INVOCATIONS;
+    if shader.stage != Stage::Compute {
+        let n = launch.invocations as u64;
+        if n > limit {
+            return Err(setup(format!(
+                "{n} invocations are more than the limit of {limit}"
+            )));
+        }
+        let group = if shader.stage == Stage::Fragment {
+            4
+        } else {
+            1
+        };
+        return Ok((n, n.min(group)));
+    }
+    let [sx, sy, sz] = shader.workgroup_size;
+    let per_group = sx as u64 * sy as u64 * sz as u64;
+    if per_group == 0 || per_group > limit {
+        return Err(setup(format!(
+            "a workgroup of {sx}x{sy}x{sz} invocations: the size must be 1 to {limit} invocations"
+        )));
+    }
+    let [gx, gy, gz] = launch.workgroups;
+    // At most 2^96 · 2^24 = 2^120: no overflow.
+    let total = gx as u128 * gy as u128 * gz as u128 * per_group as u128;
+    if total > limit as u128 {
+        return Err(setup(format!(
+            "{gx}x{gy}x{gz} workgroups of {per_group} invocations are {total} invocations, more \
+             than the limit of {limit}"
+        )));
+    }
+    Ok((total as u64, per_group))
 }
 
 pub(crate) fn run(
@@ -74,7 +93,8 @@ pub(crate) fn run(
     launch: &Launch,
     res: &mut Resources,
 ) -> Result<RunResult, InterpError> {
-    check_types(shader)?;
+    let (total, group) = invocation_counts(shader, launch)?;
+    res.validate()?;
     let entry = shader.entry.0;
     let entry_fn = shader
         .functions
@@ -83,50 +103,69 @@ pub(crate) fn run(
     if !entry_fn.params.is_empty() {
         return Err(setup("the entry function takes parameters".into()));
     }
-    let prog = Program::new(shader).map_err(setup)?;
-    let extent = |s: Storage| storage_extent(&prog.vars, s) as usize;
-    let io_min = MIN_IO_SLOTS * SLOT_BYTES as usize;
-    let areas = Areas {
-        input: extent(Storage::Input).max(io_min),
-        output: extent(Storage::Output).max(io_min),
-        private: extent(Storage::Private),
-        shared: extent(Storage::Shared).max(launch.shared_memory_size as usize),
-    };
+    let prog = Program::new(shader)?;
+    let extent = |s: Storage| storage_extent(&prog.vars, s) as u64;
+    let io_min = (MIN_IO_SLOTS * SLOT_BYTES as usize) as u64;
+    let (input, output) = (
+        extent(Storage::Input).max(io_min),
+        extent(Storage::Output).max(io_min),
+    );
+    let private = extent(Storage::Private);
+    let shared = extent(Storage::Shared).max(launch.shared_memory_size as u64);
     let uniform_size = extent(Storage::Uniform);
     for (what, size) in [
-        ("inputs", areas.input),
-        ("outputs", areas.output),
-        ("private variables", areas.private),
-        ("shared memory", areas.shared),
+        ("inputs", input),
+        ("outputs", output),
+        ("private variables", private),
+        ("shared memory", shared),
         ("the uniform block", uniform_size),
     ] {
         if size > MAX_AREA_BYTES {
             return Err(setup(format!(
-                "{what} need {size} bytes, more than the interpreter allows"
+                "{what} need {size} bytes, more than the limit of {MAX_AREA_BYTES}"
             )));
         }
     }
-    let total = match shader.stage {
-        Stage::Compute => {
-            let wg: u64 = launch.workgroups.iter().map(|&x| x as u64).product();
-            let size: u64 = shader.workgroup_size.iter().map(|&x| x as u64).product();
-            (wg * size) as usize
-        }
-        _ => launch.invocations,
-    };
-    let inputs = prepare_inputs(&prog, launch, total)?;
+    // Every size is at most 2^28 and `group` at most 2^24: no overflow.
+    let entry_regs = prog.funcs[entry as usize].nregs as u64 * 8;
+    let group_bytes = shared + group * (input + output + private + entry_regs);
+    if group_bytes > MAX_GROUP_BYTES {
+        return Err(setup(format!(
+            "a group of {group} invocations needs {group_bytes} bytes of memory, more than the \
+             limit of {MAX_GROUP_BYTES}"
+        )));
+    }
+    let outputs = output_leaves(&prog)?;
+    let per_invocation = 1 + outputs
+        .iter()
+        .map(|o| 1 + o.leaves.len() as u64)
+        .sum::<u64>();
+    if total.saturating_mul(per_invocation) > MAX_RESULT_VALUES {
+        return Err(setup(format!(
+            "{total} invocations with {per_invocation} result values each are more than the \
+             limit of {MAX_RESULT_VALUES} values"
+        )));
+    }
+    let inputs = prepare_inputs(&prog, launch, total as usize)?;
     let mut uniform = res.uniform_data.clone();
-    if uniform.len() < uniform_size {
-        uniform.resize(uniform_size, 0);
+    if uniform.len() < uniform_size as usize {
+        uniform.resize(uniform_size as usize, 0);
     }
     let mut runner = Runner {
         m: Machine::new(&prog, launch, res, uniform),
-        areas,
+        areas: Areas {
+            input: input as usize,
+            output: output as usize,
+            private: private as usize,
+            shared: shared as usize,
+        },
         inputs,
+        outputs,
         entry,
+        call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
     };
     let invocations = match shader.stage {
-        Stage::Compute => runner.compute()?,
+        Stage::Compute => runner.compute(total as usize)?,
         Stage::Fragment => runner.fragment()?,
         _ => runner.independent()?,
     };
@@ -134,6 +173,27 @@ pub(crate) fn run(
         invocations,
         stats: runner.m.stats,
     })
+}
+
+/// Where the components of every output variable are.
+fn output_leaves(prog: &Program) -> Result<Vec<Output>, InterpError> {
+    let slots = prog.layout(LayoutRule::Slots);
+    prog.shader
+        .variables
+        .iter()
+        .zip(&prog.vars)
+        .filter(|(_, layout)| layout.storage == Storage::Output)
+        .map(|(v, layout)| {
+            let mut leaves = Vec::new();
+            slots
+                .leaves(&v.ty, layout.offset, 0, &mut leaves)
+                .map_err(|e| setup(format!("output @{}: {e}", v.name)))?;
+            Ok(Output {
+                name: v.name.clone(),
+                leaves,
+            })
+        })
+        .collect()
 }
 
 fn prepare_inputs<'l>(
@@ -158,7 +218,9 @@ fn prepare_inputs<'l>(
                 )));
             }
             let mut leaves = Vec::new();
-            Layout::new(shader, LayoutRule::Slots).leaves(&v.ty, layout.offset, &mut leaves);
+            prog.layout(LayoutRule::Slots)
+                .leaves(&v.ty, layout.offset, 0, &mut leaves)
+                .map_err(|e| setup(format!("input @{name}: {e}")))?;
             if values.len() != 1 && values.len() != total {
                 return Err(setup(format!(
                     "input @{name}: {} values for {total} invocations",
@@ -250,25 +312,16 @@ impl<'p, 's> Runner<'p, 's> {
         let helper = inv.state.helper;
         let mut outputs = BTreeMap::new();
         if !discarded && !helper {
-            let shader = self.m.prog.shader;
-            for (v, layout) in shader.variables.iter().zip(&self.m.prog.vars) {
-                if layout.storage == Storage::Output {
-                    let mut leaves = Vec::new();
-                    Layout::new(shader, LayoutRule::Slots).leaves(
-                        &v.ty,
-                        layout.offset,
-                        &mut leaves,
-                    );
-                    let vals = leaves
-                        .iter()
-                        .map(|l| {
-                            let raw =
-                                memory::read_bytes(&inv.state.output, l.offset as u64, l.bytes);
-                            memory::from_memory(raw.unwrap_or(0), l.scalar)
-                        })
-                        .collect();
-                    outputs.insert(v.name.clone(), vals);
-                }
+            for o in &self.outputs {
+                let vals = o
+                    .leaves
+                    .iter()
+                    .map(|l| {
+                        let raw = memory::read_bytes(&inv.state.output, l.offset as u64, l.bytes);
+                        memory::from_memory(raw.unwrap_or(0), l.scalar)
+                    })
+                    .collect();
+                outputs.insert(o.name.clone(), vals);
             }
         }
         InvocationResult {
@@ -309,10 +362,12 @@ impl<'p, 's> Runner<'p, 's> {
         }
         let w = launch.grid_width() as usize;
         let h = n.div_ceil(w);
+        // Columns past the last invocation are empty (only when the grid is one row).
+        let columns = w.min(n);
         let covered = |i: usize| launch.covered.get(i).copied().unwrap_or(true);
         let mut results = vec![InvocationResult::default(); n];
         for qy in 0..h.div_ceil(2) {
-            for qx in 0..w.div_ceil(2) {
+            for qx in 0..columns.div_ceil(2) {
                 let members: Vec<(usize, usize, usize, usize)> = (0..4)
                     .map(|pos| (pos, 2 * qx + pos % 2, 2 * qy + pos / 2))
                     .filter(|&(_, x, _)| x < w)
@@ -347,11 +402,16 @@ impl<'p, 's> Runner<'p, 's> {
         Ok(results)
     }
 
-    fn compute(&mut self) -> Result<Vec<InvocationResult>, InterpError> {
+    /// Compute shaders: `total` invocations in workgroups.
+    fn compute(&mut self, total: usize) -> Result<Vec<InvocationResult>, InterpError> {
+        if total == 0 {
+            // Some workgroup count is 0: the other counts may be huge.
+            return Ok(Vec::new());
+        }
         let [gx, gy, gz] = self.m.launch.workgroups;
         let [sx, sy, sz] = self.m.prog.shader.workgroup_size;
         let per_group = sx as usize * sy as usize * sz as usize;
-        let mut results = Vec::new();
+        let mut results = Vec::with_capacity(total);
         let mut group_index = 0;
         for wz in 0..gz {
             for wy in 0..gy {
@@ -421,6 +481,7 @@ impl<'p, 's> Runner<'p, 's> {
         group: &mut [Invocation],
         shared: &mut [u8],
     ) -> Result<(), InterpError> {
+        self.m.call_words_left = self.call_words;
         loop {
             for inv in group.iter_mut() {
                 if inv.status == Status::Running {

@@ -7,11 +7,40 @@
 //! 4 bytes). [`LayoutRule::Slots`] is used for `shader_in`/`shader_out`: values live in 16-byte
 //! vec4 slots as locations do, every component of up to 32 bits takes 4 bytes and a 64-bit one 8,
 //! and every vector, matrix column, array element and struct member starts a new slot.
+//!
+//! Layouts are computed once per struct type (structs may only contain structs declared before
+//! them) and iteratively along chains of nested arrays, so laying out a type takes time linear in
+//! its description. A type has no layout, and using it is an error, when:
+//! - arrays, matrices, vectors and structs nest deeper than [`MAX_TYPE_DEPTH`] levels;
+//! - it, an array stride or a struct member's end is larger than [`MAX_LAYOUT_BYTES`];
+//! - an explicit member offset is below the end of the previous member (members overlap or go
+//!   backwards), or an explicit array stride is smaller than the element. Explicit offsets and
+//!   strides need not be aligned: every access is bytewise, as with scalar block layout;
+//! - a struct refers to a struct not declared before it.
+//!
+//! Listing the components of a value ([`Layout::leaves`]) stops with an error past
+//! [`MAX_COMPONENTS`] components or [`MAX_LIST_STEPS`] steps.
 
-use crate::ir::{Mode, Scalar, Shader, StructType, Type};
+use super::InterpError;
+use crate::ir::{Mode, Scalar, Shader, StructId, StructType, Type};
 use serde::{Deserialize, Serialize};
 use shrew_ops::BaseType;
 use shrew_ops::eval::mask;
+
+/// Deepest nesting of arrays, matrices, vectors and structs in a laid-out type (a scalar has
+/// depth 0, `f32[4][4]` depth 2, a struct one more than its deepest member).
+pub const MAX_TYPE_DEPTH: u32 = 256;
+
+/// Largest size in bytes of a laid-out type, of an array stride, and of the end of a variable in
+/// its storage (so byte offsets always fit the 32 bits of a deref value).
+pub const MAX_LAYOUT_BYTES: u32 = 1 << 30;
+
+/// Most scalar components [`Layout::leaves`] lists for one value.
+pub const MAX_COMPONENTS: usize = 1 << 24;
+
+/// Most steps (components listed, array elements and struct members visited) [`Layout::leaves`]
+/// takes for one value.
+pub const MAX_LIST_STEPS: usize = 1 << 26;
 
 /// How a type is laid out in bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,28 +64,74 @@ impl LayoutRule {
 /// Bytes of one vec4 slot.
 pub const SLOT_BYTES: u32 = 16;
 
-/// Computes sizes, alignments and offsets of types under one rule.
-#[derive(Copy, Clone)]
-pub struct Layout<'s> {
-    /// The struct types `Type::Struct` refers to.
-    pub structs: &'s [StructType],
-    pub rule: LayoutRule,
-    /// Elements [`Layout::leaves`] lists for runtime-sized arrays.
-    pub runtime_len: u32,
+/// Size, alignment, nesting depth and component count of a type under one rule.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// Bytes, at most [`MAX_LAYOUT_BYTES`]; a runtime-sized array has size 0. Opaque types
+    /// (textures, samplers, images) count as one byte so that offsets into arrays of them are
+    /// element indices.
+    pub size: u32,
+    /// Alignment in bytes (at least 1).
+    pub align: u32,
+    /// Nesting depth, at most [`MAX_TYPE_DEPTH`].
+    pub depth: u32,
+    /// Scalar components, runtime-sized arrays counting as empty (saturating).
+    pub comps: u64,
+    /// Whether a runtime-sized array is part of it.
+    pub runtime: bool,
 }
 
-fn round_up(x: u32, align: u32) -> u32 {
-    x.div_ceil(align.max(1)).saturating_mul(align.max(1))
+impl TypeInfo {
+    /// Whether listing the components finds any when runtime-sized arrays have `runtime_len`
+    /// elements.
+    fn has_leaves(&self, runtime_len: u32) -> bool {
+        self.comps > 0 || (self.runtime && runtime_len > 0)
+    }
+}
+
+/// The layout of one struct type.
+#[derive(Clone, Debug)]
+struct StructLayout {
+    info: TypeInfo,
+    /// Per member: its byte offset and its type's info.
+    members: Vec<(u32, TypeInfo)>,
+}
+
+fn round_up(x: u64, align: u32) -> u64 {
+    x.next_multiple_of(align.max(1) as u64)
+}
+
+fn too_large(what: &str, bytes: u64) -> String {
+    format!("{what} of {bytes} bytes is larger than the limit of {MAX_LAYOUT_BYTES} bytes")
+}
+
+fn too_deep() -> String {
+    format!("types are nested deeper than {MAX_TYPE_DEPTH} levels")
+}
+
+/// Computes sizes, alignments and offsets of a shader's types under one rule. Creating one lays
+/// out every struct type once.
+pub struct Layout<'s> {
+    structs: &'s [StructType],
+    rule: LayoutRule,
+    /// Per struct type in declaration order: its layout, or why it has none.
+    table: Vec<Result<StructLayout, String>>,
 }
 
 impl<'s> Layout<'s> {
     /// The layout of a shader's types under `rule`.
     pub fn new(shader: &'s Shader, rule: LayoutRule) -> Layout<'s> {
-        Layout {
+        let mut layout = Layout {
             structs: &shader.structs,
             rule,
-            runtime_len: 0,
+            table: Vec::with_capacity(shader.structs.len()),
+        };
+        for st in &shader.structs {
+            // Members can only see the structs laid out so far.
+            let entry = layout.struct_layout(st);
+            layout.table.push(entry);
         }
+        layout
     }
 
     /// Bytes one component of a scalar or vector of this scalar type occupies.
@@ -73,129 +148,323 @@ impl<'s> Layout<'s> {
         }
     }
 
-    /// Size and alignment in bytes. Opaque types (textures, samplers, images) count as one unit so
-    /// that offsets into arrays of them are element indices. A runtime-sized array has size 0.
-    pub fn size_align(&self, ty: &Type) -> (u32, u32) {
-        match (self.rule, ty) {
-            (_, t) if t.is_opaque() => (1, 1),
-            (LayoutRule::Std430, Type::Scalar(s)) => (s.byte_size(), s.byte_size()),
-            (LayoutRule::Std430, Type::Vector(s, n)) => {
-                let b = s.byte_size();
-                (
-                    b * *n as u32,
-                    b * (*n as u32).clamp(1, 4).next_power_of_two(),
-                )
-            }
-            (LayoutRule::Slots, Type::Scalar(_) | Type::Vector(..)) => {
-                let (s, n) = match ty {
-                    Type::Vector(s, n) => (*s, *n as u32),
-                    Type::Scalar(s) => (*s, 1),
-                    _ => unreachable!(),
-                };
-                (round_up(n * self.comp_bytes(s), SLOT_BYTES), SLOT_BYTES)
-            }
-            (_, Type::Matrix { cols, .. }) => {
-                let stride = self.array_stride(ty);
-                let (_, align) = self.size_align(&ty.element().unwrap());
-                (stride.saturating_mul(*cols as u32), align)
-            }
-            (_, Type::Array { len, .. }) => {
-                let (_, align) = self.size_align(&ty.element().unwrap());
-                (self.array_stride(ty).saturating_mul(*len), align)
-            }
-            (_, Type::Struct(id)) => {
-                let Some(st) = self.structs.get(id.0 as usize) else {
-                    return (0, 1);
-                };
-                let offsets = self.member_offsets(st);
-                let mut end = 0;
-                let mut align = 1;
-                for (m, off) in st.members.iter().zip(&offsets) {
-                    let (size, a) = self.size_align(&m.ty);
-                    end = end.max(off.saturating_add(size));
-                    align = align.max(a);
-                }
-                (round_up(end, align), align)
-            }
-            _ => unreachable!("opaque types are handled first"),
+    /// Size, alignment, depth and components of a type, or why it has no layout.
+    pub fn info(&self, ty: &Type) -> Result<TypeInfo, String> {
+        let chain = array_chain(ty)?;
+        let mut info = self.base_info(chain.inner)?;
+        for &(len, stride) in chain.levels.iter().rev() {
+            info = self.array_info(&info, len, stride)?;
         }
+        Ok(info)
     }
 
     /// Distance between consecutive elements of an array, matrix (columns) or vector
     /// (components).
-    pub fn array_stride(&self, ty: &Type) -> u32 {
+    pub fn array_stride(&self, ty: &Type) -> Result<u32, String> {
         match ty {
-            Type::Vector(s, _) => self.comp_bytes(*s),
-            Type::Array { stride, .. } if *stride != 0 && self.rule == LayoutRule::Std430 => {
-                *stride
+            Type::Vector(s, _) => Ok(self.comp_bytes(*s)),
+            Type::Array { elem, stride, .. } => self.stride(&self.info(elem)?, *stride),
+            Type::Matrix { elem, rows, .. } => {
+                self.stride(&self.base_info(&Type::Vector(*elem, *rows))?, 0)
             }
-            _ => {
-                let elem = ty
-                    .element()
-                    .expect("array_stride of a type without elements");
-                let (size, align) = self.size_align(&elem);
-                round_up(size, align)
-            }
+            _ => Err("a type without elements has no stride".into()),
         }
     }
 
     /// Byte offsets of a struct's members.
-    pub fn member_offsets(&self, st: &StructType) -> Vec<u32> {
-        let mut offsets = Vec::with_capacity(st.members.len());
-        let mut cur = 0;
-        for m in &st.members {
-            let (size, align) = self.size_align(&m.ty);
-            let off = match (self.rule, m.offset) {
-                (LayoutRule::Std430, Some(off)) => off,
-                _ => round_up(cur, align),
-            };
-            offsets.push(off);
-            cur = off.saturating_add(size);
-        }
-        offsets
+    pub fn member_offsets(&self, id: StructId) -> Result<Vec<u32>, String> {
+        Ok(self
+            .struct_entry(id)?
+            .members
+            .iter()
+            .map(|&(off, _)| off)
+            .collect())
     }
 
-    /// Every scalar component of a value of type `ty` placed at `base`, in flattening order
-    /// (array elements, matrix columns, vector components, struct members in order). Opaque
-    /// types contribute nothing, runtime-sized arrays `runtime_len` elements.
-    pub fn leaves(&self, ty: &Type, base: u32, out: &mut Vec<Leaf>) {
-        match ty {
-            Type::Scalar(s) => out.push(Leaf {
-                offset: base,
-                scalar: *s,
-                bytes: self.comp_bytes(*s),
+    /// Appends every scalar component of a value of type `ty` placed at `base`, in flattening
+    /// order (array elements, matrix columns, vector components, struct members in order).
+    /// Opaque types contribute nothing, runtime-sized arrays `runtime_len` elements. Fails when
+    /// the type has no layout, a component would lie past 4 GiB, or listing exceeds
+    /// [`MAX_COMPONENTS`] components or [`MAX_LIST_STEPS`] steps.
+    pub fn leaves(
+        &self,
+        ty: &Type,
+        base: u32,
+        runtime_len: u32,
+        out: &mut Vec<Leaf>,
+    ) -> Result<(), String> {
+        let info = self.info(ty)?;
+        if info.comps > (MAX_COMPONENTS - out.len().min(MAX_COMPONENTS)) as u64 {
+            return Err(too_many_components());
+        }
+        if !info.has_leaves(runtime_len) {
+            return Ok(());
+        }
+        Lister {
+            layout: self,
+            runtime_len,
+            out,
+            steps: 0,
+        }
+        .visit(ty, base as u64)
+    }
+
+    fn struct_entry(&self, id: StructId) -> Result<&StructLayout, String> {
+        let i = id.0 as usize;
+        match self.table.get(i) {
+            Some(entry) => entry.as_ref().map_err(Clone::clone),
+            None => Err(match self.structs.get(i) {
+                Some(st) => format!("struct {} is used before it is declared", st.name),
+                None => format!("struct {} is not declared", id.0),
             }),
-            Type::Vector(s, n) => {
-                let bytes = self.comp_bytes(*s);
-                for c in 0..*n as u32 {
-                    out.push(Leaf {
-                        offset: base + c * bytes,
-                        scalar: *s,
-                        bytes,
-                    });
-                }
+        }
+    }
+
+    /// The info of a type, computed directly unless it is an array.
+    fn base_info(&self, ty: &Type) -> Result<TypeInfo, String> {
+        let info = |size: u32, align: u32, depth: u32, comps: u64| TypeInfo {
+            size,
+            align: align.max(1),
+            depth,
+            comps,
+            runtime: false,
+        };
+        Ok(match (self.rule, ty) {
+            (_, Type::Image { .. } | Type::Texture { .. } | Type::Sampler { .. }) => {
+                info(1, 1, 0, 0)
             }
-            Type::Matrix { .. } | Type::Array { .. } => {
-                let stride = self.array_stride(ty);
-                let elem = ty.element().unwrap();
-                let count = match ty.element_count().unwrap() {
-                    0 => self.runtime_len,
-                    n => n,
-                };
-                for i in 0..count {
-                    self.leaves(&elem, base.saturating_add(i.saturating_mul(stride)), out);
+            (LayoutRule::Std430, Type::Scalar(s)) => info(s.byte_size(), s.byte_size(), 0, 1),
+            (LayoutRule::Std430, Type::Vector(s, n)) => {
+                let (b, n) = (s.byte_size(), *n as u32);
+                info(b * n, b * n.clamp(1, 4).next_power_of_two(), 1, n as u64)
+            }
+            (LayoutRule::Slots, Type::Scalar(_)) => info(SLOT_BYTES, SLOT_BYTES, 0, 1),
+            (LayoutRule::Slots, Type::Vector(s, n)) => {
+                let bytes = round_up(*n as u64 * self.comp_bytes(*s) as u64, SLOT_BYTES);
+                info(bytes as u32, SLOT_BYTES, 1, *n as u64)
+            }
+            (_, Type::Matrix { elem, cols, rows }) => {
+                let column = self.base_info(&Type::Vector(*elem, *rows))?;
+                let stride = self.stride(&column, 0)?;
+                let size = stride as u64 * *cols as u64;
+                if size > MAX_LAYOUT_BYTES as u64 {
+                    return Err(too_large("a matrix", size));
                 }
+                info(size as u32, column.align, 2, *cols as u64 * *rows as u64)
+            }
+            (_, Type::Struct(id)) => self.struct_entry(*id)?.info,
+            (_, Type::Array { .. }) => self.info(ty)?,
+        })
+    }
+
+    /// The stride of an array of `elem` with an explicit stride (0: natural).
+    fn stride(&self, elem: &TypeInfo, explicit: u32) -> Result<u32, String> {
+        let stride = if explicit == 0 || self.rule != LayoutRule::Std430 {
+            round_up(elem.size as u64, elem.align)
+        } else if explicit < elem.size {
+            return Err(format!(
+                "an explicit array stride of {explicit} bytes is smaller than the {}-byte element",
+                elem.size
+            ));
+        } else {
+            explicit as u64
+        };
+        if stride > MAX_LAYOUT_BYTES as u64 {
+            return Err(too_large("an array stride", stride));
+        }
+        Ok(stride as u32)
+    }
+
+    /// The info of an array of `len` elements (0: runtime-sized) of `elem`.
+    fn array_info(&self, elem: &TypeInfo, len: u32, stride: u32) -> Result<TypeInfo, String> {
+        let stride = self.stride(elem, stride)?;
+        let size = stride as u64 * len as u64;
+        if size > MAX_LAYOUT_BYTES as u64 {
+            return Err(format!(
+                "an array of {len} elements {stride} bytes apart is {size} bytes, larger than \
+                 the limit of {MAX_LAYOUT_BYTES} bytes"
+            ));
+        }
+        if elem.depth >= MAX_TYPE_DEPTH {
+            return Err(too_deep());
+        }
+        Ok(TypeInfo {
+            size: size as u32,
+            align: elem.align,
+            depth: elem.depth + 1,
+            comps: elem.comps.saturating_mul(len as u64),
+            runtime: elem.runtime || len == 0,
+        })
+    }
+
+    /// Lays out a struct whose member types only refer to structs already in the table.
+    fn struct_layout(&self, st: &StructType) -> Result<StructLayout, String> {
+        let mut members = Vec::with_capacity(st.members.len());
+        let (mut end, mut align, mut depth) = (0u64, 1u32, 0u32);
+        let (mut comps, mut runtime) = (0u64, false);
+        for m in &st.members {
+            let info = self.info(&m.ty)?;
+            let offset = match (self.rule, m.offset) {
+                (LayoutRule::Std430, Some(off)) if (off as u64) < end => {
+                    return Err(format!(
+                        "member {} of struct {} at offset {off} overlaps the previous member, \
+                         which ends at {end}",
+                        m.name, st.name
+                    ));
+                }
+                (LayoutRule::Std430, Some(off)) => off as u64,
+                _ => round_up(end, info.align),
+            };
+            end = offset + info.size as u64;
+            if end > MAX_LAYOUT_BYTES as u64 {
+                return Err(format!(
+                    "member {} of struct {} ends at byte {end}, past the limit of \
+                     {MAX_LAYOUT_BYTES} bytes",
+                    m.name, st.name
+                ));
+            }
+            members.push((offset as u32, info));
+            align = align.max(info.align);
+            depth = depth.max(info.depth);
+            comps = comps.saturating_add(info.comps);
+            runtime |= info.runtime;
+        }
+        let size = round_up(end, align);
+        if size > MAX_LAYOUT_BYTES as u64 {
+            return Err(too_large(&format!("struct {}", st.name), size));
+        }
+        if depth >= MAX_TYPE_DEPTH {
+            return Err(format!("struct {}: {}", st.name, too_deep()));
+        }
+        Ok(StructLayout {
+            info: TypeInfo {
+                size: size as u32,
+                align,
+                depth: depth + 1,
+                comps,
+                runtime,
+            },
+            members,
+        })
+    }
+}
+
+/// A chain of nested arrays: `(len, explicit stride)` of each level, outermost first, and the
+/// type inside them.
+struct ArrayChain<'t> {
+    levels: Vec<(u32, u32)>,
+    inner: &'t Type,
+}
+
+/// Peels the arrays off a type; fails past [`MAX_TYPE_DEPTH`] levels without walking further.
+fn array_chain(ty: &Type) -> Result<ArrayChain<'_>, String> {
+    let mut levels = Vec::new();
+    let mut inner = ty;
+    while let Type::Array { elem, len, stride } = inner {
+        if levels.len() >= MAX_TYPE_DEPTH as usize {
+            return Err(too_deep());
+        }
+        levels.push((*len, *stride));
+        inner = elem;
+    }
+    Ok(ArrayChain { levels, inner })
+}
+
+fn too_many_components() -> String {
+    format!("the value has more than {MAX_COMPONENTS} components")
+}
+
+/// Lists the leaves of a value whose type has a layout (so recursion is at most
+/// [`MAX_TYPE_DEPTH`] deep).
+struct Lister<'a, 's> {
+    layout: &'a Layout<'s>,
+    runtime_len: u32,
+    out: &'a mut Vec<Leaf>,
+    steps: usize,
+}
+
+impl Lister<'_, '_> {
+    fn step(&mut self, n: usize) -> Result<(), String> {
+        self.steps += n;
+        if self.steps > MAX_LIST_STEPS {
+            return Err(format!(
+                "listing the components of the value takes more than {MAX_LIST_STEPS} steps"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Pushes `n` consecutive components of `s` from `base` on.
+    fn push(&mut self, base: u64, s: Scalar, n: u32) -> Result<(), String> {
+        let bytes = self.layout.comp_bytes(s);
+        if self.out.len() + n as usize > MAX_COMPONENTS {
+            return Err(too_many_components());
+        }
+        self.step(n as usize)?;
+        for c in 0..n as u64 {
+            let offset = u32::try_from(base + c * bytes as u64)
+                .map_err(|_| "a component lies past 4 GiB".to_string())?;
+            self.out.push(Leaf {
+                offset,
+                scalar: s,
+                bytes,
+            });
+        }
+        Ok(())
+    }
+
+    fn visit(&mut self, ty: &Type, base: u64) -> Result<(), String> {
+        match ty {
+            Type::Scalar(s) => self.push(base, *s, 1),
+            Type::Vector(s, n) => self.push(base, *s, *n as u32),
+            Type::Matrix { elem, cols, rows } => {
+                let stride = self.layout.array_stride(ty)? as u64;
+                for c in 0..*cols as u64 {
+                    self.push(base + c * stride, *elem, *rows as u32)?;
+                }
+                Ok(())
+            }
+            Type::Array { .. } => {
+                let chain = array_chain(ty)?;
+                let mut info = self.layout.base_info(chain.inner)?;
+                if !info.has_leaves(self.runtime_len) {
+                    return Ok(());
+                }
+                // (element count, stride) per level, computed innermost first.
+                let mut dims = Vec::with_capacity(chain.levels.len());
+                for &(len, stride) in chain.levels.iter().rev() {
+                    let count = if len == 0 { self.runtime_len } else { len };
+                    dims.push((count, self.layout.stride(&info, stride)? as u64));
+                    info = self.layout.array_info(&info, len, stride)?;
+                }
+                dims.reverse();
+                self.visit_dims(&dims, chain.inner, base)
             }
             Type::Struct(id) => {
-                let Some(st) = self.structs.get(id.0 as usize) else {
-                    return;
-                };
-                for (m, off) in st.members.iter().zip(self.member_offsets(st)) {
-                    self.leaves(&m.ty, base + off, out);
+                let st = self.layout.struct_entry(*id)?;
+                let structs = self.layout.structs;
+                for (m, &(off, info)) in structs[id.0 as usize].members.iter().zip(&st.members) {
+                    self.step(1)?;
+                    if info.has_leaves(self.runtime_len) {
+                        self.visit(&m.ty, base + off as u64)?;
+                    }
                 }
+                Ok(())
             }
-            _ => {}
+            _ => Ok(()),
         }
+    }
+
+    /// Visits the elements of nested arrays with `(count, stride)` per level, outermost first.
+    fn visit_dims(&mut self, dims: &[(u32, u64)], inner: &Type, base: u64) -> Result<(), String> {
+        let Some((&(count, stride), rest)) = dims.split_first() else {
+            return self.visit(inner, base);
+        };
+        for i in 0..count as u64 {
+            self.step(1)?;
+            self.visit_dims(rest, inner, base + i * stride)?;
+        }
+        Ok(())
     }
 }
 
@@ -208,11 +477,20 @@ pub struct Leaf {
     pub bytes: u32,
 }
 
-/// The scalar types of a value of type `ty` in flattening order (see [`Layout::leaves`]).
-pub fn flatten_type(shader: &Shader, ty: &Type) -> Vec<Scalar> {
+/// The scalar types of a value of type `ty` in flattening order (see [`Layout::leaves`]), or
+/// why they cannot be listed.
+pub fn try_flatten_type(shader: &Shader, ty: &Type) -> Result<Vec<Scalar>, InterpError> {
     let mut leaves = Vec::new();
-    Layout::new(shader, LayoutRule::Std430).leaves(ty, 0, &mut leaves);
-    leaves.into_iter().map(|l| l.scalar).collect()
+    Layout::new(shader, LayoutRule::Std430)
+        .leaves(ty, 0, 0, &mut leaves)
+        .map_err(|e| InterpError::Setup(format!("{}: {e}", shader.type_name(ty))))?;
+    Ok(leaves.into_iter().map(|l| l.scalar).collect())
+}
+
+/// The scalar types of a value of type `ty` in flattening order; empty when
+/// [`try_flatten_type`] fails.
+pub fn flatten_type(shader: &Shader, ty: &Type) -> Vec<Scalar> {
+    try_flatten_type(shader, ty).unwrap_or_default()
 }
 
 /// Where a variable's bytes live during a run.
@@ -259,18 +537,44 @@ pub struct VarLayout {
 ///   offset 0 of the push constants;
 /// - opaque uniforms: their binding (0 when unset).
 ///
-/// Areas that are filled in declaration order align each variable to its alignment.
-pub fn layout_variables(shader: &Shader) -> Vec<VarLayout> {
+/// Areas that are filled in declaration order align each variable to its alignment. Fails when a
+/// variable's type has no layout or the variable would end past [`MAX_LAYOUT_BYTES`] of its
+/// storage.
+pub fn layout_variables(shader: &Shader) -> Result<Vec<VarLayout>, InterpError> {
+    place_variables(
+        shader,
+        &Layout::new(shader, LayoutRule::Std430),
+        &Layout::new(shader, LayoutRule::Slots),
+    )
+}
+
+/// [`layout_variables`] with the shader's layouts under both rules already computed.
+pub(crate) fn place_variables(
+    shader: &Shader,
+    std430: &Layout,
+    slots: &Layout,
+) -> Result<Vec<VarLayout>, InterpError> {
+    let fail = |name: &str, e: String| InterpError::Setup(format!("@{name}: {e}"));
+    let infos = shader
+        .variables
+        .iter()
+        .map(|v| {
+            let layout = match LayoutRule::for_mode(v.mode) {
+                LayoutRule::Std430 => std430,
+                LayoutRule::Slots => slots,
+            };
+            layout.info(&v.ty).map_err(|e| fail(&v.name, e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let slot_end = |mode: Mode| {
-        let slots = Layout::new(shader, LayoutRule::Slots);
         shader
             .variables
             .iter()
-            .filter_map(|v| match v.location {
-                Some(loc) if v.mode == mode => Some(
-                    loc.saturating_mul(SLOT_BYTES)
-                        .saturating_add(slots.size_align(&v.ty).0),
-                ),
+            .zip(&infos)
+            .filter_map(|(v, info)| match v.location {
+                Some(loc) if v.mode == mode => {
+                    Some(loc as u64 * SLOT_BYTES as u64 + info.size as u64)
+                }
                 _ => None,
             })
             .max()
@@ -280,23 +584,22 @@ pub fn layout_variables(shader: &Shader) -> Vec<VarLayout> {
     let (mut next_in, mut next_out) = (slot_end(Mode::ShaderIn), slot_end(Mode::ShaderOut));
     let (mut next_private, mut next_shared, mut next_uniform) = (0, 0, 0);
     let mut layouts = Vec::with_capacity(shader.variables.len());
-    for v in &shader.variables {
-        let rule = LayoutRule::for_mode(v.mode);
-        let (size, align) = Layout::new(shader, rule).size_align(&v.ty);
+    for (v, info) in shader.variables.iter().zip(&infos) {
         let binding = v.binding.unwrap_or(0);
-        let place = |next: &mut u32| {
-            let offset = round_up(*next, align);
-            *next = offset.saturating_add(size);
+        let place = |next: &mut u64| {
+            let offset = round_up(*next, info.align);
+            *next = offset + info.size as u64;
             offset
         };
+        let located = |loc: u32| loc as u64 * SLOT_BYTES as u64;
         let (storage, offset) = match v.mode {
             _ if is_opaque_deep(&v.ty) => (Storage::Opaque { binding }, 0),
             Mode::ShaderIn => match v.location {
-                Some(loc) => (Storage::Input, loc.saturating_mul(SLOT_BYTES)),
+                Some(loc) => (Storage::Input, located(loc)),
                 None => (Storage::Input, place(&mut next_in)),
             },
             Mode::ShaderOut => match v.location {
-                Some(loc) => (Storage::Output, loc.saturating_mul(SLOT_BYTES)),
+                Some(loc) => (Storage::Output, located(loc)),
                 None => (Storage::Output, place(&mut next_out)),
             },
             Mode::FunctionTemp | Mode::ShaderTemp => (Storage::Private, place(&mut next_private)),
@@ -306,22 +609,33 @@ pub fn layout_variables(shader: &Shader) -> Vec<VarLayout> {
             Mode::Ssbo => (Storage::Ssbo { binding }, 0),
             Mode::PushConst => (Storage::PushConst, 0),
         };
+        let end = offset + info.size as u64;
+        if end > MAX_LAYOUT_BYTES as u64 {
+            return Err(fail(
+                &v.name,
+                format!(
+                    "placed at byte {offset} of its storage, it ends past the limit of \
+                     {MAX_LAYOUT_BYTES} bytes"
+                ),
+            ));
+        }
         layouts.push(VarLayout {
             storage,
-            offset,
-            size,
-            rule,
+            offset: offset as u32,
+            size: info.size,
+            rule: LayoutRule::for_mode(v.mode),
         });
     }
-    layouts
+    Ok(layouts)
 }
 
 /// Whether a type is opaque or an array of opaque elements.
 fn is_opaque_deep(ty: &Type) -> bool {
-    match ty {
-        Type::Array { elem, .. } => is_opaque_deep(elem),
-        t => t.is_opaque(),
+    let mut t = ty;
+    while let Type::Array { elem, .. } = t {
+        t = elem;
     }
+    t.is_opaque()
 }
 
 /// Bytes an area must have to hold all variables placed in it.
@@ -329,7 +643,7 @@ pub fn storage_extent(layouts: &[VarLayout], storage: Storage) -> u32 {
     layouts
         .iter()
         .filter(|l| l.storage == storage)
-        .map(|l| l.offset.saturating_add(l.size))
+        .map(|l| l.offset + l.size)
         .max()
         .unwrap_or(0)
 }
@@ -374,52 +688,57 @@ pub fn to_memory(v: u64, s: Scalar) -> u64 {
     }
 }
 
-fn var_leaves(shader: &Shader, ty: &Type, layout: VarLayout, runtime_len: u32) -> Vec<Leaf> {
+/// The leaves of a value of type `ty` with `runtime_len` elements in runtime-sized arrays.
+fn var_leaves(layout: &Layout, ty: &Type, runtime_len: u32) -> Result<Vec<Leaf>, String> {
     let mut out = Vec::new();
-    Layout {
-        runtime_len,
-        ..Layout::new(shader, layout.rule)
-    }
-    .leaves(ty, 0, &mut out);
-    out
+    layout.leaves(ty, 0, runtime_len, &mut out)?;
+    Ok(out)
 }
 
-/// The leaves of a variable holding `count` components: its fixed part plus as many elements
-/// of a runtime-sized array as the rest makes; `None` when no element count fits.
+/// End of the last byte of some leaves.
+fn leaves_end(leaves: &[Leaf]) -> u64 {
+    leaves
+        .iter()
+        .map(|l| l.offset as u64 + l.bytes as u64)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The leaves of a value of type `ty` holding `count` components: its fixed part plus as many
+/// elements of a runtime-sized array as the rest makes.
 pub(crate) fn leaves_for_count(
-    shader: &Shader,
+    layout: &Layout,
     ty: &Type,
-    layout: VarLayout,
     count: usize,
-) -> Option<Vec<Leaf>> {
-    let fixed = var_leaves(shader, ty, layout, 0);
+) -> Result<Vec<Leaf>, String> {
+    let fixed = var_leaves(layout, ty, 0)?;
     if fixed.len() == count {
-        return Some(fixed);
+        return Ok(fixed);
     }
-    let per = var_leaves(shader, ty, layout, 1).len() - fixed.len();
-    let extra = count.checked_sub(fixed.len())?;
-    if per == 0 || extra % per != 0 {
-        return None;
+    let per = var_leaves(layout, ty, 1)?.len() - fixed.len();
+    match count.checked_sub(fixed.len()) {
+        Some(extra) if per != 0 && extra % per == 0 => {
+            let elements = u32::try_from(extra / per).map_err(|_| too_many_components())?;
+            var_leaves(layout, ty, elements)
+        }
+        _ => Err(format!(
+            "the type has {} components, got {count}",
+            fixed.len()
+        )),
     }
-    Some(var_leaves(shader, ty, layout, (extra / per) as u32))
 }
 
-/// The leaves of a variable that fit in a buffer of `len` bytes: the fixed part, plus as many
+/// The leaves of a value of type `ty` that fit in `len` bytes: the fixed part, plus as many
 /// elements of a runtime-sized array as fit.
-pub(crate) fn leaves_fitting(shader: &Shader, ty: &Type, layout: VarLayout, len: u32) -> Vec<Leaf> {
-    let end = |leaves: &[Leaf]| {
-        leaves
-            .iter()
-            .map(|l| layout.offset + l.offset + l.bytes)
-            .max()
-            .unwrap_or(0)
-    };
-    let one = var_leaves(shader, ty, layout, 1);
-    let fixed = var_leaves(shader, ty, layout, 0);
-    if one.len() == fixed.len() || end(&one) > len {
-        return fixed;
+pub(crate) fn leaves_fitting(layout: &Layout, ty: &Type, len: u64) -> Result<Vec<Leaf>, String> {
+    let fixed = var_leaves(layout, ty, 0)?;
+    let one = var_leaves(layout, ty, 1)?;
+    let one_end = leaves_end(&one);
+    if one.len() == fixed.len() || one_end > len {
+        return Ok(fixed);
     }
-    let stride = end(&var_leaves(shader, ty, layout, 2)) - end(&one);
-    let extra = (len - end(&one)).checked_div(stride).unwrap_or(0);
-    var_leaves(shader, ty, layout, 1 + extra)
+    let stride = leaves_end(&var_leaves(layout, ty, 2)?).saturating_sub(one_end);
+    let extra = (len - one_end).checked_div(stride).unwrap_or(0);
+    let elements = u32::try_from(1 + extra).map_err(|_| too_many_components())?;
+    var_leaves(layout, ty, elements)
 }

@@ -74,6 +74,30 @@
 //! - A run stops with [`InterpError::StepLimit`] when one invocation executes more than
 //!   [`Launch::step_limit`] instructions (terminators included), and calls nest at most
 //!   [`MAX_CALL_DEPTH`] deep.
+//! - **Limits.** So that any shader, launch and resources take bounded memory and (with the step
+//!   limit) bounded time, a run fails with [`InterpError::Setup`] before running anything when:
+//!   - a variable's type has no layout: types nested deeper than [`memory::MAX_TYPE_DEPTH`]
+//!     (256) levels, sizes or strides over [`memory::MAX_LAYOUT_BYTES`] (1 GiB), explicit member
+//!     offsets below the previous member's end, explicit strides below the element's size (see
+//!     [`memory`]); or a variable ends past 1 GiB of its storage (locations included), so byte
+//!     offsets fit the 32 bits of deref values;
+//!   - there are more than [`MAX_INVOCATIONS`] (2²⁴) invocations, or a workgroup has more than
+//!     that or a zero size (a dispatch of zero workgroups runs nothing);
+//!   - an invocation's or workgroup's area (inputs, outputs, private variables, shared memory,
+//!     the uniform block) is over [`MAX_AREA_BYTES`] (256 MiB), or a group's areas, shared
+//!     memory and entry registers together are over [`MAX_GROUP_BYTES`] (1 GiB);
+//!   - the result would hold more than [`MAX_RESULT_VALUES`] (2²⁶) values: per invocation, one
+//!     plus one per output variable and output component;
+//!   - a texture level or image has a size outside `1..=16384` ([`sampler::MAX_TEXTURE_DIM`]),
+//!     more than 2²⁸ texels ([`sampler::MAX_TEXELS`]), or not as many texels as its size says
+//!     (the error names the binding; see [`Resources::validate`]).
+//!
+//!   While running, a call whose frame would take the group's frame registers (one `u64` per
+//!   component) past [`MAX_GROUP_BYTES`], and a `copy_deref` of more than
+//!   [`memory::MAX_COMPONENTS`] (2²⁴) components, are [`InterpError::Unsupported`]. Listing a
+//!   value's components ([`parse_value`], [`Resources::set_variable`], [`Resources::variable`])
+//!   stops at 2²⁴ components, and [`Resources::set_variable`] grows a buffer to at most 1 GiB;
+//!   [`variable_size`] tells the bytes a buffer variable needs.
 
 mod exec;
 mod launch;
@@ -86,7 +110,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use memory::{LayoutRule, Storage, VarLayout, flatten_type, layout_variables};
+pub use memory::{
+    LayoutRule, Storage, VarLayout, flatten_type, layout_variables, try_flatten_type,
+};
 pub use sampler::{CompareFunc, Filter, Image, MipLevel, SamplerState, Texture, Wrap};
 pub use value::{
     format_scalar, format_value, format_variable, parse_scalar, parse_value, parse_variable,
@@ -98,6 +124,21 @@ use std::collections::BTreeMap;
 
 /// Deepest call nesting before a run fails.
 pub const MAX_CALL_DEPTH: usize = 256;
+
+/// Most invocations of one run, and of one compute workgroup.
+pub const MAX_INVOCATIONS: u64 = 1 << 24;
+
+/// Largest memory area (inputs, outputs, private variables, shared memory, the default uniform
+/// block) a run allocates per invocation or workgroup.
+pub const MAX_AREA_BYTES: u64 = 1 << 28;
+
+/// Most memory the invocations of one group (quad, workgroup) may hold at once: their areas,
+/// the shared memory, and the registers of their call frames.
+pub const MAX_GROUP_BYTES: u64 = 1 << 30;
+
+/// Most values a run's result may hold: per invocation, one plus one per output variable plus
+/// one per output component.
+pub const MAX_RESULT_VALUES: u64 = 1 << 26;
 
 /// Everything a shader reads or writes outside its invocation. SSBOs and images are updated in
 /// place by [`run`].
@@ -208,16 +249,15 @@ impl Launch {
         self
     }
 
-    /// The fragment grid width this launch uses.
+    /// The fragment grid width this launch uses (at most `u32::MAX - 1` when picked).
     pub fn grid_width(&self) -> u32 {
         if self.width != 0 {
             return self.width;
         }
-        let mut w = 2u32;
-        while (w as usize) * (w as usize) < self.invocations {
-            w += 2;
-        }
-        w
+        let n = self.invocations;
+        let root = n.isqrt();
+        let ceil_root = if root * root < n { root + 1 } else { root };
+        u32::try_from(ceil_root.max(2).next_multiple_of(2)).unwrap_or(u32::MAX - 1)
     }
 }
 
@@ -344,9 +384,25 @@ pub fn run(
 }
 
 impl Resources {
+    /// Checks every texture and image: each size 1 to [`sampler::MAX_TEXTURE_DIM`], at most
+    /// [`sampler::MAX_TEXELS`] texels per level, and as many texels as the size says. [`run`]
+    /// does this first.
+    pub fn validate(&self) -> Result<(), InterpError> {
+        for (binding, tex) in &self.textures {
+            tex.validate()
+                .map_err(|e| InterpError::Setup(format!("texture {binding}: {e}")))?;
+        }
+        for (binding, img) in &self.images {
+            img.validate()
+                .map_err(|e| InterpError::Setup(format!("image {binding}: {e}")))?;
+        }
+        Ok(())
+    }
+
     /// Writes the flattened components of a `uniform`, `ubo`, `ssbo` or `push_const` variable
-    /// into its storage, growing the buffer as needed. For a variable ending in a runtime-sized
-    /// array, components past the fixed part fill as many elements as they make.
+    /// into its storage, growing the buffer as needed (up to [`memory::MAX_LAYOUT_BYTES`]). For
+    /// a variable ending in a runtime-sized array, components past the fixed part fill as many
+    /// elements as they make.
     pub fn set_variable(
         &mut self,
         shader: &Shader,
@@ -354,26 +410,28 @@ impl Resources {
         comps: &[u64],
     ) -> Result<(), InterpError> {
         let (layout, ty) = buffer_variable(shader, name)?;
-        let leaves =
-            memory::leaves_for_count(shader, &ty, layout, comps.len()).ok_or_else(|| {
-                InterpError::Setup(format!(
-                    "@{name} has {} components, got {}",
-                    flatten_type(shader, &ty).len(),
-                    comps.len()
-                ))
-            })?;
-        let buf = self.buffer_mut(layout.storage);
+        let fail = |e: String| InterpError::Setup(format!("@{name}: {e}"));
+        let types = memory::Layout::new(shader, layout.rule);
+        let leaves = memory::leaves_for_count(&types, &ty, comps.len()).map_err(fail)?;
         let end = leaves
             .iter()
-            .map(|l| layout.offset as usize + l.offset as usize + l.bytes as usize)
+            .map(|l| l.offset as u64 + l.bytes as u64)
             .max()
             .unwrap_or(0)
-            .max(layout.offset as usize + layout.size as usize);
-        if buf.len() < end {
-            buf.resize(end, 0);
+            .max(layout.size as u64)
+            + layout.offset as u64;
+        if end > memory::MAX_LAYOUT_BYTES as u64 {
+            return Err(fail(format!(
+                "the values need {end} bytes, more than the limit of {} bytes",
+                memory::MAX_LAYOUT_BYTES
+            )));
+        }
+        let buf = self.buffer_mut(layout.storage);
+        if buf.len() < end as usize {
+            buf.resize(end as usize, 0);
         }
         for (leaf, &v) in leaves.iter().zip(comps) {
-            let off = (layout.offset + leaf.offset) as u64;
+            let off = layout.offset as u64 + leaf.offset as u64;
             memory::write_bytes(buf, off, leaf.bytes, memory::to_memory(v, leaf.scalar));
         }
         Ok(())
@@ -390,11 +448,15 @@ impl Resources {
             Storage::Ssbo { binding } => self.ssbos.get(&binding).unwrap_or(&empty),
             _ => &self.push_constants,
         };
-        let leaves = memory::leaves_fitting(shader, &ty, layout, buf.len() as u32);
+        let types = memory::Layout::new(shader, layout.rule);
+        let room = (buf.len() as u64).saturating_sub(layout.offset as u64);
+        let leaves = memory::leaves_fitting(&types, &ty, room)
+            .map_err(|e| InterpError::Setup(format!("@{name}: {e}")))?;
         Ok(leaves
             .iter()
             .map(|l| {
-                let raw = memory::read_bytes(buf, (layout.offset + l.offset) as u64, l.bytes);
+                let off = layout.offset as u64 + l.offset as u64;
+                let raw = memory::read_bytes(buf, off, l.bytes);
                 memory::from_memory(raw.unwrap_or(0), l.scalar)
             })
             .collect())
@@ -410,6 +472,20 @@ impl Resources {
     }
 }
 
+/// The bytes the type of the variable `name` occupies, a runtime-sized array counting as empty:
+/// what a buffer must hold for the fixed part of an `ssbo` or `ubo` variable. Fails when the type
+/// has no layout (see [`memory`]), so the size is at most [`memory::MAX_LAYOUT_BYTES`].
+pub fn variable_size(shader: &Shader, name: &str) -> Result<u64, InterpError> {
+    let var = shader
+        .find_variable(name)
+        .ok_or_else(|| InterpError::Setup(format!("no variable @{name}")))?;
+    let v = shader.variable(var);
+    memory::Layout::new(shader, LayoutRule::for_mode(v.mode))
+        .info(&v.ty)
+        .map(|info| info.size as u64)
+        .map_err(|e| InterpError::Setup(format!("@{name}: {e}")))
+}
+
 /// The layout and type of a variable that lives in a caller-supplied buffer.
 fn buffer_variable(
     shader: &Shader,
@@ -418,8 +494,7 @@ fn buffer_variable(
     let var = shader
         .find_variable(name)
         .ok_or_else(|| InterpError::Setup(format!("no variable @{name}")))?;
-    launch::check_types(shader)?;
-    let layout = layout_variables(shader)[var.0 as usize];
+    let layout = layout_variables(shader)?[var.0 as usize];
     match layout.storage {
         Storage::Uniform | Storage::Ubo { .. } | Storage::Ssbo { .. } | Storage::PushConst => {
             Ok((layout, shader.variable(var).ty.clone()))

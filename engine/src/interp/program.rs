@@ -5,7 +5,8 @@
 //! Decoding never fails: malformed pieces become [`Op::Invalid`] / [`Term::Invalid`], which raise
 //! an error only if they are executed.
 
-use super::memory::{Layout, VarLayout, layout_variables};
+use super::InterpError;
+use super::memory::{Layout, LayoutRule, VarLayout, place_variables};
 use crate::cfg::DomTree;
 use crate::ir::*;
 use shrew_ops::alu::{Axis, DerivativePrecision};
@@ -140,33 +141,53 @@ pub(crate) struct Program<'s> {
     pub shader: &'s Shader,
     pub funcs: Vec<FuncCode>,
     pub vars: Vec<VarLayout>,
+    /// The shader's types under [`LayoutRule::Std430`] and [`LayoutRule::Slots`].
+    layouts: [Layout<'s>; 2],
 }
 
 impl<'s> Program<'s> {
-    /// Decodes every function; fails only when a function has no entry block.
-    pub fn new(shader: &'s Shader) -> Result<Program<'s>, String> {
-        let vars = layout_variables(shader);
-        let funcs = shader
+    /// Lays out the variables and decodes every function; fails when a variable has no layout
+    /// or a function has no entry block.
+    pub fn new(shader: &'s Shader) -> Result<Program<'s>, InterpError> {
+        let layouts = [
+            Layout::new(shader, LayoutRule::Std430),
+            Layout::new(shader, LayoutRule::Slots),
+        ];
+        let vars = place_variables(shader, &layouts[0], &layouts[1])?;
+        let mut prog = Program {
+            shader,
+            funcs: Vec::new(),
+            vars,
+            layouts,
+        };
+        prog.funcs = shader
             .functions
             .iter()
-            .map(|f| decode_function(shader, &vars, f))
-            .collect::<Result<_, _>>()?;
-        Ok(Program {
-            shader,
-            funcs,
-            vars,
-        })
+            .map(|f| decode_function(&prog, f))
+            .collect::<Result<_, _>>()
+            .map_err(InterpError::Setup)?;
+        Ok(prog)
+    }
+
+    /// The shader's types under `rule`.
+    pub fn layout(&self, rule: LayoutRule) -> &Layout<'s> {
+        match rule {
+            LayoutRule::Std430 => &self.layouts[0],
+            LayoutRule::Slots => &self.layouts[1],
+        }
+    }
+
+    /// The layout of a variable's types.
+    pub fn var_layout(&self, var: VarId) -> &Layout<'s> {
+        self.layout(self.vars[var.0 as usize].rule)
     }
 }
 
 /// Most components an ALU instruction reads over all its sources.
 pub(crate) const MAX_ALU_READS: usize = 64;
 
-fn decode_function(
-    shader: &Shader,
-    vars: &[VarLayout],
-    func: &Function,
-) -> Result<FuncCode, String> {
+fn decode_function(prog: &Program, func: &Function) -> Result<FuncCode, String> {
+    let shader = prog.shader;
     let mut reg_off = vec![0u32; func.insts.len()];
     let mut reg_comps = vec![0u32; func.insts.len()];
     let mut reg_bits = vec![0u8; func.insts.len()];
@@ -210,8 +231,7 @@ fn decode_function(
         }
     }
     let dec = Decoder {
-        shader,
-        vars,
+        prog,
         func,
         code: &code,
     };
@@ -274,8 +294,7 @@ fn schedule_order(func: &Function, ids: &[BlockId]) -> HashMap<BlockId, u32> {
 }
 
 struct Decoder<'a> {
-    shader: &'a Shader,
-    vars: &'a [VarLayout],
+    prog: &'a Program<'a>,
     func: &'a Function,
     code: &'a FuncCode,
 }
@@ -412,7 +431,7 @@ impl Decoder<'_> {
                     // Scopes: none, invocation, subgroup, workgroup, … (the index's order).
                     let scope = i.index(IndexKind::ExecutionScope).unwrap_or(0);
                     Op::Barrier {
-                        sync: self.shader.stage == Stage::Compute && scope >= 3,
+                        sync: self.prog.shader.stage == Stage::Compute && scope >= 3,
                     }
                 } else {
                     Op::Intrinsic(v)
@@ -425,13 +444,14 @@ impl Decoder<'_> {
                 self.dst(v)?;
                 Op::Tex {
                     value: v,
-                    implicit: self.shader.stage == Stage::Fragment
+                    implicit: self.prog.shader.stage == Stage::Fragment
                         && t.op.uses_implicit_derivatives(),
                 }
             }
             InstKind::Deref(d) => self.deref(v, d)?,
             InstKind::Call { func, args } => {
                 let callee = self
+                    .prog
                     .shader
                     .functions
                     .get(func.0 as usize)
@@ -514,12 +534,11 @@ impl Decoder<'_> {
                 .get(&p)
                 .cloned()
                 .ok_or_else(|| format!("{p} is not a well-formed deref"))?;
-            let layout = Layout::new(self.shader, self.vars[var.0 as usize].rule);
-            Ok::<_, String>((ty, layout, self.reg(p)?.0))
+            Ok::<_, String>((ty, self.prog.var_layout(var), self.reg(p)?.0))
         };
         Ok(match d {
             Deref::Var(var) => {
-                if var.0 as usize >= self.vars.len() {
+                if var.0 as usize >= self.prog.vars.len() {
                     return Err(format!("no variable {}", var.0));
                 }
                 Op::DerefVar {
@@ -539,7 +558,7 @@ impl Decoder<'_> {
                     parent,
                     index,
                     index_bits,
-                    stride: layout.array_stride(&ty),
+                    stride: layout.array_stride(&ty)?,
                     len,
                 }
             }
@@ -548,13 +567,8 @@ impl Decoder<'_> {
                 let Type::Struct(id) = ty else {
                     return Err("struct deref of a non-struct".into());
                 };
-                let st = self
-                    .shader
-                    .structs
-                    .get(id.0 as usize)
-                    .ok_or("deref of an undeclared struct")?;
-                let offsets = layout.member_offsets(st);
-                let offset = *offsets
+                let offset = *layout
+                    .member_offsets(id)?
                     .get(*member as usize)
                     .ok_or_else(|| format!("no member {member}"))?;
                 Op::DerefStruct {

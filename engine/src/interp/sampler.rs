@@ -23,9 +23,69 @@
 //! - `lod` returns `(d, λ)`: the level that would be read (fractional for linear mipmapping) and
 //!   the clamped LOD.
 //! - `txf`, `txs` and every image access outside the texture, level or layer range is an error.
+//!
+//! Every level of a texture and every image must have each size (width, height, depth, layers)
+//! from 1 to [`MAX_TEXTURE_DIM`], at most [`MAX_TEXELS`] texels, and exactly as many texels as
+//! its size says; [`super::run`] checks this before running (see [`super::Resources::validate`]).
 
-use super::Fault;
+use super::{Fault, InterpError};
 use serde::{Deserialize, Serialize};
+
+/// Largest width, height, depth or layer count of a texture level or an image.
+pub const MAX_TEXTURE_DIM: u32 = 16384;
+
+/// Most texels (over all layers) of one texture level or image.
+pub const MAX_TEXELS: u64 = 1 << 28;
+
+/// The texel count of a texture level or image of size `[width, height, depth, layers]`, if
+/// every size is 1 to [`MAX_TEXTURE_DIM`] and the count at most [`MAX_TEXELS`].
+fn texel_count(dims: [u32; 4]) -> Result<u64, String> {
+    let [w, h, d, layers] = dims;
+    let size = format!("{w}x{h}x{d} with {layers} layers");
+    if dims.iter().any(|&x| x == 0 || x > MAX_TEXTURE_DIM) {
+        return Err(format!("{size}: every size must be 1 to {MAX_TEXTURE_DIM}"));
+    }
+    let count = dims.iter().map(|&x| x as u64).product::<u64>();
+    if count > MAX_TEXELS {
+        return Err(format!(
+            "{size} is {count} texels, more than the limit of {MAX_TEXELS} texels"
+        ));
+    }
+    Ok(count)
+}
+
+/// Checks the size of a texture level or image holding `texels` texels.
+fn check_size(dims: [u32; 4], texels: usize) -> Result<(), String> {
+    let count = texel_count(dims)?;
+    if texels as u64 != count {
+        let [w, h, d, layers] = dims;
+        return Err(format!(
+            "{w}x{h}x{d} with {layers} layers has {texels} texels, its size needs {count}"
+        ));
+    }
+    Ok(())
+}
+
+/// Index of texel `(x, y, z, layer)` in a level or image of `[width, height, depth, layers]`
+/// texels, or `None` outside it.
+fn texel_index(c: [i64; 4], dims: [u32; 4]) -> Option<usize> {
+    if c.iter()
+        .zip(dims)
+        .any(|(&v, n)| !(0..n as i64).contains(&v))
+    {
+        return None;
+    }
+    let [w, h, d, _] = dims.map(|n| n as u64);
+    let [x, y, z, layer] = c.map(|v| v as u64);
+    let idx = layer
+        .checked_mul(d)?
+        .checked_add(z)?
+        .checked_mul(h)?
+        .checked_add(y)?
+        .checked_mul(w)?
+        .checked_add(x)?;
+    usize::try_from(idx).ok()
+}
 
 /// One mip level of a texture: `width × height × depth × layers` texels of four raw 32-bit
 /// components (`f32` bits for float textures, integers for int/uint textures), indexed as
@@ -74,38 +134,28 @@ impl Texture {
         self
     }
 
+    /// Checks the size of every level (see the module documentation).
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        for (i, l) in self.levels.iter().enumerate() {
+            check_size([l.width, l.height, l.depth, self.layers], l.texels.len())
+                .map_err(|e| format!("level {i}: {e}"))?;
+        }
+        Ok(())
+    }
+
     fn level(&self, l: usize) -> Result<&MipLevel, Fault> {
-        let lv = self.levels.get(l).ok_or_else(|| {
+        self.levels.get(l).ok_or_else(|| {
             Fault::oob(format!(
                 "mip level {l} of a texture with {}",
                 self.levels.len()
             ))
-        })?;
-        if lv.width == 0 || lv.height == 0 || lv.depth == 0 || self.layers == 0 {
-            return Err(Fault::invalid(format!("texture level {l} is empty")));
-        }
-        let expected = lv.width as u64 * lv.height as u64 * lv.depth as u64 * self.layers as u64;
-        if lv.texels.len() as u64 != expected {
-            return Err(Fault::invalid(format!(
-                "texture level {l} has {} texels, its size says {expected}",
-                lv.texels.len()
-            )));
-        }
-        Ok(lv)
+        })
     }
 
     /// The texel at integer coordinates of a level; `None` outside the level.
     fn texel(&self, l: &MipLevel, x: i64, y: i64, z: i64, layer: i64) -> Option<[u32; 4]> {
-        let inside = |v: i64, n: u32| (0..n as i64).contains(&v);
-        let all_inside = inside(x, l.width)
-            && inside(y, l.height)
-            && inside(z, l.depth)
-            && inside(layer, self.layers);
-        if !all_inside {
-            return None;
-        }
-        let idx = ((layer * l.depth as i64 + z) * l.height as i64 + y) * l.width as i64 + x;
-        Some(l.texels[idx as usize])
+        let dims = [l.width, l.height, l.depth, self.layers];
+        texel_index([x, y, z, layer], dims).and_then(|i| l.texels.get(i).copied())
     }
 }
 
@@ -122,31 +172,31 @@ pub struct Image {
 }
 
 impl Image {
-    /// A zero-filled image.
-    pub fn new(width: u32, height: u32, depth: u32, layers: u32) -> Image {
-        let n = width as usize * height as usize * depth as usize * layers as usize;
-        Image {
+    /// A zero-filled image; fails for sizes [`super::Resources::validate`] rejects.
+    pub fn new(width: u32, height: u32, depth: u32, layers: u32) -> Result<Image, InterpError> {
+        let count = texel_count([width, height, depth, layers])
+            .map_err(|e| InterpError::Setup(format!("image of {e}")))?;
+        Ok(Image {
             width,
             height,
             depth,
             layers,
-            texels: vec![[0; 4]; n],
-        }
+            texels: vec![[0; 4]; count as usize],
+        })
+    }
+
+    /// Checks the size (see the module documentation).
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        check_size(
+            [self.width, self.height, self.depth, self.layers],
+            self.texels.len(),
+        )
     }
 
     /// Index of the texel at `(x, y, z, layer)`, or `None` outside the image.
     pub(crate) fn index(&self, c: [i64; 4]) -> Option<usize> {
         let dims = [self.width, self.height, self.depth, self.layers];
-        if c.iter()
-            .zip(dims)
-            .any(|(&v, n)| !(0..n as i64).contains(&v))
-        {
-            return None;
-        }
-        let idx = ((c[3] * self.depth as i64 + c[2]) * self.height as i64 + c[1])
-            * self.width as i64
-            + c[0];
-        (idx < self.texels.len() as i64).then_some(idx as usize)
+        texel_index(c, dims).filter(|&i| i < self.texels.len())
     }
 }
 
@@ -245,8 +295,9 @@ impl SamplerState {
     }
 }
 
+/// Wraps texel coordinate `i` into `0..size` (sizes are validated to be at least 1).
 fn wrap(i: i64, size: u32, mode: Wrap) -> i64 {
-    let n = size as i64;
+    let n = (size as i64).max(1);
     match mode {
         Wrap::Repeat => i.rem_euclid(n),
         Wrap::ClampToEdge => i.clamp(0, n - 1),
@@ -405,7 +456,7 @@ fn tap(
     for a in 0..q.axes {
         w[a] = wrap(i[a], size[a], wraps[a]);
     }
-    let layer = q.layer.clamp(0, tex.layers as i64 - 1);
+    let layer = q.layer.clamp(0, (tex.layers as i64 - 1).max(0));
     tex.texel(l, w[0], w[1], w[2], layer)
         .ok_or_else(|| Fault::oob(format!("texel {w:?} of layer {layer}")))
 }
@@ -532,7 +583,13 @@ pub(crate) fn gather(
     let order = [(0, 1), (1, 1), (1, 0), (0, 0)];
     let mut out = [0u32; 4];
     for (o, (di, dj)) in out.iter_mut().zip(order) {
-        let t = tap(tex, l, q, wraps, [i0 + di, j0 + dj, 0])?;
+        let t = tap(
+            tex,
+            l,
+            q,
+            wraps,
+            [i0.saturating_add(di), j0.saturating_add(dj), 0],
+        )?;
         *o = match (q.compare, sampler.compare) {
             (Some(reference), Some(f)) => {
                 let pass = f.test(reference, f32::from_bits(t[0]) as f64);

@@ -1069,7 +1069,7 @@ fn storage_images() {
         );
     });
     let mut res = Resources::default();
-    let mut img = Image::new(2, 2, 1, 1);
+    let mut img = Image::new(2, 2, 1, 1).unwrap();
     img.texels[0] = [10, 20, 30, 40];
     img.texels[1] = [50, 60, 70, 80];
     res.images.insert(1, img);
@@ -1474,6 +1474,11 @@ fn textures_through_derefs_and_integer_results() {
 
 // --- Layouts and values ---------------------------------------------------------------------
 
+fn size_align(layout: &memory::Layout, ty: &Type) -> (u32, u32) {
+    let info = layout.info(ty).unwrap();
+    (info.size, info.align)
+}
+
 #[test]
 fn std430_and_slot_layouts() {
     let mut s = Shader::new(Stage::Vertex);
@@ -1504,18 +1509,18 @@ fn std430_and_slot_layouts() {
     });
     let ty = Type::Struct(st);
     let std430 = memory::Layout::new(&s, LayoutRule::Std430);
-    assert_eq!(std430.member_offsets(s.struct_type(st)), [0, 16, 28, 40]);
-    assert_eq!(std430.size_align(&ty), (48, 16));
+    assert_eq!(std430.member_offsets(st).unwrap(), [0, 16, 28, 40]);
+    assert_eq!(size_align(&std430, &ty), (48, 16));
     let slots = memory::Layout::new(&s, LayoutRule::Slots);
-    assert_eq!(slots.member_offsets(s.struct_type(st)), [0, 16, 32, 48]);
+    assert_eq!(slots.member_offsets(st).unwrap(), [0, 16, 32, 48]);
     let mat = Type::Matrix {
         elem: Scalar::F32,
         cols: 3,
         rows: 3,
     };
-    assert_eq!(std430.size_align(&mat), (48, 16));
+    assert_eq!(size_align(&std430, &mat), (48, 16));
     assert_eq!(
-        std430.size_align(&array(Type::Scalar(Scalar::BOOL), 3)),
+        size_align(&std430, &array(Type::Scalar(Scalar::BOOL), 3)),
         (12, 4)
     );
     let strided = Type::Array {
@@ -1523,7 +1528,7 @@ fn std430_and_slot_layouts() {
         len: 4,
         stride: 16,
     };
-    assert_eq!(std430.size_align(&strided), (64, 4));
+    assert_eq!(size_align(&std430, &strided), (64, 4));
 
     // Placement: located inputs at location · 16, the rest after them.
     let mut a = Variable::new("a", Mode::ShaderIn, F32X4);
@@ -1532,7 +1537,7 @@ fn std430_and_slot_layouts() {
     s.add_variable(Variable::new("b", Mode::ShaderIn, F32));
     s.add_variable(Variable::new("t", Mode::FunctionTemp, F32));
     s.add_variable(Variable::new("u", Mode::FunctionTemp, F32X4));
-    let l = layout_variables(&s);
+    let l = layout_variables(&s).unwrap();
     assert_eq!((l[0].storage, l[0].offset), (Storage::Input, 48));
     assert_eq!((l[1].storage, l[1].offset), (Storage::Input, 64));
     assert_eq!((l[2].offset, l[3].offset), (0, 16));
@@ -1672,4 +1677,385 @@ fn lowered_shared_memory_explicit_strides_and_output_reads() {
         output(b, "yz", Type::Vector(Scalar::F32, 2), yz);
     });
     assert_eq!(out(&run_one(&s), "yz"), fs(&[2.0, 3.0]));
+}
+
+// --- Limits on untrusted shaders, resources and launches ----------------------------------
+
+/// Parses a shader from text.
+fn parse(src: &str) -> Shader {
+    crate::text::parse(src, "test").unwrap()
+}
+
+/// A struct `name { a: ty, b: ty, ... }` with one member per type.
+fn struct_of(s: &mut Shader, name: &str, members: &[(Type, Option<u32>)]) -> StructId {
+    s.add_struct(StructType {
+        name: name.into(),
+        members: members
+            .iter()
+            .enumerate()
+            .map(|(i, (ty, offset))| Member {
+                name: format!("m{i}"),
+                ty: ty.clone(),
+                offset: *offset,
+            })
+            .collect(),
+    })
+}
+
+/// A compute shader with one invocation, no code and the variable `@x` of `ty`.
+fn shader_with_var(s: &mut Shader, mode: Mode, ty: Type) {
+    s.add_variable(Variable::new("x", mode, ty));
+    build_into(s, |_| {});
+}
+
+fn setup_error(r: Result<RunResult, InterpError>) -> String {
+    match r {
+        Err(InterpError::Setup(msg)) => msg,
+        other => panic!("expected a setup error, got {other:?}"),
+    }
+}
+
+#[test]
+fn nested_array_and_struct_layouts_take_linear_time() {
+    // 40 nested arrays: each level used to lay out its element twice (2^40 steps).
+    let mut s = Shader::new(Stage::Compute);
+    let ty = (0..40).fold(U32, |t, _| array(t, 1));
+    shader_with_var(&mut s, Mode::FunctionTemp, ty);
+    run(&s, &Launch::default(), &mut Resources::default()).unwrap();
+    // 24 levels of structs of two copies of the previous one: 4^24 steps before.
+    let mut s = Shader::new(Stage::Compute);
+    let mut prev = U32;
+    for i in 0..24 {
+        let id = struct_of(
+            &mut s,
+            &format!("S{i}"),
+            &[(prev.clone(), None), (prev, None)],
+        );
+        prev = Type::Struct(id);
+    }
+    shader_with_var(&mut s, Mode::Ssbo, prev.clone());
+    run(&s, &Launch::default(), &mut Resources::default()).unwrap();
+    assert_eq!(variable_size(&s, "x").unwrap(), 4 << 24);
+}
+
+#[test]
+fn types_nested_deeper_than_the_limit_are_errors() {
+    // A chain of 100 000 structs each holding the previous one overflowed the stack.
+    let mut s = Shader::new(Stage::Compute);
+    let mut prev = U32;
+    for i in 0..100_000 {
+        prev = Type::Struct(struct_of(&mut s, &format!("S{i}"), &[(prev, None)]));
+    }
+    shader_with_var(&mut s, Mode::Ssbo, prev);
+    let msg = setup_error(run(&s, &Launch::default(), &mut Resources::default()));
+    assert!(
+        msg.contains("@x") && msg.contains("nested deeper than 256"),
+        "{msg}"
+    );
+    let mut res = Resources::default();
+    assert!(res.set_variable(&s, "x", &[0]).is_err());
+    assert!(parse_variable(&s, "x", "0").is_err());
+    // Arrays count too; 256 levels are fine.
+    for (depth, ok) in [(256, true), (300, false)] {
+        let mut s = Shader::new(Stage::Compute);
+        let ty = (0..depth - 1).fold(array(U32, 1), |t, _| array(t, 1));
+        shader_with_var(&mut s, Mode::FunctionTemp, ty);
+        let r = run(&s, &Launch::default(), &mut Resources::default());
+        assert_eq!(r.is_ok(), ok, "{depth}: {r:?}");
+    }
+}
+
+#[test]
+fn struct_offsets_sizes_and_placements_are_checked() {
+    let err = |src: &str| {
+        setup_error(run(
+            &parse(src),
+            &Launch::default(),
+            &mut Resources::default(),
+        ))
+    };
+    // An explicit offset whose end overflows used to panic.
+    let msg = err("shader compute (workgroup_size=1,1,1)
+         struct S { a: u32, b: u32 offset 4294967295 }
+         var ssbo S[2] @x (binding=0)
+         entry fn main() {\nb0:\n    return\n}\n");
+    assert!(msg.contains("@x") && msg.contains("1073741824"), "{msg}");
+    // A member overlapping the previous one.
+    let msg = err("shader compute (workgroup_size=1,1,1)
+         struct S { a: u32x4, b: u32 offset 8 }
+         var ssbo S @x (binding=0)
+         entry fn main() {\nb0:\n    return\n}\n");
+    assert!(msg.contains("overlaps"), "{msg}");
+    // An explicit stride smaller than the element.
+    let mut s = Shader::new(Stage::Compute);
+    let strided = Type::Array {
+        elem: Box::new(F32X4),
+        len: 4,
+        stride: 4,
+    };
+    shader_with_var(&mut s, Mode::Ssbo, strided);
+    let msg = setup_error(run(&s, &Launch::default(), &mut Resources::default()));
+    assert!(msg.contains("stride"), "{msg}");
+    // A 16 GB buffer variable: an error, not an allocation.
+    let src = "shader compute (workgroup_size=1,1,1)
+         var ssbo u32[4000000000] @big (binding=0)
+         entry fn main() {\nb0:\n    return\n}\n";
+    assert!(err(src).contains("@big"));
+    let s = parse(src);
+    assert!(Resources::default().set_variable(&s, "big", &[]).is_err());
+    assert!(flatten_type(&s, &s.variables[0].ty).is_empty());
+    // Variables that fit one by one but not together in the uniform block.
+    let mut s = Shader::new(Stage::Compute);
+    for i in 0..5 {
+        let ty = array(Type::Scalar(Scalar::new(BaseType::Uint, 8)), 1 << 30);
+        s.add_variable(Variable::new(format!("u{i}"), Mode::Uniform, ty));
+    }
+    build_into(&mut s, |_| {});
+    let msg = setup_error(run(&s, &Launch::default(), &mut Resources::default()));
+    assert!(msg.contains("@u1"), "{msg}");
+    // Locations past the slot limit.
+    let mut s = Shader::new(Stage::Vertex);
+    let mut v = Variable::new("o", Mode::ShaderOut, F32X4);
+    v.location = Some(u32::MAX);
+    s.add_variable(v);
+    build_into(&mut s, |_| {});
+    let msg = setup_error(run(&s, &Launch::default(), &mut Resources::default()));
+    assert!(msg.contains("@o"), "{msg}");
+}
+
+#[test]
+fn variable_sizes_and_buffers_past_the_limit() {
+    let s = parse(
+        "shader compute (workgroup_size=1,1,1)
+         struct S { a: u32, b: u32x3 }
+         var ssbo S[3] @small (binding=0)
+         var ssbo u32[] @rt (binding=1)
+         var ssbo u32[268435456] @whole (binding=2)
+         var ssbo u32[268435457] @over (binding=3)
+         entry fn main() {\nb0:\n    return\n}\n",
+    );
+    assert_eq!(variable_size(&s, "small").unwrap(), 96);
+    assert_eq!(variable_size(&s, "rt").unwrap(), 0);
+    assert_eq!(variable_size(&s, "whole").unwrap(), 1 << 30);
+    assert!(variable_size(&s, "over").is_err());
+    assert!(variable_size(&s, "none").is_err());
+    // Filling a runtime-sized array past the buffer limit.
+    let mut res = Resources::default();
+    let s = build(Stage::Compute, |b| {
+        let strided = Type::Array {
+            elem: Box::new(U32),
+            len: 0,
+            stride: 1 << 29,
+        };
+        binding(b, "rt", Mode::Ssbo, strided, 0);
+    });
+    res.set_variable(&s, "rt", &[1, 2]).unwrap();
+    assert_eq!(res.ssbos[&0].len(), (1 << 29) + 4);
+    let err = res.set_variable(&s, "rt", &[1, 2, 3, 4]).unwrap_err();
+    assert!(err.to_string().contains("@rt"), "{err}");
+}
+
+/// A shader that fetches texel `(1, 1)` of the 2D texture at binding 1, then texel
+/// `(0, 0, 2147483647)` of a 3D image.
+fn fetching_shader() -> Shader {
+    parse(
+        "shader compute (workgroup_size=1,1,1)
+         var uniform image(3d, uint) @img (binding=0)
+         entry fn main() {
+         b0:
+             32x2 %0 = load_const (1, 1)
+             32 %1 = load_const (0)
+             32x4 %2 = txf 2d %0 (coord), %1 (lod) (texture=1)
+             32 %3 = deref_var @img
+             32x3 %4 = load_const (0, 0, 2147483647)
+             32x4 %5 = image_deref_load %3, %4, %1, %1 (image_dim=3d)
+             return
+         }\n",
+    )
+}
+
+#[test]
+fn caller_textures_and_images_are_validated() {
+    let s = fetching_shader();
+    let run_with = |texture: Texture, image: Image| {
+        let mut res = Resources::default();
+        res.textures.insert(1, texture);
+        res.images.insert(0, image);
+        run(&s, &Launch::default(), &mut res)
+    };
+    let level = |width, height, depth, n| MipLevel {
+        width,
+        height,
+        depth,
+        texels: vec![[0; 4]; n],
+    };
+    let tex = |layers, level| Texture {
+        layers,
+        levels: vec![level],
+    };
+    let good = || tex(1, level(2, 2, 1, 4));
+    let image = Image::new(1, 1, 1, 1).unwrap();
+    let huge = u32::MAX;
+    for (texture, what) in [
+        // Sizes whose texel count overflowed (or wrapped to 0 and matched no texels).
+        (tex(huge, level(huge, huge, huge, 0)), "16384"),
+        (tex(65536, level(65536, 65536, 65536, 0)), "16384"),
+        (tex(1, level(16385, 1, 1, 16385)), "16384"),
+        (tex(0, level(1, 1, 1, 0)), "16384"),
+        (tex(1, level(0, 1, 1, 0)), "16384"),
+        (tex(16384, level(16384, 16384, 1, 0)), "268435456 texels"),
+        (tex(1, level(2, 2, 1, 3)), "3 texels"),
+        (good().with_level(level(1, 1, 1, 2)), "level 1"),
+    ] {
+        let msg = setup_error(run_with(texture, image.clone()));
+        assert!(msg.contains("texture 1") && msg.contains(what), "{msg}");
+    }
+    let huge_image = Image {
+        width: huge,
+        height: huge,
+        depth: huge,
+        layers: 1,
+        texels: Vec::new(),
+    };
+    let msg = setup_error(run_with(good(), huge_image));
+    assert!(msg.contains("image 0") && msg.contains("16384"), "{msg}");
+    let err = Image::new(65536, 65536, 65536, 65536).unwrap_err();
+    assert!(err.to_string().contains("16384"), "{err}");
+    // Valid resources: the far image coordinate is out of bounds, not a panic.
+    let err = run_with(good(), image).unwrap_err();
+    assert!(
+        matches!(&err, InterpError::OutOfBounds { site, .. } if site.inst.contains("image")),
+        "{err}"
+    );
+}
+
+#[test]
+fn launch_sizes_are_checked_quickly() {
+    let compute = |size: [u32; 3]| {
+        let mut s = Shader::new(Stage::Compute);
+        s.workgroup_size = size;
+        build_into(&mut s, |_| {});
+        s
+    };
+    let with_groups = |workgroups| Launch {
+        workgroups,
+        ..Launch::default()
+    };
+    let msg = setup_error(run(
+        &compute([1, 1, 1]),
+        &with_groups([u32::MAX; 3]),
+        &mut Resources::default(),
+    ));
+    assert!(msg.contains("invocations"), "{msg}");
+    let msg = setup_error(run(
+        &compute([65536, 65536, 1024]),
+        &Launch::default(),
+        &mut Resources::default(),
+    ));
+    assert!(msg.contains("workgroup"), "{msg}");
+    // An empty dispatch runs nothing, however many workgroups the other axes have.
+    let r = run(
+        &compute([1, 1, 1]),
+        &with_groups([0, u32::MAX, u32::MAX]),
+        &mut Resources::default(),
+    );
+    assert!(r.unwrap().invocations.is_empty());
+    assert!(
+        run(
+            &compute([0, 1, 1]),
+            &Launch::default(),
+            &mut Resources::default()
+        )
+        .is_err()
+    );
+    for stage in [Stage::Vertex, Stage::Fragment] {
+        let s = build(stage, |_| {});
+        let launch = Launch::invocations(usize::MAX);
+        assert!(setup_error(run(&s, &launch, &mut Resources::default())).contains("invocations"));
+    }
+    // The fragment grid: as wide as asked, without visiting empty columns.
+    let s = build(Stage::Fragment, |_| {});
+    let wide = Launch {
+        width: u32::MAX,
+        ..Launch::invocations(3)
+    };
+    assert_eq!(
+        run(&s, &wide, &mut Resources::default())
+            .unwrap()
+            .invocations
+            .len(),
+        3
+    );
+    assert_eq!(Launch::invocations(usize::MAX).grid_width(), u32::MAX - 1);
+    for (n, w) in [(0, 2), (1, 2), (4, 2), (5, 4), (16, 4), (17, 6), (4097, 66)] {
+        assert_eq!(Launch::invocations(n).grid_width(), w, "{n}");
+    }
+}
+
+/// A compute shader of `size` invocations that twice recurses 15 calls deep into a function
+/// with 40 MB of registers (never written, so never touched) and waits at a barrier at the
+/// bottom: every invocation of the workgroup holds its frames at once.
+fn deep_calls_shader(size: u32) -> Shader {
+    let mut s = Shader::new(Stage::Compute);
+    s.workgroup_size = [size, 1, 1];
+    s.functions.push(Function::new("f"));
+    let depth = s.add_variable(Variable::new("depth", Mode::FunctionTemp, U32));
+    {
+        let mut b = Builder::new(&mut s, FuncId(1));
+        let d = b.deref_var(depth);
+        let n = b.load_deref(d);
+        let one = b.imm_u32(1);
+        let n = b.alu(AluOp::Iadd, &[n, one]);
+        b.store_deref_all(d, n);
+        let limit = b.imm_u32(15);
+        let deeper = b.alu(AluOp::Ult, &[n, limit]);
+        let mut nif = b.push_if(deeper);
+        b.call(FuncId(1), &[]);
+        b.push_else(&mut nif);
+        b.intrinsic(
+            Intrinsic::Barrier,
+            &[],
+            None,
+            &[(IndexKind::ExecutionScope, 3)],
+        );
+        b.pop_if(nif);
+        let never = b.imm_bool(false);
+        let nif = b.push_if(never);
+        for _ in 0..20_000 {
+            b.undef(ValType::new(32, 255));
+        }
+        b.pop_if(nif);
+        b.ret(None);
+    }
+    build_into(&mut s, |b| {
+        b.call(FuncId(1), &[]);
+        let d = b.deref_var(depth);
+        let zero = b.imm_u32(0);
+        b.store_deref_all(d, zero);
+        b.call(FuncId(1), &[]);
+    });
+    s
+}
+
+#[test]
+fn call_frames_of_a_group_are_bounded() {
+    // One invocation holds 15 · 40 MB = 612 MB of frames at a time, twice: the first calls'
+    // memory is given back.
+    let r = run(
+        &deep_calls_shader(1),
+        &Launch::default(),
+        &mut Resources::default(),
+    );
+    assert_eq!(r.unwrap().invocations.len(), 1);
+    // Two invocations of a workgroup would hold 1.2 GB.
+    let err = run(
+        &deep_calls_shader(2),
+        &Launch::default(),
+        &mut Resources::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, InterpError::Unsupported { detail, .. } if detail.contains("call frames")),
+        "{err}"
+    );
 }

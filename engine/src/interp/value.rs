@@ -13,7 +13,7 @@
 //! `i` types) and booleans as `true`/`false`, joined by `", "`.
 
 use super::InterpError;
-use super::memory::flatten_type;
+use super::memory::{flatten_type, try_flatten_type};
 use crate::ir::{Scalar, Shader, Type};
 use half::f16;
 use shrew_ops::BaseType;
@@ -111,8 +111,7 @@ pub fn format_scalar(s: Scalar, v: u64) -> String {
 
 /// Parses a value of type `ty` (see the module documentation for the syntax).
 pub fn parse_value(shader: &Shader, ty: &Type, text: &str) -> Result<Vec<u64>, InterpError> {
-    super::launch::check_types(shader)?;
-    let scalars = flatten_type(shader, ty);
+    let scalars = try_flatten_type(shader, ty)?;
     let literals: Vec<&str> = text
         .split(|c: char| c == ',' || c.is_whitespace() || "()[]{}".contains(c))
         .filter(|t| !t.is_empty())
