@@ -5,7 +5,7 @@ use crate::CliError;
 use serde::Serialize;
 use shrew_engine::interp::{self, Launch, Resources, RunResult};
 use shrew_engine::ir::{Mode, Shader};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -118,7 +118,6 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         None => Resources::default(),
     };
     let resource_modes = [Mode::Uniform, Mode::Ubo, Mode::Ssbo, Mode::PushConst];
-    let mut filled = BTreeSet::new();
     for arg in &args.uniforms {
         let (name, values) = assignment(&shader, arg, "uniform", &resource_modes)?;
         let values = interp::parse_variable(&shader, name, values)?;
@@ -128,17 +127,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             )));
         };
         resources.set_variable(&shader, name, value)?;
-        filled.insert(name);
     }
     // SSBOs nobody filled start zeroed, so a compute shader can run with no arguments.
     for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
-        let bound = var
-            .binding
-            .is_some_and(|b| resources.ssbos.contains_key(&b));
-        if !filled.contains(var.name.as_str()) && !bound {
-            let zeros = vec![0; interp::flatten_type(&shader, &var.ty).len()];
-            resources.set_variable(&shader, &var.name, &zeros)?;
-        }
+        resources.zero_variable(&shader, &var.name)?;
     }
     let result = interp::run(&shader, &launch, &mut resources)?;
     let report = report(&shader, &result, &resources)?;

@@ -399,6 +399,20 @@ impl Resources {
         Ok(())
     }
 
+    /// Makes the buffer behind the variable `name` (uniform, UBO, SSBO or push constant) at least
+    /// as large as the variable, padding with zeros and keeping what it holds: how a caller binds
+    /// a buffer it has no data for.
+    pub fn zero_variable(&mut self, shader: &Shader, name: &str) -> Result<(), InterpError> {
+        let (layout, _) = buffer_variable(shader, name)?;
+        // Layouts are already limited to MAX_LAYOUT_BYTES, so this end fits in memory.
+        let end = layout.offset as usize + layout.size as usize;
+        let buf = self.buffer_mut(layout.storage);
+        if buf.len() < end {
+            buf.resize(end, 0);
+        }
+        Ok(())
+    }
+
     /// Writes the flattened components of a `uniform`, `ubo`, `ssbo` or `push_const` variable
     /// into its storage, growing the buffer as needed (up to [`memory::MAX_LAYOUT_BYTES`]). For
     /// a variable ending in a runtime-sized array, components past the fixed part fill as many

@@ -1566,6 +1566,22 @@ fn values_parse_and_format() {
 }
 
 #[test]
+fn zero_variable_sizes_a_buffer_and_keeps_its_data() {
+    let mut s = Shader::new(Stage::Compute);
+    build_into(&mut s, |b| {
+        binding(b, "data", Mode::Ssbo, array(U32, 4), 1);
+        var(b, "pos", Mode::ShaderIn, F32X4);
+    });
+    let mut res = Resources::default();
+    res.zero_variable(&s, "data").unwrap();
+    assert_eq!(res.variable(&s, "data").unwrap(), [0, 0, 0, 0]);
+    res.ssbos.insert(1, vec![7, 0, 0, 0]);
+    res.zero_variable(&s, "data").unwrap();
+    assert_eq!(res.variable(&s, "data").unwrap(), [7, 0, 0, 0]);
+    assert!(res.zero_variable(&s, "pos").is_err());
+}
+
+#[test]
 fn variables_by_name_in_launch_and_resources() {
     let mut s = Shader::new(Stage::Vertex);
     build_into(&mut s, |b| {

@@ -63,10 +63,9 @@ pub fn parse_scalar(s: Scalar, text: &str) -> Result<u64, InterpError> {
                     .map(|x| x.to_bits() as u64)
                     .map_err(|_| bad()),
                 64 => text.parse::<f64>().map(f64::to_bits).map_err(|_| bad()),
-                _ => text
-                    .parse::<f32>()
-                    .map(|x| f16::from_f32(x).to_bits() as u64)
-                    .map_err(|_| bad()),
+                // Halves go through f64 and the engine's own rounding (the `half` crate's
+                // conversion depends on the host CPU).
+                _ => text.parse::<f64>().map(|x| fput(x, 16)).map_err(|_| bad()),
             }
         }
         BaseType::Int | BaseType::Uint => {
