@@ -1,15 +1,15 @@
-//! The per-function driver: instruction placement, SSA dominance, terminators and out-edges,
-//! and structured-control-flow headers. Instruction-specific checks live in the sibling modules.
+//! The per-function driver: instruction placement, SSA dominance, where deref values may be
+//! used, phis, and terminators and out-edges. Structured control flow is checked in
+//! `structure`, single instructions in the other sibling modules.
 
 use super::shader::CallSite;
 use super::{ErrorKind, VerifyError};
 use crate::cfg::DomTree;
 use crate::ir::{
-    Block, BlockId, Edge, FuncId, Function, Inst, InstKind, Shader, Structure, Terminator, Type,
-    ValType, Value, VarId, inst_sources,
+    Block, BlockId, Deref, Edge, FuncId, Function, Inst, InstKind, Shader, Terminator, TexSrc,
+    Type, ValType, Value, VarId, inst_sources,
 };
-use petgraph::visit::{EdgeRef, IntoEdgeReferences};
-use shrew_ops::{BIT_SIZES, is_valid_component_count};
+use shrew_ops::{BIT_SIZES, SrcShape, is_valid_component_count};
 use std::collections::HashMap;
 
 /// Where a value is used from: an instruction, or the terminator of a block.
@@ -25,7 +25,7 @@ pub(super) struct FuncCx<'a> {
     pub func: &'a Function,
     pub id: FuncId,
     /// `None` when the entry block does not exist.
-    dom: Option<DomTree>,
+    pub dom: Option<DomTree>,
     /// Block and position of the first listing of every instruction.
     pos: Vec<Option<(BlockId, usize)>>,
     errors: Vec<VerifyError>,
@@ -55,7 +55,24 @@ pub(super) fn check(shader: &Shader, id: FuncId) -> (Vec<VerifyError>, Vec<CallS
         cx.check_block(b, &func.cfg[b]);
     }
     cx.check_back_edges();
+    cx.check_reducible();
+    cx.check_branches();
     (cx.errors, cx.calls)
+}
+
+/// Whether source `k` of an instruction (in [`inst_sources`] order) is a place for a deref
+/// value: a deref's parent, an intrinsic source whose slot is [`SrcShape::Deref`], or a
+/// texture or sampler deref source of a texture instruction.
+fn takes_deref(kind: &InstKind, k: usize) -> bool {
+    match kind {
+        InstKind::Deref(Deref::Array { .. } | Deref::Struct { .. }) => k == 0,
+        InstKind::Intrinsic(intr) => intr.op.info().srcs.get(k) == Some(&SrcShape::Deref),
+        InstKind::Tex(tex) => matches!(
+            tex.srcs.get(k),
+            Some((TexSrc::TextureDeref | TexSrc::SamplerDeref, _))
+        ),
+        _ => false,
+    }
 }
 
 fn edge_name(e: Edge) -> &'static str {
@@ -198,7 +215,11 @@ impl FuncCx<'_> {
             return;
         }
         for (k, src) in inst_sources(&inst.kind).into_iter().enumerate() {
-            self.check_use(Site::Inst(v), at, src, &format!("source {k}"));
+            let what = format!("source {k}");
+            self.check_use(Site::Inst(v), at, src, &what);
+            if !takes_deref(&inst.kind, k) {
+                self.check_not_deref(Site::Inst(v), src, &what);
+            }
         }
         match &inst.kind {
             InstKind::Alu(alu) => self.check_alu(v, inst, alu),
@@ -300,6 +321,21 @@ impl FuncCx<'_> {
         }
     }
 
+    /// Reports a use of a deref value in a place that does not take one (see [`takes_deref`]).
+    fn check_not_deref(&mut self, site: Site, src: Value, what: &str) {
+        let is_deref = self
+            .func
+            .get_inst(src)
+            .is_some_and(|i| matches!(i.kind, InstKind::Deref(_)));
+        if is_deref {
+            let message = format!(
+                "{what} {src} is a deref; derefs may only be deref parents, deref sources of \
+                 intrinsics, or texture and sampler deref sources"
+            );
+            self.err_site(ErrorKind::DerefUse, site, message);
+        }
+    }
+
     /// A phi source: its definition must dominate the end of the predecessor it comes from.
     fn check_phi_use(&mut self, phi: Value, pred: BlockId, src: Value) {
         let what = format!("source for b{}", pred.index());
@@ -328,38 +364,37 @@ impl FuncCx<'_> {
         }
     }
 
+    /// A phi has one entry per distinct predecessor block (however many edges that block has
+    /// to the phi's), each dominating the end of its block and shaped like the phi.
     fn check_phi(&mut self, v: Value, inst: &Inst, b: BlockId, srcs: &[(BlockId, Value)]) {
-        let mut edges: HashMap<BlockId, usize> = HashMap::new();
-        for p in self.func.predecessors(b) {
-            *edges.entry(p).or_default() += 1;
-        }
+        let mut preds = self.func.predecessors(b);
+        preds.dedup();
         let mut entries: HashMap<BlockId, usize> = HashMap::new();
         for (p, _) in srcs {
             *entries.entry(*p).or_default() += 1;
         }
-        let mut blocks: Vec<BlockId> = edges.keys().chain(entries.keys()).copied().collect();
+        let mut blocks: Vec<BlockId> = preds.iter().chain(entries.keys()).copied().collect();
         blocks.sort();
         blocks.dedup();
         for p in blocks {
-            let want = edges.get(&p).copied().unwrap_or(0);
-            let have = entries.get(&p).copied().unwrap_or(0);
-            let message = match (want, have) {
-                _ if want == have => continue,
-                (0, _) => format!(
+            let is_pred = preds.binary_search(&p).is_ok();
+            let message = match (is_pred, entries.get(&p).copied().unwrap_or(0)) {
+                (true, 1) => continue,
+                (false, _) => format!(
                     "has an entry for b{}, which is not a predecessor",
                     p.index()
                 ),
-                (_, 0) => format!("has no entry for predecessor b{}", p.index()),
-                _ => format!(
-                    "has {have} entries for b{0}, expected {want} (one per edge from b{0} to b{1})",
-                    p.index(),
-                    b.index()
+                (true, 0) => format!("has no entry for predecessor b{}", p.index()),
+                (true, n) => format!(
+                    "has {n} entries for predecessor b{}, expected one per predecessor block",
+                    p.index()
                 ),
             };
             self.err_inst(ErrorKind::PhiPredecessors, v, message);
         }
         for &(p, src) in srcs {
             self.check_phi_use(v, p, src);
+            self.check_not_deref(Site::Inst(v), src, &format!("source for b{}", p.index()));
             if let (Some(def), Some(shape)) = (inst.def, self.shape(src))
                 && shape != def
             {
@@ -402,6 +437,7 @@ impl FuncCx<'_> {
         match term {
             Terminator::Branch { cond } => {
                 self.check_use(Site::Term(b), end, *cond, "branch condition");
+                self.check_not_deref(Site::Term(b), *cond, "branch condition");
                 if let Some(shape) = self.shape(*cond)
                     && shape != ValType::BOOL
                 {
@@ -412,6 +448,7 @@ impl FuncCx<'_> {
             Terminator::Return { value } => {
                 if let Some(v) = value {
                     self.check_use(Site::Term(b), end, *v, "return value");
+                    self.check_not_deref(Site::Term(b), *v, "return value");
                 }
                 let message = match (value, self.func.ret) {
                     (Some(v), None) => {
@@ -431,90 +468,6 @@ impl FuncCx<'_> {
                 }
             }
             Terminator::Jump | Terminator::Unreachable => {}
-        }
-    }
-
-    fn check_structure(&mut self, b: BlockId, block: &Block) {
-        let Some(structure) = block.structure else {
-            return;
-        };
-        let merge = structure.merge();
-        if !self.func.cfg.contains_node(merge) {
-            let message = format!("merge block b{} does not exist", merge.index());
-            self.err_block(ErrorKind::MissingStructureBlock, b, message);
-        } else if merge == b {
-            let message = "the construct's merge block is its own header".into();
-            self.err_block(ErrorKind::MergeIsHeader, b, message);
-        }
-        match structure {
-            Structure::Selection { .. } => {
-                if !matches!(block.terminator, Some(Terminator::Branch { .. })) {
-                    let message = "a selection header must end in a branch".into();
-                    self.err_block(ErrorKind::SelectionHeader, b, message);
-                }
-            }
-            Structure::Loop { cont, .. } => {
-                if !self.func.cfg.contains_node(cont) {
-                    let message = format!("continue block b{} does not exist", cont.index());
-                    self.err_block(ErrorKind::MissingStructureBlock, b, message);
-                    return;
-                }
-                if !self.func.cfg.edges(cont).any(|e| e.target() == b) {
-                    let message = format!(
-                        "continue block b{} does not branch back to the header",
-                        cont.index()
-                    );
-                    self.err_block(ErrorKind::LoopContinue, b, message);
-                }
-                let undominated = self.dom.as_ref().is_some_and(|dom| {
-                    dom.is_reachable(b) && dom.is_reachable(cont) && !dom.dominates(b, cont)
-                });
-                if undominated {
-                    let message = format!(
-                        "the header does not dominate its continue block b{}",
-                        cont.index()
-                    );
-                    self.err_block(ErrorKind::LoopContinue, b, message);
-                }
-            }
-        }
-    }
-
-    /// Every back edge (an edge to a block that dominates its source) must go to a loop header
-    /// from inside that loop.
-    fn check_back_edges(&mut self) {
-        let Some(dom) = &self.dom else {
-            return;
-        };
-        let mut bad = Vec::new();
-        for e in (&self.func.cfg).edge_references() {
-            let (s, t) = (e.source(), e.target());
-            if !dom.dominates(t, s) {
-                continue;
-            }
-            match self.func.cfg[t].structure {
-                Some(Structure::Loop { merge, .. }) => {
-                    if dom.dominates(merge, s) {
-                        bad.push((
-                            s,
-                            format!(
-                                "back edge to loop header b{} comes from outside the loop (its \
-                                 merge block b{} dominates b{})",
-                                t.index(),
-                                merge.index(),
-                                s.index()
-                            ),
-                        ));
-                    }
-                }
-                _ => bad.push((
-                    s,
-                    format!("back edge to b{}, which is not a loop header", t.index()),
-                )),
-            }
-        }
-        for (s, message) in bad {
-            self.err_block(ErrorKind::BackEdge, s, message);
         }
     }
 

@@ -4,7 +4,7 @@
 use super::ErrorKind;
 use super::function::FuncCx;
 use crate::ir::{Inst, IntrinsicInst, Stage, Type, ValType, Value};
-use shrew_ops::{DestShape, IndexKind, Intrinsic, SrcShape};
+use shrew_ops::{AtomicOp, BaseType, DestShape, IndexKind, Intrinsic, SrcShape};
 
 /// Whether an index value is in range: enumerations must name a value, flag sets may only hold
 /// known flags. Relies on the table's formatter, which writes a plain number exactly for
@@ -116,6 +116,9 @@ impl FuncCx<'_> {
             if let Some(mask) = intr.index(IndexKind::WriteMask) {
                 self.check_write_mask(v, intr, mask, srcs_ok);
             }
+            if let Some(op) = intr.index(IndexKind::AtomicOp) {
+                self.check_atomic_op(v, intr, op, srcs_ok);
+            }
         }
 
         if srcs_ok {
@@ -217,6 +220,70 @@ impl FuncCx<'_> {
                 data.comps
             );
             self.err_inst(ErrorKind::WriteMask, v, message);
+        }
+    }
+
+    /// `cmpxchg` exactly in the `_swap` forms, and float or integer operations on targets of
+    /// their kind when the target's type is known: the scalar a deref atomic points to, or the
+    /// base type of an image.
+    fn check_atomic_op(&mut self, v: Value, intr: &IntrinsicInst, value: u32, srcs_ok: bool) {
+        // An unknown operation is reported as an index out of range.
+        let Some(op) = AtomicOp::from_index(value) else {
+            return;
+        };
+        let op_name = IndexKind::AtomicOp.format_value(value);
+        let swap = matches!(
+            intr.op,
+            Intrinsic::DerefAtomicSwap
+                | Intrinsic::SsboAtomicSwap
+                | Intrinsic::SharedAtomicSwap
+                | Intrinsic::ImageDerefAtomicSwap
+        );
+        let name = intr.op.name();
+        if swap != (op == AtomicOp::Cmpxchg) {
+            let message = if swap {
+                format!("{name} only does cmpxchg, not {op_name}")
+            } else {
+                format!("cmpxchg needs the swap form of {name}")
+            };
+            self.err_inst(ErrorKind::AtomicOperation, v, message);
+        }
+        let target = match intr.op {
+            Intrinsic::DerefAtomic | Intrinsic::DerefAtomicSwap if srcs_ok => {
+                match self.deref_target(intr.srcs[0]) {
+                    Some((_, Type::Scalar(s))) => Some(s.base),
+                    _ => None,
+                }
+            }
+            Intrinsic::ImageDerefAtomic | Intrinsic::ImageDerefAtomicSwap if srcs_ok => {
+                match self.deref_target(intr.srcs[0]) {
+                    Some((_, Type::Image { base, .. })) => Some(base),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(base) = target else {
+            return;
+        };
+        let fits = match op {
+            AtomicOp::Xchg | AtomicOp::Cmpxchg => true,
+            AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => base == BaseType::Float,
+            AtomicOp::Iadd
+            | AtomicOp::Imin
+            | AtomicOp::Umin
+            | AtomicOp::Imax
+            | AtomicOp::Umax
+            | AtomicOp::Iand
+            | AtomicOp::Ior
+            | AtomicOp::Ixor => matches!(base, BaseType::Int | BaseType::Uint),
+        };
+        if !fits {
+            let message = format!(
+                "atomic_op={op_name} does not apply to a {} target",
+                base.name()
+            );
+            self.err_inst(ErrorKind::AtomicOperation, v, message);
         }
     }
 

@@ -4,12 +4,15 @@
 //! The checks fall into groups, each in its own module:
 //!
 //! * `shader` — declarations: the entry point, unique names, well-formed types and structs,
-//!   variable attributes, and the absence of recursion in the call graph;
-//! * `function` — the per-function driver: where instructions sit, SSA dominance, the CFG's
-//!   terminators and out-edges, and structured-control-flow headers;
-//! * `inst` — ALU instructions, constants, phis, derefs and calls;
-//! * `intrinsic` — intrinsics against the intrinsic table, memory access through derefs, and
-//!   stage restrictions;
+//!   where runtime-sized arrays may go, variable attributes, the workgroup size, and the
+//!   absence of recursion in the call graph;
+//! * `function` — the per-function driver: where instructions sit, SSA dominance, where deref
+//!   values may be used, phis, and the CFG's terminators and out-edges;
+//! * `structure` — structured control flow: headers with their merge and continue blocks,
+//!   back edges, reducibility, and which conditional branches may leave a construct;
+//! * `inst` — ALU instructions, constants, derefs and calls;
+//! * `intrinsic` — intrinsics against the intrinsic table, memory access through derefs,
+//!   atomic operations, and stage restrictions;
 //! * `tex` — texture instructions.
 //!
 //! Nothing here indexes the IR blindly: an out-of-range value, block, variable, struct or
@@ -19,6 +22,7 @@ mod function;
 mod inst;
 mod intrinsic;
 mod shader;
+mod structure;
 #[cfg(test)]
 mod tests;
 mod tex;
@@ -52,6 +56,12 @@ pub enum ErrorKind {
     StageMismatch,
     /// A call that is part of a cycle of the call graph.
     Recursion,
+    /// A workgroup size with a zero component, or one other than 1,1,1 in a shader that is not
+    /// a compute shader.
+    WorkgroupSize,
+    /// A runtime-sized array (`len` 0) anywhere but as the whole type of an `ssbo` variable or
+    /// as the last member of a struct that is only ever the whole type of `ssbo` variables.
+    RuntimeArray,
 
     // Control flow.
     /// The entry block does not exist or has predecessors.
@@ -76,6 +86,17 @@ pub enum ErrorKind {
     LoopContinue,
     /// A back edge to a block that is not a loop header, or from outside the loop.
     BackEdge,
+    /// An irreducible cycle: an edge that a depth-first walk from the entry finds retreating
+    /// (to a block on the walk's current path) goes to a block that does not dominate its
+    /// source.
+    Irreducible,
+    /// A conditional branch, in a block that is not a selection or loop header, none of whose
+    /// targets is the merge or continue block of a construct enclosing the block (a structured
+    /// branch is a loop break or continue, or a jump to an enclosing selection's merge).
+    UnstructuredBranch,
+    /// A loop whose merge block is its continue block, or a reachable construct whose reachable
+    /// merge block dominates its header.
+    MergePlacement,
 
     // Instruction placement and SSA.
     /// A block lists an instruction id that is out of range or deleted.
@@ -115,7 +136,10 @@ pub enum ErrorKind {
     // Phis.
     /// A phi after a non-phi instruction of its block.
     PhiNotAtTop,
-    /// Phi entries that do not match the block's predecessor edges one to one.
+    /// Phi entries that do not match the block's predecessor blocks one to one: a phi has
+    /// exactly one entry per distinct predecessor block, however many edges that block has to
+    /// the phi's (a `branch %c, b1, b1` makes its block one predecessor of `b1`), as in SPIR-V
+    /// and NIR.
     PhiPredecessors,
     /// A phi source whose shape differs from the phi's.
     PhiShape,
@@ -137,6 +161,11 @@ pub enum ErrorKind {
     DerefAccess,
     /// A store, copy or atomic into a read-only variable.
     ReadOnlyStore,
+    /// An atomic whose `atomic_op` does not fit it: `cmpxchg` outside the `_swap` forms or
+    /// another operation in them, a float operation (`fadd`, `fmin`, `fmax`) on a target that
+    /// is not float, or an integer operation on one that is not an integer, where the target's
+    /// type is known (the scalar a deref atomic points to, the base of an image).
+    AtomicOperation,
     /// A `load_param` whose index or shape does not match the function's parameters.
     LoadParam,
 
@@ -151,6 +180,11 @@ pub enum ErrorKind {
     DerefMember,
     /// A deref whose result is not a deref-shaped value.
     DerefShape,
+    /// A deref value used anywhere but as the parent of a deref, an intrinsic source whose slot
+    /// takes a deref, or a texture or sampler deref source of a texture instruction (for
+    /// example as an ALU or phi source, stored data, an array index, a call argument, a branch
+    /// condition or a return value).
+    DerefUse,
 
     // Texture instructions.
     /// A texture instruction without a source its operation needs.
@@ -165,6 +199,8 @@ pub enum ErrorKind {
     TexDerefType,
     /// A texture result of the wrong shape for the operation.
     TexDefShape,
+    /// A `tg4` gathering a component other than 0-3.
+    TexComponent,
 
     // Calls.
     /// Call arguments that do not match the callee's parameters.

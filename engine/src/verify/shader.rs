@@ -2,7 +2,7 @@
 
 use super::{ErrorKind, VerifyError};
 use crate::ir::{BlockId, FuncId, Mode, Scalar, Shader, Stage, StructId, Type, Value};
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
 use shrew_ops::{BaseType, is_valid_component_count};
 use std::collections::HashSet;
@@ -45,9 +45,31 @@ pub(super) fn check_declarations(shader: &Shader) -> Vec<VerifyError> {
         shader.functions.iter().map(|f| f.name.as_str()),
         &mut errors,
     );
+    check_workgroup_size(shader, &mut errors);
     check_structs(shader, &mut errors);
     check_variables(shader, &mut errors);
     errors
+}
+
+/// Every component is at least 1, and only compute shaders have a size other than 1,1,1.
+fn check_workgroup_size(shader: &Shader, errors: &mut Vec<VerifyError>) {
+    let [x, y, z] = shader.workgroup_size;
+    if shader.workgroup_size.contains(&0) {
+        errors.push(error(
+            ErrorKind::WorkgroupSize,
+            format!("workgroup size {x},{y},{z} has a zero component"),
+        ));
+    }
+    if shader.stage != Stage::Compute && shader.workgroup_size != [1, 1, 1] {
+        errors.push(error(
+            ErrorKind::WorkgroupSize,
+            format!(
+                "a {} shader has workgroup size {x},{y},{z}; only compute shaders have one \
+                 other than 1,1,1",
+                shader.stage.name()
+            ),
+        ));
+    }
 }
 
 fn check_entry(shader: &Shader, errors: &mut Vec<VerifyError>) {
@@ -92,38 +114,48 @@ fn check_unique<'a>(
 fn check_structs(shader: &Shader, errors: &mut Vec<VerifyError>) {
     for s in &shader.structs {
         let mut seen = HashSet::new();
-        for m in &s.members {
+        for (i, m) in s.members.iter().enumerate() {
             if !seen.insert(m.name.as_str()) {
                 errors.push(error(
                     ErrorKind::DuplicateMember,
                     format!("struct {} has two members named {}", s.name, m.name),
                 ));
             }
-            check_type(
-                shader,
-                &m.ty,
-                &format!("member {} of struct {}", m.name, s.name),
-                errors,
-            );
+            let what = format!("member {} of struct {}", m.name, s.name);
+            check_type(shader, &m.ty, &what, errors);
+            // A runtime-sized array may end the struct; the struct is then unsized itself,
+            // which the places that use it check.
+            match &m.ty {
+                Type::Array { elem, len: 0, .. } if i + 1 == s.members.len() => {
+                    check_sized(shader, elem, &what, errors);
+                }
+                ty => check_sized(shader, ty, &what, errors),
+            }
         }
     }
-    // A struct that contains itself (through members and arrays) has no finite size.
-    for (i, s) in shader.structs.iter().enumerate() {
-        let me = StructId(i as u32);
-        let mut seen = HashSet::new();
-        let mut stack = struct_members_of(shader, me);
-        while let Some(id) = stack.pop() {
-            if id == me {
-                errors.push(error(
-                    ErrorKind::InvalidStruct,
-                    format!("struct {} contains itself", s.name),
-                ));
-                break;
-            }
-            if seen.insert(id) {
-                stack.extend(struct_members_of(shader, id));
-            }
+    // A struct that contains itself (through members and arrays) has no finite size: it lies on
+    // a cycle of the containment graph. Kosaraju's algorithm is linear and iterative, so long
+    // chains of structs cost neither quadratic time nor deep recursion.
+    let n = shader.structs.len();
+    let mut graph = DiGraph::<(), ()>::with_capacity(n, n);
+    let nodes: Vec<_> = (0..n).map(|_| graph.add_node(())).collect();
+    for (i, &node) in nodes.iter().enumerate() {
+        for id in struct_members_of(shader, StructId(i as u32)) {
+            graph.add_edge(node, nodes[id.0 as usize], ());
         }
+    }
+    let mut cyclic: Vec<usize> = kosaraju_scc(&graph)
+        .into_iter()
+        .filter(|scc| scc.len() > 1 || graph.contains_edge(scc[0], scc[0]))
+        .flatten()
+        .map(|node| node.index())
+        .collect();
+    cyclic.sort_unstable();
+    for i in cyclic {
+        errors.push(error(
+            ErrorKind::InvalidStruct,
+            format!("struct {} contains itself", shader.structs[i].name),
+        ));
     }
 }
 
@@ -145,6 +177,53 @@ fn struct_members_of(shader: &Shader, id: StructId) -> Vec<StructId> {
             }
         })
         .collect()
+}
+
+/// Whether a struct ends in a runtime-sized array (and so may only be the type of `ssbo`
+/// variables).
+fn is_unsized_struct(shader: &Shader, id: StructId) -> bool {
+    shader
+        .structs
+        .get(id.0 as usize)
+        .and_then(|s| s.members.last())
+        .is_some_and(|m| matches!(m.ty, Type::Array { len: 0, .. }))
+}
+
+/// Reports runtime-sized arrays and unsized structs in a type (the type itself or the elements
+/// of its arrays) that must have a size; `what` names the declaration it belongs to. Struct
+/// members are checked with their struct.
+fn check_sized(shader: &Shader, ty: &Type, what: &str, errors: &mut Vec<VerifyError>) {
+    let mut ty = ty;
+    loop {
+        match ty {
+            Type::Array { elem, len, .. } => {
+                if *len == 0 {
+                    errors.push(error(
+                        ErrorKind::RuntimeArray,
+                        format!(
+                            "{what}: the runtime-sized array {} may only be the type of an ssbo \
+                             variable or the last member of its struct",
+                            shader.type_name(ty)
+                        ),
+                    ));
+                    return;
+                }
+                ty = elem;
+            }
+            Type::Struct(id) if is_unsized_struct(shader, *id) => {
+                errors.push(error(
+                    ErrorKind::RuntimeArray,
+                    format!(
+                        "{what}: struct {} ends in a runtime-sized array, so it may only be the \
+                         type of an ssbo variable",
+                        shader.type_name(ty)
+                    ),
+                ));
+                return;
+            }
+            _ => return,
+        }
+    }
 }
 
 fn scalar_ok(s: Scalar) -> bool {
@@ -208,6 +287,14 @@ fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
     for var in &shader.variables {
         let what = format!("variable @{}", var.name);
         check_type(shader, &var.ty, &what, errors);
+        // An ssbo variable may be a runtime-sized array or a struct ending in one.
+        match &var.ty {
+            Type::Array { elem, len: 0, .. } if var.mode == Mode::Ssbo => {
+                check_sized(shader, elem, &what, errors);
+            }
+            Type::Struct(_) if var.mode == Mode::Ssbo => {}
+            ty => check_sized(shader, ty, &what, errors),
+        }
         let bindable = matches!(var.mode, Mode::Uniform | Mode::Ubo | Mode::Ssbo);
         if (var.binding.is_some() || var.desc_set.is_some()) && !bindable {
             errors.push(error(
@@ -251,7 +338,7 @@ pub(super) fn check_recursion(shader: &Shader, calls: &[CallSite]) -> Vec<Verify
     }
     let mut component = vec![usize::MAX; n];
     let mut cyclic = vec![false; n];
-    for (i, scc) in tarjan_scc(&graph).into_iter().enumerate() {
+    for (i, scc) in kosaraju_scc(&graph).into_iter().enumerate() {
         for node in &scc {
             component[node.index()] = i;
         }

@@ -809,6 +809,84 @@ fn recursion_through_the_call_graph() {
     expect(&s, ErrorKind::Recursion);
 }
 
+#[test]
+fn workgroup_sizes() {
+    let mut s = Shader::new(Stage::Compute);
+    Builder::new(&mut s, FuncId(0)).ret(None);
+    s.workgroup_size = [8, 4, 2];
+    assert_clean(&s);
+    s.workgroup_size = [8, 0, 1];
+    expect(&s, ErrorKind::WorkgroupSize);
+
+    let mut s = Shader::new(Stage::Fragment);
+    Builder::new(&mut s, FuncId(0)).ret(None);
+    s.workgroup_size = [4, 4, 4];
+    expect(&s, ErrorKind::WorkgroupSize);
+    s.workgroup_size = [1, 1, 1];
+    assert_clean(&s);
+}
+
+/// A compute shader declaring structs `S0`, `S1`, ... with members of the given types and
+/// variables `v0`, `v1`, ... of the given modes and types.
+fn declarations(structs: &[&[Type]], vars: &[(Mode, Type)]) -> Shader {
+    let mut s = Shader::new(Stage::Compute);
+    Builder::new(&mut s, FuncId(0)).ret(None);
+    for (i, members) in structs.iter().enumerate() {
+        let members = members
+            .iter()
+            .enumerate()
+            .map(|(j, ty)| Member {
+                name: format!("m{j}"),
+                ty: ty.clone(),
+                offset: None,
+            })
+            .collect();
+        s.add_struct(StructType {
+            name: format!("S{i}"),
+            members,
+        });
+    }
+    for (i, (mode, ty)) in vars.iter().enumerate() {
+        s.add_variable(Variable::new(format!("v{i}"), *mode, ty.clone()));
+    }
+    s
+}
+
+#[test]
+fn runtime_sized_arrays_outside_ssbo_blocks() {
+    let u32_ty = Type::Scalar(Scalar::U32);
+    let runtime = array_ty(u32_ty.clone(), 0);
+    // S0 ends in a runtime-sized array.
+    let ends_unsized: &[Type] = &[u32_ty.clone(), runtime.clone()];
+    let s0 = Type::Struct(StructId(0));
+    let s = declarations(
+        &[ends_unsized],
+        &[
+            (Mode::Ssbo, runtime.clone()),
+            (Mode::Ssbo, s0.clone()),
+            (Mode::Ssbo, array_ty(array_ty(u32_ty.clone(), 4), 0)),
+        ],
+    );
+    assert_clean(&s);
+
+    let bad = [
+        declarations(&[], &[(Mode::FunctionTemp, runtime.clone())]),
+        declarations(&[], &[(Mode::PushConst, runtime.clone())]),
+        declarations(&[ends_unsized], &[(Mode::Ubo, s0.clone())]),
+        // Not the last member.
+        declarations(&[&[runtime.clone(), u32_ty.clone()]], &[]),
+        // An unsized struct inside another struct or an array.
+        declarations(&[ends_unsized, std::slice::from_ref(&s0)], &[]),
+        declarations(&[ends_unsized], &[(Mode::Ssbo, array_ty(s0.clone(), 2))]),
+        // Arrays of runtime-sized arrays.
+        declarations(&[], &[(Mode::Ssbo, array_ty(runtime.clone(), 4))]),
+        declarations(&[], &[(Mode::Ssbo, array_ty(runtime, 0))]),
+    ];
+    for s in &bad {
+        expect(s, ErrorKind::RuntimeArray);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Control flow.
 
@@ -1000,6 +1078,7 @@ fn loop_continue_not_dominated_by_the_header() {
     });
     f.cfg[entry].insts.push(c);
     f.set_branch(entry, c, header, side);
+    f.cfg[entry].structure = Some(Structure::Selection { merge: header });
     f.set_jump(side, header);
     f.set_jump(header, merge);
     f.set_exit(merge, Terminator::Return { value: None });
@@ -1021,6 +1100,7 @@ fn back_edge_to_a_block_that_is_not_a_loop_header() {
     f.cfg[entry].insts.push(c);
     f.set_jump(entry, a);
     f.set_branch(a, c, back, exit);
+    f.cfg[a].structure = Some(Structure::Selection { merge: exit });
     f.set_jump(back, a);
     f.set_exit(exit, Terminator::Return { value: None });
     expect_block(&s, ErrorKind::BackEdge, back);
@@ -1033,6 +1113,102 @@ fn back_edge_from_outside_the_loop() {
     let f = main_fn(&mut s);
     f.set_jump(merge, header);
     expect_block(&s, ErrorKind::BackEdge, merge);
+}
+
+/// Adds a `true` constant to the end of `block`'s instructions.
+fn cond_in(f: &mut Function, block: BlockId) -> Value {
+    let c = f.alloc_inst(Inst {
+        kind: InstKind::Const(vec![1]),
+        def: Some(ValType::BOOL),
+        block,
+    });
+    f.cfg[block].insts.push(c);
+    c
+}
+
+#[test]
+fn irreducible_cycle() {
+    // b0 (a selection merging at b3) enters the cycle b1 <-> b2 at both blocks, so neither
+    // dominates the other and the cycle is no loop.
+    let (mut s, ()) = frag(|_| {});
+    let f = main_fn(&mut s);
+    let entry = f.entry;
+    let (b1, b2, b3) = (f.add_block(), f.add_block(), f.add_block());
+    let c = cond_in(f, entry);
+    f.set_branch(entry, c, b1, b2);
+    f.cfg[entry].structure = Some(Structure::Selection { merge: b3 });
+    f.set_jump(b1, b2);
+    f.set_branch(b2, c, b1, b3);
+    f.set_exit(b3, Terminator::Return { value: None });
+    expect_block(&s, ErrorKind::Irreducible, b2);
+}
+
+#[test]
+fn conditional_branches_outside_headers() {
+    // Structured: a conditional break or continue from inside a selection in a loop, and a
+    // continue block that branches back to the header or out of the loop.
+    let (s, ()) = frag(|b| {
+        let lp = b.push_loop();
+        let (header, cont, merge) = (lp.header, lp.cont, lp.merge);
+        let c = b.imm_bool(true);
+        let nif = b.push_if(c);
+        let then_block = b.cursor.block;
+        b.function_mut().set_branch(then_block, c, merge, cont);
+        b.pop_if(nif);
+        b.pop_loop(lp);
+        b.function_mut().set_branch(cont, c, header, merge);
+    });
+    assert_clean(&s);
+
+    // Structured: a jump to the enclosing selection's merge, else into the selection.
+    let mut s = Shader::new(Stage::Fragment);
+    let (_, then_block, _, merge) = if_else(&mut s);
+    let f = main_fn(&mut s);
+    let inner = f.add_block();
+    f.set_jump(inner, merge);
+    let c = cond_in(f, then_block);
+    f.set_branch(then_block, c, merge, inner);
+    assert_clean(&s);
+
+    // A branch between two blocks of the selection.
+    let f = main_fn(&mut s);
+    let inner2 = f.add_block();
+    f.set_jump(inner2, merge);
+    f.set_branch(then_block, c, inner, inner2);
+    expect_block(&s, ErrorKind::UnstructuredBranch, then_block);
+
+    // A branch outside every construct.
+    let (mut s, ()) = frag(|_| {});
+    let f = main_fn(&mut s);
+    let entry = f.entry;
+    let (a, b) = (f.add_block(), f.add_block());
+    let c = cond_in(f, entry);
+    f.set_branch(entry, c, a, b);
+    f.set_exit(a, Terminator::Return { value: None });
+    f.set_exit(b, Terminator::Return { value: None });
+    expect_block(&s, ErrorKind::UnstructuredBranch, entry);
+}
+
+#[test]
+fn merge_blocks_in_the_wrong_place() {
+    // A loop whose merge block is its continue block.
+    let mut s = Shader::new(Stage::Fragment);
+    let (header, _, cont, _) = simple_loop(&mut s);
+    main_fn(&mut s).cfg[header].structure = Some(Structure::Loop { merge: cont, cont });
+    expect_block(&s, ErrorKind::MergePlacement, header);
+
+    // A selection whose merge block comes before it.
+    let (mut s, ()) = frag(|_| {});
+    let f = main_fn(&mut s);
+    let entry = f.entry;
+    let (header, a, b) = (f.add_block(), f.add_block(), f.add_block());
+    f.set_jump(entry, header);
+    let c = cond_in(f, header);
+    f.set_branch(header, c, a, b);
+    f.cfg[header].structure = Some(Structure::Selection { merge: entry });
+    f.set_exit(a, Terminator::Return { value: None });
+    f.set_exit(b, Terminator::Return { value: None });
+    expect_block(&s, ErrorKind::MergePlacement, header);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1360,6 +1536,30 @@ fn phi_entries_against_predecessors() {
 }
 
 #[test]
+fn phi_for_a_block_with_two_edges_to_it() {
+    // `branch %c, b1, b1` makes b0 one predecessor of b1: its phis have one entry for b0.
+    let with_entries = |n: usize| {
+        frag(|b| {
+            let c = b.imm_bool(true);
+            let x = b.imm_u32(1);
+            let y = b.imm_u32(2);
+            let entry = b.cursor.block;
+            let f = b.function_mut();
+            let merge = f.add_block();
+            f.set_branch(entry, c, merge, merge);
+            f.cfg[entry].structure = Some(Structure::Selection { merge });
+            b.cursor = Cursor::at_end(merge);
+            b.phi(ValType::scalar(32), [(entry, x), (entry, y)][..n].to_vec())
+        })
+    };
+    assert_clean(&with_entries(1).0);
+    for n in [0, 2] {
+        let (s, phi) = with_entries(n);
+        expect_inst(&s, ErrorKind::PhiPredecessors, phi, "phi");
+    }
+}
+
+#[test]
 fn phi_source_of_another_shape() {
     let (s, (phi, ..)) = frag(|b| phi_shader(b, 16));
     expect_inst(&s, ErrorKind::PhiShape, phi, "phi");
@@ -1591,6 +1791,95 @@ fn deref_accesses_that_do_not_fit_the_type() {
 }
 
 #[test]
+fn atomic_operations_against_the_form_and_the_target() {
+    let op = |name| IndexKind::AtomicOp.parse_value(name).unwrap();
+    // Deref atomics: the form, the scalar they point to, the operation, and whether it fits.
+    let cases = [
+        (Intrinsic::DerefAtomic, Scalar::U32, "iadd", true),
+        (Intrinsic::DerefAtomic, Scalar::I32, "imin", true),
+        (Intrinsic::DerefAtomic, Scalar::F32, "fadd", true),
+        (Intrinsic::DerefAtomic, Scalar::F32, "xchg", true),
+        (Intrinsic::DerefAtomicSwap, Scalar::U32, "cmpxchg", true),
+        (Intrinsic::DerefAtomic, Scalar::U32, "cmpxchg", false),
+        (Intrinsic::DerefAtomicSwap, Scalar::U32, "iadd", false),
+        (Intrinsic::DerefAtomic, Scalar::U32, "fadd", false),
+        (Intrinsic::DerefAtomic, Scalar::I32, "fmax", false),
+        (Intrinsic::DerefAtomic, Scalar::F32, "iadd", false),
+        (Intrinsic::DerefAtomic, Scalar::F32, "umax", false),
+    ];
+    for (intr, scalar, name, fits) in cases {
+        let (s, v) = build(Stage::Compute, |b| {
+            let var = add_var(b, "x", Mode::Ssbo, Type::Scalar(scalar));
+            let d = b.deref_var(var);
+            let data = b.imm_u32(1);
+            let mut srcs = vec![d, data];
+            if intr == Intrinsic::DerefAtomicSwap {
+                srcs.push(data);
+            }
+            let def = Some(ValType::scalar(32));
+            b.intrinsic(intr, &srcs, def, &[(IndexKind::AtomicOp, op(name))])
+        });
+        if fits {
+            assert_clean(&s);
+        } else {
+            expect_inst(&s, ErrorKind::AtomicOperation, v, intr.name());
+        }
+    }
+
+    // Image atomics go by the image's base type.
+    for (base, fits) in [(BaseType::Uint, true), (BaseType::Float, false)] {
+        let (s, v) = build(Stage::Compute, |b| {
+            let image = Type::Image {
+                dim: Dim::Buf,
+                arrayed: false,
+                base,
+            };
+            let img = add_var(b, "img", Mode::Uniform, image);
+            let d = b.deref_var(img);
+            let x = b.imm_u32(1);
+            b.intrinsic(
+                Intrinsic::ImageDerefAtomic,
+                &[d, x, x, x],
+                Some(ValType::scalar(32)),
+                &[
+                    (IndexKind::ImageDim, Dim::Buf.index_value()),
+                    (IndexKind::AtomicOp, op("umax")),
+                ],
+            )
+        });
+        if fits {
+            assert_clean(&s);
+        } else {
+            expect_inst(&s, ErrorKind::AtomicOperation, v, "image_deref_atomic");
+        }
+    }
+
+    // Lowered atomics have no type to go by, but still a form.
+    let lowered = [
+        (Intrinsic::SsboAtomic, 3, "fadd", true),
+        (Intrinsic::SsboAtomic, 3, "cmpxchg", false),
+        (Intrinsic::SharedAtomicSwap, 3, "iadd", false),
+    ];
+    for (intr, srcs, name, fits) in lowered {
+        let (s, v) = build(Stage::Compute, |b| {
+            let x = b.imm_u32(1);
+            let def = Some(ValType::scalar(32));
+            b.intrinsic(
+                intr,
+                &vec![x; srcs],
+                def,
+                &[(IndexKind::AtomicOp, op(name))],
+            )
+        });
+        if fits {
+            assert_clean(&s);
+        } else {
+            expect_inst(&s, ErrorKind::AtomicOperation, v, intr.name());
+        }
+    }
+}
+
+#[test]
 fn writes_into_read_only_variables() {
     let (s, v) = frag(|b| {
         let var = add_var(b, "u", Mode::Ubo, vec_ty(4));
@@ -1748,6 +2037,82 @@ fn cyclic_deref_chain_does_not_hang() {
     expect_inst(&s, ErrorKind::NotDominated, v, "deref_array");
 }
 
+#[test]
+fn deref_values_used_as_ordinary_values() {
+    /// Declares a `u32` variable and derefs it.
+    fn counter(b: &mut Builder, name: &str) -> Value {
+        let var = add_var(b, name, Mode::FunctionTemp, Type::Scalar(Scalar::U32));
+        b.deref_var(var)
+    }
+
+    let (s, v) = frag(|b| {
+        let d = counter(b, "c");
+        let one = b.imm_u32(1);
+        b.alu(AluOp::Iadd, &[d, one])
+    });
+    expect_inst(&s, ErrorKind::DerefUse, v, "iadd");
+
+    // Stored data.
+    let (s, v) = frag(|b| {
+        let d = counter(b, "c");
+        b.intrinsic(
+            Intrinsic::StoreDeref,
+            &[d, d],
+            None,
+            &[(IndexKind::WriteMask, 1)],
+        )
+    });
+    expect_inst(&s, ErrorKind::DerefUse, v, "store_deref");
+
+    // An array index.
+    let (s, v) = frag(|b| {
+        let d = counter(b, "c");
+        let arr = add_var(b, "a", Mode::FunctionTemp, array_ty(vec_ty(4), 4));
+        let a = b.deref_var(arr);
+        b.deref_array(a, d)
+    });
+    expect_inst(&s, ErrorKind::DerefUse, v, "deref_array");
+
+    // A phi source.
+    let (s, v) = frag(|b| {
+        let d = counter(b, "c");
+        let c = b.imm_bool(true);
+        let mut nif = b.push_if(c);
+        let then_end = b.cursor.block;
+        b.push_else(&mut nif);
+        let else_end = b.cursor.block;
+        b.pop_if(nif);
+        b.phi(ValType::DEREF, vec![(then_end, d), (else_end, d)])
+    });
+    expect_inst(&s, ErrorKind::DerefUse, v, "phi");
+
+    // A texture source that is not a deref source.
+    let (s, v) = sample(TexOp::Txl, V4, |b| {
+        let uv = b.imm_vec_f32(&[0.0; 2]);
+        let d = counter(b, "c");
+        (vec![(TexSrc::Coord, uv), (TexSrc::Lod, d)], false)
+    });
+    expect_inst(&s, ErrorKind::DerefUse, v, "txl");
+
+    // A call argument and a return value.
+    let mut s = Shader::new(Stage::Fragment);
+    let f = add_function(&mut s, "f", &[ValType::DEREF], None);
+    Builder::new(&mut s, f).ret(None);
+    let mut b = Builder::new(&mut s, FuncId(0));
+    let d = counter(&mut b, "c");
+    b.call(f, &[d]);
+    b.ret(None);
+    let g = add_function(&mut s, "g", &[], Some(ValType::DEREF));
+    let mut b = Builder::new(&mut s, g);
+    let d = counter(&mut b, "r");
+    b.ret(Some(d));
+    let errors = expect(&s, ErrorKind::DerefUse);
+    let found: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("fn main, b0, %1 = call: source 0 %0 is a deref"));
+    assert!(found[1].starts_with("fn g, b0: return value %0 is a deref"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Textures.
 
@@ -1881,6 +2246,24 @@ fn texture_result_shapes() {
         (vec![(TexSrc::Coord, b.imm_vec_f32(&[0.0; 2]))], false)
     });
     expect_inst(&s, ErrorKind::TexDefShape, v, "tex");
+}
+
+#[test]
+fn gathered_component_out_of_range() {
+    for (component, fits) in [(3, true), (4, false)] {
+        let (mut s, v) = sample(TexOp::Tg4, V4, |b| {
+            (vec![(TexSrc::Coord, b.imm_vec_f32(&[0.0; 2]))], false)
+        });
+        let InstKind::Tex(tex) = &mut main_fn(&mut s).inst_mut(v).kind else {
+            unreachable!()
+        };
+        tex.component = component;
+        if fits {
+            assert_clean(&s);
+        } else {
+            expect_inst(&s, ErrorKind::TexComponent, v, "tg4");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -79,6 +79,11 @@ impl FuncCx<'_> {
             }
         }
 
+        if tex.op == TexOp::Tg4 && tex.component > 3 {
+            let message = format!("gathers component {}, expected 0-3", tex.component);
+            self.err_inst(ErrorKind::TexComponent, v, message);
+        }
+
         let coord = tex.dim.coord_components() + tex.is_array as u8;
         for &(role, src) in &tex.srcs {
             let expected = match role {
