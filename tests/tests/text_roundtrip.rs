@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use shrew_engine::ir::*;
 use shrew_engine::text::{parse, print};
-use shrew_ops::{AluOp, BaseType, DestShape, IndexKind, Intrinsic, SrcShape};
+use shrew_ops::{AluOp, AtomicOp, BaseType, DestShape, IndexKind, Intrinsic, SrcShape};
 use std::path::{Path, PathBuf};
 
 /// Requires a shader these tests built or parsed to pass the verifier: every round-tripped
@@ -145,10 +145,12 @@ fn every_alu_op(b: &mut Builder, pool: &Pool) {
 }
 
 /// A nonzero value for each index, so that every index is printed.
-fn sample_index(kind: IndexKind) -> u32 {
+fn sample_index(op: Intrinsic, kind: IndexKind) -> u32 {
     match kind {
         IndexKind::WriteMask => 0b1011,
-        IndexKind::AtomicOp => 9,
+        // cmpxchg belongs to the swap forms; the others take xchg.
+        IndexKind::AtomicOp if op.name().ends_with("_swap") => AtomicOp::Cmpxchg as u32,
+        IndexKind::AtomicOp => AtomicOp::Xchg as u32,
         IndexKind::ImageDim => 1,
         IndexKind::ImageArray => 1,
         IndexKind::Access | IndexKind::MemoryModes => 5,
@@ -227,8 +229,11 @@ fn every_intrinsic(b: &mut Builder, pool: &Pool, derefs: &Derefs, stage: Stage) 
             DestShape::Data => Some(b.value_type(data)),
             _ => None,
         };
-        let indices: Vec<(IndexKind, u32)> =
-            info.indices.iter().map(|&k| (k, sample_index(k))).collect();
+        let indices: Vec<(IndexKind, u32)> = info
+            .indices
+            .iter()
+            .map(|&k| (k, sample_index(op, k)))
+            .collect();
         b.intrinsic(op, &srcs, def, &indices);
     }
 }
@@ -561,7 +566,9 @@ fn every_operation_shader() -> Shader {
 /// A shader of `stage` with the intrinsics that exist only there.
 fn stage_specific_shader(stage: Stage) -> Shader {
     let mut s = Shader::new(stage);
-    s.workgroup_size = [8, 8, 1];
+    if stage == Stage::Compute {
+        s.workgroup_size = [8, 8, 1];
+    }
     let u32x4 = Type::Vector(Scalar::U32, 4);
     let mut var = Variable::new("vectors", Mode::Ssbo, u32x4);
     var.binding = Some(0);
