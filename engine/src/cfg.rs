@@ -62,36 +62,64 @@ pub fn reverse_post_order(func: &Function) -> Vec<BlockId> {
     order
 }
 
-/// For every block, how many structured constructs contain it. A block belongs to the construct
-/// of header `h` when `h` dominates it, the construct's merge block does not, and it belongs to
-/// every construct enclosing `h` (SPIR-V's definition, with the last condition so that a block
-/// reached by breaking out of a loop from inside a selection is outside that selection too).
-/// The header itself is outside its own construct.
-pub fn construct_depths(func: &Function, dom: &DomTree) -> HashMap<BlockId, usize> {
-    let blocks = func.blocks();
-    let mut depth: HashMap<BlockId, usize> = blocks.iter().map(|&b| (b, 0)).collect();
-    // Members of each construct, computed outer headers first (reverse post-order), so the
-    // construct enclosing a header is known when the header is reached.
-    let mut members: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
-    for h in reverse_post_order(func) {
-        let Some(structure) = func.block(h).structure else {
-            continue;
-        };
-        let parent = members
-            .iter()
-            .rev()
-            .find(|(_, m)| m.contains(&h))
-            .map(|(_, m)| m);
-        let inside: Vec<BlockId> = blocks
-            .iter()
-            .copied()
-            .filter(|&b| b != h && dom.dominates(h, b) && !dom.dominates(structure.merge(), b))
-            .filter(|b| parent.is_none_or(|p| p.contains(b)))
-            .collect();
-        for b in &inside {
-            *depth.get_mut(b).unwrap() += 1;
+/// For every reachable block, the header of the innermost structured construct containing it,
+/// if any; following these links from a block visits every construct containing it, innermost
+/// first. A block belongs to the construct of header `h` when `h` dominates it, the construct's
+/// merge block does not, and it belongs to every construct enclosing `h` (SPIR-V's definition,
+/// with the last condition so that a block reached by breaking out of a loop from inside a
+/// selection is outside that selection too). The header itself is outside its own construct.
+///
+/// Computed in one walk down the dominator tree: a block is in the constructs its immediate
+/// dominator is in, and in the immediate dominator's own construct when that is a header,
+/// except that reaching a construct's merge block leaves that construct and every construct
+/// nested in it.
+pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, Option<BlockId>> {
+    let mut children: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    for b in func.blocks() {
+        if b != func.entry
+            && dom.is_reachable(b)
+            && let Some(idom) = dom.immediate_dominator(b)
+        {
+            children.entry(idom).or_default().push(b);
         }
-        members.push((h, inside));
+    }
+    let mut innermost: HashMap<BlockId, Option<BlockId>> = HashMap::new();
+    innermost.insert(func.entry, None);
+    let mut stack = vec![func.entry];
+    while let Some(parent) = stack.pop() {
+        let base = if func.cfg[parent].structure.is_some() {
+            Some(parent)
+        } else {
+            innermost[&parent]
+        };
+        for &child in children.get(&parent).map_or(&[][..], Vec::as_slice) {
+            // The outermost construct `child` is the merge block of, if any.
+            let left = std::iter::successors(base, |h| innermost[h])
+                .filter(|&h| func.cfg[h].structure.is_some_and(|s| s.merge() == child))
+                .last();
+            let inside = match left {
+                Some(h) => innermost[&h],
+                None => base,
+            };
+            innermost.insert(child, inside);
+            stack.push(child);
+        }
+    }
+    innermost
+}
+
+/// For every block, how many structured constructs contain it (see [`innermost_constructs`]);
+/// unreachable blocks count as outside every construct.
+pub fn construct_depths(func: &Function, dom: &DomTree) -> HashMap<BlockId, usize> {
+    let innermost = innermost_constructs(func, dom);
+    let mut depth: HashMap<BlockId, usize> = func.blocks().into_iter().map(|b| (b, 0)).collect();
+    // A header comes before the blocks of its construct in reverse post-order, so its own depth
+    // is known when they are reached.
+    for b in reverse_post_order(func) {
+        if let Some(Some(header)) = innermost.get(&b) {
+            let d = depth[header] + 1;
+            depth.insert(b, d);
+        }
     }
     depth
 }

@@ -2,8 +2,8 @@
 //! reducibility, and the conditional branches that may leave a construct.
 //!
 //! A block belongs to the construct of header `h` when `h` dominates it, the construct's merge
-//! block does not, and it belongs to every construct enclosing `h` (the definition of
-//! [`crate::cfg::construct_depths`]); the header itself is outside its own construct.
+//! block does not, and it belongs to every construct enclosing `h` (computed by
+//! [`crate::cfg::innermost_constructs`]); the header itself is outside its own construct.
 
 use super::ErrorKind;
 use super::function::FuncCx;
@@ -157,7 +157,10 @@ impl FuncCx<'_> {
     /// A conditional branch outside a header must be a structured exit: one of its targets is
     /// the merge or continue block of a construct enclosing its block.
     pub(super) fn check_branches(&mut self) {
-        let innermost = self.innermost_constructs();
+        let innermost = match &self.dom {
+            Some(dom) => crate::cfg::innermost_constructs(self.func, dom),
+            None => HashMap::new(),
+        };
         let mut bad = Vec::new();
         for b in self.func.blocks() {
             let block = &self.func.cfg[b];
@@ -191,52 +194,5 @@ impl FuncCx<'_> {
             );
             self.err_block(ErrorKind::UnstructuredBranch, b, message);
         }
-    }
-
-    /// For every reachable block, the header of the innermost construct containing it, if any.
-    /// Following these links from a block visits every construct that contains it, innermost
-    /// first.
-    ///
-    /// Computed in one walk down the dominator tree: a block is in the constructs its
-    /// immediate dominator is in, and in the immediate dominator's own construct when that is a
-    /// header, except that reaching a construct's merge block leaves that construct and every
-    /// construct nested in it.
-    fn innermost_constructs(&self) -> HashMap<BlockId, Option<BlockId>> {
-        let mut innermost: HashMap<BlockId, Option<BlockId>> = HashMap::new();
-        let Some(dom) = &self.dom else {
-            return innermost;
-        };
-        let func = self.func;
-        let mut children: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
-        for b in func.blocks() {
-            if b != func.entry
-                && dom.is_reachable(b)
-                && let Some(idom) = dom.immediate_dominator(b)
-            {
-                children.entry(idom).or_default().push(b);
-            }
-        }
-        innermost.insert(func.entry, None);
-        let mut stack = vec![func.entry];
-        while let Some(p) = stack.pop() {
-            let base = if func.cfg[p].structure.is_some() {
-                Some(p)
-            } else {
-                innermost[&p]
-            };
-            for &c in children.get(&p).map_or(&[][..], Vec::as_slice) {
-                // The outermost construct `c` is the merge block of, if any.
-                let left = std::iter::successors(base, |h| innermost[h])
-                    .filter(|&h| func.cfg[h].structure.is_some_and(|s| s.merge() == c))
-                    .last();
-                let inside = match left {
-                    Some(h) => innermost[&h],
-                    None => base,
-                };
-                innermost.insert(c, inside);
-                stack.push(c);
-            }
-        }
-        innermost
     }
 }
