@@ -298,24 +298,31 @@ impl FuncCx<'_> {
             }
             return;
         }
+        self.check_dominance(
+            site,
+            &format!("{what} {src}"),
+            db,
+            ub,
+            &format!("b{}", ub.index()),
+        );
+    }
+
+    /// Reports a definition in block `db` that does not dominate the use in block `ub`, written
+    /// `place` in messages. Dominance means nothing among unreachable blocks.
+    fn check_dominance(&mut self, site: Site, what: &str, db: BlockId, ub: BlockId, place: &str) {
         let Some(dom) = &self.dom else {
             return;
         };
-        // Dominance means nothing among unreachable blocks.
         if !dom.is_reachable(ub) {
             return;
         }
         if !dom.is_reachable(db) {
-            let message = format!(
-                "{what} {src} is defined in unreachable block b{}",
-                db.index()
-            );
+            let message = format!("{what} is defined in unreachable block b{}", db.index());
             self.err_site(ErrorKind::DefInUnreachable, site, message);
         } else if !dom.dominates(db, ub) {
             let message = format!(
-                "{what} {src} is defined in b{}, which does not dominate b{}",
-                db.index(),
-                ub.index()
+                "{what} is defined in b{}, which does not dominate {place}",
+                db.index()
             );
             self.err_site(ErrorKind::NotDominated, site, message);
         }
@@ -342,26 +349,8 @@ impl FuncCx<'_> {
         let Some((db, _)) = self.def_site(Site::Inst(phi), src, &what) else {
             return;
         };
-        let Some(dom) = &self.dom else {
-            return;
-        };
-        if !dom.is_reachable(pred) {
-            return;
-        }
-        if !dom.is_reachable(db) {
-            let message = format!(
-                "{what} {src} is defined in unreachable block b{}",
-                db.index()
-            );
-            self.err_inst(ErrorKind::DefInUnreachable, phi, message);
-        } else if !dom.dominates(db, pred) {
-            let message = format!(
-                "{what} {src} is defined in b{}, which does not dominate the end of b{}",
-                db.index(),
-                pred.index()
-            );
-            self.err_inst(ErrorKind::NotDominated, phi, message);
-        }
+        let place = format!("the end of b{}", pred.index());
+        self.check_dominance(Site::Inst(phi), &format!("{what} {src}"), db, pred, &place);
     }
 
     /// A phi has one entry per distinct predecessor block (however many edges that block has
