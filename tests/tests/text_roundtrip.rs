@@ -478,11 +478,11 @@ fn every_operation_shader() -> Shader {
     ));
 
     // fn scale(32x4, 32) -> 32x4 and fn sink(32), for calls with and without a result.
-    let scale = FuncId(s.functions.len() as u32);
-    let mut func = Function::new("scale");
-    func.params = vec![ValType::new(32, 4), ValType::scalar(32)];
-    func.ret = Some(ValType::new(32, 4));
-    s.functions.push(func);
+    let scale = s.add_function(
+        "scale",
+        &[ValType::new(32, 4), ValType::scalar(32)],
+        Some(ValType::new(32, 4)),
+    );
     let mut b = Builder::new(&mut s, scale);
     let v = b.intrinsic(Intrinsic::LoadParam, &[], Some(ValType::new(32, 4)), &[]);
     let k = b.intrinsic(
@@ -493,10 +493,7 @@ fn every_operation_shader() -> Shader {
     );
     let scaled = b.alu(AluOp::Fmul, &[v, k]);
     b.ret(Some(scaled));
-    let sink = FuncId(s.functions.len() as u32);
-    let mut func = Function::new("sink");
-    func.params = vec![ValType::scalar(32)];
-    s.functions.push(func);
+    let sink = s.add_function("sink", &[ValType::scalar(32)], None);
     let mut b = Builder::new(&mut s, sink);
     let x = b.intrinsic(Intrinsic::LoadParam, &[], Some(ValType::scalar(32)), &[]);
     let out = b.deref_var(depth);

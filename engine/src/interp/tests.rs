@@ -685,10 +685,8 @@ fn phis_copy_in_parallel() {
 #[test]
 fn function_calls_and_private_variables() {
     let mut s = Shader::new(Stage::Vertex);
-    let mut helper = Function::new("mad");
-    helper.params = vec![ValType::scalar(32), ValType::scalar(32)];
-    helper.ret = Some(ValType::scalar(32));
-    s.functions.push(helper);
+    let sc = ValType::scalar(32);
+    s.add_function("mad", &[sc, sc], Some(sc));
     let counter = s.add_variable(Variable::new("calls", Mode::ShaderTemp, U32));
     {
         let mut b = Builder::new(&mut s, FuncId(1));
@@ -2014,7 +2012,7 @@ fn launch_sizes_are_checked_quickly() {
 fn deep_calls_shader(size: u32) -> Shader {
     let mut s = Shader::new(Stage::Compute);
     s.workgroup_size = [size, 1, 1];
-    s.functions.push(Function::new("f"));
+    s.add_function("f", &[], None);
     let depth = s.add_variable(Variable::new("depth", Mode::FunctionTemp, U32));
     {
         let mut b = Builder::new(&mut s, FuncId(1));

@@ -577,6 +577,15 @@ impl Shader {
         VarId(self.variables.len() as u32 - 1)
     }
 
+    /// Adds an empty function (one entry block) with the given signature.
+    pub fn add_function(&mut self, name: &str, params: &[ValType], ret: Option<ValType>) -> FuncId {
+        let mut func = Function::new(name);
+        func.params = params.to_vec();
+        func.ret = ret;
+        self.functions.push(func);
+        FuncId(self.functions.len() as u32 - 1)
+    }
+
     pub fn add_struct(&mut self, s: StructType) -> StructId {
         self.structs.push(s);
         StructId(self.structs.len() as u32 - 1)

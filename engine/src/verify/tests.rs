@@ -51,14 +51,6 @@ fn array_ty(elem: Type, len: u32) -> Type {
 }
 
 /// Adds a function with the given signature and returns a builder-ready id.
-fn add_function(s: &mut Shader, name: &str, params: &[ValType], ret: Option<ValType>) -> FuncId {
-    let mut f = Function::new(name);
-    f.params = params.to_vec();
-    f.ret = ret;
-    s.functions.push(f);
-    FuncId(s.functions.len() as u32 - 1)
-}
-
 fn main_fn(s: &mut Shader) -> &mut Function {
     &mut s.functions[0]
 }
@@ -392,7 +384,7 @@ fn textures() -> Shader {
 fn calls_and_parameters() -> Shader {
     let mut s = Shader::new(Stage::Vertex);
     let v4 = ValType::new(32, 4);
-    let helper = add_function(&mut s, "scale", &[v4, ValType::scalar(32)], Some(v4));
+    let helper = s.add_function("scale", &[v4, ValType::scalar(32)], Some(v4));
     let mut b = Builder::new(&mut s, helper);
     let p0 = b.intrinsic(Intrinsic::LoadParam, &[], Some(v4), &[]);
     let p1 = b.intrinsic(
@@ -403,7 +395,7 @@ fn calls_and_parameters() -> Shader {
     );
     let r = b.alu(AluOp::Fmul, &[p0, p1]);
     b.ret(Some(r));
-    let noop = add_function(&mut s, "noop", &[], None);
+    let noop = s.add_function("noop", &[], None);
     Builder::new(&mut s, noop).ret(None);
 
     let mut b = Builder::new(&mut s, FuncId(0));
@@ -661,7 +653,7 @@ fn duplicate_names() {
     expect(&structs, ErrorKind::DuplicateName);
 
     let (mut funcs, ()) = frag(|_| {});
-    let f = add_function(&mut funcs, "main", &[], None);
+    let f = funcs.add_function("main", &[], None);
     Builder::new(&mut funcs, f).ret(None);
     expect(&funcs, ErrorKind::DuplicateName);
 }
@@ -782,8 +774,8 @@ fn stage_mismatches() {
 #[test]
 fn recursion_through_the_call_graph() {
     let mut s = Shader::new(Stage::Fragment);
-    let a = add_function(&mut s, "a", &[], None);
-    let c = add_function(&mut s, "c", &[], None);
+    let a = s.add_function("a", &[], None);
+    let c = s.add_function("c", &[], None);
     let mut b = Builder::new(&mut s, FuncId(0));
     let to_a = b.call(a, &[]);
     assert_eq!(to_a, None);
@@ -801,7 +793,7 @@ fn recursion_through_the_call_graph() {
     assert!(errors.iter().all(|e| e.to_string().contains(" = call: ")));
 
     let mut s = Shader::new(Stage::Fragment);
-    let f = add_function(&mut s, "f", &[], None);
+    let f = s.add_function("f", &[], None);
     Builder::new(&mut s, FuncId(0)).ret(None);
     let mut b = Builder::new(&mut s, f);
     b.call(f, &[]);
@@ -971,13 +963,13 @@ fn return_values_against_the_return_type() {
 
     let mut s = Shader::new(Stage::Fragment);
     Builder::new(&mut s, FuncId(0)).ret(None);
-    let f = add_function(&mut s, "f", &[], Some(ValType::new(32, 2)));
+    let f = s.add_function("f", &[], Some(ValType::new(32, 2)));
     Builder::new(&mut s, f).ret(None);
     expect(&s, ErrorKind::ReturnValue);
 
     let mut s = Shader::new(Stage::Fragment);
     Builder::new(&mut s, FuncId(0)).ret(None);
-    let f = add_function(&mut s, "f", &[], Some(ValType::new(32, 2)));
+    let f = s.add_function("f", &[], Some(ValType::new(32, 2)));
     let mut b = Builder::new(&mut s, f);
     let x = b.imm_f32(1.0);
     b.ret(Some(x));
@@ -1925,7 +1917,7 @@ fn load_param_against_the_parameters() {
     ] {
         let mut s = Shader::new(Stage::Fragment);
         Builder::new(&mut s, FuncId(0)).ret(None);
-        let f = add_function(&mut s, "f", &params, None);
+        let f = s.add_function("f", &params, None);
         let mut b = Builder::new(&mut s, f);
         let v = b.intrinsic(Intrinsic::LoadParam, &[], Some(def), &[]);
         b.ret(None);
@@ -2096,13 +2088,13 @@ fn deref_values_used_as_ordinary_values() {
 
     // A call argument and a return value.
     let mut s = Shader::new(Stage::Fragment);
-    let f = add_function(&mut s, "f", &[ValType::DEREF], None);
+    let f = s.add_function("f", &[ValType::DEREF], None);
     Builder::new(&mut s, f).ret(None);
     let mut b = Builder::new(&mut s, FuncId(0));
     let d = counter(&mut b, "c");
     b.call(f, &[d]);
     b.ret(None);
-    let g = add_function(&mut s, "g", &[], Some(ValType::DEREF));
+    let g = s.add_function("g", &[], Some(ValType::DEREF));
     let mut b = Builder::new(&mut s, g);
     let d = counter(&mut b, "r");
     b.ret(Some(d));
@@ -2273,7 +2265,7 @@ fn gathered_component_out_of_range() {
 fn call_arguments() {
     for args in [1, 2] {
         let mut s = Shader::new(Stage::Fragment);
-        let f = add_function(&mut s, "f", &[ValType::new(32, 2)], None);
+        let f = s.add_function("f", &[ValType::new(32, 2)], None);
         Builder::new(&mut s, f).ret(None);
         let mut b = Builder::new(&mut s, FuncId(0));
         let x = b.imm_f32(1.0);
@@ -2292,7 +2284,7 @@ fn call_arguments() {
 #[test]
 fn call_result_shape() {
     let mut s = Shader::new(Stage::Fragment);
-    let f = add_function(&mut s, "f", &[], Some(ValType::new(32, 4)));
+    let f = s.add_function("f", &[], Some(ValType::new(32, 4)));
     let mut b = Builder::new(&mut s, f);
     let x = b.imm_vec_f32(&[0.0; 4]);
     b.ret(Some(x));
