@@ -97,24 +97,36 @@ impl Pool {
     }
 }
 
+/// The common bit size and width of an instruction of `op`: the `choice`-th size the opcode
+/// allows but the 1-bit one (booleans are covered elsewhere; fully sized opcodes ignore it), and
+/// `comps` components unless the opcode fixes them.
+fn alu_shape(op: AluOp, choice: usize, comps: u8) -> (u8, u8) {
+    let info = op.info();
+    let sizes: Vec<u8> = info
+        .unsized_bit_sizes()
+        .into_iter()
+        .filter(|&b| b != 1)
+        .collect();
+    let bits = sizes
+        .get(choice % sizes.len().max(1))
+        .copied()
+        .unwrap_or(32);
+    (
+        bits,
+        if info.dst.comps == 0 {
+            comps
+        } else {
+            info.dst.comps
+        },
+    )
+}
+
 /// One instruction of every ALU opcode, with legal shapes from its table entry and sizes,
 /// widths, swizzles and flags that vary from opcode to opcode.
 fn every_alu_op(b: &mut Builder, pool: &Pool) {
     for (i, op) in AluOp::all().enumerate() {
         let info = op.info();
-        // Every size the opcode allows but the 1-bit one (booleans are covered elsewhere).
-        let sizes: Vec<u8> = info
-            .unsized_bit_sizes()
-            .into_iter()
-            .filter(|&b| b != 1)
-            .collect();
-        // Fully sized opcodes ignore it.
-        let bits = sizes.get(i % sizes.len().max(1)).copied().unwrap_or(32);
-        let comps = if info.dst.comps == 0 {
-            1 + (i % 4) as u8
-        } else {
-            info.dst.comps
-        };
+        let (bits, comps) = alu_shape(op, i, 1 + (i % 4) as u8);
         let srcs = info
             .srcs
             .iter()
@@ -795,18 +807,7 @@ impl Gen<'_> {
     fn alu(&mut self, op: usize, size: usize, comps: u8, picks: &[usize], flags: u8) {
         let op = AluOp::all().nth(op % AluOp::all().count()).unwrap();
         let info = op.info();
-        // Every size the opcode allows but the 1-bit one (booleans are covered elsewhere).
-        let sizes: Vec<u8> = info
-            .unsized_bit_sizes()
-            .into_iter()
-            .filter(|&b| b != 1)
-            .collect();
-        let bits = sizes.get(size % sizes.len().max(1)).copied().unwrap_or(32);
-        let comps = if info.dst.comps == 0 {
-            comps
-        } else {
-            info.dst.comps
-        };
+        let (bits, comps) = alu_shape(op, size, comps);
         let mut picks = picks.iter().copied().cycle();
         let mut srcs = Vec::new();
         for operand in info.srcs {
