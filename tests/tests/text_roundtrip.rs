@@ -411,11 +411,7 @@ fn every_operation_shader() -> Shader {
     let light = s.add_struct(StructType {
         name: "Light".into(),
         members: vec![
-            Member {
-                name: "pos".into(),
-                ty: f32x3.clone(),
-                offset: None,
-            },
+            Member::new("pos", f32x3.clone()),
             Member {
                 name: "color".into(),
                 ty: f32x3,

@@ -507,31 +507,11 @@ fn ssbo_and_shared_atomics() {
     let counters = s.add_struct(StructType {
         name: "Counters".into(),
         members: vec![
-            Member {
-                name: "count".into(),
-                ty: U32,
-                offset: None,
-            },
-            Member {
-                name: "max".into(),
-                ty: U32,
-                offset: None,
-            },
-            Member {
-                name: "olds".into(),
-                ty: array(U32, 8),
-                offset: None,
-            },
-            Member {
-                name: "min".into(),
-                ty: I32,
-                offset: None,
-            },
-            Member {
-                name: "sum".into(),
-                ty: F32,
-                offset: None,
-            },
+            Member::new("count", U32),
+            Member::new("max", U32),
+            Member::new("olds", array(U32, 8)),
+            Member::new("min", I32),
+            Member::new("sum", F32),
         ],
     });
     build_into(&mut s, |b| {
@@ -730,16 +710,8 @@ fn struct_and_array_derefs_with_indirect_indices() {
     let item = s.add_struct(StructType {
         name: "Item".into(),
         members: vec![
-            Member {
-                name: "w".into(),
-                ty: F32,
-                offset: None,
-            },
-            Member {
-                name: "pos".into(),
-                ty: Type::Vector(Scalar::F32, 3),
-                offset: None,
-            },
+            Member::new("w", F32),
+            Member::new("pos", Type::Vector(Scalar::F32, 3)),
             Member {
                 name: "m".into(),
                 ty: Type::Matrix {
@@ -1483,21 +1455,9 @@ fn std430_and_slot_layouts() {
     let st = s.add_struct(StructType {
         name: "S".into(),
         members: vec![
-            Member {
-                name: "a".into(),
-                ty: F32,
-                offset: None,
-            },
-            Member {
-                name: "b".into(),
-                ty: Type::Vector(Scalar::F32, 3),
-                offset: None,
-            },
-            Member {
-                name: "c".into(),
-                ty: F32,
-                offset: None,
-            },
+            Member::new("a", F32),
+            Member::new("b", Type::Vector(Scalar::F32, 3)),
+            Member::new("c", F32),
             Member {
                 name: "d".into(),
                 ty: Type::Vector(Scalar::F32, 2),

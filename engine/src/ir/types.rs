@@ -173,6 +173,17 @@ pub struct Member {
     pub offset: Option<u32>,
 }
 
+impl Member {
+    /// A member without an explicit offset.
+    pub fn new(name: &str, ty: Type) -> Member {
+        Member {
+            name: name.to_string(),
+            ty,
+            offset: None,
+        }
+    }
+}
+
 impl Type {
     /// The shape of a value loaded from a variable of this type, if it is a scalar or vector.
     pub fn val_type(&self) -> Option<ValType> {

@@ -474,11 +474,7 @@ mod tests {
         let light = s.add_struct(StructType {
             name: "Light".into(),
             members: vec![
-                Member {
-                    name: "pos".into(),
-                    ty: Type::Vector(Scalar::F32, 4),
-                    offset: None,
-                },
+                Member::new("pos", Type::Vector(Scalar::F32, 4)),
                 Member {
                     name: "power".into(),
                     ty: Type::Scalar(Scalar::F32),

@@ -212,11 +212,7 @@ fn derefs_into_structs_arrays_matrices_and_vectors() -> Shader {
         let light = b.shader.add_struct(StructType {
             name: "Light".into(),
             members: vec![
-                Member {
-                    name: "pos".into(),
-                    ty: vec_ty(4),
-                    offset: None,
-                },
+                Member::new("pos", vec_ty(4)),
                 Member {
                     name: "power".into(),
                     ty: Type::Scalar(Scalar::F32),
@@ -227,16 +223,8 @@ fn derefs_into_structs_arrays_matrices_and_vectors() -> Shader {
         let data = b.shader.add_struct(StructType {
             name: "Data".into(),
             members: vec![
-                Member {
-                    name: "count".into(),
-                    ty: Type::Scalar(Scalar::U32),
-                    offset: None,
-                },
-                Member {
-                    name: "values".into(),
-                    ty: array_ty(Type::Scalar(Scalar::F32), 0),
-                    offset: None,
-                },
+                Member::new("count", Type::Scalar(Scalar::U32)),
+                Member::new("values", array_ty(Type::Scalar(Scalar::F32), 0)),
             ],
         });
         let lights = add_var(b, "lights", Mode::Ubo, array_ty(Type::Struct(light), 4));
@@ -661,11 +649,7 @@ fn duplicate_names() {
 #[test]
 fn duplicate_struct_member() {
     let (mut s, ()) = frag(|_| {});
-    let member = Member {
-        name: "a".into(),
-        ty: Type::Scalar(Scalar::F32),
-        offset: None,
-    };
+    let member = Member::new("a", Type::Scalar(Scalar::F32));
     s.add_struct(StructType {
         name: "S".into(),
         members: vec![member.clone(), member],
@@ -1990,11 +1974,7 @@ fn deref_of_a_missing_member() {
     let (s, v) = frag(|b| {
         let st = b.shader.add_struct(StructType {
             name: "S".into(),
-            members: vec![Member {
-                name: "a".into(),
-                ty: Type::Scalar(Scalar::F32),
-                offset: None,
-            }],
+            members: vec![Member::new("a", Type::Scalar(Scalar::F32))],
         });
         let var = add_var(b, "t", Mode::FunctionTemp, Type::Struct(st));
         let d = b.deref_var(var);
@@ -2497,11 +2477,9 @@ fn mutate(s: &mut Shader, rng: &mut Rng) {
             if ns > 0 {
                 let st = rng.below(ns);
                 let target = StructId(rng.below(ns + 1) as u32);
-                s.structs[st].members.push(Member {
-                    name: "m".into(),
-                    ty: array_ty(Type::Struct(target), 2),
-                    offset: None,
-                });
+                s.structs[st]
+                    .members
+                    .push(Member::new("m", array_ty(Type::Struct(target), 2)));
             }
         }
         14 => {
