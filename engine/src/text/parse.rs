@@ -200,6 +200,34 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// Parses a `(name=value, ...)` list when one comes next, handing each name to `value`
+    /// once its `=` is read; `name` describes the names (`a texture attribute`) and `noun` is
+    /// what messages call one (`attribute`). A name given twice is an error. Returns whether
+    /// the list was there.
+    fn attributes(
+        &mut self,
+        name: &str,
+        noun: &str,
+        mut value: impl FnMut(&mut Self, Token<'s>) -> Result<()>,
+    ) -> Result<bool> {
+        if !self.eat_punct('(') {
+            return Ok(false);
+        }
+        let mut seen = HashSet::new();
+        loop {
+            let attr = self.ident(name)?;
+            if !seen.insert(attr.text) {
+                return Err(self.error(attr.pos, format!("{noun} '{}' given twice", attr.text)));
+            }
+            self.expect_punct('=', &format!("'=' after the {noun} name"))?;
+            value(self, attr)?;
+            if self.eat_punct(')') {
+                return Ok(true);
+            }
+            self.expect_punct(',', &format!("',' or ')' after an {noun}"))?;
+        }
+    }
+
     fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
         let tok = self.bump();
         match tok.text.parse() {
@@ -347,52 +375,39 @@ impl<'s> Parser<'s> {
             return Err(self.error(name.pos, format!("variable {} declared twice", name.text)));
         }
         let mut var = Variable::new(name_text, mode, ty);
-        if self.eat_punct('(') {
-            let mut seen = HashSet::new();
-            loop {
-                let attr = self.ident("a variable attribute")?;
-                if !seen.insert(attr.text) {
-                    return Err(
-                        self.error(attr.pos, format!("attribute '{}' given twice", attr.text))
-                    );
+        self.attributes("a variable attribute", "attribute", |p, attr| {
+            match attr.text {
+                "location" => var.location = Some(p.number("a location")?),
+                "binding" => var.binding = Some(p.number("a binding")?),
+                "desc_set" => var.desc_set = Some(p.number("a descriptor set")?),
+                "builtin" => {
+                    let tok = p.bump();
+                    var.builtin = Some(Builtin::from_name(tok.text).ok_or_else(|| {
+                        p.expected(
+                            tok,
+                            &format!("a builtin ({})", names(&Builtin::ALL, Builtin::name)),
+                        )
+                    })?);
                 }
-                self.expect_punct('=', "'=' after the attribute name")?;
-                match attr.text {
-                    "location" => var.location = Some(self.number("a location")?),
-                    "binding" => var.binding = Some(self.number("a binding")?),
-                    "desc_set" => var.desc_set = Some(self.number("a descriptor set")?),
-                    "builtin" => {
-                        let tok = self.bump();
-                        var.builtin = Some(Builtin::from_name(tok.text).ok_or_else(|| {
-                            self.expected(
-                                tok,
-                                &format!("a builtin ({})", names(&Builtin::ALL, Builtin::name)),
-                            )
-                        })?);
-                    }
-                    "interp" => {
-                        let tok = self.bump();
-                        var.interp = Interp::from_name(tok.text).ok_or_else(|| {
-                            self.expected(tok, "an interpolation (smooth, flat, noperspective)")
-                        })?;
-                    }
-                    _ => {
-                        return Err(self.error(
-                            attr.pos,
-                            format!(
-                                "unknown variable attribute '{}' (expected location, binding, \
-                                 desc_set, builtin or interp)",
-                                attr.text
-                            ),
-                        ));
-                    }
+                "interp" => {
+                    let tok = p.bump();
+                    var.interp = Interp::from_name(tok.text).ok_or_else(|| {
+                        p.expected(tok, "an interpolation (smooth, flat, noperspective)")
+                    })?;
                 }
-                if self.eat_punct(')') {
-                    break;
+                _ => {
+                    return Err(p.error(
+                        attr.pos,
+                        format!(
+                            "unknown variable attribute '{}' (expected location, binding, \
+                         desc_set, builtin or interp)",
+                            attr.text
+                        ),
+                    ));
                 }
-                self.expect_punct(',', "',' or ')' after an attribute")?;
             }
-        }
+            Ok(())
+        })?;
         self.expect_eol("end of line after the variable")?;
         let id = self.shader.add_variable(var);
         self.var_ids.insert(name_text, id);
@@ -1029,47 +1044,31 @@ impl<'s> Parser<'s> {
         op: Intrinsic,
     ) -> Result<InstKind> {
         let mut inst = IntrinsicInst::new(op, self.value_list(f)?);
-        let has_indices = self.eat_punct('(');
-        if has_indices {
-            let mut seen = HashSet::new();
-            loop {
-                let name = self.ident("an index name")?;
-                let kind = IndexKind::from_name(name.text).ok_or_else(|| {
-                    self.error(name.pos, format!("unknown index '{}'", name.text))
-                })?;
-                if !op.info().has_index(kind) {
-                    return Err(self.error(name.pos, format!("{op} has no index '{}'", name.text)));
-                }
-                if !seen.insert(kind) {
-                    return Err(self.error(name.pos, format!("index '{}' given twice", name.text)));
-                }
-                self.expect_punct('=', "'=' after the index name")?;
-                // Flag sets are several tokens (`acquire|release`).
-                let start = self.peek();
-                let mut text = String::new();
-                while matches!(
-                    self.peek().kind,
-                    Kind::Ident | Kind::Number | Kind::Punct('|')
-                ) {
-                    text.push_str(self.bump().text);
-                }
-                let value = kind.parse_value(&text).ok_or_else(|| {
-                    if text.is_empty() {
-                        self.expected(start, &format!("a value for index '{}'", name.text))
-                    } else {
-                        self.error(
-                            start.pos,
-                            format!("invalid value '{text}' for index '{}'", name.text),
-                        )
-                    }
-                })?;
-                inst.set_index(kind, value);
-                if self.eat_punct(')') {
-                    break;
-                }
-                self.expect_punct(',', "',' or ')' after an index")?;
+        let has_indices = self.attributes("an index name", "index", |p, name| {
+            let kind = IndexKind::from_name(name.text)
+                .ok_or_else(|| p.error(name.pos, format!("unknown index '{}'", name.text)))?;
+            if !op.info().has_index(kind) {
+                return Err(p.error(name.pos, format!("{op} has no index '{}'", name.text)));
             }
-        }
+            // Flag sets are several tokens (`acquire|release`).
+            let start = p.peek();
+            let mut text = String::new();
+            while matches!(p.peek().kind, Kind::Ident | Kind::Number | Kind::Punct('|')) {
+                text.push_str(p.bump().text);
+            }
+            let value = kind.parse_value(&text).ok_or_else(|| {
+                if text.is_empty() {
+                    p.expected(start, &format!("a value for index '{}'", name.text))
+                } else {
+                    p.error(
+                        start.pos,
+                        format!("invalid value '{text}' for index '{}'", name.text),
+                    )
+                }
+            })?;
+            inst.set_index(kind, value);
+            Ok(())
+        })?;
         self.expect_eol(if has_indices {
             "end of line after the indices"
         } else if inst.srcs.is_empty() {
@@ -1124,39 +1123,25 @@ impl<'s> Parser<'s> {
                 }
             }
         }
-        let has_attrs = self.eat_punct('(');
-        if has_attrs {
-            let mut seen = HashSet::new();
-            loop {
-                let attr = self.ident("a texture attribute")?;
-                if !seen.insert(attr.text) {
-                    return Err(
-                        self.error(attr.pos, format!("attribute '{}' given twice", attr.text))
-                    );
+        let has_attrs = self.attributes("a texture attribute", "attribute", |p, attr| {
+            match attr.text {
+                "texture" => tex.texture = p.number("a texture index")?,
+                "sampler" => tex.sampler = p.number("a sampler index")?,
+                "component" => tex.component = p.number("a component number")?,
+                "dest_type" => tex.dest_type = p.base_type()?,
+                _ => {
+                    return Err(p.error(
+                        attr.pos,
+                        format!(
+                            "unknown texture attribute '{}' (expected texture, sampler, \
+                         dest_type or component)",
+                            attr.text
+                        ),
+                    ));
                 }
-                self.expect_punct('=', "'=' after the attribute name")?;
-                match attr.text {
-                    "texture" => tex.texture = self.number("a texture index")?,
-                    "sampler" => tex.sampler = self.number("a sampler index")?,
-                    "component" => tex.component = self.number("a component number")?,
-                    "dest_type" => tex.dest_type = self.base_type()?,
-                    _ => {
-                        return Err(self.error(
-                            attr.pos,
-                            format!(
-                                "unknown texture attribute '{}' (expected texture, sampler, \
-                                 dest_type or component)",
-                                attr.text
-                            ),
-                        ));
-                    }
-                }
-                if self.eat_punct(')') {
-                    break;
-                }
-                self.expect_punct(',', "',' or ')' after an attribute")?;
             }
-        }
+            Ok(())
+        })?;
         self.expect_eol(if has_attrs {
             "end of line after the attributes"
         } else {
