@@ -5,7 +5,10 @@
 pub mod cfg;
 pub mod interp;
 pub mod ir;
+pub mod passes;
+pub mod rewrite;
 pub mod text;
+pub mod uses;
 pub mod verify;
 
 pub use shrew_ops as ops;

@@ -349,6 +349,96 @@ impl AluOp {
     }
 }
 
+/// A width-generic conversion: the family of sized conversion opcodes (`f2f16`, `f2f32`,
+/// `f2f64`…) that differ only in their destination size. Rules name a family to match any member
+/// and to build the member of the size that bit-size inference picks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConvFamily {
+    F2f,
+    F2i,
+    F2u,
+    I2f,
+    U2f,
+    I2i,
+    U2u,
+    B2f,
+    B2i,
+}
+
+impl ConvFamily {
+    pub const ALL: [ConvFamily; 9] = [
+        ConvFamily::F2f,
+        ConvFamily::F2i,
+        ConvFamily::F2u,
+        ConvFamily::I2f,
+        ConvFamily::U2f,
+        ConvFamily::I2i,
+        ConvFamily::U2u,
+        ConvFamily::B2f,
+        ConvFamily::B2i,
+    ];
+
+    /// The family's name in rules (`f2f`, `i2i`…).
+    pub fn name(self) -> &'static str {
+        match self {
+            ConvFamily::F2f => "f2f",
+            ConvFamily::F2i => "f2i",
+            ConvFamily::F2u => "f2u",
+            ConvFamily::I2f => "i2f",
+            ConvFamily::U2f => "u2f",
+            ConvFamily::I2i => "i2i",
+            ConvFamily::U2u => "u2u",
+            ConvFamily::B2f => "b2f",
+            ConvFamily::B2i => "b2i",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ConvFamily> {
+        ConvFamily::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Every member, narrowest destination first.
+    pub fn members(self) -> &'static [AluOp] {
+        use AluOp::*;
+        match self {
+            ConvFamily::F2f => &[F2f16, F2f32, F2f64],
+            ConvFamily::F2i => &[F2i8, F2i16, F2i32, F2i64],
+            ConvFamily::F2u => &[F2u8, F2u16, F2u32, F2u64],
+            ConvFamily::I2f => &[I2f16, I2f32, I2f64],
+            ConvFamily::U2f => &[U2f16, U2f32, U2f64],
+            ConvFamily::I2i => &[I2i8, I2i16, I2i32, I2i64],
+            ConvFamily::U2u => &[U2u8, U2u16, U2u32, U2u64],
+            ConvFamily::B2f => &[B2f16, B2f32, B2f64],
+            ConvFamily::B2i => &[B2i8, B2i16, B2i32, B2i64],
+        }
+    }
+
+    /// The member converting to `bits` bits (the round-to-nearest-even form for `f2f16`).
+    pub fn op(self, bits: u8) -> Option<AluOp> {
+        self.members()
+            .iter()
+            .copied()
+            .find(|op| op.info().dst.bits == bits)
+    }
+
+    pub fn contains(self, op: AluOp) -> bool {
+        self.members().contains(&op)
+    }
+
+    /// The base types of the source and the destination.
+    pub fn types(self) -> (BaseType, BaseType) {
+        let op = self.members()[0];
+        (op.info().srcs[0].base, op.info().dst.base)
+    }
+}
+
+impl AluOp {
+    /// The width-generic family this conversion belongs to, if any.
+    pub fn conv_family(self) -> Option<ConvFamily> {
+        ConvFamily::ALL.into_iter().find(|f| f.contains(self))
+    }
+}
+
 impl std::fmt::Display for AluOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

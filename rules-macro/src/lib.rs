@@ -1,2 +1,81 @@
-//! The rule DSL proc macro. It reads the opcode table of `shrew-ops` at expansion time; the
-//! DSL itself arrives with the rules issue, so this crate exports nothing yet.
+//! The rule DSL of shrew: algebraic rewrite rules, one per line, compiled into matcher code.
+//!
+//! ```text
+//! shrew_rules_macro::rules! {
+//!     /// Arithmetic identities.
+//!     pub static ARITH;
+//!
+//!     iadd(a, 0) => a;
+//!     ~fadd(a, 0.0) => a;
+//!     fadd@32(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
+//!     ishl(a, #b[is_ult_32]) => imul(a, ishl(1, b));
+//! }
+//! ```
+//!
+//! An invocation declares one rule group (a `static` of type
+//! `shrew_engine::rewrite::RuleGroup`, plus a module of the same name in lower case holding one
+//! function per rule and the dispatcher) and lists its rules in priority order: on an
+//! instruction, the first rule that matches wins. Rule sets are built from groups.
+//!
+//! # A rule
+//! `search => replacement [if guard];`
+//!
+//! * **Ops**: `fadd(x, y)` — an ALU opcode of the opcode table with exactly its number of
+//!   sources (at most 4 in a search), or a width-generic conversion (`f2f`, `f2i`, `f2u`, `i2f`,
+//!   `u2f`, `i2i`, `u2u`, `b2f`, `b2i`) that matches every size of the family and, in a
+//!   replacement, builds the member of the inferred size.
+//!   * `op@32(...)`: the destination has 32 bits (in a search: checked; in a replacement: built).
+//!   * `~op(...)` (search only): the rule is inexact. It may round differently and may change
+//!     NaN, infinity and signed-zero results; it never touches an `exact` instruction nor one whose
+//!     float controls preserve those.
+//!   * `!op(...)` (replacement only): the built instruction is `exact`.
+//!   * `op[cond, ...](...)` (search only): conditions on the matched instruction, functions
+//!     `fn(&Ctx, Value) -> bool` of `shrew_engine::rewrite::conds` (or any path), e.g.
+//!     `is_used_once`; and the flags `nsz`, `nnan`, `ninf` (the rule does not preserve signed zeros,
+//!     NaNs, infinities: instructions that must preserve them block it), and `many_comm` (allow
+//!     more commutative operand orders than the default cap).
+//! * **Variables**: any other identifier. A repeated variable is the same value read through the
+//!   same swizzle.
+//!   * `#a` (search only): only constants match.
+//!   * `a@16`: the value has 16 bits. `a@float`, `a@int`, `a@uint`, `a@bool`, `a@float32`…
+//!     (search only): the value is produced by an instruction of that base type.
+//!   * `a[cond, ...]` (search only): conditions on the variable, functions `fn(&Ctx, &Src) -> bool`
+//!     of `shrew_engine::rewrite::conds` (or any path), e.g. `is_not_const`,
+//!     `is_pos_power_of_two`, `is_gt_zero`.
+//!   * `a.yx` (replacement only): reads the bound value through a further swizzle.
+//! * **Constants**: integers (`0`, `-1`, `0xff`; compared masked to the value's size), floats
+//!   (`0.5`, `-0.0`, `INF`, `-INF`, `NAN`; never match values narrower than 16 bits), booleans
+//!   (`true`, `false`), each optionally with a size (`1.0@32`).
+//! * **Replacement**: an op tree, a bare variable, or a bare constant. Vector constructors
+//!   (`vec2(a.x, b.y)`) and swizzles build vectors.
+//! * **Guard**: `if <expr>` — a Rust boolean expression over `opts`, the target's
+//!   `&shrew_engine::rewrite::TargetOptions`, evaluated once per pass run.
+//!
+//! # Checks at expansion time
+//! Every error points at the offending token, and all errors of an invocation are reported:
+//! unknown ops, wrong arity, unbound replacement variables, `#`/conditions/`~` in a replacement,
+//! `!`/swizzles in a search, bit-size conflicts, replacements whose bit size the search does not
+//! determine, more commutative ops than the cap, rules whose replacement is their search, and rules
+//! that an earlier, unconditional rule of the group always pre-empts.
+//!
+//! Bit sizes are inferred by unification over classes (as in NIR's algebraic validator): every
+//! unsized operand of an op shares the op's class; a variable has one class everywhere; sized
+//! operands pin their class. The search may unify freely; the replacement may not unify two classes
+//! the search kept apart, nor pin a class the search left free, and every replacement node's size
+//! must be fixed or come from the search.
+
+mod ast;
+mod check;
+mod codegen;
+mod infer;
+
+use proc_macro::TokenStream;
+
+/// Compiles a group of rewrite rules. See the crate documentation for the language.
+#[proc_macro]
+pub fn rules(input: TokenStream) -> TokenStream {
+    match ast::parse_group(input.into()) {
+        Ok(group) => codegen::expand(group).into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}

@@ -547,6 +547,36 @@ pub fn inst_sources(kind: &InstKind) -> Vec<Value> {
     }
 }
 
+impl InstKind {
+    /// Calls `f` on every value the instruction reads, so a pass can redirect uses in place.
+    pub fn for_each_src_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        match self {
+            InstKind::Alu(alu) => alu.srcs.iter_mut().for_each(|s| f(&mut s.value)),
+            InstKind::Const(_) | InstKind::Undef | InstKind::Deref(Deref::Var(_)) => {}
+            InstKind::Phi(srcs) => srcs.iter_mut().for_each(|(_, v)| f(v)),
+            InstKind::Intrinsic(i) => i.srcs.iter_mut().for_each(f),
+            InstKind::Tex(t) => t.srcs.iter_mut().for_each(|(_, v)| f(v)),
+            InstKind::Deref(Deref::Array { parent, index }) => {
+                f(parent);
+                f(index);
+            }
+            InstKind::Deref(Deref::Struct { parent, .. }) => f(parent),
+            InstKind::Call { args, .. } => args.iter_mut().for_each(f),
+        }
+    }
+}
+
+impl Terminator {
+    /// The value the terminator reads, if any.
+    pub fn src_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            Terminator::Branch { cond } => Some(cond),
+            Terminator::Return { value } => value.as_mut(),
+            Terminator::Jump | Terminator::Unreachable => None,
+        }
+    }
+}
+
 impl Shader {
     pub fn new(stage: Stage) -> Shader {
         Shader {

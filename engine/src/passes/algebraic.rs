@@ -1,0 +1,216 @@
+//! `algebraic`: greedy rewriting with a rule set until no rule applies.
+//!
+//! What: every ALU instruction is offered to the set's rules, in priority order; the first rule
+//! that matches replaces the instruction's value with its replacement.
+//!
+//! How: a worklist seeded with every ALU instruction so that the *last* one is tried first.
+//! Trying roots before the instructions feeding them lets a large pattern match before a smaller
+//! rule rewrites one of its sub-trees away. After a rewrite, the users of the new value and the
+//! instructions just built go back on the worklist. Use lists are kept up to date, so conditions
+//! such as `is_used_once` see the current program; the replaced root is deleted, while the rest
+//! of the matched tree stays for dead-code elimination.
+//!
+//! Termination: rules must not undo each other. Each rewrite remembers the expression it
+//! replaced (a structural hash) at its original position; when the same expression comes back
+//! there for the third time, two rules are fighting, and the pass stops and reports both instead
+//! of looping. A cap on the number of rewrites per function (16 per instruction plus 1024)
+//! backs this up.
+//!
+//! Invariants: every rewrite keeps the program's semantics up to the rule's exactness (verified
+//! per rule by the rule tests); the IR stays valid after each rewrite.
+//!
+//! Options: the rule set, the target options its guards read, and an optional mask of rules
+//! to disable (for bisecting which rule causes a regression).
+
+use crate::ir::{Function, InstKind, Shader, Value};
+use crate::rewrite::{RangeCache, Rewriter, RuleSet, TargetOptions};
+use crate::uses::{User, Uses};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+/// Rule firings of one or more runs, indexed like [`RuleSet::rules`].
+#[derive(Clone, Debug, Default)]
+pub struct RuleStats {
+    pub fired: Vec<u64>,
+}
+
+impl RuleStats {
+    pub fn total(&self) -> u64 {
+        self.fired.iter().sum()
+    }
+
+    fn record(&mut self, rule: usize) {
+        if self.fired.len() <= rule {
+            self.fired.resize(rule + 1, 0);
+        }
+        self.fired[rule] += 1;
+    }
+}
+
+/// Why the pass stopped early. The shader is valid either way: every rewrite done so far was
+/// complete.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AlgebraicError {
+    #[error(
+        "rules undo each other in function `{function}`: `{first}` ({first_at}) and `{second}` ({second_at})"
+    )]
+    RuleCycle {
+        function: String,
+        first: &'static str,
+        first_at: String,
+        second: &'static str,
+        second_at: String,
+    },
+    #[error("more than {cap} rewrites in function `{function}`; the last rule was `{last}`")]
+    TooManyRewrites {
+        function: String,
+        cap: usize,
+        last: &'static str,
+    },
+}
+
+/// Runs `set` over every function of `shader`. `disabled` lists rule indices that may not fire.
+/// Returns whether anything changed.
+pub fn run(
+    shader: &mut Shader,
+    set: &RuleSet,
+    opts: &TargetOptions,
+    disabled: &[usize],
+    stats: &mut RuleStats,
+) -> Result<bool, AlgebraicError> {
+    let mut enabled = set.guards(opts);
+    for &rule in disabled {
+        if let Some(flag) = enabled.get_mut(rule) {
+            *flag = false;
+        }
+    }
+    let mut progress = false;
+    for func in &mut shader.functions {
+        progress |= run_function(func, set, &enabled, stats)?;
+    }
+    Ok(progress)
+}
+
+/// A structural hash of the expression computing `v`, a few levels deep: leaves that are not ALU
+/// instructions hash by identity, constants by value.
+fn expr_hash(func: &Function, v: Value, depth: u32, h: &mut impl Hasher) {
+    match func.get_inst(v).map(|i| &i.kind) {
+        Some(InstKind::Alu(alu)) if depth > 0 => {
+            alu.op.hash(h);
+            func.value_type(v).hash(h);
+            for src in &alu.srcs {
+                src.swizzle.hash(h);
+                expr_hash(func, src.value, depth - 1, h);
+            }
+        }
+        Some(InstKind::Const(values)) => values.hash(h),
+        _ => v.hash(h),
+    }
+}
+
+fn hash_of(func: &Function, v: Value) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    expr_hash(func, v, 4, &mut h);
+    h.finish()
+}
+
+/// How many times an expression may come back at one position before it counts as a cycle.
+const CYCLE_REPEATS: u32 = 3;
+
+/// Runs the rules over one function. `enabled` has one flag per rule of the set.
+pub fn run_function(
+    func: &mut Function,
+    set: &RuleSet,
+    enabled: &[bool],
+    stats: &mut RuleStats,
+) -> Result<bool, AlgebraicError> {
+    let mut uses = Uses::build(func);
+    let ranges = RangeCache::default();
+    let mut worklist: Vec<Value> = func
+        .all_insts()
+        .filter(|&v| matches!(func.inst(v).kind, InstKind::Alu(_)))
+        .collect();
+    let mut queued = vec![false; func.insts.len()];
+    worklist.iter().for_each(|v| queued[v.index()] = true);
+
+    let rule_list: Vec<_> = set.rules().collect();
+    let offsets: Vec<usize> = set
+        .groups
+        .iter()
+        .scan(0, |acc, g| {
+            let start = *acc;
+            *acc += g.rules.len();
+            Some(start)
+        })
+        .collect();
+    let cap = 16 * func.insts.len() + 1024;
+    let mut rewrites = 0;
+    // Position of every value: the value it replaced, transitively (itself if none).
+    let mut origin: HashMap<Value, Value> = HashMap::new();
+    // (position, expression) → how often it was rewritten there, and by which rule last.
+    let mut history: HashMap<(Value, u64), (u32, usize)> = HashMap::new();
+
+    while let Some(root) = worklist.pop() {
+        queued[root.index()] = false;
+        if !matches!(func.get_inst(root).map(|i| &i.kind), Some(InstKind::Alu(_))) {
+            continue;
+        }
+        let before = hash_of(func, root);
+        let mut rw = Rewriter::new(func, &mut uses, &ranges, &[]);
+        let mut fired = None;
+        for (group, &offset) in set.groups.iter().zip(&offsets) {
+            rw.set_enabled(&enabled[offset..offset + group.rules.len()]);
+            if let Some((index, replacement)) = (group.apply)(&mut rw, root) {
+                let new = rw.finish(replacement);
+                fired = Some((offset + index, new, std::mem::take(&mut rw.created)));
+                break;
+            }
+        }
+        let Some((rule, new, created)) = fired else {
+            continue;
+        };
+        stats.record(rule);
+        rewrites += 1;
+        ranges.clear();
+
+        let position = origin.get(&root).copied().unwrap_or(root);
+        let entry = history.entry((position, before)).or_insert((0, rule));
+        *entry = (entry.0 + 1, rule);
+        if let Some(&(count, previous)) = history.get(&(position, hash_of(func, new)))
+            && count >= CYCLE_REPEATS
+        {
+            let (first, second) = (rule_list[previous].1, rule_list[rule].1);
+            return Err(AlgebraicError::RuleCycle {
+                function: func.name.clone(),
+                first: first.text,
+                first_at: first.location(),
+                second: second.text,
+                second_at: second.location(),
+            });
+        }
+        if rewrites > cap {
+            return Err(AlgebraicError::TooManyRewrites {
+                function: func.name.clone(),
+                cap,
+                last: rule_list[rule].1.text,
+            });
+        }
+
+        for &v in created.iter().chain([&new]) {
+            origin.entry(v).or_insert(position);
+        }
+        queued.resize(func.insts.len(), false);
+        let users = uses.users(new).iter().filter_map(|u| match u {
+            User::Inst(v) => Some(*v),
+            User::Terminator(_) => None,
+        });
+        let requeue: Vec<Value> = created.iter().copied().chain(users).collect();
+        for v in requeue {
+            if !queued[v.index()] {
+                queued[v.index()] = true;
+                worklist.push(v);
+            }
+        }
+    }
+    Ok(rewrites > 0)
+}

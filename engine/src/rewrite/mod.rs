@@ -1,0 +1,268 @@
+//! Runtime support for rules written in the rule DSL (`shrew_rules_macro::rules!`).
+//!
+//! The macro compiles every rule into a Rust function that matches the rule's search pattern
+//! against an instruction and builds its replacement. Those functions call the primitives of
+//! [`Rewriter`]; they carry no interpreter of their own. Next to the code the macro emits a
+//! [`RuleSet`]: the set's dispatcher and one [`RuleInfo`] per rule, which describes the rule as
+//! data (its text, its location, its patterns with their bit-size classes). Statistics, the
+//! `shrew rules` listing and the per-rule verification tests read that description.
+//!
+//! Matching follows NIR's algebraic matcher: a pattern node is a position in the IR (a value
+//! read through a swizzle); an ALU node's sources are read through the composition of the
+//! instruction's own swizzles with the position's; a repeated variable must bind the same value
+//! with the same swizzle; constants compare per read component at the value's bit size.
+//! Exactness: an `exact` instruction anywhere in the matched tree blocks an inexact (`~`) rule,
+//! and makes every instruction of an exact rule's replacement exact. A rule that does not
+//! preserve signed zeros, NaNs or infinities (`~`, or the `nsz`/`nnan`/`ninf` flags) is blocked
+//! by any matched instruction that must preserve them.
+
+pub mod conds;
+mod range;
+mod rewriter;
+
+pub use range::{Range, RangeCache, Sign};
+pub use rewriter::{Ctx, Rewriter, Src};
+
+use crate::ir::{FpFlags, Value};
+use shrew_ops::{AluOp, BaseType, ConvFamily};
+
+/// One invocation of the rule macro: a group of rules in priority order, with the generated
+/// dispatcher and the description of every rule.
+pub struct RuleGroup {
+    pub name: &'static str,
+    pub rules: &'static [RuleInfo],
+    /// Whether each rule's target/option guard holds for the given options.
+    pub guards: fn(&TargetOptions) -> Vec<bool>,
+    /// Tries the enabled rules on `root` in priority order; on the first match, builds the
+    /// replacement before `root` and returns the rule's index and the replacement.
+    pub apply: fn(&mut Rewriter<'_>, Value) -> Option<(usize, Src)>,
+}
+
+/// A named rule set, as passes use it: groups tried in order, so the first group's rules have
+/// the highest priority. Rules are numbered across the groups in that order.
+pub struct RuleSet {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub groups: &'static [&'static RuleGroup],
+}
+
+impl RuleSet {
+    /// Every rule with its group, in priority order.
+    pub fn rules(&self) -> impl Iterator<Item = (&'static RuleGroup, &'static RuleInfo)> + '_ {
+        self.groups
+            .iter()
+            .flat_map(|g| g.rules.iter().map(move |r| (*g, r)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.groups.iter().map(|g| g.rules.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether each rule's guard holds for `opts`, across the groups.
+    pub fn guards(&self, opts: &TargetOptions) -> Vec<bool> {
+        self.groups.iter().flat_map(|g| (g.guards)(opts)).collect()
+    }
+}
+
+/// A rule as data.
+#[derive(Debug)]
+pub struct RuleInfo {
+    /// The rule's source text, `search => replacement [if guard]`.
+    pub text: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    /// The name of the generated function.
+    pub name: &'static str,
+    pub search: Pattern,
+    pub replace: Pattern,
+    pub vars: &'static [VarInfo],
+    /// The bit-size classes of the rule: the sizes each class may take.
+    pub classes: &'static [&'static [u8]],
+    /// `~` somewhere in the search: the replacement may round differently and may differ on
+    /// NaN, infinity and the sign of zero.
+    pub inexact: bool,
+    /// Float behaviours the rule does not preserve (from `~`, `nsz`, `nnan`, `ninf`).
+    pub loses: FpFlags,
+    /// The target/option guard as written, if any.
+    pub guard: Option<&'static str>,
+}
+
+impl RuleInfo {
+    /// `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+
+    /// Whether a condition of the rule depends on how values are used, which only the greedy
+    /// matcher can decide.
+    pub fn uses_structural_conditions(&self) -> bool {
+        let var_conds = self.vars.iter().flat_map(|v| v.conds.iter());
+        let op_conds = self.search.op_conditions();
+        var_conds
+            .chain(op_conds.iter())
+            .any(|name| conds::is_structural(name))
+    }
+}
+
+/// A pattern tree.
+#[derive(Debug)]
+pub enum Pattern {
+    /// Variable `index` of [`RuleInfo::vars`], read through an extra swizzle in replacements.
+    Var {
+        index: u8,
+        swizzle: Option<&'static [u8]>,
+    },
+    Const {
+        value: Literal,
+        size: Size,
+    },
+    Op {
+        op: OpName,
+        /// The bit size of the destination.
+        size: Size,
+        /// The bit size of the unsized sources.
+        src_size: Size,
+        srcs: &'static [Pattern],
+        /// `!op` in a replacement.
+        exact: bool,
+        /// Conditions on the matched instruction (`op[is_used_once]`).
+        conds: &'static [&'static str],
+    },
+}
+
+impl Pattern {
+    /// Every expression condition in the tree.
+    pub fn op_conditions(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        self.walk(&mut |p| {
+            if let Pattern::Op { conds, .. } = p {
+                out.extend_from_slice(conds);
+            }
+        });
+        out
+    }
+
+    /// Visits the tree in pre-order.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Pattern)) {
+        f(self);
+        if let Pattern::Op { srcs, .. } = self {
+            srcs.iter().for_each(|s| s.walk(f));
+        }
+    }
+}
+
+/// An opcode in a pattern: a sized opcode, or a width-generic conversion.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OpName {
+    Op(AluOp),
+    Conv(ConvFamily),
+}
+
+impl OpName {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpName::Op(op) => op.name(),
+            OpName::Conv(f) => f.name(),
+        }
+    }
+
+    /// The concrete opcode for a destination of `bits` bits.
+    pub fn resolve(self, bits: u8) -> Option<AluOp> {
+        match self {
+            OpName::Op(op) => Some(op),
+            OpName::Conv(f) => f.op(bits),
+        }
+    }
+}
+
+/// A literal constant of a pattern.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Literal {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// A bit size as bit-size inference left it: fixed, or one of the rule's classes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Size {
+    Fixed(u8),
+    Class(u8),
+}
+
+/// A pattern variable.
+#[derive(Debug)]
+pub struct VarInfo {
+    pub name: &'static str,
+    pub size: Size,
+    /// `#a`: only constants match.
+    pub is_const: bool,
+    /// `a@float`: the value must come from an instruction producing that base type.
+    pub ty: Option<BaseType>,
+    /// Variable conditions, by name.
+    pub conds: &'static [&'static str],
+}
+
+/// What a target asks of the rule sets. Rules guard on these fields (`if opts.lower_fsub`), and
+/// each backend fills them in; the defaults describe a target with every operation native.
+#[derive(Clone, Debug, Default)]
+pub struct TargetOptions {
+    /// Fuse `fadd(fmul(a, b), c)` into `ffma` (the target has a fused multiply-add that is
+    /// not slower than the two operations).
+    pub fuse_ffma16: bool,
+    pub fuse_ffma32: bool,
+    pub fuse_ffma64: bool,
+    /// Split `ffma` into `fmul` + `fadd`: the target has no fused multiply-add.
+    pub lower_ffma16: bool,
+    pub lower_ffma32: bool,
+    pub lower_ffma64: bool,
+    /// `fsub` becomes `fadd` of `fneg`.
+    pub lower_fsub: bool,
+    /// `isub` becomes `iadd` of `ineg`.
+    pub lower_isub: bool,
+    /// `ineg` becomes `isub(0, a)`.
+    pub lower_ineg: bool,
+    /// `fneg` becomes `fmul(a, -1.0)`.
+    pub lower_fneg: bool,
+    /// `fsat` becomes `fmin(fmax(a, 0.0), 1.0)`.
+    pub lower_fsat: bool,
+    /// `fdiv` becomes `fmul(a, frcp(b))`.
+    pub lower_fdiv: bool,
+    /// `flrp` becomes its definition.
+    pub lower_flrp16: bool,
+    pub lower_flrp32: bool,
+    pub lower_flrp64: bool,
+    /// `fpow` becomes `fexp2(fmul(flog2(a), b))`.
+    pub lower_fpow: bool,
+    /// `fmod`/`frem` become their definitions.
+    pub lower_fmod: bool,
+    /// `fsign`/`isign` become compare-and-select.
+    pub lower_fsign: bool,
+    pub lower_isign: bool,
+    /// `iabs` becomes `imax(a, ineg(a))`.
+    pub lower_iabs: bool,
+    /// Bitfield operations become shifts and masks.
+    pub lower_bitfield_extract: bool,
+    pub lower_bitfield_insert: bool,
+    /// `uadd_carry`/`usub_borrow` become compares.
+    pub lower_uadd_carry: bool,
+    pub lower_usub_borrow: bool,
+    /// Saturating adds become compare-and-select sequences.
+    pub lower_add_sat: bool,
+    /// `urol`/`uror` become shifts.
+    pub lower_rotate: bool,
+    /// The target prefers `bcsel` over `b2f` multiplications.
+    pub lower_b2f_mul: bool,
+    /// Scalar `fdot` on targets without dot-product instructions.
+    pub lower_fdot: bool,
+    /// `imul_high`/`umul_high` become 64-bit multiplies.
+    pub lower_mul_high: bool,
+    /// `fpow(a, 2.0)` and similar become multiplications.
+    pub lower_pow_small_int: bool,
+    /// Unordered float comparisons become ordered ones with NaN checks.
+    pub lower_unordered_cmp: bool,
+}

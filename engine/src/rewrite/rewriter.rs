@@ -1,0 +1,418 @@
+//! The primitives generated rule functions are made of: matching a pattern node at a position,
+//! binding variables, checking constants, and building replacement instructions.
+
+use super::RangeCache;
+use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value};
+use crate::uses::{User, Uses};
+use shrew_ops::eval::{fget, fput, mask};
+use shrew_ops::{AluOp, BaseType, ConvFamily, MAX_COMPONENTS};
+
+/// A value read through a swizzle: a position in the matched tree, a bound variable, or a source
+/// of a replacement instruction. Only the first `comps` swizzle entries are meaningful.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Src {
+    pub value: Value,
+    pub swizzle: [u8; MAX_COMPONENTS],
+    pub comps: u8,
+}
+
+impl Src {
+    /// The read components, in order.
+    pub fn read(&self) -> &[u8] {
+        &self.swizzle[..self.comps as usize]
+    }
+}
+
+/// What conditions may look at: the function, its use lists and the range analysis.
+#[derive(Copy, Clone)]
+pub struct Ctx<'a> {
+    pub func: &'a Function,
+    pub uses: &'a Uses,
+    pub ranges: &'a RangeCache,
+}
+
+/// Matches rules against one function and builds their replacements.
+///
+/// A rule function calls [`Rewriter::begin`] before every attempt (one per commutative operand
+/// order), then the matching primitives, each of which returns `false` to reject; on success it
+/// builds the replacement with the building primitives, which insert before the root.
+pub struct Rewriter<'a> {
+    pub func: &'a mut Function,
+    pub uses: &'a mut Uses,
+    pub ranges: &'a RangeCache,
+    enabled: &'a [bool],
+    root: Value,
+    root_type: ValType,
+    vars: [Option<Src>; 16],
+    inexact: bool,
+    loses: FpFlags,
+    exact_seen: bool,
+    /// Instructions built by the last replacement.
+    pub created: Vec<Value>,
+}
+
+impl<'a> Rewriter<'a> {
+    /// `enabled[i]` says whether rule `i` of the set may fire (its guard held and no user
+    /// filter removed it).
+    pub fn new(
+        func: &'a mut Function,
+        uses: &'a mut Uses,
+        ranges: &'a RangeCache,
+        enabled: &'a [bool],
+    ) -> Rewriter<'a> {
+        Rewriter {
+            func,
+            uses,
+            ranges,
+            enabled,
+            root: Value(0),
+            root_type: ValType::scalar(32),
+            vars: [None; 16],
+            inexact: false,
+            loses: FpFlags::default(),
+            exact_seen: false,
+            created: Vec::new(),
+        }
+    }
+
+    pub fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            func: self.func,
+            uses: self.uses,
+            ranges: self.ranges,
+        }
+    }
+
+    /// Switches to another group's enable flags.
+    pub fn set_enabled(&mut self, enabled: &'a [bool]) {
+        self.enabled = enabled;
+    }
+
+    pub fn enabled(&self, rule: usize) -> bool {
+        self.enabled.get(rule).copied().unwrap_or(false)
+    }
+
+    /// The opcode of `v` if it is an ALU instruction.
+    pub fn alu_op(&self, v: Value) -> Option<AluOp> {
+        match &self.func.get_inst(v)?.kind {
+            InstKind::Alu(alu) => Some(alu.op),
+            _ => None,
+        }
+    }
+
+    /// The opcode of source `i` of ALU instruction `v`, for the dispatchers' shared checks.
+    pub fn src_op(&self, v: Value, i: usize) -> Option<AluOp> {
+        match &self.func.get_inst(v)?.kind {
+            InstKind::Alu(alu) => self.alu_op(alu.srcs.get(i)?.value),
+            _ => None,
+        }
+    }
+
+    /// Starts an attempt at matching a rule at `root`. `inexact` is the rule's `~`; `loses` the
+    /// float behaviours it does not preserve.
+    pub fn begin(&mut self, root: Value, inexact: bool, loses: FpFlags) -> Src {
+        self.root = root;
+        self.root_type = self.func.value_type(root).unwrap_or(ValType::scalar(32));
+        self.vars = [None; 16];
+        self.inexact = inexact;
+        self.loses = loses;
+        self.exact_seen = false;
+        Src {
+            value: root,
+            swizzle: IDENTITY_SWIZZLE,
+            comps: self.root_type.comps,
+        }
+    }
+
+    fn alu(&self, v: Value) -> Option<&Alu> {
+        match &self.func.get_inst(v)?.kind {
+            InstKind::Alu(alu) => Some(alu),
+            _ => None,
+        }
+    }
+
+    /// Accepts a matched ALU instruction under the rule's exactness and float controls.
+    fn admit(&mut self, exact: bool, fp: FpFlags) -> bool {
+        if fp.0 & self.loses.0 != 0 || (exact && self.inexact) {
+            return false;
+        }
+        self.exact_seen |= exact;
+        true
+    }
+
+    /// Matches an ALU instruction with opcode `op` at `pos`.
+    pub fn op(&mut self, pos: &Src, op: AluOp) -> bool {
+        match self.alu(pos.value) {
+            Some(alu) if alu.op == op => {
+                let (exact, fp) = (alu.exact, alu.fp);
+                self.admit(exact, fp)
+            }
+            _ => false,
+        }
+    }
+
+    /// Matches any conversion of `family` at `pos`.
+    pub fn conv(&mut self, pos: &Src, family: ConvFamily) -> bool {
+        match self.alu(pos.value) {
+            Some(alu) if family.contains(alu.op) => {
+                let (exact, fp) = (alu.exact, alu.fp);
+                self.admit(exact, fp)
+            }
+            _ => false,
+        }
+    }
+
+    /// The position of source `i` of the ALU instruction matched at `pos`: per-component
+    /// sources compose the instruction's swizzle with the position's, sources with a fixed
+    /// component count start afresh.
+    pub fn src(&self, pos: &Src, i: usize) -> Src {
+        let alu = self
+            .alu(pos.value)
+            .expect("src() follows a successful op()");
+        let operand = alu.op.info().srcs[i];
+        let src = &alu.srcs[i];
+        if operand.comps != 0 {
+            return Src {
+                value: src.value,
+                swizzle: src.swizzle,
+                comps: operand.comps,
+            };
+        }
+        let mut swizzle = IDENTITY_SWIZZLE;
+        for (k, &c) in pos.read().iter().enumerate() {
+            swizzle[k] = src.swizzle[c as usize];
+        }
+        Src {
+            value: src.value,
+            swizzle,
+            comps: pos.comps,
+        }
+    }
+
+    /// Binds variable `var` to `pos`, or checks that it is bound to the same value read the same
+    /// way.
+    pub fn bind(&mut self, var: usize, pos: &Src) -> bool {
+        match &self.vars[var] {
+            Some(bound) => bound.value == pos.value && bound.read() == pos.read(),
+            None => {
+                self.vars[var] = Some(*pos);
+                true
+            }
+        }
+    }
+
+    pub fn bits(&self, pos: &Src) -> u8 {
+        self.func.value_type(pos.value).map_or(0, |t| t.bits)
+    }
+
+    /// The constant read at `pos`, one entry per read component, with its bit size.
+    pub fn constant(&self, pos: &Src) -> Option<(Vec<u64>, u8)> {
+        constant_at(self.func, pos)
+    }
+
+    pub fn is_const(&self, pos: &Src) -> bool {
+        matches!(
+            self.func.get_inst(pos.value).map(|i| &i.kind),
+            Some(InstKind::Const(_))
+        )
+    }
+
+    /// `a@float`, `a@int`…: the value comes from an instruction producing that base type.
+    /// Booleans are recognised by their size (they are the IR's only 1-bit values).
+    pub fn has_type(&self, pos: &Src, ty: BaseType) -> bool {
+        if ty == BaseType::Bool {
+            return self.bits(pos) == 1;
+        }
+        self.alu(pos.value)
+            .is_some_and(|alu| alu.op.info().dst.base == ty)
+    }
+
+    /// Every read component of the constant at `pos` satisfies `pred(raw bits, bit size)`.
+    fn const_all(&self, pos: &Src, pred: impl Fn(u64, u8) -> bool) -> bool {
+        self.constant(pos)
+            .is_some_and(|(values, bits)| values.iter().all(|&v| pred(v, bits)))
+    }
+
+    /// A float literal: compared as a number (never on values narrower than 16 bits).
+    pub fn const_float(&self, pos: &Src, x: f64) -> bool {
+        self.const_all(pos, |v, bits| {
+            bits >= 16 && {
+                let y = fget(v, bits);
+                if x.is_nan() {
+                    y.is_nan()
+                } else {
+                    y == x && y.is_sign_negative() == x.is_sign_negative()
+                }
+            }
+        })
+    }
+
+    /// An integer literal: compared masked to the value's bit size, so `-1` matches all ones.
+    pub fn const_int(&self, pos: &Src, x: i64) -> bool {
+        self.const_all(pos, |v, bits| mask(v, bits) == mask(x as u64, bits))
+    }
+
+    pub fn const_bool(&self, pos: &Src, b: bool) -> bool {
+        self.const_all(pos, |v, bits| bits == 1 && (v & 1 != 0) == b)
+    }
+
+    // Building.
+
+    /// The value variable `var` was bound to.
+    pub fn var(&self, var: usize) -> Src {
+        self.vars[var].expect("replacement variables are bound by the search")
+    }
+
+    pub fn var_bits(&self, var: usize) -> u8 {
+        let src = self.var(var);
+        self.bits(&src)
+    }
+
+    pub fn root_bits(&self) -> u8 {
+        self.root_type.bits
+    }
+
+    pub fn root_comps(&self) -> u8 {
+        self.root_type.comps
+    }
+
+    /// `a.yx` in a replacement: reads `src` through another swizzle.
+    pub fn swizzle(&self, src: Src, comps: &[u8]) -> Src {
+        let mut swizzle = IDENTITY_SWIZZLE;
+        for (k, &c) in comps.iter().enumerate() {
+            swizzle[k] = src.swizzle[c as usize];
+        }
+        Src {
+            value: src.value,
+            swizzle,
+            comps: comps.len() as u8,
+        }
+    }
+
+    fn insert(&mut self, kind: InstKind, def: ValType) -> Value {
+        let block = self.func.inst(self.root).block;
+        let v = self.func.alloc_inst(Inst {
+            kind,
+            def: Some(def),
+            block,
+        });
+        let insts = &mut self.func.cfg[block].insts;
+        let at = insts
+            .iter()
+            .position(|&i| i == self.root)
+            .unwrap_or(insts.len());
+        insts.insert(at, v);
+        self.created.push(v);
+        v
+    }
+
+    /// A scalar constant of `bits` bits, read as many times as its consumer needs.
+    fn imm(&mut self, raw: u64, bits: u8) -> Src {
+        let value = self.insert(
+            InstKind::Const(vec![mask(raw, bits)]),
+            ValType::scalar(bits),
+        );
+        Src {
+            value,
+            swizzle: [0; MAX_COMPONENTS],
+            comps: MAX_COMPONENTS as u8,
+        }
+    }
+
+    pub fn imm_float(&mut self, x: f64, bits: u8) -> Src {
+        self.imm(fput(x, bits), bits)
+    }
+
+    pub fn imm_int(&mut self, x: i64, bits: u8) -> Src {
+        self.imm(x as u64, bits)
+    }
+
+    pub fn imm_bool(&mut self, b: bool) -> Src {
+        self.imm(b as u64, 1)
+    }
+
+    /// Builds `op` with `comps` components; `bits` is the destination size of opcodes whose
+    /// destination is unsized. The instruction is exact when `exact` (`!op`) or when the match
+    /// consumed an exact instruction; it keeps the root's float controls.
+    pub fn build(&mut self, op: AluOp, bits: u8, comps: u8, srcs: &[Src], exact: bool) -> Src {
+        let info = op.info();
+        let bits = if info.dst.bits != 0 {
+            info.dst.bits
+        } else {
+            bits
+        };
+        let comps = if info.dst.comps != 0 {
+            info.dst.comps
+        } else {
+            comps
+        };
+        let fp = match self.alu(self.root) {
+            Some(alu) => alu.fp,
+            None => FpFlags::default(),
+        };
+        let alu = Alu {
+            op,
+            srcs: srcs
+                .iter()
+                .map(|s| AluSrc {
+                    value: s.value,
+                    swizzle: s.swizzle,
+                })
+                .collect(),
+            exact: exact || self.exact_seen,
+            fp,
+        };
+        let value = self.insert(InstKind::Alu(alu), ValType::new(bits, comps));
+        for s in srcs {
+            self.uses.add(s.value, User::Inst(value));
+        }
+        Src {
+            value,
+            swizzle: IDENTITY_SWIZZLE,
+            comps,
+        }
+    }
+
+    /// The generic conversion of `family` producing `bits` bits.
+    pub fn conv_op(family: ConvFamily, bits: u8) -> AluOp {
+        family
+            .op(bits)
+            .expect("bit-size inference only picks sizes the family has")
+    }
+
+    /// Makes `replacement` the root's value: every use of the root reads it instead, through a
+    /// `mov` when it is read through a swizzle. Returns the value that replaced the root; the
+    /// root itself is deleted, the rest of the matched tree is left to dead-code elimination.
+    pub fn finish(&mut self, replacement: Src) -> Value {
+        let comps = self.root_type.comps;
+        let direct = self.func.value_type(replacement.value).map(|t| t.comps) == Some(comps)
+            && replacement.swizzle[..comps as usize] == IDENTITY_SWIZZLE[..comps as usize];
+        let new = if direct {
+            replacement.value
+        } else {
+            let bits = self.root_type.bits;
+            let mov = Src {
+                comps,
+                ..replacement
+            };
+            self.build(AluOp::Mov, bits, comps, &[mov], false).value
+        };
+        self.uses.replace_all(self.func, self.root, new);
+        self.uses.remove_inst(self.func, self.root);
+        new
+    }
+}
+
+/// The constant read at `pos`, one entry per read component, with its bit size.
+pub(super) fn constant_at(func: &Function, pos: &Src) -> Option<(Vec<u64>, u8)> {
+    let inst = func.get_inst(pos.value)?;
+    let (InstKind::Const(values), Some(def)) = (&inst.kind, inst.def) else {
+        return None;
+    };
+    let read = pos
+        .read()
+        .iter()
+        .map(|&c| values.get(c as usize).copied())
+        .collect::<Option<Vec<u64>>>()?;
+    Some((read, def.bits))
+}

@@ -1,0 +1,225 @@
+//! The rule DSL end to end: a small rule group compiled by the macro, run by the greedy pass on
+//! IR text, checked against the interpreter and the verifier.
+
+use shrew_engine::ir::InstKind;
+use shrew_engine::passes::algebraic::{self, AlgebraicError, RuleStats};
+use shrew_engine::rewrite::{Ctx, RuleSet, Src, TargetOptions};
+use shrew_engine::{text, verify};
+
+shrew_rules_macro::rules! {
+    /// Rules exercising the DSL's features.
+    pub static DSL;
+
+    iadd(a, 0) => a;
+    ~fadd(a, 0.0) => a;
+    fmul(a, 1.0) => a;
+    ineg(ineg(a)) => a;
+    fadd(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
+    imul(a, #b[crate::single_bit]) => ishl(a, find_lsb(b));
+    flt(fneg(a), fneg(b)) => flt(b, a);
+    fdot2(a, a) => fadd(fmul(a.x, a.x), fmul(a.y, a.y));
+    bcsel(c, a, a) => a;
+    f2f32(f2f64(a@32)) => a if opts.lower_fsub;
+}
+
+/// A condition defined outside the library: every read component has exactly one bit set.
+fn single_bit(cx: &Ctx, src: &Src) -> bool {
+    match cx.func.get_inst(src.value).map(|i| &i.kind) {
+        Some(InstKind::Const(values)) => src
+            .read()
+            .iter()
+            .all(|&c| values[c as usize].count_ones() == 1),
+        _ => false,
+    }
+}
+
+static SET: RuleSet = RuleSet {
+    name: "dsl",
+    description: "test rules",
+    groups: &[&DSL],
+};
+
+shrew_rules_macro::rules! {
+    /// Two rules that undo each other.
+    pub static FIGHT;
+
+    ishl(a, 1) => iadd(a, a);
+    iadd(a, a) => ishl(a, 1);
+}
+
+static FIGHT_SET: RuleSet = RuleSet {
+    name: "fight",
+    description: "rules that undo each other",
+    groups: &[&FIGHT],
+};
+
+fn optimize(src: &str, set: &RuleSet, opts: &TargetOptions) -> (String, RuleStats) {
+    let mut shader = text::parse(src, "test.shrew").expect("test IR parses");
+    let mut stats = RuleStats::default();
+    algebraic::run(&mut shader, set, opts, &[], &mut stats).expect("no cycle");
+    verify::verify(&shader).expect("valid after the pass");
+    (text::print(&shader), stats)
+}
+
+#[test]
+fn metadata_lists_every_rule_with_text_and_location() {
+    assert_eq!(DSL.rules.len(), 10);
+    assert_eq!(DSL.rules[1].text, "~fadd(a, 0.0) => a");
+    assert!(DSL.rules[1].inexact);
+    assert_eq!(DSL.rules[4].guard, Some("opts.fuse_ffma32"));
+    assert!(
+        DSL.rules[0].file.ends_with("rule_dsl.rs"),
+        "{}",
+        DSL.rules[0].file
+    );
+    assert!(DSL.rules[0].line > 10);
+    let guards = SET.guards(&TargetOptions::default());
+    assert_eq!(guards.iter().filter(|g| !**g).count(), 2);
+}
+
+/// A fragment shader around `body`, which reads `%1` (a vec4 input) and leaves its result in
+/// `%99`, stored to the output.
+fn shader(body: &str) -> String {
+    format!(
+        "shader fragment\nvar shader_in f32x4 @v (location=0)\nvar shader_out f32x4 @o (location=0)\n\
+         entry fn main() {{\nb0:\n    32 %0 = deref_var @v\n    32x4 %1 = load_deref %0\n{body}\n    \
+         32 %98 = deref_var @o\n    store_deref %98, %99 (write_mask=xyzw)\n    return\n}}\n"
+    )
+}
+
+/// The instruction lines of the printed entry function, without value numbers that a rewrite
+/// renumbers.
+fn ops(printed: &str) -> Vec<String> {
+    printed
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(_, rhs)| rhs.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_rule_replaces_the_root_and_leaves_the_rest_for_dce() {
+    let src = shader("    32 %2 = load_const (1.0)\n    32x4 %99 = fmul %1, %2.xxxx");
+    let (out, stats) = optimize(&src, &SET, &TargetOptions::default());
+    assert!(out.contains("store_deref %98, %1"), "{out}");
+    assert!(!out.contains("fmul"), "{out}");
+    assert_eq!(stats.fired[2], 1);
+}
+
+#[test]
+fn commutative_ops_match_in_either_order_and_repeated_variables_must_agree() {
+    // Constant first: iadd(0, x) still matches `iadd(a, 0)`.
+    let src = shader(
+        "    32x4 %2 = load_const (0, 0, 0, 0)\n    32x4 %3 = fmul %1, %1\n    \
+         32x4 %4 = iadd %2, %3\n    32x4 %99 = bcsel %5.xxxx, %4, %4\n    \
+         1 %5 = load_const (true)",
+    );
+    // `%5` is defined after its use above only textually; define it first instead.
+    let src = src
+        .replace("    1 %5 = load_const (true)\n", "")
+        .replace("    32x4 %2", "    1 %5 = load_const (true)\n    32x4 %2");
+    let (out, stats) = optimize(&src, &SET, &TargetOptions::default());
+    assert_eq!(stats.fired[0], 1, "{out}");
+    assert_eq!(stats.fired[8], 1, "{out}");
+    assert!(out.contains("store_deref %98, %3"), "{out}");
+
+    // Different swizzles of the same value are different variables.
+    let src =
+        shader("    1 %2 = load_const (true)\n    32x4 %99 = bcsel %2.xxxx, %1.xyzw, %1.wzyx");
+    let (out, stats) = optimize(&src, &SET, &TargetOptions::default());
+    assert_eq!(stats.total(), 0, "{out}");
+}
+
+#[test]
+fn nested_patterns_conditions_and_guards() {
+    let body = "    32x4 %2 = fmul %1, %1.yyyy\n    32x4 %99 = fadd %2, %1";
+    let (out, _) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert!(!out.contains("ffma"), "the guard is off by default: {out}");
+    let fused = TargetOptions {
+        fuse_ffma32: true,
+        ..TargetOptions::default()
+    };
+    let (out, stats) = optimize(&shader(body), &SET, &fused);
+    assert_eq!(stats.fired[4], 1, "{out}");
+    assert!(out.contains("ffma %1, %1.yyyy, %1"), "{out}");
+
+    // A second use of the product blocks the fusion (`is_used_once`).
+    let body =
+        "    32x4 %2 = fmul %1, %1.yyyy\n    32x4 %3 = fadd %2, %1\n    32x4 %99 = fadd %3, %2";
+    let (out, stats) = optimize(&shader(body), &SET, &fused);
+    assert_eq!(stats.total(), 0, "{out}");
+}
+
+#[test]
+fn exactness_blocks_inexact_rules_and_propagates_to_replacements() {
+    let body = "    32 %2 = load_const (0.0)\n    32x4 %99 = fadd %1, %2.xxxx {exact}";
+    let (_, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert_eq!(stats.total(), 0);
+    let body = "    32 %2 = load_const (0.0)\n    32x4 %99 = fadd %1, %2.xxxx {preserve_sz}";
+    let (_, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert_eq!(
+        stats.total(),
+        0,
+        "~ rules do not touch sign-preserving instructions"
+    );
+    let body = "    32 %2 = load_const (0.0)\n    32x4 %99 = fadd %1, %2.xxxx";
+    let (_, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert_eq!(stats.fired[1], 1);
+
+    // An exact rule may consume an exact instruction, and then builds exact instructions.
+    let body = "    32x2 %2 = fmul %1.xy, %1.zw\n    32 %3 = fdot2 %2, %2 {exact}\n    \
+                32x4 %99 = vec4 %3, %3, %3, %3";
+    let (out, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert_eq!(stats.fired[7], 1, "{out}");
+    let built: Vec<String> = ops(&out)
+        .into_iter()
+        .filter(|l| l.starts_with("fadd") || l.contains("fmul %2"))
+        .collect();
+    assert_eq!(built.len(), 3, "{out}");
+    assert!(built.iter().all(|l| l.ends_with("{exact}")), "{out}");
+}
+
+#[test]
+fn replacement_swizzles_constants_and_generic_sizes() {
+    // fdot2(a, a) => fadd(fmul(a.x, a.x), fmul(a.y, a.y)) on a swizzled source.
+    let body = "    32 %3 = fdot2 %1.zw, %1.zw\n    32x4 %99 = vec4 %3, %3, %3, %3";
+    let (out, _) = optimize(&shader(body), &SET, &TargetOptions::default());
+    let lines = ops(&out);
+    assert!(lines.iter().any(|l| l.contains("fmul %1.z, %1.z")), "{out}");
+    assert!(lines.iter().any(|l| l.contains("fmul %1.w, %1.w")), "{out}");
+
+    // imul by a power of two becomes a shift by a 32-bit find_lsb of the constant, at 16 bits.
+    let body = "    16x4 %2 = f2i16 %1\n    16 %3 = load_const (8)\n    16x4 %4 = imul %2, %3.xxxx\n    \
+                32x4 %99 = i2f32 %4";
+    let (out, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
+    assert_eq!(stats.fired[5], 1, "{out}");
+    let lines = ops(&out);
+    assert!(lines.iter().any(|l| l.starts_with("find_lsb")), "{out}");
+    assert!(lines.iter().any(|l| l.starts_with("ishl")), "{out}");
+}
+
+#[test]
+fn rules_that_undo_each_other_are_reported_not_looped() {
+    let src = shader(
+        "    32x4 %2 = f2i32 %1\n    32 %3 = load_const (1)\n    32x4 %4 = ishl %2, %3.xxxx\n    \
+         32x4 %99 = i2f32 %4",
+    );
+    let mut shader = text::parse(&src, "test.shrew").unwrap();
+    let err = algebraic::run(
+        &mut shader,
+        &FIGHT_SET,
+        &TargetOptions::default(),
+        &[],
+        &mut RuleStats::default(),
+    )
+    .unwrap_err();
+    let AlgebraicError::RuleCycle { first, second, .. } = &err else {
+        panic!("expected a cycle, got {err}");
+    };
+    let mut pair = [*first, *second];
+    pair.sort();
+    assert_eq!(
+        pair,
+        ["iadd(a, a) => ishl(a, 1)", "ishl(a, 1) => iadd(a, a)"]
+    );
+    verify::verify(&shader).expect("the shader stays valid");
+}
