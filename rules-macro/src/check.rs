@@ -88,6 +88,7 @@ fn err(errors: &mut Vec<syn::Error>, span: Span, message: impl std::fmt::Display
 }
 
 fn check_rule<'a>(rule: &'a Rule, errors: &mut Vec<syn::Error>) -> Checked<'a> {
+    let before = errors.len();
     let Node::Op(_) = &rule.search else {
         err(errors, rule.search.span(), "a search pattern must be an op");
         return empty(rule);
@@ -119,13 +120,20 @@ fn check_rule<'a>(rule: &'a Rule, errors: &mut Vec<syn::Error>) -> Checked<'a> {
     if vars.len() > 16 {
         err(errors, rule.span, "a rule may use at most 16 variables");
     }
-
-    let mut sizes = Sizes::new();
-    let search_root = sizes.walk(&rule.search, Side::Search, errors);
-    let replace_root = sizes.walk(&rule.replace, Side::Replace, errors);
-    if let Err(e) = sizes.unify_roots(search_root, replace_root, rule.replace.span()) {
-        errors.push(e);
+    if errors.len() > before {
+        // Shapes are wrong: size inference and the later checks would only add noise.
+        return empty(rule);
     }
+
+    // One bit-size error per rule: the first conflict explains the others.
+    let mut size_errors = Vec::new();
+    let mut sizes = Sizes::new();
+    let search_root = sizes.walk(&rule.search, Side::Search, &mut size_errors);
+    let replace_root = sizes.walk(&rule.replace, Side::Replace, &mut size_errors);
+    if let Err(e) = sizes.unify_roots(search_root, replace_root, rule.replace.span()) {
+        size_errors.push(e);
+    }
+    errors.extend(size_errors.into_iter().take(1));
     for (offset, node) in replace_nodes.iter().enumerate() {
         let id = search_nodes.len() + offset;
         let needs_size = match node {

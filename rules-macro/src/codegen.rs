@@ -36,6 +36,7 @@ pub fn expand(mut group: Group) -> TokenStream {
     let infos = checked.iter().zip(&fn_names).map(|(c, f)| rule_info(c, f));
     let rule_fns = checked.iter().zip(&fn_names).map(|(c, f)| rule_fn(c, f));
     let guards = guards_fn(&checked);
+    let indices = 0..checked.len();
     let dispatch = dispatchers(&checked, &fn_names);
     let module_doc = format!(
         "Matchers of the rule group [`{name}`](super::{name}): one function per rule, in priority \
@@ -62,6 +63,18 @@ pub fn expand(mut group: Group) -> TokenStream {
             #guards
             #dispatch
             #(#rule_fns)*
+
+            /// One test per rule: search and replacement evaluated on special and random values
+            /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::verify`).
+            #[cfg(test)]
+            mod verify {
+                #(
+                    #[test]
+                    fn #fn_names() {
+                        ::shrew_engine::rewrite::verify::assert_rule(&super::super::#name.rules[#indices]);
+                    }
+                )*
+            }
         }
     }
 }
@@ -682,7 +695,14 @@ fn rule_info(c: &Checked, fn_name: &Ident) -> TokenStream {
             }
             None => quote!(None),
         };
-        let conds = v.conds.iter().map(path_string);
+        let conds = v.conds.iter().map(|cond| {
+            let name = path_string(cond);
+            let check = match cond.get_ident() {
+                Some(id) => quote!(::shrew_engine::rewrite::conds::#id),
+                None => quote!(#cond),
+            };
+            quote!(#rw::VarCond { name: #name, check: #check })
+        });
         quote! {
             #rw::VarInfo {
                 name: #var_name,

@@ -19,6 +19,7 @@
 pub mod conds;
 mod range;
 mod rewriter;
+pub mod verify;
 
 pub use range::{Range, RangeCache, Sign};
 pub use rewriter::{Ctx, Rewriter, Src};
@@ -100,11 +101,12 @@ impl RuleInfo {
     /// Whether a condition of the rule depends on how values are used, which only the greedy
     /// matcher can decide.
     pub fn uses_structural_conditions(&self) -> bool {
-        let var_conds = self.vars.iter().flat_map(|v| v.conds.iter());
+        let var_conds = self
+            .vars
+            .iter()
+            .flat_map(|v| v.conds.iter().map(|c| c.name));
         let op_conds = self.search.op_conditions();
-        var_conds
-            .chain(op_conds.iter())
-            .any(|name| conds::is_structural(name))
+        var_conds.chain(op_conds).any(conds::is_structural)
     }
 }
 
@@ -203,8 +205,15 @@ pub struct VarInfo {
     pub is_const: bool,
     /// `a@float`: the value must come from an instruction producing that base type.
     pub ty: Option<BaseType>,
-    /// Variable conditions, by name.
-    pub conds: &'static [&'static str],
+    /// Variable conditions.
+    pub conds: &'static [VarCond],
+}
+
+/// A variable condition of a rule: its name as written and the function the matcher calls.
+#[derive(Debug)]
+pub struct VarCond {
+    pub name: &'static str,
+    pub check: fn(&Ctx<'_>, &Src) -> bool,
 }
 
 /// What a target asks of the rule sets. Rules guard on these fields (`if opts.lower_fsub`), and
