@@ -42,7 +42,7 @@ pub fn expand(mut group: Group) -> TokenStream {
         "Matchers of the rule group [`{name}`](super::{name}): one function per rule, in priority \
          order, and [`apply`], which dispatches on the root opcode."
     );
-    quote! {
+    let output = quote! {
         #(#attrs)*
         #vis static #name: ::shrew_engine::rewrite::RuleGroup = ::shrew_engine::rewrite::RuleGroup {
             name: #group_name,
@@ -76,7 +76,39 @@ pub fn expand(mut group: Group) -> TokenStream {
                 )*
             }
         }
-    }
+    };
+    unsuffixed(output)
+}
+
+/// Drops the type suffixes `quote` puts on integers (`0usize`, `32u8`): every place they land
+/// is typed, and the expanded code reads like hand-written code without them.
+fn unsuffixed(tokens: TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Literal(lit) => {
+                let text = lit.to_string();
+                let suffixes = ["usize", "u8", "u32", "u64", "i64"];
+                match suffixes.iter().find_map(|s| text.strip_suffix(s)) {
+                    Some(number)
+                        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
+                    {
+                        let mut new =
+                            proc_macro2::Literal::u64_unsuffixed(number.parse().expect("digits"));
+                        new.set_span(lit.span());
+                        proc_macro2::TokenTree::Literal(new)
+                    }
+                    _ => proc_macro2::TokenTree::Literal(lit),
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                let mut new = proc_macro2::Group::new(g.delimiter(), unsuffixed(g.stream()));
+                new.set_span(g.span());
+                proc_macro2::TokenTree::Group(new)
+            }
+            tt => tt,
+        })
+        .collect()
 }
 
 fn root_op(c: &Checked) -> OpName {
@@ -111,10 +143,10 @@ fn float_tokens(x: f64) -> TokenStream {
     } else if x == f64::NEG_INFINITY {
         quote!(f64::NEG_INFINITY)
     } else if x.is_sign_negative() {
-        let lit = proc_macro2::Literal::f64_suffixed(-x);
+        let lit = proc_macro2::Literal::f64_unsuffixed(-x);
         quote!(-#lit)
     } else {
-        let lit = proc_macro2::Literal::f64_suffixed(x);
+        let lit = proc_macro2::Literal::f64_unsuffixed(x);
         quote!(#lit)
     }
 }
@@ -435,29 +467,34 @@ fn guards_fn(checked: &[Checked]) -> TokenStream {
     }
 }
 
-/// The opcode requirement a search node puts on the instruction feeding a root source.
-fn source_requirement(node: &Node) -> Option<Vec<AluOp>> {
+/// The opcode a search node requires of the instruction feeding a root source.
+fn source_requirement(node: &Node) -> Option<OpName> {
     match node {
-        Node::Op(op) => Some(match op.op {
-            OpName::Op(alu) => vec![alu],
-            OpName::Conv(f) => f.members().to_vec(),
-        }),
+        Node::Op(op) => Some(op.op),
         _ => None,
     }
 }
 
-fn requirement_check(slot: &Ident, ops: &[AluOp]) -> TokenStream {
-    let paths = ops.iter().map(|&op| alu_path(op));
-    quote!(matches!(#slot, Some(#(#paths)|*)))
+fn requirement_check(slot: &Ident, op: OpName) -> TokenStream {
+    match op {
+        OpName::Op(alu) => {
+            let path = alu_path(alu);
+            quote!(#slot == Some(#path))
+        }
+        OpName::Conv(family) => {
+            let variant = format_ident!("{}", format!("{family:?}"));
+            quote!(#slot.is_some_and(|op| ConvFamily::#variant.contains(op)))
+        }
+    }
 }
 
 /// The shared check of a rule in its root's dispatcher, with a key that groups consecutive
-/// rules sharing it. `None` when the rule's sources are not fixed ops.
+/// rules sharing it. `None` when no source of the root is a fixed op.
 fn rule_guard(c: &Checked) -> Option<(String, TokenStream, Vec<usize>)> {
     let Node::Op(root) = &c.rule.search else {
         return None;
     };
-    let reqs: Vec<Option<Vec<AluOp>>> = root.srcs.iter().map(source_requirement).collect();
+    let reqs: Vec<Option<OpName>> = root.srcs.iter().map(source_requirement).collect();
     if reqs.iter().all(Option::is_none) {
         return None;
     }
@@ -467,27 +504,25 @@ fn rule_guard(c: &Checked) -> Option<(String, TokenStream, Vec<usize>)> {
     let mut key = String::new();
     let commutative = root.op.is_commutative();
     for (i, req) in reqs.iter().enumerate() {
-        let Some(ops) = req else { continue };
-        key.push_str(&format!("{i}:{ops:?};"));
+        let Some(op) = req else { continue };
+        key.push_str(&format!("{i}:{op:?};"));
         if commutative && i < 2 {
             continue;
         }
         slots.push(i);
-        terms.push(requirement_check(&slot(i), ops));
+        terms.push(requirement_check(&slot(i), *op));
     }
     if commutative && (reqs[0].is_some() || reqs[1].is_some()) {
         slots.extend([0, 1]);
-        let check = |a: usize, b: usize| {
-            let first = reqs[0]
-                .as_ref()
-                .map_or(quote!(true), |ops| requirement_check(&slot(a), ops));
-            let second = reqs[1]
-                .as_ref()
-                .map_or(quote!(true), |ops| requirement_check(&slot(b), ops));
-            quote!((#first && #second))
+        let either = |a: usize, b: usize| {
+            let checks: Vec<TokenStream> = [(reqs[0], a), (reqs[1], b)]
+                .into_iter()
+                .filter_map(|(req, i)| req.map(|op| requirement_check(&slot(i), op)))
+                .collect();
+            quote!(#(#checks)&&*)
         };
-        let (straight, swapped) = (check(0, 1), check(1, 0));
-        terms.push(quote!((#straight || #swapped)));
+        let (straight, swapped) = (either(0, 1), either(1, 0));
+        terms.push(quote!((#straight) || (#swapped)));
         key.push_str("comm");
     }
     Some((key, quote!(#(#terms)&&*), slots))
