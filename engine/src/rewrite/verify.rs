@@ -34,14 +34,20 @@
 //!    exhaustively, special values first so that counterexamples are simple.
 //! 4. **Conditions.** A variable condition restricts the variable's values. Structural conditions
 //!    ([`conds::is_structural`]: `is_used_once`, `is_not_const`…) do not depend on the value and
-//!    are ignored, as are expression conditions (`op[cond]`), `#a` and `@type`. Every other
-//!    condition is called on a scratch function holding the candidate value as a constant of the
-//!    variable's size and component count, with empty use lists and a fresh range cache; values it
+//!    are ignored, as are expression conditions (`op[cond]`), `#a` and `@type`. A range condition
+//!    of the library ([`conds::var_condition`], e.g. `is_gt_zero`) restricts each component by
+//!    its one-component meaning `holds`, which is true of everything the matcher can admit,
+//!    non-constant values included (`is_gt_zero` admits NaN: the range analysis speaks only
+//!    about numbers). Every other condition is called on a scratch function holding the
+//!    candidate value as a constant of the variable's size and component count, with empty use
+//!    lists and a fresh range cache (exact for the library's constant conditions); values it
 //!    rejects are not used. When fewer than 16 special values pass, structured candidates
 //!    (powers of two, masks, multiples, small and large values, negatives) are added; random
-//!    values that fail are redrawn, falling back to the candidates that passed. A variable no
-//!    candidate satisfies, or an assignment with fewer than 20 satisfying inputs (when not
-//!    exhaustive), is reported in [`Report::skipped`].
+//!    values that fail are redrawn, falling back to the candidates that passed. An assignment
+//!    with fewer than 20 satisfying inputs (when not exhaustive) is reported in
+//!    [`Report::skipped`]. A size at which a variable's conditions hold for no candidate is one
+//!    at which the rule never fires (`is_pos_power_of_two` at 1 bit); only a rule for which that
+//!    is so at every size is reported.
 //! 5. **Evaluation.** Both trees are evaluated bottom-up: a sized operand at its own size, an
 //!    unsized one at the op's common size; literals are masked (`Int`), rounded (`Float`, with
 //!    [`fput`]) or 0/1 (`Bool`). Rules with derivatives cannot be evaluated without a quad of
@@ -245,6 +251,7 @@ pub fn verify_rule(rule: &RuleInfo) -> Result<Report, Counterexample> {
     let mut rng = Rng::new(hash(rule.text.as_bytes()));
     let mut checker = CondChecker::new();
     let mut notes = Vec::new();
+    let mut unsatisfiable = Vec::new();
     let mut impossible = Vec::new();
     for sizes in assignments {
         let mut plan = match Plan::new(rule, &shape, &sizes) {
@@ -255,11 +262,20 @@ pub fn verify_rule(rule: &RuleInfo) -> Result<Report, Counterexample> {
             }
         };
         report.sizes.push(sizes.clone());
-        let (cases, note) = plan.run(&mut checker, &mut rng, random_cases)?;
+        let (cases, coverage) = plan.run(&mut checker, &mut rng, random_cases)?;
         report.cases += cases;
-        if let Some(note) = note {
-            notes.push(format!("{note} (sizes {sizes:?})"));
+        match coverage {
+            Coverage::Full => {}
+            Coverage::Few(note) => notes.push(format!("{note} (sizes {sizes:?})")),
+            Coverage::Unsatisfiable(note) => {
+                unsatisfiable.push(format!("{note} (sizes {sizes:?})"))
+            }
         }
+    }
+    // A size at which the conditions hold for no value is one at which the rule never fires;
+    // only a rule that fires at no size at all is not verified.
+    if report.cases == 0 && !unsatisfiable.is_empty() {
+        notes.push(unsatisfiable.join("; "));
     }
     if report.sizes.is_empty() {
         notes.push(format!(
@@ -803,7 +819,32 @@ struct VarPlan {
     /// Chosen as a float (only at 16 bits or more).
     float: bool,
     /// The conditions that restrict its value.
-    conds: Vec<&'static VarCond>,
+    conds: Vec<Restriction>,
+}
+
+/// How the verifier applies one variable condition.
+#[derive(Copy, Clone)]
+enum Restriction {
+    /// A range condition of the library, by its one-component meaning: true of every
+    /// component of any value the matcher admits, including non-constant values the range
+    /// analysis only bounds (`is_gt_zero` admits NaN, which a NaN constant's exact range does
+    /// not show).
+    Holds(fn(u64, u8) -> bool),
+    /// Any other condition, called on a constant: exact for the library's constant conditions,
+    /// and the only way to apply a condition defined outside it.
+    Call(fn(&Ctx<'_>, &Src) -> bool),
+}
+
+impl Restriction {
+    fn of(cond: &VarCond) -> Restriction {
+        match conds::var_condition(cond.name) {
+            Some(c) if c.kind == conds::CondKind::Range => match c.holds {
+                Some(holds) => Restriction::Holds(holds),
+                None => Restriction::Call(cond.check),
+            },
+            _ => Restriction::Call(cond.check),
+        }
+    }
 }
 
 /// Candidate values of one variable: `comps` raw values per entry.
@@ -1131,8 +1172,19 @@ impl CondChecker {
     }
 
     /// Whether every condition holds on the constant `value` (one raw value per component).
-    fn holds(&mut self, conds: &[&'static VarCond], bits: u8, value: &[u64]) -> bool {
-        if conds.is_empty() {
+    fn holds(&mut self, conds: &[Restriction], bits: u8, value: &[u64]) -> bool {
+        let mut calls = false;
+        for c in conds {
+            match c {
+                Restriction::Holds(holds) => {
+                    if !value.iter().all(|&v| holds(mask(v, bits), bits)) {
+                        return false;
+                    }
+                }
+                Restriction::Call(_) => calls = true,
+            }
+        }
+        if !calls {
             return true;
         }
         let inst = self.func.inst_mut(self.value);
@@ -1152,11 +1204,23 @@ impl CondChecker {
             swizzle: IDENTITY_SWIZZLE,
             comps: value.len() as u8,
         };
-        conds.iter().all(|c| (c.check)(&cx, &src))
+        conds.iter().all(|c| match c {
+            Restriction::Holds(_) => true,
+            Restriction::Call(check) => check(&cx, &src),
+        })
     }
 }
 
 // One size assignment.
+
+/// How well one size assignment was covered.
+enum Coverage {
+    Full,
+    /// Fewer than [`FEW_CASES`] inputs compared.
+    Few(String),
+    /// A variable's conditions hold for no value: the rule never fires at these sizes.
+    Unsatisfiable(String),
+}
 
 struct Plan<'r> {
     rule: &'r RuleInfo,
@@ -1259,6 +1323,7 @@ impl<'r> Plan<'r> {
                         .conds
                         .iter()
                         .filter(|c| !conds::is_structural(c.name))
+                        .map(Restriction::of)
                         .collect(),
                 }
             })
@@ -1307,14 +1372,14 @@ impl<'r> Plan<'r> {
         }
     }
 
-    /// Runs every case of this assignment. Returns the number of cases compared and, if
-    /// coverage is poor, why.
+    /// Runs every case of this assignment. Returns the number of cases compared and how well
+    /// they cover it.
     fn run(
         &mut self,
         checker: &mut CondChecker,
         rng: &mut Rng,
         random_cases: usize,
-    ) -> Result<(u64, Option<String>), Counterexample> {
+    ) -> Result<(u64, Coverage), Counterexample> {
         let total_bits: u32 = self
             .vars
             .iter()
@@ -1342,7 +1407,7 @@ impl<'r> Plan<'r> {
             if pool.len() == 0 {
                 return Ok((
                     0,
-                    Some(format!(
+                    Coverage::Unsatisfiable(format!(
                         "no value of `{}` at {} bits satisfies its conditions",
                         v.name, v.bits
                     )),
@@ -1363,7 +1428,7 @@ impl<'r> Plan<'r> {
             }
         }
         if exhaustive {
-            return Ok((cases, None));
+            return Ok((cases, Coverage::Full));
         }
         'random: for _ in 0..random_cases {
             for i in 0..self.vars.len() {
@@ -1373,9 +1438,14 @@ impl<'r> Plan<'r> {
             }
             cases += self.check(&inputs)? as u64;
         }
-        let note = (cases < FEW_CASES)
-            .then(|| format!("only {cases} inputs satisfy the conditions and were compared"));
-        Ok((cases, note))
+        let coverage = if cases < FEW_CASES {
+            Coverage::Few(format!(
+                "only {cases} inputs satisfy the conditions and were compared"
+            ))
+        } else {
+            Coverage::Full
+        };
+        Ok((cases, coverage))
     }
 
     /// Every value of `v` (its components packed into at most 16 bits) that satisfies its
@@ -2317,6 +2387,42 @@ mod tests {
             vars(2),
             FLOATS,
         ));
+    }
+
+    static LT_ZERO: [VarCond; 1] = [VarCond {
+        name: "is_lt_zero",
+        check: conds::is_lt_zero,
+    }];
+
+    static NUMBER_LT_ZERO: [VarCond; 1] = [VarCond {
+        name: "is_a_number_lt_zero",
+        check: conds::is_a_number_lt_zero,
+    }];
+
+    #[test]
+    fn range_conditions_admit_what_the_analysis_admits() {
+        let fsign = |conds: &'static [VarCond], text| {
+            let mut vars = vars(1);
+            vars[0].conds = conds;
+            rule(
+                text,
+                op(AluOp::Fsign, vec![var(0)]),
+                float(-1.0),
+                vars,
+                FLOATS,
+            )
+        };
+        // A value the analysis knows to be negative may still be NaN.
+        let e = fails(&fsign(&LT_ZERO, "fsign(a[is_lt_zero]) => -1.0"));
+        assert!(
+            e.search.iter().all(|&v| fget(v, e.result_bits).is_nan()),
+            "{e}"
+        );
+        let report = passes(&fsign(
+            &NUMBER_LT_ZERO,
+            "fsign(a[is_a_number_lt_zero]) => -1.0",
+        ));
+        assert!(report.cases > 30_000, "{report:?}");
     }
 
     fn never(_: &Ctx, _: &Src) -> bool {
