@@ -1,1 +1,56 @@
-//! Algebraic rule sets. The rule DSL and the first rule sets arrive with the rules issue.
+//! The algebraic rule sets of shrew, written in the rule DSL (`shrew_rules_macro::rules!`).
+//!
+//! Each module holds one rule group on one theme; a rule set lists groups in priority order (the
+//! first rule of the first group that matches an instruction wins):
+//!
+//! * [`ALGEBRAIC`] (`algebraic`): the main simplification and canonicalisation rules, every
+//!   group but [`late`];
+//! * [`LATE`] (`algebraic-late`): fusion and target-driven lowering, run after the main set.
+//!
+//! Every rule is verified by a generated test that evaluates its search and replacement with the
+//! opcode table's semantics.
+
+pub mod arith;
+pub mod bitops;
+pub mod bool;
+pub mod conv;
+pub mod fcmp;
+pub mod fsat;
+pub mod intmul;
+pub mod late;
+pub mod minmax;
+
+use shrew_engine::rewrite::RuleSet;
+
+/// The main algebraic rules: conversions and booleans first (they canonicalise what the other
+/// groups look at), then comparisons and selects, saturation, min/max, arithmetic, integer
+/// multiplication and division, and bit operations.
+pub static ALGEBRAIC: RuleSet = RuleSet {
+    name: "algebraic",
+    description: "algebraic simplification and canonicalisation",
+    groups: &[
+        &conv::CONV,
+        &bool::BOOL,
+        &fcmp::FCMP,
+        &fsat::FSAT,
+        &minmax::MINMAX,
+        &arith::ARITH,
+        &intmul::INTMUL,
+        &bitops::BITOPS,
+    ],
+};
+
+/// Late rules: multiply-add fusion and the lowering of operations the target lacks.
+pub static LATE: RuleSet = RuleSet {
+    name: "algebraic-late",
+    description: "late fusion and lowering driven by the target options",
+    groups: &[&late::LATE],
+};
+
+/// Every rule set, for listings and lookup by name.
+pub static SETS: &[&RuleSet] = &[&ALGEBRAIC, &LATE];
+
+/// The rule set called `name`.
+pub fn set(name: &str) -> Option<&'static RuleSet> {
+    SETS.iter().copied().find(|s| s.name == name)
+}
