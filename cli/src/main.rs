@@ -6,6 +6,8 @@ use shrew_engine::{text, verify};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod opt;
+mod rules;
 mod run;
 
 #[derive(Parser)]
@@ -32,6 +34,10 @@ enum Command {
     Verify { file: PathBuf },
     /// Execute a shader on the reference interpreter and print its outputs per invocation.
     Run(run::RunArgs),
+    /// Optimize a shader with a pipeline of passes and print the result.
+    Opt(opt::OptArgs),
+    /// List the rule sets and their rules.
+    Rules(rules::RulesArgs),
 }
 
 /// An error the CLI reports: already formatted with its location.
@@ -49,6 +55,8 @@ fn main() -> ExitCode {
         Command::Fmt { file, write } => fmt(&file, write),
         Command::Verify { file } => load(&file).map(|_| ()),
         Command::Run(args) => run::run(&args),
+        Command::Opt(args) => opt::opt(&args),
+        Command::Rules(args) => rules::rules(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ pub mod interp;
 pub mod ir;
 pub mod passes;
 pub mod rewrite;
+pub mod rng;
 pub mod text;
 pub mod uses;
 pub mod verify;

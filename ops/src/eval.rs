@@ -107,13 +107,14 @@ pub fn ffma(a: u64, b: u64, c: u64, bits: u8) -> u64 {
         16 => {
             // The product of two 11-bit significands is exact in f64, the sum is not: compute
             // it rounded to odd (round to nearest, then make the last bit odd when the result is
-            // inexact), which makes the second rounding, to f16, correct.
+            // inexact), which makes the second rounding, to f16, correct. An infinite or NaN sum
+            // is already exact: the error terms would be NaN there.
             let product = fget(a, 16) * fget(b, 16);
             let c = fget(c, 16);
             let sum = product + c;
             let c_part = sum - product;
             let error = (product - (sum - c_part)) + (c - c_part);
-            let odd = if error != 0.0 && sum.to_bits() & 1 == 0 {
+            let odd = if sum.is_finite() && error != 0.0 && sum.to_bits() & 1 == 0 {
                 let away = (error > 0.0) == (sum > 0.0);
                 f64::from_bits(if away {
                     sum.to_bits() + 1
@@ -364,6 +365,9 @@ mod tests {
         // which rounding the f64 sum to nearest first would lose.
         assert_eq!(ffma(0x3e00, 0x3956, 0x0001, 16), 0x3c01);
         assert_eq!(ffma(0x3c00, 0x3c00, 0x3c00, 16), 0x4000);
+        // An infinite addend stays infinite: -0.0 * 2^-14 + -inf.
+        assert_eq!(ffma(0x8000, 0x0400, 0xfc00, 16), 0xfc00);
+        assert_eq!(ffma(0x7bff, 0x7bff, 0x3c00, 16), 0x7c00);
     }
 
     #[test]

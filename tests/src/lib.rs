@@ -1,1 +1,118 @@
-//! Integration tests of shrew live in `tests/`; this library is empty.
+//! Support for shrew's integration tests and benchmarks: a generator of large random programs
+//! that exercise the algebraic rules.
+
+use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value, Variable};
+use shrew_engine::ops::AluOp;
+use shrew_engine::rng::Rng;
+
+/// A fragment shader with about `n` ALU instructions over one vec4 input `v`, writing `o`: float and integer
+/// arithmetic, compares, selects and conversions, with the constants rules look for.
+pub fn program(seed: u64, n: usize) -> Shader {
+    let mut shader = Shader::new(Stage::Fragment);
+    let input = shader.add_variable(Variable::new(
+        "v",
+        Mode::ShaderIn,
+        Type::Vector(Scalar::F32, 4),
+    ));
+    let output = shader.add_variable(Variable::new(
+        "o",
+        Mode::ShaderOut,
+        Type::Scalar(Scalar::F32),
+    ));
+    let mut b = Builder::new(&mut shader, FuncId(0));
+    let deref = b.deref_var(input);
+    let v = b.load_deref(deref);
+    let mut floats: Vec<Value> = (0..4).map(|c| b.channel(v, c)).collect();
+    let mut ints: Vec<Value> = floats.iter().map(|&f| b.alu(AluOp::F2i32, &[f])).collect();
+    let mut bools: Vec<Value> = Vec::new();
+    let mut rng = Rng::new(seed);
+    let float_consts = [0.0, 1.0, -1.0, 2.0, 0.5, 4.0];
+    let int_consts = [0, 1, -1, 2, 8, 0xff, 31];
+    let float_ops = [
+        AluOp::Fadd,
+        AluOp::Fmul,
+        AluOp::Fsub,
+        AluOp::Fmin,
+        AluOp::Fmax,
+        AluOp::Fdiv,
+    ];
+    let float_unary = [
+        AluOp::Fneg,
+        AluOp::Fabs,
+        AluOp::Fsat,
+        AluOp::Ffloor,
+        AluOp::Frcp,
+        AluOp::Fsqrt,
+    ];
+    let int_ops = [
+        AluOp::Iadd,
+        AluOp::Imul,
+        AluOp::Isub,
+        AluOp::Iand,
+        AluOp::Ior,
+        AluOp::Ixor,
+        AluOp::Ishl,
+        AluOp::Ushr,
+        AluOp::Imin,
+        AluOp::Umax,
+    ];
+    for _ in 0..n {
+        let value = match rng.below(10) {
+            0..=3 => {
+                let x = rng.pick(&floats);
+                let y = if rng.below(3) == 0 {
+                    b.imm_f32(rng.pick(&float_consts))
+                } else {
+                    rng.pick(&floats)
+                };
+                let op = rng.pick(&float_ops);
+                floats.push(b.alu(op, &[x, y]));
+                continue;
+            }
+            4 => {
+                let x = rng.pick(&floats);
+                b.alu(rng.pick(&float_unary), &[x])
+            }
+            5..=7 => {
+                let x = rng.pick(&ints);
+                let y = if rng.below(2) == 0 {
+                    b.imm_int(rng.pick(&int_consts), 32)
+                } else {
+                    rng.pick(&ints)
+                };
+                let op = rng.pick(&int_ops);
+                ints.push(b.alu(op, &[x, y]));
+                continue;
+            }
+            8 => {
+                let (x, y) = (rng.pick(&floats), rng.pick(&floats));
+                bools.push(b.alu(rng.pick(&[AluOp::Flt, AluOp::Fge, AluOp::Feq]), &[x, y]));
+                continue;
+            }
+            _ => match bools.last() {
+                Some(&c) => {
+                    let (x, y) = (rng.pick(&floats), rng.pick(&floats));
+                    b.alu(AluOp::Bcsel, &[c, x, y])
+                }
+                None => {
+                    let x = rng.pick(&ints);
+                    b.alu(AluOp::I2f32, &[x])
+                }
+            },
+        };
+        floats.push(value);
+    }
+    // Keep everything live: sum it into the output.
+    let mut sum = floats[0];
+    for &f in &floats[1..] {
+        sum = b.alu(AluOp::Fadd, &[sum, f]);
+    }
+    for &i in &ints {
+        let f = b.alu(AluOp::I2f32, &[i]);
+        sum = b.alu(AluOp::Fadd, &[sum, f]);
+    }
+    let out = b.deref_var(output);
+    b.store_deref_all(out, sum);
+    b.ret(None);
+    shader
+}

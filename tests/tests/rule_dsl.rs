@@ -14,7 +14,7 @@ shrew_rules_macro::rules! {
     ~fadd(a, 0.0) => a;
     fmul(a, 1.0) => a;
     ineg(ineg(a)) => a;
-    fadd(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
+    ~fadd@32(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
     imul(a, #b[crate::single_bit]) => ishl(a, find_lsb(b));
     flt(fneg(a), fneg(b)) => flt(b, a);
     fdot2(a, a) => fadd(fmul(a.x, a.x), fmul(a.y, a.y));
@@ -43,8 +43,8 @@ shrew_rules_macro::rules! {
     /// Two rules that undo each other.
     pub static FIGHT;
 
-    ishl(a, 1) => iadd(a, a);
-    iadd(a, a) => ishl(a, 1);
+    ishl(a@32, 1) => iadd(a, a);
+    iadd(a@32, a) => ishl(a, 1);
 }
 
 static FIGHT_SET: RuleSet = RuleSet {
@@ -219,7 +219,7 @@ fn rules_that_undo_each_other_are_reported_not_looped() {
     pair.sort();
     assert_eq!(
         pair,
-        ["iadd(a, a) => ishl(a, 1)", "ishl(a, 1) => iadd(a, a)"]
+        ["iadd(a@32, a) => ishl(a, 1)", "ishl(a@32, 1) => iadd(a, a)"]
     );
     verify::verify(&shader).expect("the shader stays valid");
 }

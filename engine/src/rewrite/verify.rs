@@ -88,6 +88,7 @@
 
 use super::{Ctx, Literal, OpName, Pattern, RangeCache, RuleInfo, Size, Src, VarCond, conds};
 use crate::ir::{FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value};
+use crate::rng::Rng;
 use crate::uses::Uses;
 use shrew_ops::eval::{Bits, fget, fput, frexp, ldexp, mask};
 use shrew_ops::{AluOp, BaseType, Eval, MAX_COMPONENTS, OpInfo};
@@ -329,33 +330,6 @@ fn hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
-}
-
-/// splitmix64: small, fast and good enough to pick test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
 }
 
 // Shape: what the rule says independently of the sizes.
@@ -1102,13 +1076,13 @@ fn targeted_scalars(bits: u8, float: bool) -> Vec<u64> {
 /// A random raw value: raw bits, small numbers and structured values.
 fn random_scalar(bits: u8, float: bool, rng: &mut Rng) -> u64 {
     if bits == 1 {
-        return rng.next() & 1;
+        return rng.next_u64() & 1;
     }
-    let r = rng.next();
+    let r = rng.next_u64();
     if float {
         let f = |x: f64| fput(x, bits);
         let (mantissa, emin) = float_format(bits);
-        let negative = rng.next() & 1 != 0;
+        let negative = rng.next_u64() & 1 != 0;
         let s = if negative { -1.0 } else { 1.0 };
         match rng.below(5) {
             0 => mask(r, bits),
@@ -1125,7 +1099,7 @@ fn random_scalar(bits: u8, float: bool, rng: &mut Rng) -> u64 {
             }
         }
     } else {
-        let k = rng.below(bits as u64) as u32;
+        let k = rng.below(bits as usize) as u32;
         match rng.below(5) {
             0 | 1 => mask(r, bits),
             2 => mask(rng.range(-16, 16) as u64, bits),
@@ -1139,7 +1113,7 @@ fn random_scalar(bits: u8, float: bool, rng: &mut Rng) -> u64 {
                     0 => p,
                     1 => p - 1,
                     2 => p + 1,
-                    _ => (rng.below(15) + 1) << k,
+                    _ => (rng.below(15) as u64 + 1) << k,
                 };
                 mask(if r & 1 != 0 { v.wrapping_neg() } else { v }, bits)
             }
@@ -1515,8 +1489,8 @@ impl<'r> Plan<'r> {
             }
             for i in 0..pools.len() {
                 if !vary.contains(&i) {
-                    let picked = if rng.next() & 1 == 0 {
-                        let x = pools[i].get(rng.below(pools[i].len() as u64) as usize);
+                    let picked = if rng.next_u64() & 1 == 0 {
+                        let x = pools[i].get(rng.below(pools[i].len()));
                         inputs[i][..x.len()].copy_from_slice(x);
                         true
                     } else {
@@ -1564,7 +1538,7 @@ impl<'r> Plan<'r> {
         if pool.len() == 0 {
             return false;
         }
-        out[..n].copy_from_slice(pool.get(rng.below(pool.len() as u64) as usize));
+        out[..n].copy_from_slice(pool.get(rng.below(pool.len())));
         true
     }
 

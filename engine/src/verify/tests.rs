@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ir::*;
+use crate::rng::Rng;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use shrew_ops::{AluOp, BaseType, IndexKind, Intrinsic};
@@ -2283,26 +2284,6 @@ fn call_result_shape() {
 // ---------------------------------------------------------------------------------------------
 // Robustness: the verifier reports, never panics, whatever the IR holds.
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
 /// Breaks one random thing in the shader: ids out of range, cycles, wrong shapes, missing
 /// blocks or instructions.
 fn mutate(s: &mut Shader, rng: &mut Rng) {
@@ -2379,11 +2360,11 @@ fn mutate(s: &mut Shader, rng: &mut Rng) {
                         1 => intr.srcs.pop().map_or((), drop),
                         2 if !intr.indices.is_empty() => {
                             let k = rng.below(intr.indices.len());
-                            intr.indices[k] = rng.next() as u32;
+                            intr.indices[k] = rng.next_u64() as u32;
                         }
                         _ => intr.indices.push(7),
                     },
-                    InstKind::Const(values) => values.push(rng.next()),
+                    InstKind::Const(values) => values.push(rng.next_u64()),
                     InstKind::Tex(t) => {
                         t.dim = rng.pick(&Dim::ALL);
                         t.is_array ^= rng.below(2) == 0;
@@ -2401,7 +2382,7 @@ fn mutate(s: &mut Shader, rng: &mut Rng) {
                             },
                             _ => Deref::Struct {
                                 parent: any_value(rng),
-                                member: rng.next() as u32,
+                                member: rng.next_u64() as u32,
                             },
                         }
                     }
@@ -2506,7 +2487,7 @@ fn mutate(s: &mut Shader, rng: &mut Rng) {
 #[test]
 fn broken_ir_is_reported_without_panicking() {
     let shaders = valid_shaders();
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let mut rng = Rng::new(0x5eed_1234_abcd_ef01);
     for round in 0..3000 {
         let mut s = shaders[round % shaders.len()].clone();
         let mutations = 1 + rng.below(4);

@@ -1,0 +1,69 @@
+//! `shrew rules`: lists the rule sets and their rules.
+
+use crate::CliError;
+use clap::Args;
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct RulesArgs {
+    /// Only this rule set.
+    #[arg(long)]
+    set: Option<String>,
+    /// One JSON object per rule instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct RuleEntry<'a> {
+    set: &'a str,
+    group: &'a str,
+    /// Index in the set: its priority, and the number `--stats` and bisection use.
+    index: usize,
+    text: &'a str,
+    location: String,
+    guard: Option<&'a str>,
+    inexact: bool,
+    /// Conditions on uses make the rule usable by the greedy matcher only.
+    greedy_only: bool,
+}
+
+pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
+    let sets: Vec<_> = match &args.set {
+        Some(name) => vec![
+            shrew_rules::set(name).ok_or_else(|| CliError(format!("unknown rule set `{name}`")))?,
+        ],
+        None => shrew_rules::SETS.to_vec(),
+    };
+    for set in sets {
+        if !args.json {
+            println!("# {} ({} rules): {}", set.name, set.len(), set.description);
+        }
+        for (index, (group, rule)) in set.rules().enumerate() {
+            let entry = RuleEntry {
+                set: set.name,
+                group: group.name,
+                index,
+                text: rule.text,
+                location: rule.location(),
+                guard: rule.guard,
+                inexact: rule.inexact,
+                greedy_only: rule.uses_structural_conditions(),
+            };
+            if args.json {
+                println!("{}", serde_json::to_string(&entry)?);
+            } else {
+                let greedy = if entry.greedy_only {
+                    "  [greedy only]"
+                } else {
+                    ""
+                };
+                println!(
+                    "{:>5}  {:<8} {}  ({}){greedy}",
+                    index, group.name, rule.text, entry.location
+                );
+            }
+        }
+    }
+    Ok(())
+}

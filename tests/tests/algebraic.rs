@@ -1,0 +1,165 @@
+//! The algebraic rule sets on whole programs: the interpreter gives the same results before and
+//! after the greedy pass, on random programs and on the example shaders.
+//!
+//! With only the exact rules enabled, results must be bit-identical (any NaN equals any NaN).
+//! With every rule, `~` rules may change rounding, NaN, infinities and signed zeros, so finite
+//! results are compared with a relative tolerance.
+
+use shrew_engine::interp::{self, Launch, Resources};
+use shrew_engine::ir::Shader;
+use shrew_engine::ops::eval::fget;
+use shrew_engine::passes::algebraic::{self, RuleStats};
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
+use shrew_engine::{text, verify};
+
+/// Inputs of `v` for a 2×2 quad, mixing signs, zero, fractions and large values.
+fn quad_inputs() -> Vec<Vec<u64>> {
+    let lanes: [[f32; 4]; 4] = [
+        [0.5, -1.25, 3.0, 0.0],
+        [1.0e6, -0.0, 2.0, 1.0],
+        [-7.5, 0.125, -3.0, 42.0],
+        [0.3, 0.7, -0.001, 9.0],
+    ];
+    lanes
+        .iter()
+        .map(|l| l.iter().map(|&x| x.to_bits() as u64).collect())
+        .collect()
+}
+
+fn outputs(shader: &Shader) -> Vec<Vec<u64>> {
+    let launch = Launch::invocations(4).with_input("v", quad_inputs());
+    let result = interp::run(shader, &launch, &mut Resources::default()).expect("runs");
+    result
+        .invocations
+        .iter()
+        .map(|inv| inv.outputs.values().flatten().copied().collect())
+        .collect()
+}
+
+/// Indices of the rules of `set` that may change results (`~`, nsz, nnan, ninf).
+fn inexact_rules(set: &RuleSet) -> Vec<usize> {
+    set.rules()
+        .enumerate()
+        .filter(|(_, (_, r))| r.inexact || r.loses.0 != 0)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn optimize(shader: &mut Shader, exact_only: bool, opts: &TargetOptions) -> u64 {
+    let mut fired = 0;
+    for set in [&shrew_rules::ALGEBRAIC, &shrew_rules::LATE] {
+        let disabled = if exact_only {
+            inexact_rules(set)
+        } else {
+            Vec::new()
+        };
+        let mut stats = RuleStats::default();
+        algebraic::run(shader, set, opts, &disabled, &mut stats).expect("no rule cycle");
+        verify::verify(shader).expect("valid IR after the pass");
+        fired += stats.total();
+    }
+    fired
+}
+
+fn same_float(a: u64, b: u64) -> bool {
+    let (x, y) = (fget(a, 32), fget(b, 32));
+    if !x.is_finite() || !y.is_finite() {
+        return true;
+    }
+    (x - y).abs() <= 1e-3 * x.abs().max(y.abs()).max(1.0)
+}
+
+#[test]
+fn exact_rules_keep_random_programs_bit_identical() {
+    let mut fired = 0;
+    for seed in 0..30 {
+        let mut shader = shrew_tests::program(seed, 300);
+        let before = outputs(&shader);
+        fired += optimize(&mut shader, true, &TargetOptions::default());
+        let after = outputs(&shader);
+        for (b, a) in before.iter().zip(&after) {
+            for (&x, &y) in b.iter().zip(a) {
+                let both_nan = fget(x, 32).is_nan() && fget(y, 32).is_nan();
+                assert!(x == y || both_nan, "seed {seed}: {x:#x} became {y:#x}");
+            }
+        }
+    }
+    assert!(
+        fired > 100,
+        "the rules should fire on random programs ({fired})"
+    );
+}
+
+#[test]
+fn all_rules_keep_random_programs_close_with_every_option_set() {
+    let all_on = TargetOptions {
+        fuse_ffma16: true,
+        fuse_ffma32: true,
+        fuse_ffma64: true,
+        lower_fsub: true,
+        lower_isub: true,
+        lower_fsat: true,
+        lower_fdiv: true,
+        lower_flrp32: true,
+        lower_fpow: true,
+        lower_fmod: true,
+        lower_fsign: true,
+        lower_isign: true,
+        lower_iabs: true,
+        lower_bitfield_extract: true,
+        lower_bitfield_insert: true,
+        lower_add_sat: true,
+        lower_rotate: true,
+        ..TargetOptions::default()
+    };
+    for opts in [TargetOptions::default(), all_on] {
+        for seed in 100..120 {
+            let mut shader = shrew_tests::program(seed, 300);
+            let before = outputs(&shader);
+            optimize(&mut shader, false, &opts);
+            let after = outputs(&shader);
+            for (b, a) in before.iter().zip(&after) {
+                for (&x, &y) in b.iter().zip(a) {
+                    assert!(
+                        same_float(x, y),
+                        "seed {seed}: {} became {}",
+                        fget(x, 32),
+                        fget(y, 32)
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn example_shaders_compute_the_same_after_the_rules() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/lighting.shrew");
+    let src = std::fs::read_to_string(examples).expect("example exists");
+    let mut shader = text::parse(&src, "lighting.shrew").expect("parses");
+    let launch = Launch::invocations(4).with_input(
+        "uv",
+        vec![
+            vec![0.1f32.to_bits() as u64, 0.2f32.to_bits() as u64],
+            vec![0.9f32.to_bits() as u64, 0.2f32.to_bits() as u64],
+            vec![0.1f32.to_bits() as u64, 0.8f32.to_bits() as u64],
+            vec![0.9f32.to_bits() as u64, 0.8f32.to_bits() as u64],
+        ],
+    );
+    let run = |s: &Shader| interp::run(s, &launch, &mut Resources::default()).expect("runs");
+    let before = run(&shader);
+    optimize(&mut shader, false, &TargetOptions::default());
+    let after = run(&shader);
+    for (b, a) in before.invocations.iter().zip(&after.invocations) {
+        for (name, values) in &b.outputs {
+            for (&x, &y) in values.iter().zip(&a.outputs[name]) {
+                assert!(
+                    same_float(x, y),
+                    "{name}: {} became {}",
+                    fget(x, 32),
+                    fget(y, 32)
+                );
+            }
+        }
+    }
+}
