@@ -179,7 +179,6 @@ fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
     let (file, line) = location(c.rule.span);
     let doc = format!(" `{text}`\n\n Defined at {file}:{line}.");
     let mut next_id = 0;
-    let mut order = c.commutative.iter();
     let looped = !c.commutative.is_empty();
     let fail = if looped {
         quote!(continue)
@@ -188,15 +187,7 @@ fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
     };
     let mut matcher = TokenStream::new();
     let root = quote!(p0);
-    search_node(
-        c,
-        &c.rule.search,
-        &root,
-        &mut next_id,
-        &mut order,
-        &fail,
-        &mut matcher,
-    );
+    search_node(c, &c.rule.search, &root, &mut next_id, &fail, &mut matcher);
     let mut build = TokenStream::new();
     let mut build_id = c.search_nodes;
     let result = replace_node(
@@ -240,7 +231,6 @@ fn search_node(
     node: &Node,
     pos: &TokenStream,
     id: &mut usize,
-    order: &mut std::slice::Iter<usize>,
     fail: &TokenStream,
     out: &mut TokenStream,
 ) {
@@ -270,8 +260,8 @@ fn search_node(
                     .map_or(Span::call_site(), |s| s.ident.span());
                 out.extend(quote_spanned!(span=> if !#path(&rw.ctx(), #pos.value) { #fail; }));
             }
-            let swap = if c.commutative.contains(&my_id) {
-                let k = order.next().expect("one flip bit per commutative node");
+            // Flip bit k of the loop counter swaps the operands of the k-th commutative node.
+            let swap = if let Some(k) = c.commutative.iter().position(|&n| n == my_id) {
                 let mask = 1u32 << k;
                 out.extend(quote!(let swap = flips & #mask != 0;));
                 true
@@ -296,7 +286,7 @@ fn search_node(
             }
             for (src, child) in op.srcs.iter().zip(&child_ids) {
                 let p = format_ident!("p{}", child);
-                search_node(c, src, &quote!(#p), id, order, fail, out);
+                search_node(c, src, &quote!(#p), id, fail, out);
             }
         }
         Node::Var(var) => {

@@ -53,6 +53,19 @@ static FIGHT_SET: RuleSet = RuleSet {
     groups: &[&FIGHT],
 };
 
+shrew_rules_macro::rules! {
+    /// A rule with three commutative ops: eight operand orders to try.
+    pub static FACTOR;
+
+    ~fadd(fmul(a, b), fmul(a, c)) => fmul(a, fadd(b, c));
+}
+
+static FACTOR_SET: RuleSet = RuleSet {
+    name: "factor",
+    description: "one rule with three commutative ops",
+    groups: &[&FACTOR],
+};
+
 fn optimize(src: &str, set: &RuleSet, opts: &TargetOptions) -> (String, RuleStats) {
     let mut shader = text::parse(src, "test.shrew").expect("test IR parses");
     let mut stats = RuleStats::default();
@@ -222,4 +235,31 @@ fn rules_that_undo_each_other_are_reported_not_looped() {
         ["iadd(a@32, a) => ishl(a, 1)", "ishl(a@32, 1) => iadd(a, a)"]
     );
     verify::verify(&shader).expect("the shader stays valid");
+}
+
+#[test]
+fn every_operand_order_of_every_commutative_op_matches() {
+    // `a` is %1.x; b and c are %1.y and %1.z, in every order of the three commutative ops.
+    for flips in 0..8 {
+        let pair = |bit: u32, first: &str, second: &str| {
+            if flips & bit != 0 {
+                format!("{second}, {first}")
+            } else {
+                format!("{first}, {second}")
+            }
+        };
+        let body = format!(
+            "    32 %2 = fmul {}\n    32 %3 = fmul {}\n    32 %4 = fadd {}\n    \
+             32x4 %99 = vec4 %4, %4, %4, %4",
+            pair(2, "%1.x", "%1.y"),
+            pair(4, "%1.x", "%1.z"),
+            pair(1, "%2", "%3"),
+        );
+        let (out, stats) = optimize(&shader(&body), &FACTOR_SET, &TargetOptions::default());
+        assert_eq!(stats.total(), 1, "order {flips}: {out}");
+        assert!(
+            out.contains("fadd %1.y, %1.z") || out.contains("fadd %1.z, %1.y"),
+            "{out}"
+        );
+    }
 }
