@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use shrew_engine::ir::Shader;
 use shrew_engine::{text, verify};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -67,6 +68,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes a command's output to stdout. A reader that went away (`shrew rules | head`) is not an
+/// error: the output is simply no longer wanted.
+pub fn emit(text: &str) -> Result<(), CliError> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError(format!("cannot write the output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Reads, parses and verifies a shader file, with every error located.
 pub fn load(path: &Path) -> Result<Shader, CliError> {
     let name = path.display().to_string();
@@ -86,7 +98,7 @@ fn fmt(path: &Path, write: bool) -> Result<(), CliError> {
         std::fs::write(path, printed)
             .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))?;
     } else {
-        print!("{printed}");
+        emit(&printed)?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `shrew opt`: runs passes over a shader and prints the result.
 
-use crate::{CliError, load};
+use crate::{CliError, emit, load};
 use clap::Args;
 use shrew_engine::passes::algebraic::{self, RuleStats};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
@@ -47,11 +47,10 @@ pub fn opt(args: &OptArgs) -> Result<(), CliError> {
         })?;
         report.push_str(&format_stats(set, &stats));
     }
-    print!("{}", text::print(&shader));
     if args.stats {
         eprint!("{report}");
     }
-    Ok(())
+    emit(&text::print(&shader))
 }
 
 /// One line per rule that fired: count, rule text, location.

@@ -1,6 +1,6 @@
 //! `shrew rules`: lists the rule sets and their rules.
 
-use crate::CliError;
+use crate::{CliError, emit};
 use clap::Args;
 use serde::Serialize;
 
@@ -35,9 +35,15 @@ pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
         ],
         None => shrew_rules::SETS.to_vec(),
     };
+    let mut out = String::new();
     for set in sets {
         if !args.json {
-            println!("# {} ({} rules): {}", set.name, set.len(), set.description);
+            out.push_str(&format!(
+                "# {} ({} rules): {}\n",
+                set.name,
+                set.len(),
+                set.description
+            ));
         }
         for (index, (group, rule)) in set.rules().enumerate() {
             let entry = RuleEntry {
@@ -51,19 +57,20 @@ pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
                 greedy_only: rule.uses_structural_conditions(),
             };
             if args.json {
-                println!("{}", serde_json::to_string(&entry)?);
+                out.push_str(&serde_json::to_string(&entry)?);
+                out.push('\n');
             } else {
                 let greedy = if entry.greedy_only {
                     "  [greedy only]"
                 } else {
                     ""
                 };
-                println!(
-                    "{:>5}  {:<8} {}  ({}){greedy}",
+                out.push_str(&format!(
+                    "{:>5}  {:<8} {}  ({}){greedy}\n",
                     index, group.name, rule.text, entry.location
-                );
+                ));
             }
         }
     }
-    Ok(())
+    emit(&out)
 }

@@ -1,7 +1,7 @@
 //! `shrew run`: executes a shader on the reference interpreter and prints what every invocation
 //! produced, plus the final contents of SSBOs.
 
-use crate::CliError;
+use crate::{CliError, emit};
 use serde::Serialize;
 use shrew_engine::interp::{self, Launch, Resources, RunResult};
 use shrew_engine::ir::{Mode, Shader};
@@ -135,11 +135,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let result = interp::run(&shader, &launch, &mut resources)?;
     let report = report(&shader, &result, &resources)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))
     } else {
-        print_report(&report);
+        emit(&format_report(&report))
     }
-    Ok(())
 }
 
 fn report(shader: &Shader, result: &RunResult, resources: &Resources) -> Result<Report, CliError> {
@@ -172,23 +171,25 @@ fn report(shader: &Shader, result: &RunResult, resources: &Resources) -> Result<
     })
 }
 
-fn print_report(report: &Report) {
+fn format_report(report: &Report) -> String {
+    let mut out = String::new();
     for inv in &report.invocations {
         let state = match (inv.discarded, inv.helper) {
             (true, _) => " (discarded)",
             (false, true) => " (helper)",
             _ => "",
         };
-        println!("invocation {}{state}", inv.index);
+        out.push_str(&format!("invocation {}{state}\n", inv.index));
         for (name, value) in &inv.outputs {
-            println!("    @{name} = {value}");
+            out.push_str(&format!("    @{name} = {value}\n"));
         }
     }
     for (name, value) in &report.buffers {
-        println!("ssbo @{name} = {value}");
+        out.push_str(&format!("ssbo @{name} = {value}\n"));
     }
-    println!(
-        "{} instructions executed ({} ALU)",
+    out.push_str(&format!(
+        "{} instructions executed ({} ALU)\n",
         report.instructions, report.alu_instructions
-    );
+    ));
+    out
 }

@@ -43,6 +43,7 @@ fn examples_verify_and_format_idempotently() {
         "examples/lighting.shrew",
         "examples/shared_rotate.shrew",
         "examples/texel_fetch.shrew",
+        "examples/algebraic.shrew",
     ] {
         let path = repo_path(example);
         let out = shrew(&["verify", path.to_str().unwrap()]);
@@ -101,7 +102,7 @@ fn missing_file_and_garbage_are_errors_not_panics() {
     }
     for (i, text) in broken.iter().enumerate() {
         let path = temp_file(&format!("broken{i}.shrew"), text);
-        for command in ["fmt", "verify", "run"] {
+        for command in ["fmt", "verify", "run", "opt"] {
             let out = shrew(&[command, path.to_str().unwrap()]);
             assert_user_error(&out);
             assert!(
@@ -206,4 +207,75 @@ fn run_takes_textures_from_a_resources_file() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn opt_simplifies_the_example_without_changing_its_results() {
+    let path = repo_path("examples/algebraic.shrew");
+    let file = path.to_str().unwrap();
+    let out = shrew(&["opt", file, "--pipeline", "algebraic", "--stats"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let optimized = stdout(&out);
+    for gone in ["imul", "bcsel", "fmin", "fneu"] {
+        assert!(!optimized.contains(gone), "{gone} is left: {optimized}");
+    }
+    assert!(optimized.contains("fsat %1"), "{optimized}");
+    // The statistics name every rule that fired, with its location, and the total.
+    let stats = stderr(&out);
+    assert!(stats.contains("algebraic: 10 rewrites"), "{stats}");
+    assert!(
+        stats.contains("1  bcsel(c, a, a) => a  (rules/src/fcmp.rs:"),
+        "{stats}"
+    );
+    // The optimized text is valid IR and computes what the original computes.
+    let copy = temp_file("optimized.shrew", &optimized);
+    let run = |file: &str| {
+        let out = shrew(&["run", file, "--input", "v=0.5,-2,3,0.25", "--input", "n=3"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        text.lines().nth(1).unwrap().to_string()
+    };
+    assert_eq!(run(file), "    @color = 24.5, 24.0, 25.0, 24.25");
+    assert_eq!(run(copy.to_str().unwrap()), run(file));
+}
+
+#[test]
+fn opt_rejects_unknown_passes() {
+    let path = repo_path("examples/algebraic.shrew");
+    let out = shrew(&["opt", path.to_str().unwrap(), "-p", "algebraic,nosuch"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("unknown pass `nosuch`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("algebraic-late"), "{}", stderr(&out));
+}
+
+#[test]
+fn rules_lists_every_rule_as_text_and_json() {
+    let text = stdout(&shrew(&["rules"]));
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(headers.len(), 2, "{headers:?}");
+    let json = stdout(&shrew(&["rules", "--json"]));
+    let entries: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(entries.len(), text.lines().count() - headers.len());
+    assert!(entries.len() >= 400, "{}", entries.len());
+    for entry in &entries {
+        let text = entry["text"].as_str().unwrap();
+        assert!(text.contains("=>"), "{entry}");
+        let location = entry["location"].as_str().unwrap();
+        assert!(location.starts_with("rules/src/"), "{entry}");
+        assert!(location.rsplit(':').next().unwrap().parse::<u32>().is_ok());
+    }
+    let late = stdout(&shrew(&["rules", "--set", "algebraic-late", "--json"]));
+    assert!(
+        late.lines()
+            .all(|l| l.contains(r#""set":"algebraic-late""#))
+    );
+    assert!(late.contains(r#""guard":"opts.lower_fsub""#), "{late}");
+    assert_user_error(&shrew(&["rules", "--set", "nosuch"]));
 }

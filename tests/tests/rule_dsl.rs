@@ -200,14 +200,26 @@ fn replacement_swizzles_constants_and_generic_sizes() {
     assert!(lines.iter().any(|l| l.contains("fmul %1.z, %1.z")), "{out}");
     assert!(lines.iter().any(|l| l.contains("fmul %1.w, %1.w")), "{out}");
 
-    // imul by a power of two becomes a shift by a 32-bit find_lsb of the constant, at 16 bits.
+    // imul by a power of two becomes a shift by find_lsb of the constant, at 16 bits; find_lsb
+    // of a constant folds into the 32-bit shift count 3.
     let body = "    16x4 %2 = f2i16 %1\n    16 %3 = load_const (8)\n    16x4 %4 = imul %2, %3.xxxx\n    \
                 32x4 %99 = i2f32 %4";
     let (out, stats) = optimize(&shader(body), &SET, &TargetOptions::default());
     assert_eq!(stats.fired[5], 1, "{out}");
     let lines = ops(&out);
-    assert!(lines.iter().any(|l| l.starts_with("find_lsb")), "{out}");
-    assert!(lines.iter().any(|l| l.starts_with("ishl")), "{out}");
+    assert!(!lines.iter().any(|l| l.starts_with("find_lsb")), "{out}");
+    let count = out
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("32x4 ")?
+                .strip_suffix(" = load_const (3, 3, 3, 3)")
+        })
+        .unwrap_or_else(|| panic!("no 32-bit constant 3: {out}"));
+    assert!(
+        lines.iter().any(|l| l == &format!("ishl %2, {count}")),
+        "{out}"
+    );
 }
 
 #[test]

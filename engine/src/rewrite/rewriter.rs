@@ -2,6 +2,7 @@
 //! binding variables, checking constants, and building replacement instructions.
 
 use super::RangeCache;
+use crate::ir::fold::fold_alu;
 use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value};
 use crate::uses::{User, Uses};
 use shrew_ops::eval::{fget, fput, mask};
@@ -333,7 +334,10 @@ impl<'a> Rewriter<'a> {
 
     /// Builds `op` with `comps` components; `bits` is the destination size of opcodes whose
     /// destination is unsized. The instruction is exact when `exact` (`!op`) or when the match
-    /// consumed an exact instruction; it keeps the root's float controls.
+    /// consumed an exact instruction; it keeps the root's float controls. An instruction whose
+    /// sources are all constants (a `#b` of the search, literals of the replacement) is folded
+    /// into a constant on the spot, with the semantics the interpreter runs, so that
+    /// `ishl(a, find_lsb(b))` leaves a shift by a number rather than work for a later pass.
     pub fn build(&mut self, op: AluOp, bits: u8, comps: u8, srcs: &[Src], exact: bool) -> Src {
         let info = op.info();
         let bits = if info.dst.bits != 0 {
@@ -363,8 +367,12 @@ impl<'a> Rewriter<'a> {
             fp,
         };
         let value = self.insert(InstKind::Alu(alu), ValType::new(bits, comps));
-        for s in srcs {
-            self.uses.add(s.value, User::Inst(value));
+        if let Some(folded) = fold_alu(self.func, value) {
+            self.func.inst_mut(value).kind = InstKind::Const(folded);
+        } else {
+            for s in srcs {
+                self.uses.add(s.value, User::Inst(value));
+            }
         }
         Src {
             value,
