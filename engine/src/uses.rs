@@ -87,12 +87,17 @@ impl Uses {
         }
     }
 
-    /// Deletes instruction `v`, which must have no uses, and forgets its own uses.
-    pub fn remove_inst(&mut self, func: &mut Function, v: Value) {
+    /// Forgets the uses instruction `v` makes of its sources, before it is deleted.
+    pub fn forget_sources(&mut self, func: &Function, v: Value) {
         debug_assert_eq!(self.count(v), 0, "removing {v}, which is still used");
         for src in func.inst_sources(v) {
             self.remove(src, User::Inst(v));
         }
+    }
+
+    /// Deletes instruction `v`, which must have no uses, and forgets its own uses.
+    pub fn remove_inst(&mut self, func: &mut Function, v: Value) {
+        self.forget_sources(func, v);
         let block = func.inst(v).block;
         func.cfg[block].insts.retain(|&i| i != v);
         func.insts[v.index()] = None;

@@ -57,6 +57,10 @@ fn optimize(shader: &mut Shader, exact_only: bool, opts: &TargetOptions) -> u64 
         algebraic::run(shader, set, opts, &disabled, &mut stats).expect("no rule cycle");
         verify::verify(shader).expect("valid IR after the pass");
         fired += stats.total();
+        // The pass ends at a fixpoint: running it again finds nothing.
+        let mut again = RuleStats::default();
+        algebraic::run(shader, set, opts, &disabled, &mut again).expect("no rule cycle");
+        assert_eq!(again.total(), 0, "{} fired after a fixpoint", set.name);
     }
     fired
 }

@@ -116,6 +116,13 @@ fn a_rule_replaces_the_root_and_leaves_the_rest_for_dce() {
     assert!(out.contains("store_deref %98, %1"), "{out}");
     assert!(!out.contains("fmul"), "{out}");
     assert_eq!(stats.fired[2], 1);
+
+    // A dead instruction is left alone for dead-code elimination.
+    let src = shader(
+        "    32 %2 = load_const (1.0)\n    32x4 %3 = fmul %1, %2.xxxx\n    32x4 %99 = fadd %1, %1",
+    );
+    let (out, stats) = optimize(&src, &SET, &TargetOptions::default());
+    assert_eq!(stats.total(), 0, "{out}");
 }
 
 #[test]

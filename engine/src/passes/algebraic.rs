@@ -8,7 +8,10 @@
 //! rule rewrites one of its sub-trees away. After a rewrite, the users of the new value and the
 //! instructions just built go back on the worklist. Use lists are kept up to date, so conditions
 //! such as `is_used_once` see the current program; the replaced root is deleted, while the rest
-//! of the matched tree stays for dead-code elimination.
+//! of the matched tree stays for dead-code elimination. A rewrite can also enable matches the
+//! worklist does not revisit (a value that became used once, a change deep inside a larger
+//! pattern), so the pass repeats such rounds over the whole function until one changes nothing:
+//! it ends at a fixpoint.
 //!
 //! Termination: rules must not undo each other. Each rewrite remembers the expression it
 //! replaced (a structural hash) at its original position; when the same expression comes back
@@ -23,7 +26,9 @@
 //! to disable (for bisecting which rule causes a regression).
 
 use crate::ir::{Function, InstKind, Shader, Value};
-use crate::rewrite::{RangeCache, Rewriter, RuleSet, TargetOptions};
+use crate::rewrite::{
+    Placements, RangeCache, Rewriter, RuleGroup, RuleInfo, RuleSet, TargetOptions,
+};
 use crate::uses::{User, Uses};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -117,100 +122,149 @@ fn hash_of(func: &Function, v: Value) -> u64 {
 /// How many times an expression may come back at one position before it counts as a cycle.
 const CYCLE_REPEATS: u32 = 3;
 
-/// Runs the rules over one function. `enabled` has one flag per rule of the set.
+/// Runs the rules over one function to a fixpoint. `enabled` has one flag per rule of the set.
 pub fn run_function(
     func: &mut Function,
     set: &RuleSet,
     enabled: &[bool],
     stats: &mut RuleStats,
 ) -> Result<bool, AlgebraicError> {
-    let mut uses = Uses::build(func);
-    let ranges = RangeCache::default();
-    let mut worklist: Vec<Value> = func
-        .all_insts()
-        .filter(|&v| matches!(func.inst(v).kind, InstKind::Alu(_)))
-        .collect();
-    let mut queued = vec![false; func.insts.len()];
-    worklist.iter().for_each(|v| queued[v.index()] = true);
-
-    let rule_list: Vec<_> = set.rules().collect();
-    let offsets: Vec<usize> = set
-        .groups
-        .iter()
-        .scan(0, |acc, g| {
-            let start = *acc;
-            *acc += g.rules.len();
-            Some(start)
-        })
-        .collect();
-    let cap = 16 * func.insts.len() + 1024;
-    let mut rewrites = 0;
-    // Position of every value: the value it replaced, transitively (itself if none).
-    let mut origin: HashMap<Value, Value> = HashMap::new();
-    // (position, expression) → how often it was rewritten there, and by which rule last.
-    let mut history: HashMap<(Value, u64), (u32, usize)> = HashMap::new();
-
-    while let Some(root) = worklist.pop() {
-        queued[root.index()] = false;
-        if !matches!(func.get_inst(root).map(|i| &i.kind), Some(InstKind::Alu(_))) {
-            continue;
-        }
-        let before = hash_of(func, root);
-        let mut rw = Rewriter::new(func, &mut uses, &ranges, &[]);
-        let mut fired = None;
-        for (group, &offset) in set.groups.iter().zip(&offsets) {
-            rw.set_enabled(&enabled[offset..offset + group.rules.len()]);
-            if let Some((index, replacement)) = (group.apply)(&mut rw, root) {
-                let new = rw.finish(replacement);
-                fired = Some((offset + index, new, std::mem::take(&mut rw.created)));
-                break;
-            }
-        }
-        let Some((rule, new, created)) = fired else {
-            continue;
-        };
-        stats.record(rule);
-        rewrites += 1;
-        ranges.clear();
-
-        let position = origin.get(&root).copied().unwrap_or(root);
-        let entry = history.entry((position, before)).or_insert((0, rule));
-        *entry = (entry.0 + 1, rule);
-        if let Some(&(count, previous)) = history.get(&(position, hash_of(func, new)))
-            && count >= CYCLE_REPEATS
-        {
-            let (first, second) = (rule_list[previous].1, rule_list[rule].1);
-            return Err(AlgebraicError::RuleCycle {
-                function: func.name.clone(),
-                first: first.text,
-                first_at: first.location(),
-                second: second.text,
-                second_at: second.location(),
-            });
-        }
-        if rewrites > cap {
-            return Err(AlgebraicError::TooManyRewrites {
-                function: func.name.clone(),
-                cap,
-                last: rule_list[rule].1.text,
-            });
-        }
-
-        for &v in created.iter().chain([&new]) {
-            origin.entry(v).or_insert(position);
-        }
-        queued.resize(func.insts.len(), false);
-        let users = uses.users(new).iter().filter_map(|u| match u {
-            User::Inst(v) => Some(*v),
-            User::Terminator(_) => None,
-        });
-        let requeue: Vec<Value> = created.iter().copied().chain(users).collect();
-        for v in requeue {
-            if !queued[v.index()] {
-                queued[v.index()] = true;
-                worklist.push(v);
-            }
+    let mut state = State::new(func, set);
+    loop {
+        let mut placements = Placements::default();
+        let result = state.round(func, set, enabled, stats, &mut placements);
+        // Also after an error: every rewrite done so far is complete once its instructions are
+        // placed.
+        placements.apply(func);
+        if !result? {
+            return Ok(state.rewrites > 0);
         }
     }
-    Ok(rewrites > 0)
+}
+
+/// What one run over a function keeps across its rounds.
+struct State {
+    rule_list: Vec<(&'static RuleGroup, &'static RuleInfo)>,
+    /// The index of each group's first rule in the set.
+    offsets: Vec<usize>,
+    rewrites: usize,
+    cap: usize,
+    /// Position of every value: the value it replaced, transitively (itself if none).
+    origin: HashMap<Value, Value>,
+    /// (position, expression) → how often it was rewritten there, and by which rule last.
+    history: HashMap<(Value, u64), (u32, usize)>,
+}
+
+impl State {
+    fn new(func: &Function, set: &RuleSet) -> State {
+        let offsets = set
+            .groups
+            .iter()
+            .scan(0, |acc, g| {
+                let start = *acc;
+                *acc += g.rules.len();
+                Some(start)
+            })
+            .collect();
+        State {
+            rule_list: set.rules().collect(),
+            offsets,
+            rewrites: 0,
+            cap: 16 * func.insts.len() + 1024,
+            origin: HashMap::new(),
+            history: HashMap::new(),
+        }
+    }
+
+    /// One round: every ALU instruction of the function, last first, then whatever the
+    /// rewrites put back on the worklist. Returns whether anything was rewritten; a rewrite can
+    /// enable a match the worklist does not revisit (a source that became used once, a pattern
+    /// whose inner node changed two levels down), so rounds repeat until one changes nothing.
+    fn round(
+        &mut self,
+        func: &mut Function,
+        set: &RuleSet,
+        enabled: &[bool],
+        stats: &mut RuleStats,
+        placements: &mut Placements,
+    ) -> Result<bool, AlgebraicError> {
+        let mut uses = Uses::build(func);
+        let ranges = RangeCache::default();
+        let mut worklist: Vec<Value> = func
+            .all_insts()
+            .filter(|&v| matches!(func.inst(v).kind, InstKind::Alu(_)))
+            .collect();
+        let mut queued = vec![false; func.insts.len()];
+        worklist.iter().for_each(|v| queued[v.index()] = true);
+        let start = self.rewrites;
+
+        while let Some(root) = worklist.pop() {
+            queued[root.index()] = false;
+            // Dead instructions are left for dead-code elimination: rewriting one would only
+            // build more dead code, whose new uses of live values could feed further rewrites.
+            if !matches!(func.get_inst(root).map(|i| &i.kind), Some(InstKind::Alu(_)))
+                || uses.count(root) == 0
+            {
+                continue;
+            }
+            let mut rw = Rewriter::new(func, &mut uses, &ranges, placements, &[]);
+            let mut fired = None;
+            for (group, &offset) in set.groups.iter().zip(&self.offsets) {
+                rw.set_enabled(&enabled[offset..offset + group.rules.len()]);
+                if let Some((index, replacement)) = (group.apply)(&mut rw, root) {
+                    // The matched expression is intact until `finish` replaces the root.
+                    let before = hash_of(rw.func, root);
+                    let new = rw.finish(replacement);
+                    fired = Some((offset + index, before, new, std::mem::take(&mut rw.created)));
+                    break;
+                }
+            }
+            let Some((rule, before, new, created)) = fired else {
+                continue;
+            };
+            stats.record(rule);
+            self.rewrites += 1;
+            ranges.clear();
+
+            let position = self.origin.get(&root).copied().unwrap_or(root);
+            let entry = self.history.entry((position, before)).or_insert((0, rule));
+            *entry = (entry.0 + 1, rule);
+            if let Some(&(count, previous)) = self.history.get(&(position, hash_of(func, new)))
+                && count >= CYCLE_REPEATS
+            {
+                let (first, second) = (self.rule_list[previous].1, self.rule_list[rule].1);
+                return Err(AlgebraicError::RuleCycle {
+                    function: func.name.clone(),
+                    first: first.text,
+                    first_at: first.location(),
+                    second: second.text,
+                    second_at: second.location(),
+                });
+            }
+            if self.rewrites > self.cap {
+                return Err(AlgebraicError::TooManyRewrites {
+                    function: func.name.clone(),
+                    cap: self.cap,
+                    last: self.rule_list[rule].1.text,
+                });
+            }
+
+            for &v in created.iter().chain([&new]) {
+                self.origin.entry(v).or_insert(position);
+            }
+            queued.resize(func.insts.len(), false);
+            let users = uses.users(new).iter().filter_map(|u| match u {
+                User::Inst(v) => Some(*v),
+                User::Terminator(_) => None,
+            });
+            let requeue: Vec<Value> = created.iter().copied().chain(users).collect();
+            for v in requeue {
+                if !queued[v.index()] {
+                    queued[v.index()] = true;
+                    worklist.push(v);
+                }
+            }
+        }
+        Ok(self.rewrites > start)
+    }
 }

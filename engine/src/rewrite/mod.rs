@@ -22,7 +22,7 @@ mod rewriter;
 pub mod verify;
 
 pub use range::{Range, RangeCache, Sign};
-pub use rewriter::{Ctx, Rewriter, Src};
+pub use rewriter::{Ctx, Placements, Rewriter, Src};
 
 use crate::ir::{FpFlags, Value};
 use shrew_ops::{AluOp, BaseType, ConvFamily};

@@ -7,6 +7,7 @@ use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind
 use crate::uses::{User, Uses};
 use shrew_ops::eval::{fget, fput, mask};
 use shrew_ops::{AluOp, BaseType, ConvFamily, MAX_COMPONENTS};
+use std::collections::HashMap;
 
 /// A value read through a swizzle: a position in the matched tree, a bound variable, or a source
 /// of a replacement instruction. Only the first `comps` swizzle entries are meaningful.
@@ -32,15 +33,50 @@ pub struct Ctx<'a> {
     pub ranges: &'a RangeCache,
 }
 
+/// Where the instructions a pass builds go in their blocks: each right before the root it
+/// replaces, in the order built. Placement is recorded during the pass and applied once at its
+/// end, because inserting into a block's instruction list at once would search the list for
+/// the root on every build, which is quadratic on large blocks. Until [`Placements::apply`],
+/// the block lists miss the built instructions and still hold deleted ones; nothing a rule looks
+/// at reads them.
+#[derive(Default)]
+pub struct Placements {
+    before: HashMap<Value, Vec<Value>>,
+}
+
+impl Placements {
+    /// Rebuilds every block's instruction list: the instructions placed before each one, then
+    /// the instruction itself unless it was deleted.
+    pub fn apply(mut self, func: &mut Function) {
+        for block in func.blocks() {
+            let old = std::mem::take(&mut func.cfg[block].insts);
+            let mut insts = Vec::with_capacity(old.len());
+            // (instruction, whatever was placed before it is already emitted)
+            let mut stack: Vec<(Value, bool)> = old.into_iter().rev().map(|v| (v, false)).collect();
+            while let Some((v, expanded)) = stack.pop() {
+                if !expanded && let Some(placed) = self.before.remove(&v) {
+                    stack.push((v, true));
+                    stack.extend(placed.into_iter().rev().map(|p| (p, false)));
+                } else if func.get_inst(v).is_some() {
+                    insts.push(v);
+                }
+            }
+            func.cfg[block].insts = insts;
+        }
+    }
+}
+
 /// Matches rules against one function and builds their replacements.
 ///
 /// A rule function calls [`Rewriter::begin`] before every attempt (one per commutative operand
 /// order), then the matching primitives, each of which returns `false` to reject; on success it
-/// builds the replacement with the building primitives, which insert before the root.
+/// builds the replacement with the building primitives, which place new instructions before the
+/// root (see [`Placements`]).
 pub struct Rewriter<'a> {
     pub func: &'a mut Function,
     pub uses: &'a mut Uses,
     pub ranges: &'a RangeCache,
+    placements: &'a mut Placements,
     enabled: &'a [bool],
     root: Value,
     root_type: ValType,
@@ -59,12 +95,14 @@ impl<'a> Rewriter<'a> {
         func: &'a mut Function,
         uses: &'a mut Uses,
         ranges: &'a RangeCache,
+        placements: &'a mut Placements,
         enabled: &'a [bool],
     ) -> Rewriter<'a> {
         Rewriter {
             func,
             uses,
             ranges,
+            placements,
             enabled,
             root: Value(0),
             root_type: ValType::scalar(32),
@@ -297,12 +335,7 @@ impl<'a> Rewriter<'a> {
             def: Some(def),
             block,
         });
-        let insts = &mut self.func.cfg[block].insts;
-        let at = insts
-            .iter()
-            .position(|&i| i == self.root)
-            .unwrap_or(insts.len());
-        insts.insert(at, v);
+        self.placements.before.entry(self.root).or_default().push(v);
         self.created.push(v);
         v
     }
@@ -406,7 +439,8 @@ impl<'a> Rewriter<'a> {
             self.build(AluOp::Mov, bits, comps, &[mov], false).value
         };
         self.uses.replace_all(self.func, self.root, new);
-        self.uses.remove_inst(self.func, self.root);
+        self.uses.forget_sources(self.func, self.root);
+        self.func.insts[self.root.index()] = None;
         new
     }
 }
