@@ -7,6 +7,7 @@ use crate::infer::Resolved;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use shrew_ops::{AluOp, BaseType};
+use std::collections::BTreeSet;
 
 pub fn expand(mut group: Group) -> TokenStream {
     let mut errors = std::mem::take(&mut group.errors);
@@ -22,6 +23,7 @@ pub fn expand(mut group: Group) -> TokenStream {
             #vis static #name: ::shrew_engine::rewrite::RuleGroup = ::shrew_engine::rewrite::RuleGroup {
                 name: #group_name,
                 rules: &[],
+                roots: &[],
                 guards: |_| ::std::vec::Vec::new(),
                 apply: |_, _| ::std::option::Option::None,
             };
@@ -38,6 +40,12 @@ pub fn expand(mut group: Group) -> TokenStream {
     let guards = guards_fn(&checked);
     let indices = 0..checked.len();
     let dispatch = dispatchers(&checked, &fn_names);
+    let roots = AluOp::all()
+        .filter(|&op| rules_rooted_at(&checked, op).next().is_some())
+        .map(|op| {
+            let path = alu_path(op);
+            quote!(::shrew_engine::ops::#path)
+        });
     let module_doc = format!(
         "Matchers of the rule group [`{name}`](super::{name}): one function per rule, in priority \
          order, and [`apply`], which dispatches on the root opcode."
@@ -47,6 +55,7 @@ pub fn expand(mut group: Group) -> TokenStream {
         #vis static #name: ::shrew_engine::rewrite::RuleGroup = ::shrew_engine::rewrite::RuleGroup {
             name: #group_name,
             rules: &[#(#infos),*],
+            roots: &[#(#roots),*],
             guards: #module::guards,
             apply: #module::apply,
         };
@@ -58,7 +67,7 @@ pub fn expand(mut group: Group) -> TokenStream {
             #[allow(unused_imports)]
             use ::shrew_engine::ops::{AluOp, BaseType, ConvFamily};
             #[allow(unused_imports)]
-            use ::shrew_engine::rewrite::{Rewriter, Src, TargetOptions, conds};
+            use ::shrew_engine::rewrite::{Rewriter, Src, SrcKind, TargetOptions, conds};
 
             #guards
             #dispatch
@@ -457,84 +466,136 @@ fn guards_fn(checked: &[Checked]) -> TokenStream {
     }
 }
 
-/// The opcode a search node requires of the instruction feeding a root source.
-fn source_requirement(node: &Node) -> Option<OpName> {
+/// How many levels below the root the dispatchers check opcodes and constants before calling a
+/// rule. Two levels reject most rules that cannot match (`fadd(fadd(a, #b), c)` on a chain of
+/// `fadd`s of non-constants) with a few loads and compares; deeper checks would cost more than
+/// they save.
+const SHAPE_DEPTH: usize = 2;
+
+/// The dispatcher's check of what feeds the sources of `op`, found at `path` (source indices
+/// from the root): the opcodes and constants (literals, `#` variables) the search requires
+/// down to [`SHAPE_DEPTH`] levels, with both operand orders of a commutative op. It is a
+/// necessary condition of a match, never a sufficient one. `None` when nothing is required.
+fn sources_check(
+    op: &crate::ast::OpNode,
+    path: &[usize],
+    slots: &mut BTreeSet<usize>,
+) -> Option<TokenStream> {
+    let at = |i: usize| [path, &[i]].concat();
+    let mut terms: Vec<TokenStream> = Vec::new();
+    let mut first = 0;
+    if op.op.is_commutative() && op.srcs.len() >= 2 {
+        first = 2;
+        let mut pair = |a: usize, b: usize| {
+            and_all(
+                [
+                    node_check(&op.srcs[0], &at(a), slots),
+                    node_check(&op.srcs[1], &at(b), slots),
+                ]
+                .into_iter()
+                .flatten(),
+            )
+        };
+        if let (Some(straight), Some(swapped)) = (pair(0, 1), pair(1, 0)) {
+            terms.push(quote!((#straight || #swapped)));
+        }
+    }
+    terms.extend(
+        op.srcs
+            .iter()
+            .enumerate()
+            .skip(first)
+            .filter_map(|(i, src)| node_check(src, &at(i), slots)),
+    );
+    and_all(terms.into_iter())
+}
+
+/// The check of search node `node` found at `path`. The kinds of the root's own sources are
+/// read once per dispatch, into the variables `s0`, `s1`…; `slots` collects those used.
+fn node_check(node: &Node, path: &[usize], slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
+    let kind = match path {
+        [i] => {
+            slots.insert(*i);
+            let slot = format_ident!("s{}", i);
+            quote!(#slot)
+        }
+        _ => quote!(rw.src_kind_at(root, &[#(#path),*])),
+    };
     match node {
-        Node::Op(op) => Some(op.op),
-        _ => None,
+        Node::Lit(_) => Some(quote!((#kind == SrcKind::Const))),
+        Node::Var(var) if var.is_const.is_some() => Some(quote!((#kind == SrcKind::Const))),
+        Node::Var(_) => None,
+        Node::Op(op) => {
+            let me = match op.op {
+                OpName::Op(alu) => {
+                    let path = alu_path(alu);
+                    quote!((#kind == SrcKind::Alu(#path)))
+                }
+                OpName::Conv(family) => {
+                    let variant = format_ident!("{}", format!("{family:?}"));
+                    quote!(matches!(#kind, SrcKind::Alu(op) if ConvFamily::#variant.contains(op)))
+                }
+            };
+            let below = if path.len() < SHAPE_DEPTH {
+                sources_check(op, path, slots)
+            } else {
+                None
+            };
+            and_all([Some(me), below].into_iter().flatten())
+        }
     }
 }
 
-fn requirement_check(slot: &Ident, op: OpName) -> TokenStream {
-    match op {
-        OpName::Op(alu) => {
-            let path = alu_path(alu);
-            quote!(#slot == Some(#path))
-        }
-        OpName::Conv(family) => {
-            let variant = format_ident!("{}", format!("{family:?}"));
-            quote!(#slot.is_some_and(|op| ConvFamily::#variant.contains(op)))
-        }
-    }
+fn and_all(terms: impl Iterator<Item = TokenStream>) -> Option<TokenStream> {
+    let terms: Vec<TokenStream> = terms.collect();
+    (!terms.is_empty()).then(|| quote!(#(#terms)&&*))
 }
 
-/// The shared check of a rule in its root's dispatcher, with a key that groups consecutive
-/// rules sharing it. `None` when no source of the root is a fixed op.
-fn rule_guard(c: &Checked) -> Option<(String, TokenStream, Vec<usize>)> {
+/// The shared check of a rule in its root's dispatcher, or `None` when it requires nothing:
+/// the root's size when the search fixes it (`iadd@1`), the sources a repeated variable binds
+/// twice (`fadd(a, a)`: the same value, the swizzles compared by the rule), and the shape of
+/// what feeds the sources.
+fn rule_guard(c: &Checked, slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
     let Node::Op(root) = &c.rule.search else {
         return None;
     };
-    let reqs: Vec<Option<OpName>> = root.srcs.iter().map(source_requirement).collect();
-    if reqs.iter().all(Option::is_none) {
-        return None;
-    }
-    let slot = |i: usize| format_ident!("s{}", i);
-    let mut slots = Vec::new();
     let mut terms = Vec::new();
-    let mut key = String::new();
-    let commutative = root.op.is_commutative();
-    for (i, req) in reqs.iter().enumerate() {
-        let Some(op) = req else { continue };
-        key.push_str(&format!("{i}:{op:?};"));
-        if commutative && i < 2 {
-            continue;
+    if let Some((bits, _)) = root.size {
+        terms.push(quote!((rw.value_bits(root) == #bits)));
+    }
+    let var_name = |node: &Node| match node {
+        Node::Var(var) => Some(var.ident.to_string()),
+        _ => None,
+    };
+    for (i, a) in root.srcs.iter().enumerate() {
+        for (j, b) in root.srcs.iter().enumerate().skip(i + 1) {
+            if var_name(a).is_some() && var_name(a) == var_name(b) {
+                terms.push(quote!(rw.same_source_value(root, #i, #j)));
+            }
         }
-        slots.push(i);
-        terms.push(requirement_check(&slot(i), *op));
     }
-    if commutative && (reqs[0].is_some() || reqs[1].is_some()) {
-        slots.extend([0, 1]);
-        let either = |a: usize, b: usize| {
-            let checks: Vec<TokenStream> = [(reqs[0], a), (reqs[1], b)]
-                .into_iter()
-                .filter_map(|(req, i)| req.map(|op| requirement_check(&slot(i), op)))
-                .collect();
-            quote!(#(#checks)&&*)
-        };
-        let (straight, swapped) = (either(0, 1), either(1, 0));
-        terms.push(quote!((#straight) || (#swapped)));
-        key.push_str("comm");
-    }
-    Some((key, quote!(#(#terms)&&*), slots))
+    terms.extend(sources_check(root, &[], slots));
+    and_all(terms.into_iter())
+}
+
+/// The indices of the rules whose search root can be `op`, in priority order.
+fn rules_rooted_at<'a>(checked: &'a [Checked<'a>], op: AluOp) -> impl Iterator<Item = usize> + 'a {
+    checked
+        .iter()
+        .enumerate()
+        .filter(move |(_, c)| match root_op(c) {
+            OpName::Op(root) => root == op,
+            OpName::Conv(f) => f.contains(op),
+        })
+        .map(|(i, _)| i)
 }
 
 fn dispatchers(checked: &[Checked], fn_names: &[Ident]) -> TokenStream {
     // Rules per concrete root opcode, in priority order.
-    let mut per_op: Vec<(AluOp, Vec<usize>)> = Vec::new();
-    for op in AluOp::all() {
-        let rules: Vec<usize> = checked
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| match root_op(c) {
-                OpName::Op(root) => root == op,
-                OpName::Conv(f) => f.contains(op),
-            })
-            .map(|(i, _)| i)
-            .collect();
-        if !rules.is_empty() {
-            per_op.push((op, rules));
-        }
-    }
+    let per_op: Vec<(AluOp, Vec<usize>)> = AluOp::all()
+        .map(|op| (op, rules_rooted_at(checked, op).collect::<Vec<usize>>()))
+        .filter(|(_, rules)| !rules.is_empty())
+        .collect();
     // Opcodes with the same rule list share a dispatcher.
     let mut shared: Vec<(Vec<AluOp>, Vec<usize>)> = Vec::new();
     for (op, rules) in per_op {
@@ -549,20 +610,22 @@ fn dispatchers(checked: &[Checked], fn_names: &[Ident]) -> TokenStream {
         let name = format_ident!("on_{}", ops[0].name());
         let paths = ops.iter().map(|&op| alu_path(op));
         arms.push(quote!(#(#paths)|* => #name(rw, root),));
-        let guards: Vec<_> = rules.iter().map(|&i| rule_guard(&checked[i])).collect();
-        let mut slots: Vec<usize> = guards.iter().flatten().flat_map(|g| g.2.clone()).collect();
-        slots.sort_unstable();
-        slots.dedup();
+        let mut slots = BTreeSet::new();
+        let guards: Vec<Option<TokenStream>> = rules
+            .iter()
+            .map(|&i| rule_guard(&checked[i], &mut slots))
+            .collect();
         let slot_lets = slots.iter().map(|&i| {
             let slot = format_ident!("s{}", i);
-            quote!(let #slot = rw.src_op(root, #i);)
+            quote!(let #slot = rw.src_kind(root, #i);)
         });
+        // Consecutive rules with the same check share one `if`.
         let mut body = TokenStream::new();
         let mut k = 0;
         while k < rules.len() {
-            let key = guards[k].as_ref().map(|g| g.0.clone());
+            let key = guards[k].as_ref().map(ToString::to_string);
             let mut run = Vec::new();
-            while k < rules.len() && guards[k].as_ref().map(|g| g.0.clone()) == key {
+            while k < rules.len() && guards[k].as_ref().map(ToString::to_string) == key {
                 let i = rules[k];
                 let f = &fn_names[i];
                 run.push(quote! {
@@ -573,7 +636,7 @@ fn dispatchers(checked: &[Checked], fn_names: &[Ident]) -> TokenStream {
                 k += 1;
             }
             match &guards[k - 1] {
-                Some((_, check, _)) => body.extend(quote!(if #check { #(#run)* })),
+                Some(check) => body.extend(quote!(if #check { #(#run)* })),
                 None => body.extend(run),
             }
         }

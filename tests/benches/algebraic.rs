@@ -63,7 +63,11 @@ fn bench(c: &mut Criterion) {
             group.bench_function(format!("{program}/{name}"), |bench| {
                 bench.iter_batched(
                     || shader.clone(),
-                    |mut s| run(&mut s, set),
+                    // Returned, so that dropping the shader is not timed.
+                    |mut s| {
+                        run(&mut s, set);
+                        s
+                    },
                     BatchSize::LargeInput,
                 )
             });

@@ -26,6 +26,7 @@
 //! to disable (for bisecting which rule causes a regression).
 
 use crate::ir::{Function, InstKind, Shader, Value};
+use crate::ops::AluOp;
 use crate::rewrite::{
     Placements, RangeCache, Rewriter, RuleGroup, RuleInfo, RuleSet, TargetOptions,
 };
@@ -147,6 +148,8 @@ struct State {
     rule_list: Vec<(&'static RuleGroup, &'static RuleInfo)>,
     /// The index of each group's first rule in the set.
     offsets: Vec<usize>,
+    /// For each opcode, the groups with rules rooted at it.
+    groups_by_root: Vec<Vec<usize>>,
     rewrites: usize,
     cap: usize,
     /// Position of every value: the value it replaced, transitively (itself if none).
@@ -166,9 +169,16 @@ impl State {
                 Some(start)
             })
             .collect();
+        let mut groups_by_root = vec![Vec::new(); AluOp::all().count()];
+        for (g, group) in set.groups.iter().enumerate() {
+            for &op in group.roots {
+                groups_by_root[op as usize].push(g);
+            }
+        }
         State {
             rule_list: set.rules().collect(),
             offsets,
+            groups_by_root,
             rewrites: 0,
             cap: 16 * func.insts.len() + 1024,
             origin: HashMap::new(),
@@ -202,14 +212,14 @@ impl State {
             queued[root.index()] = false;
             // Dead instructions are left for dead-code elimination: rewriting one would only
             // build more dead code, whose new uses of live values could feed further rewrites.
-            if !matches!(func.get_inst(root).map(|i| &i.kind), Some(InstKind::Alu(_)))
-                || uses.count(root) == 0
-            {
-                continue;
-            }
+            let op = match func.get_inst(root).map(|i| &i.kind) {
+                Some(InstKind::Alu(alu)) if uses.count(root) > 0 => alu.op,
+                _ => continue,
+            };
             let mut rw = Rewriter::new(func, &mut uses, &ranges, placements, &[]);
             let mut fired = None;
-            for (group, &offset) in set.groups.iter().zip(&self.offsets) {
+            for &g in &self.groups_by_root[op as usize] {
+                let (group, offset) = (set.groups[g], self.offsets[g]);
                 rw.set_enabled(&enabled[offset..offset + group.rules.len()]);
                 if let Some((index, replacement)) = (group.apply)(&mut rw, root) {
                     // The matched expression is intact until `finish` replaces the root.

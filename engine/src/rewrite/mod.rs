@@ -22,7 +22,7 @@ mod rewriter;
 pub mod verify;
 
 pub use range::{Range, RangeCache, Sign};
-pub use rewriter::{Ctx, Placements, Rewriter, Src};
+pub use rewriter::{Ctx, Placements, Rewriter, Src, SrcKind};
 
 use crate::ir::{FpFlags, Value};
 use shrew_ops::{AluOp, BaseType, ConvFamily};
@@ -32,6 +32,8 @@ use shrew_ops::{AluOp, BaseType, ConvFamily};
 pub struct RuleGroup {
     pub name: &'static str,
     pub rules: &'static [RuleInfo],
+    /// The opcodes the group's rules are rooted at: passes skip the group elsewhere.
+    pub roots: &'static [AluOp],
     /// Whether each rule's target/option guard holds for the given options.
     pub guards: fn(&TargetOptions) -> Vec<bool>,
     /// Tries the enabled rules on `root` in priority order; on the first match, builds the

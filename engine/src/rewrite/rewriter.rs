@@ -25,6 +25,14 @@ impl Src {
     }
 }
 
+/// What feeds an instruction's source, as the generated dispatchers see it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SrcKind {
+    Alu(AluOp),
+    Const,
+    Other,
+}
+
 /// What conditions may look at: the function, its use lists and the range analysis.
 #[derive(Copy, Clone)]
 pub struct Ctx<'a> {
@@ -80,7 +88,12 @@ pub struct Rewriter<'a> {
     enabled: &'a [bool],
     root: Value,
     root_type: ValType,
-    vars: [Option<Src>; 16],
+    /// Variable bindings of the current attempt: entry `i` is meaningful when bit `i` of `bound`
+    /// is set, so starting an attempt only clears the mask.
+    vars: [Src; 16],
+    bound: u16,
+    /// The kinds of the current root's sources, read once for all the groups' dispatchers.
+    kinds: (Value, [Option<SrcKind>; 4]),
     inexact: bool,
     loses: FpFlags,
     exact_seen: bool,
@@ -106,7 +119,13 @@ impl<'a> Rewriter<'a> {
             enabled,
             root: Value(0),
             root_type: ValType::scalar(32),
-            vars: [None; 16],
+            vars: [Src {
+                value: Value(0),
+                swizzle: IDENTITY_SWIZZLE,
+                comps: 0,
+            }; 16],
+            bound: 0,
+            kinds: (Value(u32::MAX), [None; 4]),
             inexact: false,
             loses: FpFlags::default(),
             exact_seen: false,
@@ -139,11 +158,50 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    /// The opcode of source `i` of ALU instruction `v`, for the dispatchers' shared checks.
-    pub fn src_op(&self, v: Value, i: usize) -> Option<AluOp> {
-        match &self.func.get_inst(v)?.kind {
-            InstKind::Alu(alu) => self.alu_op(alu.srcs.get(i)?.value),
-            _ => None,
+    /// The bit size of `v`, for the dispatchers' shared checks.
+    pub fn value_bits(&self, v: Value) -> u8 {
+        self.func.value_type(v).map_or(0, |t| t.bits)
+    }
+
+    /// Whether sources `i` and `j` of ALU instruction `v` read the same value (through any
+    /// swizzles), for the dispatchers' shared checks.
+    pub fn same_source_value(&self, v: Value, i: usize, j: usize) -> bool {
+        self.alu(v)
+            .is_some_and(|alu| alu.srcs.get(i).map(|s| s.value) == alu.srcs.get(j).map(|s| s.value))
+    }
+
+    /// What feeds source `i` of ALU instruction `v`, for the dispatchers' shared checks. Every
+    /// group's dispatcher asks this of the same root, so the answers are remembered.
+    pub fn src_kind(&mut self, v: Value, i: usize) -> SrcKind {
+        if self.kinds.0 != v {
+            self.kinds = (v, [None; 4]);
+        }
+        match self.kinds.1.get(i).copied().flatten() {
+            Some(kind) => kind,
+            None => {
+                let kind = self.src_kind_at(v, &[i]);
+                if let Some(slot) = self.kinds.1.get_mut(i) {
+                    *slot = Some(kind);
+                }
+                kind
+            }
+        }
+    }
+
+    /// What feeds the instruction reached from `v` by following the source indices of `path`
+    /// (`[0, 1]`: source 1 of the instruction feeding source 0).
+    pub fn src_kind_at(&self, v: Value, path: &[usize]) -> SrcKind {
+        let mut at = v;
+        for &i in path {
+            match self.alu(at).and_then(|alu| alu.srcs.get(i)) {
+                Some(src) => at = src.value,
+                None => return SrcKind::Other,
+            }
+        }
+        match self.func.get_inst(at).map(|inst| &inst.kind) {
+            Some(InstKind::Alu(alu)) => SrcKind::Alu(alu.op),
+            Some(InstKind::Const(_)) => SrcKind::Const,
+            _ => SrcKind::Other,
         }
     }
 
@@ -152,7 +210,7 @@ impl<'a> Rewriter<'a> {
     pub fn begin(&mut self, root: Value, inexact: bool, loses: FpFlags) -> Src {
         self.root = root;
         self.root_type = self.func.value_type(root).unwrap_or(ValType::scalar(32));
-        self.vars = [None; 16];
+        self.bound = 0;
         self.inexact = inexact;
         self.loses = loses;
         self.exact_seen = false;
@@ -231,12 +289,13 @@ impl<'a> Rewriter<'a> {
     /// Binds variable `var` to `pos`, or checks that it is bound to the same value read the same
     /// way.
     pub fn bind(&mut self, var: usize, pos: &Src) -> bool {
-        match &self.vars[var] {
-            Some(bound) => bound.value == pos.value && bound.read() == pos.read(),
-            None => {
-                self.vars[var] = Some(*pos);
-                true
-            }
+        if self.bound & (1 << var) != 0 {
+            let bound = &self.vars[var];
+            bound.value == pos.value && bound.read() == pos.read()
+        } else {
+            self.vars[var] = *pos;
+            self.bound |= 1 << var;
+            true
         }
     }
 
@@ -299,7 +358,11 @@ impl<'a> Rewriter<'a> {
 
     /// The value variable `var` was bound to.
     pub fn var(&self, var: usize) -> Src {
-        self.vars[var].expect("replacement variables are bound by the search")
+        debug_assert!(
+            self.bound & (1 << var) != 0,
+            "replacement variables are bound by the search"
+        );
+        self.vars[var]
     }
 
     pub fn var_bits(&self, var: usize) -> u8 {
