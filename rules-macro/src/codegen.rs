@@ -39,13 +39,15 @@ pub fn expand(mut group: Group) -> TokenStream {
     let rule_fns = checked.iter().zip(&fn_names).map(|(c, f)| rule_fn(c, f));
     let guards = guards_fn(&checked);
     let indices = 0..checked.len();
-    let dispatch = dispatchers(&checked, &fn_names);
-    let roots = AluOp::all()
-        .filter(|&op| rules_rooted_at(&checked, op).next().is_some())
-        .map(|op| {
-            let path = alu_path(op);
+    let per_op = rules_by_root(&checked);
+    let roots: Vec<TokenStream> = per_op
+        .iter()
+        .map(|(op, _)| {
+            let path = alu_path(*op);
             quote!(::shrew_engine::ops::#path)
-        });
+        })
+        .collect();
+    let dispatch = dispatchers(&checked, &fn_names, per_op);
     let module_doc = format!(
         "Matchers of the rule group [`{name}`](super::{name}): one function per rule, in priority \
          order, and [`apply`], which dispatches on the root opcode."
@@ -567,35 +569,49 @@ fn rule_guard(c: &Checked, slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
         Node::Var(var) => Some(var.ident.to_string()),
         _ => None,
     };
+    // A commutative root may match with sources 0 and 1 swapped, so a variable at one of them
+    // may be found at either.
+    let swappable = |i: usize| root.op.is_commutative() && i < 2;
     for (i, a) in root.srcs.iter().enumerate() {
         for (j, b) in root.srcs.iter().enumerate().skip(i + 1) {
-            if var_name(a).is_some() && var_name(a) == var_name(b) {
-                terms.push(quote!(rw.same_source_value(root, #i, #j)));
+            if var_name(a).is_none() || var_name(a) != var_name(b) {
+                continue;
             }
+            terms.push(if swappable(i) && !swappable(j) {
+                quote!((rw.same_source_value(root, 0, #j) || rw.same_source_value(root, 1, #j)))
+            } else {
+                quote!(rw.same_source_value(root, #i, #j))
+            });
         }
     }
     terms.extend(sources_check(root, &[], slots));
     and_all(terms.into_iter())
 }
 
-/// The indices of the rules whose search root can be `op`, in priority order.
-fn rules_rooted_at<'a>(checked: &'a [Checked<'a>], op: AluOp) -> impl Iterator<Item = usize> + 'a {
-    checked
-        .iter()
-        .enumerate()
-        .filter(move |(_, c)| match root_op(c) {
-            OpName::Op(root) => root == op,
-            OpName::Conv(f) => f.contains(op),
+/// The rules rooted at each opcode, in priority order; opcodes no rule is rooted at are left out.
+fn rules_by_root(checked: &[Checked]) -> Vec<(AluOp, Vec<usize>)> {
+    AluOp::all()
+        .map(|op| {
+            let rules = checked
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| match root_op(c) {
+                    OpName::Op(root) => root == op,
+                    OpName::Conv(f) => f.contains(op),
+                })
+                .map(|(i, _)| i)
+                .collect::<Vec<usize>>();
+            (op, rules)
         })
-        .map(|(i, _)| i)
+        .filter(|(_, rules)| !rules.is_empty())
+        .collect()
 }
 
-fn dispatchers(checked: &[Checked], fn_names: &[Ident]) -> TokenStream {
-    // Rules per concrete root opcode, in priority order.
-    let per_op: Vec<(AluOp, Vec<usize>)> = AluOp::all()
-        .map(|op| (op, rules_rooted_at(checked, op).collect::<Vec<usize>>()))
-        .filter(|(_, rules)| !rules.is_empty())
-        .collect();
+fn dispatchers(
+    checked: &[Checked],
+    fn_names: &[Ident],
+    per_op: Vec<(AluOp, Vec<usize>)>,
+) -> TokenStream {
     // Opcodes with the same rule list share a dispatcher.
     let mut shared: Vec<(Vec<AluOp>, Vec<usize>)> = Vec::new();
     for (op, rules) in per_op {

@@ -54,10 +54,12 @@ static FIGHT_SET: RuleSet = RuleSet {
 };
 
 shrew_rules_macro::rules! {
-    /// A rule with three commutative ops: eight operand orders to try.
+    /// Rules whose matches depend on operand orders: three commutative ops (eight orders), and
+    /// a variable repeated across the commutative and the fixed sources of `ffma`.
     pub static FACTOR;
 
     ~fadd(fmul(a, b), fmul(a, c)) => fmul(a, fadd(b, c));
+    ffma(a, 1.0, a) => fadd(a, a);
 }
 
 static FACTOR_SET: RuleSet = RuleSet {
@@ -280,5 +282,18 @@ fn every_operand_order_of_every_commutative_op_matches() {
             out.contains("fadd %1.y, %1.z") || out.contains("fadd %1.z, %1.y"),
             "{out}"
         );
+    }
+}
+
+#[test]
+fn a_variable_repeated_across_commutative_and_fixed_sources_matches_either_order() {
+    for body in [
+        "    32 %2 = load_const (1.0)\n    32 %3 = ffma %1.x, %2, %1.x",
+        "    32 %2 = load_const (1.0)\n    32 %3 = ffma %2, %1.x, %1.x",
+    ] {
+        let body = format!("{body}\n    32x4 %99 = vec4 %3, %3, %3, %3");
+        let (out, stats) = optimize(&shader(&body), &FACTOR_SET, &TargetOptions::default());
+        assert_eq!(stats.fired[1], 1, "{out}");
+        assert!(out.contains("fadd %1.x, %1.x"), "{out}");
     }
 }

@@ -27,9 +27,7 @@
 
 use crate::ir::{Function, InstKind, Shader, Value};
 use crate::ops::AluOp;
-use crate::rewrite::{
-    Placements, RangeCache, Rewriter, RuleGroup, RuleInfo, RuleSet, TargetOptions,
-};
+use crate::rewrite::{Placements, RangeCache, Rewriter, RuleInfo, RuleSet, TargetOptions};
 use crate::uses::{User, Uses};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -145,7 +143,7 @@ pub fn run_function(
 
 /// What one run over a function keeps across its rounds.
 struct State {
-    rule_list: Vec<(&'static RuleGroup, &'static RuleInfo)>,
+    rule_list: Vec<&'static RuleInfo>,
     /// The index of each group's first rule in the set.
     offsets: Vec<usize>,
     /// For each opcode, the groups with rules rooted at it.
@@ -176,7 +174,7 @@ impl State {
             }
         }
         State {
-            rule_list: set.rules().collect(),
+            rule_list: set.rules().map(|(_, rule)| rule).collect(),
             offsets,
             groups_by_root,
             rewrites: 0,
@@ -242,7 +240,7 @@ impl State {
             if let Some(&(count, previous)) = self.history.get(&(position, hash_of(func, new)))
                 && count >= CYCLE_REPEATS
             {
-                let (first, second) = (self.rule_list[previous].1, self.rule_list[rule].1);
+                let (first, second) = (self.rule_list[previous], self.rule_list[rule]);
                 return Err(AlgebraicError::RuleCycle {
                     function: func.name.clone(),
                     first: first.text,
@@ -255,7 +253,7 @@ impl State {
                 return Err(AlgebraicError::TooManyRewrites {
                     function: func.name.clone(),
                     cap: self.cap,
-                    last: self.rule_list[rule].1.text,
+                    last: self.rule_list[rule].text,
                 });
             }
 
