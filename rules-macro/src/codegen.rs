@@ -7,7 +7,6 @@ use crate::infer::Resolved;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use shrew_ops::{AluOp, BaseType};
-use std::collections::BTreeSet;
 
 pub fn expand(mut group: Group) -> TokenStream {
     let mut errors = std::mem::take(&mut group.errors);
@@ -25,11 +24,9 @@ pub fn expand(mut group: Group) -> TokenStream {
                 rules: &[],
                 roots: &[],
                 guards: |_| ::std::vec::Vec::new(),
-                apply: |_, _| ::std::option::Option::None,
             };
         };
     }
-    let module = format_ident!("{}", group_name);
     let fn_names: Vec<Ident> = checked
         .iter()
         .enumerate()
@@ -39,18 +36,11 @@ pub fn expand(mut group: Group) -> TokenStream {
     let rule_fns = checked.iter().zip(&fn_names).map(|(c, f)| rule_fn(c, f));
     let guards = guards_fn(&checked);
     let indices = 0..checked.len();
-    let per_op = rules_by_root(&checked);
-    let roots: Vec<TokenStream> = per_op
-        .iter()
-        .map(|(op, _)| {
-            let path = alu_path(*op);
-            quote!(::shrew_engine::ops::#path)
-        })
-        .collect();
-    let dispatch = dispatchers(&checked, &fn_names, per_op);
+    let module = format_ident!("{}", group_name);
+    let (dispatch, roots) = dispatchers(&checked, &fn_names, &module);
     let module_doc = format!(
-        "Matchers of the rule group [`{name}`](super::{name}): one function per rule, in priority \
-         order, and [`apply`], which dispatches on the root opcode."
+        "Matchers of the rule group [`{name}`](super::{name}): a dispatcher per root opcode, which \
+         checks what the rules rooted there share, then one function per rule, in priority order."
     );
     let output = quote! {
         #(#attrs)*
@@ -59,7 +49,6 @@ pub fn expand(mut group: Group) -> TokenStream {
             rules: &[#(#infos),*],
             roots: &[#(#roots),*],
             guards: #module::guards,
-            apply: #module::apply,
         };
 
         #[doc = #module_doc]
@@ -185,20 +174,26 @@ fn location(span: Span) -> (String, u32) {
 
 // One function per rule.
 
+/// One statement of a rule's matcher: the condition under which the current operand orders are
+/// rejected, or a `let` of a position. `level` is how many commutative nodes' orders it depends on
+/// (one more than the index of the last of them), so that it runs inside exactly those loops.
+struct Step {
+    level: usize,
+    kind: StepKind,
+}
+
+enum StepKind {
+    RejectIf(TokenStream),
+    Let(TokenStream),
+}
+
 fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
     let text = c.rule.to_string();
     let (file, line) = location(c.rule.span);
     let doc = format!(" `{text}`\n\n Defined at {file}:{line}.");
     let mut next_id = 0;
-    let looped = !c.commutative.is_empty();
-    let fail = if looped {
-        quote!(continue)
-    } else {
-        quote!(return None)
-    };
-    let mut matcher = TokenStream::new();
-    let root = quote!(p0);
-    search_node(c, &c.rule.search, &root, &mut next_id, &fail, &mut matcher);
+    let mut steps = Vec::new();
+    search_node(c, &c.rule.search, &quote!(p0), 0, &mut next_id, &mut steps);
     let mut build = TokenStream::new();
     let mut build_id = c.search_nodes;
     let result = replace_node(
@@ -210,58 +205,98 @@ fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
     );
     let inexact = c.inexact;
     let loses = c.loses;
-    let body = quote! {
-        let p0 = rw.begin(root, #inexact, FpFlags(#loses));
-        #matcher
+    let tail = quote! {
         #build
         return Some(#result);
     };
-    let body = if looped {
-        let orders = 1u32 << c.commutative.len();
-        quote! {
-            for flips in 0..#orders {
-                #body
-            }
-            None
-        }
+    let matcher = nest(&steps, 0, c.commutative.len(), &tail);
+    let end = if c.commutative.is_empty() {
+        TokenStream::new()
     } else {
-        body
+        quote!(None)
     };
     quote! {
         #[doc = #doc]
         #[allow(clippy::needless_return)]
+        // Most calls fail: `cold` keeps the calls out of the dispatchers' straight-line checks.
+        #[cold]
         pub fn #name(rw: &mut Rewriter<'_>, root: Value) -> Option<Src> {
-            #body
+            let p0 = rw.begin(root, #inexact, FpFlags(#loses));
+            #matcher
+            #end
         }
     }
 }
 
-/// Emits the checks of search node `node` at position `pos` (pre-order id `*id`).
+/// The matcher from `level` on: its steps at that level, then a loop over both operand orders
+/// of commutative node `level` holding the deeper levels, and `tail` at the innermost. A check
+/// failing inside a loop moves on to the loop's next order, so a mismatch near the root is not
+/// tried again for every order of the nodes below it. Each order starts from the bindings the
+/// loop started with.
+fn nest(steps: &[Step], level: usize, levels: usize, tail: &TokenStream) -> TokenStream {
+    let fail = if level == 0 {
+        quote!(return None)
+    } else {
+        quote!(continue)
+    };
+    let here = steps
+        .iter()
+        .filter(|s| s.level == level)
+        .map(|s| match &s.kind {
+            StepKind::RejectIf(condition) => quote!(if #condition { #fail; }),
+            StepKind::Let(statement) => statement.clone(),
+        });
+    if level == levels {
+        return quote!(#(#here)* #tail);
+    }
+    let swap = format_ident!("swap{}", level);
+    let start = format_ident!("before_swap{}", level);
+    let inner = nest(steps, level + 1, levels, tail);
+    quote! {
+        #(#here)*
+        let #start = rw.checkpoint();
+        for #swap in [false, true] {
+            rw.rewind(#start);
+            #inner
+        }
+    }
+}
+
+/// Adds the steps of search node `node` at position `pos` (pre-order id `*id`), which depends
+/// on the operand orders of `level` commutative nodes.
 fn search_node(
     c: &Checked,
     node: &Node,
     pos: &TokenStream,
+    level: usize,
     id: &mut usize,
-    fail: &TokenStream,
-    out: &mut TokenStream,
+    steps: &mut Vec<Step>,
 ) {
     let my_id = *id;
     *id += 1;
+    let reject_if = |steps: &mut Vec<Step>, tokens: TokenStream| {
+        steps.push(Step {
+            level,
+            kind: StepKind::RejectIf(tokens),
+        })
+    };
     match node {
         Node::Op(op) => {
-            let check = match op.op {
-                OpName::Op(alu) => {
-                    let path = alu_path(alu);
-                    quote!(rw.op(&#pos, #path))
-                }
-                OpName::Conv(family) => {
-                    let variant = format_ident!("{}", format!("{family:?}"));
-                    quote!(rw.conv(&#pos, ConvFamily::#variant))
-                }
-            };
-            out.extend(quote!(if !#check { #fail; }));
+            reject_if(
+                steps,
+                match op.op {
+                    OpName::Op(alu) => {
+                        let path = alu_path(alu);
+                        quote!(!rw.op(&#pos, #path))
+                    }
+                    OpName::Conv(family) => {
+                        let variant = format_ident!("{}", format!("{family:?}"));
+                        quote!(!rw.conv(&#pos, ConvFamily::#variant))
+                    }
+                },
+            );
             if let Some((bits, _)) = op.size {
-                out.extend(quote!(if rw.bits(&#pos) != #bits { #fail; }));
+                reject_if(steps, quote!(rw.bits(&#pos) != #bits));
             }
             for cond in &op.conds {
                 let path = cond_path(cond);
@@ -269,49 +304,47 @@ fn search_node(
                     .segments
                     .last()
                     .map_or(Span::call_site(), |s| s.ident.span());
-                out.extend(quote_spanned!(span=> if !#path(&rw.ctx(), #pos.value) { #fail; }));
+                reject_if(steps, quote_spanned!(span=> !#path(&rw.ctx(), #pos.value)));
             }
-            // Flip bit k of the loop counter swaps the operands of the k-th commutative node.
-            let swap = if let Some(k) = c.commutative.iter().position(|&n| n == my_id) {
-                let mask = 1u32 << k;
-                out.extend(quote!(let swap = flips & #mask != 0;));
-                true
-            } else {
-                false
-            };
+            // The k-th commutative node's sources 0 and 1 swap in the k-th loop.
+            let swap = c.commutative.iter().position(|&n| n == my_id);
             // Pre-order ids of the sources: each follows the previous source's subtree.
-            let mut child_ids = Vec::new();
             let mut next = my_id + 1;
-            for src in &op.srcs {
-                child_ids.push(next);
+            for (i, src) in op.srcs.iter().enumerate() {
+                let child = next;
                 next += subtree_size(src);
-            }
-            for (i, child) in child_ids.iter().enumerate() {
                 let p = format_ident!("p{}", child);
-                let index = match (swap, i) {
-                    (true, 0) => quote!(swap as usize),
-                    (true, 1) => quote!(!swap as usize),
-                    _ => quote!(#i),
+                let (index, child_level) = match swap {
+                    Some(k) if i < 2 => {
+                        let flag = format_ident!("swap{}", k);
+                        let index = if i == 0 {
+                            quote!(#flag as usize)
+                        } else {
+                            quote!(!#flag as usize)
+                        };
+                        (index, level.max(k + 1))
+                    }
+                    _ => (quote!(#i), level),
                 };
-                out.extend(quote!(let #p = rw.src(&#pos, #index);));
-            }
-            for (src, child) in op.srcs.iter().zip(&child_ids) {
-                let p = format_ident!("p{}", child);
-                search_node(c, src, &quote!(#p), id, fail, out);
+                steps.push(Step {
+                    level: child_level,
+                    kind: StepKind::Let(quote!(let #p = rw.src(&#pos, #index);)),
+                });
+                search_node(c, src, &quote!(#p), child_level, id, steps);
             }
         }
         Node::Var(var) => {
             let index = c.var_index(&var.ident.to_string());
-            out.extend(quote!(if !rw.bind(#index, &#pos) { #fail; }));
+            reject_if(steps, quote!(!rw.bind(#index, &#pos)));
             if var.is_const.is_some() {
-                out.extend(quote!(if !rw.is_const(&#pos) { #fail; }));
+                reject_if(steps, quote!(!rw.is_const(&#pos)));
             }
             if let Some((bits, _)) = var.size {
-                out.extend(quote!(if rw.bits(&#pos) != #bits { #fail; }));
+                reject_if(steps, quote!(rw.bits(&#pos) != #bits));
             }
             if let Some((ty, _)) = var.ty {
                 let ty = base_path(ty);
-                out.extend(quote!(if !rw.has_type(&#pos, #ty) { #fail; }));
+                reject_if(steps, quote!(!rw.has_type(&#pos, #ty)));
             }
             for cond in &var.conds {
                 let path = cond_path(cond);
@@ -319,24 +352,26 @@ fn search_node(
                     .segments
                     .last()
                     .map_or(Span::call_site(), |s| s.ident.span());
-                out.extend(quote_spanned!(span=> if !#path(&rw.ctx(), &#pos) { #fail; }));
+                reject_if(steps, quote_spanned!(span=> !#path(&rw.ctx(), &#pos)));
             }
         }
         Node::Lit(lit) => {
-            let check = match lit.value {
-                Literal::Int(v) => {
-                    let v = int_tokens(v);
-                    quote!(rw.const_int(&#pos, #v))
-                }
-                Literal::Float(v) => {
-                    let v = float_tokens(v);
-                    quote!(rw.const_float(&#pos, #v))
-                }
-                Literal::Bool(b) => quote!(rw.const_bool(&#pos, #b)),
-            };
-            out.extend(quote!(if !#check { #fail; }));
+            reject_if(
+                steps,
+                match lit.value {
+                    Literal::Int(v) => {
+                        let v = int_tokens(v);
+                        quote!(!rw.const_int(&#pos, #v))
+                    }
+                    Literal::Float(v) => {
+                        let v = float_tokens(v);
+                        quote!(!rw.const_float(&#pos, #v))
+                    }
+                    Literal::Bool(b) => quote!(!rw.const_bool(&#pos, #b)),
+                },
+            );
             if let Some((bits, _)) = lit.size {
-                out.extend(quote!(if rw.bits(&#pos) != #bits { #fail; }));
+                reject_if(steps, quote!(rw.bits(&#pos) != #bits));
             }
         }
     }
@@ -481,7 +516,7 @@ const SHAPE_DEPTH: usize = 2;
 fn sources_check(
     op: &crate::ast::OpNode,
     path: &[usize],
-    slots: &mut BTreeSet<usize>,
+    reads: &mut RootReads,
 ) -> Option<TokenStream> {
     let at = |i: usize| [path, &[i]].concat();
     let mut terms: Vec<TokenStream> = Vec::new();
@@ -491,8 +526,8 @@ fn sources_check(
         let mut pair = |a: usize, b: usize| {
             and_all(
                 [
-                    node_check(&op.srcs[0], &at(a), slots),
-                    node_check(&op.srcs[1], &at(b), slots),
+                    node_check(&op.srcs[0], &at(a), reads),
+                    node_check(&op.srcs[1], &at(b), reads),
                 ]
                 .into_iter()
                 .flatten(),
@@ -507,23 +542,38 @@ fn sources_check(
             .iter()
             .enumerate()
             .skip(first)
-            .filter_map(|(i, src)| node_check(src, &at(i), slots)),
+            .filter_map(|(i, src)| node_check(src, &at(i), reads)),
     );
     and_all(terms.into_iter())
 }
 
-/// The check of search node `node` found at `path`. The kinds of the root's own sources are
-/// read once per dispatch, into the variables `s0`, `s1`…; `slots` collects those used.
-fn node_check(node: &Node, path: &[usize], slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
+/// What the dispatcher of one root opcode reads of the root before checking its rules, once
+/// whatever the number of rules that look at it: the root's size (`bits`) and what feeds its
+/// sources (`shape`, a [`Shape`](::shrew_engine::rewrite::Shape)). Checks one level deeper
+/// read the IR when they get there.
+#[derive(Default)]
+struct RootReads {
+    bits: bool,
+    shape: bool,
+}
+
+impl RootReads {
+    /// The `let`s at the top of the dispatcher.
+    fn lets(&self) -> TokenStream {
+        let bits = self.bits.then(|| quote!(let bits = rw.value_bits(root);));
+        let shape = self.shape.then(|| quote!(let shape = rw.shape(root);));
+        quote!(#bits #shape)
+    }
+}
+
+/// The check of search node `node` found at `path`, reading the kinds `reads` collects.
+fn node_check(node: &Node, path: &[usize], reads: &mut RootReads) -> Option<TokenStream> {
     let kind = match path {
-        [i] => {
-            slots.insert(*i);
-            let slot = format_ident!("s{}", i);
-            quote!(#slot)
-        }
-        _ => quote!(rw.src_kind_at(root, &[#(#path),*])),
+        [i] => quote!(shape.src[#i]),
+        [i, j] => quote!(rw.src_src_kind(root, #i, #j)),
+        _ => unreachable!("dispatchers check {SHAPE_DEPTH} levels of sources"),
     };
-    match node {
+    let check = match node {
         Node::Lit(_) => Some(quote!((#kind == SrcKind::Const))),
         Node::Var(var) if var.is_const.is_some() => Some(quote!((#kind == SrcKind::Const))),
         Node::Var(_) => None,
@@ -539,13 +589,15 @@ fn node_check(node: &Node, path: &[usize], slots: &mut BTreeSet<usize>) -> Optio
                 }
             };
             let below = if path.len() < SHAPE_DEPTH {
-                sources_check(op, path, slots)
+                sources_check(op, path, reads)
             } else {
                 None
             };
             and_all([Some(me), below].into_iter().flatten())
         }
-    }
+    };
+    reads.shape |= check.is_some();
+    check
 }
 
 fn and_all(terms: impl Iterator<Item = TokenStream>) -> Option<TokenStream> {
@@ -557,13 +609,14 @@ fn and_all(terms: impl Iterator<Item = TokenStream>) -> Option<TokenStream> {
 /// the root's size when the search fixes it (`iadd@1`), the sources a repeated variable binds
 /// twice (`fadd(a, a)`: the same value, the swizzles compared by the rule), and the shape of
 /// what feeds the sources.
-fn rule_guard(c: &Checked, slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
+fn rule_guard(c: &Checked, reads: &mut RootReads) -> Option<TokenStream> {
     let Node::Op(root) = &c.rule.search else {
         return None;
     };
     let mut terms = Vec::new();
     if let Some((bits, _)) = root.size {
-        terms.push(quote!((rw.value_bits(root) == #bits)));
+        reads.bits = true;
+        terms.push(quote!((bits == #bits)));
     }
     let var_name = |node: &Node| match node {
         Node::Var(var) => Some(var.ident.to_string()),
@@ -584,7 +637,7 @@ fn rule_guard(c: &Checked, slots: &mut BTreeSet<usize>) -> Option<TokenStream> {
             });
         }
     }
-    terms.extend(sources_check(root, &[], slots));
+    terms.extend(sources_check(root, &[], reads));
     and_all(terms.into_iter())
 }
 
@@ -607,34 +660,34 @@ fn rules_by_root(checked: &[Checked]) -> Vec<(AluOp, Vec<usize>)> {
         .collect()
 }
 
+/// The dispatchers, and the group's table of them by root opcode.
 fn dispatchers(
     checked: &[Checked],
     fn_names: &[Ident],
-    per_op: Vec<(AluOp, Vec<usize>)>,
-) -> TokenStream {
+    module: &Ident,
+) -> (TokenStream, Vec<TokenStream>) {
     // Opcodes with the same rule list share a dispatcher.
     let mut shared: Vec<(Vec<AluOp>, Vec<usize>)> = Vec::new();
-    for (op, rules) in per_op {
+    for (op, rules) in rules_by_root(checked) {
         match shared.iter_mut().find(|(_, r)| *r == rules) {
             Some((ops, _)) => ops.push(op),
             None => shared.push((vec![op], rules)),
         }
     }
-    let mut arms = Vec::new();
+    let mut table = Vec::new();
     let mut fns = Vec::new();
     for (ops, rules) in &shared {
         let name = format_ident!("on_{}", ops[0].name());
-        let paths = ops.iter().map(|&op| alu_path(op));
-        arms.push(quote!(#(#paths)|* => #name(rw, root),));
-        let mut slots = BTreeSet::new();
+        table.extend(ops.iter().map(|&op| {
+            let path = alu_path(op);
+            quote!((::shrew_engine::ops::#path, #module::#name))
+        }));
+        let mut reads = RootReads::default();
         let guards: Vec<Option<TokenStream>> = rules
             .iter()
-            .map(|&i| rule_guard(&checked[i], &mut slots))
+            .map(|&i| rule_guard(&checked[i], &mut reads))
             .collect();
-        let slot_lets = slots.iter().map(|&i| {
-            let slot = format_ident!("s{}", i);
-            quote!(let #slot = rw.src_kind(root, #i);)
-        });
+        let reads = reads.lets();
         // Consecutive rules with the same check share one `if`.
         let mut body = TokenStream::new();
         let mut k = 0;
@@ -657,7 +710,8 @@ fn dispatchers(
             }
         }
         let doc = format!(
-            " Rules rooted at `{}`, in priority order.",
+            " Rules rooted at `{}`, in priority order: the first enabled one that matches `root` \
+             is applied; returns its index and the replacement.",
             ops.iter()
                 .map(|o| o.name())
                 .collect::<Vec<_>>()
@@ -665,24 +719,14 @@ fn dispatchers(
         );
         fns.push(quote! {
             #[doc = #doc]
-            fn #name(rw: &mut Rewriter<'_>, root: Value) -> Option<(usize, Src)> {
-                #(#slot_lets)*
+            pub fn #name(rw: &mut Rewriter<'_>, root: Value) -> Option<(usize, Src)> {
+                #reads
                 #body
                 None
             }
         });
     }
-    quote! {
-        /// Tries the group's enabled rules on `root` in priority order and applies the first that
-        /// matches; returns its index and the replacement.
-        pub fn apply(rw: &mut Rewriter<'_>, root: Value) -> Option<(usize, Src)> {
-            match rw.alu_op(root)? {
-                #(#arms)*
-                _ => None,
-            }
-        }
-        #(#fns)*
-    }
+    (quote!(#(#fns)*), table)
 }
 
 // Metadata.

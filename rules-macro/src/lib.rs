@@ -13,9 +13,14 @@
 //! ```
 //!
 //! An invocation declares one rule group (a `static` of type
-//! `shrew_engine::rewrite::RuleGroup`, plus a module of the same name in lower case holding one
-//! function per rule and the dispatcher) and lists its rules in priority order: on an
-//! instruction, the first rule that matches wins. Rule sets are built from groups.
+//! `shrew_engine::rewrite::RuleGroup`, plus a module of the same name in lower case holding a
+//! dispatcher per root opcode and one function per rule) and lists its rules in priority order:
+//! on an instruction, the first rule that matches wins. Rule sets are built from groups.
+//!
+//! A dispatcher reads once what feeds the root's sources and tries a rule only when the root's
+//! size, its repeated sources and the opcodes and constants two levels down allow a match. A
+//! rule function backtracks over the operand orders of its commutative ops with nested loops,
+//! so a mismatch near the root is not tried again for every order below it.
 //!
 //! # A rule
 //! `search => replacement [if guard];`

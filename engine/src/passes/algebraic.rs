@@ -27,10 +27,13 @@
 
 use crate::ir::{Function, InstKind, Shader, Value};
 use crate::ops::AluOp;
-use crate::rewrite::{Placements, RangeCache, Rewriter, RuleInfo, RuleSet, TargetOptions};
+use crate::rewrite::{
+    Dispatcher, Placements, RangeCache, Rewriter, RuleInfo, RuleSet, TargetOptions,
+};
 use crate::uses::{User, Uses};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::ops::Range;
 
 /// Rule firings of one or more runs, indexed like [`RuleSet::rules`].
 #[derive(Clone, Debug, Default)]
@@ -131,7 +134,7 @@ pub fn run_function(
     let mut state = State::new(func, set);
     loop {
         let mut placements = Placements::default();
-        let result = state.round(func, set, enabled, stats, &mut placements);
+        let result = state.round(func, enabled, stats, &mut placements);
         // Also after an error: every rewrite done so far is complete once its instructions are
         // placed.
         placements.apply(func);
@@ -144,10 +147,9 @@ pub fn run_function(
 /// What one run over a function keeps across its rounds.
 struct State {
     rule_list: Vec<&'static RuleInfo>,
-    /// The index of each group's first rule in the set.
-    offsets: Vec<usize>,
-    /// For each opcode, the groups with rules rooted at it.
-    groups_by_root: Vec<Vec<usize>>,
+    /// For each opcode, the dispatchers of the groups with rules rooted at it, in priority
+    /// order, each with the indices of its group's rules in the set.
+    by_root: Vec<Vec<(Dispatcher, Range<usize>)>>,
     rewrites: usize,
     cap: usize,
     /// Position of every value: the value it replaced, transitively (itself if none).
@@ -158,25 +160,18 @@ struct State {
 
 impl State {
     fn new(func: &Function, set: &RuleSet) -> State {
-        let offsets = set
-            .groups
-            .iter()
-            .scan(0, |acc, g| {
-                let start = *acc;
-                *acc += g.rules.len();
-                Some(start)
-            })
-            .collect();
-        let mut groups_by_root = vec![Vec::new(); AluOp::all().count()];
-        for (g, group) in set.groups.iter().enumerate() {
-            for &op in group.roots {
-                groups_by_root[op as usize].push(g);
+        let mut by_root = vec![Vec::new(); AluOp::all().count()];
+        let mut start = 0;
+        for group in set.groups {
+            let rules = start..start + group.rules.len();
+            for &(op, dispatch) in group.roots {
+                by_root[op as usize].push((dispatch, rules.clone()));
             }
+            start = rules.end;
         }
         State {
             rule_list: set.rules().map(|(_, rule)| rule).collect(),
-            offsets,
-            groups_by_root,
+            by_root,
             rewrites: 0,
             cap: 16 * func.insts.len() + 1024,
             origin: HashMap::new(),
@@ -191,7 +186,6 @@ impl State {
     fn round(
         &mut self,
         func: &mut Function,
-        set: &RuleSet,
         enabled: &[bool],
         stats: &mut RuleStats,
         placements: &mut Placements,
@@ -216,14 +210,14 @@ impl State {
             };
             let mut rw = Rewriter::new(func, &mut uses, &ranges, placements, &[]);
             let mut fired = None;
-            for &g in &self.groups_by_root[op as usize] {
-                let (group, offset) = (set.groups[g], self.offsets[g]);
-                rw.set_enabled(&enabled[offset..offset + group.rules.len()]);
-                if let Some((index, replacement)) = (group.apply)(&mut rw, root) {
+            for (dispatch, rules) in &self.by_root[op as usize] {
+                rw.set_enabled(&enabled[rules.clone()]);
+                if let Some((index, replacement)) = dispatch(&mut rw, root) {
                     // The matched expression is intact until `finish` replaces the root.
                     let before = hash_of(rw.func, root);
                     let new = rw.finish(replacement);
-                    fired = Some((offset + index, before, new, std::mem::take(&mut rw.created)));
+                    let rule = rules.start + index;
+                    fired = Some((rule, before, new, std::mem::take(&mut rw.created)));
                     break;
                 }
             }

@@ -3,7 +3,7 @@
 //! The macro compiles every rule into a Rust function that matches the rule's search pattern
 //! against an instruction and builds its replacement. Those functions call the primitives of
 //! [`Rewriter`]; they carry no interpreter of their own. Next to the code the macro emits a
-//! [`RuleSet`]: the set's dispatcher and one [`RuleInfo`] per rule, which describes the rule as
+//! [`RuleGroup`]: its dispatchers by root opcode and one [`RuleInfo`] per rule, which describes the rule as
 //! data (its text, its location, its patterns with their bit-size classes). Statistics, the
 //! `shrew rules` listing and the per-rule verification tests read that description.
 //!
@@ -22,23 +22,26 @@ mod rewriter;
 pub mod verify;
 
 pub use range::{Range, RangeCache, Sign};
-pub use rewriter::{Ctx, Placements, Rewriter, Src, SrcKind};
+pub use rewriter::{Checkpoint, ConstRead, Ctx, Placements, Rewriter, Shape, Src, SrcKind};
 
 use crate::ir::{FpFlags, Value};
 use shrew_ops::{AluOp, BaseType, ConvFamily};
 
+/// A group's matcher for the rules rooted at one opcode: tries the enabled ones on `root` in
+/// priority order; on the first match, builds the replacement before `root` and returns the
+/// rule's index and the replacement.
+pub type Dispatcher = fn(&mut Rewriter<'_>, Value) -> Option<(usize, Src)>;
+
 /// One invocation of the rule macro: a group of rules in priority order, with the generated
-/// dispatcher and the description of every rule.
+/// dispatchers and the description of every rule.
 pub struct RuleGroup {
     pub name: &'static str,
     pub rules: &'static [RuleInfo],
-    /// The opcodes the group's rules are rooted at: passes skip the group elsewhere.
-    pub roots: &'static [AluOp],
+    /// The opcodes the group's rules are rooted at, each with its dispatcher: a pass calls the
+    /// dispatcher of the root's opcode directly, and skips the group at other opcodes.
+    pub roots: &'static [(AluOp, Dispatcher)],
     /// Whether each rule's target/option guard holds for the given options.
     pub guards: fn(&TargetOptions) -> Vec<bool>,
-    /// Tries the enabled rules on `root` in priority order; on the first match, builds the
-    /// replacement before `root` and returns the rule's index and the replacement.
-    pub apply: fn(&mut Rewriter<'_>, Value) -> Option<(usize, Src)>,
 }
 
 /// A named rule set, as passes use it: groups tried in order, so the first group's rules have

@@ -7,6 +7,7 @@ use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind
 use crate::uses::{User, Uses};
 use shrew_ops::eval::{fget, fput, mask};
 use shrew_ops::{AluOp, BaseType, ConvFamily, MAX_COMPONENTS};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// A value read through a swizzle: a position in the matched tree, a bound variable, or a source
@@ -26,11 +27,41 @@ impl Src {
 }
 
 /// What feeds an instruction's source, as the generated dispatchers see it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum SrcKind {
     Alu(AluOp),
     Const,
+    /// Anything else, or no such source.
+    #[default]
     Other,
+}
+
+impl SrcKind {
+    fn of(func: &Function, v: Value) -> SrcKind {
+        match func.get_inst(v).map(|inst| &inst.kind) {
+            Some(InstKind::Alu(alu)) => SrcKind::Alu(alu.op),
+            Some(InstKind::Const(_)) => SrcKind::Const,
+            _ => SrcKind::Other,
+        }
+    }
+}
+
+/// What feeds an instruction's sources: `src[i]` is the kind of source `i`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Shape {
+    pub src: [SrcKind; 4],
+}
+
+impl Shape {
+    fn read(func: &Function, v: Value) -> Shape {
+        let mut shape = Shape::default();
+        if let Some(InstKind::Alu(alu)) = func.get_inst(v).map(|inst| &inst.kind) {
+            for (kind, src) in shape.src.iter_mut().zip(&alu.srcs) {
+                *kind = SrcKind::of(func, src.value);
+            }
+        }
+        shape
+    }
 }
 
 /// What conditions may look at: the function, its use lists and the range analysis.
@@ -74,12 +105,20 @@ impl Placements {
     }
 }
 
+/// What a match attempt has bound so far, to go back to before trying another operand order.
+#[derive(Copy, Clone)]
+pub struct Checkpoint {
+    bound: u16,
+    exact_seen: bool,
+}
+
 /// Matches rules against one function and builds their replacements.
 ///
-/// A rule function calls [`Rewriter::begin`] before every attempt (one per commutative operand
-/// order), then the matching primitives, each of which returns `false` to reject; on success it
-/// builds the replacement with the building primitives, which place new instructions before the
-/// root (see [`Placements`]).
+/// A rule function calls [`Rewriter::begin`], then the matching primitives, each of which
+/// returns `false` to reject. Before trying the operand orders of a commutative node it takes a
+/// [`Checkpoint`], and it rewinds to it before each order. On success it builds the replacement
+/// with the building primitives, which place new instructions before the root (see
+/// [`Placements`]).
 pub struct Rewriter<'a> {
     pub func: &'a mut Function,
     pub uses: &'a mut Uses,
@@ -92,8 +131,8 @@ pub struct Rewriter<'a> {
     /// is set, so starting an attempt only clears the mask.
     vars: [Src; 16],
     bound: u16,
-    /// The kinds of the current root's sources, read once for all the groups' dispatchers.
-    kinds: (Value, [Option<SrcKind>; 4]),
+    /// The last root whose [`Shape`] was read, and its shape.
+    shape: (Value, Shape),
     inexact: bool,
     loses: FpFlags,
     exact_seen: bool,
@@ -125,7 +164,7 @@ impl<'a> Rewriter<'a> {
                 comps: 0,
             }; 16],
             bound: 0,
-            kinds: (Value(u32::MAX), [None; 4]),
+            shape: (Value(u32::MAX), Shape::default()),
             inexact: false,
             loses: FpFlags::default(),
             exact_seen: false,
@@ -170,38 +209,24 @@ impl<'a> Rewriter<'a> {
             .is_some_and(|alu| alu.srcs.get(i).map(|s| s.value) == alu.srcs.get(j).map(|s| s.value))
     }
 
-    /// What feeds source `i` of ALU instruction `v`, for the dispatchers' shared checks. Every
-    /// group's dispatcher asks this of the same root, so the answers are remembered.
-    pub fn src_kind(&mut self, v: Value, i: usize) -> SrcKind {
-        if self.kinds.0 != v {
-            self.kinds = (v, [None; 4]);
+    /// What feeds the sources of ALU instruction `v`, for the dispatchers' shared checks. Every
+    /// group's dispatcher asks this of the same root, so it is read once per root.
+    pub fn shape(&mut self, v: Value) -> Shape {
+        if self.shape.0 != v {
+            self.shape = (v, Shape::read(self.func, v));
         }
-        match self.kinds.1.get(i).copied().flatten() {
-            Some(kind) => kind,
-            None => {
-                let kind = self.src_kind_at(v, &[i]);
-                if let Some(slot) = self.kinds.1.get_mut(i) {
-                    *slot = Some(kind);
-                }
-                kind
-            }
-        }
+        self.shape.1
     }
 
-    /// What feeds the instruction reached from `v` by following the source indices of `path`
-    /// (`[0, 1]`: source 1 of the instruction feeding source 0).
-    pub fn src_kind_at(&self, v: Value, path: &[usize]) -> SrcKind {
-        let mut at = v;
-        for &i in path {
-            match self.alu(at).and_then(|alu| alu.srcs.get(i)) {
-                Some(src) => at = src.value,
-                None => return SrcKind::Other,
-            }
-        }
-        match self.func.get_inst(at).map(|inst| &inst.kind) {
-            Some(InstKind::Alu(alu)) => SrcKind::Alu(alu.op),
-            Some(InstKind::Const(_)) => SrcKind::Const,
-            _ => SrcKind::Other,
+    /// What feeds source `j` of the instruction feeding source `i` of `v`, for the dispatchers'
+    /// checks one level deeper than [`Rewriter::shape`]. Read only when a check gets that far:
+    /// a dispatcher's checks of the sources usually fail first, and reading two levels down
+    /// for every root would cost more in memory traffic than it saves.
+    pub fn src_src_kind(&self, v: Value, i: usize, j: usize) -> SrcKind {
+        let inner = self.alu(v).and_then(|alu| alu.srcs.get(i));
+        match inner.and_then(|src| self.alu(src.value)?.srcs.get(j)) {
+            Some(src) => SrcKind::of(self.func, src.value),
+            None => SrcKind::Other,
         }
     }
 
@@ -219,6 +244,19 @@ impl<'a> Rewriter<'a> {
             swizzle: IDENTITY_SWIZZLE,
             comps: self.root_type.comps,
         }
+    }
+
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            bound: self.bound,
+            exact_seen: self.exact_seen,
+        }
+    }
+
+    /// Forgets what was bound since `checkpoint`.
+    pub fn rewind(&mut self, checkpoint: Checkpoint) {
+        self.bound = checkpoint.bound;
+        self.exact_seen = checkpoint.exact_seen;
     }
 
     fn alu(&self, v: Value) -> Option<&Alu> {
@@ -276,8 +314,8 @@ impl<'a> Rewriter<'a> {
             };
         }
         let mut swizzle = IDENTITY_SWIZZLE;
-        for (k, &c) in pos.read().iter().enumerate() {
-            swizzle[k] = src.swizzle[c as usize];
+        for (composed, &c) in swizzle.iter_mut().zip(pos.read()) {
+            *composed = src.swizzle[usize::from(c) % MAX_COMPONENTS];
         }
         Src {
             value: src.value,
@@ -304,7 +342,7 @@ impl<'a> Rewriter<'a> {
     }
 
     /// The constant read at `pos`, one entry per read component, with its bit size.
-    pub fn constant(&self, pos: &Src) -> Option<(Vec<u64>, u8)> {
+    pub fn constant(&self, pos: &Src) -> Option<(ConstRead, u8)> {
         constant_at(self.func, pos)
     }
 
@@ -508,8 +546,12 @@ impl<'a> Rewriter<'a> {
     }
 }
 
+/// The components of a constant a position reads. Matching checks constants all the time, so
+/// the usual vec4 or narrower is kept off the heap.
+pub type ConstRead = SmallVec<[u64; 4]>;
+
 /// The constant read at `pos`, one entry per read component, with its bit size.
-pub(super) fn constant_at(func: &Function, pos: &Src) -> Option<(Vec<u64>, u8)> {
+pub(super) fn constant_at(func: &Function, pos: &Src) -> Option<(ConstRead, u8)> {
     let inst = func.get_inst(pos.value)?;
     let (InstKind::Const(values), Some(def)) = (&inst.kind, inst.def) else {
         return None;
@@ -518,6 +560,6 @@ pub(super) fn constant_at(func: &Function, pos: &Src) -> Option<(Vec<u64>, u8)> 
         .read()
         .iter()
         .map(|&c| values.get(c as usize).copied())
-        .collect::<Option<Vec<u64>>>()?;
+        .collect::<Option<ConstRead>>()?;
     Some((read, def.bits))
 }
