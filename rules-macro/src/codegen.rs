@@ -356,24 +356,27 @@ fn search_node(
             }
         }
         Node::Lit(lit) => {
-            reject_if(
-                steps,
-                match lit.value {
-                    Literal::Int(v) => {
-                        let v = int_tokens(v);
-                        quote!(!rw.const_int(&#pos, #v))
-                    }
-                    Literal::Float(v) => {
-                        let v = float_tokens(v);
-                        quote!(!rw.const_float(&#pos, #v))
-                    }
-                    Literal::Bool(b) => quote!(!rw.const_bool(&#pos, #b)),
-                },
-            );
+            let matches = literal_check(lit, pos);
+            reject_if(steps, quote!(!#matches));
             if let Some((bits, _)) = lit.size {
                 reject_if(steps, quote!(rw.bits(&#pos) != #bits));
             }
         }
+    }
+}
+
+/// Whether the constant at `pos` is the literal `lit`.
+fn literal_check(lit: &crate::ast::LitNode, pos: &TokenStream) -> TokenStream {
+    match lit.value {
+        Literal::Int(v) => {
+            let v = int_tokens(v);
+            quote!(rw.const_int(&#pos, #v))
+        }
+        Literal::Float(v) => {
+            let v = float_tokens(v);
+            quote!(rw.const_float(&#pos, #v))
+        }
+        Literal::Bool(b) => quote!(rw.const_bool(&#pos, #b)),
     }
 }
 
@@ -574,8 +577,19 @@ fn node_check(node: &Node, path: &[usize], reads: &mut RootReads) -> Option<Toke
         _ => unreachable!("dispatchers check {SHAPE_DEPTH} levels of sources"),
     };
     let check = match node {
-        Node::Lit(_) => Some(quote!((#kind == SrcKind::Const))),
+        // A literal among the root's sources is compared right away: rules that differ only in
+        // a literal (`fmul(a, 1.0)`, `fmul(a, -1.0)`…) would otherwise each be called.
+        Node::Lit(lit) => Some(match path {
+            [i] => {
+                let value = literal_check(lit, &quote!(rw.root_src(root, #i)));
+                quote!(((#kind == SrcKind::Const) && #value))
+            }
+            _ => quote!((#kind == SrcKind::Const)),
+        }),
         Node::Var(var) if var.is_const.is_some() => Some(quote!((#kind == SrcKind::Const))),
+        Node::Var(var) if var.conds.iter().any(|c| c.is_ident("is_not_const")) => {
+            Some(quote!((#kind != SrcKind::Const)))
+        }
         Node::Var(_) => None,
         Node::Op(op) => {
             let me = match op.op {
@@ -606,7 +620,7 @@ fn and_all(terms: impl Iterator<Item = TokenStream>) -> Option<TokenStream> {
 }
 
 /// The shared check of a rule in its root's dispatcher, or `None` when it requires nothing:
-/// the root's size when the search fixes it (`iadd@1`), the sources a repeated variable binds
+/// the root's size when the search fixes it (`iadd@1`), the places a repeated variable binds
 /// twice (`fadd(a, a)`: the same value, the swizzles compared by the rule), and the shape of
 /// what feeds the sources.
 fn rule_guard(c: &Checked, reads: &mut RootReads) -> Option<TokenStream> {
@@ -618,27 +632,119 @@ fn rule_guard(c: &Checked, reads: &mut RootReads) -> Option<TokenStream> {
         reads.bits = true;
         terms.push(quote!((bits == #bits)));
     }
-    let var_name = |node: &Node| match node {
-        Node::Var(var) => Some(var.ident.to_string()),
-        _ => None,
-    };
-    // A commutative root may match with sources 0 and 1 swapped, so a variable at one of them
-    // may be found at either.
-    let swappable = |i: usize| root.op.is_commutative() && i < 2;
-    for (i, a) in root.srcs.iter().enumerate() {
-        for (j, b) in root.srcs.iter().enumerate().skip(i + 1) {
-            if var_name(a).is_none() || var_name(a) != var_name(b) {
-                continue;
+    // Cheapest first: the kinds come from the shape read once per root, repeated variables
+    // read the IR.
+    terms.extend(sources_check(root, &[], reads));
+    terms.extend(repeated_vars_check(c));
+    and_all(terms.into_iter())
+}
+
+/// A step of a path from the root to a pattern node: a fixed source index, or side 0 or 1 of a
+/// commutative node's swappable sources, which source that is depending on the node's order.
+#[derive(Clone, Copy, PartialEq)]
+enum PathStep {
+    Fixed(usize),
+    Swappable { node: usize, side: usize },
+}
+
+/// Collects the paths of the variables of `node` (pre-order id `*id`, at `path`) down to
+/// [`SHAPE_DEPTH`] levels.
+fn var_paths(
+    c: &Checked,
+    node: &Node,
+    path: Vec<PathStep>,
+    id: &mut usize,
+    out: &mut Vec<(String, Vec<PathStep>)>,
+) {
+    let my_id = *id;
+    *id += 1;
+    match node {
+        Node::Var(var) => out.push((var.ident.to_string(), path)),
+        Node::Lit(_) => {}
+        Node::Op(op) => {
+            let swappable = c.commutative.contains(&my_id);
+            for (i, src) in op.srcs.iter().enumerate() {
+                if path.len() == SHAPE_DEPTH {
+                    *id += subtree_size(src);
+                    continue;
+                }
+                let step = if swappable && i < 2 {
+                    PathStep::Swappable {
+                        node: my_id,
+                        side: i,
+                    }
+                } else {
+                    PathStep::Fixed(i)
+                };
+                var_paths(c, src, [path.clone(), vec![step]].concat(), id, out);
             }
-            terms.push(if swappable(i) && !swappable(j) {
-                quote!((rw.same_source_value(root, 0, #j) || rw.same_source_value(root, 1, #j)))
-            } else {
-                quote!(rw.same_source_value(root, #i, #j))
-            });
         }
     }
-    terms.extend(sources_check(root, &[], reads));
-    and_all(terms.into_iter())
+}
+
+/// At most this many commutative nodes' orders are enumerated for [`repeated_vars_check`].
+const MAX_GUARD_ORDERS: usize = 3;
+
+/// The check that every variable bound more than once in the first [`SHAPE_DEPTH`] levels
+/// finds the same value at each place (`fadd(fmul(a, b), a)`), in at least one operand order
+/// of the commutative nodes on the way (the swizzles are left to the rule).
+fn repeated_vars_check(c: &Checked) -> Option<TokenStream> {
+    let mut occurrences = Vec::new();
+    var_paths(c, &c.rule.search, Vec::new(), &mut 0, &mut occurrences);
+    let mut repeated: Vec<(String, Vec<Vec<PathStep>>)> = Vec::new();
+    for (name, path) in occurrences {
+        match repeated.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, paths)) => paths.push(path),
+            None => repeated.push((name, vec![path])),
+        }
+    }
+    repeated.retain(|(_, paths)| paths.len() > 1);
+    let mut nodes: Vec<usize> = Vec::new();
+    for step in repeated
+        .iter()
+        .flat_map(|(_, paths)| paths.iter().flatten())
+    {
+        if let PathStep::Swappable { node, .. } = *step
+            && !nodes.contains(&node)
+        {
+            nodes.push(node);
+        }
+    }
+    if repeated.is_empty() || nodes.len() > MAX_GUARD_ORDERS {
+        return None;
+    }
+    let mut alternatives: Vec<TokenStream> = Vec::new();
+    for flips in 0..1usize << nodes.len() {
+        let concrete = |path: &[PathStep]| -> Vec<usize> {
+            path.iter()
+                .map(|step| match *step {
+                    PathStep::Fixed(i) => i,
+                    PathStep::Swappable { node, side } => {
+                        let k = nodes.iter().position(|&n| n == node).expect("collected");
+                        side ^ ((flips >> k) & 1)
+                    }
+                })
+                .collect()
+        };
+        let pairs = repeated.iter().flat_map(|(_, paths)| {
+            let first = concrete(&paths[0]);
+            paths[1..].iter().map(move |other| {
+                let other = concrete(other);
+                quote!(rw.same_value(root, &[#(#first),*], &[#(#other),*]))
+            })
+        });
+        let alternative = quote!((#(#pairs)&&*));
+        if !alternatives
+            .iter()
+            .any(|a| a.to_string() == alternative.to_string())
+        {
+            alternatives.push(alternative);
+        }
+    }
+    Some(match alternatives.as_slice() {
+        [only] => only.clone(),
+        _ => quote!((#(#alternatives)||*)),
+    })
 }
 
 /// The rules rooted at each opcode, in priority order; opcodes no rule is rooted at are left out.

@@ -202,11 +202,18 @@ impl<'a> Rewriter<'a> {
         self.func.value_type(v).map_or(0, |t| t.bits)
     }
 
-    /// Whether sources `i` and `j` of ALU instruction `v` read the same value (through any
-    /// swizzles), for the dispatchers' shared checks.
-    pub fn same_source_value(&self, v: Value, i: usize, j: usize) -> bool {
-        self.alu(v)
-            .is_some_and(|alu| alu.srcs.get(i).map(|s| s.value) == alu.srcs.get(j).map(|s| s.value))
+    /// Whether the sources reached from `v` by following the source indices of `a` and of `b`
+    /// (`[0, 1]`: source 1 of the instruction feeding source 0) read the same value, through
+    /// any swizzles, for the dispatchers' checks of repeated variables.
+    pub fn same_value(&self, v: Value, a: &[usize], b: &[usize]) -> bool {
+        let value_at = |path: &[usize]| {
+            path.iter().try_fold(v, |at, &i| {
+                self.alu(at)
+                    .and_then(|alu| alu.srcs.get(i))
+                    .map(|s| s.value)
+            })
+        };
+        matches!((value_at(a), value_at(b)), (Some(x), Some(y)) if x == y)
     }
 
     /// What feeds the sources of ALU instruction `v`, for the dispatchers' shared checks. Every
@@ -216,6 +223,17 @@ impl<'a> Rewriter<'a> {
             self.shape = (v, Shape::read(self.func, v));
         }
         self.shape.1
+    }
+
+    /// The position of source `i` of ALU instruction `v`, as a rule matching at `v` sees it,
+    /// for the dispatchers' checks of literals.
+    pub fn root_src(&self, v: Value, i: usize) -> Src {
+        let root = Src {
+            value: v,
+            swizzle: IDENTITY_SWIZZLE,
+            comps: self.func.value_type(v).map_or(0, |t| t.comps),
+        };
+        self.src(&root, i)
     }
 
     /// What feeds source `j` of the instruction feeding source `i` of `v`, for the dispatchers'
