@@ -17,6 +17,7 @@
 //! by any matched instruction that must preserve them.
 
 pub mod conds;
+pub mod instance;
 mod range;
 mod rewriter;
 pub mod verify;

@@ -308,7 +308,7 @@ fn derivative(rule: &RuleInfo) -> Option<AluOp> {
 }
 
 /// Every assignment of a size to each class, first class slowest.
-fn assignments(classes: &[&[u8]]) -> Vec<Vec<u8>> {
+pub(super) fn assignments(classes: &[&[u8]]) -> Vec<Vec<u8>> {
     let mut out = vec![Vec::new()];
     for sizes in classes {
         out = out
@@ -592,7 +592,7 @@ struct Compiler<'a> {
 }
 
 /// The raw value of a literal at `bits` bits, as the rewriter builds it.
-fn literal_bits(value: Literal, bits: u8) -> u64 {
+pub(super) fn literal_bits(value: Literal, bits: u8) -> u64 {
     match value {
         Literal::Int(x) => mask(x as u64, bits),
         Literal::Float(x) => mask(fput(x, bits), bits),
