@@ -31,7 +31,7 @@ use crate::rewrite::{
     Dispatcher, Placements, RangeCache, Rewriter, RuleInfo, RuleSet, TargetOptions,
 };
 use crate::uses::{User, Uses};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
@@ -116,7 +116,7 @@ fn expr_hash(func: &Function, v: Value, depth: u32, h: &mut impl Hasher) {
 }
 
 fn hash_of(func: &Function, v: Value) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = FxHasher::default();
     expr_hash(func, v, 4, &mut h);
     h.finish()
 }
@@ -153,9 +153,9 @@ struct State {
     rewrites: usize,
     cap: usize,
     /// Position of every value: the value it replaced, transitively (itself if none).
-    origin: HashMap<Value, Value>,
+    origin: FxHashMap<Value, Value>,
     /// (position, expression) → how often it was rewritten there, and by which rule last.
-    history: HashMap<(Value, u64), (u32, usize)>,
+    history: FxHashMap<(Value, u64), (u32, usize)>,
 }
 
 impl State {
@@ -174,8 +174,8 @@ impl State {
             by_root,
             rewrites: 0,
             cap: 16 * func.insts.len() + 1024,
-            origin: HashMap::new(),
-            history: HashMap::new(),
+            origin: FxHashMap::default(),
+            history: FxHashMap::default(),
         }
     }
 

@@ -5,10 +5,10 @@ use super::RangeCache;
 use crate::ir::fold::fold_alu;
 use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value};
 use crate::uses::{User, Uses};
+use rustc_hash::FxHashMap;
 use shrew_ops::eval::{fget, fput, mask};
 use shrew_ops::{AluOp, BaseType, ConvFamily, MAX_COMPONENTS};
 use smallvec::SmallVec;
-use std::collections::HashMap;
 
 /// A value read through a swizzle: a position in the matched tree, a bound variable, or a source
 /// of a replacement instruction. Only the first `comps` swizzle entries are meaningful.
@@ -80,7 +80,7 @@ pub struct Ctx<'a> {
 /// at reads them.
 #[derive(Default)]
 pub struct Placements {
-    before: HashMap<Value, Vec<Value>>,
+    before: FxHashMap<Value, Vec<Value>>,
 }
 
 impl Placements {
