@@ -512,42 +512,45 @@ fn guards_fn(checked: &[Checked]) -> TokenStream {
 /// they save.
 const SHAPE_DEPTH: usize = 2;
 
+/// What a conjunct of a dispatcher's check reads, cheapest first: conjuncts are evaluated in
+/// this order, so a check that reads the IR or a constant runs only when the shape allows it.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Cost {
+    /// The root's size or the shape read once per root.
+    Shape,
+    /// Instructions two levels down.
+    Deeper,
+    /// A constant's components.
+    Value,
+}
+
+/// One conjunct of a dispatcher's check, with its cost.
+type Conjunct = (Cost, TokenStream);
+
 /// The dispatcher's check of what feeds the sources of `op`, found at `path` (source indices
 /// from the root): the opcodes and constants (literals, `#` variables) the search requires
 /// down to [`SHAPE_DEPTH`] levels, with both operand orders of a commutative op. It is a
-/// necessary condition of a match, never a sufficient one. `None` when nothing is required.
-fn sources_check(
-    op: &crate::ast::OpNode,
-    path: &[usize],
-    reads: &mut RootReads,
-) -> Option<TokenStream> {
+/// necessary condition of a match, never a sufficient one. Empty when nothing is required.
+fn sources_check(op: &crate::ast::OpNode, path: &[usize], reads: &mut RootReads) -> Vec<Conjunct> {
     let at = |i: usize| [path, &[i]].concat();
-    let mut terms: Vec<TokenStream> = Vec::new();
+    let mut terms = Vec::new();
     let mut first = 0;
     if op.op.is_commutative() && op.srcs.len() >= 2 {
         first = 2;
         let mut pair = |a: usize, b: usize| {
-            and_all(
-                [
-                    node_check(&op.srcs[0], &at(a), reads),
-                    node_check(&op.srcs[1], &at(b), reads),
-                ]
-                .into_iter()
-                .flatten(),
-            )
+            let mut both = node_check(&op.srcs[0], &at(a), reads);
+            both.extend(node_check(&op.srcs[1], &at(b), reads));
+            let cost = both.iter().map(|t| t.0).max();
+            cost.zip(and_all(both))
         };
-        if let (Some(straight), Some(swapped)) = (pair(0, 1), pair(1, 0)) {
-            terms.push(quote!((#straight || #swapped)));
+        if let (Some((cost, straight)), Some((_, swapped))) = (pair(0, 1), pair(1, 0)) {
+            terms.push((cost, quote!((#straight || #swapped))));
         }
     }
-    terms.extend(
-        op.srcs
-            .iter()
-            .enumerate()
-            .skip(first)
-            .filter_map(|(i, src)| node_check(src, &at(i), reads)),
-    );
-    and_all(terms.into_iter())
+    for (i, src) in op.srcs.iter().enumerate().skip(first) {
+        terms.extend(node_check(src, &at(i), reads));
+    }
+    terms
 }
 
 /// What the dispatcher of one root opcode reads of the root before checking its rules, once
@@ -570,27 +573,31 @@ impl RootReads {
 }
 
 /// The check of search node `node` found at `path`, reading the kinds `reads` collects.
-fn node_check(node: &Node, path: &[usize], reads: &mut RootReads) -> Option<TokenStream> {
-    let kind = match path {
-        [i] => quote!(shape.src[#i]),
-        [i, j] => quote!(rw.src_src_kind(root, #i, #j)),
+fn node_check(node: &Node, path: &[usize], reads: &mut RootReads) -> Vec<Conjunct> {
+    let (kind, cost) = match path {
+        [i] => (quote!(shape.src[#i]), Cost::Shape),
+        [i, j] => (quote!(rw.src_src_kind(root, #i, #j)), Cost::Deeper),
         _ => unreachable!("dispatchers check {SHAPE_DEPTH} levels of sources"),
     };
-    let check = match node {
+    let is_const = (cost, quote!((#kind == SrcKind::Const)));
+    let terms = match node {
         // A literal among the root's sources is compared right away: rules that differ only in
         // a literal (`fmul(a, 1.0)`, `fmul(a, -1.0)`…) would otherwise each be called.
-        Node::Lit(lit) => Some(match path {
-            [i] => {
-                let value = literal_check(lit, &quote!(rw.root_src(root, #i)));
-                quote!(((#kind == SrcKind::Const) && #value))
-            }
-            _ => quote!((#kind == SrcKind::Const)),
-        }),
-        Node::Var(var) if var.is_const.is_some() => Some(quote!((#kind == SrcKind::Const))),
+        Node::Lit(lit) => match path {
+            [i] => vec![
+                is_const,
+                (
+                    Cost::Value,
+                    literal_check(lit, &quote!(rw.root_src(root, #i))),
+                ),
+            ],
+            _ => vec![is_const],
+        },
+        Node::Var(var) if var.is_const.is_some() => vec![is_const],
         Node::Var(var) if var.conds.iter().any(|c| c.is_ident("is_not_const")) => {
-            Some(quote!((#kind != SrcKind::Const)))
+            vec![(cost, quote!((#kind != SrcKind::Const)))]
         }
-        Node::Var(_) => None,
+        Node::Var(_) => Vec::new(),
         Node::Op(op) => {
             let me = match op.op {
                 OpName::Op(alu) => {
@@ -602,20 +609,21 @@ fn node_check(node: &Node, path: &[usize], reads: &mut RootReads) -> Option<Toke
                     quote!(matches!(#kind, SrcKind::Alu(op) if ConvFamily::#variant.contains(op)))
                 }
             };
-            let below = if path.len() < SHAPE_DEPTH {
-                sources_check(op, path, reads)
-            } else {
-                None
-            };
-            and_all([Some(me), below].into_iter().flatten())
+            let mut terms = vec![(cost, me)];
+            if path.len() < SHAPE_DEPTH {
+                terms.extend(sources_check(op, path, reads));
+            }
+            terms
         }
     };
-    reads.shape |= check.is_some();
-    check
+    reads.shape |= !terms.is_empty();
+    terms
 }
 
-fn and_all(terms: impl Iterator<Item = TokenStream>) -> Option<TokenStream> {
-    let terms: Vec<TokenStream> = terms.collect();
+/// The conjunction of `terms`, cheapest first; `None` when there are none.
+fn and_all(mut terms: Vec<Conjunct>) -> Option<TokenStream> {
+    terms.sort_by_key(|t| t.0);
+    let terms: Vec<TokenStream> = terms.into_iter().map(|t| t.1).collect();
     (!terms.is_empty()).then(|| quote!(#(#terms)&&*))
 }
 
@@ -630,13 +638,11 @@ fn rule_guard(c: &Checked, reads: &mut RootReads) -> Option<TokenStream> {
     let mut terms = Vec::new();
     if let Some((bits, _)) = root.size {
         reads.bits = true;
-        terms.push(quote!((bits == #bits)));
+        terms.push((Cost::Shape, quote!((bits == #bits))));
     }
-    // Cheapest first: the kinds come from the shape read once per root, repeated variables
-    // read the IR.
     terms.extend(sources_check(root, &[], reads));
-    terms.extend(repeated_vars_check(c));
-    and_all(terms.into_iter())
+    terms.extend(repeated_vars_check(c).map(|check| (Cost::Deeper, check)));
+    and_all(terms)
 }
 
 /// A step of a path from the root to a pattern node: a fixed source index, or side 0 or 1 of a
