@@ -555,7 +555,7 @@ fn sources_check(op: &crate::ast::OpNode, path: &[usize], reads: &mut RootReads)
 
 /// What the dispatcher of one root opcode reads of the root before checking its rules, once
 /// whatever the number of rules that look at it: the root's size (`bits`) and what feeds its
-/// sources (`shape`, a [`Shape`](::shrew_engine::rewrite::Shape)). Checks one level deeper
+/// sources (`shape`, the engine's `rewrite::Shape`). Checks one level deeper
 /// read the IR when they get there.
 #[derive(Default)]
 struct RootReads {

@@ -189,14 +189,6 @@ impl<'a> Rewriter<'a> {
         self.enabled.get(rule).copied().unwrap_or(false)
     }
 
-    /// The opcode of `v` if it is an ALU instruction.
-    pub fn alu_op(&self, v: Value) -> Option<AluOp> {
-        match &self.func.get_inst(v)?.kind {
-            InstKind::Alu(alu) => Some(alu.op),
-            _ => None,
-        }
-    }
-
     /// The bit size of `v`, for the dispatchers' shared checks.
     pub fn value_bits(&self, v: Value) -> u8 {
         self.func.value_type(v).map_or(0, |t| t.bits)
@@ -419,15 +411,6 @@ impl<'a> Rewriter<'a> {
             "replacement variables are bound by the search"
         );
         self.vars[var]
-    }
-
-    pub fn var_bits(&self, var: usize) -> u8 {
-        let src = self.var(var);
-        self.bits(&src)
-    }
-
-    pub fn root_bits(&self) -> u8 {
-        self.root_type.bits
     }
 
     pub fn root_comps(&self) -> u8 {
