@@ -380,13 +380,14 @@ fn literal_check(lit: &crate::ast::LitNode, pos: &TokenStream) -> TokenStream {
     }
 }
 
-/// The size of replacement node `id`'s value, as an expression.
+/// How many pattern nodes `node`'s subtree holds.
 fn subtree_size(node: &Node) -> usize {
     let mut nodes = Vec::new();
     preorder(node, &mut nodes);
     nodes.len()
 }
 
+/// The size of replacement node `id`'s value, as an expression.
 fn size_expr(c: &Checked, id: usize) -> TokenStream {
     match c.resolve_dst(id) {
         Resolved::Fixed(bits) => quote!(#bits),

@@ -17,7 +17,7 @@
 use super::rewriter::{Placements, Rewriter};
 use super::verify::{assignments, literal_bits};
 use super::{Ctx, OpName, Pattern, RangeCache, RuleGroup, RuleInfo, Size, Src};
-use crate::ir::{Alu, AluSrc, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value};
+use crate::ir::{self, AluSrc, IDENTITY_SWIZZLE, InstKind, Shader, Stage, ValType, Value};
 use crate::uses::Uses;
 use shrew_ops::eval::{fput, mask};
 
@@ -46,7 +46,7 @@ pub fn check_matches(group: &RuleGroup, index: usize) -> Result<u32, String> {
             let mut builder = Builder {
                 rule,
                 sizes: &sizes,
-                func: Function::new("instance"),
+                shader: Shader::new(Stage::Compute),
                 vars: vec![None; rule.vars.len()],
                 flips,
                 next_commutative: 0,
@@ -58,7 +58,7 @@ pub fn check_matches(group: &RuleGroup, index: usize) -> Result<u32, String> {
                     break;
                 }
             };
-            let mut func = builder.func;
+            let func = builder.shader.entry_function_mut();
             let op = match &func.inst(root).kind {
                 InstKind::Alu(alu) => alu.op,
                 _ => unreachable!("the root is built as an ALU instruction"),
@@ -72,10 +72,10 @@ pub fn check_matches(group: &RuleGroup, index: usize) -> Result<u32, String> {
             };
             let mut enabled = vec![false; group.rules.len()];
             enabled[index] = true;
-            let mut uses = Uses::build(&func);
+            let mut uses = Uses::build(func);
             let ranges = RangeCache::default();
             let mut placements = Placements::default();
-            let mut rw = Rewriter::new(&mut func, &mut uses, &ranges, &mut placements, &enabled);
+            let mut rw = Rewriter::new(func, &mut uses, &ranges, &mut placements, &enabled);
             match dispatch(&mut rw, root) {
                 Some((fired, _)) if fired == index => tried += 1,
                 other => {
@@ -124,10 +124,11 @@ fn is_commutative(op: OpName) -> bool {
     }
 }
 
+/// Builds one instance; its instructions go to the entry function of `shader`.
 struct Builder<'a> {
     rule: &'a RuleInfo,
     sizes: &'a [u8],
-    func: Function,
+    shader: Shader,
     /// The value built for each variable, once built.
     vars: Vec<Option<Value>>,
     /// Bit k set: swap sources 0 and 1 of the k-th commutative op.
@@ -143,15 +144,14 @@ impl Builder<'_> {
         }
     }
 
-    fn push(&mut self, kind: InstKind, ty: ValType) -> Value {
-        let block = self.func.entry;
-        let v = self.func.alloc_inst(Inst {
-            kind,
-            def: Some(ty),
-            block,
-        });
-        self.func.cfg[block].insts.push(v);
-        v
+    fn ir(&mut self) -> ir::Builder<'_> {
+        let entry = self.shader.entry;
+        ir::Builder::new(&mut self.shader, entry)
+    }
+
+    /// A constant with every one of `comps` components `raw`.
+    fn splat(&mut self, raw: u64, bits: u8, comps: u8) -> Value {
+        self.ir().imm(bits, &vec![raw; comps as usize])
     }
 
     /// Builds `p` with `comps` components (those its consumer reads).
@@ -163,11 +163,7 @@ impl Builder<'_> {
                 if matches!(value, super::Literal::Float(_)) && bits < 16 {
                     return Err("a float literal narrower than 16 bits".into());
                 }
-                let raw = literal_bits(*value, bits);
-                Ok(self.push(
-                    InstKind::Const(vec![raw; comps as usize]),
-                    ValType::new(bits, comps),
-                ))
+                Ok(self.splat(literal_bits(*value, bits), bits, comps))
             }
             Pattern::Op { op, size, srcs, .. } => {
                 let bits = self.bits(*size);
@@ -193,23 +189,12 @@ impl Builder<'_> {
                         0 => comps,
                         fixed => fixed,
                     };
-                    values.push(self.node(src, read)?);
+                    values.push(AluSrc::new(self.node(src, read)?));
                 }
                 if swap {
                     values.swap(0, 1);
                 }
-                let dst_bits = if info.dst.bits != 0 {
-                    info.dst.bits
-                } else {
-                    bits
-                };
-                let alu = Alu {
-                    op: alu_op,
-                    srcs: values.into_iter().map(AluSrc::new).collect(),
-                    exact: false,
-                    fp: FpFlags::default(),
-                };
-                Ok(self.push(InstKind::Alu(alu), ValType::new(dst_bits, comps)))
+                Ok(self.ir().alu_swizzled(alu_op, values, comps))
             }
         }
     }
@@ -220,7 +205,6 @@ impl Builder<'_> {
         }
         let var = &self.rule.vars[index];
         let bits = self.bits(var.size);
-        let ty = ValType::new(bits, comps);
         let value_conds = var
             .conds
             .iter()
@@ -233,7 +217,7 @@ impl Builder<'_> {
                 .map(|&x| fput(x, bits));
             let mut found = None;
             for raw in ints.chain(floats) {
-                let v = self.push(InstKind::Const(vec![raw; comps as usize]), ty);
+                let v = self.splat(raw, bits, comps);
                 if self.conds_hold(index, v, comps) {
                     found = Some(v);
                     break;
@@ -246,17 +230,18 @@ impl Builder<'_> {
                 )
             })?
         } else {
-            self.push(InstKind::Undef, ty)
+            self.ir().undef(ValType::new(bits, comps))
         };
         self.vars[index] = Some(v);
         Ok(v)
     }
 
     fn conds_hold(&self, index: usize, v: Value, comps: u8) -> bool {
-        let uses = Uses::build(&self.func);
+        let func = self.shader.entry_function();
+        let uses = Uses::build(func);
         let ranges = RangeCache::default();
         let cx = Ctx {
-            func: &self.func,
+            func,
             uses: &uses,
             ranges: &ranges,
         };

@@ -198,14 +198,17 @@ impl<'a> Rewriter<'a> {
     /// (`[0, 1]`: source 1 of the instruction feeding source 0) read the same value, through
     /// any swizzles, for the dispatchers' checks of repeated variables.
     pub fn same_value(&self, v: Value, a: &[usize], b: &[usize]) -> bool {
-        let value_at = |path: &[usize]| {
-            path.iter().try_fold(v, |at, &i| {
-                self.alu(at)
-                    .and_then(|alu| alu.srcs.get(i))
-                    .map(|s| s.value)
-            })
-        };
-        matches!((value_at(a), value_at(b)), (Some(x), Some(y)) if x == y)
+        matches!((self.value_at(v, a), self.value_at(v, b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// The value read by the source reached from `v` by following the source indices of
+    /// `path`, if every step is an ALU instruction with that source.
+    fn value_at(&self, v: Value, path: &[usize]) -> Option<Value> {
+        path.iter().try_fold(v, |at, &i| {
+            self.alu(at)
+                .and_then(|alu| alu.srcs.get(i))
+                .map(|s| s.value)
+        })
     }
 
     /// What feeds the sources of ALU instruction `v`, for the dispatchers' shared checks. Every
@@ -233,9 +236,8 @@ impl<'a> Rewriter<'a> {
     /// a dispatcher's checks of the sources usually fail first, and reading two levels down
     /// for every root would cost more in memory traffic than it saves.
     pub fn src_src_kind(&self, v: Value, i: usize, j: usize) -> SrcKind {
-        let inner = self.alu(v).and_then(|alu| alu.srcs.get(i));
-        match inner.and_then(|src| self.alu(src.value)?.srcs.get(j)) {
-            Some(src) => SrcKind::of(self.func, src.value),
+        match self.value_at(v, &[i, j]) {
+            Some(src) => SrcKind::of(self.func, src),
             None => SrcKind::Other,
         }
     }
