@@ -2,12 +2,15 @@
 
 use clap::{Parser, Subcommand};
 use shrew_engine::ir::Shader;
-use shrew_engine::{text, verify};
+use shrew_engine::text;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod corpus;
 mod opt;
+mod piglit;
+mod pipeline;
 mod rules;
 mod run;
 
@@ -24,14 +27,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse, verify and print a `.shrew` file in canonical form.
+    /// Load a shader (any kind), verify it and print it as IR text in canonical form.
     Fmt {
         file: PathBuf,
         /// Rewrite the file in place instead of printing it.
         #[arg(long)]
         write: bool,
     },
-    /// Check a `.shrew` file: exit 0 when it is valid, print located errors otherwise.
+    /// Check a shader: exit 0 when it translates to valid IR, print located errors otherwise.
     Verify { file: PathBuf },
     /// Execute a shader on the reference interpreter and print its outputs per invocation.
     Run(run::RunArgs),
@@ -39,6 +42,10 @@ enum Command {
     Opt(opt::OptArgs),
     /// List the rule sets and their rules.
     Rules(rules::RulesArgs),
+    /// Run piglit `.shader_test` files on the reference interpreter.
+    Piglit(piglit::PiglitArgs),
+    /// Translate every shader stage found under the paths and report per stage.
+    Corpus(corpus::CorpusArgs),
 }
 
 /// An error the CLI reports: already formatted with its location.
@@ -58,6 +65,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Opt(args) => opt::opt(&args),
         Command::Rules(args) => rules::rules(&args),
+        Command::Piglit(args) => piglit::piglit(&args),
+        Command::Corpus(args) => corpus::corpus(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -79,17 +88,11 @@ pub fn emit(text: &str) -> Result<(), CliError> {
     }
 }
 
-/// Reads, parses and verifies a shader file, with every error located.
+/// Reads, translates and verifies a shader file of any kind the front ends read, with every
+/// error located.
 pub fn load(path: &Path) -> Result<Shader, CliError> {
-    let name = path.display().to_string();
-    let source =
-        std::fs::read_to_string(path).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
-    let shader = text::parse(&source, &name)?;
-    verify::verify(&shader).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| format!("{name}: {e}")).collect();
-        CliError(lines.join("\n"))
-    })?;
-    Ok(shader)
+    shrew_frontend::load_file(path, &shrew_frontend::LoadOptions::default())
+        .map_err(|e| CliError(e.to_string()))
 }
 
 fn fmt(path: &Path, write: bool) -> Result<(), CliError> {

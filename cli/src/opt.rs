@@ -1,17 +1,19 @@
 //! `shrew opt`: runs passes over a shader and prints the result.
 
+use crate::pipeline::Pipeline;
 use crate::{CliError, emit, load};
 use clap::Args;
-use shrew_engine::passes::algebraic::{self, RuleStats};
-use shrew_engine::rewrite::{RuleSet, TargetOptions};
-use shrew_engine::{text, verify};
+use shrew_engine::passes::algebraic::RuleStats;
+use shrew_engine::rewrite::RuleSet;
+use shrew_engine::text;
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct OptArgs {
-    /// The shader (`.shrew` IR text).
+    /// The shader: `.shrew` IR text, `.spv`, `.wgsl` or GLSL (`.vert`, `.frag`, `.comp`, ...).
     file: PathBuf,
-    /// Passes to run, comma-separated. Each rule set is a pass (`shrew rules` lists them).
+    /// Passes to run, comma-separated. Each rule set is a pass (`shrew rules` lists them);
+    /// `none` runs nothing.
     #[arg(short, long, default_value = "algebraic")]
     pipeline: String,
     /// Print how often each rule fired, to stderr.
@@ -21,33 +23,15 @@ pub struct OptArgs {
 
 pub fn opt(args: &OptArgs) -> Result<(), CliError> {
     let mut shader = load(&args.file)?;
-    let opts = TargetOptions::default();
-    let mut report = String::new();
-    for name in args
-        .pipeline
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-    {
-        let set = shrew_rules::set(name).ok_or_else(|| {
-            let known: Vec<&str> = shrew_rules::SETS.iter().map(|s| s.name).collect();
-            CliError(format!(
-                "unknown pass `{name}`; known: {}",
-                known.join(", ")
-            ))
-        })?;
-        let mut stats = RuleStats::default();
-        algebraic::run(&mut shader, set, &opts, &[], &mut stats)?;
-        verify::verify(&shader).map_err(|errors| {
-            let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-            CliError(format!(
-                "internal error: invalid IR after `{name}`:\n{}",
-                lines.join("\n")
-            ))
-        })?;
-        report.push_str(&format_stats(set, &stats));
-    }
+    let pipeline = Pipeline::parse(&args.pipeline)?;
+    let stats = pipeline.run(&mut shader).map_err(CliError)?;
     if args.stats {
+        let report: String = pipeline
+            .sets
+            .iter()
+            .zip(&stats)
+            .map(|(set, stats)| format_stats(set, stats))
+            .collect();
         eprint!("{report}");
     }
     emit(&text::print(&shader))

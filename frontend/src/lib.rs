@@ -1,1 +1,124 @@
-//! Front ends into the shrew IR: SPIR-V (rspirv), GLSL through glslangValidator, WGSL through naga. They arrive with the front-end issue; `.shrew` text is parsed by the engine.
+//! Front ends into the shrew IR.
+//!
+//! - [`spirv`]: our own SPIR-V → IR translator on top of `rspirv`'s parser.
+//! - [`glsl`]: GLSL source compiled to SPIR-V by `glslangValidator` (an external process), with
+//!   the SPIR-V cached by content hash.
+//! - [`wgsl`]: WGSL through `naga` (WGSL → naga IR → SPIR-V), then the SPIR-V path.
+//! - [`piglit`]: piglit's `.shader_test` files: parsing, the GLSL preparation glslang needs, and
+//!   running the executable tests on the reference interpreter.
+//!
+//! `.shrew` IR text is parsed by the engine ([`shrew_engine::text::parse`]).
+
+pub mod glsl;
+pub mod piglit;
+pub mod spirv;
+pub mod wgsl;
+
+use shrew_engine::ir::{Shader, Stage};
+use std::path::Path;
+
+/// Why a shader file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot read: {message}")]
+    Io { path: String, message: String },
+    #[error("{0}")]
+    Text(String),
+    #[error("{path}: {error}")]
+    Spirv {
+        path: String,
+        error: spirv::SpirvError,
+    },
+    #[error("{path}: {error}")]
+    Glsl {
+        path: String,
+        error: glsl::GlslError,
+    },
+    #[error("{path}: {error}")]
+    Wgsl {
+        path: String,
+        error: wgsl::WgslError,
+    },
+    #[error(
+        "{path}: unknown kind of shader file (expected .shrew, .spv, .wgsl, or GLSL: .vert .frag \
+         .comp .geom .tesc .tese, or .glsl with a stage given)"
+    )]
+    UnknownKind { path: String },
+}
+
+/// What [`load_file`] needs besides the path.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// The entry point of SPIR-V and WGSL modules with several (the first by default).
+    pub entry_point: Option<String>,
+    /// The stage of a `.glsl` file.
+    pub stage: Option<Stage>,
+}
+
+/// Loads a shader of any supported kind by its extension: `.shrew` IR text, `.spv` SPIR-V,
+/// `.wgsl` through naga, GLSL through glslangValidator. The result is verified IR.
+pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
+    let name = path.display().to_string();
+    let io = |e: std::io::Error| LoadError::Io {
+        path: name.clone(),
+        message: e.to_string(),
+    };
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let spirv_options = spirv::Options {
+        entry_point: options.entry_point.clone(),
+    };
+    let from_spirv = |words: &[u32], spirv_options: &spirv::Options| {
+        spirv::translate(words, spirv_options).map_err(|error| LoadError::Spirv {
+            path: name.clone(),
+            error,
+        })
+    };
+    match ext {
+        "shrew" => {
+            let source = std::fs::read_to_string(path).map_err(io)?;
+            let shader = shrew_engine::text::parse(&source, &name)
+                .map_err(|e| LoadError::Text(e.to_string()))?;
+            shrew_engine::verify::verify(&shader).map_err(|errors| {
+                let lines: Vec<String> = errors.iter().map(|e| format!("{name}: {e}")).collect();
+                LoadError::Text(lines.join("\n"))
+            })?;
+            Ok(shader)
+        }
+        "spv" => {
+            let bytes = std::fs::read(path).map_err(io)?;
+            spirv::translate_bytes(&bytes, &spirv_options).map_err(|error| LoadError::Spirv {
+                path: name.clone(),
+                error,
+            })
+        }
+        "wgsl" => {
+            let source = std::fs::read_to_string(path).map_err(io)?;
+            let (words, entry) = wgsl::to_spirv(&source, &name, options.entry_point.as_deref())
+                .map_err(|error| LoadError::Wgsl {
+                    path: name.clone(),
+                    error,
+                })?;
+            from_spirv(
+                &words,
+                &spirv::Options {
+                    entry_point: Some(entry),
+                },
+            )
+        }
+        _ => {
+            let stage = glsl::stage_for_extension(ext)
+                .or(if ext == "glsl" { options.stage } else { None })
+                .ok_or_else(|| LoadError::UnknownKind { path: name.clone() })?;
+            let source = std::fs::read_to_string(path).map_err(io)?;
+            let glsl_error = |error| LoadError::Glsl {
+                path: name.clone(),
+                error,
+            };
+            let compiled = glsl::Glslang::find()
+                .map_err(glsl_error)?
+                .compile_cascade(&source, stage)
+                .map_err(glsl_error)?;
+            from_spirv(&compiled.words, &spirv_options)
+        }
+    }
+}

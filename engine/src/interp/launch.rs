@@ -387,7 +387,12 @@ impl<'p, 's> Runner<'p, 's> {
                         let state = InvState {
                             helper: !covered(i),
                             initially_helper: !covered(i),
-                            frag_coord: [x as f32 + 0.5, y as f32 + 0.5, z, wc],
+                            frag_coord: [
+                                (launch.origin[0] as f64 + x as f64 + 0.5) as f32,
+                                (launch.origin[1] as f64 + y as f64 + 0.5) as f32,
+                                z,
+                                wc,
+                            ],
                             ..self.state()
                         };
                         self.invocation(i, pos, state)

@@ -37,8 +37,9 @@
 //!   diverged, or outside the launch) the other row (column) is used, and when neither pair is
 //!   complete the derivative is 0. Derivatives outside fragment shaders are 0. Implicit texture
 //!   LODs use coarse derivatives of the coordinates.
-//! - **Fragment launch.** Invocation `i` is pixel `(i mod width, i div width)`; its `frag_coord`
-//!   is the pixel centre `(x + 0.5, y + 0.5)` with `z`, `w` from [`Launch::frag_coord_zw`]
+//! - **Fragment launch.** Invocation `i` is pixel `(i mod width, i div width)` of the grid, and
+//!   pixel `(x, y)` of the grid is window pixel [`Launch::origin`] + `(x, y)`; its `frag_coord`
+//!   is that window pixel's centre `(x + 0.5, y + 0.5)` with `z`, `w` from [`Launch::frag_coord_zw`]
 //!   (default `0, 1`). Quads are aligned 2×2 blocks. A pixel not covered (see
 //!   [`Launch::covered`]) in a quad with a covered pixel runs as a helper; quads without a covered
 //!   pixel do not run. Pixels past the last invocation do not exist.
@@ -209,6 +210,9 @@ pub struct Launch {
     pub covered: Vec<bool>,
     /// Fragment shaders: `z` and `w` of each pixel's `frag_coord` (empty: `0, 1`).
     pub frag_coord_zw: Vec<[f32; 2]>,
+    /// Fragment shaders: the window position of the grid's first pixel, so a launch can cover
+    /// any rectangle of a framebuffer (keep it even to keep quads aligned with the window's).
+    pub origin: [u32; 2],
     /// Compute shaders: number of workgroups.
     pub workgroups: [u32; 3],
     pub system: SystemValues,
@@ -226,6 +230,7 @@ impl Default for Launch {
             inputs: BTreeMap::new(),
             covered: Vec::new(),
             frag_coord_zw: Vec::new(),
+            origin: [0, 0],
             workgroups: [1, 1, 1],
             system: SystemValues::default(),
             shared_memory_size: 32768,

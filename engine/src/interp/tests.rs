@@ -313,6 +313,30 @@ fn larger_grids_split_into_aligned_quads() {
     }
 }
 
+#[test]
+fn grid_origin_moves_frag_coord_but_not_quads() {
+    let s = build(Stage::Fragment, |b| {
+        let fc = sysval(b, Intrinsic::LoadFragCoord);
+        let x = b.channel(fc, 0);
+        let d = b.alu(AluOp::FddxFine, &[x]);
+        output(b, "d", F32, d);
+        output(b, "fc", F32X4, fc);
+    });
+    let launch = Launch {
+        origin: [100, 42],
+        ..Launch::invocations(4)
+    };
+    let r = run(&s, &launch, &mut Resources::default()).unwrap();
+    for (i, inv) in r.invocations.iter().enumerate() {
+        let (x, y) = (100 + i % 2, 42 + i / 2);
+        assert_eq!(
+            to_f32(out(inv, "fc")),
+            [x as f32 + 0.5, y as f32 + 0.5, 0.0, 1.0]
+        );
+        assert_eq!(to_f32(out(inv, "d")), [1.0], "pixel {i}");
+    }
+}
+
 /// `top_left(b, x, y)` is true for pixel (0, 0) only.
 fn top_left(b: &mut Builder, x: Value, y: Value) -> Value {
     let one = b.imm_f32(1.0);

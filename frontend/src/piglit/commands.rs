@@ -1,0 +1,470 @@
+//! The commands of the `[test]` section.
+//!
+//! Numbers are read as shader_runner reads them: floats with `strtod` (so `inf` and `nan`
+//! work) or, written `0x...`, as the bits of an IEEE float; pixel coordinates are truncated
+//! to integers. Like shader_runner, a command ignores values beyond those it needs
+//! (`probe rgb 0 0 0 1 0 1` is `probe rgb 0 0 0 1 0`) and text after `#` is a comment.
+
+use super::parse::ParseError;
+
+/// A `[test]` command and its 1-based line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestCommand {
+    pub line: usize,
+    pub command: Command,
+}
+
+/// One command of the `[test]` section.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// `uniform TYPE NAME VALUES...`: the values as written (the type decides how to read
+    /// them: floats, integers, 64-bit integers, doubles, ...).
+    Uniform {
+        /// `vec4`, `int`, `dmat3x2`, `uint64_t`, ...
+        glsl_type: String,
+        /// The uniform's name with any array index or member path (`colors[2]`, `s.field`).
+        name: String,
+        values: Vec<String>,
+    },
+    /// `clear color r g b a`.
+    ClearColor([f32; 4]),
+    /// `clear`.
+    Clear,
+    /// `ortho`: the projection maps window coordinates to clip space; with four values
+    /// `ortho left right bottom top`, that box.
+    Ortho(Option<[f32; 4]>),
+    /// `draw rect [ortho] [patch] x y w h`: a rectangle in normalized device coordinates, or
+    /// in window pixels with `ortho`; `patch` draws it as a patch (tessellation tests).
+    DrawRect {
+        rect: [f32; 4],
+        ortho: bool,
+        patch: bool,
+    },
+    /// `draw rect tex x y w h tx ty tw th`: a rectangle with texture coordinates.
+    DrawRectTex { rect: [f32; 4], tex: [f32; 4] },
+    /// A `probe ...` or `relative probe ...` command.
+    Probe(Probe),
+    /// `tolerance r g b a`: the per-channel tolerance of the following probes.
+    Tolerance([f32; 4]),
+    /// `fb ...` (`fb tex 2d 0`, `fb draw winsys`, ...): draws or reads go to another
+    /// framebuffer; the words after `fb`.
+    Framebuffer(String),
+    /// Any other command (`draw arrays ...`, `texture rgbw ...`, `ssbo ...`), as written
+    /// (comment removed), so that a runner can report what it skipped.
+    Other(String),
+}
+
+impl Command {
+    /// The command's name for reports: `uniform`, `draw rect`, `probe`, ... and for
+    /// [`Command::Other`] its first two words.
+    pub fn name(&self) -> String {
+        match self {
+            Command::Uniform { .. } => "uniform".into(),
+            Command::ClearColor(_) => "clear color".into(),
+            Command::Clear => "clear".into(),
+            Command::Ortho(_) => "ortho".into(),
+            Command::DrawRect { .. } => "draw rect".into(),
+            Command::DrawRectTex { .. } => "draw rect tex".into(),
+            Command::Probe(_) => "probe".into(),
+            Command::Tolerance(_) => "tolerance".into(),
+            Command::Framebuffer(_) => "fb".into(),
+            Command::Other(text) => text
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// A pixel probe: where, and the colour expected there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub region: ProbeRegion,
+    pub expected: ExpectedColor,
+}
+
+/// The pixels a [`Probe`] checks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbeRegion {
+    /// `probe rgba x y ...`: one pixel.
+    Pixel { x: i32, y: i32 },
+    /// `probe rect rgba (x, y, w, h) ...`: a rectangle of pixels.
+    Rect {
+        x: i32,
+        y: i32,
+        width: i32,
+        height: i32,
+    },
+    /// `probe all rgba ...`: the whole framebuffer.
+    All,
+    /// `relative probe rgba (x, y) ...`: the pixel at this fraction of the framebuffer's size.
+    RelativePixel { x: f32, y: f32 },
+    /// `relative probe rect rgba (x, y, w, h) ...`: a rectangle in fractions of the size.
+    RelativeRect {
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+    },
+}
+
+/// The expected colour of a probe: `rgb` probes ignore alpha.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExpectedColor {
+    Rgb([f32; 3]),
+    Rgba([f32; 4]),
+}
+
+/// Reads a number as shader_runner's `get_floats` does.
+fn parse_float(text: &str) -> Option<f32> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(bits) => u32::from_str_radix(bits, 16).ok().map(f32::from_bits),
+        None => text.parse().ok(),
+    }
+}
+
+/// Parses the `[test]` line `line_text` (line `line` of the file); `None` for blank lines and
+/// comments.
+pub(super) fn parse_command(
+    line: usize,
+    line_text: &str,
+) -> Result<Option<TestCommand>, ParseError> {
+    let text = match line_text.find('#') {
+        Some(comment) => &line_text[..comment],
+        None => line_text,
+    }
+    .trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let command = match words.as_slice() {
+        ["uniform", rest @ ..] => parse_uniform(line, text, rest)?,
+        ["clear", "color", ..] => {
+            Command::ClearColor(floats(line, "clear color", text, &words[2..])?)
+        }
+        ["clear"] => Command::Clear,
+        ["ortho"] => Command::Ortho(None),
+        ["ortho", ..] => Command::Ortho(Some(floats(line, "ortho", text, &words[1..])?)),
+        ["draw", "rect", "tex", ..] => {
+            let values: [f32; 8] = floats(line, "draw rect tex", text, &words[3..])?;
+            Command::DrawRectTex {
+                rect: std::array::from_fn(|i| values[i]),
+                tex: std::array::from_fn(|i| values[4 + i]),
+            }
+        }
+        ["draw", "rect", rest @ ..] => {
+            let flag_count = rest
+                .iter()
+                .take_while(|word| matches!(**word, "ortho" | "patch"))
+                .count();
+            let (flags, numbers) = rest.split_at(flag_count);
+            Command::DrawRect {
+                rect: floats(line, "draw rect", text, numbers)?,
+                ortho: flags.contains(&"ortho"),
+                patch: flags.contains(&"patch"),
+            }
+        }
+        ["tolerance", rest @ ..] => Command::Tolerance(floats(line, "tolerance", text, rest)?),
+        ["fb", ..] => Command::Framebuffer(words[1..].join(" ")),
+        ["probe", ..] | ["relative", "probe", ..] => match parse_probe(line, text, &words)? {
+            Some(probe) => Command::Probe(probe),
+            None => Command::Other(text.to_owned()),
+        },
+        _ => Command::Other(text.to_owned()),
+    };
+    Ok(Some(TestCommand { line, command }))
+}
+
+fn parse_uniform(line: usize, text: &str, words: &[&str]) -> Result<Command, ParseError> {
+    match words {
+        [glsl_type, name, values @ ..] => Ok(Command::Uniform {
+            glsl_type: (*glsl_type).to_owned(),
+            name: (*name).to_owned(),
+            values: values.iter().map(|value| (*value).to_owned()).collect(),
+        }),
+        _ => Err(ParseError::BadCommand {
+            line,
+            command: "uniform",
+            text: text.to_owned(),
+            reason: "expected `uniform TYPE NAME VALUES...`".into(),
+        }),
+    }
+}
+
+/// The first `count` numbers of `words`, which may contain parentheses, commas and
+/// semicolons (`(0.5, 0.5)`).
+fn numbers(
+    line: usize,
+    command: &'static str,
+    text: &str,
+    words: &[&str],
+    count: usize,
+) -> Result<Vec<f32>, ParseError> {
+    let bad = |reason: String| ParseError::BadCommand {
+        line,
+        command,
+        text: text.to_owned(),
+        reason,
+    };
+    let mut found = words
+        .iter()
+        .flat_map(|word| word.split(['(', ')', ',', ';']))
+        .filter(|number| !number.is_empty());
+    (0..count)
+        .map(|index| {
+            let number = found
+                .next()
+                .ok_or_else(|| bad(format!("expected {count} numbers, found {index}")))?;
+            parse_float(number).ok_or_else(|| bad(format!("`{number}` is not a number")))
+        })
+        .collect()
+}
+
+/// [`numbers`] as an array.
+fn floats<const N: usize>(
+    line: usize,
+    command: &'static str,
+    text: &str,
+    words: &[&str],
+) -> Result<[f32; N], ParseError> {
+    let values = numbers(line, command, text, words, N)?;
+    Ok(std::array::from_fn(|i| values[i]))
+}
+
+/// Parses the probes shader_runner knows of the forms `[relative] probe [rect|all] rgb[a]`;
+/// `None` for the other probes (atomic counters, SSBOs, depth, `rgba int`, ...).
+fn parse_probe(line: usize, text: &str, words: &[&str]) -> Result<Option<Probe>, ParseError> {
+    let relative = words[0] == "relative";
+    let words = if relative { &words[2..] } else { &words[1..] };
+    let (shape, words) = match words.first() {
+        Some(&"rect") => ("rect", &words[1..]),
+        Some(&"all") if !relative => ("all", &words[1..]),
+        _ => ("pixel", words),
+    };
+    let (alpha, numbers) = match words {
+        // `rgba int` and other typed probes are not handled here.
+        [_, format, ..] if format.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+            return Ok(None);
+        }
+        ["rgba", numbers @ ..] => (true, numbers),
+        ["rgb", numbers @ ..] => (false, numbers),
+        _ => return Ok(None),
+    };
+    let color_len = if alpha { 4 } else { 3 };
+    let position_len = match shape {
+        "rect" => 4,
+        "all" => 0,
+        _ => 2,
+    };
+    let values = self::numbers(line, "probe", text, numbers, position_len + color_len)?;
+    let (position, color) = values.split_at(position_len);
+    let region = match (shape, relative, position) {
+        ("all", _, _) => ProbeRegion::All,
+        ("rect", false, &[x, y, width, height]) => ProbeRegion::Rect {
+            x: x as i32,
+            y: y as i32,
+            width: width as i32,
+            height: height as i32,
+        },
+        ("rect", true, &[x, y, width, height]) => ProbeRegion::RelativeRect {
+            x,
+            y,
+            width,
+            height,
+        },
+        (_, false, &[x, y]) => ProbeRegion::Pixel {
+            x: x as i32,
+            y: y as i32,
+        },
+        (_, true, &[x, y]) => ProbeRegion::RelativePixel { x, y },
+        _ => return Ok(None),
+    };
+    let expected = match *color {
+        [r, g, b, a] => ExpectedColor::Rgba([r, g, b, a]),
+        [r, g, b] => ExpectedColor::Rgb([r, g, b]),
+        _ => return Ok(None),
+    };
+    Ok(Some(Probe { region, expected }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(text: &str) -> Command {
+        parse_command(7, text).unwrap().unwrap().command
+    }
+
+    #[test]
+    fn skips_blank_lines_and_comments() {
+        assert_eq!(parse_command(1, "   \n").unwrap(), None);
+        assert_eq!(parse_command(1, "# clear\n").unwrap(), None);
+        assert_eq!(
+            parse_command(3, "clear # the framebuffer\n").unwrap(),
+            Some(TestCommand {
+                line: 3,
+                command: Command::Clear
+            })
+        );
+    }
+
+    #[test]
+    fn uniforms_keep_type_name_and_raw_values() {
+        assert_eq!(
+            command("uniform dvec2 s.values[2] 0x3ff0000000000000 -1.5"),
+            Command::Uniform {
+                glsl_type: "dvec2".into(),
+                name: "s.values[2]".into(),
+                values: vec!["0x3ff0000000000000".into(), "-1.5".into()],
+            }
+        );
+        assert!(matches!(
+            parse_command(9, "uniform vec4").unwrap_err(),
+            ParseError::BadCommand {
+                line: 9,
+                command: "uniform",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn clear_ortho_and_draws() {
+        assert_eq!(
+            command("clear color 0.0 0.5 1 1"),
+            Command::ClearColor([0.0, 0.5, 1.0, 1.0])
+        );
+        assert_eq!(command("ortho"), Command::Ortho(None));
+        assert_eq!(
+            command("ortho 0 10 0 20"),
+            Command::Ortho(Some([0.0, 10.0, 0.0, 20.0]))
+        );
+        assert_eq!(
+            command("draw rect -1 -1 2 2"),
+            Command::DrawRect {
+                rect: [-1.0, -1.0, 2.0, 2.0],
+                ortho: false,
+                patch: false
+            }
+        );
+        assert_eq!(
+            command("draw rect ortho patch 0 0 10 10"),
+            Command::DrawRect {
+                rect: [0.0, 0.0, 10.0, 10.0],
+                ortho: true,
+                patch: true
+            }
+        );
+        assert_eq!(
+            command("draw rect tex 0 0 1 1 0 0 0.5 0.5"),
+            Command::DrawRectTex {
+                rect: [0.0, 0.0, 1.0, 1.0],
+                tex: [0.0, 0.0, 0.5, 0.5]
+            }
+        );
+        assert_eq!(
+            command("tolerance 0.1 0.1 0 0.1"),
+            Command::Tolerance([0.1, 0.1, 0.0, 0.1])
+        );
+        assert_eq!(
+            command("fb tex 2d 0"),
+            Command::Framebuffer("tex 2d 0".into())
+        );
+    }
+
+    #[test]
+    fn probes() {
+        let probe = |text| match command(text) {
+            Command::Probe(probe) => probe,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            probe("probe rgba 1 2 0.0 1.0 0.0 1.0"),
+            Probe {
+                region: ProbeRegion::Pixel { x: 1, y: 2 },
+                expected: ExpectedColor::Rgba([0.0, 1.0, 0.0, 1.0])
+            }
+        );
+        // Like shader_runner, extra values are ignored.
+        assert_eq!(
+            probe("probe rgb 0 0 0.0 1.0 0.0 1.0"),
+            Probe {
+                region: ProbeRegion::Pixel { x: 0, y: 0 },
+                expected: ExpectedColor::Rgb([0.0, 1.0, 0.0])
+            }
+        );
+        assert_eq!(probe("probe all rgb 0 1 0").region, ProbeRegion::All);
+        assert_eq!(
+            probe("probe rect rgba ( 0, 4, 8, 16 ) (0.5, 0.5, 0.5, 1)"),
+            Probe {
+                region: ProbeRegion::Rect {
+                    x: 0,
+                    y: 4,
+                    width: 8,
+                    height: 16
+                },
+                expected: ExpectedColor::Rgba([0.5, 0.5, 0.5, 1.0])
+            }
+        );
+        assert_eq!(
+            probe("relative probe rgba (0.5, 0.25) (0,1,0,1);").region,
+            ProbeRegion::RelativePixel { x: 0.5, y: 0.25 }
+        );
+        assert_eq!(
+            probe("relative probe rect rgb (0.0, 0.5, 1.0, 0.5) (1, 0, 0)"),
+            Probe {
+                region: ProbeRegion::RelativeRect {
+                    x: 0.0,
+                    y: 0.5,
+                    width: 1.0,
+                    height: 0.5
+                },
+                expected: ExpectedColor::Rgb([1.0, 0.0, 0.0])
+            }
+        );
+        assert_eq!(
+            command("relative probe rect rgba int (0.5, 0, 0.5, 0.5) (100, 0, 127, 100)").name(),
+            "relative probe"
+        );
+        assert_eq!(
+            command("probe atomic counter 0 == 4").name(),
+            "probe atomic"
+        );
+        assert!(matches!(
+            parse_command(5, "probe rgba 1 2 0 1").unwrap_err(),
+            ParseError::BadCommand {
+                line: 5,
+                command: "probe",
+                ..
+            }
+        ));
+        assert!(
+            parse_command(5, "probe all rgba 0 one 0 1")
+                .unwrap_err()
+                .to_string()
+                .contains("`one` is not a number")
+        );
+    }
+
+    #[test]
+    fn numbers_as_shader_runner_reads_them() {
+        assert_eq!(parse_float("0x3f800000"), Some(1.0));
+        assert_eq!(parse_float("-inf"), Some(f32::NEG_INFINITY));
+        assert!(parse_float("nan").is_some_and(f32::is_nan));
+        assert_eq!(parse_float("1e-3"), Some(0.001));
+        assert_eq!(parse_float("0xzz"), None);
+    }
+
+    #[test]
+    fn other_commands_are_kept_for_reports() {
+        assert_eq!(
+            command("draw arrays GL_TRIANGLE_FAN 0 4 # fan"),
+            Command::Other("draw arrays GL_TRIANGLE_FAN 0 4".into())
+        );
+        assert_eq!(command("texture rgbw 0 (8, 8)").name(), "texture rgbw");
+        assert_eq!(command("compute 1 1 1").name(), "compute 1");
+        assert_eq!(command("clear depth 1").name(), "clear depth");
+    }
+}

@@ -1,0 +1,936 @@
+//! Running piglit's executable tests on the reference interpreter.
+//!
+//! A test is executable here when it has one fragment shader, at most one vertex shader (or
+//! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
+//! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance` and the `probe` family. Anything
+//! else is skipped with the reason, and so is a shader glslang cannot compile.
+//!
+//! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
+//! strip), rasterizes its two triangles at pixel centres, interpolates the varyings
+//! (perspective-correct, `noperspective` or flat from the provoking last vertex), and runs the
+//! fragment shader in 2×2 quads — only for quads that hold a pixel some probe of the test looks
+//! at; the quad's other pixels run as helpers so derivatives stay right. Colour output 0 is
+//! clamped to [0, 1] and quantized to the RGBA8 framebuffer. Probes compare with piglit's
+//! tolerance for 8-bit channels (3/256), or the test's own `tolerance`.
+
+use super::{Command, ExpectedColor, ProbeRegion, ShaderTest, parse_shader_test, stage_sources};
+use crate::glsl::{Glslang, LegacyInterface};
+use crate::spirv;
+use shrew_engine::interp::memory::{Layout, LayoutRule};
+use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
+use shrew_engine::ops::BaseType;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// piglit's default window size.
+const DEFAULT_SIZE: (u32, u32) = (250, 250);
+
+/// How a test ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// A test's status and, unless it passed, why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: Status,
+    pub reason: Option<String>,
+    /// Whether every shader of the test compiled through glslang (the pass rate counts these).
+    pub compiled: bool,
+}
+
+impl Outcome {
+    fn skip(reason: impl Into<String>) -> Outcome {
+        Outcome {
+            status: Status::Skip,
+            reason: Some(reason.into()),
+            compiled: false,
+        }
+    }
+
+    fn fail(reason: impl Into<String>) -> Outcome {
+        Outcome {
+            status: Status::Fail,
+            reason: Some(reason.into()),
+            compiled: true,
+        }
+    }
+}
+
+/// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution.
+pub fn run_file(
+    path: &Path,
+    glslang: &Glslang,
+    optimize: &dyn Fn(&mut Shader) -> Result<(), String>,
+) -> Outcome {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => return Outcome::fail(format!("cannot read the file: {e}")),
+    };
+    let mut test = match parse_shader_test(&text) {
+        Ok(t) => t,
+        Err(e) => return Outcome::fail(format!("cannot parse the test: {e}")),
+    };
+    if let Some(dir) = path.parent()
+        && let Err(e) = test.load_shader_files(dir)
+    {
+        return Outcome::skip(e.to_string());
+    }
+    if let Err(reason) = executable(&test) {
+        return Outcome::skip(reason);
+    }
+    let stages = match compile(&test, glslang) {
+        Ok(s) => s,
+        Err(outcome) => return outcome,
+    };
+    let mut vs = None;
+    let mut fs = None;
+    for (stage, mut shader, legacy) in stages {
+        if let Err(e) = optimize(&mut shader) {
+            return Outcome::fail(format!("{} shader: optimization failed: {e}", stage.name()));
+        }
+        match stage {
+            Stage::Vertex => vs = Some((shader, legacy)),
+            _ => fs = Some((shader, legacy)),
+        }
+    }
+    let (Some(vs), Some(fs)) = (vs, fs) else {
+        return Outcome::skip("no vertex and fragment shader pair");
+    };
+    let mut ctx = match Context::new(&test, vs, fs) {
+        Ok(c) => c,
+        Err(e) => return Outcome::fail(e),
+    };
+    match ctx.execute(&test) {
+        Ok(()) => Outcome {
+            status: Status::Pass,
+            reason: None,
+            compiled: true,
+        },
+        Err(e) => Outcome::fail(e),
+    }
+}
+
+/// Why a test cannot run here, if it cannot.
+fn executable(test: &ShaderTest) -> Result<(), String> {
+    for section in &test.shaders {
+        if !matches!(section.stage, Stage::Vertex | Stage::Fragment) {
+            return Err(format!("uses a {} shader", section.stage.name()));
+        }
+    }
+    for stage in [Stage::Vertex, Stage::Fragment] {
+        if test.shaders_of(stage).count() > 1 {
+            return Err(format!("links several {} shaders", stage.name()));
+        }
+    }
+    if test.shaders_of(Stage::Fragment).count() == 0 {
+        return Err("has no fragment shader".into());
+    }
+    for section in &test.shaders {
+        if let super::ShaderSource::Glsl(source) = &section.source
+            && has_uniform_initializer(source)
+        {
+            return Err(
+                "initializes a uniform in GLSL, which glslang's SPIR-V cannot carry".into(),
+            );
+        }
+    }
+    if test.vertex_data.is_some() {
+        return Err("uses [vertex data]".into());
+    }
+    if let Some(section) = test.other_sections.first() {
+        return Err(format!("uses a [{}] section", section.name));
+    }
+    let mut probes = 0;
+    for c in &test.commands {
+        match &c.command {
+            Command::Uniform { .. }
+            | Command::ClearColor(_)
+            | Command::Clear
+            | Command::Ortho(_)
+            | Command::Tolerance(_) => {}
+            Command::DrawRect { patch: false, .. } => {}
+            Command::Probe(_) => probes += 1,
+            other => return Err(format!("uses `{}`", other.name())),
+        }
+    }
+    if probes == 0 {
+        return Err("probes nothing".into());
+    }
+    Ok(())
+}
+
+/// Whether a declaration statement `uniform ... = ...;` is in the source (comments aside).
+fn has_uniform_initializer(source: &str) -> bool {
+    let code: String = source
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    code.split([';', '{', '}']).any(|statement| {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        let is_uniform = words
+            .iter()
+            .take_while(|w| !w.contains('='))
+            .any(|w| *w == "uniform");
+        is_uniform && statement.contains('=') && !statement.trim_start().starts_with('#')
+    })
+}
+
+type Stages = Vec<(Stage, Shader, Option<LegacyInterface>)>;
+
+/// Compiles and translates every stage; a glslang failure skips the test, a translation failure
+/// fails it.
+fn compile(test: &ShaderTest, glslang: &Glslang) -> Result<Stages, Outcome> {
+    let sources = stage_sources(test).map_err(|e| Outcome::skip(e.to_string()))?;
+    let mut out = Vec::new();
+    for source in sources {
+        let compiled = glslang
+            .compile_cascade(&source.source, source.stage)
+            .map_err(|e| {
+                let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
+                Outcome::skip(format!("glslang: {first}"))
+            })?;
+        let shader = spirv::translate(&compiled.words, &spirv::Options::default())
+            .map_err(|e| Outcome::fail(format!("{} shader: frontend: {e}", source.stage.name())))?;
+        out.push((source.stage, shader, compiled.legacy_interface));
+    }
+    Ok(out)
+}
+
+/// One stage ready to run: its shader, its resources and the legacy names it uses.
+struct StageState {
+    shader: Shader,
+    resources: Resources,
+    legacy: Option<LegacyInterface>,
+}
+
+struct Context {
+    vs: StageState,
+    fs: StageState,
+    width: u32,
+    height: u32,
+    framebuffer: Vec<[u8; 4]>,
+    clear_color: [f32; 4],
+    tolerance: [f32; 4],
+    /// Pixels some probe looks at.
+    probed: Vec<bool>,
+}
+
+impl Context {
+    fn new(
+        test: &ShaderTest,
+        vs: (Shader, Option<LegacyInterface>),
+        fs: (Shader, Option<LegacyInterface>),
+    ) -> Result<Context, String> {
+        let (width, height) = test.requirements.window_size.unwrap_or(DEFAULT_SIZE);
+        let mut ctx = Context {
+            vs: StageState::new(vs.0, vs.1)?,
+            fs: StageState::new(fs.0, fs.1)?,
+            width,
+            height,
+            framebuffer: vec![[0; 4]; (width * height) as usize],
+            clear_color: [0.0; 4],
+            tolerance: [3.0 / 256.0; 4],
+            probed: vec![false; (width * height) as usize],
+        };
+        for c in &test.commands {
+            if let Command::Probe(p) = &c.command {
+                let (x0, y0, x1, y1) = ctx.region(&p.region);
+                for y in y0..y1 {
+                    for x in x0..x1 {
+                        ctx.probed[(y * width + x) as usize] = true;
+                    }
+                }
+            }
+        }
+        Ok(ctx)
+    }
+
+    /// A probe region as a pixel rectangle clipped to the window: `(x0, y0, x1, y1)`.
+    fn region(&self, r: &ProbeRegion) -> (u32, u32, u32, u32) {
+        let (w, h) = (self.width as f32, self.height as f32);
+        let (x, y, rw, rh) = match *r {
+            ProbeRegion::Pixel { x, y } => (x as f32, y as f32, 1.0, 1.0),
+            ProbeRegion::Rect {
+                x,
+                y,
+                width,
+                height,
+            } => (x as f32, y as f32, width as f32, height as f32),
+            ProbeRegion::All => (0.0, 0.0, w, h),
+            ProbeRegion::RelativePixel { x, y } => ((x * w).floor(), (y * h).floor(), 1.0, 1.0),
+            ProbeRegion::RelativeRect {
+                x,
+                y,
+                width,
+                height,
+            } => (
+                (x * w).floor(),
+                (y * h).floor(),
+                (width * w).floor(),
+                (height * h).floor(),
+            ),
+        };
+        let clip = |v: f32, max: f32| v.clamp(0.0, max) as u32;
+        (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
+    }
+
+    fn execute(&mut self, test: &ShaderTest) -> Result<(), String> {
+        for c in &test.commands {
+            let at = |e: String| format!("line {}: {e}", c.line);
+            match &c.command {
+                Command::Uniform {
+                    glsl_type,
+                    name,
+                    values,
+                } => {
+                    let in_vs = self.vs.set_uniform(glsl_type, name, values).map_err(at)?;
+                    let in_fs = self.fs.set_uniform(glsl_type, name, values).map_err(at)?;
+                    if !in_vs && !in_fs {
+                        // glslang may have removed an unused uniform; piglit's GL would still
+                        // know it, and setting it changes nothing.
+                    }
+                }
+                Command::ClearColor(c) => self.clear_color = *c,
+                Command::Clear => {
+                    let px = self.clear_color.map(quantize);
+                    self.framebuffer.fill(px);
+                }
+                Command::Tolerance(t) => self.tolerance = *t,
+                Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
+                Command::DrawRect { rect, ortho, .. } => self.draw(*rect, *ortho).map_err(at)?,
+                Command::Probe(p) => {
+                    let (x0, y0, x1, y1) = self.region(&p.region);
+                    let (expected, n) = match p.expected {
+                        ExpectedColor::Rgb(c) => ([c[0], c[1], c[2], 1.0], 3),
+                        ExpectedColor::Rgba(c) => (c, 4),
+                    };
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            let px = self.framebuffer[(y * self.width + x) as usize];
+                            let observed = px.map(|b| b as f32 / 255.0);
+                            let bad = (0..n)
+                                .any(|i| (observed[i] - expected[i]).abs() > self.tolerance[i]);
+                            if bad {
+                                return Err(at(format!(
+                                    "probe at ({x}, {y}): expected {:?}, observed {:?}",
+                                    &expected[..n],
+                                    &observed[..n]
+                                )));
+                            }
+                        }
+                    }
+                }
+                other => return Err(at(format!("unsupported command `{}`", other.name()))),
+            }
+        }
+        Ok(())
+    }
+
+    /// `ortho [l r b t]`: the fixed-function projection becomes `glOrtho(l, r, b, t, -1, 1)`
+    /// (the window by default). Only shaders that read the (rewritten) fixed-function matrices
+    /// see it.
+    fn ortho(&mut self, bounds: Option<[f32; 4]>) -> Result<(), String> {
+        let [l, r, b, t] = bounds.unwrap_or([0.0, self.width as f32, 0.0, self.height as f32]);
+        let m = [
+            2.0 / (r - l),
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            2.0 / (t - b),
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            -1.0,
+            0.0,
+            -(r + l) / (r - l),
+            -(t + b) / (t - b),
+            0.0,
+            1.0,
+        ];
+        let values: Vec<String> = m.iter().map(|v: &f32| v.to_string()).collect();
+        for name in ["shrew_ProjectionMatrix", "shrew_ModelViewProjectionMatrix"] {
+            self.vs.set_uniform("mat4", name, &values)?;
+            self.fs.set_uniform("mat4", name, &values)?;
+        }
+        Ok(())
+    }
+
+    /// Draws a rectangle: vertex shader, rasterization, fragment shader, framebuffer.
+    fn draw(&mut self, rect: [f32; 4], ortho: bool) -> Result<(), String> {
+        let [x, y, w, h] = rect;
+        let to_ndc = |v: f32, size: u32| {
+            if ortho {
+                2.0 * v / size as f32 - 1.0
+            } else {
+                v
+            }
+        };
+        let (x0, x1) = (to_ndc(x, self.width), to_ndc(x + w, self.width));
+        let (y0, y1) = (to_ndc(y, self.height), to_ndc(y + h, self.height));
+        let corners = [[x0, y0], [x1, y0], [x0, y1], [x1, y1]];
+        let vertices = self.run_vertices(&corners)?;
+        let positions: Vec<[f32; 4]> = vertices.iter().map(|v| v.position).collect();
+        // Window coordinates and 1/w of each vertex.
+        let window: Vec<[f32; 4]> = positions
+            .iter()
+            .map(|p| {
+                let inv_w = 1.0 / p[3];
+                [
+                    (p[0] * inv_w + 1.0) * 0.5 * self.width as f32,
+                    (p[1] * inv_w + 1.0) * 0.5 * self.height as f32,
+                    (p[2] * inv_w + 1.0) * 0.5,
+                    inv_w,
+                ]
+            })
+            .collect();
+        // The strip's triangles, each with its provoking (last) vertex.
+        let triangles = [[0usize, 1, 2], [2, 1, 3]];
+        let mut pixels: BTreeMap<(u32, u32), Fragment> = BTreeMap::new();
+        for tri in triangles {
+            let [a, b, c] = tri.map(|i| window[i]);
+            let area = edge(a, b, c);
+            if area == 0.0 || !area.is_finite() {
+                continue;
+            }
+            let min_x = a[0].min(b[0]).min(c[0]).floor().max(0.0) as u32;
+            let max_x = (a[0].max(b[0]).max(c[0]).ceil().max(0.0) as u32).min(self.width);
+            let min_y = a[1].min(b[1]).min(c[1]).floor().max(0.0) as u32;
+            let max_y = (a[1].max(b[1]).max(c[1]).ceil().max(0.0) as u32).min(self.height);
+            for py in min_y..max_y {
+                for px in min_x..max_x {
+                    if pixels.contains_key(&(px, py)) {
+                        continue;
+                    }
+                    let p = [px as f32 + 0.5, py as f32 + 0.5, 0.0, 0.0];
+                    let l = [
+                        edge(b, c, p) / area,
+                        edge(c, a, p) / area,
+                        edge(a, b, p) / area,
+                    ];
+                    if l.iter().any(|&v| v < 0.0) {
+                        continue;
+                    }
+                    pixels.insert(
+                        (px, py),
+                        Fragment {
+                            tri,
+                            bary: l,
+                            z: l[0] * a[2] + l[1] * b[2] + l[2] * c[2],
+                            inv_w: l[0] * a[3] + l[1] * b[3] + l[2] * c[3],
+                        },
+                    );
+                }
+            }
+        }
+        self.shade(&pixels, &vertices, &window)
+    }
+
+    /// Runs the vertex shader on the corners.
+    fn run_vertices(&mut self, corners: &[[f32; 2]]) -> Result<Vec<VertexOut>, String> {
+        let shader = &self.vs.shader;
+        let mut launch = Launch::invocations(corners.len());
+        let vertex: Vec<Vec<u64>> = corners
+            .iter()
+            .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
+            .collect();
+        for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
+            if var.name == "piglit_vertex" {
+                launch.inputs.insert(var.name.clone(), vertex.clone());
+            } else if let Some(default) = self.vs.legacy_input_default(&var.name) {
+                launch
+                    .inputs
+                    .insert(var.name.clone(), vec![floats(&default)]);
+            }
+        }
+        let result = run(shader, &launch, &mut self.vs.resources)
+            .map_err(|e| format!("vertex shader: {e}"))?;
+        let position = shader
+            .variables
+            .iter()
+            .find(|v| v.builtin == Some(Builtin::Position))
+            .map(|v| v.name.clone());
+        // Fixed-function vertex colours are clamped to [0, 1] (no ARB_color_buffer_float here).
+        let clamped: Vec<&str> = self
+            .vs
+            .legacy
+            .iter()
+            .flat_map(|l| &l.varyings)
+            .filter(|v| {
+                matches!(
+                    v.replaces,
+                    "gl_FrontColor"
+                        | "gl_BackColor"
+                        | "gl_FrontSecondaryColor"
+                        | "gl_BackSecondaryColor"
+                )
+            })
+            .map(|v| v.name)
+            .collect();
+        let mut out = Vec::new();
+        for mut inv in result.invocations {
+            for name in &clamped {
+                if let Some(values) = inv.outputs.get_mut(*name) {
+                    for v in values.iter_mut() {
+                        let x = f32::from_bits(*v as u32);
+                        *v = x.clamp(0.0, 1.0).to_bits() as u64;
+                    }
+                }
+            }
+            let pos = position
+                .as_ref()
+                .and_then(|p| inv.outputs.get(p))
+                .map(|v| {
+                    let f: Vec<f32> = v.iter().map(|&b| f32::from_bits(b as u32)).collect();
+                    [f[0], f[1], f[2], f[3]]
+                })
+                .ok_or("the vertex shader writes no gl_Position")?;
+            out.push(VertexOut {
+                position: pos,
+                outputs: inv.outputs,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Runs the fragment shader on the probed pixels (and their quads) and writes the results.
+    fn shade(
+        &mut self,
+        pixels: &BTreeMap<(u32, u32), Fragment>,
+        vertices: &[VertexOut],
+        window: &[[f32; 4]],
+    ) -> Result<(), String> {
+        let needed: Vec<(u32, u32)> = pixels
+            .keys()
+            .copied()
+            .filter(|&(x, y)| self.probed[(y * self.width + x) as usize])
+            .collect();
+        if needed.is_empty() {
+            return Ok(());
+        }
+        let min_x = needed.iter().map(|p| p.0).min().unwrap_or(0) & !1;
+        let min_y = needed.iter().map(|p| p.1).min().unwrap_or(0) & !1;
+        let max_x = needed.iter().map(|p| p.0).max().unwrap_or(0) + 1;
+        let max_y = needed.iter().map(|p| p.1).max().unwrap_or(0) + 1;
+        let grid_w = (max_x - min_x).next_multiple_of(2);
+        let grid_h = (max_y - min_y).next_multiple_of(2);
+        let n = (grid_w * grid_h) as usize;
+        let shader = &self.fs.shader;
+        let mut launch = Launch::invocations(n);
+        launch.width = grid_w;
+        launch.origin = [min_x, min_y];
+        launch.covered = vec![false; n];
+        launch.frag_coord_zw = vec![[0.0, 1.0]; n];
+        let inputs: Vec<_> = shader
+            .variables
+            .iter()
+            .filter(|v| v.mode == Mode::ShaderIn && v.builtin.is_none())
+            .map(|v| {
+                let is_float = v_is_f32(shader, &v.ty);
+                (v.name.clone(), v.interp, is_float, v.location)
+            })
+            .collect();
+        let mut values: Vec<Vec<Vec<u64>>> = vec![vec![Vec::new(); n]; inputs.len()];
+        for gy in 0..grid_h {
+            for gx in 0..grid_w {
+                let (x, y) = (min_x + gx, min_y + gy);
+                if x >= self.width || y >= self.height {
+                    continue;
+                }
+                let Some(frag) = pixels.get(&(x, y)) else {
+                    continue;
+                };
+                let i = (gy * grid_w + gx) as usize;
+                // Pixels nobody probes still run as helpers for their quad's derivatives.
+                launch.covered[i] = self.probed[(y * self.width + x) as usize];
+                launch.frag_coord_zw[i] = [frag.z, frag.inv_w];
+                for (k, (name, interp, is_float, location)) in inputs.iter().enumerate() {
+                    let Some(per_vertex) = varying(vertices, name, *location, &self.vs.shader)
+                    else {
+                        continue;
+                    };
+                    values[k][i] = interpolate(&per_vertex, frag, window, *interp, *is_float);
+                }
+            }
+        }
+        for ((name, ..), v) in inputs.iter().zip(values) {
+            let width = v.iter().map(|c| c.len()).max().unwrap_or(0);
+            let v = v
+                .into_iter()
+                .map(|c| if c.is_empty() { vec![0; width] } else { c })
+                .collect();
+            launch.inputs.insert(name.clone(), v);
+        }
+        let result = run(shader, &launch, &mut self.fs.resources)
+            .map_err(|e| format!("fragment shader: {e}"))?;
+        // A shader without a colour output leaves the framebuffer undefined: keep it as it is.
+        let Some(color) = color_output(shader) else {
+            return Ok(());
+        };
+        for (i, inv) in result.invocations.iter().enumerate() {
+            if !launch.covered[i] || inv.discarded || inv.helper {
+                continue;
+            }
+            let (gx, gy) = (i as u32 % grid_w, i as u32 / grid_w);
+            let (x, y) = (min_x + gx, min_y + gy);
+            let Some(out) = inv.outputs.get(&color) else {
+                continue;
+            };
+            let rgba: Vec<f32> = out
+                .iter()
+                .take(4)
+                .map(|&b| f32::from_bits(b as u32))
+                .collect();
+            let mut px = [0.0f32, 0.0, 0.0, 1.0];
+            px[..rgba.len()].copy_from_slice(&rgba);
+            self.framebuffer[(y * self.width + x) as usize] = px.map(quantize);
+        }
+        Ok(())
+    }
+}
+
+/// A covered pixel: its triangle, barycentrics, window depth and interpolated 1/w.
+struct Fragment {
+    tri: [usize; 3],
+    bary: [f32; 3],
+    z: f32,
+    inv_w: f32,
+}
+
+struct VertexOut {
+    position: [f32; 4],
+    outputs: BTreeMap<String, Vec<u64>>,
+}
+
+/// Twice the signed area of (a, b, p).
+fn edge(a: [f32; 4], b: [f32; 4], p: [f32; 4]) -> f32 {
+    (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+}
+
+fn floats(xs: &[f32]) -> Vec<u64> {
+    xs.iter().map(|x| x.to_bits() as u64).collect()
+}
+
+fn quantize(x: f32) -> u8 {
+    let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+    (x * 255.0).round() as u8
+}
+
+/// Whether every component of a type is a 32-bit float (so it can be interpolated).
+fn v_is_f32(shader: &Shader, ty: &Type) -> bool {
+    shrew_engine::interp::memory::flatten_type(shader, ty)
+        .iter()
+        .all(|s| s.base == BaseType::Float && s.bits == 32)
+}
+
+/// The per-vertex values of the vertex output that feeds the fragment input `name`: the output
+/// of the same name, else the one at the same location.
+fn varying(
+    vertices: &[VertexOut],
+    name: &str,
+    location: Option<u32>,
+    vs: &Shader,
+) -> Option<Vec<Vec<u64>>> {
+    let out_name = if vertices.first()?.outputs.contains_key(name) {
+        name.to_string()
+    } else {
+        vs.variables
+            .iter()
+            .find(|v| v.mode == Mode::ShaderOut && v.location.is_some() && v.location == location)?
+            .name
+            .clone()
+    };
+    vertices
+        .iter()
+        .map(|v| v.outputs.get(&out_name).cloned())
+        .collect()
+}
+
+fn interpolate(
+    per_vertex: &[Vec<u64>],
+    frag: &Fragment,
+    window: &[[f32; 4]],
+    interp: Interp,
+    is_float: bool,
+) -> Vec<u64> {
+    let [a, b, c] = frag.tri;
+    if interp == Interp::Flat || !is_float {
+        return per_vertex[c].clone();
+    }
+    let l = frag.bary;
+    let n = per_vertex[a].len();
+    (0..n)
+        .map(|k| {
+            let v = |i: usize| f32::from_bits(per_vertex[i][k] as u32) as f64;
+            let (la, lb, lc) = (l[0] as f64, l[1] as f64, l[2] as f64);
+            let x = if interp == Interp::NoPerspective {
+                la * v(a) + lb * v(b) + lc * v(c)
+            } else {
+                let (wa, wb, wc) = (
+                    window[a][3] as f64,
+                    window[b][3] as f64,
+                    window[c][3] as f64,
+                );
+                let denom = la * wa + lb * wb + lc * wc;
+                (la * wa * v(a) + lb * wb * v(b) + lc * wc * v(c)) / denom
+            };
+            (x as f32).to_bits() as u64
+        })
+        .collect()
+}
+
+/// The name of the fragment shader's colour output 0.
+fn color_output(shader: &Shader) -> Option<String> {
+    let outputs = || {
+        shader
+            .variables
+            .iter()
+            .filter(|v| v.mode == Mode::ShaderOut && v.builtin.is_none())
+    };
+    outputs()
+        .find(|v| v.location == Some(0))
+        .or_else(|| outputs().next())
+        .map(|v| v.name.clone())
+}
+
+impl StageState {
+    fn new(shader: Shader, legacy: Option<LegacyInterface>) -> Result<StageState, String> {
+        let mut resources = Resources::default();
+        for var in &shader.variables {
+            if matches!(var.mode, Mode::Ubo | Mode::Uniform) && !var.ty.is_opaque() {
+                resources
+                    .zero_variable(&shader, &var.name)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let mut state = StageState {
+            shader,
+            resources,
+            legacy,
+        };
+        if let Some(legacy) = state.legacy.clone() {
+            for u in &legacy.uniforms {
+                let values: Vec<String> = u.default_value.iter().map(|v| v.to_string()).collect();
+                state.set_uniform(u.glsl_type, u.name, &values)?;
+            }
+        }
+        Ok(state)
+    }
+
+    /// The default value of a legacy attribute (what the fixed-function state holds).
+    fn legacy_input_default(&self, name: &str) -> Option<[f32; 4]> {
+        let legacy = self.legacy.as_ref()?;
+        let var = legacy.inputs.iter().find(|v| v.name == name)?;
+        Some(match var.replaces {
+            "gl_Color" => [1.0, 1.0, 1.0, 1.0],
+            "gl_Normal" => [0.0, 0.0, 1.0, 0.0],
+            _ => [0.0, 0.0, 0.0, 1.0],
+        })
+    }
+
+    /// Sets a uniform by its GLSL name (with `[i]` and `.member` steps) in the default uniform
+    /// block or a loose uniform; `false` when this stage has no such uniform.
+    fn set_uniform(
+        &mut self,
+        glsl_type: &str,
+        name: &str,
+        values: &[String],
+    ) -> Result<bool, String> {
+        let Some((binding, offset, ty)) = self.locate_uniform(name)? else {
+            return Ok(false);
+        };
+        let layout = Layout::new(&self.shader, LayoutRule::Std430);
+        let mut leaves = Vec::new();
+        layout.leaves(&ty, offset, 0, &mut leaves)?;
+        // Like piglit, fewer values than components set the first ones only.
+        if values.is_empty() {
+            return Err(format!("uniform {glsl_type} {name} has no values"));
+        }
+        let buf = match binding {
+            Some(b) => self.resources.ubos.entry(b).or_default(),
+            None => &mut self.resources.uniform_data,
+        };
+        for (leaf, text) in leaves.iter().zip(values) {
+            let raw = parse_value(text, leaf.scalar.base, leaf.scalar.bits)
+                .ok_or_else(|| format!("`{text}` is not a value of uniform {name}"))?;
+            let end = (leaf.offset + leaf.bytes) as usize;
+            if buf.len() < end {
+                buf.resize(end, 0);
+            }
+            let bytes = raw.to_le_bytes();
+            buf[leaf.offset as usize..end].copy_from_slice(&bytes[..leaf.bytes as usize]);
+        }
+        Ok(true)
+    }
+
+    /// Where a uniform lives: the UBO binding (`None` for the default uniform area), its byte
+    /// offset and its type.
+    fn locate_uniform(&self, name: &str) -> Result<Option<(Option<u32>, u32, Type)>, String> {
+        let steps = split_path(name);
+        let Some(root) = steps.first() else {
+            return Ok(None);
+        };
+        let layout = Layout::new(&self.shader, LayoutRule::Std430);
+        // A loose uniform, or a member of a default uniform block.
+        let mut found = None;
+        for var in &self.shader.variables {
+            match (&var.mode, &var.ty) {
+                (Mode::Uniform, ty) if var.name == *root.name() => {
+                    let place = shrew_engine::interp::memory::layout_variables(&self.shader)
+                        .map_err(|e| e.to_string())?;
+                    let index = self.shader.find_variable(&var.name).map_or(0, |v| v.0) as usize;
+                    found = Some((None, place[index].offset, ty.clone()));
+                }
+                (Mode::Ubo, Type::Struct(id)) if var.name.starts_with("gl_DefaultUniformBlock") => {
+                    if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())? {
+                        found = Some((Some(var.binding.unwrap_or(0)), offset, ty));
+                    }
+                }
+                _ => {}
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        let Some((binding, mut offset, mut ty)) = found else {
+            return Ok(None);
+        };
+        for (i, step) in steps.iter().enumerate() {
+            if i == 0 {
+                if let Step::Index(_, index) = step {
+                    (offset, ty) = element(&layout, offset, &ty, *index)?;
+                }
+                continue;
+            }
+            match step {
+                Step::Member(m) => {
+                    let Type::Struct(id) = ty else {
+                        return Err(format!("{name}: .{m} of a non-struct"));
+                    };
+                    let (o, t) = member(&self.shader, &layout, id, m)?
+                        .ok_or_else(|| format!("{name}: no member {m}"))?;
+                    (offset, ty) = (offset + o, t);
+                }
+                Step::Index(m, index) => {
+                    if !m.is_empty() {
+                        let Type::Struct(id) = ty else {
+                            return Err(format!("{name}: .{m} of a non-struct"));
+                        };
+                        let (o, t) = member(&self.shader, &layout, id, m)?
+                            .ok_or_else(|| format!("{name}: no member {m}"))?;
+                        (offset, ty) = (offset + o, t);
+                    }
+                    (offset, ty) = element(&layout, offset, &ty, *index)?;
+                }
+            }
+        }
+        Ok(Some((binding, offset, ty)))
+    }
+}
+
+/// One step of a uniform name: `member` or `member[index]`.
+enum Step {
+    Member(String),
+    Index(String, u32),
+}
+
+impl Step {
+    fn name(&self) -> &String {
+        match self {
+            Step::Member(m) | Step::Index(m, _) => m,
+        }
+    }
+}
+
+/// Splits `a[2].b.c[1]` into its steps (several indices on one member become several steps).
+fn split_path(name: &str) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for part in name.split('.') {
+        let mut pieces = part.split('[');
+        let base = pieces.next().unwrap_or("").to_string();
+        let indices: Vec<u32> = pieces
+            .filter_map(|p| p.trim_end_matches(']').trim().parse().ok())
+            .collect();
+        if indices.is_empty() {
+            steps.push(Step::Member(base));
+        } else {
+            for (k, i) in indices.into_iter().enumerate() {
+                steps.push(Step::Index(
+                    if k == 0 { base.clone() } else { String::new() },
+                    i,
+                ));
+            }
+        }
+    }
+    steps
+}
+
+fn member(
+    shader: &Shader,
+    layout: &Layout,
+    id: StructId,
+    name: &str,
+) -> Result<Option<(u32, Type)>, String> {
+    let st = shader.struct_type(id);
+    let Some(pos) = st.members.iter().position(|m| m.name == name) else {
+        return Ok(None);
+    };
+    let offsets = layout.member_offsets(id)?;
+    Ok(Some((offsets[pos], st.members[pos].ty.clone())))
+}
+
+fn element(layout: &Layout, offset: u32, ty: &Type, index: u32) -> Result<(u32, Type), String> {
+    let elem = ty.element().ok_or("indexing a non-array uniform")?;
+    if ty.element_count().is_some_and(|n| n != 0 && index >= n) {
+        return Err(format!("index {index} is out of bounds"));
+    }
+    let stride = layout.array_stride(ty)?;
+    Ok((offset + stride * index, elem))
+}
+
+/// Parses one uniform value for a component of this type, as raw bits.
+fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
+    // piglit reads numbers with strtod/strtol, which stop at the first character that does not
+    // belong to the number: `2.0;` is 2, and `2.0` for an int is 2.
+    let text = text.trim_end_matches([';', ',']);
+    let as_int = |t: &str| {
+        t.parse::<i64>()
+            .ok()
+            .or_else(|| t.parse::<f64>().ok().map(|f| f as i64))
+    };
+    let hex = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .and_then(|h| u64::from_str_radix(h, 16).ok());
+    let raw = match (base, bits) {
+        (BaseType::Float, 64) => match hex {
+            Some(h) => h,
+            None => text.parse::<f64>().ok()?.to_bits(),
+        },
+        (BaseType::Float, _) => match hex {
+            Some(h) => h,
+            None => text.parse::<f32>().ok()?.to_bits() as u64,
+        },
+        (BaseType::Bool, _) => (as_int(text)? != 0) as u64,
+        (BaseType::Uint, _) => match hex {
+            Some(h) => h,
+            None => text
+                .parse::<u64>()
+                .ok()
+                .or_else(|| as_int(text).map(|v| v as u64))?,
+        },
+        (BaseType::Int, _) => match hex {
+            Some(h) => h,
+            None => as_int(text)? as u64,
+        },
+    };
+    Some(shrew_engine::ops::eval::mask(raw, bits))
+}

@@ -1,0 +1,1586 @@
+//! The translation proper: global variables, functions, blocks, memory access and calls. ALU
+//! instructions are in [`super::alu`], extended instructions in [`super::glsl450`], images and
+//! textures in [`super::image`].
+
+use super::module::{FunctionDef, Konst, Module, id, result_id, result_type};
+use super::types::{SpvType, TypeMap};
+use super::{Inst, Options, Result, SpirvError};
+use rspirv::dr::Operand;
+use rspirv::spirv::{
+    self, BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word,
+};
+use shrew_engine::ir::{
+    BlockId, Builder, Builtin, Cursor, FuncId, InstKind, Interp, Mode, Shader, Stage, Structure,
+    Terminator, Type, ValType, Value, VarId, Variable,
+};
+use shrew_engine::ops::{IndexKind, Intrinsic};
+use std::collections::{HashMap, HashSet};
+
+/// Most instructions one translated function may have: inputs that unroll into more (huge
+/// arrays copied by value) are rejected rather than exhausting memory.
+const MAX_FUNCTION_INSTS: usize = 1 << 20;
+
+/// A SPIR-V value in the IR.
+#[derive(Clone, Debug)]
+pub enum Val {
+    /// A scalar or vector.
+    Ssa(Value),
+    /// A struct, array or matrix (columns): one entry per member, element or column.
+    Composite(Vec<Val>),
+    Ptr(Ptr),
+    /// A texture, storage image or sampler: the deref of its variable.
+    Handle(Value),
+    /// A combined image and sampler (`OpSampledImage`, or a loaded combined sampler).
+    Sampled {
+        texture: Value,
+        sampler: Option<Value>,
+    },
+    /// A pointer to one texel of a storage image (`OpImageTexelPointer`).
+    Texel {
+        image: Value,
+        coord: Value,
+        sample: Value,
+    },
+}
+
+/// A pointer.
+#[derive(Clone, Debug)]
+pub enum Ptr {
+    /// A deref chain into an IR variable.
+    Deref(Value),
+    /// A built-in input, read as a system value; the indices chosen so far.
+    Builtin { builtin: BuiltIn, path: Vec<Value> },
+    /// A struct of built-in outputs, split into one variable per member.
+    Split(Vec<VarId>),
+}
+
+/// How a global SPIR-V variable exists in the IR.
+#[derive(Clone, Debug)]
+enum Global {
+    Var(VarId),
+    BuiltinInput(BuiltIn),
+    Split(Vec<VarId>),
+}
+
+/// How a parameter is passed.
+#[derive(Clone, Debug)]
+enum Param {
+    /// As an IR parameter (`load_param` index).
+    Value(u32),
+    /// Through a variable: copied in before the call, and out after it when `copy_out`.
+    Var { var: VarId, copy_out: bool },
+}
+
+#[derive(Clone, Debug)]
+enum Ret {
+    None,
+    Value,
+    Var(VarId),
+}
+
+#[derive(Clone, Debug)]
+struct FuncInfo {
+    id: FuncId,
+    params: Vec<Param>,
+    ret: Ret,
+}
+
+/// A phi waiting for its sources, which may be defined after it.
+struct PendingPhi {
+    /// One IR phi per leaf of the value.
+    leaves: Vec<Value>,
+    /// (value, parent label) pairs.
+    srcs: Vec<(Word, Word)>,
+    label: Word,
+    inst: usize,
+}
+
+/// Per-function state.
+struct FuncState {
+    func: FuncId,
+    values: HashMap<Word, Val>,
+    blocks: HashMap<Word, BlockId>,
+    /// The block constants and variable derefs are materialised in.
+    consts: BlockId,
+    cur: BlockId,
+    /// IR predecessor of a SPIR-V edge, where it is not the source's own block (switches).
+    edges: HashMap<(Word, Word), BlockId>,
+    phis: Vec<PendingPhi>,
+}
+
+pub(super) struct Tx<'m> {
+    pub m: &'m Module,
+    insts: &'m [Inst],
+    pub shader: Shader,
+    types: TypeMap,
+    globals: HashMap<Word, Global>,
+    funcs: HashMap<Word, FuncInfo>,
+    f: Option<FuncState>,
+    names: HashSet<String>,
+}
+
+/// Translates the module's chosen entry point and everything it calls.
+pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result<Shader> {
+    let ep = match &options.entry_point {
+        Some(name) => m
+            .entry_points
+            .iter()
+            .find(|e| &e.name == name)
+            .ok_or_else(|| SpirvError::malformed(format!("no entry point named {name}")))?,
+        None => m
+            .entry_points
+            .first()
+            .ok_or_else(|| SpirvError::malformed("the module has no entry point"))?,
+    };
+    let stage = match ep.model {
+        ExecutionModel::Vertex => Stage::Vertex,
+        ExecutionModel::Fragment => Stage::Fragment,
+        ExecutionModel::GLCompute => Stage::Compute,
+        other => {
+            return Err(SpirvError::unsupported(format!(
+                "{other:?} shaders (the IR has no model of their inputs and outputs yet)"
+            )));
+        }
+    };
+    let mut shader = Shader::new(stage);
+    for (mode, args) in &ep.modes {
+        if *mode == ExecutionMode::LocalSize && args.len() == 3 {
+            shader.workgroup_size = [args[0], args[1], args[2]];
+        }
+    }
+    let mut tx = Tx {
+        m,
+        insts,
+        shader,
+        types: TypeMap::default(),
+        globals: HashMap::new(),
+        funcs: HashMap::new(),
+        f: None,
+        names: HashSet::new(),
+    };
+    tx.workgroup_size_builtin()?;
+    for &var in &m.global_order {
+        tx.declare_global(var).map_err(|e| tx.at_def(e, var))?;
+    }
+    let order = tx.reachable_functions(ep.function)?;
+    for (i, &fid) in order.iter().enumerate() {
+        tx.declare_function(fid, i == 0, &ep.name)?;
+    }
+    for &fid in &order {
+        tx.translate_function(fid)?;
+    }
+    Ok(tx.shader)
+}
+
+impl<'m> Tx<'m> {
+    /// Attaches the instruction defining `id` to an error.
+    fn at_def(&self, e: SpirvError, id: Word) -> SpirvError {
+        match self.m.defs.get(&id) {
+            Some(&i) => e.at(&self.insts[i]),
+            None => e,
+        }
+    }
+
+    /// A constant decorated `BuiltIn WorkgroupSize` sets the workgroup size.
+    fn workgroup_size_builtin(&mut self) -> Result<()> {
+        for (&id, k) in &self.m.constants {
+            if self.m.builtin(id, None) == Some(BuiltIn::WorkgroupSize)
+                && let Konst::Vector(v) = k
+                && v.len() == 3
+            {
+                self.shader.workgroup_size = [v[0] as u32, v[1] as u32, v[2] as u32];
+            }
+        }
+        Ok(())
+    }
+
+    /// A variable name not used yet.
+    fn unique_name(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut n = 1;
+        while !self.names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    fn add_variable(&mut self, mut var: Variable) -> VarId {
+        var.name = self.unique_name(&var.name);
+        self.shader.add_variable(var)
+    }
+
+    fn declare_global(&mut self, id: Word) -> Result<()> {
+        let m = self.m;
+        let g = &m.globals[&id];
+        let ty = m.ty(g.ty)?;
+        if g.storage == StorageClass::Input
+            && let Some(b) = m.builtin(id, None)
+        {
+            self.globals.insert(id, Global::BuiltinInput(b));
+            return Ok(());
+        }
+        if let SpvType::Struct { members } = ty
+            && (0..members.len()).any(|i| m.builtin(g.ty, Some(i as u32)).is_some())
+        {
+            {
+                if g.storage != StorageClass::Output {
+                    return Err(SpirvError::unsupported(
+                        "blocks of built-in inputs (gl_in / gl_PerVertex inputs)",
+                    ));
+                }
+                let mut vars = Vec::new();
+                for (i, &member) in members.iter().enumerate() {
+                    let name = m
+                        .member_names
+                        .get(&(g.ty, i as u32))
+                        .cloned()
+                        .unwrap_or_else(|| format!("builtin{i}"));
+                    let ir_ty = self.types.ir_type(m, &mut self.shader, member)?;
+                    let mut var = Variable::new(name, Mode::ShaderOut, ir_ty);
+                    var.builtin = m.builtin(g.ty, Some(i as u32)).and_then(ir_builtin);
+                    var.location = m.member_decoration_u32(g.ty, i as u32, Decoration::Location);
+                    vars.push(self.add_variable(var));
+                }
+                self.globals.insert(id, Global::Split(vars));
+                return Ok(());
+            }
+        }
+        let mode = match g.storage {
+            StorageClass::Input => Mode::ShaderIn,
+            StorageClass::Output => Mode::ShaderOut,
+            StorageClass::Uniform if m.has_decoration(g.ty, Decoration::BufferBlock) => Mode::Ssbo,
+            StorageClass::Uniform => Mode::Ubo,
+            StorageClass::UniformConstant => Mode::Uniform,
+            StorageClass::StorageBuffer => Mode::Ssbo,
+            StorageClass::PushConstant => Mode::PushConst,
+            StorageClass::Workgroup => Mode::Shared,
+            StorageClass::Private => Mode::ShaderTemp,
+            other => {
+                return Err(SpirvError::unsupported(format!(
+                    "variables in the {other:?} storage class"
+                )));
+            }
+        };
+        let ir_ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
+        let name = m
+            .name(id)
+            .or_else(|| m.name(g.ty))
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("var{id}"));
+        let mut var = Variable::new(name, mode, ir_ty);
+        // Locations name interface slots of inputs and outputs only; bindings only exist for
+        // buffers and opaque uniforms.
+        if matches!(mode, Mode::ShaderIn | Mode::ShaderOut) {
+            var.location = m.decoration_u32(id, Decoration::Location);
+        }
+        if matches!(mode, Mode::Uniform | Mode::Ubo | Mode::Ssbo) {
+            var.binding = m.decoration_u32(id, Decoration::Binding);
+            var.desc_set = m.decoration_u32(id, Decoration::DescriptorSet);
+        }
+        var.builtin = m.builtin(id, None).and_then(ir_builtin);
+        if m.has_decoration(id, Decoration::Flat) {
+            var.interp = Interp::Flat;
+        } else if m.has_decoration(id, Decoration::NoPerspective) {
+            var.interp = Interp::NoPerspective;
+        }
+        if matches!(mode, Mode::Ubo | Mode::Ssbo) && var.binding.is_none() {
+            var.binding = Some(0);
+        }
+        let var = self.add_variable(var);
+        self.globals.insert(id, Global::Var(var));
+        Ok(())
+    }
+
+    /// The entry function first, then every function it calls, each once.
+    fn reachable_functions(&self, entry: Word) -> Result<Vec<Word>> {
+        let by_id: HashMap<Word, &FunctionDef> =
+            self.m.functions.iter().map(|f| (f.id, f)).collect();
+        let mut order = vec![entry];
+        let mut seen: HashSet<Word> = order.iter().copied().collect();
+        let mut i = 0;
+        while i < order.len() {
+            let def = by_id
+                .get(&order[i])
+                .ok_or_else(|| SpirvError::malformed(format!("%{} is not a function", order[i])))?;
+            for (_, range) in &def.blocks {
+                for inst in &self.insts[range.clone()] {
+                    if inst.inst.class.opcode == Op::FunctionCall {
+                        let callee = id(inst, 0)?;
+                        if seen.insert(callee) {
+                            order.push(callee);
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(order)
+    }
+
+    fn function_def(&self, fid: Word) -> Result<&'m FunctionDef> {
+        self.m
+            .functions
+            .iter()
+            .find(|f| f.id == fid)
+            .ok_or_else(|| SpirvError::malformed(format!("%{fid} is not a function")))
+    }
+
+    fn declare_function(&mut self, fid: Word, is_entry: bool, entry_name: &str) -> Result<()> {
+        let def = self.function_def(fid)?;
+        let m = self.m;
+        let at = |e: SpirvError| e.at(&self.insts[def.start]);
+        let fname = m
+            .name(fid)
+            .map(|n| n.split('(').next().unwrap_or(n).to_string())
+            .unwrap_or_else(|| format!("f{fid}"));
+        let ret_ty = m.ty(def.ret).map_err(at)?;
+        let ret_val = match ret_ty {
+            SpvType::Void => None,
+            t => t.val_type(m).filter(|_| {
+                !matches!(
+                    t,
+                    SpvType::Struct { .. } | SpvType::Array { .. } | SpvType::Matrix { .. }
+                )
+            }),
+        };
+        if is_entry {
+            if !def.params.is_empty() || !matches!(ret_ty, SpvType::Void) {
+                return Err(at(SpirvError::malformed(
+                    "the entry point takes parameters or returns a value",
+                )));
+            }
+            let entry = self.shader.entry;
+            self.shader.functions[entry.0 as usize].name = entry_name.to_string();
+            self.funcs.insert(
+                fid,
+                FuncInfo {
+                    id: entry,
+                    params: Vec::new(),
+                    ret: Ret::None,
+                },
+            );
+            return Ok(());
+        }
+        let mut params = Vec::new();
+        let mut ir_params = Vec::new();
+        for (i, &(pid, pty)) in def.params.iter().enumerate() {
+            let t = m.ty(pty).map_err(at)?;
+            let pname = m.name(pid).unwrap_or("param");
+            let (value_ty, copy_out) = match t {
+                SpvType::Pointer { pointee, .. } => {
+                    if self.contains_opaque(*pointee)? {
+                        return Err(at(SpirvError::unsupported(
+                            "function parameters that point to images or samplers",
+                        )));
+                    }
+                    (*pointee, true)
+                }
+                t if t.is_opaque() => {
+                    return Err(at(SpirvError::unsupported(
+                        "image or sampler function parameters",
+                    )));
+                }
+                SpvType::Bool
+                | SpvType::Int { .. }
+                | SpvType::Float { .. }
+                | SpvType::Vector { .. } => {
+                    let vt = t
+                        .val_type(m)
+                        .ok_or_else(|| at(SpirvError::malformed("bad parameter type")))?;
+                    params.push(Param::Value(ir_params.len() as u32));
+                    ir_params.push(vt);
+                    continue;
+                }
+                _ => (pty, false),
+            };
+            let ir_ty = self
+                .types
+                .ir_type(m, &mut self.shader, value_ty)
+                .map_err(at)?;
+            let var = self.add_variable(Variable::new(
+                format!("{fname}.{pname}{i}"),
+                Mode::FunctionTemp,
+                ir_ty,
+            ));
+            params.push(Param::Var { var, copy_out });
+        }
+        let ret = match (ret_ty, ret_val) {
+            (SpvType::Void, _) => Ret::None,
+            (_, Some(_)) => Ret::Value,
+            _ => {
+                let ir_ty = self
+                    .types
+                    .ir_type(m, &mut self.shader, def.ret)
+                    .map_err(at)?;
+                Ret::Var(self.add_variable(Variable::new(
+                    format!("{fname}.result"),
+                    Mode::FunctionTemp,
+                    ir_ty,
+                )))
+            }
+        };
+        let id = self.shader.add_function(&fname, &ir_params, ret_val);
+        self.funcs.insert(fid, FuncInfo { id, params, ret });
+        Ok(())
+    }
+
+    fn contains_opaque(&self, ty: Word) -> Result<bool> {
+        Ok(match self.m.ty(ty)? {
+            t if t.is_opaque() => true,
+            SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } => {
+                self.contains_opaque(*elem)?
+            }
+            SpvType::Struct { members } => {
+                let mut any = false;
+                for &mt in members {
+                    any |= self.contains_opaque(mt)?;
+                }
+                any
+            }
+            _ => false,
+        })
+    }
+
+    fn translate_function(&mut self, fid: Word) -> Result<()> {
+        let def = self.function_def(fid)?;
+        let info = self.funcs[&fid].clone();
+        let func = &mut self.shader.functions[info.id.0 as usize];
+        let consts = func.entry;
+        let mut blocks = HashMap::new();
+        for (label, _) in &def.blocks {
+            blocks.insert(*label, func.add_block());
+        }
+        self.f = Some(FuncState {
+            func: info.id,
+            values: HashMap::new(),
+            blocks,
+            consts,
+            cur: consts,
+            edges: HashMap::new(),
+            phis: Vec::new(),
+        });
+        // Parameters.
+        for (&(pid, _), param) in def.params.iter().zip(&info.params) {
+            let v = match param {
+                Param::Value(i) => {
+                    let ty = self.val_type(self.m.result_types[&pid])?;
+                    let v = self.in_consts(|b| {
+                        b.intrinsic(
+                            Intrinsic::LoadParam,
+                            &[],
+                            Some(ty),
+                            &[(IndexKind::ParamIdx, *i)],
+                        )
+                    });
+                    Val::Ssa(v)
+                }
+                Param::Var {
+                    var,
+                    copy_out: true,
+                } => Val::Ptr(Ptr::Deref(self.in_consts(|b| b.deref_var(*var)))),
+                Param::Var {
+                    var,
+                    copy_out: false,
+                } => {
+                    let d = self.in_consts(|b| b.deref_var(*var));
+                    self.f_mut().cur = self.f().blocks[&def.blocks[0].0];
+                    let ty = self.m.result_types[&pid];
+                    self.load(&Ptr::Deref(d), ty)?
+                }
+            };
+            self.f_mut().values.insert(pid, v);
+        }
+        let first = def.blocks.first().ok_or_else(|| {
+            SpirvError::malformed("a function without blocks").at(&self.insts[def.start])
+        })?;
+        for (i, (label, range)) in def.blocks.iter().enumerate() {
+            let block = self.f().blocks[label];
+            self.f_mut().cur = block;
+            if i == 0 && info.id == self.shader.entry {
+                self.initialize_globals()?;
+            }
+            let mut structure = None;
+            for index in range.clone() {
+                let inst = &self.insts[index];
+                let before = self.func().insts.len();
+                self.translate_inst(inst, index, *label, &mut structure, &info)
+                    .map_err(|e| e.at(inst))?;
+                if let Some(r) = inst.inst.result_id
+                    && self.m.has_decoration(r, Decoration::NoContraction)
+                {
+                    self.mark_exact(before);
+                }
+                if self.func().insts.len() > MAX_FUNCTION_INSTS {
+                    return Err(SpirvError::unsupported(format!(
+                        "the function translates to more than {MAX_FUNCTION_INSTS} instructions"
+                    ))
+                    .at(inst));
+                }
+            }
+            if self.func().cfg[self.f().cur].terminator.is_none() {
+                return Err(SpirvError::malformed("a block without a terminator")
+                    .at(&self.insts[range.end.saturating_sub(1).max(def.start)]));
+            }
+        }
+        self.resolve_phis()?;
+        let first_block = self.f().blocks[&first.0];
+        let consts = self.f().consts;
+        self.func_mut().set_jump(consts, first_block);
+        self.f = None;
+        Ok(())
+    }
+
+    /// Stores the initializers of global variables (the entry function starts with them).
+    fn initialize_globals(&mut self) -> Result<()> {
+        for &var in &self.m.global_order {
+            let g = &self.m.globals[&var];
+            let Some(init) = g.init else { continue };
+            let Some(Global::Var(v)) = self.globals.get(&var).cloned() else {
+                continue;
+            };
+            let value = self.val(init)?;
+            let d = self.in_consts(|b| b.deref_var(v));
+            self.store(&Ptr::Deref(d), g.ty, &value)?;
+        }
+        Ok(())
+    }
+
+    fn mark_exact(&mut self, from: usize) {
+        for inst in self.func_mut().insts[from..].iter_mut().flatten() {
+            if let InstKind::Alu(alu) = &mut inst.kind {
+                alu.exact = true;
+            }
+        }
+    }
+
+    fn f(&self) -> &FuncState {
+        self.f.as_ref().expect("inside a function")
+    }
+
+    fn f_mut(&mut self) -> &mut FuncState {
+        self.f.as_mut().expect("inside a function")
+    }
+
+    pub fn func(&self) -> &shrew_engine::ir::Function {
+        &self.shader.functions[self.f().func.0 as usize]
+    }
+
+    fn func_mut(&mut self) -> &mut shrew_engine::ir::Function {
+        let id = self.f().func;
+        &mut self.shader.functions[id.0 as usize]
+    }
+
+    /// A builder at the end of the current block.
+    pub fn b(&mut self) -> Builder<'_> {
+        let (func, cur) = (self.f().func, self.f().cur);
+        Builder {
+            shader: &mut self.shader,
+            func,
+            cursor: Cursor::at_end(cur),
+        }
+    }
+
+    /// Runs `f` with a builder in the function's constant block.
+    fn in_consts<T>(&mut self, f: impl FnOnce(&mut Builder) -> T) -> T {
+        let (func, consts) = (self.f().func, self.f().consts);
+        let mut b = Builder {
+            shader: &mut self.shader,
+            func,
+            cursor: Cursor::at_end(consts),
+        };
+        f(&mut b)
+    }
+
+    /// The IR value shape of a scalar or vector type.
+    pub fn val_type(&self, ty: Word) -> Result<ValType> {
+        let t = self.m.ty(ty)?;
+        match t {
+            SpvType::Bool
+            | SpvType::Int { .. }
+            | SpvType::Float { .. }
+            | SpvType::Vector { .. } => t
+                .val_type(self.m)
+                .ok_or_else(|| SpirvError::malformed("a vector of non-scalars")),
+            other => Err(SpirvError::malformed(format!(
+                "expected a scalar or vector type, found {other:?}"
+            ))),
+        }
+    }
+
+    /// The type of a result or constant.
+    pub fn type_of(&self, id: Word) -> Result<Word> {
+        self.m
+            .result_types
+            .get(&id)
+            .copied()
+            .ok_or_else(|| SpirvError::malformed(format!("%{id} has no type")))
+    }
+
+    /// The value of an id: a result of this function, a constant or a global variable.
+    pub fn val(&mut self, id: Word) -> Result<Val> {
+        if let Some(v) = self.f().values.get(&id) {
+            return Ok(v.clone());
+        }
+        let v = if let Some(k) = self.m.constants.get(&id) {
+            let ty = self.type_of(id)?;
+            let k = k.clone();
+            self.materialize(&k, ty)?
+        } else if let Some(g) = self.globals.get(&id).cloned() {
+            match g {
+                Global::Var(var) => Val::Ptr(Ptr::Deref(self.in_consts(|b| b.deref_var(var)))),
+                Global::BuiltinInput(builtin) => Val::Ptr(Ptr::Builtin {
+                    builtin,
+                    path: Vec::new(),
+                }),
+                Global::Split(vars) => Val::Ptr(Ptr::Split(vars)),
+            }
+        } else {
+            return Err(SpirvError::malformed(format!(
+                "%{id} is used before it is defined (or is not a value)"
+            )));
+        };
+        self.f_mut().values.insert(id, v.clone());
+        Ok(v)
+    }
+
+    /// A scalar or vector operand.
+    pub fn ssa(&mut self, id: Word) -> Result<Value> {
+        match self.val(id)? {
+            Val::Ssa(v) => Ok(v),
+            other => Err(SpirvError::malformed(format!(
+                "%{id} should be a scalar or vector, found {}",
+                describe(&other)
+            ))),
+        }
+    }
+
+    pub fn ptr(&mut self, id: Word) -> Result<Ptr> {
+        match self.val(id)? {
+            Val::Ptr(p) => Ok(p),
+            other => Err(SpirvError::malformed(format!(
+                "%{id} should be a pointer, found {}",
+                describe(&other)
+            ))),
+        }
+    }
+
+    /// A constant of a type, placed in the constant block.
+    fn materialize(&mut self, k: &Konst, ty: Word) -> Result<Val> {
+        let t = self.m.ty(ty)?.clone();
+        match (k, &t) {
+            (Konst::Undef, _) => self.undef(ty),
+            (Konst::Vector(comps), _) => {
+                let vt = self.val_type(ty)?;
+                if comps.len() != vt.comps as usize {
+                    return Err(SpirvError::malformed(
+                        "a constant with the wrong component count",
+                    ));
+                }
+                Ok(Val::Ssa(self.in_consts(|b| b.imm(vt.bits, comps))))
+            }
+            (Konst::Composite(parts), _) => {
+                let elem_types = self.member_types(ty)?;
+                if elem_types.len() != parts.len() {
+                    return Err(SpirvError::malformed(
+                        "a composite constant with the wrong member count",
+                    ));
+                }
+                let mut out = Vec::new();
+                for (p, et) in parts.iter().zip(elem_types) {
+                    out.push(self.materialize(p, et)?);
+                }
+                Ok(Val::Composite(out))
+            }
+        }
+    }
+
+    /// An undefined value of a type.
+    pub fn undef(&mut self, ty: Word) -> Result<Val> {
+        match self.m.ty(ty)? {
+            SpvType::Matrix { .. } | SpvType::Array { .. } | SpvType::Struct { .. } => {
+                let mut out = Vec::new();
+                for et in self.member_types(ty)? {
+                    out.push(self.undef(et)?);
+                }
+                Ok(Val::Composite(out))
+            }
+            _ => {
+                let vt = self.val_type(ty)?;
+                Ok(Val::Ssa(self.in_consts(|b| b.undef(vt))))
+            }
+        }
+    }
+
+    /// The types of a composite type's members, elements or columns, in order.
+    pub fn member_types(&self, ty: Word) -> Result<Vec<Word>> {
+        Ok(match self.m.ty(ty)? {
+            SpvType::Matrix { col, cols } => vec![*col; *cols as usize],
+            SpvType::Array { elem, len } => {
+                let n = self.m.array_len(*len)?;
+                if n > 1 << 16 {
+                    return Err(SpirvError::unsupported(format!(
+                        "an array value of {n} elements (arrays are handled element by element)"
+                    )));
+                }
+                vec![*elem; n as usize]
+            }
+            SpvType::Struct { members } => members.clone(),
+            other => {
+                return Err(SpirvError::malformed(format!(
+                    "{other:?} is not a composite type"
+                )));
+            }
+        })
+    }
+
+    /// The type of element `index` of a composite or vector type.
+    pub fn element_type(&self, ty: Word, index: u32) -> Result<Word> {
+        Ok(match self.m.ty(ty)? {
+            SpvType::Vector { elem, .. } => *elem,
+            SpvType::Matrix { col, .. } => *col,
+            SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } => *elem,
+            SpvType::Struct { members } => *members
+                .get(index as usize)
+                .ok_or_else(|| SpirvError::malformed(format!("no struct member {index}")))?,
+            other => {
+                return Err(SpirvError::malformed(format!(
+                    "cannot index into {other:?}"
+                )));
+            }
+        })
+    }
+
+    /// The value of a constant scalar integer id.
+    pub fn const_u32(&self, id: Word) -> Result<u32> {
+        match self.m.constants.get(&id) {
+            Some(Konst::Vector(v)) if v.len() == 1 => Ok(v[0] as u32),
+            _ => Err(SpirvError::malformed(format!(
+                "%{id} should be a constant integer"
+            ))),
+        }
+    }
+
+    /// An index operand as a 32-bit IR value.
+    fn index32(&mut self, id: Word) -> Result<Value> {
+        let v = self.ssa(id)?;
+        let t = self.m.ty(self.type_of(id)?)?.clone();
+        Ok(match t {
+            SpvType::Int { bits: 32, .. } => v,
+            SpvType::Int { signed, .. } => {
+                let op = if signed {
+                    shrew_engine::ops::AluOp::I2i32
+                } else {
+                    shrew_engine::ops::AluOp::U2u32
+                };
+                self.b().alu(op, &[v])
+            }
+            _ => return Err(SpirvError::malformed("an index that is not an integer")),
+        })
+    }
+
+    fn translate_inst(
+        &mut self,
+        inst: &Inst,
+        index: usize,
+        label: Word,
+        structure: &mut Option<(Word, Option<Word>)>,
+        info: &FuncInfo,
+    ) -> Result<()> {
+        let op = inst.inst.class.opcode;
+        match op {
+            Op::Line | Op::NoLine | Op::Nop | Op::Name | Op::Source | Op::ModuleProcessed => {}
+            Op::SelectionMerge => *structure = Some((id(inst, 0)?, None)),
+            Op::LoopMerge => *structure = Some((id(inst, 0)?, Some(id(inst, 1)?))),
+            Op::Variable => self.local_variable(inst)?,
+            Op::Phi => self.phi(inst, index, label)?,
+            Op::Branch => {
+                let target = self.block_of(id(inst, 0)?)?;
+                self.b().jump(target);
+                self.set_structure(*structure)?;
+            }
+            Op::BranchConditional => {
+                let cond = self.ssa(id(inst, 0)?)?;
+                let (t, f) = (self.block_of(id(inst, 1)?)?, self.block_of(id(inst, 2)?)?);
+                let cur = self.f().cur;
+                if t == f {
+                    self.func_mut().set_jump(cur, t);
+                    if matches!(structure, Some((_, None))) {
+                        *structure = None;
+                    }
+                } else {
+                    self.func_mut().set_branch(cur, cond, t, f);
+                }
+                self.set_structure(*structure)?;
+            }
+            Op::Switch => self.switch(inst, label, structure.map(|s| s.0))?,
+            Op::Return => {
+                self.b().ret(None);
+            }
+            Op::ReturnValue => {
+                let v = self.val(id(inst, 0)?)?;
+                match &info.ret {
+                    Ret::Value => {
+                        let Val::Ssa(v) = v else {
+                            return Err(SpirvError::malformed("returning a non-scalar"));
+                        };
+                        self.b().ret(Some(v));
+                    }
+                    Ret::Var(var) => {
+                        let ty = self.type_of(id(inst, 0)?)?;
+                        let d = self.in_consts(|b| b.deref_var(*var));
+                        self.store(&Ptr::Deref(d), ty, &v)?;
+                        self.b().ret(None);
+                    }
+                    Ret::None => {
+                        return Err(SpirvError::malformed("a void function returns a value"));
+                    }
+                }
+            }
+            Op::Kill | Op::TerminateInvocation => {
+                self.require_fragment(op)?;
+                let which = if op == Op::Kill {
+                    Intrinsic::Discard
+                } else {
+                    Intrinsic::Terminate
+                };
+                self.b().intrinsic(which, &[], None, &[]);
+                let cur = self.f().cur;
+                self.func_mut().set_exit(cur, Terminator::Unreachable);
+            }
+            Op::DemoteToHelperInvocation => {
+                self.require_fragment(op)?;
+                self.b().intrinsic(Intrinsic::Demote, &[], None, &[]);
+            }
+            Op::IsHelperInvocationEXT => {
+                let v = self
+                    .b()
+                    .intrinsic(Intrinsic::IsHelperInvocation, &[], None, &[]);
+                self.set(inst, Val::Ssa(v))?;
+            }
+            Op::Unreachable => {
+                let cur = self.f().cur;
+                self.func_mut().set_exit(cur, Terminator::Unreachable);
+            }
+            Op::Load => {
+                let ptr = self.ptr(id(inst, 0)?)?;
+                let v = self.load(&ptr, result_type(inst)?)?;
+                self.set(inst, v)?;
+            }
+            Op::Store => {
+                let ptr = self.ptr(id(inst, 0)?)?;
+                let v = self.val(id(inst, 1)?)?;
+                let ty = self.type_of(id(inst, 1)?)?;
+                self.store(&ptr, ty, &v)?;
+            }
+            Op::CopyMemory => {
+                let dst = self.ptr(id(inst, 0)?)?;
+                let src = self.ptr(id(inst, 1)?)?;
+                let ty = self.pointee(self.type_of(id(inst, 1)?)?)?;
+                let v = self.load(&src, ty)?;
+                self.store(&dst, ty, &v)?;
+            }
+            Op::AccessChain | Op::InBoundsAccessChain => {
+                let base = self.ptr(id(inst, 0)?)?;
+                let base_ty = self.pointee(self.type_of(id(inst, 0)?)?)?;
+                let indices: Vec<Word> = (1..inst.inst.operands.len())
+                    .map(|i| id(inst, i))
+                    .collect::<Result<_>>()?;
+                let p = self.access_chain(base, base_ty, &indices)?;
+                self.set(inst, Val::Ptr(p))?;
+            }
+            Op::FunctionCall => self.call(inst)?,
+            Op::ControlBarrier | Op::MemoryBarrier => self.barrier(inst)?,
+            Op::ExtInst => self.ext_inst(inst)?,
+            _ => {
+                if !self.alu_inst(inst)? && !self.image_inst(inst)? && !self.atomic(inst)? {
+                    return Err(SpirvError::unsupported(format!(
+                        "the instruction Op{}",
+                        inst.inst.class.opname
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn require_fragment(&self, op: Op) -> Result<()> {
+        if self.shader.stage != Stage::Fragment {
+            return Err(SpirvError::malformed(format!(
+                "Op{op:?} outside a fragment shader"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records the result of an instruction.
+    pub fn set(&mut self, inst: &Inst, v: Val) -> Result<()> {
+        let r = result_id(inst)?;
+        self.f_mut().values.insert(r, v);
+        Ok(())
+    }
+
+    fn block_of(&self, label: Word) -> Result<BlockId> {
+        self.f().blocks.get(&label).copied().ok_or_else(|| {
+            SpirvError::malformed(format!("%{label} is not a block of this function"))
+        })
+    }
+
+    /// Puts the pending merge annotation on the block just terminated.
+    fn set_structure(&mut self, structure: Option<(Word, Option<Word>)>) -> Result<()> {
+        let Some((merge, cont)) = structure else {
+            return Ok(());
+        };
+        let merge = self.block_of(merge)?;
+        let s = match cont {
+            Some(c) => Structure::Loop {
+                merge,
+                cont: self.block_of(c)?,
+            },
+            None => {
+                let cur = self.f().cur;
+                if !matches!(
+                    self.func().cfg[cur].terminator,
+                    Some(Terminator::Branch { .. })
+                ) {
+                    return Ok(());
+                }
+                Structure::Selection { merge }
+            }
+        };
+        let cur = self.f().cur;
+        self.func_mut().cfg[cur].structure = Some(s);
+        Ok(())
+    }
+
+    /// `OpSwitch` as a ladder of branches, one per distinct case target.
+    fn switch(&mut self, inst: &Inst, label: Word, merge: Option<Word>) -> Result<()> {
+        let sel = self.ssa(id(inst, 0)?)?;
+        let bits = self.val_type(self.type_of(id(inst, 0)?)?)?.bits;
+        let default = id(inst, 1)?;
+        let mut targets: Vec<(Word, Vec<u64>)> = Vec::new();
+        for pair in inst.inst.operands[2..].chunks(2) {
+            let (lit, target) = match pair {
+                [Operand::LiteralBit32(l), Operand::IdRef(t)] => (*l as u64, *t),
+                [Operand::LiteralBit64(l), Operand::IdRef(t)] => (*l, *t),
+                _ => {
+                    return Err(SpirvError::malformed(
+                        "a switch case that is not (literal, label)",
+                    ));
+                }
+            };
+            if target == default {
+                continue;
+            }
+            match targets.iter_mut().find(|(t, _)| *t == target) {
+                Some((_, lits)) => lits.push(lit),
+                None => targets.push((target, vec![lit])),
+            }
+        }
+        let merge = merge.map(|m| self.block_of(m)).transpose()?;
+        let default_block = self.block_of(default)?;
+        if targets.is_empty() {
+            self.b().jump(default_block);
+            return Ok(());
+        }
+        let n = targets.len();
+        for (i, (target, lits)) in targets.into_iter().enumerate() {
+            let mut cond = None;
+            for lit in lits {
+                let c = self.b().imm(bits, &[lit]);
+                let eq = self.b().alu(shrew_engine::ops::AluOp::Ieq, &[sel, c]);
+                cond = Some(match cond {
+                    Some(prev) => self.b().alu(shrew_engine::ops::AluOp::Ior, &[prev, eq]),
+                    None => eq,
+                });
+            }
+            let cond = cond.expect("a target has at least one case");
+            let target_block = self.block_of(target)?;
+            let cur = self.f().cur;
+            let next = if i + 1 == n {
+                default_block
+            } else {
+                self.func_mut().add_block()
+            };
+            self.func_mut().set_branch(cur, cond, target_block, next);
+            if let Some(merge) = merge {
+                self.func_mut().cfg[cur].structure = Some(Structure::Selection { merge });
+            }
+            self.f_mut().edges.insert((label, target), cur);
+            if i + 1 == n {
+                self.f_mut().edges.insert((label, default), cur);
+            } else {
+                self.f_mut().cur = next;
+            }
+        }
+        Ok(())
+    }
+
+    fn phi(&mut self, inst: &Inst, index: usize, label: Word) -> Result<()> {
+        let ty = result_type(inst)?;
+        let v = self.phi_leaves(ty)?;
+        let mut leaves = Vec::new();
+        flatten(&v, &mut leaves);
+        let mut srcs = Vec::new();
+        for pair in inst.inst.operands.chunks(2) {
+            match pair {
+                [Operand::IdRef(v), Operand::IdRef(parent)] => srcs.push((*v, *parent)),
+                _ => {
+                    return Err(SpirvError::malformed(
+                        "a phi operand that is not (value, block)",
+                    ));
+                }
+            }
+        }
+        self.f_mut().phis.push(PendingPhi {
+            leaves,
+            srcs,
+            label,
+            inst: index,
+        });
+        self.set(inst, v)
+    }
+
+    /// Empty phis shaped like a value of the type.
+    fn phi_leaves(&mut self, ty: Word) -> Result<Val> {
+        match self.m.ty(ty)? {
+            SpvType::Matrix { .. } | SpvType::Array { .. } | SpvType::Struct { .. } => {
+                let mut out = Vec::new();
+                for et in self.member_types(ty)? {
+                    out.push(self.phi_leaves(et)?);
+                }
+                Ok(Val::Composite(out))
+            }
+            SpvType::Pointer { .. } => Err(SpirvError::unsupported("phis of pointers")),
+            _ => {
+                let vt = self.val_type(ty)?;
+                Ok(Val::Ssa(self.b().phi(vt, Vec::new())))
+            }
+        }
+    }
+
+    fn resolve_phis(&mut self) -> Result<()> {
+        let phis = std::mem::take(&mut self.f_mut().phis);
+        for phi in phis {
+            let inst = &self.insts[phi.inst];
+            for (value, parent) in &phi.srcs {
+                let pred = match self.f().edges.get(&(*parent, phi.label)) {
+                    Some(b) => *b,
+                    None => self.block_of(*parent).map_err(|e| e.at(inst))?,
+                };
+                let v = self.val(*value).map_err(|e| e.at(inst))?;
+                let mut leaves = Vec::new();
+                flatten(&v, &mut leaves);
+                if leaves.len() != phi.leaves.len() {
+                    return Err(SpirvError::malformed("a phi source of another shape").at(inst));
+                }
+                for (&p, &l) in phi.leaves.iter().zip(&leaves) {
+                    if let InstKind::Phi(srcs) = &mut self.func_mut().inst_mut(p).kind {
+                        srcs.push((pred, l));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn local_variable(&mut self, inst: &Inst) -> Result<()> {
+        let ptr_ty = result_type(inst)?;
+        let pointee = self.pointee(ptr_ty)?;
+        let ir_ty = self.types.ir_type(self.m, &mut self.shader, pointee)?;
+        let r = result_id(inst)?;
+        let fname = self.func().name.clone();
+        let vname = self.m.name(r).unwrap_or("tmp");
+        let var = self.add_variable(Variable::new(
+            format!("{fname}.{vname}"),
+            Mode::FunctionTemp,
+            ir_ty,
+        ));
+        let d = self.in_consts(|b| b.deref_var(var));
+        if inst.inst.operands.len() > 1 {
+            let init = self.val(id(inst, 1)?)?;
+            self.store(&Ptr::Deref(d), pointee, &init)?;
+        }
+        self.set(inst, Val::Ptr(Ptr::Deref(d)))
+    }
+
+    /// The pointee of a pointer type.
+    pub fn pointee(&self, ptr_ty: Word) -> Result<Word> {
+        match self.m.ty(ptr_ty)? {
+            SpvType::Pointer { pointee, .. } => Ok(*pointee),
+            other => Err(SpirvError::malformed(format!(
+                "{other:?} is not a pointer type"
+            ))),
+        }
+    }
+
+    fn access_chain(&mut self, base: Ptr, base_ty: Word, indices: &[Word]) -> Result<Ptr> {
+        let mut p = base;
+        let mut ty = base_ty;
+        for &index in indices {
+            let is_struct = matches!(self.m.ty(ty)?, SpvType::Struct { .. });
+            let next_ty = if is_struct {
+                self.element_type(ty, self.const_u32(index)?)?
+            } else {
+                self.element_type(ty, 0)?
+            };
+            p = match p {
+                Ptr::Deref(d) => Ptr::Deref(if is_struct {
+                    let member = self.const_u32(index)?;
+                    self.b().deref_struct(d, member)
+                } else {
+                    let i = self.index32(index)?;
+                    self.b().deref_array(d, i)
+                }),
+                Ptr::Split(vars) => {
+                    let member = self.const_u32(index)?;
+                    let var = *vars
+                        .get(member as usize)
+                        .ok_or_else(|| SpirvError::malformed("a member index out of range"))?;
+                    Ptr::Deref(self.in_consts(|b| b.deref_var(var)))
+                }
+                Ptr::Builtin { builtin, mut path } => {
+                    path.push(self.index32(index)?);
+                    Ptr::Builtin { builtin, path }
+                }
+            };
+            ty = next_ty;
+        }
+        Ok(p)
+    }
+
+    /// Loads a value of type `ty` through a pointer, member by member for composites.
+    pub fn load(&mut self, ptr: &Ptr, ty: Word) -> Result<Val> {
+        match ptr {
+            Ptr::Deref(d) => self.load_deref(*d, ty),
+            Ptr::Split(vars) => {
+                let types = self.member_types(ty)?;
+                let mut out = Vec::new();
+                for (&var, t) in vars.iter().zip(types) {
+                    let d = self.in_consts(|b| b.deref_var(var));
+                    out.push(self.load_deref(d, t)?);
+                }
+                Ok(Val::Composite(out))
+            }
+            Ptr::Builtin { builtin, path } => self.load_builtin(*builtin, path),
+        }
+    }
+
+    fn load_deref(&mut self, d: Value, ty: Word) -> Result<Val> {
+        let t = self.m.ty(ty)?.clone();
+        match t {
+            SpvType::Image(_) | SpvType::Sampler => Ok(Val::Handle(d)),
+            SpvType::SampledImage { .. } => Ok(Val::Sampled {
+                texture: d,
+                sampler: None,
+            }),
+            SpvType::Matrix { .. } | SpvType::Array { .. } | SpvType::Struct { .. } => {
+                let is_struct = matches!(t, SpvType::Struct { .. });
+                let mut out = Vec::new();
+                for (i, et) in self.member_types(ty)?.into_iter().enumerate() {
+                    let e = if is_struct {
+                        self.b().deref_struct(d, i as u32)
+                    } else {
+                        let idx = self.b().imm_u32(i as u32);
+                        self.b().deref_array(d, idx)
+                    };
+                    out.push(self.load_deref(e, et)?);
+                }
+                Ok(Val::Composite(out))
+            }
+            SpvType::RuntimeArray { .. } => {
+                Err(SpirvError::malformed("loading a whole runtime-sized array"))
+            }
+            _ => {
+                let vt = self.val_type(ty)?;
+                Ok(Val::Ssa(self.b().intrinsic(
+                    Intrinsic::LoadDeref,
+                    &[d],
+                    Some(vt),
+                    &[],
+                )))
+            }
+        }
+    }
+
+    /// Stores a value of type `ty` through a pointer, member by member for composites.
+    pub fn store(&mut self, ptr: &Ptr, ty: Word, v: &Val) -> Result<()> {
+        match ptr {
+            Ptr::Deref(d) => self.store_deref(*d, ty, v),
+            Ptr::Split(vars) => {
+                let Val::Composite(parts) = v else {
+                    return Err(SpirvError::malformed("storing a non-composite to a block"));
+                };
+                let types = self.member_types(ty)?;
+                for ((&var, t), part) in vars.iter().zip(types).zip(parts) {
+                    let d = self.in_consts(|b| b.deref_var(var));
+                    self.store_deref(d, t, part)?;
+                }
+                Ok(())
+            }
+            Ptr::Builtin { .. } => Err(SpirvError::malformed("a store to a built-in input")),
+        }
+    }
+
+    fn store_deref(&mut self, d: Value, ty: Word, v: &Val) -> Result<()> {
+        match v {
+            Val::Ssa(value) => {
+                let comps = self.b().value_type(*value).comps as u32;
+                self.b().store_deref(d, *value, (1u32 << comps) - 1);
+                Ok(())
+            }
+            Val::Composite(parts) => {
+                let is_struct = matches!(self.m.ty(ty)?, SpvType::Struct { .. });
+                let types = self.member_types(ty)?;
+                if types.len() != parts.len() {
+                    return Err(SpirvError::malformed("a stored value of the wrong shape"));
+                }
+                for (i, (part, et)) in parts.iter().zip(types).enumerate() {
+                    let e = if is_struct {
+                        self.b().deref_struct(d, i as u32)
+                    } else {
+                        let idx = self.b().imm_u32(i as u32);
+                        self.b().deref_array(d, idx)
+                    };
+                    self.store_deref(e, et, part)?;
+                }
+                Ok(())
+            }
+            other => Err(SpirvError::unsupported(format!(
+                "storing {} to memory",
+                describe(other)
+            ))),
+        }
+    }
+
+    /// Reads a built-in input as a system value, then selects along the access chain.
+    fn load_builtin(&mut self, builtin: BuiltIn, path: &[Value]) -> Result<Val> {
+        use shrew_engine::ops::AluOp;
+        let load = |tx: &mut Self, op: Intrinsic| tx.b().intrinsic(op, &[], None, &[]);
+        let v = match builtin {
+            BuiltIn::FragCoord => load(self, Intrinsic::LoadFragCoord),
+            BuiltIn::FrontFacing => load(self, Intrinsic::LoadFrontFace),
+            BuiltIn::PointCoord => load(self, Intrinsic::LoadPointCoord),
+            BuiltIn::SampleId => load(self, Intrinsic::LoadSampleId),
+            BuiltIn::HelperInvocation => load(self, Intrinsic::IsHelperInvocation),
+            BuiltIn::VertexId | BuiltIn::VertexIndex => load(self, Intrinsic::LoadVertexId),
+            BuiltIn::InstanceId => load(self, Intrinsic::LoadInstanceId),
+            BuiltIn::InstanceIndex => {
+                let id = load(self, Intrinsic::LoadInstanceId);
+                let base = load(self, Intrinsic::LoadBaseInstance);
+                self.b().alu(AluOp::Iadd, &[id, base])
+            }
+            BuiltIn::BaseVertex => load(self, Intrinsic::LoadBaseVertex),
+            BuiltIn::BaseInstance => load(self, Intrinsic::LoadBaseInstance),
+            BuiltIn::DrawIndex => load(self, Intrinsic::LoadDrawId),
+            BuiltIn::PrimitiveId => load(self, Intrinsic::LoadPrimitiveId),
+            BuiltIn::InvocationId => load(self, Intrinsic::LoadInvocationId),
+            BuiltIn::LocalInvocationId => load(self, Intrinsic::LoadLocalInvocationId),
+            BuiltIn::LocalInvocationIndex => load(self, Intrinsic::LoadLocalInvocationIndex),
+            BuiltIn::GlobalInvocationId => load(self, Intrinsic::LoadGlobalInvocationId),
+            BuiltIn::WorkgroupId => load(self, Intrinsic::LoadWorkgroupId),
+            BuiltIn::NumWorkgroups => load(self, Intrinsic::LoadNumWorkgroups),
+            BuiltIn::WorkgroupSize => load(self, Intrinsic::LoadWorkgroupSize),
+            other => {
+                return Err(SpirvError::unsupported(format!(
+                    "the built-in input {other:?}"
+                )));
+            }
+        };
+        match path {
+            [] => Ok(Val::Ssa(v)),
+            [i] => Ok(Val::Ssa(self.extract_dynamic(v, *i))),
+            _ => Err(SpirvError::malformed(
+                "indexing a built-in input too deeply",
+            )),
+        }
+    }
+
+    /// Component `index` (a 32-bit value) of a vector, as a select ladder.
+    pub fn extract_dynamic(&mut self, v: Value, index: Value) -> Value {
+        use shrew_engine::ops::AluOp;
+        let comps = self.b().value_type(v).comps;
+        let mut out = self.b().channel(v, 0);
+        for c in 1..comps {
+            let k = self.b().imm_u32(c as u32);
+            let is_c = self.b().alu(AluOp::Ieq, &[index, k]);
+            let comp = self.b().channel(v, c);
+            out = self.b().alu(AluOp::Bcsel, &[is_c, comp, out]);
+        }
+        out
+    }
+
+    fn call(&mut self, inst: &Inst) -> Result<()> {
+        let callee = id(inst, 0)?;
+        let info = self
+            .funcs
+            .get(&callee)
+            .cloned()
+            .ok_or_else(|| SpirvError::malformed(format!("%{callee} is not a function")))?;
+        let def = self.function_def(callee)?;
+        if def.params.len() != inst.inst.operands.len() - 1 {
+            return Err(SpirvError::malformed(
+                "a call with the wrong number of arguments",
+            ));
+        }
+        let mut args = Vec::new();
+        let mut copy_back = Vec::new();
+        for (i, (param, &(_, pty))) in info.params.iter().zip(&def.params).enumerate() {
+            let arg = id(inst, i + 1)?;
+            match param {
+                Param::Value(_) => args.push(self.ssa(arg)?),
+                Param::Var { var, copy_out } => {
+                    let d = self.in_consts(|b| b.deref_var(*var));
+                    if *copy_out {
+                        let ty = self.pointee(pty)?;
+                        let p = self.ptr(arg)?;
+                        let v = self.load(&p, ty)?;
+                        self.store(&Ptr::Deref(d), ty, &v)?;
+                        copy_back.push((p, d, ty));
+                    } else {
+                        let v = self.val(arg)?;
+                        self.store(&Ptr::Deref(d), pty, &v)?;
+                    }
+                }
+            }
+        }
+        let result = self.b().call(info.id, &args);
+        for (p, d, ty) in copy_back {
+            if self.is_writable(&p) {
+                let v = self.load(&Ptr::Deref(d), ty)?;
+                self.store(&p, ty, &v)?;
+            }
+        }
+        match (&info.ret, result) {
+            (Ret::Value, Some(v)) => self.set(inst, Val::Ssa(v)),
+            (Ret::Var(var), _) => {
+                let d = self.in_consts(|b| b.deref_var(*var));
+                let v = self.load(&Ptr::Deref(d), result_type(inst)?)?;
+                self.set(inst, v)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether stores through a pointer are allowed.
+    fn is_writable(&self, p: &Ptr) -> bool {
+        match p {
+            Ptr::Deref(d) => self
+                .shader
+                .deref_target(self.func(), *d)
+                .is_some_and(|(var, _)| self.shader.variable(var).mode.is_writable()),
+            Ptr::Split(_) => true,
+            Ptr::Builtin { .. } => false,
+        }
+    }
+
+    fn barrier(&mut self, inst: &Inst) -> Result<()> {
+        let control = inst.inst.class.opcode == Op::ControlBarrier;
+        let (exec, mem, sem) = if control {
+            (
+                self.const_u32(id(inst, 0)?)?,
+                self.const_u32(id(inst, 1)?)?,
+                self.const_u32(id(inst, 2)?)?,
+            )
+        } else {
+            (
+                spirv::Scope::Invocation as u32,
+                self.const_u32(id(inst, 0)?)?,
+                self.const_u32(id(inst, 1)?)?,
+            )
+        };
+        let scope = |s: u32| match s {
+            0 | 5 => 4, // cross-device, queue family → queue_family
+            1 => 5,     // device
+            2 => 3,     // workgroup
+            3 => 2,     // subgroup
+            _ => 1,     // invocation
+        };
+        let sem_flags = spirv::MemorySemantics::from_bits_truncate(sem);
+        let mut semantics = 0;
+        use spirv::MemorySemantics as S;
+        if sem_flags.intersects(S::ACQUIRE | S::ACQUIRE_RELEASE | S::SEQUENTIALLY_CONSISTENT) {
+            semantics |= 1;
+        }
+        if sem_flags.intersects(S::RELEASE | S::ACQUIRE_RELEASE | S::SEQUENTIALLY_CONSISTENT) {
+            semantics |= 2;
+        }
+        let mut modes = 0;
+        if sem_flags.intersects(S::UNIFORM_MEMORY) {
+            modes |= 1;
+        }
+        if sem_flags.intersects(S::WORKGROUP_MEMORY) {
+            modes |= 4;
+        }
+        if sem_flags.intersects(S::IMAGE_MEMORY) {
+            modes |= 2;
+        }
+        let exec_scope = if control { scope(exec) } else { 0 };
+        let mem_scope = if sem_flags.is_empty() { 0 } else { scope(mem) };
+        self.b().intrinsic(
+            Intrinsic::Barrier,
+            &[],
+            None,
+            &[
+                (IndexKind::ExecutionScope, exec_scope),
+                (IndexKind::MemoryScope, mem_scope),
+                (IndexKind::MemorySemantics, semantics),
+                (IndexKind::MemoryModes, modes),
+            ],
+        );
+        Ok(())
+    }
+
+    /// Atomic instructions on pointers (buffers, shared memory) and image texels.
+    fn atomic(&mut self, inst: &Inst) -> Result<bool> {
+        use Op::*;
+        let op = inst.inst.class.opcode;
+        let kind = match op {
+            AtomicIAdd | AtomicISub => 0,
+            AtomicSMin => 1,
+            AtomicUMin => 2,
+            AtomicSMax => 3,
+            AtomicUMax => 4,
+            AtomicAnd => 5,
+            AtomicOr => 6,
+            AtomicXor => 7,
+            AtomicExchange => 8,
+            AtomicCompareExchange => 9,
+            AtomicFAddEXT => 10,
+            AtomicIIncrement | AtomicIDecrement | AtomicLoad | AtomicStore => 0,
+            _ => return Ok(false),
+        };
+        let ptr_id = id(inst, 0)?;
+        let target = self.val(ptr_id)?;
+        if op == AtomicStore {
+            let v = self.val(id(inst, 3)?)?;
+            let ty = self.type_of(id(inst, 3)?)?;
+            let Val::Ptr(p) = target else {
+                return Err(SpirvError::unsupported("atomic stores to images"));
+            };
+            return self.store(&p, ty, &v).map(|_| true);
+        }
+        let ty = result_type(inst)?;
+        let vt = self.val_type(ty)?;
+        if op == AtomicLoad {
+            let Val::Ptr(p) = target else {
+                return Err(SpirvError::unsupported("atomic loads of images"));
+            };
+            let v = self.load(&p, ty)?;
+            self.set(inst, v)?;
+            return Ok(true);
+        }
+        // Data operands come after the pointer, scope and semantics (two for compare-exchange).
+        let mut data = match op {
+            AtomicIIncrement | AtomicIDecrement => {
+                let one = self.b().imm(vt.bits, &[1]);
+                vec![one]
+            }
+            AtomicCompareExchange => {
+                // SPIR-V gives (value, comparator); the IR swap takes (compare, new).
+                let value = self.ssa(id(inst, 4)?)?;
+                let comparator = self.ssa(id(inst, 5)?)?;
+                vec![comparator, value]
+            }
+            _ => vec![self.ssa(id(inst, 3)?)?],
+        };
+        if matches!(op, AtomicISub | AtomicIDecrement) {
+            data[0] = self.b().alu(shrew_engine::ops::AluOp::Ineg, &[data[0]]);
+        }
+        let swap = data.len() == 2;
+        let v = match target {
+            Val::Ptr(Ptr::Deref(d)) => {
+                let intr = if swap {
+                    Intrinsic::DerefAtomicSwap
+                } else {
+                    Intrinsic::DerefAtomic
+                };
+                let mut srcs = vec![d];
+                srcs.extend(data);
+                self.b()
+                    .intrinsic(intr, &srcs, Some(vt), &[(IndexKind::AtomicOp, kind)])
+            }
+            Val::Texel {
+                image,
+                coord,
+                sample,
+            } => {
+                let intr = if swap {
+                    Intrinsic::ImageDerefAtomicSwap
+                } else {
+                    Intrinsic::ImageDerefAtomic
+                };
+                let (dim, arrayed) = self.image_dim(image)?;
+                let mut srcs = vec![image, coord, sample];
+                srcs.extend(data);
+                self.b().intrinsic(
+                    intr,
+                    &srcs,
+                    Some(vt),
+                    &[
+                        (IndexKind::AtomicOp, kind),
+                        (IndexKind::ImageDim, dim.index_value()),
+                        (IndexKind::ImageArray, arrayed as u32),
+                    ],
+                )
+            }
+            other => {
+                return Err(SpirvError::unsupported(format!(
+                    "atomics on {}",
+                    describe(&other)
+                )));
+            }
+        };
+        self.set(inst, Val::Ssa(v))?;
+        Ok(true)
+    }
+
+    /// The dimension and arrayness of the image a deref points to.
+    pub fn image_dim(&self, d: Value) -> Result<(shrew_engine::ir::Dim, bool)> {
+        match self.shader.deref_target(self.func(), d) {
+            Some((_, Type::Image { dim, arrayed, .. } | Type::Texture { dim, arrayed, .. })) => {
+                Ok((dim, arrayed))
+            }
+            _ => Err(SpirvError::malformed(
+                "an image operand that is not an image",
+            )),
+        }
+    }
+}
+
+/// The IR built-in of a SPIR-V output built-in.
+fn ir_builtin(b: BuiltIn) -> Option<Builtin> {
+    Some(match b {
+        BuiltIn::Position => Builtin::Position,
+        BuiltIn::PointSize => Builtin::PointSize,
+        BuiltIn::ClipDistance => Builtin::ClipDistance,
+        BuiltIn::CullDistance => Builtin::CullDistance,
+        BuiltIn::FragDepth => Builtin::FragDepth,
+        BuiltIn::SampleMask => Builtin::SampleMask,
+        BuiltIn::Layer => Builtin::Layer,
+        BuiltIn::ViewportIndex => Builtin::ViewportIndex,
+        BuiltIn::TessLevelOuter => Builtin::TessLevelOuter,
+        BuiltIn::TessLevelInner => Builtin::TessLevelInner,
+        _ => return None,
+    })
+}
+
+/// The scalar and vector leaves of a value, in order.
+pub fn flatten(v: &Val, out: &mut Vec<Value>) {
+    match v {
+        Val::Ssa(x) => out.push(*x),
+        Val::Composite(parts) => parts.iter().for_each(|p| flatten(p, out)),
+        _ => {}
+    }
+}
+
+pub fn describe(v: &Val) -> &'static str {
+    match v {
+        Val::Ssa(_) => "a scalar or vector",
+        Val::Composite(_) => "a composite",
+        Val::Ptr(_) => "a pointer",
+        Val::Handle(_) => "an image or sampler",
+        Val::Sampled { .. } => "a sampled image",
+        Val::Texel { .. } => "an image texel pointer",
+    }
+}

@@ -1,0 +1,215 @@
+//! SPIR-V → shrew IR, the way Mesa's `spirv_to_nir` turns SPIR-V into NIR.
+//!
+//! `rspirv` parses the binary into a flat list of instructions, each remembered with its word
+//! offset so every error can name the instruction and where it is. [`module`] then reads the
+//! module-level sections (types, constants, decorations, names, global variables, entry points)
+//! into tables, and [`function`] translates each function reachable from the entry point:
+//!
+//! - SPIR-V blocks become IR blocks one to one; `OpSelectionMerge`/`OpLoopMerge` become the IR's
+//!   structure annotations; `OpSwitch` becomes a ladder of two-way branches, one per distinct
+//!   target, each a selection header with the switch's merge block.
+//! - Scalars and vectors are IR values. Composites (structs, arrays, matrices) are trees of IR
+//!   values ([`function::Val`]); matrices are arrays of column vectors, in memory too, with the
+//!   `MatrixStride` of their member decoration as the array stride.
+//! - Pointers are IR deref chains. Built-in inputs become system-value intrinsics, and output
+//!   blocks whose members are built-ins (`gl_PerVertex`) are split into one variable per member.
+//! - Functions become IR functions. Scalar and vector parameters are IR parameters; pointer and
+//!   composite parameters go through one variable per parameter, copied in before the call and
+//!   (for pointers) out after it — GLSL's own copy-in/copy-out semantics, which is what glslang's
+//!   temporaries already do. Composite results go through one variable per function.
+//! - Module-level constants are materialised on first use in a block at the top of each function,
+//!   which then jumps to the function's first SPIR-V block.
+//!
+//! The result is checked by the IR verifier; a module that translates into invalid IR is an
+//! error, never silently wrong code. Anything unsupported is an error naming the instruction.
+
+mod alu;
+mod function;
+mod glsl450;
+mod image;
+mod module;
+mod types;
+
+use rspirv::binary::{Consumer, ParseAction};
+use rspirv::dr;
+use shrew_engine::ir::Shader;
+
+/// Why a SPIR-V module could not be translated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{kind}: {message}", location(.offset, .opcode))]
+pub struct SpirvError {
+    /// Word offset of the instruction in the module, when the error is about one.
+    pub offset: Option<usize>,
+    /// The instruction's opcode name (`OpFAdd`).
+    pub opcode: Option<String>,
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+fn location(offset: &Option<usize>, opcode: &Option<String>) -> String {
+    match (offset, opcode) {
+        (Some(o), Some(op)) => format!("word {o} ({op}): "),
+        (Some(o), None) => format!("word {o}: "),
+        (None, Some(op)) => format!("{op}: "),
+        (None, None) => String::new(),
+    }
+}
+
+/// What kind of problem a [`SpirvError`] is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ErrorKind {
+    /// Not a valid SPIR-V module (or not one the translator can make sense of).
+    #[error("malformed SPIR-V")]
+    Malformed,
+    /// Valid SPIR-V using something the translator or the IR does not support.
+    #[error("unsupported")]
+    Unsupported,
+    /// The translated IR fails the verifier: a translator defect on this input.
+    #[error("invalid translation")]
+    Invalid,
+}
+
+impl SpirvError {
+    pub(crate) fn malformed(message: impl Into<String>) -> SpirvError {
+        SpirvError {
+            offset: None,
+            opcode: None,
+            kind: ErrorKind::Malformed,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unsupported(message: impl Into<String>) -> SpirvError {
+        SpirvError {
+            kind: ErrorKind::Unsupported,
+            ..SpirvError::malformed(message)
+        }
+    }
+
+    /// Attaches an instruction, unless the error already names one.
+    pub(crate) fn at(mut self, inst: &Inst) -> SpirvError {
+        if self.offset.is_none() {
+            self.offset = Some(inst.offset);
+            self.opcode = Some(format!("Op{}", inst.inst.class.opname));
+        }
+        self
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, SpirvError>;
+
+/// One instruction of the module with its word offset.
+#[derive(Clone, Debug)]
+pub(crate) struct Inst {
+    pub offset: usize,
+    pub inst: dr::Instruction,
+}
+
+/// Options of a translation.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The entry point to translate (by name); the first one when `None`.
+    pub entry_point: Option<String>,
+}
+
+/// Translates a SPIR-V module given as bytes (either endianness).
+pub fn translate_bytes(bytes: &[u8], options: &Options) -> std::result::Result<Shader, SpirvError> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(SpirvError::malformed(format!(
+            "{} bytes is not a whole number of 32-bit words",
+            bytes.len()
+        )));
+    }
+    let mut words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if words.first().map(|w| w.swap_bytes()) == Some(rspirv::spirv::MAGIC_NUMBER) {
+        words.iter_mut().for_each(|w| *w = w.swap_bytes());
+    }
+    translate(&words, options)
+}
+
+/// Translates a SPIR-V module into a verified shader.
+pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader, SpirvError> {
+    let insts = parse(words)?;
+    let module = module::Module::read(&insts)?;
+    let shader = function::translate_module(&module, &insts, options)?;
+    if let Err(errors) = shrew_engine::verify::verify(&shader) {
+        let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+        return Err(SpirvError {
+            kind: ErrorKind::Invalid,
+            ..SpirvError::malformed(format!(
+                "the translated IR fails verification ({} errors; first: {first})",
+                errors.len()
+            ))
+        });
+    }
+    Ok(shader)
+}
+
+/// Collects the parser's instructions in module order.
+#[derive(Default)]
+struct Collector {
+    insts: Vec<dr::Instruction>,
+}
+
+impl Consumer for Collector {
+    fn initialize(&mut self) -> ParseAction {
+        ParseAction::Continue
+    }
+    fn finalize(&mut self) -> ParseAction {
+        ParseAction::Continue
+    }
+    fn consume_header(&mut self, _: dr::ModuleHeader) -> ParseAction {
+        ParseAction::Continue
+    }
+    fn consume_instruction(&mut self, inst: dr::Instruction) -> ParseAction {
+        self.insts.push(inst);
+        ParseAction::Continue
+    }
+}
+
+/// Parses the module and pairs every instruction with its word offset.
+fn parse(words: &[u32]) -> Result<Vec<Inst>> {
+    check_word_counts(words)?;
+    let mut collector = Collector::default();
+    rspirv::binary::parse_words(words, &mut collector)
+        .map_err(|state| SpirvError::malformed(format!("the binary does not parse: {state}")))?;
+    // The parser accepted the module, so the word counts walk it exactly.
+    let mut offset = 5;
+    let mut out = Vec::with_capacity(collector.insts.len());
+    for inst in collector.insts {
+        out.push(Inst { offset, inst });
+        let count = words.get(offset).map_or(1, |w| (w >> 16).max(1)) as usize;
+        offset += count;
+    }
+    Ok(out)
+}
+
+/// Checks that every instruction's word count is non-zero and stays inside the module. rspirv
+/// trusts the last instruction's count when decoding strings (and panics past the end), so this
+/// runs first.
+fn check_word_counts(words: &[u32]) -> Result<()> {
+    let mut offset = 5;
+    while offset < words.len() {
+        let count = (words[offset] >> 16) as usize;
+        if count == 0 {
+            return Err(SpirvError {
+                offset: Some(offset),
+                ..SpirvError::malformed("an instruction with a word count of 0")
+            });
+        }
+        if offset + count > words.len() {
+            return Err(SpirvError {
+                offset: Some(offset),
+                ..SpirvError::malformed(format!(
+                    "an instruction of {count} words, but the module ends {} words after it starts",
+                    words.len() - offset
+                ))
+            });
+        }
+        offset += count;
+    }
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! The SPIR-V translator on small modules built with rspirv's builder: each is translated,
+//! verified, run on the reference interpreter and its outputs compared with what the SPIR-V
+//! means. Malformed and unsupported modules must give located errors, never panics.
+
+use rspirv::binary::Assemble;
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{
+    AddressingModel, Capability, Decoration, ExecutionMode, ExecutionModel, FunctionControl,
+    MemoryModel, SelectionControl, StorageClass, Word,
+};
+use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::ir::Shader;
+use shrew_frontend::spirv::{ErrorKind, Options, translate, translate_bytes};
+
+/// A fragment shader module under construction: `float` type, a `vec4` output `color` at
+/// location 0, and `main` open at its first block.
+struct Frag {
+    b: Builder,
+    float: Word,
+    vec4: Word,
+    uint: Word,
+    boolean: Word,
+    color: Word,
+    main: Word,
+    /// The label of `main`'s first block.
+    entry: Word,
+}
+
+impl Frag {
+    fn new() -> Frag {
+        let mut b = Builder::new();
+        b.set_version(1, 0);
+        b.capability(Capability::Shader);
+        b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        let void = b.type_void();
+        let float = b.type_float(32, None);
+        let uint = b.type_int(32, 0);
+        let boolean = b.type_bool();
+        let vec4 = b.type_vector(float, 4);
+        let out_ptr = b.type_pointer(None, StorageClass::Output, vec4);
+        let color = b.variable(out_ptr, None, StorageClass::Output, None);
+        b.name(color, "color");
+        b.decorate(color, Decoration::Location, [Operand::LiteralBit32(0)]);
+        let fn_ty = b.type_function(void, []);
+        let main = b
+            .begin_function(void, None, FunctionControl::NONE, fn_ty)
+            .unwrap();
+        let entry = b.begin_block(None).unwrap();
+        Frag {
+            entry,
+            b,
+            float,
+            vec4,
+            uint,
+            boolean,
+            color,
+            main,
+        }
+    }
+
+    fn f(&mut self, x: f32) -> Word {
+        self.b.constant_bit32(self.float, x.to_bits())
+    }
+
+    fn u(&mut self, x: u32) -> Word {
+        self.b.constant_bit32(self.uint, x)
+    }
+
+    /// Stores `vec4(x, y, z, w)` to `color`.
+    fn store_color(&mut self, comps: [Word; 4]) {
+        let v = self.b.composite_construct(self.vec4, None, comps).unwrap();
+        self.b.store(self.color, v, None, []).unwrap();
+    }
+
+    fn finish(mut self) -> Vec<u32> {
+        self.b.ret().unwrap();
+        self.b.end_function().unwrap();
+        self.b
+            .entry_point(ExecutionModel::Fragment, self.main, "main", [self.color]);
+        self.b
+            .execution_mode(self.main, ExecutionMode::OriginUpperLeft, []);
+        self.b.module().assemble()
+    }
+}
+
+fn translate_ok(words: &[u32]) -> Shader {
+    translate(words, &Options::default()).unwrap_or_else(|e| panic!("translation failed: {e}"))
+}
+
+/// The `color` output of one fragment invocation.
+fn color_of(shader: &Shader) -> Vec<f32> {
+    let r = run(shader, &Launch::invocations(1), &mut Resources::default()).unwrap();
+    r.invocations[0].outputs["color"]
+        .iter()
+        .map(|&v| f32::from_bits(v as u32))
+        .collect()
+}
+
+#[test]
+fn constants_and_arithmetic() {
+    let mut m = Frag::new();
+    let (two, three) = (m.f(2.0), m.f(3.0));
+    let float = m.float;
+    let sum = m.b.f_add(float, None, two, three).unwrap();
+    let prod = m.b.f_mul(float, None, sum, two).unwrap();
+    let neg = m.b.f_negate(float, None, prod).unwrap();
+    let quot = m.b.f_div(float, None, three, two).unwrap();
+    m.store_color([sum, prod, neg, quot]);
+    let shader = translate_ok(&m.finish());
+    assert_eq!(color_of(&shader), [5.0, 10.0, -10.0, 1.5]);
+}
+
+#[test]
+fn loop_with_phis_counts_to_ten() {
+    // i = 0; acc = 1; while (i < 10) { acc *= 2 (as float: acc + acc); i++ } color = (acc, i, 0, 0)
+    let mut m = Frag::new();
+    let (zero_u, one_u, ten) = (m.u(0), m.u(1), m.u(10));
+    let (one_f, zero_f) = (m.f(1.0), m.f(0.0));
+    let (float, uint, boolean) = (m.float, m.uint, m.boolean);
+    let header = m.b.id();
+    let body = m.b.id();
+    let cont = m.b.id();
+    let merge = m.b.id();
+    let entry_label = m.entry;
+    m.b.branch(header).unwrap();
+    m.b.begin_block(Some(header)).unwrap();
+    let i = m.b.id();
+    let acc = m.b.id();
+    let i_next = m.b.id();
+    let acc_next = m.b.id();
+    m.b.phi(uint, Some(i), [(zero_u, entry_label), (i_next, cont)])
+        .unwrap();
+    m.b.phi(float, Some(acc), [(one_f, entry_label), (acc_next, cont)])
+        .unwrap();
+    let lt = m.b.u_less_than(boolean, None, i, ten).unwrap();
+    m.b.loop_merge(merge, cont, rspirv::spirv::LoopControl::NONE, [])
+        .unwrap();
+    m.b.branch_conditional(lt, body, merge, []).unwrap();
+    m.b.begin_block(Some(body)).unwrap();
+    m.b.f_add(float, Some(acc_next), acc, acc).unwrap();
+    m.b.branch(cont).unwrap();
+    m.b.begin_block(Some(cont)).unwrap();
+    m.b.i_add(uint, Some(i_next), i, one_u).unwrap();
+    m.b.branch(header).unwrap();
+    m.b.begin_block(Some(merge)).unwrap();
+    let i_f = m.b.convert_u_to_f(float, None, i).unwrap();
+    m.store_color([acc, i_f, zero_f, zero_f]);
+    let shader = translate_ok(&m.finish());
+    assert_eq!(color_of(&shader), [1024.0, 10.0, 0.0, 0.0]);
+}
+
+#[test]
+fn switch_becomes_a_ladder_with_shared_targets() {
+    // switch (sel) { case 1: case 3: x = 10; break; case 2: x = 20; break; default: x = 30 }
+    for (sel, want) in [(1u32, 10.0f32), (2, 20.0), (3, 10.0), (7, 30.0)] {
+        let mut m = Frag::new();
+        let s = m.u(sel);
+        let (ten, twenty, thirty, zero) = (m.f(10.0), m.f(20.0), m.f(30.0), m.f(0.0));
+        let float = m.float;
+        let (a, b2, d, merge) = (m.b.id(), m.b.id(), m.b.id(), m.b.id());
+        m.b.selection_merge(merge, SelectionControl::NONE).unwrap();
+        m.b.switch(
+            s,
+            d,
+            [
+                (Operand::LiteralBit32(1), a),
+                (Operand::LiteralBit32(2), b2),
+                (Operand::LiteralBit32(3), a),
+            ],
+        )
+        .unwrap();
+        for (label, _) in [(a, ten), (b2, twenty), (d, thirty)] {
+            m.b.begin_block(Some(label)).unwrap();
+            m.b.branch(merge).unwrap();
+        }
+        m.b.begin_block(Some(merge)).unwrap();
+        let x =
+            m.b.phi(float, None, [(ten, a), (twenty, b2), (thirty, d)])
+                .unwrap();
+        m.store_color([x, zero, zero, zero]);
+        let shader = translate_ok(&m.finish());
+        assert_eq!(color_of(&shader)[0], want, "sel = {sel}");
+    }
+}
+
+#[test]
+fn matrices_are_columns() {
+    // mat2(1, 2, 3, 4) * vec2(10, 100) = (1·10 + 3·100, 2·10 + 4·100) = (310, 420)
+    let mut m = Frag::new();
+    let float = m.float;
+    let vec2 = m.b.type_vector(float, 2);
+    let mat2 = m.b.type_matrix(vec2, 2);
+    let c = [1.0, 2.0, 3.0, 4.0, 10.0, 100.0].map(|x| m.f(x));
+    let col0 = m.b.composite_construct(vec2, None, [c[0], c[1]]).unwrap();
+    let col1 = m.b.composite_construct(vec2, None, [c[2], c[3]]).unwrap();
+    let mat = m.b.composite_construct(mat2, None, [col0, col1]).unwrap();
+    let v = m.b.composite_construct(vec2, None, [c[4], c[5]]).unwrap();
+    let r = m.b.matrix_times_vector(vec2, None, mat, v).unwrap();
+    let t = m.b.transpose(mat2, None, mat).unwrap();
+    let t01 = m.b.composite_extract(float, None, t, [0, 1]).unwrap();
+    let r0 = m.b.composite_extract(float, None, r, [0]).unwrap();
+    let r1 = m.b.composite_extract(float, None, r, [1]).unwrap();
+    let zero = m.f(0.0);
+    m.store_color([r0, r1, t01, zero]);
+    let shader = translate_ok(&m.finish());
+    assert_eq!(color_of(&shader), [310.0, 420.0, 3.0, 0.0]);
+}
+
+#[test]
+fn function_with_pointer_parameter_copies_in_and_out() {
+    // void twice(inout float x) { x = x + x; }  main: float v = 3; twice(v); color = (v, ...)
+    let mut b = Builder::new();
+    b.set_version(1, 0);
+    b.capability(Capability::Shader);
+    b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+    let void = b.type_void();
+    let float = b.type_float(32, None);
+    let vec4 = b.type_vector(float, 4);
+    let out_ptr = b.type_pointer(None, StorageClass::Output, vec4);
+    let fptr = b.type_pointer(None, StorageClass::Function, float);
+    let color = b.variable(out_ptr, None, StorageClass::Output, None);
+    b.name(color, "color");
+    b.decorate(color, Decoration::Location, [Operand::LiteralBit32(0)]);
+    let three = b.constant_bit32(float, 3f32.to_bits());
+    let zero = b.constant_bit32(float, 0);
+    let main_ty = b.type_function(void, []);
+    let twice_ty = b.type_function(void, [fptr]);
+    let twice = b.id();
+    let main = b
+        .begin_function(void, None, FunctionControl::NONE, main_ty)
+        .unwrap();
+    b.begin_block(None).unwrap();
+    let v = b.variable(fptr, None, StorageClass::Function, Some(three));
+    b.function_call(void, None, twice, [v]).unwrap();
+    let x = b.load(float, None, v, None, []).unwrap();
+    let c = b
+        .composite_construct(vec4, None, [x, zero, zero, zero])
+        .unwrap();
+    b.store(color, c, None, []).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.begin_function(void, Some(twice), FunctionControl::NONE, twice_ty)
+        .unwrap();
+    let p = b.function_parameter(fptr).unwrap();
+    b.begin_block(None).unwrap();
+    let y = b.load(float, None, p, None, []).unwrap();
+    let yy = b.f_add(float, None, y, y).unwrap();
+    b.store(p, yy, None, []).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::Fragment, main, "main", [color]);
+    b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
+    let shader = translate_ok(&b.module().assemble());
+    assert_eq!(shader.functions.len(), 2);
+    assert_eq!(color_of(&shader), [6.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn malformed_input_is_an_error_not_a_panic() {
+    let good = {
+        let mut m = Frag::new();
+        let one = m.f(1.0);
+        m.store_color([one, one, one, one]);
+        m.finish()
+    };
+    // Every truncation and every single-word corruption of a valid module.
+    for len in 0..good.len() {
+        let _ = translate(&good[..len], &Options::default());
+    }
+    for i in 0..good.len() {
+        for value in [
+            0,
+            1,
+            0xffff_ffff,
+            good[i] ^ 0x0001_0000,
+            good[i].wrapping_add(1),
+        ] {
+            let mut bad = good.clone();
+            bad[i] = value;
+            let _ = translate(&bad, &Options::default());
+        }
+    }
+    let e = translate_bytes(&[1, 2, 3], &Options::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Malformed);
+    let e = translate(&good[..3], &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("does not parse"), "{e}");
+}
+
+#[test]
+fn errors_name_the_instruction_and_its_word_offset() {
+    // An OpFAdd whose operand is not defined anywhere.
+    let mut m = Frag::new();
+    let one = m.f(1.0);
+    let float = m.float;
+    let undefined = m.b.id();
+    let bad = m.b.f_add(float, None, one, undefined).unwrap();
+    m.store_color([bad, one, one, one]);
+    let words = m.finish();
+    let e = translate(&words, &Options::default()).unwrap_err();
+    assert_eq!(e.opcode.as_deref(), Some("OpFAdd"), "{e}");
+    let offset = e.offset.expect("an offset");
+    assert_eq!(words[offset] & 0xffff, rspirv::spirv::Op::FAdd as u32);
+    assert!(
+        e.to_string()
+            .starts_with(&format!("word {offset} (OpFAdd)")),
+        "{e}"
+    );
+}
+
+#[test]
+fn unsupported_stages_say_so() {
+    let mut b = Builder::new();
+    b.set_version(1, 0);
+    b.capability(Capability::Geometry);
+    b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+    let void = b.type_void();
+    let fn_ty = b.type_function(void, []);
+    let main = b
+        .begin_function(void, None, FunctionControl::NONE, fn_ty)
+        .unwrap();
+    b.begin_block(None).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::Geometry, main, "main", []);
+    let e = translate(&b.module().assemble(), &Options::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.to_string().contains("Geometry"), "{e}");
+}
