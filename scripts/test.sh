@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check of shrew on a fresh machine: installs what the tests need, then formatting,
-# lints and the whole test suite. CI runs exactly this.
+# Runs every check of shrew on a fresh machine: installs what the tests need (glslang-tools and
+# spirv-tools from Debian, piglit's test files into a cache), then formatting, lints, the whole
+# test suite, and piglit's executable tests on the interpreter with their pass-rate gate. CI
+# runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,31 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
+    SUDO=sudo
+fi
+export SUDO
+if ! command -v glslangValidator >/dev/null 2>&1 || ! command -v spirv-opt >/dev/null 2>&1; then
+    $SUDO apt-get update >/dev/null
+    $SUDO apt-get install -y glslang-tools spirv-tools >/dev/null
+fi
+piglit="$(bash scripts/piglit.sh)"
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+cargo build --release --locked -p shrew-cli
+shrew=target/release/shrew
+
+# The executable subsets on the reference interpreter: every failure is listed, and the pass rate
+# of the tests that compile through glslang must not drop below the figure reached.
+"$shrew" piglit --json \
+    "$piglit/generated_tests/spec/glsl-1.10/execution" \
+    "$piglit/generated_tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/spec/glsl-1.10/execution" \
+    "$piglit/tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/shaders/ssa" >target/piglit.jsonl || true
+python3 scripts/gate.py piglit target/piglit.jsonl 99.0
+

@@ -99,11 +99,22 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
 
 fn summary(reports: &[StageReport], json: bool) -> String {
     let count = |s: Status| reports.iter().filter(|r| r.status == s).count();
-    let compiled = reports
-        .iter()
-        .filter(|r| r.status != Status::NotCompiled)
-        .count();
     let ok = count(Status::Ok);
+    // The rate is over the stages the front end must handle: vertex, fragment and compute
+    // stages that glslang (or naga) compiles.
+    let gated = |r: &&StageReport| {
+        r.status != Status::NotCompiled
+            && matches!(
+                r.stage,
+                Some(Stage::Vertex | Stage::Fragment | Stage::Compute) | None
+            )
+    };
+    let compiled = reports.iter().filter(gated).count();
+    let gated_ok = reports
+        .iter()
+        .filter(gated)
+        .filter(|r| r.status == Status::Ok)
+        .count();
     let instructions: usize = reports.iter().map(|r| r.instructions).sum();
     let time: f64 = reports.iter().map(|r| r.time).sum();
     // The most common failure reasons, with instruction words and ids blanked out.
@@ -135,7 +146,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
     let rate = if compiled == 0 {
         0.0
     } else {
-        100.0 * ok as f64 / compiled as f64
+        100.0 * gated_ok as f64 / compiled as f64
     };
     if json {
         let summary = serde_json::json!({"summary": {
@@ -153,7 +164,8 @@ fn summary(reports: &[StageReport], json: bool) -> String {
     }
     let mut s = format!(
         "{} stages: {ok} ok, {} not compiled by glslang/naga, {} unsupported, {} frontend errors\n\
-         translated {rate:.2}% of the {compiled} stages that compile; {instructions} IR instructions; \
+         translated {rate:.2}% of the {compiled} vertex, fragment and compute stages that \
+         compile; {instructions} IR instructions; \
          {time:.2} s translating\n",
         reports.len(),
         count(Status::NotCompiled),

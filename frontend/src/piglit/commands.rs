@@ -10,6 +10,7 @@ use super::parse::ParseError;
 /// A `[test]` command and its 1-based line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestCommand {
+    /// The 1-based line in the file.
     pub line: usize,
     pub command: Command,
 }

@@ -6,7 +6,9 @@
 //! ```
 //!
 //! `SHREW_PIGLIT_DIR` is the directory holding `tests/` and `generated_tests/` (the Debian
-//! package unpacked, see the piglit corpus reference).
+//! package unpacked, see the piglit corpus reference). The compile checks use the SPIR-V cache
+//! (set `SHREW_CACHE_DIR` to choose it); `execution_tests_compile` bypasses it when
+//! `SHREW_NO_CACHE` is set.
 
 use super::*;
 use crate::glsl::{Attempt, Glslang};
@@ -278,26 +280,39 @@ fn all_unique_stages_compile() {
         }
     }
     let glslang = Glslang::find().expect("glslangValidator");
-    let results: Vec<(&String, bool, Option<Attempt>)> = unique
+    let results: Vec<(&String, Result<Attempt, String>)> = unique
         .par_iter()
         .map(|((source, stage_name), version)| {
             let stage = Stage::from_name(stage_name).unwrap_or(Stage::Vertex);
-            let attempt = glslang
+            let result = glslang
                 .compile_cascade(source, stage)
-                .ok()
-                .map(|c| c.attempt);
-            (version, attempt.is_some(), attempt)
+                .map(|compiled| compiled.attempt)
+                .map_err(|error| format!("{version}: {error}"));
+            (version, result)
         })
         .collect();
     let mut by_version: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut attempts: BTreeMap<&str, usize> = BTreeMap::new();
-    for (version, ok, attempt) in &results {
+    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+    for (version, result) in &results {
         let entry = by_version.entry(version.as_str()).or_default();
-        entry.0 += usize::from(*ok);
+        entry.0 += usize::from(result.is_ok());
         entry.1 += 1;
-        if let Some(attempt) = attempt {
-            *attempts.entry(attempt.name()).or_default() += 1;
+        match result {
+            Ok(attempt) => *attempts.entry(attempt.name()).or_default() += 1,
+            Err(error) => {
+                // The version and glslang's first message, without its line number.
+                let message = error.lines().nth(1).unwrap_or_default();
+                let message: String = message.split(':').skip(3).collect::<Vec<_>>().join(":");
+                let key = format!("{}:{message}", error.split(':').next().unwrap_or_default());
+                *errors.entry(key).or_default() += 1;
+            }
         }
+    }
+    let mut errors: Vec<_> = errors.into_iter().collect();
+    errors.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    for (error, count) in errors.iter().take(40) {
+        println!("{count:5} {error}");
     }
     for (version, (ok, total)) in &by_version {
         println!(

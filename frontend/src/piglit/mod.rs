@@ -132,6 +132,7 @@ impl Comparison {
 pub struct GlslRequirement {
     pub comparison: Comparison,
     pub version: GlslVersion,
+    /// The 1-based line in the file.
     pub line: usize,
 }
 
@@ -144,6 +145,7 @@ pub struct GlRequirement {
     pub es: bool,
     /// The core profile (`CORE`) or the compatibility one (`COMPAT`); `None` if unsaid.
     pub profile: Option<GlProfile>,
+    /// The 1-based line in the file.
     pub line: usize,
 }
 
@@ -158,7 +160,9 @@ pub enum GlProfile {
 /// as `GL_MAX_VARYING_COMPONENTS >= 64`, `SPIRV YES`, `rlimit ...`), kept as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OtherRequirement {
+    /// The 1-based line in the file.
     pub line: usize,
+    /// The line, trimmed.
     pub text: String,
 }
 
