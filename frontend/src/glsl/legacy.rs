@@ -576,6 +576,11 @@ impl<'a> Rewriter<'a> {
             self.output.push_str(token.text);
             return index + 1;
         }
+        // `varying out` (user fragment outputs of GL_EXT_gpu_shader4) and `varying in` already
+        // say the direction: `varying` goes.
+        if token.text == "varying" && next.is_some_and(|i| matches!(tokens[i].text, "in" | "out")) {
+            return next.unwrap_or(index + 1);
+        }
         match (token.text, self.stage) {
             ("attribute", Stage::Vertex) | ("varying", Stage::Fragment) => {
                 self.output.push_str("in");
@@ -840,6 +845,15 @@ mod tests {
         let (_, vertex) =
             rewrite_legacy("void main() { gl_FrontColor = vec4(1.0); }", Stage::Vertex);
         assert_eq!(vertex.varyings[0].name, interface.varyings[0].name);
+    }
+
+    #[test]
+    fn varying_with_a_direction_loses_varying() {
+        let (rewritten, _) = rewrite_legacy(
+            "#version 120\nvarying out vec4 color;\nvoid main() { color = vec4(1.0); }",
+            Stage::Fragment,
+        );
+        assert!(rewritten.contains("\nout vec4 color;\n"), "{rewritten}");
     }
 
     #[test]
