@@ -2,7 +2,7 @@
 //! `.shader_test` files, GLSL, SPIR-V and WGSL files) and reports per stage and in total. The
 //! shader-db of the later issues starts here.
 
-use crate::piglit::{find_files, progress, thread_pool};
+use crate::piglit::{BatchArgs, find_files, progress, thread_pool};
 use crate::pipeline::Pipeline;
 use crate::{CliError, emit};
 use clap::Args;
@@ -22,15 +22,8 @@ pub struct CorpusArgs {
     /// `.spv`, `.wgsl`).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Passes to run on every translated stage (`none`: no optimization).
-    #[arg(short, long, default_value = "none")]
-    pipeline: String,
-    /// Print one JSON object per stage and a summary object instead of text.
-    #[arg(long)]
-    json: bool,
-    /// Files processed at once (default: one per core).
-    #[arg(long)]
-    jobs: Option<usize>,
+    #[command(flatten)]
+    batch: BatchArgs,
 }
 
 /// What became of one stage.
@@ -54,14 +47,14 @@ struct StageReport {
 }
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
-    let pipeline = Pipeline::parse(&args.pipeline)?;
+    let pipeline = Pipeline::parse(&args.batch.pipeline)?;
     let glslang = Glslang::find().ok();
     let files = find_files(&args.paths, |p| {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         ext == "shader_test" || ext == "spv" || ext == "wgsl" || stage_for_extension(ext).is_some()
     });
     let bar = progress(files.len());
-    let reports: Vec<StageReport> = thread_pool(args.jobs)?.install(|| {
+    let reports: Vec<StageReport> = thread_pool(args.batch.jobs)?.install(|| {
         files
             .par_iter()
             .flat_map_iter(|path| {
@@ -74,7 +67,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     bar.finish_and_clear();
     let mut out = String::new();
     for r in &reports {
-        if args.json {
+        if args.batch.json {
             let line = serde_json::json!({
                 "name": r.name,
                 "stage": r.stage.map(|s| s.name()),
@@ -93,7 +86,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
             ));
         }
     }
-    out.push_str(&summary(&reports, args.json));
+    out.push_str(&summary(&reports, args.batch.json));
     emit(&out)
 }
 

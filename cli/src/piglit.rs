@@ -16,18 +16,25 @@ pub struct PiglitArgs {
     /// `.shader_test` files, or directories searched for them.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Passes to run on every stage before execution (`none`: no optimization).
-    #[arg(short, long, default_value = "none")]
-    pipeline: String,
-    /// Print one JSON object per test and a summary object instead of text.
-    #[arg(long)]
-    json: bool,
-    /// Tests run at once (default: one per core).
-    #[arg(long)]
-    jobs: Option<usize>,
+    #[command(flatten)]
+    batch: BatchArgs,
 }
 
-/// Every file with the extension under the paths, sorted.
+/// What the batch commands (`piglit`, `corpus`) share.
+#[derive(Args)]
+pub struct BatchArgs {
+    /// Passes to run on every translated stage (`none`: no optimization).
+    #[arg(short, long, default_value = "none")]
+    pub pipeline: String,
+    /// Print one JSON object per item and a summary object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Files processed at once (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// Every file under the paths that `matches` accepts (and the paths named directly), sorted.
 pub fn find_files(paths: &[PathBuf], matches: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = paths.to_vec();
@@ -65,14 +72,14 @@ pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
 }
 
 pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
-    let pipeline = Pipeline::parse(&args.pipeline)?;
+    let pipeline = Pipeline::parse(&args.batch.pipeline)?;
     let glslang = Glslang::find()?;
     let files = find_files(&args.paths, |p| {
         p.extension().is_some_and(|e| e == "shader_test")
     });
     let bar = progress(files.len());
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
-    let results: Vec<(PathBuf, Outcome, f64)> = thread_pool(args.jobs)?.install(|| {
+    let results: Vec<(PathBuf, Outcome, f64)> = thread_pool(args.batch.jobs)?.install(|| {
         files
             .par_iter()
             .map(|path| {
@@ -93,7 +100,7 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     let compiled = results.iter().filter(|(_, o, _)| o.compiled).count();
     let mut out = String::new();
     for (path, outcome, time) in &results {
-        if args.json {
+        if args.batch.json {
             let line = serde_json::json!({
                 "path": path.display().to_string(),
                 "status": outcome.status,
@@ -109,7 +116,7 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
             ));
         }
     }
-    if args.json {
+    if args.batch.json {
         let summary = serde_json::json!({
             "summary": { "passed": passed, "failed": failed, "skipped": skipped, "compiled": compiled }
         });

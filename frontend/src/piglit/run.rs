@@ -290,12 +290,10 @@ impl Context {
                     name,
                     values,
                 } => {
-                    let in_vs = self.vs.set_uniform(glsl_type, name, values).map_err(at)?;
-                    let in_fs = self.fs.set_uniform(glsl_type, name, values).map_err(at)?;
-                    if !in_vs && !in_fs {
-                        // glslang may have removed an unused uniform; piglit's GL would still
-                        // know it, and setting it changes nothing.
-                    }
+                    // A uniform neither stage has was removed by glslang as unused;
+                    // setting it changes nothing, as in piglit's GL.
+                    self.vs.set_uniform(glsl_type, name, values).map_err(at)?;
+                    self.fs.set_uniform(glsl_type, name, values).map_err(at)?;
                 }
                 Command::ClearColor(c) => self.clear_color = *c,
                 Command::Clear => {

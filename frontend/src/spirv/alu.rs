@@ -140,7 +140,6 @@ impl Tx<'_> {
             self.set(inst, Val::Ssa(v))?;
             return Ok(true);
         }
-        let ty = inst.inst.result_type;
         let v = match op {
             Op::ConvertFToS
             | Op::ConvertFToU
@@ -372,10 +371,7 @@ impl Tx<'_> {
                 let hi = self.b().alu(hi, &[a, b]);
                 Val::Composite(vec![Val::Ssa(lo), Val::Ssa(hi)])
             }
-            _ => {
-                let _ = ty;
-                return Ok(false);
-            }
+            _ => return Ok(false),
         };
         self.set(inst, v)?;
         Ok(true)

@@ -223,28 +223,26 @@ impl<'m> Tx<'m> {
         if let SpvType::Struct { members } = ty
             && (0..members.len()).any(|i| m.builtin(g.ty, Some(i as u32)).is_some())
         {
-            {
-                if g.storage != StorageClass::Output {
-                    return Err(SpirvError::unsupported(
-                        "blocks of built-in inputs (gl_in / gl_PerVertex inputs)",
-                    ));
-                }
-                let mut vars = Vec::new();
-                for (i, &member) in members.iter().enumerate() {
-                    let name = m
-                        .member_names
-                        .get(&(g.ty, i as u32))
-                        .cloned()
-                        .unwrap_or_else(|| format!("builtin{i}"));
-                    let ir_ty = self.types.ir_type(m, &mut self.shader, member)?;
-                    let mut var = Variable::new(name, Mode::ShaderOut, ir_ty);
-                    var.builtin = m.builtin(g.ty, Some(i as u32)).and_then(ir_builtin);
-                    var.location = m.member_decoration_u32(g.ty, i as u32, Decoration::Location);
-                    vars.push(self.add_variable(var));
-                }
-                self.globals.insert(id, Global::Split(vars));
-                return Ok(());
+            if g.storage != StorageClass::Output {
+                return Err(SpirvError::unsupported(
+                    "blocks of built-in inputs (gl_in / gl_PerVertex inputs)",
+                ));
             }
+            let mut vars = Vec::new();
+            for (i, &member) in members.iter().enumerate() {
+                let name = m
+                    .member_names
+                    .get(&(g.ty, i as u32))
+                    .cloned()
+                    .unwrap_or_else(|| format!("builtin{i}"));
+                let ir_ty = self.types.ir_type(m, &mut self.shader, member)?;
+                let mut var = Variable::new(name, Mode::ShaderOut, ir_ty);
+                var.builtin = m.builtin(g.ty, Some(i as u32)).and_then(ir_builtin);
+                var.location = m.member_decoration_u32(g.ty, i as u32, Decoration::Location);
+                vars.push(self.add_variable(var));
+            }
+            self.globals.insert(id, Global::Split(vars));
+            return Ok(());
         }
         let mode = match g.storage {
             StorageClass::Input => Mode::ShaderIn,
@@ -1178,12 +1176,7 @@ impl<'m> Tx<'m> {
                 let is_struct = matches!(t, SpvType::Struct { .. });
                 let mut out = Vec::new();
                 for (i, et) in self.member_types(ty)?.into_iter().enumerate() {
-                    let e = if is_struct {
-                        self.b().deref_struct(d, i as u32)
-                    } else {
-                        let idx = self.b().imm_u32(i as u32);
-                        self.b().deref_array(d, idx)
-                    };
+                    let e = self.child_deref(d, is_struct, i as u32);
                     out.push(self.load_deref(e, et)?);
                 }
                 Ok(Val::Composite(out))
@@ -1200,6 +1193,16 @@ impl<'m> Tx<'m> {
                     &[],
                 )))
             }
+        }
+    }
+
+    /// The deref of member or element `i` of a struct or array (matrix) deref.
+    fn child_deref(&mut self, d: Value, is_struct: bool, i: u32) -> Value {
+        if is_struct {
+            self.b().deref_struct(d, i)
+        } else {
+            let idx = self.b().imm_u32(i);
+            self.b().deref_array(d, idx)
         }
     }
 
@@ -1236,12 +1239,7 @@ impl<'m> Tx<'m> {
                     return Err(SpirvError::malformed("a stored value of the wrong shape"));
                 }
                 for (i, (part, et)) in parts.iter().zip(types).enumerate() {
-                    let e = if is_struct {
-                        self.b().deref_struct(d, i as u32)
-                    } else {
-                        let idx = self.b().imm_u32(i as u32);
-                        self.b().deref_array(d, idx)
-                    };
+                    let e = self.child_deref(d, is_struct, i as u32);
                     self.store_deref(e, et, part)?;
                 }
                 Ok(())
