@@ -21,9 +21,16 @@ else:
     rate = summary["translated_percent"]
     print(f"corpus: {summary['stages']} stages, {summary['ok']} translated, "
           f"{summary['not_compiled']} not compiled by glslang, {summary['unsupported']} "
-          f"unsupported, {summary['frontend_error']} frontend errors: {rate:.2f}% (gate {minimum}%)")
+          f"unsupported, {summary['frontend_error']} frontend errors, {summary['panicked']} panics: "
+          f"{rate:.2f}% (gate {minimum}%)")
+    for r in rows:
+        if r.get("status") == "panicked":
+            print(f"PANIC {r['name']}: {r['message']}")
     for reason, n in summary["top_reasons"]:
         print(f"{n:>8}  {reason}")
+if kind == "corpus" and summary["panicked"]:
+    print(f"corpus: {summary['panicked']} inputs made the front end panic", file=sys.stderr)
+    sys.exit(1)
 if rate < minimum:
     print(f"{kind}: {rate:.2f}% is below the gate of {minimum}%", file=sys.stderr)
     sys.exit(1)

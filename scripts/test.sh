@@ -22,6 +22,8 @@ if ! command -v glslangValidator >/dev/null 2>&1 || ! command -v spirv-opt >/dev
     $SUDO apt-get install -y glslang-tools spirv-tools >/dev/null
 fi
 piglit="$(bash scripts/piglit.sh)"
+# Tests that need glslangValidator fail instead of skipping when it is missing.
+export SHREW_REQUIRE_GLSLANG=1
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

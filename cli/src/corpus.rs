@@ -13,6 +13,8 @@ use shrew_frontend::piglit::{parse_shader_test, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
 use shrew_frontend::{LoadError, LoadOptions, load_file};
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,6 +26,10 @@ pub struct CorpusArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     batch: BatchArgs,
+    /// Also write the SPIR-V glslang makes of every GLSL stage into this directory, one
+    /// `.spv` file per distinct module (the input of `scripts/bench_frontend.py`).
+    #[arg(long, value_name = "DIR")]
+    save_spirv: Option<PathBuf>,
 }
 
 /// What became of one stage.
@@ -35,6 +41,8 @@ enum Status {
     NotCompiled,
     Unsupported,
     FrontendError,
+    /// The front end panicked: always a bug, and the corpus gate fails on any.
+    Panicked,
 }
 
 struct StageReport {
@@ -47,8 +55,15 @@ struct StageReport {
 }
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
-    let pipeline = Pipeline::parse(&args.batch.pipeline)?;
-    let glslang = Glslang::find().ok();
+    if let Some(dir) = &args.save_spirv {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let context = Context {
+        glslang: Glslang::find().ok(),
+        pipeline: Pipeline::parse(&args.batch.pipeline)?,
+        save_spirv: args.save_spirv.clone(),
+    };
     let files = find_files(&args.paths, |p| {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         ext == "shader_test" || ext == "spv" || ext == "wgsl" || stage_for_extension(ext).is_some()
@@ -58,7 +73,16 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         files
             .par_iter()
             .flat_map_iter(|path| {
-                let r = file_reports(path, glslang.as_ref(), &pipeline);
+                let r = std::panic::catch_unwind(AssertUnwindSafe(|| file_reports(path, &context)))
+                    .unwrap_or_else(|panic| {
+                        let message = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        let name = path.display().to_string();
+                        vec![failure(name, Status::Panicked, format!("panic: {message}"))]
+                    });
                 bar.inc(1);
                 r
             })
@@ -114,7 +138,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for r in reports
         .iter()
-        .filter(|r| matches!(r.status, Status::Unsupported | Status::FrontendError))
+        .filter(|r| r.status != Status::Ok && r.status != Status::NotCompiled)
     {
         let m = r.message.as_deref().unwrap_or("");
         let m = m.split_once(": ").map_or(m, |(_, rest)| rest);
@@ -148,6 +172,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
             "not_compiled": count(Status::NotCompiled),
             "unsupported": count(Status::Unsupported),
             "frontend_error": count(Status::FrontendError),
+            "panicked": count(Status::Panicked),
             "translated_percent": rate,
             "instructions": instructions,
             "time": time,
@@ -156,7 +181,8 @@ fn summary(reports: &[StageReport], json: bool) -> String {
         return format!("{summary}\n");
     }
     let mut s = format!(
-        "{} stages: {ok} ok, {} not compiled by glslang/naga, {} unsupported, {} frontend errors\n\
+        "{} stages: {ok} ok, {} not compiled by glslang/naga, {} unsupported, {} frontend errors, \
+         {} panics\n\
          translated {rate:.2}% of the {compiled} vertex, fragment and compute stages that \
          compile; {instructions} IR instructions; \
          {time:.2} s translating\n",
@@ -164,6 +190,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
         count(Status::NotCompiled),
         count(Status::Unsupported),
         count(Status::FrontendError),
+        count(Status::Panicked),
     );
     for (reason, n) in top {
         s.push_str(&format!("{n:>8}  {reason}\n"));
@@ -175,38 +202,39 @@ fn instruction_count(shader: &shrew_engine::ir::Shader) -> usize {
     shader.functions.iter().map(|f| f.all_insts().count()).sum()
 }
 
+/// What every stage of the run shares.
+struct Context {
+    glslang: Option<Glslang>,
+    pipeline: Pipeline,
+    save_spirv: Option<PathBuf>,
+}
+
 /// One report per stage of a file.
-fn file_reports(path: &Path, glslang: Option<&Glslang>, pipeline: &Pipeline) -> Vec<StageReport> {
+fn file_reports(path: &Path, context: &Context) -> Vec<StageReport> {
     let name = path.display().to_string();
-    if path.extension().is_some_and(|e| e == "shader_test") {
-        return shader_test_reports(path, &name, glslang, pipeline);
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext == "shader_test" {
+        return shader_test_reports(path, &name, context);
+    }
+    if let Some(stage) = stage_for_extension(ext) {
+        return vec![match std::fs::read(path) {
+            Ok(bytes) => glsl_report(name, stage, &String::from_utf8_lossy(&bytes), context),
+            Err(e) => failure(name, Status::FrontendError, format!("cannot read: {e}")),
+        }];
     }
     let start = Instant::now();
     let result = load_file(path, &LoadOptions::default());
     let time = start.elapsed().as_secs_f64();
-    let stage = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .and_then(stage_for_extension);
     let (status, message, shader) = match result {
         Ok(s) => (Status::Ok, None, Some(s)),
         Err(LoadError::Spirv { error, .. }) => {
             (spirv_status(&error), Some(error.to_string()), None)
         }
-        Err(e @ (LoadError::Glsl { .. } | LoadError::Wgsl { .. })) => {
-            (Status::NotCompiled, Some(e.to_string()), None)
-        }
+        Err(e @ LoadError::Wgsl { .. }) => (Status::NotCompiled, Some(e.to_string()), None),
         Err(e) => (Status::FrontendError, Some(e.to_string()), None),
     };
-    vec![finish(
-        name,
-        stage.or(shader.as_ref().map(|s| s.stage)),
-        status,
-        message,
-        shader,
-        time,
-        pipeline,
-    )]
+    let stage = shader.as_ref().map(|s| s.stage);
+    vec![finish(name, stage, status, message, shader, time, context)]
 }
 
 fn spirv_status(e: &spirv::SpirvError) -> Status {
@@ -216,6 +244,19 @@ fn spirv_status(e: &spirv::SpirvError) -> Status {
     }
 }
 
+/// A stage that ended before translation.
+fn failure(name: String, status: Status, message: String) -> StageReport {
+    StageReport {
+        name,
+        stage: None,
+        status,
+        message: Some(message),
+        instructions: 0,
+        time: 0.0,
+    }
+}
+
+/// Runs the pipeline on a translated stage and counts its instructions.
 fn finish(
     name: String,
     stage: Option<Stage>,
@@ -223,11 +264,11 @@ fn finish(
     mut message: Option<String>,
     shader: Option<shrew_engine::ir::Shader>,
     time: f64,
-    pipeline: &Pipeline,
+    context: &Context,
 ) -> StageReport {
     let mut instructions = 0;
     if let Some(mut shader) = shader {
-        if let Err(e) = pipeline.run(&mut shader) {
+        if let Err(e) = context.pipeline.run(&mut shader) {
             status = Status::FrontendError;
             message = Some(format!("pipeline: {e}"));
         }
@@ -243,22 +284,8 @@ fn finish(
     }
 }
 
-fn shader_test_reports(
-    path: &Path,
-    name: &str,
-    glslang: Option<&Glslang>,
-    pipeline: &Pipeline,
-) -> Vec<StageReport> {
-    let fail = |status: Status, message: String| {
-        vec![StageReport {
-            name: name.to_string(),
-            stage: None,
-            status,
-            message: Some(message),
-            instructions: 0,
-            time: 0.0,
-        }]
-    };
+fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageReport> {
+    let fail = |status: Status, message: String| vec![failure(name.to_string(), status, message)];
     let text = match std::fs::read(path) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return fail(Status::FrontendError, format!("cannot read: {e}")),
@@ -276,54 +303,55 @@ fn shader_test_reports(
         Ok(s) => s,
         Err(e) => return fail(Status::NotCompiled, e.to_string()),
     };
-    let Some(glslang) = glslang else {
-        return fail(
-            Status::NotCompiled,
-            "glslangValidator is not installed (apt-get install glslang-tools)".into(),
-        );
-    };
     sources
         .into_iter()
         .enumerate()
         .map(|(i, source)| {
             let stage_name = format!("{name}#{}{i}", source.stage.name());
-            let compiled = match glslang.compile_cascade(&source.source, source.stage) {
-                Ok(c) => c,
-                Err(e) => {
-                    let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
-                    return StageReport {
-                        name: stage_name,
-                        stage: Some(source.stage),
-                        status: Status::NotCompiled,
-                        message: Some(first),
-                        instructions: 0,
-                        time: 0.0,
-                    };
-                }
-            };
-            let start = Instant::now();
-            let result = spirv::translate(&compiled.words, &spirv::Options::default());
-            let time = start.elapsed().as_secs_f64();
-            match result {
-                Ok(shader) => finish(
-                    stage_name,
-                    Some(source.stage),
-                    Status::Ok,
-                    None,
-                    Some(shader),
-                    time,
-                    pipeline,
-                ),
-                Err(e) => finish(
-                    stage_name,
-                    Some(source.stage),
-                    spirv_status(&e),
-                    Some(e.to_string()),
-                    None,
-                    time,
-                    pipeline,
-                ),
-            }
+            glsl_report(stage_name, source.stage, &source.source, context)
         })
         .collect()
+}
+
+/// Compiles one GLSL stage with glslang's cascade (saving the SPIR-V if asked) and translates it.
+fn glsl_report(name: String, stage: Stage, source: &str, context: &Context) -> StageReport {
+    let Some(glslang) = &context.glslang else {
+        return failure(
+            name,
+            Status::NotCompiled,
+            "glslangValidator is not installed (apt-get install glslang-tools)".into(),
+        );
+    };
+    let compiled = match glslang.compile_cascade(source, stage) {
+        Ok(c) => c,
+        Err(e) => {
+            let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
+            return StageReport {
+                stage: Some(stage),
+                ..failure(name, Status::NotCompiled, first)
+            };
+        }
+    };
+    if let Some(dir) = &context.save_spirv
+        && let Err(e) = save_spirv(dir, &compiled.words)
+    {
+        return failure(name, Status::FrontendError, e);
+    }
+    let start = Instant::now();
+    let result = spirv::translate(&compiled.words, &spirv::Options::default());
+    let time = start.elapsed().as_secs_f64();
+    let (status, message, shader) = match result {
+        Ok(shader) => (Status::Ok, None, Some(shader)),
+        Err(e) => (spirv_status(&e), Some(e.to_string()), None),
+    };
+    finish(name, Some(stage), status, message, shader, time, context)
+}
+
+/// Writes a module to `dir`, named by a hash of its words so equal modules are saved once.
+fn save_spirv(dir: &Path, words: &[u32]) -> Result<(), String> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    words.hash(&mut hasher);
+    let path = dir.join(format!("{:016x}.spv", hasher.finish()));
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -402,6 +402,21 @@ impl Glslang {
         })
     }
 
+    /// For tests: glslang without the user's cache, or `None` (and a note on stderr) when it is
+    /// not installed. With `SHREW_REQUIRE_GLSLANG` set (the test script installs glslang and
+    /// sets it) a missing glslang panics, so no test passes vacuously.
+    #[doc(hidden)]
+    pub fn for_tests() -> Option<Glslang> {
+        match Glslang::find() {
+            Ok(glslang) => Some(glslang.without_cache()),
+            Err(error) if std::env::var_os("SHREW_REQUIRE_GLSLANG").is_some() => panic!("{error}"),
+            Err(error) => {
+                eprintln!("skipping a test that needs glslangValidator: {error}");
+                None
+            }
+        }
+    }
+
     /// The same compiler without the SPIR-V cache: every compile runs glslang.
     pub fn without_cache(self) -> Glslang {
         Glslang {
@@ -718,23 +733,14 @@ mod tests {
         assert!(error.to_string().contains("apt-get install glslang-tools"));
     }
 
-    /// glslang, without the user's cache, or `None` (and a note) when it is not installed.
-    fn glslang() -> Option<Glslang> {
-        match Glslang::find() {
-            Ok(glslang) => Some(glslang.without_cache()),
-            Err(error) => {
-                eprintln!("skipping a test that needs glslangValidator: {error}");
-                None
-            }
-        }
-    }
-
     const MODERN_FRAGMENT: &str =
         "#version 330\nout vec4 color;\nvoid main() { color = vec4(1.0); }\n";
 
     #[test]
     fn compiles_and_reports_errors_with_lines() {
-        let Some(glslang) = glslang() else { return };
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
         assert!(glslang.version().contains("Glslang"));
         let words = glslang
             .compile(MODERN_FRAGMENT, Stage::Fragment, &CompileOptions::default())
@@ -756,7 +762,9 @@ mod tests {
 
     #[test]
     fn cascade_attempts() {
-        let Some(glslang) = glslang() else { return };
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
         let compiled = glslang
             .compile_cascade(MODERN_FRAGMENT, Stage::Fragment)
             .unwrap();
@@ -788,7 +796,9 @@ mod tests {
 
     #[test]
     fn cascade_failure_reports_the_shader_error_not_the_version() {
-        let Some(glslang) = glslang() else { return };
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
         let error = glslang
             .compile_cascade(
                 "#version 110\nvoid main() {\n  gl_FragColor = nope;\n}\n",
@@ -801,7 +811,9 @@ mod tests {
 
     #[test]
     fn cache_serves_results_and_survives_corruption() {
-        let Some(glslang) = glslang() else { return };
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
         let dir =
             std::env::temp_dir().join(format!("shrew-glslang-cache-test-{}", unique_suffix()));
         let glslang = glslang.with_cache_dir(&dir);

@@ -3,7 +3,7 @@
 use super::ErrorKind;
 use super::function::FuncCx;
 use super::shader::CallSite;
-use crate::ir::{Alu, BlockId, Deref, FuncId, Inst, InstKind, Type, ValType, Value};
+use crate::ir::{Alu, BlockId, Deref, FuncId, Inst, Type, ValType, Value};
 use shrew_ops::{BIT_SIZES, BaseType};
 
 impl FuncCx<'_> {
@@ -139,30 +139,14 @@ impl FuncCx<'_> {
                 let Some(ty) = self.parent_type(v, parent) else {
                     return;
                 };
-                let Some(count) = ty.element_count() else {
+                // A constant index past the end is valid IR (dead code after folding may hold
+                // one); the access through it faults when it runs.
+                if ty.element_count().is_none() {
                     let message = format!(
                         "parent {parent} points to {}, which cannot be indexed",
                         self.shader.type_name(&ty)
                     );
                     self.err_inst(ErrorKind::DerefParent, v, message);
-                    return;
-                };
-                let runtime_sized = matches!(ty, Type::Array { len: 0, .. });
-                let constant = match self.func.get_inst(index).map(|i| &i.kind) {
-                    Some(InstKind::Const(values)) if index_shape == Some(ValType::scalar(32)) => {
-                        values.first().copied()
-                    }
-                    _ => None,
-                };
-                if let Some(i) = constant
-                    && !runtime_sized
-                    && i >= count as u64
-                {
-                    let message = format!(
-                        "constant index {i} is out of range for {} ({count} elements)",
-                        self.shader.type_name(&ty)
-                    );
-                    self.err_inst(ErrorKind::DerefIndex, v, message);
                 }
             }
             Deref::Struct { parent, member } => {

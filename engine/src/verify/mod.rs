@@ -174,7 +174,7 @@ pub enum ErrorKind {
     DerefVar,
     /// An array or struct deref whose parent is not a deref of an indexable or struct type.
     DerefParent,
-    /// An array index that is not a 32-bit scalar, or a constant index out of range.
+    /// An array index that is not a 32-bit scalar.
     DerefIndex,
     /// A struct deref of a member the struct does not have.
     DerefMember,

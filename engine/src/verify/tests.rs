@@ -1944,29 +1944,42 @@ fn deref_parents() {
 }
 
 #[test]
-fn deref_indices() {
-    let cases = [
-        (array_ty(Type::Scalar(Scalar::F32), 4), 16, 0),
-        (array_ty(Type::Scalar(Scalar::F32), 4), 32, 4),
-        (vec_ty(4), 32, 4),
-        (
-            Type::Matrix {
-                elem: Scalar::F32,
-                cols: 2,
-                rows: 4,
-            },
-            32,
-            2,
-        ),
-    ];
-    for (ty, bits, index) in cases {
-        let (s, v) = frag(|b| {
+fn deref_index_must_be_32_bit() {
+    let (s, v) = frag(|b| {
+        let var = add_var(
+            b,
+            "t",
+            Mode::FunctionTemp,
+            array_ty(Type::Scalar(Scalar::F32), 4),
+        );
+        let d = b.deref_var(var);
+        let i = b.imm(16, &[0]);
+        b.deref_array(d, i)
+    });
+    expect_inst(&s, ErrorKind::DerefIndex, v, "deref_array");
+}
+
+#[test]
+fn constant_indices_past_the_end_verify() {
+    // Dead code after constant folding can index past the end; only executing it is wrong (the
+    // interpreter's out-of-bounds fault).
+    let matrix = Type::Matrix {
+        elem: Scalar::F32,
+        cols: 2,
+        rows: 4,
+    };
+    for (ty, index) in [
+        (array_ty(Type::Scalar(Scalar::F32), 4), 4),
+        (vec_ty(4), 4),
+        (matrix, 2),
+    ] {
+        let (s, _) = frag(|b| {
             let var = add_var(b, "t", Mode::FunctionTemp, ty.clone());
             let d = b.deref_var(var);
-            let i = b.imm(bits, &[index]);
+            let i = b.imm_u32(index);
             b.deref_array(d, i)
         });
-        expect_inst(&s, ErrorKind::DerefIndex, v, "deref_array");
+        assert_clean(&s);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::module::{FunctionDef, Konst, Module, id, result_id, result_type};
 use super::types::{SpvType, TypeMap};
-use super::{Inst, Options, Result, SpirvError};
+use super::{Inst, Options, Result, SpirvError, unique_name};
 use rspirv::dr::Operand;
 use rspirv::spirv::{
     self, BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word,
@@ -194,19 +194,8 @@ impl<'m> Tx<'m> {
         Ok(())
     }
 
-    /// A variable name not used yet.
-    fn unique_name(&mut self, base: &str) -> String {
-        let mut name = base.to_string();
-        let mut n = 1;
-        while !self.names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        name
-    }
-
     fn add_variable(&mut self, mut var: Variable) -> VarId {
-        var.name = self.unique_name(&var.name);
+        var.name = unique_name(&var.name, |name| !self.names.insert(name.to_string()));
         self.shader.add_variable(var)
     }
 
@@ -247,7 +236,11 @@ impl<'m> Tx<'m> {
         let mode = match g.storage {
             StorageClass::Input => Mode::ShaderIn,
             StorageClass::Output => Mode::ShaderOut,
-            StorageClass::Uniform if m.has_decoration(g.ty, Decoration::BufferBlock) => Mode::Ssbo,
+            StorageClass::Uniform
+                if m.has_decoration(block_type(m, g.ty), Decoration::BufferBlock) =>
+            {
+                Mode::Ssbo
+            }
             StorageClass::Uniform => Mode::Ubo,
             StorageClass::UniformConstant => Mode::Uniform,
             StorageClass::StorageBuffer => Mode::Ssbo,
@@ -260,6 +253,12 @@ impl<'m> Tx<'m> {
                 )));
             }
         };
+        if matches!(mode, Mode::Ubo | Mode::Ssbo) && block_type(m, g.ty) != g.ty {
+            // An IR buffer variable is one binding; the elements of a block array are several.
+            return Err(SpirvError::unsupported(
+                "arrays of uniform or storage blocks",
+            ));
+        }
         let ir_ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
         let name = m
             .name(id)
@@ -328,10 +327,14 @@ impl<'m> Tx<'m> {
         let def = self.function_def(fid)?;
         let m = self.m;
         let at = |e: SpirvError| e.at(&self.insts[def.start]);
-        let fname = m
+        // glslang names overloads `f(vf4;` and `f(i1;`: both become `f`, `f_1`.
+        let base = m
             .name(fid)
             .map(|n| n.split('(').next().unwrap_or(n).to_string())
             .unwrap_or_else(|| format!("f{fid}"));
+        let fname = unique_name(&base, |name| {
+            self.shader.functions.iter().any(|f| f.name == name)
+        });
         let ret_ty = m.ty(def.ret).map_err(at)?;
         let ret_val = match ret_ty {
             SpvType::Void => None,
@@ -1581,4 +1584,12 @@ pub fn describe(v: &Val) -> &'static str {
         Val::Sampled { .. } => "a sampled image",
         Val::Texel { .. } => "an image texel pointer",
     }
+}
+
+/// The block of a variable that may be an array of blocks.
+fn block_type(m: &Module, mut ty: Word) -> Word {
+    while let Ok(SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem }) = m.ty(ty) {
+        ty = *elem;
+    }
+    ty
 }

@@ -83,7 +83,8 @@ impl Tx<'_> {
     fn glsl450(&mut self, inst: &Inst, op: u32, args: &[u32]) -> Result<Val> {
         use AluOp as A;
         let arity = match op {
-            33 | 34 | 35 | 36 | 51 | 52 => 0, // composite operands: handled below
+            // Composite or pointer operands: handled below.
+            33 | 34 | 35 | 36 | 51 | 52 | 76..=78 => 0,
             _ => args.len(),
         };
         let mut x = Vec::with_capacity(arity);

@@ -62,7 +62,19 @@ impl Tx<'_> {
             ImageQueryLod => {
                 let (texture, sampler) = self.sampled_or_image(id(inst, 0)?)?;
                 let mut tex = self.tex_for(TexOp::Lod, texture, sampler)?;
-                let coord = self.coord(id(inst, 1)?, &tex)?;
+                // The query's coordinate has no array layer; the IR's coordinates always do,
+                // and the layer does not change the level of detail.
+                let axes = self.ssa(id(inst, 1)?)?;
+                let axes = self.first_comps(axes, tex.dim.coord_components())?;
+                let coord = if tex.is_array {
+                    let mut comps: Vec<Value> = (0..tex.dim.coord_components())
+                        .map(|c| self.b().channel(axes, c))
+                        .collect();
+                    comps.push(self.b().imm_f32(0.0));
+                    self.b().vec(&comps)
+                } else {
+                    axes
+                };
                 tex.srcs.push((TexSrc::Coord, coord));
                 Val::Ssa(self.b().tex(tex, shrew_engine::ir::ValType::new(32, 2)))
             }

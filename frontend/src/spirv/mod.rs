@@ -213,3 +213,14 @@ fn check_word_counts(words: &[u32]) -> Result<()> {
     }
     Ok(())
 }
+
+/// `base`, or `base_1`, `base_2`, ...: the first name not `taken`.
+pub(crate) fn unique_name(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
+    let mut name = base.to_string();
+    let mut n = 1;
+    while taken(&name) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}

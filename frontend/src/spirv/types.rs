@@ -1,7 +1,7 @@
 //! SPIR-V types and their IR counterparts.
 
 use super::module::{Module, id, literal};
-use super::{Inst, Result, SpirvError};
+use super::{Inst, Result, SpirvError, unique_name};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 use shrew_engine::ir::{Dim, Member, Scalar, Shader, StructId, StructType, Type, ValType};
@@ -333,12 +333,7 @@ impl TypeMap {
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("struct{ty}"));
                 // One GLSL struct can become several SPIR-V types (with and without layout).
-                let mut name = base.clone();
-                let mut n = 1;
-                while shader.structs.iter().any(|s| s.name == name) {
-                    name = format!("{base}_{n}");
-                    n += 1;
-                }
+                let name = unique_name(&base, |name| shader.structs.iter().any(|s| s.name == name));
                 let id = shader.add_struct(StructType { name, members: out });
                 self.structs.insert(ty, id);
                 Type::Struct(id)
