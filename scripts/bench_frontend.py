@@ -83,6 +83,10 @@ def main():
     rate_opt, median_opt = report("spirv-opt, per process", spirv_opt_process)
     print(f"per process: shrew is {rate_shrew / rate_opt:.2f}x spirv-opt's throughput "
           f"(median {median_opt / median_shrew:.2f}x)")
+    work_shrew = median_shrew - startup["shrew"]
+    work_opt = median_opt - startup["spirv-opt"]
+    print(f"per process less start-up (medians): shrew {work_shrew * 1e3:.3f} ms, spirv-opt "
+          f"{work_opt * 1e3:.3f} ms: shrew {work_opt / work_shrew:.2f}x faster")
     print(f"in process vs spirv-opt per process: {rate_in / rate_opt:.1f}x throughput "
           f"(median {median_opt / median_in:.1f}x)")
 

@@ -522,7 +522,8 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     /// The memory `len` bytes at `extra` past a deref point to: the area and absolute offset,
-    /// after checking the access stays inside the variable.
+    /// after checking the access stays inside the variable. `None` for an access out of bounds
+    /// under [`Launch::robust_access`] (reads see zero, writes are dropped).
     fn var_area<'a>(
         &'a mut self,
         state: &'a mut InvState,
@@ -530,7 +531,8 @@ impl<'p, 's> Machine<'p, 's> {
         ptr: u64,
         extra: u32,
         len: u32,
-    ) -> Result<(&'a mut [u8], u64), Fault> {
+    ) -> Result<Option<(&'a mut [u8], u64)>, Fault> {
+        let robust = self.launch.robust_access;
         let prog = self.prog;
         let var = ptr_var(ptr);
         let vl = *prog
@@ -539,6 +541,9 @@ impl<'p, 's> Machine<'p, 's> {
             .ok_or_else(|| Fault::invalid(format!("deref value {ptr:#x} names no variable")))?;
         let name = &prog.shader.variables[var].name;
         if ptr & PTR_OOB != 0 {
+            if robust {
+                return Ok(None);
+            }
             return Err(Fault::oob(format!(
                 "an array index in the deref of @{name} is out of range"
             )));
@@ -550,12 +555,15 @@ impl<'p, 's> Machine<'p, 's> {
             _ => vl.size as u64,
         };
         if off + len as u64 > extent {
+            if robust {
+                return Ok(None);
+            }
             return Err(Fault::oob(format!(
                 "bytes {off}..{} of @{name}, which has {extent}",
                 off + len as u64
             )));
         }
-        Ok((buf, vl.offset as u64 + off))
+        Ok(Some((buf, vl.offset as u64 + off)))
     }
 
     /// The variable and pointee type of a deref source, and the layout of the variable's types.
@@ -598,7 +606,9 @@ impl<'p, 's> Machine<'p, 's> {
         leaves
             .iter()
             .map(|l| {
-                let (buf, at) = self.var_area(state, shared, ptr, l.offset, l.bytes)?;
+                let Some((buf, at)) = self.var_area(state, shared, ptr, l.offset, l.bytes)? else {
+                    return Ok(0);
+                };
                 let raw = memory::read_bytes(buf, at, l.bytes).unwrap();
                 Ok(memory::from_memory(raw, l.scalar))
             })
@@ -614,8 +624,9 @@ impl<'p, 's> Machine<'p, 's> {
         vals: &[u64],
     ) -> Result<(), Fault> {
         for (l, &v) in leaves.iter().zip(vals) {
-            let (buf, at) = self.var_area(state, shared, ptr, l.offset, l.bytes)?;
-            memory::write_bytes(buf, at, l.bytes, memory::to_memory(v, l.scalar)).unwrap();
+            if let Some((buf, at)) = self.var_area(state, shared, ptr, l.offset, l.bytes)? {
+                memory::write_bytes(buf, at, l.bytes, memory::to_memory(v, l.scalar)).unwrap();
+            }
         }
         Ok(())
     }
@@ -690,13 +701,16 @@ impl<'p, 's> Machine<'p, 's> {
                 let (s, n) = scalar_vec(&ty)
                     .ok_or_else(|| Fault::invalid("load_deref of an aggregate".into()))?;
                 let bytes = layout.comp_bytes(s);
-                let (buf, at) = self.var_area(state, shared, src0(0), 0, n * bytes)?;
-                (0..comps.min(n) as u64)
-                    .map(|c| {
-                        let raw = memory::read_bytes(buf, at + c * bytes as u64, bytes).unwrap();
-                        memory::from_memory(raw, s)
-                    })
-                    .collect()
+                match self.var_area(state, shared, src0(0), 0, n * bytes)? {
+                    Some((buf, at)) => (0..comps.min(n) as u64)
+                        .map(|c| {
+                            let raw =
+                                memory::read_bytes(buf, at + c * bytes as u64, bytes).unwrap();
+                            memory::from_memory(raw, s)
+                        })
+                        .collect(),
+                    None => vec![0; comps.min(n) as usize],
+                }
             }
             Intrinsic::StoreDeref => {
                 let (var, ty, layout) = self.pointee(fc, ii.srcs[0])?;
@@ -707,11 +721,13 @@ impl<'p, 's> Machine<'p, 's> {
                     let bytes = layout.comp_bytes(s);
                     let data = src(1).to_vec();
                     let write_mask = idx(IndexKind::WriteMask);
-                    let (buf, at) = self.var_area(state, shared, src0(0), 0, n * bytes)?;
-                    for (c, &x) in data.iter().enumerate().take(n as usize) {
-                        if write_mask & (1 << c) != 0 {
-                            let off = at + c as u64 * bytes as u64;
-                            memory::write_bytes(buf, off, bytes, memory::to_memory(x, s)).unwrap();
+                    if let Some((buf, at)) = self.var_area(state, shared, src0(0), 0, n * bytes)? {
+                        for (c, &x) in data.iter().enumerate().take(n as usize) {
+                            if write_mask & (1 << c) != 0 {
+                                let off = at + c as u64 * bytes as u64;
+                                memory::write_bytes(buf, off, bytes, memory::to_memory(x, s))
+                                    .unwrap();
+                            }
                         }
                     }
                 }
@@ -746,16 +762,20 @@ impl<'p, 's> Machine<'p, 's> {
                 let data = swap_data(1);
                 let write = !self.drops_write(state, var);
                 let bytes = layout.comp_bytes(s);
-                let (buf, at) = self.var_area(state, shared, src0(0), 0, bytes)?;
-                vec![atomic_raw(
-                    buf,
-                    at,
-                    s.bits,
-                    op,
-                    data,
-                    write,
-                    "the variable",
-                )?]
+                match self.var_area(state, shared, src0(0), 0, bytes)? {
+                    Some((buf, at)) => {
+                        vec![atomic_raw(
+                            buf,
+                            at,
+                            s.bits,
+                            op,
+                            data,
+                            write,
+                            "the variable",
+                        )?]
+                    }
+                    None => vec![0],
+                }
             }
             Intrinsic::LoadInput | Intrinsic::LoadOutput => {
                 let buf = if ii.op == Intrinsic::LoadInput {

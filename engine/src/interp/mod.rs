@@ -60,7 +60,8 @@
 //!   outside its array sets bit 63; the access through such a deref is the error, not the deref.
 //! - **Out-of-bounds** accesses — variables, buffers, shared memory, push constants, images,
 //!   `txf`/`txs` — are errors ([`InterpError::OutOfBounds`]) naming the instruction, except in
-//!   helpers where dropped writes are not checked. Missing resources are
+//!   helpers where dropped writes are not checked, and for variables under
+//!   [`Launch::robust_access`] (reads see zero, writes are dropped). Missing resources are
 //!   [`InterpError::Invalid`].
 //! - Shader inputs are taken as given by the launch (already interpolated): `interp`
 //!   qualifiers and `location` only place them.
@@ -220,6 +221,10 @@ pub struct Launch {
     pub shared_memory_size: u32,
     /// Most instructions one invocation may execute.
     pub step_limit: u64,
+    /// Accesses to variables out of bounds read zero and drop their writes (and atomics) instead
+    /// of failing, as GL robustness and most drivers behave; piglit's array-bounds tests rely on
+    /// it. Off by default, so that optimization tests catch any access a pass moves out of bounds.
+    pub robust_access: bool,
 }
 
 impl Default for Launch {
@@ -235,6 +240,7 @@ impl Default for Launch {
             system: SystemValues::default(),
             shared_memory_size: 32768,
             step_limit: 10_000_000,
+            robust_access: false,
         }
     }
 }

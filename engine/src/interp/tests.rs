@@ -800,6 +800,50 @@ fn struct_and_array_derefs_with_indirect_indices() {
 }
 
 #[test]
+fn robust_access_reads_zero_and_drops_writes_out_of_bounds() {
+    // arr = {1, 1, 1, 1}; arr[idx] = 5; out = (arr[idx], arr[0] + arr[3])
+    let s = build(Stage::Vertex, |b| {
+        let arr = var(b, "arr", Mode::FunctionTemp, array(F32, 4));
+        let idx = var(b, "idx", Mode::ShaderIn, U32);
+        let one = b.imm_f32(1.0);
+        let five = b.imm_f32(5.0);
+        let root = b.deref_var(arr);
+        for k in 0..4 {
+            let k = b.imm_u32(k);
+            let e = b.deref_array(root, k);
+            b.store_deref_all(e, one);
+        }
+        let i = {
+            let d = b.deref_var(idx);
+            b.load_deref(d)
+        };
+        let e = b.deref_array(root, i);
+        b.store_deref_all(e, five);
+        let at_idx = b.load_deref(e);
+        let (zero, three) = (b.imm_u32(0), b.imm_u32(3));
+        let first = b.deref_array(root, zero);
+        let last = b.deref_array(root, three);
+        let (first, last) = (b.load_deref(first), b.load_deref(last));
+        let ends = b.alu(AluOp::Fadd, &[first, last]);
+        output(b, "at_idx", F32, at_idx);
+        output(b, "ends", F32, ends);
+    });
+    let launch = |i: u64| Launch {
+        robust_access: true,
+        ..Launch::default().with_input("idx", vec![vec![i]])
+    };
+    let outputs = |i: u64| {
+        let r = run(&s, &launch(i), &mut Resources::default()).unwrap();
+        let o = &r.invocations[0].outputs;
+        [o["at_idx"][0], o["ends"][0]].map(|v| f32::from_bits(v as u32))
+    };
+    assert_eq!(outputs(3), [5.0, 6.0]);
+    for bad in [4, 0xffff_ffff] {
+        assert_eq!(outputs(bad), [0.0, 2.0], "index {bad}");
+    }
+}
+
+#[test]
 fn out_of_bounds_accesses_are_errors_naming_the_instruction() {
     let s = build(Stage::Vertex, |b| {
         let arr = var(b, "arr", Mode::FunctionTemp, array(F32, 4));

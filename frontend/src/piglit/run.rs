@@ -11,7 +11,8 @@
 //! fragment shader in 2×2 quads — only for quads that hold a pixel some probe of the test looks
 //! at; the quad's other pixels run as helpers so derivatives stay right. Colour output 0 is
 //! clamped to [0, 1] and quantized to the RGBA8 framebuffer. Probes compare with piglit's
-//! tolerance for 8-bit channels (3/256), or the test's own `tolerance`.
+//! tolerance for 8-bit channels (3/256), or the test's own `tolerance`. Out-of-bounds array
+//! accesses read zero and drop writes ([`Launch::robust_access`]), as GL drivers behave.
 
 use super::{Command, ExpectedColor, ProbeRegion, ShaderTest, parse_shader_test, stage_sources};
 use crate::glsl::{Glslang, LegacyInterface};
@@ -165,10 +166,12 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a declaration statement `uniform ... = ...;` is in the source (comments aside).
+/// Whether a declaration statement `uniform ... = ...;` is in the source (line comments and
+/// preprocessor lines aside).
 fn has_uniform_initializer(source: &str) -> bool {
     let code: String = source
         .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
@@ -178,7 +181,7 @@ fn has_uniform_initializer(source: &str) -> bool {
             .iter()
             .take_while(|w| !w.contains('='))
             .any(|w| *w == "uniform");
-        is_uniform && statement.contains('=') && !statement.trim_start().starts_with('#')
+        is_uniform && statement.contains('=')
     })
 }
 
@@ -436,6 +439,7 @@ impl Context {
     fn run_vertices(&mut self, corners: &[[f32; 2]]) -> Result<Vec<VertexOut>, String> {
         let shader = &self.vs.shader;
         let mut launch = Launch::invocations(corners.len());
+        launch.robust_access = true;
         let vertex: Vec<Vec<u64>> = corners
             .iter()
             .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
@@ -523,6 +527,7 @@ impl Context {
         let n = (grid_w * grid_h) as usize;
         let shader = &self.fs.shader;
         let mut launch = Launch::invocations(n);
+        launch.robust_access = true;
         launch.width = grid_w;
         launch.origin = [min_x, min_y];
         launch.covered = vec![false; n];
@@ -931,4 +936,19 @@ fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
         },
     };
     Some(shrew_engine::ops::eval::mask(raw, bits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_uniform_initializer;
+
+    #[test]
+    fn uniform_initializers_are_found_after_preprocessor_lines() {
+        let initialized = "#version 120\n\nuniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0);\n\
+                           void main() { gl_FragColor = color; }";
+        assert!(has_uniform_initializer(initialized));
+        let plain = "#version 120\n#define X = 1\nuniform vec4 color; // = red\n\
+                     void main() { vec4 c = color; gl_FragColor = c; }";
+        assert!(!has_uniform_initializer(plain));
+    }
 }

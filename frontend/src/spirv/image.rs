@@ -222,6 +222,14 @@ impl Tx<'_> {
             return Ok(e);
         };
         let mask = *mask;
+        if mask.contains(ImageOperands::BIAS)
+            && mask.intersects(ImageOperands::LOD | ImageOperands::GRAD)
+        {
+            // Bias applies to an implicit level of detail only.
+            return Err(SpirvError::malformed(
+                "the Bias image operand with an explicit Lod or Grad",
+            ));
+        }
         let mut i = at + 1;
         let mut next = |tx: &mut Self| -> Result<Value> {
             let v = tx.ssa(id(inst, i)?)?;
