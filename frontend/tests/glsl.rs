@@ -106,3 +106,48 @@ fn interpolate_at_is_reported_unsupported() {
     assert_eq!(error.kind, ErrorKind::Unsupported);
     assert!(error.to_string().contains("interpolateAt"), "{error}");
 }
+
+fn floats_at(bytes: &mut [u8], offset: usize, values: &[f32]) {
+    for (i, v) in values.iter().enumerate() {
+        bytes[offset + 4 * i..offset + 4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+#[test]
+fn row_major_matrices_in_blocks() {
+    // m[c][r] = 10c + r + 1, a[1][c][r] = 100 + 10c + r; stored by rows (std140: 16 bytes apart).
+    let source = "#version 430
+        layout(std140, binding = 0, row_major) uniform U { mat3x2 m; mat2 a[2]; int k; };
+        layout(std430, binding = 1, row_major) buffer B { mat2x3 w; };
+        out vec4 color;
+        void main() {
+            vec2 product = m * vec3(1.0, 0.0, 2.0);
+            color = vec4(product.x + product.y, m[k].y, m[2][k - 1], a[k][0][1]);
+            w = mat2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+            w[0] = w[0] * 10.0;
+            w[1][2] = 60.0;
+        }";
+    let Some(shader) = translate_glsl(source, Stage::Fragment) else {
+        return;
+    };
+    let mut ubo = vec![0u8; 112];
+    floats_at(&mut ubo, 0, &[1.0, 11.0, 21.0]);
+    floats_at(&mut ubo, 16, &[2.0, 12.0, 22.0]);
+    floats_at(&mut ubo, 64, &[100.0, 110.0]);
+    floats_at(&mut ubo, 80, &[101.0, 111.0]);
+    ubo[96..100].copy_from_slice(&1i32.to_le_bytes());
+    let mut resources = Resources::default();
+    resources.ubos.insert(0, ubo);
+    resources.ssbos.insert(1, vec![0; 24]);
+    // m · (1, 0, 2) = column 0 + 2 · column 2 = (43, 46).
+    assert_eq!(
+        color(&shader, &mut resources),
+        [43.0 + 46.0, 12.0, 21.0, 101.0]
+    );
+    let w: Vec<f32> = resources.ssbos[&1]
+        .chunks(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    // Columns (10, 20, 30) and (4, 5, 60), stored by rows 8 bytes apart.
+    assert_eq!(w, [10.0, 4.0, 20.0, 5.0, 30.0, 60.0]);
+}

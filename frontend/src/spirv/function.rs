@@ -52,6 +52,10 @@ pub enum Ptr {
     Builtin { builtin: BuiltIn, path: Vec<Value> },
     /// A struct of built-in outputs, split into one variable per member.
     Split(Vec<VarId>),
+    /// A deref of a row-major matrix (or an array of them), which the IR holds as its rows.
+    RowMajor(Value),
+    /// Column `column` of a row-major matrix: component `column` of each row of `rows`.
+    RowMajorColumn { rows: Value, column: Value },
 }
 
 /// How a global SPIR-V variable exists in the IR.
@@ -1126,13 +1130,34 @@ impl<'m> Tx<'m> {
                 self.element_type(ty, 0)?
             };
             p = match p {
-                Ptr::Deref(d) => Ptr::Deref(if is_struct {
+                Ptr::Deref(d) if is_struct => {
                     let member = self.const_u32(index)?;
-                    self.b().deref_struct(d, member)
-                } else {
+                    let e = self.b().deref_struct(d, member);
+                    if self.is_row_major(ty, member) {
+                        Ptr::RowMajor(e)
+                    } else {
+                        Ptr::Deref(e)
+                    }
+                }
+                Ptr::Deref(d) => {
                     let i = self.index32(index)?;
-                    self.b().deref_array(d, i)
-                }),
+                    Ptr::Deref(self.b().deref_array(d, i))
+                }
+                Ptr::RowMajor(d) => {
+                    let i = self.index32(index)?;
+                    match self.m.ty(ty)? {
+                        SpvType::Matrix { .. } => Ptr::RowMajorColumn { rows: d, column: i },
+                        SpvType::Array { .. } | SpvType::RuntimeArray { .. } => {
+                            Ptr::RowMajor(self.b().deref_array(d, i))
+                        }
+                        _ => return Err(SpirvError::malformed("RowMajor on a non-matrix member")),
+                    }
+                }
+                Ptr::RowMajorColumn { rows, column } => {
+                    let r = self.index32(index)?;
+                    let row = self.b().deref_array(rows, r);
+                    Ptr::Deref(self.b().deref_array(row, column))
+                }
                 Ptr::Split(vars) => {
                     let member = self.const_u32(index)?;
                     let var = *vars
@@ -1164,6 +1189,108 @@ impl<'m> Tx<'m> {
                 Ok(Val::Composite(out))
             }
             Ptr::Builtin { builtin, path } => self.load_builtin(*builtin, path),
+            Ptr::RowMajor(d) => self.load_row_major(*d, ty),
+            Ptr::RowMajorColumn { rows, column } => {
+                let (elem, n) = self.vector_parts(ty)?;
+                let mut comps = Vec::new();
+                for r in 0..n {
+                    let e = self.row_major_element(*rows, r, *column);
+                    comps.push(expect_ssa(&self.load_deref(e, elem)?)?);
+                }
+                Ok(Val::Ssa(self.b().vec(&comps)))
+            }
+        }
+    }
+
+    /// Whether member `member` of struct type `ty` holds row-major matrices.
+    fn is_row_major(&self, ty: Word, member: u32) -> bool {
+        self.m
+            .member_decoration(ty, member, Decoration::RowMajor)
+            .is_some()
+    }
+
+    /// The component type and count of a vector type.
+    fn vector_parts(&self, ty: Word) -> Result<(Word, u32)> {
+        match self.m.ty(ty)? {
+            SpvType::Vector { elem, n } => Ok((*elem, *n as u32)),
+            _ => Err(SpirvError::malformed(
+                "a matrix column that is not a vector",
+            )),
+        }
+    }
+
+    /// The deref of element (`row`, `column`) of a row-major matrix.
+    fn row_major_element(&mut self, rows: Value, row: u32, column: Value) -> Value {
+        let r = self.b().imm_u32(row);
+        let row = self.b().deref_array(rows, r);
+        self.b().deref_array(row, column)
+    }
+
+    /// Loads a row-major matrix (or an array of them): its rows, transposed into columns.
+    fn load_row_major(&mut self, d: Value, ty: Word) -> Result<Val> {
+        match self.m.ty(ty)?.clone() {
+            SpvType::Matrix { col, cols } => {
+                let (_, rows) = self.vector_parts(col)?;
+                let bits = self.val_type(col)?.bits;
+                let row_values: Vec<Value> = (0..rows)
+                    .map(|r| {
+                        let e = self.child_deref(d, false, r);
+                        let vt = shrew_engine::ir::ValType::new(bits, cols);
+                        self.b()
+                            .intrinsic(Intrinsic::LoadDeref, &[e], Some(vt), &[])
+                    })
+                    .collect();
+                let columns = (0..cols)
+                    .map(|c| {
+                        let comps: Vec<Value> = row_values
+                            .iter()
+                            .map(|&row| self.b().channel(row, c))
+                            .collect();
+                        Val::Ssa(self.b().vec(&comps))
+                    })
+                    .collect();
+                Ok(Val::Composite(columns))
+            }
+            SpvType::Array { elem, len } => {
+                let mut out = Vec::new();
+                for i in 0..self.m.array_len(len)? {
+                    let e = self.child_deref(d, false, i);
+                    out.push(self.load_row_major(e, elem)?);
+                }
+                Ok(Val::Composite(out))
+            }
+            _ => Err(SpirvError::malformed("RowMajor on a non-matrix member")),
+        }
+    }
+
+    /// Stores a row-major matrix (or an array of them): its columns, transposed into rows.
+    fn store_row_major(&mut self, d: Value, ty: Word, v: &Val) -> Result<()> {
+        let Val::Composite(parts) = v else {
+            return Err(SpirvError::malformed("a stored value of the wrong shape"));
+        };
+        match self.m.ty(ty)?.clone() {
+            SpvType::Matrix { col, cols } if parts.len() == cols as usize => {
+                let (_, rows) = self.vector_parts(col)?;
+                let columns = parts.iter().map(expect_ssa).collect::<Result<Vec<_>>>()?;
+                for r in 0..rows {
+                    let comps: Vec<Value> = columns
+                        .iter()
+                        .map(|&c| self.b().channel(c, r as u8))
+                        .collect();
+                    let row = self.b().vec(&comps);
+                    let e = self.child_deref(d, false, r);
+                    self.b().store_deref_all(e, row);
+                }
+                Ok(())
+            }
+            SpvType::Array { elem, len } if parts.len() as u32 == self.m.array_len(len)? => {
+                for (i, part) in parts.iter().enumerate() {
+                    let e = self.child_deref(d, false, i as u32);
+                    self.store_row_major(e, elem, part)?;
+                }
+                Ok(())
+            }
+            _ => Err(SpirvError::malformed("a stored value of the wrong shape")),
         }
     }
 
@@ -1179,8 +1306,13 @@ impl<'m> Tx<'m> {
                 let is_struct = matches!(t, SpvType::Struct { .. });
                 let mut out = Vec::new();
                 for (i, et) in self.member_types(ty)?.into_iter().enumerate() {
-                    let e = self.child_deref(d, is_struct, i as u32);
-                    out.push(self.load_deref(e, et)?);
+                    let i = i as u32;
+                    let e = self.child_deref(d, is_struct, i);
+                    out.push(if is_struct && self.is_row_major(ty, i) {
+                        self.load_row_major(e, et)?
+                    } else {
+                        self.load_deref(e, et)?
+                    });
                 }
                 Ok(Val::Composite(out))
             }
@@ -1225,6 +1357,17 @@ impl<'m> Tx<'m> {
                 Ok(())
             }
             Ptr::Builtin { .. } => Err(SpirvError::malformed("a store to a built-in input")),
+            Ptr::RowMajor(d) => self.store_row_major(*d, ty, v),
+            Ptr::RowMajorColumn { rows, column } => {
+                let (_, n) = self.vector_parts(ty)?;
+                let column_value = expect_ssa(v)?;
+                for r in 0..n {
+                    let comp = self.b().channel(column_value, r as u8);
+                    let e = self.row_major_element(*rows, r, *column);
+                    self.b().store_deref_all(e, comp);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -1242,8 +1385,13 @@ impl<'m> Tx<'m> {
                     return Err(SpirvError::malformed("a stored value of the wrong shape"));
                 }
                 for (i, (part, et)) in parts.iter().zip(types).enumerate() {
-                    let e = self.child_deref(d, is_struct, i as u32);
-                    self.store_deref(e, et, part)?;
+                    let i = i as u32;
+                    let e = self.child_deref(d, is_struct, i);
+                    if is_struct && self.is_row_major(ty, i) {
+                        self.store_row_major(e, et, part)?;
+                    } else {
+                        self.store_deref(e, et, part)?;
+                    }
                 }
                 Ok(())
             }
@@ -1366,7 +1514,7 @@ impl<'m> Tx<'m> {
     /// Whether stores through a pointer are allowed.
     fn is_writable(&self, p: &Ptr) -> bool {
         match p {
-            Ptr::Deref(d) => self
+            Ptr::Deref(d) | Ptr::RowMajor(d) | Ptr::RowMajorColumn { rows: d, .. } => self
                 .shader
                 .deref_target(self.func(), *d)
                 .is_some_and(|(var, _)| self.shader.variable(var).mode.is_writable()),
@@ -1592,4 +1740,15 @@ fn block_type(m: &Module, mut ty: Word) -> Word {
         ty = *elem;
     }
     ty
+}
+
+/// The value of a scalar or vector.
+fn expect_ssa(v: &Val) -> Result<Value> {
+    match v {
+        Val::Ssa(x) => Ok(*x),
+        other => Err(SpirvError::malformed(format!(
+            "expected a scalar or vector, found {}",
+            describe(other)
+        ))),
+    }
 }

@@ -279,13 +279,23 @@ impl TypeMap {
                 *n,
             ),
             SpvType::Matrix { col, cols } => {
+                let column = self.convert(m, shader, *col, matrix, depth + 1)?;
                 if matrix.row_major {
-                    return Err(SpirvError::unsupported("row-major matrices"));
-                }
-                Type::Array {
-                    elem: Box::new(self.convert(m, shader, *col, matrix, depth + 1)?),
-                    len: *cols as u32,
-                    stride: matrix.stride,
+                    // Stored as its rows: one vector per row, `stride` apart.
+                    let Type::Vector(scalar, rows) = column else {
+                        return Err(SpirvError::malformed("a matrix of non-vector columns"));
+                    };
+                    Type::Array {
+                        elem: Box::new(Type::Vector(scalar, *cols)),
+                        len: rows as u32,
+                        stride: matrix.stride,
+                    }
+                } else {
+                    Type::Array {
+                        elem: Box::new(column),
+                        len: *cols as u32,
+                        stride: matrix.stride,
+                    }
                 }
             }
             SpvType::Array { elem, len } => {
