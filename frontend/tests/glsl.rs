@@ -50,29 +50,40 @@ fn overloaded_functions_get_distinct_names() {
 }
 
 #[test]
-fn arrays_of_blocks_are_reported_unsupported() {
-    // Each element of a block array is its own binding; an IR buffer variable is one.
-    for block in [
-        "uniform Data { vec4 v; } data[2];",
-        "buffer Data { vec4 v; } data[2];",
-    ] {
-        let source = format!(
-            "#version 430
-             layout(binding = 0) {block}
-             out vec4 color;
-             void main() {{ color = data[1].v; }}"
-        );
-        let Some(words) = compile(&source, Stage::Fragment) else {
-            return;
-        };
-        let error = translate(&words, &Options::default()).unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Unsupported, "{error}");
-        assert!(
-            error
-                .to_string()
-                .contains("arrays of uniform or storage blocks")
+fn arrays_of_blocks_bind_one_buffer_per_element() {
+    let source = "#version 430
+        layout(std140, binding = 0) uniform Params { vec4 scale; } params[2];
+        layout(std430, binding = 2) buffer Data { int written; float values[]; } data[2];
+        out vec4 color;
+        void main() {
+            int k = int(gl_FragCoord.x) + 1;
+            color = params[1].scale * data[k].values[1];
+            data[k].written = k + 6;
+            data[0].values[0] = params[0].scale.x;
+        }";
+    let Some(shader) = translate_glsl(source, Stage::Fragment) else {
+        return;
+    };
+    let mut resources = Resources::default();
+    for binding in 0..2u32 {
+        let scale = (binding + 1) as f32;
+        resources.ubos.insert(
+            binding,
+            [scale; 4].iter().flat_map(|v| v.to_le_bytes()).collect(),
         );
     }
+    for binding in 2..4u32 {
+        let values = [0.0, 10.0 * binding as f32];
+        let mut bytes = vec![0; 4];
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        resources.ssbos.insert(binding, bytes);
+    }
+    // k = 1 (the pixel at x = 0.5): data[1] is the SSBO at binding 3.
+    assert_eq!(color(&shader, &mut resources), [2.0 * 30.0; 4]);
+    let int_at = |b: &[u8], at: usize| i32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    assert_eq!(int_at(&resources.ssbos[&3], 0), 7);
+    assert_eq!(int_at(&resources.ssbos[&2], 0), 0);
+    assert_eq!(resources.ssbos[&2][4..8], 1.0f32.to_le_bytes());
 }
 
 #[test]

@@ -362,6 +362,21 @@ impl<'p, 's> Machine<'p, 's> {
                     _ => p | PTR_OOB,
                 };
             }
+            Op::DerefBlock {
+                dst,
+                parent,
+                index,
+                index_bits,
+                len,
+            } => {
+                let p = regs[*parent as usize];
+                let i = sext(regs[*index as usize], *index_bits);
+                regs[*dst as usize] = if (0..*len as i64).contains(&i) {
+                    p | (i as u64) << BLOCK_SHIFT
+                } else {
+                    p | PTR_OOB
+                };
+            }
             Op::DerefStruct {
                 dst,
                 parent,
@@ -549,7 +564,20 @@ impl<'p, 's> Machine<'p, 's> {
             )));
         }
         let off = (ptr as u32) as u64 + extra as u64;
-        let buf = self.area(state, shared, vl.storage)?;
+        let storage = match vl.storage {
+            Storage::Ubo { binding } if prog.shader.variables[var].array_of_blocks => {
+                Storage::Ubo {
+                    binding: binding.wrapping_add(ptr_block(ptr)),
+                }
+            }
+            Storage::Ssbo { binding } if prog.shader.variables[var].array_of_blocks => {
+                Storage::Ssbo {
+                    binding: binding.wrapping_add(ptr_block(ptr)),
+                }
+            }
+            storage => storage,
+        };
+        let buf = self.area(state, shared, storage)?;
         let extent = match vl.storage {
             Storage::Ubo { .. } | Storage::Ssbo { .. } | Storage::PushConst => buf.len() as u64,
             _ => vl.size as u64,

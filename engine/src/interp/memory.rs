@@ -35,6 +35,10 @@ pub const MAX_TYPE_DEPTH: u32 = 256;
 /// its storage (so byte offsets always fit the 32 bits of a deref value).
 pub const MAX_LAYOUT_BYTES: u32 = 1 << 30;
 
+/// Most blocks in an array of blocks, and most variables of a shader: what a deref value holds.
+pub const MAX_BLOCKS: u32 = 1 << 15;
+pub const MAX_VARIABLES: usize = 1 << 16;
+
 /// Most scalar components [`Layout::leaves`] lists for one value.
 pub const MAX_COMPONENTS: usize = 1 << 24;
 
@@ -533,8 +537,9 @@ pub struct VarLayout {
 /// - `function_temp` and `shader_temp`: one private area per invocation, in declaration order;
 /// - `shared`: the workgroup's shared memory from offset 0, in declaration order;
 /// - `uniform` (non-opaque): the default uniform block, in declaration order;
-/// - `ubo` / `ssbo`: offset 0 of the buffer at their binding (0 when unset); `push_const`:
-///   offset 0 of the push constants;
+/// - `ubo` / `ssbo`: offset 0 of the buffer at their binding (0 when unset), or for an array of
+///   blocks, element `i` at offset 0 of the buffer at `binding + i`; `push_const`: offset 0 of
+///   the push constants;
 /// - opaque uniforms: their binding (0 when unset).
 ///
 /// Areas that are filled in declaration order align each variable to its alignment. Fails when a
@@ -555,6 +560,12 @@ pub(crate) fn place_variables(
     slots: &Layout,
 ) -> Result<Vec<VarLayout>, InterpError> {
     let fail = |name: &str, e: String| InterpError::Setup(format!("@{name}: {e}"));
+    if shader.variables.len() > MAX_VARIABLES {
+        return Err(InterpError::Setup(format!(
+            "{} variables; at most {MAX_VARIABLES} are supported",
+            shader.variables.len()
+        )));
+    }
     let infos = shader
         .variables
         .iter()
@@ -563,7 +574,7 @@ pub(crate) fn place_variables(
                 LayoutRule::Std430 => std430,
                 LayoutRule::Slots => slots,
             };
-            layout.info(&v.ty).map_err(|e| fail(&v.name, e))
+            layout.info(v.buffer_type()).map_err(|e| fail(&v.name, e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let slot_end = |mode: Mode| {
@@ -609,6 +620,15 @@ pub(crate) fn place_variables(
             Mode::Ssbo => (Storage::Ssbo { binding }, 0),
             Mode::PushConst => (Storage::PushConst, 0),
         };
+        if let Type::Array { len, .. } = v.ty
+            && v.array_of_blocks
+            && len > MAX_BLOCKS
+        {
+            return Err(fail(
+                &v.name,
+                format!("an array of {len} blocks; at most {MAX_BLOCKS} are supported"),
+            ));
+        }
         let end = offset + info.size as u64;
         if end > MAX_LAYOUT_BYTES as u64 {
             return Err(fail(

@@ -16,16 +16,24 @@ use std::collections::{BinaryHeap, HashMap};
 /// A deref value whose array index was out of range: accesses through it are errors.
 pub(crate) const PTR_OOB: u64 = 1 << 63;
 
-/// Encodes a deref value: the variable in bits 32–62, the byte offset (element index for opaque
-/// variables) in bits 0–31.
+/// Encodes a deref value: the variable in bits 32–47, the block of an array of blocks in bits
+/// 48–62, the byte offset (element index for opaque variables) in bits 0–31.
 pub(crate) fn make_ptr(var: u32, offset: u32) -> u64 {
     ((var as u64) << 32) | offset as u64
 }
 
 /// The variable of a deref value.
 pub(crate) fn ptr_var(p: u64) -> usize {
-    ((p & !PTR_OOB) >> 32) as usize
+    ((p >> 32) & 0xffff) as usize
 }
+
+/// The block a deref value into an array of blocks points to.
+pub(crate) fn ptr_block(p: u64) -> u32 {
+    ((p >> BLOCK_SHIFT) & 0x7fff) as u32
+}
+
+/// Where the block index sits in a deref value.
+pub(crate) const BLOCK_SHIFT: u32 = 48;
 
 /// Registers of a source read through a swizzle.
 #[derive(Clone, Debug)]
@@ -69,6 +77,14 @@ pub(crate) enum Op {
         index_bits: u8,
         stride: u32,
         /// 0 for runtime-sized arrays (checked by the access instead).
+        len: u32,
+    },
+    /// Selects the block of an array-of-blocks variable.
+    DerefBlock {
+        dst: u32,
+        parent: u32,
+        index: u32,
+        index_bits: u8,
         len: u32,
     },
     DerefStruct {
@@ -544,6 +560,24 @@ impl Decoder<'_> {
                 Op::DerefVar {
                     dst,
                     ptr: make_ptr(var.0, 0),
+                }
+            }
+            Deref::Array { parent, index }
+                if matches!(
+                    self.func.get_inst(*parent).map(|i| &i.kind),
+                    Some(InstKind::Deref(Deref::Var(var)))
+                        if self.prog.shader.variables[var.0 as usize].array_of_blocks
+                ) =>
+            {
+                let (ty, _, parent) = parent_info(*parent)?;
+                let index_bits = self.func.value_type(*index).map_or(32, |t| t.bits);
+                let (index, _) = self.reg(*index)?;
+                Op::DerefBlock {
+                    dst,
+                    parent,
+                    index,
+                    index_bits,
+                    len: ty.element_count().unwrap_or(0),
                 }
             }
             Deref::Array { parent, index } => {

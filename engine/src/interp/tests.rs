@@ -800,6 +800,39 @@ fn struct_and_array_derefs_with_indirect_indices() {
 }
 
 #[test]
+fn arrays_of_blocks_address_one_buffer_per_element() {
+    // blocks[idx][1] = idx + 100, with blocks an array of 3 SSBOs from binding 4.
+    let s = build(Stage::Vertex, |b| {
+        let mut blocks = Variable::new("blocks", Mode::Ssbo, array(array(U32, 0), 3));
+        blocks.binding = Some(4);
+        blocks.array_of_blocks = true;
+        let blocks = b.shader.add_variable(blocks);
+        let idx = var(b, "idx", Mode::ShaderIn, U32);
+        let i = {
+            let d = b.deref_var(idx);
+            b.load_deref(d)
+        };
+        let hundred = b.imm_u32(100);
+        let value = b.alu(AluOp::Iadd, &[i, hundred]);
+        let root = b.deref_var(blocks);
+        let block = b.deref_array(root, i);
+        let one = b.imm_u32(1);
+        let element = b.deref_array(block, one);
+        b.store_deref_all(element, value);
+    });
+    let launch = |i: u64| Launch::default().with_input("idx", vec![vec![i]]);
+    let mut res = Resources::default();
+    for binding in 4..7 {
+        res.ssbos.insert(binding, vec![0; 8]);
+    }
+    run(&s, &launch(2), &mut res).unwrap();
+    assert_eq!(res.ssbos[&6][4..8], 102u32.to_le_bytes());
+    assert!(res.ssbos[&4].iter().chain(&res.ssbos[&5]).all(|&b| b == 0));
+    let err = run(&s, &launch(3), &mut res).unwrap_err();
+    assert!(matches!(err, InterpError::OutOfBounds { .. }), "{err}");
+}
+
+#[test]
 fn robust_access_reads_zero_and_drops_writes_out_of_bounds() {
     // arr = {1, 1, 1, 1}; arr[idx] = 5; out = (arr[idx], arr[0] + arr[3])
     let s = build(Stage::Vertex, |b| {

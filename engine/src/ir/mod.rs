@@ -74,9 +74,22 @@ pub struct Variable {
     pub desc_set: Option<u32>,
     pub builtin: Option<Builtin>,
     pub interp: Interp,
+    /// `ubo` and `ssbo` variables: the outermost array of the type is an array of blocks, element
+    /// `i` its own buffer at `binding + i` (GLSL's `uniform B { ... } b[4];`), not one buffer
+    /// holding an array.
+    pub array_of_blocks: bool,
 }
 
 impl Variable {
+    /// The type of one buffer of the variable: the element type of an array of blocks, else the
+    /// variable's type.
+    pub fn buffer_type(&self) -> &Type {
+        match &self.ty {
+            Type::Array { elem, .. } if self.array_of_blocks => elem,
+            ty => ty,
+        }
+    }
+
     pub fn new(name: impl Into<String>, mode: Mode, ty: Type) -> Variable {
         Variable {
             name: name.into(),
@@ -87,6 +100,7 @@ impl Variable {
             desc_set: None,
             builtin: None,
             interp: Interp::Smooth,
+            array_of_blocks: false,
         }
     }
 }

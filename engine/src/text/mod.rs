@@ -79,7 +79,9 @@
 //!   attributes (printed in this order when set, accepted in any order) `location`, `binding`,
 //!   `desc_set`, `builtin` (`position point_size clip_distance cull_distance frag_depth
 //!   sample_mask layer viewport_index tess_level_outer tess_level_inner`), `interp` (`flat
-//!   noperspective`; `smooth` is the default and is not printed).
+//!   noperspective`; `smooth` is the default and is not printed), `array_of_blocks` (`true`:
+//!   an `ubo`/`ssbo` array whose element `i` is the buffer at `binding + i`; `false` is the
+//!   default and is not printed).
 //! * **Functions**: `[entry] fn NAME(SHAPE, ...) [-> SHAPE] { BLOCKS }` where SHAPE is a value
 //!   shape `BITS` or `BITSxCOMPS` (BITS one of 1, 8, 16, 32, 64; COMPS one of 1–5, 8, 16).
 //!   Exactly one function is marked `entry`; calls may name functions defined further down.

@@ -395,12 +395,20 @@ impl<'s> Parser<'s> {
                         p.expected(tok, "an interpolation (smooth, flat, noperspective)")
                     })?;
                 }
+                "array_of_blocks" => {
+                    let tok = p.bump();
+                    var.array_of_blocks = match tok.text {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(p.expected(tok, "true or false")),
+                    };
+                }
                 _ => {
                     return Err(p.error(
                         attr.pos,
                         format!(
                             "unknown variable attribute '{}' (expected location, binding, \
-                         desc_set, builtin or interp)",
+                         desc_set, builtin, interp or array_of_blocks)",
                             attr.text
                         ),
                     ));
@@ -1523,7 +1531,7 @@ b2:
         assert_eq!(
             error("shader vertex\nvar shader_out f32x4 @p (builtin=position, location=1, lod=2)"),
             "t.shrew:2:56: unknown variable attribute 'lod' (expected location, binding, \
-             desc_set, builtin or interp)"
+             desc_set, builtin, interp or array_of_blocks)"
         );
         assert_eq!(
             error("shader vertex\nvar uniform image(2d, half) @i"),
@@ -1874,6 +1882,7 @@ shader compute (workgroup_size=2,1,1)
 struct S { a: f32, b: u32x2 offset 16 }
 var ssbo S[4] @s (binding=0)
 var uniform texture(2d array, float) @t (binding=1)
+var ubo S[2] @blocks (binding=2, array_of_blocks=true)
 
 entry fn main() {
 b0:

@@ -147,6 +147,8 @@ impl<'a> Printer<'a> {
                 var.desc_set.map(|d| format!("desc_set={d}")),
                 var.builtin.map(|b| format!("builtin={}", b.name())),
                 (var.interp != Interp::Smooth).then(|| format!("interp={}", var.interp.name())),
+                var.array_of_blocks
+                    .then(|| "array_of_blocks=true".to_string()),
             ]
             .into_iter()
             .flatten()

@@ -62,6 +62,8 @@ pub enum ErrorKind {
     /// A runtime-sized array (`len` 0) anywhere but as the whole type of an `ssbo` variable or
     /// as the last member of a struct that is only ever the whole type of `ssbo` variables.
     RuntimeArray,
+    /// `array_of_blocks` on a variable that is not an `ubo` or `ssbo` of a sized array type.
+    ArrayOfBlocks,
 
     // Control flow.
     /// The entry block does not exist or has predecessors.

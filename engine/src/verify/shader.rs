@@ -287,8 +287,19 @@ fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
     for var in &shader.variables {
         let what = format!("variable @{}", var.name);
         check_type(shader, &var.ty, &what, errors);
+        // Each block of an array of blocks is checked as a buffer variable of its own.
+        let sized_array = matches!(var.ty, Type::Array { len, .. } if len > 0);
+        if var.array_of_blocks && !(sized_array && matches!(var.mode, Mode::Ubo | Mode::Ssbo)) {
+            errors.push(error(
+                ErrorKind::ArrayOfBlocks,
+                format!(
+                    "{what}: an array of blocks must be an ubo or ssbo variable of a sized array \
+                     type"
+                ),
+            ));
+        }
         // An ssbo variable may be a runtime-sized array or a struct ending in one.
-        match &var.ty {
+        match var.buffer_type() {
             Type::Array { elem, len: 0, .. } if var.mode == Mode::Ssbo => {
                 check_sized(shader, elem, &what, errors);
             }

@@ -1944,6 +1944,27 @@ fn deref_parents() {
 }
 
 #[test]
+fn arrays_of_blocks_are_sized_buffer_arrays() {
+    let blocks = |mode: Mode, ty: Type| {
+        let (mut s, _) = frag(|_| ());
+        let mut var = Variable::new("b", mode, ty);
+        var.array_of_blocks = true;
+        s.add_variable(var);
+        s
+    };
+    assert_clean(&blocks(Mode::Ubo, array_ty(vec_ty(4), 2)));
+    let runtime_blocks = array_ty(array_ty(Type::Scalar(Scalar::U32), 0), 3);
+    assert_clean(&blocks(Mode::Ssbo, runtime_blocks));
+    for (mode, ty) in [
+        (Mode::Ubo, vec_ty(4)),
+        (Mode::Ssbo, array_ty(vec_ty(4), 0)),
+        (Mode::ShaderTemp, array_ty(vec_ty(4), 2)),
+    ] {
+        expect(&blocks(mode, ty), ErrorKind::ArrayOfBlocks);
+    }
+}
+
+#[test]
 fn deref_index_must_be_32_bit() {
     let (s, v) = frag(|b| {
         let var = add_var(

@@ -257,10 +257,12 @@ impl<'m> Tx<'m> {
                 )));
             }
         };
-        if matches!(mode, Mode::Ubo | Mode::Ssbo) && block_type(m, g.ty) != g.ty {
-            // An IR buffer variable is one binding; the elements of a block array are several.
+        let block = block_type(m, g.ty);
+        let array_of_blocks = matches!(mode, Mode::Ubo | Mode::Ssbo) && block != g.ty;
+        if array_of_blocks && !matches!(m.ty(g.ty)?, SpvType::Array { elem, .. } if *elem == block)
+        {
             return Err(SpirvError::unsupported(
-                "arrays of uniform or storage blocks",
+                "arrays of arrays of blocks, and runtime-sized arrays of blocks",
             ));
         }
         let ir_ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
@@ -270,6 +272,7 @@ impl<'m> Tx<'m> {
             .map(str::to_string)
             .unwrap_or_else(|| format!("var{id}"));
         let mut var = Variable::new(name, mode, ir_ty);
+        var.array_of_blocks = array_of_blocks;
         // Locations name interface slots of inputs and outputs only; bindings only exist for
         // buffers and opaque uniforms.
         if matches!(mode, Mode::ShaderIn | Mode::ShaderOut) {
