@@ -162,3 +162,26 @@ fn row_major_matrices_in_blocks() {
     // Columns (10, 20, 30) and (4, 5, 60), stored by rows 8 bytes apart.
     assert_eq!(w, [10.0, 4.0, 20.0, 5.0, 30.0, 60.0]);
 }
+
+#[test]
+fn specialization_constant_operations_take_default_values() {
+    let source = "#version 450
+        layout(constant_id = 0) const int N = 3;
+        layout(constant_id = 1) const bool B = true;
+        const int M = N * 2 + 1;
+        const int S = B ? N : -N;
+        const uint U = uint(M) << 2;
+        out vec4 color;
+        void main() {
+            float arr[M];
+            for (int i = 0; i < M; i++) arr[i] = float(i);
+            color = vec4(float(M), float(S), arr[M - 1], float(U));
+        }";
+    let Some(shader) = translate_glsl(source, Stage::Fragment) else {
+        return;
+    };
+    assert_eq!(
+        color(&shader, &mut Resources::default()),
+        [7.0, 3.0, 6.0, 28.0]
+    );
+}

@@ -110,6 +110,12 @@ fn conversion(op: Op, bits: u8) -> Option<AluOp> {
     })
 }
 
+/// The IR opcode of an operation whose result has `bits`-bit components, and whether its two
+/// sources swap: what `OpSpecConstantOp` evaluates.
+pub(super) fn constant_op(op: Op, bits: u8) -> Option<(AluOp, bool)> {
+    simple_op(op).or_else(|| conversion(op, bits).map(|alu| (alu, false)))
+}
+
 impl Tx<'_> {
     /// Translates an ALU-like instruction; `false` when the opcode is not one.
     pub fn alu_inst(&mut self, inst: &Inst) -> Result<bool> {

@@ -344,17 +344,105 @@ impl Module {
             }
             Op::ConstantNull => self.null(result_type(inst)?)?,
             Op::Undef => Konst::Undef,
-            Op::SpecConstantOp => {
-                return Err(SpirvError::unsupported(
-                    "specialization constant operations (OpSpecConstantOp)",
-                ));
-            }
+            Op::SpecConstantOp => self.spec_constant_op(inst)?,
             Op::ConstantSampler => {
                 return Err(SpirvError::unsupported("constant samplers"));
             }
             _ => return Ok(None),
         };
         Ok(Some(k))
+    }
+
+    /// Evaluates an `OpSpecConstantOp` with the default values of the specialization constants
+    /// (the module is not specialized).
+    fn spec_constant_op(&self, inst: &Inst) -> Result<Konst> {
+        let Some(Operand::LiteralSpecConstantOpInteger(op)) = inst.inst.operands.first() else {
+            return Err(SpirvError::malformed(
+                "OpSpecConstantOp without an operation",
+            ));
+        };
+        let comps = |i: usize| match self.constant(id(inst, i)?)? {
+            Konst::Vector(c) => Ok(c.clone()),
+            _ => Err(SpirvError::unsupported(format!(
+                "OpSpecConstantOp Op{op:?} on composites"
+            ))),
+        };
+        let bits_of = |i: usize| -> Result<u8> {
+            let ty = self.result_types.get(&id(inst, i)?).copied();
+            ty.and_then(|t| self.types.get(&t)?.scalar_bits(self))
+                .ok_or_else(|| SpirvError::malformed("an operand without a scalar type"))
+        };
+        let dst_bits = self
+            .ty(result_type(inst)?)?
+            .scalar_bits(self)
+            .ok_or_else(|| SpirvError::unsupported("OpSpecConstantOp with a composite result"))?;
+        let n = inst.inst.operands.len();
+        Ok(match op {
+            Op::Select => {
+                let (cond, a, b) = (comps(1)?, comps(2)?, comps(3)?);
+                let pick = |c: usize| {
+                    if cond[c.min(cond.len() - 1)] != 0 {
+                        a[c]
+                    } else {
+                        b[c]
+                    }
+                };
+                Konst::Vector((0..a.len().min(b.len())).map(pick).collect())
+            }
+            Op::VectorShuffle => {
+                let both: Vec<u64> = comps(1)?.into_iter().chain(comps(2)?).collect();
+                let picked = (3..n).map(|i| {
+                    let at = literal(inst, i)? as usize;
+                    // 0xFFFFFFFF selects an undefined component: 0 here.
+                    Ok(both.get(at).copied().unwrap_or(0))
+                });
+                Konst::Vector(picked.collect::<Result<_>>()?)
+            }
+            Op::CompositeExtract => {
+                let mut k = self.constant(id(inst, 1)?)?.clone();
+                for i in 2..n {
+                    let at = literal(inst, i)? as usize;
+                    let out_of_range = || SpirvError::malformed("an index out of range");
+                    k = match k {
+                        Konst::Vector(c) => {
+                            Konst::Vector(vec![*c.get(at).ok_or_else(out_of_range)?])
+                        }
+                        Konst::Composite(parts) => {
+                            parts.get(at).cloned().ok_or_else(out_of_range)?
+                        }
+                        Konst::Undef => Konst::Undef,
+                    };
+                }
+                k
+            }
+            _ => {
+                let unsupported =
+                    || SpirvError::unsupported(format!("OpSpecConstantOp with Op{op:?}"));
+                let (alu, swap) = super::alu::constant_op(*op, dst_bits).ok_or_else(unsupported)?;
+                let mut srcs = (1..n).map(comps).collect::<Result<Vec<_>>>()?;
+                let mut src_bits = (1..n).map(bits_of).collect::<Result<Vec<_>>>()?;
+                if swap {
+                    srcs.swap(0, 1);
+                    src_bits.swap(0, 1);
+                }
+                let len = srcs.iter().map(Vec::len).max().unwrap_or(1);
+                if srcs.len() != alu.info().srcs.len() || srcs.iter().any(|s| s.len() != len) {
+                    return Err(SpirvError::malformed(format!(
+                        "OpSpecConstantOp Op{op:?} with operands of the wrong shape"
+                    )));
+                }
+                let views: Vec<&[u64]> = srcs.iter().map(Vec::as_slice).collect();
+                let mut dst = vec![0; len];
+                let bits = shrew_engine::ops::eval::Bits {
+                    src: &src_bits,
+                    dst: dst_bits,
+                };
+                if !alu.eval(&views, bits, &mut dst) {
+                    return Err(unsupported());
+                }
+                Konst::Vector(dst)
+            }
+        })
     }
 
     /// The zero value of a type.
