@@ -185,3 +185,23 @@ fn specialization_constant_operations_take_default_values() {
         [7.0, 3.0, 6.0, 28.0]
     );
 }
+
+#[test]
+fn amd_trinary_min_max_and_median() {
+    let source = "#version 450
+        #extension GL_AMD_shader_trinary_minmax : require
+        out vec4 color;
+        void main() {
+            float x = gl_FragCoord.x;  // 0.5
+            int i = int(x * 8.0);      // 4
+            uint u = uint(i);
+            color = vec4(min3(x, -2.0, 3.0), max3(i, -7, 2), mid3(u, 9u, 1u), mid3(x, 3.0, -1.0));
+        }";
+    let Some(shader) = translate_glsl(source, Stage::Fragment) else {
+        return;
+    };
+    assert_eq!(
+        color(&shader, &mut Resources::default()),
+        [-2.0, 4.0, 4.0, 0.5]
+    );
+}

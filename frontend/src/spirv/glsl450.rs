@@ -67,17 +67,59 @@ fn direct(op: u32) -> Option<AluOp> {
 impl Tx<'_> {
     pub fn ext_inst(&mut self, inst: &Inst) -> Result<()> {
         let set = id(inst, 0)?;
-        if !self.m.glsl450.contains(&set) {
-            return Err(SpirvError::unsupported(
-                "extended instruction sets other than GLSL.std.450",
-            ));
-        }
         let op = literal(inst, 1)?;
         let args = (2..inst.inst.operands.len())
             .map(|i| id(inst, i))
             .collect::<Result<Vec<_>>>()?;
-        let v = self.glsl450(inst, op, &args)?;
+        let v = if self.m.glsl450.contains(&set) {
+            self.glsl450(inst, op, &args)?
+        } else if self.m.trinary_minmax.contains(&set) {
+            self.trinary_minmax(op, &args)?
+        } else {
+            return Err(SpirvError::unsupported(
+                "extended instruction sets other than GLSL.std.450 and \
+                 SPV_AMD_shader_trinary_minmax",
+            ));
+        };
         self.set(inst, v)
+    }
+
+    /// `SPV_AMD_shader_trinary_minmax`: min3, max3 and mid3 of floats, unsigned and signed
+    /// integers, as two or four min/max operations.
+    fn trinary_minmax(&mut self, op: u32, args: &[u32]) -> Result<Val> {
+        use AluOp as A;
+        let [a, b, c] = args else {
+            return Err(SpirvError::malformed("a trinary min/max needs 3 operands"));
+        };
+        let (a, b, c) = (self.ssa(*a)?, self.ssa(*b)?, self.ssa(*c)?);
+        let (min, max) = match op {
+            1 | 4 | 7 => (A::Fmin, A::Fmax),
+            2 | 5 | 8 => (A::Umin, A::Umax),
+            3 | 6 | 9 => (A::Imin, A::Imax),
+            _ => {
+                return Err(SpirvError::unsupported(format!(
+                    "SPV_AMD_shader_trinary_minmax instruction {op}"
+                )));
+            }
+        };
+        let v = match op {
+            1..=3 => {
+                let ab = self.b().alu(min, &[a, b]);
+                self.b().alu(min, &[ab, c])
+            }
+            4..=6 => {
+                let ab = self.b().alu(max, &[a, b]);
+                self.b().alu(max, &[ab, c])
+            }
+            // The median: max(min(a, b), min(max(a, b), c)).
+            _ => {
+                let low = self.b().alu(min, &[a, b]);
+                let high = self.b().alu(max, &[a, b]);
+                let high_c = self.b().alu(min, &[high, c]);
+                self.b().alu(max, &[low, high_c])
+            }
+        };
+        Ok(Val::Ssa(v))
     }
 
     fn glsl450(&mut self, inst: &Inst, op: u32, args: &[u32]) -> Result<Val> {

@@ -68,6 +68,8 @@ pub struct Module {
     pub entry_points: Vec<EntryPoint>,
     /// Ids of `OpExtInstImport "GLSL.std.450"`.
     pub glsl450: Vec<Word>,
+    /// Ids of `OpExtInstImport "SPV_AMD_shader_trinary_minmax"`.
+    pub trinary_minmax: Vec<Word>,
     /// Index of the instruction that defines each id.
     pub defs: HashMap<Word, usize>,
 }
@@ -223,13 +225,15 @@ impl Module {
                     }
                 }
             }
-            Op::ExtInstImport => {
-                if let Some(Operand::LiteralString(name)) = ops.first()
-                    && name == "GLSL.std.450"
-                {
+            Op::ExtInstImport => match ops.first() {
+                Some(Operand::LiteralString(name)) if name == "GLSL.std.450" => {
                     self.glsl450.push(result_id(inst)?);
                 }
-            }
+                Some(Operand::LiteralString(name)) if name == "SPV_AMD_shader_trinary_minmax" => {
+                    self.trinary_minmax.push(result_id(inst)?);
+                }
+                _ => {}
+            },
             Op::EntryPoint => {
                 let (Some(Operand::ExecutionModel(model)), Some(Operand::LiteralString(name))) =
                     (ops.first(), ops.get(2))
