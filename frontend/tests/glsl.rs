@@ -3,7 +3,7 @@
 //! verified and, where it computes something, run on the reference interpreter.
 //! They need glslangValidator: see [`Glslang::for_tests`].
 
-use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::interp::{Launch, Resources, Texture, run};
 use shrew_engine::ir::{Shader, Stage};
 use shrew_frontend::glsl::Glslang;
 use shrew_frontend::spirv::{ErrorKind, Options, translate};
@@ -204,4 +204,32 @@ fn amd_trinary_min_max_and_median() {
         color(&shader, &mut Resources::default()),
         [-2.0, 4.0, 4.0, 0.5]
     );
+}
+
+#[test]
+fn functions_taking_samplers_are_specialized_per_argument() {
+    let source = "#version 450
+        layout(binding = 0) uniform sampler2D a;
+        layout(binding = 1) uniform sampler2D b[2];
+        out vec4 color;
+        vec4 fetch(sampler2D s, ivec2 p) { return texelFetch(s, p, 0); }
+        vec4 twice(sampler2D s) { return fetch(s, ivec2(0)) * 2.0; }
+        void main() { color = fetch(a, ivec2(0)) + twice(b[1]) + fetch(b[0], ivec2(0)); }";
+    let Some(shader) = translate_glsl(source, Stage::Fragment) else {
+        return;
+    };
+    // fetch for a, b[1] and b[0], and twice for b[1]: one copy each.
+    let copies = shader
+        .functions
+        .iter()
+        .filter(|f| f.name.starts_with("fetch") || f.name.starts_with("twice"))
+        .count();
+    assert_eq!(copies, 4);
+    let mut resources = Resources::default();
+    for (binding, value) in [(0u32, 1.0f32), (1, 10.0), (2, 100.0)] {
+        let texture = Texture::from_f32(1, 1, 1, &[[value; 4]]);
+        resources.textures.insert(binding, texture);
+    }
+    // a + 2 · b[1] + b[0] = 1 + 200 + 10.
+    assert_eq!(color(&shader, &mut resources), [211.0; 4]);
 }

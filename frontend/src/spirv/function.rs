@@ -10,8 +10,8 @@ use rspirv::spirv::{
     self, BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word,
 };
 use shrew_engine::ir::{
-    BlockId, Builder, Builtin, Cursor, FuncId, InstKind, Interp, Mode, Shader, Stage, Structure,
-    Terminator, Type, ValType, Value, VarId, Variable,
+    BlockId, Builder, Builtin, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Stage,
+    Structure, Terminator, Type, ValType, Value, VarId, Variable,
 };
 use shrew_engine::ops::{IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
@@ -73,7 +73,14 @@ enum Param {
     Value(u32),
     /// Through a variable: copied in before the call, and out after it when `copy_out`.
     Var { var: VarId, copy_out: bool },
+    /// A pointer to an image or sampler: fixed per specialization of the function, the
+    /// index into [`FuncInfo::opaque`].
+    Opaque(usize),
 }
+
+/// What an image or sampler pointer passed to a function names: a global variable and the
+/// constant array indices into it.
+type OpaqueArg = (VarId, Vec<u32>);
 
 #[derive(Clone, Debug)]
 enum Ret {
@@ -87,6 +94,8 @@ struct FuncInfo {
     id: FuncId,
     params: Vec<Param>,
     ret: Ret,
+    /// The images and samplers this specialization's opaque parameters point to.
+    opaque: Vec<OpaqueArg>,
 }
 
 /// A phi waiting for its sources, which may be defined after it.
@@ -119,6 +128,11 @@ pub(super) struct Tx<'m> {
     types: TypeMap,
     globals: HashMap<Word, Global>,
     funcs: HashMap<Word, FuncInfo>,
+    /// Functions taking image or sampler pointers: IR parameters cannot be derefs, so each
+    /// distinct set of opaque arguments gets its own copy of the function.
+    specializations: HashMap<(Word, Vec<OpaqueArg>), FuncInfo>,
+    /// Specializations declared by calls and not translated yet.
+    pending: Vec<(Word, FuncInfo)>,
     f: Option<FuncState>,
     names: HashSet<String>,
 }
@@ -159,6 +173,8 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
         types: TypeMap::default(),
         globals: HashMap::new(),
         funcs: HashMap::new(),
+        specializations: HashMap::new(),
+        pending: Vec::new(),
         f: None,
         names: HashSet::new(),
     };
@@ -168,10 +184,17 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
     }
     let order = tx.reachable_functions(ep.function)?;
     for (i, &fid) in order.iter().enumerate() {
-        tx.declare_function(fid, i == 0, &ep.name)?;
+        if let Some(info) = tx.declare_function(fid, i == 0, &ep.name, None)? {
+            tx.funcs.insert(fid, info);
+        }
     }
     for &fid in &order {
-        tx.translate_function(fid)?;
+        if let Some(info) = tx.funcs.get(&fid).cloned() {
+            tx.translate_function(fid, info)?;
+        }
+    }
+    while let Some((fid, info)) = tx.pending.pop() {
+        tx.translate_function(fid, info)?;
     }
     Ok(tx.shader)
 }
@@ -330,10 +353,30 @@ impl<'m> Tx<'m> {
             .ok_or_else(|| SpirvError::malformed(format!("%{fid} is not a function")))
     }
 
-    fn declare_function(&mut self, fid: Word, is_entry: bool, entry_name: &str) -> Result<()> {
+    /// Declares a function and how its parameters pass, or `None` for a function with image or
+    /// sampler pointer parameters when `opaque` is `None`: those are declared per call, with
+    /// the opaque arguments of the call.
+    fn declare_function(
+        &mut self,
+        fid: Word,
+        is_entry: bool,
+        entry_name: &str,
+        opaque: Option<Vec<OpaqueArg>>,
+    ) -> Result<Option<FuncInfo>> {
         let def = self.function_def(fid)?;
         let m = self.m;
         let at = |e: SpirvError| e.at(&self.insts[def.start]);
+        let points_to_opaque = |tx: &Self, ty: Word| match m.ty(ty) {
+            Ok(SpvType::Pointer { pointee, .. }) => tx.contains_opaque(*pointee),
+            _ => Ok(false),
+        };
+        let mut takes_opaque = false;
+        for &(_, pty) in &def.params {
+            takes_opaque |= points_to_opaque(self, pty).map_err(at)?;
+        }
+        if takes_opaque && opaque.is_none() {
+            return Ok(None);
+        }
         // glslang names overloads `f(vf4;` and `f(i1;`: both become `f`, `f_1`.
         let base = m
             .name(fid)
@@ -360,30 +403,26 @@ impl<'m> Tx<'m> {
             }
             let entry = self.shader.entry;
             self.shader.functions[entry.0 as usize].name = entry_name.to_string();
-            self.funcs.insert(
-                fid,
-                FuncInfo {
-                    id: entry,
-                    params: Vec::new(),
-                    ret: Ret::None,
-                },
-            );
-            return Ok(());
+            return Ok(Some(FuncInfo {
+                id: entry,
+                params: Vec::new(),
+                ret: Ret::None,
+                opaque: Vec::new(),
+            }));
         }
         let mut params = Vec::new();
         let mut ir_params = Vec::new();
+        let mut opaque_count = 0;
         for (i, &(pid, pty)) in def.params.iter().enumerate() {
             let t = m.ty(pty).map_err(at)?;
             let pname = m.name(pid).unwrap_or("param");
             let (value_ty, copy_out) = match t {
-                SpvType::Pointer { pointee, .. } => {
-                    if self.contains_opaque(*pointee)? {
-                        return Err(at(SpirvError::unsupported(
-                            "function parameters that point to images or samplers",
-                        )));
-                    }
-                    (*pointee, true)
+                SpvType::Pointer { .. } if points_to_opaque(self, pty).map_err(at)? => {
+                    params.push(Param::Opaque(opaque_count));
+                    opaque_count += 1;
+                    continue;
                 }
+                SpvType::Pointer { pointee, .. } => (*pointee, true),
                 t if t.is_opaque() => {
                     return Err(at(SpirvError::unsupported(
                         "image or sampler function parameters",
@@ -429,8 +468,12 @@ impl<'m> Tx<'m> {
             }
         };
         let id = self.shader.add_function(&fname, &ir_params, ret_val);
-        self.funcs.insert(fid, FuncInfo { id, params, ret });
-        Ok(())
+        Ok(Some(FuncInfo {
+            id,
+            params,
+            ret,
+            opaque: opaque.unwrap_or_default(),
+        }))
     }
 
     fn contains_opaque(&self, ty: Word) -> Result<bool> {
@@ -450,9 +493,8 @@ impl<'m> Tx<'m> {
         })
     }
 
-    fn translate_function(&mut self, fid: Word) -> Result<()> {
+    fn translate_function(&mut self, fid: Word, info: FuncInfo) -> Result<()> {
         let def = self.function_def(fid)?;
-        let info = self.funcs[&fid].clone();
         let func = &mut self.shader.functions[info.id.0 as usize];
         let consts = func.entry;
         let mut blocks = HashMap::new();
@@ -495,6 +537,18 @@ impl<'m> Tx<'m> {
                     self.f_mut().cur = self.f().blocks[&def.blocks[0].0];
                     let ty = self.m.result_types[&pid];
                     self.load(&Ptr::Deref(d), ty)?
+                }
+                Param::Opaque(k) => {
+                    let (var, indices) = &info.opaque[*k];
+                    let d = self.in_consts(|b| {
+                        let mut d = b.deref_var(*var);
+                        for &i in indices {
+                            let i = b.imm_u32(i);
+                            d = b.deref_array(d, i);
+                        }
+                        d
+                    });
+                    Val::Ptr(Ptr::Deref(d))
                 }
             };
             self.f_mut().values.insert(pid, v);
@@ -1464,22 +1518,22 @@ impl<'m> Tx<'m> {
 
     fn call(&mut self, inst: &Inst) -> Result<()> {
         let callee = id(inst, 0)?;
-        let info = self
-            .funcs
-            .get(&callee)
-            .cloned()
-            .ok_or_else(|| SpirvError::malformed(format!("%{callee} is not a function")))?;
         let def = self.function_def(callee)?;
         if def.params.len() != inst.inst.operands.len() - 1 {
             return Err(SpirvError::malformed(
                 "a call with the wrong number of arguments",
             ));
         }
+        let info = match self.funcs.get(&callee) {
+            Some(info) => info.clone(),
+            None => self.specialization(inst, callee)?,
+        };
         let mut args = Vec::new();
         let mut copy_back = Vec::new();
         for (i, (param, &(_, pty))) in info.params.iter().zip(&def.params).enumerate() {
             let arg = id(inst, i + 1)?;
             match param {
+                Param::Opaque(_) => {}
                 Param::Value(_) => args.push(self.ssa(arg)?),
                 Param::Var { var, copy_out } => {
                     let d = self.in_consts(|b| b.deref_var(*var));
@@ -1511,6 +1565,65 @@ impl<'m> Tx<'m> {
                 self.set(inst, v)
             }
             _ => Ok(()),
+        }
+    }
+
+    /// The copy of a function with image or sampler parameters for the opaque arguments of a
+    /// call, declared (and queued for translation) on first use.
+    fn specialization(&mut self, inst: &Inst, callee: Word) -> Result<FuncInfo> {
+        let def = self.function_def(callee)?;
+        let mut opaque = Vec::new();
+        for (i, &(_, pty)) in def.params.iter().enumerate() {
+            if let SpvType::Pointer { pointee, .. } = self.m.ty(pty)?
+                && self.contains_opaque(*pointee)?
+            {
+                let Ptr::Deref(d) = self.ptr(id(inst, i + 1)?)? else {
+                    return Err(SpirvError::malformed(
+                        "an image or sampler pointer expected",
+                    ));
+                };
+                opaque.push(self.opaque_arg(d)?);
+            }
+        }
+        let key = (callee, opaque);
+        if let Some(info) = self.specializations.get(&key) {
+            return Ok(info.clone());
+        }
+        let info = self
+            .declare_function(callee, false, "", Some(key.1.clone()))?
+            .ok_or_else(|| SpirvError::malformed(format!("%{callee} is not a function")))?;
+        self.specializations.insert(key, info.clone());
+        self.pending.push((callee, info.clone()));
+        Ok(info)
+    }
+
+    /// The variable and constant array indices a deref of an image or sampler names.
+    fn opaque_arg(&self, d: Value) -> Result<OpaqueArg> {
+        let mut indices = Vec::new();
+        let mut cur = d;
+        loop {
+            match self.func().get_inst(cur).map(|i| &i.kind) {
+                Some(InstKind::Deref(Deref::Var(var))) => {
+                    indices.reverse();
+                    return Ok((*var, indices));
+                }
+                Some(InstKind::Deref(Deref::Array { parent, index })) => {
+                    match self.func().get_inst(*index).map(|i| &i.kind) {
+                        Some(InstKind::Const(values)) => indices.push(values[0] as u32),
+                        _ => {
+                            return Err(SpirvError::unsupported(
+                                "an image or sampler argument indexed dynamically",
+                            ));
+                        }
+                    }
+                    cur = *parent;
+                }
+                _ => {
+                    return Err(SpirvError::unsupported(
+                        "an image or sampler argument inside a struct",
+                    ));
+                }
+            }
         }
     }
 
