@@ -3,7 +3,8 @@
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
 //! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
 //! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance` and the `probe` family. Anything
-//! else is skipped with the reason, and so is a shader glslang cannot compile.
+//! else is skipped with the reason, and so is a shader glslang cannot compile. A uniform with an
+//! initializer becomes a constant, unless the test sets it (then the test is skipped).
 //!
 //! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
 //! strip), rasterizes its two triangles at pixel centres, interpolates the varyings
@@ -21,7 +22,8 @@ use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::Path;
 
 /// piglit's default window size.
@@ -82,7 +84,7 @@ pub fn run_file(
     {
         return Outcome::skip(e.to_string());
     }
-    if let Err(reason) = executable(&test) {
+    if let Err(reason) = executable(&test).and_then(|()| constant_initialized_uniforms(&mut test)) {
         return Outcome::skip(reason);
     }
     let stages = match compile(&test, glslang) {
@@ -132,15 +134,6 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
     if test.shaders_of(Stage::Fragment).count() == 0 {
         return Err("has no fragment shader".into());
     }
-    for section in &test.shaders {
-        if let super::ShaderSource::Glsl(source) = &section.source
-            && has_uniform_initializer(source)
-        {
-            return Err(
-                "initializes a uniform in GLSL, which glslang's SPIR-V cannot carry".into(),
-            );
-        }
-    }
     if test.vertex_data.is_some() {
         return Err("uses [vertex data]".into());
     }
@@ -166,23 +159,148 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a declaration statement `uniform ... = ...;` is in the source (line comments and
-/// preprocessor lines aside).
-fn has_uniform_initializer(source: &str) -> bool {
-    let code: String = source
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
-    code.split([';', '{', '}']).any(|statement| {
-        let words: Vec<&str> = statement.split_whitespace().collect();
-        let is_uniform = words
-            .iter()
-            .take_while(|w| !w.contains('='))
-            .any(|w| *w == "uniform");
-        is_uniform && statement.contains('=')
-    })
+/// Makes every uniform with an initializer in the test's GLSL a constant, in every stage that
+/// declares it (`uniform T name = value;` → `const T name = value;`): glslang's SPIR-V drops
+/// uniform initializers, and a uniform the test never sets keeps its initializer, which is then
+/// that constant. A test that sets such a uniform cannot run here.
+fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
+    let glsl = |section: &super::ShaderSection| match &section.source {
+        super::ShaderSource::Glsl(source) => Some(source.clone()),
+        _ => None,
+    };
+    let mut constants: HashMap<String, String> = HashMap::new();
+    for source in test.shaders.iter().filter_map(glsl) {
+        for d in uniform_declarations(&source) {
+            if let Some(value) = d.initializer {
+                let declaration = &source[d.range.start + "uniform".len()..value.end];
+                constants.insert(d.name, format!("const{declaration}"));
+            }
+        }
+    }
+    for name in constants.keys() {
+        let set = test.commands.iter().any(|c| match &c.command {
+            Command::Uniform { name: set, .. } => {
+                set == name
+                    || set.starts_with(&format!("{name}["))
+                    || set.starts_with(&format!("{name}."))
+            }
+            _ => false,
+        });
+        if set {
+            return Err(format!(
+                "sets uniform {name}, which has an initializer in GLSL (glslang's SPIR-V drops \
+                 initializers)"
+            ));
+        }
+    }
+    for section in &mut test.shaders {
+        let super::ShaderSource::Glsl(source) = &mut section.source else {
+            continue;
+        };
+        // From the end, so that the ranges still to replace keep their offsets.
+        for d in uniform_declarations(source).into_iter().rev() {
+            if let Some(constant) = constants.get(&d.name) {
+                source.replace_range(d.range, constant);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `uniform` declaration statement of GLSL source.
+struct UniformDeclaration {
+    /// From the `uniform` keyword to the end of the statement (without its `;`).
+    range: Range<usize>,
+    /// The name declared last.
+    name: String,
+    /// Where the initializer's value is, if there is one.
+    initializer: Option<Range<usize>>,
+}
+
+/// Every `uniform` declaration statement at the top level of the source, found with comments
+/// and preprocessor lines blanked out.
+fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
+    let code = blank_comments_and_directives(source);
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    let mut start = 0;
+    let mut depth = 0usize;
+    for (end, c) in code.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if !matches!(c, ';' | '{' | '}') {
+            continue;
+        }
+        let statement = &code[start..end];
+        start = end + 1;
+        let keyword = statement.match_indices("uniform").find(|&(i, _)| {
+            let before = statement[..i].chars().next_back();
+            let after = statement[i + "uniform".len()..].chars().next();
+            !before.is_some_and(is_word) && !after.is_some_and(is_word)
+        });
+        let (Some((at, _)), ';', 0) = (keyword, c, depth) else {
+            continue;
+        };
+        let at = end - statement.len() + at;
+        let (declarator, initializer) = match code[at..end].split_once('=') {
+            Some((declarator, _)) => (declarator, Some(at + declarator.len() + 1..end)),
+            None => (&code[at..end], None),
+        };
+        // The name is the last word once array sizes (`vec2[2] a`, `mat2 m[2]`) are removed.
+        let mut without_sizes = String::new();
+        let mut brackets = 0usize;
+        for ch in declarator.chars() {
+            match ch {
+                '[' => brackets += 1,
+                ']' => brackets = brackets.saturating_sub(1),
+                _ if brackets == 0 => without_sizes.push(ch),
+                _ => {}
+            }
+        }
+        let Some(name) = without_sizes.split_whitespace().next_back() else {
+            continue;
+        };
+        found.push(UniformDeclaration {
+            range: at..end,
+            name: name.to_string(),
+            initializer,
+        });
+    }
+    found
+}
+
+/// The source with comments and preprocessor lines replaced by spaces (newlines kept), so that
+/// byte offsets stay the same.
+fn blank_comments_and_directives(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    let mut line_start = true;
+    while let Some(c) = rest.chars().next() {
+        let (skip, keep_newline) = if rest.starts_with("//")
+            || (line_start && rest.trim_start_matches([' ', '\t']).starts_with('#'))
+        {
+            (rest.find('\n').unwrap_or(rest.len()), false)
+        } else if rest.starts_with("/*") {
+            (rest.find("*/").map_or(rest.len(), |i| i + 2), true)
+        } else {
+            out.push(c);
+            line_start = c == '\n' || (line_start && (c == ' ' || c == '\t'));
+            rest = &rest[c.len_utf8()..];
+            continue;
+        };
+        for skipped in rest[..skip].chars() {
+            if keep_newline && skipped == '\n' {
+                out.push('\n');
+            } else {
+                out.extend(std::iter::repeat_n(' ', skipped.len_utf8()));
+            }
+        }
+        rest = &rest[skip..];
+    }
+    out
 }
 
 type Stages = Vec<(Stage, Shader, Option<LegacyInterface>)>;
@@ -940,15 +1058,61 @@ fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::has_uniform_initializer;
+    use super::{constant_initialized_uniforms, parse_shader_test, uniform_declarations};
+    use crate::piglit::ShaderSource;
 
     #[test]
-    fn uniform_initializers_are_found_after_preprocessor_lines() {
-        let initialized = "#version 120\n\nuniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0);\n\
-                           void main() { gl_FragColor = color; }";
-        assert!(has_uniform_initializer(initialized));
-        let plain = "#version 120\n#define X = 1\nuniform vec4 color; // = red\n\
-                     void main() { vec4 c = color; gl_FragColor = c; }";
-        assert!(!has_uniform_initializer(plain));
+    fn uniform_declarations_and_their_initializers() {
+        let source = "#version 120\n// uniform float commented = 1.0;\n\
+                      /* a uniform in a comment */ uniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0);\n\
+                      uniform vec2[2] pair = vec2[2](vec2(1), vec2(2));\n\
+                      uniform mat2 m[2];\nconst float uniformity = 1.0;\n\
+                      void main() { vec4 c = color; gl_FragColor = c; }";
+        let found = uniform_declarations(source);
+        let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["color", "pair", "m"]);
+        assert_eq!(
+            &source[found[0].range.clone()],
+            "uniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0)"
+        );
+        let value = found[1].initializer.clone().unwrap();
+        assert_eq!(&source[value], " vec2[2](vec2(1), vec2(2))");
+        assert!(found[2].initializer.is_none());
+    }
+
+    const TWO_STAGES: &str = "[require]\nGLSL >= 1.20\n\n[vertex shader]\n\
+        uniform float f = 2.0;\nvoid main() { gl_Position = gl_Vertex * f; }\n\n\
+        [fragment shader]\nuniform float f;\nuniform float g;\n\
+        void main() { gl_FragColor = vec4(f, g, 0.0, 1.0); }\n\n\
+        [test]\nuniform float g 1.0\ndraw rect -1 -1 2 2\nprobe all rgba 0 1 0 1\n";
+
+    #[test]
+    fn initialized_uniforms_become_constants_in_every_stage() {
+        let mut test = parse_shader_test(TWO_STAGES).unwrap();
+        constant_initialized_uniforms(&mut test).unwrap();
+        let sources: Vec<&str> = test
+            .shaders
+            .iter()
+            .map(|s| match &s.source {
+                ShaderSource::Glsl(text) => text.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert!(
+            sources[0].contains("const float f = 2.0;"),
+            "{}",
+            sources[0]
+        );
+        assert!(
+            sources[1].contains("const float f = 2.0;"),
+            "{}",
+            sources[1]
+        );
+        assert!(sources[1].contains("uniform float g;"), "{}", sources[1]);
+
+        let sets_f = TWO_STAGES.replace("uniform float g 1.0", "uniform float f 1.0");
+        let mut test = parse_shader_test(&sets_f).unwrap();
+        let reason = constant_initialized_uniforms(&mut test).unwrap_err();
+        assert!(reason.contains("sets uniform f"), "{reason}");
     }
 }
