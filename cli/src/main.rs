@@ -42,6 +42,8 @@ enum Command {
     Opt(opt::OptArgs),
     /// List the rule sets and their rules.
     Rules(rules::RulesArgs),
+    /// List the passes a pipeline may name, and the default pipeline.
+    Passes,
     /// Run piglit `.shader_test` files on the reference interpreter.
     Piglit(piglit::PiglitArgs),
     /// Translate every shader stage found under the paths and report per stage.
@@ -57,6 +59,16 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
+fn passes() -> Result<(), CliError> {
+    let registry = pipeline::registry();
+    let mut out = String::new();
+    for pass in registry.passes() {
+        out.push_str(&format!("{:<20} {}\n", pass.name(), pass.description()));
+    }
+    out.push_str(&format!("\ndefault: {}\n", registry.default_pipeline()));
+    emit(&out)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -65,6 +77,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Opt(args) => opt::opt(&args),
         Command::Rules(args) => rules::rules(&args),
+        Command::Passes => passes(),
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
     };

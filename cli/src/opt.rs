@@ -3,8 +3,7 @@
 use crate::pipeline::Pipeline;
 use crate::{CliError, emit, load};
 use clap::Args;
-use shrew_engine::passes::algebraic::RuleStats;
-use shrew_engine::rewrite::RuleSet;
+use shrew_engine::passes::manager::RunReport;
 use shrew_engine::text;
 use std::path::PathBuf;
 
@@ -12,41 +11,83 @@ use std::path::PathBuf;
 pub struct OptArgs {
     /// The shader: `.shrew` IR text, `.spv`, `.wgsl` or GLSL (`.vert`, `.frag`, `.comp`, ...).
     file: PathBuf,
-    /// Passes to run, comma-separated. Each rule set is a pass (`shrew rules` lists them);
-    /// `none` runs nothing.
-    #[arg(short, long, default_value = "algebraic")]
+    /// Passes to run (`shrew passes` lists them): names separated by commas, `(a,b)*` repeats a
+    /// group until it changes nothing, `default` is the default pipeline, `none` runs nothing.
+    #[arg(short, long, default_value = "default")]
     pipeline: String,
-    /// Print how often each rule fired, to stderr.
+    /// Print per pass how often it ran and changed the shader, its time and instruction delta,
+    /// and how often each rule fired, to stderr.
     #[arg(long)]
     stats: bool,
+    /// Print the shader after every run of this pass, to stderr (repeatable).
+    #[arg(long, value_name = "PASS")]
+    print_after: Vec<String>,
+    /// Print the shader after every pass, to stderr.
+    #[arg(long)]
+    print_after_all: bool,
+    /// Verify the shader after every pass, naming the pass that made it invalid.
+    #[arg(long)]
+    verify_each: bool,
+    /// Make at most N transformations (rule firings and pass-level changes), then report the
+    /// last one: bisect N to find a bad transformation.
+    #[arg(long, value_name = "N")]
+    bisect_limit: Option<u64>,
 }
 
 pub fn opt(args: &OptArgs) -> Result<(), CliError> {
     let mut shader = load(&args.file)?;
-    let pipeline = Pipeline::parse(&args.pipeline)?;
-    let stats = pipeline.run(&mut shader).map_err(CliError)?;
+    let mut pipeline = Pipeline::parse(&args.pipeline)?;
+    pipeline.options.print_after = args.print_after.clone();
+    pipeline.options.print_after_all = args.print_after_all;
+    pipeline.options.verify_each = args.verify_each;
+    pipeline.options.bisect_limit = args.bisect_limit;
+    let report = pipeline.run(&mut shader).map_err(CliError)?;
+    for (pass, dump) in &report.dumps {
+        eprintln!("; after {pass}\n{dump}");
+    }
+    if let Some(limit) = args.bisect_limit {
+        eprintln!(
+            "bisect limit {limit}: {} transformations made{}",
+            report.transformations,
+            report
+                .last_transformation
+                .as_deref()
+                .map(|last| format!("; the last: {last}"))
+                .unwrap_or_default()
+        );
+    }
     if args.stats {
-        let report: String = pipeline
-            .sets
-            .iter()
-            .zip(&stats)
-            .map(|(set, stats)| format_stats(set, stats))
-            .collect();
-        eprint!("{report}");
+        eprint!("{}", format_stats(&report));
     }
     emit(&text::print(&shader))
 }
 
-/// One line per rule that fired: count, rule text, location.
-fn format_stats(set: &RuleSet, stats: &RuleStats) -> String {
-    let mut out = format!("{}: {} rewrites\n", set.name, stats.total());
-    for ((_, rule), &count) in set.rules().zip(&stats.fired) {
-        if count > 0 {
-            out.push_str(&format!(
-                "{count:>8}  {}  ({})\n",
-                rule.text,
-                rule.location()
-            ));
+/// Per pass: runs, runs with progress, time and instruction delta; then per rule set, one line
+/// per rule that fired: count, rule text, location.
+fn format_stats(report: &RunReport) -> String {
+    let mut out = String::new();
+    for (name, stats) in &report.passes {
+        out.push_str(&format!(
+            "{name}: {} runs, {} with progress, {:.3} ms, {:+} instructions\n",
+            stats.runs,
+            stats.progress,
+            stats.time.as_secs_f64() * 1e3,
+            stats.instruction_delta
+        ));
+    }
+    for (name, stats) in &report.rule_stats {
+        let Some(set) = shrew_rules::set(name) else {
+            continue;
+        };
+        out.push_str(&format!("{name}: {} rewrites\n", stats.total()));
+        for ((_, rule), &count) in set.rules().zip(&stats.fired) {
+            if count > 0 {
+                out.push_str(&format!(
+                    "{count:>8}  {}  ({})\n",
+                    rule.text,
+                    rule.location()
+                ));
+            }
         }
     }
     out

@@ -1,53 +1,66 @@
-//! Pipelines as the commands take them (`-p/--pipeline`): rule sets by name, comma-separated,
-//! run in order; `none` runs nothing.
+//! Pipelines as the commands take them (`-p/--pipeline`), run by the engine's pass manager
+//! ([`shrew_engine::passes::manager`]) over every pass there is: one per rule set so far.
 
 use crate::CliError;
 use shrew_engine::ir::Shader;
-use shrew_engine::passes::algebraic::{self, RuleStats};
-use shrew_engine::rewrite::{RuleSet, TargetOptions};
+use shrew_engine::passes::algebraic::RuleSetPass;
+use shrew_engine::passes::manager::{self, Pass, Registry, RunOptions, RunReport};
+use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::verify;
 
-/// A parsed pipeline.
+/// The pipeline `-p default` runs.
+pub const DEFAULT: &str = "algebraic,algebraic-late";
+
+/// Every pass a pipeline may name.
+pub fn registry() -> Registry {
+    let passes = shrew_rules::SETS
+        .iter()
+        .map(|&set| {
+            Box::new(RuleSetPass {
+                set,
+                opts: TargetOptions::default(),
+            }) as Box<dyn Pass>
+        })
+        .collect();
+    Registry::new(passes, DEFAULT)
+}
+
+/// A parsed pipeline with the passes it names and how to run it.
 pub struct Pipeline {
-    pub sets: Vec<&'static RuleSet>,
+    registry: Registry,
+    pipeline: manager::Pipeline,
+    pub options: RunOptions,
 }
 
 impl Pipeline {
     pub fn parse(spec: &str) -> Result<Pipeline, CliError> {
-        let mut sets = Vec::new();
-        for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if name == "none" {
-                continue;
-            }
-            let set = shrew_rules::set(name).ok_or_else(|| {
-                let known: Vec<&str> = shrew_rules::SETS.iter().map(|s| s.name).collect();
-                CliError(format!(
-                    "unknown pass `{name}`; known: none, {}",
-                    known.join(", ")
-                ))
-            })?;
-            sets.push(set);
-        }
-        Ok(Pipeline { sets })
+        let registry = registry();
+        let pipeline = manager::Pipeline::parse(spec, &registry)?;
+        Ok(Pipeline {
+            registry,
+            pipeline,
+            options: RunOptions {
+                verify_each: false,
+                ..RunOptions::default()
+            },
+        })
     }
 
-    /// Runs every pass, verifying after each; returns each set's statistics.
-    pub fn run(&self, shader: &mut Shader) -> Result<Vec<RuleStats>, String> {
-        let opts = TargetOptions::default();
-        let mut all = Vec::new();
-        for set in &self.sets {
-            let mut stats = RuleStats::default();
-            algebraic::run(shader, set, &opts, &[], &mut stats).map_err(|e| e.to_string())?;
-            verify::verify(shader).map_err(|errors| {
-                let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-                format!(
-                    "internal error: invalid IR after `{}`:\n{}",
-                    set.name,
-                    lines.join("\n")
-                )
-            })?;
-            all.push(stats);
+    /// Runs the pipeline; the result is verified even without `verify_each`.
+    pub fn run(&self, shader: &mut Shader) -> Result<RunReport, String> {
+        let report = manager::run(&self.pipeline, &self.registry, shader, &self.options)
+            .map_err(|e| e.to_string())?;
+        if !self.options.verify_each
+            && !self.pipeline.is_empty()
+            && let Err(errors) = verify::verify(shader)
+        {
+            let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            return Err(format!(
+                "internal error: invalid IR after the pipeline (rerun with --verify-each to \
+                 find the pass):\n{}",
+                lines.join("\n")
+            ));
         }
-        Ok(all)
+        Ok(report)
     }
 }

@@ -10,6 +10,7 @@
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use shrew_engine::ir::Shader;
+use shrew_engine::passes::Budget;
 use shrew_engine::passes::algebraic::{self, RuleStats};
 use shrew_engine::rewrite::{RuleGroup, RuleSet, TargetOptions};
 
@@ -42,7 +43,15 @@ fn bench(c: &mut Criterion) {
     let opts = TargetOptions::default();
     let run = |shader: &mut Shader, set: &RuleSet| {
         let mut stats = RuleStats::default();
-        algebraic::run(shader, set, &opts, &[], &mut stats).expect("no cycle");
+        algebraic::run(
+            shader,
+            set,
+            &opts,
+            &[],
+            &mut stats,
+            &mut Budget::unlimited(),
+        )
+        .expect("no cycle");
         stats.total()
     };
     // `raw` is full of work for the rules; `settled` is what the full set leaves of it, on which

@@ -8,6 +8,7 @@
 use shrew_engine::interp::{self, Launch, Resources};
 use shrew_engine::ir::Shader;
 use shrew_engine::ops::eval::fget;
+use shrew_engine::passes::Budget;
 use shrew_engine::passes::algebraic::{self, RuleStats};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_engine::{text, verify};
@@ -54,12 +55,28 @@ fn optimize(shader: &mut Shader, exact_only: bool, opts: &TargetOptions) -> u64 
             Vec::new()
         };
         let mut stats = RuleStats::default();
-        algebraic::run(shader, set, opts, &disabled, &mut stats).expect("no rule cycle");
+        algebraic::run(
+            shader,
+            set,
+            opts,
+            &disabled,
+            &mut stats,
+            &mut Budget::unlimited(),
+        )
+        .expect("no rule cycle");
         verify::verify(shader).expect("valid IR after the pass");
         fired += stats.total();
         // The pass ends at a fixpoint: running it again finds nothing.
         let mut again = RuleStats::default();
-        algebraic::run(shader, set, opts, &disabled, &mut again).expect("no rule cycle");
+        algebraic::run(
+            shader,
+            set,
+            opts,
+            &disabled,
+            &mut again,
+            &mut Budget::unlimited(),
+        )
+        .expect("no rule cycle");
         assert_eq!(again.total(), 0, "{} fired after a fixpoint", set.name);
     }
     fired

@@ -2,6 +2,7 @@
 //! IR text, checked against the interpreter and the verifier.
 
 use shrew_engine::ir::InstKind;
+use shrew_engine::passes::Budget;
 use shrew_engine::passes::algebraic::{self, AlgebraicError, RuleStats};
 use shrew_engine::rewrite::{Ctx, RuleSet, Src, TargetOptions};
 use shrew_engine::{text, verify};
@@ -71,7 +72,15 @@ static FACTOR_SET: RuleSet = RuleSet {
 fn optimize(src: &str, set: &RuleSet, opts: &TargetOptions) -> (String, RuleStats) {
     let mut shader = text::parse(src, "test.shrew").expect("test IR parses");
     let mut stats = RuleStats::default();
-    algebraic::run(&mut shader, set, opts, &[], &mut stats).expect("no cycle");
+    algebraic::run(
+        &mut shader,
+        set,
+        opts,
+        &[],
+        &mut stats,
+        &mut Budget::unlimited(),
+    )
+    .expect("no cycle");
     verify::verify(&shader).expect("valid after the pass");
     (text::print(&shader), stats)
 }
@@ -244,6 +253,7 @@ fn rules_that_undo_each_other_are_reported_not_looped() {
         &TargetOptions::default(),
         &[],
         &mut RuleStats::default(),
+        &mut Budget::unlimited(),
     )
     .unwrap_err();
     let AlgebraicError::RuleCycle { first, second, .. } = &err else {

@@ -25,6 +25,8 @@
 //! Options: the rule set, the target options its guards read, and an optional mask of rules
 //! to disable (for bisecting which rule causes a regression).
 
+use super::Budget;
+use super::manager::{Pass, PassContext};
 use crate::ir::{Function, InstKind, Shader, Value};
 use crate::ops::AluOp;
 use crate::rewrite::{
@@ -84,6 +86,7 @@ pub fn run(
     opts: &TargetOptions,
     disabled: &[usize],
     stats: &mut RuleStats,
+    budget: &mut Budget,
 ) -> Result<bool, AlgebraicError> {
     let mut enabled = set.guards(opts);
     for &rule in disabled {
@@ -93,9 +96,38 @@ pub fn run(
     }
     let mut progress = false;
     for func in &mut shader.functions {
-        progress |= run_function(func, set, &enabled, stats)?;
+        progress |= run_function(func, set, &enabled, stats, budget)?;
     }
     Ok(progress)
+}
+
+/// A rule set as a pass of the pass manager, named after the set.
+pub struct RuleSetPass {
+    pub set: &'static RuleSet,
+    pub opts: TargetOptions,
+}
+
+impl Pass for RuleSetPass {
+    fn name(&self) -> &str {
+        self.set.name
+    }
+
+    fn description(&self) -> &str {
+        self.set.description
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let stats = context.rule_stats.entry(self.set.name).or_default();
+        run(
+            shader,
+            self.set,
+            &self.opts,
+            &[],
+            stats,
+            &mut context.budget,
+        )
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// A structural hash of the expression computing `v`, a few levels deep: leaves that are not ALU
@@ -130,11 +162,12 @@ pub fn run_function(
     set: &RuleSet,
     enabled: &[bool],
     stats: &mut RuleStats,
+    budget: &mut Budget,
 ) -> Result<bool, AlgebraicError> {
     let mut state = State::new(func, set);
     loop {
         let mut placements = Placements::default();
-        let result = state.round(func, enabled, stats, &mut placements);
+        let result = state.round(func, enabled, stats, budget, &mut placements);
         // Also after an error: every rewrite done so far is complete once its instructions are
         // placed.
         placements.apply(func);
@@ -188,6 +221,7 @@ impl State {
         func: &mut Function,
         enabled: &[bool],
         stats: &mut RuleStats,
+        budget: &mut Budget,
         placements: &mut Placements,
     ) -> Result<bool, AlgebraicError> {
         let mut uses = Uses::build(func);
@@ -201,6 +235,9 @@ impl State {
         let start = self.rewrites;
 
         while let Some(root) = worklist.pop() {
+            if budget.is_spent() {
+                break;
+            }
             queued[root.index()] = false;
             // Dead instructions are left for dead-code elimination: rewriting one would only
             // build more dead code, whose new uses of live values could feed further rewrites.
@@ -225,6 +262,15 @@ impl State {
                 continue;
             };
             stats.record(rule);
+            budget.spend(|| {
+                let info = self.rule_list[rule];
+                format!(
+                    "{}: `{}` ({}) at {root}",
+                    func.name,
+                    info.text,
+                    info.location()
+                )
+            });
             self.rewrites += 1;
             ranges.clear();
 

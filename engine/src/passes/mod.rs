@@ -1,4 +1,51 @@
-//! Optimization passes, one file each. The pass manager that runs them by name from a pipeline
-//! string arrives with the mid-end issue.
+//! Optimization passes, one file each, and the pass manager that runs them by name from a
+//! pipeline string ([`manager`]).
 
 pub mod algebraic;
+pub mod manager;
+
+/// How many transformations passes may still make: LLVM's opt-bisect-limit. Every rule firing
+/// and every pass-level change spends one; once the limit is reached, passes make no more, and
+/// the last transformation made is remembered so a bad one can be found by bisection.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    limit: Option<u64>,
+    spent: u64,
+    last: Option<String>,
+}
+
+impl Budget {
+    /// A budget of `limit` transformations (`None`: no limit).
+    pub fn new(limit: Option<u64>) -> Budget {
+        Budget {
+            limit,
+            ..Budget::default()
+        }
+    }
+
+    pub fn unlimited() -> Budget {
+        Budget::default()
+    }
+
+    /// Whether no more transformations may be made.
+    pub fn is_spent(&self) -> bool {
+        self.limit.is_some_and(|limit| self.spent >= limit)
+    }
+
+    /// Records a transformation just made; `what` describes it (called only under a limit).
+    pub fn spend(&mut self, what: impl FnOnce() -> String) {
+        self.spent += 1;
+        if self.limit.is_some() {
+            self.last = Some(what());
+        }
+    }
+
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
+    /// The last transformation made under a limit.
+    pub fn last(&self) -> Option<&str> {
+        self.last.as_deref()
+    }
+}
