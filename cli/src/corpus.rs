@@ -46,6 +46,8 @@ enum Status {
 }
 
 struct StageReport {
+    /// The 1-based number of the stage's file in the input.
+    index: usize,
     name: String,
     stage: Option<Stage>,
     status: Status,
@@ -64,25 +66,29 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         pipeline: Pipeline::parse(&args.batch.pipeline)?,
         save_spirv: args.save_spirv.clone(),
     };
-    let files = find_files(&args.paths, |p| {
+    let files = args.batch.select(find_files(&args.paths, |p| {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         ext == "shader_test" || ext == "spv" || ext == "wgsl" || stage_for_extension(ext).is_some()
-    });
+    }));
     let bar = progress(files.len());
     let reports: Vec<StageReport> = thread_pool(args.batch.jobs)?.install(|| {
         files
             .par_iter()
-            .flat_map_iter(|path| {
-                let r = std::panic::catch_unwind(AssertUnwindSafe(|| file_reports(path, &context)))
-                    .unwrap_or_else(|panic| {
-                        let message = panic
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_default();
-                        let name = path.display().to_string();
-                        vec![failure(name, Status::Panicked, format!("panic: {message}"))]
-                    });
+            .flat_map_iter(|(index, path)| {
+                let mut r =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| file_reports(path, &context)))
+                        .unwrap_or_else(|panic| {
+                            let message = panic
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| panic.downcast_ref::<String>().cloned())
+                                .unwrap_or_default();
+                            let name = path.display().to_string();
+                            vec![failure(name, Status::Panicked, format!("panic: {message}"))]
+                        });
+                for report in &mut r {
+                    report.index = *index;
+                }
                 bar.inc(1);
                 r
             })
@@ -93,6 +99,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     for r in &reports {
         if args.batch.json {
             let line = serde_json::json!({
+                "index": r.index,
                 "name": r.name,
                 "stage": r.stage.map(|s| s.name()),
                 "status": r.status,
@@ -103,8 +110,9 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
             out.push_str(&format!(
-                "{:?} {}: {}\n",
+                "{:?} #{} {}: {}\n",
                 r.status,
+                r.index,
                 r.name,
                 r.message.as_deref().unwrap_or("")
             ));
@@ -247,6 +255,7 @@ fn spirv_status(e: &spirv::SpirvError) -> Status {
 /// A stage that ended before translation.
 fn failure(name: String, status: Status, message: String) -> StageReport {
     StageReport {
+        index: 0,
         name,
         stage: None,
         status,
@@ -275,6 +284,7 @@ fn finish(
         instructions = instruction_count(&shader);
     }
     StageReport {
+        index: 0,
         name,
         stage,
         status,

@@ -32,6 +32,55 @@ pub struct BatchArgs {
     /// Files processed at once (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Process only the files numbered A to B (1-based, in the sorted input order that the
+    /// output's `index` gives; `A..`, `..B` and `A` work too), to bisect a batch.
+    #[arg(long, value_name = "A..B", value_parser = parse_range)]
+    pub only_shaders: Option<(usize, usize)>,
+    /// Skip the files numbered A to B (same numbering as `--only-shaders`).
+    #[arg(long, value_name = "A..B", value_parser = parse_range)]
+    pub skip_shaders: Option<(usize, usize)>,
+}
+
+impl BatchArgs {
+    /// The files the ranges select, each with its 1-based number in the input.
+    pub fn select(&self, files: Vec<PathBuf>) -> Vec<(usize, PathBuf)> {
+        let inside = |range: Option<(usize, usize)>, n: usize| {
+            range.is_some_and(|(first, last)| (first..=last).contains(&n))
+        };
+        files
+            .into_iter()
+            .enumerate()
+            .map(|(i, path)| (i + 1, path))
+            .filter(|&(n, _)| {
+                (self.only_shaders.is_none() || inside(self.only_shaders, n))
+                    && !inside(self.skip_shaders, n)
+            })
+            .collect()
+    }
+}
+
+/// `A..B`, `A..`, `..B` or `A`: an inclusive range of 1-based numbers.
+fn parse_range(text: &str) -> Result<(usize, usize), String> {
+    let number = |s: &str, default: usize| -> Result<usize, String> {
+        if s.is_empty() {
+            return Ok(default);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("`{s}` is not a number from 1 on")),
+        }
+    };
+    let (first, last) = match text.split_once("..") {
+        Some((a, b)) => (number(a, 1)?, number(b, usize::MAX)?),
+        None => {
+            let n = number(text, 0)?;
+            (n, n)
+        }
+    };
+    if first > last {
+        return Err(format!("the range {first}..{last} is empty"));
+    }
+    Ok((first, last))
 }
 
 /// Every file under the paths that `matches` accepts (and the paths named directly), sorted.
@@ -74,34 +123,36 @@ pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
 pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     let pipeline = Pipeline::parse(&args.batch.pipeline)?;
     let glslang = Glslang::find()?;
-    let files = find_files(&args.paths, |p| {
+    let files = args.batch.select(find_files(&args.paths, |p| {
         p.extension().is_some_and(|e| e == "shader_test")
-    });
+    }));
     let bar = progress(files.len());
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
-    let results: Vec<(PathBuf, Outcome, f64)> = thread_pool(args.batch.jobs)?.install(|| {
-        files
-            .par_iter()
-            .map(|path| {
-                let start = Instant::now();
-                let outcome = run_file(path, &glslang, &optimize);
-                bar.inc(1);
-                (path.clone(), outcome, start.elapsed().as_secs_f64())
-            })
-            .collect()
-    });
+    let results: Vec<(usize, PathBuf, Outcome, f64)> =
+        thread_pool(args.batch.jobs)?.install(|| {
+            files
+                .par_iter()
+                .map(|(index, path)| {
+                    let start = Instant::now();
+                    let outcome = run_file(path, &glslang, &optimize);
+                    bar.inc(1);
+                    (*index, path.clone(), outcome, start.elapsed().as_secs_f64())
+                })
+                .collect()
+        });
     bar.finish_and_clear();
-    let count = |s: Status| results.iter().filter(|(_, o, _)| o.status == s).count();
+    let count = |s: Status| results.iter().filter(|(_, _, o, _)| o.status == s).count();
     let (passed, failed, skipped) = (
         count(Status::Pass),
         count(Status::Fail),
         count(Status::Skip),
     );
-    let compiled = results.iter().filter(|(_, o, _)| o.compiled).count();
+    let compiled = results.iter().filter(|(_, _, o, _)| o.compiled).count();
     let mut out = String::new();
-    for (path, outcome, time) in &results {
+    for (index, path, outcome, time) in &results {
         if args.batch.json {
             let line = serde_json::json!({
+                "index": index,
                 "path": path.display().to_string(),
                 "status": outcome.status,
                 "reason": outcome.reason,
@@ -110,7 +161,7 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
             out.push_str(&format!("{line}\n"));
         } else if outcome.status == Status::Fail {
             out.push_str(&format!(
-                "FAIL {}: {}\n",
+                "FAIL #{index} {}: {}\n",
                 path.display(),
                 outcome.reason.as_deref().unwrap_or("")
             ));

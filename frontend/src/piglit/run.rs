@@ -3,7 +3,8 @@
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
 //! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
 //! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance` and the `probe` family. Anything
-//! else is skipped with the reason, and so is a shader glslang cannot compile. A uniform with an
+//! else is skipped with the reason, and so is a shader glslang cannot compile. GL's
+//! fixed-function vertex stage stands in for a missing vertex shader. A uniform with an
 //! initializer becomes a constant, unless the test sets it (then the test is skipped).
 //!
 //! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
@@ -87,6 +88,14 @@ pub fn run_file(
     if let Err(reason) = executable(&test).and_then(|()| constant_initialized_uniforms(&mut test)) {
         return Outcome::skip(reason);
     }
+    if test.shaders_of(Stage::Vertex).count() == 0 {
+        // GL's fixed-function vertex stage stands in for a missing vertex shader.
+        test.shaders.push(super::ShaderSection {
+            stage: Stage::Vertex,
+            source: super::ShaderSource::Glsl(FIXED_FUNCTION_VERTEX_SHADER.into()),
+            line: 0,
+        });
+    }
     let stages = match compile(&test, glslang) {
         Ok(s) => s,
         Err(outcome) => return outcome,
@@ -118,6 +127,11 @@ pub fn run_file(
         Err(e) => Outcome::fail(e),
     }
 }
+
+/// What GL's fixed-function vertex stage does for a test without a vertex shader: the vertex
+/// through the fixed-function matrices, and its colour.
+const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
+     void main() { gl_Position = ftransform(); gl_FrontColor = gl_Color; }\n";
 
 /// Why a test cannot run here, if it cannot.
 fn executable(test: &ShaderTest) -> Result<(), String> {
