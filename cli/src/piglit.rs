@@ -183,3 +183,30 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{BatchArgs, parse_range};
+    use std::path::PathBuf;
+
+    #[test]
+    fn ranges_select_files_by_number() {
+        assert_eq!(parse_range("2..4"), Ok((2, 4)));
+        assert_eq!(parse_range("3"), Ok((3, 3)));
+        assert_eq!(parse_range("..2"), Ok((1, 2)));
+        assert_eq!(parse_range("5.."), Ok((5, usize::MAX)));
+        assert!(parse_range("0..2").is_err());
+        assert!(parse_range("4..2").is_err());
+        assert!(parse_range("x").is_err());
+        let batch = BatchArgs {
+            pipeline: "none".into(),
+            json: false,
+            jobs: None,
+            only_shaders: Some((2, 5)),
+            skip_shaders: Some((3, 3)),
+        };
+        let files: Vec<PathBuf> = (1..=6).map(|i| PathBuf::from(format!("{i}"))).collect();
+        let chosen: Vec<usize> = batch.select(files).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(chosen, [2, 4, 5]);
+    }
+}
