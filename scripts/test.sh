@@ -41,6 +41,14 @@ shrew=target/release/shrew
     "$piglit/tests/spec/glsl-1.20/execution" \
     "$piglit/tests/shaders/ssa" >target/piglit.jsonl || true
 python3 scripts/gate.py piglit target/piglit.jsonl 99.5
+# The same tests through the default pipeline must pass at the same rate.
+"$shrew" piglit --json -p default \
+    "$piglit/generated_tests/spec/glsl-1.10/execution" \
+    "$piglit/generated_tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/spec/glsl-1.10/execution" \
+    "$piglit/tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/shaders/ssa" >target/piglit-default.jsonl || true
+python3 scripts/gate.py piglit target/piglit-default.jsonl 99.5
 
 
 # The whole corpus through the front end: no input may panic, and the front end must translate

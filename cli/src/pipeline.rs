@@ -1,28 +1,15 @@
 //! Pipelines as the commands take them (`-p/--pipeline`), run by the engine's pass manager
-//! ([`shrew_engine::passes::manager`]) over every pass there is: one per rule set so far.
+//! ([`shrew_engine::passes::manager`]) over every pass there is ([`shrew_rules::registry`]).
 
 use crate::CliError;
 use shrew_engine::ir::Shader;
-use shrew_engine::passes::algebraic::RuleSetPass;
-use shrew_engine::passes::manager::{self, Pass, Registry, RunOptions, RunReport};
+use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::verify;
 
-/// The pipeline `-p default` runs.
-pub const DEFAULT: &str = "algebraic,algebraic-late";
-
 /// Every pass a pipeline may name.
 pub fn registry() -> Registry {
-    let passes = shrew_rules::SETS
-        .iter()
-        .map(|&set| {
-            Box::new(RuleSetPass {
-                set,
-                opts: TargetOptions::default(),
-            }) as Box<dyn Pass>
-        })
-        .collect();
-    Registry::new(passes, DEFAULT)
+    shrew_rules::registry(&TargetOptions::default())
 }
 
 /// A parsed pipeline with the passes it names and how to run it.

@@ -107,6 +107,9 @@ const SCOPES: &[&str] = &[
     "queue_family",
     "device",
 ];
+/// The `volatile` bit of an `access` index: the access may not be removed, merged or moved.
+pub const ACCESS_VOLATILE: u32 = 1 << 1;
+
 /// Flag names of bit-set indices, bit 0 first.
 const ACCESS_FLAGS: &[&str] = &[
     "coherent",
@@ -464,6 +467,14 @@ impl Intrinsic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_volatile_bit_is_the_volatile_flag() {
+        assert_eq!(
+            ACCESS_FLAGS[ACCESS_VOLATILE.trailing_zeros() as usize],
+            "volatile"
+        );
+    }
 
     #[test]
     fn names_are_unique_and_round_trip() {

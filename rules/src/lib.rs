@@ -20,7 +20,9 @@ pub mod intmul;
 pub mod late;
 pub mod minmax;
 
-use shrew_engine::rewrite::RuleSet;
+use shrew_engine::passes::algebraic::RuleSetPass;
+use shrew_engine::passes::manager::{Pass, Registry};
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
 
 /// The main algebraic rules: conversions and booleans first (they canonicalise what the other
 /// groups look at), then comparisons and selects, saturation, min/max, arithmetic, integer
@@ -53,4 +55,20 @@ pub static SETS: &[&RuleSet] = &[&ALGEBRAIC, &LATE];
 /// The rule set called `name`.
 pub fn set(name: &str) -> Option<&'static RuleSet> {
     SETS.iter().copied().find(|s| s.name == name)
+}
+
+/// The pipeline `default` names.
+pub const DEFAULT_PIPELINE: &str = "(algebraic,dce)*,algebraic-late,dce";
+
+/// Every pass a mid-end pipeline may name: the engine's and one per rule set, with the target
+/// options `opts`.
+pub fn registry(opts: &TargetOptions) -> Registry {
+    let mut passes = shrew_engine::passes::standard();
+    passes.extend(SETS.iter().map(|&set| {
+        Box::new(RuleSetPass {
+            set,
+            opts: opts.clone(),
+        }) as Box<dyn Pass>
+    }));
+    Registry::new(passes, DEFAULT_PIPELINE)
 }

@@ -2,7 +2,15 @@
 //! pipeline string ([`manager`]).
 
 pub mod algebraic;
+pub mod dce;
 pub mod manager;
+
+use manager::Pass;
+
+/// The engine's own passes (rule-set passes come with their rule sets).
+pub fn standard() -> Vec<Box<dyn Pass>> {
+    vec![Box::new(dce::Dce)]
+}
 
 /// How many transformations passes may still make: LLVM's opt-bisect-limit. Every rule firing
 /// and every pass-level change spends one; once the limit is reached, passes make no more, and
