@@ -2,6 +2,7 @@
 //! pipeline string ([`manager`]).
 
 pub mod algebraic;
+pub mod constant_fold;
 pub mod dce;
 pub mod manager;
 
@@ -9,7 +10,7 @@ use manager::Pass;
 
 /// The engine's own passes (rule-set passes come with their rule sets).
 pub fn standard() -> Vec<Box<dyn Pass>> {
-    vec![Box::new(dce::Dce)]
+    vec![Box::new(constant_fold::ConstantFold), Box::new(dce::Dce)]
 }
 
 /// How many transformations passes may still make: LLVM's opt-bisect-limit. Every rule firing
