@@ -58,7 +58,7 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 }
 
 /// The pipeline `default` names.
-pub const DEFAULT_PIPELINE: &str = "(algebraic,dce)*,algebraic-late,dce";
+pub const DEFAULT_PIPELINE: &str = "(constant-fold,copy-prop,algebraic,dce)*,algebraic-late,copy-prop,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's and one per rule set, with the target
 /// options `opts`.

@@ -3,6 +3,7 @@
 
 pub mod algebraic;
 pub mod constant_fold;
+pub mod copy_prop;
 pub mod dce;
 pub mod manager;
 
@@ -10,7 +11,11 @@ use manager::Pass;
 
 /// The engine's own passes (rule-set passes come with their rule sets).
 pub fn standard() -> Vec<Box<dyn Pass>> {
-    vec![Box::new(constant_fold::ConstantFold), Box::new(dce::Dce)]
+    vec![
+        Box::new(constant_fold::ConstantFold),
+        Box::new(copy_prop::CopyProp),
+        Box::new(dce::Dce),
+    ]
 }
 
 /// How many transformations passes may still make: LLVM's opt-bisect-limit. Every rule firing

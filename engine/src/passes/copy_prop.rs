@@ -1,0 +1,126 @@
+//! `copy-prop`: copy propagation.
+//!
+//! What: a copy is a `mov`, or a `vecN` whose components all come from one value. Its ALU
+//! users read the copied value directly, with the copy's swizzle composed into theirs
+//! (`fadd (mov %a.zyx), %b` reads `%a.zyx`). Other users — intrinsics, texture instructions,
+//! phis, calls, terminators — cannot take a swizzle, so they are redirected only when the copy
+//! is the identity (all components, in order). Copies are visited in reverse post-order, so a
+//! chain of copies collapses in one run.
+//!
+//! Why: front ends build vectors component by component and move values around; every copy is
+//! an instruction a backend would otherwise emit, and it hides patterns from the algebraic
+//! rules.
+//!
+//! Invariants: a redirected source reads the same bits as before (a copy keeps the bit size);
+//! the copies themselves stay for `dce`. Forwarding one copy to its users is one
+//! transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::reverse_post_order;
+use crate::ir::{Function, InstKind, Shader, Value};
+use crate::ops::AluOp;
+use crate::uses::{User, Uses};
+
+/// The `copy-prop` pass.
+pub struct CopyProp;
+
+impl Pass for CopyProp {
+    fn name(&self) -> &str {
+        "copy-prop"
+    }
+
+    fn description(&self) -> &str {
+        "makes the users of a copy (mov, or vecN of one value) read the copied value"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            let uses = Uses::build(func);
+            for b in reverse_post_order(func) {
+                for i in 0..func.cfg[b].insts.len() {
+                    if context.budget.is_spent() {
+                        return Ok(progress);
+                    }
+                    let copy = func.cfg[b].insts[i];
+                    let Some((source, map)) = as_copy(func, copy) else {
+                        continue;
+                    };
+                    if forward(func, &uses, copy, source, &map) {
+                        progress = true;
+                        let name = &func.name;
+                        context
+                            .budget
+                            .spend(|| format!("copy-prop: {copy} in `{name}`"));
+                    }
+                }
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// The value a copy reads and, for each of its components, the component of that value.
+fn as_copy(func: &Function, v: Value) -> Option<(Value, Vec<u8>)> {
+    let inst = func.get_inst(v)?;
+    let (InstKind::Alu(alu), Some(def)) = (&inst.kind, inst.def) else {
+        return None;
+    };
+    let comps = def.comps as usize;
+    match alu.op {
+        AluOp::Mov => Some((alu.srcs[0].value, alu.srcs[0].swizzle[..comps].to_vec())),
+        AluOp::Vec2 | AluOp::Vec3 | AluOp::Vec4 | AluOp::Vec8 | AluOp::Vec16
+            if alu.srcs.iter().all(|s| s.value == alu.srcs[0].value) =>
+        {
+            Some((
+                alu.srcs[0].value,
+                alu.srcs.iter().map(|s| s.swizzle[0]).collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Redirects the users of `copy` to `source`; returns whether any changed.
+fn forward(func: &mut Function, uses: &Uses, copy: Value, source: Value, map: &[u8]) -> bool {
+    let source_comps = func.value_type(source).map_or(0, |t| t.comps as usize);
+    let identity =
+        map.len() == source_comps && map.iter().enumerate().all(|(i, &c)| c as usize == i);
+    let mut changed = false;
+    for &user in uses.users(copy) {
+        match user {
+            User::Inst(u) => match &mut func.inst_mut(u).kind {
+                InstKind::Alu(alu) => {
+                    for src in alu.srcs.iter_mut().filter(|s| s.value == copy) {
+                        src.value = source;
+                        for c in src.swizzle.iter_mut() {
+                            // Components past the copy's are never read: any in-range value.
+                            *c = map.get(*c as usize).copied().unwrap_or(map[0]);
+                        }
+                        changed = true;
+                    }
+                }
+                kind if identity => kind.for_each_src_mut(|s| {
+                    if *s == copy {
+                        *s = source;
+                        changed = true;
+                    }
+                }),
+                _ => {}
+            },
+            User::Terminator(b) if identity => {
+                if let Some(term) = func.cfg[b].terminator.as_mut()
+                    && let Some(s) = term.src_mut()
+                    && *s == copy
+                {
+                    *s = source;
+                    changed = true;
+                }
+            }
+            User::Terminator(_) => {}
+        }
+    }
+    changed
+}
