@@ -169,7 +169,7 @@ pub struct Inst {
     pub block: BlockId,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum InstKind {
     Alu(Alu),
     /// A constant: one raw value per component.
@@ -205,7 +205,7 @@ impl InstKind {
 }
 
 /// An ALU instruction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Alu {
     pub op: AluOp,
     pub srcs: Vec<AluSrc>,
@@ -295,7 +295,7 @@ impl FpFlags {
 }
 
 /// An intrinsic call with its sources and its named indices (in the table's index order).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IntrinsicInst {
     pub op: Intrinsic,
     pub srcs: Vec<Value>,
@@ -331,7 +331,7 @@ impl IntrinsicInst {
 }
 
 /// A texture instruction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Tex {
     pub op: TexOp,
     pub dim: Dim,
@@ -369,7 +369,7 @@ impl Tex {
 }
 
 /// A deref: a pointer into a variable, built up as a chain.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Deref {
     Var(VarId),
     /// An element of an array (or matrix column, or vector component) by a 32-bit index.

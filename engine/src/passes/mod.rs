@@ -4,6 +4,7 @@
 pub mod algebraic;
 pub mod constant_fold;
 pub mod copy_prop;
+pub mod cse;
 pub mod dce;
 pub mod manager;
 
@@ -14,6 +15,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(constant_fold::ConstantFold),
         Box::new(copy_prop::CopyProp),
+        Box::new(cse::Cse),
         Box::new(dce::Dce),
     ]
 }

@@ -1,0 +1,121 @@
+//! `cse`: common-subexpression elimination of pure instructions.
+//!
+//! What: two pure instructions with the same operation, sources, indices and shape compute the
+//! same value; the later one's users read the earlier one instead, when the earlier one's block
+//! dominates the later one's (or it comes first in the same block), and the later one goes.
+//! Blocks are visited in reverse post-order, so a source merged early makes its users equal
+//! too. Commutative ALU operations match with their two sources in either order. Phis match
+//! only within one block.
+//!
+//! Pure: ALU operations, constants, derefs, texture instructions, and intrinsics the opcode
+//! table marks both reorderable and eliminable, unless they are volatile. Calls and everything
+//! with an effect or reading memory that can change are never merged (memory loads are the
+//! memory-token pass's).
+//!
+//! Why: front ends recompute addresses, constants and conversions freely, and rewrites create
+//! duplicates; one value is one register later.
+//!
+//! Invariants: the kept instruction dominates every use it takes over, so the IR stays in SSA
+//! form. Each merge is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::{DomTree, reverse_post_order};
+use crate::ir::{BlockId, Function, InstKind, Shader, ValType, Value};
+use crate::uses::Uses;
+use shrew_ops::{ACCESS_VOLATILE, IndexKind};
+use std::collections::HashMap;
+
+/// The `cse` pass.
+pub struct Cse;
+
+impl Pass for Cse {
+    fn name(&self) -> &str {
+        "cse"
+    }
+
+    fn description(&self) -> &str {
+        "merges pure instructions that compute the same value (value numbering under dominance)"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            progress |= eliminate(func, context);
+            if context.budget.is_spent() {
+                break;
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// What identifies the value of a pure instruction: its operation with canonically ordered
+/// sources, its shape, and for phis their block.
+type Key = (InstKind, Option<ValType>, Option<BlockId>);
+
+fn key(func: &Function, v: Value) -> Option<Key> {
+    let inst = func.inst(v);
+    let pure = match &inst.kind {
+        InstKind::Alu(_) | InstKind::Const(_) | InstKind::Deref(_) | InstKind::Tex(_) => true,
+        InstKind::Phi(_) => true,
+        InstKind::Intrinsic(i) => {
+            let info = i.op.info();
+            info.can_reorder()
+                && info.can_eliminate()
+                && i.index(IndexKind::Access)
+                    .is_none_or(|access| access & ACCESS_VOLATILE == 0)
+        }
+        InstKind::Undef | InstKind::Call { .. } => false,
+    };
+    if !pure {
+        return None;
+    }
+    let mut kind = inst.kind.clone();
+    if let InstKind::Alu(alu) = &mut kind
+        && alu.op.info().is_commutative()
+        && alu.srcs.len() >= 2
+        && (alu.srcs[1].value, alu.srcs[1].swizzle) < (alu.srcs[0].value, alu.srcs[0].swizzle)
+    {
+        alu.srcs.swap(0, 1);
+    }
+    let block = matches!(kind, InstKind::Phi(_)).then_some(inst.block);
+    Some((kind, inst.def, block))
+}
+
+/// Merges the duplicates of one function; returns whether any went.
+fn eliminate(func: &mut Function, context: &mut PassContext) -> bool {
+    let dom = DomTree::new(func);
+    let mut uses = Uses::build(func);
+    let mut seen: HashMap<Key, Vec<Value>> = HashMap::new();
+    let mut progress = false;
+    for b in reverse_post_order(func) {
+        for v in func.cfg[b].insts.clone() {
+            if context.budget.is_spent() {
+                return progress;
+            }
+            let Some(k) = key(func, v) else {
+                continue;
+            };
+            let candidates = seen.entry(k).or_default();
+            let earlier = candidates
+                .iter()
+                .copied()
+                .find(|&c| dom.dominates(func.inst(c).block, b));
+            match earlier {
+                Some(kept) => {
+                    uses.replace_all(func, v, kept);
+                    uses.remove_inst(func, v);
+                    progress = true;
+                    let name = &func.name;
+                    context
+                        .budget
+                        .spend(|| format!("cse: {v} is {kept} in `{name}`"));
+                }
+                None => candidates.push(v),
+            }
+        }
+    }
+    progress
+}
