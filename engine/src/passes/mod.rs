@@ -7,6 +7,7 @@ pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod manager;
+pub mod phi_simplify;
 
 use manager::Pass;
 
@@ -17,6 +18,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(copy_prop::CopyProp),
         Box::new(cse::Cse),
         Box::new(dce::Dce),
+        Box::new(phi_simplify::PhiSimplify),
     ]
 }
 

@@ -1,0 +1,72 @@
+//! `phi-simplify`: removes phis that choose nothing.
+//!
+//! What: a phi whose sources are all one value `%a`, or `%a` and the phi itself (a loop-carried
+//! value the loop never changes), is `%a`: its users read `%a` and the phi goes. Removing one
+//! phi can make another trivial (a loop phi that fed a merge phi), so the pass repeats until
+//! none is left.
+//!
+//! Why: front ends place phis for every variable at every join, and passes that merge values
+//! (cse, copy-prop) make their sources equal.
+//!
+//! Invariants: `%a` dominates every block the phi's users are in: every path into the phi's
+//! block passes through a definition of `%a` (all the phi's sources are `%a` or the phi), so the
+//! definition of `%a` dominates the phi's block. Each removed phi is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::ir::{Function, InstKind, Shader, Value};
+use crate::uses::Uses;
+
+/// The `phi-simplify` pass.
+pub struct PhiSimplify;
+
+impl Pass for PhiSimplify {
+    fn name(&self) -> &str {
+        "phi-simplify"
+    }
+
+    fn description(&self) -> &str {
+        "replaces phis whose sources are all one value (or the phi itself) by that value"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            let mut uses = Uses::build(func);
+            loop {
+                let mut changed = false;
+                for v in func.all_insts().collect::<Vec<_>>() {
+                    if context.budget.is_spent() {
+                        return Ok(progress);
+                    }
+                    let Some(same) = trivial_phi(func, v) else {
+                        continue;
+                    };
+                    uses.replace_all(func, v, same);
+                    uses.remove_inst(func, v);
+                    changed = true;
+                    let name = &func.name;
+                    context
+                        .budget
+                        .spend(|| format!("phi-simplify: {v} is {same} in `{name}`"));
+                }
+                progress |= changed;
+                if !changed {
+                    break;
+                }
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// The one value a phi chooses, if its sources are only that value and the phi itself.
+fn trivial_phi(func: &Function, v: Value) -> Option<Value> {
+    let InstKind::Phi(srcs) = &func.get_inst(v)?.kind else {
+        return None;
+    };
+    let mut others = srcs.iter().map(|&(_, s)| s).filter(|&s| s != v);
+    let first = others.next()?;
+    others.all(|s| s == first).then_some(first)
+}
