@@ -1,8 +1,10 @@
 //! Support for shrew's integration tests and benchmarks: a generator of large random programs
-//! that exercise the algebraic rules.
+//! that exercise the algebraic rules, and running them on the interpreter.
 
+use shrew_engine::interp::{self, Launch, Resources};
 use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value, Variable};
 use shrew_engine::ops::AluOp;
+use shrew_engine::ops::eval::fget;
 use shrew_engine::rng::Rng;
 
 /// A fragment shader with about `n` ALU instructions over one vec4 input `v`, writing `o`: float and integer
@@ -115,4 +117,39 @@ pub fn program(seed: u64, n: usize) -> Shader {
     b.store_deref_all(out, sum);
     b.ret(None);
     shader
+}
+
+/// Inputs of `v` for a 2×2 quad, mixing signs, zero, fractions and large values.
+pub fn quad_inputs() -> Vec<Vec<u64>> {
+    let lanes: [[f32; 4]; 4] = [
+        [0.5, -1.25, 3.0, 0.0],
+        [1.0e6, -0.0, 2.0, 1.0],
+        [-7.5, 0.125, -3.0, 42.0],
+        [0.3, 0.7, -0.001, 9.0],
+    ];
+    lanes
+        .iter()
+        .map(|l| l.iter().map(|&x| x.to_bits() as u64).collect())
+        .collect()
+}
+
+/// The outputs of a [`program`] (or any shader reading `v`) over one quad, per invocation.
+pub fn outputs(shader: &Shader) -> Vec<Vec<u64>> {
+    let launch = Launch::invocations(4).with_input("v", quad_inputs());
+    let result = interp::run(shader, &launch, &mut Resources::default()).expect("runs");
+    result
+        .invocations
+        .iter()
+        .map(|inv| inv.outputs.values().flatten().copied().collect())
+        .collect()
+}
+
+/// Whether two 32-bit floats agree up to what inexact rules may change: a relative 1e-3, and
+/// anything once either is not finite.
+pub fn same_float(a: u64, b: u64) -> bool {
+    let (x, y) = (fget(a, 32), fget(b, 32));
+    if !x.is_finite() || !y.is_finite() {
+        return true;
+    }
+    (x - y).abs() <= 1e-3 * x.abs().max(y.abs()).max(1.0)
 }

@@ -12,30 +12,7 @@ use shrew_engine::passes::Budget;
 use shrew_engine::passes::algebraic::{self, RuleStats};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_engine::{text, verify};
-
-/// Inputs of `v` for a 2×2 quad, mixing signs, zero, fractions and large values.
-fn quad_inputs() -> Vec<Vec<u64>> {
-    let lanes: [[f32; 4]; 4] = [
-        [0.5, -1.25, 3.0, 0.0],
-        [1.0e6, -0.0, 2.0, 1.0],
-        [-7.5, 0.125, -3.0, 42.0],
-        [0.3, 0.7, -0.001, 9.0],
-    ];
-    lanes
-        .iter()
-        .map(|l| l.iter().map(|&x| x.to_bits() as u64).collect())
-        .collect()
-}
-
-fn outputs(shader: &Shader) -> Vec<Vec<u64>> {
-    let launch = Launch::invocations(4).with_input("v", quad_inputs());
-    let result = interp::run(shader, &launch, &mut Resources::default()).expect("runs");
-    result
-        .invocations
-        .iter()
-        .map(|inv| inv.outputs.values().flatten().copied().collect())
-        .collect()
-}
+use shrew_tests::{outputs, same_float};
 
 /// Indices of the rules of `set` that may change results (`~`, nsz, nnan, ninf).
 fn inexact_rules(set: &RuleSet) -> Vec<usize> {
@@ -80,14 +57,6 @@ fn optimize(shader: &mut Shader, exact_only: bool, opts: &TargetOptions) -> u64 
         assert_eq!(again.total(), 0, "{} fired after a fixpoint", set.name);
     }
     fired
-}
-
-fn same_float(a: u64, b: u64) -> bool {
-    let (x, y) = (fget(a, 32), fget(b, 32));
-    if !x.is_finite() || !y.is_finite() {
-        return true;
-    }
-    (x - y).abs() <= 1e-3 * x.abs().max(y.abs()).max(1.0)
 }
 
 #[test]

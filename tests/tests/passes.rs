@@ -1,0 +1,170 @@
+//! Every mid-end pass alone, and the default pipeline, on random programs, on the IR test files
+//! and on the example shaders: the interpreter must give the same results before and after,
+//! and the IR must verify after every pass.
+//!
+//! The engine's own passes are exact: results must be bit-identical (any NaN equals any NaN).
+//! The default pipeline includes the algebraic rules marked `~`, which may change rounding, so
+//! it is compared with the relative tolerance of [`same_float`].
+
+use shrew_engine::interp::{self, Launch, Resources, RunResult};
+use shrew_engine::ir::{Shader, Stage};
+use shrew_engine::ops::eval::fget;
+use shrew_engine::passes::manager::{self, Pipeline, Registry, RunOptions};
+use shrew_engine::rewrite::TargetOptions;
+use shrew_engine::text;
+use shrew_tests::{outputs, same_float};
+
+fn registry() -> Registry {
+    shrew_rules::registry(&TargetOptions::default())
+}
+
+fn optimize(shader: &mut Shader, pipeline: &str, registry: &Registry) {
+    let pipeline = Pipeline::parse(pipeline, registry).unwrap();
+    manager::run(&pipeline, registry, shader, &RunOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The engine's passes: every registered pass that is not a rule set.
+fn engine_passes(registry: &Registry) -> Vec<String> {
+    registry
+        .passes()
+        .map(|p| p.name().to_string())
+        .filter(|name| shrew_rules::set(name).is_none())
+        .collect()
+}
+
+fn bit_identical(a: u64, b: u64) -> bool {
+    a == b || (fget(a, 32).is_nan() && fget(b, 32).is_nan())
+}
+
+#[test]
+fn each_pass_alone_keeps_random_programs_bit_identical() {
+    let registry = registry();
+    let passes = engine_passes(&registry);
+    assert!(passes.len() >= 5, "{passes:?}");
+    for pass in &passes {
+        for seed in 0..12 {
+            let mut shader = shrew_tests::program(seed, 200);
+            let before = outputs(&shader);
+            optimize(&mut shader, &format!("{pass},{pass}"), &registry);
+            let after = outputs(&shader);
+            for (b, a) in before.iter().zip(&after) {
+                for (&x, &y) in b.iter().zip(a) {
+                    assert!(
+                        bit_identical(x, y),
+                        "{pass}, seed {seed}: {x:#x} became {y:#x}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_default_pipeline_keeps_random_programs_close_and_shrinks_them() {
+    let registry = registry();
+    let (mut before_count, mut after_count) = (0, 0);
+    for seed in 200..215 {
+        let mut shader = shrew_tests::program(seed, 300);
+        before_count += shader.functions[0].all_insts().count();
+        let before = outputs(&shader);
+        optimize(&mut shader, "default", &registry);
+        after_count += shader.functions[0].all_insts().count();
+        let after = outputs(&shader);
+        for (b, a) in before.iter().zip(&after) {
+            for (&x, &y) in b.iter().zip(a) {
+                assert!(
+                    same_float(x, y),
+                    "seed {seed}: {} became {}",
+                    fget(x, 32),
+                    fget(y, 32)
+                );
+            }
+        }
+    }
+    assert!(
+        after_count * 10 < before_count * 9,
+        "the default pipeline should remove over 10% ({before_count} -> {after_count})"
+    );
+}
+
+fn run(shader: &Shader) -> Option<(RunResult, Resources)> {
+    let launch = match shader.stage {
+        Stage::Compute => Launch {
+            workgroups: [2, 1, 1],
+            ..Launch::default()
+        },
+        _ => Launch::invocations(4),
+    };
+    let mut resources = Resources::default();
+    for binding in 0..4 {
+        resources.ssbos.insert(binding, vec![0; 256]);
+        resources.ubos.insert(binding, (0..=255).collect());
+    }
+    let result = interp::run(shader, &launch, &mut resources).ok()?;
+    Some((result, resources))
+}
+
+/// The IR test files and the example shaders that run with zero inputs and small buffers.
+fn files() -> Vec<(String, Shader)> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut out = Vec::new();
+    for dir in ["tests/ir", "examples"] {
+        let mut paths: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "shrew"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let name = path.display().to_string();
+            let source = std::fs::read_to_string(&path).unwrap();
+            let shader = text::parse(&source, &name).unwrap_or_else(|e| panic!("{e}"));
+            out.push((name, shader));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_pass_and_the_default_pipeline_keep_the_ir_files_and_examples() {
+    let registry = registry();
+    let mut pipelines = engine_passes(&registry);
+    pipelines.push("default".into());
+    let mut compared = 0;
+    for (name, original) in files() {
+        let before = run(&original);
+        for pipeline in &pipelines {
+            let mut shader = original.clone();
+            optimize(&mut shader, pipeline, &registry);
+            let Some((result, resources)) = &before else {
+                continue;
+            };
+            let (after, after_resources) =
+                run(&shader).unwrap_or_else(|| panic!("{name} no longer runs after {pipeline}"));
+            assert_eq!(after.invocations.len(), result.invocations.len());
+            for (b, a) in result.invocations.iter().zip(&after.invocations) {
+                assert_eq!(b.discarded, a.discarded, "{name} after {pipeline}");
+                for (output, values) in &b.outputs {
+                    for (&x, &y) in values.iter().zip(&a.outputs[output]) {
+                        let same = if pipeline == "default" {
+                            same_float(x, y)
+                        } else {
+                            bit_identical(x, y)
+                        };
+                        assert!(
+                            same,
+                            "{name} after {pipeline}: {output} {x:#x} became {y:#x}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(
+                resources.ssbos, after_resources.ssbos,
+                "{name} after {pipeline}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} comparisons ran");
+}
