@@ -1,19 +1,20 @@
-"""SPIR-V → IR translation throughput, side by side with `spirv-opt --strip-debug`.
+"""shrew against SPIRV-Tools on the same SPIR-V modules, one process per module for both.
 
-usage: bench_frontend.py SPV_DIR [--shrew PATH] [--sample N]
+usage: bench_frontend.py SPV_DIR [--shrew PATH] [--sample N] [--optimize]
 
 SPV_DIR holds `.spv` modules, e.g. those `shrew corpus --save-spirv SPV_DIR` writes for the
-piglit corpus. Three measurements over the same files, in one run:
+piglit corpus.
 
-- shrew in process: `shrew corpus --json --jobs 1` times each translation (parse, translate,
-  verify) inside one process;
-- shrew per process: `shrew verify FILE`, one process per file;
-- spirv-opt per process: `spirv-opt --strip-debug FILE -o /dev/null`, one process per file
-  (SPIRV-Tools' parse, validation and write; it cannot take several modules in one process).
+- Without `--optimize` (the front end): `shrew verify FILE` (parse, translate, verify) against
+  `spirv-opt --strip-debug FILE -o /dev/null` (SPIRV-Tools' parse, validation and write).
+- With `--optimize` (the mid-end): `shrew opt -p default FILE` (translate, optimize, print the
+  IR) against `spirv-opt -O FILE -o /dev/null`. Also prints the total IR instructions before and
+  after the default pipeline.
 
-The per-process runs alternate file by file so that machine noise hits both tools alike. The
-start-up cost of each tool (`--version`) is printed so the per-process figures can be read.
-Figures are throughput (modules/s) and the median per module, and the ratios between the tools.
+Both also report shrew's in-process time (`shrew corpus --json --jobs 1`). The per-process runs
+alternate file by file, so machine noise hits both tools alike, and each tool's start-up
+(`--version`) is printed. Figures are throughput (modules/s), the median per module, and the
+ratios of the medians and of the totals.
 """
 import argparse
 import json
@@ -34,9 +35,16 @@ def timed(command):
 def report(label, times):
     total = sum(times)
     median = statistics.median(times)
-    print(f"{label:<28} {len(times):>6} modules  {len(times) / total:>10.1f} modules/s  "
-          f"median {median * 1e3:8.3f} ms")
-    return len(times) / total, median
+    print(f"{label:<34} {len(times):>6} modules  {len(times) / total:>10.1f} modules/s  "
+          f"median {median * 1e3:8.3f} ms  total {total:8.2f} s")
+    return total, median
+
+
+def corpus(shrew, directory, pipeline):
+    run = subprocess.run([shrew, "corpus", "--json", "--jobs", "1", "-p", pipeline, directory],
+                         capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    return [r for r in rows if "summary" not in r], next(r["summary"] for r in rows if "summary" in r)
 
 
 def main():
@@ -45,6 +53,8 @@ def main():
     parser.add_argument("--shrew", default="target/release/shrew")
     parser.add_argument("--sample", type=int, default=0,
                         help="use every k-th module so that about N are measured (0: all)")
+    parser.add_argument("--optimize", action="store_true",
+                        help="compare the default pipeline with spirv-opt -O")
     args = parser.parse_args()
 
     files = sorted(os.path.join(args.spv_dir, f) for f in os.listdir(args.spv_dir)
@@ -54,41 +64,52 @@ def main():
     if not files:
         sys.exit(f"no .spv files in {args.spv_dir}")
 
+    pipeline = "default" if args.optimize else "none"
     with tempfile.TemporaryDirectory() as chosen:
         for f in files:
             os.symlink(os.path.abspath(f), os.path.join(chosen, os.path.basename(f)))
-        run = subprocess.run([args.shrew, "corpus", "--json", "--jobs", "1", chosen],
-                             capture_output=True, text=True, check=True)
-    rows = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
-    in_process = [r["time"] for r in rows if "summary" not in r]
-    summary = next(r["summary"] for r in rows if "summary" in r)
+        rows, summary = corpus(args.shrew, chosen, pipeline)
+        if args.optimize:
+            _, unoptimized = corpus(args.shrew, chosen, "none")
+    in_process = [r["time"] for r in rows]
+
+    if args.optimize:
+        shrew_command = lambda f: [args.shrew, "opt", "-p", "default", f]
+        peer_command = lambda f: ["spirv-opt", "-O", f, "-o", os.devnull]
+        shrew_label, peer_label = "shrew opt -p default, per process", "spirv-opt -O, per process"
+    else:
+        shrew_command = lambda f: [args.shrew, "verify", f]
+        peer_command = lambda f: ["spirv-opt", "--strip-debug", f, "-o", os.devnull]
+        shrew_label, peer_label = "shrew verify, per process", "spirv-opt --strip-debug, per proc."
 
     startup = {name: statistics.median(timed(command)[0] for _ in range(20))
                for name, command in [("shrew", [args.shrew, "--version"]),
                                      ("spirv-opt", ["spirv-opt", "--version"])]}
-    shrew_process, spirv_opt_process = [], []
-    spirv_opt_failures = 0
+    shrew_times, peer_times = [], []
+    peer_failures = 0
     for f in files:
-        shrew_process.append(timed([args.shrew, "verify", f])[0])
-        seconds, code = timed(["spirv-opt", "--strip-debug", f, "-o", os.devnull])
-        spirv_opt_process.append(seconds)
-        spirv_opt_failures += code != 0
+        shrew_times.append(timed(shrew_command(f))[0])
+        seconds, code = timed(peer_command(f))
+        peer_times.append(seconds)
+        peer_failures += code != 0
 
     print(f"{len(files)} modules from {args.spv_dir}: shrew translated {summary['ok']}, "
-          f"spirv-opt rejected {spirv_opt_failures}")
+          f"spirv-opt failed on {peer_failures}")
+    if args.optimize:
+        before, after = unoptimized["instructions"], summary["instructions"]
+        print(f"IR instructions: {before} before, {after} after the default pipeline "
+              f"({100.0 * (after - before) / before:+.1f}%)")
     print(f"process start-up (--version, median of 20): shrew {startup['shrew'] * 1e3:.3f} ms, "
           f"spirv-opt {startup['spirv-opt'] * 1e3:.3f} ms")
-    rate_in, median_in = report("shrew, in process", in_process)
-    rate_shrew, median_shrew = report("shrew verify, per process", shrew_process)
-    rate_opt, median_opt = report("spirv-opt, per process", spirv_opt_process)
-    print(f"per process: shrew is {rate_shrew / rate_opt:.2f}x spirv-opt's throughput "
-          f"(median {median_opt / median_shrew:.2f}x)")
-    work_shrew = median_shrew - startup["shrew"]
-    work_opt = median_opt - startup["spirv-opt"]
-    print(f"per process less start-up (medians): shrew {work_shrew * 1e3:.3f} ms, spirv-opt "
-          f"{work_opt * 1e3:.3f} ms: shrew {work_opt / work_shrew:.2f}x faster")
-    print(f"in process vs spirv-opt per process: {rate_in / rate_opt:.1f}x throughput "
-          f"(median {median_opt / median_in:.1f}x)")
+    report("shrew, in process", in_process)
+    shrew_total, shrew_median = report(shrew_label, shrew_times)
+    peer_total, peer_median = report(peer_label, peer_times)
+    print(f"per process, shrew / spirv-opt: median {shrew_median / peer_median:.3f}, "
+          f"total {shrew_total / peer_total:.3f}")
+    work_shrew = shrew_median - startup["shrew"]
+    work_peer = peer_median - startup["spirv-opt"]
+    print(f"medians less start-up: shrew {work_shrew * 1e3:.3f} ms, spirv-opt "
+          f"{work_peer * 1e3:.3f} ms (ratio {work_shrew / work_peer:.3f})")
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
          {} panics\n\
          translated {rate:.2}% of the {compiled} vertex, fragment and compute stages that \
          compile; {instructions} IR instructions; \
-         {time:.2} s translating\n",
+         {time:.2} s translating and optimizing\n",
         reports.len(),
         count(Status::NotCompiled),
         count(Status::Unsupported),
@@ -265,22 +265,25 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
     }
 }
 
-/// Runs the pipeline on a translated stage and counts its instructions.
+/// Runs the pipeline on a translated stage (its time adds to the translation's) and counts
+/// its instructions.
 fn finish(
     name: String,
     stage: Option<Stage>,
     mut status: Status,
     mut message: Option<String>,
     shader: Option<shrew_engine::ir::Shader>,
-    time: f64,
+    mut time: f64,
     context: &Context,
 ) -> StageReport {
     let mut instructions = 0;
     if let Some(mut shader) = shader {
+        let start = Instant::now();
         if let Err(e) = context.pipeline.run(&mut shader) {
             status = Status::FrontendError;
             message = Some(format!("pipeline: {e}"));
         }
+        time += start.elapsed().as_secs_f64();
         instructions = instruction_count(&shader);
     }
     StageReport {
