@@ -300,9 +300,6 @@ pub fn stage_sources(test: &ShaderTest) -> Result<Vec<StageSource>, SourceError>
 }
 
 #[cfg(test)]
-mod corpus_tests;
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::glsl::Glslang;
