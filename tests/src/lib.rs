@@ -153,3 +153,30 @@ pub fn same_float(a: u64, b: u64) -> bool {
     }
     (x - y).abs() <= 1e-3 * x.abs().max(y.abs()).max(1.0)
 }
+
+/// Whether two values are the same bits, or both 32-bit NaNs.
+pub fn bit_identical(a: u64, b: u64) -> bool {
+    a == b || (fget(a, 32).is_nan() && fget(b, 32).is_nan())
+}
+
+/// Asserts that every output component of every invocation agrees under `same`; `case` names
+/// the program in the message.
+#[track_caller]
+pub fn assert_outputs_agree(
+    before: &[Vec<u64>],
+    after: &[Vec<u64>],
+    same: impl Fn(u64, u64) -> bool,
+    case: &str,
+) {
+    assert_eq!(before.len(), after.len(), "{case}: invocations");
+    for (b, a) in before.iter().zip(after) {
+        for (&x, &y) in b.iter().zip(a) {
+            assert!(
+                same(x, y),
+                "{case}: {} ({x:#x}) became {} ({y:#x})",
+                fget(x, 32),
+                fget(y, 32)
+            );
+        }
+    }
+}

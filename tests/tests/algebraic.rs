@@ -12,7 +12,7 @@ use shrew_engine::passes::Budget;
 use shrew_engine::passes::algebraic::{self, RuleStats};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_engine::{text, verify};
-use shrew_tests::{outputs, same_float};
+use shrew_tests::{assert_outputs_agree, bit_identical, outputs, same_float};
 
 /// Indices of the rules of `set` that may change results (`~`, nsz, nnan, ninf).
 fn inexact_rules(set: &RuleSet) -> Vec<usize> {
@@ -67,12 +67,7 @@ fn exact_rules_keep_random_programs_bit_identical() {
         let before = outputs(&shader);
         fired += optimize(&mut shader, true, &TargetOptions::default());
         let after = outputs(&shader);
-        for (b, a) in before.iter().zip(&after) {
-            for (&x, &y) in b.iter().zip(a) {
-                let both_nan = fget(x, 32).is_nan() && fget(y, 32).is_nan();
-                assert!(x == y || both_nan, "seed {seed}: {x:#x} became {y:#x}");
-            }
-        }
+        assert_outputs_agree(&before, &after, bit_identical, &format!("seed {seed}"));
     }
     assert!(
         fired > 100,
@@ -108,16 +103,7 @@ fn all_rules_keep_random_programs_close_with_every_option_set() {
             let before = outputs(&shader);
             optimize(&mut shader, false, &opts);
             let after = outputs(&shader);
-            for (b, a) in before.iter().zip(&after) {
-                for (&x, &y) in b.iter().zip(a) {
-                    assert!(
-                        same_float(x, y),
-                        "seed {seed}: {} became {}",
-                        fget(x, 32),
-                        fget(y, 32)
-                    );
-                }
-            }
+            assert_outputs_agree(&before, &after, same_float, &format!("seed {seed}"));
         }
     }
 }

@@ -8,11 +8,10 @@
 
 use shrew_engine::interp::{self, Launch, Resources, RunResult};
 use shrew_engine::ir::{Shader, Stage};
-use shrew_engine::ops::eval::fget;
 use shrew_engine::passes::manager::{self, Pipeline, Registry, RunOptions};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::text;
-use shrew_tests::{outputs, same_float};
+use shrew_tests::{assert_outputs_agree, bit_identical, outputs, same_float};
 
 fn registry() -> Registry {
     shrew_rules::registry(&TargetOptions::default())
@@ -33,10 +32,6 @@ fn engine_passes(registry: &Registry) -> Vec<String> {
         .collect()
 }
 
-fn bit_identical(a: u64, b: u64) -> bool {
-    a == b || (fget(a, 32).is_nan() && fget(b, 32).is_nan())
-}
-
 #[test]
 fn each_pass_alone_keeps_random_programs_bit_identical() {
     let registry = registry();
@@ -48,14 +43,12 @@ fn each_pass_alone_keeps_random_programs_bit_identical() {
             let before = outputs(&shader);
             optimize(&mut shader, &format!("{pass},{pass}"), &registry);
             let after = outputs(&shader);
-            for (b, a) in before.iter().zip(&after) {
-                for (&x, &y) in b.iter().zip(a) {
-                    assert!(
-                        bit_identical(x, y),
-                        "{pass}, seed {seed}: {x:#x} became {y:#x}"
-                    );
-                }
-            }
+            assert_outputs_agree(
+                &before,
+                &after,
+                bit_identical,
+                &format!("{pass}, seed {seed}"),
+            );
         }
     }
 }
@@ -71,16 +64,7 @@ fn the_default_pipeline_keeps_random_programs_close_and_shrinks_them() {
         optimize(&mut shader, "default", &registry);
         after_count += shader.functions[0].all_insts().count();
         let after = outputs(&shader);
-        for (b, a) in before.iter().zip(&after) {
-            for (&x, &y) in b.iter().zip(a) {
-                assert!(
-                    same_float(x, y),
-                    "seed {seed}: {} became {}",
-                    fget(x, 32),
-                    fget(y, 32)
-                );
-            }
-        }
+        assert_outputs_agree(&before, &after, same_float, &format!("seed {seed}"));
     }
     assert!(
         after_count * 10 < before_count * 9,
