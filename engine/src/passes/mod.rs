@@ -6,6 +6,7 @@ pub mod constant_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+pub mod dead_cf;
 pub mod manager;
 pub mod phi_simplify;
 
@@ -18,6 +19,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(copy_prop::CopyProp),
         Box::new(cse::Cse),
         Box::new(dce::Dce),
+        Box::new(dead_cf::DeadCf),
         Box::new(phi_simplify::PhiSimplify),
     ]
 }

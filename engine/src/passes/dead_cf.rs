@@ -1,0 +1,171 @@
+//! `dead-cf`: dead control flow.
+//!
+//! What: a selection whose branch condition is a constant becomes a jump to the arm it takes
+//! (the header stops being a selection header, and the phis of the arm it drops forget the
+//! header); then blocks no path from the entry reaches are deleted with their instructions, and
+//! the phis of their successors forget them.
+//!
+//! A block stays, though unreachable, when a reachable header names it as its merge or continue
+//! block (structured control flow needs it), when a block that stays jumps to it, or when a
+//! block that stays uses a value it defines.
+//!
+//! Why: constant folding and the algebraic rules turn conditions into constants (specialization
+//! constants, `if (false)` debug code, inlined arguments); the arms never taken are dead weight
+//! for every later pass and for register allocation.
+//!
+//! Invariants: the CFG stays structured; every surviving phi has one source per predecessor
+//! edge. Loop headers are left alone (a loop whose condition is constant is still a loop). Each
+//! folded branch and each function's sweep of unreachable blocks is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::ir::{BlockId, Edge, Function, InstKind, Shader, Structure, Terminator};
+use petgraph::visit::{Dfs, Walker};
+use std::collections::HashSet;
+
+/// The `dead-cf` pass.
+pub struct DeadCf;
+
+impl Pass for DeadCf {
+    fn name(&self) -> &str {
+        "dead-cf"
+    }
+
+    fn description(&self) -> &str {
+        "folds selections on constant conditions and deletes unreachable blocks"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            for b in func.blocks() {
+                if context.budget.is_spent() {
+                    return Ok(progress);
+                }
+                if fold_branch(func, b) {
+                    progress = true;
+                    let name = &func.name;
+                    context
+                        .budget
+                        .spend(|| format!("dead-cf: the branch of b{} in `{name}`", b.index()));
+                }
+            }
+            if context.budget.is_spent() {
+                return Ok(progress);
+            }
+            let deleted = delete_unreachable(func);
+            if deleted > 0 {
+                progress = true;
+                let name = &func.name;
+                context
+                    .budget
+                    .spend(|| format!("dead-cf: {deleted} unreachable blocks of `{name}`"));
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// Replaces the branch of selection header `b` by a jump when its condition is a constant.
+fn fold_branch(func: &mut Function, b: BlockId) -> bool {
+    let block = &func.cfg[b];
+    let (Some(Terminator::Branch { cond }), Some(Structure::Selection { .. })) =
+        (&block.terminator, block.structure)
+    else {
+        return false;
+    };
+    let Some(InstKind::Const(values)) = func.get_inst(*cond).map(|i| &i.kind) else {
+        return false;
+    };
+    let (taken, dropped) = if values[0] != 0 {
+        (Edge::True, Edge::False)
+    } else {
+        (Edge::False, Edge::True)
+    };
+    let (Some(taken), Some(dropped)) = (func.successor(b, taken), func.successor(b, dropped))
+    else {
+        return false;
+    };
+    if taken == dropped {
+        return false;
+    }
+    func.set_jump(b, taken);
+    func.cfg[b].structure = None;
+    forget_predecessor(func, dropped, b);
+    true
+}
+
+/// Removes the sources of `pred` from the phis of `block`.
+fn forget_predecessor(func: &mut Function, block: BlockId, pred: BlockId) {
+    for v in func.cfg[block].insts.clone() {
+        if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
+            srcs.retain(|&(p, _)| p != pred);
+        }
+    }
+}
+
+/// Deletes the blocks that neither the entry reaches nor a surviving block needs; returns how
+/// many.
+fn delete_unreachable(func: &mut Function) -> usize {
+    let reachable: HashSet<BlockId> = Dfs::new(&func.cfg, func.entry).iter(&func.cfg).collect();
+    let mut survivors = reachable.clone();
+    for &b in &reachable {
+        match func.cfg[b].structure {
+            Some(Structure::Selection { merge }) => {
+                survivors.insert(merge);
+            }
+            Some(Structure::Loop { merge, cont }) => {
+                survivors.extend([merge, cont]);
+            }
+            None => {}
+        }
+    }
+    // Close under successors and under the definitions surviving instructions use.
+    loop {
+        let before = survivors.len();
+        for b in survivors.clone() {
+            survivors.extend(func.successors(b));
+            for &v in &func.cfg[b].insts {
+                // A phi's sources from blocks that go are forgotten with them.
+                let sources = match &func.inst(v).kind {
+                    InstKind::Phi(srcs) => srcs
+                        .iter()
+                        .filter(|(p, _)| survivors.contains(p))
+                        .map(|&(_, src)| src)
+                        .collect(),
+                    _ => func.inst_sources(v),
+                };
+                for src in sources {
+                    if let Some(inst) = func.get_inst(src) {
+                        survivors.insert(inst.block);
+                    }
+                }
+            }
+            if let Some(mut term) = func.cfg[b].terminator.clone()
+                && let Some(&mut src) = term.src_mut()
+                && let Some(inst) = func.get_inst(src)
+            {
+                survivors.insert(inst.block);
+            }
+        }
+        if survivors.len() == before {
+            break;
+        }
+    }
+    let dead: Vec<BlockId> = func
+        .blocks()
+        .into_iter()
+        .filter(|b| !survivors.contains(b))
+        .collect();
+    for &d in &dead {
+        for s in func.successors(d) {
+            forget_predecessor(func, s, d);
+        }
+        for v in std::mem::take(&mut func.cfg[d].insts) {
+            func.insts[v.index()] = None;
+        }
+        func.cfg.remove_node(d);
+    }
+    dead.len()
+}
