@@ -469,6 +469,24 @@ impl Function {
         preds
     }
 
+    /// Removes the sources from `pred` of the phis of `block` (when the edge goes).
+    pub fn forget_predecessor(&mut self, block: BlockId, pred: BlockId) {
+        for v in self.cfg[block].insts.clone() {
+            if let InstKind::Phi(srcs) = &mut self.inst_mut(v).kind {
+                srcs.retain(|&(p, _)| p != pred);
+            }
+        }
+    }
+
+    /// Deletes a block and its instructions (whose values nothing may still use), with its
+    /// edges.
+    pub fn remove_block(&mut self, b: BlockId) {
+        for v in std::mem::take(&mut self.cfg[b].insts) {
+            self.insts[v.index()] = None;
+        }
+        self.cfg.remove_node(b);
+    }
+
     /// Ends `b` with a jump to `target`, replacing its terminator and out-edges.
     pub fn set_jump(&mut self, b: BlockId, target: BlockId) {
         self.clear_successors(b);

@@ -92,17 +92,8 @@ fn fold_branch(func: &mut Function, b: BlockId) -> bool {
     }
     func.set_jump(b, taken);
     func.cfg[b].structure = None;
-    forget_predecessor(func, dropped, b);
+    func.forget_predecessor(dropped, b);
     true
-}
-
-/// Removes the sources of `pred` from the phis of `block`.
-fn forget_predecessor(func: &mut Function, block: BlockId, pred: BlockId) {
-    for v in func.cfg[block].insts.clone() {
-        if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
-            srcs.retain(|&(p, _)| p != pred);
-        }
-    }
 }
 
 /// Deletes the blocks that neither the entry reaches nor a surviving block needs; returns how
@@ -160,12 +151,9 @@ fn delete_unreachable(func: &mut Function) -> usize {
         .collect();
     for &d in &dead {
         for s in func.successors(d) {
-            forget_predecessor(func, s, d);
+            func.forget_predecessor(s, d);
         }
-        for v in std::mem::take(&mut func.cfg[d].insts) {
-            func.insts[v.index()] = None;
-        }
-        func.cfg.remove_node(d);
+        func.remove_block(d);
     }
     dead.len()
 }

@@ -7,6 +7,7 @@ pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod dead_cf;
+pub mod discard_if;
 pub mod lower_alu_to_scalar;
 pub mod manager;
 pub mod phi_simplify;
@@ -21,6 +22,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(cse::Cse),
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
+        Box::new(discard_if::DiscardIf),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
         Box::new(phi_simplify::PhiSimplify),
     ]
