@@ -180,3 +180,23 @@ pub fn assert_outputs_agree(
         }
     }
 }
+
+/// Runs any shader with zero inputs on 4 invocations (2 workgroups for compute shaders), with
+/// zeroed 256-byte SSBOs and counting UBOs at bindings 0–3; `None` when it does not run so.
+/// Returns the run and the resources after it.
+pub fn run_with_small_resources(shader: &Shader) -> Option<(interp::RunResult, Resources)> {
+    let launch = match shader.stage {
+        Stage::Compute => Launch {
+            workgroups: [2, 1, 1],
+            ..Launch::default()
+        },
+        _ => Launch::invocations(4),
+    };
+    let mut resources = Resources::default();
+    for binding in 0..4 {
+        resources.ssbos.insert(binding, vec![0; 256]);
+        resources.ubos.insert(binding, (0..=255).collect());
+    }
+    let result = interp::run(shader, &launch, &mut resources).ok()?;
+    Some((result, resources))
+}

@@ -2,15 +2,14 @@
 //! and carries FileCheck directives (`// check:`, `// nextln:`, `// not:`, `// sameln:`,
 //! `// regex:`; the `filecheck` crate's syntax) that the printed result must satisfy. The
 //! pipeline runs with the IR verified after every pass. The shader also runs on the reference
-//! interpreter before and after (4 invocations, inputs 0, or 1 workgroup): when the original
-//! runs, the optimized shader must give the same outputs and buffers.
+//! interpreter before and after ([`run_with_small_resources`]): when the original runs, the
+//! optimized shader must give the same outputs and buffers.
 
 use filecheck::{CheckerBuilder, NO_VARIABLES};
-use shrew_engine::interp::{Launch, Resources, RunResult, run};
-use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::text;
+use shrew_tests::run_with_small_resources;
 use std::path::{Path, PathBuf};
 
 fn filetests(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -28,16 +27,6 @@ fn filetests(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn execute(shader: &Shader) -> Option<(RunResult, Resources)> {
-    let launch = match shader.stage {
-        Stage::Compute => Launch::default(),
-        _ => Launch::invocations(4),
-    };
-    let mut resources = Resources::default();
-    let result = run(shader, &launch, &mut resources).ok()?;
-    Some((result, resources))
-}
-
 /// Runs one filetest; the error says what went wrong.
 fn check(path: &Path) -> Result<(), String> {
     let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
@@ -49,7 +38,7 @@ fn check(path: &Path) -> Result<(), String> {
     let mut shader =
         text::parse(&source, &path.display().to_string()).map_err(|e| e.to_string())?;
     shrew_engine::verify::verify(&shader).map_err(|e| format!("the input is invalid: {e:?}"))?;
-    let before = execute(&shader);
+    let before = run_with_small_resources(&shader);
     let registry = shrew_rules::registry(&TargetOptions::default());
     let pipeline = Pipeline::parse(pipeline_text, &registry).map_err(|e| e.to_string())?;
     manager::run(&pipeline, &registry, &mut shader, &RunOptions::default())
@@ -75,7 +64,7 @@ fn check(path: &Path) -> Result<(), String> {
     }
     if let Some((result, resources)) = before {
         let (after, after_resources) =
-            execute(&shader).ok_or("the optimized shader no longer runs")?;
+            run_with_small_resources(&shader).ok_or("the optimized shader no longer runs")?;
         if after.invocations != result.invocations || after_resources.ssbos != resources.ssbos {
             return Err(format!(
                 "the optimized shader computes something else:\n{printed}"

@@ -6,12 +6,13 @@
 //! The default pipeline includes the algebraic rules marked `~`, which may change rounding, so
 //! it is compared with the relative tolerance of [`same_float`].
 
-use shrew_engine::interp::{self, Launch, Resources, RunResult};
-use shrew_engine::ir::{Shader, Stage};
+use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, Registry, RunOptions};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::text;
-use shrew_tests::{assert_outputs_agree, bit_identical, outputs, same_float};
+use shrew_tests::{
+    assert_outputs_agree, bit_identical, outputs, run_with_small_resources, same_float,
+};
 
 fn registry() -> Registry {
     shrew_rules::registry(&TargetOptions::default())
@@ -72,23 +73,6 @@ fn the_default_pipeline_keeps_random_programs_close_and_shrinks_them() {
     );
 }
 
-fn run(shader: &Shader) -> Option<(RunResult, Resources)> {
-    let launch = match shader.stage {
-        Stage::Compute => Launch {
-            workgroups: [2, 1, 1],
-            ..Launch::default()
-        },
-        _ => Launch::invocations(4),
-    };
-    let mut resources = Resources::default();
-    for binding in 0..4 {
-        resources.ssbos.insert(binding, vec![0; 256]);
-        resources.ubos.insert(binding, (0..=255).collect());
-    }
-    let result = interp::run(shader, &launch, &mut resources).ok()?;
-    Some((result, resources))
-}
-
 /// The IR test files and the example shaders that run with zero inputs and small buffers.
 fn files() -> Vec<(String, Shader)> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -117,15 +101,15 @@ fn every_pass_and_the_default_pipeline_keep_the_ir_files_and_examples() {
     pipelines.push("default".into());
     let mut compared = 0;
     for (name, original) in files() {
-        let before = run(&original);
+        let before = run_with_small_resources(&original);
         for pipeline in &pipelines {
             let mut shader = original.clone();
             optimize(&mut shader, pipeline, &registry);
             let Some((result, resources)) = &before else {
                 continue;
             };
-            let (after, after_resources) =
-                run(&shader).unwrap_or_else(|| panic!("{name} no longer runs after {pipeline}"));
+            let (after, after_resources) = run_with_small_resources(&shader)
+                .unwrap_or_else(|| panic!("{name} no longer runs after {pipeline}"));
             assert_eq!(after.invocations.len(), result.invocations.len());
             for (b, a) in result.invocations.iter().zip(&after.invocations) {
                 assert_eq!(b.discarded, a.discarded, "{name} after {pipeline}");

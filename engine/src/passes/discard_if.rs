@@ -17,7 +17,8 @@
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{
-    BlockId, Builder, Cursor, Edge, FuncId, InstKind, Shader, Structure, Terminator, Value,
+    BlockId, Builder, Cursor, Edge, FuncId, Function, InstKind, Shader, Structure, Terminator,
+    Value,
 };
 use crate::ops::AluOp;
 use shrew_ops::Intrinsic;
@@ -67,14 +68,7 @@ fn conditional(op: Intrinsic) -> Option<Intrinsic> {
 }
 
 /// What a kill-only arm of header `b` holds: the arm's block and its conditional intrinsic.
-fn kill_arm(
-    shader: &Shader,
-    f: usize,
-    b: BlockId,
-    arm: BlockId,
-    merge: BlockId,
-) -> Option<Intrinsic> {
-    let func = &shader.functions[f];
+fn kill_arm(func: &Function, b: BlockId, arm: BlockId, merge: BlockId) -> Option<Intrinsic> {
     let block = &func.cfg[arm];
     if arm == merge || func.predecessors(arm) != [b] {
         return None;
@@ -118,7 +112,7 @@ fn convert(shader: &mut Shader, func: FuncId, b: BlockId) -> bool {
         ) else {
             return false;
         };
-        let Some(op) = kill_arm(shader, f, b, arm, merge) else {
+        let Some(op) = kill_arm(function, b, arm, merge) else {
             continue;
         };
         let end = shader.functions[f].cfg[b].insts.len();

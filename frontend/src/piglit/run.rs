@@ -178,16 +178,24 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
 /// uniform initializers, and a uniform the test never sets keeps its initializer, which is then
 /// that constant. A test that sets such a uniform cannot run here.
 fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
-    let glsl = |section: &super::ShaderSection| match &section.source {
-        super::ShaderSource::Glsl(source) => Some(source.clone()),
-        _ => None,
-    };
+    // Each section's declarations, found once (none in sections that are not GLSL text).
+    let declarations: Vec<Vec<UniformDeclaration>> = test
+        .shaders
+        .iter()
+        .map(|section| match &section.source {
+            super::ShaderSource::Glsl(source) => uniform_declarations(source),
+            _ => Vec::new(),
+        })
+        .collect();
     let mut constants: HashMap<String, String> = HashMap::new();
-    for source in test.shaders.iter().filter_map(glsl) {
-        for d in uniform_declarations(&source) {
-            if let Some(value) = d.initializer {
+    for (section, found) in test.shaders.iter().zip(&declarations) {
+        let super::ShaderSource::Glsl(source) = &section.source else {
+            continue;
+        };
+        for d in found {
+            if let Some(value) = &d.initializer {
                 let declaration = &source[d.range.start + "uniform".len()..value.end];
-                constants.insert(d.name, format!("const{declaration}"));
+                constants.insert(d.name.clone(), format!("const{declaration}"));
             }
         }
     }
@@ -207,12 +215,12 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
             ));
         }
     }
-    for section in &mut test.shaders {
+    for (section, found) in test.shaders.iter_mut().zip(declarations) {
         let super::ShaderSource::Glsl(source) = &mut section.source else {
             continue;
         };
         // From the end, so that the ranges still to replace keep their offsets.
-        for d in uniform_declarations(source).into_iter().rev() {
+        for d in found.into_iter().rev() {
             if let Some(constant) = constants.get(&d.name) {
                 source.replace_range(d.range, constant);
             }
