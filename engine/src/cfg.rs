@@ -4,7 +4,7 @@
 use crate::ir::{BlockId, Function};
 use petgraph::algo::dominators::{self, Dominators};
 use petgraph::visit::{DfsPostOrder, Walker};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Dominator information of one function.
 pub struct DomTree {
@@ -46,6 +46,60 @@ impl DomTree {
     pub fn rpo_index(&self, b: BlockId) -> Option<usize> {
         self.reachable.get(&b).copied()
     }
+}
+
+/// The dominance frontier of every reachable block: the blocks where its dominance ends, so
+/// where a definition made in it meets others. Found by walking up from each join block's
+/// predecessors to the join's immediate dominator (Cooper, Harvey and Kennedy).
+pub fn dominance_frontiers(func: &Function, dom: &DomTree) -> HashMap<BlockId, Vec<BlockId>> {
+    let mut frontiers: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    for join in func.blocks() {
+        let preds: Vec<BlockId> = func
+            .predecessors(join)
+            .into_iter()
+            .filter(|&p| dom.is_reachable(p))
+            .collect();
+        if preds.len() < 2 || !dom.is_reachable(join) {
+            continue;
+        }
+        let idom = dom.immediate_dominator(join);
+        for pred in preds {
+            let mut runner = Some(pred);
+            while let Some(r) = runner
+                && Some(r) != idom
+            {
+                let frontier = frontiers.entry(r).or_default();
+                if frontier.last() == Some(&join) {
+                    break;
+                }
+                frontier.push(join);
+                runner = dom.immediate_dominator(r);
+            }
+        }
+    }
+    frontiers
+}
+
+/// The iterated dominance frontier of a set of blocks: where SSA construction places the phis of
+/// a variable defined in them (Cytron et al.). Sorted by block id.
+pub fn iterated_dominance_frontier(
+    frontiers: &HashMap<BlockId, Vec<BlockId>>,
+    blocks: impl IntoIterator<Item = BlockId>,
+) -> Vec<BlockId> {
+    let mut result = HashSet::new();
+    let mut work: Vec<BlockId> = blocks.into_iter().collect();
+    let mut seen: HashSet<BlockId> = work.iter().copied().collect();
+    while let Some(b) = work.pop() {
+        for &f in frontiers.get(&b).map_or(&[][..], Vec::as_slice) {
+            result.insert(f);
+            if seen.insert(f) {
+                work.push(f);
+            }
+        }
+    }
+    let mut result: Vec<BlockId> = result.into_iter().collect();
+    result.sort();
+    result
 }
 
 /// Reachable blocks in post-order (successors visited true-edge first).

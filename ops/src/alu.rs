@@ -347,6 +347,18 @@ impl AluOp {
     pub fn all() -> impl Iterator<Item = AluOp> {
         ALU_OPS.iter().map(|info| info.op)
     }
+
+    /// The `vecN` that gathers `comps` scalars, if there is one.
+    pub fn vec_of(comps: u8) -> Option<AluOp> {
+        Some(match comps {
+            2 => AluOp::Vec2,
+            3 => AluOp::Vec3,
+            4 => AluOp::Vec4,
+            8 => AluOp::Vec8,
+            16 => AluOp::Vec16,
+            _ => return None,
+        })
+    }
 }
 
 /// A width-generic conversion: the family of sized conversion opcodes (`f2f16`, `f2f32`,

@@ -151,15 +151,14 @@ impl<'a> Builder<'a> {
 
     /// Builds a vector from scalars (or returns the scalar).
     pub fn vec(&mut self, comps: &[Value]) -> Value {
-        let op = match comps.len() {
-            1 => return comps[0],
-            2 => AluOp::Vec2,
-            3 => AluOp::Vec3,
-            4 => AluOp::Vec4,
-            8 => AluOp::Vec8,
-            16 => AluOp::Vec16,
-            n => panic!("no vector constructor for {n} components"),
-        };
+        if let [one] = comps {
+            return *one;
+        }
+        let n = comps.len();
+        let op = u8::try_from(n)
+            .ok()
+            .and_then(AluOp::vec_of)
+            .unwrap_or_else(|| panic!("no vector constructor for {n} components"));
         self.alu(op, comps)
     }
 

@@ -648,6 +648,30 @@ impl Shader {
         FuncId(self.functions.len() as u32 - 1)
     }
 
+    /// Deletes the variables `keep` rejects, renumbering the `deref_var`s of the others. No
+    /// instruction may still name a deleted variable.
+    pub fn retain_variables(&mut self, mut keep: impl FnMut(VarId) -> bool) {
+        let mut renumbered = Vec::with_capacity(self.variables.len());
+        let mut next = 0;
+        for i in 0..self.variables.len() {
+            let kept = keep(VarId(i as u32));
+            renumbered.push(kept.then_some(VarId(next)));
+            next += kept as u32;
+        }
+        let mut index = 0;
+        self.variables.retain(|_| {
+            index += 1;
+            renumbered[index - 1].is_some()
+        });
+        for func in &mut self.functions {
+            for inst in func.insts.iter_mut().flatten() {
+                if let InstKind::Deref(Deref::Var(var)) = &mut inst.kind {
+                    *var = renumbered[var.0 as usize].expect("a deleted variable is still used");
+                }
+            }
+        }
+    }
+
     pub fn add_struct(&mut self, s: StructType) -> StructId {
         self.structs.push(s);
         StructId(self.structs.len() as u32 - 1)

@@ -101,13 +101,6 @@ fn splittable(func: &Function, v: Value) -> Option<(Alu, ValType, AluOp)> {
     };
     let info = alu.op.info();
     let per_component = info.dst.comps == 0 && info.srcs.iter().all(|o| o.comps == 0);
-    let vec = match def.comps {
-        2 => AluOp::Vec2,
-        3 => AluOp::Vec3,
-        4 => AluOp::Vec4,
-        8 => AluOp::Vec8,
-        16 => AluOp::Vec16,
-        _ => return None,
-    };
+    let vec = AluOp::vec_of(def.comps)?;
     (per_component && alu.op != AluOp::Mov).then(|| (alu.clone(), def, vec))
 }

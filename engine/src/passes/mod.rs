@@ -11,6 +11,7 @@ pub mod discard_if;
 pub mod lower_alu_to_scalar;
 pub mod manager;
 pub mod phi_simplify;
+pub mod vars_to_ssa;
 
 use manager::Pass;
 
@@ -25,6 +26,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(discard_if::DiscardIf),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
         Box::new(phi_simplify::PhiSimplify),
+        Box::new(vars_to_ssa::VarsToSsa),
     ]
 }
 

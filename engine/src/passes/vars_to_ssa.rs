@@ -1,0 +1,484 @@
+//! `vars-to-ssa`: promotes temporary variables to SSA values.
+//!
+//! What: a `function_temp` variable that only one function reaches, and a `shader_temp`
+//! variable that only the entry function reaches, is promoted when every access to it is a
+//! `load_deref` or `store_deref` through a chain of constant, in-bounds indices (struct
+//! members, array elements, matrix columns, and at the end optionally one vector component).
+//! Each distinct scalar or vector such a chain ends at is a *leaf*: an SSA variable of its own.
+//! Phis go at the iterated dominance frontier of each loaded leaf's stores (Cytron et al.);
+//! then, in reverse post-order, every load becomes a `mov` of the leaf's current value (with a
+//! swizzle for a component) and every store becomes the leaf's next value — a `mov` of the
+//! data, or a `vecN` mixing the written components into the old value (write masks, stores to
+//! a component). The value reaching a block is its phi or the value leaving its immediate
+//! dominator. The promoted variables, their derefs, loads and stores are then gone; `copy-prop`
+//! and `dce` clean up the moves and the phis nothing reads.
+//!
+//! Why: loads and stores of temporaries hide every value from the other passes and cost
+//! memory traffic in a backend; front ends emit them for every local variable and parameter.
+//!
+//! Invariants: a temporary holds nothing defined before the function that owns it first
+//! stores to it (SPIR-V's function-storage semantics; a `shader_temp` of the entry function
+//! starts undefined too), so a leaf read before any store reads `undef`. Accesses in
+//! unreachable blocks are rewritten the same way, starting from `undef`. Variables with an
+//! indirect index, an out-of-bounds index, a deref that escapes (into a call, a copy, an
+//! atomic, a phi...) or accesses in several functions are left alone. Promoting one variable
+//! is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier, reverse_post_order};
+use crate::ir::{
+    Alu, AluSrc, BlockId, Deref, FpFlags, Function, Inst, InstKind, Mode, Shader, ValType, Value,
+    VarId, deref_chain,
+};
+use crate::ops::AluOp;
+use shrew_ops::{IndexKind, Intrinsic};
+use std::collections::{HashMap, HashSet};
+
+/// The `vars-to-ssa` pass.
+pub struct VarsToSsa;
+
+impl Pass for VarsToSsa {
+    fn name(&self) -> &str {
+        "vars-to-ssa"
+    }
+
+    fn description(&self) -> &str {
+        "promotes temporaries accessed only directly to SSA values, with phis"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let owners = owning_functions(shader);
+        let mut promoted = HashSet::new();
+        for f in 0..shader.functions.len() {
+            let is_entry = f == shader.entry.0 as usize;
+            let candidates: HashSet<VarId> = owners
+                .iter()
+                .filter(|(var, owner)| {
+                    **owner == Some(f)
+                        && match shader.variable(**var).mode {
+                            Mode::FunctionTemp => true,
+                            Mode::ShaderTemp => is_entry,
+                            _ => false,
+                        }
+                })
+                .map(|(var, _)| *var)
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            let mut accesses = find_accesses(shader, &shader.functions[f], &candidates);
+            let mut chosen: Vec<VarId> = accesses.promotable.iter().copied().collect();
+            chosen.sort();
+            let name = shader.functions[f].name.clone();
+            chosen.retain(|&var| {
+                if context.budget.is_spent() {
+                    return false;
+                }
+                let var_name = &shader.variable(var).name;
+                context
+                    .budget
+                    .spend(|| format!("vars-to-ssa: @{var_name} in `{name}`"));
+                true
+            });
+            if chosen.is_empty() {
+                continue;
+            }
+            accesses.keep_only(&chosen);
+            promote(&mut shader.functions[f], &accesses);
+            promoted.extend(chosen);
+        }
+        if promoted.is_empty() {
+            return Ok(false);
+        }
+        shader.retain_variables(|var| !promoted.contains(&var));
+        Ok(true)
+    }
+}
+
+/// For every variable reached through a `deref_var`, the one function that does so (`None` when
+/// several do).
+fn owning_functions(shader: &Shader) -> HashMap<VarId, Option<usize>> {
+    let mut owners: HashMap<VarId, Option<usize>> = HashMap::new();
+    for (f, func) in shader.functions.iter().enumerate() {
+        for inst in func.insts.iter().flatten() {
+            if let InstKind::Deref(Deref::Var(var)) = inst.kind {
+                let owner = owners.entry(var).or_insert(Some(f));
+                if *owner != Some(f) {
+                    *owner = None;
+                }
+            }
+        }
+    }
+    owners
+}
+
+/// Where a load or store of a promoted variable lands.
+#[derive(Clone, Debug)]
+struct Access {
+    leaf: usize,
+    /// The vector component accessed, when not the whole leaf.
+    component: Option<u8>,
+    /// Stores: the data and the components written (of the leaf, or of the component).
+    store: Option<(Value, u32)>,
+}
+
+/// The accesses of one function to its candidate variables.
+#[derive(Default)]
+struct Accesses {
+    promotable: HashSet<VarId>,
+    leaves: Vec<(VarId, ValType)>,
+    by_path: HashMap<(VarId, Vec<u32>), usize>,
+    /// Loads and stores by instruction.
+    by_inst: HashMap<Value, Access>,
+    /// Every deref instruction rooted at each variable.
+    derefs: HashMap<VarId, Vec<Value>>,
+}
+
+impl Accesses {
+    /// Forgets the variables not chosen for promotion.
+    fn keep_only(&mut self, chosen: &[VarId]) {
+        let leaves = &self.leaves;
+        self.by_inst
+            .retain(|_, access| chosen.contains(&leaves[access.leaf].0));
+        self.derefs.retain(|var, _| chosen.contains(var));
+    }
+}
+
+/// Finds the loads and stores of the candidates in `func` and which candidates can be promoted.
+fn find_accesses(shader: &Shader, func: &Function, candidates: &HashSet<VarId>) -> Accesses {
+    let mut acc = Accesses::default();
+    let mut rejected: HashSet<VarId> = HashSet::new();
+    let root_of = |v: Value| match func.get_inst(v).map(|i| &i.kind) {
+        Some(InstKind::Deref(_)) => {
+            deref_chain(func, v).and_then(|(var, _)| candidates.contains(&var).then_some(var))
+        }
+        _ => None,
+    };
+    for b in func.blocks() {
+        for &v in &func.cfg[b].insts {
+            let kind = &func.inst(v).kind;
+            // A deref of a candidate may only be a deref's parent or a load's or store's address.
+            let allowed_slots: &[usize] = match kind {
+                InstKind::Deref(Deref::Array { .. } | Deref::Struct { .. }) => &[0],
+                InstKind::Intrinsic(i)
+                    if matches!(i.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) =>
+                {
+                    &[0]
+                }
+                _ => &[],
+            };
+            for (slot, src) in crate::ir::inst_sources(kind).into_iter().enumerate() {
+                if let Some(var) = root_of(src)
+                    && !allowed_slots.contains(&slot)
+                {
+                    rejected.insert(var);
+                }
+            }
+            if let InstKind::Deref(_) = kind
+                && let Some(var) = root_of(v)
+            {
+                acc.derefs.entry(var).or_default().push(v);
+            }
+            let InstKind::Intrinsic(i) = kind else {
+                continue;
+            };
+            let store = match i.op {
+                Intrinsic::LoadDeref => None,
+                Intrinsic::StoreDeref => {
+                    Some((i.srcs[1], i.index(IndexKind::WriteMask).unwrap_or(0)))
+                }
+                _ => continue,
+            };
+            let Some(var) = root_of(i.srcs[0]) else {
+                continue;
+            };
+            match leaf_path(shader, func, i.srcs[0]) {
+                Some((path, ty, component)) => {
+                    let next = acc.leaves.len();
+                    let leaf = *acc.by_path.entry((var, path)).or_insert(next);
+                    if leaf == next {
+                        acc.leaves.push((var, ty));
+                    }
+                    acc.by_inst.insert(
+                        v,
+                        Access {
+                            leaf,
+                            component,
+                            store,
+                        },
+                    );
+                }
+                None => {
+                    rejected.insert(var);
+                }
+            }
+        }
+    }
+    for b in func.blocks() {
+        if let Some(mut term) = func.cfg[b].terminator.clone()
+            && let Some(&mut src) = term.src_mut()
+            && let Some(var) = root_of(src)
+        {
+            rejected.insert(var);
+        }
+    }
+    acc.promotable = acc
+        .derefs
+        .keys()
+        .filter(|var| !rejected.contains(var))
+        .copied()
+        .collect();
+    acc
+}
+
+/// The constant path from the variable to the scalar or vector a deref reaches, that leaf's
+/// shape, and the vector component selected after it, if any. `None` when an index is not a
+/// constant in bounds or the chain ends elsewhere.
+fn leaf_path(
+    shader: &Shader,
+    func: &Function,
+    deref: Value,
+) -> Option<(Vec<u32>, ValType, Option<u8>)> {
+    let (var, steps) = deref_chain(func, deref)?;
+    let mut ty = shader.variables.get(var.0 as usize)?.ty.clone();
+    let mut path = Vec::with_capacity(steps.len());
+    let mut leaf = ty.val_type();
+    let mut component = None;
+    for step in steps {
+        let InstKind::Deref(d) = &func.inst(step).kind else {
+            return None;
+        };
+        let index = match d {
+            Deref::Array { index, .. } => {
+                let InstKind::Const(values) = &func.get_inst(*index)?.kind else {
+                    return None;
+                };
+                let i = u32::try_from(*values.first()?).ok()?;
+                (i < ty.element_count()?).then_some(i)?
+            }
+            Deref::Struct { member, .. } => *member,
+            Deref::Var(_) => return None,
+        };
+        if let Some(vector) = leaf {
+            // Only one step may follow the leaf: its component.
+            if component.is_some() || vector.comps == 1 {
+                return None;
+            }
+            component = Some(index as u8);
+        } else {
+            path.push(index);
+        }
+        ty = shader.deref_step_type(&ty, d)?;
+        if leaf.is_none() {
+            leaf = ty.val_type();
+        }
+    }
+    Some((path, leaf?, component))
+}
+
+/// Rewrites the chosen variables' accesses into SSA values and deletes their derefs.
+fn promote(func: &mut Function, acc: &Accesses) {
+    let dom = DomTree::new(func);
+    let frontiers = dominance_frontiers(func, &dom);
+
+    // Phis at the iterated dominance frontier of each loaded leaf's stores.
+    let mut loaded = vec![false; acc.leaves.len()];
+    let mut store_blocks: Vec<Vec<BlockId>> = vec![Vec::new(); acc.leaves.len()];
+    for (&v, access) in &acc.by_inst {
+        let block = func.inst(v).block;
+        if access.store.is_some() {
+            if dom.is_reachable(block) {
+                store_blocks[access.leaf].push(block);
+            }
+        } else {
+            loaded[access.leaf] = true;
+        }
+    }
+    let mut phis: HashMap<(BlockId, usize), Value> = HashMap::new();
+    for (leaf, blocks) in store_blocks.into_iter().enumerate() {
+        if !loaded[leaf] {
+            continue;
+        }
+        for b in iterated_dominance_frontier(&frontiers, blocks) {
+            let phi = func.alloc_inst(Inst {
+                kind: InstKind::Phi(Vec::new()),
+                def: Some(acc.leaves[leaf].1),
+                block: b,
+            });
+            func.cfg[b].insts.insert(0, phi);
+            phis.insert((b, leaf), phi);
+        }
+    }
+
+    let mut ssa = Renamer {
+        dom: &dom,
+        phis: &phis,
+        leaving: HashMap::new(),
+        undefs: HashMap::new(),
+    };
+    // Reachable blocks after their dominators, then the unreachable ones.
+    let mut order = reverse_post_order(func);
+    let reachable: HashSet<BlockId> = order.iter().copied().collect();
+    order.extend(func.blocks().into_iter().filter(|b| !reachable.contains(b)));
+    for b in order {
+        let mut current: HashMap<usize, Value> = HashMap::new();
+        for i in 0..func.cfg[b].insts.len() {
+            let v = func.cfg[b].insts[i];
+            let Some(access) = acc.by_inst.get(&v) else {
+                continue;
+            };
+            let leaf = access.leaf;
+            let ty = acc.leaves[leaf].1;
+            let mut value_of =
+                |func: &mut Function, current: &HashMap<usize, Value>| match current.get(&leaf) {
+                    Some(&value) => value,
+                    None => ssa.entering(func, b, leaf, ty),
+                };
+            match access.store {
+                None => {
+                    let source = value_of(func, &current);
+                    let swizzle = access.component.map_or_else(Vec::new, |c| vec![c]);
+                    rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![read(source, &swizzle)]);
+                }
+                Some((data, mask)) => {
+                    // For each component of the leaf: read from the data or keep the old value.
+                    let written: Vec<Option<u8>> = (0..ty.comps)
+                        .map(|c| match access.component {
+                            Some(k) => (c == k && mask & 1 != 0).then_some(0),
+                            None => (mask & (1 << c) != 0).then_some(c),
+                        })
+                        .collect();
+                    let all_new = written.iter().enumerate().all(|(c, w)| *w == Some(c as u8));
+                    if all_new {
+                        rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![AluSrc::new(data)]);
+                    } else {
+                        let old = value_of(func, &current);
+                        let srcs: Vec<AluSrc> = written
+                            .iter()
+                            .enumerate()
+                            .map(|(c, w)| match w {
+                                Some(d) => read(data, &[*d]),
+                                None => read(old, &[c as u8]),
+                            })
+                            .collect();
+                        let op = AluOp::vec_of(ty.comps).unwrap_or(AluOp::Mov);
+                        rewrite_as_alu(func.inst_mut(v), op, srcs);
+                    }
+                    func.inst_mut(v).def = Some(ty);
+                    current.insert(leaf, v);
+                }
+            }
+        }
+        for (leaf, value) in current {
+            ssa.leaving.insert((b, leaf), value);
+        }
+    }
+
+    // Phi sources: the value leaving each predecessor.
+    let mut phi_list: Vec<(&(BlockId, usize), &Value)> = phis.iter().collect();
+    phi_list.sort();
+    for (&(b, leaf), &phi) in phi_list {
+        let ty = acc.leaves[leaf].1;
+        let srcs: Vec<(BlockId, Value)> = func
+            .predecessors(b)
+            .into_iter()
+            .map(|p| (p, ssa.leaving(func, p, leaf, ty)))
+            .collect();
+        func.inst_mut(phi).kind = InstKind::Phi(srcs);
+    }
+    // The undefs go first in the entry block only now: inserting them while its instructions
+    // were being walked would have shifted the walk.
+    let entry = func.entry;
+    let mut undefs: Vec<Value> = ssa.undefs.into_values().collect();
+    undefs.sort();
+    func.cfg[entry].insts.splice(0..0, undefs);
+
+    for derefs in acc.derefs.values() {
+        for &d in derefs {
+            let block = func.inst(d).block;
+            func.cfg[block].insts.retain(|&i| i != d);
+            func.insts[d.index()] = None;
+        }
+    }
+}
+
+/// Turns a load or store into an ALU instruction in place, so its id (and position) stay.
+fn rewrite_as_alu(inst: &mut Inst, op: AluOp, srcs: Vec<AluSrc>) {
+    inst.kind = InstKind::Alu(Alu {
+        op,
+        srcs,
+        exact: false,
+        fp: FpFlags::default(),
+    });
+}
+
+/// A source reading `value` through `components` (all of it in order when empty).
+fn read(value: Value, components: &[u8]) -> AluSrc {
+    if components.is_empty() {
+        AluSrc::new(value)
+    } else {
+        AluSrc::swizzled(value, components)
+    }
+}
+
+/// The values of the leaves at block boundaries.
+struct Renamer<'a> {
+    dom: &'a DomTree,
+    phis: &'a HashMap<(BlockId, usize), Value>,
+    /// The last value a block gave a leaf, for blocks that store to it.
+    leaving: HashMap<(BlockId, usize), Value>,
+    /// One `undef` per leaf, for the entry block: the value before any store.
+    undefs: HashMap<usize, Value>,
+}
+
+impl Renamer<'_> {
+    /// The value of `leaf` when `b` starts: its phi there, else the value leaving the immediate
+    /// dominator (no other definition can reach `b` without a phi).
+    fn entering(&mut self, func: &mut Function, b: BlockId, leaf: usize, ty: ValType) -> Value {
+        if let Some(&phi) = self.phis.get(&(b, leaf)) {
+            return phi;
+        }
+        match self
+            .dom
+            .immediate_dominator(b)
+            .filter(|_| self.dom.is_reachable(b))
+        {
+            Some(idom) if idom != b => self.leaving(func, idom, leaf, ty),
+            _ => self.undef(func, leaf, ty),
+        }
+    }
+
+    /// The value of `leaf` when `b` ends.
+    fn leaving(&mut self, func: &mut Function, b: BlockId, leaf: usize, ty: ValType) -> Value {
+        let mut block = b;
+        loop {
+            if let Some(&value) = self.leaving.get(&(block, leaf)) {
+                return value;
+            }
+            if let Some(&phi) = self.phis.get(&(block, leaf)) {
+                return phi;
+            }
+            match self
+                .dom
+                .immediate_dominator(block)
+                .filter(|_| self.dom.is_reachable(block))
+            {
+                Some(idom) if idom != block => block = idom,
+                _ => return self.undef(func, leaf, ty),
+            }
+        }
+    }
+
+    /// The leaf's `undef`, made in the arena; [`promote`] places it in the entry block.
+    fn undef(&mut self, func: &mut Function, leaf: usize, ty: ValType) -> Value {
+        *self.undefs.entry(leaf).or_insert_with(|| {
+            func.alloc_inst(Inst {
+                kind: InstKind::Undef,
+                def: Some(ty),
+                block: func.entry,
+            })
+        })
+    }
+}
