@@ -136,3 +136,50 @@ fn every_pass_and_the_default_pipeline_keep_the_ir_files_and_examples() {
     }
     assert!(compared >= 20, "only {compared} comparisons ran");
 }
+
+/// piglit's inline-explosion shape: each of 64 functions calls the next twice, so inlining
+/// everything would take 2^64 copies of the last. `inline` must stop at its size budget,
+/// leave calls behind and keep the IR valid.
+#[test]
+fn inlining_an_exponential_call_tree_stops_at_the_budget() {
+    let depth = 64;
+    let mut source = String::from(
+        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\n\
+         entry fn main() {\nb0:\n    call f0()\n    return\n}\n",
+    );
+    for i in 0..depth {
+        source.push_str(&format!("\nfn f{i}() {{\nb0:\n"));
+        if i + 1 < depth {
+            let next = i + 1;
+            source.push_str(&format!("    call f{next}()\n    call f{next}()\n"));
+        } else {
+            source.push_str(
+                "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
+                 32x4 %2 = fexp2 %1\n    store_deref %0, %2 (write_mask=xyzw)\n",
+            );
+        }
+        source.push_str("    return\n}\n");
+    }
+    let mut shader = text::parse(&source, "explosion.shrew").unwrap();
+    let registry = registry();
+    let pipeline = Pipeline::parse("inline", &registry).unwrap();
+    let options = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
+    let sizes: Vec<usize> = shader
+        .functions
+        .iter()
+        .map(|f| f.all_insts().count())
+        .collect();
+    let budget = shrew_engine::passes::inline::MAX_FUNCTION_SIZE;
+    assert!(sizes.iter().all(|&n| n <= budget), "{sizes:?}");
+    let calls = shader
+        .functions
+        .iter()
+        .flat_map(|f| f.insts.iter().flatten())
+        .filter(|i| i.kind.name() == "call")
+        .count();
+    assert!(calls > 0 && shader.functions.len() < depth, "{sizes:?}");
+}

@@ -478,6 +478,25 @@ impl Function {
         }
     }
 
+    /// Makes every reader of `old` — instructions and terminators — read `new`.
+    pub fn replace_uses(&mut self, old: Value, new: Value) {
+        let swap = |v: &mut Value| {
+            if *v == old {
+                *v = new;
+            }
+        };
+        for inst in self.insts.iter_mut().flatten() {
+            inst.kind.for_each_src_mut(swap);
+        }
+        for block in self.cfg.node_weights_mut() {
+            if let Some(term) = block.terminator.as_mut()
+                && let Some(v) = term.src_mut()
+            {
+                swap(v);
+            }
+        }
+    }
+
     /// Deletes a block and its instructions (whose values nothing may still use), with its
     /// edges.
     pub fn remove_block(&mut self, b: BlockId) {
@@ -667,6 +686,31 @@ impl Shader {
             for inst in func.insts.iter_mut().flatten() {
                 if let InstKind::Deref(Deref::Var(var)) = &mut inst.kind {
                     *var = renumbered[var.0 as usize].expect("a deleted variable is still used");
+                }
+            }
+        }
+    }
+
+    /// Deletes the functions `keep` rejects (never the entry), renumbering the calls of the
+    /// others. No call may still name a deleted function.
+    pub fn retain_functions(&mut self, mut keep: impl FnMut(FuncId) -> bool) {
+        let mut renumbered = Vec::with_capacity(self.functions.len());
+        let mut next = 0;
+        for i in 0..self.functions.len() {
+            let kept = FuncId(i as u32) == self.entry || keep(FuncId(i as u32));
+            renumbered.push(kept.then_some(FuncId(next)));
+            next += kept as u32;
+        }
+        let mut index = 0;
+        self.functions.retain(|_| {
+            index += 1;
+            renumbered[index - 1].is_some()
+        });
+        self.entry = renumbered[self.entry.0 as usize].expect("the entry is kept");
+        for func in &mut self.functions {
+            for inst in func.insts.iter_mut().flatten() {
+                if let InstKind::Call { func: callee, .. } = &mut inst.kind {
+                    *callee = renumbered[callee.0 as usize].expect("a deleted function is called");
                 }
             }
         }

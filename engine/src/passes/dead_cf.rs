@@ -5,6 +5,10 @@
 //! header); then blocks no path from the entry reaches are deleted with their instructions, and
 //! the phis of their successors forget them.
 //!
+//! Then a block that only one block jumps to is merged into it, unless a header names it or
+//! both are headers, so that the chains of jumps other passes leave (inlining, discard-if)
+//! become one block.
+//!
 //! A block stays, though unreachable, when a reachable header names it as its merge or continue
 //! block (structured control flow needs it), when a block that stays jumps to it, or when a
 //! block that stays uses a value it defines.
@@ -15,13 +19,14 @@
 //!
 //! Invariants: the CFG stays structured; every surviving phi has one source per predecessor
 //! edge. Loop headers are left alone (a loop whose condition is constant is still a loop). Each
-//! folded branch and each function's sweep of unreachable blocks is one transformation.
+//! folded branch, each function's sweep of unreachable blocks and each function's merging of
+//! blocks is one transformation.
 //!
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{BlockId, Edge, Function, InstKind, Shader, Structure, Terminator};
-use petgraph::visit::{Dfs, Walker};
+use petgraph::visit::{Dfs, EdgeRef, Walker};
 use std::collections::HashSet;
 
 /// The `dead-cf` pass.
@@ -61,6 +66,17 @@ impl Pass for DeadCf {
                 context
                     .budget
                     .spend(|| format!("dead-cf: {deleted} unreachable blocks of `{name}`"));
+            }
+            if context.budget.is_spent() {
+                return Ok(progress);
+            }
+            let merged = merge_chains(func);
+            if merged > 0 {
+                progress = true;
+                let name = &func.name;
+                context
+                    .budget
+                    .spend(|| format!("dead-cf: {merged} blocks merged in `{name}`"));
             }
         }
         Ok(progress)
@@ -156,4 +172,85 @@ fn delete_unreachable(func: &mut Function) -> usize {
         func.remove_block(d);
     }
     dead.len()
+}
+
+/// Merges every block into the block that alone jumps to it, where structure allows (see the
+/// module comment); returns how many blocks went.
+fn merge_chains(func: &mut Function) -> usize {
+    let named: HashSet<BlockId> = func
+        .cfg
+        .node_weights()
+        .filter_map(|b| b.structure)
+        .flat_map(|s| match s {
+            Structure::Selection { merge } => vec![merge],
+            Structure::Loop { merge, cont } => vec![merge, cont],
+        })
+        .collect();
+    let mut merged = 0;
+    for a in func.blocks() {
+        // `a` may itself have been merged away.
+        while func.cfg.contains_node(a) && func.cfg[a].terminator == Some(Terminator::Jump) {
+            let Some(b) = func.successor(a, Edge::Jump) else {
+                break;
+            };
+            if b == a
+                || b == func.entry
+                || named.contains(&b)
+                || func.predecessors(b) != [a]
+                || (func.cfg[a].structure.is_some() && func.cfg[b].structure.is_some())
+            {
+                break;
+            }
+            merge_into(func, a, b);
+            merged += 1;
+        }
+    }
+    merged
+}
+
+/// Appends block `b`, whose only predecessor is `a`, to `a`.
+fn merge_into(func: &mut Function, a: BlockId, b: BlockId) {
+    let insts = std::mem::take(&mut func.cfg[b].insts);
+    let mut kept = Vec::with_capacity(insts.len());
+    for v in insts {
+        // With one predecessor, a phi is its only source.
+        if let InstKind::Phi(srcs) = &func.inst(v).kind {
+            let source = srcs[0].1;
+            func.replace_uses(v, source);
+            func.insts[v.index()] = None;
+        } else {
+            func.inst_mut(v).block = a;
+            kept.push(v);
+        }
+    }
+    func.cfg[a].insts.extend(kept);
+    if func.cfg[a].structure.is_none() {
+        func.cfg[a].structure = func.cfg[b].structure;
+    }
+    let successors: Vec<(Edge, BlockId)> = func
+        .cfg
+        .edges(b)
+        .map(|e| (*e.weight(), e.target()))
+        .collect();
+    match func.cfg[b].terminator.clone() {
+        Some(Terminator::Branch { cond }) => {
+            let target = |kind| successors.iter().find(|(k, _)| *k == kind).map(|&(_, t)| t);
+            if let (Some(t), Some(f)) = (target(Edge::True), target(Edge::False)) {
+                func.set_branch(a, cond, t, f);
+            }
+        }
+        Some(Terminator::Jump) => func.set_jump(a, successors[0].1),
+        Some(term) => func.set_exit(a, term),
+        None => {}
+    }
+    for (_, succ) in successors {
+        for v in func.cfg[succ].insts.clone() {
+            if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
+                for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == b) {
+                    *pred = a;
+                }
+            }
+        }
+    }
+    func.cfg.remove_node(b);
 }

@@ -8,6 +8,7 @@ pub mod cse;
 pub mod dce;
 pub mod dead_cf;
 pub mod discard_if;
+pub mod inline;
 pub mod lower_alu_to_scalar;
 pub mod manager;
 pub mod phi_simplify;
@@ -24,6 +25,7 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
         Box::new(discard_if::DiscardIf),
+        Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
         Box::new(phi_simplify::PhiSimplify),
         Box::new(vars_to_ssa::VarsToSsa),

@@ -1,0 +1,373 @@
+//! `inline`: replaces calls by the bodies of the functions they call, within a size budget.
+//!
+//! What: functions are visited callees first (a function's calls are inlined before it is
+//! inlined anywhere), and each call is replaced by a copy of the callee when the caller, grown
+//! by the callee, stays within [`MAX_FUNCTION_SIZE`] instructions and the callee, if called
+//! from several places, is within [`MAX_SHARED_CALLEE_SIZE`]. The call's block is split at
+//! the call; the callee's blocks are copied in between, its `load_param`s read the call's
+//! arguments, and its returns jump to the rest of the block, where a phi gathers the returned
+//! values when there are several. A callee that returns from inside a selection is wrapped in a
+//! loop that runs once, so that its returns are structured breaks. Functions no call reaches
+//! from the entry any more are deleted.
+//!
+//! Why: every other pass works within one function, and backends need no call convention when
+//! none is left; after inlining, a callee's parameters and locals are the caller's temporaries,
+//! which `vars-to-ssa` promotes. The budget keeps exponential call trees (piglit's
+//! inline-explosion tests call one function 2^64 times) from exhausting memory: the remaining
+//! calls stay calls.
+//!
+//! Invariants: the CFG stays structured. Not inlined: calls in a loop's
+//! continue block (the back edge would leave a block that is not the continue block), and
+//! callees that return from inside a loop (the return would be a break out of several
+//! constructs). Each inlined call is one transformation.
+//!
+//! Options: [`MAX_FUNCTION_SIZE`], [`MAX_SHARED_CALLEE_SIZE`].
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::{DomTree, innermost_constructs};
+use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, Value};
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+use petgraph::visit::Walker;
+use shrew_ops::{IndexKind, Intrinsic};
+use std::collections::{HashMap, HashSet};
+
+/// The most instructions a caller may grow to by inlining.
+pub const MAX_FUNCTION_SIZE: usize = 20_000;
+
+/// The most instructions of a callee copied into each of several call sites (a callee called
+/// once is inlined whatever its size, and its original then goes).
+pub const MAX_SHARED_CALLEE_SIZE: usize = 2_000;
+
+/// The `inline` pass.
+pub struct Inline;
+
+impl Pass for Inline {
+    fn name(&self) -> &str {
+        "inline"
+    }
+
+    fn description(&self) -> &str {
+        "inlines calls, callees first, while the caller stays within a size budget"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        let mut call_counts = vec![0usize; shader.functions.len()];
+        for func in &shader.functions {
+            for call in call_sites(func) {
+                if let InstKind::Call { func: callee, .. } = func.inst(call).kind {
+                    call_counts[callee.0 as usize] += 1;
+                }
+            }
+        }
+        // Per function, once its own calls are done: its size and how it returns.
+        let mut done: HashMap<usize, (usize, Returns)> = HashMap::new();
+        for f in callees_first(shader) {
+            let mut caller_size = size(&shader.functions[f]);
+            let mut sites = call_sites(&shader.functions[f]);
+            // Inlining splits blocks: later sites of the same block move to the split-off part,
+            // so sites are taken last first.
+            sites.reverse();
+            for call in sites {
+                if context.budget.is_spent() {
+                    return Ok(progress);
+                }
+                let InstKind::Call { func: callee, .. } = shader.functions[f].inst(call).kind
+                else {
+                    continue;
+                };
+                let callee = callee.0 as usize;
+                let Some(&(callee_size, returns)) = done.get(&callee) else {
+                    continue;
+                };
+                let shared = call_counts[callee] > 1;
+                if caller_size + callee_size > MAX_FUNCTION_SIZE
+                    || (shared && callee_size > MAX_SHARED_CALLEE_SIZE)
+                    || returns == Returns::InsideLoop
+                    || in_continue_block(&shader.functions[f], call)
+                {
+                    continue;
+                }
+                let body = shader.functions[callee].clone();
+                inline_call(&mut shader.functions[f], call, &body, returns);
+                caller_size += callee_size - 1;
+                call_counts[callee] -= 1;
+                for site in call_sites(&body) {
+                    if let InstKind::Call { func: inner, .. } = body.inst(site).kind {
+                        call_counts[inner.0 as usize] += 1;
+                    }
+                }
+                progress = true;
+                let (caller, callee) = (&shader.functions[f].name, &body.name);
+                context
+                    .budget
+                    .spend(|| format!("inline: a call of `{callee}` in `{caller}`"));
+            }
+            let func = &shader.functions[f];
+            done.insert(f, (caller_size, how_it_returns(func)));
+        }
+        if progress {
+            delete_uncalled(shader);
+        }
+        Ok(progress)
+    }
+}
+
+/// Live instructions of a function.
+fn size(func: &Function) -> usize {
+    func.cfg.node_weights().map(|b| b.insts.len()).sum()
+}
+
+/// The calls of a function in block and instruction order.
+fn call_sites(func: &Function) -> Vec<Value> {
+    func.all_insts()
+        .filter(|&v| matches!(func.inst(v).kind, InstKind::Call { .. }))
+        .collect()
+}
+
+/// The functions, callees before callers (the verifier rejects recursion, so the call graph
+/// is acyclic).
+fn callees_first(shader: &Shader) -> Vec<usize> {
+    // Tarjan's algorithm yields strongly connected components in reverse topological order.
+    tarjan_scc(&call_graph(shader))
+        .into_iter()
+        .flatten()
+        .map(|n| n.index())
+        .collect()
+}
+
+fn call_graph(shader: &Shader) -> DiGraph<(), ()> {
+    let mut graph = DiGraph::new();
+    for _ in &shader.functions {
+        graph.add_node(());
+    }
+    for (f, func) in shader.functions.iter().enumerate() {
+        for inst in func.insts.iter().flatten() {
+            if let InstKind::Call { func: callee, .. } = inst.kind
+                && (callee.0 as usize) < shader.functions.len()
+            {
+                graph.add_edge((f as u32).into(), callee.0.into(), ());
+            }
+        }
+    }
+    graph
+}
+
+/// Where a function returns from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Returns {
+    /// Outside every construct.
+    AtTopLevel,
+    /// From inside selections only.
+    InsideSelection,
+    /// From inside a loop.
+    InsideLoop,
+}
+
+fn how_it_returns(func: &Function) -> Returns {
+    let dom = DomTree::new(func);
+    let innermost = innermost_constructs(func, &dom);
+    let mut returns = Returns::AtTopLevel;
+    for b in func.blocks() {
+        if !matches!(func.cfg[b].terminator, Some(Terminator::Return { .. })) {
+            continue;
+        }
+        let mut constructs = std::iter::successors(innermost.get(&b).copied().flatten(), |h| {
+            innermost.get(h).copied().flatten()
+        });
+        if constructs.any(|h| matches!(func.cfg[h].structure, Some(Structure::Loop { .. }))) {
+            return Returns::InsideLoop;
+        }
+        if innermost.get(&b).copied().flatten().is_some() {
+            returns = Returns::InsideSelection;
+        }
+    }
+    returns
+}
+
+/// Whether the call sits in a loop's continue block.
+fn in_continue_block(caller: &Function, call: Value) -> bool {
+    let block = caller.inst(call).block;
+    caller
+        .cfg
+        .node_weights()
+        .any(|b| matches!(b.structure, Some(Structure::Loop { cont, .. }) if cont == block))
+}
+
+/// Replaces `call` in `caller` by a copy of `callee`.
+fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Returns) {
+    let block = caller.inst(call).block;
+    let InstKind::Call { args, .. } = caller.inst(call).kind.clone() else {
+        unreachable!("inline_call on a call");
+    };
+    let rest = split_after(caller, block, call);
+
+    // Blocks first, so branches and phis can name them; then values, so sources can.
+    let blocks: HashMap<BlockId, BlockId> = callee
+        .blocks()
+        .into_iter()
+        .map(|b| (b, caller.add_block()))
+        .collect();
+    let mut values: HashMap<Value, Value> = HashMap::new();
+    for b in callee.blocks() {
+        for &v in &callee.cfg[b].insts {
+            let inst = callee.inst(v);
+            if let InstKind::Intrinsic(i) = &inst.kind
+                && i.op == Intrinsic::LoadParam
+                && let Some(&arg) = i
+                    .index(IndexKind::ParamIdx)
+                    .and_then(|p| args.get(p as usize))
+            {
+                values.insert(v, arg);
+                continue;
+            }
+            let copy = caller.alloc_inst(Inst {
+                block: blocks[&b],
+                ..inst.clone()
+            });
+            values.insert(v, copy);
+            caller.cfg[blocks[&b]].insts.push(copy);
+        }
+    }
+    let remap = |v: &mut Value| {
+        if let Some(&new) = values.get(v) {
+            *v = new;
+        }
+    };
+    let mut returns: Vec<(BlockId, Option<Value>)> = Vec::new();
+    for b in callee.blocks() {
+        let copy = blocks[&b];
+        for i in 0..caller.cfg[copy].insts.len() {
+            let v = caller.cfg[copy].insts[i];
+            let kind = &mut caller.inst_mut(v).kind;
+            kind.for_each_src_mut(remap);
+            if let InstKind::Phi(srcs) = kind {
+                for (pred, _) in srcs {
+                    *pred = blocks[pred];
+                }
+            }
+        }
+        caller.cfg[copy].structure = callee.cfg[b].structure.map(|s| match s {
+            Structure::Selection { merge } => Structure::Selection {
+                merge: blocks[&merge],
+            },
+            Structure::Loop { merge, cont } => Structure::Loop {
+                merge: blocks[&merge],
+                cont: blocks[&cont],
+            },
+        });
+        match callee.cfg[b].terminator.clone() {
+            Some(Terminator::Return { mut value }) => {
+                if let Some(v) = value.as_mut() {
+                    remap(v);
+                }
+                returns.push((copy, value));
+                caller.set_jump(copy, rest);
+            }
+            Some(Terminator::Branch { mut cond }) => {
+                remap(&mut cond);
+                let target = |kind| blocks[&callee.successor(b, kind).expect("branch edge")];
+                caller.set_branch(copy, cond, target(Edge::True), target(Edge::False));
+            }
+            Some(Terminator::Jump) => {
+                let target = blocks[&callee.successor(b, Edge::Jump).expect("jump edge")];
+                caller.set_jump(copy, target);
+            }
+            Some(term) => caller.set_exit(copy, term),
+            None => {}
+        }
+    }
+
+    // Enter the copy, through a loop that runs once when returns need to break out.
+    let entry = blocks[&callee.entry];
+    if how == Returns::InsideSelection {
+        let header = caller.add_block();
+        let cont = caller.add_block();
+        caller.cfg[header].structure = Some(Structure::Loop { merge: rest, cont });
+        caller.set_jump(header, entry);
+        caller.set_jump(cont, header);
+        caller.set_jump(block, header);
+    } else {
+        caller.set_jump(block, entry);
+    }
+
+    // The call's value: the one returned, or a phi of them.
+    let result = match (&returns[..], caller.inst(call).def) {
+        (_, None) => None,
+        ([(_, value)], _) => *value,
+        (_, Some(def)) => {
+            let srcs = returns
+                .iter()
+                .filter_map(|&(b, value)| Some((b, value?)))
+                .collect();
+            let phi = caller.alloc_inst(Inst {
+                kind: InstKind::Phi(srcs),
+                def: Some(def),
+                block: rest,
+            });
+            caller.cfg[rest].insts.insert(0, phi);
+            Some(phi)
+        }
+    };
+    caller.cfg[block].insts.retain(|&v| v != call);
+    caller.insts[call.index()] = None;
+    if let Some(result) = result {
+        caller.replace_uses(call, result);
+    }
+}
+
+/// Moves what follows `at` in `block` — its instructions, terminator, out-edges and, for a
+/// selection, its header role — to a new block, which it returns; phis of the successors now
+/// name the new block. A loop header stays the header: its back edges still come to `block`.
+fn split_after(func: &mut Function, block: BlockId, at: Value) -> BlockId {
+    let rest = func.add_block();
+    let pos = func.cfg[block]
+        .insts
+        .iter()
+        .position(|&v| v == at)
+        .expect("the instruction is in its block");
+    let moved: Vec<Value> = func.cfg[block].insts.drain(pos + 1..).collect();
+    for &v in &moved {
+        func.inst_mut(v).block = rest;
+    }
+    func.cfg[rest].insts = moved;
+    let term = func.cfg[block].terminator.clone();
+    match term {
+        Some(Terminator::Branch { cond }) => {
+            let t = func.successor(block, Edge::True).expect("branch edge");
+            let f = func.successor(block, Edge::False).expect("branch edge");
+            func.set_branch(rest, cond, t, f);
+        }
+        Some(Terminator::Jump) => {
+            let t = func.successor(block, Edge::Jump).expect("jump edge");
+            func.set_jump(rest, t);
+        }
+        Some(term) => func.set_exit(rest, term),
+        None => {}
+    }
+    if let Some(Structure::Selection { merge }) = func.cfg[block].structure {
+        func.cfg[block].structure = None;
+        func.cfg[rest].structure = Some(Structure::Selection { merge });
+    }
+    for succ in func.successors(rest) {
+        for v in func.cfg[succ].insts.clone() {
+            if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
+                for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == block) {
+                    *pred = rest;
+                }
+            }
+        }
+    }
+    rest
+}
+
+/// Deletes the functions no chain of calls from the entry reaches, renumbering the others.
+fn delete_uncalled(shader: &mut Shader) {
+    let graph = call_graph(shader);
+    let reached: HashSet<usize> = petgraph::visit::Dfs::new(&graph, shader.entry.0.into())
+        .iter(&graph)
+        .map(|n| n.index())
+        .collect();
+    shader.retain_functions(|f| reached.contains(&(f.0 as usize)));
+}
