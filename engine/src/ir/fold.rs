@@ -1,5 +1,6 @@
 //! Constant folding of one instruction through the opcode table: the evaluation the interpreter
-//! uses, applied at compile time. Passes decide where to fold; this only computes.
+//! uses, applied at compile time. Passes decide where to fold; this only computes. The same
+//! evaluation on any source values ([`eval_alu`]) serves executors of lowered code.
 
 use super::{Function, InstKind, Value};
 
@@ -8,18 +9,32 @@ use super::{Function, InstKind, Value};
 /// Folding is exact: it computes exactly what the interpreter computes at run time, so it needs
 /// no check of the `exact` or float-controls flags.
 pub fn fold_alu(func: &Function, v: Value) -> Option<Vec<u64>> {
+    eval_alu(func, v, |src| match &func.get_inst(src)?.kind {
+        InstKind::Const(values) => Some(values.as_slice()),
+        _ => None,
+    })
+}
+
+/// Evaluates ALU instruction `v` through the opcode table, reading each source value's
+/// components from `read` (which gives `None` for a value it does not know). `None` when `v` is
+/// not an ALU instruction, a source is unknown or too short for its swizzle, or the opcode needs
+/// invocation context. Constant folding reads constants; an executor can read registers.
+pub fn eval_alu<'a>(
+    func: &Function,
+    v: Value,
+    mut read: impl FnMut(Value) -> Option<&'a [u64]>,
+) -> Option<Vec<u64>> {
     let inst = func.get_inst(v)?;
     let (InstKind::Alu(alu), Some(def)) = (&inst.kind, inst.def) else {
         return None;
     };
     let mut srcs = Vec::with_capacity(alu.srcs.len());
     for (i, src) in alu.srcs.iter().enumerate() {
-        let InstKind::Const(values) = &func.get_inst(src.value)?.kind else {
-            return None;
-        };
-        let read = &src.swizzle[..alu.src_components(i, def) as usize];
+        let values = read(src.value)?;
+        let swizzle = &src.swizzle[..alu.src_components(i, def) as usize];
         srcs.push(
-            read.iter()
+            swizzle
+                .iter()
                 .map(|&c| values.get(c as usize).copied())
                 .collect::<Option<Vec<u64>>>()?,
         );

@@ -619,6 +619,15 @@ impl InstKind {
 
 impl Terminator {
     /// The value the terminator reads, if any.
+    pub fn src(&self) -> Option<Value> {
+        match self {
+            Terminator::Branch { cond } => Some(*cond),
+            Terminator::Return { value } => *value,
+            Terminator::Jump | Terminator::Unreachable => None,
+        }
+    }
+
+    /// The value the terminator reads, if any, to redirect in place.
     pub fn src_mut(&mut self) -> Option<&mut Value> {
         match self {
             Terminator::Branch { cond } => Some(cond),
