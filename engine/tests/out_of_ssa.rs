@@ -583,7 +583,10 @@ fn random_structured_programs() {
 fn random_structured_programs_after_the_engines_passes() {
     // Copy propagation and phi simplification make phis read other phis directly, and constant
     // folding with dead-cf removes edges: more shapes of parallel copies.
-    let registry = manager::Registry::new(passes::standard(), "none");
+    let registry = manager::Registry::new(
+        passes::standard(&shrew_engine::rewrite::TargetOptions::default()),
+        "none",
+    );
     let pipeline = manager::Pipeline::parse(
         "(constant-fold,dead-cf,copy-prop,phi-simplify,cse,dce)*",
         &registry,

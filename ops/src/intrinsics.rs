@@ -54,6 +54,11 @@ impl MemClass {
         self.0 & other.0 == other.0
     }
 
+    /// Whether the two classes share a kind of memory.
+    pub fn intersects(self, other: MemClass) -> bool {
+        self.0 & other.0 != 0
+    }
+
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }

@@ -58,12 +58,12 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 }
 
 /// The pipeline `default` names.
-pub const DEFAULT_PIPELINE: &str = "inline,(vars-to-ssa,constant-fold,dead-cf,discard-if,copy-prop,phi-simplify,algebraic,cse,dce)*,algebraic-late,copy-prop,cse,dce";
+pub const DEFAULT_PIPELINE: &str = "inline,(vars-to-ssa,constant-fold,dead-cf,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's and one per rule set, with the target
 /// options `opts`.
 pub fn registry(opts: &TargetOptions) -> Registry {
-    let mut passes = shrew_engine::passes::standard();
+    let mut passes = shrew_engine::passes::standard(opts);
     passes.extend(SETS.iter().map(|&set| {
         Box::new(RuleSetPass {
             set,

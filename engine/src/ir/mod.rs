@@ -497,6 +497,68 @@ impl Function {
         }
     }
 
+    /// Appends block `b`, whose only predecessor `a` jumps to it, to `a`: `b`'s phis become
+    /// their single sources, its header role (if `a` has none) and terminator move to `a`, and
+    /// the phis of its successors name `a`.
+    /// The merge and continue blocks headers name: blocks whose identity structured control
+    /// flow needs.
+    pub fn structure_targets(&self) -> std::collections::HashSet<BlockId> {
+        self.cfg
+            .node_weights()
+            .filter_map(|b| b.structure)
+            .flat_map(|s| match s {
+                Structure::Selection { merge } => vec![merge],
+                Structure::Loop { merge, cont } => vec![merge, cont],
+            })
+            .collect()
+    }
+
+    pub fn merge_into(&mut self, a: BlockId, b: BlockId) {
+        let insts = std::mem::take(&mut self.cfg[b].insts);
+        let mut kept = Vec::with_capacity(insts.len());
+        for v in insts {
+            // With one predecessor, a phi is its only source.
+            if let InstKind::Phi(srcs) = &self.inst(v).kind {
+                let source = srcs[0].1;
+                self.replace_uses(v, source);
+                self.insts[v.index()] = None;
+            } else {
+                self.inst_mut(v).block = a;
+                kept.push(v);
+            }
+        }
+        self.cfg[a].insts.extend(kept);
+        if self.cfg[a].structure.is_none() {
+            self.cfg[a].structure = self.cfg[b].structure;
+        }
+        let successors: Vec<(Edge, BlockId)> = self
+            .cfg
+            .edges(b)
+            .map(|e| (*e.weight(), e.target()))
+            .collect();
+        match self.cfg[b].terminator.clone() {
+            Some(Terminator::Branch { cond }) => {
+                let target = |kind| successors.iter().find(|(k, _)| *k == kind).map(|&(_, t)| t);
+                if let (Some(t), Some(f)) = (target(Edge::True), target(Edge::False)) {
+                    self.set_branch(a, cond, t, f);
+                }
+            }
+            Some(Terminator::Jump) => self.set_jump(a, successors[0].1),
+            Some(term) => self.set_exit(a, term),
+            None => {}
+        }
+        for (_, succ) in successors {
+            for v in self.cfg[succ].insts.clone() {
+                if let InstKind::Phi(srcs) = &mut self.inst_mut(v).kind {
+                    for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == b) {
+                        *pred = a;
+                    }
+                }
+            }
+        }
+        self.cfg.remove_node(b);
+    }
+
     /// Deletes a block and its instructions (whose values nothing may still use), with its
     /// edges.
     pub fn remove_block(&mut self, b: BlockId) {

@@ -26,7 +26,7 @@
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{BlockId, Edge, Function, InstKind, Shader, Structure, Terminator};
-use petgraph::visit::{Dfs, EdgeRef, Walker};
+use petgraph::visit::{Dfs, Walker};
 use std::collections::HashSet;
 
 /// The `dead-cf` pass.
@@ -177,15 +177,7 @@ fn delete_unreachable(func: &mut Function) -> usize {
 /// Merges every block into the block that alone jumps to it, where structure allows (see the
 /// module comment); returns how many blocks went.
 fn merge_chains(func: &mut Function) -> usize {
-    let named: HashSet<BlockId> = func
-        .cfg
-        .node_weights()
-        .filter_map(|b| b.structure)
-        .flat_map(|s| match s {
-            Structure::Selection { merge } => vec![merge],
-            Structure::Loop { merge, cont } => vec![merge, cont],
-        })
-        .collect();
+    let named = func.structure_targets();
     let mut merged = 0;
     for a in func.blocks() {
         // `a` may itself have been merged away.
@@ -201,56 +193,9 @@ fn merge_chains(func: &mut Function) -> usize {
             {
                 break;
             }
-            merge_into(func, a, b);
+            func.merge_into(a, b);
             merged += 1;
         }
     }
     merged
-}
-
-/// Appends block `b`, whose only predecessor is `a`, to `a`.
-fn merge_into(func: &mut Function, a: BlockId, b: BlockId) {
-    let insts = std::mem::take(&mut func.cfg[b].insts);
-    let mut kept = Vec::with_capacity(insts.len());
-    for v in insts {
-        // With one predecessor, a phi is its only source.
-        if let InstKind::Phi(srcs) = &func.inst(v).kind {
-            let source = srcs[0].1;
-            func.replace_uses(v, source);
-            func.insts[v.index()] = None;
-        } else {
-            func.inst_mut(v).block = a;
-            kept.push(v);
-        }
-    }
-    func.cfg[a].insts.extend(kept);
-    if func.cfg[a].structure.is_none() {
-        func.cfg[a].structure = func.cfg[b].structure;
-    }
-    let successors: Vec<(Edge, BlockId)> = func
-        .cfg
-        .edges(b)
-        .map(|e| (*e.weight(), e.target()))
-        .collect();
-    match func.cfg[b].terminator.clone() {
-        Some(Terminator::Branch { cond }) => {
-            let target = |kind| successors.iter().find(|(k, _)| *k == kind).map(|&(_, t)| t);
-            if let (Some(t), Some(f)) = (target(Edge::True), target(Edge::False)) {
-                func.set_branch(a, cond, t, f);
-            }
-        }
-        Some(Terminator::Jump) => func.set_jump(a, successors[0].1),
-        Some(term) => func.set_exit(a, term),
-        None => {}
-    }
-    for (_, succ) in successors {
-        for v in func.cfg[succ].insts.clone() {
-            if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
-                for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == b) {
-                    *pred = a;
-                }
-            }
-        }
-    }
-    func.cfg.remove_node(b);
 }

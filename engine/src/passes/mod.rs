@@ -8,16 +8,19 @@ pub mod cse;
 pub mod dce;
 pub mod dead_cf;
 pub mod discard_if;
+pub mod if_convert;
 pub mod inline;
 pub mod lower_alu_to_scalar;
 pub mod manager;
+pub mod move_discards;
 pub mod phi_simplify;
 pub mod vars_to_ssa;
 
+use crate::rewrite::TargetOptions;
 use manager::Pass;
 
-/// The engine's own passes (rule-set passes come with their rule sets).
-pub fn standard() -> Vec<Box<dyn Pass>> {
+/// The engine's own passes for a target (rule-set passes come with their rule sets).
+pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(constant_fold::ConstantFold),
         Box::new(copy_prop::CopyProp),
@@ -25,8 +28,14 @@ pub fn standard() -> Vec<Box<dyn Pass>> {
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
         Box::new(discard_if::DiscardIf),
+        Box::new(if_convert::IfConvert {
+            costs: opts.costs.clone(),
+        }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(move_discards::MoveDiscards {
+            derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
+        }),
         Box::new(phi_simplify::PhiSimplify),
         Box::new(vars_to_ssa::VarsToSsa),
     ]

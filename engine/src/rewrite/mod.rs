@@ -280,4 +280,27 @@ pub struct TargetOptions {
     pub lower_pow_small_int: bool,
     /// Unordered float comparisons become ordered ones with NaN checks.
     pub lower_unordered_cmp: bool,
+    /// Derivatives stay correct after a discard (discarded invocations keep running as
+    /// helpers), so `move-discards` may move kills above them.
+    pub derivatives_safe_after_discard: bool,
+    /// What control flow costs against arithmetic.
+    pub costs: CostOptions,
+}
+
+/// What control flow costs on a target, for the passes that trade it against arithmetic.
+#[derive(Clone, Debug)]
+pub struct CostOptions {
+    /// `if-convert`: the most ALU instructions the arms of a selection may hold together, selects
+    /// included, for straight-line code to beat the branch (0: never convert).
+    pub if_convert_max_alu: u32,
+}
+
+impl Default for CostOptions {
+    /// A branch costs about as much as eight ALU instructions: the jump, the divergence
+    /// bookkeeping and the lost scheduling freedom around it.
+    fn default() -> CostOptions {
+        CostOptions {
+            if_convert_max_alu: 8,
+        }
+    }
 }

@@ -1,0 +1,192 @@
+//! `if-convert`: small if/else selections of plain arithmetic become straight-line code with
+//! `bcsel`.
+//!
+//! What: a selection header whose arms are each a single block (or missing: a branch straight
+//! to the merge block) holding only side-effect-free ALU code, with no derivative, and whose
+//! merge block is reached from the arms alone, is flattened: the arms' instructions move to the
+//! end of the header, each phi of the merge block becomes `bcsel cond, then, else` there, and
+//! the header jumps to the merge block. It is done when the arms' ALU instructions plus one
+//! select per phi are at most the target's [`CostOptions::if_convert_max_alu`]. The merge
+//! block then joins the header when nothing else needs it. Inner selections are flattened
+//! first (blocks are visited in post-order), so nests of small ifs flatten in one run.
+//!
+//! Why: a branch costs a jump, divergence bookkeeping and scheduling freedom; on SIMD hardware
+//! both arms often run anyway. Straight-line code lets CSE and the algebraic rules see across
+//! the arms, and the backends turn the selects into predicated moves (Gen `sel`, R600 `CNDE`).
+//!
+//! Invariants: every invocation computes the same values; only instructions that cannot trap
+//! or touch memory run where they did not before (ALU operations on any input give some
+//! value, as in the interpreter). Each flattened selection is one transformation.
+//!
+//! Options: [`CostOptions::if_convert_max_alu`], from the target.
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::post_order;
+use crate::ir::{
+    Alu, AluSrc, BlockId, Edge, FpFlags, Function, InstKind, Shader, Structure, Terminator, Value,
+};
+use crate::ops::AluOp;
+use crate::rewrite::CostOptions;
+use shrew_ops::Eval;
+
+/// The `if-convert` pass.
+pub struct IfConvert {
+    pub costs: CostOptions,
+}
+
+impl Pass for IfConvert {
+    fn name(&self) -> &str {
+        "if-convert"
+    }
+
+    fn description(&self) -> &str {
+        "flattens small selections of plain arithmetic into bcsel, within the target's cost"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            for header in post_order(func) {
+                if context.budget.is_spent() {
+                    return Ok(progress);
+                }
+                if let Some(shape) = self.flattenable(func, header) {
+                    flatten(func, header, shape);
+                    progress = true;
+                    let name = &func.name;
+                    context.budget.spend(|| {
+                        format!(
+                            "if-convert: the selection of b{} in `{name}`",
+                            header.index()
+                        )
+                    });
+                }
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// A selection to flatten: its condition, merge block, and the block that ends each arm (the
+/// header itself for a missing arm).
+struct Diamond {
+    cond: Value,
+    merge: BlockId,
+    then_end: BlockId,
+    else_end: BlockId,
+}
+
+impl IfConvert {
+    fn flattenable(&self, func: &Function, header: BlockId) -> Option<Diamond> {
+        let block = &func.cfg[header];
+        let (Some(Structure::Selection { merge }), Some(Terminator::Branch { cond })) =
+            (block.structure, &block.terminator)
+        else {
+            return None;
+        };
+        let mut alu_count = 0;
+        let mut arm = |edge| -> Option<BlockId> {
+            let target = func.successor(header, edge)?;
+            if target == merge {
+                return Some(header);
+            }
+            let arm = &func.cfg[target];
+            let ends_at_merge = arm.terminator == Some(Terminator::Jump)
+                && func.successor(target, Edge::Jump) == Some(merge);
+            if !ends_at_merge || arm.structure.is_some() || func.predecessors(target) != [header] {
+                return None;
+            }
+            for &v in &arm.insts {
+                match &func.inst(v).kind {
+                    InstKind::Alu(alu)
+                        if !matches!(alu.op.info().eval, Eval::Derivative { .. }) =>
+                    {
+                        alu_count += 1
+                    }
+                    InstKind::Const(_) | InstKind::Undef => {}
+                    _ => return None,
+                }
+            }
+            Some(target)
+        };
+        let then_end = arm(Edge::True)?;
+        let else_end = arm(Edge::False)?;
+        if then_end == else_end {
+            return None;
+        }
+        let mut preds = func.predecessors(merge);
+        preds.sort();
+        let mut expected = vec![then_end, else_end];
+        expected.sort();
+        if preds != expected {
+            return None;
+        }
+        let phis = func.cfg[merge]
+            .insts
+            .iter()
+            .filter(|&&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+            .count();
+        (alu_count + phis <= self.costs.if_convert_max_alu as usize).then_some(Diamond {
+            cond: *cond,
+            merge,
+            then_end,
+            else_end,
+        })
+    }
+}
+
+/// Moves the arms into the header and turns the merge block's phis into selects.
+fn flatten(func: &mut Function, header: BlockId, d: Diamond) {
+    for arm in [d.then_end, d.else_end] {
+        if arm == header {
+            continue;
+        }
+        let insts = std::mem::take(&mut func.cfg[arm].insts);
+        for &v in &insts {
+            func.inst_mut(v).block = header;
+        }
+        func.cfg[header].insts.extend(insts);
+    }
+    let phis: Vec<Value> = func.cfg[d.merge]
+        .insts
+        .iter()
+        .copied()
+        .filter(|&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+        .collect();
+    func.cfg[d.merge].insts.retain(|v| !phis.contains(v));
+    for phi in phis {
+        let InstKind::Phi(srcs) = &func.inst(phi).kind else {
+            continue;
+        };
+        let from = |end: BlockId| srcs.iter().find(|(p, _)| *p == end).map(|&(_, v)| v);
+        let (Some(on_true), Some(on_false)) = (from(d.then_end), from(d.else_end)) else {
+            continue;
+        };
+        // The phi's instruction becomes the select, so its id and users stay.
+        let inst = func.inst_mut(phi);
+        inst.kind = InstKind::Alu(Alu {
+            op: AluOp::Bcsel,
+            srcs: vec![
+                AluSrc::swizzled(d.cond, &[0; 16]),
+                AluSrc::new(on_true),
+                AluSrc::new(on_false),
+            ],
+            exact: false,
+            fp: FpFlags::default(),
+        });
+        inst.block = header;
+        func.cfg[header].insts.push(phi);
+    }
+    for arm in [d.then_end, d.else_end] {
+        if arm != header {
+            func.cfg.remove_node(arm);
+        }
+    }
+    func.cfg[header].structure = None;
+    func.set_jump(header, d.merge);
+    // The merge block, now reached from the header alone, joins it, so that an enclosing
+    // selection sees a one-block arm.
+    if func.predecessors(d.merge) == [header] && !func.structure_targets().contains(&d.merge) {
+        func.merge_into(header, d.merge);
+    }
+}
