@@ -112,8 +112,13 @@ const SCOPES: &[&str] = &[
     "queue_family",
     "device",
 ];
+/// The `coherent` bit of an `access` index: other invocations' writes may become visible
+/// between two accesses, so they may not be merged.
+pub const ACCESS_COHERENT: u32 = 1 << 0;
 /// The `volatile` bit of an `access` index: the access may not be removed, merged or moved.
 pub const ACCESS_VOLATILE: u32 = 1 << 1;
+/// The `restrict` bit of an `access` index: no other variable reaches the same memory.
+pub const ACCESS_RESTRICT: u32 = 1 << 2;
 
 /// Flag names of bit-set indices, bit 0 first.
 const ACCESS_FLAGS: &[&str] = &[
@@ -474,10 +479,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_volatile_bit_is_the_volatile_flag() {
+    fn access_bits_name_their_flags() {
         assert_eq!(
             ACCESS_FLAGS[ACCESS_VOLATILE.trailing_zeros() as usize],
             "volatile"
+        );
+        assert_eq!(
+            ACCESS_FLAGS[ACCESS_COHERENT.trailing_zeros() as usize],
+            "coherent"
+        );
+        assert_eq!(
+            ACCESS_FLAGS[ACCESS_RESTRICT.trailing_zeros() as usize],
+            "restrict"
         );
     }
 

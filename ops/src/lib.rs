@@ -12,7 +12,8 @@ pub mod intrinsics;
 
 pub use alu::{AluOp, ConvFamily, Eval, OpInfo, Operand};
 pub use intrinsics::{
-    ACCESS_VOLATILE, AtomicOp, DestShape, IndexKind, Intrinsic, IntrinsicInfo, MemClass, SrcShape,
+    ACCESS_COHERENT, ACCESS_RESTRICT, ACCESS_VOLATILE, AtomicOp, DestShape, IndexKind, Intrinsic,
+    IntrinsicInfo, MemClass, SrcShape,
 };
 
 /// The base type an opcode reads or writes. Values in the IR are untyped bags of bits; the

@@ -12,6 +12,7 @@ pub mod if_convert;
 pub mod inline;
 pub mod lower_alu_to_scalar;
 pub mod manager;
+pub mod memory_cse;
 pub mod move_discards;
 pub mod phi_simplify;
 pub mod vars_to_ssa;
@@ -33,6 +34,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(memory_cse::MemoryCse),
         Box::new(move_discards::MoveDiscards {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
         }),

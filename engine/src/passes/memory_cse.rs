@@ -1,0 +1,458 @@
+//! `memory-cse`: merges loads of SSBOs, images, shared and global memory through memory tokens,
+//! and forwards stored values to loads.
+//!
+//! What: every point of a function gets a *memory token* per kind of memory (SSBO, image,
+//! shared, global). The function starts with one token per kind; a store, an atomic, a barrier
+//! or a call makes a new token for the kinds it writes; where control flow joins with different
+//! tokens, the join block gets a token of its own (a phi of tokens, found by iterating over
+//! loops to a fixpoint). A load reads the token current where it is. Then, walking the blocks
+//! in reverse post-order:
+//! - two loads of the same address under the same token are one value (the first must dominate
+//!   the second);
+//! - a load of the address a store just wrote, under the store's token, is the stored value
+//!   (whole stores only: every component written, same shape);
+//! - what was known under a store's previous token stays known under its new one for addresses
+//!   the store provably does not touch: distinct constant indices or struct members of one
+//!   variable, distinct shared variables, SSBO variables accessed `restrict`, byte ranges at
+//!   distinct constant offsets of one buffer.
+//!
+//! Atomics and barriers are never merged or moved and nothing is known across them; volatile
+//! and coherent loads are left alone; stores to images forward nothing. The tokens exist only
+//! inside the pass: the IR keeps its loads in place and only their users change.
+//!
+//! Why: loads from buffers are expensive (a send on Gen, a fetch clause on R600), and shaders
+//! reload the same element many times (a struct member in a loop body, a value they just
+//! wrote). Loads cannot simply be CSE'd like pure values because stores between them matter;
+//! tokens make "nothing wrote this memory in between" a question of equality.
+//!
+//! Invariants: a load is replaced only by a value equal to what it would read on every path:
+//! in `A = load x; if (c) { store x } B = load x`, B reads the join token, so A and B stay
+//! apart. Each replaced load is one transformation; the replaced loads go (they are
+//! eliminable).
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::cfg::{DomTree, reverse_post_order};
+use crate::ir::{BlockId, Deref, Function, InstKind, Mode, Shader, ValType, Value};
+use shrew_ops::{
+    ACCESS_COHERENT, ACCESS_RESTRICT, ACCESS_VOLATILE, IndexKind, Intrinsic, MemClass,
+};
+use std::collections::HashMap;
+
+/// The `memory-cse` pass.
+pub struct MemoryCse;
+
+impl Pass for MemoryCse {
+    fn name(&self) -> &str {
+        "memory-cse"
+    }
+
+    fn description(&self) -> &str {
+        "merges buffer, image and shared-memory loads and forwards stores, through memory tokens"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for f in 0..shader.functions.len() {
+            if context.budget.is_spent() {
+                break;
+            }
+            let replaced = find_redundant_loads(shader, &shader.functions[f], context);
+            if replaced.is_empty() {
+                continue;
+            }
+            progress = true;
+            let func = &mut shader.functions[f];
+            for (&load, &value) in &replaced {
+                let mut value = value;
+                while let Some(&next) = replaced.get(&value) {
+                    value = next;
+                }
+                func.replace_uses(load, value);
+            }
+            for &load in replaced.keys() {
+                let block = func.inst(load).block;
+                func.cfg[block].insts.retain(|&v| v != load);
+                func.insts[load.index()] = None;
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// The kinds of memory that have tokens.
+const KINDS: [MemClass; 4] = [
+    MemClass::SSBO,
+    MemClass::IMAGE,
+    MemClass::SHARED,
+    MemClass::GLOBAL,
+];
+
+/// A memory token of one kind of memory (an index into [`KINDS`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Token {
+    /// The memory as the function finds it.
+    Entry(usize),
+    /// The memory after an instruction that writes it.
+    After(Value, usize),
+    /// The memory where a block joins paths with different tokens.
+    Join(BlockId, usize),
+}
+
+/// An operand of an address: a constant or some other value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Operand {
+    Const(u64),
+    Value(Value),
+}
+
+/// Where an access goes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Address {
+    /// A deref chain: the variable and its steps (array indices and struct members).
+    Deref {
+        var: u32,
+        steps: Vec<Step>,
+        restrict: bool,
+    },
+    /// A buffer, shared-memory or global address: the intrinsic family, the operands naming
+    /// the memory, the byte offset and the size.
+    Offset {
+        family: Intrinsic,
+        memory: Vec<Operand>,
+        offset: Operand,
+        bytes: u64,
+    },
+    /// An image texel: the load's operands.
+    Texel(Vec<Operand>),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum Step {
+    Index(Operand),
+    Member(u32),
+}
+
+/// What an instruction does to token-carrying memory.
+enum Effect {
+    /// Reads `kind` at an address, mergeable.
+    Load(usize, Address),
+    /// Writes the whole value `data` at an address of `kind`.
+    Store(usize, Address, Value),
+    /// Writes `kinds` in a way nothing is known about afterwards.
+    Clobber(Vec<usize>),
+    None,
+}
+
+/// The loads that can go, each with the value that replaces it.
+fn find_redundant_loads(
+    shader: &Shader,
+    func: &Function,
+    context: &mut PassContext,
+) -> HashMap<Value, Value> {
+    let effects: HashMap<Value, Effect> = func
+        .all_insts()
+        .map(|v| (v, effect(shader, func, v)))
+        .filter(|(_, e)| !matches!(e, Effect::None))
+        .collect();
+    let entry_tokens = entry_tokens(func, &effects);
+    let dom = DomTree::new(func);
+    // Known values: (token, address) → (value, the block it is available from).
+    let mut known: HashMap<(Token, Address), Vec<(Value, BlockId)>> = HashMap::new();
+    let mut by_token: HashMap<Token, Vec<Address>> = HashMap::new();
+    let mut replaced: HashMap<Value, Value> = HashMap::new();
+    for b in reverse_post_order(func) {
+        let mut tokens = entry_tokens[&b];
+        for &v in &func.cfg[b].insts {
+            match effects.get(&v) {
+                Some(Effect::Load(kind, address)) => {
+                    let key = (tokens[*kind], address.clone());
+                    let def = func.inst(v).def;
+                    let earlier = known.get(&key).and_then(|list| {
+                        list.iter().find(|&&(value, from)| {
+                            dom.dominates(from, b) && func.inst(value).def == def
+                        })
+                    });
+                    match earlier {
+                        Some(&(value, _)) if !context.budget.is_spent() => {
+                            replaced.insert(v, value);
+                            let name = &func.name;
+                            context
+                                .budget
+                                .spend(|| format!("memory-cse: {v} is {value} in `{name}`"));
+                        }
+                        _ => {
+                            by_token.entry(key.0).or_default().push(key.1.clone());
+                            known.entry(key).or_default().push((v, b));
+                        }
+                    }
+                }
+                Some(Effect::Store(kind, address, data)) => {
+                    let (old, new) = (tokens[*kind], Token::After(v, *kind));
+                    let kept: Vec<(Address, Vec<(Value, BlockId)>)> = by_token
+                        .get(&old)
+                        .into_iter()
+                        .flatten()
+                        .filter(|a| disjoint(a, address))
+                        .filter_map(|a| {
+                            let list: Vec<(Value, BlockId)> = known[&(old, a.clone())]
+                                .iter()
+                                .copied()
+                                .filter(|&(_, from)| dom.dominates(from, b))
+                                .collect();
+                            (!list.is_empty()).then(|| (a.clone(), list))
+                        })
+                        .collect();
+                    for (a, list) in kept {
+                        by_token.entry(new).or_default().push(a.clone());
+                        known.entry((new, a)).or_default().extend(list);
+                    }
+                    let data = replaced.get(data).copied().unwrap_or(*data);
+                    by_token.entry(new).or_default().push(address.clone());
+                    known
+                        .entry((new, address.clone()))
+                        .or_default()
+                        .push((data, b));
+                    tokens[*kind] = new;
+                }
+                Some(Effect::Clobber(kinds)) => {
+                    for &k in kinds {
+                        tokens[k] = Token::After(v, k);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    replaced
+}
+
+/// The tokens current at the start of every reachable block, by forward dataflow to a fixpoint:
+/// a block takes its predecessors' common token, or its own join token when they differ.
+fn entry_tokens(func: &Function, effects: &HashMap<Value, Effect>) -> HashMap<BlockId, [Token; 4]> {
+    let order = reverse_post_order(func);
+    let initial: [Token; 4] = std::array::from_fn(Token::Entry);
+    let mut exit: HashMap<BlockId, [Token; 4]> = HashMap::new();
+    let mut entry: HashMap<BlockId, [Token; 4]> = HashMap::new();
+    // Tokens only become joins as more paths are seen, so a few rounds settle; the cap keeps
+    // a pathological CFG from taking long, with every join block then given its own token.
+    let mut rounds_left = 2 * order.len() + 4;
+    loop {
+        rounds_left -= 1;
+        let give_up = rounds_left == 0;
+        let mut changed = false;
+        for &b in &order {
+            let tokens: [Token; 4] = if b == func.entry {
+                initial
+            } else {
+                // Predecessors not reached yet (back edges, on the first round) say nothing.
+                let incoming: Vec<[Token; 4]> = func
+                    .predecessors(b)
+                    .iter()
+                    .filter_map(|p| exit.get(p).copied())
+                    .collect();
+                let joins = func.predecessors(b).len() > 1;
+                std::array::from_fn(|k| {
+                    let first = incoming.first().map_or(Token::Join(b, k), |t| t[k]);
+                    if !(give_up && joins) && incoming.iter().all(|t| t[k] == first) {
+                        first
+                    } else {
+                        Token::Join(b, k)
+                    }
+                })
+            };
+            let mut out = tokens;
+            for v in &func.cfg[b].insts {
+                match effects.get(v) {
+                    Some(Effect::Store(k, ..)) => out[*k] = Token::After(*v, *k),
+                    Some(Effect::Clobber(kinds)) => {
+                        for &k in kinds {
+                            out[k] = Token::After(*v, k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let entry_changed = entry.insert(b, tokens) != Some(tokens);
+            let exit_changed = exit.insert(b, out) != Some(out);
+            changed |= entry_changed || exit_changed;
+        }
+        if !changed || give_up {
+            return entry;
+        }
+    }
+}
+
+/// Whether two addresses certainly do not overlap.
+fn disjoint(a: &Address, b: &Address) -> bool {
+    match (a, b) {
+        (
+            Address::Deref {
+                var: va,
+                steps: sa,
+                restrict: ra,
+            },
+            Address::Deref {
+                var: vb,
+                steps: sb,
+                restrict: rb,
+            },
+        ) => {
+            if va != vb {
+                // Distinct shared variables never overlap; distinct SSBOs only when declared so.
+                return *ra && *rb;
+            }
+            sa.iter().zip(sb).any(|pair| match pair {
+                (Step::Index(Operand::Const(x)), Step::Index(Operand::Const(y))) => x != y,
+                (Step::Member(x), Step::Member(y)) => x != y,
+                _ => false,
+            })
+        }
+        (
+            Address::Offset {
+                family: fa,
+                memory: ma,
+                offset: Operand::Const(oa),
+                bytes: na,
+            },
+            Address::Offset {
+                family: fb,
+                memory: mb,
+                offset: Operand::Const(ob),
+                bytes: nb,
+            },
+        ) => fa == fb && ma == mb && (oa + na <= *ob || ob + nb <= *oa),
+        _ => false,
+    }
+}
+
+/// The token kind of a class of memory.
+fn kind_of(class: MemClass) -> Option<usize> {
+    KINDS.iter().position(|&k| class.contains(k))
+}
+
+/// What an instruction does to the memory this pass tracks.
+fn effect(shader: &Shader, func: &Function, v: Value) -> Effect {
+    let clobber_all = || Effect::Clobber((0..KINDS.len()).collect());
+    let intr = match &func.inst(v).kind {
+        InstKind::Intrinsic(i) => i,
+        InstKind::Call { .. } => return clobber_all(),
+        _ => return Effect::None,
+    };
+    let info = intr.op.info();
+    let access = intr.index(IndexKind::Access).unwrap_or(0);
+    let mergeable = access & (ACCESS_VOLATILE | ACCESS_COHERENT) == 0;
+    let operand = |value: Value| match &func.inst(value).kind {
+        InstKind::Const(c) if c.len() == 1 => Operand::Const(c[0]),
+        _ => Operand::Value(value),
+    };
+    let bytes = |value: Value| {
+        func.value_type(value)
+            .map_or(0, |t: ValType| t.comps as u64 * t.bits.div_ceil(8) as u64)
+    };
+    // The kind of a deref's variable, with its address.
+    let deref = |d: Value| -> Option<(usize, Address)> {
+        let (var, steps) = crate::ir::deref_chain(func, d)?;
+        let kind = match shader.variables.get(var.0 as usize)?.mode {
+            Mode::Ssbo => kind_of(MemClass::SSBO)?,
+            Mode::Shared => kind_of(MemClass::SHARED)?,
+            _ => return None,
+        };
+        let steps = steps
+            .iter()
+            .map(|&s| match &func.inst(s).kind {
+                InstKind::Deref(Deref::Array { index, .. }) => Some(Step::Index(operand(*index))),
+                InstKind::Deref(Deref::Struct { member, .. }) => Some(Step::Member(*member)),
+                _ => None,
+            })
+            .collect::<Option<Vec<Step>>>()?;
+        let restrict = kind == kind_of(MemClass::SHARED)? || access & ACCESS_RESTRICT != 0;
+        Some((
+            kind,
+            Address::Deref {
+                var: var.0,
+                steps,
+                restrict,
+            },
+        ))
+    };
+    let whole_store = |data: Value| {
+        let comps = func.value_type(data).map_or(0, |t| t.comps);
+        intr.index(IndexKind::WriteMask)
+            .is_none_or(|mask| mask == (1u32 << comps) - 1)
+    };
+    // Loads and stores of one family share addresses: the operands naming the memory, the
+    // `base` index, the offset (the last source) and the size.
+    let offset_address = |family: Intrinsic, memory: &[Value], bytes: u64| Address::Offset {
+        family,
+        memory: memory
+            .iter()
+            .map(|&m| operand(m))
+            .chain([Operand::Const(
+                intr.index(IndexKind::Base).unwrap_or(0) as u64
+            )])
+            .collect(),
+        offset: operand(*intr.srcs.last().expect("a memory access has an offset")),
+        bytes,
+    };
+    let n = intr.srcs.len();
+    match intr.op {
+        Intrinsic::LoadDeref => match deref(intr.srcs[0]) {
+            Some((kind, address)) if mergeable => Effect::Load(kind, address),
+            _ => Effect::None,
+        },
+        Intrinsic::StoreDeref => match deref(intr.srcs[0]) {
+            Some((kind, address)) if mergeable && whole_store(intr.srcs[1]) => {
+                Effect::Store(kind, address, intr.srcs[1])
+            }
+            Some((kind, _)) => Effect::Clobber(vec![kind]),
+            None => Effect::None,
+        },
+        Intrinsic::LoadSsbo | Intrinsic::LoadShared | Intrinsic::LoadGlobal if mergeable => {
+            let kind = kind_of(info.reads).expect("a memory load reads a tracked kind");
+            Effect::Load(kind, offset_address(intr.op, &intr.srcs[..n - 1], bytes(v)))
+        }
+        Intrinsic::StoreSsbo | Intrinsic::StoreShared | Intrinsic::StoreGlobal
+            if mergeable && whole_store(intr.srcs[0]) =>
+        {
+            let family = match intr.op {
+                Intrinsic::StoreSsbo => Intrinsic::LoadSsbo,
+                Intrinsic::StoreShared => Intrinsic::LoadShared,
+                _ => Intrinsic::LoadGlobal,
+            };
+            let kind = kind_of(info.writes).expect("a memory store writes a tracked kind");
+            let data = intr.srcs[0];
+            Effect::Store(
+                kind,
+                offset_address(family, &intr.srcs[1..n - 1], bytes(data)),
+                data,
+            )
+        }
+        Intrinsic::ImageDerefLoad if mergeable => Effect::Load(
+            kind_of(MemClass::IMAGE).expect("images are tracked"),
+            Address::Texel(
+                intr.srcs
+                    .iter()
+                    .map(|&s| operand(s))
+                    .chain(intr.indices.iter().map(|&i| Operand::Const(i as u64)))
+                    .collect(),
+            ),
+        ),
+        _ => {
+            let mut kinds: Vec<usize> = (0..KINDS.len())
+                .filter(|&k| info.writes.contains(KINDS[k]))
+                .collect();
+            if info.writes.contains(MemClass::VARIABLE)
+                && let Some((kind, _)) = intr.srcs.first().and_then(|&d| deref(d))
+            {
+                kinds.push(kind);
+            }
+            if kinds.is_empty() {
+                Effect::None
+            } else {
+                Effect::Clobber(kinds)
+            }
+        }
+    }
+}
