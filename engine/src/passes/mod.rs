@@ -14,6 +14,7 @@ pub mod lower_alu_to_scalar;
 pub mod manager;
 pub mod move_discards;
 pub mod phi_simplify;
+pub mod vars;
 pub mod vars_to_ssa;
 
 use crate::rewrite::TargetOptions;
