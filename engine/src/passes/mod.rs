@@ -14,6 +14,7 @@ pub mod lower_alu_to_scalar;
 pub mod manager;
 pub mod move_discards;
 pub mod phi_simplify;
+pub mod split_vars;
 pub mod vars;
 pub mod vars_to_ssa;
 
@@ -38,6 +39,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
         }),
         Box::new(phi_simplify::PhiSimplify),
+        Box::new(split_vars::SplitVars),
         Box::new(vars_to_ssa::VarsToSsa),
     ]
 }
