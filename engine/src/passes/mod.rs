@@ -8,6 +8,7 @@ pub mod cse;
 pub mod dce;
 pub mod dead_cf;
 pub mod discard_if;
+pub mod find_array_copies;
 pub mod if_convert;
 pub mod inline;
 pub mod lower_alu_to_scalar;
@@ -30,6 +31,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
         Box::new(discard_if::DiscardIf),
+        Box::new(find_array_copies::FindArrayCopies),
         Box::new(if_convert::IfConvert {
             costs: opts.costs.clone(),
         }),
