@@ -4,6 +4,7 @@
 pub mod algebraic;
 pub mod constant_fold;
 pub mod copy_prop;
+pub mod copy_prop_vars;
 pub mod cse;
 pub mod dce;
 pub mod dead_cf;
@@ -27,6 +28,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(constant_fold::ConstantFold),
         Box::new(copy_prop::CopyProp),
+        Box::new(copy_prop_vars::CopyPropVars),
         Box::new(cse::Cse),
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
