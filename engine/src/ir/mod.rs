@@ -607,6 +607,23 @@ impl Function {
         v
     }
 
+    /// Adds an instruction just before `at`, in `at`'s block.
+    pub fn insert_before(&mut self, at: Value, kind: InstKind, def: Option<ValType>) -> Value {
+        let block = self.inst(at).block;
+        let v = self.alloc_inst(Inst { kind, def, block });
+        let insts = &mut self.cfg[block].insts;
+        let pos = insts.iter().position(|&i| i == at).expect("placed");
+        insts.insert(pos, v);
+        v
+    }
+
+    /// Deletes an instruction whose value nothing uses any more.
+    pub fn remove_inst(&mut self, v: Value) {
+        let block = self.inst(v).block;
+        self.cfg[block].insts.retain(|&i| i != v);
+        self.insts[v.index()] = None;
+    }
+
     /// The values an instruction reads, in source order (phi sources included).
     pub fn inst_sources(&self, v: Value) -> Vec<Value> {
         inst_sources(&self.inst(v).kind)

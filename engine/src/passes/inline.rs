@@ -310,8 +310,7 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
             Some(phi)
         }
     };
-    caller.cfg[block].insts.retain(|&v| v != call);
-    caller.insts[call.index()] = None;
+    caller.remove_inst(call);
     if let Some(result) = result {
         caller.replace_uses(call, result);
     }

@@ -72,9 +72,7 @@ impl Pass for MemoryCse {
                 func.replace_uses(load, value);
             }
             for &load in replaced.keys() {
-                let block = func.inst(load).block;
-                func.cfg[block].insts.retain(|&v| v != load);
-                func.insts[load.index()] = None;
+                func.remove_inst(load);
             }
         }
         Ok(progress)

@@ -4,10 +4,12 @@
 pub mod algebraic;
 pub mod constant_fold;
 pub mod copy_prop;
+pub mod copy_prop_vars;
 pub mod cse;
 pub mod dce;
 pub mod dead_cf;
 pub mod discard_if;
+pub mod find_array_copies;
 pub mod if_convert;
 pub mod inline;
 pub mod lower_alu_to_scalar;
@@ -15,6 +17,8 @@ pub mod manager;
 pub mod memory_cse;
 pub mod move_discards;
 pub mod phi_simplify;
+pub mod split_vars;
+pub mod vars;
 pub mod vars_to_ssa;
 
 use crate::rewrite::TargetOptions;
@@ -25,10 +29,12 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(constant_fold::ConstantFold),
         Box::new(copy_prop::CopyProp),
+        Box::new(copy_prop_vars::CopyPropVars),
         Box::new(cse::Cse),
         Box::new(dce::Dce),
         Box::new(dead_cf::DeadCf),
         Box::new(discard_if::DiscardIf),
+        Box::new(find_array_copies::FindArrayCopies),
         Box::new(if_convert::IfConvert {
             costs: opts.costs.clone(),
         }),
@@ -39,6 +45,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
         }),
         Box::new(phi_simplify::PhiSimplify),
+        Box::new(split_vars::SplitVars),
         Box::new(vars_to_ssa::VarsToSsa),
     ]
 }

@@ -27,10 +27,10 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
+use super::vars::{read, rewrite_as_alu};
 use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier, reverse_post_order};
 use crate::ir::{
-    Alu, AluSrc, BlockId, Deref, FpFlags, Function, Inst, InstKind, Mode, Shader, ValType, Value,
-    VarId, deref_chain,
+    AluSrc, BlockId, Deref, Function, Inst, InstKind, Shader, ValType, Value, VarId, deref_chain,
 };
 use crate::ops::AluOp;
 use shrew_ops::{IndexKind, Intrinsic};
@@ -49,26 +49,13 @@ impl Pass for VarsToSsa {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let owners = owning_functions(shader);
+        let owned = super::vars::owned_temporaries(shader);
         let mut promoted = HashSet::new();
-        for f in 0..shader.functions.len() {
-            let is_entry = f == shader.entry.0 as usize;
-            let candidates: HashSet<VarId> = owners
-                .iter()
-                .filter(|(var, owner)| {
-                    **owner == Some(f)
-                        && match shader.variable(**var).mode {
-                            Mode::FunctionTemp => true,
-                            Mode::ShaderTemp => is_entry,
-                            _ => false,
-                        }
-                })
-                .map(|(var, _)| *var)
-                .collect();
+        for (f, candidates) in owned.iter().enumerate() {
             if candidates.is_empty() {
                 continue;
             }
-            let mut accesses = find_accesses(shader, &shader.functions[f], &candidates);
+            let mut accesses = find_accesses(shader, &shader.functions[f], candidates);
             let mut chosen: Vec<VarId> = accesses.promotable.iter().copied().collect();
             chosen.sort();
             let name = shader.functions[f].name.clone();
@@ -95,23 +82,6 @@ impl Pass for VarsToSsa {
         shader.retain_variables(|var| !promoted.contains(&var));
         Ok(true)
     }
-}
-
-/// For every variable reached through a `deref_var`, the one function that does so (`None` when
-/// several do).
-fn owning_functions(shader: &Shader) -> HashMap<VarId, Option<usize>> {
-    let mut owners: HashMap<VarId, Option<usize>> = HashMap::new();
-    for (f, func) in shader.functions.iter().enumerate() {
-        for inst in func.insts.iter().flatten() {
-            if let InstKind::Deref(Deref::Var(var)) = inst.kind {
-                let owner = owners.entry(var).or_insert(Some(f));
-                if *owner != Some(f) {
-                    *owner = None;
-                }
-            }
-        }
-    }
-    owners
 }
 
 /// Where a load or store of a promoted variable lands.
@@ -397,29 +367,8 @@ fn promote(func: &mut Function, acc: &Accesses) {
 
     for derefs in acc.derefs.values() {
         for &d in derefs {
-            let block = func.inst(d).block;
-            func.cfg[block].insts.retain(|&i| i != d);
-            func.insts[d.index()] = None;
+            func.remove_inst(d);
         }
-    }
-}
-
-/// Turns a load or store into an ALU instruction in place, so its id (and position) stay.
-fn rewrite_as_alu(inst: &mut Inst, op: AluOp, srcs: Vec<AluSrc>) {
-    inst.kind = InstKind::Alu(Alu {
-        op,
-        srcs,
-        exact: false,
-        fp: FpFlags::default(),
-    });
-}
-
-/// A source reading `value` through `components` (all of it in order when empty).
-fn read(value: Value, components: &[u8]) -> AluSrc {
-    if components.is_empty() {
-        AluSrc::new(value)
-    } else {
-        AluSrc::swizzled(value, components)
     }
 }
 

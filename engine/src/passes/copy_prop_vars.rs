@@ -1,0 +1,209 @@
+//! `copy-prop-vars`: loads through a `copy_deref`'s destination read its source instead.
+//!
+//! What: after `copy_deref dst, src`, a load of `dst` or of anything inside it (`dst[idx]`, with
+//! indirect indices too) becomes a load of the same place inside `src` — the deref chain past
+//! `dst` is rebuilt on `src` — as long as no write to either variable may have happened since.
+//! A copy stays known to the end of its block and into a block whose only predecessor that
+//! block is, so every path to the load passes the copy; a store, copy or atomic through a deref
+//! of either variable, or a call, forgets it. Then a temporary that nothing reads any more —
+//! only stored to and copied into — is deleted with its stores, copies and derefs.
+//!
+//! Why: the loads of a temporary filled by an array copy (from `find-array-copies`) read the
+//! copied variable directly, and the temporary goes: the DXVK tessellation-control inputs read
+//! with `gl_InvocationID` end up as indirect loads of the inputs, with no array in memory.
+//!
+//! Invariants: both variables are only written by this invocation's derefs (temporaries,
+//! inputs, uniforms, push constants; see `vars::is_private`), distinct, and have the same type
+//! (`copy_deref` requires it), so the chain past `dst` applies to `src` and reads the same
+//! values. Volatile loads stay. Rewriting one load, and deleting one temporary, are one
+//! transformation each.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use super::vars::{AccessKind, DerefPath, is_private, owned_temporaries, var_accesses};
+use crate::cfg::reverse_post_order;
+use crate::ir::{BlockId, Function, InstKind, Shader, ValType, Value, VarId, deref_chain};
+use shrew_ops::{ACCESS_VOLATILE, IndexKind, Intrinsic, MemClass};
+use std::collections::{HashMap, HashSet};
+
+/// The `copy-prop-vars` pass.
+pub struct CopyPropVars;
+
+impl Pass for CopyPropVars {
+    fn name(&self) -> &str {
+        "copy-prop-vars"
+    }
+
+    fn description(&self) -> &str {
+        "loads after a copy_deref read its source; deletes temporaries nothing reads"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for f in 0..shader.functions.len() {
+            progress |= propagate(shader, f, context);
+        }
+        Ok(remove_unread_temporaries(shader, context) || progress)
+    }
+}
+
+/// A `copy_deref` whose destination still holds what its source holds.
+#[derive(Clone, Debug)]
+struct KnownCopy {
+    dst: DerefPath,
+    src: DerefPath,
+    /// The copy's source deref, which dominates everything the copy does.
+    src_deref: Value,
+}
+
+/// Rewrites the loads of copied destinations of function `f`; returns whether it did.
+fn propagate(shader: &mut Shader, f: usize, context: &mut PassContext) -> bool {
+    let mut progress = false;
+    let mut leaving: HashMap<BlockId, Vec<KnownCopy>> = HashMap::new();
+    for b in reverse_post_order(&shader.functions[f]) {
+        let func = &shader.functions[f];
+        let mut known = match func.predecessors(b).as_slice() {
+            [p] if *p != b => leaving.get(p).cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut i = 0;
+        while i < shader.functions[f].cfg[b].insts.len() {
+            let func = &shader.functions[f];
+            let v = func.cfg[b].insts[i];
+            i += 1;
+            let intrinsic = match &func.inst(v).kind {
+                InstKind::Call { .. } => {
+                    known.clear();
+                    continue;
+                }
+                InstKind::Intrinsic(intrinsic) => intrinsic.clone(),
+                _ => continue,
+            };
+            let root = |k: usize| deref_chain(func, intrinsic.srcs[k]).map(|(var, _)| var);
+            match intrinsic.op {
+                Intrinsic::LoadDeref => {
+                    let volatile = intrinsic
+                        .index(IndexKind::Access)
+                        .is_some_and(|a| a & ACCESS_VOLATILE != 0);
+                    let Some(path) = DerefPath::of(func, intrinsic.srcs[0]) else {
+                        continue;
+                    };
+                    let Some(copy) = known.iter().find(|c| c.dst.is_prefix_of(&path)) else {
+                        continue;
+                    };
+                    if volatile || context.budget.is_spent() {
+                        continue;
+                    }
+                    let name = &func.name;
+                    context
+                        .budget
+                        .spend(|| format!("copy-prop-vars: load {v} in `{name}`"));
+                    let depth = copy.dst.steps.len();
+                    let src_deref = copy.src_deref;
+                    i += read_from_source(&mut shader.functions[f], v, depth, src_deref);
+                    progress = true;
+                }
+                Intrinsic::CopyDeref => {
+                    forget(&mut known, root(0));
+                    let paths = (
+                        DerefPath::of(func, intrinsic.srcs[0]),
+                        DerefPath::of(func, intrinsic.srcs[1]),
+                    );
+                    if let (Some(dst), Some(src)) = paths
+                        && dst.var != src.var
+                        && is_private(shader.variable(dst.var).mode)
+                        && is_private(shader.variable(src.var).mode)
+                    {
+                        known.push(KnownCopy {
+                            dst,
+                            src,
+                            src_deref: intrinsic.srcs[1],
+                        });
+                    }
+                }
+                op if op.info().writes.contains(MemClass::VARIABLE) => forget(&mut known, root(0)),
+                // Lowered intrinsics and barriers write no private variable.
+                _ => {}
+            }
+        }
+        leaving.insert(b, known);
+    }
+    progress
+}
+
+/// Forgets the copies a write to `var` may change (all of them when the variable is unknown).
+fn forget(known: &mut Vec<KnownCopy>, var: Option<VarId>) {
+    match var {
+        Some(var) => known.retain(|c| c.dst.var != var && c.src.var != var),
+        None => known.clear(),
+    }
+}
+
+/// Makes `load` read through `src_deref` followed by the steps of its chain past the first
+/// `depth` (the copy's destination); returns how many derefs it inserted before the load.
+fn read_from_source(func: &mut Function, load: Value, depth: usize, src_deref: Value) -> usize {
+    let InstKind::Intrinsic(i) = &func.inst(load).kind else {
+        unreachable!("a load");
+    };
+    let (_, steps) = deref_chain(func, i.srcs[0]).expect("a path was found");
+    let mut parent = src_deref;
+    for &step in &steps[depth..] {
+        let mut kind = func.inst(step).kind.clone();
+        if let InstKind::Deref(
+            crate::ir::Deref::Array { parent: p, .. } | crate::ir::Deref::Struct { parent: p, .. },
+        ) = &mut kind
+        {
+            *p = parent;
+        }
+        parent = func.insert_before(load, kind, Some(ValType::DEREF));
+    }
+    let InstKind::Intrinsic(i) = &mut func.inst_mut(load).kind else {
+        unreachable!("a load");
+    };
+    i.srcs[0] = parent;
+    steps.len() - depth
+}
+
+/// Deletes the temporaries nothing reads (only stored to or copied into), with their stores,
+/// copies and derefs; returns whether there were any.
+fn remove_unread_temporaries(shader: &mut Shader, context: &mut PassContext) -> bool {
+    let owned = owned_temporaries(shader);
+    let mut deleted = HashSet::new();
+    for (f, temps) in owned.iter().enumerate() {
+        let mut accesses: Vec<_> = var_accesses(&shader.functions[f])
+            .into_iter()
+            .filter(|(var, acc)| {
+                temps.contains(var)
+                    && !acc.escapes
+                    && acc
+                        .accesses
+                        .iter()
+                        .all(|a| matches!(a.kind, AccessKind::Store | AccessKind::CopyDst))
+            })
+            .collect();
+        accesses.sort_by_key(|(var, _)| *var);
+        for (var, acc) in accesses {
+            if context.budget.is_spent() {
+                break;
+            }
+            let name = &shader.variable(var).name;
+            context
+                .budget
+                .spend(|| format!("copy-prop-vars: unread @{name}"));
+            let func = &mut shader.functions[f];
+            for a in &acc.accesses {
+                func.remove_inst(a.inst);
+            }
+            for &d in acc.derefs.iter().rev() {
+                func.remove_inst(d);
+            }
+            deleted.insert(var);
+        }
+    }
+    if deleted.is_empty() {
+        return false;
+    }
+    shader.retain_variables(|var| !deleted.contains(&var));
+    true
+}
