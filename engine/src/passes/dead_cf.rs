@@ -38,7 +38,7 @@ impl Pass for DeadCf {
     }
 
     fn description(&self) -> &str {
-        "folds selections on constant conditions and deletes unreachable blocks"
+        "folds selections on constant conditions, deletes unreachable blocks, merges jump chains"
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
