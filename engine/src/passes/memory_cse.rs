@@ -33,8 +33,9 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
+use super::vars::{DerefPath, PathStep};
 use crate::cfg::{DomTree, reverse_post_order};
-use crate::ir::{BlockId, Deref, Function, InstKind, Mode, Shader, ValType, Value};
+use crate::ir::{BlockId, Function, InstKind, Mode, Shader, Terminator, ValType, Value};
 use shrew_ops::{
     ACCESS_COHERENT, ACCESS_RESTRICT, ACCESS_VOLATILE, IndexKind, Intrinsic, MemClass,
 };
@@ -64,12 +65,20 @@ impl Pass for MemoryCse {
             }
             progress = true;
             let func = &mut shader.functions[f];
-            for (&load, &value) in &replaced {
-                let mut value = value;
-                while let Some(&next) = replaced.get(&value) {
-                    value = next;
+            // A load may be replaced by one that is itself replaced: follow to the end.
+            let resolve = |mut v: Value| {
+                while let Some(&next) = replaced.get(&v) {
+                    v = next;
                 }
-                func.replace_uses(load, value);
+                v
+            };
+            for inst in func.insts.iter_mut().flatten() {
+                inst.kind.for_each_src_mut(|v| *v = resolve(*v));
+            }
+            for block in func.cfg.node_weights_mut() {
+                if let Some(v) = block.terminator.as_mut().and_then(Terminator::src_mut) {
+                    *v = resolve(*v);
+                }
             }
             for &load in replaced.keys() {
                 func.remove_inst(load);
@@ -108,12 +117,8 @@ enum Operand {
 /// Where an access goes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Address {
-    /// A deref chain: the variable and its steps (array indices and struct members).
-    Deref {
-        var: u32,
-        steps: Vec<Step>,
-        restrict: bool,
-    },
+    /// A deref chain, and whether no other variable reaches its memory.
+    Deref { path: DerefPath, restrict: bool },
     /// A buffer, shared-memory or global address: the intrinsic family, the operands naming
     /// the memory, the byte offset and the size.
     Offset {
@@ -124,12 +129,6 @@ enum Address {
     },
     /// An image texel: the load's operands.
     Texel(Vec<Operand>),
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-enum Step {
-    Index(Operand),
-    Member(u32),
 }
 
 /// What an instruction does to token-carrying memory.
@@ -287,23 +286,21 @@ fn disjoint(a: &Address, b: &Address) -> bool {
     match (a, b) {
         (
             Address::Deref {
-                var: va,
-                steps: sa,
+                path: pa,
                 restrict: ra,
             },
             Address::Deref {
-                var: vb,
-                steps: sb,
+                path: pb,
                 restrict: rb,
             },
         ) => {
-            if va != vb {
+            if pa.var != pb.var {
                 // Distinct shared variables never overlap; distinct SSBOs only when declared so.
                 return *ra && *rb;
             }
-            sa.iter().zip(sb).any(|pair| match pair {
-                (Step::Index(Operand::Const(x)), Step::Index(Operand::Const(y))) => x != y,
-                (Step::Member(x), Step::Member(y)) => x != y,
+            pa.steps.iter().zip(&pb.steps).any(|pair| match pair {
+                (PathStep::Const(x), PathStep::Const(y)) => x != y,
+                (PathStep::Member(x), PathStep::Member(y)) => x != y,
                 _ => false,
             })
         }
@@ -351,29 +348,14 @@ fn effect(shader: &Shader, func: &Function, v: Value) -> Effect {
     };
     // The kind of a deref's variable, with its address.
     let deref = |d: Value| -> Option<(usize, Address)> {
-        let (var, steps) = crate::ir::deref_chain(func, d)?;
-        let kind = match shader.variables.get(var.0 as usize)?.mode {
+        let path = DerefPath::of(func, d)?;
+        let kind = match shader.variables.get(path.var.0 as usize)?.mode {
             Mode::Ssbo => kind_of(MemClass::SSBO)?,
             Mode::Shared => kind_of(MemClass::SHARED)?,
             _ => return None,
         };
-        let steps = steps
-            .iter()
-            .map(|&s| match &func.inst(s).kind {
-                InstKind::Deref(Deref::Array { index, .. }) => Some(Step::Index(operand(*index))),
-                InstKind::Deref(Deref::Struct { member, .. }) => Some(Step::Member(*member)),
-                _ => None,
-            })
-            .collect::<Option<Vec<Step>>>()?;
         let restrict = kind == kind_of(MemClass::SHARED)? || access & ACCESS_RESTRICT != 0;
-        Some((
-            kind,
-            Address::Deref {
-                var: var.0,
-                steps,
-                restrict,
-            },
-        ))
+        Some((kind, Address::Deref { path, restrict }))
     };
     let whole_store = |data: Value| {
         let comps = func.value_type(data).map_or(0, |t| t.comps);

@@ -34,7 +34,7 @@
 
 use super::manager::{Pass, PassContext};
 use super::vars::{
-    AccessKind, Users, VarAccesses, owned_temporaries, read, rewrite_as_alu, unique_name,
+    AccessKind, VarAccesses, components_read, owned_temporaries, read, rewrite_as_alu, unique_name,
     var_accesses,
 };
 use crate::ir::{
@@ -42,6 +42,7 @@ use crate::ir::{
     Variable, deref_chain,
 };
 use crate::ops::AluOp;
+use crate::uses::Uses;
 use shrew_ops::{IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
@@ -411,7 +412,7 @@ fn narrow_vectors(shader: &mut Shader, context: &mut PassContext) -> bool {
     let mut deleted = HashSet::new();
     let mut progress = false;
     for (f, vars) in candidates(shader, |v| vector_leaf(&v.ty).is_some()) {
-        let users = Users::new(&shader.functions[f]);
+        let uses = Uses::build(&shader.functions[f]);
         for (var, acc) in vars {
             let func = &shader.functions[f];
             let (scalar, width) = vector_leaf(&shader.variable(var).ty).expect("picked");
@@ -430,7 +431,7 @@ fn narrow_vectors(shader: &mut Shader, context: &mut PassContext) -> bool {
                 .accesses
                 .iter()
                 .filter(|a| a.kind == AccessKind::Load)
-                .fold(0, |m, a| m | users.components_read(func, a.inst));
+                .fold(0, |m, a| m | components_read(func, &uses, a.inst));
             let full = (1u32 << width) - 1;
             if live == full || !spend(context, "vector", shader, var) {
                 continue;

@@ -6,6 +6,7 @@ use crate::ir::{
     Alu, AluSrc, Deref, FpFlags, Function, Inst, InstKind, Mode, Shader, Value, VarId, deref_chain,
 };
 use crate::ops::AluOp;
+use crate::uses::{User, Uses};
 use shrew_ops::{IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
@@ -173,66 +174,38 @@ impl DerefPath {
     }
 }
 
-/// Users of every value of a function: instructions, and the values terminators read.
-pub struct Users {
-    insts: HashMap<Value, Vec<Value>>,
-    by_terminators: HashSet<Value>,
-}
-
-impl Users {
-    pub fn new(func: &Function) -> Users {
-        let mut insts: HashMap<Value, Vec<Value>> = HashMap::new();
-        let mut by_terminators = HashSet::new();
-        for b in func.blocks() {
-            for &v in &func.cfg[b].insts {
-                for src in func.inst_sources(v) {
-                    insts.entry(src).or_default().push(v);
-                }
-            }
-            if let Some(src) = func.cfg[b].terminator.as_ref().and_then(|t| t.src()) {
-                by_terminators.insert(src);
-            }
-        }
-        Users {
-            insts,
-            by_terminators,
-        }
-    }
-
-    /// The mask of the components of `v` anything reads: ALU sources through their swizzles,
-    /// `store_deref` data through its write mask, everything else all of them. Instructions
-    /// added since [`Users::new`] are not seen: callers only add readers of fewer components
-    /// than the ones they replace.
-    pub fn components_read(&self, func: &Function, v: Value) -> u32 {
-        let comps = func.value_type(v).map_or(16, |t| t.comps);
-        let all = (1u32 << comps) - 1;
-        if self.by_terminators.contains(&v) {
+/// The mask of the components of `v` anything reads: ALU sources through their swizzles,
+/// `store_deref` data through its write mask, everything else (terminators included) all of
+/// them. Users deleted since `uses` was built read nothing; users added since are not seen
+/// (callers only add readers of fewer components than the ones they replace).
+pub fn components_read(func: &Function, uses: &Uses, v: Value) -> u32 {
+    let comps = func.value_type(v).map_or(16, |t| t.comps);
+    let all = (1u32 << comps) - 1;
+    let mut read = 0;
+    for &user in uses.users(v) {
+        let User::Inst(user) = user else {
             return all;
-        }
-        let mut read = 0;
-        for &user in self.insts.get(&v).into_iter().flatten() {
-            // Users deleted since the map was made read nothing.
-            let Some(inst) = func.get_inst(user) else {
-                continue;
-            };
-            match &inst.kind {
-                InstKind::Alu(alu) => {
-                    let def = inst.def.expect("ALU instructions define a value");
-                    for (i, src) in alu.srcs.iter().enumerate() {
-                        if src.value == v {
-                            let n = alu.src_components(i, def) as usize;
-                            read |= src.swizzle[..n].iter().fold(0, |m, &c| m | 1 << c);
-                        }
+        };
+        let Some(inst) = func.get_inst(user) else {
+            continue;
+        };
+        match &inst.kind {
+            InstKind::Alu(alu) => {
+                let def = inst.def.expect("ALU instructions define a value");
+                for (i, src) in alu.srcs.iter().enumerate() {
+                    if src.value == v {
+                        let n = alu.src_components(i, def) as usize;
+                        read |= src.swizzle[..n].iter().fold(0, |m, &c| m | 1 << c);
                     }
                 }
-                InstKind::Intrinsic(i) if i.op == Intrinsic::StoreDeref && i.srcs[0] != v => {
-                    read |= i.index(IndexKind::WriteMask).unwrap_or(all);
-                }
-                _ => return all,
             }
+            InstKind::Intrinsic(i) if i.op == Intrinsic::StoreDeref && i.srcs[0] != v => {
+                read |= i.index(IndexKind::WriteMask).unwrap_or(all);
+            }
+            _ => return all,
         }
-        read & all
     }
+    read & all
 }
 
 /// Follows `mov`s back from `v`: the value they copy and, for each component of `v`, the

@@ -27,13 +27,13 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use super::vars::{read, rewrite_as_alu};
+use super::vars::{AccessKind, read, rewrite_as_alu, var_accesses};
 use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier, reverse_post_order};
 use crate::ir::{
     AluSrc, BlockId, Deref, Function, Inst, InstKind, Shader, ValType, Value, VarId, deref_chain,
 };
 use crate::ops::AluOp;
-use shrew_ops::{IndexKind, Intrinsic};
+use shrew_ops::IndexKind;
 use std::collections::{HashMap, HashSet};
 
 /// The `vars-to-ssa` pass.
@@ -116,90 +116,56 @@ impl Accesses {
     }
 }
 
-/// Finds the loads and stores of the candidates in `func` and which candidates can be promoted.
+/// Finds the loads and stores of the candidates in `func` and which candidates can be promoted:
+/// those whose derefs only lead to loads and stores through constant paths.
 fn find_accesses(shader: &Shader, func: &Function, candidates: &HashSet<VarId>) -> Accesses {
     let mut acc = Accesses::default();
-    let mut rejected: HashSet<VarId> = HashSet::new();
-    let root_of = |v: Value| match func.get_inst(v).map(|i| &i.kind) {
-        Some(InstKind::Deref(_)) => {
-            deref_chain(func, v).and_then(|(var, _)| candidates.contains(&var).then_some(var))
-        }
-        _ => None,
-    };
-    for b in func.blocks() {
-        for &v in &func.cfg[b].insts {
-            let kind = &func.inst(v).kind;
-            // A deref of a candidate may only be a deref's parent or a load's or store's address.
-            let allowed_slots: &[usize] = match kind {
-                InstKind::Deref(Deref::Array { .. } | Deref::Struct { .. }) => &[0],
-                InstKind::Intrinsic(i)
-                    if matches!(i.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) =>
-                {
-                    &[0]
-                }
-                _ => &[],
-            };
-            for (slot, src) in crate::ir::inst_sources(kind).into_iter().enumerate() {
-                if let Some(var) = root_of(src)
-                    && !allowed_slots.contains(&slot)
-                {
-                    rejected.insert(var);
-                }
-            }
-            if let InstKind::Deref(_) = kind
-                && let Some(var) = root_of(v)
-            {
-                acc.derefs.entry(var).or_default().push(v);
-            }
-            let InstKind::Intrinsic(i) = kind else {
-                continue;
-            };
-            let store = match i.op {
-                Intrinsic::LoadDeref => None,
-                Intrinsic::StoreDeref => {
-                    Some((i.srcs[1], i.index(IndexKind::WriteMask).unwrap_or(0)))
-                }
-                _ => continue,
-            };
-            let Some(var) = root_of(i.srcs[0]) else {
-                continue;
-            };
-            match leaf_path(shader, func, i.srcs[0]) {
-                Some((path, ty, component)) => {
-                    let next = acc.leaves.len();
-                    let leaf = *acc.by_path.entry((var, path)).or_insert(next);
-                    if leaf == next {
-                        acc.leaves.push((var, ty));
+    let mut all = var_accesses(func);
+    all.retain(|var, _| candidates.contains(var));
+    let mut vars: Vec<VarId> = all.keys().copied().collect();
+    vars.sort();
+    for var in vars {
+        let uses = &all[&var];
+        let mut found = Vec::with_capacity(uses.accesses.len());
+        let promotable = !uses.escapes
+            && uses.accesses.iter().all(|a| {
+                let store = match a.kind {
+                    AccessKind::Load => None,
+                    AccessKind::Store => {
+                        let InstKind::Intrinsic(i) = &func.inst(a.inst).kind else {
+                            return false;
+                        };
+                        Some((i.srcs[1], i.index(IndexKind::WriteMask).unwrap_or(0)))
                     }
-                    acc.by_inst.insert(
-                        v,
-                        Access {
-                            leaf,
-                            component,
-                            store,
-                        },
-                    );
-                }
-                None => {
-                    rejected.insert(var);
-                }
+                    AccessKind::CopyDst | AccessKind::CopySrc => return false,
+                };
+                let Some(leaf) = leaf_path(shader, func, a.deref) else {
+                    return false;
+                };
+                found.push((a.inst, leaf, store));
+                true
+            });
+        if !promotable {
+            continue;
+        }
+        for (inst, (path, ty, component), store) in found {
+            let next = acc.leaves.len();
+            let leaf = *acc.by_path.entry((var, path)).or_insert(next);
+            if leaf == next {
+                acc.leaves.push((var, ty));
             }
+            acc.by_inst.insert(
+                inst,
+                Access {
+                    leaf,
+                    component,
+                    store,
+                },
+            );
         }
+        acc.derefs.insert(var, uses.derefs.clone());
+        acc.promotable.insert(var);
     }
-    for b in func.blocks() {
-        if let Some(mut term) = func.cfg[b].terminator.clone()
-            && let Some(&mut src) = term.src_mut()
-            && let Some(var) = root_of(src)
-        {
-            rejected.insert(var);
-        }
-    }
-    acc.promotable = acc
-        .derefs
-        .keys()
-        .filter(|var| !rejected.contains(var))
-        .copied()
-        .collect();
     acc
 }
 
