@@ -7,7 +7,9 @@ use crate::pipeline::Pipeline;
 use crate::{CliError, emit};
 use clap::Args;
 use rayon::prelude::*;
+use shrew_engine::egraph::shader_cost;
 use shrew_engine::ir::Stage;
+use shrew_engine::rewrite::Model;
 use shrew_frontend::glsl::{Glslang, stage_for_extension};
 use shrew_frontend::piglit::{parse_shader_test, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
@@ -53,7 +55,11 @@ struct StageReport {
     status: Status,
     message: Option<String>,
     instructions: usize,
+    /// What the stage's pure instructions cost under the target's model.
+    cost: u64,
     time: f64,
+    /// The pipeline's share of `time`.
+    pipeline_time: f64,
 }
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
@@ -63,7 +69,8 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     }
     let context = Context {
         glslang: Glslang::find().ok(),
-        pipeline: Pipeline::parse(&args.batch.pipeline)?,
+        pipeline: Pipeline::parse(&args.batch.pipeline, args.batch.target)?,
+        model: args.batch.target.options().costs.model,
         save_spirv: args.save_spirv.clone(),
     };
     let files = args.batch.select(find_files(&args.paths, |p| {
@@ -105,7 +112,9 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
                 "status": r.status,
                 "message": r.message,
                 "instructions": r.instructions,
+                "cost": r.cost,
                 "time": r.time,
+                "pipeline_time": r.pipeline_time,
             });
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
@@ -214,6 +223,8 @@ fn instruction_count(shader: &shrew_engine::ir::Shader) -> usize {
 struct Context {
     glslang: Option<Glslang>,
     pipeline: Pipeline,
+    /// The target's cost model, for the `cost` of each stage.
+    model: Model,
     save_spirv: Option<PathBuf>,
 }
 
@@ -261,7 +272,9 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
         status,
         message: Some(message),
         instructions: 0,
+        cost: 0,
         time: 0.0,
+        pipeline_time: 0.0,
     }
 }
 
@@ -276,15 +289,17 @@ fn finish(
     mut time: f64,
     context: &Context,
 ) -> StageReport {
-    let mut instructions = 0;
+    let (mut instructions, mut cost, mut pipeline_time) = (0, 0, 0.0);
     if let Some(mut shader) = shader {
         let start = Instant::now();
         if let Err(e) = context.pipeline.run(&mut shader) {
             status = Status::FrontendError;
             message = Some(format!("pipeline: {e}"));
         }
-        time += start.elapsed().as_secs_f64();
+        pipeline_time = start.elapsed().as_secs_f64();
+        time += pipeline_time;
         instructions = instruction_count(&shader);
+        cost = shader_cost(&shader, context.model.0.as_ref());
     }
     StageReport {
         index: 0,
@@ -293,7 +308,9 @@ fn finish(
         status,
         message,
         instructions,
+        cost,
         time,
+        pipeline_time,
     }
 }
 

@@ -60,7 +60,7 @@ impl<E: std::fmt::Display> From<E> for CliError {
 }
 
 fn passes() -> Result<(), CliError> {
-    let registry = pipeline::registry();
+    let registry = pipeline::registry(pipeline::Target::Generic);
     let mut out = String::new();
     for pass in registry.passes() {
         out.push_str(&format!("{:<20} {}\n", pass.name(), pass.description()));

@@ -1,6 +1,6 @@
 //! `shrew opt`: runs passes over a shader and prints the result.
 
-use crate::pipeline::Pipeline;
+use crate::pipeline::{Pipeline, Target};
 use crate::{CliError, emit, load};
 use clap::Args;
 use shrew_engine::passes::manager::RunReport;
@@ -15,6 +15,9 @@ pub struct OptArgs {
     /// group until it changes nothing, `default` is the default pipeline, `none` runs nothing.
     #[arg(short, long, default_value = "default")]
     pipeline: String,
+    /// The target to optimize for: its rule options and the costs `eqsat` extracts with.
+    #[arg(long, value_enum, default_value_t)]
+    target: Target,
     /// Print per pass how often it ran and changed the shader, its time and instruction delta,
     /// and how often each rule fired, to stderr.
     #[arg(long)]
@@ -36,7 +39,7 @@ pub struct OptArgs {
 
 pub fn opt(args: &OptArgs) -> Result<(), CliError> {
     let mut shader = load(&args.file)?;
-    let mut pipeline = Pipeline::parse(&args.pipeline)?;
+    let mut pipeline = Pipeline::parse(&args.pipeline, args.target)?;
     pipeline.options.print_after = args.print_after.clone();
     pipeline.options.print_after_all = args.print_after_all;
     pipeline.options.verify_each = args.verify_each;

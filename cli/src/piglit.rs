@@ -26,6 +26,9 @@ pub struct BatchArgs {
     /// Passes to run on every translated stage (`none`: no optimization).
     #[arg(short, long, default_value = "none")]
     pub pipeline: String,
+    /// The target to optimize for: its rule options and the costs `eqsat` extracts with.
+    #[arg(long, value_enum, default_value_t)]
+    pub target: crate::pipeline::Target,
     /// Print one JSON object per item and a summary object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -121,7 +124,7 @@ pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
 }
 
 pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
-    let pipeline = Pipeline::parse(&args.batch.pipeline)?;
+    let pipeline = Pipeline::parse(&args.batch.pipeline, args.batch.target)?;
     let glslang = Glslang::find()?;
     let files = args.batch.select(find_files(&args.paths, |p| {
         p.extension().is_some_and(|e| e == "shader_test")
@@ -200,6 +203,7 @@ mod tests {
         assert!(parse_range("x").is_err());
         let batch = BatchArgs {
             pipeline: "none".into(),
+            target: crate::pipeline::Target::Generic,
             json: false,
             jobs: None,
             only_shaders: Some((2, 5)),

@@ -2,14 +2,46 @@
 //! ([`shrew_engine::passes::manager`]) over every pass there is ([`shrew_rules::registry`]).
 
 use crate::CliError;
+use clap::ValueEnum;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::verify;
 
-/// Every pass a pipeline may name.
-pub fn registry() -> Registry {
-    shrew_rules::registry(&TargetOptions::default())
+/// The target the mid-end optimizes for: its rule options and the cost model `eqsat` extracts
+/// with. The Gen generations share one description, as do the R600 family's.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Target {
+    /// Every operation native, each costing one per component.
+    #[default]
+    Generic,
+    Gen7,
+    Gen75,
+    Gen8,
+    Gen9,
+    R600,
+    R700,
+    Evergreen,
+    Cayman,
+}
+
+impl Target {
+    pub fn options(self) -> TargetOptions {
+        match self {
+            Target::Generic => TargetOptions::default(),
+            Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => {
+                shrew_gen::target_options()
+            }
+            Target::R600 | Target::R700 | Target::Evergreen | Target::Cayman => {
+                shrew_r600::target_options()
+            }
+        }
+    }
+}
+
+/// Every pass a pipeline may name, for `target`.
+pub fn registry(target: Target) -> Registry {
+    shrew_rules::registry(&target.options())
 }
 
 /// A parsed pipeline with the passes it names and how to run it.
@@ -20,8 +52,8 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    pub fn parse(spec: &str) -> Result<Pipeline, CliError> {
-        let registry = registry();
+    pub fn parse(spec: &str, target: Target) -> Result<Pipeline, CliError> {
+        let registry = registry(target);
         let pipeline = manager::Pipeline::parse(spec, &registry)?;
         Ok(Pipeline {
             registry,

@@ -54,7 +54,7 @@ pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
                 location: rule.location(),
                 guard: rule.guard,
                 inexact: rule.inexact,
-                greedy_only: rule.uses_structural_conditions(),
+                greedy_only: rule.is_greedy_only(),
             };
             if args.json {
                 out.push_str(&serde_json::to_string(&entry)?);

@@ -1,9 +1,10 @@
 //! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]),
 //! the reference interpreter ([`interp`]), analyses ([`cfg`], [`uses`]), the passes with their
-//! pipeline ([`passes`]), and the out-of-SSA translation the backends start from
-//! ([`out_of_ssa`]). The e-graph joins it in a later issue.
+//! pipeline ([`passes`]), equality saturation with target-aware extraction ([`egraph`]), and the
+//! out-of-SSA translation the backends start from ([`out_of_ssa`]).
 
 pub mod cfg;
+pub mod egraph;
 pub mod interp;
 pub mod ir;
 pub mod out_of_ssa;

@@ -359,6 +359,14 @@ impl AluOp {
             _ => return None,
         })
     }
+
+    /// `vec2` … `vec16`: gathers scalars into a vector.
+    pub fn is_vec(self) -> bool {
+        matches!(
+            self,
+            AluOp::Vec2 | AluOp::Vec3 | AluOp::Vec4 | AluOp::Vec8 | AluOp::Vec16
+        )
+    }
 }
 
 /// A width-generic conversion: the family of sized conversion opcodes (`f2f16`, `f2f32`,

@@ -3,6 +3,7 @@
 
 use crate::ast::{Group, Literal, Node, OpName};
 use crate::check::{Checked, check_group, preorder};
+use crate::egraph;
 use crate::infer::Resolved;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -32,11 +33,19 @@ pub fn expand(mut group: Group) -> TokenStream {
         .enumerate()
         .map(|(i, c)| format_ident!("r{}_{}", i, root_op(c).name()))
         .collect();
-    let infos = checked.iter().zip(&fn_names).map(|(c, f)| rule_info(c, f));
     let rule_fns = checked.iter().zip(&fn_names).map(|(c, f)| rule_fn(c, f));
+    let egraph_fns = checked
+        .iter()
+        .zip(&fn_names)
+        .filter(|(c, _)| egraph::has_egraph_form(c))
+        .map(|(c, f)| egraph::rule_fns(c, f, &rule_doc(c)));
     let guards = guards_fn(&checked);
     let indices = 0..checked.len();
     let module = format_ident!("{}", group_name);
+    let infos = checked
+        .iter()
+        .zip(&fn_names)
+        .map(|(c, f)| rule_info(c, f, &module));
     let (dispatch, roots) = dispatchers(&checked, &fn_names, &module);
     let module_doc = format!(
         "Matchers of the rule group [`{name}`](super::{name}): a dispatcher per root opcode, which \
@@ -63,6 +72,19 @@ pub fn expand(mut group: Group) -> TokenStream {
             #guards
             #dispatch
             #(#rule_fns)*
+
+            /// The rules as the e-graph runs them (`shrew_engine::egraph::rules`): a search and
+            /// an apply function per rule, except the rules with conditions on matched
+            /// operations, which only the greedy matcher can decide.
+            pub mod egraph {
+                #[allow(unused_imports)]
+                use ::shrew_engine::egraph::rules::{Apply, Search};
+                #[allow(unused_imports)]
+                use ::shrew_engine::ops::{AluOp, BaseType, ConvFamily};
+                use ::shrew_engine::egraph::Id;
+
+                #(#egraph_fns)*
+            }
 
             /// One test per rule: search and replacement evaluated on special and random values
             /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::verify`).
@@ -118,12 +140,12 @@ fn root_op(c: &Checked) -> OpName {
     }
 }
 
-fn alu_path(op: AluOp) -> TokenStream {
+pub(crate) fn alu_path(op: AluOp) -> TokenStream {
     let variant = format_ident!("{}", format!("{op:?}"));
     quote!(AluOp::#variant)
 }
 
-fn base_path(ty: BaseType) -> TokenStream {
+pub(crate) fn base_path(ty: BaseType) -> TokenStream {
     let variant = format_ident!("{}", format!("{ty:?}"));
     quote!(BaseType::#variant)
 }
@@ -135,7 +157,7 @@ fn cond_path(path: &syn::Path) -> TokenStream {
     }
 }
 
-fn float_tokens(x: f64) -> TokenStream {
+pub(crate) fn float_tokens(x: f64) -> TokenStream {
     if x.is_nan() {
         quote!(f64::NAN)
     } else if x == f64::INFINITY {
@@ -151,7 +173,7 @@ fn float_tokens(x: f64) -> TokenStream {
     }
 }
 
-fn int_tokens(x: i64) -> TokenStream {
+pub(crate) fn int_tokens(x: i64) -> TokenStream {
     let lit = proc_macro2::Literal::i64_suffixed(x.unsigned_abs() as i64);
     if x < 0 && x != i64::MIN {
         quote!(-#lit)
@@ -187,10 +209,15 @@ enum StepKind {
     Let(TokenStream),
 }
 
-fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
+/// The doc comment of a rule's functions: its text and where it is defined.
+fn rule_doc(c: &Checked) -> String {
     let text = c.rule.to_string();
     let (file, line) = location(c.rule.span);
-    let doc = format!(" `{text}`\n\n Defined at {file}:{line}.");
+    format!(" `{text}`\n\n Defined at {file}:{line}.")
+}
+
+fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
+    let doc = rule_doc(c);
     let mut next_id = 0;
     let mut steps = Vec::new();
     search_node(c, &c.rule.search, &quote!(p0), 0, &mut next_id, &mut steps);
@@ -930,7 +957,7 @@ fn path_string(p: &syn::Path) -> String {
         .join("::")
 }
 
-fn rule_info(c: &Checked, fn_name: &Ident) -> TokenStream {
+fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
     let rw = quote!(::shrew_engine::rewrite);
     let text = c.rule.to_string();
     let (file, line) = location(c.rule.span);
@@ -981,6 +1008,18 @@ fn rule_info(c: &Checked, fn_name: &Ident) -> TokenStream {
         Some(text) => quote!(Some(#text)),
         None => quote!(None),
     };
+    let egraph = if egraph::has_egraph_form(c) {
+        let search = format_ident!("search_{}", fn_name);
+        let apply = format_ident!("apply_{}", fn_name);
+        quote! {
+            Some(::shrew_engine::egraph::rules::EggRule {
+                search: #module::egraph::#search,
+                apply: #module::egraph::#apply,
+            })
+        }
+    } else {
+        quote!(None)
+    };
     quote! {
         #rw::RuleInfo {
             text: #text,
@@ -994,6 +1033,7 @@ fn rule_info(c: &Checked, fn_name: &Ident) -> TokenStream {
             inexact: #inexact,
             loses: ::shrew_engine::ir::FpFlags(#loses),
             guard: #guard,
+            egraph: #egraph,
         }
     }
 }

@@ -72,6 +72,7 @@
 mod ast;
 mod check;
 mod codegen;
+mod egraph;
 mod infer;
 
 use proc_macro::TokenStream;

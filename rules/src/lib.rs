@@ -21,6 +21,7 @@ pub mod late;
 pub mod minmax;
 
 use shrew_engine::passes::algebraic::RuleSetPass;
+use shrew_engine::passes::eqsat::Eqsat;
 use shrew_engine::passes::manager::{Pass, Registry};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 
@@ -60,8 +61,8 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 /// The pipeline `default` names.
 pub const DEFAULT_PIPELINE: &str = "inline,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
-/// Every pass a mid-end pipeline may name: the engine's and one per rule set, with the target
-/// options `opts`.
+/// Every pass a mid-end pipeline may name: the engine's, one per rule set, and `eqsat` with the
+/// main rules, all for the target options `opts`.
 pub fn registry(opts: &TargetOptions) -> Registry {
     let mut passes = shrew_engine::passes::standard(opts);
     passes.extend(SETS.iter().map(|&set| {
@@ -70,5 +71,10 @@ pub fn registry(opts: &TargetOptions) -> Registry {
             opts: opts.clone(),
         }) as Box<dyn Pass>
     }));
+    passes.push(Box::new(Eqsat::new(
+        &[&ALGEBRAIC],
+        opts,
+        opts.costs.model.0.clone(),
+    )));
     Registry::new(passes, DEFAULT_PIPELINE)
 }

@@ -1,1 +1,25 @@
-//! Intel Gen7–Gen9 backend: lowering, SIMD-width splitting, register allocation, assembly and emulator arrive with the Gen issue.
+//! Intel Gen7–Gen9 backend. For now: the target description the mid-end optimizes for (options
+//! and the cost model of extraction); lowering, SIMD-width splitting, register allocation,
+//! assembly and the emulator arrive with the Gen backend issue.
+
+mod cost;
+
+pub use cost::GenCost;
+
+use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
+use std::sync::Arc;
+
+/// The mid-end options for Gen: a fused multiply-add (`mad`) and no dot-product instructions in
+/// the scalar backend.
+pub fn target_options() -> TargetOptions {
+    TargetOptions {
+        fuse_ffma16: true,
+        fuse_ffma32: true,
+        lower_fdot: true,
+        costs: CostOptions {
+            model: Model(Arc::new(GenCost)),
+            ..CostOptions::default()
+        },
+        ..TargetOptions::default()
+    }
+}

@@ -71,14 +71,10 @@ fn as_copy(func: &Function, v: Value) -> Option<(Value, Vec<u8>)> {
     let comps = def.comps as usize;
     match alu.op {
         AluOp::Mov => Some((alu.srcs[0].value, alu.srcs[0].swizzle[..comps].to_vec())),
-        AluOp::Vec2 | AluOp::Vec3 | AluOp::Vec4 | AluOp::Vec8 | AluOp::Vec16
-            if alu.srcs.iter().all(|s| s.value == alu.srcs[0].value) =>
-        {
-            Some((
-                alu.srcs[0].value,
-                alu.srcs.iter().map(|s| s.swizzle[0]).collect(),
-            ))
-        }
+        op if op.is_vec() && alu.srcs.iter().all(|s| s.value == alu.srcs[0].value) => Some((
+            alu.srcs[0].value,
+            alu.srcs.iter().map(|s| s.swizzle[0]).collect(),
+        )),
         _ => None,
     }
 }

@@ -9,6 +9,7 @@ pub mod cse;
 pub mod dce;
 pub mod dead_cf;
 pub mod discard_if;
+pub mod eqsat;
 pub mod find_array_copies;
 pub mod if_convert;
 pub mod inline;

@@ -59,6 +59,8 @@ pub struct VarCondition {
     /// The condition's meaning for one component, `holds(raw bits, bit size)`: true of every read
     /// component of any value the condition accepts. `None` for structural conditions.
     pub holds: Option<fn(u64, u8) -> bool>,
+    /// For range conditions, the test on a range: what the e-graph asks of an e-class's range.
+    pub admits: Option<fn(Range) -> bool>,
     /// The function generated matchers call.
     pub check: fn(&Ctx<'_>, &Src) -> bool,
 }
@@ -322,18 +324,21 @@ macro_rules! var_conditions {
                 name: stringify!($cname),
                 kind: CondKind::Constant,
                 holds: Some($holds),
+                admits: None,
                 check: $cname,
             },)*
             $(VarCondition {
                 name: stringify!($rname),
                 kind: CondKind::Range,
                 holds: Some(|raw: u64, bits: u8| $need.holds(raw, bits)),
+                admits: Some(|range: Range| $need.admits(range)),
                 check: $rname,
             },)*
             $(VarCondition {
                 name: stringify!($hname),
                 kind: CondKind::$hkind,
                 holds: optional!($($hholds)?),
+                admits: None,
                 check: $hname,
             },)*
         ];

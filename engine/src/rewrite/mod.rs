@@ -22,11 +22,14 @@ mod range;
 mod rewriter;
 pub mod verify;
 
-pub use range::{Range, RangeCache, Sign};
+pub use range::{Range, RangeCache, Sign, alu_range};
 pub use rewriter::{Checkpoint, ConstRead, Ctx, Placements, Rewriter, Shape, Src, SrcKind};
 
+use crate::egraph::{CostModel, UnitCost};
 use crate::ir::{FpFlags, Value};
 use shrew_ops::{AluOp, BaseType, ConvFamily};
+use std::fmt;
+use std::sync::Arc;
 
 /// A group's matcher for the rules rooted at one opcode: tries the enabled ones on `root` in
 /// priority order; on the first match, builds the replacement before `root` and returns the
@@ -96,6 +99,9 @@ pub struct RuleInfo {
     pub loses: FpFlags,
     /// The target/option guard as written, if any.
     pub guard: Option<&'static str>,
+    /// The rule's matcher and builder for the e-graph; `None` for rules with conditions on the
+    /// matched operations (all of them look at uses), which only the greedy matcher runs.
+    pub egraph: Option<crate::egraph::rules::EggRule>,
 }
 
 impl RuleInfo {
@@ -104,15 +110,10 @@ impl RuleInfo {
         format!("{}:{}", self.file, self.line)
     }
 
-    /// Whether a condition of the rule depends on how values are used, which only the greedy
-    /// matcher can decide.
-    pub fn uses_structural_conditions(&self) -> bool {
-        let var_conds = self
-            .vars
-            .iter()
-            .flat_map(|v| v.conds.iter().map(|c| c.name));
-        let op_conds = self.search.op_conditions();
-        var_conds.chain(op_conds).any(conds::is_structural)
+    /// Whether only the greedy matcher runs the rule: a condition depends on how values are
+    /// used or on the shape of the IR, which an e-graph cannot decide.
+    pub fn is_greedy_only(&self) -> bool {
+        !crate::egraph::rules::egraph_ready(self)
     }
 }
 
@@ -143,17 +144,6 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    /// Every expression condition in the tree.
-    pub fn op_conditions(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        self.walk(&mut |p| {
-            if let Pattern::Op { conds, .. } = p {
-                out.extend_from_slice(conds);
-            }
-        });
-        out
-    }
-
     /// Visits the tree in pre-order.
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Pattern)) {
         f(self);
@@ -287,20 +277,33 @@ pub struct TargetOptions {
     pub costs: CostOptions,
 }
 
-/// What control flow costs on a target, for the passes that trade it against arithmetic.
+/// What things cost on a target, for the passes that trade one form against another.
 #[derive(Clone, Debug)]
 pub struct CostOptions {
     /// `if-convert`: the most ALU instructions the arms of a selection may hold together, selects
     /// included, for straight-line code to beat the branch (0: never convert).
     pub if_convert_max_alu: u32,
+    /// `eqsat`: what each operation costs, for extraction.
+    pub model: Model,
 }
 
 impl Default for CostOptions {
     /// A branch costs about as much as eight ALU instructions: the jump, the divergence
-    /// bookkeeping and the lost scheduling freedom around it.
+    /// bookkeeping and the lost scheduling freedom around it. Operations cost one per component.
     fn default() -> CostOptions {
         CostOptions {
             if_convert_max_alu: 8,
+            model: Model(Arc::new(UnitCost)),
         }
+    }
+}
+
+/// A shared cost model.
+#[derive(Clone)]
+pub struct Model(pub Arc<dyn CostModel>);
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Model({})", self.0.name())
     }
 }

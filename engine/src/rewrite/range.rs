@@ -163,6 +163,22 @@ impl Range {
         !self.is_finite && self.signs() & signs != 0
     }
 
+    /// What is known of a value both ranges describe (two facts about one value). Facts that
+    /// contradict each other (which only values made equal by inexact rewrites can have) keep
+    /// `self`.
+    pub fn meet(self, other: Range) -> Range {
+        let signs = self.signs() & other.signs();
+        if signs == 0 {
+            return self;
+        }
+        Range::new(
+            signs,
+            self.is_integral || other.is_integral,
+            self.is_finite || other.is_finite,
+            self.is_a_number || other.is_a_number,
+        )
+    }
+
     /// What holds for both ranges: the range of a value that is one or the other.
     fn union(self, other: Range) -> Range {
         Range::new(
@@ -479,66 +495,82 @@ impl RangeCache {
         if alu.srcs.len() != sizes.len() || (0..sizes.len()).any(|i| src_bits(i) != sizes[i]) {
             return Range::UNKNOWN;
         }
-        let mut src = |i: usize| {
-            let (range, exact) = self.analyze(func, alu.srcs[i].value, budget - 1);
-            *complete &= exact;
-            range
-        };
         let comps = def.comps as usize;
         let same_sources = alu.srcs.len() >= 2
             && alu.srcs[0].value == alu.srcs[1].value
             && alu.srcs[0].swizzle[..comps] == alu.srcs[1].swizzle[..comps];
-        use AluOp::*;
-        match alu.op {
-            Mov => src(0),
-            Vec2 | Vec3 | Vec4 | Vec8 | Vec16 => {
-                let first = src(0);
-                (1..alu.srcs.len()).fold(first, |acc, i| acc.union(src(i)))
-            }
-            Bcsel => {
-                let a = src(1);
-                a.union(src(2))
-            }
-            Fneg => fneg(src(0)),
-            Fabs => fabs(src(0)),
-            Fsat => fsat(src(0)),
-            Fsign => fsign(src(0)),
-            Fadd => {
-                let a = src(0);
-                fadd(a, src(1))
-            }
-            Fsub => {
-                let a = src(0);
-                fadd(a, fneg(src(1)))
-            }
-            Fmul => {
-                let a = src(0);
-                fmul(a, src(1), same_sources)
-            }
-            // The exact product is rounded only once, with the addend, which the rounding of
-            // the product (`fmul` may underflow or overflow) covers.
-            Ffma => {
-                let (a, b) = (src(0), src(1));
-                fadd(fmul(a, b, same_sources), src(2))
-            }
-            Fmin | Fmax => {
-                let a = src(0);
-                fmin_max(a, src(1), alu.op == Fmax)
-            }
-            Ffloor | Fceil | Ftrunc | FroundEven => round(alu.op, src(0)),
-            Ffract => ffract(src(0)),
-            Fsqrt => fsqrt(src(0)),
-            Frsq => frsq(src(0)),
-            Frcp => frcp(src(0)),
-            Fexp2 => fexp2(src(0)),
-            B2f16 | B2f32 | B2f64 => Range::new(ZERO | POS, true, true, true),
-            I2f16 | I2f32 | I2f64 => int_to_float(true, src_bits(0), def.bits),
-            U2f16 | U2f32 | U2f64 => int_to_float(false, src_bits(0), def.bits),
-            F2f16 | F2f16Rtne | F2f16Rtz | F2f32 | F2f64 | FquantizeF16 => {
-                float_convert(alu.op, src(0), src_bits(0), def.bits)
-            }
-            _ => Range::UNKNOWN,
+        alu_range(alu.op, def.bits, src_bits, same_sources, |i| {
+            let (range, exact) = self.analyze(func, alu.srcs[i].value, budget - 1);
+            *complete &= exact;
+            range
+        })
+    }
+}
+
+/// The range of ALU operation `op` producing `dst_bits` bits, from its sources' bit sizes and
+/// ranges (`src` is asked only for the sources the operation's range depends on). `same_sources`
+/// says that sources 0 and 1 read the same components of the same value, so a product is a
+/// square. The range analysis of the IR and the e-graph's class analysis share it.
+pub fn alu_range(
+    op: AluOp,
+    dst_bits: u8,
+    src_bits: impl Fn(usize) -> u8,
+    same_sources: bool,
+    mut src: impl FnMut(usize) -> Range,
+) -> Range {
+    if !matches!(dst_bits, 16 | 32 | 64) {
+        return Range::UNKNOWN;
+    }
+    use AluOp::*;
+    match op {
+        Mov => src(0),
+        Vec2 | Vec3 | Vec4 | Vec8 | Vec16 => {
+            let first = src(0);
+            (1..op.info().srcs.len()).fold(first, |acc, i| acc.union(src(i)))
         }
+        Bcsel => {
+            let a = src(1);
+            a.union(src(2))
+        }
+        Fneg => fneg(src(0)),
+        Fabs => fabs(src(0)),
+        Fsat => fsat(src(0)),
+        Fsign => fsign(src(0)),
+        Fadd => {
+            let a = src(0);
+            fadd(a, src(1))
+        }
+        Fsub => {
+            let a = src(0);
+            fadd(a, fneg(src(1)))
+        }
+        Fmul => {
+            let a = src(0);
+            fmul(a, src(1), same_sources)
+        }
+        // The exact product is rounded only once, with the addend, which the rounding of
+        // the product (`fmul` may underflow or overflow) covers.
+        Ffma => {
+            let (a, b) = (src(0), src(1));
+            fadd(fmul(a, b, same_sources), src(2))
+        }
+        Fmin | Fmax => {
+            let a = src(0);
+            fmin_max(a, src(1), op == Fmax)
+        }
+        Ffloor | Fceil | Ftrunc | FroundEven => round(op, src(0)),
+        Ffract => ffract(src(0)),
+        Fsqrt => fsqrt(src(0)),
+        Frsq => frsq(src(0)),
+        Frcp => frcp(src(0)),
+        Fexp2 => fexp2(src(0)),
+        B2f16 | B2f32 | B2f64 => Range::new(ZERO | POS, true, true, true),
+        I2f16 | I2f32 | I2f64 => int_to_float(true, src_bits(0), dst_bits),
+        U2f16 | U2f32 | U2f64 => int_to_float(false, src_bits(0), dst_bits),
+        F2f16 | F2f16Rtne | F2f16Rtz | F2f32 | F2f64 | FquantizeF16 => {
+            float_convert(op, src(0), src_bits(0), dst_bits)
+        }
+        _ => Range::UNKNOWN,
     }
 }
 

@@ -1933,6 +1933,7 @@ mod tests {
             inexact,
             loses: FpFlags(if inexact { 7 } else { 0 }),
             guard: None,
+            egraph: None,
         }
     }
 

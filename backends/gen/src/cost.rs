@@ -1,0 +1,53 @@
+//! What operations cost on Gen9 at SIMD8, for e-graph extraction.
+//!
+//! The backend is scalar: an IR operation on `n` components becomes `n` instructions, so every
+//! cost is per component. The unit is one ALU instruction's issue time (the fact sheet's
+//! performance model: 2 cycles of dispatch and FPU time at SIMD8), and the other figures follow
+//! the same table: extended-math operations (rcp, rsq, sqrt, exp2, log2, sin, cos) keep the EM
+//! unit twice as long, pow and fdiv four times, integer division about thirteen times.
+//! Source modifiers (neg, abs) and the saturate destination modifier are free; so are moves,
+//! vector constructions and swizzles, which copy propagation and register allocation absorb,
+//! and constants, which become immediates.
+
+use shrew_engine::egraph::{CostModel, Facts, Node};
+use shrew_engine::ops::AluOp;
+
+/// The Gen9 cost model.
+#[derive(Debug, Default)]
+pub struct GenCost;
+
+impl CostModel for GenCost {
+    fn name(&self) -> &'static str {
+        "gen9"
+    }
+
+    fn cost(&self, node: &Node, facts: &Facts) -> u32 {
+        let Node::Alu { op, .. } = node else {
+            return 0;
+        };
+        // 64-bit operations issue as two halves.
+        let width = if facts.bits == 64 { 2 } else { 1 };
+        per_component(*op) * facts.comps as u32 * width
+    }
+}
+
+/// The cost of one component of `op`.
+fn per_component(op: AluOp) -> u32 {
+    use AluOp::*;
+    match op {
+        Mov | Vec2 | Vec3 | Vec4 | Vec8 | Vec16 => 0,
+        Fneg | Fabs | Ineg | Iabs | Fsat => 0,
+        Frcp | Frsq | Fsqrt | Fexp2 | Flog2 | Fsin | Fcos => 2,
+        Fpow | Fdiv => 4,
+        Idiv | Udiv | Imod | Umod | Irem => 13,
+        // `cmp` to set the flag, then `sel`.
+        Bcsel | Fsign | Isign => 2,
+        // 32-bit integer products need `mul` and `mach`.
+        Imul | ImulHigh | UmulHigh => 2,
+        // `mul` then a `mad` per further component pair.
+        Fdot2 => 2,
+        Fdot3 => 3,
+        Fdot4 => 4,
+        _ => 1,
+    }
+}

@@ -1,0 +1,67 @@
+//! What operations cost on Evergreen (VLIW5), for e-graph extraction.
+//!
+//! The unit is one slot of an ALU instruction group. Operations only the trans slot runs
+//! (RECIP, RECIPSQRT, SQRT, EXP, LOG, SIN, COS, MULLO_INT, INT_TO_FLT, UINT_TO_FLT) count two:
+//! a group has one trans slot against four vector slots, so they pack worst. A dot product is
+//! one DOT4 over the four vector slots. Operations the hardware lacks cost what their lowering
+//! does: `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
+//! clamp output modifier are free. A constant costs a literal dword per component, except the
+//! inline constants 0, 1, -1, 1.0 and 0.5, which take no literal slot.
+
+use shrew_engine::egraph::{CostModel, Facts, Node};
+use shrew_engine::ops::AluOp;
+
+/// The Evergreen cost model.
+#[derive(Debug, Default)]
+pub struct R600Cost;
+
+impl CostModel for R600Cost {
+    fn name(&self) -> &'static str {
+        "evergreen"
+    }
+
+    fn cost(&self, node: &Node, facts: &Facts) -> u32 {
+        match node {
+            Node::Const { values, bits } => values.iter().map(|&v| literal_dwords(v, *bits)).sum(),
+            Node::Alu { op, .. } => {
+                let width = if facts.bits == 64 { 2 } else { 1 };
+                per_component(*op) * facts.comps as u32 * width
+            }
+            Node::Swizzle { .. } | Node::Leaf { .. } => 0,
+        }
+    }
+}
+
+/// The literal dwords one constant component needs.
+fn literal_dwords(raw: u64, bits: u8) -> u32 {
+    const INLINE: [u32; 5] = [0, 1, 0xffff_ffff, 0x3f80_0000, 0x3f00_0000];
+    match bits {
+        64 => 2,
+        32 if INLINE.contains(&(raw as u32)) => 0,
+        _ if raw == 0 || raw == 1 => 0,
+        _ => 1,
+    }
+}
+
+/// The cost of one component of `op`.
+fn per_component(op: AluOp) -> u32 {
+    use AluOp::*;
+    match op {
+        Mov | Vec2 | Vec3 | Vec4 | Vec8 | Vec16 => 0,
+        Fneg | Fabs | Fsat => 0,
+        Frcp | Frsq | Fsqrt | Fexp2 | Flog2 | Fsin | Fcos => 2,
+        Imul | ImulHigh | UmulHigh | I2f32 | U2f32 => 2,
+        // RECIP then MUL; LOG, MUL, EXP.
+        Fdiv => 3,
+        Fpow => 5,
+        // No integer divider: a reciprocal and a correction sequence.
+        Idiv | Udiv | Imod | Umod | Irem => 12,
+        // SUB_INT from zero; MAX_INT of the value and its negation.
+        Ineg => 1,
+        Iabs => 2,
+        // AND_INT with the literal 1.0.
+        B2f32 => 2,
+        Fdot2 | Fdot3 | Fdot4 => 4,
+        _ => 1,
+    }
+}

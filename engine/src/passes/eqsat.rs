@@ -1,0 +1,139 @@
+//! `eqsat`: equality saturation of every basic block with the rule sets, and extraction under
+//! the target's cost model.
+//!
+//! What: each block's pure dataflow becomes an e-graph ([`crate::egraph::region`]); the rules
+//! of the sets that an e-graph can decide (see [`crate::egraph::rules::egraph_ready`]) and the
+//! built-in swizzle equalities run on it until it saturates or a limit stops them; extraction
+//! picks the cheapest computation of the block's roots, counting shared values once
+//! ([`crate::egraph::extract`]); and when that is cheaper than what the block computes now, the
+//! block's pure instructions are replaced with it.
+//!
+//! Why: the greedy matcher commits to the first rule that matches, so it cannot take a step
+//! that only pays off after further rewrites, nor choose between two rewritings by what the
+//! target pays for them. The e-graph keeps every form it finds and lets the target's costs
+//! choose (for example `fdiv` on Gen, which has a divide, and `frcp`+`fmul` on R600).
+//!
+//! Invariants: the block computes the same values (up to the exactness of the rules, as with
+//! `algebraic`); skeleton instructions (everything but ALU operations and constants) keep their
+//! order; a block is only rebuilt when the choice is strictly cheaper under the cost model, so
+//! the pass never makes a block more expensive and reaches a fixpoint.
+//!
+//! Options: the rule sets and the target options their guards read, the cost model, and the
+//! limits of one block's saturation ([`Limits`]: iterations, e-nodes, time). The scheduler is
+//! egg's backoff scheduler, which bans a rule for a few iterations when it matches too often,
+//! so one explosive rule (reassociation) cannot take the node budget from the others.
+
+use super::manager::{Pass, PassContext};
+use crate::egraph::extract::extract;
+use crate::egraph::region::Region;
+use crate::egraph::rules::{rewrites, swizzle_rewrites};
+use crate::egraph::{CostModel, EGraph, FactsAnalysis, Node};
+use crate::ir::{Function, Shader};
+use crate::rewrite::{RuleSet, TargetOptions};
+use crate::uses::Uses;
+use egg::{BackoffScheduler, Rewrite, Runner};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How far one block's saturation may go.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub iterations: usize,
+    pub nodes: usize,
+    pub time: Duration,
+}
+
+impl Default for Limits {
+    /// Enough for the rule sets to saturate typical blocks (most settle within five
+    /// iterations), small enough to keep the slowest shaders of the piglit corpus fast.
+    fn default() -> Limits {
+        Limits {
+            iterations: 16,
+            nodes: 4000,
+            time: Duration::from_millis(10),
+        }
+    }
+}
+
+/// The `eqsat` pass.
+pub struct Eqsat {
+    rules: Vec<Rewrite<Node, FactsAnalysis>>,
+    model: Arc<dyn CostModel>,
+    pub limits: Limits,
+}
+
+impl Eqsat {
+    /// The pass with the rules of `sets` whose guards hold under `opts`, extracting under
+    /// `model`.
+    pub fn new(
+        sets: &[&'static RuleSet],
+        opts: &TargetOptions,
+        model: Arc<dyn CostModel>,
+    ) -> Eqsat {
+        let mut rules = swizzle_rewrites();
+        for set in sets {
+            rules.extend(rewrites(set, opts));
+        }
+        Eqsat {
+            rules,
+            model,
+            limits: Limits::default(),
+        }
+    }
+
+    /// Saturates and extracts one block; rebuilds it when the choice is cheaper. Returns
+    /// whether it did.
+    fn run_block(&self, func: &mut Function, block: crate::ir::BlockId) -> bool {
+        let uses = Uses::build(func);
+        let mut region = Region::build(func, &uses, block, self.model.as_ref());
+        if region.roots.is_empty() {
+            return false;
+        }
+        let egraph = std::mem::replace(&mut region.egraph, EGraph::new(FactsAnalysis));
+        let runner = Runner::default()
+            .with_scheduler(BackoffScheduler::default())
+            .with_iter_limit(self.limits.iterations)
+            .with_node_limit(self.limits.nodes)
+            .with_time_limit(self.limits.time)
+            .with_egraph(egraph)
+            .run(&self.rules);
+        region.egraph = runner.egraph;
+        let choice = extract(&region.egraph, self.model.as_ref(), |n| region.position(n));
+        match region.extracted_cost(&choice) {
+            Some(cost) if cost < region.original_cost => {
+                region.rebuild(func, &choice);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Pass for Eqsat {
+    fn name(&self) -> &str {
+        "eqsat"
+    }
+
+    fn description(&self) -> &str {
+        "equality saturation of each block with the algebraic rules, extracted under the target's costs"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for func in &mut shader.functions {
+            for block in func.blocks() {
+                if context.budget.is_spent() {
+                    return Ok(progress);
+                }
+                if self.run_block(func, block) {
+                    progress = true;
+                    let name = &func.name;
+                    context
+                        .budget
+                        .spend(|| format!("eqsat: block {block:?} of `{name}`"));
+                }
+            }
+        }
+        Ok(progress)
+    }
+}
