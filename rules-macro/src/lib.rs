@@ -17,6 +17,12 @@
 //! dispatcher per root opcode and one function per rule) and lists its rules in priority order:
 //! on an instruction, the first rule that matches wins. Rule sets are built from groups.
 //!
+//! The same rules run in the e-graph (`shrew_engine::egraph`): the module's `egraph` submodule
+//! holds a `search_<rule>` function (nested loops over the nodes of the e-classes the pattern
+//! walks, reporting every match) and an `apply_<rule>` function (building the replacement) per
+//! rule, except rules with conditions on matched operations: those look at uses, which an
+//! e-graph does not have, so only the greedy matcher runs them.
+//!
 //! A dispatcher reads once what feeds the root's sources and tries a rule only when the root's
 //! size, its repeated sources and the opcodes and constants two levels down allow a match. A
 //! rule function backtracks over the operand orders of its commutative ops with nested loops,
