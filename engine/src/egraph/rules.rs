@@ -531,6 +531,11 @@ impl Applier<Node, FactsAnalysis> for SwizzleRule {
             .collect();
         let mut changed = Vec::new();
         for (sel, src) in swizzles {
+            // A class that is a swizzle of itself (a splat read as a splat) learns nothing from
+            // it, and pushing the swizzle into its own operations would grow it without end.
+            if egraph.find(src) == egraph.find(eclass) {
+                continue;
+            }
             for equal in swizzle_equals(egraph, &sel, src) {
                 if egraph.union(eclass, equal) {
                     changed.push(eclass);

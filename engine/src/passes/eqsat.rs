@@ -19,9 +19,10 @@
 //! the pass never makes a block more expensive and reaches a fixpoint.
 //!
 //! Options: the rule sets and the target options their guards read, the cost model, and the
-//! limits of one block's saturation ([`Limits`]: iterations, e-nodes, time). The scheduler is
-//! egg's backoff scheduler, which bans a rule for a few iterations when it matches too often,
-//! so one explosive rule (reassociation) cannot take the node budget from the others.
+//! limits of one block's saturation ([`Limits`]: iterations, e-nodes, time). Blocks whose
+//! e-graph starts above half the node limit are left alone. The scheduler is egg's backoff
+//! scheduler, which bans a rule for a few iterations when it matches too often, so one explosive
+//! rule (reassociation) cannot take the node budget from the others.
 
 use super::manager::{Pass, PassContext};
 use crate::egraph::extract::extract;
@@ -86,7 +87,10 @@ impl Eqsat {
     fn run_block(&self, func: &mut Function, block: crate::ir::BlockId) -> bool {
         let uses = Uses::build(func);
         let mut region = Region::build(func, &uses, block, self.model.as_ref());
-        if region.roots.is_empty() {
+        // A block that already fills most of the node budget leaves the rules no room, and
+        // extraction's memory grows with the square of the classes: leave it to `algebraic`.
+        if region.roots.is_empty() || region.egraph.total_number_of_nodes() > self.limits.nodes / 2
+        {
             return false;
         }
         let egraph = std::mem::replace(&mut region.egraph, EGraph::new(FactsAnalysis));
