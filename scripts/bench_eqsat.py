@@ -26,6 +26,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 
 def pipelines(shrew):
     """The three pipelines, from the default one `shrew passes` prints."""
@@ -62,10 +63,13 @@ def corpus(shrew, paths, spec, target, jobs):
 
 
 def peak_rss_kib(command):
-    """Runs `command` and returns its peak resident set in KiB (from wait4's rusage)."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    return usage.ru_maxrss if os.waitstatus_to_exitcode(status) == 0 else None
+    """Runs `command` under GNU time and returns its peak resident set in KiB. (The rusage of
+    a child of this process would not do: Linux keeps the peak of the forked copy of this
+    process across exec.)"""
+    with tempfile.NamedTemporaryFile("r") as report:
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report.name, *command],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return int(report.read().split()[-1]) if done.returncode == 0 else None
 
 
 def main():
