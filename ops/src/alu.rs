@@ -125,6 +125,50 @@ impl OpInfo {
         self.dst.comps == 0
     }
 
+    /// The shape of the destination of an instruction built with `bits` and `comps`: the
+    /// operand's fixed size and component count where it has them.
+    pub fn dst_shape(&self, bits: u8, comps: u8) -> (u8, u8) {
+        let bits = if self.dst.bits != 0 {
+            self.dst.bits
+        } else {
+            bits
+        };
+        let comps = if self.dst.comps != 0 {
+            self.dst.comps
+        } else {
+            comps
+        };
+        (bits, comps)
+    }
+
+    /// The bit size each source is read at: a sized operand's own size, and for unsized operands
+    /// the instruction's common size — `dst_bits` when the destination is unsized, else
+    /// `first_unsized_src_bits` (the size of the first unsized source's value; `dst_bits` when
+    /// that is unknown).
+    pub fn src_bit_sizes(&self, dst_bits: u8, first_unsized_src_bits: Option<u8>) -> Vec<u8> {
+        let common = if self.dst.bits == 0 {
+            dst_bits
+        } else {
+            first_unsized_src_bits.unwrap_or(dst_bits)
+        };
+        self.srcs
+            .iter()
+            .map(|operand| {
+                if operand.bits == 0 {
+                    common
+                } else {
+                    operand.bits
+                }
+            })
+            .collect()
+    }
+
+    /// Which source sets the common size of an instruction whose destination is sized: the
+    /// first unsized operand.
+    pub fn first_unsized_src(&self) -> Option<usize> {
+        self.srcs.iter().position(|operand| operand.bits == 0)
+    }
+
     /// The bit sizes the instruction's common size may take: those every unsized operand's base
     /// type allows (floats narrow it to 16/32/64). Empty for fully sized opcodes.
     pub fn unsized_bit_sizes(&self) -> Vec<u8> {

@@ -1,7 +1,7 @@
 //! Code generation: one matcher function per rule, a dispatcher per root opcode that shares the
 //! opcode checks of the rules rooted there, and the group's metadata table.
 
-use crate::ast::{Group, Literal, Node, OpName};
+use crate::ast::{Group, Literal, Node, OpName, OpNode};
 use crate::check::{Checked, check_group, preorder};
 use crate::egraph;
 use crate::infer::Resolved;
@@ -79,6 +79,8 @@ pub fn expand(mut group: Group) -> TokenStream {
             pub mod egraph {
                 #[allow(unused_imports)]
                 use ::shrew_engine::egraph::rules::{Apply, Search};
+                #[allow(unused_imports)]
+                use ::shrew_engine::rewrite::Rewriter;
                 #[allow(unused_imports)]
                 use ::shrew_engine::ops::{AluOp, BaseType, ConvFamily};
                 use ::shrew_engine::egraph::Id;
@@ -468,40 +470,13 @@ fn replace_node(
             });
         }
         Node::Op(op) => {
-            let operands = match op.op {
-                OpName::Op(alu) => alu.info().srcs.to_vec(),
-                OpName::Conv(f) => f.members()[0].info().srcs.to_vec(),
-            };
+            let (child_comps, bits, opcode) = replacement_op(op, &comps, || size_expr(c, my_id));
             let srcs: Vec<Ident> = op
                 .srcs
                 .iter()
-                .zip(&operands)
-                .map(|(src, operand)| {
-                    let child_comps = if operand.comps != 0 {
-                        let n = operand.comps;
-                        quote!(#n)
-                    } else {
-                        comps.clone()
-                    };
-                    replace_node(c, src, child_comps, id, out)
-                })
+                .zip(child_comps)
+                .map(|(src, child_comps)| replace_node(c, src, child_comps, id, out))
                 .collect();
-            let needs_size = match op.op {
-                OpName::Op(alu) => alu.info().dst.bits == 0,
-                OpName::Conv(_) => true,
-            };
-            let bits = if needs_size {
-                size_expr(c, my_id)
-            } else {
-                quote!(0)
-            };
-            let opcode = match op.op {
-                OpName::Op(alu) => alu_path(alu),
-                OpName::Conv(f) => {
-                    let variant = format_ident!("{}", format!("{f:?}"));
-                    quote!(Rewriter::conv_op(ConvFamily::#variant, bits))
-                }
-            };
             let exact = op.exact.is_some();
             out.extend(quote! {
                 let bits: u8 = #bits;
@@ -511,6 +486,41 @@ fn replace_node(
         }
     }
     local
+}
+
+/// What building replacement op node `op` with `comps` components takes, in either engine: the
+/// component count of each source (an operand's fixed count, else `comps`), the destination
+/// size (`size()` for opcodes whose destination is unsized, else a placeholder the builder
+/// ignores), and the opcode, resolved from `bits` for width-generic conversions.
+pub(crate) fn replacement_op(
+    op: &OpNode,
+    comps: &TokenStream,
+    size: impl FnOnce() -> TokenStream,
+) -> (Vec<TokenStream>, TokenStream, TokenStream) {
+    let operands = match op.op {
+        OpName::Op(alu) => alu.info().srcs,
+        OpName::Conv(f) => f.members()[0].info().srcs,
+    };
+    let child_comps = operands
+        .iter()
+        .map(|operand| match operand.comps {
+            0 => comps.clone(),
+            n => quote!(#n),
+        })
+        .collect();
+    let needs_size = match op.op {
+        OpName::Op(alu) => alu.info().dst.bits == 0,
+        OpName::Conv(_) => true,
+    };
+    let bits = if needs_size { size() } else { quote!(0) };
+    let opcode = match op.op {
+        OpName::Op(alu) => alu_path(alu),
+        OpName::Conv(f) => {
+            let variant = format_ident!("{}", format!("{f:?}"));
+            quote!(Rewriter::conv_op(ConvFamily::#variant, bits))
+        }
+    };
+    (child_comps, bits, opcode)
 }
 
 // The group's functions.

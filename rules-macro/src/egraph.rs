@@ -10,7 +10,7 @@
 
 use crate::ast::{Literal, Node, OpName};
 use crate::check::{Checked, preorder};
-use crate::codegen::{alu_path, base_path, float_tokens, int_tokens};
+use crate::codegen::{alu_path, base_path, float_tokens, int_tokens, replacement_op};
 use crate::infer::Resolved;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -249,40 +249,13 @@ fn replace_node(
             });
         }
         Node::Op(op) => {
-            let operands = match op.op {
-                OpName::Op(alu) => alu.info().srcs.to_vec(),
-                OpName::Conv(f) => f.members()[0].info().srcs.to_vec(),
-            };
+            let (child_comps, bits, opcode) = replacement_op(op, &comps, || size_expr(c, my_id));
             let srcs: Vec<Ident> = op
                 .srcs
                 .iter()
-                .zip(&operands)
-                .map(|(src, operand)| {
-                    let child_comps = if operand.comps != 0 {
-                        let n = operand.comps;
-                        quote!(#n)
-                    } else {
-                        comps.clone()
-                    };
-                    replace_node(c, src, child_comps, first_at, id, out)
-                })
+                .zip(child_comps)
+                .map(|(src, child_comps)| replace_node(c, src, child_comps, first_at, id, out))
                 .collect();
-            let needs_size = match op.op {
-                OpName::Op(alu) => alu.info().dst.bits == 0,
-                OpName::Conv(_) => true,
-            };
-            let bits = if needs_size {
-                size_expr(c, my_id)
-            } else {
-                quote!(0)
-            };
-            let opcode = match op.op {
-                OpName::Op(alu) => alu_path(alu),
-                OpName::Conv(f) => {
-                    let variant = format_ident!("{}", format!("{f:?}"));
-                    quote!(Apply::conv_op(ConvFamily::#variant, bits))
-                }
-            };
             let exact = op.exact.is_some();
             out.extend(quote! {
                 let bits: u8 = #bits;

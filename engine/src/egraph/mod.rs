@@ -282,27 +282,11 @@ fn fold<'a>(
         .map(|&s| facts(s).constant.as_deref())
         .collect::<Option<_>>()?;
     let info = op.info();
-    // Unsized sources share the destination's size when it is unsized too, else the first
-    // unsized source's (as `Alu::src_bit_sizes` reads the IR).
-    let common = if info.dst.bits == 0 {
-        bits
-    } else {
-        srcs.iter()
-            .zip(info.srcs)
-            .find(|(_, operand)| operand.bits == 0)
-            .map_or(bits, |(&s, _)| facts(s).bits)
-    };
-    let src_bits: Vec<u8> = info
-        .srcs
-        .iter()
-        .map(|operand| {
-            if operand.bits == 0 {
-                common
-            } else {
-                operand.bits
-            }
-        })
-        .collect();
+    let first = info
+        .first_unsized_src()
+        .and_then(|i| srcs.get(i))
+        .map(|&s| facts(s).bits);
+    let src_bits = info.src_bit_sizes(bits, first);
     let mut out: SmallVec<[u64; 4]> = SmallVec::from_elem(0, comps as usize);
     op.eval(
         &values,

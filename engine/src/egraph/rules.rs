@@ -271,16 +271,7 @@ impl Apply<'_> {
         exact: bool,
     ) -> Option<Id> {
         let info = op.info();
-        let bits = if info.dst.bits != 0 {
-            info.dst.bits
-        } else {
-            bits
-        };
-        let comps = if info.dst.comps != 0 {
-            info.dst.comps
-        } else {
-            comps
-        };
+        let (bits, comps) = info.dst_shape(bits, comps);
         for (operand, &src) in info.srcs.iter().zip(srcs) {
             let want = if operand.comps != 0 {
                 operand.comps
@@ -299,13 +290,6 @@ impl Apply<'_> {
             fp: self.found.fp,
             srcs: srcs.into(),
         }))
-    }
-
-    /// The generic conversion of `family` producing `bits` bits.
-    pub fn conv_op(family: ConvFamily, bits: u8) -> AluOp {
-        family
-            .op(bits)
-            .expect("bit-size inference only picks sizes the family has")
     }
 }
 

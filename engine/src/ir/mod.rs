@@ -220,26 +220,12 @@ impl Alu {
     /// unsized source's value size (`def` when that source is unknown).
     pub fn src_bit_sizes(&self, func: &Function, def: ValType) -> Vec<u8> {
         let info = self.op.info();
-        let common = if info.dst.bits == 0 {
-            def.bits
-        } else {
-            self.srcs
-                .iter()
-                .zip(info.srcs)
-                .find(|(_, operand)| operand.bits == 0)
-                .and_then(|(s, _)| func.value_type(s.value))
-                .map_or(def.bits, |t| t.bits)
-        };
-        info.srcs
-            .iter()
-            .map(|operand| {
-                if operand.bits == 0 {
-                    common
-                } else {
-                    operand.bits
-                }
-            })
-            .collect()
+        let first = info
+            .first_unsized_src()
+            .and_then(|i| self.srcs.get(i))
+            .and_then(|s| func.value_type(s.value))
+            .map(|t| t.bits);
+        info.src_bit_sizes(def.bits, first)
     }
 
     /// How many components source `i` reads for a destination of `def.comps` components.

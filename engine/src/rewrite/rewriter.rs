@@ -477,16 +477,7 @@ impl<'a> Rewriter<'a> {
     /// `ishl(a, find_lsb(b))` leaves a shift by a number rather than work for a later pass.
     pub fn build(&mut self, op: AluOp, bits: u8, comps: u8, srcs: &[Src], exact: bool) -> Src {
         let info = op.info();
-        let bits = if info.dst.bits != 0 {
-            info.dst.bits
-        } else {
-            bits
-        };
-        let comps = if info.dst.comps != 0 {
-            info.dst.comps
-        } else {
-            comps
-        };
+        let (bits, comps) = info.dst_shape(bits, comps);
         let fp = match self.alu(self.root) {
             Some(alu) => alu.fp,
             None => FpFlags::default(),
