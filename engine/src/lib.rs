@@ -7,6 +7,7 @@ pub mod cfg;
 pub mod egraph;
 pub mod interp;
 pub mod ir;
+pub mod memory;
 pub mod out_of_ssa;
 pub mod passes;
 pub mod rewrite;

@@ -7,7 +7,7 @@
 //! unit twice as long, pow and fdiv four times, integer division about thirteen times.
 //! Source modifiers (neg, abs) and the saturate destination modifier are free; so are moves,
 //! vector constructions and swizzles, which copy propagation and register allocation absorb,
-//! and constants, which become immediates.
+//! and constants, which become immediates. A load (a data-port send) counts four.
 
 use shrew_engine::egraph::{CostModel, Facts, Node};
 use shrew_engine::ops::AluOp;
@@ -22,12 +22,17 @@ impl CostModel for GenCost {
     }
 
     fn cost(&self, node: &Node, facts: &Facts) -> u32 {
-        let Node::Alu { op, .. } = node else {
-            return 0;
-        };
-        // 64-bit operations issue as two halves.
-        let width = if facts.bits == 64 { 2 } else { 1 };
-        per_component(*op) * facts.comps as u32 * width
+        match node {
+            Node::Alu { op, .. } => {
+                // 64-bit operations issue as two halves.
+                let width = if facts.bits == 64 { 2 } else { 1 };
+                per_component(*op) * facts.comps as u32 * width
+            }
+            // The address payload's setup and the send, whose latency the scheduler can only
+            // partly hide.
+            Node::Loaded { .. } => 4,
+            _ => 0,
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! one DOT4 over the four vector slots. Operations the hardware lacks cost what their lowering
 //! does: `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
 //! clamp output modifier are free. A constant costs a literal dword per component, except the
-//! inline constants 0, 1, -1, 1.0 and 0.5, which take no literal slot.
+//! inline constants 0, 1, -1, 1.0 and 0.5, which take no literal slot. A load (a fetch, often
+//! with a clause of its own) counts four.
 
 use shrew_engine::egraph::{CostModel, Facts, Node};
 use shrew_engine::ops::AluOp;
@@ -27,7 +28,9 @@ impl CostModel for R600Cost {
                 let width = if facts.bits == 64 { 2 } else { 1 };
                 per_component(*op) * facts.comps as u32 * width
             }
-            Node::Swizzle { .. } | Node::Leaf { .. } => 0,
+            // A fetch instruction, in a TEX or VTX clause of its own unless it joins another.
+            Node::Loaded { .. } => 4,
+            _ => 0,
         }
     }
 }

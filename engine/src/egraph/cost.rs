@@ -16,12 +16,14 @@ pub trait CostModel: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// The cost of computing `node`, whose value `facts` describes, its sources excluded.
-    /// Leaves cost nothing: they are computed whatever the region becomes.
+    /// Leaves cost nothing: they are computed whatever the region becomes. A
+    /// [`Node::Loaded`] costs the load instruction, which goes when nothing reads it. Memory
+    /// nodes are never extracted, so their cost does not matter.
     fn cost(&self, node: &Node, facts: &Facts) -> u32;
 }
 
-/// Every ALU operation costs one per component; moves, vector constructions, swizzles and
-/// constants are free (register allocation and copy propagation absorb them).
+/// Every ALU operation costs one per component, and a load one; moves, vector constructions,
+/// swizzles and constants are free (register allocation and copy propagation absorb them).
 #[derive(Debug, Default)]
 pub struct UnitCost;
 
@@ -34,7 +36,8 @@ impl CostModel for UnitCost {
         match node {
             Node::Alu { op, .. } if is_copy(*op) => 0,
             Node::Alu { .. } => facts.comps as u32,
-            Node::Const { .. } | Node::Swizzle { .. } | Node::Leaf { .. } => 0,
+            Node::Loaded { .. } => 1,
+            _ => 0,
         }
     }
 }

@@ -11,7 +11,7 @@
 //! the earliest point of the region where some node of it can be computed (leaves are available
 //! after the instruction that defines them, constants from the start, an operation once all its
 //! sources are); a node later than its class is never chosen, so whatever uses the class can use
-//! the choice.
+//! the choice. Memory nodes are never chosen, and count for no class's availability.
 
 use super::{CostModel, EGraph, Node};
 use egg::{Id, Language};
@@ -63,7 +63,7 @@ pub fn extract(egraph: &EGraph, model: &dyn CostModel, position: impl Fn(&Node) 
         let mut changed = false;
         for &id in &ids {
             let class = &egraph[id];
-            for node in &class.nodes {
+            for node in class.nodes.iter().filter(|n| n.is_extractable()) {
                 if node_availability(egraph, &avail, node, &position) > avail[&id] {
                     continue;
                 }
@@ -150,6 +150,7 @@ fn availability(egraph: &EGraph, position: &impl Fn(&Node) -> u32) -> HashMap<Id
             let earliest = class
                 .nodes
                 .iter()
+                .filter(|n| n.is_extractable())
                 .map(|n| node_availability(egraph, &avail, n, position))
                 .min()
                 .unwrap_or(u32::MAX);

@@ -16,6 +16,16 @@
 //! identities, so a rule rooted at an instruction that reads another one through a swizzle still
 //! matches the pair.
 //!
+//! Memory has tokens, as in the `memory-cse` pass ([`crate::memory`]): the region's memory of
+//! each kind starts as a [`Node::Memory`] token, every whole store makes a new token
+//! ([`Node::Store`]), and every other write a fresh opaque one. A load is a [`Node::Load`] of
+//! an address from the token current where it runs, in the class of its result
+//! ([`Node::Loaded`]). So two loads of one address under one token are one node (hash-consing
+//! merges them), and the memory rules prove `load(store(t, a, v), a) = v` and, for an address
+//! `b` that `a` certainly does not overlap, `load(store(t, a, v), b) = load(t, b)`. The token
+//! and load nodes are never extracted: what replaces a load is the earlier load or the stored
+//! value its class was proved equal to.
+//!
 //! The e-class analysis ([`Facts`]) knows each class's shape, its constant value when it has one
 //! (classes whose nodes fold are given a constant node), and the float range facts of
 //! [`crate::rewrite::Range`] that rule conditions ask about.
@@ -28,6 +38,7 @@ pub mod rules;
 pub use cost::{CostModel, UnitCost};
 pub use egg::Id;
 
+use crate::memory::Address;
 use crate::rewrite::{Range, alu_range};
 use egg::{Analysis, DidMerge, Language};
 use shrew_ops::AluOp;
@@ -45,7 +56,9 @@ pub fn shader_cost(shader: &crate::ir::Shader, model: &dyn CostModel) -> u64 {
             let uses = crate::uses::Uses::build(func);
             func.blocks()
                 .into_iter()
-                .map(|b| region::Region::build(func, &uses, b, model).original_cost)
+                .map(|b| {
+                    region::Region::build(func, &shader.variables, &uses, b, model).original_cost
+                })
                 .sum::<u64>()
         })
         .sum()
@@ -82,6 +95,34 @@ pub enum Node {
     },
     /// A value of the IR the region does not compute purely (by its number in the function).
     Leaf { value: u32, bits: u8, comps: u8 },
+    /// The value a load instruction of the region reads: a leaf that costs what the load does,
+    /// since the load goes once nothing reads it.
+    Loaded { value: u32, bits: u8, comps: u8 },
+    /// A memory token: memory of kind `kind` (an index into [`crate::memory::KINDS`]) as the
+    /// region finds it (`after: None`) or after the instruction `after` clobbered it.
+    Memory { kind: u8, after: Option<u32> },
+    /// The memory token after a whole store of class `srcs[1]` at `address` (an index into the
+    /// analysis's [`FactsAnalysis::addresses`]) into memory `srcs[0]`.
+    Store { address: u32, srcs: [Id; 2] },
+    /// What memory `src` holds at `address`: `comps` components of `bits` bits. Never extracted:
+    /// its class also holds the load's [`Node::Loaded`], or what the memory rules proved equal.
+    Load {
+        address: u32,
+        bits: u8,
+        comps: u8,
+        src: [Id; 1],
+    },
+}
+
+impl Node {
+    /// Whether extraction may choose the node: memory tokens and loads from them only exist to
+    /// prove values equal.
+    pub fn is_extractable(&self) -> bool {
+        !matches!(
+            self,
+            Node::Memory { .. } | Node::Store { .. } | Node::Load { .. }
+        )
+    }
 }
 
 /// What e-matching and the class index key on: the variant, and the opcode of ALU nodes.
@@ -91,6 +132,10 @@ pub enum Discriminant {
     Const,
     Swizzle,
     Leaf,
+    Loaded,
+    Memory,
+    Store,
+    Load,
 }
 
 impl Language for Node {
@@ -102,6 +147,10 @@ impl Language for Node {
             Node::Const { .. } => Discriminant::Const,
             Node::Swizzle { .. } => Discriminant::Swizzle,
             Node::Leaf { .. } => Discriminant::Leaf,
+            Node::Loaded { .. } => Discriminant::Loaded,
+            Node::Memory { .. } => Discriminant::Memory,
+            Node::Store { .. } => Discriminant::Store,
+            Node::Load { .. } => Discriminant::Load,
         }
     }
 
@@ -126,6 +175,26 @@ impl Language for Node {
                 },
             ) => (op, bits, comps, exact, fp) == (op2, bits2, comps2, exact2, fp2),
             (Node::Swizzle { sel, .. }, Node::Swizzle { sel: sel2, .. }) => sel == sel2,
+            (
+                Node::Store { address, .. },
+                Node::Store {
+                    address: address2, ..
+                },
+            ) => address == address2,
+            (
+                Node::Load {
+                    address,
+                    bits,
+                    comps,
+                    ..
+                },
+                Node::Load {
+                    address: address2,
+                    bits: bits2,
+                    comps: comps2,
+                    ..
+                },
+            ) => (address, bits, comps) == (address2, bits2, comps2),
             _ => self == other,
         }
     }
@@ -133,16 +202,22 @@ impl Language for Node {
     fn children(&self) -> &[Id] {
         match self {
             Node::Alu { srcs, .. } => srcs,
-            Node::Swizzle { src, .. } => src,
-            Node::Const { .. } | Node::Leaf { .. } => &[],
+            Node::Swizzle { src, .. } | Node::Load { src, .. } => src,
+            Node::Store { srcs, .. } => srcs,
+            Node::Const { .. } | Node::Leaf { .. } | Node::Loaded { .. } | Node::Memory { .. } => {
+                &[]
+            }
         }
     }
 
     fn children_mut(&mut self) -> &mut [Id] {
         match self {
             Node::Alu { srcs, .. } => srcs,
-            Node::Swizzle { src, .. } => src,
-            Node::Const { .. } | Node::Leaf { .. } => &mut [],
+            Node::Swizzle { src, .. } | Node::Load { src, .. } => src,
+            Node::Store { srcs, .. } => srcs,
+            Node::Const { .. } | Node::Leaf { .. } | Node::Loaded { .. } | Node::Memory { .. } => {
+                &mut []
+            }
         }
     }
 }
@@ -159,7 +234,13 @@ impl fmt::Display for Node {
                     .collect();
                 write!(f, "swizzle.{names}")
             }
-            Node::Leaf { value, .. } => write!(f, "%{value}"),
+            Node::Leaf { value, .. } | Node::Loaded { value, .. } => write!(f, "%{value}"),
+            Node::Memory { kind, after } => match after {
+                Some(v) => write!(f, "memory{kind}@%{v}"),
+                None => write!(f, "memory{kind}"),
+            },
+            Node::Store { address, .. } => write!(f, "store@{address}"),
+            Node::Load { address, .. } => write!(f, "load@{address}"),
         }
     }
 }
@@ -175,9 +256,12 @@ pub struct Facts {
     pub range: Range,
 }
 
-/// The e-class analysis: shapes, constant folding and ranges.
+/// The e-class analysis: shapes, constant folding and ranges; and the addresses the region's
+/// memory nodes access, which the memory rules compare.
 #[derive(Debug, Default)]
-pub struct FactsAnalysis;
+pub struct FactsAnalysis {
+    pub addresses: Vec<Address>,
+}
 
 impl Analysis<Node> for FactsAnalysis {
     type Data = Facts;
@@ -191,9 +275,17 @@ impl Analysis<Node> for FactsAnalysis {
                 constant: Some(values.clone()),
                 range: Range::of_constant(values, *bits),
             },
-            Node::Leaf { bits, comps, .. } => Facts {
+            Node::Leaf { bits, comps, .. }
+            | Node::Loaded { bits, comps, .. }
+            | Node::Load { bits, comps, .. } => Facts {
                 bits: *bits,
                 comps: *comps,
+                constant: None,
+                range: Range::UNKNOWN,
+            },
+            Node::Memory { .. } | Node::Store { .. } => Facts {
+                bits: 0,
+                comps: 0,
                 constant: None,
                 range: Range::UNKNOWN,
             },

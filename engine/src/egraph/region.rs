@@ -3,8 +3,11 @@
 //! [`Region::build`] turns the block's pure instructions (ALU operations and constants) into
 //! nodes; everything else in the block (phis, intrinsics, texture operations, derefs, calls,
 //! undefs) stays where it is as the region's *skeleton*, and the values it defines, like the
-//! values of other blocks, are leaves. The *roots* are the pure values something other than the
-//! block's pure instructions reads: a skeleton instruction, the terminator, another block.
+//! values of other blocks, are leaves. Loads and stores of memory with tokens
+//! ([`crate::memory`]) also become memory nodes, so that a load's class can learn the value it
+//! reads; they stay in the skeleton too, and a load nothing reads any more goes with dead-code
+//! elimination. The *roots* are the pure values and loads something other than the block's
+//! pure instructions reads: a skeleton instruction, the terminator, another block.
 //!
 //! [`Region::rebuild`] replaces the block's pure instructions with the extracted choice: walking
 //! the skeleton in order, it emits the chosen computation of each root just before the first
@@ -17,7 +20,9 @@ use super::extract::Choice;
 use super::{CostModel, EGraph, FactsAnalysis, Node};
 use crate::ir::{
     Alu, AluSrc, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value,
+    Variable,
 };
+use crate::memory::{Address, Effect, KINDS, effect};
 use crate::uses::{User, Uses};
 use egg::Id;
 use shrew_ops::AluOp;
@@ -28,9 +33,10 @@ use std::collections::HashMap;
 pub struct Region {
     pub block: BlockId,
     pub egraph: EGraph,
-    /// The class of every pure value of the block.
+    /// The class of every pure value and load of the block, and of the leaves read so far.
     class_of: HashMap<Value, Id>,
-    /// The pure values read outside the block's pure instructions, with their classes.
+    /// The pure values and loads read outside the block's pure instructions, with their
+    /// classes.
     pub roots: Vec<(Value, Id)>,
     /// For the block's skeleton values, one more than their index in the block: a leaf of
     /// theirs is available from there. Values of other blocks are available from 0.
@@ -45,20 +51,37 @@ fn is_pure(inst: &Inst) -> bool {
 }
 
 impl Region {
-    pub fn build(func: &Function, uses: &Uses, block: BlockId, model: &dyn CostModel) -> Region {
+    /// The region of `block`, whose memory accesses reach `variables`.
+    pub fn build(
+        func: &Function,
+        variables: &[Variable],
+        uses: &Uses,
+        block: BlockId,
+        model: &dyn CostModel,
+    ) -> Region {
         let mut region = Region {
             block,
-            egraph: EGraph::new(FactsAnalysis),
+            egraph: EGraph::new(FactsAnalysis::default()),
             class_of: HashMap::new(),
             roots: Vec::new(),
             positions: HashMap::new(),
             original_cost: 0,
         };
+        let mut memory = Memory::default();
+        let mut loads = Vec::new();
         let insts = &func.cfg[block].insts;
         for (index, &v) in insts.iter().enumerate() {
             let inst = func.inst(v);
             if !is_pure(inst) {
                 region.positions.insert(v, index as u32 + 1);
+                let effect = effect(variables, func, v);
+                if let Some(loaded) = region.access_memory(func, &mut memory, v, effect)
+                    && !uses.users(v).is_empty()
+                {
+                    loads.push(v);
+                    let facts = &region.egraph[region.class_of[&v]].data;
+                    region.original_cost += model.cost(&loaded, facts) as u64;
+                }
                 continue;
             }
             let def = inst.def.expect("pure instructions define a value");
@@ -107,7 +130,7 @@ impl Region {
         };
         for &v in insts {
             if let Some(&class) = region.class_of.get(&v)
-                && !region.positions.contains_key(&v)
+                && (!region.positions.contains_key(&v) || loads.contains(&v))
                 && !uses.users(v).iter().all(pure_here)
             {
                 region.roots.push((v, class));
@@ -115,6 +138,57 @@ impl Region {
         }
         region.egraph.rebuild();
         region
+    }
+
+    /// Adds what skeleton instruction `v` does to memory. For a load, returns its
+    /// [`Node::Loaded`], in the class it now has.
+    fn access_memory(
+        &mut self,
+        func: &Function,
+        memory: &mut Memory,
+        v: Value,
+        effect: Effect,
+    ) -> Option<Node> {
+        match effect {
+            Effect::Load(kind, address) => {
+                let def = func.inst(v).def.expect("a load defines a value");
+                let node = Node::Load {
+                    address: memory.intern(&mut self.egraph, address),
+                    bits: def.bits,
+                    comps: def.comps,
+                    src: [memory.token(&mut self.egraph, kind)],
+                };
+                let loaded = Node::Loaded {
+                    value: v.0,
+                    bits: def.bits,
+                    comps: def.comps,
+                };
+                let class = self.egraph.add(node);
+                let leaf = self.egraph.add(loaded.clone());
+                self.egraph.union(class, leaf);
+                self.class_of.insert(v, self.egraph.find(class));
+                Some(loaded)
+            }
+            Effect::Store(kind, address, data) => {
+                let node = Node::Store {
+                    address: memory.intern(&mut self.egraph, address),
+                    srcs: [memory.token(&mut self.egraph, kind), self.value(func, data)],
+                };
+                memory.tokens[kind] = Some(self.egraph.add(node));
+                None
+            }
+            Effect::Clobber(kinds) => {
+                for kind in kinds {
+                    let node = Node::Memory {
+                        kind: kind as u8,
+                        after: Some(v.0),
+                    };
+                    memory.tokens[kind] = Some(self.egraph.add(node));
+                }
+                None
+            }
+            Effect::None => None,
+        }
     }
 
     /// The class of `src` read with `comps` components: its value's class, through a swizzle
@@ -150,7 +224,9 @@ impl Region {
     /// Where a node becomes available (see [`super::extract`]).
     pub fn position(&self, node: &Node) -> u32 {
         match node {
-            Node::Leaf { value, .. } => self.positions.get(&Value(*value)).copied().unwrap_or(0),
+            Node::Leaf { value, .. } | Node::Loaded { value, .. } => {
+                self.positions.get(&Value(*value)).copied().unwrap_or(0)
+            }
             _ => 0,
         }
     }
@@ -212,6 +288,35 @@ impl Region {
     }
 }
 
+/// The memory state while a region is built: the current token of every kind, and the addresses
+/// interned so far.
+#[derive(Default)]
+struct Memory {
+    tokens: [Option<Id>; KINDS.len()],
+    addresses: HashMap<Address, u32>,
+}
+
+impl Memory {
+    /// The token of `kind` now: the memory as the region finds it, until something writes it.
+    fn token(&mut self, egraph: &mut EGraph, kind: usize) -> Id {
+        *self.tokens[kind].get_or_insert_with(|| {
+            egraph.add(Node::Memory {
+                kind: kind as u8,
+                after: None,
+            })
+        })
+    }
+
+    /// The number of `address` in the analysis's address table.
+    fn intern(&mut self, egraph: &mut EGraph, address: Address) -> u32 {
+        let table = &mut egraph.analysis.addresses;
+        *self.addresses.entry(address).or_insert_with_key(|address| {
+            table.push(address.clone());
+            table.len() as u32 - 1
+        })
+    }
+}
+
 /// Emits the chosen computation of classes, each once.
 struct Emitter<'a> {
     region: &'a Region,
@@ -237,7 +342,10 @@ impl Emitter<'_> {
         let facts = &self.region.egraph[class].data;
         let def = ValType::new(facts.bits, facts.comps);
         let v = match self.node(class).clone() {
-            Node::Leaf { value, .. } => Value(value),
+            Node::Leaf { value, .. } | Node::Loaded { value, .. } => Value(value),
+            Node::Memory { .. } | Node::Store { .. } | Node::Load { .. } => {
+                unreachable!("extraction never chooses memory nodes")
+            }
             Node::Const { values, .. } => self.push(func, InstKind::Const(values.to_vec()), def),
             Node::Swizzle { .. } => {
                 let src = self.read(func, class);

@@ -1,5 +1,5 @@
 //! Rules in the e-graph: the primitives the rule macro's e-graph matchers call, the glue that
-//! makes every DSL rule an `egg::Rewrite`, and the built-in swizzle equalities.
+//! makes every DSL rule an `egg::Rewrite`, and the built-in equalities of swizzles and memory.
 //!
 //! For every rule the macro emits a *search* function, nested loops over the nodes of the
 //! classes its pattern walks (with both operand orders of commutative operations) that report
@@ -14,10 +14,11 @@
 //! e-graph (a class may gain a constant or a use later), so rules carrying them stay with the
 //! greedy matcher: [`egraph_ready`] says which.
 
-use super::{EGraph, FactsAnalysis, Node};
+use super::{Discriminant, EGraph, FactsAnalysis, Node};
+use crate::memory::disjoint;
 use crate::rewrite::conds::{CondKind, var_condition};
 use crate::rewrite::{OpName, Pattern, Range, RuleInfo, RuleSet, TargetOptions};
-use egg::{Applier, Id, Rewrite, SearchMatches, Searcher, Subst, Symbol, Var};
+use egg::{Applier, Id, Language, Rewrite, SearchMatches, Searcher, Subst, Symbol, Var};
 use shrew_ops::eval::{fget, fput, mask};
 use shrew_ops::{AluOp, BaseType, ConvFamily};
 use smallvec::SmallVec;
@@ -454,27 +455,47 @@ pub fn rewrites(set: &'static RuleSet, opts: &TargetOptions) -> Vec<Rewrite<Node
         .collect()
 }
 
-/// The built-in equalities about swizzles, which let DSL matchers see through them:
-/// an identity swizzle is its source; swizzles compose; a swizzle of a per-component operation
-/// is the operation on swizzled sources; a swizzle of a vector construction picks its sources.
-pub fn swizzle_rewrites() -> Vec<Rewrite<Node, FactsAnalysis>> {
-    vec![Rewrite::new("swizzle", SwizzleRule, SwizzleRule).expect("no variables")]
+/// The built-in equalities. About swizzles, which let DSL matchers see through them: an
+/// identity swizzle is its source; swizzles compose; a swizzle of a per-component operation is
+/// the operation on swizzled sources; a swizzle of a vector construction picks its sources.
+/// About memory: a load reads what the last store to its address wrote, and looks through
+/// stores to addresses it certainly does not overlap.
+pub fn builtin_rewrites() -> Vec<Rewrite<Node, FactsAnalysis>> {
+    [
+        ("swizzle", Discriminant::Swizzle, swizzle_rule as EqualsFn),
+        ("memory", Discriminant::Load, memory_rule),
+    ]
+    .into_iter()
+    .map(|(name, kind, equals)| {
+        let rule = BuiltinRule { kind, equals };
+        Rewrite::new(name, rule.clone(), rule).expect("no variables")
+    })
+    .collect()
 }
 
-struct SwizzleRule;
+/// Finds classes equal to a class.
+type EqualsFn = fn(&mut EGraph, Id) -> Vec<Id>;
 
-impl Searcher<Node, FactsAnalysis> for SwizzleRule {
+/// An equality built into the e-graph rather than written in the DSL: every class holding a
+/// node of kind `kind` is equal to the classes `equals` finds for it.
+#[derive(Clone)]
+struct BuiltinRule {
+    kind: Discriminant,
+    equals: EqualsFn,
+}
+
+impl Searcher<Node, FactsAnalysis> for BuiltinRule {
     fn search_eclass_with_limit(
         &self,
         egraph: &EGraph,
         eclass: Id,
         _limit: usize,
     ) -> Option<SearchMatches<'_, Node>> {
-        let has_swizzle = egraph[eclass]
+        let has_kind = egraph[eclass]
             .nodes
             .iter()
-            .any(|n| matches!(n, Node::Swizzle { .. }));
-        has_swizzle.then(|| SearchMatches {
+            .any(|n| n.discriminant() == self.kind);
+        has_kind.then(|| SearchMatches {
             eclass,
             substs: vec![Subst::default()],
             ast: None,
@@ -483,7 +504,7 @@ impl Searcher<Node, FactsAnalysis> for SwizzleRule {
 
     fn search_with_limit(&self, egraph: &EGraph, limit: usize) -> Vec<SearchMatches<'_, Node>> {
         egraph
-            .classes_for_op(&super::Discriminant::Swizzle)
+            .classes_for_op(&self.kind)
             .into_iter()
             .flatten()
             .take(limit)
@@ -496,7 +517,7 @@ impl Searcher<Node, FactsAnalysis> for SwizzleRule {
     }
 }
 
-impl Applier<Node, FactsAnalysis> for SwizzleRule {
+impl Applier<Node, FactsAnalysis> for BuiltinRule {
     fn apply_one(
         &self,
         egraph: &mut EGraph,
@@ -505,29 +526,84 @@ impl Applier<Node, FactsAnalysis> for SwizzleRule {
         _searcher_ast: Option<&egg::PatternAst<Node>>,
         _rule_name: Symbol,
     ) -> Vec<Id> {
-        let swizzles: Vec<(SmallVec<[u8; 4]>, Id)> = egraph[eclass]
-            .nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::Swizzle { sel, src } => Some((sel.clone(), src[0])),
-                _ => None,
-            })
-            .collect();
         let mut changed = Vec::new();
-        for (sel, src) in swizzles {
-            // A class that is a swizzle of itself (a splat read as a splat) learns nothing from
-            // it, and pushing the swizzle into its own operations would grow it without end.
-            if egraph.find(src) == egraph.find(eclass) {
-                continue;
-            }
-            for equal in swizzle_equals(egraph, &sel, src) {
-                if egraph.union(eclass, equal) {
-                    changed.push(eclass);
-                }
+        for equal in (self.equals)(egraph, eclass) {
+            if egraph.union(eclass, equal) {
+                changed.push(eclass);
             }
         }
         changed
     }
+}
+
+/// Classes equal to the swizzles in `class`.
+fn swizzle_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
+    let swizzles: Vec<(SmallVec<[u8; 4]>, Id)> = egraph[class]
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            Node::Swizzle { sel, src } => Some((sel.clone(), src[0])),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (sel, src) in swizzles {
+        // A class that is a swizzle of itself (a splat read as a splat) learns nothing from
+        // it, and pushing the swizzle into its own operations would grow it without end.
+        if egraph.find(src) != egraph.find(class) {
+            out.extend(swizzle_equals(egraph, &sel, src));
+        }
+    }
+    out
+}
+
+/// Classes equal to the loads in `class`: a load from the token of a store reads the stored
+/// value when it loads the stored address with the stored shape, and reads what the memory held
+/// before the store when its address certainly does not overlap the stored one.
+fn memory_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
+    let loads: Vec<Node> = egraph[class]
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, Node::Load { .. }))
+        .cloned()
+        .collect();
+    let mut out = Vec::new();
+    for load in loads {
+        let Node::Load {
+            address,
+            bits,
+            comps,
+            src: [memory],
+        } = load
+        else {
+            continue;
+        };
+        let stores: Vec<(u32, Id, Id)> = egraph[memory]
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Store { address, srcs } => Some((*address, srcs[0], srcs[1])),
+                _ => None,
+            })
+            .collect();
+        for (stored_at, before, data) in stores {
+            let addresses = &egraph.analysis.addresses;
+            if stored_at == address {
+                let facts = &egraph[data].data;
+                if (facts.bits, facts.comps) == (bits, comps) {
+                    out.push(data);
+                }
+            } else if disjoint(&addresses[address as usize], &addresses[stored_at as usize]) {
+                out.push(egraph.add(Node::Load {
+                    address,
+                    bits,
+                    comps,
+                    src: [before],
+                }));
+            }
+        }
+    }
+    out
 }
 
 /// Classes equal to components `sel` of `src`.

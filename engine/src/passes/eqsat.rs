@@ -3,7 +3,8 @@
 //!
 //! What: each block's pure dataflow becomes an e-graph ([`crate::egraph::region`]); the rules
 //! of the sets that an e-graph can decide (see [`crate::egraph::rules::egraph_ready`]) and the
-//! built-in swizzle equalities run on it until it saturates or a limit stops them; extraction
+//! built-in equalities of swizzles and memory tokens (a load of what a store wrote is the
+//! stored value; loads of one address under one token are one value) run on it until it saturates or a limit stops them; extraction
 //! picks the cheapest computation of the block's roots, counting shared values once
 //! ([`crate::egraph::extract`]); and when that is cheaper than what the block computes now, the
 //! block's pure instructions are replaced with it.
@@ -27,9 +28,9 @@
 use super::manager::{Pass, PassContext};
 use crate::egraph::extract::extract;
 use crate::egraph::region::Region;
-use crate::egraph::rules::{rewrites, swizzle_rewrites};
+use crate::egraph::rules::{builtin_rewrites, rewrites};
 use crate::egraph::{CostModel, EGraph, FactsAnalysis, Node};
-use crate::ir::{Function, Shader};
+use crate::ir::{Function, Shader, Variable};
 use crate::rewrite::{RuleSet, TargetOptions};
 use crate::uses::Uses;
 use egg::{BackoffScheduler, Rewrite, Runner};
@@ -71,7 +72,7 @@ impl Eqsat {
         opts: &TargetOptions,
         model: Arc<dyn CostModel>,
     ) -> Eqsat {
-        let mut rules = swizzle_rewrites();
+        let mut rules = builtin_rewrites();
         for set in sets {
             rules.extend(rewrites(set, opts));
         }
@@ -84,16 +85,21 @@ impl Eqsat {
 
     /// Saturates and extracts one block; rebuilds it when the choice is cheaper. Returns
     /// whether it did.
-    fn run_block(&self, func: &mut Function, block: crate::ir::BlockId) -> bool {
+    fn run_block(
+        &self,
+        func: &mut Function,
+        variables: &[Variable],
+        block: crate::ir::BlockId,
+    ) -> bool {
         let uses = Uses::build(func);
-        let mut region = Region::build(func, &uses, block, self.model.as_ref());
+        let mut region = Region::build(func, variables, &uses, block, self.model.as_ref());
         // A block that already fills most of the node budget leaves the rules no room, and
         // extraction's memory grows with the square of the classes: leave it to `algebraic`.
         if region.roots.is_empty() || region.egraph.total_number_of_nodes() > self.limits.nodes / 2
         {
             return false;
         }
-        let egraph = std::mem::replace(&mut region.egraph, EGraph::new(FactsAnalysis));
+        let egraph = std::mem::replace(&mut region.egraph, EGraph::new(FactsAnalysis::default()));
         let runner = Runner::default()
             .with_scheduler(BackoffScheduler::default())
             .with_iter_limit(self.limits.iterations)
@@ -125,11 +131,12 @@ impl Pass for Eqsat {
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let mut progress = false;
         for func in &mut shader.functions {
+            let variables = &shader.variables;
             for block in func.blocks() {
                 if context.budget.is_spent() {
                     return Ok(progress);
                 }
-                if self.run_block(func, block) {
+                if self.run_block(func, variables, block) {
                     progress = true;
                     let name = &func.name;
                     context
