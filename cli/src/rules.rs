@@ -26,6 +26,8 @@ struct RuleEntry<'a> {
     inexact: bool,
     /// Conditions on uses make the rule usable by the greedy matcher only.
     greedy_only: bool,
+    /// One direction of an equality: the e-graph runs it, the greedy matcher does not.
+    egraph_only: bool,
 }
 
 pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
@@ -55,18 +57,21 @@ pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
                 guard: rule.guard,
                 inexact: rule.inexact,
                 greedy_only: rule.is_greedy_only(),
+                egraph_only: rule.egraph_only,
             };
             if args.json {
                 out.push_str(&serde_json::to_string(&entry)?);
                 out.push('\n');
             } else {
-                let greedy = if entry.greedy_only {
+                let engines = if entry.greedy_only {
                     "  [greedy only]"
+                } else if entry.egraph_only {
+                    "  [e-graph only]"
                 } else {
                     ""
                 };
                 out.push_str(&format!(
-                    "{:>5}  {:<8} {}  ({}){greedy}\n",
+                    "{:>5}  {:<8} {}  ({}){engines}\n",
                     index, group.name, rule.text, entry.location
                 ));
             }

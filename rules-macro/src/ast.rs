@@ -25,7 +25,12 @@ pub struct Rule {
     pub guard: Option<Expr>,
     /// Where the rule starts.
     pub span: Span,
+    /// One direction of an equality `a <=> b`: only the e-graph runs it (the greedy matcher
+    /// would undo it with the other direction).
+    pub equality: bool,
 }
+
+syn::custom_punctuation!(Equivalent, <=>);
 
 /// Which side of a rule a node is on.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -34,6 +39,7 @@ pub enum Side {
     Replace,
 }
 
+#[derive(Clone)]
 pub enum Node {
     Op(OpNode),
     Var(VarNode),
@@ -66,6 +72,7 @@ impl OpName {
     }
 }
 
+#[derive(Clone)]
 pub struct OpNode {
     pub op: OpName,
     pub ident: Ident,
@@ -82,6 +89,7 @@ pub struct OpNode {
     pub srcs: Vec<Node>,
 }
 
+#[derive(Clone)]
 pub struct VarNode {
     pub ident: Ident,
     /// `#a`
@@ -101,6 +109,7 @@ pub enum Literal {
     Bool(bool),
 }
 
+#[derive(Clone)]
 pub struct LitNode {
     pub value: Literal,
     pub size: Option<(u8, Span)>,
@@ -146,7 +155,7 @@ pub fn parse_group(input: TokenStream) -> syn::Result<Group> {
     let mut rules = Vec::new();
     for chunk in split_rules(body, &mut errors) {
         match parse_rule.parse2(chunk) {
-            Ok(rule) => rules.push(rule),
+            Ok(parsed) => rules.extend(parsed),
             Err(e) => errors.push(e),
         }
     }
@@ -293,10 +302,18 @@ fn substitute(body: TokenStream, names: &[Ident], values: &[Vec<TokenTree>]) -> 
     out
 }
 
-fn parse_rule(input: ParseStream) -> syn::Result<Rule> {
+/// A rule `search => replace`, or the two directions of an equality `a <=> b`.
+fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
     let span = input.span();
     let search = parse_node(input)?;
-    input.parse::<Token![=>]>()?;
+    let equality = input.peek(Equivalent);
+    if equality {
+        input.parse::<Equivalent>()?;
+    } else if input.peek(Token![=>]) {
+        input.parse::<Token![=>]>()?;
+    } else {
+        return Err(input.error("expected `=>` (a rewrite) or `<=>` (an equality)"));
+    }
     let replace = parse_node(input)?;
     let guard = if input.peek(Token![if]) {
         input.parse::<Token![if]>()?;
@@ -307,12 +324,18 @@ fn parse_rule(input: ParseStream) -> syn::Result<Rule> {
     if !input.is_empty() {
         return Err(input.error("expected `if GUARD` or `;` after the replacement"));
     }
-    Ok(Rule {
-        search,
-        replace,
-        guard,
+    let rule = |search: &Node, replace: &Node| Rule {
+        search: search.clone(),
+        replace: replace.clone(),
+        guard: guard.clone(),
         span,
-    })
+        equality,
+    };
+    let mut rules = vec![rule(&search, &replace)];
+    if equality {
+        rules.push(rule(&replace, &search));
+    }
+    Ok(rules)
 }
 
 /// A node. Misplaced markers (`#`, `!`, conditions…) are accepted here and reported by the

@@ -68,7 +68,12 @@ pub fn check_group<'a>(group: &'a Group, errors: &mut Vec<syn::Error>) -> Vec<Ch
         if errors.len() > before {
             continue;
         }
-        if let Some(earlier) = checked.iter().find(|c| preempts(c, &result)) {
+        // The greedy matcher never runs equalities, so they neither pre-empt nor are pre-empted.
+        if let Some(earlier) = checked
+            .iter()
+            .filter(|c| !c.rule.equality && !rule.equality)
+            .find(|c| preempts(c, &result))
+        {
             errors.push(syn::Error::new(
                 rule.span,
                 format!(
@@ -80,6 +85,14 @@ pub fn check_group<'a>(group: &'a Group, errors: &mut Vec<syn::Error>) -> Vec<Ch
         }
         checked.push(result);
     }
+    // The two directions of an equality check the same tokens: report each problem once.
+    let mut seen = Vec::new();
+    errors.retain(|e| {
+        let key = (format!("{:?}", e.span()), e.to_string());
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
     checked
 }
 
@@ -94,7 +107,16 @@ fn check_rule<'a>(rule: &'a Rule, errors: &mut Vec<syn::Error>) -> Checked<'a> {
         return empty(rule);
     };
     check_markers(&rule.search, Side::Search, errors);
+    let before_replace = errors.len();
     check_markers(&rule.replace, Side::Replace, errors);
+    if rule.equality {
+        for e in &mut errors[before_replace..] {
+            *e = syn::Error::new(
+                e.span(),
+                format!("{e} (each side of `<=>` is both a search and a replacement)"),
+            );
+        }
+    }
 
     let mut vars: Vec<Var> = Vec::new();
     let mut search_nodes = Vec::new();

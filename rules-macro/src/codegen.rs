@@ -33,7 +33,11 @@ pub fn expand(mut group: Group) -> TokenStream {
         .enumerate()
         .map(|(i, c)| format_ident!("r{}_{}", i, root_op(c).name()))
         .collect();
-    let rule_fns = checked.iter().zip(&fn_names).map(|(c, f)| rule_fn(c, f));
+    let rule_fns = checked
+        .iter()
+        .zip(&fn_names)
+        .filter(|(c, _)| !c.rule.equality)
+        .map(|(c, f)| rule_fn(c, f));
     let egraph_fns = checked
         .iter()
         .zip(&fn_names)
@@ -215,7 +219,12 @@ enum StepKind {
 fn rule_doc(c: &Checked) -> String {
     let text = c.rule.to_string();
     let (file, line) = location(c.rule.span);
-    format!(" `{text}`\n\n Defined at {file}:{line}.")
+    let equality = if c.rule.equality {
+        " One direction of an equality `<=>`: only the e-graph runs it."
+    } else {
+        ""
+    };
+    format!(" `{text}`\n\n Defined at {file}:{line}.{equality}")
 }
 
 fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
@@ -798,6 +807,7 @@ fn rules_by_root(checked: &[Checked]) -> Vec<(AluOp, Vec<usize>)> {
             let rules = checked
                 .iter()
                 .enumerate()
+                .filter(|(_, c)| !c.rule.equality)
                 .filter(|(_, c)| match root_op(c) {
                     OpName::Op(root) => root == op,
                     OpName::Conv(f) => f.contains(op),
@@ -1030,6 +1040,7 @@ fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
     } else {
         quote!(None)
     };
+    let egraph_only = c.rule.equality;
     quote! {
         #rw::RuleInfo {
             text: #text,
@@ -1044,6 +1055,7 @@ fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
             loses: ::shrew_engine::ir::FpFlags(#loses),
             guard: #guard,
             egraph: #egraph,
+            egraph_only: #egraph_only,
         }
     }
 }

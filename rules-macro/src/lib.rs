@@ -31,6 +31,12 @@
 //! # A rule
 //! `search => replacement [if guard];`
 //!
+//! An *equality* `a <=> b [if guard];` is two rules, `a => b` and `b => a`, that only the
+//! e-graph runs: laws such as distributivity, where neither direction is better in itself but
+//! one may lead to a simplification (the greedy matcher would undo each with the other). Each
+//! side is both a search and a replacement, so neither may carry search-only or
+//! replacement-only markers, and both must be ops.
+//!
 //! * **Ops**: `fadd(x, y)` — an ALU opcode of the opcode table with exactly its number of
 //!   sources (at most 4 in a search), or a width-generic conversion (`f2f`, `f2i`, `f2u`, `i2f`,
 //!   `u2f`, `i2i`, `u2u`, `b2f`, `b2i`) that matches every size of the family and, in a

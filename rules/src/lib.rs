@@ -4,7 +4,7 @@
 //! first rule of the first group that matches an instruction wins):
 //!
 //! * [`ALGEBRAIC`] (`algebraic`): the main simplification and canonicalisation rules, every
-//!   group but [`late`];
+//!   group but [`late`], ending with the equalities of [`equal`], which only `eqsat` runs;
 //! * [`LATE`] (`algebraic-late`): fusion and target-driven lowering, run after the main set.
 //!
 //! Every rule is verified by a generated test that evaluates its search and replacement with the
@@ -14,6 +14,7 @@ pub mod arith;
 pub mod bitops;
 pub mod bool;
 pub mod conv;
+pub mod equal;
 pub mod fcmp;
 pub mod fsat;
 pub mod intmul;
@@ -40,6 +41,7 @@ pub static ALGEBRAIC: RuleSet = RuleSet {
         &arith::ARITH,
         &intmul::INTMUL,
         &bitops::BITOPS,
+        &equal::EQUAL,
     ],
 };
 

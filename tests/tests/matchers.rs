@@ -10,7 +10,11 @@ fn every_library_rule_matches_its_own_search_in_every_operand_order() {
     let (mut rules, mut instances) = (0, 0);
     for set in shrew_rules::SETS {
         for group in set.groups {
+            // Equalities have no greedy matcher: the e-graph tests run them.
             for (index, rule) in group.rules.iter().enumerate() {
+                if rule.egraph_only {
+                    continue;
+                }
                 rules += 1;
                 match check_matches(group, index) {
                     Ok(tried) => instances += tried,

@@ -48,6 +48,38 @@ shrew_rules_macro::rules! {
     iadd(a@32, a) => ishl(a, 1);
 }
 
+shrew_rules_macro::rules! {
+    /// An equality: two rules, one per direction, that only the e-graph runs.
+    pub static LAWS;
+
+    iadd(a, 0) => a;
+    imul(a, iadd(b, c)) <=> iadd(imul(a, b), imul(a, c));
+}
+
+#[test]
+fn an_equality_is_two_egraph_only_rules_without_greedy_matchers() {
+    assert_eq!(LAWS.rules.len(), 3);
+    let [plain, forward, backward] = &LAWS.rules else {
+        unreachable!()
+    };
+    assert!(!plain.egraph_only);
+    assert_eq!(
+        forward.text,
+        "imul(a, iadd(b, c)) => iadd(imul(a, b), imul(a, c))"
+    );
+    assert_eq!(
+        backward.text,
+        "iadd(imul(a, b), imul(a, c)) => imul(a, iadd(b, c))"
+    );
+    assert!(forward.egraph_only && backward.egraph_only);
+    assert!(forward.egraph.is_some() && backward.egraph.is_some());
+    assert_eq!(forward.line, backward.line);
+    // The greedy dispatchers only know the plain rule: `iadd` is dispatched (for it), `imul`
+    // is not.
+    let roots: Vec<&str> = LAWS.roots.iter().map(|(op, _)| op.name()).collect();
+    assert_eq!(roots, ["iadd"]);
+}
+
 static FIGHT_SET: RuleSet = RuleSet {
     name: "fight",
     description: "rules that undo each other",

@@ -102,6 +102,8 @@ pub struct RuleInfo {
     /// The rule's matcher and builder for the e-graph; `None` for rules with conditions on the
     /// matched operations (all of them look at uses), which only the greedy matcher runs.
     pub egraph: Option<crate::egraph::rules::EggRule>,
+    /// One direction of an equality `a <=> b`: only the e-graph runs it.
+    pub egraph_only: bool,
 }
 
 impl RuleInfo {

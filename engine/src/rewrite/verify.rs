@@ -1934,6 +1934,7 @@ mod tests {
             loses: FpFlags(if inexact { 7 } else { 0 }),
             guard: None,
             egraph: None,
+            egraph_only: false,
         }
     }
 
