@@ -3,6 +3,7 @@
 use crate::pipeline::{Pipeline, Target};
 use crate::{CliError, emit, load};
 use clap::Args;
+use shrew_engine::egraph::rules::BUILTINS;
 use shrew_engine::passes::manager::RunReport;
 use shrew_engine::text;
 use std::path::PathBuf;
@@ -79,17 +80,30 @@ fn format_stats(report: &RunReport) -> String {
         ));
     }
     for (name, stats) in &report.rule_stats {
-        let Some(set) = shrew_rules::set(name) else {
-            continue;
+        // What each counted rule is: its text and location, or a built-in's description.
+        let rules: Vec<(String, String)> = if name == "eqsat:built-in" {
+            BUILTINS
+                .iter()
+                .map(|(name, what)| (name.to_string(), what.to_string()))
+                .collect()
+        } else {
+            let set_name = name.strip_prefix("eqsat:").unwrap_or(name);
+            let Some(set) = shrew_rules::set(set_name) else {
+                continue;
+            };
+            set.rules()
+                .map(|(_, rule)| (rule.text.to_string(), rule.location()))
+                .collect()
         };
-        out.push_str(&format!("{name}: {} rewrites\n", stats.total()));
-        for ((_, rule), &count) in set.rules().zip(&stats.fired) {
+        let what = if name.starts_with("eqsat:") {
+            "applications in the e-graph"
+        } else {
+            "rewrites"
+        };
+        out.push_str(&format!("{name}: {} {what}\n", stats.total()));
+        for ((text, location), &count) in rules.iter().zip(&stats.fired) {
             if count > 0 {
-                out.push_str(&format!(
-                    "{count:>8}  {}  ({})\n",
-                    rule.text,
-                    rule.location()
-                ));
+                out.push_str(&format!("{count:>8}  {text}  ({location})\n"));
             }
         }
     }

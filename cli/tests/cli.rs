@@ -210,6 +210,23 @@ fn run_takes_textures_from_a_resources_file() {
 }
 
 #[test]
+fn eqsat_statistics_name_the_rules_applied_in_the_egraph() {
+    let path = repo_path("tests/filetests/eqsat/store_forwarding.shrew");
+    let file = path.to_str().unwrap();
+    let out = shrew(&["opt", file, "--pipeline", "eqsat,dce", "--stats"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats = stderr(&out);
+    assert!(
+        stats.contains("eqsat:built-in: 2 applications in the e-graph"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("2  memory  (loads of stored values"),
+        "{stats}"
+    );
+}
+
+#[test]
 fn opt_simplifies_the_example_without_changing_its_results() {
     let path = repo_path("examples/algebraic.shrew");
     let file = path.to_str().unwrap();

@@ -438,19 +438,25 @@ impl Applier<Node, FactsAnalysis> for DslRule {
     }
 }
 
-/// The rewrites of every rule of `set` that can run in the e-graph and whose guard holds.
-pub fn rewrites(set: &'static RuleSet, opts: &TargetOptions) -> Vec<Rewrite<Node, FactsAnalysis>> {
+/// The rewrites of every rule of `set` that can run in the e-graph and whose guard holds, each
+/// with its index in the set.
+pub fn rewrites(
+    set: &'static RuleSet,
+    opts: &TargetOptions,
+) -> Vec<(usize, Rewrite<Node, FactsAnalysis>)> {
     let guards = set.guards(opts);
     set.rules()
         .zip(guards)
-        .filter(|(_, guard)| *guard)
-        .filter_map(|((group, rule), _)| {
+        .enumerate()
+        .filter(|(_, (_, guard))| *guard)
+        .filter_map(|(index, ((group, rule), _))| {
             if !egraph_ready(rule) {
                 return None;
             }
             let dsl = DslRule::new(rule)?;
             let applier = DslRule::new(rule)?;
-            Rewrite::new(format!("{}::{}", group.name, rule.name), dsl, applier).ok()
+            let name = format!("{}::{}", group.name, rule.name);
+            Some((index, Rewrite::new(name, dsl, applier).ok()?))
         })
         .collect()
 }
@@ -460,18 +466,32 @@ pub fn rewrites(set: &'static RuleSet, opts: &TargetOptions) -> Vec<Rewrite<Node
 /// the operation on swizzled sources; a swizzle of a vector construction picks its sources.
 /// About memory: a load reads what the last store to its address wrote, and looks through
 /// stores to addresses it certainly does not overlap.
+/// In the order of [`BUILTINS`].
 pub fn builtin_rewrites() -> Vec<Rewrite<Node, FactsAnalysis>> {
     [
-        ("swizzle", Discriminant::Swizzle, swizzle_rule as EqualsFn),
-        ("memory", Discriminant::Load, memory_rule),
+        (Discriminant::Swizzle, swizzle_rule as EqualsFn),
+        (Discriminant::Load, memory_rule),
     ]
     .into_iter()
-    .map(|(name, kind, equals)| {
+    .zip(BUILTINS)
+    .map(|((kind, equals), (name, _))| {
         let rule = BuiltinRule { kind, equals };
         Rewrite::new(name, rule.clone(), rule).expect("no variables")
     })
     .collect()
 }
+
+/// The names of the built-in equalities, with what they say.
+pub const BUILTINS: [(&str, &str); 2] = [
+    (
+        "swizzle",
+        "identity swizzles, composition, swizzles through per-component operations and vecN",
+    ),
+    (
+        "memory",
+        "loads of stored values, loads past disjoint stores",
+    ),
+];
 
 /// Finds classes equal to a class.
 type EqualsFn = fn(&mut EGraph, Id) -> Vec<Id>;

@@ -49,10 +49,15 @@ impl RuleStats {
     }
 
     fn record(&mut self, rule: usize) {
+        self.add(rule, 1);
+    }
+
+    /// Counts `count` more firings of `rule`.
+    pub fn add(&mut self, rule: usize, count: u64) {
         if self.fired.len() <= rule {
             self.fired.resize(rule + 1, 0);
         }
-        self.fired[rule] += 1;
+        self.fired[rule] += count;
     }
 }
 
@@ -117,7 +122,10 @@ impl Pass for RuleSetPass {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let stats = context.rule_stats.entry(self.set.name).or_default();
+        let stats = context
+            .rule_stats
+            .entry(self.set.name.to_string())
+            .or_default();
         run(
             shader,
             self.set,

@@ -25,6 +25,7 @@
 //! scheduler, which bans a rule for a few iterations when it matches too often, so one explosive
 //! rule (reassociation) cannot take the node budget from the others.
 
+use super::algebraic::RuleStats;
 use super::manager::{Pass, PassContext};
 use crate::egraph::extract::extract;
 use crate::egraph::region::Region;
@@ -33,7 +34,8 @@ use crate::egraph::{CostModel, EGraph, FactsAnalysis, Node};
 use crate::ir::{Function, Shader, Variable};
 use crate::rewrite::{RuleSet, TargetOptions};
 use crate::uses::Uses;
-use egg::{BackoffScheduler, Rewrite, Runner};
+use egg::{BackoffScheduler, Rewrite, Runner, Symbol};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,6 +62,9 @@ impl Default for Limits {
 /// The `eqsat` pass.
 pub struct Eqsat {
     rules: Vec<Rewrite<Node, FactsAnalysis>>,
+    /// For every rule's name: the statistics it counts in (see
+    /// [`super::manager::PassContext::rule_stats`]) and its index there.
+    sources: HashMap<Symbol, (String, usize)>,
     model: Arc<dyn CostModel>,
     pub limits: Limits,
 }
@@ -73,23 +78,33 @@ impl Eqsat {
         model: Arc<dyn CostModel>,
     ) -> Eqsat {
         let mut rules = builtin_rewrites();
+        let mut sources: HashMap<Symbol, (String, usize)> = rules
+            .iter()
+            .enumerate()
+            .map(|(index, rule)| (rule.name, ("eqsat:built-in".to_string(), index)))
+            .collect();
         for set in sets {
-            rules.extend(rewrites(set, opts));
+            for (index, rule) in rewrites(set, opts) {
+                sources.insert(rule.name, (format!("eqsat:{}", set.name), index));
+                rules.push(rule);
+            }
         }
         Eqsat {
             rules,
+            sources,
             model,
             limits: Limits::default(),
         }
     }
 
     /// Saturates and extracts one block; rebuilds it when the choice is cheaper. Returns
-    /// whether it did.
+    /// whether it did. The rules' applications count in `stats` either way.
     fn run_block(
         &self,
         func: &mut Function,
         variables: &[Variable],
         block: crate::ir::BlockId,
+        stats: &mut BTreeMap<String, RuleStats>,
     ) -> bool {
         let uses = Uses::build(func);
         let mut region = Region::build(func, variables, &uses, block, self.model.as_ref());
@@ -107,6 +122,15 @@ impl Eqsat {
             .with_time_limit(self.limits.time)
             .with_egraph(egraph)
             .run(&self.rules);
+        for iteration in &runner.iterations {
+            for (name, &count) in &iteration.applied {
+                let (key, index) = &self.sources[name];
+                stats
+                    .entry(key.clone())
+                    .or_default()
+                    .add(*index, count as u64);
+            }
+        }
         region.egraph = runner.egraph;
         let choice = extract(&region.egraph, self.model.as_ref(), |n| region.position(n));
         match region.extracted_cost(&choice) {
@@ -136,7 +160,7 @@ impl Pass for Eqsat {
                 if context.budget.is_spent() {
                     return Ok(progress);
                 }
-                if self.run_block(func, variables, block) {
+                if self.run_block(func, variables, block, &mut context.rule_stats) {
                     progress = true;
                     let name = &func.name;
                     context

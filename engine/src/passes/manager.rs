@@ -32,8 +32,10 @@ pub trait Pass: Send + Sync {
 #[derive(Debug, Default)]
 pub struct PassContext {
     pub budget: Budget,
-    /// Rule firings by rule set name.
-    pub rule_stats: BTreeMap<&'static str, RuleStats>,
+    /// Rule firings by rule set name; `eqsat` records the applications of a set's rules in the
+    /// e-graph under `eqsat:<set>`, and of its built-in equalities under `eqsat:built-in`
+    /// (indexed like [`crate::egraph::rules::BUILTINS`]).
+    pub rule_stats: BTreeMap<String, RuleStats>,
 }
 
 /// The passes a pipeline may name, and the default pipeline.
@@ -266,7 +268,7 @@ pub struct RunReport {
     /// The shader after each pass asked for, as IR text: (pass, text).
     pub dumps: Vec<(String, String)>,
     /// Rule firings by rule set name.
-    pub rule_stats: BTreeMap<&'static str, RuleStats>,
+    pub rule_stats: BTreeMap<String, RuleStats>,
     /// Transformations made, and the description of the last.
     pub transformations: u64,
     pub last_transformation: Option<String>,
