@@ -466,8 +466,10 @@ pub fn rewrites(
 /// the operation on swizzled sources; a swizzle of a vector construction picks its sources.
 /// About memory: a load reads what the last store to its address wrote, and looks through
 /// stores to addresses it certainly does not overlap.
-/// In the order of [`BUILTINS`].
-pub fn builtin_rewrites() -> Vec<Rewrite<Node, FactsAnalysis>> {
+/// In the order of [`BUILTINS`]. They stop adding nodes once the e-graph holds `max_nodes`
+/// (egg checks its node limit only between iterations, and one application of these rules may
+/// add many nodes).
+pub fn builtin_rewrites(max_nodes: usize) -> Vec<Rewrite<Node, FactsAnalysis>> {
     [
         (Discriminant::Swizzle, swizzle_rule as EqualsFn),
         (Discriminant::Load, memory_rule),
@@ -475,7 +477,11 @@ pub fn builtin_rewrites() -> Vec<Rewrite<Node, FactsAnalysis>> {
     .into_iter()
     .zip(BUILTINS)
     .map(|((kind, equals), (name, _))| {
-        let rule = BuiltinRule { kind, equals };
+        let rule = BuiltinRule {
+            kind,
+            equals,
+            max_nodes,
+        };
         Rewrite::new(name, rule.clone(), rule).expect("no variables")
     })
     .collect()
@@ -493,8 +499,8 @@ pub const BUILTINS: [(&str, &str); 2] = [
     ),
 ];
 
-/// Finds classes equal to a class.
-type EqualsFn = fn(&mut EGraph, Id) -> Vec<Id>;
+/// Finds classes equal to a class, adding nodes while the e-graph holds fewer than the limit.
+type EqualsFn = fn(&mut EGraph, Id, usize) -> Vec<Id>;
 
 /// An equality built into the e-graph rather than written in the DSL: every class holding a
 /// node of kind `kind` is equal to the classes `equals` finds for it.
@@ -502,6 +508,7 @@ type EqualsFn = fn(&mut EGraph, Id) -> Vec<Id>;
 struct BuiltinRule {
     kind: Discriminant,
     equals: EqualsFn,
+    max_nodes: usize,
 }
 
 impl Searcher<Node, FactsAnalysis> for BuiltinRule {
@@ -547,7 +554,7 @@ impl Applier<Node, FactsAnalysis> for BuiltinRule {
         _rule_name: Symbol,
     ) -> Vec<Id> {
         let mut changed = Vec::new();
-        for equal in (self.equals)(egraph, eclass) {
+        for equal in (self.equals)(egraph, eclass, self.max_nodes) {
             if egraph.union(eclass, equal) {
                 changed.push(eclass);
             }
@@ -557,7 +564,7 @@ impl Applier<Node, FactsAnalysis> for BuiltinRule {
 }
 
 /// Classes equal to the swizzles in `class`.
-fn swizzle_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
+fn swizzle_rule(egraph: &mut EGraph, class: Id, max_nodes: usize) -> Vec<Id> {
     let swizzles: Vec<(SmallVec<[u8; 4]>, Id)> = egraph[class]
         .nodes
         .iter()
@@ -568,6 +575,11 @@ fn swizzle_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
         .collect();
     let mut out = Vec::new();
     for (sel, src) in swizzles {
+        // Within one iteration, unions grow the classes this rule reads: without a bound, one
+        // application could multiply the e-graph.
+        if egraph.total_size() >= max_nodes {
+            break;
+        }
         // A class that is a swizzle of itself (a splat read as a splat) learns nothing from
         // it, and pushing the swizzle into its own operations would grow it without end.
         if egraph.find(src) != egraph.find(class) {
@@ -580,7 +592,7 @@ fn swizzle_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
 /// Classes equal to the loads in `class`: a load from the token of a store reads the stored
 /// value when it loads the stored address with the stored shape, and reads what the memory held
 /// before the store when its address certainly does not overlap the stored one.
-fn memory_rule(egraph: &mut EGraph, class: Id) -> Vec<Id> {
+fn memory_rule(egraph: &mut EGraph, class: Id, _max_nodes: usize) -> Vec<Id> {
     let loads: Vec<Node> = egraph[class]
         .nodes
         .iter()

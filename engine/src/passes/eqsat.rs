@@ -29,7 +29,7 @@ use super::algebraic::RuleStats;
 use super::manager::{Pass, PassContext};
 use crate::egraph::extract::extract;
 use crate::egraph::region::Region;
-use crate::egraph::rules::{builtin_rewrites, rewrites};
+use crate::egraph::rules::{BUILTINS, builtin_rewrites, rewrites};
 use crate::egraph::{CostModel, EGraph, FactsAnalysis, Node};
 use crate::ir::{Function, Shader, Variable};
 use crate::rewrite::{RuleSet, TargetOptions};
@@ -77,11 +77,11 @@ impl Eqsat {
         opts: &TargetOptions,
         model: Arc<dyn CostModel>,
     ) -> Eqsat {
-        let mut rules = builtin_rewrites();
-        let mut sources: HashMap<Symbol, (String, usize)> = rules
+        let mut rules = Vec::new();
+        let mut sources: HashMap<Symbol, (String, usize)> = BUILTINS
             .iter()
             .enumerate()
-            .map(|(index, rule)| (rule.name, ("eqsat:built-in".to_string(), index)))
+            .map(|(index, (name, _))| (Symbol::from(*name), ("eqsat:built-in".to_string(), index)))
             .collect();
         for set in sets {
             for (index, rule) in rewrites(set, opts) {
@@ -121,7 +121,11 @@ impl Eqsat {
             .with_node_limit(self.limits.nodes)
             .with_time_limit(self.limits.time)
             .with_egraph(egraph)
-            .run(&self.rules);
+            .run(
+                builtin_rewrites(self.limits.nodes)
+                    .iter()
+                    .chain(&self.rules),
+            );
         for iteration in &runner.iterations {
             for (name, &count) in &iteration.applied {
                 let (key, index) = &self.sources[name];
@@ -132,7 +136,13 @@ impl Eqsat {
             }
         }
         region.egraph = runner.egraph;
-        let choice = extract(&region.egraph, self.model.as_ref(), |n| region.position(n));
+        let roots: Vec<_> = region.roots.iter().map(|&(_, class)| class).collect();
+        let choice = extract(
+            &region.egraph,
+            self.model.as_ref(),
+            |n| region.position(n),
+            &roots,
+        );
         match region.extracted_cost(&choice) {
             Some(cost) if cost < region.original_cost => {
                 region.rebuild(func, &choice);
