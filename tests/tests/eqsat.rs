@@ -5,7 +5,7 @@
 use shrew_engine::egraph::{CostModel, UnitCost, shader_cost};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::eqsat::Eqsat;
-use shrew_engine::passes::manager::{Pass, PassContext};
+use shrew_engine::passes::manager::{self, Pass, PassContext, Pipeline};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::{text, verify};
 use shrew_gen::GenCost;
@@ -32,6 +32,13 @@ fn eqsat(shader: &mut Shader, model: Arc<dyn CostModel>) -> bool {
         );
     }
     changed
+}
+
+/// Runs the greedy rules (`algebraic,dce`) with the default options.
+fn greedy(shader: &mut Shader) {
+    let registry = shrew_rules::registry(&TargetOptions::default());
+    let pipeline = Pipeline::parse("algebraic,dce", &registry).unwrap();
+    manager::run(&pipeline, &registry, shader, &Default::default()).unwrap();
 }
 
 #[test]
@@ -116,19 +123,16 @@ fn gen_and_evergreen_choose_different_forms_of_one_select() {
 #[test]
 fn eqsat_beats_the_greedy_rules_under_evergreen_costs() {
     let original = text::parse(SELECT_ONE_ZERO, "select.shrew").unwrap();
-    let registry = shrew_rules::registry(&TargetOptions::default());
-    let greedy = {
-        let mut shader = original.clone();
-        let pipeline =
-            shrew_engine::passes::manager::Pipeline::parse("algebraic,dce", &registry).unwrap();
-        shrew_engine::passes::manager::run(&pipeline, &registry, &mut shader, &Default::default())
-            .unwrap();
-        shader_cost(&shader, &R600Cost)
-    };
+    let mut rewritten = original.clone();
+    greedy(&mut rewritten);
+    let greedy_cost = shader_cost(&rewritten, &R600Cost);
     let mut shader = original.clone();
     eqsat(&mut shader, Arc::new(R600Cost));
     let saturated = shader_cost(&shader, &R600Cost);
-    assert!(saturated < greedy, "eqsat {saturated}, greedy {greedy}");
+    assert!(
+        saturated < greedy_cost,
+        "eqsat {saturated}, greedy {greedy_cost}"
+    );
 }
 
 /// `x * (y + z) - x * z` is `x * y`, but the only way there is through the expanded form
@@ -161,17 +165,13 @@ b0:
 fn eqsat_takes_a_temporarily_worse_step_that_greedy_cannot() {
     let original = text::parse(NEEDS_A_WORSE_STEP, "detour.shrew").unwrap();
     let before = outputs(&original);
-    let registry = shrew_rules::registry(&TargetOptions::default());
-    let mut greedy = original.clone();
-    let pipeline =
-        shrew_engine::passes::manager::Pipeline::parse("algebraic,dce", &registry).unwrap();
-    shrew_engine::passes::manager::run(&pipeline, &registry, &mut greedy, &Default::default())
-        .unwrap();
+    let mut rewritten = original.clone();
+    greedy(&mut rewritten);
     assert_eq!(
-        shader_cost(&greedy, &GenCost),
+        shader_cost(&rewritten, &GenCost),
         shader_cost(&original, &GenCost),
         "the greedy rules found a way:\n{}",
-        text::print(&greedy)
+        text::print(&rewritten)
     );
     let mut saturated = original.clone();
     assert!(eqsat(&mut saturated, Arc::new(GenCost)));

@@ -22,7 +22,7 @@
 
 use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
-use crate::ir::{BlockId, Function, InstKind, Shader, ValType, Value};
+use crate::ir::{BlockId, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value};
 use crate::uses::Uses;
 use shrew_ops::{ACCESS_VOLATILE, IndexKind};
 use std::collections::HashMap;
@@ -73,6 +73,14 @@ fn key(func: &Function, v: Value) -> Option<Key> {
         return None;
     }
     let mut kind = inst.kind.clone();
+    // Only the components an instruction reads are meaningful: the others must not tell two
+    // equal instructions apart.
+    if let (InstKind::Alu(alu), Some(def)) = (&mut kind, inst.def) {
+        for i in 0..alu.srcs.len() {
+            let read = alu.src_components(i, def) as usize;
+            alu.srcs[i].swizzle[read..].copy_from_slice(&IDENTITY_SWIZZLE[read..]);
+        }
+    }
     if let InstKind::Alu(alu) = &mut kind
         && alu.op.info().is_commutative()
         && alu.srcs.len() >= 2
@@ -118,4 +126,30 @@ fn eliminate(func: &mut Function, context: &mut PassContext) -> bool {
         }
     }
     progress
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AluSrc, Builder, FuncId, Stage};
+    use shrew_ops::AluOp;
+
+    /// Two reads of `v.x` whose swizzles differ only in components the instruction does not
+    /// read are one value.
+    #[test]
+    fn unread_swizzle_components_do_not_keep_equal_instructions_apart() {
+        let mut shader = Shader::new(Stage::Compute);
+        let mut b = Builder::new(&mut shader, FuncId(0));
+        let v = b.imm(32, &[1, 2, 3]);
+        let identity = AluSrc::swizzled(v, &[0]);
+        let mut other = identity;
+        other.swizzle[1..4].copy_from_slice(&[2, 2, 2]);
+        let first = b.alu_swizzled(AluOp::Ineg, vec![identity], 1);
+        let second = b.alu_swizzled(AluOp::Ineg, vec![other], 1);
+        let sum = b.alu(AluOp::Iadd, &[first, second]);
+        b.ret(None);
+        let func = shader.entry_function();
+        assert_eq!(key(func, first), key(func, second));
+        assert_ne!(key(func, first), key(func, sum));
+    }
 }
