@@ -7,10 +7,11 @@
 //! unit twice as long, pow and fdiv four times, integer division about thirteen times.
 //! Source modifiers (neg, abs) and the saturate destination modifier are free; so are moves,
 //! vector constructions and swizzles, which copy propagation and register allocation absorb,
-//! and constants, which become immediates. A load (a data-port send) counts four.
+//! and constants, which become immediates. A load (a data-port send) counts four, and so does a
+//! UBO load; other pure intrinsics (system values, inputs, push constants) come in the payload.
 
 use shrew_engine::egraph::{CostModel, Facts, Node};
-use shrew_engine::ops::AluOp;
+use shrew_engine::ops::{AluOp, Intrinsic};
 
 /// The Gen9 cost model.
 #[derive(Debug, Default)]
@@ -30,7 +31,11 @@ impl CostModel for GenCost {
             }
             // The address payload's setup and the send, whose latency the scheduler can only
             // partly hide.
-            Node::Loaded { .. } => 4,
+            Node::Loaded { .. }
+            | Node::Intrinsic {
+                op: Intrinsic::LoadUbo,
+                ..
+            } => 4,
             _ => 0,
         }
     }

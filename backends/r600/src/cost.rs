@@ -7,10 +7,11 @@
 //! does: `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
 //! clamp output modifier are free. A constant costs a literal dword per component, except the
 //! inline constants 0, 1, -1, 1.0 and 0.5, which take no literal slot. A load (a fetch, often
-//! with a clause of its own) counts four.
+//! with a clause of its own) counts four; a UBO load one (usually a kcache read, sometimes a
+//! fetch); other pure intrinsics (system values, inputs) come in registers.
 
 use shrew_engine::egraph::{CostModel, Facts, Node};
-use shrew_engine::ops::AluOp;
+use shrew_engine::ops::{AluOp, Intrinsic};
 
 /// The Evergreen cost model.
 #[derive(Debug, Default)]
@@ -30,6 +31,11 @@ impl CostModel for R600Cost {
             }
             // A fetch instruction, in a TEX or VTX clause of its own unless it joins another.
             Node::Loaded { .. } => 4,
+            // A kcache read, free in the ALU group, unless the offset is dynamic (a VFETCH).
+            Node::Intrinsic {
+                op: Intrinsic::LoadUbo,
+                ..
+            } => 1,
             _ => 0,
         }
     }

@@ -22,7 +22,7 @@ pub trait CostModel: Send + Sync {
     fn cost(&self, node: &Node, facts: &Facts) -> u32;
 }
 
-/// Every ALU operation costs one per component, and a load one; moves, vector constructions,
+/// Every ALU operation costs one per component, and a load or intrinsic one; moves, vector constructions,
 /// swizzles and constants are free (register allocation and copy propagation absorb them).
 #[derive(Debug, Default)]
 pub struct UnitCost;
@@ -36,7 +36,7 @@ impl CostModel for UnitCost {
         match node {
             Node::Alu { op, .. } if is_copy(*op) => 0,
             Node::Alu { .. } => facts.comps as u32,
-            Node::Loaded { .. } => 1,
+            Node::Loaded { .. } | Node::Intrinsic { .. } => 1,
             _ => 0,
         }
     }

@@ -1,7 +1,8 @@
 //! Equality saturation over the IR's pure dataflow, with the `egg` crate.
 //!
 //! A region of the IR (one basic block: [`region`]) becomes an e-graph of [`Node`]s: ALU
-//! operations with their bit size and component count, constants, swizzles, and *leaves* for
+//! operations with their bit size and component count, constants, swizzles, pure intrinsics
+//! (equal ones merge by hash-consing), and *leaves* for
 //! every value the region does not compute purely (phis, intrinsics, texture results, values of
 //! other blocks). The rule sets written in the rule DSL run on it through the matchers the rule
 //! macro generates for the e-graph ([`rules`]), next to a few built-in equalities that let those
@@ -41,8 +42,8 @@ pub use egg::Id;
 use crate::memory::Address;
 use crate::rewrite::{Range, alu_range};
 use egg::{Analysis, DidMerge, Language};
-use shrew_ops::AluOp;
 use shrew_ops::eval::{Bits, mask};
+use shrew_ops::{AluOp, Intrinsic};
 use smallvec::SmallVec;
 use std::fmt;
 
@@ -93,6 +94,15 @@ pub enum Node {
         sel: SmallVec<[u8; 4]>,
         src: [Id; 1],
     },
+    /// A pure intrinsic (system values, uniform and UBO loads, sizes: see
+    /// [`crate::ir::IntrinsicInst::is_pure`]) with its indices, reading each source class whole.
+    Intrinsic {
+        op: Intrinsic,
+        indices: SmallVec<[u32; 4]>,
+        bits: u8,
+        comps: u8,
+        srcs: Children,
+    },
     /// A value of the IR the region does not compute purely (by its number in the function).
     Leaf { value: u32, bits: u8, comps: u8 },
     /// The value a load instruction of the region reads: a leaf that costs what the load does,
@@ -131,6 +141,7 @@ pub enum Discriminant {
     Alu(AluOp),
     Const,
     Swizzle,
+    Intrinsic(Intrinsic),
     Leaf,
     Loaded,
     Memory,
@@ -146,6 +157,7 @@ impl Language for Node {
             Node::Alu { op, .. } => Discriminant::Alu(*op),
             Node::Const { .. } => Discriminant::Const,
             Node::Swizzle { .. } => Discriminant::Swizzle,
+            Node::Intrinsic { op, .. } => Discriminant::Intrinsic(*op),
             Node::Leaf { .. } => Discriminant::Leaf,
             Node::Loaded { .. } => Discriminant::Loaded,
             Node::Memory { .. } => Discriminant::Memory,
@@ -176,6 +188,22 @@ impl Language for Node {
             ) => (op, bits, comps, exact, fp) == (op2, bits2, comps2, exact2, fp2),
             (Node::Swizzle { sel, .. }, Node::Swizzle { sel: sel2, .. }) => sel == sel2,
             (
+                Node::Intrinsic {
+                    op,
+                    indices,
+                    bits,
+                    comps,
+                    ..
+                },
+                Node::Intrinsic {
+                    op: op2,
+                    indices: indices2,
+                    bits: bits2,
+                    comps: comps2,
+                    ..
+                },
+            ) => (op, indices, bits, comps) == (op2, indices2, bits2, comps2),
+            (
                 Node::Store { address, .. },
                 Node::Store {
                     address: address2, ..
@@ -201,7 +229,7 @@ impl Language for Node {
 
     fn children(&self) -> &[Id] {
         match self {
-            Node::Alu { srcs, .. } => srcs,
+            Node::Alu { srcs, .. } | Node::Intrinsic { srcs, .. } => srcs,
             Node::Swizzle { src, .. } | Node::Load { src, .. } => src,
             Node::Store { srcs, .. } => srcs,
             Node::Const { .. } | Node::Leaf { .. } | Node::Loaded { .. } | Node::Memory { .. } => {
@@ -212,7 +240,7 @@ impl Language for Node {
 
     fn children_mut(&mut self) -> &mut [Id] {
         match self {
-            Node::Alu { srcs, .. } => srcs,
+            Node::Alu { srcs, .. } | Node::Intrinsic { srcs, .. } => srcs,
             Node::Swizzle { src, .. } | Node::Load { src, .. } => src,
             Node::Store { srcs, .. } => srcs,
             Node::Const { .. } | Node::Leaf { .. } | Node::Loaded { .. } | Node::Memory { .. } => {
@@ -226,6 +254,7 @@ impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Node::Alu { op, .. } => write!(f, "{}", op.name()),
+            Node::Intrinsic { op, .. } => write!(f, "{}", op.info().name),
             Node::Const { values, .. } => write!(f, "{values:x?}"),
             Node::Swizzle { sel, .. } => {
                 let names: String = sel
@@ -276,6 +305,7 @@ impl Analysis<Node> for FactsAnalysis {
                 range: Range::of_constant(values, *bits),
             },
             Node::Leaf { bits, comps, .. }
+            | Node::Intrinsic { bits, comps, .. }
             | Node::Loaded { bits, comps, .. }
             | Node::Load { bits, comps, .. } => Facts {
                 bits: *bits,

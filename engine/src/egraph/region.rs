@@ -1,7 +1,7 @@
 //! A basic block as an e-graph, and back.
 //!
-//! [`Region::build`] turns the block's pure instructions (ALU operations and constants) into
-//! nodes; everything else in the block (phis, intrinsics, texture operations, derefs, calls,
+//! [`Region::build`] turns the block's pure instructions (ALU operations, constants and pure
+//! intrinsics such as system values and UBO loads) into nodes; everything else in the block (phis, intrinsics, texture operations, derefs, calls,
 //! undefs) stays where it is as the region's *skeleton*, and the values it defines, like the
 //! values of other blocks, are leaves. Loads and stores of memory with tokens
 //! ([`crate::memory`]) also become memory nodes, so that a load's class can learn the value it
@@ -19,8 +19,8 @@
 use super::extract::Choice;
 use super::{CostModel, EGraph, FactsAnalysis, Node};
 use crate::ir::{
-    Alu, AluSrc, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, ValType, Value,
-    Variable,
+    Alu, AluSrc, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, Inst, InstKind, IntrinsicInst,
+    ValType, Value, Variable,
 };
 use crate::memory::{Address, Effect, KINDS, effect};
 use crate::uses::{User, Uses};
@@ -47,7 +47,12 @@ pub struct Region {
 
 /// Whether an instruction becomes nodes of the region.
 fn is_pure(inst: &Inst) -> bool {
-    matches!(inst.kind, InstKind::Alu(_) | InstKind::Const(_)) && inst.def.is_some()
+    let pure = match &inst.kind {
+        InstKind::Alu(_) | InstKind::Const(_) => true,
+        InstKind::Intrinsic(intrinsic) => intrinsic.is_pure(),
+        _ => false,
+    };
+    pure && inst.def.is_some()
 }
 
 impl Region {
@@ -97,6 +102,23 @@ impl Region {
                 }
                 InstKind::Alu(alu) if alu.op == AluOp::Mov => {
                     region.read(func, &alu.srcs[0], def.comps)
+                }
+                InstKind::Intrinsic(intrinsic) => {
+                    let srcs = intrinsic
+                        .srcs
+                        .iter()
+                        .map(|&src| region.value(func, src))
+                        .collect();
+                    let node = Node::Intrinsic {
+                        op: intrinsic.op,
+                        indices: intrinsic.indices.iter().copied().collect(),
+                        bits: def.bits,
+                        comps: def.comps,
+                        srcs,
+                    };
+                    let class = region.egraph.add(node.clone());
+                    region.original_cost += model.cost(&node, &region.egraph[class].data) as u64;
+                    class
                 }
                 InstKind::Alu(alu) => {
                     let srcs = alu
@@ -356,6 +378,17 @@ impl Emitter<'_> {
                     fp: FpFlags::default(),
                 };
                 self.push(func, InstKind::Alu(mov), def)
+            }
+            Node::Intrinsic {
+                op, indices, srcs, ..
+            } => {
+                let srcs = srcs.iter().map(|&s| self.value(func, s)).collect();
+                let intrinsic = IntrinsicInst {
+                    op,
+                    srcs,
+                    indices: indices.to_vec(),
+                };
+                self.push(func, InstKind::Intrinsic(intrinsic), def)
             }
             Node::Alu {
                 op,

@@ -298,6 +298,17 @@ impl IntrinsicInst {
         }
     }
 
+    /// Whether the intrinsic is a pure function of its sources: it can move and go, and is not
+    /// a volatile access. Equal pure intrinsics are one value.
+    pub fn is_pure(&self) -> bool {
+        let info = self.op.info();
+        info.can_reorder()
+            && info.can_eliminate()
+            && self
+                .index(IndexKind::Access)
+                .is_none_or(|access| access & shrew_ops::ACCESS_VOLATILE == 0)
+    }
+
     /// The value of a named index, if the intrinsic has it.
     pub fn index(&self, kind: IndexKind) -> Option<u32> {
         let pos = self.op.info().indices.iter().position(|k| *k == kind)?;

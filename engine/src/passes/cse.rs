@@ -24,7 +24,6 @@ use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
 use crate::ir::{BlockId, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value};
 use crate::uses::Uses;
-use shrew_ops::{ACCESS_VOLATILE, IndexKind};
 use std::collections::HashMap;
 
 /// The `cse` pass.
@@ -60,13 +59,7 @@ fn key(func: &Function, v: Value) -> Option<Key> {
     let pure = match &inst.kind {
         InstKind::Alu(_) | InstKind::Const(_) | InstKind::Deref(_) | InstKind::Tex(_) => true,
         InstKind::Phi(_) => true,
-        InstKind::Intrinsic(i) => {
-            let info = i.op.info();
-            info.can_reorder()
-                && info.can_eliminate()
-                && i.index(IndexKind::Access)
-                    .is_none_or(|access| access & ACCESS_VOLATILE == 0)
-        }
+        InstKind::Intrinsic(i) => i.is_pure(),
         InstKind::Undef | InstKind::Call { .. } => false,
     };
     if !pure {
