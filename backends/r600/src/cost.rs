@@ -5,8 +5,9 @@
 //! a group has one trans slot against four vector slots, so they pack worst. A dot product is
 //! one DOT4 over the four vector slots. Operations the hardware lacks cost what their lowering
 //! does: `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
-//! clamp output modifier are free. A constant costs a literal dword per component, except the
-//! inline constants 0, 1, -1, 1.0 and 0.5, which take no literal slot. A load (a fetch, often
+//! clamp output modifier are free. A constant costs a literal dword per distinct component value
+//! (components with one value share a literal), except the inline constants 0, 1, -1, 1.0 and
+//! 0.5, which take no literal slot. A load (a fetch, often
 //! with a clause of its own) counts four; a UBO load one (usually a kcache read, sometimes a
 //! fetch); other pure intrinsics (system values, inputs) come in registers.
 
@@ -24,7 +25,13 @@ impl CostModel for R600Cost {
 
     fn cost(&self, node: &Node, facts: &Facts) -> u32 {
         match node {
-            Node::Const { values, bits } => values.iter().map(|&v| literal_dwords(v, *bits)).sum(),
+            Node::Const { values, bits } => {
+                // Components with the same value share one literal of the group.
+                let mut distinct: Vec<u64> = values.to_vec();
+                distinct.sort_unstable();
+                distinct.dedup();
+                distinct.iter().map(|&v| literal_dwords(v, *bits)).sum()
+            }
             Node::Alu { op, .. } => {
                 let width = if facts.bits == 64 { 2 } else { 1 };
                 per_component(*op) * facts.comps as u32 * width
