@@ -1,9 +1,9 @@
 //! A basic block as an e-graph, and back.
 //!
 //! [`Region::build`] turns the block's pure instructions (ALU operations, constants and pure
-//! intrinsics such as system values and UBO loads) into nodes; everything else in the block (phis, intrinsics, texture operations, derefs, calls,
-//! undefs) stays where it is as the region's *skeleton*, and the values it defines, like the
-//! values of other blocks, are leaves. Loads and stores of memory with tokens
+//! intrinsics such as system values and UBO loads) into nodes; everything else in the block
+//! (phis, other intrinsics, texture operations, derefs, calls, undefs) stays where it is as the
+//! region's *skeleton*, and the values it defines, like the values of other blocks, are leaves. Loads and stores of memory with tokens
 //! ([`crate::memory`]) also become memory nodes, so that a load's class can learn the value it
 //! reads; they stay in the skeleton too, and a load nothing reads any more goes with dead-code
 //! elimination. The *roots* are the pure values and loads something other than the block's
@@ -27,7 +27,7 @@ use crate::uses::{User, Uses};
 use egg::Id;
 use shrew_ops::AluOp;
 use smallvec::SmallVec;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One block as an e-graph.
 pub struct Region {
@@ -73,7 +73,7 @@ impl Region {
             original_cost: 0,
         };
         let mut memory = Memory::default();
-        let mut loads = Vec::new();
+        let mut loads = HashSet::new();
         let insts = &func.cfg[block].insts;
         for (index, &v) in insts.iter().enumerate() {
             let inst = func.inst(v);
@@ -83,7 +83,7 @@ impl Region {
                 if let Some(loaded) = region.access_memory(func, &mut memory, v, effect)
                     && !uses.users(v).is_empty()
                 {
-                    loads.push(v);
+                    loads.insert(v);
                     let facts = &region.egraph[region.class_of[&v]].data;
                     region.original_cost += model.cost(&loaded, facts) as u64;
                 }
@@ -96,9 +96,7 @@ impl Region {
                         bits: def.bits,
                         values: values.iter().copied().collect(),
                     };
-                    let class = region.egraph.add(node.clone());
-                    region.original_cost += model.cost(&node, &region.egraph[class].data) as u64;
-                    class
+                    region.add_priced(node, model)
                 }
                 InstKind::Alu(alu) if alu.op == AluOp::Mov => {
                     region.read(func, &alu.srcs[0], def.comps)
@@ -116,9 +114,7 @@ impl Region {
                         comps: def.comps,
                         srcs,
                     };
-                    let class = region.egraph.add(node.clone());
-                    region.original_cost += model.cost(&node, &region.egraph[class].data) as u64;
-                    class
+                    region.add_priced(node, model)
                 }
                 InstKind::Alu(alu) => {
                     let srcs = alu
@@ -135,9 +131,7 @@ impl Region {
                         fp: alu.fp.0,
                         srcs,
                     };
-                    let class = region.egraph.add(node.clone());
-                    region.original_cost += model.cost(&node, &region.egraph[class].data) as u64;
-                    class
+                    region.add_priced(node, model)
                 }
                 _ => unreachable!("is_pure"),
             };
@@ -160,6 +154,13 @@ impl Region {
         }
         region.egraph.rebuild();
         region
+    }
+
+    /// Adds the node of a pure instruction, counting what it costs now.
+    fn add_priced(&mut self, node: Node, model: &dyn CostModel) -> Id {
+        let class = self.egraph.add(node.clone());
+        self.original_cost += model.cost(&node, &self.egraph[class].data) as u64;
+        class
     }
 
     /// Adds what skeleton instruction `v` does to memory. For a load, returns its
