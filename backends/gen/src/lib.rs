@@ -1,8 +1,11 @@
-//! Intel Gen7–Gen9 backend. For now: the target description the mid-end optimizes for (options
-//! and the cost model of extraction); lowering, SIMD-width splitting, register allocation,
-//! assembly and the emulator arrive with the Gen backend issue.
+//! Intel Gen7–Gen9 backend. So far: the target description the mid-end optimizes for (options
+//! and the cost model of extraction), the hardware model ([`isa`]) and the native instruction
+//! encoding with its decoder ([`encoding`]). Lowering, SIMD-width splitting, register
+//! allocation, assembly and the emulator are being built (the Gen backend issue).
 
 mod cost;
+pub mod encoding;
+pub mod isa;
 
 pub use cost::GenCost;
 

@@ -1,0 +1,880 @@
+//! Hardware instructions and their native 128-bit encoding, Gen7–Gen9 (fact sheet A8): the
+//! Align1 layout of 0–2 source instructions, the Align16 layout of 3-source ones, jump offsets of
+//! control flow and send descriptors. [`decode`] is [`encode`]'s inverse; the tests hold it to
+//! that and to encodings taken from real hardware programs.
+
+use crate::isa::{
+    CondMod, Gen, MathFn, Opcode, RegFile, Region, Type, hstride_code, hstride_from_code,
+};
+
+/// A register source.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reg {
+    pub file: RegFile,
+    pub nr: u8,
+    /// Byte offset inside the register.
+    pub subnr: u8,
+    pub ty: Type,
+    pub region: Region,
+    pub negate: bool,
+    pub abs: bool,
+    /// Align16 (3-source) swizzle, two bits per channel; identity `.xyzw` is 0xE4.
+    pub swizzle: u8,
+}
+
+impl Reg {
+    /// `g<nr>` read with `region`.
+    pub fn grf(nr: u8, subnr: u8, ty: Type, region: Region) -> Reg {
+        Reg {
+            file: RegFile::Grf,
+            nr,
+            subnr,
+            ty,
+            region,
+            negate: false,
+            abs: false,
+            swizzle: IDENTITY_SWIZZLE,
+        }
+    }
+}
+
+/// The Align16 identity swizzle `.xyzw`.
+pub const IDENTITY_SWIZZLE: u8 = 0xE4;
+
+/// A source: a register or an immediate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Src {
+    Reg(Reg),
+    /// Raw bits of the value; 64-bit types use all of them (Gen8+).
+    Imm(Type, u64),
+}
+
+/// A destination.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Dst {
+    pub file: RegFile,
+    pub nr: u8,
+    pub subnr: u8,
+    pub ty: Type,
+    pub hstride: u8,
+    /// Align16 (3-source) write mask; 0xF writes every channel.
+    pub writemask: u8,
+}
+
+impl Dst {
+    pub fn grf(nr: u8, subnr: u8, ty: Type) -> Dst {
+        Dst {
+            file: RegFile::Grf,
+            nr,
+            subnr,
+            ty,
+            hstride: 1,
+            writemask: 0xF,
+        }
+    }
+}
+
+/// Predication: the flag register's bits (or a reduction of them) enable channels.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Predicate {
+    /// The Align1 predicate control: 1 normal, 2/3 anyv/allv, 4–13 any2h/all2h … any32h/all32h.
+    pub control: u8,
+    pub inverse: bool,
+}
+
+/// One hardware instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inst {
+    pub opcode: Opcode,
+    /// Channels: 1, 2, 4, 8, 16 or 32.
+    pub exec_size: u8,
+    /// The first channel of the dispatch the instruction covers: 0, 4, 8 … 28.
+    pub group: u8,
+    /// WE_all: ignore the execution mask.
+    pub mask_all: bool,
+    pub predicate: Option<Predicate>,
+    /// The conditional modifier (not for `math` and sends, whose field holds something else).
+    pub cond: Option<CondMod>,
+    /// The extended-math function of `math`.
+    pub math: Option<MathFn>,
+    /// The shared function a send goes to.
+    pub sfid: u8,
+    /// The flag subregister (f0.0, f0.1, f1.0, f1.1 as 0–3) of the predicate and modifier.
+    pub flag: u8,
+    pub saturate: bool,
+    pub acc_write: bool,
+    /// Control flow has none.
+    pub dst: Option<Dst>,
+    pub srcs: Vec<Src>,
+    /// Control flow: jump offsets in bytes from this instruction.
+    pub jip: i32,
+    pub uip: i32,
+}
+
+impl Inst {
+    /// An instruction with no predicate, modifiers or control-flow offsets.
+    pub fn new(opcode: Opcode, exec_size: u8, dst: Option<Dst>, srcs: Vec<Src>) -> Inst {
+        Inst {
+            opcode,
+            exec_size,
+            group: 0,
+            mask_all: false,
+            predicate: None,
+            cond: None,
+            math: None,
+            sfid: 0,
+            flag: 0,
+            saturate: false,
+            acc_write: false,
+            dst,
+            srcs,
+            jip: 0,
+            uip: 0,
+        }
+    }
+
+    /// Whether the 3-source Align16 layout encodes the instruction.
+    pub fn is_three_src(&self) -> bool {
+        self.opcode.num_srcs() == 3
+    }
+
+    /// The send descriptor (a send's immediate second source).
+    pub fn send_desc(&self) -> Option<u32> {
+        match self.srcs.get(1) {
+            Some(&Src::Imm(_, bits)) if self.opcode.is_send() => Some(bits as u32),
+            _ => None,
+        }
+    }
+
+    /// A send that ends the thread.
+    pub fn is_eot(&self) -> bool {
+        self.send_desc().is_some_and(|desc| desc >> 31 != 0)
+    }
+}
+
+/// Why an instruction cannot be encoded or a word cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EncodingError(String);
+
+fn error<T>(message: impl Into<String>) -> Result<T, EncodingError> {
+    Err(EncodingError(message.into()))
+}
+
+/// The 128 bits of an instruction, with field access by bit positions.
+#[derive(Copy, Clone, Default)]
+struct Bits(u128);
+
+impl Bits {
+    fn set(&mut self, hi: u32, lo: u32, value: u64) {
+        let width = hi - lo + 1;
+        let mask = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
+        debug_assert!((value as u128) <= mask, "field {hi}:{lo} overflows");
+        self.0 = (self.0 & !(mask << lo)) | ((value as u128 & mask) << lo);
+    }
+
+    fn get(&self, hi: u32, lo: u32) -> u64 {
+        let width = hi - lo + 1;
+        ((self.0 >> lo) & ((1u128 << width) - 1)) as u64
+    }
+
+    fn bit(&self, at: u32) -> bool {
+        self.get(at, at) != 0
+    }
+
+    fn set_bit(&mut self, at: u32, on: bool) {
+        self.set(at, at, on as u64);
+    }
+}
+
+/// The bit positions that differ between the Gen7 and the Gen8+ Align1 layouts.
+struct Layout {
+    /// The last bit of a type field, from its first (3-bit fields on Gen7, 4-bit on Gen8+).
+    type_span: u32,
+    mask_all: u32,
+    nib_ctrl: u32,
+    flag_subreg: u32,
+    flag_reg: u32,
+    dst_file: u32,
+    dst_type: u32,
+    src0_file: u32,
+    src0_type: u32,
+    src1_file: u32,
+    src1_type: u32,
+}
+
+fn layout(hw: Gen) -> Layout {
+    if hw.is_gen8_plus() {
+        Layout {
+            type_span: 3,
+            mask_all: 34,
+            nib_ctrl: 11,
+            flag_subreg: 32,
+            flag_reg: 33,
+            dst_file: 35,
+            dst_type: 37,
+            src0_file: 41,
+            src0_type: 43,
+            src1_file: 89,
+            src1_type: 91,
+        }
+    } else {
+        Layout {
+            type_span: 2,
+            mask_all: 9,
+            nib_ctrl: 47,
+            flag_subreg: 89,
+            flag_reg: 90,
+            dst_file: 32,
+            dst_type: 34,
+            src0_file: 37,
+            src0_type: 39,
+            src1_file: 42,
+            src1_type: 44,
+        }
+    }
+}
+
+const FILE_ARF: u64 = 0;
+const FILE_GRF: u64 = 1;
+const FILE_IMM: u64 = 3;
+
+fn file_code(file: RegFile) -> u64 {
+    match file {
+        RegFile::Arf => FILE_ARF,
+        RegFile::Grf => FILE_GRF,
+    }
+}
+
+fn file_from_code(code: u64) -> Result<RegFile, EncodingError> {
+    match code {
+        FILE_ARF => Ok(RegFile::Arf),
+        FILE_GRF => Ok(RegFile::Grf),
+        _ => error(format!(
+            "register file {code} (MRF) does not exist on Gen7+"
+        )),
+    }
+}
+
+/// The exec-size field: log2 of 1–32.
+fn exec_size_code(exec_size: u8) -> Result<u64, EncodingError> {
+    if exec_size.is_power_of_two() && exec_size <= 32 {
+        Ok(exec_size.trailing_zeros() as u64)
+    } else {
+        error(format!("exec size {exec_size} is not 1, 2, 4, 8, 16 or 32"))
+    }
+}
+
+/// The 4-bit field at 27:24: conditional modifier, math function or shared function.
+fn function_code(inst: &Inst) -> u64 {
+    if inst.opcode == Opcode::Math {
+        inst.math.map_or(0, MathFn::code) as u64
+    } else if inst.opcode.is_send() {
+        inst.sfid as u64
+    } else {
+        inst.cond.map_or(0, CondMod::code) as u64
+    }
+}
+
+/// Encodes `inst` for `hw` as four little-endian dwords.
+pub fn encode(inst: &Inst, hw: Gen) -> Result<[u32; 4], EncodingError> {
+    let mut b = Bits::default();
+    let l = layout(hw);
+    b.set(6, 0, inst.opcode.code() as u64);
+    b.set_bit(8, inst.is_three_src());
+    b.set_bit(l.mask_all, inst.mask_all);
+    if !inst.group.is_multiple_of(4) || inst.group >= 32 {
+        return error(format!(
+            "channel group {} is not a multiple of 4 below 32",
+            inst.group
+        ));
+    }
+    b.set(13, 12, (inst.group / 8) as u64);
+    b.set_bit(l.nib_ctrl, inst.group / 4 % 2 == 1);
+    if let Some(p) = inst.predicate {
+        if p.control == 0 || p.control > 13 {
+            return error(format!("predicate control {} is not 1–13", p.control));
+        }
+        b.set(19, 16, p.control as u64);
+        b.set_bit(20, p.inverse);
+    }
+    b.set(23, 21, exec_size_code(inst.exec_size)?);
+    b.set(27, 24, function_code(inst));
+    b.set_bit(28, inst.acc_write);
+    b.set_bit(31, inst.saturate);
+    if inst.flag > 3 {
+        return error(format!("flag subregister {} is not 0–3", inst.flag));
+    }
+    if inst.is_three_src() {
+        encode_three_src(inst, hw, &mut b)?;
+    } else {
+        b.set_bit(l.flag_subreg, inst.flag % 2 == 1);
+        b.set_bit(l.flag_reg, inst.flag / 2 == 1);
+        if inst.opcode.is_control_flow() {
+            encode_jumps(inst, hw, &l, &mut b)?;
+        } else {
+            encode_align1(inst, hw, &l, &mut b)?;
+        }
+    }
+    Ok([0, 1, 2, 3].map(|i| (b.0 >> (32 * i)) as u32))
+}
+
+fn encode_jumps(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), EncodingError> {
+    // A D-typed null destination with stride 1; the offsets sit where the immediate does: in
+    // source 0's slot on Gen8+ (UIP overlaps source 1's fields), in source 1's on Gen7.
+    let d = |code: Option<u8>| code.expect("D exists everywhere") as u64;
+    b.set(
+        l.dst_type + l.type_span,
+        l.dst_type,
+        d(Type::D.reg_code(hw)),
+    );
+    b.set(62, 61, 1);
+    if hw.is_gen8_plus() {
+        b.set(l.src0_file + 1, l.src0_file, FILE_IMM);
+        b.set(
+            l.src0_type + l.type_span,
+            l.src0_type,
+            d(Type::D.imm_code(hw)),
+        );
+        b.set(127, 96, inst.jip as u32 as u64);
+        b.set(95, 64, inst.uip as u32 as u64);
+    } else {
+        b.set(
+            l.src0_type + l.type_span,
+            l.src0_type,
+            d(Type::D.reg_code(hw)),
+        );
+        b.set(l.src1_file + 1, l.src1_file, FILE_IMM);
+        b.set(
+            l.src1_type + l.type_span,
+            l.src1_type,
+            d(Type::D.imm_code(hw)),
+        );
+        // Gen7 counts in 64-bit units, in 16-bit fields.
+        let units = |bytes: i32| -> Result<u64, EncodingError> {
+            if bytes % 8 != 0 || bytes / 8 > i16::MAX as i32 || bytes / 8 < i16::MIN as i32 {
+                return error(format!("jump of {bytes} bytes does not fit Gen7's field"));
+            }
+            Ok((bytes / 8) as i16 as u16 as u64)
+        };
+        b.set(111, 96, units(inst.jip)?);
+        b.set(127, 112, units(inst.uip)?);
+    }
+    Ok(())
+}
+
+fn encode_align1(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), EncodingError> {
+    let Some(dst) = inst.dst else {
+        return error(format!("`{}` needs a destination", inst.opcode.name()));
+    };
+    if inst.srcs.len() != inst.opcode.num_srcs() {
+        return error(format!(
+            "`{}` takes {} sources, not {}",
+            inst.opcode.name(),
+            inst.opcode.num_srcs(),
+            inst.srcs.len()
+        ));
+    }
+    b.set(l.dst_file + 1, l.dst_file, file_code(dst.file));
+    b.set(
+        l.dst_type + l.type_span,
+        l.dst_type,
+        reg_type(dst.ty, hw)? as u64,
+    );
+    b.set(52, 48, dst.subnr as u64);
+    b.set(60, 53, dst.nr as u64);
+    match hstride_code(dst.hstride) {
+        Some(code) if dst.hstride != 0 => b.set(62, 61, code as u64),
+        _ => {
+            return error(format!(
+                "destination stride {} is not 1, 2 or 4",
+                dst.hstride
+            ));
+        }
+    }
+    let fields = [
+        (l.src0_file, l.src0_type, 64),
+        (l.src1_file, l.src1_type, 96),
+    ];
+    for (i, src) in inst.srcs.iter().enumerate() {
+        let (file_at, type_at, base) = fields[i];
+        match *src {
+            Src::Reg(reg) => {
+                b.set(file_at + 1, file_at, file_code(reg.file));
+                b.set(type_at + l.type_span, type_at, reg_type(reg.ty, hw)? as u64);
+                b.set(base + 4, base, reg.subnr as u64);
+                b.set(base + 12, base + 5, reg.nr as u64);
+                b.set_bit(base + 13, reg.abs);
+                b.set_bit(base + 14, reg.negate);
+                let region = reg.region;
+                let bad = || EncodingError(format!("region {region:?} cannot be encoded"));
+                b.set(
+                    base + 17,
+                    base + 16,
+                    hstride_code(region.hstride).ok_or_else(bad)? as u64,
+                );
+                b.set(
+                    base + 20,
+                    base + 18,
+                    region.width_code().ok_or_else(bad)? as u64,
+                );
+                b.set(
+                    base + 24,
+                    base + 21,
+                    region.vstride_code().ok_or_else(bad)? as u64,
+                );
+            }
+            Src::Imm(ty, bits) => {
+                // An immediate is the last source; it takes the src1 type field's slot.
+                if i + 1 != inst.srcs.len() {
+                    return error("only the last source may be an immediate");
+                }
+                let code = ty
+                    .imm_code(hw)
+                    .ok_or_else(|| EncodingError(format!("no {ty} immediates on {hw:?}")))?;
+                b.set(file_at + 1, file_at, FILE_IMM);
+                b.set(type_at + l.type_span, type_at, code as u64);
+                if ty.size() == 8 {
+                    b.set(127, 64, bits);
+                } else {
+                    b.set(127, 96, bits & 0xffff_ffff);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn reg_type(ty: Type, hw: Gen) -> Result<u8, EncodingError> {
+    ty.reg_code(hw)
+        .ok_or_else(|| EncodingError(format!("no {ty} registers on {hw:?}")))
+}
+
+/// Bit positions of the 3-source layout that differ between Gen7 and Gen8+.
+struct ThreeSrcLayout {
+    src_type: (u32, u32),
+    dst_type: (u32, u32),
+    abs_neg: u32,
+    flag_subreg: u32,
+    flag_reg: u32,
+}
+
+fn three_src_layout(hw: Gen) -> ThreeSrcLayout {
+    if hw.is_gen8_plus() {
+        ThreeSrcLayout {
+            src_type: (45, 43),
+            dst_type: (48, 46),
+            abs_neg: 37,
+            flag_subreg: 32,
+            flag_reg: 33,
+        }
+    } else {
+        ThreeSrcLayout {
+            src_type: (43, 42),
+            dst_type: (45, 44),
+            abs_neg: 36,
+            flag_subreg: 33,
+            flag_reg: 34,
+        }
+    }
+}
+
+/// Where each 3-source operand's RepCtrl, swizzle, subregister and register number start.
+const THREE_SRC_FIELDS: [u32; 3] = [64, 85, 106];
+
+fn encode_three_src(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingError> {
+    let l = three_src_layout(hw);
+    b.set_bit(l.flag_subreg, inst.flag % 2 == 1);
+    b.set_bit(l.flag_reg, inst.flag / 2 == 1);
+    let Some(dst) = inst.dst else {
+        return error(format!("`{}` needs a destination", inst.opcode.name()));
+    };
+    let ty = |t: Type| {
+        t.three_src_code(hw)
+            .ok_or_else(|| EncodingError(format!("3-source instructions cannot use {t}")))
+    };
+    b.set(l.dst_type.0, l.dst_type.1, ty(dst.ty)? as u64);
+    if dst.file != RegFile::Grf || dst.subnr % 4 != 0 {
+        return error("a 3-source destination is a GRF at a dword offset");
+    }
+    b.set(63, 56, dst.nr as u64);
+    b.set(55, 53, (dst.subnr / 4) as u64);
+    b.set(52, 49, dst.writemask as u64);
+    if inst.srcs.len() != 3 {
+        return error(format!("`{}` takes 3 sources", inst.opcode.name()));
+    }
+    let mut src_type = None;
+    for (i, src) in inst.srcs.iter().enumerate() {
+        let Src::Reg(reg) = *src else {
+            return error("3-source instructions take no immediates");
+        };
+        if reg.file != RegFile::Grf || reg.subnr % 4 != 0 {
+            return error("a 3-source operand is a GRF at a dword offset");
+        }
+        if *src_type.get_or_insert(reg.ty) != reg.ty {
+            return error("the sources of a 3-source instruction share one type");
+        }
+        let rep = match reg.region {
+            Region::SCALAR => true,
+            r if r == Region::new(4, 4, 1) => false,
+            r => {
+                return error(format!(
+                    "3-source region {r:?} is neither <0,1,0> nor <4,4,1>"
+                ));
+            }
+        };
+        let at = THREE_SRC_FIELDS[i];
+        b.set_bit(at, rep);
+        b.set(at + 8, at + 1, if rep { 0 } else { reg.swizzle as u64 });
+        b.set(at + 11, at + 9, (reg.subnr / 4) as u64);
+        b.set(at + 19, at + 12, reg.nr as u64);
+        b.set_bit(l.abs_neg + 2 * i as u32, reg.abs);
+        b.set_bit(l.abs_neg + 2 * i as u32 + 1, reg.negate);
+    }
+    b.set(
+        l.src_type.0,
+        l.src_type.1,
+        ty(src_type.expect("three sources"))? as u64,
+    );
+    Ok(())
+}
+
+/// Decodes one native instruction for `hw`.
+pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
+    let b = Bits(
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (w as u128) << (32 * i))
+            .sum(),
+    );
+    if b.bit(29) {
+        return error("compacted instructions are not supported");
+    }
+    let code = b.get(6, 0) as u8;
+    let opcode = Opcode::from_code(code)
+        .ok_or_else(|| EncodingError(format!("unknown opcode {code:#x}")))?;
+    let l = layout(hw);
+    let exec_size = 1u8
+        .checked_shl(b.get(23, 21) as u32)
+        .filter(|&e| e <= 32)
+        .ok_or_else(|| EncodingError("exec size field above 32".into()))?;
+    let mut inst = Inst::new(opcode, exec_size, None, Vec::new());
+    inst.mask_all = b.bit(l.mask_all);
+    inst.group = b.get(13, 12) as u8 * 8 + b.bit(l.nib_ctrl) as u8 * 4;
+    let control = b.get(19, 16) as u8;
+    if control != 0 {
+        inst.predicate = Some(Predicate {
+            control,
+            inverse: b.bit(20),
+        });
+    }
+    let function = b.get(27, 24) as u8;
+    if opcode == Opcode::Math {
+        inst.math = Some(
+            MathFn::from_code(function)
+                .ok_or_else(|| EncodingError(format!("unknown math function {function}")))?,
+        );
+    } else if opcode.is_send() {
+        inst.sfid = function;
+    } else if function != 0 {
+        inst.cond =
+            Some(CondMod::from_code(function).ok_or_else(|| {
+                EncodingError(format!("unknown conditional modifier {function}"))
+            })?);
+    }
+    inst.acc_write = b.bit(28);
+    inst.saturate = b.bit(31);
+    if inst.is_three_src() {
+        decode_three_src(&b, hw, &mut inst)?;
+        return Ok(inst);
+    }
+    inst.flag = b.bit(l.flag_subreg) as u8 + 2 * b.bit(l.flag_reg) as u8;
+    if opcode.is_control_flow() {
+        if hw.is_gen8_plus() {
+            inst.jip = b.get(127, 96) as u32 as i32;
+            inst.uip = b.get(95, 64) as u32 as i32;
+        } else {
+            inst.jip = b.get(111, 96) as u16 as i16 as i32 * 8;
+            inst.uip = b.get(127, 112) as u16 as i16 as i32 * 8;
+        }
+        return Ok(inst);
+    }
+    let dst_type = b.get(l.dst_type + l.type_span, l.dst_type) as u8;
+    inst.dst = Some(Dst {
+        file: file_from_code(b.get(l.dst_file + 1, l.dst_file))?,
+        nr: b.get(60, 53) as u8,
+        subnr: b.get(52, 48) as u8,
+        ty: Type::from_reg_code(dst_type, hw)
+            .ok_or_else(|| EncodingError(format!("unknown destination type {dst_type}")))?,
+        hstride: hstride_from_code(b.get(62, 61) as u8),
+        writemask: 0xF,
+    });
+    let count = if opcode.is_send() {
+        2
+    } else {
+        opcode.num_srcs().clamp(1, 2)
+    };
+    let fields = [
+        (l.src0_file, l.src0_type, 64),
+        (l.src1_file, l.src1_type, 96),
+    ];
+    for &(file_at, type_at, base) in &fields[..count] {
+        let file = b.get(file_at + 1, file_at);
+        let ty_code = b.get(type_at + l.type_span, type_at) as u8;
+        if file == FILE_IMM {
+            let ty = Type::from_imm_code(ty_code, hw)
+                .ok_or_else(|| EncodingError(format!("unknown immediate type {ty_code}")))?;
+            let bits = if ty.size() == 8 {
+                b.get(127, 64)
+            } else {
+                b.get(127, 96)
+            };
+            inst.srcs.push(Src::Imm(ty, bits));
+            break;
+        }
+        let region = Region::from_codes(
+            b.get(base + 24, base + 21) as u8,
+            b.get(base + 20, base + 18) as u8,
+            b.get(base + 17, base + 16) as u8,
+        )
+        .ok_or_else(|| EncodingError("invalid source region".into()))?;
+        inst.srcs.push(Src::Reg(Reg {
+            file: file_from_code(file)?,
+            nr: b.get(base + 12, base + 5) as u8,
+            subnr: b.get(base + 4, base) as u8,
+            ty: Type::from_reg_code(ty_code, hw)
+                .ok_or_else(|| EncodingError(format!("unknown source type {ty_code}")))?,
+            region,
+            negate: b.bit(base + 14),
+            abs: b.bit(base + 13),
+            swizzle: IDENTITY_SWIZZLE,
+        }));
+    }
+    Ok(inst)
+}
+
+fn decode_three_src(b: &Bits, hw: Gen, inst: &mut Inst) -> Result<(), EncodingError> {
+    let l = three_src_layout(hw);
+    inst.flag = b.bit(l.flag_subreg) as u8 + 2 * b.bit(l.flag_reg) as u8;
+    let ty = |code: u64| {
+        Type::from_three_src_code(code as u8, hw)
+            .ok_or_else(|| EncodingError(format!("unknown 3-source type {code}")))
+    };
+    inst.dst = Some(Dst {
+        file: RegFile::Grf,
+        nr: b.get(63, 56) as u8,
+        subnr: b.get(55, 53) as u8 * 4,
+        ty: ty(b.get(l.dst_type.0, l.dst_type.1))?,
+        hstride: 1,
+        writemask: b.get(52, 49) as u8,
+    });
+    let src_type = ty(b.get(l.src_type.0, l.src_type.1))?;
+    for (i, &at) in THREE_SRC_FIELDS.iter().enumerate() {
+        let rep = b.bit(at);
+        inst.srcs.push(Src::Reg(Reg {
+            file: RegFile::Grf,
+            nr: b.get(at + 19, at + 12) as u8,
+            subnr: b.get(at + 11, at + 9) as u8 * 4,
+            ty: src_type,
+            region: if rep {
+                Region::SCALAR
+            } else {
+                Region::new(4, 4, 1)
+            },
+            negate: b.bit(l.abs_neg + 2 * i as u32 + 1),
+            abs: b.bit(l.abs_neg + 2 * i as u32),
+            swizzle: if rep { 0 } else { b.get(at + 8, at + 1) as u8 },
+        }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(bytes: [u8; 16]) -> [u32; 4] {
+        std::array::from_fn(|i| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()))
+    }
+
+    /// `add(8) g124<1>F g7<8,8,1>D 1D { align1 1Q };` as Gen9 encodes it.
+    #[test]
+    fn gen9_add_with_an_immediate() {
+        let bytes = [
+            0x40, 0x00, 0x60, 0x00, 0xe8, 0x0a, 0x80, 0x2f, 0xe0, 0x00, 0x8d, 0x0e, 0x01, 0x00,
+            0x00, 0x00,
+        ];
+        let inst = Inst::new(
+            Opcode::Add,
+            8,
+            Some(Dst::grf(124, 0, Type::F)),
+            vec![
+                Src::Reg(Reg::grf(7, 0, Type::D, Region::new(8, 8, 1))),
+                Src::Imm(Type::D, 1),
+            ],
+        );
+        assert_eq!(encode(&inst, Gen::Gen9).unwrap(), words(bytes));
+        assert_eq!(decode(words(bytes), Gen::Gen9).unwrap(), inst);
+    }
+
+    /// `mov(8) g123<1>UD g1<8,8,1>UD { align1 WE_all 1Q };` on Gen9.
+    #[test]
+    fn gen9_mov_with_write_enable_all() {
+        let bytes = [
+            0x01, 0x00, 0x60, 0x00, 0x0c, 0x02, 0x60, 0x2f, 0x20, 0x00, 0x8d, 0x00, 0x00, 0x00,
+            0x00, 0x00,
+        ];
+        let mut inst = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst::grf(123, 0, Type::UD)),
+            vec![Src::Reg(Reg::grf(1, 0, Type::UD, Region::new(8, 8, 1)))],
+        );
+        inst.mask_all = true;
+        assert_eq!(decode(words(bytes), Gen::Gen9).unwrap(), inst);
+        assert_eq!(encode(&inst, Gen::Gen9).unwrap(), words(bytes));
+    }
+
+    /// `(+f0.0) if(8) JIP: +32 UIP: +80` on Gen9: offsets in bytes, UIP in dword 2.
+    #[test]
+    fn gen9_if_carries_jip_and_uip() {
+        let bytes = [
+            0x22, 0x00, 0x61, 0x00, 0x20, 0x0e, 0x00, 0x20, 0x50, 0x00, 0x00, 0x00, 0x20, 0x00,
+            0x00, 0x00,
+        ];
+        let inst = decode(words(bytes), Gen::Gen9).unwrap();
+        assert_eq!(inst.opcode, Opcode::If);
+        assert_eq!((inst.jip, inst.uip), (32, 80));
+        assert_eq!(
+            inst.predicate,
+            Some(Predicate {
+                control: 1,
+                inverse: false
+            })
+        );
+        assert_eq!(encode(&inst, Gen::Gen9).unwrap(), words(bytes));
+    }
+
+    /// Every generation decodes what it encodes, for a spread of instructions.
+    #[test]
+    fn decode_inverts_encode_on_every_generation() {
+        let region = Region::new(8, 8, 1);
+        let mut mad = Inst::new(
+            Opcode::Mad,
+            8,
+            Some(Dst::grf(26, 0, Type::F)),
+            vec![
+                Src::Reg(Reg::grf(22, 0, Type::F, Region::new(4, 4, 1))),
+                // A replicated scalar has no swizzle.
+                Src::Reg(Reg {
+                    negate: true,
+                    swizzle: 0,
+                    ..Reg::grf(2, 16, Type::F, Region::SCALAR)
+                }),
+                Src::Reg(Reg {
+                    swizzle: 0x1B,
+                    ..Reg::grf(5, 0, Type::F, Region::new(4, 4, 1))
+                }),
+            ],
+        );
+        mad.saturate = true;
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            16,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(0, 0, Type::F)
+            }),
+            vec![
+                Src::Reg(Reg {
+                    abs: true,
+                    ..Reg::grf(20, 0, Type::F, region)
+                }),
+                Src::Imm(Type::F, 0xbf80_0000),
+            ],
+        );
+        cmp.cond = Some(CondMod::Z);
+        cmp.flag = 1;
+        cmp.group = 16;
+        let mut math = Inst::new(
+            Opcode::Math,
+            8,
+            Some(Dst::grf(95, 0, Type::F)),
+            vec![
+                Src::Reg(Reg::grf(94, 0, Type::F, region)),
+                Src::Reg(Reg {
+                    file: RegFile::Arf,
+                    ..Reg::grf(0, 0, Type::F, region)
+                }),
+            ],
+        );
+        math.math = Some(MathFn::Inv);
+        math.group = 4;
+        let mut sel = Inst::new(
+            Opcode::Sel,
+            8,
+            Some(Dst::grf(124, 0, Type::UD)),
+            vec![
+                Src::Reg(Reg::grf(124, 0, Type::UD, region)),
+                Src::Imm(Type::UD, 0x3f80_0000),
+            ],
+        );
+        sel.predicate = Some(Predicate {
+            control: 1,
+            inverse: true,
+        });
+        let mut send = Inst::new(
+            Opcode::Send,
+            8,
+            Some(Dst::grf(124, 0, Type::UW)),
+            vec![
+                Src::Reg(Reg::grf(13, 0, Type::UD, region)),
+                Src::Imm(Type::UD, 0x8643_a001),
+            ],
+        );
+        send.sfid = 2;
+        let mut halt = Inst::new(Opcode::Halt, 8, None, Vec::new());
+        halt.jip = -48;
+        halt.uip = 64;
+        halt.predicate = Some(Predicate {
+            control: 6,
+            inverse: true,
+        });
+        halt.flag = 1;
+        for hw in [Gen::Gen7, Gen::Gen75, Gen::Gen8, Gen::Gen9] {
+            for inst in [&mad, &cmp, &math, &sel, &send, &halt] {
+                let encoded = encode(inst, hw).unwrap_or_else(|e| panic!("{hw:?}: {e}"));
+                assert_eq!(&decode(encoded, hw).unwrap(), inst, "{hw:?}");
+            }
+        }
+        assert!(send.is_eot());
+    }
+
+    #[test]
+    fn unencodable_instructions_are_errors() {
+        let df = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst::grf(2, 0, Type::F)),
+            vec![Src::Imm(Type::DF, 1.0f64.to_bits())],
+        );
+        assert!(encode(&df, Gen::Gen7).is_err());
+        assert!(encode(&df, Gen::Gen8).is_ok());
+        let bad_stride = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst {
+                hstride: 0,
+                ..Dst::grf(2, 0, Type::F)
+            }),
+            vec![Src::Reg(Reg::grf(3, 0, Type::F, Region::new(8, 8, 1)))],
+        );
+        assert!(encode(&bad_stride, Gen::Gen9).is_err());
+        assert!(decode([0x7f, 0, 0, 0], Gen::Gen9).is_err());
+    }
+}
