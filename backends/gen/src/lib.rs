@@ -4,6 +4,7 @@
 //! allocation, assembly and the emulator are being built (the Gen backend issue).
 
 mod cost;
+pub mod disasm;
 pub mod encoding;
 pub mod isa;
 

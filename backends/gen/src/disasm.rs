@@ -1,0 +1,494 @@
+//! Assembly text in the style of Mesa's Gen disassembler (fact sheet A9):
+//! `[(±fN.S[.pred])] opcode[.sat][.cmod[.fN.S]](exec) dst src0 [src1 [src2]] { ctrl };`, with
+//! the operands in columns 16, 32, 48 and 64 (one space when a column is already passed).
+//! Jump targets print as byte offsets (`JIP: +32`) unless the caller names them, as a program
+//! listing does with `LABELn`.
+
+use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
+use crate::isa::{ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type};
+
+/// The names of the Align1 predicate controls 2–13.
+const PREDICATE_SUFFIXES: [&str; 14] = [
+    "", "", ".anyv", ".allv", ".any2h", ".all2h", ".any4h", ".all4h", ".any8h", ".all8h",
+    ".any16h", ".all16h", ".any32h", ".all32h",
+];
+
+/// The name the disassembler gives a shared function.
+pub fn sfid_name(sfid: u8) -> &'static str {
+    match sfid {
+        0 => "null",
+        2 => "sampler",
+        3 => "gateway",
+        4 => "sampler",
+        5 => "render",
+        6 => "urb",
+        7 => "thread_spawner",
+        9 => "const",
+        10 => "data",
+        11 => "pixel interp",
+        12 => "dp data 1",
+        _ => "unknown",
+    }
+}
+
+/// A line of text that tracks its column.
+struct Line(String);
+
+impl Line {
+    /// Pads to `column`, with at least one space.
+    fn pad(&mut self, column: usize) {
+        self.0.push(' ');
+        while self.0.len() < column {
+            self.0.push(' ');
+        }
+    }
+}
+
+/// One instruction of `hw` as text. `label` names a jump target given as a byte offset from
+/// the instruction; `None` prints the offset.
+pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) -> String {
+    let mut line = Line(String::new());
+    if let Some(p) = inst.predicate {
+        line.0.push_str(&format!(
+            "({}{}{}) ",
+            if p.inverse { '-' } else { '+' },
+            flag_name(inst.flag),
+            PREDICATE_SUFFIXES[p.control as usize]
+        ));
+    }
+    line.0.push_str(inst.opcode.name());
+    if let Some(math) = inst.math {
+        line.0.push(' ');
+        line.0.push_str(math.name());
+    }
+    if inst.saturate {
+        line.0.push_str(".sat");
+    }
+    if let Some(cond) = inst.cond {
+        line.0.push('.');
+        line.0.push_str(cond.name());
+        // `sel` uses its modifier to choose (min/max) and writes no flag.
+        if inst.opcode != Opcode::Sel {
+            line.0.push('.');
+            line.0.push_str(&flag_name(inst.flag));
+        }
+    }
+    line.0.push_str(&format!("({})", inst.exec_size));
+    if inst.opcode.is_control_flow() {
+        let target = |offset: i32| label(offset).unwrap_or_else(|| format!("{offset:+}"));
+        line.pad(16);
+        line.0.push_str(&format!("JIP: {}", target(inst.jip)));
+        if inst.opcode.has_uip(hw) {
+            line.pad(32);
+            line.0.push_str(&format!("UIP: {}", target(inst.uip)));
+        }
+    } else {
+        let mut column = 16;
+        if let Some(dst) = &inst.dst {
+            line.pad(column);
+            line.0.push_str(&dst_text(dst, inst.is_three_src()));
+            column += 16;
+        }
+        let logic = matches!(
+            inst.opcode,
+            Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not
+        );
+        for src in &inst.srcs {
+            line.pad(column);
+            line.0.push_str(&src_text(src, logic, inst.is_three_src()));
+            column += 16;
+        }
+        if let Some(desc) = inst.send_desc() {
+            line.0.push('\n');
+            line.0.push_str(&" ".repeat(28));
+            line.0.push_str(&format!(
+                "{} MsgDesc: {:#x} mlen {} rlen {}",
+                sfid_name(inst.sfid),
+                desc & 0x7_ffff,
+                (desc >> 25) & 0xF,
+                (desc >> 20) & 0x1F
+            ));
+        }
+    }
+    if inst.send_desc().is_some() {
+        line.0.push(' ');
+    } else {
+        line.pad(64);
+    }
+    line.0.push_str(&control_text(inst));
+    line.0
+}
+
+/// `f0.0`, `f0.1`, `f1.0`, `f1.1` for flag subregisters 0–3.
+fn flag_name(flag: u8) -> String {
+    format!("f{}.{}", flag / 2, flag % 2)
+}
+
+fn reg_name(file: RegFile, nr: u8) -> String {
+    match file {
+        RegFile::Grf => format!("g{nr}"),
+        RegFile::Arf => match nr & 0xF0 {
+            ARF_NULL => "null".into(),
+            ARF_ADDRESS => format!("a{}", nr & 0xF),
+            ARF_ACCUMULATOR => format!("acc{}", nr & 0xF),
+            ARF_FLAG => format!("f{}", nr & 0xF),
+            other => format!("arf{other:#x}"),
+        },
+    }
+}
+
+/// The subregister in elements, when it is not 0 (`g4.3`).
+fn subreg_text(subnr: u8, ty: Type) -> String {
+    let elements = subnr / ty.size();
+    if elements == 0 {
+        String::new()
+    } else {
+        format!(".{elements}")
+    }
+}
+
+fn dst_text(dst: &Dst, align16: bool) -> String {
+    let mut text = reg_name(dst.file, dst.nr);
+    if dst.file == RegFile::Grf {
+        text.push_str(&subreg_text(dst.subnr, dst.ty));
+    }
+    text.push_str(&format!("<{}>", dst.hstride));
+    if align16 && dst.writemask != 0xF {
+        text.push('.');
+        text.extend(
+            "xyzw"
+                .chars()
+                .enumerate()
+                .filter(|(i, _)| dst.writemask >> i & 1 != 0)
+                .map(|(_, c)| c),
+        );
+    }
+    text.push_str(dst.ty.name());
+    text
+}
+
+fn src_text(src: &Src, logic: bool, align16: bool) -> String {
+    match *src {
+        Src::Reg(reg) => reg_text(&reg, logic, align16),
+        Src::Imm(ty, bits) => imm_text(ty, bits),
+    }
+}
+
+fn reg_text(reg: &Reg, logic: bool, align16: bool) -> String {
+    let mut text = String::new();
+    if reg.negate {
+        // Gen8+ logic operations read a negated source as its bitwise complement.
+        text.push(if logic { '~' } else { '-' });
+    }
+    if reg.abs {
+        text.push_str("(abs)");
+    }
+    text.push_str(&reg_name(reg.file, reg.nr));
+    if reg.file == RegFile::Grf {
+        text.push_str(&subreg_text(reg.subnr, reg.ty));
+    }
+    let r = reg.region;
+    match r.vstride {
+        Some(v) => text.push_str(&format!("<{v},{},{}>", r.width, r.hstride)),
+        None => text.push_str(&format!("<{},{}>", r.width, r.hstride)),
+    }
+    if align16 && reg.region.vstride != Some(0) && reg.swizzle != IDENTITY_SWIZZLE {
+        text.push('.');
+        text.extend((0..4).map(|i| b"xyzw"[(reg.swizzle >> (2 * i) & 3) as usize] as char));
+    }
+    text.push_str(reg.ty.name());
+    text
+}
+
+fn imm_text(ty: Type, bits: u64) -> String {
+    match ty {
+        Type::F => {
+            let value = f32::from_bits(bits as u32);
+            format!("{:#010x}F  /* {}F */", bits as u32, format_g(value as f64))
+        }
+        Type::DF => {
+            let value = f64::from_bits(bits);
+            format!("{bits:#018x}DF  /* {}DF */", format_g(value))
+        }
+        Type::HF => format!("{:#06x}HF", bits as u16),
+        Type::D => format!("{}D", bits as u32 as i32),
+        Type::UD => format!("{:#010x}UD", bits as u32),
+        Type::W => format!("{}W", bits as u16 as i16),
+        Type::UW => format!("{:#06x}UW", bits as u16),
+        Type::Q => format!("{}Q", bits as i64),
+        Type::UQ => format!("{bits:#018x}UQ"),
+        Type::V | Type::UV => format!("{:#010x}{}", bits as u32, ty.name()),
+        Type::VF => {
+            let parts: Vec<String> = (0..4)
+                .map(|i| format_g(restricted_float((bits >> (8 * i)) as u8) as f64))
+                .collect();
+            format!("[{}]VF", parts.join(", "))
+        }
+        Type::UB | Type::B => format!("{bits:#x}{}", ty.name()),
+    }
+}
+
+/// A "restricted float" of a VF immediate: sign, 3-bit exponent (bias 3), 4-bit mantissa.
+fn restricted_float(byte: u8) -> f32 {
+    if byte & 0x7F == 0 {
+        return if byte & 0x80 != 0 { -0.0 } else { 0.0 };
+    }
+    let exponent = ((byte >> 4) & 7) as i32 - 3;
+    let mantissa = 1.0 + (byte & 0xF) as f32 / 16.0;
+    let value = mantissa * 2f32.powi(exponent);
+    if byte & 0x80 != 0 { -value } else { value }
+}
+
+/// C's `%g`: six significant digits, no trailing zeros, exponent form outside 1e-4..1e6.
+fn format_g(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return if value.is_nan() {
+            "nan".into()
+        } else if value.is_infinite() {
+            if value > 0.0 { "inf" } else { "-inf" }.into()
+        } else if value.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exponent = value.abs().log10().floor() as i32;
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exponent) {
+        let text = format!("{value:.5e}");
+        let (mantissa, exp) = text.split_once('e').expect("exponent form");
+        let exp: i32 = exp.parse().expect("an integer exponent");
+        format!(
+            "{}e{}{:02}",
+            trim(mantissa.to_string()),
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
+    } else {
+        let decimals = (5 - exponent).max(0) as usize;
+        trim(format!("{value:.decimals$}"))
+    }
+}
+
+/// `{ align1 WE_all 1Q };`
+fn control_text(inst: &Inst) -> String {
+    let mut parts = vec![
+        if inst.is_three_src() {
+            "align16"
+        } else {
+            "align1"
+        }
+        .to_string(),
+    ];
+    if inst.mask_all {
+        parts.push("WE_all".into());
+    }
+    match inst.exec_size {
+        8 if inst.group.is_multiple_of(8) => parts.push(format!("{}Q", inst.group / 8 + 1)),
+        16 => parts.push(format!("{}H", inst.group / 16 + 1)),
+        32 => {}
+        _ => parts.push(format!("{}N", inst.group / 4 + 1)),
+    }
+    if inst.acc_write {
+        parts.push("AccWrEnable".into());
+    }
+    if inst.is_eot() {
+        parts.push("EOT".into());
+    }
+    format!("{{ {} }};", parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::{Dst, Predicate, Reg};
+    use crate::isa::{CondMod, MathFn, Region};
+
+    fn no_labels(_: i32) -> Option<String> {
+        None
+    }
+
+    fn grf(nr: u8, subnr: u8, ty: Type, region: Region) -> Src {
+        Src::Reg(Reg::grf(nr, subnr, ty, region))
+    }
+
+    /// Lines from Mesa's Gen9 assembler tests, as the fact sheet quotes them.
+    #[test]
+    fn prints_like_mesa() {
+        let scalar = Region::SCALAR;
+        let vec8 = Region::new(8, 8, 1);
+        let mut add = Inst::new(
+            Opcode::Add,
+            16,
+            Some(Dst::grf(4, 0, Type::F)),
+            vec![
+                grf(1, 0, Type::F, scalar),
+                Src::Reg(Reg {
+                    negate: true,
+                    ..Reg::grf(1, 16, Type::F, scalar)
+                }),
+            ],
+        );
+        assert_eq!(
+            disassemble(&add, Gen::Gen9, &no_labels),
+            "add(16)         g4<1>F          g1<0,1,0>F      -g1.4<0,1,0>F   { align1 1H };"
+        );
+        add.exec_size = 1;
+        add.mask_all = true;
+        add.dst = Some(Dst::grf(125, 12, Type::UD));
+        add.srcs = vec![grf(0, 12, Type::UD, scalar), grf(7, 0, Type::UD, scalar)];
+        assert_eq!(
+            disassemble(&add, Gen::Gen9, &no_labels),
+            "add(1)          g125.3<1>UD     g0.3<0,1,0>UD   g7<0,1,0>UD     { align1 WE_all 1N };"
+        );
+
+        let vec4 = Region::new(4, 4, 1);
+        let mad = Inst::new(
+            Opcode::Mad,
+            8,
+            Some(Dst::grf(26, 0, Type::F)),
+            vec![
+                grf(22, 0, Type::F, vec4),
+                Src::Reg(Reg {
+                    swizzle: 0,
+                    ..Reg::grf(2, 16, Type::F, scalar)
+                }),
+                grf(5, 0, Type::F, vec4),
+            ],
+        );
+        assert_eq!(
+            disassemble(&mad, Gen::Gen9, &no_labels),
+            "mad(8)          g26<1>F         g22<4,4,1>F     g2.4<0,1,0>F    g5<4,4,1>F { align16 1Q };"
+        );
+
+        let null = Reg {
+            file: RegFile::Arf,
+            ..Reg::grf(ARF_NULL, 0, Type::F, vec8)
+        };
+        let mut inv = Inst::new(
+            Opcode::Math,
+            8,
+            Some(Dst::grf(95, 0, Type::F)),
+            vec![grf(94, 0, Type::F, vec8), Src::Reg(null)],
+        );
+        inv.math = Some(MathFn::Inv);
+        assert_eq!(
+            disassemble(&inv, Gen::Gen9, &no_labels),
+            "math inv(8)     g95<1>F         g94<8,8,1>F     null<8,8,1>F    { align1 1Q };"
+        );
+        let mut pow = inv.clone();
+        pow.math = Some(MathFn::Pow);
+        pow.dst = Some(Dst::grf(11, 0, Type::F));
+        pow.srcs = vec![grf(10, 0, Type::F, vec8), Src::Imm(Type::F, 0x42fc_6666)];
+        assert_eq!(
+            disassemble(&pow, Gen::Gen9, &no_labels),
+            "math pow(8)     g11<1>F         g10<8,8,1>F     0x42fc6666F  /* 126.2F */ { align1 1Q };"
+        );
+
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(ARF_NULL, 0, Type::F)
+            }),
+            vec![grf(20, 0, Type::F, vec8), Src::Imm(Type::F, 0xbf80_0000)],
+        );
+        cmp.cond = Some(CondMod::Z);
+        assert_eq!(
+            disassemble(&cmp, Gen::Gen9, &no_labels),
+            "cmp.z.f0.0(8)   null<1>F        g20<8,8,1>F     0xbf800000F  /* -1F */ { align1 1Q };"
+        );
+
+        let mut sel = Inst::new(
+            Opcode::Sel,
+            8,
+            Some(Dst::grf(124, 0, Type::UD)),
+            vec![grf(124, 0, Type::UD, vec8), Src::Imm(Type::UD, 0x3f80_0000)],
+        );
+        sel.predicate = Some(Predicate {
+            control: 1,
+            inverse: true,
+        });
+        assert_eq!(
+            disassemble(&sel, Gen::Gen9, &no_labels),
+            "(-f0.0) sel(8)  g124<1>UD       g124<8,8,1>UD   0x3f800000UD    { align1 1Q };"
+        );
+        let mut max = Inst::new(
+            Opcode::Sel,
+            8,
+            Some(Dst::grf(17, 0, Type::F)),
+            vec![
+                Src::Reg(Reg {
+                    abs: true,
+                    ..Reg::grf(16, 0, Type::F, vec8)
+                }),
+                Src::Imm(Type::F, 0x3f80_0000),
+            ],
+        );
+        max.cond = Some(CondMod::Ge);
+        assert_eq!(
+            disassemble(&max, Gen::Gen9, &no_labels),
+            "sel.ge(8)       g17<1>F         (abs)g16<8,8,1>F 0x3f800000F  /* 1F */ { align1 1Q };"
+        );
+    }
+
+    #[test]
+    fn jumps_print_labels_or_offsets() {
+        let mut halt = Inst::new(Opcode::Halt, 8, None, Vec::new());
+        halt.predicate = Some(Predicate {
+            control: 6,
+            inverse: true,
+        });
+        halt.flag = 1;
+        halt.jip = 32;
+        halt.uip = 32;
+        let label = |offset: i32| (offset == 32).then(|| "LABEL0".to_string());
+        assert_eq!(
+            disassemble(&halt, Gen::Gen9, &label),
+            "(-f0.1.any4h) halt(8) JIP: LABEL0 UIP: LABEL0                   { align1 1Q };"
+        );
+        let mut back = Inst::new(Opcode::While, 16, None, Vec::new());
+        back.jip = -16;
+        assert_eq!(
+            disassemble(&back, Gen::Gen9, &no_labels),
+            "while(16)       JIP: -16                                        { align1 1H };"
+        );
+    }
+
+    #[test]
+    fn sends_print_their_descriptor() {
+        let mut send = Inst::new(
+            Opcode::Send,
+            8,
+            Some(Dst::grf(124, 0, Type::UW)),
+            vec![
+                grf(13, 0, Type::UD, Region::new(8, 8, 1)),
+                Src::Imm(Type::UD, 0x8643_a001),
+            ],
+        );
+        send.sfid = 2;
+        assert_eq!(
+            disassemble(&send, Gen::Gen9, &no_labels),
+            "send(8)         g124<1>UW       g13<8,8,1>UD    0x8643a001UD\n                            \
+             sampler MsgDesc: 0x3a001 mlen 3 rlen 4 { align1 1Q EOT };"
+        );
+    }
+
+    #[test]
+    fn floats_print_like_c() {
+        assert_eq!(format_g(126.2f32 as f64), "126.2");
+        assert_eq!(format_g(-1.0), "-1");
+        assert_eq!(format_g(0.5), "0.5");
+        assert_eq!(format_g(1e-10), "1e-10");
+        assert_eq!(format_g(3.0e7), "3e+07");
+        assert_eq!(restricted_float(0x30), 1.0);
+        assert_eq!(restricted_float(0xC0), -2.0);
+    }
+}
