@@ -492,3 +492,90 @@ mod tests {
         assert_eq!(restricted_float(0xC0), -2.0);
     }
 }
+
+/// A whole program of native instructions as a listing: each line prefixed with its byte
+/// offset, and `LABELn:` lines before every jump target, which the jumps name.
+pub fn listing(program: &[Inst], hw: Gen) -> String {
+    let mut targets: Vec<i64> = program
+        .iter()
+        .enumerate()
+        .filter(|(_, inst)| inst.opcode.is_control_flow())
+        .flat_map(|(index, inst)| {
+            let at = 16 * index as i64;
+            let uip = inst.opcode.has_uip(hw).then_some(at + inst.uip as i64);
+            std::iter::once(at + inst.jip as i64).chain(uip)
+        })
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let label_of = |offset: i64| {
+        targets
+            .binary_search(&offset)
+            .ok()
+            .map(|n| format!("LABEL{n}"))
+    };
+    let mut out = String::new();
+    for (index, inst) in program.iter().enumerate() {
+        let at = 16 * index as i64;
+        if let Some(label) = label_of(at) {
+            out.push_str(&format!("{label}:\n"));
+        }
+        let text = disassemble(inst, hw, &|offset| label_of(at + offset as i64));
+        out.push_str(&format!("{at:#010x}: {text}\n"));
+    }
+    // A jump may target the end of the program.
+    if let Some(label) = label_of(16 * program.len() as i64) {
+        out.push_str(&format!("{label}:\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod listing_tests {
+    use super::*;
+    use crate::encoding::{Predicate, decode, encode};
+
+    /// An if/else/endif program survives encoding and decoding, and its listing names the
+    /// jump targets.
+    #[test]
+    fn a_program_lists_with_offsets_and_labels() {
+        let mut branch = Inst::new(Opcode::If, 8, None, Vec::new());
+        branch.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        branch.jip = 32;
+        branch.uip = 64;
+        let mut other = Inst::new(Opcode::Else, 8, None, Vec::new());
+        other.jip = 32;
+        other.uip = 32;
+        let nop = |nr| {
+            Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Dst::grf(nr, 0, Type::F)),
+                vec![Src::Imm(Type::F, 0)],
+            )
+        };
+        let mut join = Inst::new(Opcode::Endif, 8, None, Vec::new());
+        join.jip = 16;
+        let program = vec![branch, nop(2), other, nop(3), join];
+        let decoded: Vec<Inst> = program
+            .iter()
+            .map(|inst| decode(encode(inst, Gen::Gen9).unwrap(), Gen::Gen9).unwrap())
+            .collect();
+        assert_eq!(decoded, program);
+        let text = listing(&decoded, Gen::Gen9);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("0x00000000: (+f0.0) if(8)   JIP: LABEL0     UIP: LABEL1"),
+            "{text}"
+        );
+        assert_eq!(lines[2], "LABEL0:");
+        assert!(lines[3].starts_with("0x00000020: else(8)"));
+        assert!(lines[3].contains("JIP: LABEL1     UIP: LABEL1"), "{text}");
+        assert_eq!(lines[5], "LABEL1:");
+        assert!(lines[6].starts_with("0x00000040: endif(8)        JIP: LABEL2"));
+        assert_eq!(lines[7], "LABEL2:");
+    }
+}
