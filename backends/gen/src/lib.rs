@@ -7,6 +7,7 @@ mod cost;
 pub mod disasm;
 pub mod encoding;
 pub mod isa;
+pub mod perf;
 
 pub use cost::GenCost;
 
