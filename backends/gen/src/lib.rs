@@ -5,6 +5,7 @@
 
 mod cost;
 pub mod disasm;
+pub mod emu;
 pub mod encoding;
 pub mod isa;
 pub mod perf;

@@ -1,0 +1,922 @@
+//! An emulator of Gen programs: one hardware thread running native instructions (fact sheet
+//! A2, A4, A5) on 128 32-byte GRFs, two flag registers and a per-channel execution mask.
+//!
+//! It reads operands through their regions, converts sources to the execution type (float when
+//! any source is a float) and the result to the destination type, applies source modifiers,
+//! saturation and conditional modifiers, and writes only the channels that are enabled: live
+//! (dispatched and not halted), active in the structured control flow, and passing the
+//! predicate (unless the instruction is WE_all).
+//!
+//! Control flow keeps a stack of frames. `if` narrows the mask to the channels whose predicate
+//! holds and jumps to its JIP (the `else` or `endif`) when none remain; `else` flips to the other
+//! channels of the `if`; `endif` restores the mask. A loop starts at the target of its `while`'s
+//! backward jump (Gen6+ has no `do`): entering it pushes a loop frame; `break` and `cont` take
+//! channels out until the loop ends or the `while`; `while` jumps back while any channel goes
+//! on. `halt` (discard) takes channels out for the rest of the thread.
+//!
+//! Sends, the accumulator instructions and address-register indirection are not modelled yet:
+//! running them is an error that names the instruction.
+
+use crate::encoding::{Dst, Inst, Reg, Src};
+use crate::isa::{ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type};
+
+/// One hardware thread's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thread {
+    pub grf: Vec<[u8; 32]>,
+    /// f0 and f1: bit `c` of a flag register belongs to channel `c`.
+    pub flags: [u32; 2],
+    /// Channels dispatched and not halted.
+    pub live: u32,
+}
+
+impl Thread {
+    /// A thread dispatched `width` channels wide, with zeroed registers.
+    pub fn new(width: u8) -> Thread {
+        Thread {
+            grf: vec![[0; 32]; 128],
+            flags: [0; 2],
+            live: if width >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << width) - 1
+            },
+        }
+    }
+
+    /// The `bytes` bytes at byte `offset` of the register file.
+    fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
+        let mut value = 0u64;
+        for k in 0..bytes {
+            let at = offset + k;
+            let byte = self
+                .grf
+                .get(at / 32)
+                .ok_or(EmuError::OutOfRegisters(at / 32))?[at % 32];
+            value |= (byte as u64) << (8 * k);
+        }
+        Ok(value)
+    }
+
+    fn write(&mut self, offset: usize, bytes: usize, value: u64) -> Result<(), EmuError> {
+        for k in 0..bytes {
+            let at = offset + k;
+            let reg = self
+                .grf
+                .get_mut(at / 32)
+                .ok_or(EmuError::OutOfRegisters(at / 32))?;
+            reg[at % 32] = (value >> (8 * k)) as u8;
+        }
+        Ok(())
+    }
+
+    /// Writes `value` (of `ty`) to every channel of GRF element `index` of `reg`: a helper for
+    /// setting up inputs.
+    pub fn set(&mut self, reg: u8, index: usize, ty: Type, value: u64) {
+        let size = ty.size() as usize;
+        self.write(reg as usize * 32 + index * size, size, value)
+            .expect("inside the register file");
+    }
+
+    /// Element `index` (of `ty`) counted from GRF `reg`.
+    pub fn get(&self, reg: u8, index: usize, ty: Type) -> u64 {
+        let size = ty.size() as usize;
+        self.read(reg as usize * 32 + index * size, size)
+            .expect("inside the register file")
+    }
+}
+
+/// Why a program could not run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EmuError {
+    #[error("instruction {index} (`{opcode}`) is not modelled by the emulator")]
+    Unsupported { index: usize, opcode: &'static str },
+    #[error("an operand reaches past g127 (g{0})")]
+    OutOfRegisters(usize),
+    #[error("instruction {0}: control flow does not match its structure")]
+    BadControlFlow(usize),
+    #[error("the program ran more than {0} instructions")]
+    RunAway(u64),
+}
+
+/// How many instructions a run may execute.
+const STEP_LIMIT: u64 = 10_000_000;
+
+/// A frame of structured control flow.
+#[derive(Debug)]
+enum Frame {
+    /// The mask before the `if`, and the channels that took it.
+    If { before: u32, taken: u32 },
+    /// The mask entering the loop, and the channels waiting at the `while` after a `cont`.
+    Loop { before: u32, continued: u32 },
+}
+
+/// Runs `program` on `thread` until it falls off the end.
+pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
+    // Loops start where a `while` jumps back to.
+    let mut loop_start = vec![false; program.len()];
+    for (index, inst) in program.iter().enumerate() {
+        if inst.opcode == Opcode::While {
+            let target = index as i64 + inst.jip as i64 / 16;
+            match usize::try_from(target) {
+                Ok(t) if t <= index => loop_start[t] = true,
+                _ => return Err(EmuError::BadControlFlow(index)),
+            }
+        }
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut mask = thread.live;
+    let mut pc = 0usize;
+    let mut steps = 0u64;
+    // Set when a `while` jumps back, so that the loop start does not push a second frame.
+    let mut back_edge = false;
+    while pc < program.len() {
+        steps += 1;
+        if steps > STEP_LIMIT {
+            return Err(EmuError::RunAway(STEP_LIMIT));
+        }
+        if loop_start[pc] && !back_edge {
+            stack.push(Frame::Loop {
+                before: mask,
+                continued: 0,
+            });
+        }
+        back_edge = false;
+        let inst = &program[pc];
+        let jump = |offset: i32| -> Result<usize, EmuError> {
+            usize::try_from(pc as i64 + offset as i64 / 16)
+                .map_err(|_| EmuError::BadControlFlow(pc))
+        };
+        mask &= thread.live;
+        let channels = channels_of(inst);
+        let predicate = predicate_mask(inst, thread);
+        match inst.opcode {
+            Opcode::If => {
+                let taken = mask & predicate & channels;
+                stack.push(Frame::If {
+                    before: mask,
+                    taken,
+                });
+                mask = taken;
+                if mask == 0 {
+                    pc = jump(inst.jip)?;
+                    continue;
+                }
+            }
+            Opcode::Else => {
+                let Some(Frame::If { before, taken }) = stack.last() else {
+                    return Err(EmuError::BadControlFlow(pc));
+                };
+                mask = before & !taken & thread.live;
+                if mask == 0 {
+                    pc = jump(inst.jip)?;
+                    continue;
+                }
+            }
+            Opcode::Endif => {
+                let Some(Frame::If { before, .. }) = stack.pop() else {
+                    return Err(EmuError::BadControlFlow(pc));
+                };
+                mask = before & thread.live;
+            }
+            Opcode::Break | Opcode::Cont => {
+                let leaving = mask & predicate & channels;
+                let Some(Frame::Loop { continued, .. }) = stack
+                    .iter_mut()
+                    .rev()
+                    .find(|f| matches!(f, Frame::Loop { .. }))
+                else {
+                    return Err(EmuError::BadControlFlow(pc));
+                };
+                // Broken channels only leave the mask; continued ones rejoin at the `while`.
+                if inst.opcode == Opcode::Cont {
+                    *continued |= leaving;
+                }
+                mask &= !leaving;
+                // Every `if` frame inside the loop forgets the channels that left.
+                for frame in stack.iter_mut().rev() {
+                    match frame {
+                        Frame::If { before, taken } => {
+                            *before &= !leaving;
+                            *taken &= !leaving;
+                        }
+                        Frame::Loop { .. } => break,
+                    }
+                }
+                if mask == 0 {
+                    // Nothing runs until the `while` (UIP); drop the `if` frames on the way.
+                    while matches!(stack.last(), Some(Frame::If { .. })) {
+                        stack.pop();
+                    }
+                    pc = jump(inst.uip)?;
+                    continue;
+                }
+            }
+            Opcode::While => {
+                let Some(Frame::Loop { before, continued }) = stack.last_mut() else {
+                    return Err(EmuError::BadControlFlow(pc));
+                };
+                let going_on = (mask | *continued) & predicate & channels & thread.live;
+                *continued = 0;
+                if going_on != 0 {
+                    mask = going_on;
+                    back_edge = true;
+                    pc = jump(inst.jip)?;
+                    continue;
+                }
+                mask = *before & thread.live;
+                stack.pop();
+            }
+            Opcode::Halt => {
+                let halted = mask & predicate & channels;
+                thread.live &= !halted;
+                mask &= !halted;
+                if thread.live == 0 {
+                    return Ok(());
+                }
+            }
+            Opcode::Nop => {}
+            _ => {
+                let enabled = if inst.mask_all {
+                    channels
+                } else {
+                    mask & channels
+                } & if inst.predicate.is_some() {
+                    predicate
+                } else {
+                    u32::MAX
+                };
+                execute(inst, thread, enabled).map_err(|e| match e {
+                    EmuError::Unsupported { .. } => EmuError::Unsupported {
+                        index: pc,
+                        opcode: inst.opcode.name(),
+                    },
+                    other => other,
+                })?;
+            }
+        }
+        pc += 1;
+    }
+    Ok(())
+}
+
+/// The channels an instruction covers: `exec_size` channels from its group.
+fn channels_of(inst: &Inst) -> u32 {
+    let span = if inst.exec_size >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << inst.exec_size) - 1
+    };
+    span << inst.group
+}
+
+/// The channels whose predicate holds (all of them without a predicate).
+fn predicate_mask(inst: &Inst, thread: &Thread) -> u32 {
+    let Some(p) = inst.predicate else {
+        return u32::MAX;
+    };
+    let flag = thread.flags[inst.flag as usize / 2] >> (16 * (inst.flag as u32 % 2));
+    let bits = match p.control {
+        1 => flag,
+        2 => thread.flags[0] | thread.flags[1],
+        3 => thread.flags[0] & thread.flags[1],
+        control => {
+            // any2h/all2h … any32h/all32h: each aligned group of n channels as one.
+            let n = 1u32 << ((control as u32 - 4) / 2 + 1);
+            let any = control % 2 == 0;
+            let group_mask = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+            let mut out = 0u32;
+            for start in (0..32).step_by(n as usize) {
+                let g = (flag >> start) & group_mask;
+                let hit = if any { g != 0 } else { g == group_mask };
+                if hit {
+                    out |= group_mask << start;
+                }
+            }
+            out
+        }
+    };
+    if p.inverse { !bits } else { bits }
+}
+
+/// A value during execution.
+#[derive(Copy, Clone, Debug)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+/// Reads source `src` for element `i` of the instruction.
+fn read_src(src: &Src, i: usize, thread: &Thread) -> Result<(Num, Type), EmuError> {
+    match *src {
+        Src::Imm(ty, bits) => {
+            let raw = match ty {
+                Type::V | Type::UV => (bits >> (4 * (i % 8))) & 0xF,
+                Type::VF => (bits >> (8 * (i % 4))) & 0xFF,
+                _ => bits,
+            };
+            Ok((to_num(raw, ty), ty))
+        }
+        Src::Reg(reg) => {
+            let raw = read_reg(&reg, i, thread)?;
+            let mut value = to_num(raw, reg.ty);
+            if reg.abs {
+                value = match value {
+                    Num::Int(v) => Num::Int(v.wrapping_abs()),
+                    Num::Float(v) => Num::Float(v.abs()),
+                };
+            }
+            if reg.negate {
+                value = match value {
+                    Num::Int(v) => Num::Int(v.wrapping_neg()),
+                    Num::Float(v) => Num::Float(-v),
+                };
+            }
+            Ok((value, reg.ty))
+        }
+    }
+}
+
+fn read_reg(reg: &Reg, i: usize, thread: &Thread) -> Result<u64, EmuError> {
+    if reg.file == RegFile::Arf {
+        return Ok(0);
+    }
+    let r = reg.region;
+    let size = reg.ty.size() as usize;
+    let (v, w, h) = (
+        r.vstride.unwrap_or(0) as usize,
+        r.width.max(1) as usize,
+        r.hstride as usize,
+    );
+    let element = (i / w) * v + (i % w) * h;
+    thread.read(
+        reg.nr as usize * 32 + reg.subnr as usize + element * size,
+        size,
+    )
+}
+
+/// The raw bits of `ty` as a number: floats as floats, integers sign- or zero-extended.
+fn to_num(raw: u64, ty: Type) -> Num {
+    match ty {
+        Type::F => Num::Float(f32::from_bits(raw as u32) as f64),
+        Type::DF => Num::Float(f64::from_bits(raw)),
+        Type::HF => Num::Float(half_to_f32(raw as u16) as f64),
+        Type::VF => Num::Float(vf_to_f32(raw as u8) as f64),
+        Type::D => Num::Int(raw as u32 as i32 as i64),
+        Type::W => Num::Int(raw as u16 as i16 as i64),
+        Type::B => Num::Int(raw as u8 as i8 as i64),
+        Type::V => Num::Int(((raw as u8) << 4) as i8 as i64 >> 4),
+        Type::Q => Num::Int(raw as i64),
+        Type::UD | Type::UW | Type::UB | Type::UQ | Type::UV => Num::Int(raw as i64),
+    }
+}
+
+fn half_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1F) as i32;
+    let mant = (h & 0x3FF) as f32;
+    sign * match exp {
+        0 => mant * 2f32.powi(-24),
+        31 if mant == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        e => (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+/// A restricted float of a VF immediate: sign, 3-bit exponent (bias 3), 4-bit mantissa.
+fn vf_to_f32(byte: u8) -> f32 {
+    if byte & 0x7F == 0 {
+        return if byte & 0x80 != 0 { -0.0 } else { 0.0 };
+    }
+    let value = (1.0 + (byte & 0xF) as f32 / 16.0) * 2f32.powi(((byte >> 4) & 7) as i32 - 3);
+    if byte & 0x80 != 0 { -value } else { value }
+}
+
+/// The bits of `value` as `ty`: floats rounded to the type, integers wrapped (or saturated
+/// when `saturate`), float-to-integer conversions rounded toward zero and saturated.
+fn from_num(value: Num, ty: Type, saturate: bool) -> u64 {
+    let is_float = matches!(ty, Type::F | Type::DF | Type::HF);
+    if is_float {
+        let mut x = match value {
+            Num::Float(x) => x,
+            Num::Int(v) => v as f64,
+        };
+        if saturate {
+            x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+        }
+        return match ty {
+            Type::DF => x.to_bits(),
+            Type::HF => f32_to_half(x as f32) as u64,
+            _ => (x as f32).to_bits() as u64,
+        };
+    }
+    let bits = ty.size() as u32 * 8;
+    let signed = matches!(ty, Type::D | Type::W | Type::B | Type::Q);
+    let (min, max): (i128, i128) = if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    let wide: i128 = match value {
+        Num::Float(x) if x.is_nan() => 0,
+        Num::Float(x) => (x.trunc() as i128).clamp(min, max),
+        Num::Int(v) if saturate => (v as i128).clamp(min, max),
+        Num::Int(v) => v as i128,
+    };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    (wide as u64) & mask
+}
+
+fn f32_to_half(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7E00;
+    }
+    let exp = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
+    let mant = bits & 0x7F_FFFF;
+    if exp >= 31 {
+        sign | 0x7C00
+    } else if exp <= 0 {
+        sign
+    } else {
+        sign | ((exp as u16) << 10) | (mant >> 13) as u16
+    }
+}
+
+fn as_float(n: Num) -> f64 {
+    match n {
+        Num::Float(x) => x,
+        Num::Int(v) => v as f64,
+    }
+}
+
+fn as_int(n: Num) -> i64 {
+    match n {
+        Num::Int(v) => v,
+        Num::Float(x) => x as i64,
+    }
+}
+
+fn compare(cond: CondMod, a: Num, b: Num) -> bool {
+    match (a, b) {
+        (Num::Int(x), Num::Int(y)) => match cond {
+            CondMod::Z => x == y,
+            CondMod::Nz => x != y,
+            CondMod::G => x > y,
+            CondMod::Ge => x >= y,
+            CondMod::L => x < y,
+            CondMod::Le => x <= y,
+            CondMod::O | CondMod::U => false,
+        },
+        _ => {
+            let (x, y) = (as_float(a), as_float(b));
+            match cond {
+                CondMod::Z => x == y,
+                CondMod::Nz => x != y,
+                CondMod::G => x > y,
+                CondMod::Ge => x >= y,
+                CondMod::L => x < y,
+                CondMod::Le => x <= y,
+                CondMod::O => false,
+                CondMod::U => x.is_nan() || y.is_nan(),
+            }
+        }
+    }
+}
+
+/// Unsigned integer sources compare and shift as unsigned 32-bit values.
+fn is_unsigned(ty: Type) -> bool {
+    matches!(ty, Type::UD | Type::UW | Type::UB | Type::UQ | Type::UV)
+}
+
+/// Executes an ALU instruction on the `enabled` channels.
+fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuError> {
+    let unsupported = EmuError::Unsupported {
+        index: 0,
+        opcode: inst.opcode.name(),
+    };
+    if inst.opcode.is_send() || matches!(inst.opcode, Opcode::Mac | Opcode::Mach) {
+        return Err(unsupported);
+    }
+    let dst: Dst = inst.dst.ok_or(unsupported.clone())?;
+    let n = inst.exec_size as usize;
+    let mut results = Vec::with_capacity(n);
+    let mut flag_bits = 0u32;
+    for i in 0..n {
+        let channel = inst.group as u32 + i as u32;
+        let srcs: Vec<(Num, Type)> = inst
+            .srcs
+            .iter()
+            .map(|s| read_src(s, i, thread))
+            .collect::<Result<_, _>>()?;
+        let float = srcs.iter().any(|(v, _)| matches!(v, Num::Float(_)));
+        let unsigned = srcs.iter().all(|(_, t)| is_unsigned(*t));
+        let a = srcs.first().map(|s| s.0).unwrap_or(Num::Int(0));
+        let b = srcs.get(1).map(|s| s.0).unwrap_or(Num::Int(0));
+        let c = srcs.get(2).map(|s| s.0).unwrap_or(Num::Int(0));
+        let arith = |f: fn(f64, f64) -> f64, g: fn(i64, i64) -> i64| {
+            if float {
+                Num::Float(f(as_float(a), as_float(b)))
+            } else {
+                Num::Int(g(as_int(a), as_int(b)))
+            }
+        };
+        let bits32 = |x: Num| as_int(x) as u32;
+        let value = match inst.opcode {
+            Opcode::Mov => a,
+            Opcode::Add => arith(|x, y| x + y, i64::wrapping_add),
+            Opcode::Mul => arith(|x, y| x * y, i64::wrapping_mul),
+            Opcode::Avg => Num::Int((as_int(a) + as_int(b) + 1) >> 1),
+            Opcode::Mad => {
+                if float {
+                    Num::Float(as_float(a) + as_float(b) * as_float(c))
+                } else {
+                    Num::Int(as_int(a).wrapping_add(as_int(b).wrapping_mul(as_int(c))))
+                }
+            }
+            Opcode::Lrp => {
+                let t = as_float(a);
+                Num::Float(t * as_float(b) + (1.0 - t) * as_float(c))
+            }
+            Opcode::Sel => match inst.cond {
+                Some(cond) if inst.predicate.is_none() => {
+                    if compare(cond, a, b) {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                _ => {
+                    let chosen = predicate_mask(inst, thread) >> channel & 1 != 0;
+                    if chosen { a } else { b }
+                }
+            },
+            Opcode::Cmp | Opcode::Cmpn => {
+                let cond = inst.cond.unwrap_or(CondMod::Z);
+                let holds = compare(cond, a, b);
+                flag_bits |= (holds as u32) << channel;
+                Num::Int(if holds { -1 } else { 0 })
+            }
+            Opcode::And => Num::Int((bits32(a) & bits32(b)) as i64),
+            Opcode::Or => Num::Int((bits32(a) | bits32(b)) as i64),
+            Opcode::Xor => Num::Int((bits32(a) ^ bits32(b)) as i64),
+            Opcode::Not => Num::Int(!bits32(a) as i64),
+            Opcode::Shl => Num::Int((bits32(a) << (bits32(b) & 31)) as i64),
+            Opcode::Shr => Num::Int((bits32(a) >> (bits32(b) & 31)) as i64),
+            Opcode::Asr => Num::Int(((bits32(a) as i32) >> (bits32(b) & 31)) as i64),
+            Opcode::Frc => Num::Float(as_float(a) - as_float(a).floor()),
+            Opcode::Rndd => Num::Float(as_float(a).floor()),
+            Opcode::Rndu => Num::Float(as_float(a).ceil()),
+            Opcode::Rndz => Num::Float(as_float(a).trunc()),
+            Opcode::Rnde => Num::Float(as_float(a).round_ties_even()),
+            Opcode::Bfrev => Num::Int(bits32(a).reverse_bits() as i64),
+            Opcode::Cbit => Num::Int(bits32(a).count_ones() as i64),
+            Opcode::Lzd => Num::Int(bits32(a).leading_zeros() as i64),
+            Opcode::Fbl => Num::Int(match bits32(a) {
+                0 => -1,
+                x => x.trailing_zeros() as i64,
+            }),
+            Opcode::Fbh => {
+                let x = bits32(a);
+                let signed = srcs.first().is_some_and(|(_, t)| !is_unsigned(*t));
+                // Signed: the first bit that differs from the sign, counted from the MSB.
+                let y = if signed && (x as i32) < 0 { !x } else { x };
+                Num::Int(if y == 0 { -1 } else { y.leading_zeros() as i64 })
+            }
+            Opcode::Math => math(inst.math, a, b, unsigned).ok_or(unsupported.clone())?,
+            _ => return Err(unsupported),
+        };
+        if let Some(cond) = inst.cond
+            && !matches!(inst.opcode, Opcode::Cmp | Opcode::Cmpn | Opcode::Sel)
+        {
+            let zero = if float { Num::Float(0.0) } else { Num::Int(0) };
+            flag_bits |= (compare(cond, value, zero) as u32) << channel;
+        }
+        results.push(value);
+    }
+    // Write the destination, then the flag, so that sources read the old values.
+    if !(dst.file == RegFile::Arf && dst.nr == ARF_NULL) {
+        let size = dst.ty.size() as usize;
+        for (i, value) in results.into_iter().enumerate() {
+            let channel = inst.group as u32 + i as u32;
+            if enabled >> channel & 1 == 0 {
+                continue;
+            }
+            let offset =
+                dst.nr as usize * 32 + dst.subnr as usize + i * dst.hstride as usize * size;
+            thread.write(offset, size, from_num(value, dst.ty, inst.saturate))?;
+        }
+    }
+    let writes_flag = inst.cond.is_some() && inst.opcode != Opcode::Sel;
+    if writes_flag {
+        let shift = 16 * (inst.flag as u32 % 2);
+        let register = &mut thread.flags[inst.flag as usize / 2];
+        let mask = enabled << shift;
+        *register = (*register & !mask) | ((flag_bits << shift) & mask);
+    }
+    Ok(())
+}
+
+fn math(function: Option<MathFn>, a: Num, b: Num, unsigned: bool) -> Option<Num> {
+    let x = as_float(a);
+    Some(match function? {
+        MathFn::Inv => Num::Float(1.0 / x),
+        MathFn::Log => Num::Float(x.log2()),
+        MathFn::Exp => Num::Float(x.exp2()),
+        MathFn::Sqrt => Num::Float(x.sqrt()),
+        MathFn::Rsq => Num::Float(1.0 / x.sqrt()),
+        MathFn::Sin => Num::Float(x.sin()),
+        MathFn::Cos => Num::Float(x.cos()),
+        MathFn::Pow => Num::Float(x.powf(as_float(b))),
+        MathFn::Fdiv => Num::Float(x / as_float(b)),
+        MathFn::IntDiv | MathFn::IntMod => {
+            let (p, q) = (as_int(a), as_int(b));
+            let (p, q) = if unsigned {
+                (p as u32 as i64, q as u32 as i64)
+            } else {
+                (p as i32 as i64, q as i32 as i64)
+            };
+            if q == 0 {
+                Num::Int(0)
+            } else if function? == MathFn::IntDiv {
+                Num::Int(p.wrapping_div(q))
+            } else {
+                Num::Int(p.wrapping_rem(q))
+            }
+        }
+        MathFn::IntDivMod => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::{Predicate, decode, encode};
+    use crate::isa::{Gen, Region};
+
+    const VEC8: Region = Region::new(8, 8, 1);
+
+    fn grf(nr: u8, ty: Type) -> Src {
+        Src::Reg(Reg::grf(nr, 0, ty, VEC8))
+    }
+
+    /// Runs `program` after an encode/decode round trip, so the emulator runs what the binary
+    /// says.
+    fn run_binary(program: &[Inst], thread: &mut Thread) {
+        let decoded: Vec<Inst> = program
+            .iter()
+            .map(|i| decode(encode(i, Gen::Gen9).unwrap(), Gen::Gen9).unwrap())
+            .collect();
+        run(&decoded, thread).unwrap();
+    }
+
+    fn floats(thread: &Thread, reg: u8) -> Vec<f32> {
+        (0..8)
+            .map(|i| f32::from_bits(thread.get(reg, i, Type::F) as u32))
+            .collect()
+    }
+
+    #[test]
+    fn alu_with_conversion_modifiers_and_saturate() {
+        let mut thread = Thread::new(8);
+        for i in 0..8 {
+            thread.set(2, i, Type::D, (i as i32 - 4) as u32 as u64);
+        }
+        // g3 = float(g2 + 1); g4 = sat(-g3 * 0.25); g5 = |g2| (D)
+        let add = Inst::new(
+            Opcode::Add,
+            8,
+            Some(Dst::grf(3, 0, Type::F)),
+            vec![grf(2, Type::D), Src::Imm(Type::D, 1)],
+        );
+        let mut mul = Inst::new(
+            Opcode::Mul,
+            8,
+            Some(Dst::grf(4, 0, Type::F)),
+            vec![
+                Src::Reg(Reg {
+                    negate: true,
+                    ..Reg::grf(3, 0, Type::F, VEC8)
+                }),
+                Src::Imm(Type::F, 0.25f32.to_bits() as u64),
+            ],
+        );
+        mul.saturate = true;
+        let abs = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst::grf(5, 0, Type::D)),
+            vec![Src::Reg(Reg {
+                abs: true,
+                ..Reg::grf(2, 0, Type::D, VEC8)
+            })],
+        );
+        run_binary(&[add, mul, abs], &mut thread);
+        assert_eq!(
+            floats(&thread, 3),
+            [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+        );
+        assert_eq!(
+            floats(&thread, 4),
+            [0.75, 0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        let abs: Vec<u64> = (0..8).map(|i| thread.get(5, i, Type::D)).collect();
+        assert_eq!(abs, [4, 3, 2, 1, 0, 1, 2, 3]);
+    }
+
+    /// `if (x < 0) y = -1 else y = 1` per channel, through cmp, if, else and endif.
+    #[test]
+    fn if_else_runs_each_side_on_its_channels() {
+        let mut thread = Thread::new(8);
+        for i in 0..8 {
+            thread.set(2, i, Type::F, ((i as f32) - 3.5).to_bits() as u64);
+        }
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(ARF_NULL, 0, Type::F)
+            }),
+            vec![grf(2, Type::F), Src::Imm(Type::F, 0)],
+        );
+        cmp.cond = Some(CondMod::L);
+        let mut branch = Inst::new(Opcode::If, 8, None, Vec::new());
+        branch.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        branch.jip = 32;
+        branch.uip = 64;
+        let set = |value: f32| {
+            Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Dst::grf(3, 0, Type::F)),
+                vec![Src::Imm(Type::F, value.to_bits() as u64)],
+            )
+        };
+        let mut other = Inst::new(Opcode::Else, 8, None, Vec::new());
+        other.jip = 32;
+        other.uip = 32;
+        let mut join = Inst::new(Opcode::Endif, 8, None, Vec::new());
+        join.jip = 16;
+        run_binary(
+            &[cmp, branch, set(-1.0), other, set(1.0), join],
+            &mut thread,
+        );
+        assert_eq!(
+            floats(&thread, 3),
+            [-1.0, -1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 1.0]
+        );
+    }
+
+    /// Each channel counts up to its own limit: a loop with a predicated break.
+    #[test]
+    fn loops_run_until_every_channel_breaks() {
+        let mut thread = Thread::new(8);
+        for i in 0..8 {
+            thread.set(2, i, Type::D, i as u64);
+        }
+        // g3 = 0; loop { cmp.ge g3, g2; (+f0.0) break; g3 += 1; } while
+        let zero = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst::grf(3, 0, Type::D)),
+            vec![Src::Imm(Type::D, 0)],
+        );
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(ARF_NULL, 0, Type::D)
+            }),
+            vec![grf(3, Type::D), grf(2, Type::D)],
+        );
+        cmp.cond = Some(CondMod::Ge);
+        let mut brk = Inst::new(Opcode::Break, 8, None, Vec::new());
+        brk.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        brk.jip = 32;
+        brk.uip = 32;
+        let inc = Inst::new(
+            Opcode::Add,
+            8,
+            Some(Dst::grf(3, 0, Type::D)),
+            vec![grf(3, Type::D), Src::Imm(Type::D, 1)],
+        );
+        let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
+        back.jip = -48;
+        run_binary(&[zero, cmp, brk, inc, back], &mut thread);
+        let counts: Vec<u64> = (0..8).map(|i| thread.get(3, i, Type::D)).collect();
+        assert_eq!(counts, [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    /// Odd channels `cont` before counting, so only even ones count; all of them iterate.
+    #[test]
+    fn continued_channels_rejoin_at_the_while() {
+        let mut thread = Thread::new(8);
+        thread.flags[0] = 0b1010_1010 << 16;
+        let set = |nr: u8| {
+            Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Dst::grf(nr, 0, Type::D)),
+                vec![Src::Imm(Type::D, 0)],
+            )
+        };
+        let inc = |nr: u8| {
+            Inst::new(
+                Opcode::Add,
+                8,
+                Some(Dst::grf(nr, 0, Type::D)),
+                vec![grf(nr, Type::D), Src::Imm(Type::D, 1)],
+            )
+        };
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(ARF_NULL, 0, Type::D)
+            }),
+            vec![grf(3, Type::D), Src::Imm(Type::D, 4)],
+        );
+        cmp.cond = Some(CondMod::Ge);
+        let jump = |opcode, flag: u8, offset: i32| {
+            let mut inst = Inst::new(opcode, 8, None, Vec::new());
+            inst.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            inst.flag = flag;
+            (inst.jip, inst.uip) = (offset, offset);
+            inst
+        };
+        let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
+        back.jip = -80;
+        let program = [
+            set(3),
+            set(4),
+            cmp,
+            jump(Opcode::Break, 0, 64),
+            inc(3),
+            jump(Opcode::Cont, 1, 32),
+            inc(4),
+            back,
+        ];
+        run_binary(&program, &mut thread);
+        let iterations: Vec<u64> = (0..8).map(|i| thread.get(3, i, Type::D)).collect();
+        let counted: Vec<u64> = (0..8).map(|i| thread.get(4, i, Type::D)).collect();
+        assert_eq!(iterations, [4; 8]);
+        assert_eq!(counted, [4, 0, 4, 0, 4, 0, 4, 0]);
+    }
+
+    #[test]
+    fn halted_channels_stop_for_good() {
+        let mut thread = Thread::new(8);
+        thread.flags[0] = 0b1010_1010;
+        let mut halt = Inst::new(Opcode::Halt, 8, None, Vec::new());
+        halt.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        let one = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Dst::grf(4, 0, Type::D)),
+            vec![Src::Imm(Type::D, 1)],
+        );
+        run_binary(&[halt, one], &mut thread);
+        let written: Vec<u64> = (0..8).map(|i| thread.get(4, i, Type::D)).collect();
+        assert_eq!(written, [1, 0, 1, 0, 1, 0, 1, 0]);
+        assert_eq!(thread.live, 0b0101_0101);
+    }
+
+    #[test]
+    fn sends_are_reported_not_modelled() {
+        let mut thread = Thread::new(8);
+        let mut send = Inst::new(
+            Opcode::Send,
+            8,
+            Some(Dst::grf(10, 0, Type::UW)),
+            vec![grf(2, Type::UD), Src::Imm(Type::UD, 1 << 25)],
+        );
+        send.sfid = 2;
+        assert_eq!(
+            run(&[send], &mut thread),
+            Err(EmuError::Unsupported {
+                index: 0,
+                opcode: "send"
+            })
+        );
+    }
+}
