@@ -1,7 +1,10 @@
 //! Intel Gen7–Gen9 backend. So far: the target description the mid-end optimizes for (options
-//! and the cost model of extraction), the hardware model ([`isa`]) and the native instruction
-//! encoding with its decoder ([`encoding`]). Lowering, SIMD-width splitting, register
-//! allocation, assembly and the emulator are being built (the Gen backend issue).
+//! and the cost model of extraction), the hardware model ([`isa`]), the native instruction
+//! encoding with its decoder ([`encoding`]), assembly text and listings in the style of Mesa's
+//! disassembler ([`disasm`]), the static performance model behind shader-db's cycles
+//! ([`perf`]), and an emulator of native programs ([`emu`]). Lowering from the IR, SIMD-width
+//! splitting, register allocation and the emulator's shared functions are being built (the Gen
+//! backend issue).
 
 mod cost;
 pub mod disasm;
