@@ -5,7 +5,9 @@
 //! listing does with `LABELn`.
 
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
-use crate::isa::{ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type};
+use crate::isa::{
+    ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type, restricted_float,
+};
 
 /// The names of the Align1 predicate controls 2–13.
 const PREDICATE_SUFFIXES: [&str; 14] = [
@@ -228,17 +230,6 @@ fn imm_text(ty: Type, bits: u64) -> String {
     }
 }
 
-/// A "restricted float" of a VF immediate: sign, 3-bit exponent (bias 3), 4-bit mantissa.
-fn restricted_float(byte: u8) -> f32 {
-    if byte & 0x7F == 0 {
-        return if byte & 0x80 != 0 { -0.0 } else { 0.0 };
-    }
-    let exponent = ((byte >> 4) & 7) as i32 - 3;
-    let mantissa = 1.0 + (byte & 0xF) as f32 / 16.0;
-    let value = mantissa * 2f32.powi(exponent);
-    if byte & 0x80 != 0 { -value } else { value }
-}
-
 /// C's `%g`: six significant digits, no trailing zeros, exponent form outside 1e-4..1e6.
 fn format_g(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
@@ -394,10 +385,7 @@ mod tests {
         let mut cmp = Inst::new(
             Opcode::Cmp,
             8,
-            Some(Dst {
-                file: RegFile::Arf,
-                ..Dst::grf(ARF_NULL, 0, Type::F)
-            }),
+            Some(Dst::null(Type::F)),
             vec![grf(20, 0, Type::F, vec8), Src::Imm(Type::F, 0xbf80_0000)],
         );
         cmp.cond = Some(CondMod::Z);

@@ -18,7 +18,7 @@
 //! running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
-use crate::isa::{ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type};
+use crate::isa::{ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type, restricted_float};
 
 /// One hardware thread's state.
 #[derive(Clone, Debug, PartialEq)]
@@ -361,7 +361,7 @@ fn to_num(raw: u64, ty: Type) -> Num {
         Type::F => Num::Float(f32::from_bits(raw as u32) as f64),
         Type::DF => Num::Float(f64::from_bits(raw)),
         Type::HF => Num::Float(half_to_f32(raw as u16) as f64),
-        Type::VF => Num::Float(vf_to_f32(raw as u8) as f64),
+        Type::VF => Num::Float(restricted_float(raw as u8) as f64),
         Type::D => Num::Int(raw as u32 as i32 as i64),
         Type::W => Num::Int(raw as u16 as i16 as i64),
         Type::B => Num::Int(raw as u8 as i8 as i64),
@@ -381,15 +381,6 @@ fn half_to_f32(h: u16) -> f32 {
         31 => f32::NAN,
         e => (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
     }
-}
-
-/// A restricted float of a VF immediate: sign, 3-bit exponent (bias 3), 4-bit mantissa.
-fn vf_to_f32(byte: u8) -> f32 {
-    if byte & 0x7F == 0 {
-        return if byte & 0x80 != 0 { -0.0 } else { 0.0 };
-    }
-    let value = (1.0 + (byte & 0xF) as f32 / 16.0) * 2f32.powi(((byte >> 4) & 7) as i32 - 3);
-    if byte & 0x80 != 0 { -value } else { value }
 }
 
 /// The bits of `value` as `ty`: floats rounded to the type, integers wrapped (or saturated
@@ -739,10 +730,7 @@ mod tests {
         let mut cmp = Inst::new(
             Opcode::Cmp,
             8,
-            Some(Dst {
-                file: RegFile::Arf,
-                ..Dst::grf(ARF_NULL, 0, Type::F)
-            }),
+            Some(Dst::null(Type::F)),
             vec![grf(2, Type::F), Src::Imm(Type::F, 0)],
         );
         cmp.cond = Some(CondMod::L);
@@ -793,10 +781,7 @@ mod tests {
         let mut cmp = Inst::new(
             Opcode::Cmp,
             8,
-            Some(Dst {
-                file: RegFile::Arf,
-                ..Dst::grf(ARF_NULL, 0, Type::D)
-            }),
+            Some(Dst::null(Type::D)),
             vec![grf(3, Type::D), grf(2, Type::D)],
         );
         cmp.cond = Some(CondMod::Ge);
@@ -844,10 +829,7 @@ mod tests {
         let mut cmp = Inst::new(
             Opcode::Cmp,
             8,
-            Some(Dst {
-                file: RegFile::Arf,
-                ..Dst::grf(ARF_NULL, 0, Type::D)
-            }),
+            Some(Dst::null(Type::D)),
             vec![grf(3, Type::D), Src::Imm(Type::D, 4)],
         );
         cmp.cond = Some(CondMod::Ge);

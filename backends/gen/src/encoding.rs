@@ -62,6 +62,14 @@ pub struct Dst {
 }
 
 impl Dst {
+    /// The null register: results go nowhere (a `cmp` that only writes flags).
+    pub fn null(ty: Type) -> Dst {
+        Dst {
+            file: RegFile::Arf,
+            ..Dst::grf(crate::isa::ARF_NULL, 0, ty)
+        }
+    }
+
     pub fn grf(nr: u8, subnr: u8, ty: Type) -> Dst {
         Dst {
             file: RegFile::Grf,
@@ -786,10 +794,7 @@ mod tests {
         let mut cmp = Inst::new(
             Opcode::Cmp,
             16,
-            Some(Dst {
-                file: RegFile::Arf,
-                ..Dst::grf(0, 0, Type::F)
-            }),
+            Some(Dst::null(Type::F)),
             vec![
                 Src::Reg(Reg {
                     abs: true,

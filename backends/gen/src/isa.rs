@@ -176,6 +176,17 @@ impl fmt::Display for Type {
     }
 }
 
+/// The value of a "restricted float", an element of a VF immediate: sign, 3-bit exponent (bias
+/// 3), 4-bit mantissa.
+pub fn restricted_float(byte: u8) -> f32 {
+    if byte & 0x7F == 0 {
+        return if byte & 0x80 != 0 { -0.0 } else { 0.0 };
+    }
+    let exponent = ((byte >> 4) & 7) as i32 - 3;
+    let value = (1.0 + (byte & 0xF) as f32 / 16.0) * 2f32.powi(exponent);
+    if byte & 0x80 != 0 { -value } else { value }
+}
+
 /// An Align1 source region `<vstride; width, hstride>`, in elements. `vstride` of `None` is
 /// VxH (indirect rows).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
