@@ -60,6 +60,13 @@ pub fn preorder<'a>(node: &'a Node, out: &mut Vec<&'a Node>) {
     }
 }
 
+/// How many pattern nodes `node`'s subtree holds.
+pub fn subtree_size(node: &Node) -> usize {
+    let mut nodes = Vec::new();
+    preorder(node, &mut nodes);
+    nodes.len()
+}
+
 pub fn check_group<'a>(group: &'a Group, errors: &mut Vec<syn::Error>) -> Vec<Checked<'a>> {
     let mut checked: Vec<Checked> = Vec::new();
     for rule in &group.rules {

@@ -2,7 +2,7 @@
 //! opcode checks of the rules rooted there, and the group's metadata table.
 
 use crate::ast::{Group, Literal, Node, OpName, OpNode};
-use crate::check::{Checked, check_group, preorder};
+use crate::check::{Checked, check_group, preorder, subtree_size};
 use crate::egraph;
 use crate::infer::Resolved;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -416,13 +416,6 @@ fn literal_check(lit: &crate::ast::LitNode, pos: &TokenStream) -> TokenStream {
         }
         Literal::Bool(b) => quote!(rw.const_bool(&#pos, #b)),
     }
-}
-
-/// How many pattern nodes `node`'s subtree holds.
-fn subtree_size(node: &Node) -> usize {
-    let mut nodes = Vec::new();
-    preorder(node, &mut nodes);
-    nodes.len()
 }
 
 /// The size of replacement node `id`'s value, as an expression.

@@ -9,7 +9,7 @@
 //! bottom-up from those classes, as the greedy builder does from its positions.
 
 use crate::ast::{Literal, Node, OpName};
-use crate::check::{Checked, preorder};
+use crate::check::{Checked, preorder, subtree_size};
 use crate::codegen::{alu_path, base_path, float_tokens, int_tokens, replacement_op};
 use crate::infer::Resolved;
 use proc_macro2::{Ident, TokenStream};
@@ -191,12 +191,6 @@ fn search_node(
             }
         }
     }
-}
-
-fn subtree_size(node: &Node) -> usize {
-    let mut nodes = Vec::new();
-    preorder(node, &mut nodes);
-    nodes.len()
 }
 
 /// The size of replacement node `id`'s value, as an expression.

@@ -18,8 +18,9 @@ use super::{Discriminant, EGraph, FactsAnalysis, Node};
 use crate::memory::disjoint;
 use crate::rewrite::conds::{CondKind, var_condition};
 use crate::rewrite::{OpName, Pattern, Range, RuleInfo, RuleSet, TargetOptions};
+use crate::rewrite::{is_bool_literal, is_float_literal, is_int_literal};
 use egg::{Applier, Id, Language, Rewrite, SearchMatches, Searcher, Subst, Symbol, Var};
-use shrew_ops::eval::{fget, fput, mask};
+use shrew_ops::eval::{fput, mask};
 use shrew_ops::{AluOp, BaseType, ConvFamily};
 use smallvec::SmallVec;
 
@@ -178,25 +179,16 @@ impl Search<'_> {
 
     /// A float literal, compared as a number (never on values narrower than 16 bits).
     pub fn const_float(&self, class: Id, x: f64) -> bool {
-        self.const_all(class, |v, bits| {
-            bits >= 16 && {
-                let y = fget(v, bits);
-                if x.is_nan() {
-                    y.is_nan()
-                } else {
-                    y == x && y.is_sign_negative() == x.is_sign_negative()
-                }
-            }
-        })
+        self.const_all(class, |v, bits| is_float_literal(v, bits, x))
     }
 
     /// An integer literal, compared masked to the class's bit size.
     pub fn const_int(&self, class: Id, x: i64) -> bool {
-        self.const_all(class, |v, bits| mask(v, bits) == mask(x as u64, bits))
+        self.const_all(class, |v, bits| is_int_literal(v, bits, x))
     }
 
     pub fn const_bool(&self, class: Id, b: bool) -> bool {
-        self.const_all(class, |v, bits| bits == 1 && (v & 1 != 0) == b)
+        self.const_all(class, |v, bits| is_bool_literal(v, bits, b))
     }
 
     /// Reports a match: the class at every pattern position, whether an exact node was

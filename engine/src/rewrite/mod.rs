@@ -23,7 +23,10 @@ mod rewriter;
 pub mod verify;
 
 pub use range::{Range, RangeCache, Sign, alu_range};
-pub use rewriter::{Checkpoint, ConstRead, Ctx, Placements, Rewriter, Shape, Src, SrcKind};
+pub use rewriter::{
+    Checkpoint, ConstRead, Ctx, Placements, Rewriter, Shape, Src, SrcKind, is_bool_literal,
+    is_float_literal, is_int_literal,
+};
 
 use crate::egraph::{CostModel, UnitCost};
 use crate::ir::{FpFlags, Value};

@@ -383,25 +383,16 @@ impl<'a> Rewriter<'a> {
 
     /// A float literal: compared as a number (never on values narrower than 16 bits).
     pub fn const_float(&self, pos: &Src, x: f64) -> bool {
-        self.const_all(pos, |v, bits| {
-            bits >= 16 && {
-                let y = fget(v, bits);
-                if x.is_nan() {
-                    y.is_nan()
-                } else {
-                    y == x && y.is_sign_negative() == x.is_sign_negative()
-                }
-            }
-        })
+        self.const_all(pos, |v, bits| is_float_literal(v, bits, x))
     }
 
     /// An integer literal: compared masked to the value's bit size, so `-1` matches all ones.
     pub fn const_int(&self, pos: &Src, x: i64) -> bool {
-        self.const_all(pos, |v, bits| mask(v, bits) == mask(x as u64, bits))
+        self.const_all(pos, |v, bits| is_int_literal(v, bits, x))
     }
 
     pub fn const_bool(&self, pos: &Src, b: bool) -> bool {
-        self.const_all(pos, |v, bits| bits == 1 && (v & 1 != 0) == b)
+        self.const_all(pos, |v, bits| is_bool_literal(v, bits, b))
     }
 
     // Building.
@@ -556,4 +547,27 @@ pub(super) fn constant_at(func: &Function, pos: &Src) -> Option<(ConstRead, u8)>
         .map(|&c| values.get(c as usize).copied())
         .collect::<Option<ConstRead>>()?;
     Some((read, def.bits))
+}
+
+/// Whether constant component `v` of `bits` bits is the float literal `x` of a rule: equal as a
+/// number, with the same sign of zero, and NaN for NaN; never on values narrower than 16 bits.
+pub fn is_float_literal(v: u64, bits: u8, x: f64) -> bool {
+    bits >= 16 && {
+        let y = fget(v, bits);
+        if x.is_nan() {
+            y.is_nan()
+        } else {
+            y == x && y.is_sign_negative() == x.is_sign_negative()
+        }
+    }
+}
+
+/// Whether `v` is the integer literal `x`, compared masked to `bits` (so `-1` is all ones).
+pub fn is_int_literal(v: u64, bits: u8, x: i64) -> bool {
+    mask(v, bits) == mask(x as u64, bits)
+}
+
+/// Whether `v` is the boolean literal `b` (only 1-bit values are booleans).
+pub fn is_bool_literal(v: u64, bits: u8, b: bool) -> bool {
+    bits == 1 && (v & 1 != 0) == b
 }
