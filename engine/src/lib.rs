@@ -1,7 +1,8 @@
 //! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]),
 //! the reference interpreter ([`interp`]), analyses ([`cfg`], [`uses`]), the passes with their
 //! pipeline ([`passes`]), equality saturation with target-aware extraction ([`egraph`]), and the
-//! out-of-SSA translation the backends start from ([`out_of_ssa`]).
+//! out-of-SSA translation and the structured control-flow tree the backends start from
+//! ([`out_of_ssa`], [`structure`]).
 
 pub mod cfg;
 pub mod egraph;
@@ -12,6 +13,7 @@ pub mod out_of_ssa;
 pub mod passes;
 pub mod rewrite;
 pub mod rng;
+pub mod structure;
 pub mod text;
 pub mod uses;
 pub mod verify;

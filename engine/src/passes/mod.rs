@@ -14,6 +14,7 @@ pub mod find_array_copies;
 pub mod if_convert;
 pub mod inline;
 pub mod lower_alu_to_scalar;
+pub mod lower_io;
 pub mod manager;
 pub mod memory_cse;
 pub mod move_discards;
@@ -41,6 +42,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(lower_io::LowerIo),
         Box::new(memory_cse::MemoryCse),
         Box::new(move_discards::MoveDiscards {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,

@@ -1,0 +1,223 @@
+//! `lower-io`: loads and stores of shader inputs, outputs and default-block uniforms through
+//! derefs become `load_input`, `store_output` and `load_uniform` at offsets.
+//!
+//! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
+//! `shader_in`, `shader_out` or non-opaque `uniform` variable is replaced by the lowered
+//! intrinsic. Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component`
+//! the first 32-bit component in it, and the source the slots added by dynamic indices.
+//! Uniforms are addressed in bytes of the default uniform block: `base` is the constant part,
+//! the source the dynamic part (indices times their strides). Offsets follow the interpreter's
+//! placement ([`crate::interp::memory::layout_variables`]), so the lowered shader computes the
+//! same results on it.
+//!
+//! Why: backends place inputs, outputs and uniforms in registers or constant buffers by offset
+//! (Gen's push constants and attribute setup, R600's kcache and export slots); after this pass
+//! they see offsets instead of variables.
+//!
+//! Invariants: only whole scalar or vector accesses are lowered; an access that offsets cannot
+//! express (a dynamic index whose stride is not a whole number of slots, a 64-bit index, a
+//! variable without a layout) keeps its deref. The derefs left unused are for `dce`.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::interp::memory::{Layout, LayoutRule, layout_variables};
+use crate::ir::{
+    Builder, Cursor, Deref, FuncId, InstKind, Mode, Shader, Type, ValType, Value, deref_chain,
+};
+use shrew_ops::{AluOp, IndexKind, Intrinsic};
+
+pub struct LowerIo;
+
+/// Bytes of an input or output slot.
+const SLOT_BYTES: u32 = 16;
+
+impl Pass for LowerIo {
+    fn name(&self) -> &str {
+        "lower-io"
+    }
+
+    fn description(&self) -> &str {
+        "turns loads and stores of inputs, outputs and uniforms into load_input, store_output and load_uniform at offsets"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let Ok(placement) = layout_variables(shader) else {
+            return Ok(false);
+        };
+        let mut progress = false;
+        for f in 0..shader.functions.len() {
+            let func = FuncId(f as u32);
+            for b in shader.functions[f].blocks() {
+                let insts = shader.functions[f].cfg[b].insts.clone();
+                for v in insts {
+                    if context.budget.is_spent() {
+                        return Ok(progress);
+                    }
+                    let Some(access) = access_of(shader, func, v, &placement) else {
+                        continue;
+                    };
+                    lower(shader, func, v, access);
+                    progress = true;
+                    let name = &shader.functions[f].name;
+                    context
+                        .budget
+                        .spend(|| format!("lower-io: {v} in `{name}`"));
+                }
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// Where a lowered access goes.
+struct Access {
+    mode: Mode,
+    /// The constant byte offset in the storage (input or output slots, or the uniform block).
+    offset: u32,
+    /// Dynamic indices and their byte strides.
+    dynamic: Vec<(Value, u32)>,
+}
+
+/// The lowered address of a load or store `v`, if it has one.
+fn access_of(
+    shader: &Shader,
+    func: FuncId,
+    v: Value,
+    placement: &[crate::interp::memory::VarLayout],
+) -> Option<Access> {
+    let function = &shader.functions[func.0 as usize];
+    let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
+        return None;
+    };
+    if !matches!(ii.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) {
+        return None;
+    }
+    let (var, steps) = deref_chain(function, ii.srcs[0])?;
+    let variable = &shader.variables[var.0 as usize];
+    let mode = variable.mode;
+    let lowered = match mode {
+        Mode::ShaderIn => ii.op == Intrinsic::LoadDeref,
+        Mode::ShaderOut => ii.op == Intrinsic::StoreDeref,
+        Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
+        _ => false,
+    };
+    if !lowered || variable.builtin.is_some() {
+        return None;
+    }
+    let layout = Layout::new(shader, LayoutRule::for_mode(mode));
+    let mut ty = variable.ty.clone();
+    let mut access = Access {
+        mode,
+        offset: placement.get(var.0 as usize)?.offset,
+        dynamic: Vec::new(),
+    };
+    for step in steps {
+        let InstKind::Deref(deref) = &function.inst(step).kind else {
+            return None;
+        };
+        match deref {
+            Deref::Array { index, .. } => {
+                let stride = layout.array_stride(&ty).ok()?;
+                match &function.inst(*index).kind {
+                    InstKind::Const(values) => {
+                        access.offset = access
+                            .offset
+                            .checked_add(u32::try_from(values[0]).ok()?.checked_mul(stride)?)?;
+                    }
+                    _ if function.value_type(*index)?.bits == 32 => {
+                        access.dynamic.push((*index, stride));
+                    }
+                    _ => return None,
+                }
+            }
+            Deref::Struct { member, .. } => {
+                let Type::Struct(id) = ty else { return None };
+                access.offset += *layout.member_offsets(id).ok()?.get(*member as usize)?;
+            }
+            Deref::Var(_) => return None,
+        }
+        ty = shader.deref_step_type(&ty, deref)?;
+    }
+    ty.val_type()?;
+    let slots = mode != Mode::Uniform;
+    if slots && access.dynamic.iter().any(|&(_, s)| s % SLOT_BYTES != 0) {
+        return None;
+    }
+    Some(access)
+}
+
+/// Replaces `v` by the lowered intrinsic.
+fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
+    let function = &shader.functions[func.0 as usize];
+    let inst = function.inst(v);
+    let (block, def) = (inst.block, inst.def);
+    let pos = function.cfg[block].insts.iter().position(|&i| i == v);
+    let InstKind::Intrinsic(ii) = inst.kind.clone() else {
+        unreachable!("access_of accepts intrinsics only")
+    };
+    let mut builder = Builder::new(shader, func);
+    builder.cursor = Cursor { block, pos };
+    // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
+    let unit = if access.mode == Mode::Uniform {
+        1
+    } else {
+        SLOT_BYTES
+    };
+    let mut dynamic: Option<Value> = None;
+    for (index, stride) in access.dynamic {
+        let scaled = if stride == unit {
+            index
+        } else {
+            let scale = builder.imm_u32(stride / unit);
+            builder.alu(AluOp::Imul, &[index, scale])
+        };
+        dynamic = Some(match dynamic {
+            Some(sum) => builder.alu(AluOp::Iadd, &[sum, scaled]),
+            None => scaled,
+        });
+    }
+    let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
+    let (base, component) = if access.mode == Mode::Uniform {
+        (access.offset, 0)
+    } else {
+        (access.offset / SLOT_BYTES, access.offset % SLOT_BYTES / 4)
+    };
+    let lowered = match ii.op {
+        Intrinsic::LoadDeref if access.mode == Mode::Uniform => {
+            let bytes = def.map_or(0, |d: ValType| {
+                d.comps as u32 * d.bits.div_ceil(8).max(4) as u32
+            });
+            builder.intrinsic(
+                Intrinsic::LoadUniform,
+                &[dynamic],
+                def,
+                &[(IndexKind::Base, base), (IndexKind::Range, bytes)],
+            )
+        }
+        Intrinsic::LoadDeref => builder.intrinsic(
+            Intrinsic::LoadInput,
+            &[dynamic],
+            def,
+            &[(IndexKind::Base, base), (IndexKind::Component, component)],
+        ),
+        _ => builder.intrinsic(
+            Intrinsic::StoreOutput,
+            &[ii.srcs[1], dynamic],
+            None,
+            &[
+                (IndexKind::Base, base),
+                (IndexKind::Component, component),
+                (
+                    IndexKind::WriteMask,
+                    ii.index(IndexKind::WriteMask).unwrap_or(0),
+                ),
+            ],
+        ),
+    };
+    let function = &mut shader.functions[func.0 as usize];
+    if def.is_some() {
+        function.replace_uses(v, lowered);
+    }
+    function.remove_inst(v);
+}
