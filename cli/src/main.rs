@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod compile;
 mod corpus;
 mod opt;
 mod piglit;
@@ -48,6 +49,8 @@ enum Command {
     Piglit(piglit::PiglitArgs),
     /// Translate every shader stage found under the paths and report per stage.
     Corpus(corpus::CorpusArgs),
+    /// Compile a shader for a GPU: assembly and shader-db statistics.
+    Compile(compile::CompileArgs),
 }
 
 /// An error the CLI reports: already formatted with its location.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Passes => passes(),
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
+        Command::Compile(args) => compile::compile(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,6 +19,7 @@
 
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::isa::{ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type, restricted_float};
+use std::collections::BTreeMap;
 
 /// One hardware thread's state.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +27,10 @@ pub struct Thread {
     pub grf: Vec<[u8; 32]>,
     /// f0 and f1: bit `c` of a flag register belongs to channel `c`.
     pub flags: [u32; 2],
-    /// Channels dispatched and not halted.
+    /// Channels dispatched.
     pub live: u32,
+    /// Render-target writes: by binding table index, each channel's last RGBA (raw bits).
+    pub render_targets: BTreeMap<u32, Vec<Option<[u32; 4]>>>,
 }
 
 impl Thread {
@@ -41,6 +44,7 @@ impl Thread {
             } else {
                 (1u32 << width) - 1
             },
+            render_targets: BTreeMap::new(),
         }
     }
 
@@ -126,6 +130,8 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
     }
     let mut stack: Vec<Frame> = Vec::new();
     let mut mask = thread.live;
+    // Halted channels and the instruction where they join again.
+    let mut parked: Vec<(usize, u32)> = Vec::new();
     let mut pc = 0usize;
     let mut steps = 0u64;
     // Set when a `while` jumps back, so that the loop start does not push a second frame.
@@ -147,11 +153,19 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
             usize::try_from(pc as i64 + offset as i64 / 16)
                 .map_err(|_| EmuError::BadControlFlow(pc))
         };
-        mask &= thread.live;
+        for &(target, channels) in &parked {
+            if target == pc {
+                mask |= channels;
+            }
+        }
+        parked.retain(|&(target, _)| target != pc);
+        let waiting = parked.iter().fold(0, |all, &(_, c)| all | c);
+        mask &= thread.live & !waiting;
         let channels = channels_of(inst);
         let predicate = predicate_mask(inst, thread);
         match inst.opcode {
             Opcode::If => {
+                let before_if = mask;
                 let taken = mask & predicate & channels;
                 stack.push(Frame::If {
                     before: mask,
@@ -159,6 +173,8 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
                 });
                 mask = taken;
                 if mask == 0 {
+                    // Straight to the `else` part (or the `endif`) with the other channels.
+                    mask = before_if;
                     pc = jump(inst.jip)?;
                     continue;
                 }
@@ -228,10 +244,22 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
                 stack.pop();
             }
             Opcode::Halt => {
+                // Halted channels wait at the UIP; the halt there (JIP = UIP = next) is where
+                // they all meet again.
+                let target = jump(inst.uip)?;
                 let halted = mask & predicate & channels;
-                thread.live &= !halted;
-                mask &= !halted;
-                if thread.live == 0 {
+                if target > pc && halted != 0 {
+                    parked.push((target, halted));
+                    mask &= !halted;
+                }
+            }
+            Opcode::Send | Opcode::Sendc => {
+                let enabled = if inst.mask_all {
+                    channels
+                } else {
+                    mask & channels
+                } & predicate;
+                if send(inst, thread, enabled)? {
                     return Ok(());
                 }
             }
@@ -241,9 +269,10 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
                     channels
                 } else {
                     mask & channels
-                } & if inst.predicate.is_some() {
+                } & if inst.predicate.is_some() && inst.opcode != Opcode::Sel {
                     predicate
                 } else {
+                    // A predicated `sel` writes every channel: the predicate picks the source.
                     u32::MAX
                 };
                 execute(inst, thread, enabled).map_err(|e| match e {
@@ -519,6 +548,7 @@ fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuErro
         };
         let bits32 = |x: Num| as_int(x) as u32;
         let value = match inst.opcode {
+            Opcode::Pln => pln_channel(inst, thread, i)?,
             Opcode::Mov => a,
             Opcode::Add => arith(|x, y| x + y, i64::wrapping_add),
             Opcode::Mul => arith(|x, y| x * y, i64::wrapping_mul),
@@ -611,6 +641,80 @@ fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuErro
         *register = (*register & !mask) | ((flag_bits << shift) & mask);
     }
     Ok(())
+}
+
+/// `pln`: the plane (source 0: the b1 and b2 coefficients and the constant, elements 0, 1
+/// and 3) at the channel's barycentrics (source 1: b1 and b2 in consecutive GRFs, a pair per
+/// 8 channels).
+fn pln_channel(inst: &Inst, thread: &Thread, i: usize) -> Result<Num, EmuError> {
+    let (Some(Src::Reg(plane)), Some(Src::Reg(bary))) = (inst.srcs.first(), inst.srcs.get(1))
+    else {
+        return Err(EmuError::Unsupported {
+            index: 0,
+            opcode: "pln",
+        });
+    };
+    let coefficient = |k: usize| {
+        f32::from_bits(thread.get(plane.nr, plane.subnr as usize / 4 + k, Type::F) as u32)
+    };
+    let channel = inst.group as usize + i;
+    let pair = bary.nr + 2 * (channel / 8) as u8;
+    let b1 = f32::from_bits(thread.get(pair, channel % 8, Type::F) as u32);
+    let b2 = f32::from_bits(thread.get(pair + 1, channel % 8, Type::F) as u32);
+    Ok(Num::Float(pln(
+        [
+            coefficient(0),
+            coefficient(1),
+            coefficient(2),
+            coefficient(3),
+        ],
+        b1,
+        b2,
+    ) as f64))
+}
+
+/// Plane interpolation as `pln` computes it: `p[0]·b1 + p[1]·b2 + p[3]`, rounded once.
+pub fn pln(plane: [f32; 4], b1: f32, b2: f32) -> f32 {
+    (plane[0] as f64 * b1 as f64 + plane[1] as f64 * b2 as f64 + plane[3] as f64) as f32
+}
+
+/// Runs a send on the `enabled` channels; gives whether it ends the thread.
+fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError> {
+    let unsupported = EmuError::Unsupported {
+        index: 0,
+        opcode: inst.opcode.name(),
+    };
+    let (Some(desc), Some(Src::Reg(payload))) = (inst.send_desc(), inst.srcs.first()) else {
+        return Err(unsupported);
+    };
+    let message_type = desc >> 14 & 0xF;
+    match inst.sfid {
+        // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
+        // enabled and in the dispatch's pixel mask (R1.7).
+        5 if message_type == 12 => {
+            let pixels = thread.get(1, 7, Type::UW) as u32;
+            let target = desc & 0xFF;
+            let width = inst.exec_size as usize;
+            let per_comp = width.div_ceil(8) as u8;
+            let writes: Vec<(usize, [u32; 4])> = (0..width)
+                .filter(|&i| (enabled & pixels) >> (inst.group as usize + i) & 1 != 0)
+                .map(|i| {
+                    let rgba = [0u8, 1, 2, 3]
+                        .map(|c| thread.get(payload.nr + c * per_comp, i, Type::UD) as u32);
+                    (inst.group as usize + i, rgba)
+                })
+                .collect();
+            let out = thread
+                .render_targets
+                .entry(target)
+                .or_insert_with(|| vec![None; 32]);
+            for (channel, rgba) in writes {
+                out[channel] = Some(rgba);
+            }
+        }
+        _ => return Err(unsupported),
+    }
+    Ok(inst.is_eot())
 }
 
 fn math(function: Option<MathFn>, a: Num, b: Num, unsigned: bool) -> Option<Num> {
@@ -863,7 +967,7 @@ mod tests {
     }
 
     #[test]
-    fn halted_channels_stop_for_good() {
+    fn halted_channels_wait_at_the_halt_target() {
         let mut thread = Thread::new(8);
         thread.flags[0] = 0b1010_1010;
         let mut halt = Inst::new(Opcode::Halt, 8, None, Vec::new());
@@ -871,16 +975,22 @@ mod tests {
             control: 1,
             inverse: false,
         });
-        let one = Inst::new(
-            Opcode::Mov,
-            8,
-            Some(Dst::grf(4, 0, Type::D)),
-            vec![Src::Imm(Type::D, 1)],
-        );
-        run_binary(&[halt, one], &mut thread);
-        let written: Vec<u64> = (0..8).map(|i| thread.get(4, i, Type::D)).collect();
-        assert_eq!(written, [1, 0, 1, 0, 1, 0, 1, 0]);
-        assert_eq!(thread.live, 0b0101_0101);
+        (halt.jip, halt.uip) = (32, 32);
+        let mov = |reg: u8, value: u64| {
+            Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Dst::grf(reg, 0, Type::D)),
+                vec![Src::Imm(Type::D, value)],
+            )
+        };
+        let mut target = Inst::new(Opcode::Halt, 8, None, Vec::new());
+        (target.jip, target.uip) = (16, 16);
+        run_binary(&[halt, mov(4, 1), target, mov(5, 2)], &mut thread);
+        let skipped: Vec<u64> = (0..8).map(|i| thread.get(4, i, Type::D)).collect();
+        assert_eq!(skipped, [1, 0, 1, 0, 1, 0, 1, 0]);
+        let joined: Vec<u64> = (0..8).map(|i| thread.get(5, i, Type::D)).collect();
+        assert_eq!(joined, [2; 8]);
     }
 
     #[test]

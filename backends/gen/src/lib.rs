@@ -6,12 +6,17 @@
 //! splitting, register allocation and the emulator's shared functions are being built (the Gen
 //! backend issue).
 
+pub mod compile;
 mod cost;
 pub mod disasm;
+pub mod emit;
 pub mod emu;
 pub mod encoding;
 pub mod isa;
+pub mod lir;
+pub mod lower;
 pub mod perf;
+pub mod regalloc;
 
 pub use cost::GenCost;
 

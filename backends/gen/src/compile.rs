@@ -1,0 +1,96 @@
+//! The backend's straight line for one shader at one dispatch width: lowering, dead-code
+//! elimination on the Gen IR, register allocation, emission, and the shader-db statistics of
+//! the result.
+
+use crate::emit::emit;
+use crate::encoding::Inst;
+use crate::isa::{Gen, Opcode};
+use crate::lir::{Op, Program};
+use crate::lower::{LowerError, Payload, lower_fragment};
+use crate::perf::estimate;
+use crate::regalloc::{AllocError, allocate};
+use shrew_engine::ir::Shader;
+
+/// A compiled kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub hw: Gen,
+    pub dispatch_width: u8,
+    pub insts: Vec<Inst>,
+    pub payload: Payload,
+    pub stats: Stats,
+}
+
+/// shader-db's figures for one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub instructions: u32,
+    pub cycles: u64,
+    pub loops: u32,
+    pub spills: u32,
+    pub fills: u32,
+    pub sends: u32,
+    pub grfs: u32,
+}
+
+/// Why a shader did not compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+}
+
+/// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
+pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
+    let (mut program, payload) = lower_fragment(shader, hw, width)?;
+    dead_code(&mut program);
+    let alloc = allocate(&program)?;
+    let insts = emit(&program, &alloc);
+    let perf = estimate(&insts, hw, width);
+    let stats = Stats {
+        instructions: insts.iter().filter(|i| i.opcode != Opcode::Nop).count() as u32,
+        cycles: perf.cycles,
+        loops: insts.iter().filter(|i| i.opcode == Opcode::While).count() as u32,
+        spills: 0,
+        fills: 0,
+        sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
+        grfs: alloc.grfs_used,
+    };
+    Ok(Kernel {
+        hw,
+        dispatch_width: width,
+        insts,
+        payload,
+        stats,
+    })
+}
+
+/// Removes instructions whose only effect is a virtual register nothing reads, until none is
+/// left.
+fn dead_code(program: &mut Program) {
+    loop {
+        let mut read = vec![false; program.vreg_sizes.len()];
+        for inst in &program.insts {
+            for r in inst.srcs.iter().filter_map(|s| s.reg()) {
+                if let Some(v) = r.vreg() {
+                    read[v.0 as usize] = true;
+                }
+            }
+        }
+        let before = program.insts.len();
+        program.insts.retain(|inst| {
+            let writes_flag = inst.cond.is_some() && inst.opcode() != Some(Opcode::Sel);
+            let effect = writes_flag || inst.send.is_some() || !matches!(inst.op, Op::Hw(_));
+            let dead = inst
+                .dst
+                .and_then(|d| d.vreg())
+                .is_some_and(|v| !read[v.0 as usize]);
+            effect || !dead
+        });
+        if program.insts.len() == before {
+            return;
+        }
+    }
+}

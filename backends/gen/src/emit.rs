@@ -1,0 +1,220 @@
+//! Emission: the allocated Gen IR as native instructions, with control-flow jumps resolved.
+//!
+//! What: [`emit`] replaces virtual registers by their GRFs, gives 3-source instructions their
+//! Align16 regions, drops the `do` marks (Gen6+ has no `do`), turns the halt target into the
+//! closing `halt` every halted channel must reach, and sets the jump offsets (in bytes, 16 per
+//! instruction) as the hardware reads them:
+//! - `if`: JIP to the instruction after its `else` (or to its `endif`), UIP to its `endif`;
+//! - `else`: JIP and UIP to its `endif`; `endif`: JIP to the next instruction;
+//! - `while`: JIP back to the loop's first instruction;
+//! - `break` and `cont`: JIP to the end of the innermost block around them (the next `else`,
+//!   `endif` or `while`), UIP to the loop's `while`;
+//! - `halt`: JIP to the end of its block, UIP to the halt target.
+//!
+//! Invariants: the output has one instruction per Gen IR instruction except `do` marks;
+//! every register operand is a GRF below 128.
+//!
+//! Options: none.
+
+use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
+use crate::isa::{Opcode, RegFile, Region};
+use crate::lir::{self, Base, Op, Operand, Program};
+use crate::regalloc::Allocation;
+
+/// Bytes of a native instruction.
+const INST_BYTES: i32 = 16;
+
+/// The native program of an allocated Gen IR program.
+pub fn emit(program: &Program, alloc: &Allocation) -> Vec<Inst> {
+    // Native index of each Gen IR instruction (the `do` marks take none).
+    let mut native_index = Vec::with_capacity(program.insts.len());
+    let mut n = 0usize;
+    for inst in &program.insts {
+        native_index.push(n);
+        if inst.op != Op::Do {
+            n += 1;
+        }
+    }
+    let jumps = jump_targets(program);
+    let mut out = Vec::with_capacity(n);
+    for (i, inst) in program.insts.iter().enumerate() {
+        if inst.op == Op::Do {
+            continue;
+        }
+        let mut native = convert(inst, alloc);
+        let offset =
+            |target: usize| (native_index[target] as i32 - native_index[i] as i32) * INST_BYTES;
+        if let Some((jip, uip)) = jumps[i] {
+            native.jip = offset(jip);
+            native.uip = offset(uip);
+        }
+        if inst.op == Op::HaltTarget {
+            native.jip = INST_BYTES;
+            native.uip = INST_BYTES;
+        }
+        out.push(native);
+    }
+    out
+}
+
+/// The JIP and UIP targets (Gen IR indices) of each control-flow instruction.
+fn jump_targets(program: &Program) -> Vec<Option<(usize, usize)>> {
+    let insts = &program.insts;
+    let mut targets = vec![None; insts.len()];
+    let mut open: Vec<usize> = Vec::new();
+    let mut else_of: Vec<Option<usize>> = vec![None; insts.len()];
+    let halt_target = insts.iter().position(|i| i.op == Op::HaltTarget);
+    // The end of the innermost block: the next else/endif/while at the same depth.
+    let block_end = |from: usize| {
+        let mut depth = 0i32;
+        for (k, inst) in insts.iter().enumerate().skip(from + 1) {
+            match inst.op {
+                Op::Hw(Opcode::If) | Op::Do => depth += 1,
+                Op::Hw(Opcode::Else) if depth == 0 => return k,
+                Op::Hw(Opcode::Endif | Opcode::While) => {
+                    if depth == 0 {
+                        return k;
+                    }
+                    depth -= 1;
+                }
+                Op::HaltTarget if depth == 0 => return k,
+                _ => {}
+            }
+        }
+        insts.len().saturating_sub(1)
+    };
+    let loop_end = |from: usize| {
+        let mut depth = 0i32;
+        for (k, inst) in insts.iter().enumerate().skip(from + 1) {
+            match inst.op {
+                Op::Do => depth += 1,
+                Op::Hw(Opcode::While) => {
+                    if depth == 0 {
+                        return k;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+        }
+        insts.len().saturating_sub(1)
+    };
+    for (i, inst) in insts.iter().enumerate() {
+        match inst.op {
+            Op::Hw(Opcode::If) | Op::Do => open.push(i),
+            Op::Hw(Opcode::Else) => {
+                if let Some(&o) = open.last() {
+                    else_of[o] = Some(i);
+                }
+            }
+            Op::Hw(Opcode::Endif) => {
+                if let Some(o) = open.pop() {
+                    match else_of[o] {
+                        Some(e) => {
+                            targets[o] = Some((e + 1, i));
+                            targets[e] = Some((i, i));
+                        }
+                        None => targets[o] = Some((i, i)),
+                    }
+                }
+                targets[i] = Some((i + 1, i + 1));
+            }
+            Op::Hw(Opcode::While) => {
+                if let Some(o) = open.pop() {
+                    // The loop starts after its `do` mark.
+                    targets[i] = Some((o + 1, o + 1));
+                }
+            }
+            Op::Hw(Opcode::Break | Opcode::Cont) => {
+                targets[i] = Some((block_end(i), loop_end(i)));
+            }
+            Op::Hw(Opcode::Halt) => {
+                let target = halt_target.unwrap_or(insts.len().saturating_sub(1));
+                targets[i] = Some((block_end(i).min(target), target));
+            }
+            _ => {}
+        }
+    }
+    targets
+}
+
+fn register(op: &Operand, alloc: &Allocation) -> (RegFile, u8, u8) {
+    match op.base {
+        Base::Vgrf(v) => {
+            let first = alloc.first_grf[v.0 as usize].expect("allocated") as u32;
+            (
+                RegFile::Grf,
+                (first + op.offset / 32) as u8,
+                (op.offset % 32) as u8,
+            )
+        }
+        Base::Fixed(g) => (
+            RegFile::Grf,
+            g + (op.offset / 32) as u8,
+            (op.offset % 32) as u8,
+        ),
+        Base::Arf(nr) => (RegFile::Arf, nr, op.offset as u8),
+    }
+}
+
+fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
+    let opcode = match inst.op {
+        Op::Hw(op) => op,
+        Op::HaltTarget => Opcode::Halt,
+        Op::Do => Opcode::Nop,
+    };
+    let three_src = opcode.num_srcs() == 3;
+    let srcs = inst
+        .srcs
+        .iter()
+        .map(|s| match *s {
+            lir::Src::Imm(ty, bits) => Src::Imm(ty, bits),
+            lir::Src::Reg(r) => {
+                let (file, nr, subnr) = register(&r, alloc);
+                let region = if three_src && r.region != Region::SCALAR {
+                    Region::new(4, 4, 1)
+                } else {
+                    r.region
+                };
+                Src::Reg(Reg {
+                    file,
+                    nr,
+                    subnr,
+                    ty: r.ty,
+                    region,
+                    negate: r.negate,
+                    abs: r.abs,
+                    swizzle: IDENTITY_SWIZZLE,
+                })
+            }
+        })
+        .collect();
+    let dst = inst.dst.map(|d| {
+        let (file, nr, subnr) = register(&d, alloc);
+        Dst {
+            file,
+            nr,
+            subnr,
+            ty: d.ty,
+            hstride: d.region.hstride.max(1),
+            writemask: 0xF,
+        }
+    });
+    Inst {
+        opcode,
+        exec_size: inst.exec_size,
+        group: inst.group,
+        mask_all: inst.mask_all,
+        predicate: inst.predicate,
+        cond: inst.cond,
+        math: inst.math,
+        sfid: inst.send.map_or(0, |m| m.sfid),
+        flag: inst.flag,
+        saturate: inst.saturate,
+        acc_write: false,
+        dst,
+        srcs,
+        jip: 0,
+        uip: 0,
+    }
+}

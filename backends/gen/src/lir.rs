@@ -1,0 +1,367 @@
+//! The Gen IR: hardware instructions over virtual registers, in program order.
+//!
+//! Lowering ([`crate::lower`]) produces it from the shrew IR at one dispatch width; register
+//! allocation ([`crate::regalloc`]) maps its virtual GRFs to hardware GRFs; emission
+//! ([`crate::emit`]) turns it into native [`crate::encoding::Inst`]s with resolved jumps.
+//!
+//! An instruction is a hardware opcode with the hardware's fields (execution size, channel
+//! group, WE_all, predicate, flag, conditional modifier, saturate, math function, shared
+//! function), except that its register operands name *virtual* GRFs: a [`VReg`] is a run of
+//! whole GRFs (a vector value at SIMD16 is several), and an operand is a byte offset into it,
+//! a type and a region. Fixed registers (the thread payload, pre-coloured) and the ARF (flags,
+//! null) appear as they are. Structured control flow is in the list as its hardware
+//! instructions (`if`, `else`, `endif`, `while`, `break`, `cont`, `halt`) plus [`Op::Do`], the
+//! mark where a loop starts (Gen6+ has no `do` instruction), and [`Op::HaltTarget`], where
+//! halted channels join again.
+
+use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
+use std::fmt;
+
+/// A virtual GRF run, numbered from 0.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(pub u32);
+
+/// What a register operand lives in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    Vgrf(VReg),
+    /// A hardware GRF: the thread payload.
+    Fixed(u8),
+    /// An architecture register (flag, null, accumulator) by its number.
+    Arf(u8),
+}
+
+/// A register operand: `offset` bytes into its base, read through `region` (sources) or written
+/// every `region.hstride` elements (destinations).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Operand {
+    pub base: Base,
+    pub offset: u32,
+    pub ty: Type,
+    pub region: Region,
+    pub negate: bool,
+    pub abs: bool,
+}
+
+impl Operand {
+    /// A value of `ty` at `offset` bytes into `reg`, one element per channel.
+    pub fn vector(reg: VReg, offset: u32, ty: Type) -> Operand {
+        Operand {
+            base: Base::Vgrf(reg),
+            offset,
+            ty,
+            region: Region::new(8, 8, 1),
+            negate: false,
+            abs: false,
+        }
+    }
+
+    /// The same element for every channel.
+    pub fn scalar(base: Base, offset: u32, ty: Type) -> Operand {
+        Operand {
+            base,
+            offset,
+            ty,
+            region: Region::SCALAR,
+            negate: false,
+            abs: false,
+        }
+    }
+
+    pub fn null(ty: Type) -> Operand {
+        Operand::scalar(Base::Arf(crate::isa::ARF_NULL), 0, ty)
+    }
+
+    pub fn retype(self, ty: Type) -> Operand {
+        Operand { ty, ..self }
+    }
+
+    pub fn negated(self) -> Operand {
+        Operand {
+            negate: !self.negate,
+            ..self
+        }
+    }
+
+    pub fn absolute(self) -> Operand {
+        Operand {
+            abs: true,
+            negate: false,
+            ..self
+        }
+    }
+
+    pub fn vreg(&self) -> Option<VReg> {
+        match self.base {
+            Base::Vgrf(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.base == Base::Arf(crate::isa::ARF_NULL)
+    }
+
+    /// Bytes from `offset` that `channels` channels read (sources) or write (destinations).
+    pub fn span(&self, channels: u8) -> u32 {
+        let r = self.region;
+        let size = self.ty.size() as u32;
+        let last = channels.max(1) as u32 - 1;
+        let width = r.width.max(1) as u32;
+        let element =
+            (last / width) * r.vstride.unwrap_or(0) as u32 + (last % width) * r.hstride as u32;
+        (element + 1) * size
+    }
+}
+
+/// A source.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Src {
+    Reg(Operand),
+    Imm(Type, u64),
+}
+
+impl Src {
+    pub fn f(x: f32) -> Src {
+        Src::Imm(Type::F, x.to_bits() as u64)
+    }
+
+    pub fn d(x: i32) -> Src {
+        Src::Imm(Type::D, x as u32 as u64)
+    }
+
+    pub fn ud(x: u32) -> Src {
+        Src::Imm(Type::UD, x as u64)
+    }
+
+    pub fn ty(&self) -> Type {
+        match self {
+            Src::Reg(r) => r.ty,
+            Src::Imm(ty, _) => *ty,
+        }
+    }
+
+    pub fn reg(&self) -> Option<&Operand> {
+        match self {
+            Src::Reg(r) => Some(r),
+            Src::Imm(..) => None,
+        }
+    }
+
+    pub fn is_imm(&self) -> bool {
+        matches!(self, Src::Imm(..))
+    }
+
+    /// The same register read as `ty`; immediates stay as they are.
+    pub fn retype(self, ty: Type) -> Src {
+        match self {
+            Src::Reg(r) => Src::Reg(r.retype(ty)),
+            imm => imm,
+        }
+    }
+}
+
+/// What an instruction does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    Hw(Opcode),
+    /// A loop starts here.
+    Do,
+    /// Halted channels join again here.
+    HaltTarget,
+}
+
+/// One instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub op: Op,
+    pub exec_size: u8,
+    pub group: u8,
+    pub mask_all: bool,
+    /// Predicate control (1 normal, reductions as in the encoding) and inversion.
+    pub predicate: Option<crate::encoding::Predicate>,
+    /// Flag subregister of the predicate and conditional modifier: f0.0, f0.1, f1.0, f1.1.
+    pub flag: u8,
+    pub cond: Option<CondMod>,
+    pub saturate: bool,
+    pub math: Option<MathFn>,
+    /// Sends: the shared function, the message and response lengths in GRFs and the
+    /// descriptor's function control bits.
+    pub send: Option<Message>,
+    pub dst: Option<Operand>,
+    pub srcs: Vec<Src>,
+}
+
+/// A send's message.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub sfid: u8,
+    pub mlen: u8,
+    pub rlen: u8,
+    /// Bits 18:0 of the descriptor (the shared function's own control).
+    pub control: u32,
+    pub eot: bool,
+}
+
+impl Message {
+    /// The descriptor: mlen 28:25, rlen 24:20, header 19, function control, EOT 31.
+    pub fn descriptor(&self, header: bool) -> u32 {
+        (self.eot as u32) << 31
+            | (self.mlen as u32) << 25
+            | (self.rlen as u32) << 20
+            | (header as u32) << 19
+            | self.control
+    }
+}
+
+impl Inst {
+    pub fn new(op: Opcode, exec_size: u8, dst: Option<Operand>, srcs: Vec<Src>) -> Inst {
+        Inst {
+            op: Op::Hw(op),
+            exec_size,
+            group: 0,
+            mask_all: false,
+            predicate: None,
+            flag: 0,
+            cond: None,
+            saturate: false,
+            math: None,
+            send: None,
+            dst,
+            srcs,
+        }
+    }
+
+    /// A structured control-flow mark or instruction without operands.
+    pub fn control(op: Op, exec_size: u8) -> Inst {
+        Inst {
+            op,
+            ..Inst::new(Opcode::Nop, exec_size, None, Vec::new())
+        }
+    }
+
+    pub fn opcode(&self) -> Option<Opcode> {
+        match self.op {
+            Op::Hw(op) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// Whether every enabled channel of the destination's bytes is written (no predicate, no
+    /// conditional `sel`): a definition that kills what the register held.
+    pub fn is_full_write(&self) -> bool {
+        self.predicate.is_none()
+            && !matches!(self.opcode(), Some(Opcode::Sel) if self.cond.is_none())
+    }
+
+    /// Bytes the destination covers from its offset.
+    pub fn dst_span(&self) -> u32 {
+        match (&self.dst, self.send) {
+            (Some(_), Some(m)) => m.rlen as u32 * 32,
+            (Some(d), None) => d.span(self.exec_size),
+            (None, _) => 0,
+        }
+    }
+
+    /// Bytes source `i` covers from its offset.
+    pub fn src_span(&self, i: usize) -> u32 {
+        match (&self.srcs[i], self.send) {
+            (Src::Reg(_), Some(m)) if i == 0 => m.mlen as u32 * 32,
+            (Src::Reg(r), _) => r.span(self.exec_size),
+            (Src::Imm(..), _) => 0,
+        }
+    }
+}
+
+/// A lowered shader at one dispatch width.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub dispatch_width: u8,
+    pub insts: Vec<Inst>,
+    /// The size in GRFs of each virtual register.
+    pub vreg_sizes: Vec<u32>,
+    /// GRFs the thread payload occupies from g0 (pre-coloured, never allocated).
+    pub payload_regs: u32,
+}
+
+impl Program {
+    pub fn new_vreg(&mut self, grfs: u32) -> VReg {
+        self.vreg_sizes.push(grfs);
+        VReg(self.vreg_sizes.len() as u32 - 1)
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.negate {
+            f.write_str("-")?;
+        }
+        if self.abs {
+            f.write_str("(abs)")?;
+        }
+        match self.base {
+            Base::Vgrf(r) => write!(f, "vgrf{}", r.0)?,
+            Base::Fixed(n) => write!(f, "g{n}")?,
+            Base::Arf(n) => write!(f, "arf{n:#x}")?,
+        }
+        let r = self.region;
+        let vstride = r.vstride.map_or("Vx".to_string(), |v| v.to_string());
+        write!(
+            f,
+            "+{}<{},{},{}>{}",
+            self.offset, vstride, r.width, r.hstride, self.ty
+        )
+    }
+}
+
+impl fmt::Display for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = self.predicate {
+            write!(
+                f,
+                "({}f{}.{}) ",
+                if p.inverse { '-' } else { '+' },
+                self.flag / 2,
+                self.flag % 2
+            )?;
+        }
+        match self.op {
+            Op::Hw(op) => f.write_str(op.name())?,
+            Op::Do => f.write_str("do")?,
+            Op::HaltTarget => f.write_str("halt_target")?,
+        }
+        if let Some(m) = self.math {
+            write!(f, " {}", m.name())?;
+        }
+        if self.saturate {
+            f.write_str(".sat")?;
+        }
+        if let Some(c) = self.cond {
+            write!(f, ".{}", c.name())?;
+        }
+        write!(f, "({})", self.exec_size)?;
+        if let Some(d) = &self.dst {
+            write!(f, " {d}")?;
+        }
+        for s in &self.srcs {
+            match s {
+                Src::Reg(r) => write!(f, " {r}")?,
+                Src::Imm(ty, bits) => write!(f, " {bits:#x}{ty}")?,
+            }
+        }
+        if let Some(m) = self.send {
+            write!(
+                f,
+                " sfid {} mlen {} rlen {}{}",
+                m.sfid,
+                m.mlen,
+                m.rlen,
+                if m.eot { " EOT" } else { "" }
+            )?;
+        }
+        if self.mask_all {
+            f.write_str(" WE_all")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1191 @@
+//! Lowering of a fragment shader from the shrew IR to the Gen IR ([`crate::lir`]) at a dispatch
+//! width of 8 or 16.
+//!
+//! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
+//! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
+//! gives each of its registers a virtual GRF run (one GRF per 32-bit component at SIMD8, two at
+//! SIMD16), and walks the structured tree ([`shrew_engine::structure`]) emitting:
+//! - ALU operations component by component, each one SIMD instruction over all channels.
+//!   Booleans are 32-bit: all ones for true, zero for false, as `cmp` writes them.
+//!   Constants become immediates where the hardware takes one (the last source of a 2-source
+//!   instruction) and are moved to a register elsewhere.
+//! - Uniforms at constant offsets read the push constants in the payload directly, as scalars.
+//! - Inputs are interpolated with `pln` from the barycentrics and the attribute's plane in the
+//!   payload; flat inputs read the plane's constant term.
+//! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
+//!   whose arms only leave the loop becomes a predicated `break` or `cont`.
+//! - `discard` clears the channel's bit in the live-pixel flag f1.0 (loaded from the dispatch's
+//!   pixel mask) and halts quads with no live pixel left; a `return` inside control flow halts
+//!   the channel. Halted channels join again at the end, where one render-target write per
+//!   colour output sends the colours (the last with EOT), predicated on f1.0 when the shader
+//!   discards.
+//!
+//! Why: this is the first step of the backend's straight line (lowering, optimization, register
+//! allocation, emission); the Gen IR keeps the hardware's instruction form so later steps see
+//! exactly what will run.
+//!
+//! Invariants: every virtual register is written before it is read on every path the source
+//! program takes; flags are written by the instruction just before the one that reads them.
+//! Unsupported input (64-bit or 16-bit values, textures, memory access, a dynamically indexed
+//! uniform or input) is a [`LowerError`] naming the instruction, never wrong code.
+//!
+//! Options: the generation (sets which instructions are legal) and the dispatch width.
+
+use crate::encoding::Predicate;
+use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
+use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+use shrew_engine::interp::memory::{LayoutRule, layout_variables};
+use shrew_engine::ir::{
+    AluSrc, Function, InstKind, Interp, Mode, Shader, Stage, Terminator, Value,
+};
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
+use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
+use shrew_engine::structure::{Node, structurize};
+use std::collections::BTreeMap;
+
+/// Why a shader cannot be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LowerError(pub String);
+
+/// Where the dispatcher puts what the thread reads: the fragment thread payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Payload {
+    pub dispatch_width: u8,
+    /// First GRF of the perspective pixel barycentrics (b1 then b2, each a GRF per 8 channels).
+    pub perspective_bary: Option<u8>,
+    /// First GRF of the linear (noperspective) pixel barycentrics.
+    pub linear_bary: Option<u8>,
+    /// First GRF of the interpolated window depth.
+    pub source_depth: Option<u8>,
+    /// First GRF of the interpolated 1/w.
+    pub source_w: Option<u8>,
+    /// First GRF of the push constants: the uniform block's bytes from 0.
+    pub push_start: u8,
+    pub push_regs: u8,
+    /// First GRF of the attribute setup: two GRFs per input slot in [`Payload::inputs`], each
+    /// component's plane as four floats (b1 coefficient, b2 coefficient, unused, constant).
+    pub setup_start: u8,
+    /// The input slots, in setup order.
+    pub inputs: Vec<u32>,
+    /// GRFs the payload occupies.
+    pub regs: u8,
+}
+
+impl Payload {
+    /// The GRF holding component `comp`'s plane of input `slot`, and its byte offset.
+    pub fn plane(&self, slot: u32, comp: u32) -> Option<(u8, u32)> {
+        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
+        Some((
+            self.setup_start + (2 * index + comp / 2) as u8,
+            (comp % 2) * 16,
+        ))
+    }
+}
+
+/// The render-target writes at the end: output slot (= render target) and the register
+/// holding its four colour components.
+type ColorOutputs = BTreeMap<u32, VReg>;
+
+/// Most GRFs of push constants; larger uniform blocks are not supported yet.
+const MAX_PUSH_REGS: u32 = 64;
+
+/// The flag subregister holding live (covered, not discarded) pixels: f1.0.
+pub const LIVE_FLAG: u8 = 2;
+
+/// Lowers the entry function of a fragment shader at dispatch width `width` (8 or 16).
+pub fn lower_fragment(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Fragment {
+        return Err(LowerError(format!(
+            "only fragment shaders are supported yet, not {}",
+            shader.stage.name()
+        )));
+    }
+    if width != 8 && width != 16 {
+        return Err(LowerError(format!("SIMD{width} is not supported")));
+    }
+    let func = &shader.functions[shader.entry.0 as usize];
+    let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
+    let destruction = destruct(func);
+    let payload = plan_payload(shader, func, width)?;
+    let mut lowering = Lowering {
+        shader,
+        func,
+        hw,
+        width,
+        regs: destruction,
+        vregs: BTreeMap::new(),
+        program: Program {
+            dispatch_width: width,
+            insts: Vec::new(),
+            vreg_sizes: Vec::new(),
+            payload_regs: payload.regs as u32,
+        },
+        payload,
+        colors: BTreeMap::new(),
+        discards: uses_intrinsic(func, is_kill),
+        halts: false,
+    };
+    lowering.lower(&tree)?;
+    Ok((lowering.program, lowering.payload))
+}
+
+/// The interpolation of the input variable that holds `slot`: the one at the highest location
+/// not above it.
+fn interp_of(shader: &Shader, slot: u32) -> Interp {
+    shader
+        .variables
+        .iter()
+        .filter(|var| var.mode == Mode::ShaderIn && var.builtin.is_none())
+        .filter(|var| var.location.is_some_and(|l| l <= slot))
+        .max_by_key(|var| var.location)
+        .map_or(Interp::Smooth, |var| var.interp)
+}
+
+fn is_kill(op: Intrinsic) -> bool {
+    matches!(
+        op,
+        Intrinsic::Discard
+            | Intrinsic::DiscardIf
+            | Intrinsic::Terminate
+            | Intrinsic::TerminateIf
+            | Intrinsic::Demote
+            | Intrinsic::DemoteIf
+    )
+}
+
+fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
+    func.insts.iter().flatten().any(|inst| match &inst.kind {
+        InstKind::Intrinsic(ii) => pred(ii.op),
+        _ => false,
+    })
+}
+
+/// Decides what the payload holds from what the shader reads.
+fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, LowerError> {
+    let per_value = (width / 8) as u32;
+    let mut inputs = Vec::new();
+    let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
+    let mut uniform_end = 0u32;
+    for inst in func.insts.iter().flatten() {
+        let InstKind::Intrinsic(ii) = &inst.kind else {
+            continue;
+        };
+        match ii.op {
+            Intrinsic::LoadInput => {
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                if !inputs.contains(&slot) {
+                    inputs.push(slot);
+                }
+                match interp_of(shader, slot) {
+                    Interp::NoPerspective => linear = true,
+                    Interp::Flat => {}
+                    _ => perspective = true,
+                }
+            }
+            Intrinsic::LoadFragCoord => {
+                depth = true;
+                w = true;
+            }
+            Intrinsic::LoadUniform => {
+                let def = inst.def.map_or(0, |d| d.comps as u32 * 4);
+                uniform_end = uniform_end.max(ii.index(IndexKind::Base).unwrap_or(0) + def);
+            }
+            _ => {}
+        }
+    }
+    inputs.sort_unstable();
+    let mut next = 2u32;
+    let mut take = |used: bool, regs: u32| {
+        used.then(|| {
+            let at = next;
+            next += regs;
+            at as u8
+        })
+    };
+    let perspective_bary = take(perspective, 2 * per_value);
+    let linear_bary = take(linear, 2 * per_value);
+    let source_depth = take(depth, per_value);
+    let source_w = take(w, per_value);
+    let push_regs = uniform_end.div_ceil(32);
+    if push_regs > MAX_PUSH_REGS {
+        return Err(LowerError(format!(
+            "{uniform_end} bytes of uniforms: more than the {MAX_PUSH_REGS} GRFs of push constants supported"
+        )));
+    }
+    let push_start = next;
+    let setup_start = push_start + push_regs;
+    let regs = setup_start + 2 * inputs.len() as u32;
+    if regs > 100 {
+        return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
+    }
+    // The placement the interpreter uses must agree with the offsets `lower-io` chose.
+    layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    let _ = LayoutRule::Slots;
+    Ok(Payload {
+        dispatch_width: width,
+        perspective_bary,
+        linear_bary,
+        source_depth,
+        source_w,
+        push_start: push_start as u8,
+        push_regs: push_regs as u8,
+        setup_start: setup_start as u8,
+        inputs,
+        regs: regs as u8,
+    })
+}
+
+struct Lowering<'s> {
+    shader: &'s Shader,
+    func: &'s Function,
+    hw: Gen,
+    width: u8,
+    regs: Destruction,
+    vregs: BTreeMap<Reg, VReg>,
+    program: Program,
+    payload: Payload,
+    colors: ColorOutputs,
+    /// Whether the shader discards: it keeps live pixels in f1.0.
+    discards: bool,
+    /// Whether some channel may halt: the end needs a halt target.
+    halts: bool,
+}
+
+impl Lowering<'_> {
+    fn error(&self, v: Value, what: &str) -> LowerError {
+        LowerError(format!(
+            "fn {}: {v} (`{}`): {what}",
+            self.func.name,
+            self.func.inst(v).kind.name()
+        ))
+    }
+
+    /// GRFs of one 32-bit component at the dispatch width.
+    fn comp_regs(&self) -> u32 {
+        self.width as u32 / 8
+    }
+
+    fn emit(&mut self, inst: Inst) {
+        self.program.insts.push(inst);
+    }
+
+    /// A SIMD instruction over the dispatch width.
+    fn op(&mut self, op: Opcode, dst: Operand, srcs: Vec<Src>) -> &mut Inst {
+        let inst = Inst::new(op, self.width, Some(dst), srcs);
+        self.program.insts.push(inst);
+        self.program.insts.last_mut().expect("just pushed")
+    }
+
+    /// A fresh register of `comps` 32-bit components.
+    fn temp(&mut self, comps: u32) -> VReg {
+        let size = comps * self.comp_regs();
+        self.program.new_vreg(size)
+    }
+
+    fn temp_operand(&mut self, ty: Type) -> Operand {
+        let r = self.temp(1);
+        Operand::vector(r, 0, ty)
+    }
+
+    /// The virtual register of shrew register `reg`.
+    fn vreg(&mut self, reg: Reg) -> VReg {
+        if let Some(&v) = self.vregs.get(&reg) {
+            return v;
+        }
+        let comps = self.regs.reg_shape(reg).comps as u32;
+        let v = self.temp(comps);
+        self.vregs.insert(reg, v);
+        v
+    }
+
+    /// Component `c` of value `v`'s register, as `ty`.
+    fn comp(&mut self, v: Value, c: u8, ty: Type) -> Operand {
+        let reg = self.vreg(self.regs.reg_of(v));
+        Operand::vector(reg, c as u32 * self.comp_regs() * 32, ty)
+    }
+
+    /// Component `c` of a value as a source: an immediate for constants, the push constant for
+    /// uniforms at constant offsets, else its register.
+    fn read(&mut self, v: Value, c: u8, ty: Type) -> Src {
+        match &self.func.inst(v).kind {
+            InstKind::Const(values) => {
+                let bits = values[c as usize];
+                let bits = if self.func.inst(v).def.is_some_and(|d| d.bits == 1) {
+                    if bits & 1 != 0 { u32::MAX as u64 } else { 0 }
+                } else {
+                    bits & 0xFFFF_FFFF
+                };
+                Src::Imm(ty, bits)
+            }
+            InstKind::Intrinsic(ii) if ii.op == Intrinsic::LoadUniform => {
+                if let Some(offset) = self.constant_offset(ii.srcs[0]) {
+                    let at = ii.index(IndexKind::Base).unwrap_or(0) + offset + 4 * c as u32;
+                    return Src::Reg(Operand::scalar(
+                        Base::Fixed(self.payload.push_start + (at / 32) as u8),
+                        at % 32,
+                        ty,
+                    ));
+                }
+                Src::Reg(self.comp(v, c, ty))
+            }
+            _ => Src::Reg(self.comp(v, c, ty)),
+        }
+    }
+
+    fn read_alu(&mut self, src: &AluSrc, c: u8, ty: Type) -> Src {
+        self.read(src.value, src.swizzle[c as usize], ty)
+    }
+
+    fn constant_offset(&self, v: Value) -> Option<u32> {
+        match &self.func.inst(v).kind {
+            InstKind::Const(values) => u32::try_from(values[0]).ok(),
+            _ => None,
+        }
+    }
+
+    /// Puts an immediate in a register (for sources that cannot be immediates).
+    fn in_register(&mut self, src: Src) -> Src {
+        match src {
+            Src::Imm(ty, _) => {
+                let t = self.temp_operand(ty);
+                self.op(Opcode::Mov, t, vec![src]);
+                Src::Reg(t)
+            }
+            reg => reg,
+        }
+    }
+
+    /// A 2-source ALU instruction with its immediates where the hardware takes them: only the
+    /// second source may be one; commutative operations swap.
+    fn alu2(&mut self, op: Opcode, dst: Operand, a: Src, b: Src, commutative: bool) -> &mut Inst {
+        let (a, b) = match (a.is_imm(), b.is_imm()) {
+            (true, false) if commutative => (b, a),
+            (true, _) => (self.in_register(a), b),
+            _ => (a, b),
+        };
+        self.op(op, dst, vec![a, b])
+    }
+
+    /// A 3-source (Align16) instruction: no immediates.
+    fn alu3(&mut self, op: Opcode, dst: Operand, srcs: [Src; 3]) {
+        let srcs = srcs.map(|s| self.in_register(s)).to_vec();
+        self.op(op, dst, srcs);
+    }
+
+    fn math(&mut self, f: MathFn, dst: Operand, srcs: Vec<Src>) {
+        let srcs = srcs.into_iter().map(|s| self.in_register(s)).collect();
+        self.op(Opcode::Math, dst, srcs).math = Some(f);
+    }
+
+    /// Sets flag `flag` to `src != 0` per channel.
+    fn flag_from_bool(&mut self, src: Src, flag: u8) {
+        let src = self.in_register(src);
+        let inst = self.op(Opcode::Cmp, Operand::null(Type::D), vec![src, Src::d(0)]);
+        inst.cond = Some(CondMod::Nz);
+        inst.flag = flag;
+    }
+
+    fn lower(&mut self, tree: &[Node]) -> Result<(), LowerError> {
+        if self.discards {
+            // f1.0 starts as the dispatch's pixel mask (R1.7): helpers are not live.
+            let mut init = Inst::new(
+                Opcode::Mov,
+                1,
+                Some(Operand::scalar(
+                    Base::Arf(crate::isa::ARF_FLAG + 1),
+                    0,
+                    Type::UW,
+                )),
+                vec![Src::Reg(Operand::scalar(Base::Fixed(1), 14, Type::UW))],
+            );
+            init.mask_all = true;
+            self.emit(init);
+        }
+        self.nodes(tree, 0)?;
+        if self.halts {
+            self.emit(Inst::control(Op::HaltTarget, self.width));
+        }
+        self.color_writes();
+        Ok(())
+    }
+
+    fn nodes(&mut self, nodes: &[Node], loop_depth: u32) -> Result<(), LowerError> {
+        for node in nodes {
+            match node {
+                Node::Block(b) => self.block(*b)?,
+                Node::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let cond = self.read(*cond, 0, Type::D);
+                    if let Some((op, inverse)) = leave_only(then, otherwise) {
+                        self.flag_from_bool(cond, 0);
+                        let mut inst = Inst::control(Op::Hw(op), self.width);
+                        inst.predicate = Some(Predicate {
+                            control: 1,
+                            inverse,
+                        });
+                        self.emit(inst);
+                        continue;
+                    }
+                    self.flag_from_bool(cond, 0);
+                    let mut inst = Inst::control(Op::Hw(Opcode::If), self.width);
+                    inst.predicate = Some(Predicate {
+                        control: 1,
+                        inverse: false,
+                    });
+                    self.emit(inst);
+                    self.nodes(then, loop_depth)?;
+                    if !otherwise.is_empty() {
+                        self.emit(Inst::control(Op::Hw(Opcode::Else), self.width));
+                        self.nodes(otherwise, loop_depth)?;
+                    }
+                    self.emit(Inst::control(Op::Hw(Opcode::Endif), self.width));
+                }
+                Node::Loop(body) => {
+                    self.emit(Inst::control(Op::Do, self.width));
+                    self.nodes(body, loop_depth + 1)?;
+                    self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
+                }
+                Node::Break => self.emit(Inst::control(Op::Hw(Opcode::Break), self.width)),
+                Node::Continue => self.emit(Inst::control(Op::Hw(Opcode::Cont), self.width)),
+                Node::Return(_) => {
+                    // Channels that return early wait at the end for the colour writes.
+                    if !is_last(nodes, node) || loop_depth > 0 {
+                        self.halts = true;
+                        self.emit(Inst::control(Op::Hw(Opcode::Halt), self.width));
+                    }
+                }
+                Node::Unreachable => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: shrew_engine::ir::BlockId) -> Result<(), LowerError> {
+        for copy in self.regs.copies_at_start(b).to_vec() {
+            self.copy(copy);
+        }
+        for &v in &self.func.block(b).insts.clone() {
+            self.inst(v)?;
+        }
+        for copy in self.regs.copies_at_end(b).to_vec() {
+            self.copy(copy);
+        }
+        if let Some(Terminator::Return { value: Some(_) }) = self.func.block(b).terminator {
+            return Err(LowerError(format!(
+                "fn {}: the entry point returns a value",
+                self.func.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn copy(&mut self, (dst, src): (Reg, Reg)) {
+        let comps = self.regs.reg_shape(dst).comps;
+        let (d, s) = (self.vreg(dst), self.vreg(src));
+        for c in 0..comps as u32 {
+            let at = c * self.comp_regs() * 32;
+            self.op(
+                Opcode::Mov,
+                Operand::vector(d, at, Type::UD),
+                vec![Src::Reg(Operand::vector(s, at, Type::UD))],
+            );
+        }
+    }
+
+    fn inst(&mut self, v: Value) -> Result<(), LowerError> {
+        let inst = self.func.inst(v);
+        if let Some(def) = inst.def
+            && def.bits != 32
+            && def.bits != 1
+            && !matches!(inst.kind, InstKind::Deref(_))
+        {
+            let what = format!("{}-bit values are not supported yet", def.bits);
+            return Err(self.error(v, &what));
+        }
+        match &inst.kind {
+            InstKind::Const(values) => {
+                // Registers for constants that copies or other non-immediate reads need; dead
+                // ones go in dead-code elimination.
+                for c in 0..values.len() as u8 {
+                    let src = self.read(v, c, Type::UD);
+                    let dst = self.comp(v, c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![src]);
+                }
+                Ok(())
+            }
+            InstKind::Undef | InstKind::Phi(_) | InstKind::Deref(_) => Ok(()),
+            InstKind::Alu(alu) => {
+                let alu = alu.clone();
+                let def = inst.def.expect("ALU instructions define a value");
+                self.alu(v, &alu, def.comps)
+            }
+            InstKind::Intrinsic(ii) => {
+                let ii = ii.clone();
+                self.intrinsic(v, &ii)
+            }
+            InstKind::Tex(_) => Err(self.error(v, "textures are not supported yet")),
+            InstKind::Call { .. } => Err(self.error(v, "calls must be inlined first")),
+        }
+    }
+
+    fn intrinsic(
+        &mut self,
+        v: Value,
+        ii: &shrew_engine::ir::IntrinsicInst,
+    ) -> Result<(), LowerError> {
+        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        match ii.op {
+            Intrinsic::LoadUniform => {
+                if self.constant_offset(ii.srcs[0]).is_none() {
+                    return Err(self.error(v, "dynamically indexed uniforms are not supported yet"));
+                }
+                // Reads go to the push constants; a register copy for copies that need one.
+                for c in 0..comps {
+                    let src = self.read(v, c, Type::UD);
+                    let dst = self.comp(v, c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![src]);
+                }
+                Ok(())
+            }
+            Intrinsic::LoadInput => {
+                if self.constant_offset(ii.srcs[0]) != Some(0) {
+                    return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
+                }
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                let first = ii.index(IndexKind::Component).unwrap_or(0);
+                let interp = interp_of(self.shader, slot);
+                for c in 0..comps {
+                    let comp = first + c as u32;
+                    let Some((grf, offset)) = self.payload.plane(slot, comp) else {
+                        return Err(self.error(v, "the input has no payload slot"));
+                    };
+                    let dst = self.comp(v, c, Type::F);
+                    let bary = match interp {
+                        Interp::Flat => None,
+                        Interp::NoPerspective => self.payload.linear_bary,
+                        _ => self.payload.perspective_bary,
+                    };
+                    match bary {
+                        None => {
+                            let constant = Operand::scalar(Base::Fixed(grf), offset + 12, Type::F);
+                            self.op(Opcode::Mov, dst, vec![Src::Reg(constant)]);
+                        }
+                        Some(bary) => {
+                            let plane = Operand {
+                                region: Region::new(0, 4, 1),
+                                ..Operand::scalar(Base::Fixed(grf), offset, Type::F)
+                            };
+                            let bary = Operand {
+                                region: Region::new(8, 8, 1),
+                                ..Operand::scalar(Base::Fixed(bary), 0, Type::F)
+                            };
+                            self.op(Opcode::Pln, dst, vec![Src::Reg(plane), Src::Reg(bary)]);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Intrinsic::StoreOutput => {
+                if self.constant_offset(ii.srcs[1]) != Some(0) {
+                    return Err(self.error(v, "dynamically indexed outputs are not supported yet"));
+                }
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                let first = ii.index(IndexKind::Component).unwrap_or(0) as u8;
+                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+                let data = ii.srcs[0];
+                if self.func.value_type(data).is_some_and(|t| t.bits != 32) {
+                    return Err(self.error(v, "only 32-bit outputs are supported"));
+                }
+                let out = match self.colors.get(&slot) {
+                    Some(&r) => r,
+                    None => {
+                        let r = self.temp(4);
+                        self.colors.insert(slot, r);
+                        r
+                    }
+                };
+                let n = self.func.value_type(data).map_or(0, |t| t.comps);
+                for c in 0..n {
+                    if mask & (1 << c) == 0 || first + c >= 4 {
+                        continue;
+                    }
+                    let src = self.read(data, c, Type::UD);
+                    let at = (first + c) as u32 * self.comp_regs() * 32;
+                    self.op(Opcode::Mov, Operand::vector(out, at, Type::UD), vec![src]);
+                }
+                Ok(())
+            }
+            Intrinsic::LoadFragCoord => self.frag_coord(v),
+            Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
+                self.kill(None);
+                Ok(())
+            }
+            Intrinsic::DiscardIf | Intrinsic::TerminateIf | Intrinsic::DemoteIf => {
+                let cond = self.read(ii.srcs[0], 0, Type::D);
+                self.kill(Some(cond));
+                Ok(())
+            }
+            Intrinsic::LoadFrontFace => {
+                // Front-facing only, as the interpreter's default draw: all ones.
+                let dst = self.comp(v, 0, Type::D);
+                self.op(Opcode::Mov, dst, vec![Src::d(-1)]);
+                Ok(())
+            }
+            _ => Err(self.error(v, "this intrinsic is not supported yet")),
+        }
+    }
+
+    /// `gl_FragCoord`: pixel centres from the subspan origins in R1, depth and 1/w from the
+    /// payload.
+    fn frag_coord(&mut self, v: Value) -> Result<(), LowerError> {
+        // R1.2 + 2n holds subspan n's upper-left x and y as words: one origin per 4 channels,
+        // plus 0,1,0,1 (x) or 0,0,1,1 (y) inside the quad.
+        for (c, word, pattern) in [(0u8, 4u32, 0x1010_1010u64), (1, 5, 0x1100_1100)] {
+            let ints = self.temp_operand(Type::UW);
+            let ints = Operand {
+                region: Region::new(8, 8, 1),
+                ..ints
+            };
+            let origin = Operand {
+                region: Region::new(2, 4, 0),
+                ..Operand::scalar(Base::Fixed(1), word * 2, Type::UW)
+            };
+            self.op(
+                Opcode::Add,
+                ints,
+                vec![Src::Reg(origin), Src::Imm(Type::V, pattern)],
+            );
+            let dst = self.comp(v, c, Type::F);
+            self.op(Opcode::Add, dst, vec![Src::Reg(ints), Src::f(0.5)]);
+        }
+        for (c, grf) in [(2u8, self.payload.source_depth), (3, self.payload.source_w)] {
+            let grf = grf.expect("planned with the payload");
+            let dst = self.comp(v, c, Type::F);
+            let src = Operand {
+                region: Region::new(8, 8, 1),
+                ..Operand::scalar(Base::Fixed(grf), 0, Type::F)
+            };
+            self.op(Opcode::Mov, dst, vec![Src::Reg(src)]);
+        }
+        Ok(())
+    }
+
+    /// Clears the live bit of the channels where `cond` holds (all active ones without a
+    /// condition) and halts quads with no live pixel left.
+    fn kill(&mut self, cond: Option<Src>) {
+        let (a, b) = match cond {
+            Some(c) => (self.in_register(c), Src::d(0)),
+            // x != x is false for every channel: R0's first dword compared with itself.
+            None => {
+                let r0 = Src::Reg(Operand::scalar(Base::Fixed(0), 0, Type::UD));
+                (r0, r0)
+            }
+        };
+        let cmp = self.op(Opcode::Cmp, Operand::null(Type::D), vec![a, b]);
+        cmp.cond = Some(if cond.is_some() {
+            CondMod::Z
+        } else {
+            CondMod::Nz
+        });
+        cmp.flag = LIVE_FLAG;
+        cmp.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        let mut halt = Inst::control(Op::Hw(Opcode::Halt), self.width);
+        // Inverted any4h: the quads none of whose pixels is live.
+        halt.predicate = Some(Predicate {
+            control: 8,
+            inverse: true,
+        });
+        halt.flag = LIVE_FLAG;
+        self.emit(halt);
+        self.halts = true;
+    }
+
+    /// The render-target writes: one per colour output, the last with EOT.
+    fn color_writes(&mut self) {
+        let outputs: Vec<(u32, VReg)> = self.colors.iter().map(|(&s, &r)| (s, r)).collect();
+        let (mlen, subtype) = if self.width == 16 { (8, 0) } else { (4, 4) };
+        if outputs.is_empty() {
+            // A thread must end: a write of nothing to render target 0 with EOT.
+            let r = self.temp(4);
+            for c in 0..4 {
+                let at = c * self.comp_regs() * 32;
+                self.op(
+                    Opcode::Mov,
+                    Operand::vector(r, at, Type::UD),
+                    vec![Src::ud(0)],
+                );
+            }
+            self.render_target_write(0, r, mlen, subtype, true);
+            return;
+        }
+        let last = outputs.len() - 1;
+        for (i, (slot, reg)) in outputs.into_iter().enumerate() {
+            self.render_target_write(slot, reg, mlen, subtype, i == last);
+        }
+    }
+
+    fn render_target_write(
+        &mut self,
+        target: u32,
+        payload: VReg,
+        mlen: u8,
+        subtype: u32,
+        last: bool,
+    ) {
+        let message = Message {
+            sfid: 5,
+            mlen,
+            rlen: 0,
+            // Render-target write (12), subtype, last render target, binding table index.
+            control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
+            eot: last,
+        };
+        let mut send = Inst::new(
+            Opcode::Sendc,
+            self.width,
+            Some(Operand::null(Type::UW)),
+            vec![
+                Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                Src::ud(message.descriptor(false)),
+            ],
+        );
+        send.send = Some(message);
+        if self.discards {
+            send.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            send.flag = LIVE_FLAG;
+        }
+        self.emit(send);
+    }
+
+    fn alu(&mut self, v: Value, alu: &shrew_engine::ir::Alu, comps: u8) -> Result<(), LowerError> {
+        use AluOp as A;
+        let srcs = &alu.srcs;
+        let src_bits: Vec<u8> = srcs
+            .iter()
+            .map(|s| self.func.value_type(s.value).map_or(32, |t| t.bits))
+            .collect();
+        if src_bits.iter().any(|&b| b != 32 && b != 1) {
+            return Err(self.error(v, "only 32-bit and boolean sources are supported yet"));
+        }
+        match alu.op {
+            A::Fdot2 | A::Fdot3 | A::Fdot4 => {
+                let n = match alu.op {
+                    A::Fdot2 => 2,
+                    A::Fdot3 => 3,
+                    _ => 4,
+                };
+                let dst = self.comp(v, 0, Type::F);
+                let a0 = self.read_alu(&srcs[0], 0, Type::F);
+                let b0 = self.read_alu(&srcs[1], 0, Type::F);
+                self.alu2(Opcode::Mul, dst, a0, b0, true);
+                for c in 1..n {
+                    let a = self.read_alu(&srcs[0], c, Type::F);
+                    let b = self.read_alu(&srcs[1], c, Type::F);
+                    self.alu3(Opcode::Mad, dst, [Src::Reg(dst), a, b]);
+                }
+                return Ok(());
+            }
+            op if op.is_vec() || op == A::Mov => {
+                for c in 0..comps {
+                    let src = if op == A::Mov {
+                        self.read_alu(&srcs[0], c, Type::UD)
+                    } else {
+                        self.read_alu(&srcs[c as usize], 0, Type::UD)
+                    };
+                    let dst = self.comp(v, c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![src]);
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        for c in 0..comps {
+            self.alu_comp(v, alu, c)?;
+        }
+        Ok(())
+    }
+
+    /// Component `c` of a per-component ALU operation.
+    fn alu_comp(&mut self, v: Value, alu: &shrew_engine::ir::Alu, c: u8) -> Result<(), LowerError> {
+        use AluOp as A;
+        let srcs = &alu.srcs;
+        let f = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::F);
+        let d = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::D);
+        let ud = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::UD);
+        let dst_f = self.comp(v, c, Type::F);
+        let dst_d = dst_f.retype(Type::D);
+        let dst_ud = dst_f.retype(Type::UD);
+        let modifier = |s: &mut Self, src: Src, dst: Operand, neg: bool, abs: bool| match src {
+            Src::Reg(r) => {
+                let r = if abs { r.absolute() } else { r };
+                let r = if neg { r.negated() } else { r };
+                s.op(Opcode::Mov, dst, vec![Src::Reg(r)]);
+            }
+            Src::Imm(..) => {
+                let src = s.in_register(src);
+                let Src::Reg(r) = src else {
+                    unreachable!("in a register")
+                };
+                let r = if abs { r.absolute() } else { r };
+                let r = if neg { r.negated() } else { r };
+                s.op(Opcode::Mov, dst, vec![Src::Reg(r)]);
+            }
+        };
+        let cmp = |s: &mut Self, a: Src, b: Src, cond: CondMod| {
+            let (a, b, cond) = if a.is_imm() && !b.is_imm() {
+                (b, a, swapped(cond))
+            } else {
+                (s.in_register(a), b, cond)
+            };
+            s.op(Opcode::Cmp, dst_d, vec![a, b]).cond = Some(cond);
+        };
+        match alu.op {
+            A::Fadd => {
+                let (a, b) = (f(self, 0), f(self, 1));
+                self.alu2(Opcode::Add, dst_f, a, b, true);
+            }
+            A::Fsub => {
+                let (a, b) = (f(self, 0), f(self, 1));
+                let b = negate_src(b);
+                self.alu2(Opcode::Add, dst_f, a, b, true);
+            }
+            A::Fmul => {
+                let (a, b) = (f(self, 0), f(self, 1));
+                self.alu2(Opcode::Mul, dst_f, a, b, true);
+            }
+            A::Ffma => {
+                let (a, b, c2) = (f(self, 0), f(self, 1), f(self, 2));
+                self.alu3(Opcode::Mad, dst_f, [c2, a, b]);
+            }
+            A::Flrp => {
+                let (x, y, t) = (f(self, 0), f(self, 1), f(self, 2));
+                // lrp(t, y, x) = t*y + (1-t)*x
+                self.alu3(Opcode::Lrp, dst_f, [t, y, x]);
+            }
+            A::Fneg => {
+                let a = f(self, 0);
+                modifier(self, a, dst_f, true, false);
+            }
+            A::Fabs => {
+                let a = f(self, 0);
+                modifier(self, a, dst_f, false, true);
+            }
+            A::Fsat => {
+                let a = f(self, 0);
+                self.op(Opcode::Mov, dst_f, vec![a]).saturate = true;
+            }
+            A::Fmin | A::Fmax | A::Imin | A::Imax | A::Umin | A::Umax => {
+                let ty = match alu.op {
+                    A::Fmin | A::Fmax => Type::F,
+                    A::Imin | A::Imax => Type::D,
+                    _ => Type::UD,
+                };
+                let (a, b) = (
+                    self.read_alu(&srcs[0], c, ty),
+                    self.read_alu(&srcs[1], c, ty),
+                );
+                let cond = if matches!(alu.op, A::Fmin | A::Imin | A::Umin) {
+                    CondMod::L
+                } else {
+                    CondMod::Ge
+                };
+                self.alu2(Opcode::Sel, dst_f.retype(ty), a, b, true).cond = Some(cond);
+            }
+            A::Ffloor => {
+                let a = f(self, 0);
+                self.op(Opcode::Rndd, dst_f, vec![a]);
+            }
+            A::Fceil => {
+                // ceil(x) = -floor(-x)
+                let a = f(self, 0);
+                let neg = negate_src(a);
+                let t = self.temp_operand(Type::F);
+                self.op(Opcode::Rndd, t, vec![neg]);
+                self.op(Opcode::Mov, dst_f, vec![Src::Reg(t.negated())]);
+            }
+            A::Ftrunc => {
+                let a = f(self, 0);
+                self.op(Opcode::Rndz, dst_f, vec![a]);
+            }
+            A::FroundEven => {
+                let a = f(self, 0);
+                self.op(Opcode::Rnde, dst_f, vec![a]);
+            }
+            A::Ffract => {
+                let a = f(self, 0);
+                self.op(Opcode::Frc, dst_f, vec![a]);
+            }
+            A::Frcp | A::Frsq | A::Fsqrt | A::Fexp2 | A::Flog2 | A::Fsin | A::Fcos => {
+                let function = match alu.op {
+                    A::Frcp => MathFn::Inv,
+                    A::Frsq => MathFn::Rsq,
+                    A::Fsqrt => MathFn::Sqrt,
+                    A::Fexp2 => MathFn::Exp,
+                    A::Flog2 => MathFn::Log,
+                    A::Fsin => MathFn::Sin,
+                    _ => MathFn::Cos,
+                };
+                let a = f(self, 0);
+                self.math(function, dst_f, vec![a]);
+            }
+            A::Fpow | A::Fdiv => {
+                let function = if alu.op == A::Fpow {
+                    MathFn::Pow
+                } else {
+                    MathFn::Fdiv
+                };
+                let (a, b) = (f(self, 0), f(self, 1));
+                self.math(function, dst_f, vec![a, b]);
+            }
+            A::Fsign => {
+                // sign(x): 1.0 or -1.0 by the sign bit where x != 0, else x (keeps ±0).
+                let a = f(self, 0);
+                let a = self.in_register(a);
+                let bits = self.temp_operand(Type::UD);
+                self.op(Opcode::And, bits, vec![a, Src::ud(0x8000_0000)]);
+                self.op(Opcode::Or, bits, vec![Src::Reg(bits), Src::ud(0x3F80_0000)]);
+                let cmp = self.op(Opcode::Cmp, Operand::null(Type::F), vec![a, Src::f(0.0)]);
+                cmp.cond = Some(CondMod::Nz);
+                let sel = self.op(
+                    Opcode::Sel,
+                    dst_ud,
+                    vec![Src::Reg(bits), a.retype(Type::UD)],
+                );
+                sel.predicate = Some(Predicate {
+                    control: 1,
+                    inverse: false,
+                });
+            }
+            A::Flt | A::Fge | A::Feq | A::Fneu => {
+                let (a, b) = (f(self, 0), f(self, 1));
+                let cond = match alu.op {
+                    A::Flt => CondMod::L,
+                    A::Fge => CondMod::Ge,
+                    A::Feq => CondMod::Z,
+                    _ => CondMod::Nz,
+                };
+                cmp(self, a, b, cond);
+            }
+            A::Ilt | A::Ige | A::Ieq | A::Ine => {
+                let (a, b) = (d(self, 0), d(self, 1));
+                let cond = match alu.op {
+                    A::Ilt => CondMod::L,
+                    A::Ige => CondMod::Ge,
+                    A::Ieq => CondMod::Z,
+                    _ => CondMod::Nz,
+                };
+                cmp(self, a, b, cond);
+            }
+            A::Ult | A::Uge => {
+                let (a, b) = (ud(self, 0), ud(self, 1));
+                let cond = if alu.op == A::Ult {
+                    CondMod::L
+                } else {
+                    CondMod::Ge
+                };
+                let (a, b, cond) = if a.is_imm() && !b.is_imm() {
+                    (b, a, swapped(cond))
+                } else {
+                    (self.in_register(a), b, cond)
+                };
+                self.op(Opcode::Cmp, dst_ud, vec![a, b]).cond = Some(cond);
+            }
+            A::Iadd => {
+                let (a, b) = (d(self, 0), d(self, 1));
+                self.alu2(Opcode::Add, dst_d, a, b, true);
+            }
+            A::Isub => {
+                let (a, b) = (d(self, 0), d(self, 1));
+                let b = negate_src(b);
+                self.alu2(Opcode::Add, dst_d, a, b, true);
+            }
+            A::Imul => {
+                let (a, b) = (d(self, 0), d(self, 1));
+                self.alu2(Opcode::Mul, dst_d, a, b, true);
+            }
+            A::Ineg => {
+                let a = d(self, 0);
+                modifier(self, a, dst_d, true, false);
+            }
+            A::Iabs => {
+                let a = d(self, 0);
+                modifier(self, a, dst_d, false, true);
+            }
+            A::Iand | A::Ior | A::Ixor => {
+                let op = match alu.op {
+                    A::Iand => Opcode::And,
+                    A::Ior => Opcode::Or,
+                    _ => Opcode::Xor,
+                };
+                let (a, b) = (ud(self, 0), ud(self, 1));
+                self.alu2(op, dst_ud, a, b, true);
+            }
+            A::Inot => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::Not, dst_ud, vec![a]);
+            }
+            A::Ishl | A::Ishr | A::Ushr => {
+                let (op, ty) = match alu.op {
+                    A::Ishl => (Opcode::Shl, Type::UD),
+                    A::Ishr => (Opcode::Asr, Type::D),
+                    _ => (Opcode::Shr, Type::UD),
+                };
+                let (a, b) = (self.read_alu(&srcs[0], c, ty), ud(self, 1));
+                // Shift counts are taken modulo 32, as the hardware does with the low 5 bits.
+                self.alu2(op, dst_f.retype(ty), a, b, false);
+            }
+            A::Bcsel => {
+                let cond = d(self, 0);
+                self.flag_from_bool(cond, 0);
+                let (a, b) = (ud(self, 1), ud(self, 2));
+                let sel = self.alu2(Opcode::Sel, dst_ud, a, b, false);
+                sel.predicate = Some(Predicate {
+                    control: 1,
+                    inverse: false,
+                });
+            }
+            A::B2f32 => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::And, dst_ud, vec![a, Src::ud(0x3F80_0000)]);
+            }
+            A::B2i32 => {
+                let a = d(self, 0);
+                modifier(self, a, dst_d, true, false);
+            }
+            A::F2b1 => {
+                let a = f(self, 0);
+                cmp(self, a, Src::f(0.0), CondMod::Nz);
+            }
+            A::I2b1 => {
+                let a = d(self, 0);
+                cmp(self, a, Src::d(0), CondMod::Nz);
+            }
+            A::F2i32 => {
+                let a = f(self, 0);
+                self.op(Opcode::Mov, dst_d, vec![a]);
+            }
+            A::F2u32 => {
+                let a = f(self, 0);
+                self.op(Opcode::Mov, dst_ud, vec![a]);
+            }
+            A::I2f32 => {
+                let a = d(self, 0);
+                self.op(Opcode::Mov, dst_f, vec![a]);
+            }
+            A::U2f32 => {
+                let a = ud(self, 0);
+                self.op(Opcode::Mov, dst_f, vec![a]);
+            }
+            A::F2f32 | A::I2i32 | A::U2u32 => {
+                let a = ud(self, 0);
+                self.op(Opcode::Mov, dst_ud, vec![a]);
+            }
+            A::Fddx | A::FddxCoarse | A::Fddy | A::FddyCoarse | A::FddxFine => {
+                let a = f(self, 0);
+                let Src::Reg(a) = self.in_register(a) else {
+                    unreachable!("in a register")
+                };
+                // Quad channels are top-left, top-right, bottom-left, bottom-right.
+                let (minuend, subtrahend, region) = match alu.op {
+                    A::Fddx | A::FddxCoarse => (1, 0, Region::new(4, 4, 0)),
+                    A::Fddy | A::FddyCoarse => (2, 0, Region::new(4, 4, 0)),
+                    _ => (1, 0, Region::new(2, 2, 0)),
+                };
+                let at = |r: Operand, k: u32| Operand {
+                    region: if r.region == Region::SCALAR {
+                        Region::SCALAR
+                    } else {
+                        region
+                    },
+                    offset: if r.region == Region::SCALAR {
+                        r.offset
+                    } else {
+                        r.offset + 4 * k
+                    },
+                    ..r
+                };
+                let hi = at(a, minuend);
+                let lo = at(a, subtrahend);
+                self.op(
+                    Opcode::Add,
+                    dst_f,
+                    vec![Src::Reg(hi), Src::Reg(lo.negated())],
+                );
+            }
+            A::FindLsb => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::Fbl, dst_ud, vec![a]);
+            }
+            A::BitCount => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::Cbit, dst_ud, vec![a]);
+            }
+            A::BitfieldReverse => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::Bfrev, dst_ud, vec![a]);
+            }
+            other => {
+                return Err(self.error(v, &format!("`{}` is not supported yet", other.name())));
+            }
+        }
+        let _ = self.hw;
+        Ok(())
+    }
+}
+
+/// The opcode of an `If` whose arms only leave the loop (one empty, the other a lone `Break`
+/// or `Continue`), and whether its predicate is inverted.
+fn leave_only(then: &[Node], otherwise: &[Node]) -> Option<(Opcode, bool)> {
+    let exit = |nodes: &[Node]| match nodes {
+        [Node::Break] => Some(Opcode::Break),
+        [Node::Continue] => Some(Opcode::Cont),
+        _ => None,
+    };
+    match (exit(then), exit(otherwise)) {
+        (Some(op), None) if otherwise.is_empty() => Some((op, false)),
+        (None, Some(op)) if then.is_empty() => Some((op, true)),
+        _ => None,
+    }
+}
+
+fn is_last(nodes: &[Node], node: &Node) -> bool {
+    std::ptr::eq(nodes.last().expect("node is in nodes"), node)
+}
+
+/// The condition that holds with the sources swapped.
+fn swapped(cond: CondMod) -> CondMod {
+    match cond {
+        CondMod::L => CondMod::G,
+        CondMod::G => CondMod::L,
+        CondMod::Le => CondMod::Ge,
+        CondMod::Ge => CondMod::Le,
+        other => other,
+    }
+}
+
+fn negate_src(src: Src) -> Src {
+    match src {
+        Src::Reg(r) => Src::Reg(r.negated()),
+        Src::Imm(Type::F, bits) => Src::f(-f32::from_bits(bits as u32)),
+        Src::Imm(ty, bits) => Src::Imm(ty, (bits as u32).wrapping_neg() as u64),
+    }
+}

@@ -1,0 +1,74 @@
+//! `shrew compile`: runs the mid-end and a backend over a shader and prints the kernel's
+//! assembly and statistics.
+
+use crate::pipeline::{Pipeline, Target};
+use crate::{CliError, emit, load};
+use clap::Args;
+use shrew_gen::isa::Gen;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct CompileArgs {
+    /// The shader: `.shrew` IR text, `.spv`, `.wgsl` or GLSL.
+    file: PathBuf,
+    /// The hardware to compile for.
+    #[arg(long, value_enum)]
+    target: Target,
+    /// Dispatch width (Gen fragment shaders): 8 or 16.
+    #[arg(long, default_value_t = 8)]
+    simd: u8,
+    /// The mid-end pipeline before the backend (`lower-io` and `dce` always follow it).
+    #[arg(short, long, default_value = "default")]
+    pipeline: String,
+    /// Print the assembly.
+    #[arg(long)]
+    asm: bool,
+    /// Print the statistics (the default when neither `--asm` nor `--json` is given).
+    #[arg(long)]
+    stats: bool,
+    /// Print the statistics as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The Gen generation of a target, if it is one.
+pub fn gen_of(target: Target) -> Option<Gen> {
+    Some(match target {
+        Target::Gen7 => Gen::Gen7,
+        Target::Gen75 => Gen::Gen75,
+        Target::Gen8 => Gen::Gen8,
+        Target::Gen9 => Gen::Gen9,
+        _ => return None,
+    })
+}
+
+pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
+    let Some(hw) = gen_of(args.target) else {
+        return Err(CliError(format!(
+            "{}: no backend for this target yet",
+            args.file.display()
+        )));
+    };
+    let mut shader = load(&args.file)?;
+    let pipeline = format!("{},lower-io,dce", args.pipeline);
+    Pipeline::parse(&pipeline, args.target)?
+        .run(&mut shader)
+        .map_err(CliError)?;
+    let kernel = shrew_gen::compile::compile_fragment(&shader, hw, args.simd)
+        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    let mut out = String::new();
+    if args.asm {
+        out.push_str(&shrew_gen::disasm::listing(&kernel.insts, hw));
+    }
+    let s = &kernel.stats;
+    if args.json {
+        out.push_str(&serde_json::to_string(s).map_err(|e| CliError(e.to_string()))?);
+        out.push('\n');
+    } else if args.stats || !args.asm {
+        out.push_str(&format!(
+            "SIMD{} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends, {} GRFs\n",
+            kernel.dispatch_width, s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends, s.grfs
+        ));
+    }
+    emit(&out)
+}
