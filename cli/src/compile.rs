@@ -66,8 +66,8 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         out.push('\n');
     } else if args.stats || !args.asm {
         out.push_str(&format!(
-            "SIMD{} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends, {} GRFs\n",
-            kernel.dispatch_width, s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends, s.grfs
+            "SIMD{} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends\n",
+            kernel.dispatch_width, s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends
         ));
     }
     emit(&out)

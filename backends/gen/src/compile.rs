@@ -30,7 +30,6 @@ pub struct Stats {
     pub spills: u32,
     pub fills: u32,
     pub sends: u32,
-    pub grfs: u32,
 }
 
 /// Why a shader did not compile.
@@ -56,7 +55,6 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
         spills: 0,
         fills: 0,
         sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
-        grfs: alloc.grfs_used,
     };
     Ok(Kernel {
         hw,

@@ -18,7 +18,7 @@
 //! running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
-use crate::isa::{ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type, restricted_float};
+use crate::isa::{ARF_FLAG, ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type, restricted_float};
 use std::collections::BTreeMap;
 
 /// One hardware thread's state.
@@ -220,11 +220,9 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
                     }
                 }
                 if mask == 0 {
-                    // Nothing runs until the `while` (UIP); drop the `if` frames on the way.
-                    while matches!(stack.last(), Some(Frame::If { .. })) {
-                        stack.pop();
-                    }
-                    pc = jump(inst.uip)?;
+                    // Nothing runs until the end of the innermost block (JIP: its `else`,
+                    // `endif` or `while`), where other channels may wait.
+                    pc = jump(inst.jip)?;
                     continue;
                 }
             }
@@ -367,10 +365,21 @@ fn read_src(src: &Src, i: usize, thread: &Thread) -> Result<(Num, Type), EmuErro
 }
 
 fn read_reg(reg: &Reg, i: usize, thread: &Thread) -> Result<u64, EmuError> {
-    if reg.file == RegFile::Arf {
-        return Ok(0);
-    }
     let r = reg.region;
+    if reg.file == RegFile::Arf {
+        // Flag registers read as their bytes; other architecture registers as zero.
+        if reg.nr & 0xF0 != ARF_FLAG {
+            return Ok(0);
+        }
+        let bytes = thread.flags[(reg.nr & 1) as usize].to_le_bytes();
+        let size = reg.ty.size() as usize;
+        let element = (i / r.width.max(1) as usize) * r.vstride.unwrap_or(0) as usize
+            + (i % r.width.max(1) as usize) * r.hstride as usize;
+        let at = reg.subnr as usize + element * size;
+        return Ok((0..size).fold(0u64, |v, k| {
+            v | (bytes.get(at + k).copied().unwrap_or(0) as u64) << (8 * k)
+        }));
+    }
     let size = reg.ty.size() as usize;
     let (v, w, h) = (
         r.vstride.unwrap_or(0) as usize,
@@ -621,7 +630,24 @@ fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuErro
         results.push(value);
     }
     // Write the destination, then the flag, so that sources read the old values.
-    if !(dst.file == RegFile::Arf && dst.nr == ARF_NULL) {
+    if dst.file == RegFile::Arf && dst.nr & 0xF0 == ARF_FLAG {
+        let register = &mut thread.flags[(dst.nr & 1) as usize];
+        let size = dst.ty.size() as usize;
+        let mut bytes = register.to_le_bytes();
+        for (i, value) in results.iter().enumerate() {
+            if enabled >> (inst.group as u32 + i as u32) & 1 == 0 {
+                continue;
+            }
+            let raw = from_num(*value, dst.ty, inst.saturate);
+            for k in 0..size {
+                let at = dst.subnr as usize + (i * dst.hstride as usize) * size + k;
+                if let Some(byte) = bytes.get_mut(at) {
+                    *byte = (raw >> (8 * k)) as u8;
+                }
+            }
+        }
+        *register = u32::from_le_bytes(bytes);
+    } else if !(dst.file == RegFile::Arf && dst.nr == ARF_NULL) {
         let size = dst.ty.size() as usize;
         for (i, value) in results.into_iter().enumerate() {
             let channel = inst.group as u32 + i as u32;
@@ -692,7 +718,7 @@ fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
         // enabled and in the dispatch's pixel mask (R1.7).
         5 if message_type == 12 => {
-            let pixels = thread.get(1, 7, Type::UW) as u32;
+            let pixels = thread.get(1, 14, Type::UW) as u32;
             let target = desc & 0xFF;
             let width = inst.exec_size as usize;
             let per_comp = width.div_ceil(8) as u8;

@@ -9,6 +9,7 @@
 pub mod compile;
 mod cost;
 pub mod disasm;
+pub mod dispatch;
 pub mod emit;
 pub mod emu;
 pub mod encoding;

@@ -38,7 +38,7 @@ use shrew_engine::interp::memory::{LayoutRule, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Function, InstKind, Interp, Mode, Shader, Stage, Terminator, Value,
 };
-use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::structure::{Node, structurize};
 use std::collections::BTreeMap;
@@ -90,6 +90,9 @@ type ColorOutputs = BTreeMap<u32, VReg>;
 /// Most GRFs of push constants; larger uniform blocks are not supported yet.
 const MAX_PUSH_REGS: u32 = 64;
 
+/// The any4h predicate control: a channel's quad has some flag bit set.
+const ANY4H: u8 = 6;
+
 /// The flag subregister holding live (covered, not discarded) pixels: f1.0.
 pub const LIVE_FLAG: u8 = 2;
 
@@ -134,16 +137,21 @@ pub fn lower_fragment(
     Ok((lowering.program, lowering.payload))
 }
 
-/// The interpolation of the input variable that holds `slot`: the one at the highest location
-/// not above it.
-fn interp_of(shader: &Shader, slot: u32) -> Interp {
-    shader
+/// The interpolation of the input variable that holds `slot` (the one at the highest location
+/// not above it): its own, except that integers are always flat.
+pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
+    let Some(var) = shader
         .variables
         .iter()
         .filter(|var| var.mode == Mode::ShaderIn && var.builtin.is_none())
         .filter(|var| var.location.is_some_and(|l| l <= slot))
         .max_by_key(|var| var.location)
-        .map_or(Interp::Smooth, |var| var.interp)
+    else {
+        return Interp::Smooth;
+    };
+    let floats = shrew_engine::interp::memory::try_flatten_type(shader, &var.ty)
+        .is_ok_and(|leaves| leaves.iter().all(|s| s.base == BaseType::Float));
+    if floats { var.interp } else { Interp::Flat }
 }
 
 fn is_kill(op: Intrinsic) -> bool {
@@ -401,7 +409,7 @@ impl Lowering<'_> {
                     0,
                     Type::UW,
                 )),
-                vec![Src::Reg(Operand::scalar(Base::Fixed(1), 14, Type::UW))],
+                vec![Src::Reg(Operand::scalar(Base::Fixed(1), 28, Type::UW))],
             );
             init.mask_all = true;
             self.emit(init);
@@ -703,7 +711,7 @@ impl Lowering<'_> {
         let mut halt = Inst::control(Op::Hw(Opcode::Halt), self.width);
         // Inverted any4h: the quads none of whose pixels is live.
         halt.predicate = Some(Predicate {
-            control: 8,
+            control: ANY4H,
             inverse: true,
         });
         halt.flag = LIVE_FLAG;

@@ -1,0 +1,159 @@
+//! Fragment thread dispatch for the emulator: what the hardware's windower does before a
+//! fragment kernel runs, and what the render target holds after.
+//!
+//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs them into threads of the
+//! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
+//! bottom-left, bottom-right), fills each thread's payload as [`crate::lower::Payload`] says
+//! (R1's subspan origins and pixel mask, barycentrics, depth and 1/w, push constants, attribute
+//! planes), runs it, and gives each pixel's render-target writes.
+//!
+//! Why: the backend's differential tests and `shrew piglit --target gen*` run kernels against
+//! the interpreter; both sides must see the same inputs, so the inputs are planes over the
+//! pixels' barycentrics, and [`FragmentDraw::input`] gives the value a pixel's `pln` computes.
+//!
+//! Invariants: a pixel that is not covered runs as a helper (its quad's derivatives need it)
+//! and is never written. Threads run one after another; fragment threads share nothing.
+
+use crate::compile::Kernel;
+use crate::emu::{EmuError, Thread, pln, run};
+use crate::isa::Type;
+use std::collections::BTreeMap;
+
+/// One primitive's fragments on a grid of pixels (even width and height).
+#[derive(Clone, Debug, Default)]
+pub struct FragmentDraw {
+    pub width: u32,
+    pub height: u32,
+    /// Window position of the grid's top-left pixel (even).
+    pub origin: [u32; 2],
+    /// Row-major: whether each pixel is covered (helpers otherwise).
+    pub covered: Vec<bool>,
+    /// Row-major perspective-correct barycentrics (b1, b2) of each pixel.
+    pub perspective: Vec<[f32; 2]>,
+    /// Row-major screen-space barycentrics (b1, b2) of each pixel.
+    pub linear: Vec<[f32; 2]>,
+    /// Row-major window depth and 1/w of each pixel.
+    pub depth_w: Vec<[f32; 2]>,
+    /// Per input slot, each component's plane: b1 and b2 coefficients, unused, constant.
+    pub planes: BTreeMap<u32, [[f32; 4]; 4]>,
+    /// The default uniform block.
+    pub uniform_data: Vec<u8>,
+}
+
+/// The render-target writes of one pixel, by render target.
+pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
+
+impl FragmentDraw {
+    /// The value `pln` gives component `comp` of input `slot` at pixel `index` (flat inputs
+    /// take the constant).
+    pub fn input(
+        &self,
+        slot: u32,
+        comp: usize,
+        index: usize,
+        flat: bool,
+        perspective: bool,
+    ) -> f32 {
+        let plane = self.planes.get(&slot).map_or([0.0; 4], |p| p[comp]);
+        if flat {
+            return plane[3];
+        }
+        let [b1, b2] = if perspective {
+            self.perspective[index]
+        } else {
+            self.linear[index]
+        };
+        pln(plane, b1, b2)
+    }
+}
+
+/// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
+pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOutput>, EmuError> {
+    let width = kernel.dispatch_width as usize;
+    let quads_x = draw.width as usize / 2;
+    let quads = quads_x * (draw.height as usize / 2);
+    let mut outputs = vec![PixelOutput::new(); (draw.width * draw.height) as usize];
+    let p = &kernel.payload;
+    for first_quad in (0..quads).step_by(width / 4) {
+        let mut thread = Thread::new(kernel.dispatch_width);
+        let mut pixel_of_channel = vec![None; width];
+        let mut pixel_mask = 0u32;
+        for q in 0..width / 4 {
+            let quad = first_quad + q;
+            if quad >= quads {
+                break;
+            }
+            let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
+            // Subspan origin in R1.2+q: x and y words.
+            thread.set(
+                1,
+                4 + 2 * q,
+                Type::UW,
+                (draw.origin[0] as usize + qx) as u64,
+            );
+            thread.set(
+                1,
+                5 + 2 * q,
+                Type::UW,
+                (draw.origin[1] as usize + qy) as u64,
+            );
+            for k in 0..4 {
+                let (x, y) = (qx + k % 2, qy + k / 2);
+                let index = y * draw.width as usize + x;
+                let channel = 4 * q + k;
+                pixel_of_channel[channel] = Some(index);
+                if draw.covered.get(index).copied().unwrap_or(false) {
+                    pixel_mask |= 1 << channel;
+                }
+                let (half, lane) = ((channel / 8) as u8, channel % 8);
+                let f = |x: f32| x.to_bits() as u64;
+                if let Some(g) = p.perspective_bary {
+                    let [b1, b2] = draw.perspective.get(index).copied().unwrap_or_default();
+                    thread.set(g + 2 * half, lane, Type::F, f(b1));
+                    thread.set(g + 2 * half + 1, lane, Type::F, f(b2));
+                }
+                if let Some(g) = p.linear_bary {
+                    let [b1, b2] = draw.linear.get(index).copied().unwrap_or_default();
+                    thread.set(g + 2 * half, lane, Type::F, f(b1));
+                    thread.set(g + 2 * half + 1, lane, Type::F, f(b2));
+                }
+                let [z, w] = draw.depth_w.get(index).copied().unwrap_or([0.0, 1.0]);
+                if let Some(g) = p.source_depth {
+                    thread.set(g + half, lane, Type::F, f(z));
+                }
+                if let Some(g) = p.source_w {
+                    thread.set(g + half, lane, Type::F, f(w));
+                }
+            }
+        }
+        // The pixel mask in R1.7's low word.
+        thread.set(1, 14, Type::UW, pixel_mask as u64);
+        for byte in 0..p.push_regs as usize * 32 {
+            let value = draw.uniform_data.get(byte).copied().unwrap_or(0);
+            thread.set(
+                p.push_start + (byte / 32) as u8,
+                byte % 32,
+                Type::UB,
+                value as u64,
+            );
+        }
+        for (k, slot) in p.inputs.iter().enumerate() {
+            let planes = draw.planes.get(slot).copied().unwrap_or_default();
+            for (comp, plane) in planes.iter().enumerate() {
+                let grf = p.setup_start + (2 * k + comp / 2) as u8;
+                for (e, &x) in plane.iter().enumerate() {
+                    thread.set(grf, (comp % 2) * 4 + e, Type::F, x.to_bits() as u64);
+                }
+            }
+        }
+        run(&kernel.insts, &mut thread)?;
+        for (&target, writes) in &thread.render_targets {
+            for (channel, rgba) in writes.iter().enumerate().take(width) {
+                if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {
+                    outputs[index].insert(target, *rgba);
+                }
+            }
+        }
+    }
+    Ok(outputs)
+}
