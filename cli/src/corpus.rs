@@ -60,6 +60,9 @@ struct StageReport {
     time: f64,
     /// The pipeline's share of `time`.
     pipeline_time: f64,
+    /// The backend's kernels (Gen targets, fragment stages): per dispatch width, the
+    /// statistics or why it did not compile.
+    kernels: Vec<(u8, Result<shrew_gen::compile::Stats, String>)>,
 }
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
@@ -71,6 +74,8 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         glslang: Glslang::find().ok(),
         pipeline: Pipeline::parse(&args.batch.pipeline, args.batch.target)?,
         model: args.batch.target.options().costs.model,
+        hw: crate::compile::gen_of(args.batch.target),
+        backend_pipeline: Some(Pipeline::parse("lower-io,dce", args.batch.target)?),
         save_spirv: args.save_spirv.clone(),
     };
     let files = args.batch.select(find_files(&args.paths, |p| {
@@ -116,6 +121,22 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
                 "time": r.time,
                 "pipeline_time": r.pipeline_time,
             });
+            let mut line = line;
+            if !r.kernels.is_empty() {
+                let kernels: Vec<serde_json::Value> = r
+                    .kernels
+                    .iter()
+                    .map(|(simd, k)| match k {
+                        Ok(stats) => {
+                            let mut v = serde_json::to_value(stats).unwrap_or_default();
+                            v["simd"] = (*simd).into();
+                            v
+                        }
+                        Err(e) => serde_json::json!({"simd": simd, "error": e}),
+                    })
+                    .collect();
+                line["gen"] = kernels.into();
+            }
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
             out.push_str(&format!(
@@ -225,6 +246,10 @@ struct Context {
     pipeline: Pipeline,
     /// The target's cost model, for the `cost` of each stage.
     model: Model,
+    /// The Gen generation when the target is one: fragment stages are compiled.
+    hw: Option<shrew_gen::isa::Gen>,
+    /// What runs between the mid-end and the backend.
+    backend_pipeline: Option<Pipeline>,
     save_spirv: Option<PathBuf>,
 }
 
@@ -275,6 +300,7 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
         cost: 0,
         time: 0.0,
         pipeline_time: 0.0,
+        kernels: Vec::new(),
     }
 }
 
@@ -290,6 +316,7 @@ fn finish(
     context: &Context,
 ) -> StageReport {
     let (mut instructions, mut cost, mut pipeline_time) = (0, 0, 0.0);
+    let mut kernels = Vec::new();
     if let Some(mut shader) = shader {
         let start = Instant::now();
         if let Err(e) = context.pipeline.run(&mut shader) {
@@ -300,6 +327,9 @@ fn finish(
         time += pipeline_time;
         instructions = instruction_count(&shader);
         cost = shader_cost(&shader, context.model.0.as_ref());
+        if status == Status::Ok {
+            kernels = backend_kernels(shader, context);
+        }
     }
     StageReport {
         index: 0,
@@ -311,7 +341,31 @@ fn finish(
         cost,
         time,
         pipeline_time,
+        kernels,
     }
+}
+
+/// The Gen kernels of a fragment stage at SIMD8 and SIMD16, when the target is a Gen.
+fn backend_kernels(
+    mut shader: shrew_engine::ir::Shader,
+    context: &Context,
+) -> Vec<(u8, Result<shrew_gen::compile::Stats, String>)> {
+    let (Some(hw), Some(prepare)) = (context.hw, &context.backend_pipeline) else {
+        return Vec::new();
+    };
+    if shader.stage != Stage::Fragment {
+        return Vec::new();
+    }
+    if let Err(e) = prepare.run(&mut shader) {
+        return vec![(8, Err(format!("pipeline: {e}")))];
+    }
+    [8, 16]
+        .into_iter()
+        .map(|width| {
+            let kernel = shrew_gen::compile::compile_fragment(&shader, hw, width);
+            (width, kernel.map(|k| k.stats).map_err(|e| e.to_string()))
+        })
+        .collect()
 }
 
 fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageReport> {

@@ -56,6 +56,8 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     for chunk in draw.uniform_data.chunks_mut(4) {
         chunk.copy_from_slice(&small().to_bits().to_le_bytes());
     }
+    draw.ubos
+        .insert(0, draw.uniform_data.iter().rev().copied().collect());
     draw
 }
 
@@ -112,6 +114,7 @@ fn check(name: &str, source: &str) {
         let launch = launch(&shader, &draw);
         let mut resources = Resources {
             uniform_data: draw.uniform_data.clone(),
+            ubos: draw.ubos.clone(),
             ..Resources::default()
         };
         let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
@@ -171,5 +174,35 @@ fn control_flow_with_calls_and_demote() {
     check(
         "control_flow.shrew",
         include_str!("../ir/control_flow.shrew"),
+    );
+}
+
+/// GLSL's default uniform block arrives as a UBO: its loads become push constants.
+#[test]
+fn ubo_members_as_push_constants() {
+    check(
+        "ubo.shrew",
+        "shader fragment
+struct B { scale: f32 offset 0, bias: f32x4 offset 16 }
+var ubo B @b (binding=0)
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @b
+    32 %1 = deref_struct %0.scale
+    32 %2 = load_deref %1
+    32 %3 = deref_struct %0.bias
+    32x4 %4 = load_deref %3
+    32 %5 = deref_var @v
+    32x4 %6 = load_deref %5
+    32x4 %7 = fmul %6, %2.xxxx
+    32x4 %8 = fadd %7, %4
+    32 %9 = deref_var @color
+    store_deref %9, %8 (write_mask=xyzw)
+    return
+}
+",
     );
 }

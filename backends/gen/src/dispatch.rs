@@ -38,6 +38,8 @@ pub struct FragmentDraw {
     pub planes: BTreeMap<u32, [[f32; 4]; 4]>,
     /// The default uniform block.
     pub uniform_data: Vec<u8>,
+    /// UBO contents by binding.
+    pub ubos: BTreeMap<u32, Vec<u8>>,
 }
 
 /// The render-target writes of one pixel, by render target.
@@ -128,14 +130,20 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
         }
         // The pixel mask in R1.7's low word.
         thread.set(1, 14, Type::UW, pixel_mask as u64);
-        for byte in 0..p.push_regs as usize * 32 {
-            let value = draw.uniform_data.get(byte).copied().unwrap_or(0);
-            thread.set(
-                p.push_start + (byte / 32) as u8,
-                byte % 32,
-                Type::UB,
-                value as u64,
-            );
+        for range in &p.push {
+            let buffer: &[u8] = match range.binding {
+                None => &draw.uniform_data,
+                Some(b) => draw.ubos.get(&b).map_or(&[], Vec::as_slice),
+            };
+            for byte in 0..range.bytes as usize {
+                let value = buffer.get(byte).copied().unwrap_or(0);
+                thread.set(
+                    range.grf + (byte / 32) as u8,
+                    byte % 32,
+                    Type::UB,
+                    value as u64,
+                );
+            }
         }
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();

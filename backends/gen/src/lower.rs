@@ -34,7 +34,6 @@
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
-use shrew_engine::interp::memory::{LayoutRule, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Function, InstKind, Interp, Mode, Shader, Stage, Terminator, Value,
 };
@@ -60,9 +59,8 @@ pub struct Payload {
     pub source_depth: Option<u8>,
     /// First GRF of the interpolated 1/w.
     pub source_w: Option<u8>,
-    /// First GRF of the push constants: the uniform block's bytes from 0.
-    pub push_start: u8,
-    pub push_regs: u8,
+    /// The push constants: byte ranges of the uniform block and of UBOs, each from a GRF.
+    pub push: Vec<PushRange>,
     /// First GRF of the attribute setup: two GRFs per input slot in [`Payload::inputs`], each
     /// component's plane as four floats (b1 coefficient, b2 coefficient, unused, constant).
     pub setup_start: u8,
@@ -72,7 +70,22 @@ pub struct Payload {
     pub regs: u8,
 }
 
+/// Bytes `0..bytes` of a buffer, pushed into the payload from GRF `grf`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushRange {
+    /// The UBO's binding; `None` for the default uniform block.
+    pub binding: Option<u32>,
+    pub grf: u8,
+    pub bytes: u32,
+}
+
 impl Payload {
+    /// The push-constant register holding byte `offset` of a buffer, and the byte in it.
+    pub fn pushed(&self, binding: Option<u32>, offset: u32) -> Option<(u8, u32)> {
+        let range = self.push.iter().find(|r| r.binding == binding)?;
+        (offset < range.bytes).then(|| (range.grf + (offset / 32) as u8, offset % 32))
+    }
+
     /// The GRF holding component `comp`'s plane of input `slot`, and its byte offset.
     pub fn plane(&self, slot: u32, comp: u32) -> Option<(u8, u32)> {
         let index = self.inputs.iter().position(|&s| s == slot)? as u32;
@@ -178,7 +191,12 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     let per_value = (width / 8) as u32;
     let mut inputs = Vec::new();
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
-    let mut uniform_end = 0u32;
+    // Bytes read of each pushed buffer (`None`: the default uniform block).
+    let mut push_ends: BTreeMap<Option<u32>, u32> = BTreeMap::new();
+    let constant = |v: Value| match &func.inst(v).kind {
+        InstKind::Const(values) => u32::try_from(values[0]).ok(),
+        _ => None,
+    };
     for inst in func.insts.iter().flatten() {
         let InstKind::Intrinsic(ii) = &inst.kind else {
             continue;
@@ -199,9 +217,18 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
                 depth = true;
                 w = true;
             }
-            Intrinsic::LoadUniform => {
-                let def = inst.def.map_or(0, |d| d.comps as u32 * 4);
-                uniform_end = uniform_end.max(ii.index(IndexKind::Base).unwrap_or(0) + def);
+            Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
+                let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
+                let (binding, offset) = if ii.op == Intrinsic::LoadUbo {
+                    (constant(ii.srcs[0]).map(Some), constant(ii.srcs[1]))
+                } else {
+                    let base = ii.index(IndexKind::Base).unwrap_or(0);
+                    (Some(None), constant(ii.srcs[0]).map(|o| o + base))
+                };
+                if let (Some(binding), Some(offset)) = (binding, offset) {
+                    let end = push_ends.entry(binding).or_default();
+                    *end = (*end).max(offset + bytes);
+                }
             }
             _ => {}
         }
@@ -219,29 +246,33 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     let linear_bary = take(linear, 2 * per_value);
     let source_depth = take(depth, per_value);
     let source_w = take(w, per_value);
-    let push_regs = uniform_end.div_ceil(32);
+    let mut push = Vec::new();
+    for (binding, bytes) in push_ends {
+        push.push(PushRange {
+            binding,
+            grf: next as u8,
+            bytes,
+        });
+        next += bytes.div_ceil(32);
+    }
+    let push_regs = next - push.first().map_or(next, |r| r.grf as u32);
     if push_regs > MAX_PUSH_REGS {
         return Err(LowerError(format!(
-            "{uniform_end} bytes of uniforms: more than the {MAX_PUSH_REGS} GRFs of push constants supported"
+            "{push_regs} GRFs of push constants: more than the {MAX_PUSH_REGS} supported"
         )));
     }
-    let push_start = next;
-    let setup_start = push_start + push_regs;
+    let setup_start = next;
     let regs = setup_start + 2 * inputs.len() as u32;
     if regs > 100 {
         return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
     }
-    // The placement the interpreter uses must agree with the offsets `lower-io` chose.
-    layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
-    let _ = LayoutRule::Slots;
     Ok(Payload {
         dispatch_width: width,
         perspective_bary,
         linear_bary,
         source_depth,
         source_w,
-        push_start: push_start as u8,
-        push_regs: push_regs as u8,
+        push,
         setup_start: setup_start as u8,
         inputs,
         regs: regs as u8,
@@ -330,16 +361,19 @@ impl Lowering<'_> {
                 };
                 Src::Imm(ty, bits)
             }
-            InstKind::Intrinsic(ii) if ii.op == Intrinsic::LoadUniform => {
-                if let Some(offset) = self.constant_offset(ii.srcs[0]) {
-                    let at = ii.index(IndexKind::Base).unwrap_or(0) + offset + 4 * c as u32;
-                    return Src::Reg(Operand::scalar(
-                        Base::Fixed(self.payload.push_start + (at / 32) as u8),
-                        at % 32,
-                        ty,
-                    ));
+            InstKind::Intrinsic(ii)
+                if matches!(ii.op, Intrinsic::LoadUniform | Intrinsic::LoadUbo) =>
+            {
+                match self.push_constant(ii) {
+                    Some((binding, offset)) => {
+                        let (grf, byte) = self
+                            .payload
+                            .pushed(binding, offset + 4 * c as u32)
+                            .expect("planned with the payload");
+                        Src::Reg(Operand::scalar(Base::Fixed(grf), byte, ty))
+                    }
+                    None => Src::Reg(self.comp(v, c, ty)),
                 }
-                Src::Reg(self.comp(v, c, ty))
             }
             _ => Src::Reg(self.comp(v, c, ty)),
         }
@@ -347,6 +381,17 @@ impl Lowering<'_> {
 
     fn read_alu(&mut self, src: &AluSrc, c: u8, ty: Type) -> Src {
         self.read(src.value, src.swizzle[c as usize], ty)
+    }
+
+    /// The pushed buffer and byte offset a uniform or UBO load reads, when both are constant.
+    fn push_constant(&self, ii: &shrew_engine::ir::IntrinsicInst) -> Option<(Option<u32>, u32)> {
+        if ii.op == Intrinsic::LoadUbo {
+            let binding = self.constant_offset(ii.srcs[0])?;
+            Some((Some(binding), self.constant_offset(ii.srcs[1])?))
+        } else {
+            let base = ii.index(IndexKind::Base).unwrap_or(0);
+            Some((None, base + self.constant_offset(ii.srcs[0])?))
+        }
     }
 
     fn constant_offset(&self, v: Value) -> Option<u32> {
@@ -551,9 +596,10 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
         match ii.op {
-            Intrinsic::LoadUniform => {
-                if self.constant_offset(ii.srcs[0]).is_none() {
-                    return Err(self.error(v, "dynamically indexed uniforms are not supported yet"));
+            Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
+                if self.push_constant(ii).is_none() {
+                    let what = "dynamically indexed uniforms and UBOs are not supported yet";
+                    return Err(self.error(v, what));
                 }
                 // Reads go to the push constants; a register copy for copies that need one.
                 for c in 0..comps {

@@ -1,12 +1,13 @@
-//! `lower-io`: loads and stores of shader inputs, outputs and default-block uniforms through
-//! derefs become `load_input`, `store_output` and `load_uniform` at offsets.
+//! `lower-io`: loads and stores of shader inputs, outputs, default-block uniforms and UBOs
+//! through derefs become `load_input`, `store_output`, `load_uniform` and `load_ubo` at offsets.
 //!
 //! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
 //! `shader_in`, `shader_out` or non-opaque `uniform` variable is replaced by the lowered
 //! intrinsic. Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component`
 //! the first 32-bit component in it, and the source the slots added by dynamic indices.
 //! Uniforms are addressed in bytes of the default uniform block: `base` is the constant part,
-//! the source the dynamic part (indices times their strides). Offsets follow the interpreter's
+//! the source the dynamic part (indices times their strides). UBO loads take the buffer's
+//! binding (plus the constant index into an array of blocks) and the byte offset. Offsets follow the interpreter's
 //! placement ([`crate::interp::memory::layout_variables`]), so the lowered shader computes the
 //! same results on it.
 //!
@@ -73,6 +74,8 @@ impl Pass for LowerIo {
 /// Where a lowered access goes.
 struct Access {
     mode: Mode,
+    /// UBOs: the buffer's binding.
+    binding: u32,
     /// The constant byte offset in the storage (input or output slots, or the uniform block).
     offset: u32,
     /// Dynamic indices and their byte strides.
@@ -100,6 +103,7 @@ fn access_of(
         Mode::ShaderIn => ii.op == Intrinsic::LoadDeref,
         Mode::ShaderOut => ii.op == Intrinsic::StoreDeref,
         Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
+        Mode::Ubo => ii.op == Intrinsic::LoadDeref,
         _ => false,
     };
     if !lowered || variable.builtin.is_some() {
@@ -109,10 +113,25 @@ fn access_of(
     let mut ty = variable.ty.clone();
     let mut access = Access {
         mode,
+        binding: variable.binding.unwrap_or(0),
         offset: placement.get(var.0 as usize)?.offset,
         dynamic: Vec::new(),
     };
-    for step in steps {
+    let mut steps = steps.as_slice();
+    if variable.array_of_blocks {
+        // The first index picks the buffer: it must be a constant.
+        let (&first, rest) = steps.split_first()?;
+        let InstKind::Deref(Deref::Array { index, .. }) = &function.inst(first).kind else {
+            return None;
+        };
+        let InstKind::Const(values) = &function.inst(*index).kind else {
+            return None;
+        };
+        access.binding = access.binding.checked_add(u32::try_from(values[0]).ok()?)?;
+        ty = variable.buffer_type().clone();
+        steps = rest;
+    }
+    for &step in steps {
         let InstKind::Deref(deref) = &function.inst(step).kind else {
             return None;
         };
@@ -140,7 +159,7 @@ fn access_of(
         ty = shader.deref_step_type(&ty, deref)?;
     }
     ty.val_type()?;
-    let slots = mode != Mode::Uniform;
+    let slots = matches!(mode, Mode::ShaderIn | Mode::ShaderOut);
     if slots && access.dynamic.iter().any(|&(_, s)| s % SLOT_BYTES != 0) {
         return None;
     }
@@ -159,11 +178,8 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let mut builder = Builder::new(shader, func);
     builder.cursor = Cursor { block, pos };
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
-    let unit = if access.mode == Mode::Uniform {
-        1
-    } else {
-        SLOT_BYTES
-    };
+    let bytes = matches!(access.mode, Mode::Uniform | Mode::Ubo);
+    let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
     for (index, stride) in access.dynamic {
         let scaled = if stride == unit {
@@ -177,8 +193,27 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
             None => scaled,
         });
     }
+    if access.mode == Mode::Ubo {
+        // `load_ubo` has no base: the constant offset joins the dynamic one.
+        let constant = builder.imm_u32(access.offset);
+        let offset = match dynamic {
+            Some(d) => builder.alu(AluOp::Iadd, &[d, constant]),
+            None => constant,
+        };
+        let binding = builder.imm_u32(access.binding);
+        let lowered = builder.intrinsic(
+            Intrinsic::LoadUbo,
+            &[binding, offset],
+            def,
+            &[(IndexKind::AlignMul, 4)],
+        );
+        let function = &mut shader.functions[func.0 as usize];
+        function.replace_uses(v, lowered);
+        function.remove_inst(v);
+        return;
+    }
     let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
-    let (base, component) = if access.mode == Mode::Uniform {
+    let (base, component) = if bytes {
         (access.offset, 0)
     } else {
         (access.offset / SLOT_BYTES, access.offset % SLOT_BYTES / 4)

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Compares shrew's Gen9 fragment kernels with Mesa 24.0.3's figures for the same piglit tests.
+
+Input: the JSON lines of `shrew corpus --json --target gen9 ...` over piglit tests, and the
+anchor file (../shared/anchors/mesa-24.0.3-piglit-dev.jsonl). For each dispatch width it prints
+how many fragment kernels each side compiled, and over the tests both compiled: the sums of
+instructions and cycles, their ratio to Mesa's, and how many kernels are better, equal or worse
+than Mesa's (helped / hurt in shader-db's terms), plus spills where Mesa has none.
+
+    python3 scripts/compare_gen.py /tmp/gen9.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
+"""
+import json
+import sys
+
+PIGLIT_ROOT = "usr/lib/x86_64-linux-gnu/piglit/"
+
+
+def relative(name):
+    path = name.split("#")[0]
+    return path.split(PIGLIT_ROOT, 1)[-1]
+
+
+def main():
+    ours_path, anchors_path = sys.argv[1], sys.argv[2]
+    ours = {}  # (test, simd) -> stats; a test's fragment stages summed
+    failed = {}
+    for line in open(ours_path):
+        d = json.loads(line)
+        if "gen" not in d or d.get("stage") != "fragment":
+            continue
+        test = relative(d["name"])
+        for k in d["gen"]:
+            key = (test, k["simd"])
+            if "error" in k:
+                failed[key] = k["error"]
+                continue
+            acc = ours.setdefault(key, {"instructions": 0, "cycles": 0, "spills": 0})
+            for f in acc:
+                acc[f] += k[f]
+    mesa = {}
+    for line in open(anchors_path):
+        d = json.loads(line)
+        kernels = d.get("gen9")
+        if not isinstance(kernels, list):
+            continue  # Mesa did not compile the test
+        for k in kernels:
+            if k.get("stage") == "FS":
+                mesa[(d["test"], k["simd"])] = k
+    for simd in (8, 16):
+        keys = [k for k in mesa if k[1] == simd]
+        both = [k for k in keys if k in ours and k not in failed]
+        ours_inst = sum(ours[k]["instructions"] for k in both)
+        mesa_inst = sum(mesa[k]["inst"] for k in both)
+        ours_cyc = sum(ours[k]["cycles"] for k in both)
+        mesa_cyc = sum(mesa[k]["cycles"] for k in both)
+        helped = sum(ours[k]["instructions"] < mesa[k]["inst"] for k in both)
+        hurt = sum(ours[k]["instructions"] > mesa[k]["inst"] for k in both)
+        spills = sum(ours[k]["spills"] > 0 and mesa[k]["spills"] == 0 for k in both)
+        print(
+            f"SIMD{simd}: Mesa {len(keys)} kernels, shrew compiled {len(both)} of them; "
+            f"instructions {ours_inst} vs {mesa_inst} ({100 * (ours_inst / max(mesa_inst, 1) - 1):+.1f}%), "
+            f"cycles {ours_cyc} vs {mesa_cyc} ({100 * (ours_cyc / max(mesa_cyc, 1) - 1):+.1f}%); "
+            f"fewer instructions {helped}, more {hurt}, equal {len(both) - helped - hurt}; "
+            f"spills where Mesa has none: {spills}"
+        )
+
+
+if __name__ == "__main__":
+    main()
