@@ -1,7 +1,8 @@
 //! The backend's straight line for one shader at one dispatch width: lowering, dead-code
-//! elimination on the Gen IR, register allocation, emission, and the shader-db statistics of
-//! the result.
+//! elimination and payload coalescing on the Gen IR, register allocation, emission, and the
+//! shader-db statistics of the result.
 
+use crate::coalesce::coalesce_payloads;
 use crate::emit::emit;
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
@@ -45,6 +46,9 @@ pub enum CompileError {
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
     let (mut program, payload) = lower_fragment(shader, hw, width)?;
     dead_code(&mut program);
+    if coalesce_payloads(&mut program) {
+        dead_code(&mut program);
+    }
     let alloc = allocate(&program)?;
     let insts = emit(&program, &alloc);
     let perf = estimate(&insts, hw, width);

@@ -6,6 +6,7 @@
 //! splitting, register allocation and the emulator's shared functions are being built (the Gen
 //! backend issue).
 
+pub mod coalesce;
 pub mod compile;
 mod cost;
 pub mod disasm;

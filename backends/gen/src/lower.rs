@@ -285,7 +285,7 @@ struct Lowering<'s> {
     hw: Gen,
     width: u8,
     regs: Destruction,
-    vregs: BTreeMap<Reg, VReg>,
+    vregs: BTreeMap<(Reg, u8), VReg>,
     program: Program,
     payload: Payload,
     colors: ColorOutputs,
@@ -331,21 +331,21 @@ impl Lowering<'_> {
         Operand::vector(r, 0, ty)
     }
 
-    /// The virtual register of shrew register `reg`.
-    fn vreg(&mut self, reg: Reg) -> VReg {
-        if let Some(&v) = self.vregs.get(&reg) {
+    /// The virtual register of component `c` of shrew register `reg`. Components get registers
+    /// of their own, so that each can be allocated, and coalesced into a payload, alone.
+    fn vreg(&mut self, reg: Reg, c: u8) -> VReg {
+        if let Some(&v) = self.vregs.get(&(reg, c)) {
             return v;
         }
-        let comps = self.regs.reg_shape(reg).comps as u32;
-        let v = self.temp(comps);
-        self.vregs.insert(reg, v);
+        let v = self.temp(1);
+        self.vregs.insert((reg, c), v);
         v
     }
 
     /// Component `c` of value `v`'s register, as `ty`.
     fn comp(&mut self, v: Value, c: u8, ty: Type) -> Operand {
-        let reg = self.vreg(self.regs.reg_of(v));
-        Operand::vector(reg, c as u32 * self.comp_regs() * 32, ty)
+        let reg = self.vreg(self.regs.reg_of(v), c);
+        Operand::vector(reg, 0, ty)
     }
 
     /// Component `c` of a value as a source: an immediate for constants, the push constant for
@@ -541,14 +541,12 @@ impl Lowering<'_> {
     }
 
     fn copy(&mut self, (dst, src): (Reg, Reg)) {
-        let comps = self.regs.reg_shape(dst).comps;
-        let (d, s) = (self.vreg(dst), self.vreg(src));
-        for c in 0..comps as u32 {
-            let at = c * self.comp_regs() * 32;
+        for c in 0..self.regs.reg_shape(dst).comps {
+            let (d, s) = (self.vreg(dst, c), self.vreg(src, c));
             self.op(
                 Opcode::Mov,
-                Operand::vector(d, at, Type::UD),
-                vec![Src::Reg(Operand::vector(s, at, Type::UD))],
+                Operand::vector(d, 0, Type::UD),
+                vec![Src::Reg(Operand::vector(s, 0, Type::UD))],
             );
         }
     }
