@@ -206,3 +206,33 @@ b0:
 ",
     );
 }
+
+/// Selects between constants (equal, one zero, the immediate first) and a discard.
+#[test]
+fn selects_of_constants_and_discard() {
+    check(
+        "selects.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (0.25)
+    1 %3 = flt %1.x, %2
+    32x4 %4 = load_const (0.5, 0, 3.0, 1.0)
+    32x4 %5 = load_const (0.5, 2.0, 0, 1.5)
+    32x4 %6 = bcsel %3.xxxx, %4, %5
+    32x4 %7 = bcsel %3.xxxx, %5, %1
+    32x4 %8 = fadd %6, %7
+    1 %9 = flt %1.y, %1.z
+    discard_if %9
+    32 %10 = deref_var @color
+    store_deref %10, %8 (write_mask=xyzw)
+    return
+}
+",
+    );
+}

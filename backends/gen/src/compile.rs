@@ -1,5 +1,5 @@
 //! The backend's straight line for one shader at one dispatch width: lowering, dead-code
-//! elimination and payload coalescing on the Gen IR, register allocation, emission, and the
+//! elimination, redundant flag writes and payload coalescing on the Gen IR, register allocation, emission, and the
 //! shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
@@ -9,6 +9,7 @@ use crate::isa::{Gen, Opcode};
 use crate::lir::{Op, Program};
 use crate::lower::{LowerError, Payload, lower_fragment};
 use crate::perf::estimate;
+use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
 use shrew_engine::ir::Shader;
 
@@ -45,6 +46,7 @@ pub enum CompileError {
 /// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
     let (mut program, payload) = lower_fragment(shader, hw, width)?;
+    remove_redundant_flags(&mut program);
     dead_code(&mut program);
     if coalesce_payloads(&mut program) {
         dead_code(&mut program);

@@ -18,6 +18,7 @@ pub mod isa;
 pub mod lir;
 pub mod lower;
 pub mod perf;
+pub mod redundant_flags;
 pub mod regalloc;
 
 pub use cost::GenCost;

@@ -1103,12 +1103,30 @@ impl Lowering<'_> {
             }
             A::Bcsel => {
                 let cond = d(self, 0);
-                self.flag_from_bool(cond, 0);
                 let (a, b) = (ud(self, 1), ud(self, 2));
+                if let (Src::Imm(_, x), Src::Imm(_, y)) = (a, b) {
+                    if x == y {
+                        self.op(Opcode::Mov, dst_ud, vec![a]);
+                        return Ok(());
+                    }
+                    if y == 0 {
+                        // Booleans are all ones or zero: `cond & x` is `cond ? x : 0`.
+                        let cond = self.in_register(cond);
+                        self.op(Opcode::And, dst_ud, vec![cond.retype(Type::UD), a]);
+                        return Ok(());
+                    }
+                }
+                self.flag_from_bool(cond, 0);
+                // Only the second source may be an immediate: swap and invert the predicate.
+                let (a, b, inverse) = if a.is_imm() && !b.is_imm() {
+                    (b, a, true)
+                } else {
+                    (a, b, false)
+                };
                 let sel = self.alu2(Opcode::Sel, dst_ud, a, b, false);
                 sel.predicate = Some(Predicate {
                     control: 1,
-                    inverse: false,
+                    inverse,
                 });
             }
             A::B2f32 => {
