@@ -1,10 +1,12 @@
-//! Intel Gen7–Gen9 backend. So far: the target description the mid-end optimizes for (options
-//! and the cost model of extraction), the hardware model ([`isa`]), the native instruction
-//! encoding with its decoder ([`encoding`]), assembly text and listings in the style of Mesa's
-//! disassembler ([`disasm`]), the static performance model behind shader-db's cycles
-//! ([`perf`]), and an emulator of native programs ([`emu`]). Lowering from the IR, SIMD-width
-//! splitting, register allocation and the emulator's shared functions are being built (the Gen
-//! backend issue).
+//! Intel Gen7–Gen9 backend: the target description the mid-end optimizes for (options and the
+//! cost model of extraction), the hardware model ([`isa`]), the native instruction encoding with
+//! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
+//! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
+//! shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
+//! ([`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
+//! ([`emit`]). The emulator ([`emu`]) runs native programs; [`dispatch`] feeds it fragment
+//! threads. SIMD-width splitting, spilling, textures and memory sends, and the vertex and
+//! compute stages are being built (the Gen backend issue).
 
 pub mod coalesce;
 pub mod compile;
