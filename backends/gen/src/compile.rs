@@ -45,7 +45,7 @@ pub enum CompileError {
 
 /// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
-    let (mut program, payload) = lower_fragment(shader, hw, width)?;
+    let (mut program, payload) = lower_fragment(shader, width)?;
     remove_redundant_flags(&mut program);
     dead_code(&mut program);
     if coalesce_payloads(&mut program) {

@@ -25,14 +25,15 @@
 //! exactly what will run.
 //!
 //! Invariants: every virtual register is written before it is read on every path the source
-//! program takes; flags are written by the instruction just before the one that reads them.
-//! Unsupported input (64-bit or 16-bit values, textures, memory access, a dynamically indexed
+//! program takes; a flag is written in the same straight-line code as the instructions that
+//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, memory access, a dynamically indexed
 //! uniform or input) is a [`LowerError`] naming the instruction, never wrong code.
 //!
-//! Options: the generation (sets which instructions are legal) and the dispatch width.
+//! Options: the dispatch width. Nothing depends on the generation yet: the instructions used
+//! are legal on Gen7–Gen9 (SIMD-width splitting for Gen7's limits is still to come).
 
 use crate::encoding::Predicate;
-use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
+use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
 use shrew_engine::ir::{
     AluSrc, Function, InstKind, Interp, Mode, Shader, Stage, Terminator, Value,
@@ -110,11 +111,7 @@ const ANY4H: u8 = 6;
 pub const LIVE_FLAG: u8 = 2;
 
 /// Lowers the entry function of a fragment shader at dispatch width `width` (8 or 16).
-pub fn lower_fragment(
-    shader: &Shader,
-    hw: Gen,
-    width: u8,
-) -> Result<(Program, Payload), LowerError> {
+pub fn lower_fragment(shader: &Shader, width: u8) -> Result<(Program, Payload), LowerError> {
     if shader.stage != Stage::Fragment {
         return Err(LowerError(format!(
             "only fragment shaders are supported yet, not {}",
@@ -131,7 +128,6 @@ pub fn lower_fragment(
     let mut lowering = Lowering {
         shader,
         func,
-        hw,
         width,
         regs: destruction,
         vregs: BTreeMap::new(),
@@ -282,7 +278,6 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
 struct Lowering<'s> {
     shader: &'s Shader,
     func: &'s Function,
-    hw: Gen,
     width: u8,
     regs: Destruction,
     vregs: BTreeMap<(Reg, u8), VReg>,
@@ -881,29 +876,22 @@ impl Lowering<'_> {
         let dst_f = self.comp(v, c, Type::F);
         let dst_d = dst_f.retype(Type::D);
         let dst_ud = dst_f.retype(Type::UD);
-        let modifier = |s: &mut Self, src: Src, dst: Operand, neg: bool, abs: bool| match src {
-            Src::Reg(r) => {
-                let r = if abs { r.absolute() } else { r };
-                let r = if neg { r.negated() } else { r };
-                s.op(Opcode::Mov, dst, vec![Src::Reg(r)]);
-            }
-            Src::Imm(..) => {
-                let src = s.in_register(src);
-                let Src::Reg(r) = src else {
-                    unreachable!("in a register")
-                };
-                let r = if abs { r.absolute() } else { r };
-                let r = if neg { r.negated() } else { r };
-                s.op(Opcode::Mov, dst, vec![Src::Reg(r)]);
-            }
+        let modifier = |s: &mut Self, src: Src, dst: Operand, neg: bool, abs: bool| {
+            let Src::Reg(r) = s.in_register(src) else {
+                unreachable!("in a register")
+            };
+            let r = if abs { r.absolute() } else { r };
+            let r = if neg { r.negated() } else { r };
+            s.op(Opcode::Mov, dst, vec![Src::Reg(r)]);
         };
-        let cmp = |s: &mut Self, a: Src, b: Src, cond: CondMod| {
+        // A comparison writing all ones or zero to `dst`; an immediate goes second.
+        let cmp = |s: &mut Self, dst: Operand, a: Src, b: Src, cond: CondMod| {
             let (a, b, cond) = if a.is_imm() && !b.is_imm() {
                 (b, a, swapped(cond))
             } else {
                 (s.in_register(a), b, cond)
             };
-            s.op(Opcode::Cmp, dst_d, vec![a, b]).cond = Some(cond);
+            s.op(Opcode::Cmp, dst, vec![a, b]).cond = Some(cond);
         };
         match alu.op {
             A::Fadd => {
@@ -1030,7 +1018,7 @@ impl Lowering<'_> {
                     A::Feq => CondMod::Z,
                     _ => CondMod::Nz,
                 };
-                cmp(self, a, b, cond);
+                cmp(self, dst_d, a, b, cond);
             }
             A::Ilt | A::Ige | A::Ieq | A::Ine => {
                 let (a, b) = (d(self, 0), d(self, 1));
@@ -1040,7 +1028,7 @@ impl Lowering<'_> {
                     A::Ieq => CondMod::Z,
                     _ => CondMod::Nz,
                 };
-                cmp(self, a, b, cond);
+                cmp(self, dst_d, a, b, cond);
             }
             A::Ult | A::Uge => {
                 let (a, b) = (ud(self, 0), ud(self, 1));
@@ -1049,12 +1037,7 @@ impl Lowering<'_> {
                 } else {
                     CondMod::Ge
                 };
-                let (a, b, cond) = if a.is_imm() && !b.is_imm() {
-                    (b, a, swapped(cond))
-                } else {
-                    (self.in_register(a), b, cond)
-                };
-                self.op(Opcode::Cmp, dst_ud, vec![a, b]).cond = Some(cond);
+                cmp(self, dst_ud, a, b, cond);
             }
             A::Iadd => {
                 let (a, b) = (d(self, 0), d(self, 1));
@@ -1140,11 +1123,11 @@ impl Lowering<'_> {
             }
             A::F2b1 => {
                 let a = f(self, 0);
-                cmp(self, a, Src::f(0.0), CondMod::Nz);
+                cmp(self, dst_d, a, Src::f(0.0), CondMod::Nz);
             }
             A::I2b1 => {
                 let a = d(self, 0);
-                cmp(self, a, Src::d(0), CondMod::Nz);
+                cmp(self, dst_d, a, Src::d(0), CondMod::Nz);
             }
             A::F2i32 => {
                 let a = f(self, 0);
@@ -1172,10 +1155,12 @@ impl Lowering<'_> {
                     unreachable!("in a register")
                 };
                 // Quad channels are top-left, top-right, bottom-left, bottom-right.
-                let (minuend, subtrahend, region) = match alu.op {
-                    A::Fddx | A::FddxCoarse => (1, 0, Region::new(4, 4, 0)),
-                    A::Fddy | A::FddyCoarse => (2, 0, Region::new(4, 4, 0)),
-                    _ => (1, 0, Region::new(2, 2, 0)),
+                // The difference is the minuend's channel minus channel 0 of its quad (coarse)
+                // or row (fine x).
+                let (minuend, region) = match alu.op {
+                    A::Fddx | A::FddxCoarse => (1, Region::new(4, 4, 0)),
+                    A::Fddy | A::FddyCoarse => (2, Region::new(4, 4, 0)),
+                    _ => (1, Region::new(2, 2, 0)),
                 };
                 let at = |r: Operand, k: u32| Operand {
                     region: if r.region == Region::SCALAR {
@@ -1191,7 +1176,7 @@ impl Lowering<'_> {
                     ..r
                 };
                 let hi = at(a, minuend);
-                let lo = at(a, subtrahend);
+                let lo = at(a, 0);
                 self.op(
                     Opcode::Add,
                     dst_f,
@@ -1217,7 +1202,6 @@ impl Lowering<'_> {
                 return Err(self.error(v, &format!("`{}` is not supported yet", other.name())));
             }
         }
-        let _ = self.hw;
         Ok(())
     }
 }

@@ -24,20 +24,8 @@ pub fn remove_redundant_flags(program: &mut Program) -> bool {
     let mut known: Option<(Base, u32)> = None;
     let mut remove = vec![false; program.insts.len()];
     for (index, inst) in program.insts.iter().enumerate() {
-        let is_control = !matches!(inst.op, Op::Hw(_))
-            || inst.send.is_some()
-            || matches!(
-                inst.opcode(),
-                Some(
-                    Opcode::If
-                        | Opcode::Else
-                        | Opcode::Endif
-                        | Opcode::While
-                        | Opcode::Break
-                        | Opcode::Cont
-                        | Opcode::Halt
-                )
-            );
+        let is_control =
+            inst.send.is_some() || !matches!(inst.op, Op::Hw(op) if !op.is_control_flow());
         if is_control {
             known = None;
             continue;
