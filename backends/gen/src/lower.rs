@@ -26,8 +26,9 @@
 //!
 //! Invariants: every virtual register is written before it is read on every path the source
 //! program takes; a flag is written in the same straight-line code as the instructions that
-//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, memory access, a dynamically indexed
-//! uniform or input) is a [`LowerError`] naming the instruction, never wrong code.
+//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, memory access,
+//! a dynamically indexed uniform or input) is a [`LowerError`] naming the instruction, never
+//! wrong code.
 //!
 //! Options: the dispatch width. Nothing depends on the generation yet: the instructions used
 //! are legal on Gen7–Gen9 (SIMD-width splitting for Gen7's limits is still to come).
