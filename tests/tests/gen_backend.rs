@@ -52,7 +52,7 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
             draw.planes.insert(slot, planes);
         }
     }
-    draw.uniform_data = (0..256).map(|_| 0).collect();
+    draw.uniform_data = vec![0; 256];
     for chunk in draw.uniform_data.chunks_mut(4) {
         chunk.copy_from_slice(&small().to_bits().to_le_bytes());
     }

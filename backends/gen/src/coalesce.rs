@@ -65,24 +65,27 @@ pub fn coalesce_payloads(program: &mut Program) -> bool {
             && src.region == dst.region
             && dst.offset % 32 == 0;
         let whole = program.vreg_sizes[source.0 as usize] * 32 == inst.dst_span();
-        let sole_part_writer = program.insts.iter().enumerate().all(|(k, other)| {
-            k == index
-                || other.dst.is_none_or(|d| {
-                    d.vreg() != Some(payload)
-                        || d.offset + other.dst_span() <= dst.offset
-                        || d.offset >= dst.offset + inst.dst_span()
-                })
-        });
+        // Checked last: it scans the program.
+        let sole_part_writer = || {
+            program.insts.iter().enumerate().all(|(k, other)| {
+                k == index
+                    || other.dst.is_none_or(|d| {
+                        d.vreg() != Some(payload)
+                            || d.offset + other.dst_span() <= dst.offset
+                            || d.offset >= dst.offset + inst.dst_span()
+                    })
+            })
+        };
         if plain
             && whole
             && payload != source
             && is_payload(payload)
             && reads[source.0 as usize] == 1
             && writes[source.0 as usize] > 0
-            && sole_part_writer
             && folds
                 .iter()
                 .all(|&(_, s, p, _)| s != source && s != payload && p != source)
+            && sole_part_writer()
         {
             folds.push((index, source, payload, dst.offset));
         }

@@ -60,82 +60,52 @@ pub fn emit(program: &Program, alloc: &Allocation) -> Vec<Inst> {
 /// The JIP and UIP targets (Gen IR indices) of each control-flow instruction.
 fn jump_targets(program: &Program) -> Vec<Option<(usize, usize)>> {
     let insts = &program.insts;
-    let mut targets = vec![None; insts.len()];
-    let mut open: Vec<usize> = Vec::new();
-    let mut else_of: Vec<Option<usize>> = vec![None; insts.len()];
-    let halt_target = insts.iter().position(|i| i.op == Op::HaltTarget);
-    // The end of the innermost block: the next else/endif/while at the same depth.
+    let nesting = program.nesting();
+    let last = insts.len().saturating_sub(1);
+    // The end of the innermost block: the next else/endif/while (or the halt target) at the
+    // same depth.
     let block_end = |from: usize| {
         let mut depth = 0i32;
         for (k, inst) in insts.iter().enumerate().skip(from + 1) {
             match inst.op {
                 Op::Hw(Opcode::If) | Op::Do => depth += 1,
-                Op::Hw(Opcode::Else) if depth == 0 => return k,
+                Op::Hw(Opcode::Else) | Op::HaltTarget if depth == 0 => return k,
                 Op::Hw(Opcode::Endif | Opcode::While) => {
                     if depth == 0 {
                         return k;
                     }
                     depth -= 1;
                 }
-                Op::HaltTarget if depth == 0 => return k,
                 _ => {}
             }
         }
-        insts.len().saturating_sub(1)
+        last
     };
-    let loop_end = |from: usize| {
-        let mut depth = 0i32;
-        for (k, inst) in insts.iter().enumerate().skip(from + 1) {
+    insts
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            let endif = nesting.endif_of[i].unwrap_or(last);
             match inst.op {
-                Op::Do => depth += 1,
-                Op::Hw(Opcode::While) => {
-                    if depth == 0 {
-                        return k;
-                    }
-                    depth -= 1;
+                Op::Hw(Opcode::If) => Some(match nesting.else_of[i] {
+                    Some(e) => (e + 1, endif),
+                    None => (endif, endif),
+                }),
+                Op::Hw(Opcode::Else) => Some((endif, endif)),
+                Op::Hw(Opcode::Endif) => Some((i + 1, i + 1)),
+                // The loop starts after its `do` mark.
+                Op::Hw(Opcode::While) => nesting.do_of[i].map(|d| (d + 1, d + 1)),
+                Op::Hw(Opcode::Break | Opcode::Cont) => {
+                    Some((block_end(i), nesting.while_of[i].unwrap_or(last)))
                 }
-                _ => {}
-            }
-        }
-        insts.len().saturating_sub(1)
-    };
-    for (i, inst) in insts.iter().enumerate() {
-        match inst.op {
-            Op::Hw(Opcode::If) | Op::Do => open.push(i),
-            Op::Hw(Opcode::Else) => {
-                if let Some(&o) = open.last() {
-                    else_of[o] = Some(i);
+                Op::Hw(Opcode::Halt) => {
+                    let target = nesting.halt_target.unwrap_or(last);
+                    Some((block_end(i).min(target), target))
                 }
+                _ => None,
             }
-            Op::Hw(Opcode::Endif) => {
-                if let Some(o) = open.pop() {
-                    match else_of[o] {
-                        Some(e) => {
-                            targets[o] = Some((e + 1, i));
-                            targets[e] = Some((i, i));
-                        }
-                        None => targets[o] = Some((i, i)),
-                    }
-                }
-                targets[i] = Some((i + 1, i + 1));
-            }
-            Op::Hw(Opcode::While) => {
-                if let Some(o) = open.pop() {
-                    // The loop starts after its `do` mark.
-                    targets[i] = Some((o + 1, o + 1));
-                }
-            }
-            Op::Hw(Opcode::Break | Opcode::Cont) => {
-                targets[i] = Some((block_end(i), loop_end(i)));
-            }
-            Op::Hw(Opcode::Halt) => {
-                let target = halt_target.unwrap_or(insts.len().saturating_sub(1));
-                targets[i] = Some((block_end(i).min(target), target));
-            }
-            _ => {}
-        }
-    }
-    targets
+        })
+        .collect()
 }
 
 fn register(op: &Operand, alloc: &Allocation) -> (RegFile, u8, u8) {

@@ -247,11 +247,11 @@ impl Inst {
         }
     }
 
-    /// Whether every enabled channel of the destination's bytes is written (no predicate, no
-    /// conditional `sel`): a definition that kills what the register held.
+    /// Whether every enabled channel of the destination's bytes is written: a definition that
+    /// kills what the register held. Predicated instructions do not count (a predicated `sel`
+    /// writes every channel, but counting it out is only conservative).
     pub fn is_full_write(&self) -> bool {
         self.predicate.is_none()
-            && !matches!(self.opcode(), Some(Opcode::Sel) if self.cond.is_none())
     }
 
     /// Bytes the destination covers from its offset.
@@ -289,6 +289,77 @@ impl Program {
         self.vreg_sizes.push(grfs);
         VReg(self.vreg_sizes.len() as u32 - 1)
     }
+
+    /// Which control-flow instructions belong together.
+    pub fn nesting(&self) -> Nesting {
+        let n = self.insts.len();
+        let mut nesting = Nesting {
+            else_of: vec![None; n],
+            endif_of: vec![None; n],
+            while_of: vec![None; n],
+            do_of: vec![None; n],
+            halt_target: None,
+        };
+        let mut open: Vec<usize> = Vec::new();
+        let mut loops: Vec<usize> = Vec::new();
+        // Breaks and continues with the `do` of their loop, resolved once its `while` is known.
+        let mut exits: Vec<(usize, usize)> = Vec::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            match inst.op {
+                Op::Hw(Opcode::If) => open.push(i),
+                Op::Do => {
+                    open.push(i);
+                    loops.push(i);
+                }
+                Op::Hw(Opcode::Else) => {
+                    if let Some(&o) = open.last() {
+                        nesting.else_of[o] = Some(i);
+                    }
+                }
+                Op::Hw(Opcode::Endif) => {
+                    if let Some(o) = open.pop() {
+                        nesting.endif_of[o] = Some(i);
+                        if let Some(e) = nesting.else_of[o] {
+                            nesting.endif_of[e] = Some(i);
+                        }
+                    }
+                }
+                Op::Hw(Opcode::While) => {
+                    if let Some(o) = open.pop() {
+                        nesting.while_of[o] = Some(i);
+                        nesting.do_of[i] = Some(o);
+                    }
+                    loops.pop();
+                }
+                Op::Hw(Opcode::Break | Opcode::Cont) => {
+                    if let Some(&d) = loops.last() {
+                        exits.push((i, d));
+                    }
+                }
+                Op::HaltTarget => nesting.halt_target = Some(i),
+                _ => {}
+            }
+        }
+        for (i, d) in exits {
+            nesting.while_of[i] = nesting.while_of[d];
+        }
+        nesting
+    }
+}
+
+/// The structure of a program's control flow, by instruction index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nesting {
+    /// For an `if`: its `else`, if it has one.
+    pub else_of: Vec<Option<usize>>,
+    /// For an `if` or `else`: its `endif`.
+    pub endif_of: Vec<Option<usize>>,
+    /// For a `do` mark, `break` or `cont`: the `while` of the loop.
+    pub while_of: Vec<Option<usize>>,
+    /// For a `while`: its `do` mark.
+    pub do_of: Vec<Option<usize>>,
+    /// Where halted channels join again.
+    pub halt_target: Option<usize>,
 }
 
 impl fmt::Display for Operand {

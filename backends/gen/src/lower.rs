@@ -37,7 +37,7 @@ use crate::encoding::Predicate;
 use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
 use shrew_engine::ir::{
-    AluSrc, Function, InstKind, Interp, Mode, Shader, Stage, Terminator, Value,
+    AluSrc, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator, Value,
 };
 use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -102,6 +102,9 @@ impl Payload {
 /// holding its four colour components.
 type ColorOutputs = BTreeMap<u32, VReg>;
 
+/// Most GRFs the whole thread payload may take, leaving the rest of the 128 to the kernel.
+const MAX_PAYLOAD_REGS: u32 = 100;
+
 /// Most GRFs of push constants; larger uniform blocks are not supported yet.
 const MAX_PUSH_REGS: u32 = 64;
 
@@ -164,6 +167,26 @@ pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
     if floats { var.interp } else { Interp::Flat }
 }
 
+/// The value of a constant, as an offset or binding.
+fn constant_u32(func: &Function, v: Value) -> Option<u32> {
+    match &func.inst(v).kind {
+        InstKind::Const(values) => u32::try_from(values[0]).ok(),
+        _ => None,
+    }
+}
+
+/// The pushed buffer (`None`: the default uniform block) and byte offset a uniform or UBO load
+/// reads, when both are constant.
+fn push_location(func: &Function, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
+    if ii.op == Intrinsic::LoadUbo {
+        let binding = constant_u32(func, ii.srcs[0])?;
+        Some((Some(binding), constant_u32(func, ii.srcs[1])?))
+    } else {
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        Some((None, base + constant_u32(func, ii.srcs[0])?))
+    }
+}
+
 fn is_kill(op: Intrinsic) -> bool {
     matches!(
         op,
@@ -190,10 +213,6 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
     // Bytes read of each pushed buffer (`None`: the default uniform block).
     let mut push_ends: BTreeMap<Option<u32>, u32> = BTreeMap::new();
-    let constant = |v: Value| match &func.inst(v).kind {
-        InstKind::Const(values) => u32::try_from(values[0]).ok(),
-        _ => None,
-    };
     for inst in func.insts.iter().flatten() {
         let InstKind::Intrinsic(ii) = &inst.kind else {
             continue;
@@ -215,14 +234,8 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
                 w = true;
             }
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
-                let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
-                let (binding, offset) = if ii.op == Intrinsic::LoadUbo {
-                    (constant(ii.srcs[0]).map(Some), constant(ii.srcs[1]))
-                } else {
-                    let base = ii.index(IndexKind::Base).unwrap_or(0);
-                    (Some(None), constant(ii.srcs[0]).map(|o| o + base))
-                };
-                if let (Some(binding), Some(offset)) = (binding, offset) {
+                if let Some((binding, offset)) = push_location(func, ii) {
+                    let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
                     let end = push_ends.entry(binding).or_default();
                     *end = (*end).max(offset + bytes);
                 }
@@ -260,7 +273,7 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     }
     let setup_start = next;
     let regs = setup_start + 2 * inputs.len() as u32;
-    if regs > 100 {
+    if regs > MAX_PAYLOAD_REGS {
         return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
     }
     Ok(Payload {
@@ -379,22 +392,12 @@ impl Lowering<'_> {
         self.read(src.value, src.swizzle[c as usize], ty)
     }
 
-    /// The pushed buffer and byte offset a uniform or UBO load reads, when both are constant.
-    fn push_constant(&self, ii: &shrew_engine::ir::IntrinsicInst) -> Option<(Option<u32>, u32)> {
-        if ii.op == Intrinsic::LoadUbo {
-            let binding = self.constant_offset(ii.srcs[0])?;
-            Some((Some(binding), self.constant_offset(ii.srcs[1])?))
-        } else {
-            let base = ii.index(IndexKind::Base).unwrap_or(0);
-            Some((None, base + self.constant_offset(ii.srcs[0])?))
-        }
+    fn push_constant(&self, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
+        push_location(self.func, ii)
     }
 
     fn constant_offset(&self, v: Value) -> Option<u32> {
-        match &self.func.inst(v).kind {
-            InstKind::Const(values) => u32::try_from(values[0]).ok(),
-            _ => None,
-        }
+        constant_u32(self.func, v)
     }
 
     /// Puts an immediate in a register (for sources that cannot be immediates).
@@ -464,7 +467,7 @@ impl Lowering<'_> {
     }
 
     fn nodes(&mut self, nodes: &[Node], loop_depth: u32) -> Result<(), LowerError> {
-        for node in nodes {
+        for (i, node) in nodes.iter().enumerate() {
             match node {
                 Node::Block(b) => self.block(*b)?,
                 Node::If {
@@ -506,7 +509,7 @@ impl Lowering<'_> {
                 Node::Continue => self.emit(Inst::control(Op::Hw(Opcode::Cont), self.width)),
                 Node::Return(_) => {
                     // Channels that return early wait at the end for the colour writes.
-                    if !is_last(nodes, node) || loop_depth > 0 {
+                    if i + 1 < nodes.len() || loop_depth > 0 {
                         self.halts = true;
                         self.emit(Inst::control(Op::Hw(Opcode::Halt), self.width));
                     }
@@ -583,11 +586,7 @@ impl Lowering<'_> {
         }
     }
 
-    fn intrinsic(
-        &mut self,
-        v: Value,
-        ii: &shrew_engine::ir::IntrinsicInst,
-    ) -> Result<(), LowerError> {
+    fn intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
         match ii.op {
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
@@ -1220,10 +1219,6 @@ fn leave_only(then: &[Node], otherwise: &[Node]) -> Option<(Opcode, bool)> {
         (None, Some(op)) if then.is_empty() => Some((op, true)),
         _ => None,
     }
-}
-
-fn is_last(nodes: &[Node], node: &Node) -> bool {
-    std::ptr::eq(nodes.last().expect("node is in nodes"), node)
 }
 
 /// The condition that holds with the sources swapped.

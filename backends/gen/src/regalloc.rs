@@ -85,41 +85,7 @@ fn blocks(program: &Program) -> Vec<Block> {
     }
     starts.dedup();
     let block_of = |i: usize| starts.partition_point(|&s| s <= i) - 1;
-    // Matching structure: for each if/else/do the index of its else/endif/while.
-    let mut matching: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut stack: Vec<usize> = Vec::new();
-    let mut loops: Vec<usize> = Vec::new();
-    let mut innermost_loop_end: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut halt_target = None;
-    for (i, inst) in insts.iter().enumerate() {
-        match inst.op {
-            Op::Hw(Opcode::If) | Op::Do => stack.push(i),
-            Op::Hw(Opcode::Else) => {
-                if let Some(open) = stack.pop() {
-                    matching.insert(open, i);
-                }
-                stack.push(i);
-            }
-            Op::Hw(Opcode::Endif) | Op::Hw(Opcode::While) => {
-                if let Some(open) = stack.pop() {
-                    matching.insert(open, i);
-                }
-            }
-            Op::HaltTarget => halt_target = Some(i),
-            _ => {}
-        }
-        if inst.op == Op::Do {
-            loops.push(i);
-        }
-        if inst.op == Op::Hw(Opcode::While) {
-            loops.pop();
-        }
-        if matches!(inst.op, Op::Hw(Opcode::Break | Opcode::Cont))
-            && let Some(&l) = loops.last()
-        {
-            innermost_loop_end.insert(i, l);
-        }
-    }
+    let nesting = program.nesting();
     let n = starts.len();
     (0..n)
         .map(|b| {
@@ -135,35 +101,19 @@ fn blocks(program: &Program) -> Vec<Block> {
                 succs.push(b + 1);
             }
             if last < insts.len() {
-                match insts[last].op {
-                    Op::Hw(Opcode::If) => {
-                        if let Some(&m) = matching.get(&last) {
-                            succs.push(block_of((m + 1).min(insts.len() - 1)));
-                        }
-                    }
-                    Op::Hw(Opcode::Else) => {
-                        if let Some(&m) = matching.get(&last) {
-                            succs.push(block_of(m));
-                        }
-                    }
-                    Op::Hw(Opcode::While) => {
-                        if let Some((&open, _)) = matching.iter().find(|&(_, &m)| m == last) {
-                            succs.push(block_of(open));
-                        }
-                    }
-                    Op::Hw(Opcode::Break | Opcode::Cont) => {
-                        if let Some(&m) =
-                            innermost_loop_end.get(&last).and_then(|l| matching.get(l))
-                        {
-                            succs.push(block_of(m));
-                        }
-                    }
-                    Op::Hw(Opcode::Halt) => {
-                        if let Some(t) = halt_target {
-                            succs.push(block_of(t));
-                        }
-                    }
-                    _ => {}
+                let target = match insts[last].op {
+                    // Past the `else` when there is one, else to the `endif`.
+                    Op::Hw(Opcode::If) => nesting.else_of[last]
+                        .map(|e| e + 1)
+                        .or(nesting.endif_of[last]),
+                    Op::Hw(Opcode::Else) => nesting.endif_of[last],
+                    Op::Hw(Opcode::While) => nesting.do_of[last],
+                    Op::Hw(Opcode::Break | Opcode::Cont) => nesting.while_of[last],
+                    Op::Hw(Opcode::Halt) => nesting.halt_target,
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    succs.push(block_of(t.min(insts.len() - 1)));
                 }
             }
             succs.sort_unstable();
