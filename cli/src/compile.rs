@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CompileArgs {
-    /// The shader: `.shrew` IR text, `.spv`, `.wgsl` or GLSL.
+    /// The shader: `.shrew` IR text, `.spv`, `.wgsl`, GLSL, or a piglit `.shader_test` (its
+    /// fragment shader).
     file: PathBuf,
     /// The hardware to compile for.
     #[arg(long, value_enum)]

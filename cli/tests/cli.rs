@@ -297,3 +297,59 @@ fn rules_lists_every_rule_as_text_and_json() {
     assert!(late.contains(r#""guard":"opts.lower_fsub""#), "{late}");
     assert_user_error(&shrew(&["rules", "--set", "nosuch"]));
 }
+
+#[test]
+fn compile_prints_gen_assembly_and_statistics() {
+    let example = repo_path("examples/lighting.shrew");
+    let out = shrew(&[
+        "compile",
+        example.to_str().unwrap(),
+        "--target",
+        "gen9",
+        "--asm",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("EOT"), "{}", stdout(&out));
+    let out = shrew(&[
+        "compile",
+        example.to_str().unwrap(),
+        "--target",
+        "gen8",
+        "--simd",
+        "16",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(stats["instructions"].as_u64().unwrap() > 0, "{stats}");
+}
+
+/// A piglit test compiles as its fragment shader; one without gets a clear error.
+#[test]
+fn compile_takes_a_shader_tests_fragment_shader() {
+    let test = temp_file(
+        "green.shader_test",
+        "[require]\nGLSL >= 1.10\n\n[vertex shader passthrough]\n\n[fragment shader]\n\
+         void main() { gl_FragColor = vec4(0.0, 1.0, 0.0, 1.0); }\n\n[test]\ndraw rect -1 -1 2 2\n",
+    );
+    let out = shrew(&[
+        "compile",
+        test.to_str().unwrap(),
+        "--target",
+        "gen9",
+        "--asm",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("EOT"), "{}", stdout(&out));
+    let test = temp_file(
+        "vertex-only.shader_test",
+        "[require]\nGLSL >= 1.10\n\n[vertex shader]\nvoid main() { gl_Position = vec4(0.0); }\n",
+    );
+    let out = shrew(&["compile", test.to_str().unwrap(), "--target", "gen9"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("no fragment shader section"),
+        "{}",
+        stderr(&out)
+    );
+}

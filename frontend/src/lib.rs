@@ -40,10 +40,12 @@ pub enum LoadError {
         error: wgsl::WgslError,
     },
     #[error(
-        "{path}: unknown kind of shader file (expected .shrew, .spv, .wgsl, or GLSL: .vert .frag \
-         .comp .geom .tesc .tese, or .glsl with a stage given)"
+        "{path}: unknown kind of shader file (expected .shrew, .spv, .wgsl, .shader_test, or GLSL: \
+         .vert .frag .comp .geom .tesc .tese, or .glsl with a stage given)"
     )]
     UnknownKind { path: String },
+    #[error("{path}: {message}")]
+    ShaderTest { path: String, message: String },
 }
 
 /// What [`load_file`] needs besides the path.
@@ -51,12 +53,13 @@ pub enum LoadError {
 pub struct LoadOptions {
     /// The entry point of SPIR-V and WGSL modules with several (the first by default).
     pub entry_point: Option<String>,
-    /// The stage of a `.glsl` file.
+    /// The stage of a `.glsl` file, and the section of a `.shader_test` (fragment by default).
     pub stage: Option<Stage>,
 }
 
 /// Loads a shader of any supported kind by its extension: `.shrew` IR text, `.spv` SPIR-V,
-/// `.wgsl` through naga, GLSL through glslangValidator. The result is verified IR.
+/// `.wgsl` through naga, GLSL through glslangValidator, and one stage of a piglit `.shader_test`
+/// (prepared as `shader_runner` does). The result is verified IR.
 pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
     let name = path.display().to_string();
     let io = |e: std::io::Error| LoadError::Io {
@@ -105,6 +108,21 @@ pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError
                 },
             )
         }
+        "shader_test" => {
+            let stage = options.stage.unwrap_or(Stage::Fragment);
+            let source =
+                shader_test_stage(path, stage).map_err(|message| LoadError::ShaderTest {
+                    path: name.clone(),
+                    message,
+                })?;
+            let compiled = glsl::Glslang::find()
+                .and_then(|glslang| glslang.compile_cascade(&source, stage))
+                .map_err(|error| LoadError::Glsl {
+                    path: name.clone(),
+                    error,
+                })?;
+            from_spirv(&compiled.words, &spirv_options)
+        }
         _ => {
             let stage = glsl::stage_for_extension(ext)
                 .or(if ext == "glsl" { options.stage } else { None })
@@ -121,4 +139,19 @@ pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError
             from_spirv(&compiled.words, &spirv_options)
         }
     }
+}
+
+/// The GLSL of a `.shader_test`'s first section of `stage`, as `shader_runner` compiles it.
+fn shader_test_stage(path: &Path, stage: Stage) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut test = piglit::parse_shader_test(&text).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent() {
+        test.load_shader_files(dir).map_err(|e| e.to_string())?;
+    }
+    piglit::stage_sources(&test)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|section| section.stage == stage)
+        .map(|section| section.source)
+        .ok_or_else(|| format!("no {} shader section", stage.name()))
 }

@@ -236,3 +236,59 @@ b0:
 ",
     );
 }
+
+/// Source modifiers and copies folded into their readers: negations and absolute values of
+/// inputs and push constants into `add`, `mul`, `mad` and `math`, `ceil`'s negated result,
+/// integer negation, and `cond ? 0 : k` as an `and` of the complement.
+#[test]
+fn source_modifiers_and_copies() {
+    check(
+        "modifiers.shrew",
+        "shader fragment
+struct B { scale: f32 offset 0, bias: f32x4 offset 16 }
+var ubo B @b (binding=0)
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @b
+    32 %1 = deref_struct %0.scale
+    32 %2 = load_deref %1
+    32 %3 = deref_struct %0.bias
+    32x4 %4 = load_deref %3
+    32 %5 = deref_var @v
+    32x4 %6 = load_deref %5
+    32 %7 = fneg %2
+    32 %8 = ffma %7, %6.x, %6.y
+    32 %9 = fabs %6.z
+    32 %10 = fmul %9, %4.y
+    32 %11 = fceil %6.w
+    32 %12 = fneg %11
+    32 %13 = frsq %9
+    32 %14 = fabs %4.x
+    32 %15 = fneg %14
+    32 %16 = fadd %15, %13
+    32 %17 = load_const (10.0)
+    32 %18 = fmul %6.x, %17
+    32 %19 = f2i32 %18
+    32 %20 = iabs %19
+    32 %21 = ineg %20
+    32 %22 = iadd %21, %19
+    32 %23 = i2f32 %22
+    1 %24 = flt %6.x, %6.y
+    32 %25 = load_const (0)
+    32 %26 = load_const (1.0)
+    32 %27 = bcsel %24, %25, %26
+    32 %28 = fadd %8, %27
+    32 %29 = fadd %10, %12
+    32 %30 = fadd %16, %23
+    32 %31 = fmul %12, %9
+    32x4 %32 = vec4 %28, %29, %30, %31
+    32 %33 = deref_var @color
+    store_deref %33, %32 (write_mask=xyzw)
+    return
+}
+",
+    );
+}

@@ -1,8 +1,9 @@
-//! The backend's straight line for one shader at one dispatch width: lowering, dead-code
-//! elimination, redundant flag writes and payload coalescing on the Gen IR, register allocation, emission, and the
-//! shader-db statistics of the result.
+//! The backend's straight line for one shader at one dispatch width: lowering, copy
+//! propagation, redundant flag writes, payload coalescing and dead-code elimination on the Gen
+//! IR, register allocation, emission, and the shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
+use crate::copy_prop::propagate_copies;
 use crate::emit::emit;
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
@@ -46,6 +47,7 @@ pub enum CompileError {
 /// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
     let (mut program, payload) = lower_fragment(shader, width)?;
+    propagate_copies(&mut program, hw);
     remove_redundant_flags(&mut program);
     dead_code(&mut program);
     if coalesce_payloads(&mut program) {

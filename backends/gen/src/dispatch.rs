@@ -154,7 +154,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                 }
             }
         }
-        run(&kernel.insts, &mut thread)?;
+        run(&kernel.insts, kernel.hw, &mut thread)?;
         for (&target, writes) in &thread.render_targets {
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {

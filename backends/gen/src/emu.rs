@@ -18,7 +18,9 @@
 //! running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
-use crate::isa::{ARF_FLAG, ARF_NULL, CondMod, MathFn, Opcode, RegFile, Type, restricted_float};
+use crate::isa::{
+    ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
+};
 use std::collections::BTreeMap;
 
 /// One hardware thread's state.
@@ -115,8 +117,9 @@ enum Frame {
     Loop { before: u32, continued: u32 },
 }
 
-/// Runs `program` on `thread` until it falls off the end.
-pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
+/// Runs `program` on `thread` until it falls off the end. The generation decides what a
+/// negated source of a logic instruction means.
+pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuError> {
     // Loops start where a `while` jumps back to.
     let mut loop_start = vec![false; program.len()];
     for (index, inst) in program.iter().enumerate() {
@@ -273,7 +276,7 @@ pub fn run(program: &[Inst], thread: &mut Thread) -> Result<(), EmuError> {
                     // A predicated `sel` writes every channel: the predicate picks the source.
                     u32::MAX
                 };
-                execute(inst, thread, enabled).map_err(|e| match e {
+                execute(inst, hw, thread, enabled).map_err(|e| match e {
                     EmuError::Unsupported { .. } => EmuError::Unsupported {
                         index: pc,
                         opcode: inst.opcode.name(),
@@ -333,8 +336,9 @@ enum Num {
     Float(f64),
 }
 
-/// Reads source `src` for element `i` of the instruction.
-fn read_src(src: &Src, i: usize, thread: &Thread) -> Result<(Num, Type), EmuError> {
+/// Reads source `src` for element `i` of the instruction. `logic` says the instruction is a
+/// Gen8+ logic operation, where a negated source is its bitwise complement.
+fn read_src(src: &Src, i: usize, thread: &Thread, logic: bool) -> Result<(Num, Type), EmuError> {
     match *src {
         Src::Imm(ty, bits) => {
             let raw = match ty {
@@ -353,7 +357,9 @@ fn read_src(src: &Src, i: usize, thread: &Thread) -> Result<(Num, Type), EmuErro
                     Num::Float(v) => Num::Float(v.abs()),
                 };
             }
-            if reg.negate {
+            if reg.negate && logic {
+                value = Num::Int(!raw as i64);
+            } else if reg.negate {
                 value = match value {
                     Num::Int(v) => Num::Int(v.wrapping_neg()),
                     Num::Float(v) => Num::Float(-v),
@@ -524,7 +530,7 @@ fn is_unsigned(ty: Type) -> bool {
 }
 
 /// Executes an ALU instruction on the `enabled` channels.
-fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuError> {
+fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<(), EmuError> {
     let unsupported = EmuError::Unsupported {
         index: 0,
         opcode: inst.opcode.name(),
@@ -536,12 +542,17 @@ fn execute(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<(), EmuErro
     let n = inst.exec_size as usize;
     let mut results = Vec::with_capacity(n);
     let mut flag_bits = 0u32;
+    let logic = hw.is_gen8_plus()
+        && matches!(
+            inst.opcode,
+            Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not
+        );
     for i in 0..n {
         let channel = inst.group as u32 + i as u32;
         let srcs: Vec<(Num, Type)> = inst
             .srcs
             .iter()
-            .map(|s| read_src(s, i, thread))
+            .map(|s| read_src(s, i, thread, logic))
             .collect::<Result<_, _>>()?;
         let float = srcs.iter().any(|(v, _)| matches!(v, Num::Float(_)));
         let unsigned = srcs.iter().all(|(_, t)| is_unsigned(*t));
@@ -793,13 +804,39 @@ mod tests {
             .iter()
             .map(|i| decode(encode(i, Gen::Gen9).unwrap(), Gen::Gen9).unwrap())
             .collect();
-        run(&decoded, thread).unwrap();
+        run(&decoded, Gen::Gen9, thread).unwrap();
     }
 
     fn floats(thread: &Thread, reg: u8) -> Vec<f32> {
         (0..8)
             .map(|i| f32::from_bits(thread.get(reg, i, Type::F) as u32))
             .collect()
+    }
+
+    /// A negated source of a logic instruction is its complement on Gen8+, a two's complement
+    /// negation before.
+    #[test]
+    fn logic_negation_by_generation() {
+        let and = Inst::new(
+            Opcode::And,
+            8,
+            Some(Dst::grf(3, 0, Type::UD)),
+            vec![
+                Src::Reg(Reg {
+                    negate: true,
+                    ..Reg::grf(2, 0, Type::UD, VEC8)
+                }),
+                Src::Imm(Type::UD, 0xFF),
+            ],
+        );
+        for (hw, want) in [(Gen::Gen9, 0xFEu64), (Gen::Gen75, 0xFF)] {
+            let mut thread = Thread::new(8);
+            for i in 0..8 {
+                thread.set(2, i, Type::UD, 1);
+            }
+            run(std::slice::from_ref(&and), hw, &mut thread).unwrap();
+            assert_eq!(thread.get(3, 0, Type::UD), want, "{hw:?}");
+        }
     }
 
     #[test]
@@ -1030,7 +1067,7 @@ mod tests {
         );
         send.sfid = 2;
         assert_eq!(
-            run(&[send], &mut thread),
+            run(&[send], Gen::Gen9, &mut thread),
             Err(EmuError::Unsupported {
                 index: 0,
                 opcode: "send"

@@ -3,13 +3,14 @@
 //! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
 //! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
 //! shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
-//! ([`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
+//! ([`copy_prop`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
 //! ([`emit`]). The emulator ([`emu`]) runs native programs; [`dispatch`] feeds it fragment
 //! threads. SIMD-width splitting, spilling, textures and memory sends, and the vertex and
 //! compute stages are being built (the Gen backend issue).
 
 pub mod coalesce;
 pub mod compile;
+pub mod copy_prop;
 mod cost;
 pub mod disasm;
 pub mod dispatch;
@@ -28,13 +29,15 @@ pub use cost::GenCost;
 use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
 use std::sync::Arc;
 
-/// The mid-end options for Gen: a fused multiply-add (`mad`) and no dot-product instructions in
-/// the scalar backend.
+/// The mid-end options for Gen: a fused multiply-add (`mad`), no dot-product instructions in
+/// the scalar backend, and no unordered float comparisons (`cmp` has none; a `not` of an
+/// ordered one folds into its reader as a source modifier).
 pub fn target_options() -> TargetOptions {
     TargetOptions {
         fuse_ffma16: true,
         fuse_ffma32: true,
         lower_fdot: true,
+        lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(GenCost)),
             ..CostOptions::default()

@@ -1092,10 +1092,19 @@ impl Lowering<'_> {
                         self.op(Opcode::Mov, dst_ud, vec![a]);
                         return Ok(());
                     }
+                    // Booleans are all ones or zero: `cond & x` is `cond ? x : 0`, and
+                    // `!cond & y` is `cond ? 0 : y` (copy propagation makes the `not` a source
+                    // modifier on Gen8+).
                     if y == 0 {
-                        // Booleans are all ones or zero: `cond & x` is `cond ? x : 0`.
                         let cond = self.in_register(cond);
                         self.op(Opcode::And, dst_ud, vec![cond.retype(Type::UD), a]);
+                        return Ok(());
+                    }
+                    if x == 0 {
+                        let cond = self.in_register(cond);
+                        let inverse = self.temp_operand(Type::UD);
+                        self.op(Opcode::Not, inverse, vec![cond.retype(Type::UD)]);
+                        self.op(Opcode::And, dst_ud, vec![Src::Reg(inverse), b]);
                         return Ok(());
                     }
                 }

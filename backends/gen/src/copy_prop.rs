@@ -1,0 +1,433 @@
+//! `copy-prop`: instructions that read a copy's destination read the copied value instead.
+//!
+//! What: a copy is a `mov d, s` without predicate, conditional modifier or saturation, whose
+//! destination `d` is a virtual register no other instruction writes. An instruction that reads
+//! all of `d` as a plain vector (its first byte, one element per channel, the copy's channels)
+//! reads `s` in its place: an immediate, a payload register, or a virtual register, with the
+//! copy's source modifiers (`-`, `(abs)`) composed with the reader's own. On Gen8+ a `not d, s`
+//! is a copy too, into logic instructions (`and`, `or`, `xor`), where a negated source is its
+//! bitwise complement (`~s`). The pass repeats until nothing changes; dead-code elimination then
+//! removes the copies no one reads.
+//!
+//! Why: lowering writes `fneg`, `fabs`, `ineg` and `iabs` as movs with source modifiers, puts
+//! immediates in registers for sources that cannot take them, and copies constants and uniforms
+//! into phi registers' places; Mesa's copy propagation folds all of these into their readers.
+//!
+//! Invariants:
+//! - `s` holds at the reader the value it held at the copy: it is an immediate, a payload
+//!   register no instruction writes, or a virtual register with a single writer that dominates
+//!   the copy; and the copy dominates the reader. Dominance is read from the structured
+//!   program: an earlier instruction dominates a later one when the block it is in (the program,
+//!   an `if` or `else` arm, a loop body) encloses the later one.
+//! - The reader takes what it gets. Immediates only go where the hardware takes them (a `mov`'s
+//!   source, or the second source of a 2-source ALU instruction other than `math`), and only
+//!   without modifiers. Source modifiers never go into sends, instructions that ignore them (fact
+//!   sheet A5's list), unsigned sources, or logic instructions (where a negation means a
+//!   complement). Regions other than a plain vector or a scalar stay where they are, since
+//!   3-source instructions have no others. A reader that retypes `d` gets `s` retyped only when
+//!   neither side has a modifier and the copy does not convert (raw 32-bit bits).
+//!
+//! Options: the generation (a logic instruction's negated source is a complement on Gen8+ only).
+
+use crate::isa::{Gen, Opcode, Region, Type};
+use crate::lir::{Base, Inst, Op, Operand, Program, Src};
+
+/// Runs the pass; gives whether it changed anything.
+pub fn propagate_copies(program: &mut Program, hw: Gen) -> bool {
+    let mut changed = false;
+    while propagate_once(program, hw) {
+        changed = true;
+    }
+    changed
+}
+
+fn propagate_once(program: &mut Program, hw: Gen) -> bool {
+    let writers = Writers::of(program);
+    let blocks = Blocks::of(program);
+    let mut changed = false;
+    for reader in 0..program.insts.len() {
+        for k in 0..program.insts[reader].srcs.len() {
+            let Src::Reg(read) = program.insts[reader].srcs[k] else {
+                continue;
+            };
+            let Some(copy_index) = read.vreg().and_then(|d| writers.single(d.0)) else {
+                continue;
+            };
+            let copy_inst = &program.insts[copy_index];
+            let Some(copy) = Copy::of(copy_inst, hw) else {
+                continue;
+            };
+            let stable = match copy.src {
+                Src::Imm(..) => true,
+                Src::Reg(s) => match s.base {
+                    Base::Fixed(grf) => !writers.fixed_written[grf as usize],
+                    Base::Vgrf(v) => writers
+                        .single(v.0)
+                        .is_some_and(|w| blocks.dominates(w, copy_index)),
+                    Base::Arf(_) => false,
+                },
+            };
+            if !stable || !blocks.dominates(copy_index, reader) {
+                continue;
+            }
+            let inst = &program.insts[reader];
+            if let Some(new) = substitute(inst, k, read, copy_inst, &copy) {
+                program.insts[reader].srcs[k] = new;
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+/// A copy's source and whether it is a bitwise complement (a Gen8+ `not`).
+struct Copy {
+    src: Src,
+    complement: bool,
+}
+
+impl Copy {
+    fn of(inst: &Inst, hw: Gen) -> Option<Copy> {
+        let plain = inst.predicate.is_none()
+            && inst.cond.is_none()
+            && !inst.saturate
+            && !inst.mask_all
+            && inst.send.is_none();
+        let dst = inst.dst?;
+        let src = *inst.srcs.first()?;
+        if !plain || dst.offset != 0 || dst.region.hstride != 1 || dst.ty.size() != 4 {
+            return None;
+        }
+        if let Src::Reg(s) = src
+            && !(s.region == Region::SCALAR || s.region == Region::new(8, 8, 1))
+        {
+            return None;
+        }
+        match inst.op {
+            Op::Hw(Opcode::Mov) if src.ty() == dst.ty || is_raw_int_copy(src.ty(), dst.ty) => {
+                Some(Copy {
+                    src,
+                    complement: false,
+                })
+            }
+            Op::Hw(Opcode::Not) if hw.is_gen8_plus() && !has_modifiers(&src) => Some(Copy {
+                src,
+                complement: true,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A mov between 32-bit integer types copies the bits.
+fn is_raw_int_copy(from: Type, to: Type) -> bool {
+    matches!(from, Type::D | Type::UD) && matches!(to, Type::D | Type::UD)
+}
+
+fn has_modifiers(src: &Src) -> bool {
+    src.reg().is_some_and(|r| r.negate || r.abs)
+}
+
+/// What source `k` of `inst`, which reads `read` (the copy's destination), becomes; `None`
+/// when the substitution is not allowed.
+fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Copy) -> Option<Src> {
+    let Op::Hw(op) = inst.op else {
+        return None;
+    };
+    let copy_dst = copy_inst.dst?;
+    let plain_read = read.offset == 0
+        && read.region == Region::new(8, 8, 1)
+        && read.ty.size() == 4
+        && inst.exec_size == copy_inst.exec_size
+        && inst.group == copy_inst.group
+        && !inst.mask_all
+        && inst.send.is_none()
+        && !op.is_control_flow();
+    if !plain_read {
+        return None;
+    }
+    let logic = matches!(op, Opcode::And | Opcode::Or | Opcode::Xor);
+    let read_modifiers = read.negate || read.abs;
+    if copy.complement {
+        let Src::Reg(s) = copy.src else {
+            return None;
+        };
+        let integer = matches!(read.ty, Type::D | Type::UD);
+        return (logic && integer && !read_modifiers).then_some(Src::Reg(Operand {
+            negate: true,
+            ..s.retype(read.ty)
+        }));
+    }
+    match copy.src {
+        Src::Imm(_, bits) => {
+            let position_takes_immediate = match op.num_srcs() {
+                1 => op == Opcode::Mov,
+                2 => k == 1 && op != Opcode::Math,
+                _ => false,
+            };
+            (position_takes_immediate && !read_modifiers).then_some(Src::Imm(read.ty, bits))
+        }
+        Src::Reg(s) => {
+            let copy_modifiers = s.negate || s.abs;
+            if read.ty != copy_dst.ty {
+                let raw = !read_modifiers && !copy_modifiers && s.ty == copy_dst.ty;
+                return raw.then_some(Src::Reg(s.retype(read.ty)));
+            }
+            // Outer modifiers over inner ones: an outer abs drops the inner negation.
+            let negate = if read.abs {
+                read.negate
+            } else {
+                read.negate != s.negate
+            };
+            let abs = read.abs || s.abs;
+            if (negate || abs) && !takes_modifiers(op, read.ty, logic) {
+                return None;
+            }
+            Some(Src::Reg(Operand {
+                negate,
+                abs,
+                ..s.retype(read.ty)
+            }))
+        }
+    }
+}
+
+/// Whether `op` applies arithmetic source modifiers to a source of type `ty`.
+fn takes_modifiers(op: Opcode, ty: Type, logic: bool) -> bool {
+    let ignores = matches!(
+        op,
+        Opcode::Addc
+            | Opcode::Subb
+            | Opcode::Bfe
+            | Opcode::Bfi1
+            | Opcode::Bfi2
+            | Opcode::Bfrev
+            | Opcode::Cbit
+            | Opcode::Fbh
+            | Opcode::Fbl
+            | Opcode::Not
+    );
+    !ignores && !logic && !matches!(ty, Type::UD | Type::UW | Type::UB)
+}
+
+/// Who writes each register.
+struct Writers {
+    /// Per virtual register: the one instruction writing it, `None` for none or several.
+    only: Vec<Option<usize>>,
+    count: Vec<u32>,
+    /// Payload GRFs some instruction writes.
+    fixed_written: Vec<bool>,
+}
+
+impl Writers {
+    fn of(program: &Program) -> Writers {
+        let mut writers = Writers {
+            only: vec![None; program.vreg_sizes.len()],
+            count: vec![0; program.vreg_sizes.len()],
+            fixed_written: vec![false; 128],
+        };
+        for (index, inst) in program.insts.iter().enumerate() {
+            let Some(d) = inst.dst else { continue };
+            match d.base {
+                Base::Vgrf(v) => {
+                    writers.only[v.0 as usize] = Some(index);
+                    writers.count[v.0 as usize] += 1;
+                }
+                Base::Fixed(grf) => {
+                    let last = grf as u32 + (d.offset + inst.dst_span()).div_ceil(32);
+                    for g in grf as u32..last.min(128) {
+                        writers.fixed_written[g as usize] = true;
+                    }
+                }
+                Base::Arf(_) => {}
+            }
+        }
+        writers
+    }
+
+    fn single(&self, vreg: u32) -> Option<usize> {
+        let v = vreg as usize;
+        if self.count[v] == 1 {
+            self.only[v]
+        } else {
+            None
+        }
+    }
+}
+
+/// The blocks of the structured program: the whole program, each `if` and `else` arm and each
+/// loop body, nested.
+struct Blocks {
+    parent: Vec<usize>,
+    block_of: Vec<usize>,
+}
+
+impl Blocks {
+    fn of(program: &Program) -> Blocks {
+        let mut blocks = Blocks {
+            parent: vec![0],
+            block_of: Vec::with_capacity(program.insts.len()),
+        };
+        let mut open = vec![0usize];
+        for inst in &program.insts {
+            let top = *open.last().expect("the program block stays open");
+            let closes = matches!(
+                inst.op,
+                Op::Hw(Opcode::Else | Opcode::Endif | Opcode::While)
+            );
+            let outer = if closes && open.len() > 1 {
+                open.pop();
+                *open.last().expect("still open")
+            } else {
+                top
+            };
+            blocks.block_of.push(outer);
+            if matches!(inst.op, Op::Hw(Opcode::If | Opcode::Else) | Op::Do) {
+                blocks.parent.push(outer);
+                open.push(blocks.parent.len() - 1);
+            }
+        }
+        blocks
+    }
+
+    /// Whether every path to instruction `b` passes instruction `a` first.
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        if a >= b {
+            return false;
+        }
+        let outer = self.block_of[a];
+        let mut block = self.block_of[b];
+        loop {
+            if block == outer {
+                return true;
+            }
+            if block == 0 {
+                return false;
+            }
+            block = self.parent[block];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lir::VReg;
+
+    fn program(vregs: u32, insts: Vec<Inst>) -> Program {
+        Program {
+            dispatch_width: 8,
+            insts,
+            vreg_sizes: vec![1; vregs as usize],
+            payload_regs: 2,
+        }
+    }
+
+    fn v(n: u32, ty: Type) -> Operand {
+        Operand::vector(VReg(n), 0, ty)
+    }
+
+    fn mov(dst: Operand, src: Src) -> Inst {
+        Inst::new(Opcode::Mov, 8, Some(dst), vec![src])
+    }
+
+    #[test]
+    fn modifiers_compose_into_the_reader() {
+        // v1 = -(abs)v0; v2 = v1 + -v1 reads (abs)v0 negated twice over.
+        let mut p = program(
+            3,
+            vec![
+                mov(v(0, Type::F), Src::f(2.0)),
+                mov(v(1, Type::F), Src::Reg(v(0, Type::F).absolute().negated())),
+                Inst::new(
+                    Opcode::Add,
+                    8,
+                    Some(v(2, Type::F)),
+                    vec![Src::Reg(v(1, Type::F)), Src::Reg(v(1, Type::F).negated())],
+                ),
+            ],
+        );
+        assert!(propagate_copies(&mut p, Gen::Gen9));
+        let add = &p.insts[2];
+        assert_eq!(add.srcs[0], Src::Reg(v(0, Type::F).absolute().negated()));
+        assert_eq!(add.srcs[1], Src::Reg(v(0, Type::F).absolute()));
+    }
+
+    #[test]
+    fn immediates_only_where_the_hardware_takes_them() {
+        let mut p = program(
+            3,
+            vec![
+                mov(v(0, Type::F), Src::f(2.0)),
+                Inst::new(
+                    Opcode::Add,
+                    8,
+                    Some(v(1, Type::F)),
+                    vec![Src::Reg(v(0, Type::F)), Src::Reg(v(0, Type::F))],
+                ),
+                mov(v(2, Type::UD), Src::Reg(v(0, Type::UD))),
+            ],
+        );
+        assert!(propagate_copies(&mut p, Gen::Gen9));
+        assert_eq!(p.insts[1].srcs[0], Src::Reg(v(0, Type::F)), "not src0");
+        assert_eq!(p.insts[1].srcs[1], Src::f(2.0));
+        assert_eq!(
+            p.insts[2].srcs[0],
+            Src::Imm(Type::UD, 2.0f32.to_bits() as u64)
+        );
+    }
+
+    #[test]
+    fn a_copy_in_an_arm_does_not_reach_past_its_endif() {
+        let mut p = program(
+            3,
+            vec![
+                mov(
+                    v(0, Type::F),
+                    Src::Reg(Operand::scalar(Base::Fixed(2), 0, Type::F)),
+                ),
+                Inst::control(Op::Hw(Opcode::If), 8),
+                mov(v(1, Type::F), Src::Reg(v(0, Type::F).negated())),
+                Inst::control(Op::Hw(Opcode::Endif), 8),
+                mov(v(2, Type::F), Src::Reg(v(1, Type::F))),
+            ],
+        );
+        propagate_copies(&mut p, Gen::Gen9);
+        assert_eq!(p.insts[4].srcs[0], Src::Reg(v(1, Type::F)));
+        // Inside the arm, the payload register reaches the negation.
+        assert_eq!(
+            p.insts[2].srcs[0],
+            Src::Reg(Operand::scalar(Base::Fixed(2), 0, Type::F).negated())
+        );
+    }
+
+    #[test]
+    fn not_becomes_a_complement_in_logic_instructions_on_gen8_only() {
+        let insts = vec![
+            mov(
+                v(0, Type::UD),
+                Src::Reg(Operand::scalar(Base::Fixed(2), 0, Type::UD)),
+            ),
+            Inst::new(
+                Opcode::Not,
+                8,
+                Some(v(1, Type::UD)),
+                vec![Src::Reg(v(0, Type::UD))],
+            ),
+            Inst::new(
+                Opcode::And,
+                8,
+                Some(v(2, Type::UD)),
+                vec![Src::Reg(v(1, Type::UD)), Src::ud(0x3F80_0000)],
+            ),
+        ];
+        let mut gen7 = program(3, insts.clone());
+        propagate_copies(&mut gen7, Gen::Gen75);
+        assert_eq!(gen7.insts[2].srcs[0], Src::Reg(v(1, Type::UD)));
+        let mut gen9 = program(3, insts);
+        assert!(propagate_copies(&mut gen9, Gen::Gen9));
+        let payload = Operand::scalar(Base::Fixed(2), 0, Type::UD);
+        assert_eq!(gen9.insts[1].srcs[0], Src::Reg(payload));
+        assert_eq!(gen9.insts[2].srcs[0], Src::Reg(payload.negated()));
+    }
+}
