@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod compile;
 mod corpus;
+mod gen_fragments;
 mod opt;
 mod piglit;
 mod pipeline;

@@ -1,12 +1,15 @@
-//! `shrew piglit`: runs piglit's executable `.shader_test` files on the reference interpreter.
+//! `shrew piglit`: runs piglit's executable `.shader_test` files on the reference interpreter,
+//! or with `--target gen*`, their fragment shaders through the Gen backend on its emulator.
 
+use crate::compile::gen_of;
+use crate::gen_fragments::GenFragments;
 use crate::pipeline::Pipeline;
 use crate::{CliError, emit};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
-use shrew_frontend::piglit::run::{Outcome, Status, run_file};
+use shrew_frontend::piglit::run::{FragmentBackend, Outcome, Status, run_file};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -18,6 +21,9 @@ pub struct PiglitArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     batch: BatchArgs,
+    /// Dispatch width of the fragment kernels when a Gen target runs them: 8 or 16.
+    #[arg(long, default_value_t = 8)]
+    simd: u8,
 }
 
 /// What the batch commands (`piglit`, `corpus`) share.
@@ -26,7 +32,8 @@ pub struct BatchArgs {
     /// Passes to run on every translated stage (`none`: no optimization).
     #[arg(short, long, default_value = "none")]
     pub pipeline: String,
-    /// The target to optimize for: its rule options and the costs `eqsat` extracts with.
+    /// The target to optimize for: its rule options and the costs `eqsat` extracts with. With
+    /// `piglit`, a Gen target also runs the fragment shaders: compiled, on its emulator.
     #[arg(long, value_enum, default_value_t)]
     pub target: crate::pipeline::Target,
     /// Print one JSON object per item and a summary object instead of text.
@@ -131,13 +138,18 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     }));
     let bar = progress(files.len());
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
+    let backend = match gen_of(args.batch.target) {
+        Some(hw) => Some(GenFragments::new(hw, args.simd, args.batch.target)?),
+        None => None,
+    };
+    let backend = backend.as_ref().map(|b| b as &dyn FragmentBackend);
     let results: Vec<(usize, PathBuf, Outcome, f64)> =
         thread_pool(args.batch.jobs)?.install(|| {
             files
                 .par_iter()
                 .map(|(index, path)| {
                     let start = Instant::now();
-                    let outcome = run_file(path, &glslang, &optimize);
+                    let outcome = run_file(path, &glslang, &optimize, backend);
                     bar.inc(1);
                     (*index, path.clone(), outcome, start.elapsed().as_secs_f64())
                 })

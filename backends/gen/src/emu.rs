@@ -101,6 +101,8 @@ pub enum EmuError {
     OutOfRegisters(usize),
     #[error("instruction {0}: control flow does not match its structure")]
     BadControlFlow(usize),
+    #[error("instruction {index} (`{opcode}`) works on bits but has a float operand")]
+    FloatBits { index: usize, opcode: &'static str },
     #[error("the program ran more than {0} instructions")]
     RunAway(u64),
 }
@@ -281,6 +283,10 @@ pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuErro
                         index: pc,
                         opcode: inst.opcode.name(),
                     },
+                    EmuError::FloatBits { .. } => EmuError::FloatBits {
+                        index: pc,
+                        opcode: inst.opcode.name(),
+                    },
                     other => other,
                 })?;
             }
@@ -430,8 +436,7 @@ fn half_to_f32(h: u16) -> f32 {
 /// The bits of `value` as `ty`: floats rounded to the type, integers wrapped (or saturated
 /// when `saturate`), float-to-integer conversions rounded toward zero and saturated.
 fn from_num(value: Num, ty: Type, saturate: bool) -> u64 {
-    let is_float = matches!(ty, Type::F | Type::DF | Type::HF);
-    if is_float {
+    if ty.is_float() {
         let mut x = match value {
             Num::Float(x) => x,
             Num::Int(v) => v as f64,
@@ -539,6 +544,28 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
         return Err(unsupported);
     }
     let dst: Dst = inst.dst.ok_or(unsupported.clone())?;
+    let bitwise = matches!(
+        inst.opcode,
+        Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Not
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Asr
+            | Opcode::Bfrev
+            | Opcode::Cbit
+            | Opcode::Fbl
+            | Opcode::Fbh
+            | Opcode::Lzd
+    );
+    let float_operand = inst.srcs.iter().any(|s| s.ty().is_float()) || dst.ty.is_float();
+    if bitwise && float_operand {
+        return Err(EmuError::FloatBits {
+            index: 0,
+            opcode: inst.opcode.name(),
+        });
+    }
     let n = inst.exec_size as usize;
     let mut results = Vec::with_capacity(n);
     let mut flag_bits = 0u32;

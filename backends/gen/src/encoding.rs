@@ -49,6 +49,15 @@ pub enum Src {
     Imm(Type, u64),
 }
 
+impl Src {
+    pub fn ty(&self) -> Type {
+        match self {
+            Src::Reg(r) => r.ty,
+            Src::Imm(ty, _) => *ty,
+        }
+    }
+}
+
 /// A destination.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Dst {

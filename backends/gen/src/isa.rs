@@ -75,6 +75,11 @@ impl Type {
         Type::V,
     ];
 
+    /// Whether elements are floating point (the packed VF immediate is not a register type).
+    pub fn is_float(self) -> bool {
+        matches!(self, Type::F | Type::DF | Type::HF)
+    }
+
     /// Size of one element in bytes (the packed vector immediates count as 4).
     pub fn size(self) -> u8 {
         match self {

@@ -996,7 +996,11 @@ impl Lowering<'_> {
                 let a = f(self, 0);
                 let a = self.in_register(a);
                 let bits = self.temp_operand(Type::UD);
-                self.op(Opcode::And, bits, vec![a, Src::ud(0x8000_0000)]);
+                self.op(
+                    Opcode::And,
+                    bits,
+                    vec![a.retype(Type::UD), Src::ud(0x8000_0000)],
+                );
                 self.op(Opcode::Or, bits, vec![Src::Reg(bits), Src::ud(0x3F80_0000)]);
                 let cmp = self.op(Opcode::Cmp, Operand::null(Type::F), vec![a, Src::f(0.0)]);
                 cmp.cond = Some(CondMod::Nz);

@@ -253,22 +253,17 @@ fn bank_conflict(inst: &Inst, hw: Gen) -> bool {
 /// Whether the instruction runs at the 64-bit (half) rate: a 64-bit execution type, or a
 /// 32×32-bit integer product.
 fn is_wide(inst: &Inst) -> bool {
-    let ty_of = |s: &Src| match s {
-        Src::Reg(r) => r.ty,
-        Src::Imm(ty, _) => *ty,
-    };
-    let any_64 = inst.srcs.iter().any(|s| ty_of(s).size() == 8)
-        || inst.dst.is_some_and(|d| d.ty.size() == 8);
+    let any_64 =
+        inst.srcs.iter().any(|s| s.ty().size() == 8) || inst.dst.is_some_and(|d| d.ty.size() == 8);
     let int_32 = |t: Type| matches!(t, Type::D | Type::UD);
     let int_product = matches!(inst.opcode, Opcode::Mul | Opcode::Mad)
         && inst.srcs.len() >= 2
-        && inst.srcs.iter().all(|s| int_32(ty_of(s)));
+        && inst.srcs.iter().all(|s| int_32(s.ty()));
     any_64 || int_product
 }
 
 fn is_float(inst: &Inst) -> bool {
-    inst.dst
-        .is_some_and(|d| matches!(d.ty, Type::F | Type::DF | Type::HF))
+    inst.dst.is_some_and(|d| d.ty.is_float())
 }
 
 fn timing(inst: &Inst, hw: Gen) -> Timing {

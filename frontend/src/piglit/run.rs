@@ -15,6 +15,11 @@
 //! clamped to [0, 1] and quantized to the RGBA8 framebuffer. Probes compare with piglit's
 //! tolerance for 8-bit channels (3/256), or the test's own `tolerance`. Out-of-bounds array
 //! accesses read zero and drop writes ([`Launch::robust_access`]), as GL drivers behave.
+//!
+//! With a [`FragmentBackend`], the fragment shader runs as the backend's compiled kernel on its
+//! emulator instead: each triangle is shaded on its own, as hardware does, from the varyings at
+//! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
+//! them); a shader the backend cannot compile fails the test.
 
 use super::{Command, ExpectedColor, ProbeRegion, ShaderTest, parse_shader_test, stage_sources};
 use crate::glsl::{Glslang, LegacyInterface};
@@ -66,11 +71,50 @@ impl Outcome {
     }
 }
 
-/// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution.
+/// A backend whose kernels shade fragments in the interpreter's place.
+pub trait FragmentBackend: Sync {
+    /// Compiles the (optimized) fragment shader, or says why it cannot.
+    fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String>;
+}
+
+/// A compiled fragment shader.
+pub trait FragmentKernel {
+    /// Shades one triangle's fragments; gives each pixel's colour output 0 (raw bits), `None`
+    /// where nothing was written.
+    fn shade(
+        &self,
+        fragments: &TriangleFragments,
+        resources: &Resources,
+    ) -> Result<Vec<Option<[u32; 4]>>, String>;
+}
+
+/// One triangle's fragments on a grid of whole quads, row-major.
+#[derive(Clone, Debug, Default)]
+pub struct TriangleFragments {
+    pub width: u32,
+    pub height: u32,
+    /// Window position of the grid's top-left pixel (even).
+    pub origin: [u32; 2],
+    /// Whether each pixel is covered and probed (the others run as helpers).
+    pub covered: Vec<bool>,
+    /// The weights of the triangle's second and third vertex at each pixel, perspective-correct.
+    pub perspective: Vec<[f32; 2]>,
+    /// The same weights in screen space.
+    pub linear: Vec<[f32; 2]>,
+    /// Window depth and interpolated 1/w of each pixel.
+    pub depth_w: Vec<[f32; 2]>,
+    /// Each fragment input's components at the three vertices, by variable name; the third
+    /// vertex is the provoking one.
+    pub varyings: BTreeMap<String, [Vec<u64>; 3]>,
+}
+
+/// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution,
+/// and `backend`, if given, runs the fragment shader.
 pub fn run_file(
     path: &Path,
     glslang: &Glslang,
     optimize: &dyn Fn(&mut Shader) -> Result<(), String>,
+    backend: Option<&dyn FragmentBackend>,
 ) -> Outcome {
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
@@ -114,7 +158,11 @@ pub fn run_file(
     let (Some(vs), Some(fs)) = (vs, fs) else {
         return Outcome::skip("no vertex and fragment shader pair");
     };
-    let mut ctx = match Context::new(&test, vs, fs) {
+    let kernel = match backend.map(|b| b.compile(&fs.0)).transpose() {
+        Ok(k) => k,
+        Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
+    };
+    let mut ctx = match Context::new(&test, vs, fs, kernel) {
         Ok(c) => c,
         Err(e) => return Outcome::fail(e),
     };
@@ -356,6 +404,8 @@ struct StageState {
 struct Context {
     vs: StageState,
     fs: StageState,
+    /// The backend's fragment kernel, when it runs the fragment shader.
+    kernel: Option<Box<dyn FragmentKernel>>,
     width: u32,
     height: u32,
     framebuffer: Vec<[u8; 4]>,
@@ -370,11 +420,13 @@ impl Context {
         test: &ShaderTest,
         vs: (Shader, Option<LegacyInterface>),
         fs: (Shader, Option<LegacyInterface>),
+        kernel: Option<Box<dyn FragmentKernel>>,
     ) -> Result<Context, String> {
         let (width, height) = test.requirements.window_size.unwrap_or(DEFAULT_SIZE);
         let mut ctx = Context {
             vs: StageState::new(vs.0, vs.1)?,
             fs: StageState::new(fs.0, fs.1)?,
+            kernel,
             width,
             height,
             framebuffer: vec![[0; 4]; (width * height) as usize],
@@ -572,7 +624,93 @@ impl Context {
                 }
             }
         }
+        if self.kernel.is_some() {
+            for tri in triangles {
+                self.shade_triangle(tri, &pixels, &vertices, &window)?;
+            }
+            return Ok(());
+        }
         self.shade(&pixels, &vertices, &window)
+    }
+
+    /// Runs the backend's kernel on one triangle's probed pixels (and their quads).
+    fn shade_triangle(
+        &mut self,
+        tri: [usize; 3],
+        pixels: &BTreeMap<(u32, u32), Fragment>,
+        vertices: &[VertexOut],
+        window: &[[f32; 4]],
+    ) -> Result<(), String> {
+        let mine: Vec<(u32, u32)> = pixels
+            .iter()
+            .filter(|&(&(x, y), f)| f.tri == tri && self.probed[(y * self.width + x) as usize])
+            .map(|(&p, _)| p)
+            .collect();
+        let (Some(kernel), false) = (&self.kernel, mine.is_empty()) else {
+            return Ok(());
+        };
+        let min_x = mine.iter().map(|p| p.0).min().unwrap_or(0) & !1;
+        let min_y = mine.iter().map(|p| p.1).min().unwrap_or(0) & !1;
+        let max_x = mine.iter().map(|p| p.0).max().unwrap_or(0) + 1;
+        let max_y = mine.iter().map(|p| p.1).max().unwrap_or(0) + 1;
+        let mut frags = TriangleFragments {
+            width: (max_x - min_x).next_multiple_of(2),
+            height: (max_y - min_y).next_multiple_of(2),
+            origin: [min_x, min_y],
+            ..TriangleFragments::default()
+        };
+        let [a, b, c] = tri.map(|i| window[i]);
+        let area = edge(a, b, c);
+        for gy in 0..frags.height {
+            for gx in 0..frags.width {
+                let (x, y) = (min_x + gx, min_y + gy);
+                let p = [x as f32 + 0.5, y as f32 + 0.5, 0.0, 0.0];
+                let l = [
+                    edge(b, c, p) / area,
+                    edge(c, a, p) / area,
+                    edge(a, b, p) / area,
+                ];
+                let inv_w = l[0] * a[3] + l[1] * b[3] + l[2] * c[3];
+                let covered = pixels.get(&(x, y)).is_some_and(|f| f.tri == tri)
+                    && x < self.width
+                    && y < self.height
+                    && self.probed[(y * self.width + x) as usize];
+                frags.covered.push(covered);
+                frags.linear.push([l[1], l[2]]);
+                frags
+                    .perspective
+                    .push([l[1] * b[3] / inv_w, l[2] * c[3] / inv_w]);
+                frags
+                    .depth_w
+                    .push([l[0] * a[2] + l[1] * b[2] + l[2] * c[2], inv_w]);
+            }
+        }
+        let shader = &self.fs.shader;
+        for var in shader.variables.iter() {
+            if var.mode != Mode::ShaderIn || var.builtin.is_some() {
+                continue;
+            }
+            if let Some(per_vertex) = varying(vertices, &var.name, var.location, &self.vs.shader) {
+                let at = |i: usize| per_vertex[tri[i]].clone();
+                frags
+                    .varyings
+                    .insert(var.name.clone(), [at(0), at(1), at(2)]);
+            }
+        }
+        let colors = kernel.shade(&frags, &self.fs.resources)?;
+        for (i, rgba) in colors.iter().enumerate() {
+            let Some(rgba) = rgba else { continue };
+            if !frags.covered[i] {
+                continue;
+            }
+            let (x, y) = (
+                min_x + i as u32 % frags.width,
+                min_y + i as u32 / frags.width,
+            );
+            let px = rgba.map(|bits| quantize(f32::from_bits(bits)));
+            self.framebuffer[(y * self.width + x) as usize] = px;
+        }
+        Ok(())
     }
 
     /// Runs the vertex shader on the corners.
