@@ -1,14 +1,37 @@
 """Checks a `shrew piglit --json` or `shrew corpus --json` run against a minimum rate.
 
-usage: gate.py piglit|corpus RUN.jsonl MIN_PERCENT
+usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT
+
+`backend` reads a `shrew piglit --target gen* --json` run: tests whose fragment shader the
+backend does not compile yet are counted apart (by reason), and the rate is that of the tests it
+compiles, so any wrong pixel from compiled code fails the gate.
 """
 import json
+import re
 import sys
 
 kind, path, minimum = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rows = [json.loads(line) for line in open(path) if line.strip()]
 summary = next(r["summary"] for r in rows if "summary" in r)
-if kind == "piglit":
+BACKEND = "fragment shader: backend: "
+if kind == "backend":
+    not_compiled = [r for r in rows if (r.get("reason") or "").startswith(BACKEND)]
+    reasons = {}
+    for r in not_compiled:
+        # Without the function and value, so that equal causes group together.
+        reason = re.sub(r"^fn \S+: %\d+ ", "", r["reason"][len(BACKEND):])
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for r in rows:
+        if r.get("status") == "fail" and r not in not_compiled:
+            print(f"FAIL {r['path']}: {r['reason']}")
+    ran = summary["passed"] + summary["failed"] - len(not_compiled)
+    rate = 100.0 * summary["passed"] / ran if ran else 0.0
+    print(f"backend: {summary['passed']} passed, {summary['failed'] - len(not_compiled)} failed, "
+          f"{len(not_compiled)} not compiled by the backend, {summary['skipped']} skipped: "
+          f"{rate:.2f}% of the {ran} tests it compiles pass (gate {minimum}%)")
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"{n:>8}  {reason}")
+elif kind == "piglit":
     for r in rows:
         if r.get("status") == "fail":
             print(f"FAIL {r['path']}: {r['reason']}")

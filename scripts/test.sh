@@ -49,6 +49,15 @@ python3 scripts/gate.py piglit target/piglit.jsonl 99.5
     "$piglit/tests/spec/glsl-1.20/execution" \
     "$piglit/tests/shaders/ssa" >target/piglit-default.jsonl || true
 python3 scripts/gate.py piglit target/piglit-default.jsonl 99.5
+# The same tests with their fragment shaders compiled for Gen9 and run on the emulator: every
+# test the backend compiles must pass at the interpreter's rate.
+"$shrew" piglit --json -p default --target gen9 \
+    "$piglit/generated_tests/spec/glsl-1.10/execution" \
+    "$piglit/generated_tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/spec/glsl-1.10/execution" \
+    "$piglit/tests/spec/glsl-1.20/execution" \
+    "$piglit/tests/shaders/ssa" >target/piglit-gen9.jsonl || true
+python3 scripts/gate.py backend target/piglit-gen9.jsonl 99.5
 
 
 # The whole corpus through the front end: no input may panic, and the front end must translate

@@ -292,3 +292,13 @@ b0:
 ",
     );
 }
+
+/// Found by running piglit on the emulator: a swizzle rotating a loop's vector in place, nested
+/// loops starting at one instruction, and a return from inside a selection.
+#[test]
+fn rotation_nested_loops_and_early_return() {
+    check(
+        "loops_and_returns.shrew",
+        include_str!("../ir/loops_and_returns.shrew"),
+    );
+}

@@ -122,13 +122,14 @@ enum Frame {
 /// Runs `program` on `thread` until it falls off the end. The generation decides what a
 /// negated source of a logic instruction means.
 pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuError> {
-    // Loops start where a `while` jumps back to.
-    let mut loop_start = vec![false; program.len()];
-    for (index, inst) in program.iter().enumerate() {
+    // Loops start where a `while` jumps back to; nested loops may start at one instruction.
+    // Each start lists its loops' `while`s, outermost (latest) first.
+    let mut loop_starts: Vec<Vec<usize>> = vec![Vec::new(); program.len()];
+    for (index, inst) in program.iter().enumerate().rev() {
         if inst.opcode == Opcode::While {
             let target = index as i64 + inst.jip as i64 / 16;
             match usize::try_from(target) {
-                Ok(t) if t <= index => loop_start[t] = true,
+                Ok(t) if t <= index => loop_starts[t].push(index),
                 _ => return Err(EmuError::BadControlFlow(index)),
             }
         }
@@ -139,20 +140,22 @@ pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuErro
     let mut parked: Vec<(usize, u32)> = Vec::new();
     let mut pc = 0usize;
     let mut steps = 0u64;
-    // Set when a `while` jumps back, so that the loop start does not push a second frame.
-    let mut back_edge = false;
+    // The `while` that just jumped back: its loop and those around it keep their frames.
+    let mut back_edge: Option<usize> = None;
     while pc < program.len() {
         steps += 1;
         if steps > STEP_LIMIT {
             return Err(EmuError::RunAway(STEP_LIMIT));
         }
-        if loop_start[pc] && !back_edge {
-            stack.push(Frame::Loop {
-                before: mask,
-                continued: 0,
-            });
+        for &end in &loop_starts[pc] {
+            if back_edge.is_none_or(|from| end < from) {
+                stack.push(Frame::Loop {
+                    before: mask,
+                    continued: 0,
+                });
+            }
         }
-        back_edge = false;
+        back_edge = None;
         let inst = &program[pc];
         let jump = |offset: i32| -> Result<usize, EmuError> {
             usize::try_from(pc as i64 + offset as i64 / 16)
@@ -239,7 +242,7 @@ pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuErro
                 *continued = 0;
                 if going_on != 0 {
                     mask = going_on;
-                    back_edge = true;
+                    back_edge = Some(pc);
                     pc = jump(inst.jip)?;
                     continue;
                 }
@@ -997,6 +1000,56 @@ mod tests {
         run_binary(&[zero, cmp, brk, inc, back], &mut thread);
         let counts: Vec<u64> = (0..8).map(|i| thread.get(3, i, Type::D)).collect();
         assert_eq!(counts, [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    /// A loop nested in another, both starting at one instruction: the outer loop's back edge
+    /// enters the inner loop afresh.
+    #[test]
+    fn nested_loops_may_start_together() {
+        let mut thread = Thread::new(8);
+        let inc = |nr: u8| {
+            Inst::new(
+                Opcode::Add,
+                8,
+                Some(Dst::grf(nr, 0, Type::D)),
+                vec![grf(nr, Type::D), Src::Imm(Type::D, 1)],
+            )
+        };
+        let at_least = |nr: u8, n: u64| {
+            let mut cmp = Inst::new(
+                Opcode::Cmp,
+                8,
+                Some(Dst::null(Type::D)),
+                vec![grf(nr, Type::D), Src::Imm(Type::D, n)],
+            );
+            cmp.cond = Some(CondMod::Ge);
+            cmp
+        };
+        let mut brk = Inst::new(Opcode::Break, 8, None, Vec::new());
+        brk.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        (brk.jip, brk.uip) = (16, 16);
+        let back = |jip: i32| {
+            let mut inst = Inst::new(Opcode::While, 8, None, Vec::new());
+            inst.jip = jip;
+            inst
+        };
+        // loop { loop { g3 += 1; if g3 >= 2 break } g4 += 1; if g4 >= 3 break }
+        let program = [
+            inc(3),
+            at_least(3, 2),
+            brk.clone(),
+            back(-48),
+            inc(4),
+            at_least(4, 3),
+            brk,
+            back(-112),
+        ];
+        run_binary(&program, &mut thread);
+        assert_eq!(thread.get(3, 0, Type::D), 4);
+        assert_eq!(thread.get(4, 0, Type::D), 3);
     }
 
     /// Odd channels `cont` before counting, so only even ones count; all of them iterate.

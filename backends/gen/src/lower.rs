@@ -135,6 +135,7 @@ pub fn lower_fragment(shader: &Shader, width: u8) -> Result<(Program, Payload), 
         width,
         regs: destruction,
         vregs: BTreeMap::new(),
+        staged: None,
         program: Program {
             dispatch_width: width,
             insts: Vec::new(),
@@ -295,6 +296,8 @@ struct Lowering<'s> {
     width: u8,
     regs: Destruction,
     vregs: BTreeMap<(Reg, u8), VReg>,
+    /// A value computed into fresh registers instead of its own (see [`Lowering::alu`]).
+    staged: Option<(Value, Vec<VReg>)>,
     program: Program,
     payload: Payload,
     colors: ColorOutputs,
@@ -353,6 +356,11 @@ impl Lowering<'_> {
 
     /// Component `c` of value `v`'s register, as `ty`.
     fn comp(&mut self, v: Value, c: u8, ty: Type) -> Operand {
+        if let Some((staged, temps)) = &self.staged
+            && *staged == v
+        {
+            return Operand::vector(temps[c as usize], 0, ty);
+        }
         let reg = self.vreg(self.regs.reg_of(v), c);
         Operand::vector(reg, 0, ty)
     }
@@ -458,7 +466,7 @@ impl Lowering<'_> {
             init.mask_all = true;
             self.emit(init);
         }
-        self.nodes(tree, 0)?;
+        self.nodes(tree, true)?;
         if self.halts {
             self.emit(Inst::control(Op::HaltTarget, self.width));
         }
@@ -466,8 +474,10 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    fn nodes(&mut self, nodes: &[Node], loop_depth: u32) -> Result<(), LowerError> {
+    /// Lowers a list of nodes; `tail` says nothing runs after it (the end of the shader).
+    fn nodes(&mut self, nodes: &[Node], tail: bool) -> Result<(), LowerError> {
         for (i, node) in nodes.iter().enumerate() {
+            let node_tail = tail && i + 1 == nodes.len();
             match node {
                 Node::Block(b) => self.block(*b)?,
                 Node::If {
@@ -493,23 +503,23 @@ impl Lowering<'_> {
                         inverse: false,
                     });
                     self.emit(inst);
-                    self.nodes(then, loop_depth)?;
+                    self.nodes(then, node_tail)?;
                     if !otherwise.is_empty() {
                         self.emit(Inst::control(Op::Hw(Opcode::Else), self.width));
-                        self.nodes(otherwise, loop_depth)?;
+                        self.nodes(otherwise, node_tail)?;
                     }
                     self.emit(Inst::control(Op::Hw(Opcode::Endif), self.width));
                 }
                 Node::Loop(body) => {
                     self.emit(Inst::control(Op::Do, self.width));
-                    self.nodes(body, loop_depth + 1)?;
+                    self.nodes(body, false)?;
                     self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
                 }
                 Node::Break => self.emit(Inst::control(Op::Hw(Opcode::Break), self.width)),
                 Node::Continue => self.emit(Inst::control(Op::Hw(Opcode::Cont), self.width)),
                 Node::Return(_) => {
                     // Channels that return early wait at the end for the colour writes.
-                    if i + 1 < nodes.len() || loop_depth > 0 {
+                    if !node_tail {
                         self.halts = true;
                         self.emit(Inst::control(Op::Hw(Opcode::Halt), self.width));
                     }
@@ -819,6 +829,35 @@ impl Lowering<'_> {
     }
 
     fn alu(&mut self, v: Value, alu: &shrew_engine::ir::Alu, comps: u8) -> Result<(), LowerError> {
+        // A vector sharing its register with a source (out-of-SSA coalesced them) is computed
+        // into fresh registers, then copied: written in place, component by component, it would
+        // clobber components a swizzle still reads.
+        let reg = self.regs.reg_of(v);
+        if comps > 1 && alu.srcs.iter().any(|s| self.regs.reg_of(s.value) == reg) {
+            let temps = (0..comps).map(|_| self.temp(1)).collect();
+            self.staged = Some((v, temps));
+            let lowered = self.alu_in_place(v, alu, comps);
+            let (_, temps) = self.staged.take().expect("staged above");
+            lowered?;
+            for (c, t) in temps.into_iter().enumerate() {
+                let dst = self.comp(v, c as u8, Type::UD);
+                self.op(
+                    Opcode::Mov,
+                    dst,
+                    vec![Src::Reg(Operand::vector(t, 0, Type::UD))],
+                );
+            }
+            return Ok(());
+        }
+        self.alu_in_place(v, alu, comps)
+    }
+
+    fn alu_in_place(
+        &mut self,
+        v: Value,
+        alu: &shrew_engine::ir::Alu,
+        comps: u8,
+    ) -> Result<(), LowerError> {
         use AluOp as A;
         let srcs = &alu.srcs;
         let src_bits: Vec<u8> = srcs
