@@ -61,7 +61,7 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 }
 
 /// The pipeline `default` names.
-pub const DEFAULT_PIPELINE: &str = "inline,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
+pub const DEFAULT_PIPELINE: &str = "inline,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,loop-unroll,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set, and `eqsat` with the
 /// main rules, all for the target options `opts`.

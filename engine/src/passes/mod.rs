@@ -13,6 +13,7 @@ pub mod eqsat;
 pub mod find_array_copies;
 pub mod if_convert;
 pub mod inline;
+pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
 pub mod lower_io;
 pub mod manager;
@@ -42,6 +43,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),
         Box::new(memory_cse::MemoryCse),
         Box::new(move_discards::MoveDiscards {
