@@ -109,13 +109,7 @@ impl FragmentKernel for GenKernel {
             }
         }
         let draw = FragmentDraw {
-            width: fragments.width,
-            height: fragments.height,
-            origin: fragments.origin,
-            covered: fragments.covered.clone(),
-            perspective: fragments.perspective.clone(),
-            linear: fragments.linear.clone(),
-            depth_w: fragments.depth_w.clone(),
+            pixels: fragments.pixels.clone(),
             planes,
             uniform_data: resources.uniform_data.clone(),
             ubos: resources.ubos.clone(),

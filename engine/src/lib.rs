@@ -2,7 +2,8 @@
 //! the reference interpreter ([`interp`]), analyses ([`cfg`], [`uses`]), the passes with their
 //! pipeline ([`passes`]), equality saturation with target-aware extraction ([`egraph`]), and the
 //! out-of-SSA translation and the structured control-flow tree the backends start from
-//! ([`out_of_ssa`], [`structure`]).
+//! ([`out_of_ssa`], [`structure`]), and the rasterizer's pixel grid fragment executors read
+//! ([`raster`]).
 
 pub mod cfg;
 pub mod egraph;
@@ -11,6 +12,7 @@ pub mod ir;
 pub mod memory;
 pub mod out_of_ssa;
 pub mod passes;
+pub mod raster;
 pub mod rewrite;
 pub mod rng;
 pub mod structure;

@@ -6,6 +6,7 @@
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Interp, Mode, Shader};
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
+use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
 use shrew_gen::compile::compile_fragment;
@@ -34,16 +35,21 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     let mut small = || (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0;
     let pixels = (WIDTH * HEIGHT) as usize;
     let mut draw = FragmentDraw {
-        width: WIDTH,
-        height: HEIGHT,
-        origin: [2, 4],
-        covered: (0..pixels).map(|i| i != 5).collect(),
+        pixels: QuadGrid {
+            width: WIDTH,
+            height: HEIGHT,
+            origin: [2, 4],
+            covered: (0..pixels).map(|i| i != 5).collect(),
+            ..QuadGrid::default()
+        },
         ..FragmentDraw::default()
     };
     for _ in 0..pixels {
-        draw.perspective.push([small(), small()]);
-        draw.linear.push([small(), small()]);
-        draw.depth_w.push([small().abs(), 1.0 + small().abs()]);
+        draw.pixels.perspective.push([small(), small()]);
+        draw.pixels.linear.push([small(), small()]);
+        draw.pixels
+            .depth_w
+            .push([small().abs(), 1.0 + small().abs()]);
     }
     for var in &shader.variables {
         if var.mode == Mode::ShaderIn && var.builtin.is_none() {
@@ -66,9 +72,9 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
     let pixels = (WIDTH * HEIGHT) as usize;
     let mut launch = Launch::invocations(pixels);
     launch.width = WIDTH;
-    launch.origin = draw.origin;
-    launch.covered = draw.covered.clone();
-    launch.frag_coord_zw = draw.depth_w.clone();
+    launch.origin = draw.pixels.origin;
+    launch.covered = draw.pixels.covered.clone();
+    launch.frag_coord_zw = draw.pixels.depth_w.clone();
     for var in &shader.variables {
         if var.mode != Mode::ShaderIn || var.builtin.is_some() {
             continue;
@@ -126,7 +132,7 @@ fn check(name: &str, source: &str) {
                     .unwrap_or_else(|e| panic!("{name} {hw:?} SIMD{width}: {e}"));
                 for (i, inv) in expected.invocations.iter().enumerate() {
                     let written = got[i].get(&0);
-                    if !draw.covered[i] || inv.discarded || inv.helper {
+                    if !draw.pixels.covered[i] || inv.discarded || inv.helper {
                         assert_eq!(
                             written, None,
                             "{name} SIMD{width}: pixel {i} must not be written"

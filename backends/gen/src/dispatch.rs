@@ -17,23 +17,13 @@
 use crate::compile::Kernel;
 use crate::emu::{EmuError, Thread, pln, run};
 use crate::isa::Type;
+use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
 
-/// One primitive's fragments on a grid of pixels (even width and height).
+/// One primitive's fragments: its pixels, its attribute planes and the shader's buffers.
 #[derive(Clone, Debug, Default)]
 pub struct FragmentDraw {
-    pub width: u32,
-    pub height: u32,
-    /// Window position of the grid's top-left pixel (even).
-    pub origin: [u32; 2],
-    /// Row-major: whether each pixel is covered (helpers otherwise).
-    pub covered: Vec<bool>,
-    /// Row-major perspective-correct barycentrics (b1, b2) of each pixel.
-    pub perspective: Vec<[f32; 2]>,
-    /// Row-major screen-space barycentrics (b1, b2) of each pixel.
-    pub linear: Vec<[f32; 2]>,
-    /// Row-major window depth and 1/w of each pixel.
-    pub depth_w: Vec<[f32; 2]>,
+    pub pixels: QuadGrid,
     /// Per input slot, each component's plane: b1 and b2 coefficients, unused, constant.
     pub planes: BTreeMap<u32, [[f32; 4]; 4]>,
     /// The default uniform block.
@@ -61,9 +51,9 @@ impl FragmentDraw {
             return plane[3];
         }
         let [b1, b2] = if perspective {
-            self.perspective[index]
+            self.pixels.perspective[index]
         } else {
-            self.linear[index]
+            self.pixels.linear[index]
         };
         pln(plane, b1, b2)
     }
@@ -72,9 +62,9 @@ impl FragmentDraw {
 /// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
 pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOutput>, EmuError> {
     let width = kernel.dispatch_width as usize;
-    let quads_x = draw.width as usize / 2;
-    let quads = quads_x * (draw.height as usize / 2);
-    let mut outputs = vec![PixelOutput::new(); (draw.width * draw.height) as usize];
+    let quads_x = draw.pixels.width as usize / 2;
+    let quads = quads_x * (draw.pixels.height as usize / 2);
+    let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
     let p = &kernel.payload;
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
@@ -91,35 +81,45 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                 1,
                 4 + 2 * q,
                 Type::UW,
-                (draw.origin[0] as usize + qx) as u64,
+                (draw.pixels.origin[0] as usize + qx) as u64,
             );
             thread.set(
                 1,
                 5 + 2 * q,
                 Type::UW,
-                (draw.origin[1] as usize + qy) as u64,
+                (draw.pixels.origin[1] as usize + qy) as u64,
             );
             for k in 0..4 {
                 let (x, y) = (qx + k % 2, qy + k / 2);
-                let index = y * draw.width as usize + x;
+                let index = y * draw.pixels.width as usize + x;
                 let channel = 4 * q + k;
                 pixel_of_channel[channel] = Some(index);
-                if draw.covered.get(index).copied().unwrap_or(false) {
+                if draw.pixels.covered.get(index).copied().unwrap_or(false) {
                     pixel_mask |= 1 << channel;
                 }
                 let (half, lane) = ((channel / 8) as u8, channel % 8);
                 let f = |x: f32| x.to_bits() as u64;
                 if let Some(g) = p.perspective_bary {
-                    let [b1, b2] = draw.perspective.get(index).copied().unwrap_or_default();
+                    let [b1, b2] = draw
+                        .pixels
+                        .perspective
+                        .get(index)
+                        .copied()
+                        .unwrap_or_default();
                     thread.set(g + 2 * half, lane, Type::F, f(b1));
                     thread.set(g + 2 * half + 1, lane, Type::F, f(b2));
                 }
                 if let Some(g) = p.linear_bary {
-                    let [b1, b2] = draw.linear.get(index).copied().unwrap_or_default();
+                    let [b1, b2] = draw.pixels.linear.get(index).copied().unwrap_or_default();
                     thread.set(g + 2 * half, lane, Type::F, f(b1));
                     thread.set(g + 2 * half + 1, lane, Type::F, f(b2));
                 }
-                let [z, w] = draw.depth_w.get(index).copied().unwrap_or([0.0, 1.0]);
+                let [z, w] = draw
+                    .pixels
+                    .depth_w
+                    .get(index)
+                    .copied()
+                    .unwrap_or([0.0, 1.0]);
                 if let Some(g) = p.source_depth {
                     thread.set(g + half, lane, Type::F, f(z));
                 }

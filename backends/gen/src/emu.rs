@@ -837,6 +837,28 @@ mod tests {
         run(&decoded, Gen::Gen9, thread).unwrap();
     }
 
+    /// `add gN, gN, 1` on D.
+    fn increment(nr: u8) -> Inst {
+        Inst::new(
+            Opcode::Add,
+            8,
+            Some(Dst::grf(nr, 0, Type::D)),
+            vec![grf(nr, Type::D), Src::Imm(Type::D, 1)],
+        )
+    }
+
+    /// A jump predicated on flag subregister `flag`, with JIP and UIP `offset` bytes ahead.
+    fn predicated_jump(opcode: Opcode, flag: u8, offset: i32) -> Inst {
+        let mut inst = Inst::new(opcode, 8, None, Vec::new());
+        inst.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        inst.flag = flag;
+        (inst.jip, inst.uip) = (offset, offset);
+        inst
+    }
+
     fn floats(thread: &Thread, reg: u8) -> Vec<f32> {
         (0..8)
             .map(|i| f32::from_bits(thread.get(reg, i, Type::F) as u32))
@@ -982,22 +1004,10 @@ mod tests {
             vec![grf(3, Type::D), grf(2, Type::D)],
         );
         cmp.cond = Some(CondMod::Ge);
-        let mut brk = Inst::new(Opcode::Break, 8, None, Vec::new());
-        brk.predicate = Some(Predicate {
-            control: 1,
-            inverse: false,
-        });
-        brk.jip = 32;
-        brk.uip = 32;
-        let inc = Inst::new(
-            Opcode::Add,
-            8,
-            Some(Dst::grf(3, 0, Type::D)),
-            vec![grf(3, Type::D), Src::Imm(Type::D, 1)],
-        );
+        let brk = predicated_jump(Opcode::Break, 0, 32);
         let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
         back.jip = -48;
-        run_binary(&[zero, cmp, brk, inc, back], &mut thread);
+        run_binary(&[zero, cmp, brk, increment(3), back], &mut thread);
         let counts: Vec<u64> = (0..8).map(|i| thread.get(3, i, Type::D)).collect();
         assert_eq!(counts, [0, 1, 2, 3, 4, 5, 6, 7]);
     }
@@ -1007,14 +1017,6 @@ mod tests {
     #[test]
     fn nested_loops_may_start_together() {
         let mut thread = Thread::new(8);
-        let inc = |nr: u8| {
-            Inst::new(
-                Opcode::Add,
-                8,
-                Some(Dst::grf(nr, 0, Type::D)),
-                vec![grf(nr, Type::D), Src::Imm(Type::D, 1)],
-            )
-        };
         let at_least = |nr: u8, n: u64| {
             let mut cmp = Inst::new(
                 Opcode::Cmp,
@@ -1025,12 +1027,6 @@ mod tests {
             cmp.cond = Some(CondMod::Ge);
             cmp
         };
-        let mut brk = Inst::new(Opcode::Break, 8, None, Vec::new());
-        brk.predicate = Some(Predicate {
-            control: 1,
-            inverse: false,
-        });
-        (brk.jip, brk.uip) = (16, 16);
         let back = |jip: i32| {
             let mut inst = Inst::new(Opcode::While, 8, None, Vec::new());
             inst.jip = jip;
@@ -1038,13 +1034,13 @@ mod tests {
         };
         // loop { loop { g3 += 1; if g3 >= 2 break } g4 += 1; if g4 >= 3 break }
         let program = [
-            inc(3),
+            increment(3),
             at_least(3, 2),
-            brk.clone(),
+            predicated_jump(Opcode::Break, 0, 16),
             back(-48),
-            inc(4),
+            increment(4),
             at_least(4, 3),
-            brk,
+            predicated_jump(Opcode::Break, 0, 16),
             back(-112),
         ];
         run_binary(&program, &mut thread);
@@ -1065,14 +1061,6 @@ mod tests {
                 vec![Src::Imm(Type::D, 0)],
             )
         };
-        let inc = |nr: u8| {
-            Inst::new(
-                Opcode::Add,
-                8,
-                Some(Dst::grf(nr, 0, Type::D)),
-                vec![grf(nr, Type::D), Src::Imm(Type::D, 1)],
-            )
-        };
         let mut cmp = Inst::new(
             Opcode::Cmp,
             8,
@@ -1080,26 +1068,16 @@ mod tests {
             vec![grf(3, Type::D), Src::Imm(Type::D, 4)],
         );
         cmp.cond = Some(CondMod::Ge);
-        let jump = |opcode, flag: u8, offset: i32| {
-            let mut inst = Inst::new(opcode, 8, None, Vec::new());
-            inst.predicate = Some(Predicate {
-                control: 1,
-                inverse: false,
-            });
-            inst.flag = flag;
-            (inst.jip, inst.uip) = (offset, offset);
-            inst
-        };
         let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
         back.jip = -80;
         let program = [
             set(3),
             set(4),
             cmp,
-            jump(Opcode::Break, 0, 64),
-            inc(3),
-            jump(Opcode::Cont, 1, 32),
-            inc(4),
+            predicated_jump(Opcode::Break, 0, 64),
+            increment(3),
+            predicated_jump(Opcode::Cont, 1, 32),
+            increment(4),
             back,
         ];
         run_binary(&program, &mut thread);

@@ -158,6 +158,17 @@ impl Structure {
             Structure::Selection { merge } | Structure::Loop { merge, .. } => merge,
         }
     }
+
+    /// The same construct with its blocks renamed by `map` (for copies of blocks).
+    pub fn map_blocks(self, map: impl Fn(BlockId) -> BlockId) -> Structure {
+        match self {
+            Structure::Selection { merge } => Structure::Selection { merge: map(merge) },
+            Structure::Loop { merge, cont } => Structure::Loop {
+                merge: map(merge),
+                cont: map(cont),
+            },
+        }
+    }
 }
 
 /// An instruction.

@@ -248,15 +248,9 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
                 }
             }
         }
-        caller.cfg[copy].structure = callee.cfg[b].structure.map(|s| match s {
-            Structure::Selection { merge } => Structure::Selection {
-                merge: blocks[&merge],
-            },
-            Structure::Loop { merge, cont } => Structure::Loop {
-                merge: blocks[&merge],
-                cont: blocks[&cont],
-            },
-        });
+        caller.cfg[copy].structure = callee.cfg[b]
+            .structure
+            .map(|s| s.map_blocks(|b| blocks[&b]));
         match callee.cfg[b].terminator.clone() {
             Some(Terminator::Return { mut value }) => {
                 if let Some(v) = value.as_mut() {

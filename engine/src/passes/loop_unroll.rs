@@ -339,7 +339,7 @@ fn unroll(func: &mut Function, plan: &Plan) {
             func.cfg[copy].structure = if b == plan.header || b == plan.exit {
                 None
             } else {
-                structure.map(|s| remap_structure(s, &blocks))
+                structure.map(|s| s.map_blocks(|b| blocks.get(&b).copied().unwrap_or(b)))
             };
             if b == plan.exit && k == n {
                 func.set_jump(copy, plan.merge);
@@ -378,10 +378,8 @@ fn unroll(func: &mut Function, plan: &Plan) {
     retarget(func, plan.preheader, plan.header, first_header);
     for b in func.blocks() {
         if let Some(s) = func.cfg[b].structure {
-            func.cfg[b].structure = Some(remap_structure(
-                s,
-                &HashMap::from([(plan.header, first_header)]),
-            ));
+            func.cfg[b].structure =
+                Some(s.map_blocks(|b| if b == plan.header { first_header } else { b }));
         }
     }
     // The merge block's phis come from the last exit copy; later uses read the last copy.
@@ -428,17 +426,6 @@ fn reachable_without(
         }
     }
     seen
-}
-
-fn remap_structure(s: Structure, blocks: &HashMap<BlockId, BlockId>) -> Structure {
-    let map = |b: BlockId| blocks.get(&b).copied().unwrap_or(b);
-    match s {
-        Structure::Selection { merge } => Structure::Selection { merge: map(merge) },
-        Structure::Loop { merge, cont } => Structure::Loop {
-            merge: map(merge),
-            cont: map(cont),
-        },
-    }
 }
 
 /// Makes `b`'s edge to `from` go to `to`.

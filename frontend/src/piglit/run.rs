@@ -28,6 +28,7 @@ use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
+use shrew_engine::raster::QuadGrid;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
@@ -88,21 +89,11 @@ pub trait FragmentKernel {
     ) -> Result<Vec<Option<[u32; 4]>>, String>;
 }
 
-/// One triangle's fragments on a grid of whole quads, row-major.
+/// One triangle's fragments: its pixels (covered where the triangle covers them and a probe
+/// looks) and its varyings.
 #[derive(Clone, Debug, Default)]
 pub struct TriangleFragments {
-    pub width: u32,
-    pub height: u32,
-    /// Window position of the grid's top-left pixel (even).
-    pub origin: [u32; 2],
-    /// Whether each pixel is covered and probed (the others run as helpers).
-    pub covered: Vec<bool>,
-    /// The weights of the triangle's second and third vertex at each pixel, perspective-correct.
-    pub perspective: Vec<[f32; 2]>,
-    /// The same weights in screen space.
-    pub linear: Vec<[f32; 2]>,
-    /// Window depth and interpolated 1/w of each pixel.
-    pub depth_w: Vec<[f32; 2]>,
+    pub pixels: QuadGrid,
     /// Each fragment input's components at the three vertices, by variable name; the third
     /// vertex is the provoking one.
     pub varyings: BTreeMap<String, [Vec<u64>; 3]>,
@@ -653,16 +644,16 @@ impl Context {
         let min_y = mine.iter().map(|p| p.1).min().unwrap_or(0) & !1;
         let max_x = mine.iter().map(|p| p.0).max().unwrap_or(0) + 1;
         let max_y = mine.iter().map(|p| p.1).max().unwrap_or(0) + 1;
-        let mut frags = TriangleFragments {
+        let mut grid = QuadGrid {
             width: (max_x - min_x).next_multiple_of(2),
             height: (max_y - min_y).next_multiple_of(2),
             origin: [min_x, min_y],
-            ..TriangleFragments::default()
+            ..QuadGrid::default()
         };
         let [a, b, c] = tri.map(|i| window[i]);
         let area = edge(a, b, c);
-        for gy in 0..frags.height {
-            for gx in 0..frags.width {
+        for gy in 0..grid.height {
+            for gx in 0..grid.width {
                 let (x, y) = (min_x + gx, min_y + gy);
                 let p = [x as f32 + 0.5, y as f32 + 0.5, 0.0, 0.0];
                 let l = [
@@ -675,37 +666,38 @@ impl Context {
                     && x < self.width
                     && y < self.height
                     && self.probed[(y * self.width + x) as usize];
-                frags.covered.push(covered);
-                frags.linear.push([l[1], l[2]]);
-                frags
-                    .perspective
+                grid.covered.push(covered);
+                grid.linear.push([l[1], l[2]]);
+                grid.perspective
                     .push([l[1] * b[3] / inv_w, l[2] * c[3] / inv_w]);
-                frags
-                    .depth_w
+                grid.depth_w
                     .push([l[0] * a[2] + l[1] * b[2] + l[2] * c[2], inv_w]);
             }
         }
         let shader = &self.fs.shader;
+        let mut varyings = BTreeMap::new();
         for var in shader.variables.iter() {
             if var.mode != Mode::ShaderIn || var.builtin.is_some() {
                 continue;
             }
             if let Some(per_vertex) = varying(vertices, &var.name, var.location, &self.vs.shader) {
                 let at = |i: usize| per_vertex[tri[i]].clone();
-                frags
-                    .varyings
-                    .insert(var.name.clone(), [at(0), at(1), at(2)]);
+                varyings.insert(var.name.clone(), [at(0), at(1), at(2)]);
             }
         }
+        let frags = TriangleFragments {
+            pixels: grid,
+            varyings,
+        };
         let colors = kernel.shade(&frags, &self.fs.resources)?;
         for (i, rgba) in colors.iter().enumerate() {
             let Some(rgba) = rgba else { continue };
-            if !frags.covered[i] {
+            if !frags.pixels.covered[i] {
                 continue;
             }
             let (x, y) = (
-                min_x + i as u32 % frags.width,
-                min_y + i as u32 / frags.width,
+                min_x + i as u32 % frags.pixels.width,
+                min_y + i as u32 / frags.pixels.width,
             );
             let px = rgba.map(|bits| quantize(f32::from_bits(bits)));
             self.framebuffer[(y * self.width + x) as usize] = px;
