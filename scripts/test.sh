@@ -32,33 +32,24 @@ cargo test --workspace --locked
 cargo build --release --locked -p shrew-cli
 shrew=target/release/shrew
 
+executable=(
+    "$piglit/generated_tests/spec/glsl-1.10/execution"
+    "$piglit/generated_tests/spec/glsl-1.20/execution"
+    "$piglit/tests/spec/glsl-1.10/execution"
+    "$piglit/tests/spec/glsl-1.20/execution"
+    "$piglit/tests/shaders/ssa"
+)
 # The executable subsets on the reference interpreter: every failure is listed, and the pass rate
 # of the tests that compile through glslang must not drop below the figure reached.
-"$shrew" piglit --json \
-    "$piglit/generated_tests/spec/glsl-1.10/execution" \
-    "$piglit/generated_tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/spec/glsl-1.10/execution" \
-    "$piglit/tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/shaders/ssa" >target/piglit.jsonl || true
+"$shrew" piglit --json "${executable[@]}" >target/piglit.jsonl || true
 python3 scripts/gate.py piglit target/piglit.jsonl 99.5
 # The same tests through the default pipeline must pass at the same rate.
-"$shrew" piglit --json -p default \
-    "$piglit/generated_tests/spec/glsl-1.10/execution" \
-    "$piglit/generated_tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/spec/glsl-1.10/execution" \
-    "$piglit/tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/shaders/ssa" >target/piglit-default.jsonl || true
+"$shrew" piglit --json -p default "${executable[@]}" >target/piglit-default.jsonl || true
 python3 scripts/gate.py piglit target/piglit-default.jsonl 99.5
 # The same tests with their fragment shaders compiled for Gen9 and run on the emulator: every
 # test the backend compiles must pass at the interpreter's rate.
-"$shrew" piglit --json -p default --target gen9 \
-    "$piglit/generated_tests/spec/glsl-1.10/execution" \
-    "$piglit/generated_tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/spec/glsl-1.10/execution" \
-    "$piglit/tests/spec/glsl-1.20/execution" \
-    "$piglit/tests/shaders/ssa" >target/piglit-gen9.jsonl || true
+"$shrew" piglit --json -p default --target gen9 "${executable[@]}" >target/piglit-gen9.jsonl || true
 python3 scripts/gate.py backend target/piglit-gen9.jsonl 99.5
-
 
 # The whole corpus through the front end: no input may panic, and the front end must translate
 # and verify the vertex, fragment and compute stages that glslang compiles at the rate reached.

@@ -847,6 +847,18 @@ mod tests {
         )
     }
 
+    /// `cmp.ge.f0.0 null, gN, n` on D.
+    fn at_least(nr: u8, n: u64) -> Inst {
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Dst::null(Type::D)),
+            vec![grf(nr, Type::D), Src::Imm(Type::D, n)],
+        );
+        cmp.cond = Some(CondMod::Ge);
+        cmp
+    }
+
     /// A jump predicated on flag subregister `flag`, with JIP and UIP `offset` bytes ahead.
     fn predicated_jump(opcode: Opcode, flag: u8, offset: i32) -> Inst {
         let mut inst = Inst::new(opcode, 8, None, Vec::new());
@@ -1017,16 +1029,6 @@ mod tests {
     #[test]
     fn nested_loops_may_start_together() {
         let mut thread = Thread::new(8);
-        let at_least = |nr: u8, n: u64| {
-            let mut cmp = Inst::new(
-                Opcode::Cmp,
-                8,
-                Some(Dst::null(Type::D)),
-                vec![grf(nr, Type::D), Src::Imm(Type::D, n)],
-            );
-            cmp.cond = Some(CondMod::Ge);
-            cmp
-        };
         let back = |jip: i32| {
             let mut inst = Inst::new(Opcode::While, 8, None, Vec::new());
             inst.jip = jip;
@@ -1061,19 +1063,12 @@ mod tests {
                 vec![Src::Imm(Type::D, 0)],
             )
         };
-        let mut cmp = Inst::new(
-            Opcode::Cmp,
-            8,
-            Some(Dst::null(Type::D)),
-            vec![grf(3, Type::D), Src::Imm(Type::D, 4)],
-        );
-        cmp.cond = Some(CondMod::Ge);
         let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
         back.jip = -80;
         let program = [
             set(3),
             set(4),
-            cmp,
+            at_least(3, 4),
             predicated_jump(Opcode::Break, 0, 64),
             increment(3),
             predicated_jump(Opcode::Cont, 1, 32),
