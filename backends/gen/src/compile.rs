@@ -1,6 +1,6 @@
 //! The backend's straight line for one shader at one dispatch width: lowering, copy
 //! propagation, redundant flag writes, payload coalescing and dead-code elimination on the Gen
-//! IR, register allocation, emission, and the shader-db statistics of the result.
+//! IR, pre-RA scheduling, register allocation, emission, and the shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
@@ -12,6 +12,7 @@ use crate::lower::{LowerError, Payload, lower_fragment};
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
+use crate::schedule::schedule;
 use shrew_engine::ir::Shader;
 
 /// A compiled kernel.
@@ -53,7 +54,16 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
     if coalesce_payloads(&mut program) {
         dead_code(&mut program);
     }
-    let alloc = allocate(&program)?;
+    // Scheduled for latency if the result still fits the register file, else as lowered.
+    let mut scheduled = program.clone();
+    schedule(&mut scheduled, hw);
+    let (program, alloc) = match allocate(&scheduled) {
+        Ok(alloc) => (scheduled, alloc),
+        Err(_) => {
+            let alloc = allocate(&program)?;
+            (program, alloc)
+        }
+    };
     let insts = emit(&program, &alloc);
     let perf = estimate(&insts, hw, width);
     let stats = Stats {

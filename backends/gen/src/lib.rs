@@ -23,6 +23,7 @@ pub mod lower;
 pub mod perf;
 pub mod redundant_flags;
 pub mod regalloc;
+pub mod schedule;
 
 pub use cost::GenCost;
 

@@ -15,6 +15,7 @@
 
 use crate::encoding::{Dst, Inst, Src};
 use crate::isa::{Gen, MathFn, Opcode, RegFile, Type};
+use crate::lir;
 
 /// What a program costs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,7 +28,7 @@ pub struct Performance {
 
 /// The units an instruction may keep busy besides the front end.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Unit {
+pub(crate) enum Unit {
     Fpu,
     ExtendedMath,
     Sampler,
@@ -39,18 +40,104 @@ enum Unit {
     Gateway,
 }
 
-const UNITS: usize = 9;
+pub(crate) const UNITS: usize = 9;
 
 /// The timing of one instruction (see the module documentation).
 #[derive(Clone, Copy, Debug, Default)]
-struct Timing {
-    unit: Option<Unit>,
-    df: i64,
-    db: i64,
-    ls: i64,
-    ld: i64,
-    la: i64,
-    lf: i64,
+pub(crate) struct Timing {
+    pub unit: Option<Unit>,
+    pub df: i64,
+    pub db: i64,
+    pub ls: i64,
+    pub ld: i64,
+    pub la: i64,
+    pub lf: i64,
+}
+
+/// What an instruction's timing depends on; native instructions and Gen IR instructions (before
+/// register allocation) both have one.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    opcode: Opcode,
+    math: Option<MathFn>,
+    sfid: u8,
+    /// Sizes in GRFs: the destination, the execution, the largest source (a send's payload).
+    sd: i64,
+    sx: i64,
+    ss: i64,
+    /// The 3-source bank-conflict term: the destination size when sources 1 and 2 share a bank.
+    sc: i64,
+    /// A 64-bit execution type or a 32×32-bit integer product.
+    wide: bool,
+    float: bool,
+}
+
+impl Shape {
+    fn of_native(inst: &Inst, hw: Gen) -> Shape {
+        let (sd, sx, ss, sc) = sizes(inst, hw);
+        Shape {
+            opcode: inst.opcode,
+            math: inst.math,
+            sfid: inst.sfid,
+            sd,
+            sx,
+            ss,
+            sc,
+            wide: is_wide(
+                inst.opcode,
+                inst.srcs.iter().map(Src::ty),
+                inst.dst.map(|d| d.ty),
+            ),
+            float: inst.dst.is_some_and(|d| d.ty.is_float()),
+        }
+    }
+
+    /// The shape of a Gen IR instruction; registers are not allocated yet, so bank conflicts are
+    /// not known and count as none. `None` for the marks that emit nothing.
+    fn of_lir(inst: &lir::Inst) -> Option<Shape> {
+        let lir::Op::Hw(opcode) = inst.op else {
+            return None;
+        };
+        let grfs = |bytes: u32| bytes.div_ceil(32) as i64;
+        let dst_bytes = |d: &lir::Operand| {
+            inst.exec_size as u32 * d.region.hstride.max(1) as u32 * d.ty.size() as u32
+        };
+        let exec_type = inst
+            .srcs
+            .iter()
+            .map(|s| s.ty().size())
+            .chain(inst.dst.map(|d| d.ty.size()))
+            .max()
+            .unwrap_or(4) as u32;
+        let ss = match inst.send {
+            Some(m) => m.mlen as i64,
+            None => (0..inst.srcs.len())
+                .map(|i| grfs(inst.src_span(i)))
+                .max()
+                .unwrap_or(0),
+        };
+        Some(Shape {
+            opcode,
+            math: inst.math,
+            sfid: inst.send.map_or(0, |m| m.sfid),
+            sd: inst.dst.map_or(0, |d| grfs(dst_bytes(&d)).max(1)),
+            sx: grfs(inst.exec_size as u32 * exec_type).max(1),
+            ss,
+            sc: 0,
+            wide: is_wide(
+                opcode,
+                inst.srcs.iter().map(|s| s.ty()),
+                inst.dst.map(|d| d.ty),
+            ),
+            float: inst.dst.is_some_and(|d| d.ty.is_float()),
+        })
+    }
+}
+
+/// The timing of a Gen IR instruction on `hw`, for scheduling before register allocation;
+/// `None` for the marks that emit nothing.
+pub(crate) fn lir_timing(inst: &lir::Inst, hw: Gen) -> Option<Timing> {
+    Shape::of_lir(inst).map(|shape| timing(&shape, hw))
 }
 
 /// Dependency slots: 128 GRFs, two accumulators, eight flag bytes.
@@ -81,7 +168,7 @@ pub fn estimate(program: &[Inst], hw: Gen, dispatch_width: u8) -> Performance {
             weight *= 10.0;
         }
         let before = fe;
-        let timing = timing(inst, hw);
+        let timing = timing(&Shape::of_native(inst, hw), hw);
         let reads = reads(inst);
         let writes = writes(inst);
         for &slot in reads.iter().chain(&writes) {
@@ -250,24 +337,33 @@ fn bank_conflict(inst: &Inst, hw: Gen) -> bool {
     bank(b) == bank(c) && !shared
 }
 
-/// Whether the instruction runs at the 64-bit (half) rate: a 64-bit execution type, or a
+/// Whether an instruction runs at the 64-bit (half) rate: a 64-bit execution type, or a
 /// 32×32-bit integer product.
-fn is_wide(inst: &Inst) -> bool {
-    let any_64 =
-        inst.srcs.iter().any(|s| s.ty().size() == 8) || inst.dst.is_some_and(|d| d.ty.size() == 8);
+fn is_wide(
+    opcode: Opcode,
+    mut srcs: impl Iterator<Item = Type> + Clone,
+    dst: Option<Type>,
+) -> bool {
+    let any_64 = srcs.clone().any(|t| t.size() == 8) || dst.is_some_and(|t| t.size() == 8);
     let int_32 = |t: Type| matches!(t, Type::D | Type::UD);
-    let int_product = matches!(inst.opcode, Opcode::Mul | Opcode::Mad)
-        && inst.srcs.len() >= 2
-        && inst.srcs.iter().all(|s| int_32(s.ty()));
+    let int_product = matches!(opcode, Opcode::Mul | Opcode::Mad)
+        && srcs.clone().count() >= 2
+        && srcs.all(int_32);
     any_64 || int_product
 }
 
-fn is_float(inst: &Inst) -> bool {
-    inst.dst.is_some_and(|d| d.ty.is_float())
-}
-
-fn timing(inst: &Inst, hw: Gen) -> Timing {
-    let (sd, sx, ss, sc) = sizes(inst, hw);
+fn timing(shape: &Shape, hw: Gen) -> Timing {
+    let &Shape {
+        opcode,
+        math,
+        sfid,
+        sd,
+        sx,
+        ss,
+        sc,
+        wide,
+        float,
+    } = shape;
     let gen8 = hw.is_gen8_plus();
     // An FPU class with destination latency `ld` (the accumulator and flags follow it).
     let fpu = |df: i64, db: i64, ld: i64| Timing {
@@ -285,7 +381,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
         Gen::Gen75 => hsw,
         Gen::Gen8 | Gen::Gen9 => gen89,
     };
-    let wide = gen8 && is_wide(inst);
+    let wide = gen8 && wide;
     let send = |unit: Unit, db: i64, ls: i64, ld: i64| Timing {
         unit: Some(unit),
         df: 2,
@@ -295,7 +391,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
         la: 0,
         lf: 0,
     };
-    match inst.opcode {
+    match opcode {
         op if op.is_control_flow() => Timing {
             df: by_gen(2, 6, 8),
             ..Timing::default()
@@ -303,7 +399,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
         Opcode::Mov | Opcode::Cmp | Opcode::Cmpn | Opcode::Add | Opcode::Mul => {
             if wide {
                 fpu(4 * sd, 4 * sx, 12)
-            } else if is_float(inst) {
+            } else if float {
                 fpu(2 * sd, 2 * sx, by_gen(14, 12, 8))
             } else {
                 fpu(2 * sd, 2 * sx, by_gen(12, 10, 8))
@@ -313,7 +409,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
             if wide {
                 fpu(4 * sd + sc, 4 * sx, 12)
             } else {
-                let ld = if is_float(inst) {
+                let ld = if float {
                     by_gen(14, 12, 8)
                 } else {
                     by_gen(12, 10, 8)
@@ -342,7 +438,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
                 unit: Some(Unit::ExtendedMath),
                 ..fpu(df, db, ld)
             };
-            match inst.math {
+            match math {
                 Some(MathFn::Pow) if gen8 => em(-2 + 4 * sd, 8 * sx, 24),
                 Some(MathFn::Pow) => em(2 * sd, 4 * sx, by_gen(22, 20, 0)),
                 Some(MathFn::IntDiv | MathFn::IntMod | MathFn::IntDivMod) => em(2, 26, 28),
@@ -350,7 +446,7 @@ fn timing(inst: &Inst, hw: Gen) -> Timing {
                 _ => em(2 * sd, 2 * sx, by_gen(14, 12, 0)),
             }
         }
-        Opcode::Send | Opcode::Sendc => match inst.sfid {
+        Opcode::Send | Opcode::Sendc => match sfid {
             2 | 4 => send(Unit::Sampler, 16 * sx, 8 + 2 * ss, 750 + 2 * ss),
             6 => send(Unit::Urb, 6 * sx, 32, 200),
             5 => send(Unit::RenderCache, 450 * sx, 10, 300),
