@@ -1,28 +1,32 @@
-//! `loop-unroll`: replaces loops that run a number of times known at compile time by that many
-//! copies of their body.
+//! `loop-unroll`: replaces loops whose every iteration's path is known at compile time by the
+//! copies of those paths, one after the other.
 //!
-//! What: a loop qualifies when its only way out is one conditional branch to its merge block,
-//! in a block that every iteration passes (it dominates the continue block), and the branch's
-//! condition follows from constants: it is pure arithmetic on constants and the header's phis,
-//! which start from such values and step by arithmetic on themselves. The condition is evaluated iteration by
-//! iteration with the opcode table (the interpreter's own evaluation) until the loop would leave;
-//! if that happens within [`MAX_ITERATIONS`] iterations and the copies stay within
-//! [`MAX_UNROLLED_INSTS`] instructions, the loop becomes its iterations in a row: each copy's
-//! header phis take the previous copy's back-edge values (the first copy's the values entering
-//! the loop), the exit branch continues into the same copy, and the last copy runs up to the
-//! exit branch and goes on to the merge block. Loops are unrolled innermost first, one at a
-//! time, so an outer loop may qualify once its inner loops are gone.
+//! What: iteration by iteration, the pass walks the loop body from its header, deciding each
+//! branch by its condition's value in that iteration: pure arithmetic on constants and the
+//! header's phis, which start from such values and step by arithmetic on themselves, evaluated
+//! with the opcode table (the interpreter's own evaluation). A selection whose condition is not
+//! known is kept whole when it cannot leave the loop (its only way out is its merge block), and
+//! so is an inner loop. An iteration ends by going round (the continue block's back edge), by
+//! leaving to the merge block (the header's test, any `break`), or by returning. If the loop
+//! leaves within [`MAX_ITERATIONS`] iterations and the copies stay within
+//! [`MAX_UNROLLED_INSTS`] instructions, the loop becomes its iterations in a row: each copy of
+//! the header's phis takes the previous iteration's back-edge values (the first copy the values
+//! entering the loop), decided branches become jumps along the path, and the last iteration
+//! goes on to the merge block, whose phis keep only the edge it leaves by. Loops are unrolled
+//! innermost first, one at a time, so an outer loop may qualify once its inner loops are gone.
+//! A loop that never goes round (`while (true) { ...; break; }`) is the case of one iteration.
 //!
-//! Why: GPU compilers unroll loops of constant trip count (Mesa's `nir_opt_loop_unroll`): the
-//! copies' induction variables become constants, so the body folds, and there is no branch,
-//! loop mask or back edge left to pay for. piglit's loop tests mostly compute constants this
-//! way.
+//! Why: GPU compilers unroll loops of constant trip count (Mesa's `nir_opt_loop_unroll`, which
+//! also takes loops with several `break`s): the copies' induction variables become constants, so
+//! the body folds, and there is no branch, loop mask or back edge left to pay for. piglit's
+//! loop tests mostly compute constants this way.
 //!
-//! Invariants: semantics are kept exactly (the trip count is what the interpreter would run;
-//! the copies are the body's own instructions). The CFG stays structured: copies keep the
-//! structure of the body's selections and inner loops; the header copies are plain blocks.
-//! Loops whose body returns, breaks out further, or leaves from several places are left alone,
-//! and so are loops whose exit depends on anything but constants. Each unrolled loop is one
+//! Invariants: semantics are kept exactly (each copy is what the interpreter would run in that
+//! iteration; the copies are the body's own instructions). The CFG stays structured: kept
+//! constructs keep their structure in the copies, the decided ones become plain blocks. Loops
+//! that something enters other than through the header, whose path leaves to an outer
+//! construct, or whose decided path needs a branch it cannot evaluate, are left alone; so is a
+//! loop left by a return when a value of the loop is used after it. Each unrolled loop is one
 //! transformation.
 //!
 //! Options: [`MAX_ITERATIONS`], [`MAX_UNROLLED_INSTS`].
@@ -60,7 +64,9 @@ impl Pass for LoopUnroll {
                 };
                 let what = format!(
                     "loop-unroll: the loop at {:?} in `{}`, {} iterations",
-                    plan.header, func.name, plan.iterations
+                    plan.header,
+                    func.name,
+                    plan.walks.len()
                 );
                 unroll(func, &plan);
                 progress = true;
@@ -71,20 +77,47 @@ impl Pass for LoopUnroll {
     }
 }
 
-/// A loop to unroll and how.
+/// A loop to unroll: the path each of its iterations takes.
 struct Plan {
     header: BlockId,
-    /// The loop's blocks, header first, in a topological order of the body without back edges.
-    body: Vec<BlockId>,
     merge: BlockId,
     cont: BlockId,
     /// The block entering the loop.
     preheader: BlockId,
-    /// The block whose branch leaves, and the successor it stays in.
-    exit: BlockId,
-    stay: BlockId,
-    /// Times the back edge is taken before the exit branch leaves.
-    iterations: usize,
+    /// Iteration by iteration, what it runs: every iteration but the last goes round.
+    walks: Vec<Walk>,
+    /// The blocks that go with the loop: its body, and its continue block even if unreachable.
+    blocks: HashSet<BlockId>,
+}
+
+/// The blocks one iteration runs.
+struct Walk {
+    /// In the order the iteration reaches them. A construct whose branch is not known (or an
+    /// inner loop) is kept whole: all its blocks are here, with their own terminators.
+    blocks: Vec<BlockId>,
+    /// Where each block of the path goes next; kept constructs and returns are not here.
+    next: HashMap<BlockId, Next>,
+    end: End,
+}
+
+/// Where a block of an iteration's path goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Next {
+    Block(BlockId),
+    /// Round to the next iteration (the continue block's back edge).
+    Round,
+    /// Out to the loop's merge block.
+    Leave,
+}
+
+/// How an iteration ends.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum End {
+    Round,
+    /// It leaves to the merge block from this block.
+    Leave(BlockId),
+    /// It returns from the function.
+    Return,
 }
 
 /// The first loop, innermost first, that qualifies.
@@ -105,113 +138,250 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
     let Some(Structure::Loop { merge, cont }) = func.cfg[header].structure else {
         return None;
     };
-    // The body: what the header reaches without passing the merge block.
-    let mut body: Vec<BlockId> = Vec::new();
-    let mut seen: HashSet<BlockId> = HashSet::from([header]);
+    // The body: what the header reaches without passing the merge block or going round.
+    let mut body: HashSet<BlockId> = HashSet::from([header]);
     let mut stack = vec![header];
     while let Some(b) = stack.pop() {
-        body.push(b);
-        if !matches!(
-            func.cfg[b].terminator,
-            Some(Terminator::Jump | Terminator::Branch { .. })
-        ) {
-            return None;
-        }
         for s in func.successors(b) {
-            if s != merge && seen.insert(s) {
+            if s != merge && s != header && body.insert(s) {
                 stack.push(s);
             }
         }
     }
-    if !seen.contains(&cont) || !body.iter().all(|&b| dom.dominates(header, b)) {
+    if !body.iter().all(|&b| dom.dominates(header, b)) {
         return None;
     }
-    let (exit, stay, leave_when) = only_exit(func, &body, merge)?;
-    if !dom.dominates(exit, cont) || func.predecessors(merge) != [exit] {
-        return None;
-    }
-    let preheaders: Vec<BlockId> = func
-        .predecessors(header)
-        .into_iter()
-        .filter(|p| !seen.contains(p))
-        .collect();
-    let [preheader] = preheaders[..] else {
-        return None;
-    };
-    let size: usize = body.iter().map(|&b| func.cfg[b].insts.len()).sum();
-    let Some(Terminator::Branch { cond }) = func.cfg[exit].terminator else {
-        return None;
-    };
-    let iterations = trip_count(func, header, &seen, preheader, cont, cond, leave_when)?;
-    if size * (iterations + 1) > MAX_UNROLLED_INSTS {
-        return None;
-    }
-    body.sort_by_key(|&b| dom.rpo_index(b));
-    Some(Plan {
-        header,
-        body,
-        merge,
-        cont,
-        preheader,
-        exit,
-        stay,
-        iterations,
-    })
-}
-
-/// The body's only edge to the merge block: its block, the successor it stays in, and the
-/// condition value that leaves. Any other edge out of the body disqualifies the loop.
-fn only_exit(
-    func: &Function,
-    body: &[BlockId],
-    merge: BlockId,
-) -> Option<(BlockId, BlockId, bool)> {
-    let inside: HashSet<BlockId> = body.iter().copied().collect();
-    let mut exit = None;
-    for &b in body {
-        for s in func.successors(b) {
-            if s == merge {
-                if exit.is_some() {
+    let mut blocks = body.clone();
+    blocks.insert(cont);
+    // Nothing but the preheader may enter the loop's blocks from outside.
+    let mut preheaders = Vec::new();
+    for &b in &blocks {
+        for p in func.predecessors(b) {
+            if !blocks.contains(&p) {
+                if b != header {
                     return None;
                 }
-                let leave_when = func.successor(b, Edge::True) == Some(merge);
-                let other = if leave_when { Edge::False } else { Edge::True };
-                let stay = func.successor(b, other)?;
-                if stay == merge {
-                    return None;
-                }
-                exit = Some((b, stay, leave_when));
-            } else if !inside.contains(&s) {
-                return None;
+                preheaders.push(p);
             }
         }
     }
-    exit
-}
-
-/// How many times the loop goes round before `cond` equals `leave_when`, if that is known
-/// within [`MAX_ITERATIONS`].
-fn trip_count(
-    func: &Function,
-    header: BlockId,
-    body: &HashSet<BlockId>,
-    preheader: BlockId,
-    cont: BlockId,
-    cond: Value,
-    leave_when: bool,
-) -> Option<usize> {
+    let [preheader] = preheaders[..] else {
+        return None;
+    };
+    let header_phis = header_phis(func, header, preheader, cont)?;
     let mut eval = Evaluator {
         func,
         header,
-        body,
+        body: &body,
         preheader,
         cont,
         known: HashMap::new(),
     };
-    (0..=MAX_ITERATIONS).find_map(|k| {
-        let value = eval.value(cond, k)?;
-        ((value[0] & 1 != 0) == leave_when).then_some(k)
+    let mut walks: Vec<Walk> = Vec::new();
+    let mut size = 0;
+    while walks.last().is_none_or(|w| w.end == End::Round) {
+        let k = walks.len();
+        if k > MAX_ITERATIONS {
+            return None;
+        }
+        let walk = walk(func, dom, &mut eval, k, header, merge, cont, &body)?;
+        size += walk
+            .blocks
+            .iter()
+            .map(|&b| func.cfg[b].insts.len())
+            .sum::<usize>();
+        if size > MAX_UNROLLED_INSTS {
+            return None;
+        }
+        walks.push(walk);
+    }
+    let last = walks.last()?;
+    // A phi of the header needs its value from the continue block if the loop goes round.
+    if walks.len() > 1 && header_phis.iter().any(|p| p.2.is_none()) {
+        return None;
+    }
+    let leaving = match last.end {
+        End::Leave(b) => Some(b),
+        // The merge block is not reached any more: nothing after the loop may need it.
+        _ if func.cfg[merge].insts.iter().any(|&v| is_phi(func, v)) => return None,
+        _ => None,
+    };
+    let last_blocks: HashSet<BlockId> = last.blocks.iter().copied().collect();
+    if !uses_outside_come_from(func, &blocks, leaving, &last_blocks) {
+        return None;
+    }
+    Some(Plan {
+        header,
+        merge,
+        cont,
+        preheader,
+        walks,
+        blocks,
     })
+}
+
+fn is_phi(func: &Function, v: Value) -> bool {
+    matches!(func.inst(v).kind, InstKind::Phi(_))
+}
+
+/// The header's phis with their values from the preheader and (if it has one) the continue
+/// block; `None` if a phi lacks the preheader's.
+fn header_phis(
+    func: &Function,
+    header: BlockId,
+    preheader: BlockId,
+    cont: BlockId,
+) -> Option<Vec<(Value, Value, Option<Value>)>> {
+    let mut phis = Vec::new();
+    for &v in &func.cfg[header].insts {
+        if let InstKind::Phi(srcs) = &func.inst(v).kind {
+            let from = |pred| srcs.iter().find(|(p, _)| *p == pred).map(|s| s.1);
+            phis.push((v, from(preheader)?, from(cont)));
+        }
+    }
+    Some(phis)
+}
+
+/// The path iteration `k` takes from the header, deciding each branch by the evaluated
+/// condition; `None` when a branch that is not a whole construct is not known, or the path
+/// leaves the loop other than to its merge block or by returning.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    func: &Function,
+    dom: &DomTree,
+    eval: &mut Evaluator,
+    k: usize,
+    header: BlockId,
+    merge: BlockId,
+    cont: BlockId,
+    body: &HashSet<BlockId>,
+) -> Option<Walk> {
+    let mut blocks = Vec::new();
+    let mut next = HashMap::new();
+    let mut b = header;
+    loop {
+        if blocks.len() > body.len() {
+            return None;
+        }
+        blocks.push(b);
+        let structure = if b == header {
+            None
+        } else {
+            func.cfg[b].structure
+        };
+        let target = match (func.cfg[b].terminator.clone()?, structure) {
+            (_, Some(Structure::Loop { merge: inner, .. })) => {
+                b = keep_whole(func, dom, (b, inner), header, body, &mut blocks)?;
+                continue;
+            }
+            (Terminator::Jump, _) => func.successor(b, Edge::Jump)?,
+            (Terminator::Branch { cond }, construct) => match eval.value(cond, k) {
+                Some(value) => {
+                    let edge = if value[0] & 1 != 0 {
+                        Edge::True
+                    } else {
+                        Edge::False
+                    };
+                    func.successor(b, edge)?
+                }
+                None => {
+                    let construct = (b, construct?.merge());
+                    b = keep_whole(func, dom, construct, header, body, &mut blocks)?;
+                    continue;
+                }
+            },
+            (Terminator::Return { .. }, _) => {
+                return Some(Walk {
+                    blocks,
+                    next,
+                    end: End::Return,
+                });
+            }
+            (Terminator::Unreachable, _) => return None,
+        };
+        let (step, end) = if target == header && b == cont {
+            (Next::Round, End::Round)
+        } else if target == merge {
+            (Next::Leave, End::Leave(b))
+        } else if body.contains(&target) && target != header {
+            next.insert(b, Next::Block(target));
+            b = target;
+            continue;
+        } else {
+            return None;
+        };
+        next.insert(b, step);
+        return Some(Walk { blocks, next, end });
+    }
+}
+
+/// Adds the blocks of the construct `start` opens (up to its merge block `merge`) to `blocks`,
+/// in reverse post-order, and returns the merge block, where the path goes on; `None` if the
+/// construct has an edge out other than to its merge block (a `break` or `continue` of the
+/// loop at `header`).
+fn keep_whole(
+    func: &Function,
+    dom: &DomTree,
+    (start, merge): (BlockId, BlockId),
+    header: BlockId,
+    body: &HashSet<BlockId>,
+    blocks: &mut Vec<BlockId>,
+) -> Option<BlockId> {
+    let mut region = vec![start];
+    let mut seen = HashSet::from([start]);
+    let mut i = 0;
+    while let Some(&b) = region.get(i) {
+        i += 1;
+        for s in func.successors(b) {
+            if s == merge || seen.contains(&s) {
+                continue;
+            }
+            if !body.contains(&s) || s == header {
+                return None;
+            }
+            seen.insert(s);
+            region.push(s);
+        }
+    }
+    if !body.contains(&merge) || merge == header {
+        return None;
+    }
+    region.sort_by_key(|&b| dom.rpo_index(b));
+    blocks.extend(region.into_iter().filter(|&b| b != start));
+    Some(merge)
+}
+
+/// Whether every value of the loop's `blocks` that something outside reads is defined in the
+/// last iteration's blocks (`last`), so its last copy can stand in. The merge block's phis only
+/// count their edge from `leaving`, the edge that stays.
+fn uses_outside_come_from(
+    func: &Function,
+    blocks: &HashSet<BlockId>,
+    leaving: Option<BlockId>,
+    last: &HashSet<BlockId>,
+) -> bool {
+    let defined_well = |v: Value| {
+        func.get_inst(v)
+            .is_none_or(|i| !blocks.contains(&i.block) || last.contains(&i.block))
+    };
+    func.blocks()
+        .into_iter()
+        .filter(|b| !blocks.contains(b))
+        .all(|b| {
+            let insts_ok = func.cfg[b].insts.iter().all(|&v| match &func.inst(v).kind {
+                InstKind::Phi(srcs) => srcs
+                    .iter()
+                    .filter(|(p, _)| !blocks.contains(p) || Some(*p) == leaving)
+                    .all(|&(_, s)| defined_well(s)),
+                _ => func.inst_sources(v).into_iter().all(defined_well),
+            });
+            let term_ok = match func.cfg[b].terminator {
+                Some(Terminator::Branch { cond }) => defined_well(cond),
+                Some(Terminator::Return { value: Some(v) }) => defined_well(v),
+                _ => true,
+            };
+            insts_ok && term_ok
+        })
 }
 
 /// Values of the loop's instructions (and the arithmetic they read from before it) at each
@@ -266,114 +436,80 @@ impl Evaluator<'_> {
 
 /// Replaces the loop by its iterations (see the module documentation).
 fn unroll(func: &mut Function, plan: &Plan) {
-    let n = plan.iterations;
-    let header_phis: Vec<(Value, Value, Value)> = func.cfg[plan.header]
-        .insts
-        .iter()
-        .filter_map(|&v| match &func.inst(v).kind {
-            InstKind::Phi(srcs) => {
-                let from = |pred| srcs.iter().find(|(p, _)| *p == pred).map(|s| s.1);
-                Some((v, from(plan.preheader)?, from(plan.cont)?))
-            }
-            _ => None,
-        })
-        .collect();
-    // The block whose edge goes round: the continue block, or the exit when it branches back.
-    let back_edge = if plan.stay == plan.header {
-        plan.exit
-    } else {
-        plan.cont
-    };
-    // The last copy runs only up to the exit branch.
-    let last_blocks = reachable_without(func, plan.header, plan.exit, &plan.body);
+    let header_phis =
+        header_phis(func, plan.header, plan.preheader, plan.cont).expect("checked by the plan");
+    // Each iteration's copies of blocks and values.
     let mut copies: Vec<(HashMap<BlockId, BlockId>, HashMap<Value, Value>)> = Vec::new();
-    for k in 0..=n {
-        let blocks: HashMap<BlockId, BlockId> = plan
-            .body
-            .iter()
-            .filter(|b| k < n || last_blocks.contains(b))
-            .map(|&b| (b, func.add_block()))
-            .collect();
+    for walk in &plan.walks {
+        let blocks: HashMap<BlockId, BlockId> =
+            walk.blocks.iter().map(|&b| (b, func.add_block())).collect();
         let mut values: HashMap<Value, Value> = HashMap::new();
         for &(phi, entering, back) in &header_phis {
-            let value = match copies.last() {
-                None => entering,
-                Some((_, previous)) => previous.get(&back).copied().unwrap_or(back),
+            let value = match (copies.last(), back) {
+                (Some((_, previous)), Some(back)) => previous.get(&back).copied().unwrap_or(back),
+                _ => entering,
             };
             values.insert(phi, value);
         }
-        for &b in &plan.body {
-            let Some(&copy) = blocks.get(&b) else {
-                continue;
-            };
+        for &b in &walk.blocks {
             for v in func.cfg[b].insts.clone() {
                 if values.contains_key(&v) {
                     continue; // a header phi
                 }
                 let new = func.alloc_inst(Inst {
-                    block: copy,
+                    block: blocks[&b],
                     ..func.inst(v).clone()
                 });
                 values.insert(v, new);
-                func.cfg[copy].insts.push(new);
+                func.cfg[blocks[&b]].insts.push(new);
             }
         }
-        for (&b, &copy) in &blocks {
+        let map_block = |b: BlockId| blocks.get(&b).copied().unwrap_or(b);
+        for &b in &walk.blocks {
+            let copy = blocks[&b];
+            match walk.next.get(&b) {
+                Some(Next::Block(t)) => func.set_jump(copy, blocks[t]),
+                // Chained to the next iteration's header below.
+                Some(Next::Round) => {}
+                Some(Next::Leave) => func.set_jump(copy, plan.merge),
+                None => copy_terminator(func, b, copy, &map_block, &values),
+            }
+            func.cfg[copy].structure = match walk.next.get(&b) {
+                None if b != plan.header => func.cfg[b].structure.map(|s| s.map_blocks(map_block)),
+                _ => None,
+            };
+        }
+        for &b in &walk.blocks {
+            let copy = blocks[&b];
             for i in 0..func.cfg[copy].insts.len() {
                 let v = func.cfg[copy].insts[i];
-                let kind = &mut func.inst_mut(v).kind;
-                kind.for_each_src_mut(|s| {
+                func.inst_mut(v).kind.for_each_src_mut(|s| {
                     if let Some(&new) = values.get(s) {
                         *s = new;
                     }
                 });
-                if let InstKind::Phi(srcs) = kind {
-                    // The last copy lacks the blocks after the exit, and their edges.
-                    srcs.retain(|(pred, _)| blocks.contains_key(pred));
-                    for (pred, _) in srcs {
-                        *pred = blocks[pred];
-                    }
-                }
             }
-            let structure = func.cfg[b].structure;
-            func.cfg[copy].structure = if b == plan.header || b == plan.exit {
-                None
-            } else {
-                structure.map(|s| s.map_blocks(|b| blocks.get(&b).copied().unwrap_or(b)))
-            };
-            if b == plan.exit && k == n {
-                func.set_jump(copy, plan.merge);
-            } else if b == plan.exit && plan.stay != plan.header {
-                func.set_jump(copy, blocks[&plan.stay]);
-            } else if b == back_edge {
-                // Goes on to the next copy's header: chained below.
-            } else {
-                match func.cfg[b].terminator.clone() {
-                    Some(Terminator::Branch { mut cond }) => {
-                        if let Some(&new) = values.get(&cond) {
-                            cond = new;
-                        }
-                        let t = blocks[&func.successor(b, Edge::True).expect("branch edge")];
-                        let f = blocks[&func.successor(b, Edge::False).expect("branch edge")];
-                        func.set_branch(copy, cond, t, f);
-                    }
-                    _ => {
-                        let t = blocks[&func.successor(b, Edge::Jump).expect("jump edge")];
-                        func.set_jump(copy, t);
-                    }
+            // The phis of a copy keep the edges the copies still have.
+            let preds = func.predecessors(copy);
+            for i in 0..func.cfg[copy].insts.len() {
+                let v = func.cfg[copy].insts[i];
+                if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
+                    srcs.retain_mut(|(pred, _)| {
+                        *pred = map_block(*pred);
+                        preds.contains(pred)
+                    });
                 }
             }
         }
         copies.push((blocks, values));
     }
-    // Chain the copies: each back edge goes on to the next header copy.
-    for k in 0..n {
-        let next = copies[k + 1].0[&plan.header];
-        func.set_jump(copies[k].0[&back_edge], next);
+    // Chain the iterations: each back edge goes on to the next header copy.
+    for k in 1..copies.len() {
+        let next = copies[k].0[&plan.header];
+        func.set_jump(copies[k - 1].0[&plan.cont], next);
     }
-    let (last_blocks, last_values) = copies.last().expect("at least one copy");
+    let (last_blocks, last_values) = copies.last().expect("at least one iteration");
     let first_header = copies[0].0[&plan.header];
-    let last_exit = last_blocks[&plan.exit];
     // Enter the first copy; a construct that merged at the header merges there now.
     retarget(func, plan.preheader, plan.header, first_header);
     for b in func.blocks() {
@@ -382,50 +518,63 @@ fn unroll(func: &mut Function, plan: &Plan) {
                 Some(s.map_blocks(|b| if b == plan.header { first_header } else { b }));
         }
     }
-    // The merge block's phis come from the last exit copy; later uses read the last copy.
+    // The merge block's phis keep the edge of the last iteration's way out.
+    let leaving = match plan.walks.last().map(|w| w.end) {
+        Some(End::Leave(b)) => Some(b),
+        _ => None,
+    };
     for v in func.cfg[plan.merge].insts.clone() {
         if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
+            srcs.retain(|(pred, _)| !plan.blocks.contains(pred) || Some(*pred) == leaving);
             for (pred, value) in srcs.iter_mut() {
-                if *pred == plan.exit {
-                    *pred = last_exit;
+                if Some(*pred) == leaving {
+                    *pred = last_blocks[pred];
                     *value = last_values.get(value).copied().unwrap_or(*value);
                 }
             }
         }
     }
-    for &b in &plan.body {
+    // Later uses read the last iteration's copies (the plan checked they all have one).
+    for &b in &plan.blocks {
         for v in func.cfg[b].insts.clone() {
             if let Some(&new) = last_values.get(&v) {
                 func.replace_uses(v, new);
             }
         }
     }
-    for &b in &plan.body {
+    for &b in &plan.blocks {
         func.remove_block(b);
     }
 }
 
-/// The body blocks `from` reaches without leaving `exit` by any edge.
-fn reachable_without(
-    func: &Function,
-    from: BlockId,
-    exit: BlockId,
-    body: &[BlockId],
-) -> HashSet<BlockId> {
-    let inside: HashSet<BlockId> = body.iter().copied().collect();
-    let mut seen = HashSet::from([from]);
-    let mut stack = vec![from];
-    while let Some(b) = stack.pop() {
-        if b == exit {
-            continue;
+/// Gives `copy` the terminator of `b`, with blocks and values renamed.
+fn copy_terminator(
+    func: &mut Function,
+    b: BlockId,
+    copy: BlockId,
+    map_block: &impl Fn(BlockId) -> BlockId,
+    values: &HashMap<Value, Value>,
+) {
+    let value = |v: Value| values.get(&v).copied().unwrap_or(v);
+    match func.cfg[b].terminator.clone() {
+        Some(Terminator::Branch { cond }) => {
+            let t = map_block(func.successor(b, Edge::True).expect("branch edge"));
+            let f = map_block(func.successor(b, Edge::False).expect("branch edge"));
+            func.set_branch(copy, value(cond), t, f);
         }
-        for s in func.successors(b) {
-            if inside.contains(&s) && seen.insert(s) {
-                stack.push(s);
-            }
+        Some(Terminator::Jump) => {
+            let t = map_block(func.successor(b, Edge::Jump).expect("jump edge"));
+            func.set_jump(copy, t);
         }
+        Some(Terminator::Return { value: v }) => func.set_exit(
+            copy,
+            Terminator::Return {
+                value: v.map(value),
+            },
+        ),
+        Some(Terminator::Unreachable) => func.set_exit(copy, Terminator::Unreachable),
+        None => {}
     }
-    seen
 }
 
 /// Makes `b`'s edge to `from` go to `to`.
