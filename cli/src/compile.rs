@@ -18,7 +18,7 @@ pub struct CompileArgs {
     /// Dispatch width (Gen fragment shaders): 8 or 16.
     #[arg(long, default_value_t = 8)]
     simd: u8,
-    /// The mid-end pipeline before the backend (`lower-io` and `dce` always follow it).
+    /// The mid-end pipeline before the backend (`shrew_rules::BACKEND_PIPELINE` always follows it).
     #[arg(short, long, default_value = "default")]
     pipeline: String,
     /// Print the assembly.
@@ -51,7 +51,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         )));
     };
     let mut shader = load(&args.file)?;
-    let pipeline = format!("{},lower-io,dce", args.pipeline);
+    let pipeline = format!("{},{}", args.pipeline, shrew_rules::BACKEND_PIPELINE);
     Pipeline::parse(&pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;

@@ -75,7 +75,10 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         pipeline: Pipeline::parse(&args.batch.pipeline, args.batch.target)?,
         model: args.batch.target.options().costs.model,
         hw: crate::compile::gen_of(args.batch.target),
-        backend_pipeline: Some(Pipeline::parse("lower-io,dce", args.batch.target)?),
+        backend_pipeline: Some(Pipeline::parse(
+            shrew_rules::BACKEND_PIPELINE,
+            args.batch.target,
+        )?),
         save_spirv: args.save_spirv.clone(),
     };
     let files = args.batch.select(find_files(&args.paths, |p| {

@@ -1,5 +1,5 @@
 //! The Gen backend as the fragment stage of `shrew piglit --target gen*`: the optimized fragment
-//! shader is lowered (`lower-io,dce`) and compiled once per test, and each triangle runs on the
+//! shader is lowered (`shrew_rules::BACKEND_PIPELINE`) and compiled once per test, and each triangle runs on the
 //! emulator with its varyings as attribute planes over the pixels' barycentrics.
 
 use crate::CliError;
@@ -28,7 +28,7 @@ impl GenFragments {
         Ok(GenFragments {
             hw,
             simd,
-            lower: Pipeline::parse("lower-io,dce", target)?,
+            lower: Pipeline::parse(shrew_rules::BACKEND_PIPELINE, target)?,
         })
     }
 }

@@ -19,7 +19,8 @@ const HEIGHT: u32 = 4;
 
 fn optimized(shader: &Shader) -> Shader {
     let registry = shrew_rules::registry(&shrew_gen::target_options());
-    let pipeline = Pipeline::parse("default,lower-io,dce", &registry).unwrap();
+    let pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
+    let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
     let mut shader = shader.clone();
     let options = RunOptions {
         verify_each: true,

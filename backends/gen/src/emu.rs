@@ -616,7 +616,9 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             }
             Opcode::Sel => match inst.cond {
                 Some(cond) if inst.predicate.is_none() => {
-                    if compare(cond, a, b) {
+                    // Min and max return the other source when one is NaN (IEEE minNum/maxNum);
+                    // a NaN in `a` fails the comparison, so only one in `b` needs a case.
+                    if (float && as_float(b).is_nan()) || compare(cond, a, b) {
                         a
                     } else {
                         b
@@ -900,6 +902,35 @@ mod tests {
             }
             run(std::slice::from_ref(&and), hw, &mut thread).unwrap();
             assert_eq!(thread.get(3, 0, Type::UD), want, "{hw:?}");
+        }
+    }
+
+    /// `sel.ge` (max) and `sel.l` (min) return the source that is a number when the other is NaN,
+    /// whichever side it is on.
+    #[test]
+    fn min_and_max_ignore_nan() {
+        for (cond, want) in [(CondMod::Ge, 2.0f32), (CondMod::L, 2.0)] {
+            for nan_first in [true, false] {
+                let (a, b) = if nan_first {
+                    (f32::NAN, 2.0)
+                } else {
+                    (2.0, f32::NAN)
+                };
+                let mut sel = Inst::new(
+                    Opcode::Sel,
+                    8,
+                    Some(Dst::grf(3, 0, Type::F)),
+                    vec![grf(2, Type::F), Src::Imm(Type::F, b.to_bits() as u64)],
+                );
+                sel.cond = Some(cond);
+                let mut thread = Thread::new(8);
+                for i in 0..8 {
+                    thread.set(2, i, Type::F, a.to_bits() as u64);
+                }
+                run(std::slice::from_ref(&sel), Gen::Gen9, &mut thread).unwrap();
+                let got = f32::from_bits(thread.get(3, 0, Type::F) as u32);
+                assert_eq!(got, want, "{cond:?}, NaN first: {nan_first}");
+            }
         }
     }
 

@@ -15,6 +15,7 @@ pub mod if_convert;
 pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
+pub mod lower_indirect_derefs;
 pub mod lower_io;
 pub mod manager;
 pub mod memory_cse;
@@ -43,6 +44,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(lower_indirect_derefs::LowerIndirectDerefs),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),
         Box::new(memory_cse::MemoryCse),

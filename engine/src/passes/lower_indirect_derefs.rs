@@ -1,0 +1,241 @@
+//! `lower-indirect-derefs`: array accesses at an index known only at run time become accesses
+//! at every constant index, one of which a select picks.
+//!
+//! What: a `load_deref` whose deref chain indexes an array, matrix or vector of `n` elements by
+//! a value that is not a constant becomes `n` loads, one per element (the rest of the chain
+//! rebuilt under each), and a chain of `bcsel(index == k, element k, …)` that picks the one
+//! indexed (element 0 when the index is out of bounds, which GLSL leaves undefined). A
+//! `store_deref` becomes, for each element, a store of `bcsel(index == k, data, element k)`:
+//! the element indexed gets the data and the others keep what they held. An access whose chain
+//! has several indirect steps is lowered step by step, the first first. Loads are lowered for
+//! variables private to the invocation (temporaries, inputs, uniforms, UBOs, push constants);
+//! stores for temporaries.
+//!
+//! Why: a backend without indirect register addressing (or before it has it) cannot index its
+//! registers by a run-time value; Mesa lowers the same accesses with
+//! `nir_lower_indirect_derefs` for the variable modes each driver asks. Once every index is a
+//! constant, `split-vars` and `vars-to-ssa` turn the array into SSA values.
+//!
+//! Invariants: every lowered access reads or writes the element the original did, for any
+//! index in bounds. The accesses keep their order and their indices (write mask, access
+//! flags). Each lowered access is one transformation.
+//!
+//! Options: [`MAX_ELEMENTS`], the longest array lowered (longer ones stay as they are).
+
+use super::manager::{Pass, PassContext};
+use crate::ir::{
+    Alu, AluSrc, Deref, FpFlags, Function, InstKind, IntrinsicInst, Mode, Shader, Type, ValType,
+    Value, deref_chain,
+};
+use crate::ops::AluOp;
+use shrew_ops::Intrinsic;
+
+/// The most elements an indirectly indexed array may have to be lowered.
+pub const MAX_ELEMENTS: u32 = 32;
+
+/// The `lower-indirect-derefs` pass.
+pub struct LowerIndirectDerefs;
+
+impl Pass for LowerIndirectDerefs {
+    fn name(&self) -> &str {
+        "lower-indirect-derefs"
+    }
+
+    fn description(&self) -> &str {
+        "turns array accesses at run-time indices into accesses at every constant index and selects"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for f in 0..shader.functions.len() {
+            while !context.budget.is_spent() {
+                let Some(access) = find_indirect(shader, &shader.functions[f]) else {
+                    break;
+                };
+                let func = &mut shader.functions[f];
+                let what = format!(
+                    "lower-indirect-derefs: %{} in `{}`, {} elements",
+                    access.access.index(),
+                    func.name,
+                    access.elements
+                );
+                lower(func, &access);
+                progress = true;
+                context.budget.spend(|| what);
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// An access to lower and its first indirect step.
+struct Indirect {
+    /// The `load_deref` or `store_deref`.
+    access: Value,
+    /// The parent of the indirect step and its index.
+    parent: Value,
+    index: Value,
+    /// The chain's steps after the indirect one, to rebuild under each element.
+    below: Vec<Deref>,
+    elements: u32,
+}
+
+/// The first access in `func` with an indirect step it may lower.
+fn find_indirect(shader: &Shader, func: &Function) -> Option<Indirect> {
+    func.all_insts().find_map(|access| {
+        let InstKind::Intrinsic(i) = &func.inst(access).kind else {
+            return None;
+        };
+        let (var, steps) = deref_chain(func, *i.srcs.first()?)?;
+        let mode = shader.variable(var).mode;
+        let lowered = match i.op {
+            Intrinsic::LoadDeref => matches!(
+                mode,
+                Mode::FunctionTemp
+                    | Mode::ShaderTemp
+                    | Mode::ShaderIn
+                    | Mode::Uniform
+                    | Mode::Ubo
+                    | Mode::PushConst
+            ),
+            Intrinsic::StoreDeref => matches!(mode, Mode::FunctionTemp | Mode::ShaderTemp),
+            _ => false,
+        };
+        if !lowered {
+            return None;
+        }
+        let at = steps.iter().position(|&s| {
+            matches!(func.inst(s).kind, InstKind::Deref(Deref::Array { index, .. })
+                if !matches!(func.inst(index).kind, InstKind::Const(_)))
+        })?;
+        let InstKind::Deref(Deref::Array { parent, index }) = func.inst(steps[at]).kind else {
+            return None;
+        };
+        let elements = match shader.deref_target(func, parent)?.1 {
+            Type::Array { len, .. } => len,
+            Type::Matrix { cols, .. } => cols as u32,
+            Type::Vector(_, n) => n as u32,
+            _ => return None,
+        };
+        if elements == 0 || elements > MAX_ELEMENTS {
+            return None;
+        }
+        let below = steps[at + 1..]
+            .iter()
+            .map(|&s| match &func.inst(s).kind {
+                InstKind::Deref(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<Deref>>>()?;
+        Some(Indirect {
+            access,
+            parent,
+            index,
+            below,
+            elements,
+        })
+    })
+}
+
+fn lower(func: &mut Function, indirect: &Indirect) {
+    let at = indirect.access;
+    let InstKind::Intrinsic(original) = func.inst(at).kind.clone() else {
+        unreachable!("an access");
+    };
+    let alu = |op: AluOp, srcs: Vec<AluSrc>| {
+        InstKind::Alu(Alu {
+            op,
+            srcs,
+            exact: false,
+            fp: FpFlags::default(),
+        })
+    };
+    // The data's shape: what a load defines, what a store writes.
+    let data = match original.op {
+        Intrinsic::StoreDeref => Some(original.srcs[1]),
+        _ => None,
+    };
+    let shape = func
+        .value_type(data.unwrap_or(at))
+        .expect("an access has a shape");
+    let is_element = |constant: Value, func: &mut Function| {
+        func.insert_before(
+            at,
+            alu(
+                AluOp::Ieq,
+                vec![AluSrc::new(indirect.index), AluSrc::new(constant)],
+            ),
+            Some(ValType::BOOL),
+        )
+    };
+    let select = |cond: Value, a: Value, b: Value| {
+        let cond = AluSrc::swizzled(cond, &vec![0; shape.comps as usize]);
+        alu(AluOp::Bcsel, vec![cond, AluSrc::new(a), AluSrc::new(b)])
+    };
+    let mut picked: Option<Value> = None;
+    for k in 0..indirect.elements {
+        // The chain to element k.
+        let constant = func.insert_before(
+            at,
+            InstKind::Const(vec![k as u64]),
+            Some(ValType::scalar(32)),
+        );
+        let mut deref = func.insert_before(
+            at,
+            InstKind::Deref(Deref::Array {
+                parent: indirect.parent,
+                index: constant,
+            }),
+            Some(ValType::DEREF),
+        );
+        for step in &indirect.below {
+            let step = match *step {
+                Deref::Array { index, .. } => Deref::Array {
+                    parent: deref,
+                    index,
+                },
+                Deref::Struct { member, .. } => Deref::Struct {
+                    parent: deref,
+                    member,
+                },
+                Deref::Var(_) => unreachable!("a chain's steps below its variable"),
+            };
+            deref = func.insert_before(at, InstKind::Deref(step), Some(ValType::DEREF));
+        }
+        let load = match data {
+            // A store's element is read back with default access.
+            Some(_) => IntrinsicInst::new(Intrinsic::LoadDeref, vec![deref]),
+            None => IntrinsicInst {
+                srcs: vec![deref],
+                ..original.clone()
+            },
+        };
+        let element = func.insert_before(at, InstKind::Intrinsic(load), Some(shape));
+        match data {
+            Some(data) => {
+                let cond = is_element(constant, func);
+                let kept = func.insert_before(at, select(cond, data, element), Some(shape));
+                let store = IntrinsicInst {
+                    op: Intrinsic::StoreDeref,
+                    srcs: vec![deref, kept],
+                    indices: original.indices.clone(),
+                };
+                func.insert_before(at, InstKind::Intrinsic(store), None);
+            }
+            None => {
+                picked = Some(match picked {
+                    None => element,
+                    Some(so_far) => {
+                        let cond = is_element(constant, func);
+                        func.insert_before(at, select(cond, element, so_far), Some(shape))
+                    }
+                });
+            }
+        }
+    }
+    // A load's users read the pick.
+    if let Some(value) = picked {
+        func.replace_uses(at, value);
+    }
+    func.remove_inst(at);
+}
