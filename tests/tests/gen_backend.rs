@@ -300,6 +300,52 @@ b0:
     );
 }
 
+/// Integer division and remainder, signed and unsigned, by per-pixel divisors (zero among
+/// them) and by a push constant: the math unit's 8-channel limit splits them at SIMD16.
+#[test]
+fn integer_division() {
+    check(
+        "division.shrew",
+        "shader fragment
+struct B { n: i32 offset 0 }
+var ubo B @b (binding=0)
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (1000.0)
+    32 %3 = fmul %1.x, %2
+    32 %4 = f2i32 %3
+    32 %5 = load_const (7.0)
+    32 %6 = fmul %1.y, %5
+    32 %7 = f2i32 %6
+    32 %8 = idiv %4, %7
+    32 %9 = irem %4, %7
+    32 %10 = iabs %4
+    32 %11 = iabs %7
+    32 %12 = load_const (1)
+    32 %13 = iadd %11, %12
+    32 %14 = udiv %10, %13
+    32 %15 = deref_var @b
+    32 %16 = deref_struct %15.n
+    32 %17 = load_deref %16
+    32 %18 = umod %10, %17
+    32 %19 = i2f32 %8
+    32 %20 = i2f32 %9
+    32 %21 = u2f32 %14
+    32 %22 = u2f32 %18
+    32x4 %23 = vec4 %19, %20, %21, %22
+    32 %24 = deref_var @color
+    store_deref %24, %23 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
 /// Found by running piglit on the emulator: a swizzle rotating a loop's vector in place, nested
 /// loops starting at one instruction, and a return from inside a selection.
 #[test]

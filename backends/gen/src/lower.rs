@@ -438,8 +438,51 @@ impl Lowering<'_> {
     }
 
     fn math(&mut self, f: MathFn, dst: Operand, srcs: Vec<Src>) {
-        let srcs = srcs.into_iter().map(|s| self.in_register(s)).collect();
-        self.op(Opcode::Math, dst, srcs).math = Some(f);
+        let srcs: Vec<Src> = srcs.into_iter().map(|s| self.in_register(s)).collect();
+        // Integer division runs 8 channels at a time on every generation (fact sheet A6).
+        let widest = match f {
+            MathFn::IntDiv | MathFn::IntMod | MathFn::IntDivMod => 8,
+            _ => self.width,
+        };
+        for piece in self.pieces(Opcode::Math, widest, dst, srcs) {
+            self.program.insts.push(Inst {
+                math: Some(f),
+                ..piece
+            });
+        }
+    }
+
+    /// `op` over the dispatch in pieces of at most `widest` channels (SIMD-width lowering, fact
+    /// sheet A6): piece k runs channels k·widest onwards as its channel group, on the part of
+    /// each vector operand those channels read or write; scalar operands stay whole.
+    fn pieces(&self, op: Opcode, widest: u8, dst: Operand, srcs: Vec<Src>) -> Vec<Inst> {
+        let width = widest.min(self.width);
+        (0..self.width / width)
+            .map(|k| {
+                let first = k * width;
+                let part = |o: Operand| {
+                    let r = o.region;
+                    let w = r.width.max(1) as u32;
+                    let element = (first as u32 / w) * r.vstride.unwrap_or(0) as u32
+                        + (first as u32 % w) * r.hstride as u32;
+                    Operand {
+                        offset: o.offset + element * o.ty.size() as u32,
+                        ..o
+                    }
+                };
+                let srcs = srcs
+                    .iter()
+                    .map(|s| match *s {
+                        Src::Reg(o) => Src::Reg(part(o)),
+                        imm => imm,
+                    })
+                    .collect();
+                Inst {
+                    group: first,
+                    ..Inst::new(op, width, Some(part(dst)), srcs)
+                }
+            })
+            .collect()
     }
 
     /// Sets flag `flag` to `src != 0` per channel.
@@ -1094,6 +1137,25 @@ impl Lowering<'_> {
             A::Imul => {
                 let (a, b) = (d(self, 0), d(self, 1));
                 self.alu2(Opcode::Mul, dst_d, a, b, true);
+            }
+            // The math unit's quotient truncates and its remainder takes the dividend's sign.
+            A::Idiv | A::Irem => {
+                let (a, b) = (d(self, 0), d(self, 1));
+                let f = if alu.op == A::Idiv {
+                    MathFn::IntDiv
+                } else {
+                    MathFn::IntMod
+                };
+                self.math(f, dst_d, vec![a, b]);
+            }
+            A::Udiv | A::Umod => {
+                let (a, b) = (ud(self, 0), ud(self, 1));
+                let f = if alu.op == A::Udiv {
+                    MathFn::IntDiv
+                } else {
+                    MathFn::IntMod
+                };
+                self.math(f, dst_ud, vec![a, b]);
             }
             A::Ineg => {
                 let a = d(self, 0);
