@@ -1139,23 +1139,18 @@ impl Lowering<'_> {
                 self.alu2(Opcode::Mul, dst_d, a, b, true);
             }
             // The math unit's quotient truncates and its remainder takes the dividend's sign.
-            A::Idiv | A::Irem => {
-                let (a, b) = (d(self, 0), d(self, 1));
-                let f = if alu.op == A::Idiv {
+            A::Idiv | A::Irem | A::Udiv | A::Umod => {
+                let (a, b, dst) = if matches!(alu.op, A::Idiv | A::Irem) {
+                    (d(self, 0), d(self, 1), dst_d)
+                } else {
+                    (ud(self, 0), ud(self, 1), dst_ud)
+                };
+                let f = if matches!(alu.op, A::Idiv | A::Udiv) {
                     MathFn::IntDiv
                 } else {
                     MathFn::IntMod
                 };
-                self.math(f, dst_d, vec![a, b]);
-            }
-            A::Udiv | A::Umod => {
-                let (a, b) = (ud(self, 0), ud(self, 1));
-                let f = if alu.op == A::Udiv {
-                    MathFn::IntDiv
-                } else {
-                    MathFn::IntMod
-                };
-                self.math(f, dst_ud, vec![a, b]);
+                self.math(f, dst, vec![a, b]);
             }
             A::Ineg => {
                 let a = d(self, 0);

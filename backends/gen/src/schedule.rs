@@ -108,12 +108,7 @@ fn reads(inst: &Inst) -> Vec<Resource> {
     if inst.predicate.is_some() {
         flag_resources(inst, &mut out);
     }
-    if matches!(inst.opcode(), Some(Opcode::Mac | Opcode::Mach)) {
-        out.push(Resource::Arf(crate::isa::ARF_ACCUMULATOR));
-    }
-    if inst.send.is_some() {
-        out.push(Resource::Memory);
-    }
+    implicit_resources(inst, &mut out);
     out
 }
 
@@ -125,13 +120,19 @@ fn writes(inst: &Inst) -> Vec<Resource> {
     if inst.cond.is_some() && inst.opcode() != Some(Opcode::Sel) {
         flag_resources(inst, &mut out);
     }
+    implicit_resources(inst, &mut out);
+    out
+}
+
+/// What an instruction both reads and writes without naming it: the accumulator of `mac` and
+/// `mach`, and memory for a send.
+fn implicit_resources(inst: &Inst, out: &mut Vec<Resource>) {
     if matches!(inst.opcode(), Some(Opcode::Mac | Opcode::Mach)) {
         out.push(Resource::Arf(crate::isa::ARF_ACCUMULATOR));
     }
     if inst.send.is_some() {
         out.push(Resource::Memory);
     }
-    out
 }
 
 /// A dependence: `to` issues at least `latency` cycles after `from` has.

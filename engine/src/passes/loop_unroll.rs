@@ -88,6 +88,9 @@ struct Plan {
     walks: Vec<Walk>,
     /// The blocks that go with the loop: its body, and its continue block even if unreachable.
     blocks: HashSet<BlockId>,
+    /// The header's phis, each with its value entering the loop and its value from the
+    /// continue block (if the phi has one).
+    header_phis: Vec<(Value, Value, Option<Value>)>,
 }
 
 /// The blocks one iteration runs.
@@ -217,6 +220,7 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
         preheader,
         walks,
         blocks,
+        header_phis,
     })
 }
 
@@ -436,15 +440,13 @@ impl Evaluator<'_> {
 
 /// Replaces the loop by its iterations (see the module documentation).
 fn unroll(func: &mut Function, plan: &Plan) {
-    let header_phis =
-        header_phis(func, plan.header, plan.preheader, plan.cont).expect("checked by the plan");
     // Each iteration's copies of blocks and values.
     let mut copies: Vec<(HashMap<BlockId, BlockId>, HashMap<Value, Value>)> = Vec::new();
     for walk in &plan.walks {
         let blocks: HashMap<BlockId, BlockId> =
             walk.blocks.iter().map(|&b| (b, func.add_block())).collect();
         let mut values: HashMap<Value, Value> = HashMap::new();
-        for &(phi, entering, back) in &header_phis {
+        for &(phi, entering, back) in &plan.header_phis {
             let value = match (copies.last(), back) {
                 (Some((_, previous)), Some(back)) => previous.get(&back).copied().unwrap_or(back),
                 _ => entering,
