@@ -1,8 +1,8 @@
 //! Late rules, run after the algebraic set: fusion of multiply-adds and the lowering of opcodes
 //! a target lacks, each guarded by its `TargetOptions` field — `ffma` fusion and splitting,
-//! `fsub`/`isub`/`ineg`/`fneg`, `fsat`, `fdiv`, `flrp`, `fpow`, `fmod`/`frem`, `fsign`/`isign`,
-//! `iabs`, bitfield extract/insert, carries and borrows, saturating adds, rotates, dot products,
-//! high-half multiplies and unordered comparisons. Lowerings follow the opcode table's exact
+//! `fsub`/`isub`/`ineg`/`fneg`, `fsat`, `fdiv`, `flrp`, `fpow`, `fmod`/`frem`, `ftan`,
+//! `fsign`/`isign`, `iabs`, bitfield extract/insert, carries and borrows, saturating adds,
+//! rotates, dot products, high-half multiplies and unordered comparisons. Lowerings follow the opcode table's exact
 //! semantics (shift counts modulo the size, clamped bitfields, per-step rounding of the formula
 //! opcodes), so most of them are exact.
 //!
@@ -45,6 +45,7 @@ shrew_rules_macro::rules! {
     ~fpow(a, b) => fexp2(fmul(flog2(a), b)) if opts.lower_fpow;
     fmod(a, b) => fadd(a, fneg(fmul(b, ffloor(fdiv(a, b))))) if opts.lower_fmod;
     frem(a, b) => fadd(a, fneg(fmul(b, ftrunc(fdiv(a, b))))) if opts.lower_fmod;
+    ~ftan(a) => fdiv(fsin(a), fcos(a)) if opts.lower_ftan;
 
     // ---- Signs and absolute values --------------------------------------------------------------
     fsign(a) => bcsel(flt(0.0, a), 1.0, bcsel(flt(a, 0.0), -1.0, a)) if opts.lower_fsign;

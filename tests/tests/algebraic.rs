@@ -88,6 +88,7 @@ fn all_rules_keep_random_programs_close_with_every_option_set() {
         lower_flrp32: true,
         lower_fpow: true,
         lower_fmod: true,
+        lower_ftan: true,
         lower_fsign: true,
         lower_isign: true,
         lower_iabs: true,

@@ -346,6 +346,28 @@ b0:
     );
 }
 
+/// `tan` through the mid-end's lowering to `sin / cos` on the math unit.
+#[test]
+fn tangent() {
+    check(
+        "tangent.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = ftan %1
+    32 %3 = deref_var @color
+    store_deref %3, %2 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
 /// Found by running piglit on the emulator: a swizzle rotating a loop's vector in place, nested
 /// loops starting at one instruction, and a return from inside a selection.
 #[test]

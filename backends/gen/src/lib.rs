@@ -31,8 +31,8 @@ use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
 use std::sync::Arc;
 
 /// The mid-end options for Gen: a fused multiply-add (`mad`), no dot-product instructions in
-/// the scalar backend, no `fmod` (it is `a - b·floor(a/b)`, as Mesa lowers it for Intel), and
-/// no unordered float comparisons (`cmp` has none; a `not` of an ordered one folds into its
+/// the scalar backend, no `fmod` (it is `a - b·floor(a/b)`, as Mesa lowers it for Intel), no
+/// `ftan` (the math unit has `sin` and `cos`), and no unordered float comparisons (`cmp` has none; a `not` of an ordered one folds into its
 /// reader as a source modifier).
 pub fn target_options() -> TargetOptions {
     TargetOptions {
@@ -40,6 +40,7 @@ pub fn target_options() -> TargetOptions {
         fuse_ffma32: true,
         lower_fdot: true,
         lower_fmod: true,
+        lower_ftan: true,
         lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(GenCost)),

@@ -250,6 +250,8 @@ pub struct TargetOptions {
     pub lower_fpow: bool,
     /// `fmod`/`frem` become their definitions.
     pub lower_fmod: bool,
+    /// `ftan` becomes `fsin / fcos` (GLSL defines `tan` so).
+    pub lower_ftan: bool,
     /// `fsign`/`isign` become compare-and-select.
     pub lower_fsign: bool,
     pub lower_isign: bool,
