@@ -102,13 +102,7 @@ impl Shape {
         let dst_bytes = |d: &lir::Operand| {
             inst.exec_size as u32 * d.region.hstride.max(1) as u32 * d.ty.size() as u32
         };
-        let exec_type = inst
-            .srcs
-            .iter()
-            .map(|s| s.ty().size())
-            .chain(inst.dst.map(|d| d.ty.size()))
-            .max()
-            .unwrap_or(4) as u32;
+        let exec_type = exec_type_size(inst.srcs.iter().map(|s| s.ty()), inst.dst.map(|d| d.ty));
         let ss = match inst.send {
             Some(m) => m.mlen as i64,
             None => (0..inst.srcs.len())
@@ -295,16 +289,7 @@ fn sizes(inst: &Inst, hw: Gen) -> (i64, i64, i64, i64) {
     let sd = inst
         .dst
         .map_or(0, |dst| dst_bytes(inst, &dst).div_ceil(32).max(1) as i64);
-    let exec_type = inst
-        .srcs
-        .iter()
-        .map(|s| match s {
-            Src::Reg(r) => r.ty.size(),
-            Src::Imm(ty, _) => ty.size(),
-        })
-        .chain(inst.dst.map(|d| d.ty.size()))
-        .max()
-        .unwrap_or(4) as u32;
+    let exec_type = exec_type_size(inst.srcs.iter().map(Src::ty), inst.dst.map(|d| d.ty));
     let sx = (inst.exec_size as u32 * exec_type).div_ceil(32).max(1) as i64;
     let ss = match inst.send_desc() {
         Some(desc) => ((desc >> 25) & 0xF) as i64,
@@ -335,6 +320,11 @@ fn bank_conflict(inst: &Inst, hw: Gen) -> bool {
     let bank = |reg: u8| ((reg & 0x40) >> 5) | (reg & 1);
     let shared = hw >= Gen::Gen9 && (a == b || a == c || b == c);
     bank(b) == bank(c) && !shared
+}
+
+/// Bytes of an instruction's execution type: its widest operand (4 without operands).
+fn exec_type_size(srcs: impl Iterator<Item = Type>, dst: Option<Type>) -> u32 {
+    srcs.chain(dst).map(|t| t.size()).max().unwrap_or(4) as u32
 }
 
 /// Whether an instruction runs at the 64-bit (half) rate: a 64-bit execution type, or a

@@ -591,6 +591,41 @@ impl Function {
         self.cfg[b].terminator = Some(Terminator::Branch { cond });
     }
 
+    /// Gives `to` the terminator of `from`, with its successors renamed by `map_block` and the
+    /// values it reads by `map_value` (identities to move a terminator as it is).
+    pub fn copy_terminator(
+        &mut self,
+        from: BlockId,
+        to: BlockId,
+        map_block: impl Fn(BlockId) -> BlockId,
+        map_value: impl Fn(Value) -> Value,
+    ) {
+        let successor = |func: &Function, edge| {
+            map_block(
+                func.successor(from, edge)
+                    .expect("an edge of the terminator"),
+            )
+        };
+        match self.cfg[from].terminator.clone() {
+            Some(Terminator::Branch { cond }) => {
+                let (t, f) = (successor(self, Edge::True), successor(self, Edge::False));
+                self.set_branch(to, map_value(cond), t, f);
+            }
+            Some(Terminator::Jump) => {
+                let t = successor(self, Edge::Jump);
+                self.set_jump(to, t);
+            }
+            Some(Terminator::Return { value }) => self.set_exit(
+                to,
+                Terminator::Return {
+                    value: value.map(map_value),
+                },
+            ),
+            Some(Terminator::Unreachable) => self.set_exit(to, Terminator::Unreachable),
+            None => {}
+        }
+    }
+
     /// Ends `b` with a terminator that has no successors (`return`, `unreachable`).
     pub fn set_exit(&mut self, b: BlockId, term: Terminator) {
         debug_assert!(matches!(

@@ -325,20 +325,7 @@ fn split_after(func: &mut Function, block: BlockId, at: Value) -> BlockId {
         func.inst_mut(v).block = rest;
     }
     func.cfg[rest].insts = moved;
-    let term = func.cfg[block].terminator.clone();
-    match term {
-        Some(Terminator::Branch { cond }) => {
-            let t = func.successor(block, Edge::True).expect("branch edge");
-            let f = func.successor(block, Edge::False).expect("branch edge");
-            func.set_branch(rest, cond, t, f);
-        }
-        Some(Terminator::Jump) => {
-            let t = func.successor(block, Edge::Jump).expect("jump edge");
-            func.set_jump(rest, t);
-        }
-        Some(term) => func.set_exit(rest, term),
-        None => {}
-    }
+    func.copy_terminator(block, rest, |b| b, |v| v);
     if let Some(Structure::Selection { merge }) = func.cfg[block].structure {
         func.cfg[block].structure = None;
         func.cfg[rest].structure = Some(Structure::Selection { merge });

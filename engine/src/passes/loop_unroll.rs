@@ -474,7 +474,10 @@ fn unroll(func: &mut Function, plan: &Plan) {
                 // Chained to the next iteration's header below.
                 Some(Next::Round) => {}
                 Some(Next::Leave) => func.set_jump(copy, plan.merge),
-                None => copy_terminator(func, b, copy, &map_block, &values),
+                None => {
+                    let value = |v: Value| values.get(&v).copied().unwrap_or(v);
+                    func.copy_terminator(b, copy, map_block, value);
+                }
             }
             func.cfg[copy].structure = match walk.next.get(&b) {
                 None if b != plan.header => func.cfg[b].structure.map(|s| s.map_blocks(map_block)),
@@ -546,36 +549,6 @@ fn unroll(func: &mut Function, plan: &Plan) {
     }
     for &b in &plan.blocks {
         func.remove_block(b);
-    }
-}
-
-/// Gives `copy` the terminator of `b`, with blocks and values renamed.
-fn copy_terminator(
-    func: &mut Function,
-    b: BlockId,
-    copy: BlockId,
-    map_block: &impl Fn(BlockId) -> BlockId,
-    values: &HashMap<Value, Value>,
-) {
-    let value = |v: Value| values.get(&v).copied().unwrap_or(v);
-    match func.cfg[b].terminator.clone() {
-        Some(Terminator::Branch { cond }) => {
-            let t = map_block(func.successor(b, Edge::True).expect("branch edge"));
-            let f = map_block(func.successor(b, Edge::False).expect("branch edge"));
-            func.set_branch(copy, value(cond), t, f);
-        }
-        Some(Terminator::Jump) => {
-            let t = map_block(func.successor(b, Edge::Jump).expect("jump edge"));
-            func.set_jump(copy, t);
-        }
-        Some(Terminator::Return { value: v }) => func.set_exit(
-            copy,
-            Terminator::Return {
-                value: v.map(value),
-            },
-        ),
-        Some(Terminator::Unreachable) => func.set_exit(copy, Terminator::Unreachable),
-        None => {}
     }
 }
 
