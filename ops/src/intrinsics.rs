@@ -411,6 +411,8 @@ intrinsic_table! {
     StoreOutput "store_output" (Data, Scalar32) -> NONE, [Base, WriteMask, Component], 0, reads M0, writes OUTPUT;
     LoadUniform "load_uniform" (Scalar32) -> DATA, [Base, Range], PURE, reads M0, writes M0;
     LoadPushConstant "load_push_constant" (Scalar32) -> DATA, [Base, Range], PURE, reads M0, writes M0;
+    // The shader's constant data (`constant` variables), at byte `base` plus the source.
+    LoadConstant "load_constant" (Scalar32) -> DATA, [Base, Range], PURE, reads M0, writes M0;
     LoadParam "load_param" () -> DATA, [ParamIdx], PURE, reads M0, writes M0;
 
     // Buffers: (buffer index, byte offset).

@@ -67,6 +67,8 @@ pub(crate) struct Machine<'p, 's> {
     pub res: &'p mut Resources,
     /// The default uniform block.
     pub uniform: Vec<u8>,
+    /// The shader's constant data ([`memory::constant_data`]).
+    pub constant: Vec<u8>,
     pub stats: Stats,
     /// Register words (`u64`s, arguments included) the call frames of the group being run may
     /// still take, so that its memory stays within [`MAX_GROUP_BYTES`]; set for each group.
@@ -257,12 +259,14 @@ impl<'p, 's> Machine<'p, 's> {
         launch: &'p Launch,
         res: &'p mut Resources,
         uniform: Vec<u8>,
+        constant: Vec<u8>,
     ) -> Machine<'p, 's> {
         Machine {
             prog,
             launch,
             res,
             uniform,
+            constant,
             stats: Stats::default(),
             call_words_left: 0,
             phi_tmp: Vec::new(),
@@ -530,6 +534,7 @@ impl<'p, 's> Machine<'p, 's> {
                 .get_mut(&binding)
                 .ok_or_else(|| missing("SSBO", binding))?,
             Storage::PushConst => &mut self.res.push_constants,
+            Storage::Constant => &mut self.constant,
             Storage::Opaque { .. } => {
                 return Err(Fault::invalid("memory access to an opaque variable".into()));
             }
@@ -832,6 +837,10 @@ impl<'p, 's> Machine<'p, 's> {
             Intrinsic::LoadUniform => {
                 let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
                 load_raw(&self.uniform, off, comps, bits, "the uniform block")?
+            }
+            Intrinsic::LoadConstant => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                load_raw(&self.constant, off, comps, bits, "the constant data")?
             }
             Intrinsic::LoadPushConstant => {
                 let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;

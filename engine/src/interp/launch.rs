@@ -2,7 +2,7 @@
 //! group to its sync points and resolves them (derivatives, implicit LODs, barriers).
 
 use super::exec::{Flow, InvState, Invocation, Machine, Status};
-use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, storage_extent};
+use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, constant_data, storage_extent};
 use super::program::{FuncCode, Op, Program};
 use super::{
     InterpError, InvocationResult, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS,
@@ -119,6 +119,7 @@ pub(crate) fn run(
         ("private variables", private),
         ("shared memory", shared),
         ("the uniform block", uniform_size),
+        ("the constant data", extent(Storage::Constant)),
     ] {
         if size > MAX_AREA_BYTES {
             return Err(setup(format!(
@@ -152,7 +153,13 @@ pub(crate) fn run(
         uniform.resize(uniform_size as usize, 0);
     }
     let mut runner = Runner {
-        m: Machine::new(&prog, launch, res, uniform),
+        m: Machine::new(
+            &prog,
+            launch,
+            res,
+            uniform,
+            constant_data(shader, &prog.vars)?,
+        ),
         areas: Areas {
             input: input as usize,
             output: output as usize,

@@ -518,6 +518,8 @@ pub enum Storage {
     PushConst,
     /// A texture, sampler or image (array): resources from `binding` on, one per element.
     Opaque { binding: u32 },
+    /// The shader's constant data: the `constant` variables ([`constant_data`]).
+    Constant,
 }
 
 /// Where one variable is placed.
@@ -535,6 +537,7 @@ pub struct VarLayout {
 /// - `shader_in` / `shader_out`: at `location × 16` bytes of the input or output slots; variables
 ///   without a location follow the highest located slot, in declaration order;
 /// - `function_temp` and `shader_temp`: one private area per invocation, in declaration order;
+/// - `constant`: the shader's constant data, in declaration order;
 /// - `shared`: the workgroup's shared memory from offset 0, in declaration order;
 /// - `uniform` (non-opaque): the default uniform block, in declaration order;
 /// - `ubo` / `ssbo`: offset 0 of the buffer at their binding (0 when unset), or for an array of
@@ -593,7 +596,7 @@ pub(crate) fn place_variables(
     };
     // Next free byte of the areas filled in declaration order.
     let (mut next_in, mut next_out) = (slot_end(Mode::ShaderIn), slot_end(Mode::ShaderOut));
-    let (mut next_private, mut next_shared, mut next_uniform) = (0, 0, 0);
+    let (mut next_private, mut next_shared, mut next_uniform, mut next_constant) = (0, 0, 0, 0);
     let mut layouts = Vec::with_capacity(shader.variables.len());
     for (v, info) in shader.variables.iter().zip(&infos) {
         let binding = v.binding.unwrap_or(0);
@@ -619,6 +622,7 @@ pub(crate) fn place_variables(
             Mode::Ubo => (Storage::Ubo { binding }, 0),
             Mode::Ssbo => (Storage::Ssbo { binding }, 0),
             Mode::PushConst => (Storage::PushConst, 0),
+            Mode::Constant => (Storage::Constant, place(&mut next_constant)),
         };
         if let Type::Array { len, .. } = v.ty
             && v.array_of_blocks
@@ -656,6 +660,35 @@ fn is_opaque_deep(ty: &Type) -> bool {
         t = elem;
     }
     t.is_opaque()
+}
+
+/// The shader's constant data: every `constant` variable's initializer written at the place
+/// `layouts` (from [`layout_variables`]) gives it. `load_constant` reads these bytes; a backend
+/// uploads them with the shader.
+pub fn constant_data(shader: &Shader, layouts: &[VarLayout]) -> Result<Vec<u8>, InterpError> {
+    let layout = Layout::new(shader, LayoutRule::Std430);
+    let mut data = vec![0; storage_extent(layouts, Storage::Constant) as usize];
+    for (v, placed) in shader.variables.iter().zip(layouts) {
+        if placed.storage != Storage::Constant {
+            continue;
+        }
+        let fail = |e: String| InterpError::Setup(format!("@{}: {e}", v.name));
+        let leaves = var_leaves(&layout, &v.ty, 0).map_err(fail)?;
+        let init = v.init.as_deref().unwrap_or_default();
+        if init.len() != leaves.len() {
+            return Err(fail(format!(
+                "{} initializer values for {} components",
+                init.len(),
+                leaves.len()
+            )));
+        }
+        for (leaf, &value) in leaves.iter().zip(init) {
+            let at = placed.offset as u64 + leaf.offset as u64;
+            write_bytes(&mut data, at, leaf.bytes, to_memory(value, leaf.scalar))
+                .ok_or_else(|| fail("the initializer lies outside the variable".into()))?;
+        }
+    }
+    Ok(data)
 }
 
 /// Bytes an area must have to hold all variables placed in it.

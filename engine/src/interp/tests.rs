@@ -2134,3 +2134,38 @@ fn call_frames_of_a_group_are_bounded() {
         "{err}"
     );
 }
+
+#[test]
+fn constant_variables_hold_their_initializer_for_derefs_and_load_constant() {
+    // @k is placed after @pad's 4 bytes, aligned to 16: its element 1 starts at byte 32.
+    let s = parse(
+        "shader compute
+var constant u32 @pad = (9)
+var constant f32x4[2] @k = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
+var shader_out f32x4 @o
+var shader_out f32 @c
+entry fn main() {
+b0:
+    32 %0 = deref_var @k
+    32 %1 = load_const (1)
+    32 %2 = deref_array %0[%1]
+    32x4 %3 = load_deref %2
+    32 %4 = deref_var @o
+    store_deref %4, %3 (write_mask=xyzw)
+    32 %5 = load_const (8)
+    32 %6 = load_constant %5 (base=28)
+    32 %7 = deref_var @c
+    store_deref %7, %6 (write_mask=x)
+    return
+}
+",
+    );
+    assert_eq!(crate::verify::verify(&s), Ok(()));
+    let r = run_one(&s);
+    assert_eq!(out(&r, "o"), fs(&[5.0, 6.0, 7.0, 8.0]));
+    assert_eq!(out(&r, "c"), fs(&[6.0]));
+    assert_eq!(
+        crate::text::print(&s),
+        crate::text::print(&parse(&crate::text::print(&s)))
+    );
+}

@@ -78,6 +78,10 @@ pub struct Variable {
     /// `i` its own buffer at `binding + i` (GLSL's `uniform B { ... } b[4];`), not one buffer
     /// holding an array.
     pub array_of_blocks: bool,
+    /// `constant` variables: the value of each scalar of the type in flattening order
+    /// ([`crate::interp::memory::flatten_type`]), as raw bits of the scalar's size (booleans 0
+    /// or 1). `None` for every other mode.
+    pub init: Option<Vec<u64>>,
 }
 
 impl Variable {
@@ -101,6 +105,7 @@ impl Variable {
             builtin: None,
             interp: Interp::Smooth,
             array_of_blocks: false,
+            init: None,
         }
     }
 }

@@ -239,10 +239,13 @@ pub enum Mode {
     PushConst,
     FunctionTemp,
     ShaderTemp,
+    /// Read-only memory whose contents the shader gives: the variable's initializer
+    /// ([`crate::ir::Variable::init`]), as Mesa's `nir_var_mem_constant`.
+    Constant,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::ShaderIn,
         Mode::ShaderOut,
         Mode::Uniform,
@@ -252,6 +255,7 @@ impl Mode {
         Mode::PushConst,
         Mode::FunctionTemp,
         Mode::ShaderTemp,
+        Mode::Constant,
     ];
 
     pub fn name(self) -> &'static str {
@@ -265,6 +269,7 @@ impl Mode {
             Mode::PushConst => "push_const",
             Mode::FunctionTemp => "function_temp",
             Mode::ShaderTemp => "shader_temp",
+            Mode::Constant => "constant",
         }
     }
 
@@ -276,7 +281,7 @@ impl Mode {
     pub fn is_writable(self) -> bool {
         !matches!(
             self,
-            Mode::ShaderIn | Mode::Uniform | Mode::Ubo | Mode::PushConst
+            Mode::ShaderIn | Mode::Uniform | Mode::Ubo | Mode::PushConst | Mode::Constant
         )
     }
 

@@ -1,13 +1,16 @@
-//! `lower-io`: loads and stores of shader inputs, outputs, default-block uniforms and UBOs
-//! through derefs become `load_input`, `store_output`, `load_uniform` and `load_ubo` at offsets.
+//! `lower-io`: loads and stores of shader inputs, outputs, default-block uniforms, UBOs and
+//! constants through derefs become `load_input`, `store_output`, `load_uniform`, `load_ubo` and
+//! `load_constant` at offsets.
 //!
 //! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
-//! `shader_in`, `shader_out` or non-opaque `uniform` variable is replaced by the lowered
-//! intrinsic. Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component`
-//! the first 32-bit component in it, and the source the slots added by dynamic indices.
-//! Uniforms are addressed in bytes of the default uniform block: `base` is the constant part,
-//! the source the dynamic part (indices times their strides). UBO loads take the buffer's
-//! binding (plus the constant index into an array of blocks) and the byte offset. Offsets follow the interpreter's
+//! `shader_in`, `shader_out`, non-opaque `uniform`, `ubo` or `constant` variable is replaced by
+//! the lowered intrinsic; `constant` loads become `load_constant` into the constant data.
+//! Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component` the first
+//! 32-bit component in it, and the source the slots added by dynamic indices. Uniforms and
+//! constants are addressed in bytes of the default uniform block or of the constant data:
+//! `base` is the constant part, the source the dynamic part (indices times their strides). UBO
+//! loads take the buffer's binding (plus the constant index into an array of blocks) and the
+//! byte offset. Offsets follow the interpreter's
 //! placement ([`crate::interp::memory::layout_variables`]), so the lowered shader computes the
 //! same results on it.
 //!
@@ -103,7 +106,7 @@ fn access_of(
         Mode::ShaderIn => ii.op == Intrinsic::LoadDeref,
         Mode::ShaderOut => ii.op == Intrinsic::StoreDeref,
         Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
-        Mode::Ubo => ii.op == Intrinsic::LoadDeref,
+        Mode::Ubo | Mode::Constant => ii.op == Intrinsic::LoadDeref,
         _ => false,
     };
     if !lowered || variable.builtin.is_some() {
@@ -178,7 +181,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let mut builder = Builder::new(shader, func);
     builder.cursor = Cursor { block, pos };
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
-    let bytes = matches!(access.mode, Mode::Uniform | Mode::Ubo);
+    let bytes = matches!(access.mode, Mode::Uniform | Mode::Ubo | Mode::Constant);
     let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
     for (index, stride) in access.dynamic {
@@ -219,12 +222,17 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
         (access.offset / SLOT_BYTES, access.offset % SLOT_BYTES / 4)
     };
     let lowered = match ii.op {
-        Intrinsic::LoadDeref if access.mode == Mode::Uniform => {
+        Intrinsic::LoadDeref if matches!(access.mode, Mode::Uniform | Mode::Constant) => {
             let bytes = def.map_or(0, |d: ValType| {
                 d.comps as u32 * d.bits.div_ceil(8).max(4) as u32
             });
+            let op = if access.mode == Mode::Uniform {
+                Intrinsic::LoadUniform
+            } else {
+                Intrinsic::LoadConstant
+            };
             builder.intrinsic(
-                Intrinsic::LoadUniform,
+                op,
                 &[dynamic],
                 def,
                 &[(IndexKind::Base, base), (IndexKind::Range, bytes)],

@@ -20,6 +20,7 @@ pub mod lower_io;
 pub mod manager;
 pub mod memory_cse;
 pub mod move_discards;
+pub mod opt_large_constants;
 pub mod phi_simplify;
 pub mod split_vars;
 pub mod vars;
@@ -51,6 +52,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(move_discards::MoveDiscards {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
         }),
+        Box::new(opt_large_constants::OptLargeConstants),
         Box::new(phi_simplify::PhiSimplify),
         Box::new(split_vars::SplitVars),
         Box::new(vars_to_ssa::VarsToSsa),

@@ -46,7 +46,12 @@ pub fn owned_temporaries(shader: &Shader) -> Vec<HashSet<VarId>> {
 pub fn is_private(mode: Mode) -> bool {
     matches!(
         mode,
-        Mode::FunctionTemp | Mode::ShaderTemp | Mode::ShaderIn | Mode::Uniform | Mode::PushConst
+        Mode::FunctionTemp
+            | Mode::ShaderTemp
+            | Mode::ShaderIn
+            | Mode::Uniform
+            | Mode::PushConst
+            | Mode::Constant
     )
 }
 

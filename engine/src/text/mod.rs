@@ -74,8 +74,10 @@
 //!   dimensions; struct names; `image(DIM[ array], BASE)`, `texture(DIM[ array][ shadow], BASE)`,
 //!   `sampler`, `sampler(shadow)` with DIM one of `1d 2d 3d cube rect buf ms subpass` and BASE
 //!   one of `float int uint`.
-//! * **Variables**: `var MODE TYPE @name [(attr=value, ...)]`, declared before use; modes
-//!   `shader_in shader_out uniform ubo ssbo shared push_const function_temp shader_temp`;
+//! * **Variables**: `var MODE TYPE @name [(attr=value, ...)] [= (VALUE, ...)]`, declared before
+//!   use; modes `shader_in shader_out uniform ubo ssbo shared push_const function_temp
+//!   shader_temp constant`; a `constant` variable (and only one) has an initializer: one literal
+//!   per scalar of its type in flattening order, written as `load_const` writes components;
 //!   attributes (printed in this order when set, accepted in any order) `location`, `binding`,
 //!   `desc_set`, `builtin` (`position point_size clip_distance cull_distance frag_depth
 //!   sample_mask layer viewport_index tess_level_outer tess_level_inner`), `interp` (`flat

@@ -416,6 +416,9 @@ impl<'s> Parser<'s> {
             }
             Ok(())
         })?;
+        if self.eat_punct('=') {
+            var.init = Some(self.initializer(name, &var.ty)?);
+        }
         self.expect_eol("end of line after the variable")?;
         let id = self.shader.add_variable(var);
         self.var_ids.insert(name_text, id);
@@ -880,6 +883,34 @@ impl<'s> Parser<'s> {
             b.insts.push(index);
         }
         Ok(())
+    }
+
+    /// A variable's initializer: `(v, ...)`, one literal per scalar of its type.
+    fn initializer(&mut self, name: Token<'s>, ty: &Type) -> Result<Vec<u64>> {
+        let scalars = crate::interp::memory::try_flatten_type(&self.shader, ty)
+            .map_err(|e| self.error(name.pos, format!("{} has no initializer: {e}", name.text)))?;
+        self.expect_punct('(', "'(' before the initializer's values")?;
+        let mut values = Vec::with_capacity(scalars.len());
+        loop {
+            let bits = scalars.get(values.len()).map_or(32, |s| s.bits);
+            values.push(self.literal(bits)?);
+            if self.eat_punct(')') {
+                break;
+            }
+            self.expect_punct(',', "',' or ')' after a value")?;
+        }
+        if values.len() != scalars.len() {
+            return Err(self.error(
+                name.pos,
+                format!(
+                    "{} has {} scalars, but its initializer gives {} values",
+                    name.text,
+                    scalars.len(),
+                    values.len()
+                ),
+            ));
+        }
+        Ok(values)
     }
 
     fn load_const(&mut self, op: Token<'s>, def: Option<ValType>) -> Result<InstKind> {

@@ -156,6 +156,18 @@ impl<'a> Printer<'a> {
             if !attrs.is_empty() {
                 let _ = write!(out, " ({})", attrs.join(", "));
             }
+            if let Some(init) = &var.init {
+                let scalars = crate::interp::memory::flatten_type(shader, &var.ty);
+                let values: Vec<String> = init
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        let bits = scalars.get(i).map_or(32, |s| s.bits);
+                        literal::format_const(v, bits)
+                    })
+                    .collect();
+                let _ = write!(out, " = ({})", values.join(", "));
+            }
             out.push('\n');
         }
     }

@@ -64,6 +64,9 @@ pub enum ErrorKind {
     RuntimeArray,
     /// `array_of_blocks` on a variable that is not an `ubo` or `ssbo` of a sized array type.
     ArrayOfBlocks,
+    /// A `constant` variable without an initializer, an initializer on any other variable, or
+    /// one whose number of values is not the number of scalars of the type.
+    Initializer,
 
     // Control flow.
     /// The entry block does not exist or has predecessors.

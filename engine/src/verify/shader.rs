@@ -283,6 +283,25 @@ fn check_type(shader: &Shader, ty: &Type, what: &str, errors: &mut Vec<VerifyErr
     }
 }
 
+/// What is wrong with a `constant` variable's initializer: a count of values other than the
+/// type's scalars, or a value wider than its scalar.
+fn initializer_problem(shader: &Shader, ty: &Type, init: &[u64]) -> Option<String> {
+    let scalars = crate::interp::memory::try_flatten_type(shader, ty).ok()?;
+    if scalars.len() != init.len() {
+        return Some(format!(
+            "{} scalars, but the initializer gives {} values",
+            scalars.len(),
+            init.len()
+        ));
+    }
+    let (i, s) =
+        (scalars.iter().enumerate()).find(|&(i, s)| s.bits < 64 && init[i] >> s.bits != 0)?;
+    Some(format!(
+        "initializer value {i} does not fit its {}-bit scalar",
+        s.bits
+    ))
+}
+
 fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
     for var in &shader.variables {
         let what = format!("variable @{}", var.name);
@@ -297,6 +316,25 @@ fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
                      type"
                 ),
             ));
+        }
+        match (&var.init, var.mode) {
+            (None, Mode::Constant) => errors.push(error(
+                ErrorKind::Initializer,
+                format!("{what}: a constant variable needs an initializer"),
+            )),
+            (Some(_), mode) if mode != Mode::Constant => errors.push(error(
+                ErrorKind::Initializer,
+                format!(
+                    "{what}: only constant variables have an initializer, not {}",
+                    mode.name()
+                ),
+            )),
+            (Some(init), _) => {
+                if let Some(problem) = initializer_problem(shader, &var.ty, init) {
+                    errors.push(error(ErrorKind::Initializer, format!("{what}: {problem}")));
+                }
+            }
+            (None, _) => {}
         }
         // An ssbo variable may be a runtime-sized array or a struct ending in one.
         match var.buffer_type() {

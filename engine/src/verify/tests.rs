@@ -1965,6 +1965,28 @@ fn arrays_of_blocks_are_sized_buffer_arrays() {
 }
 
 #[test]
+fn constant_variables_and_only_they_have_fitting_initializers() {
+    let with = |mode: Mode, init: Option<Vec<u64>>| {
+        let (mut s, _) = frag(|_| ());
+        let mut var = Variable::new("c", mode, array_ty(Type::Scalar(Scalar::U32), 2));
+        var.init = init;
+        s.add_variable(var);
+        s
+    };
+    assert_clean(&with(Mode::Constant, Some(vec![1, 2])));
+    expect(&with(Mode::Constant, None), ErrorKind::Initializer);
+    expect(&with(Mode::Constant, Some(vec![1])), ErrorKind::Initializer);
+    expect(
+        &with(Mode::Constant, Some(vec![1, 1 << 32])),
+        ErrorKind::Initializer,
+    );
+    expect(
+        &with(Mode::FunctionTemp, Some(vec![1, 2])),
+        ErrorKind::Initializer,
+    );
+}
+
+#[test]
 fn deref_index_must_be_32_bit() {
     let (s, v) = frag(|b| {
         let var = add_var(
