@@ -346,6 +346,67 @@ b0:
     );
 }
 
+/// A table of constants read at per-pixel and uniform run-time indices: `opt-large-constants`
+/// moves it into the constant data, read by untyped surface reads.
+#[test]
+fn constant_table() {
+    check(
+        "constant_table.shrew",
+        "shader fragment
+struct B { n: u32 offset 0 }
+var ubo B @b (binding=0)
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+var function_temp f32x4[5] @table
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = fabs %1.x
+    32 %3 = load_const (3.0)
+    32 %4 = fmul %2, %3
+    32 %5 = f2u32 %4
+    32 %6 = load_const (4)
+    32 %7 = umin %5, %6
+    32 %10 = deref_var @table
+    32 %11 = load_const (0)
+    32 %12 = deref_array %10[%11]
+    32x4 %13 = load_const (1.0, 2.0, 3.0, 4.0)
+    store_deref %12, %13 (write_mask=xyzw)
+    32 %14 = load_const (1)
+    32 %15 = deref_array %10[%14]
+    32x4 %16 = load_const (-1.5, 0.25, 8.0, 16.0)
+    store_deref %15, %16 (write_mask=xyzw)
+    32 %17 = load_const (2)
+    32 %18 = deref_array %10[%17]
+    32x4 %19 = load_const (0.5, 0.75, -2.0, 3.5)
+    store_deref %18, %19 (write_mask=xyzw)
+    32 %20 = load_const (3)
+    32 %21 = deref_array %10[%20]
+    32x4 %22 = load_const (10.0, 20.0, 30.0, 40.0)
+    store_deref %21, %22 (write_mask=xyzw)
+    32 %23 = deref_array %10[%6]
+    32x4 %24 = load_const (-7.0, 0.125, 64.0, 9.0)
+    store_deref %23, %24 (write_mask=xyzw)
+    32 %25 = deref_array %10[%7]
+    32x4 %26 = load_deref %25
+    32 %27 = deref_var @b
+    32 %28 = deref_struct %27.n
+    32 %29 = load_deref %28
+    32 %30 = umin %29, %6
+    32 %31 = deref_array %10[%30]
+    32x4 %32 = load_deref %31
+    32x4 %33 = fmul %26, %1
+    32x4 %34 = fadd %33, %32.wzyx
+    32 %35 = deref_var @color
+    store_deref %35, %34 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
 /// `tan` through the mid-end's lowering to `sin / cos` on the math unit.
 #[test]
 fn tangent() {

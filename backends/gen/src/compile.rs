@@ -47,7 +47,7 @@ pub enum CompileError {
 
 /// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
-    let (mut program, payload) = lower_fragment(shader, width)?;
+    let (mut program, payload) = lower_fragment(shader, hw, width)?;
     propagate_copies(&mut program, hw);
     remove_redundant_flags(&mut program);
     dead_code(&mut program);
@@ -98,7 +98,9 @@ fn dead_code(program: &mut Program) {
         let before = program.insts.len();
         program.insts.retain(|inst| {
             let writes_flag = inst.cond.is_some() && inst.opcode() != Some(Opcode::Sel);
-            let effect = writes_flag || inst.send.is_some() || !matches!(inst.op, Op::Hw(_));
+            // Sends write memory or end the thread, except reads (a response, no EOT).
+            let send_effect = inst.send.is_some_and(|m| m.rlen == 0 || m.eot);
+            let effect = writes_flag || send_effect || !matches!(inst.op, Op::Hw(_));
             let dead = inst
                 .dst
                 .and_then(|d| d.vreg())

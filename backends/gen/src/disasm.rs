@@ -33,6 +33,60 @@ pub fn sfid_name(sfid: u8) -> &'static str {
     }
 }
 
+/// The decoded function control of a send's descriptor, as Mesa's disassembler prints it, for
+/// the messages the backend emits; `None` for the others (printed as raw bits).
+fn message_text(sfid: u8, desc: u32) -> Option<String> {
+    let surface = desc & 0xFF;
+    let message_type = desc >> 14 & 0xF;
+    match sfid {
+        2 => {
+            let name = match desc >> 12 & 0x1F {
+                0 => "sample",
+                1 => "sample_b",
+                2 => "sample_l",
+                3 => "sample_c",
+                4 => "sample_d",
+                7 => "ld",
+                10 => "resinfo",
+                24 => "sample_lz",
+                26 => "ld_lz",
+                _ => return None,
+            };
+            let simd = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"][(desc >> 17 & 3) as usize];
+            let sampler = desc >> 8 & 0xF;
+            Some(format!(
+                "{name} {simd} Surface = {surface} Sampler = {sampler}"
+            ))
+        }
+        5 if message_type == 12 => {
+            let subtype = match desc >> 8 & 7 {
+                0 => "SIMD16",
+                1 => "SIMD16 replicated",
+                2 => "SIMD8 dual source low",
+                3 => "SIMD8 dual source high",
+                4 => "SIMD8",
+                _ => return None,
+            };
+            let last = if desc >> 12 & 1 != 0 { " LastRT" } else { "" };
+            Some(format!("RT write {subtype}{last} Surface = {surface}"))
+        }
+        10 | 12 => {
+            // Untyped surface read and write: IVB data cache 5 and 13, HSW+ data cache 1 and 9.
+            let direction = match (sfid, message_type) {
+                (10, 5) | (12, 1) => "read",
+                (10, 13) | (12, 9) => "write",
+                _ => return None,
+            };
+            let simd = ["SIMD4x2", "SIMD16", "SIMD8", "SIMD4x2"][(desc >> 12 & 3) as usize];
+            let mask = desc >> 8 & 0xF;
+            Some(format!(
+                "( DC untyped surface {direction}, Surface = {surface}, {simd}, Mask = {mask:#x})"
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// A line of text that tracks its column.
 struct Line(String);
 
@@ -103,10 +157,11 @@ pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) 
         if let Some(desc) = inst.send_desc() {
             line.0.push('\n');
             line.0.push_str(&" ".repeat(28));
+            let function =
+                message_text(inst.sfid, desc).unwrap_or_else(|| format!("{:#x}", desc & 0x7_ffff));
             line.0.push_str(&format!(
-                "{} MsgDesc: {:#x} mlen {} rlen {}",
+                "{} MsgDesc: {function} mlen {} rlen {}",
                 sfid_name(inst.sfid),
-                desc & 0x7_ffff,
                 (desc >> 25) & 0xF,
                 (desc >> 20) & 0x1F
             ));
@@ -465,7 +520,7 @@ mod tests {
         assert_eq!(
             disassemble(&send, Gen::Gen9, &no_labels),
             "send(8)         g124<1>UW       g13<8,8,1>UD    0x8643a001UD\n                            \
-             sampler MsgDesc: 0x3a001 mlen 3 rlen 4 { align1 1Q EOT };"
+             sampler MsgDesc: ld_lz SIMD8 Surface = 1 Sampler = 0 mlen 3 rlen 4 { align1 1Q EOT };"
         );
     }
 

@@ -17,6 +17,7 @@
 use crate::compile::Kernel;
 use crate::emu::{EmuError, Thread, pln, run};
 use crate::isa::Type;
+use crate::lower::{FIRST_SURFACE, Surface};
 use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
 
@@ -144,6 +145,16 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                     value as u64,
                 );
             }
+        }
+        for (i, surface) in p.surfaces.iter().enumerate() {
+            let bytes: &[u8] = match surface {
+                Surface::ConstantData => &p.constant_data,
+                Surface::UniformBlock => &draw.uniform_data,
+                Surface::Ubo(b) => draw.ubos.get(b).map_or(&[], Vec::as_slice),
+            };
+            thread
+                .surfaces
+                .insert(FIRST_SURFACE + i as u32, bytes.to_vec());
         }
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();

@@ -33,6 +33,9 @@ pub struct Thread {
     pub live: u32,
     /// Render-target writes: by binding table index, each channel's last RGBA (raw bits).
     pub render_targets: BTreeMap<u32, Vec<Option<[u32; 4]>>>,
+    /// The buffers data-port reads see, by binding table index. Reads past a buffer's end
+    /// (or of an unbound one) return zero, as the hardware's bounds checking does.
+    pub surfaces: BTreeMap<u32, Vec<u8>>,
 }
 
 impl Thread {
@@ -47,6 +50,7 @@ impl Thread {
                 (1u32 << width) - 1
             },
             render_targets: BTreeMap::new(),
+            surfaces: BTreeMap::new(),
         }
     }
 
@@ -781,6 +785,34 @@ fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError
                 out[channel] = Some(rgba);
             }
         }
+        // Untyped surface read (IVB data cache message 5, HSW+ data cache 1 message 1): each
+        // enabled channel reads the dwords of the unmasked components at its byte address.
+        10 | 12 if message_type == [5, 1][(inst.sfid == 12) as usize] => {
+            let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
+                return Err(unsupported);
+            };
+            let disabled = desc >> 8 & 0xF;
+            let width = inst.exec_size as usize;
+            let per_comp = width.div_ceil(8);
+            let mut writes = Vec::new();
+            for i in (0..width).filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0) {
+                let (grf, lane) = (i / 8, i % 8);
+                let address = thread.read((payload.nr as usize + grf) * 32 + lane * 4, 4)?;
+                let surface = thread.surfaces.get(&(desc & 0xFF));
+                let comps = (0..4).filter(|k| disabled >> k & 1 == 0);
+                for (j, k) in comps.enumerate() {
+                    let at = address as usize + 4 * k;
+                    let dword = surface
+                        .and_then(|bytes| bytes.get(at..at + 4))
+                        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    let reg = dst.nr as usize + j * per_comp + grf;
+                    writes.push((reg * 32 + lane * 4, dword));
+                }
+            }
+            for (at, dword) in writes {
+                thread.write(at, 4, dword as u64)?;
+            }
+        }
         _ => return Err(unsupported),
     }
     Ok(inst.is_eot())
@@ -1138,6 +1170,43 @@ mod tests {
         assert_eq!(skipped, [1, 0, 1, 0, 1, 0, 1, 0]);
         let joined: Vec<u64> = (0..8).map(|i| thread.get(5, i, Type::D)).collect();
         assert_eq!(joined, [2; 8]);
+    }
+
+    #[test]
+    fn untyped_surface_reads_fetch_the_unmasked_dwords_of_enabled_channels() {
+        let mut thread = Thread::new(8);
+        thread.live = 0b0111_1111; // channel 7 is not dispatched
+        thread
+            .surfaces
+            .insert(9, (0..16u8).flat_map(|x| [x, 0, 0, 0]).collect());
+        for lane in 0..8 {
+            // Channel 6 reads past the end of the 64-byte surface.
+            let address = if lane == 6 { 60 } else { 4 * lane as u64 };
+            thread.set(2, lane, Type::UD, address);
+            for reg in 10..12 {
+                thread.set(reg, lane, Type::UD, 0xdead);
+            }
+        }
+        // Components x and z (mask 0b1010 disables y and w), SIMD8, surface 9.
+        let control = 1 << 14 | 2 << 12 | 0b1010 << 8 | 9;
+        let mut send = Inst::new(
+            Opcode::Send,
+            8,
+            Some(Dst::grf(10, 0, Type::UD)),
+            vec![
+                grf(2, Type::UD),
+                Src::Imm(Type::UD, 1 << 25 | 2 << 20 | control),
+            ],
+        );
+        send.sfid = 12;
+        assert_eq!(run(&[send], Gen::Gen9, &mut thread), Ok(()));
+        for lane in 0..6 {
+            assert_eq!(thread.get(10, lane, Type::UD), lane as u64);
+            assert_eq!(thread.get(11, lane, Type::UD), lane as u64 + 2);
+        }
+        assert_eq!(thread.get(10, 6, Type::UD), 15);
+        assert_eq!(thread.get(11, 6, Type::UD), 0);
+        assert_eq!(thread.get(10, 7, Type::UD), 0xdead);
     }
 
     #[test]

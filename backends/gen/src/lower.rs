@@ -10,6 +10,9 @@
 //!   Constants become immediates where the hardware takes one (the last source of a 2-source
 //!   instruction) and are moved to a register elsewhere.
 //! - Uniforms at constant offsets read the push constants in the payload directly, as scalars.
+//! - The constant data (`load_constant`) is read with untyped surface reads: each channel loads
+//!   the dwords at its own byte address from a surface of the binding table
+//!   ([`Payload::surfaces`]).
 //! - Inputs are interpolated with `pln` from the barycentrics and the attribute's plane in the
 //!   payload; flat inputs read the plane's constant term.
 //! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
@@ -30,12 +33,14 @@
 //! a dynamically indexed uniform or input) is a [`LowerError`] naming the instruction, never
 //! wrong code.
 //!
-//! Options: the dispatch width. Nothing depends on the generation yet: the instructions used
-//! are legal on Gen7–Gen9 (SIMD-width splitting for Gen7's limits is still to come).
+//! Options: the generation and the dispatch width. The generation only picks the data port of
+//! untyped surface reads (IVB's data cache, HSW+'s data cache 1); the instructions used are
+//! legal on Gen7–Gen9 (SIMD-width splitting for Gen7's limits is still to come).
 
 use crate::encoding::Predicate;
-use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
+use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator, Value,
 };
@@ -70,7 +75,27 @@ pub struct Payload {
     pub inputs: Vec<u32>,
     /// GRFs the payload occupies.
     pub regs: u8,
+    /// The buffers the kernel reads through data-port messages: entry `i` at binding table
+    /// index [`FIRST_SURFACE`] + `i` (the render targets come first).
+    pub surfaces: Vec<Surface>,
+    /// The shader's constant data ([`shrew_engine::interp::memory::constant_data`]), uploaded
+    /// with the kernel as [`Surface::ConstantData`].
+    pub constant_data: Vec<u8>,
 }
+
+/// A buffer bound in the binding table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// The shader's constant data.
+    ConstantData,
+    /// The default uniform block.
+    UniformBlock,
+    /// The UBO at a binding.
+    Ubo(u32),
+}
+
+/// Binding table index of the first surface after the render targets.
+pub const FIRST_SURFACE: u32 = 8;
 
 /// Bytes `0..bytes` of a buffer, pushed into the payload from GRF `grf`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,8 +139,12 @@ const ANY4H: u8 = 6;
 /// The flag subregister holding live (covered, not discarded) pixels: f1.0.
 pub const LIVE_FLAG: u8 = 2;
 
-/// Lowers the entry function of a fragment shader at dispatch width `width` (8 or 16).
-pub fn lower_fragment(shader: &Shader, width: u8) -> Result<(Program, Payload), LowerError> {
+/// Lowers the entry function of a fragment shader for `hw` at dispatch width `width` (8 or 16).
+pub fn lower_fragment(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+) -> Result<(Program, Payload), LowerError> {
     if shader.stage != Stage::Fragment {
         return Err(LowerError(format!(
             "only fragment shaders are supported yet, not {}",
@@ -128,10 +157,14 @@ pub fn lower_fragment(shader: &Shader, width: u8) -> Result<(Program, Payload), 
     let func = &shader.functions[shader.entry.0 as usize];
     let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
     let destruction = destruct(func);
-    let payload = plan_payload(shader, func, width)?;
+    let mut payload = plan_payload(shader, func, width)?;
+    payload.constant_data = layout_variables(shader)
+        .and_then(|layouts| constant_data(shader, &layouts))
+        .map_err(|e| LowerError(e.to_string()))?;
     let mut lowering = Lowering {
         shader,
         func,
+        hw,
         width,
         regs: destruction,
         vregs: BTreeMap::new(),
@@ -287,12 +320,15 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         setup_start: setup_start as u8,
         inputs,
         regs: regs as u8,
+        surfaces: Vec::new(),
+        constant_data: Vec::new(),
     })
 }
 
 struct Lowering<'s> {
     shader: &'s Shader,
     func: &'s Function,
+    hw: Gen,
     width: u8,
     regs: Destruction,
     vregs: BTreeMap<(Reg, u8), VReg>,
@@ -642,6 +678,10 @@ impl Lowering<'_> {
     fn intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
         match ii.op {
+            Intrinsic::LoadConstant => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                self.pull(v, Surface::ConstantData, base, ii.srcs[0])
+            }
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
                 if self.push_constant(ii).is_none() {
                     let what = "dynamically indexed uniforms and UBOs are not supported yet";
@@ -809,6 +849,78 @@ impl Lowering<'_> {
         halt.flag = LIVE_FLAG;
         self.emit(halt);
         self.halts = true;
+    }
+
+    /// The binding table index of a surface, bound on first use.
+    fn surface(&mut self, surface: Surface) -> u32 {
+        let surfaces = &mut self.payload.surfaces;
+        let index = match surfaces.iter().position(|&s| s == surface) {
+            Some(i) => i,
+            None => {
+                surfaces.push(surface);
+                surfaces.len() - 1
+            }
+        };
+        FIRST_SURFACE + index as u32
+    }
+
+    /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each
+    /// channel at its own offset: an untyped surface read of as many dwords as `v` has
+    /// components (HSW+ data cache 1, message 1; IVB data cache, message 5).
+    fn pull(
+        &mut self,
+        v: Value,
+        surface: Surface,
+        base: u32,
+        offset: Value,
+    ) -> Result<(), LowerError> {
+        let def = self.func.inst(v).def.expect("loads define a value");
+        if def.bits != 32 || def.comps > 4 {
+            return Err(self.error(v, "only loads of 1 to 4 32-bit components are supported"));
+        }
+        let bti = self.surface(surface);
+        let address = self.temp_operand(Type::UD);
+        let offset = self.read(offset, 0, Type::UD);
+        if base == 0 {
+            self.op(Opcode::Mov, address, vec![offset]);
+        } else {
+            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+        }
+        let per_comp = self.comp_regs() as u8;
+        let (sfid, message_type) = if self.hw >= Gen::Gen75 {
+            (12, 1)
+        } else {
+            (10, 5)
+        };
+        // SIMD mode 13:12 (SIMD16 1, SIMD8 2), disabled channels 11:8, binding table index.
+        let simd_mode = if self.width == 16 { 1 } else { 2 };
+        let disabled = 0xF & !((1u32 << def.comps) - 1);
+        let message = Message {
+            sfid,
+            mlen: per_comp,
+            rlen: def.comps * per_comp,
+            control: message_type << 14 | simd_mode << 12 | disabled << 8 | bti,
+            eot: false,
+        };
+        let data = self.temp(def.comps as u32);
+        let mut send = Inst::new(
+            Opcode::Send,
+            self.width,
+            Some(Operand::vector(data, 0, Type::UD)),
+            vec![Src::Reg(address), Src::ud(message.descriptor(false))],
+        );
+        send.send = Some(message);
+        self.emit(send);
+        for c in 0..def.comps {
+            let dst = self.comp(v, c, Type::UD);
+            let at = c as u32 * per_comp as u32 * 32;
+            self.op(
+                Opcode::Mov,
+                dst,
+                vec![Src::Reg(Operand::vector(data, at, Type::UD))],
+            );
+        }
+        Ok(())
     }
 
     /// The render-target writes: one per colour output, the last with EOT.
