@@ -2,11 +2,13 @@
 //! `bcsel`.
 //!
 //! What: a selection header whose arms are each a single block (or missing: a branch straight
-//! to the merge block) holding only side-effect-free ALU code, with no derivative, and whose
-//! merge block is reached from the arms alone, is flattened: the arms' instructions move to the
-//! end of the header, each phi of the merge block becomes `bcsel cond, then, else` there, and
-//! the header jumps to the merge block. It is done when the arms' ALU instructions plus one
-//! select per phi are at most the target's [`CostOptions::if_convert_max_alu`]. The merge
+//! to the merge block) holding only side-effect-free ALU code with no derivative, derefs, and
+//! loads of read-only memory at constant in-bounds addresses (see `is_invariant_load`;
+//! Mesa's peephole select takes the same loads), and whose merge block is reached from the
+//! arms alone, is flattened: the arms' instructions move to the end of the header, each phi of
+//! the merge block becomes `bcsel cond, then, else` there, and the header jumps to the merge
+//! block. It is done when the arms' ALU instructions and loads plus one select per phi are at
+//! most the target's [`CostOptions::if_convert_max_alu`]. The merge
 //! block then joins the header when nothing else needs it. Inner selections are flattened
 //! first (blocks are visited in post-order), so nests of small ifs flatten in one run.
 //!
@@ -15,19 +17,20 @@
 //! the arms, and the backends turn the selects into predicated moves (Gen `sel`, R600 `CNDE`).
 //!
 //! Invariants: every invocation computes the same values; only instructions that cannot trap
-//! or touch memory run where they did not before (ALU operations on any input give some
-//! value, as in the interpreter). Each flattened selection is one transformation.
+//! run where they did not before (ALU operations on any input give some value, as in the
+//! interpreter; the loads read memory nothing writes, inside their variables). Each flattened selection is one transformation.
 //!
 //! Options: [`CostOptions::if_convert_max_alu`], from the target.
 
 use super::manager::{Pass, PassContext};
 use crate::cfg::post_order;
 use crate::ir::{
-    Alu, AluSrc, BlockId, Edge, FpFlags, Function, InstKind, Shader, Structure, Terminator, Value,
+    Alu, AluSrc, BlockId, Deref, Edge, FpFlags, Function, InstKind, IntrinsicInst, Mode, Shader,
+    Structure, Terminator, Value, deref_chain,
 };
 use crate::ops::AluOp;
 use crate::rewrite::CostOptions;
-use shrew_ops::Eval;
+use shrew_ops::{Eval, Intrinsic};
 
 /// The `if-convert` pass.
 pub struct IfConvert {
@@ -45,12 +48,13 @@ impl Pass for IfConvert {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let mut progress = false;
-        for func in &mut shader.functions {
-            for header in post_order(func) {
+        for f in 0..shader.functions.len() {
+            for header in post_order(&shader.functions[f]) {
                 if context.budget.is_spent() {
                     return Ok(progress);
                 }
-                if let Some(shape) = self.flattenable(func, header) {
+                if let Some(shape) = self.flattenable(shader, &shader.functions[f], header) {
+                    let func = &mut shader.functions[f];
                     flatten(func, header, shape);
                     progress = true;
                     let name = &func.name;
@@ -77,7 +81,8 @@ struct Diamond {
 }
 
 impl IfConvert {
-    fn flattenable(&self, func: &Function, header: BlockId) -> Option<Diamond> {
+    /// The selection of `header` in `func` (a function of `shader`) if it can be flattened.
+    fn flattenable(&self, shader: &Shader, func: &Function, header: BlockId) -> Option<Diamond> {
         let block = &func.cfg[header];
         let (Some(Structure::Selection { merge }), Some(Terminator::Branch { cond })) =
             (block.structure, &block.terminator)
@@ -103,7 +108,8 @@ impl IfConvert {
                     {
                         alu_count += 1
                     }
-                    InstKind::Const(_) | InstKind::Undef => {}
+                    InstKind::Intrinsic(i) if is_invariant_load(shader, func, i) => alu_count += 1,
+                    InstKind::Const(_) | InstKind::Undef | InstKind::Deref(_) => {}
                     _ => return None,
                 }
             }
@@ -132,6 +138,54 @@ impl IfConvert {
             then_end,
             else_end,
         })
+    }
+}
+
+/// Whether `load` reads memory no invocation writes, within bounds whatever path led to it: a
+/// `load_deref` of a read-only variable (input, uniform, UBO, push constant, constant) at
+/// constant indices inside the arrays, or a lowered load of those at constant offsets. Such a
+/// load gives the same value wherever it runs, so it may run where it did not.
+fn is_invariant_load(shader: &Shader, func: &Function, load: &IntrinsicInst) -> bool {
+    let constant = |v: Value| matches!(func.inst(v).kind, InstKind::Const(_));
+    match load.op {
+        Intrinsic::LoadDeref => {
+            let Some((var, steps)) = deref_chain(func, load.srcs[0]) else {
+                return false;
+            };
+            let variable = shader.variable(var);
+            if !matches!(
+                variable.mode,
+                Mode::ShaderIn | Mode::Uniform | Mode::Ubo | Mode::PushConst | Mode::Constant
+            ) {
+                return false;
+            }
+            // Walk the chain, checking each array index against its length.
+            let mut ty = variable.ty.clone();
+            for &step in &steps {
+                let InstKind::Deref(deref) = &func.inst(step).kind else {
+                    return false;
+                };
+                if let Deref::Array { index, .. } = deref {
+                    let InstKind::Const(values) = &func.inst(*index).kind else {
+                        return false;
+                    };
+                    if ty.element_count().is_none_or(|len| values[0] >= len as u64) {
+                        return false;
+                    }
+                }
+                let Some(next) = shader.deref_step_type(&ty, deref) else {
+                    return false;
+                };
+                ty = next;
+            }
+            true
+        }
+        Intrinsic::LoadInput
+        | Intrinsic::LoadUniform
+        | Intrinsic::LoadPushConstant
+        | Intrinsic::LoadConstant
+        | Intrinsic::LoadUbo => load.srcs.iter().all(|&s| constant(s)),
+        _ => false,
     }
 }
 
