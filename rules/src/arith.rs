@@ -34,6 +34,8 @@ shrew_rules_macro::rules! {
     fsign(fneg(a)) => fneg(fsign(a));
     fsign(fsign(a)) => fsign(a);
     fmul(fsign(a), fabs(a)) => a;
+    fabs(fsign(a)) => fsign(fabs(a));
+    fsign[nnan](fabs(a)) => b2f(fneu(a, 0.0));
 
     // ---- fadd / fsub ------------------------------------------------------------------------
     fadd(a, -0.0) => a;

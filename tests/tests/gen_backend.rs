@@ -407,6 +407,37 @@ b0:
     );
 }
 
+/// `sign` on positive, negative and zero values (floor gives zeros), and the mid-end's rules
+/// for the sign of an absolute value.
+#[test]
+fn sign() {
+    check(
+        "sign.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = ffloor %1
+    32x4 %3 = fsign %2
+    32 %4 = fabs %1.z
+    32 %5 = fneg %4
+    32 %6 = fsign %5
+    32 %7 = fsign %1.w
+    32 %8 = fabs %7
+    32 %9 = fmul %6, %8
+    32x4 %10 = fadd %3, %9.xxxx
+    32 %11 = deref_var @color
+    store_deref %11, %10 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
 /// `tan` through the mid-end's lowering to `sin / cos` on the math unit.
 #[test]
 fn tangent() {

@@ -1186,24 +1186,22 @@ impl Lowering<'_> {
                 self.math(function, dst_f, vec![a, b]);
             }
             A::Fsign => {
-                // sign(x): 1.0 or -1.0 by the sign bit where x != 0, else x (keeps ±0).
+                // sign(x): x's sign bit, with 1.0's bits ORed in where x != 0 (±0 stays).
                 let a = f(self, 0);
                 let a = self.in_register(a);
-                let bits = self.temp_operand(Type::UD);
-                self.op(
-                    Opcode::And,
-                    bits,
-                    vec![a.retype(Type::UD), Src::ud(0x8000_0000)],
-                );
-                self.op(Opcode::Or, bits, vec![Src::Reg(bits), Src::ud(0x3F80_0000)]);
                 let cmp = self.op(Opcode::Cmp, Operand::null(Type::F), vec![a, Src::f(0.0)]);
                 cmp.cond = Some(CondMod::Nz);
-                let sel = self.op(
-                    Opcode::Sel,
+                self.op(
+                    Opcode::And,
                     dst_ud,
-                    vec![Src::Reg(bits), a.retype(Type::UD)],
+                    vec![a.retype(Type::UD), Src::ud(0x8000_0000)],
                 );
-                sel.predicate = Some(Predicate {
+                let or = self.op(
+                    Opcode::Or,
+                    dst_ud,
+                    vec![Src::Reg(dst_ud), Src::ud(0x3F80_0000)],
+                );
+                or.predicate = Some(Predicate {
                     control: 1,
                     inverse: false,
                 });
