@@ -59,7 +59,7 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
             draw.planes.insert(slot, planes);
         }
     }
-    draw.uniform_data = vec![0; 256];
+    draw.uniform_data = vec![0; 4096];
     for chunk in draw.uniform_data.chunks_mut(4) {
         chunk.copy_from_slice(&small().to_bits().to_le_bytes());
     }
@@ -401,6 +401,51 @@ b0:
     32x4 %34 = fadd %33, %32.wzyx
     32 %35 = deref_var @color
     store_deref %35, %34 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
+/// Uniforms pulled from their buffers: a default-block array and a UBO array at per-pixel
+/// indices, and a UBO element at a constant index past the 64 GRFs of push constants.
+#[test]
+fn pulled_uniforms() {
+    check(
+        "pulled_uniforms.shrew",
+        "shader fragment
+struct B { a: f32x4[160] offset 0 }
+var ubo B @b (binding=0)
+var uniform f32x4[4] @u
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fabs %1
+    32x2 %3 = load_const (3.0, 100.0)
+    32x2 %4 = fmul %2.xy, %3
+    32x2 %5 = f2u32 %4
+    32x2 %6 = load_const (3, 159)
+    32x2 %7 = umin %5, %6
+    32 %21 = mov %7.x
+    32 %22 = mov %7.y
+    32 %8 = deref_var @u
+    32 %9 = deref_array %8[%21]
+    32x4 %10 = load_deref %9
+    32 %11 = deref_var @b
+    32 %12 = deref_struct %11.a
+    32 %13 = deref_array %12[%22]
+    32x4 %14 = load_deref %13
+    32 %15 = load_const (159)
+    32 %16 = deref_array %12[%15]
+    32x4 %17 = load_deref %16
+    32x4 %18 = fadd %10, %14
+    32x4 %19 = fadd %18, %17.zwxy
+    32 %20 = deref_var @color
+    store_deref %20, %19 (write_mask=xyzw)
     return
 }
 ",

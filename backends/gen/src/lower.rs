@@ -9,10 +9,11 @@
 //!   Booleans are 32-bit: all ones for true, zero for false, as `cmp` writes them.
 //!   Constants become immediates where the hardware takes one (the last source of a 2-source
 //!   instruction) and are moved to a register elsewhere.
-//! - Uniforms at constant offsets read the push constants in the payload directly, as scalars.
-//! - The constant data (`load_constant`) is read with untyped surface reads: each channel loads
-//!   the dwords at its own byte address from a surface of the binding table
-//!   ([`Payload::surfaces`]).
+//! - Uniforms at constant offsets read the push constants in the payload directly, as scalars
+//!   (at most 64 GRFs of them, the default block first).
+//! - The constant data (`load_constant`), uniforms at run-time offsets and uniforms past the
+//!   pushed ones are pulled with untyped surface reads: each channel loads the dwords at its
+//!   own byte address from a surface of the binding table ([`Payload::surfaces`]).
 //! - Inputs are interpolated with `pln` from the barycentrics and the attribute's plane in the
 //!   payload; flat inputs read the plane's constant term.
 //! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
@@ -29,9 +30,9 @@
 //!
 //! Invariants: every virtual register is written before it is read on every path the source
 //! program takes; a flag is written in the same straight-line code as the instructions that
-//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, memory access,
-//! a dynamically indexed uniform or input) is a [`LowerError`] naming the instruction, never
-//! wrong code.
+//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, SSBOs and
+//! images, a dynamically indexed input or output, a UBO at a run-time binding) is a
+//! [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the generation and the dispatch width. The generation only picks the data port of
 //! untyped surface reads (IVB's data cache, HSW+'s data cache 1); the instructions used are
@@ -130,7 +131,7 @@ type ColorOutputs = BTreeMap<u32, VReg>;
 /// Most GRFs the whole thread payload may take, leaving the rest of the 128 to the kernel.
 const MAX_PAYLOAD_REGS: u32 = 100;
 
-/// Most GRFs of push constants; larger uniform blocks are not supported yet.
+/// Most GRFs of push constants (Mesa's limit too); the rest of the uniforms are pulled.
 const MAX_PUSH_REGS: u32 = 64;
 
 /// The any4h predicate control: a channel's quad has some flag bit set.
@@ -290,20 +291,22 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     let linear_bary = take(linear, 2 * per_value);
     let source_depth = take(depth, per_value);
     let source_w = take(w, per_value);
+    // The default block first, then UBOs by binding, until MAX_PUSH_REGS are taken: loads
+    // past what is pushed are pulled.
     let mut push = Vec::new();
+    let mut push_regs_left = MAX_PUSH_REGS;
     for (binding, bytes) in push_ends {
+        let regs = bytes.div_ceil(32).min(push_regs_left);
+        if regs == 0 {
+            break;
+        }
         push.push(PushRange {
             binding,
             grf: next as u8,
-            bytes,
+            bytes: bytes.min(regs * 32),
         });
-        next += bytes.div_ceil(32);
-    }
-    let push_regs = next - push.first().map_or(next, |r| r.grf as u32);
-    if push_regs > MAX_PUSH_REGS {
-        return Err(LowerError(format!(
-            "{push_regs} GRFs of push constants: more than the {MAX_PUSH_REGS} supported"
-        )));
+        next += regs;
+        push_regs_left -= regs;
     }
     let setup_start = next;
     let regs = setup_start + 2 * inputs.len() as u32;
@@ -417,7 +420,7 @@ impl Lowering<'_> {
             InstKind::Intrinsic(ii)
                 if matches!(ii.op, Intrinsic::LoadUniform | Intrinsic::LoadUbo) =>
             {
-                match self.push_constant(ii) {
+                match self.push_constant(v, ii) {
                     Some((binding, offset)) => {
                         let (grf, byte) = self
                             .payload
@@ -436,8 +439,12 @@ impl Lowering<'_> {
         self.read(src.value, src.swizzle[c as usize], ty)
     }
 
-    fn push_constant(&self, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
-        push_location(self.func, ii)
+    /// The buffer and byte offset of a uniform or UBO load whose components are all pushed.
+    fn push_constant(&self, v: Value, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
+        let (binding, offset) = push_location(self.func, ii)?;
+        let comps = self.func.inst(v).def?.comps as u32;
+        self.payload.pushed(binding, offset + 4 * comps - 4)?;
+        Some((binding, offset))
     }
 
     fn constant_offset(&self, v: Value) -> Option<u32> {
@@ -682,11 +689,17 @@ impl Lowering<'_> {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
                 self.pull(v, Surface::ConstantData, base, ii.srcs[0])
             }
-            Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
-                if self.push_constant(ii).is_none() {
-                    let what = "dynamically indexed uniforms and UBOs are not supported yet";
-                    return Err(self.error(v, what));
+            Intrinsic::LoadUniform | Intrinsic::LoadUbo if self.push_constant(v, ii).is_none() => {
+                if ii.op == Intrinsic::LoadUniform {
+                    let base = ii.index(IndexKind::Base).unwrap_or(0);
+                    return self.pull(v, Surface::UniformBlock, base, ii.srcs[0]);
                 }
+                let Some(binding) = self.constant_offset(ii.srcs[0]) else {
+                    return Err(self.error(v, "UBOs at run-time bindings are not supported yet"));
+                };
+                self.pull(v, Surface::Ubo(binding), 0, ii.srcs[1])
+            }
+            Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
                 // Reads go to the push constants; a register copy for copies that need one.
                 for c in 0..comps {
                     let src = self.read(v, c, Type::UD);

@@ -20,7 +20,8 @@
 //! index in bounds. The accesses keep their order and their indices (write mask, access
 //! flags). Each lowered access is one transformation.
 //!
-//! Options: [`MAX_ELEMENTS`], the longest array lowered (longer ones stay as they are).
+//! Options: [`MAX_ELEMENTS`], the longest array lowered (longer ones stay as they are); the
+//! target's `indirect_uniform_loads` (loads of uniforms, UBOs and push constants stay).
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{
@@ -34,7 +35,11 @@ use shrew_ops::Intrinsic;
 pub const MAX_ELEMENTS: u32 = 32;
 
 /// The `lower-indirect-derefs` pass.
-pub struct LowerIndirectDerefs;
+pub struct LowerIndirectDerefs {
+    /// Leave loads of uniforms, UBOs and push constants alone: the target reads them at
+    /// run-time offsets ([`crate::rewrite::TargetOptions::indirect_uniform_loads`]).
+    pub indirect_uniform_loads: bool,
+}
 
 impl Pass for LowerIndirectDerefs {
     fn name(&self) -> &str {
@@ -49,7 +54,8 @@ impl Pass for LowerIndirectDerefs {
         let mut progress = false;
         for f in 0..shader.functions.len() {
             while !context.budget.is_spent() {
-                let Some(access) = find_indirect(shader, &shader.functions[f]) else {
+                let func = &shader.functions[f];
+                let Some(access) = find_indirect(shader, func, self.indirect_uniform_loads) else {
                     break;
                 };
                 let func = &mut shader.functions[f];
@@ -80,8 +86,13 @@ struct Indirect {
     elements: u32,
 }
 
-/// The first access in `func` with an indirect step it may lower.
-fn find_indirect(shader: &Shader, func: &Function) -> Option<Indirect> {
+/// The first access in `func` with an indirect step it may lower; loads of uniforms, UBOs and
+/// push constants only when the target cannot load them at run-time offsets.
+fn find_indirect(
+    shader: &Shader,
+    func: &Function,
+    indirect_uniform_loads: bool,
+) -> Option<Indirect> {
     func.all_insts().find_map(|access| {
         let InstKind::Intrinsic(i) = &func.inst(access).kind else {
             return None;
@@ -89,15 +100,11 @@ fn find_indirect(shader: &Shader, func: &Function) -> Option<Indirect> {
         let (var, steps) = deref_chain(func, *i.srcs.first()?)?;
         let mode = shader.variable(var).mode;
         let lowered = match i.op {
-            Intrinsic::LoadDeref => matches!(
-                mode,
-                Mode::FunctionTemp
-                    | Mode::ShaderTemp
-                    | Mode::ShaderIn
-                    | Mode::Uniform
-                    | Mode::Ubo
-                    | Mode::PushConst
-            ),
+            Intrinsic::LoadDeref => match mode {
+                Mode::FunctionTemp | Mode::ShaderTemp | Mode::ShaderIn => true,
+                Mode::Uniform | Mode::Ubo | Mode::PushConst => !indirect_uniform_loads,
+                _ => false,
+            },
             Intrinsic::StoreDeref => matches!(mode, Mode::FunctionTemp | Mode::ShaderTemp),
             _ => false,
         };

@@ -45,7 +45,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
-        Box::new(lower_indirect_derefs::LowerIndirectDerefs),
+        Box::new(lower_indirect_derefs::LowerIndirectDerefs {
+            indirect_uniform_loads: opts.indirect_uniform_loads,
+        }),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),
         Box::new(memory_cse::MemoryCse),

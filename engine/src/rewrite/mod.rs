@@ -280,6 +280,9 @@ pub struct TargetOptions {
     /// Derivatives stay correct after a discard (discarded invocations keep running as
     /// helpers), so `move-discards` may move kills above them.
     pub derivatives_safe_after_discard: bool,
+    /// The target loads uniforms, UBOs and push constants at run-time offsets (pull
+    /// constants), so `lower-indirect-derefs` leaves those loads to `lower-io`.
+    pub indirect_uniform_loads: bool,
     /// What control flow costs against arithmetic.
     pub costs: CostOptions,
 }
