@@ -100,14 +100,22 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
     launch
 }
 
-fn close(a: u32, b: u32) -> bool {
+/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
+fn close(a: u32, b: u32, tolerance: f32) -> bool {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-    a == b || (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0)
+    a == b
+        || (x.is_nan() && y.is_nan())
+        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
 }
 
 /// Compiles and runs `source` at SIMD8 and SIMD16 on every generation and compares each covered
-/// pixel's colour with the interpreter's.
+/// pixel's colour with the interpreter's, within 1e-4 (rounding of reassociated arithmetic).
 fn check(name: &str, source: &str) {
+    check_within(name, source, 1e-4);
+}
+
+/// [`check`] with the error `tolerance` the mid-end's approximations of `source` have.
+fn check_within(name: &str, source: &str, tolerance: f32) {
     let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
     let optimized = optimized(&shader);
     let color = shader
@@ -146,7 +154,7 @@ fn check(name: &str, source: &str) {
                     });
                     for c in 0..want.len().min(4) {
                         assert!(
-                            close(want[c] as u32, have[c]),
+                            close(want[c] as u32, have[c], tolerance),
                             "{name} {hw:?} SIMD{width} seed {seed}: pixel {i} component {c}: interpreter {} ({:#x}), emulator {} ({:#x})",
                             f32::from_bits(want[c] as u32),
                             want[c],
@@ -502,6 +510,39 @@ b0:
     return
 }
 ",
+    );
+}
+
+/// `atan`, `atan2`, `asin` and `acos` through the mid-end's polynomial approximations (square
+/// root, division, fused multiply-adds and selects), within asin's error bound.
+#[test]
+fn inverse_trigonometry() {
+    check_within(
+        "inverse_trig.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (8.0)
+    32 %3 = fmul %1.x, %2
+    32 %4 = fatan %3
+    32 %5 = fatan2 %1.y, %1.z
+    32 %6 = fsat %1.w
+    32 %7 = fasin %6
+    32 %8 = load_const (0.5)
+    32 %9 = fmul %1.x, %8
+    32 %10 = facos %9
+    32x4 %11 = vec4 %4, %5, %7, %10
+    32 %12 = deref_var @color
+    store_deref %12, %11 (write_mask=xyzw)
+    return
+}
+",
+        4e-4,
     );
 }
 

@@ -6,6 +6,7 @@
 //! The default pipeline and `eqsat` run the algebraic rules marked `~`, which may change
 //! rounding, so they are compared with the relative tolerance of [`same_float`].
 
+use shrew_engine::interp::{InvocationResult, Launch, Resources, run};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, Registry, RunOptions};
 use shrew_engine::rewrite::TargetOptions;
@@ -188,4 +189,92 @@ fn inlining_an_exponential_call_tree_stops_at_the_budget() {
         .filter(|i| i.kind.name() == "call")
         .count();
     assert!(calls > 0 && shader.functions.len() < depth, "{sizes:?}");
+}
+
+/// `lower-inverse-trig` replaces the exact functions (which the interpreter computes) by
+/// approximations: over a dense grid of inputs, each stays within a small absolute error of
+/// the exact result, and the pass changes nothing where the target has the functions.
+#[test]
+fn inverse_trigonometry_is_approximated_within_its_error_bounds() {
+    let source = "shader fragment
+var shader_in f32 @a (location=0)
+var shader_in f32 @b (location=1)
+var shader_out f32x4 @o (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @a
+    32 %1 = load_deref %0
+    32 %2 = deref_var @b
+    32 %3 = load_deref %2
+    32 %4 = fatan %3
+    32 %10 = fsin %3
+    32 %5 = fatan2 %1, %10
+    32 %6 = fasin %1
+    32 %7 = facos %1
+    32x4 %8 = vec4 %4, %5, %6, %7
+    32 %9 = deref_var @o
+    store_deref %9, %8 (write_mask=xyzw)
+    return
+}
+";
+    let shader = text::parse(source, "inverse_trig.shrew").unwrap();
+    let mut unchanged = shader.clone();
+    optimize(&mut unchanged, "lower-inverse-trig", &registry());
+    assert_eq!(text::print(&unchanged), text::print(&shader));
+
+    let options = TargetOptions {
+        lower_inverse_trig: true,
+        ..TargetOptions::default()
+    };
+    let mut lowered = shader.clone();
+    optimize(
+        &mut lowered,
+        "lower-inverse-trig",
+        &shrew_rules::registry(&options),
+    );
+    assert!(!text::print(&lowered).contains("fatan"));
+
+    // `a` covers [-1, 1] for asin and acos, `b` covers [-50, 50] for atan; atan2 divides `a`
+    // by `sin(b)`, ratios of every size.
+    // An even count of steps keeps 0 out of the grid: atan2(0, 0) is undefined.
+    let steps = 4000;
+    let grid = |scale: f32| -> Vec<Vec<u64>> {
+        (0..steps)
+            .map(|i| {
+                let t = i as f32 / (steps - 1) as f32 * 2.0 - 1.0;
+                vec![(t * scale).to_bits() as u64]
+            })
+            .collect()
+    };
+    let mut launch = Launch::invocations(steps);
+    launch.inputs.insert("a".into(), grid(1.0));
+    let mut b = grid(50.0);
+    b.reverse();
+    launch.inputs.insert("b".into(), b);
+    let results = |shader: &Shader| {
+        run(shader, &launch, &mut Resources::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .invocations
+    };
+    let (exact, approximate) = (results(&shader), results(&lowered));
+    // GLSL leaves their precision to the implementation; these are the approximations' own
+    // bounds (asin's coefficients trade absolute error for relative error near 0).
+    let bounds = [1e-5, 1e-5, 4e-4, 2e-4];
+    for (c, bound) in bounds.into_iter().enumerate() {
+        let component = |inv: &InvocationResult| f32::from_bits(inv.outputs["o"][c] as u32);
+        let worst = exact
+            .iter()
+            .zip(&approximate)
+            .map(|(want, have)| (component(want) - component(have)).abs())
+            .fold(0f32, |worst, error| {
+                // A NaN where the exact result is a number (the grid has no NaNs) is wrong.
+                if error.is_nan() {
+                    f32::INFINITY
+                } else {
+                    worst.max(error)
+                }
+            });
+        assert!(worst <= bound, "component {c}: error {worst} above {bound}");
+    }
 }

@@ -32,9 +32,9 @@ use std::sync::Arc;
 
 /// The mid-end options for Gen: a fused multiply-add (`mad`), no dot-product instructions in
 /// the scalar backend, no `fmod` (it is `a - b·floor(a/b)`, as Mesa lowers it for Intel), no
-/// `ftan` (the math unit has `sin` and `cos`), no unordered float comparisons (`cmp` has none;
-/// a `not` of an ordered one folds into its reader as a source modifier), and uniforms loaded
-/// at run-time offsets (pull constants).
+/// `ftan` and no inverse trigonometry (the math unit has `sin` and `cos`), no unordered float
+/// comparisons (`cmp` has none; a `not` of an ordered one folds into its reader as a source
+/// modifier), and uniforms loaded at run-time offsets (pull constants).
 pub fn target_options() -> TargetOptions {
     TargetOptions {
         fuse_ffma16: true,
@@ -42,6 +42,7 @@ pub fn target_options() -> TargetOptions {
         lower_fdot: true,
         lower_fmod: true,
         lower_ftan: true,
+        lower_inverse_trig: true,
         lower_unordered_cmp: true,
         indirect_uniform_loads: true,
         costs: CostOptions {

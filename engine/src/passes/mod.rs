@@ -16,6 +16,7 @@ pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
 pub mod lower_indirect_derefs;
+pub mod lower_inverse_trig;
 pub mod lower_io;
 pub mod manager;
 pub mod memory_cse;
@@ -47,6 +48,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
         Box::new(lower_indirect_derefs::LowerIndirectDerefs {
             indirect_uniform_loads: opts.indirect_uniform_loads,
+        }),
+        Box::new(lower_inverse_trig::LowerInverseTrig {
+            enabled: opts.lower_inverse_trig,
         }),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),

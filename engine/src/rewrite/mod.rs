@@ -252,6 +252,9 @@ pub struct TargetOptions {
     pub lower_fmod: bool,
     /// `ftan` becomes `fsin / fcos` (GLSL defines `tan` so).
     pub lower_ftan: bool,
+    /// `fatan`, `fatan2`, `fasin`, `facos` become polynomial approximations
+    /// (`lower-inverse-trig`).
+    pub lower_inverse_trig: bool,
     /// `fsign`/`isign` become compare-and-select.
     pub lower_fsign: bool,
     pub lower_isign: bool,
