@@ -1,9 +1,10 @@
 //! The backend's straight line for one shader at one dispatch width: lowering, copy
-//! propagation, redundant flag writes, payload coalescing and dead-code elimination on the Gen
+//! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
 //! IR, pre-RA scheduling, register allocation, emission, and the shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
+use crate::cse::eliminate_common_subexpressions;
 use crate::emit::emit;
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
@@ -49,6 +50,7 @@ pub enum CompileError {
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
     let (mut program, payload) = lower_fragment(shader, hw, width)?;
     propagate_copies(&mut program, hw);
+    eliminate_common_subexpressions(&mut program);
     remove_redundant_flags(&mut program);
     dead_code(&mut program);
     if coalesce_payloads(&mut program) {

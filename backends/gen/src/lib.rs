@@ -3,15 +3,17 @@
 //! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
 //! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
 //! shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
-//! ([`copy_prop`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
+//! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
 //! ([`emit`]). The emulator ([`emu`]) runs native programs; [`dispatch`] feeds it fragment
 //! threads. SIMD-width splitting, spilling, textures and memory sends, and the vertex and
 //! compute stages are being built (the Gen backend issue).
 
+mod analysis;
 pub mod coalesce;
 pub mod compile;
 pub mod copy_prop;
 mod cost;
+pub mod cse;
 pub mod disasm;
 pub mod dispatch;
 pub mod emit;

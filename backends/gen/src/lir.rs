@@ -162,7 +162,7 @@ impl Src {
 }
 
 /// What an instruction does.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Hw(Opcode),
     /// A loop starts here.
@@ -434,5 +434,30 @@ impl fmt::Display for Inst {
             f.write_str(" WE_all")?;
         }
         Ok(())
+    }
+}
+
+/// Small programs for the passes' unit tests.
+#[cfg(test)]
+pub mod testing {
+    use super::*;
+
+    /// A SIMD8 program over `vregs` one-GRF virtual registers.
+    pub fn program(vregs: u32, insts: Vec<Inst>) -> Program {
+        Program {
+            dispatch_width: 8,
+            insts,
+            vreg_sizes: vec![1; vregs as usize],
+            payload_regs: 2,
+        }
+    }
+
+    /// Virtual register `n` as a SIMD8 vector of `ty`.
+    pub fn v(n: u32, ty: Type) -> Operand {
+        Operand::vector(VReg(n), 0, ty)
+    }
+
+    pub fn mov(dst: Operand, src: Src) -> Inst {
+        Inst::new(Opcode::Mov, 8, Some(dst), vec![src])
     }
 }

@@ -1,0 +1,104 @@
+//! Analyses of a Gen IR program that its passes share: who writes each register, and which
+//! instruction dominates which in the structured program.
+
+use crate::isa::Opcode;
+use crate::lir::{Base, Op, Program};
+
+/// Who writes each register.
+pub struct Writers {
+    /// Per virtual register: the one instruction writing it, `None` for none or several.
+    only: Vec<Option<usize>>,
+    count: Vec<u32>,
+    /// Payload GRFs some instruction writes.
+    pub fixed_written: Vec<bool>,
+}
+
+impl Writers {
+    pub fn of(program: &Program) -> Writers {
+        let mut writers = Writers {
+            only: vec![None; program.vreg_sizes.len()],
+            count: vec![0; program.vreg_sizes.len()],
+            fixed_written: vec![false; 128],
+        };
+        for (index, inst) in program.insts.iter().enumerate() {
+            let Some(d) = inst.dst else { continue };
+            match d.base {
+                Base::Vgrf(v) => {
+                    writers.only[v.0 as usize] = Some(index);
+                    writers.count[v.0 as usize] += 1;
+                }
+                Base::Fixed(grf) => {
+                    let last = grf as u32 + (d.offset + inst.dst_span()).div_ceil(32);
+                    for g in grf as u32..last.min(128) {
+                        writers.fixed_written[g as usize] = true;
+                    }
+                }
+                Base::Arf(_) => {}
+            }
+        }
+        writers
+    }
+
+    pub fn single(&self, vreg: u32) -> Option<usize> {
+        let v = vreg as usize;
+        if self.count[v] == 1 {
+            self.only[v]
+        } else {
+            None
+        }
+    }
+}
+
+/// The blocks of the structured program: the whole program, each `if` and `else` arm and each
+/// loop body, nested.
+pub struct Blocks {
+    parent: Vec<usize>,
+    block_of: Vec<usize>,
+}
+
+impl Blocks {
+    pub fn of(program: &Program) -> Blocks {
+        let mut blocks = Blocks {
+            parent: vec![0],
+            block_of: Vec::with_capacity(program.insts.len()),
+        };
+        let mut open = vec![0usize];
+        for inst in &program.insts {
+            let top = *open.last().expect("the program block stays open");
+            let closes = matches!(
+                inst.op,
+                Op::Hw(Opcode::Else | Opcode::Endif | Opcode::While)
+            );
+            let outer = if closes && open.len() > 1 {
+                open.pop();
+                *open.last().expect("still open")
+            } else {
+                top
+            };
+            blocks.block_of.push(outer);
+            if matches!(inst.op, Op::Hw(Opcode::If | Opcode::Else) | Op::Do) {
+                blocks.parent.push(outer);
+                open.push(blocks.parent.len() - 1);
+            }
+        }
+        blocks
+    }
+
+    /// Whether every path to instruction `b` passes instruction `a` first.
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        if a >= b {
+            return false;
+        }
+        let outer = self.block_of[a];
+        let mut block = self.block_of[b];
+        loop {
+            if block == outer {
+                return true;
+            }
+            if block == 0 {
+                return false;
+            }
+            block = self.parent[block];
+        }
+    }
+}
