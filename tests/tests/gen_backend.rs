@@ -546,6 +546,33 @@ b0:
     );
 }
 
+/// An output read back and written again (`gl_FragColor.xy = gl_FragColor.yx + 1.0`): it
+/// lives in a temporary until the render-target write.
+#[test]
+fn output_read_back() {
+    check(
+        "output_read_back.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @color
+    store_deref %2, %1 (write_mask=xyzw)
+    32x4 %3 = load_deref %2
+    32 %4 = load_const (1.0)
+    32x2 %5 = fadd %3.yx, %4.xx
+    32x4 %6 = vec4 %5.x, %5.y, %3.z, %3.w
+    store_deref %2, %6 (write_mask=xy)
+    return
+}
+",
+    );
+}
+
 /// Found by running piglit on the emulator: a swizzle rotating a loop's vector in place, nested
 /// loops starting at one instruction, and a return from inside a selection.
 #[test]

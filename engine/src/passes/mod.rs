@@ -22,6 +22,7 @@ pub mod manager;
 pub mod memory_cse;
 pub mod move_discards;
 pub mod opt_large_constants;
+pub mod outputs_to_temporaries;
 pub mod phi_simplify;
 pub mod split_vars;
 pub mod vars;
@@ -59,6 +60,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
             derivatives_safe_after_discard: opts.derivatives_safe_after_discard,
         }),
         Box::new(opt_large_constants::OptLargeConstants),
+        Box::new(outputs_to_temporaries::OutputsToTemporaries),
         Box::new(phi_simplify::PhiSimplify),
         Box::new(split_vars::SplitVars),
         Box::new(vars_to_ssa::VarsToSsa),

@@ -1,0 +1,159 @@
+//! `outputs-to-temporaries`: outputs the shader reads back or indexes at run time live in a
+//! temporary, copied to the output at every return of the entry function.
+//!
+//! What: for each `shader_out` variable with a load, a copy from it, a run-time array index
+//! or an escaping deref anywhere, a `shader_temp` variable of the same type (named after it)
+//! takes its place in every deref; before each `return` of the entry function, every scalar
+//! and vector of the temporary (array elements, matrix columns and struct members at constant
+//! indices) is loaded and stored to the output.
+//!
+//! Why: hardware writes outputs once, at the end (Gen's render-target write, R600's export);
+//! reading an output back (`gl_FragColor.x += ...`, an `out` parameter bound to an output) or
+//! indexing `gl_FragData[i]` at run time has no register to go to. As a temporary, the output
+//! is promoted to SSA values by `vars-to-ssa` (after `lower-indirect-derefs` for run-time
+//! indices), and only its final value is stored. Mesa does the same for every output
+//! (`nir_lower_io_to_temporaries`).
+//!
+//! Invariants: the output holds, when the entry function returns, what it held before; an
+//! invocation that ends otherwise (`discard`, `terminate`) writes no output in either form.
+//! Outputs only stored, at constant indices, are left alone, so running the pass again
+//! changes nothing. Each output moved is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use super::vars::{AccessKind, DerefPath, PathStep, unique_name, var_accesses};
+use crate::ir::{
+    Builder, Cursor, Deref, FuncId, InstKind, Mode, Shader, Terminator, Type, Value, VarId,
+    Variable,
+};
+use std::collections::BTreeSet;
+
+/// The `outputs-to-temporaries` pass.
+pub struct OutputsToTemporaries;
+
+impl Pass for OutputsToTemporaries {
+    fn name(&self) -> &str {
+        "outputs-to-temporaries"
+    }
+
+    fn description(&self) -> &str {
+        "moves outputs read back or indexed at run time to temporaries copied out at each return"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        let mut progress = false;
+        for output in outputs_needing_temporaries(shader) {
+            if context.budget.is_spent() {
+                break;
+            }
+            move_to_temporary(shader, output);
+            progress = true;
+            let name = &shader.variables[output.0 as usize].name;
+            context
+                .budget
+                .spend(|| format!("outputs-to-temporaries: @{name}"));
+        }
+        Ok(progress)
+    }
+}
+
+/// The outputs read, copied from, indexed at run time or escaping in some function.
+fn outputs_needing_temporaries(shader: &Shader) -> BTreeSet<VarId> {
+    let mut outputs = BTreeSet::new();
+    for func in &shader.functions {
+        for (var, accesses) in var_accesses(func) {
+            if shader.variables[var.0 as usize].mode != Mode::ShaderOut {
+                continue;
+            }
+            let read = accesses
+                .accesses
+                .iter()
+                .any(|a| matches!(a.kind, AccessKind::Load | AccessKind::CopySrc));
+            let indexed = accesses.derefs.iter().any(|&d| {
+                DerefPath::of(func, d)
+                    .is_some_and(|p| p.steps.iter().any(|s| matches!(s, PathStep::Dynamic(_))))
+            });
+            let ty = &shader.variables[var.0 as usize].ty;
+            if (read || indexed || accesses.escapes) && copyable(shader, ty) {
+                outputs.insert(var);
+            }
+        }
+    }
+    outputs
+}
+
+fn move_to_temporary(shader: &mut Shader, output: VarId) {
+    let out = &shader.variables[output.0 as usize];
+    let ty = out.ty.clone();
+    let name = unique_name(shader, format!("{}_temp", out.name));
+    let temp = shader.add_variable(Variable::new(name, Mode::ShaderTemp, ty.clone()));
+    for func in &mut shader.functions {
+        let derefs: Vec<Value> = func
+            .all_insts()
+            .filter(
+                |&v| matches!(func.inst(v).kind, InstKind::Deref(Deref::Var(var)) if var == output),
+            )
+            .collect();
+        for v in derefs {
+            func.inst_mut(v).kind = InstKind::Deref(Deref::Var(temp));
+        }
+    }
+    let entry = shader.entry;
+    let func = &shader.functions[entry.0 as usize];
+    let returns: Vec<_> = func
+        .blocks()
+        .into_iter()
+        .filter(|&b| matches!(func.cfg[b].terminator, Some(Terminator::Return { .. })))
+        .collect();
+    for block in returns {
+        let before_return = shader.functions[entry.0 as usize].cfg[block].insts.len();
+        let mut b = Builder::new(shader, FuncId(entry.0));
+        b.cursor = Cursor {
+            block,
+            pos: Some(before_return),
+        };
+        let (dst, src) = (b.deref_var(output), b.deref_var(temp));
+        copy_leaves(&mut b, dst, src, &ty);
+    }
+}
+
+/// Whether `ty` is made of numbers only (no opaque handles, no runtime-sized arrays): what
+/// [`copy_leaves`] can copy.
+fn copyable(shader: &Shader, ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } => true,
+        Type::Array { elem, len, .. } => *len > 0 && copyable(shader, elem),
+        Type::Struct(id) => shader.structs[id.0 as usize]
+            .members
+            .iter()
+            .all(|m| copyable(shader, &m.ty)),
+        _ => false,
+    }
+}
+
+/// Copies every scalar and vector of `ty` from `src` to `dst`, one load and store each.
+fn copy_leaves(b: &mut Builder, dst: Value, src: Value, ty: &Type) {
+    if ty.is_vector_or_scalar() {
+        let value = b.load_deref(src);
+        b.store_deref_all(dst, value);
+    } else if let Type::Struct(id) = ty {
+        let members: Vec<Type> = b.shader.structs[id.0 as usize]
+            .members
+            .iter()
+            .map(|m| m.ty.clone())
+            .collect();
+        for (m, member_ty) in members.iter().enumerate() {
+            let (dst_member, src_member) =
+                (b.deref_struct(dst, m as u32), b.deref_struct(src, m as u32));
+            copy_leaves(b, dst_member, src_member, member_ty);
+        }
+    } else {
+        let elem = ty.element().expect("an array or matrix");
+        for i in 0..ty.element_count().expect("an array or matrix") {
+            let index = b.imm_u32(i);
+            let (dst_elem, src_elem) = (b.deref_array(dst, index), b.deref_array(src, index));
+            copy_leaves(b, dst_elem, src_elem, &elem);
+        }
+    }
+}
