@@ -20,9 +20,11 @@
 //! stores to it (SPIR-V's function-storage semantics; a `shader_temp` of the entry function
 //! starts undefined too), so a leaf read before any store reads `undef`. Accesses in
 //! unreachable blocks are rewritten the same way, starting from `undef`. Variables with an
-//! indirect index, an out-of-bounds index, a deref that escapes (into a call, a copy, an
-//! atomic, a phi...) or accesses in several functions are left alone. Promoting one variable
-//! is one transformation.
+//! indirect index, a deref that escapes (into a call, a copy, an atomic, a phi...) or accesses
+//! in several functions are left alone. An access at a constant index out of bounds reaches no
+//! leaf: its load reads zero and its store is dropped (GLSL leaves such accesses undefined;
+//! zero is what robust buffer access and the interpreter's robust mode give). Promoting one
+//! variable is one transformation.
 //!
 //! Options: none.
 
@@ -102,6 +104,8 @@ struct Accesses {
     by_path: HashMap<(VarId, Vec<u32>), usize>,
     /// Loads and stores by instruction.
     by_inst: HashMap<Value, Access>,
+    /// Loads and stores out of bounds, with their variables.
+    out_of_bounds: Vec<(Value, VarId)>,
     /// Every deref instruction rooted at each variable.
     derefs: HashMap<VarId, Vec<Value>>,
 }
@@ -112,6 +116,7 @@ impl Accesses {
         let leaves = &self.leaves;
         self.by_inst
             .retain(|_, access| chosen.contains(&leaves[access.leaf].0));
+        self.out_of_bounds.retain(|(_, var)| chosen.contains(var));
         self.derefs.retain(|var, _| chosen.contains(var));
     }
 }
@@ -139,13 +144,15 @@ fn find_accesses(shader: &Shader, func: &Function, candidates: &HashSet<VarId>) 
                     }
                     AccessKind::CopyDst | AccessKind::CopySrc => return false,
                 };
-                let Some(leaf) = leaf_path(shader, func, a.deref) else {
-                    return false;
-                };
-                found.push((a.inst, leaf, store));
+                match leaf_path(shader, func, a.deref) {
+                    Some(Reach::Leaf(leaf)) => found.push((a.inst, leaf, store)),
+                    Some(Reach::OutOfBounds) => acc.out_of_bounds.push((a.inst, var)),
+                    None => return false,
+                }
                 true
             });
         if !promotable {
+            acc.out_of_bounds.retain(|&(_, v)| v != var);
             continue;
         }
         for (inst, (path, ty, component), store) in found {
@@ -169,14 +176,17 @@ fn find_accesses(shader: &Shader, func: &Function, candidates: &HashSet<VarId>) 
     acc
 }
 
-/// The constant path from the variable to the scalar or vector a deref reaches, that leaf's
-/// shape, and the vector component selected after it, if any. `None` when an index is not a
-/// constant in bounds or the chain ends elsewhere.
-fn leaf_path(
-    shader: &Shader,
-    func: &Function,
-    deref: Value,
-) -> Option<(Vec<u32>, ValType, Option<u8>)> {
+/// Where a deref of a candidate leads.
+enum Reach {
+    /// The constant path from the variable to the scalar or vector the deref reaches, that
+    /// leaf's shape, and the vector component selected after it, if any.
+    Leaf((Vec<u32>, ValType, Option<u8>)),
+    /// A constant index past the end of its array, matrix or vector.
+    OutOfBounds,
+}
+
+/// Where `deref` leads; `None` when an index is not a constant or the chain ends elsewhere.
+fn leaf_path(shader: &Shader, func: &Function, deref: Value) -> Option<Reach> {
     let (var, steps) = deref_chain(func, deref)?;
     let mut ty = shader.variables.get(var.0 as usize)?.ty.clone();
     let mut path = Vec::with_capacity(steps.len());
@@ -191,8 +201,10 @@ fn leaf_path(
                 let InstKind::Const(values) = &func.get_inst(*index)?.kind else {
                     return None;
                 };
-                let i = u32::try_from(*values.first()?).ok()?;
-                (i < ty.element_count()?).then_some(i)?
+                match u32::try_from(*values.first()?) {
+                    Ok(i) if i < ty.element_count()? => i,
+                    _ => return Some(Reach::OutOfBounds),
+                }
             }
             Deref::Struct { member, .. } => *member,
             Deref::Var(_) => return None,
@@ -211,7 +223,7 @@ fn leaf_path(
             leaf = ty.val_type();
         }
     }
-    Some((path, leaf?, component))
+    Some(Reach::Leaf((path, leaf?, component)))
 }
 
 /// Rewrites the chosen variables' accesses into SSA values and deletes their derefs.
@@ -248,6 +260,12 @@ fn promote(func: &mut Function, acc: &Accesses) {
         }
     }
 
+    for &(v, _) in &acc.out_of_bounds {
+        match func.inst(v).def {
+            Some(ty) => func.inst_mut(v).kind = InstKind::Const(vec![0; ty.comps as usize]),
+            None => func.remove_inst(v),
+        }
+    }
     let mut ssa = Renamer {
         dom: &dom,
         phis: &phis,
