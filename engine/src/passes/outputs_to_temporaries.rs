@@ -1,33 +1,37 @@
 //! `outputs-to-temporaries`: outputs the shader reads back or indexes at run time live in a
 //! temporary, copied to the output at every return of the entry function.
 //!
-//! What: for each `shader_out` variable with a load, a copy from it, a run-time array index
-//! or an escaping deref anywhere, a `shader_temp` variable of the same type (named after it)
-//! takes its place in every deref; before each `return` of the entry function, every scalar
+//! What: for each `shader_out` variable with a load, a copy from it, a run-time array index,
+//! an escaping deref, or stores that may write a part of it twice (two stores to overlapping
+//! parts where one can reach the other, a store in a loop, a store outside the entry function),
+//! a `shader_temp` variable of the same type (named after it) takes its place in every deref; before each `return` of the entry function, every scalar
 //! and vector of the temporary (array elements, matrix columns and struct members at constant
 //! indices) is loaded and stored to the output.
 //!
 //! Why: hardware writes outputs once, at the end (Gen's render-target write, R600's export);
 //! reading an output back (`gl_FragColor.x += ...`, an `out` parameter bound to an output) or
-//! indexing `gl_FragData[i]` at run time has no register to go to. As a temporary, the output
-//! is promoted to SSA values by `vars-to-ssa` (after `lower-indirect-derefs` for run-time
-//! indices), and only its final value is stored. Mesa does the same for every output
+//! indexing `gl_FragData[i]` at run time has no register to go to, and every store but the
+//! last of an unrolled loop's is wasted work. As a temporary, the output is promoted to SSA
+//! values by `vars-to-ssa` (after `lower-indirect-derefs` for run-time indices), and only its
+//! final value is stored. Mesa does the same for every output
 //! (`nir_lower_io_to_temporaries`).
 //!
 //! Invariants: the output holds, when the entry function returns, what it held before; an
 //! invocation that ends otherwise (`discard`, `terminate`) writes no output in either form.
-//! Outputs only stored, at constant indices, are left alone, so running the pass again
-//! changes nothing. Each output moved is one transformation.
+//! Outputs stored at most once on any path, at constant indices, are left alone; the copies
+//! the pass makes are such stores (one per return), so running the pass again changes
+//! nothing. Each output moved is one transformation.
 //!
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
 use super::vars::{AccessKind, DerefPath, PathStep, unique_name, var_accesses};
 use crate::ir::{
-    Builder, Cursor, Deref, FuncId, InstKind, Mode, Shader, Terminator, Type, Value, VarId,
-    Variable,
+    BlockId, Builder, Cursor, Deref, FuncId, Function, InstKind, Mode, Shader, Terminator, Type,
+    Value, VarId, Variable,
 };
-use std::collections::BTreeSet;
+use petgraph::visit::Dfs;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The `outputs-to-temporaries` pass.
 pub struct OutputsToTemporaries;
@@ -75,12 +79,52 @@ fn outputs_needing_temporaries(shader: &Shader) -> BTreeSet<VarId> {
                     .is_some_and(|p| p.steps.iter().any(|s| matches!(s, PathStep::Dynamic(_))))
             });
             let ty = &shader.variables[var.0 as usize].ty;
-            if (read || indexed || accesses.escapes) && copyable(shader, ty) {
+            let stores: Vec<(Value, DerefPath)> = accesses
+                .accesses
+                .iter()
+                .filter(|a| matches!(a.kind, AccessKind::Store | AccessKind::CopyDst))
+                .filter_map(|a| Some((a.inst, DerefPath::of(func, a.deref)?)))
+                .collect();
+            let in_entry = std::ptr::eq(func, shader.entry_function());
+            let rewritten = (!in_entry && !stores.is_empty()) || may_store_twice(func, &stores);
+            if (read || indexed || accesses.escapes || rewritten) && copyable(shader, ty) {
                 outputs.insert(var);
             }
         }
     }
     outputs
+}
+
+/// Whether two of `stores` to overlapping parts can run one after the other (in one block, or
+/// one's block reaching the other's), or one can run twice (its block on a cycle).
+fn may_store_twice(func: &Function, stores: &[(Value, DerefPath)]) -> bool {
+    let reachable_after: HashMap<BlockId, HashSet<BlockId>> = stores
+        .iter()
+        .map(|&(store, _)| {
+            let block = func.inst(store).block;
+            let mut dfs = Dfs::empty(&func.cfg);
+            let mut reached = HashSet::new();
+            for next in func.successors(block) {
+                dfs.move_to(next);
+                while let Some(b) = dfs.next(&func.cfg) {
+                    reached.insert(b);
+                }
+            }
+            (block, reached)
+        })
+        .collect();
+    stores.iter().enumerate().any(|(i, (a, path_a))| {
+        let block_a = func.inst(*a).block;
+        reachable_after[&block_a].contains(&block_a)
+            || stores[i + 1..].iter().any(|(b, path_b)| {
+                let block_b = func.inst(*b).block;
+                let overlap = path_a.is_prefix_of(path_b) || path_b.is_prefix_of(path_a);
+                overlap
+                    && (block_a == block_b
+                        || reachable_after[&block_a].contains(&block_b)
+                        || reachable_after[&block_b].contains(&block_a))
+            })
+    })
 }
 
 fn move_to_temporary(shader: &mut Shader, output: VarId) {
