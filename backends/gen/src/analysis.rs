@@ -2,7 +2,7 @@
 //! instruction dominates which in the structured program.
 
 use crate::isa::Opcode;
-use crate::lir::{Base, Op, Program};
+use crate::lir::{Base, Op, Program, Src};
 
 /// Who writes each register.
 pub struct Writers {
@@ -10,7 +10,7 @@ pub struct Writers {
     only: Vec<Option<usize>>,
     count: Vec<u32>,
     /// Payload GRFs some instruction writes.
-    pub fixed_written: Vec<bool>,
+    fixed_written: Vec<bool>,
 }
 
 impl Writers {
@@ -37,6 +37,20 @@ impl Writers {
             }
         }
         writers
+    }
+
+    /// Whether `src` holds one value wherever instruction `index` and the instructions it
+    /// dominates read it: an immediate, a payload register no instruction writes, or a virtual
+    /// register with a single writer that dominates `index`.
+    pub fn is_stable(&self, src: &Src, index: usize, blocks: &Blocks) -> bool {
+        match src {
+            Src::Imm(..) => true,
+            Src::Reg(r) => match r.base {
+                Base::Fixed(grf) => !self.fixed_written[grf as usize],
+                Base::Vgrf(v) => self.single(v.0).is_some_and(|w| blocks.dominates(w, index)),
+                Base::Arf(_) => false,
+            },
+        }
     }
 
     pub fn single(&self, vreg: u32) -> Option<usize> {

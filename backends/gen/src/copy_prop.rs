@@ -31,7 +31,7 @@
 
 use crate::analysis::{Blocks, Writers};
 use crate::isa::{Gen, Opcode, Region, Type};
-use crate::lir::{Base, Inst, Op, Operand, Program, Src};
+use crate::lir::{Inst, Op, Operand, Program, Src};
 
 /// Runs the pass; gives whether it changed anything.
 pub fn propagate_copies(program: &mut Program, hw: Gen) -> bool {
@@ -58,17 +58,9 @@ fn propagate_once(program: &mut Program, hw: Gen) -> bool {
             let Some(copy) = Copy::of(copy_inst, hw) else {
                 continue;
             };
-            let stable = match copy.src {
-                Src::Imm(..) => true,
-                Src::Reg(s) => match s.base {
-                    Base::Fixed(grf) => !writers.fixed_written[grf as usize],
-                    Base::Vgrf(v) => writers
-                        .single(v.0)
-                        .is_some_and(|w| blocks.dominates(w, copy_index)),
-                    Base::Arf(_) => false,
-                },
-            };
-            if !stable || !blocks.dominates(copy_index, reader) {
+            if !writers.is_stable(&copy.src, copy_index, &blocks)
+                || !blocks.dominates(copy_index, reader)
+            {
                 continue;
             }
             let inst = &program.insts[reader];
@@ -214,6 +206,7 @@ fn takes_modifiers(op: Opcode, ty: Type, logic: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lir::Base;
     use crate::lir::testing::{mov, program, v};
 
     #[test]

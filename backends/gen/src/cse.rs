@@ -113,16 +113,10 @@ fn is_candidate(
             .is_some_and(|v| writers.single(v.0) == Some(index))
         && dst.span(inst.exec_size)
             >= 32 * program.vreg_sizes[dst.vreg().expect("checked").0 as usize];
-    let stable = inst.srcs.iter().all(|src| match src {
-        Src::Imm(..) => true,
-        Src::Reg(r) => match r.base {
-            Base::Fixed(grf) => !writers.fixed_written[grf as usize],
-            Base::Vgrf(v) => writers
-                .single(v.0)
-                .is_some_and(|w| blocks.dominates(w, index)),
-            Base::Arf(_) => false,
-        },
-    });
+    let stable = inst
+        .srcs
+        .iter()
+        .all(|src| writers.is_stable(src, index, blocks));
     pure && own_register && stable
 }
 
