@@ -16,20 +16,29 @@
 //! inline-explosion tests call one function 2^64 times) from exhausting memory: the remaining
 //! calls stay calls.
 //!
-//! Invariants: the CFG stays structured. Not inlined: calls in a loop's
-//! continue block (the back edge would leave a block that is not the continue block), and
-//! callees that return from inside a loop (the return would be a break out of several
-//! constructs). Each inlined call is one transformation.
+//! A callee that returns from inside a loop first has those returns lowered, as Mesa's
+//! `nir_lower_returns`: the return sets a `returned` temporary (and stores its value in
+//! another) and breaks out of the loop, whose merge block then tests `returned` and returns,
+//! until no return is left inside a loop.
+//!
+//! Invariants: the CFG stays structured. Not inlined: calls in a loop's continue block (the
+//! back edge would leave a block that is not the continue block), and callees whose returns
+//! stay inside a loop (a loop whose merge block heads another loop has no place for the test).
+//! Each inlined call is one transformation.
 //!
 //! Options: [`MAX_FUNCTION_SIZE`], [`MAX_SHARED_CALLEE_SIZE`].
 
 use super::manager::{Pass, PassContext};
+use super::vars::unique_name;
 use crate::cfg::{DomTree, innermost_constructs};
-use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, Value};
+use crate::ir::{
+    BlockId, Builder, Cursor, Edge, FuncId, Function, Inst, InstKind, Mode, Scalar, Shader,
+    Structure, Terminator, Type, Value, Variable,
+};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 use petgraph::visit::Walker;
-use shrew_ops::{IndexKind, Intrinsic};
+use shrew_ops::{BaseType, IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
 /// The most instructions a caller may grow to by inlining.
@@ -78,9 +87,14 @@ impl Pass for Inline {
                     continue;
                 };
                 let callee = callee.0 as usize;
-                let Some(&(callee_size, returns)) = done.get(&callee) else {
+                let Some(&(mut callee_size, mut returns)) = done.get(&callee) else {
                     continue;
                 };
+                if returns == Returns::InsideLoop && lower_returns_in_loops(shader, callee) {
+                    let func = &shader.functions[callee];
+                    (callee_size, returns) = (size(func), how_it_returns(func));
+                    done.insert(callee, (callee_size, returns));
+                }
                 let shared = call_counts[callee] > 1;
                 if caller_size + callee_size > MAX_FUNCTION_SIZE
                     || (shared && callee_size > MAX_SHARED_CALLEE_SIZE)
@@ -184,6 +198,127 @@ fn how_it_returns(func: &Function) -> Returns {
         }
     }
     returns
+}
+
+/// Lowers the returns from inside loops of function `f` (see the module's header); gives
+/// whether none is left. Each round moves one return out of its innermost loop, keeping the
+/// function valid, so stopping early (at a loop whose merge block heads a loop) is safe.
+fn lower_returns_in_loops(shader: &mut Shader, f: usize) -> bool {
+    let mut returned = None;
+    let mut value_slot = None;
+    loop {
+        let func = &shader.functions[f];
+        let dom = DomTree::new(func);
+        let innermost = innermost_constructs(func, &dom);
+        let inner_loop = |b: BlockId| {
+            std::iter::successors(innermost.get(&b).copied().flatten(), |h| {
+                innermost.get(h).copied().flatten()
+            })
+            .find_map(|h| match func.cfg[h].structure {
+                Some(Structure::Loop { merge, .. }) => Some(merge),
+                _ => None,
+            })
+        };
+        let Some((ret, merge)) = func.blocks().into_iter().find_map(|b| {
+            let returns = matches!(func.cfg[b].terminator, Some(Terminator::Return { .. }));
+            returns.then(|| inner_loop(b)).flatten().map(|m| (b, m))
+        }) else {
+            return true;
+        };
+        if matches!(func.cfg[merge].structure, Some(Structure::Loop { .. })) {
+            return false;
+        }
+        let Some(Terminator::Return { value }) = func.cfg[ret].terminator.clone() else {
+            unreachable!("found as a return")
+        };
+        let returned = *returned.get_or_insert_with(|| {
+            let name = unique_name(shader, format!("{}_returned", shader.functions[f].name));
+            let var = shader.add_variable(Variable::new(
+                name,
+                Mode::FunctionTemp,
+                Type::Scalar(Scalar::BOOL),
+            ));
+            let mut b = Builder::new(shader, FuncId(f as u32));
+            b.cursor = Cursor {
+                block: b.function().entry,
+                pos: Some(0),
+            };
+            let (flag, no) = (b.deref_var(var), b.imm_bool(false));
+            b.store_deref_all(flag, no);
+            var
+        });
+        let value_slot = value.map(|_| {
+            *value_slot.get_or_insert_with(|| {
+                let ty = shader.functions[f].ret.expect("a value is returned");
+                let scalar = match ty.bits {
+                    1 => Scalar::BOOL,
+                    bits => Scalar::new(BaseType::Uint, bits),
+                };
+                let ty = match ty.comps {
+                    1 => Type::Scalar(scalar),
+                    n => Type::Vector(scalar, n),
+                };
+                let name = unique_name(shader, format!("{}_result", shader.functions[f].name));
+                shader.add_variable(Variable::new(name, Mode::FunctionTemp, ty))
+            })
+        });
+
+        // The return sets the flag, keeps its value and breaks.
+        let end = shader.functions[f].cfg[ret].insts.len();
+        let mut b = Builder::new(shader, FuncId(f as u32));
+        b.cursor = Cursor {
+            block: ret,
+            pos: Some(end),
+        };
+        let (flag, yes) = (b.deref_var(returned), b.imm_bool(true));
+        b.store_deref_all(flag, yes);
+        if let (Some(slot), Some(value)) = (value_slot, value) {
+            let slot = b.deref_var(slot);
+            b.store_deref_all(slot, value);
+        }
+        // The merge's phis take undefined values from the new edge: the path returns.
+        let phis: Vec<Value> = b.function().cfg[merge]
+            .insts
+            .iter()
+            .copied()
+            .filter(|&v| matches!(b.function().inst(v).kind, InstKind::Phi(_)))
+            .collect();
+        for phi in phis {
+            let ty = b.value_type(phi);
+            let undef = b.undef(ty);
+            if let InstKind::Phi(srcs) = &mut b.function_mut().inst_mut(phi).kind {
+                srcs.push((ret, undef));
+            }
+        }
+        let func = &mut shader.functions[f];
+        func.set_jump(ret, merge);
+
+        // The merge tests the flag first: `if (returned) return;`, the rest after it.
+        let first = func.cfg[merge]
+            .insts
+            .iter()
+            .position(|&v| !matches!(func.inst(v).kind, InstKind::Phi(_)))
+            .unwrap_or(func.cfg[merge].insts.len());
+        let rest = split_at(func, merge, first);
+        let exit = func.add_block();
+        let phis_end = func.cfg[merge].insts.len();
+        let mut b = Builder::new(shader, FuncId(f as u32));
+        b.cursor = Cursor {
+            block: merge,
+            pos: Some(phis_end),
+        };
+        let flag = b.deref_var(returned);
+        let flag = b.load_deref(flag);
+        b.cursor = Cursor::at_end(exit);
+        let result = value_slot.map(|slot| {
+            let slot = b.deref_var(slot);
+            b.load_deref(slot)
+        });
+        let func = b.function_mut();
+        func.set_exit(exit, Terminator::Return { value: result });
+        func.set_branch(merge, flag, exit, rest);
+        func.cfg[merge].structure = Some(Structure::Selection { merge: rest });
+    }
 }
 
 /// Whether the call sits in a loop's continue block.
@@ -310,17 +445,23 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
     }
 }
 
-/// Moves what follows `at` in `block` — its instructions, terminator, out-edges and, for a
-/// selection, its header role — to a new block, which it returns; phis of the successors now
-/// name the new block. A loop header stays the header: its back edges still come to `block`.
+/// [`split_at`] after instruction `at`.
 fn split_after(func: &mut Function, block: BlockId, at: Value) -> BlockId {
-    let rest = func.add_block();
     let pos = func.cfg[block]
         .insts
         .iter()
         .position(|&v| v == at)
         .expect("the instruction is in its block");
-    let moved: Vec<Value> = func.cfg[block].insts.drain(pos + 1..).collect();
+    split_at(func, block, pos + 1)
+}
+
+/// Moves the instructions of `block` from position `pos` on — with its terminator, out-edges
+/// and, for a selection, its header role — to a new block, which it returns; phis of the
+/// successors now name the new block. A loop header stays the header: its back edges still
+/// come to `block`.
+fn split_at(func: &mut Function, block: BlockId, pos: usize) -> BlockId {
+    let rest = func.add_block();
+    let moved: Vec<Value> = func.cfg[block].insts.drain(pos..).collect();
     for &v in &moved {
         func.inst_mut(v).block = rest;
     }
