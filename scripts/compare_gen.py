@@ -5,7 +5,8 @@ Input: the JSON lines of `shrew corpus --json --target gen9 ...` over piglit tes
 anchor file (../shared/anchors/mesa-24.0.3-piglit-dev.jsonl). For each dispatch width it prints
 how many fragment kernels each side compiled, and over the tests both compiled: the sums of
 instructions and cycles, their ratio to Mesa's, and how many kernels are better, equal or worse
-than Mesa's (helped / hurt in shader-db's terms), plus spills where Mesa has none.
+than Mesa's (helped / hurt in shader-db's terms), plus the kernels that spill where Mesa's do
+not, and the sums without them.
 
     python3 scripts/compare_gen.py /tmp/gen9.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
 """
@@ -49,21 +50,30 @@ def main():
     for simd in (8, 16):
         keys = [k for k in mesa if k[1] == simd]
         both = [k for k in keys if k in ours and k not in failed]
-        ours_inst = sum(ours[k]["instructions"] for k in both)
-        mesa_inst = sum(mesa[k]["inst"] for k in both)
-        ours_cyc = sum(ours[k]["cycles"] for k in both)
-        mesa_cyc = sum(mesa[k]["cycles"] for k in both)
         helped = sum(ours[k]["instructions"] < mesa[k]["inst"] for k in both)
         hurt = sum(ours[k]["instructions"] > mesa[k]["inst"] for k in both)
-        spills = sum(ours[k]["spills"] > 0 and mesa[k]["spills"] == 0 for k in both)
+        spilling = [k for k in both if ours[k]["spills"] > 0 and mesa[k]["spills"] == 0]
         print(
             f"SIMD{simd}: Mesa {len(keys)} kernels, shrew compiled {len(both)} of them; "
-            f"instructions {ours_inst} vs {mesa_inst} ({100 * (ours_inst / max(mesa_inst, 1) - 1):+.1f}%), "
-            f"cycles {ours_cyc} vs {mesa_cyc} ({100 * (ours_cyc / max(mesa_cyc, 1) - 1):+.1f}%); "
+            f"{totals(both, ours, mesa)}; "
             f"fewer instructions {helped}, more {hurt}, equal {len(both) - helped - hurt}; "
-            f"spills where Mesa has none: {spills}"
+            f"spills where Mesa has none: {len(spilling)}"
         )
+        if spilling:
+            rest = [k for k in both if k not in spilling]
+            print(f"  without those {len(spilling)}: {totals(rest, ours, mesa)}")
 
+
+def totals(keys, ours, mesa):
+    """The sums of instructions and cycles over `keys`, ours against Mesa's."""
+    ours_inst = sum(ours[k]["instructions"] for k in keys)
+    mesa_inst = sum(mesa[k]["inst"] for k in keys)
+    ours_cyc = sum(ours[k]["cycles"] for k in keys)
+    mesa_cyc = sum(mesa[k]["cycles"] for k in keys)
+    return (
+        f"instructions {ours_inst} vs {mesa_inst} ({100 * (ours_inst / max(mesa_inst, 1) - 1):+.1f}%), "
+        f"cycles {ours_cyc} vs {mesa_cyc} ({100 * (ours_cyc / max(mesa_cyc, 1) - 1):+.1f}%)"
+    )
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,6 @@
 //! The backend's straight line for one shader at one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
-//! IR, pre-RA scheduling, register allocation, emission, and the shader-db statistics of the result.
+//! IR, pre-RA scheduling, register allocation with spilling, emission, and the shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
@@ -24,6 +24,8 @@ pub struct Kernel {
     pub insts: Vec<Inst>,
     pub payload: Payload,
     pub stats: Stats,
+    /// Bytes of scratch memory each thread needs for its spills.
+    pub scratch_bytes: u32,
 }
 
 /// shader-db's figures for one kernel.
@@ -56,13 +58,14 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
     if coalesce_payloads(&mut program) {
         dead_code(&mut program);
     }
-    // Scheduled for latency if the result still fits the register file, else as lowered.
+    // Scheduled for latency if the result fits the register file without spilling, else as
+    // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
     let mut scheduled = program.clone();
     schedule(&mut scheduled, hw);
-    let (program, alloc) = match allocate(&scheduled) {
+    let (program, alloc) = match allocate(&mut scheduled, false) {
         Ok(alloc) => (scheduled, alloc),
         Err(_) => {
-            let alloc = allocate(&program)?;
+            let alloc = allocate(&mut program, true)?;
             (program, alloc)
         }
     };
@@ -72,8 +75,8 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
         instructions: insts.iter().filter(|i| i.opcode != Opcode::Nop).count() as u32,
         cycles: perf.cycles,
         loops: insts.iter().filter(|i| i.opcode == Opcode::While).count() as u32,
-        spills: 0,
-        fills: 0,
+        spills: alloc.spills,
+        fills: alloc.fills,
         sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
     };
     Ok(Kernel {
@@ -82,6 +85,7 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
         insts,
         payload,
         stats,
+        scratch_bytes: alloc.scratch_bytes,
     })
 }
 

@@ -70,6 +70,15 @@ fn message_text(sfid: u8, desc: u32) -> Option<String> {
             let last = if desc >> 12 & 1 != 0 { " LastRT" } else { "" };
             Some(format!("RT write {subtype}{last} Surface = {surface}"))
         }
+        10 if desc >> 18 & 1 != 0 => {
+            let direction = if desc >> 17 & 1 != 0 { "write" } else { "read" };
+            let grfs = 1 << (desc >> 12 & 3);
+            let offset = desc & 0xFFF;
+            Some(format!(
+                "( DC scratch block {direction}, offset {offset}, {grfs} GRF{})",
+                if grfs > 1 { "s" } else { "" }
+            ))
+        }
         10 | 12 => {
             // Untyped surface read and write: IVB data cache 5 and 13, HSW+ data cache 1 and 9.
             let direction = match (sfid, message_type) {
@@ -521,6 +530,31 @@ mod tests {
             disassemble(&send, Gen::Gen9, &no_labels),
             "send(8)         g124<1>UW       g13<8,8,1>UD    0x8643a001UD\n                            \
              sampler MsgDesc: ld_lz SIMD8 Surface = 1 Sampler = 0 mlen 3 rlen 4 { align1 1Q EOT };"
+        );
+    }
+
+    #[test]
+    fn scratch_messages_print_offset_and_size() {
+        let mut write = Inst::new(
+            Opcode::Send,
+            16,
+            Some(Dst::grf(0, 0, Type::UW)),
+            vec![
+                grf(20, 0, Type::UD, Region::new(8, 8, 1)),
+                Src::Imm(Type::UD, 0x060e_1003),
+            ],
+        );
+        write.dst = Some(Dst {
+            file: RegFile::Arf,
+            nr: crate::isa::ARF_NULL,
+            ..Dst::grf(0, 0, Type::UW)
+        });
+        write.sfid = 10;
+        write.mask_all = true;
+        assert_eq!(
+            disassemble(&write, Gen::Gen9, &no_labels),
+            "send(16)        null<1>UW       g20<8,8,1>UD    0x060e1003UD\n                            \
+             data MsgDesc: ( DC scratch block write, offset 3, 2 GRFs) mlen 3 rlen 0 { align1 WE_all 1H };"
         );
     }
 

@@ -14,8 +14,9 @@
 //! channels out until the loop ends or the `while`; `while` jumps back while any channel goes
 //! on. `halt` (discard) takes channels out for the rest of the thread.
 //!
-//! Sends, the accumulator instructions and address-register indirection are not modelled yet:
-//! running them is an error that names the instruction.
+//! Sends run through models of the render target, the data port's untyped surface reads and
+//! the thread's scratch memory. Other sends, the accumulator instructions and address-register
+//! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::isa::{
@@ -36,6 +37,8 @@ pub struct Thread {
     /// The buffers data-port reads see, by binding table index. Reads past a buffer's end
     /// (or of an unbound one) return zero, as the hardware's bounds checking does.
     pub surfaces: BTreeMap<u32, Vec<u8>>,
+    /// The thread's scratch memory, grown as spills write it (unwritten bytes read as zero).
+    pub scratch: Vec<u8>,
 }
 
 impl Thread {
@@ -51,6 +54,7 @@ impl Thread {
             },
             render_targets: BTreeMap::new(),
             surfaces: BTreeMap::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -783,6 +787,35 @@ fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError
                 .or_insert_with(|| vec![None; 32]);
             for (channel, rgba) in writes {
                 out[channel] = Some(rgba);
+            }
+        }
+        // Scratch block write and read (Gen7+, data cache, the scratch category MD 18): whole
+        // GRFs at the descriptor's offset in 32-byte units, whatever the execution mask; a
+        // write's data follows its header.
+        10 if desc >> 18 & 1 != 0 => {
+            let grfs = 1usize << (desc >> 12 & 3);
+            let at = (desc & 0xFFF) as usize * 32;
+            if desc >> 17 & 1 != 0 {
+                if thread.scratch.len() < at + grfs * 32 {
+                    thread.scratch.resize(at + grfs * 32, 0);
+                }
+                for k in 0..grfs {
+                    let from = payload.nr as usize + 1 + k;
+                    let data = *thread.grf.get(from).ok_or(EmuError::OutOfRegisters(from))?;
+                    thread.scratch[at + 32 * k..at + 32 * (k + 1)].copy_from_slice(&data);
+                }
+            } else {
+                let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
+                    return Err(unsupported);
+                };
+                for k in 0..grfs {
+                    let mut data = [0u8; 32];
+                    if let Some(bytes) = thread.scratch.get(at + 32 * k..at + 32 * (k + 1)) {
+                        data.copy_from_slice(bytes);
+                    }
+                    let to = dst.nr as usize + k;
+                    *thread.grf.get_mut(to).ok_or(EmuError::OutOfRegisters(to))? = data;
+                }
             }
         }
         // Untyped surface read (IVB data cache message 5, HSW+ data cache 1 message 1): each

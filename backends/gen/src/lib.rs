@@ -3,9 +3,10 @@
 //! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
 //! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
 //! shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
-//! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`]) and emission
+//! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`],
+//! spilling to scratch through [`spill`]) and emission
 //! ([`emit`]). The emulator ([`emu`]) runs native programs; [`dispatch`] feeds it fragment
-//! threads. SIMD-width splitting, spilling, textures and memory sends, and the vertex and
+//! threads. SIMD-width splitting, textures and memory sends, and the vertex and
 //! compute stages are being built (the Gen backend issue).
 
 mod analysis;
@@ -26,6 +27,7 @@ pub mod perf;
 pub mod redundant_flags;
 pub mod regalloc;
 pub mod schedule;
+pub mod spill;
 
 pub use cost::GenCost;
 

@@ -285,8 +285,9 @@ mod tests {
     }
 
     fn cycles(program: &Program) -> u64 {
-        let alloc = crate::regalloc::allocate(program).expect("fits");
-        crate::perf::estimate(&crate::emit::emit(program, &alloc), Gen::Gen9, 8).cycles
+        let mut program = program.clone();
+        let alloc = crate::regalloc::allocate(&mut program, false).expect("fits");
+        crate::perf::estimate(&crate::emit::emit(&program, &alloc), Gen::Gen9, 8).cycles
     }
 
     /// Two dependent chains, written one after the other, are interleaved.

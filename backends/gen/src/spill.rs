@@ -1,0 +1,311 @@
+//! Spilling: a virtual register the register file has no room for lives in the thread's scratch
+//! memory, and every instruction that touches it goes through a short-lived temporary.
+//!
+//! What: [`spill`] gives the register a slot of scratch and rewrites each instruction reading
+//! or writing it to use a fresh temporary instead: a *fill* (a scratch block read) loads the
+//! GRFs the instruction touches before it, and a *spill* (a scratch block write) stores the GRFs
+//! it writes after it. [`spill_costs`] weighs each register as Mesa does, so the allocator
+//! spills what costs least per GRF of pressure it relieves.
+//!
+//! Why: register allocation ([`crate::regalloc`]) calls it when colouring fails; spilling one
+//! long-lived register splits its range into short ones around each use.
+//!
+//! Invariants: block messages move whole GRFs whatever the execution mask, so an instruction
+//! that writes only part of what it touches (some bytes of the GRFs, a predicate, or channels
+//! that divergent control flow disables) gets a fill first, and the spill after it writes back
+//! what the register held in the other channels. The temporaries are marked unspillable.
+//!
+//! The messages (fact sheet A7): Gen7+ scratch block read and write on the data cache, offset in
+//! the descriptor in 32-byte units and a header whose dword 5 (the per-thread scratch offset) the
+//! thread's g0 provides: a fill reads with g0 itself as its one-GRF message; a spill's message is
+//! a copy of g0 and the data after it, so the temporary of a write keeps a header GRF before its
+//! data when the write lands there whole.
+//!
+//! Options: none.
+
+use crate::isa::{Opcode, Region, Type};
+use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+
+/// The data cache's shared function number.
+const DATA_CACHE: u8 = 10;
+/// Descriptor bits of the scratch block messages: the scratch category and the write bit.
+const SCRATCH: u32 = 1 << 18;
+const SCRATCH_WRITE: u32 = 1 << 17;
+/// The widest scratch block, in GRFs.
+const MAX_BLOCK: u32 = 4;
+/// Scratch offsets are 12 bits of 32-byte units.
+pub const MAX_SCRATCH_BYTES: u32 = 4096 * 32;
+
+/// What spilling one register added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spilled {
+    pub spills: u32,
+    pub fills: u32,
+    /// The temporaries it created, which must not be spilled in turn.
+    pub temporaries: Vec<VReg>,
+}
+
+/// Per instruction: the loop depth and the `if` depth around it.
+fn depths(program: &Program) -> Vec<(u32, u32)> {
+    let (mut loops, mut ifs) = (0u32, 0u32);
+    program
+        .insts
+        .iter()
+        .map(|inst| {
+            match inst.op {
+                Op::Hw(Opcode::While) => loops = loops.saturating_sub(1),
+                Op::Hw(Opcode::Endif) => ifs = ifs.saturating_sub(1),
+                _ => {}
+            }
+            let here = (loops, ifs);
+            match inst.op {
+                Op::Do => loops += 1,
+                Op::Hw(Opcode::If) => ifs += 1,
+                _ => {}
+            }
+            here
+        })
+        .collect()
+}
+
+/// Mesa's spill cost of each virtual register: the GRFs its instructions read and write, each
+/// ×10 per loop around it and ×0.5 per `if`.
+pub fn spill_costs(program: &Program) -> Vec<f32> {
+    let mut costs = vec![0f32; program.vreg_sizes.len()];
+    for (inst, (loops, ifs)) in program.insts.iter().zip(depths(program)) {
+        let scale = 10f32.powi(loops as i32) * 0.5f32.powi(ifs as i32);
+        for (i, src) in inst.srcs.iter().enumerate() {
+            if let Some(v) = src.reg().and_then(|r| r.vreg()) {
+                costs[v.0 as usize] += inst.src_span(i).div_ceil(32) as f32 * scale;
+            }
+        }
+        if let Some(v) = inst.dst.and_then(|d| d.vreg()) {
+            costs[v.0 as usize] += inst.dst_span().div_ceil(32) as f32 * scale;
+        }
+    }
+    costs
+}
+
+/// The GRFs `[first, last]` of a register that `offset` and `span` bytes cover.
+fn grfs(offset: u32, span: u32) -> (u32, u32) {
+    (offset / 32, (offset + span.max(1) - 1) / 32)
+}
+
+/// Pieces of `count` GRFs from `first` that scratch blocks can move: 4, 2 or 1 GRFs.
+fn blocks(first: u32, count: u32) -> Vec<(u32, u32)> {
+    let mut pieces = Vec::new();
+    let mut at = first;
+    while at < first + count {
+        let left = first + count - at;
+        let size = [MAX_BLOCK, 2, 1]
+            .into_iter()
+            .find(|&s| s <= left)
+            .expect("1 fits");
+        pieces.push((at, size));
+        at += size;
+    }
+    pieces
+}
+
+/// A scratch block read of `size` GRFs at scratch GRF `slot` into `dst` bytes into `reg`.
+fn fill(width: u8, reg: VReg, dst: u32, slot: u32, size: u32) -> Inst {
+    let message = Message {
+        sfid: DATA_CACHE,
+        mlen: 1,
+        rlen: size as u8,
+        control: SCRATCH | size.trailing_zeros() << 12 | slot,
+        eot: false,
+    };
+    let g0 = Operand {
+        region: Region::new(8, 8, 1),
+        ..Operand::scalar(Base::Fixed(0), 0, Type::UD)
+    };
+    let mut inst = Inst::new(
+        Opcode::Send,
+        width,
+        Some(Operand::vector(reg, dst, Type::UD)),
+        vec![Src::Reg(g0), Src::ud(message.descriptor(true))],
+    );
+    inst.send = Some(message);
+    // Whole GRFs, as the spill that wrote them.
+    inst.mask_all = true;
+    inst
+}
+
+/// A whole-GRF copy whatever the execution mask: `mov(8) dst src WE_all` as dwords.
+fn copy_grf(dst: Operand, src: Operand) -> Inst {
+    let mut inst = Inst::new(Opcode::Mov, 8, Some(dst), vec![Src::Reg(src)]);
+    inst.mask_all = true;
+    inst
+}
+
+/// The spill of `size` GRFs at `payload` + 32 (after its header GRF) to scratch GRF `slot`:
+/// the header copied from g0, then a scratch block write.
+fn spill_from(width: u8, payload: VReg, slot: u32, size: u32) -> [Inst; 2] {
+    let header = copy_grf(
+        Operand::vector(payload, 0, Type::UD),
+        Operand {
+            region: Region::new(8, 8, 1),
+            ..Operand::scalar(Base::Fixed(0), 0, Type::UD)
+        },
+    );
+    let message = Message {
+        sfid: DATA_CACHE,
+        mlen: 1 + size as u8,
+        rlen: 0,
+        control: SCRATCH | SCRATCH_WRITE | size.trailing_zeros() << 12 | slot,
+        eot: false,
+    };
+    let mut send = Inst::new(
+        Opcode::Send,
+        width,
+        Some(Operand::null(Type::UW)),
+        vec![
+            Src::Reg(Operand::vector(payload, 0, Type::UD)),
+            Src::ud(message.descriptor(true)),
+        ],
+    );
+    send.send = Some(message);
+    send.mask_all = true;
+    [header, send]
+}
+
+/// Moves virtual register `v` to scratch at byte `slot` (a multiple of 32): every instruction
+/// touching it goes through a temporary filled before and spilled after it.
+pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
+    let width = program.dispatch_width;
+    let slot_grf = slot / 32;
+    let depths = depths(program);
+    let insts = std::mem::take(&mut program.insts);
+    let mut out = Vec::with_capacity(insts.len());
+    let mut done = Spilled::default();
+    for (mut inst, (loops, ifs)) in insts.into_iter().zip(depths) {
+        let reads: Vec<(u32, u32)> = (0..inst.srcs.len())
+            .filter_map(|i| {
+                let r = inst.srcs[i].reg()?;
+                (r.vreg() == Some(v)).then(|| grfs(r.offset, inst.src_span(i)))
+            })
+            .collect();
+        let write = inst
+            .dst
+            .filter(|d| d.vreg() == Some(v))
+            .map(|d| grfs(d.offset, inst.dst_span()));
+        if reads.is_empty() && write.is_none() {
+            out.push(inst);
+            continue;
+        }
+        let lo = reads.iter().chain(&write).map(|r| r.0).min().expect("one");
+        let hi = reads.iter().chain(&write).map(|r| r.1).max().expect("one");
+        // Whether the write leaves bytes or channels of its GRFs as they were.
+        let partial = write.is_some_and(|(first, last)| {
+            let d = inst.dst.expect("written");
+            let whole_grfs = d.offset % 32 == 0
+                && inst.dst_span() == (last - first + 1) * 32
+                && (inst.send.is_some() || d.region.hstride == 1);
+            let every_channel = inst.mask_all || (loops == 0 && ifs == 0);
+            !whole_grfs || !inst.is_full_write() || !every_channel || (lo, hi) != (first, last)
+        });
+        // The write's own message when it covers the temporary whole in one block.
+        let direct = write.is_some_and(|(first, last)| {
+            first == lo && last == hi && [1, 2, 4].contains(&(last - first + 1))
+        });
+        let header = direct as u32;
+        let temp = program.new_vreg(header + hi - lo + 1);
+        done.temporaries.push(temp);
+        if !reads.is_empty() || partial {
+            for (at, size) in blocks(lo, hi - lo + 1) {
+                out.push(fill(
+                    width,
+                    temp,
+                    (header + at - lo) * 32,
+                    slot_grf + at,
+                    size,
+                ));
+                done.fills += 1;
+            }
+        }
+        let rebase = |r: &mut Operand| {
+            if r.vreg() == Some(v) {
+                r.base = Base::Vgrf(temp);
+                r.offset = r.offset + header * 32 - lo * 32;
+            }
+        };
+        for src in &mut inst.srcs {
+            if let Src::Reg(r) = src {
+                rebase(r);
+            }
+        }
+        if let Some(d) = &mut inst.dst {
+            rebase(d);
+        }
+        out.push(inst);
+        let Some((first, last)) = write else { continue };
+        if direct {
+            out.extend(spill_from(width, temp, slot_grf + first, last - first + 1));
+            done.spills += 1;
+            continue;
+        }
+        for (at, size) in blocks(first, last - first + 1) {
+            let payload = program.new_vreg(1 + size);
+            done.temporaries.push(payload);
+            let [header, send] = spill_from(width, payload, slot_grf + at, size);
+            out.push(header);
+            for k in 0..size {
+                out.push(copy_grf(
+                    Operand::vector(payload, 32 * (1 + k), Type::UD),
+                    Operand::vector(temp, 32 * (at + k - lo), Type::UD),
+                ));
+            }
+            out.push(send);
+            done.spills += 1;
+        }
+    }
+    program.insts = out;
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lir::testing::{mov, program, v};
+
+    #[test]
+    fn costs_weigh_loops_and_ifs() {
+        let mut p = program(
+            2,
+            vec![
+                mov(v(0, Type::F), Src::f(1.0)),
+                Inst::control(Op::Do, 8),
+                mov(v(1, Type::F), Src::Reg(v(0, Type::F))),
+                Inst::control(Op::Hw(Opcode::If), 8),
+                mov(v(1, Type::F), Src::Reg(v(0, Type::F))),
+                Inst::control(Op::Hw(Opcode::Endif), 8),
+                Inst::control(Op::Hw(Opcode::While), 8),
+            ],
+        );
+        p.vreg_sizes[1] = 2;
+        assert_eq!(spill_costs(&p), vec![1.0 + 10.0 + 5.0, 10.0 + 5.0]);
+    }
+
+    #[test]
+    fn writes_in_divergent_flow_are_filled_first() {
+        let mut p = program(
+            1,
+            vec![
+                mov(v(0, Type::F), Src::f(1.0)),
+                Inst::control(Op::Hw(Opcode::If), 8),
+                mov(v(0, Type::F), Src::f(2.0)),
+                Inst::control(Op::Hw(Opcode::Endif), 8),
+            ],
+        );
+        let done = spill(&mut p, VReg(0), 64);
+        assert_eq!((done.spills, done.fills), (2, 1));
+        let ops: Vec<String> = p.insts.iter().map(|i| i.to_string()).collect();
+        // The first write is whole: no fill. The one under the `if` fills first.
+        assert!(ops[0].starts_with("mov(8) vgrf1+32"), "{ops:?}");
+        assert!(ops[1].starts_with("mov(8) vgrf1+0") && ops[1].ends_with("WE_all"));
+        assert!(ops[2].starts_with("send(8) arf0x0") && ops[2].contains("mlen 2 rlen 0"));
+        assert!(ops[4].starts_with("send(8) vgrf2+32") && ops[4].contains("mlen 1 rlen 1"));
+        assert!(ops[5].starts_with("mov(8) vgrf2+32"));
+    }
+}
