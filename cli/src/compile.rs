@@ -1,5 +1,6 @@
 //! `shrew compile`: runs the mid-end and a backend over a shader and prints the kernel's
-//! assembly and statistics.
+//! assembly and statistics, or writes its native binary; `shrew disasm` prints a binary's
+//! assembly again.
 
 use crate::pipeline::{Pipeline, Target};
 use crate::{CliError, emit, load};
@@ -30,6 +31,18 @@ pub struct CompileArgs {
     /// Print the statistics as JSON.
     #[arg(long)]
     json: bool,
+    /// Write the native binary (uncompacted 16-byte instructions) to this file.
+    #[arg(long)]
+    binary: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct DisasmArgs {
+    /// A native binary, as `shrew compile --binary` writes it.
+    file: PathBuf,
+    /// The hardware it is for.
+    #[arg(long, value_enum)]
+    target: Target,
 }
 
 /// The Gen generation of a target, if it is one.
@@ -57,6 +70,11 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         .map_err(CliError)?;
     let kernel = shrew_gen::compile::compile_fragment(&shader, hw, args.simd)
         .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    if let Some(path) = &args.binary {
+        let bytes = shrew_gen::encoding::assemble(&kernel.insts, hw)
+            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+        std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
     let mut out = String::new();
     if args.asm {
         out.push_str(&shrew_gen::disasm::listing(&kernel.insts, hw));
@@ -72,4 +90,18 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         ));
     }
     emit(&out)
+}
+
+pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
+    let Some(hw) = gen_of(args.target) else {
+        return Err(CliError(format!(
+            "{}: no disassembler for this target yet",
+            args.file.display()
+        )));
+    };
+    let bytes =
+        std::fs::read(&args.file).map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    let insts = shrew_gen::encoding::disassemble_binary(&bytes, hw)
+        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    emit(&shrew_gen::disasm::listing(&insts, hw))
 }

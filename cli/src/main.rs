@@ -52,6 +52,8 @@ enum Command {
     Corpus(corpus::CorpusArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics.
     Compile(compile::CompileArgs),
+    /// Print the assembly of a native binary `shrew compile --binary` wrote.
+    Disasm(compile::DisasmArgs),
 }
 
 /// An error the CLI reports: already formatted with its location.
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
         Command::Compile(args) => compile::compile(&args),
+        Command::Disasm(args) => compile::disasm(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -324,6 +324,40 @@ fn compile_prints_gen_assembly_and_statistics() {
     assert!(stats["instructions"].as_u64().unwrap() > 0, "{stats}");
 }
 
+/// The binary `--binary` writes disassembles to the assembly `--asm` prints; a truncated one
+/// gets a clear error.
+#[test]
+fn compiled_binaries_disassemble_to_their_assembly() {
+    let example = repo_path("examples/lighting.shrew");
+    let binary = temp_file("lighting.bin", "");
+    for target in ["gen7", "gen9"] {
+        let out = shrew(&[
+            "compile",
+            example.to_str().unwrap(),
+            "--target",
+            target,
+            "--simd",
+            "16",
+            "--asm",
+            "--binary",
+            binary.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let listing = shrew(&["disasm", binary.to_str().unwrap(), "--target", target]);
+        assert!(listing.status.success(), "{}", stderr(&listing));
+        assert_eq!(stdout(&listing), stdout(&out), "{target}");
+    }
+    let bytes = std::fs::read(&binary).unwrap();
+    std::fs::write(&binary, &bytes[..bytes.len() - 3]).unwrap();
+    let out = shrew(&["disasm", binary.to_str().unwrap(), "--target", "gen9"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("not a whole number of 16-byte instructions"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A piglit test compiles as its fragment shader; one without gets a clear error.
 #[test]
 fn compile_takes_a_shader_tests_fragment_shader() {

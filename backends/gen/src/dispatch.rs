@@ -5,7 +5,8 @@
 //! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
 //! bottom-left, bottom-right), fills each thread's payload as [`crate::lower::Payload`] says
 //! (R1's subspan origins and pixel mask, barycentrics, depth and 1/w, push constants, attribute
-//! planes), runs it, and gives each pixel's render-target writes.
+//! planes), runs it, and gives each pixel's render-target writes. What runs is the kernel's
+//! native binary decoded again, which must equal the compiled instructions.
 //!
 //! Why: the backend's differential tests and `shrew piglit --target gen*` run kernels against
 //! the interpreter; both sides must see the same inputs, so the inputs are planes over the
@@ -15,7 +16,9 @@
 //! and is never written. Threads run one after another; fragment threads share nothing.
 
 use crate::compile::Kernel;
+use crate::disasm::disassemble;
 use crate::emu::{EmuError, Thread, pln, run};
+use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
 use crate::lower::{FIRST_SURFACE, Surface};
 use shrew_engine::raster::QuadGrid;
@@ -67,6 +70,22 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
     let quads = quads_x * (draw.pixels.height as usize / 2);
     let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
     let p = &kernel.payload;
+    // The emulator runs what the decoder reads back from the binary, and it must be what was
+    // compiled: every run is a test of the encoding.
+    let program = assemble(&kernel.insts, kernel.hw)
+        .and_then(|bytes| disassemble_binary(&bytes, kernel.hw))
+        .map_err(|e| EmuError::Encoding(e.to_string()))?;
+    if program != kernel.insts {
+        let at = (0..program.len())
+            .find(|&i| program[i] != kernel.insts[i])
+            .unwrap_or(program.len());
+        let text = |inst: &crate::encoding::Inst| disassemble(inst, kernel.hw, &|_| None);
+        return Err(EmuError::Encoding(format!(
+            "instruction {at}, `{}`, decodes to `{}`",
+            text(&kernel.insts[at]),
+            text(&program[at])
+        )));
+    }
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
         let mut pixel_of_channel = vec![None; width];
@@ -165,7 +184,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                 }
             }
         }
-        run(&kernel.insts, kernel.hw, &mut thread)?;
+        run(&program, kernel.hw, &mut thread)?;
         for (&target, writes) in &thread.render_targets {
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {

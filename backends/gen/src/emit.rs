@@ -1,9 +1,10 @@
 //! Emission: the allocated Gen IR as native instructions, with control-flow jumps resolved.
 //!
 //! What: [`emit`] replaces virtual registers by their GRFs, gives 3-source instructions their
-//! Align16 regions, drops the `do` marks (Gen6+ has no `do`), turns the halt target into the
-//! closing `halt` every halted channel must reach, and sets the jump offsets (in bytes, 16 per
-//! instruction) as the hardware reads them:
+//! Align16 regions and one-source math functions the null register as their second source
+//! (the native forms the decoder reads back), drops the `do` marks (Gen6+ has no `do`), turns
+//! the halt target into the closing `halt` every halted channel must reach, and sets the jump
+//! offsets (in bytes, 16 per instruction) as the hardware reads them:
 //! - `if`: JIP to the instruction after its `else` (or to its `endif`), UIP to its `endif`;
 //! - `else`: JIP and UIP to its `endif`; `endif`: JIP to the next instruction;
 //! - `while`: JIP back to the loop's first instruction;
@@ -17,7 +18,7 @@
 //! Options: none.
 
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
-use crate::isa::{Opcode, RegFile, Region};
+use crate::isa::{ARF_NULL, Opcode, RegFile, Region};
 use crate::lir::{self, Base, Op, Operand, Program};
 use crate::regalloc::Allocation;
 
@@ -134,7 +135,7 @@ fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
         Op::Do => Opcode::Nop,
     };
     let three_src = opcode.num_srcs() == 3;
-    let srcs = inst
+    let mut srcs: Vec<Src> = inst
         .srcs
         .iter()
         .map(|s| match *s {
@@ -154,11 +155,23 @@ fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
                     region,
                     negate: r.negate,
                     abs: r.abs,
-                    swizzle: IDENTITY_SWIZZLE,
+                    // A replicated scalar of a 3-source instruction has no swizzle.
+                    swizzle: if three_src && region == Region::SCALAR {
+                        0
+                    } else {
+                        IDENTITY_SWIZZLE
+                    },
                 })
             }
         })
         .collect();
+    // A one-source math function reads the null register as its second source.
+    if opcode == Opcode::Math && srcs.len() == 1 {
+        srcs.push(Src::Reg(Reg {
+            file: RegFile::Arf,
+            ..Reg::grf(ARF_NULL, 0, srcs[0].ty(), Region::new(8, 8, 1))
+        }));
+    }
     let dst = inst.dst.map(|d| {
         let (file, nr, subnr) = register(&d, alloc);
         Dst {

@@ -113,6 +113,8 @@ pub enum EmuError {
     FloatBits { index: usize, opcode: &'static str },
     #[error("the program ran more than {0} instructions")]
     RunAway(u64),
+    #[error("the binary does not round-trip: {0}")]
+    Encoding(String),
 }
 
 /// How many instructions a run may execute.

@@ -560,6 +560,37 @@ fn encode_three_src(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingEr
     Ok(())
 }
 
+/// The native binary of a program: each instruction's four dwords, little-endian.
+pub fn assemble(program: &[Inst], hw: Gen) -> Result<Vec<u8>, EncodingError> {
+    let mut bytes = Vec::with_capacity(16 * program.len());
+    for inst in program {
+        for word in encode(inst, hw)? {
+            bytes.extend(word.to_le_bytes());
+        }
+    }
+    Ok(bytes)
+}
+
+/// The instructions of a native binary (uncompacted, 16 bytes each).
+pub fn disassemble_binary(bytes: &[u8], hw: Gen) -> Result<Vec<Inst>, EncodingError> {
+    if !bytes.len().is_multiple_of(16) {
+        return Err(EncodingError(format!(
+            "{} bytes is not a whole number of 16-byte instructions",
+            bytes.len()
+        )));
+    }
+    bytes
+        .chunks(16)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let word =
+                |k: usize| u32::from_le_bytes(chunk[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+            decode([word(0), word(1), word(2), word(3)], hw)
+                .map_err(|e| EncodingError(format!("instruction {i} (byte {}): {e}", 16 * i)))
+        })
+        .collect()
+}
+
 /// Decodes one native instruction for `hw`.
 pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
     let b = Bits(
