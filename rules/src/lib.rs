@@ -60,16 +60,19 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
     SETS.iter().copied().find(|s| s.name == name)
 }
 
-/// The pipeline `default` names. Target lowerings that build arithmetic (`lower-inverse-trig`)
-/// run first, so that the rules see what they build.
-pub const DEFAULT_PIPELINE: &str = "inline,lower-inverse-trig,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,loop-unroll,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
+/// The pipeline `default` names. Loops of constant trip count are unrolled in each function
+/// before inlining: a `return` in a callee's loop is a plain exit there, where inlined it becomes
+/// a flag and a `break` whose condition the unroller cannot follow. Target lowerings that build
+/// arithmetic (`lower-inverse-trig`) run next, so that the rules see what they build.
+pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unroll,inline,lower-inverse-trig,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,loop-unroll,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
 /// What runs between the mid-end pipeline and a backend: outputs read back or indexed at run
 /// time become temporaries, temporaries holding only constants move to the constant data,
 /// other run-time array indices become selects (the backends have no indirect register
-/// addressing yet), the arrays left become SSA values, inverse trigonometry becomes arithmetic
+/// addressing yet), whole-variable copies become copies of each scalar and vector, the arrays
+/// left become SSA values, inverse trigonometry becomes arithmetic
 /// where the target asks, and inputs, outputs, uniforms and constants go to their offsets.
-pub const BACKEND_PIPELINE: &str = "outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,dce,lower-io,dce";
+pub const BACKEND_PIPELINE: &str = "outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,dce,lower-io,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set, and `eqsat` with the
 /// main rules, all for the target options `opts`.

@@ -25,10 +25,12 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use super::vars::{AccessKind, DerefPath, PathStep, unique_name, var_accesses};
+use super::vars::{
+    AccessKind, DerefPath, PathStep, copy_leaves, copyable, unique_name, var_accesses,
+};
 use crate::ir::{
-    BlockId, Builder, Cursor, Deref, FuncId, Function, InstKind, Mode, Shader, Terminator, Type,
-    Value, VarId, Variable,
+    BlockId, Builder, Cursor, Deref, FuncId, Function, InstKind, Mode, Shader, Terminator, Value,
+    VarId, Variable,
 };
 use petgraph::visit::Dfs;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -159,45 +161,5 @@ fn move_to_temporary(shader: &mut Shader, output: VarId) {
         };
         let (dst, src) = (b.deref_var(output), b.deref_var(temp));
         copy_leaves(&mut b, dst, src, &ty);
-    }
-}
-
-/// Whether `ty` is made of numbers only (no opaque handles, no runtime-sized arrays): what
-/// [`copy_leaves`] can copy.
-fn copyable(shader: &Shader, ty: &Type) -> bool {
-    match ty {
-        Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } => true,
-        Type::Array { elem, len, .. } => *len > 0 && copyable(shader, elem),
-        Type::Struct(id) => shader.structs[id.0 as usize]
-            .members
-            .iter()
-            .all(|m| copyable(shader, &m.ty)),
-        _ => false,
-    }
-}
-
-/// Copies every scalar and vector of `ty` from `src` to `dst`, one load and store each.
-fn copy_leaves(b: &mut Builder, dst: Value, src: Value, ty: &Type) {
-    if ty.is_vector_or_scalar() {
-        let value = b.load_deref(src);
-        b.store_deref_all(dst, value);
-    } else if let Type::Struct(id) = ty {
-        let members: Vec<Type> = b.shader.structs[id.0 as usize]
-            .members
-            .iter()
-            .map(|m| m.ty.clone())
-            .collect();
-        for (m, member_ty) in members.iter().enumerate() {
-            let (dst_member, src_member) =
-                (b.deref_struct(dst, m as u32), b.deref_struct(src, m as u32));
-            copy_leaves(b, dst_member, src_member, member_ty);
-        }
-    } else {
-        let elem = ty.element().expect("an array or matrix");
-        for i in 0..ty.element_count().expect("an array or matrix") {
-            let index = b.imm_u32(i);
-            let (dst_elem, src_elem) = (b.deref_array(dst, index), b.deref_array(src, index));
-            copy_leaves(b, dst_elem, src_elem, &elem);
-        }
     }
 }

@@ -1,9 +1,11 @@
 //! Helpers the variable passes share (`vars-to-ssa`, `split-vars`, `find-array-copies`,
-//! `copy-prop-vars`): which temporaries a function owns, how each variable's derefs are used,
-//! deref chains compared by shape, and which components of a value are read.
+//! `copy-prop-vars`, `outputs-to-temporaries`, `lower-var-copies`): which temporaries a function
+//! owns, how each variable's derefs are used, deref chains compared by shape, which components
+//! of a value are read, and copies of a variable's parts leaf by leaf.
 
 use crate::ir::{
-    Alu, AluSrc, Deref, FpFlags, Function, Inst, InstKind, Mode, Shader, Value, VarId, deref_chain,
+    Alu, AluSrc, Builder, Deref, FpFlags, Function, Inst, InstKind, Mode, Shader, Type, Value,
+    VarId, deref_chain,
 };
 use crate::ops::AluOp;
 use crate::uses::{User, Uses};
@@ -263,5 +265,45 @@ pub fn read(value: Value, components: &[u8]) -> AluSrc {
         AluSrc::new(value)
     } else {
         AluSrc::swizzled(value, components)
+    }
+}
+
+/// Whether `ty` is made of numbers only (no opaque handles, no runtime-sized arrays): what
+/// [`copy_leaves`] can copy.
+pub fn copyable(shader: &Shader, ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } => true,
+        Type::Array { elem, len, .. } => *len > 0 && copyable(shader, elem),
+        Type::Struct(id) => shader.structs[id.0 as usize]
+            .members
+            .iter()
+            .all(|m| copyable(shader, &m.ty)),
+        _ => false,
+    }
+}
+
+/// Copies every scalar and vector of `ty` from `src` to `dst`, one load and store each.
+pub fn copy_leaves(b: &mut Builder, dst: Value, src: Value, ty: &Type) {
+    if ty.is_vector_or_scalar() {
+        let value = b.load_deref(src);
+        b.store_deref_all(dst, value);
+    } else if let Type::Struct(id) = ty {
+        let members: Vec<Type> = b.shader.structs[id.0 as usize]
+            .members
+            .iter()
+            .map(|m| m.ty.clone())
+            .collect();
+        for (m, member_ty) in members.iter().enumerate() {
+            let (dst_member, src_member) =
+                (b.deref_struct(dst, m as u32), b.deref_struct(src, m as u32));
+            copy_leaves(b, dst_member, src_member, member_ty);
+        }
+    } else {
+        let elem = ty.element().expect("an array or matrix");
+        for i in 0..ty.element_count().expect("an array or matrix") {
+            let index = b.imm_u32(i);
+            let (dst_elem, src_elem) = (b.deref_array(dst, index), b.deref_array(src, index));
+            copy_leaves(b, dst_elem, src_elem, &elem);
+        }
     }
 }
