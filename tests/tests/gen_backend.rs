@@ -582,3 +582,51 @@ fn rotation_nested_loops_and_early_return() {
         include_str!("../ir/loops_and_returns.shrew"),
     );
 }
+
+/// A loop's `r += x` on a vector adds into the loop-carried register in place, component by
+/// component: no copies in the loop body.
+#[test]
+fn accumulation_in_a_loop_is_in_place() {
+    let source = "shader fragment
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32x4 %0 = load_frag_coord
+    32 %1 = load_const (0)
+    32 %2 = load_const (1)
+    32x4 %3 = load_const (0.0, 0.0, 0.0, 0.0)
+    32 %4 = mov %0.x
+    32 %5 = f2i32 %4
+    jump b1
+b1: loop merge=b4 continue=b3
+    32 %6 = phi b0: %1, b3: %9
+    32x4 %7 = phi b0: %3, b3: %8
+    1 %10 = ilt %6, %5
+    branch %10, b2, b4
+    b2:
+        jump b3
+    b3:
+        32x4 %8 = fadd %7, %0
+        32 %9 = iadd %6, %2
+        jump b1
+b4:
+    32 %11 = deref_var @color
+    store_deref %11, %7 (write_mask=xyzw)
+    return
+}
+";
+    check("accumulate.shrew", source);
+    let shader = text::parse(source, "accumulate.shrew").unwrap();
+    let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 8).unwrap();
+    let end = (kernel.insts.iter())
+        .position(|i| i.opcode == shrew_gen::isa::Opcode::While)
+        .expect("a loop");
+    let start = (end as i32 + kernel.insts[end].jip / 16) as usize;
+    let body = &kernel.insts[start..end];
+    assert!(
+        body.iter().all(|i| i.opcode != shrew_gen::isa::Opcode::Mov),
+        "{}",
+        shrew_gen::disasm::listing(&kernel.insts, Gen::Gen9)
+    );
+}

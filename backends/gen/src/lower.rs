@@ -997,11 +997,21 @@ impl Lowering<'_> {
     }
 
     fn alu(&mut self, v: Value, alu: &shrew_engine::ir::Alu, comps: u8) -> Result<(), LowerError> {
-        // A vector sharing its register with a source (out-of-SSA coalesced them) is computed
-        // into fresh registers, then copied: written in place, component by component, it would
-        // clobber components a swizzle still reads.
+        // A vector sharing its register with a source (out-of-SSA coalesced them, as a loop's
+        // `r += x`) is written in place, component by component, when each component reads only
+        // itself of that source; else (a swizzle, `r = r.yzwx`, or a dot product) it is computed
+        // into fresh registers, then copied, as writing it in place would clobber components
+        // still to be read.
         let reg = self.regs.reg_of(v);
-        if comps > 1 && alu.srcs.iter().any(|s| self.regs.reg_of(s.value) == reg) {
+        let aliased = |s: &AluSrc| self.regs.reg_of(s.value) == reg;
+        let in_place = match alu.op {
+            AluOp::Fdot2 | AluOp::Fdot3 | AluOp::Fdot4 => !alu.srcs.iter().any(aliased),
+            op if op.is_vec() => (alu.srcs.iter().enumerate())
+                .all(|(i, s)| !aliased(s) || s.swizzle[0] as usize == i),
+            _ => (alu.srcs.iter())
+                .all(|s| !aliased(s) || (0..comps).all(|c| s.swizzle[c as usize] == c)),
+        };
+        if comps > 1 && !in_place {
             let temps = (0..comps).map(|_| self.temp(1)).collect();
             self.staged = Some((v, temps));
             let lowered = self.alu_in_place(v, alu, comps);
