@@ -278,3 +278,41 @@ b0:
         assert!(worst <= bound, "component {c}: error {worst} above {bound}");
     }
 }
+
+/// The backend pipeline simplifies the selects `lower-indirect-derefs` makes: an array whose
+/// elements all hold one value, read at a run-time index, is that value.
+#[test]
+fn the_backend_pipeline_folds_the_selects_of_indirect_indices() {
+    let source = "shader fragment
+var shader_out f32 @color (location=0)
+var function_temp f32[3] @a
+
+entry fn main() {
+b0:
+    32x4 %0 = load_frag_coord
+    32 %1 = mov %0.x
+    32 %2 = f2u32 %1
+    32 %3 = load_const (0)
+    32 %4 = load_const (1)
+    32 %5 = load_const (2)
+    32 %6 = deref_var @a
+    32 %7 = deref_array %6[%3]
+    store_deref %7, %1 (write_mask=x)
+    32 %8 = deref_array %6[%4]
+    store_deref %8, %1 (write_mask=x)
+    32 %9 = deref_array %6[%5]
+    store_deref %9, %1 (write_mask=x)
+    32 %10 = deref_array %6[%2]
+    32 %11 = load_deref %10
+    32 %12 = deref_var @color
+    store_deref %12, %11 (write_mask=x)
+    return
+}
+";
+    let mut shader = text::parse(source, "selects.shrew").unwrap();
+    let registry = registry();
+    optimize(&mut shader, shrew_rules::BACKEND_PIPELINE, &registry);
+    let printed = text::print(&shader);
+    assert!(!printed.contains("bcsel"), "{printed}");
+    assert!(printed.contains("store_output"), "{printed}");
+}
