@@ -362,12 +362,9 @@ fn backend_kernels(
     if let Err(e) = prepare.run(&mut shader) {
         return vec![(8, Err(format!("pipeline: {e}")))];
     }
-    [8, 16]
+    shrew_gen::compile::compile_fragment_variants(&shader, hw)
         .into_iter()
-        .map(|width| {
-            let kernel = shrew_gen::compile::compile_fragment(&shader, hw, width);
-            (width, kernel.map(|k| k.stats).map_err(|e| e.to_string()))
-        })
+        .map(|(width, kernel)| (width, kernel.map(|k| k.stats).map_err(|e| e.to_string())))
         .collect()
 }
 

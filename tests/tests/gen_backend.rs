@@ -630,3 +630,58 @@ b4:
         shrew_gen::disasm::listing(&kernel.insts, Gen::Gen9)
     );
 }
+
+/// More values live at once than SIMD8 has registers: the kernel spills to scratch and still
+/// computes what the interpreter does; the driver's choice of variants keeps SIMD8 and leaves
+/// SIMD16 out, as Mesa does once SIMD8 spills.
+#[test]
+fn pressure_spills_and_the_variants_follow_mesa() {
+    const VALUES: usize = 140;
+    let mut source = String::from(
+        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\nentry fn main() {\nb0:\n    32x4 %0 = load_frag_coord\n    32 %1 = mov %0.x\n",
+    );
+    // A chain of sines, %(2 + 2k) = sin(%(2k) + k): each needs the one before. The sums take
+    // them from the last back to the first, so all are live once the last is computed.
+    for k in 0..VALUES {
+        let previous = if k == 0 { 1 } else { 2 * k };
+        source += &format!(
+            "    32 %{c} = load_const ({k}.25)\n    32 %{a} = fadd %{previous}, %{c}\n    32 %{s} = fsin %{a}\n",
+            c = 1000 + k,
+            a = 2000 + k,
+            s = 2 + 2 * k
+        );
+    }
+    let sums = 2 + 2 * VALUES;
+    source += &format!("    32 %{sums} = mov %{}\n", 2 * VALUES);
+    for k in 1..VALUES {
+        source += &format!(
+            "    32 %{} = fadd %{}, %{}\n",
+            sums + k,
+            sums + k - 1,
+            2 * (VALUES - k)
+        );
+    }
+    let total = sums + VALUES - 1;
+    source += &format!(
+        "    32x4 %{v} = vec4 %{total}, %{total}, %{total}, %{total}\n    32 %{d} = deref_var @color\n    store_deref %{d}, %{v} (write_mask=xyzw)\n    return\n}}\n",
+        v = 3000,
+        d = 3001
+    );
+    check_within("pressure.shrew", &source, 1e-3);
+    let shader = optimized(&text::parse(&source, "pressure.shrew").unwrap());
+    let variants = shrew_gen::compile::compile_fragment_variants(&shader, Gen::Gen9);
+    let simd8 = variants[0].1.as_ref().expect("SIMD8 compiles");
+    assert!(
+        simd8.stats.spills > 0 && simd8.stats.fills > 0,
+        "{:?}",
+        simd8.stats
+    );
+    assert!(simd8.scratch_bytes > 0);
+    assert!(
+        matches!(
+            variants[1].1,
+            Err(shrew_gen::compile::CompileError::Skipped(_))
+        ),
+        "SIMD16 is left out"
+    );
+}

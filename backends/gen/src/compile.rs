@@ -46,10 +46,35 @@ pub enum CompileError {
     Lower(#[from] LowerError),
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    /// A variant the driver's choice of dispatch widths leaves out.
+    #[error("{0}")]
+    Skipped(String),
 }
 
-/// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels.
+/// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels, spilling
+/// to scratch what does not fit the registers.
 pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
+    compile(shader, hw, width, true)
+}
+
+/// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,
+/// spilling if it must; SIMD16 only when SIMD8 did not spill, and only if it fits the registers
+/// without spilling.
+pub fn compile_fragment_variants(
+    shader: &Shader,
+    hw: Gen,
+) -> Vec<(u8, Result<Kernel, CompileError>)> {
+    let simd8 = compile(shader, hw, 8, true);
+    let simd16 = match &simd8 {
+        Ok(k) if k.stats.spills > 0 => Err(CompileError::Skipped(
+            "SIMD16 is not compiled when SIMD8 spills".into(),
+        )),
+        _ => compile(shader, hw, 16, false),
+    };
+    vec![(8, simd8), (16, simd16)]
+}
+
+fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kernel, CompileError> {
     let (mut program, payload) = lower_fragment(shader, hw, width)?;
     propagate_copies(&mut program, hw);
     eliminate_common_subexpressions(&mut program);
@@ -65,7 +90,7 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
     let (program, alloc) = match allocate(&mut scheduled, false) {
         Ok(alloc) => (scheduled, alloc),
         Err(_) => {
-            let alloc = allocate(&mut program, true)?;
+            let alloc = allocate(&mut program, may_spill)?;
             (program, alloc)
         }
     };

@@ -57,7 +57,7 @@ pub struct Allocation {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AllocError {
     #[error(
-        "register allocation failed: {needed} GRFs are live at instruction {at}, more than the {available} free, and nothing is left to spill"
+        "register allocation failed: {needed} GRFs are live at instruction {at}, more than the {available} free"
     )]
     OutOfRegisters {
         at: usize,
