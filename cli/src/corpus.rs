@@ -32,6 +32,12 @@ pub struct CorpusArgs {
     /// `.spv` file per distinct module (the input of `scripts/bench_frontend.py`).
     #[arg(long, value_name = "DIR")]
     save_spirv: Option<PathBuf>,
+    /// A second pipeline to compare `-p` against (Gen targets): every fragment stage is also
+    /// optimized with it and compiled, and the summary counts the kernels each pipeline makes
+    /// smaller (helped) or larger (hurt), with the change of the totals, as shader-db's
+    /// report does.
+    #[arg(long, value_name = "PIPELINE")]
+    vs_pipeline: Option<String>,
 }
 
 /// What became of one stage.
@@ -62,8 +68,13 @@ struct StageReport {
     pipeline_time: f64,
     /// The backend's kernels (Gen targets, fragment stages): per dispatch width, the
     /// statistics or why it did not compile.
-    kernels: Vec<(u8, Result<shrew_gen::compile::Stats, String>)>,
+    kernels: Kernels,
+    /// The kernels of the `--vs-pipeline` pipeline.
+    baseline: Kernels,
 }
+
+/// Per dispatch width, a kernel's statistics or why it did not compile.
+type Kernels = Vec<(u8, Result<shrew_gen::compile::Stats, String>)>;
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.save_spirv {
@@ -80,6 +91,10 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
             args.batch.target,
         )?),
         save_spirv: args.save_spirv.clone(),
+        baseline: match &args.vs_pipeline {
+            Some(p) => Some(Pipeline::parse(p, args.batch.target)?),
+            None => None,
+        },
     };
     let files = args.batch.select(find_files(&args.paths, |p| {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -126,19 +141,10 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
             });
             let mut line = line;
             if !r.kernels.is_empty() {
-                let kernels: Vec<serde_json::Value> = r
-                    .kernels
-                    .iter()
-                    .map(|(simd, k)| match k {
-                        Ok(stats) => {
-                            let mut v = serde_json::to_value(stats).unwrap_or_default();
-                            v["simd"] = (*simd).into();
-                            v
-                        }
-                        Err(e) => serde_json::json!({"simd": simd, "error": e}),
-                    })
-                    .collect();
-                line["gen"] = kernels.into();
+                line["gen"] = kernels_json(&r.kernels);
+            }
+            if !r.baseline.is_empty() {
+                line["gen_baseline"] = kernels_json(&r.baseline);
             }
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
@@ -152,7 +158,104 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         }
     }
     out.push_str(&summary(&reports, args.batch.json));
+    if context.hw.is_some() {
+        out.push_str(&gen_summary(&reports, args.batch.json));
+    }
     emit(&out)
+}
+
+fn kernels_json(kernels: &Kernels) -> serde_json::Value {
+    kernels
+        .iter()
+        .map(|(simd, k)| match k {
+            Ok(stats) => {
+                let mut v = serde_json::to_value(stats).unwrap_or_default();
+                v["simd"] = (*simd).into();
+                v
+            }
+            Err(e) => serde_json::json!({"simd": simd, "error": e}),
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// shader-db's totals per dispatch width: kernels, instructions, cycles, spills and fills;
+/// with a `--vs-pipeline`, over the kernels both pipelines compile, the totals of each, their
+/// change, and how many kernels `-p` makes smaller (helped) or larger (hurt).
+fn gen_summary(reports: &[StageReport], json: bool) -> String {
+    let mut text = String::new();
+    let mut widths = Vec::new();
+    for simd in [8u8, 16] {
+        let of = |kernels: &Kernels| {
+            kernels
+                .iter()
+                .find(|(w, _)| *w == simd)
+                .and_then(|(_, k)| k.as_ref().ok())
+                .cloned()
+        };
+        let compiled: Vec<_> = reports.iter().filter_map(|r| of(&r.kernels)).collect();
+        let failed = reports
+            .iter()
+            .filter(|r| r.kernels.iter().any(|(w, k)| *w == simd && k.is_err()))
+            .count();
+        let sum = |f: fn(&shrew_gen::compile::Stats) -> u64, ks: &[shrew_gen::compile::Stats]| {
+            ks.iter().map(f).sum::<u64>()
+        };
+        let instructions: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.instructions as u64;
+        let cycles: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.cycles;
+        let mut width = serde_json::json!({
+            "simd": simd,
+            "kernels": compiled.len(),
+            "not_compiled": failed,
+            "instructions": sum(instructions, &compiled),
+            "cycles": sum(cycles, &compiled),
+            "spills": sum(|s| s.spills as u64, &compiled),
+            "fills": sum(|s| s.fills as u64, &compiled),
+        });
+        text.push_str(&format!(
+            "Gen SIMD{simd}: {} kernels ({failed} not compiled): {} instructions, {} cycles, \
+             {}:{} spills:fills\n",
+            compiled.len(),
+            width["instructions"],
+            width["cycles"],
+            width["spills"],
+            width["fills"],
+        ));
+        let pairs: Vec<_> = reports
+            .iter()
+            .filter_map(|r| Some((of(&r.kernels)?, of(&r.baseline)?)))
+            .collect();
+        if reports.iter().any(|r| !r.baseline.is_empty()) {
+            let mut comparison = serde_json::Map::new();
+            text.push_str(&format!(
+                "  against --vs-pipeline, over the {} kernels both compile:\n",
+                pairs.len()
+            ));
+            for (name, f) in [("instructions", instructions), ("cycles", cycles)] {
+                let ours: u64 = pairs.iter().map(|(a, _)| f(a)).sum();
+                let theirs: u64 = pairs.iter().map(|(_, b)| f(b)).sum();
+                let helped = pairs.iter().filter(|(a, b)| f(a) < f(b)).count();
+                let hurt = pairs.iter().filter(|(a, b)| f(a) > f(b)).count();
+                let change = 100.0 * (ours as f64 / theirs.max(1) as f64 - 1.0);
+                text.push_str(&format!(
+                    "  total {name} in shared programs: {theirs} -> {ours} ({change:+.2}%); \
+                     helped {helped}, HURT {hurt}\n"
+                ));
+                comparison.insert(
+                    name.to_string(),
+                    serde_json::json!({"baseline": theirs, "ours": ours, "change_percent": change,
+                        "helped": helped, "hurt": hurt}),
+                );
+            }
+            width["vs_pipeline"] = comparison.into();
+        }
+        widths.push(width);
+    }
+    if json {
+        format!("{}\n", serde_json::json!({ "gen_summary": widths }))
+    } else {
+        text
+    }
 }
 
 fn summary(reports: &[StageReport], json: bool) -> String {
@@ -254,6 +357,8 @@ struct Context {
     /// What runs between the mid-end and the backend.
     backend_pipeline: Option<Pipeline>,
     save_spirv: Option<PathBuf>,
+    /// The `--vs-pipeline` to compare against.
+    baseline: Option<Pipeline>,
 }
 
 /// One report per stage of a file.
@@ -304,6 +409,7 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
         time: 0.0,
         pipeline_time: 0.0,
         kernels: Vec::new(),
+        baseline: Vec::new(),
     }
 }
 
@@ -319,8 +425,9 @@ fn finish(
     context: &Context,
 ) -> StageReport {
     let (mut instructions, mut cost, mut pipeline_time) = (0, 0, 0.0);
-    let mut kernels = Vec::new();
+    let (mut kernels, mut baseline) = (Vec::new(), Vec::new());
     if let Some(mut shader) = shader {
+        let unoptimized = context.baseline.as_ref().map(|_| shader.clone());
         let start = Instant::now();
         if let Err(e) = context.pipeline.run(&mut shader) {
             status = Status::FrontendError;
@@ -332,6 +439,12 @@ fn finish(
         cost = shader_cost(&shader, context.model.0.as_ref());
         if status == Status::Ok {
             kernels = backend_kernels(shader, context);
+            if let (Some(pipeline), Some(mut other)) = (&context.baseline, unoptimized) {
+                baseline = match pipeline.run(&mut other) {
+                    Ok(_) => backend_kernels(other, context),
+                    Err(e) => vec![(8, Err(format!("--vs-pipeline: {e}")))],
+                };
+            }
         }
     }
     StageReport {
@@ -345,14 +458,12 @@ fn finish(
         time,
         pipeline_time,
         kernels,
+        baseline,
     }
 }
 
 /// The Gen kernels of a fragment stage at SIMD8 and SIMD16, when the target is a Gen.
-fn backend_kernels(
-    mut shader: shrew_engine::ir::Shader,
-    context: &Context,
-) -> Vec<(u8, Result<shrew_gen::compile::Stats, String>)> {
+fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
     let (Some(hw), Some(prepare)) = (context.hw, &context.backend_pipeline) else {
         return Vec::new();
     };

@@ -387,3 +387,42 @@ fn compile_takes_a_shader_tests_fragment_shader() {
         stderr(&out)
     );
 }
+
+/// `corpus --target gen9 --vs-pipeline B` compiles each fragment shader with both pipelines and
+/// sums up in shader-db's terms: the default pipeline unrolls the loop `none` keeps.
+#[test]
+fn corpus_compares_pipelines_on_gen_kernels() {
+    let shader = temp_file(
+        "fold.frag",
+        "#version 450\nlayout(location = 0) in vec4 v;\nlayout(location = 0) out vec4 color;\n\
+         void main() { vec4 a = vec4(0.0); for (int i = 0; i < 4; i++) a += v; color = a; }\n",
+    );
+    let out = shrew(&[
+        "corpus",
+        shader.to_str().unwrap(),
+        "--target",
+        "gen9",
+        "-p",
+        "default",
+        "--vs-pipeline",
+        "none",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let summary: serde_json::Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v.get("gen_summary").cloned())
+        .unwrap_or_else(|| panic!("no gen_summary in {text}"));
+    for width in summary.as_array().unwrap() {
+        assert_eq!(width["kernels"], 1, "{width}");
+        let instructions = &width["vs_pipeline"]["instructions"];
+        assert_eq!(instructions["helped"], 1, "{width}");
+        assert_eq!(instructions["hurt"], 0, "{width}");
+        assert!(
+            instructions["change_percent"].as_f64().unwrap() < 0.0,
+            "{width}"
+        );
+    }
+}
