@@ -7,10 +7,11 @@
 //! too. Commutative ALU operations match with their two sources in either order. Phis match
 //! only within one block.
 //!
-//! Pure: ALU operations, constants, derefs, texture instructions, and intrinsics the opcode
-//! table marks both reorderable and eliminable, unless they are volatile. Calls and everything
-//! with an effect or reading memory that can change are never merged (memory loads are the
-//! memory-token pass's).
+//! Pure: ALU operations, constants, derefs, texture instructions, intrinsics the opcode table
+//! marks both reorderable and eliminable, and loads of variables the shader cannot write
+//! (inputs, uniforms, UBOs, push constants, constant data), unless they are volatile. Calls and
+//! everything with an effect or reading memory that can change are never merged (memory loads
+//! are the memory-token pass's).
 //!
 //! Why: front ends recompute addresses, constants and conversions freely, and rewrites create
 //! duplicates; one value is one register later.
@@ -22,8 +23,11 @@
 
 use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
-use crate::ir::{BlockId, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value};
+use crate::ir::{
+    BlockId, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value, Variable, deref_chain,
+};
 use crate::uses::Uses;
+use shrew_ops::{IndexKind, Intrinsic};
 use std::collections::HashMap;
 
 /// The `cse` pass.
@@ -40,8 +44,9 @@ impl Pass for Cse {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let mut progress = false;
+        let variables = &shader.variables;
         for func in &mut shader.functions {
-            progress |= eliminate(func, context);
+            progress |= eliminate(func, variables, context);
             if context.budget.is_spent() {
                 break;
             }
@@ -54,11 +59,20 @@ impl Pass for Cse {
 /// sources, its shape, and for phis their block.
 type Key = (InstKind, Option<ValType>, Option<BlockId>);
 
-fn key(func: &Function, v: Value) -> Option<Key> {
+fn key(func: &Function, variables: &[Variable], v: Value) -> Option<Key> {
     let inst = func.inst(v);
     let pure = match &inst.kind {
         InstKind::Alu(_) | InstKind::Const(_) | InstKind::Deref(_) | InstKind::Tex(_) => true,
         InstKind::Phi(_) => true,
+        InstKind::Intrinsic(i) if i.op == Intrinsic::LoadDeref => {
+            let volatile = i
+                .index(IndexKind::Access)
+                .is_some_and(|access| access & shrew_ops::ACCESS_VOLATILE != 0);
+            let read_only = deref_chain(func, i.srcs[0])
+                .and_then(|(var, _)| variables.get(var.0 as usize))
+                .is_some_and(|var| !var.mode.is_writable());
+            read_only && !volatile
+        }
         InstKind::Intrinsic(i) => i.is_pure(),
         InstKind::Undef | InstKind::Call { .. } => false,
     };
@@ -86,7 +100,7 @@ fn key(func: &Function, v: Value) -> Option<Key> {
 }
 
 /// Merges the duplicates of one function; returns whether any went.
-fn eliminate(func: &mut Function, context: &mut PassContext) -> bool {
+fn eliminate(func: &mut Function, variables: &[Variable], context: &mut PassContext) -> bool {
     let dom = DomTree::new(func);
     let mut uses = Uses::build(func);
     let mut seen: HashMap<Key, Vec<Value>> = HashMap::new();
@@ -96,7 +110,7 @@ fn eliminate(func: &mut Function, context: &mut PassContext) -> bool {
             if context.budget.is_spent() {
                 return progress;
             }
-            let Some(k) = key(func, v) else {
+            let Some(k) = key(func, variables, v) else {
                 continue;
             };
             let candidates = seen.entry(k).or_default();
@@ -142,7 +156,7 @@ mod tests {
         let sum = b.alu(AluOp::Iadd, &[first, second]);
         b.ret(None);
         let func = shader.entry_function();
-        assert_eq!(key(func, first), key(func, second));
-        assert_ne!(key(func, first), key(func, sum));
+        assert_eq!(key(func, &[], first), key(func, &[], second));
+        assert_ne!(key(func, &[], first), key(func, &[], sum));
     }
 }
