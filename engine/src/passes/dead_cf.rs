@@ -5,6 +5,12 @@
 //! header); then blocks no path from the entry reaches are deleted with their instructions, and
 //! the phis of their successors forget them.
 //!
+//! Uses of a branch's condition in the blocks that only one of its edges reaches become the
+//! constant that edge implies (Mesa's `opt_if_evaluate_condition_use`): the edge's target must
+//! have the branch's block as its only predecessor, and the uses must be in blocks it
+//! dominates (phi sources are left alone). So a condition tested again after an early return,
+//! or at a loop's back edge after the same test leaves the loop, folds.
+//!
 //! Then a block that only one block jumps to is merged into it, unless a header names it or
 //! both are headers, so that the chains of jumps other passes leave (inlining, discard-if)
 //! become one block.
@@ -25,7 +31,8 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use crate::ir::{BlockId, Edge, Function, InstKind, Shader, Structure, Terminator};
+use crate::cfg::DomTree;
+use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, ValType};
 use petgraph::visit::{Dfs, Walker};
 use std::collections::HashSet;
 
@@ -44,6 +51,14 @@ impl Pass for DeadCf {
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let mut progress = false;
         for func in &mut shader.functions {
+            let known = known_conditions(func);
+            if known > 0 {
+                progress = true;
+                let name = &func.name;
+                context
+                    .budget
+                    .spend(|| format!("dead-cf: {known} uses of known conditions in `{name}`"));
+            }
             for b in func.blocks() {
                 if context.budget.is_spent() {
                     return Ok(progress);
@@ -81,6 +96,76 @@ impl Pass for DeadCf {
         }
         Ok(progress)
     }
+}
+
+/// Replaces the uses of branch conditions that are known where they are (see the module
+/// comment) by constants; returns how many uses changed.
+fn known_conditions(func: &mut Function) -> usize {
+    let dom = DomTree::new(func);
+    let mut changed = 0;
+    for p in func.blocks() {
+        let Some(Terminator::Branch { cond }) = func.cfg[p].terminator else {
+            continue;
+        };
+        if !matches!(func.get_inst(cond).map(|i| &i.kind), Some(k) if !matches!(k, InstKind::Const(_)))
+        {
+            continue;
+        }
+        let (Some(on_true), Some(on_false)) = (
+            func.successor(p, Edge::True),
+            func.successor(p, Edge::False),
+        ) else {
+            continue;
+        };
+        for (target, value) in [(on_true, 1u64), (on_false, 0)] {
+            if on_true == on_false || func.predecessors(target) != [p] || !dom.is_reachable(target)
+            {
+                continue;
+            }
+            let mut constant = None;
+            for b in func.blocks() {
+                if !dom.is_reachable(b) || !dom.dominates(target, b) {
+                    continue;
+                }
+                let users: Vec<_> = (func.cfg[b].insts.iter().copied())
+                    .filter(|&v| {
+                        !matches!(func.inst(v).kind, InstKind::Phi(_))
+                            && func.inst_sources(v).contains(&cond)
+                    })
+                    .collect();
+                let terminator_uses = matches!(func.cfg[b].terminator, Some(Terminator::Branch { cond: c }) if c == cond);
+                if users.is_empty() && !terminator_uses {
+                    continue;
+                }
+                let known = *constant.get_or_insert_with(|| {
+                    let phis = (func.cfg[target].insts.iter())
+                        .take_while(|&&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+                        .count();
+                    let kind = InstKind::Const(vec![value]);
+                    let v = func.alloc_inst(Inst {
+                        kind,
+                        def: Some(ValType::scalar(1)),
+                        block: target,
+                    });
+                    func.cfg[target].insts.insert(phis, v);
+                    v
+                });
+                for u in users {
+                    func.inst_mut(u).kind.for_each_src_mut(|s| {
+                        if *s == cond {
+                            *s = known;
+                        }
+                    });
+                    changed += 1;
+                }
+                if terminator_uses {
+                    func.cfg[b].terminator = Some(Terminator::Branch { cond: known });
+                    changed += 1;
+                }
+            }
+        }
+    }
+    changed
 }
 
 /// Replaces the branch of selection header `b` by a jump when its condition is a constant.
