@@ -107,7 +107,9 @@ fn known_conditions(func: &mut Function) -> usize {
         let Some(Terminator::Branch { cond }) = func.cfg[p].terminator else {
             continue;
         };
-        if !matches!(func.get_inst(cond).map(|i| &i.kind), Some(k) if !matches!(k, InstKind::Const(_)))
+        if func
+            .get_inst(cond)
+            .is_none_or(|i| matches!(i.kind, InstKind::Const(_)))
         {
             continue;
         }
