@@ -56,6 +56,14 @@ impl Operand {
         }
     }
 
+    /// Payload GRF `grf` from `offset` bytes, one element of `ty` per channel.
+    pub fn payload(grf: u8, offset: u32, ty: Type) -> Operand {
+        Operand {
+            region: Region::new(8, 8, 1),
+            ..Operand::scalar(Base::Fixed(grf), offset, ty)
+        }
+    }
+
     /// The same element for every channel.
     pub fn scalar(base: Base, offset: u32, ty: Type) -> Operand {
         Operand {
@@ -100,6 +108,11 @@ impl Operand {
 
     pub fn is_null(&self) -> bool {
         self.base == Base::Arf(crate::isa::ARF_NULL)
+    }
+
+    /// The GRFs of its base that `span` bytes from the operand's offset touch.
+    pub fn grfs(&self, span: u32) -> std::ops::RangeInclusive<u32> {
+        self.offset / 32..=(self.offset + span.max(1) - 1) / 32
     }
 
     /// Bytes from `offset` that `channels` channels read (sources) or write (destinations).

@@ -736,10 +736,7 @@ impl Lowering<'_> {
                                 region: Region::new(0, 4, 1),
                                 ..Operand::scalar(Base::Fixed(grf), offset, Type::F)
                             };
-                            let bary = Operand {
-                                region: Region::new(8, 8, 1),
-                                ..Operand::scalar(Base::Fixed(bary), 0, Type::F)
-                            };
+                            let bary = Operand::payload(bary, 0, Type::F);
                             self.op(Opcode::Pln, dst, vec![Src::Reg(plane), Src::Reg(bary)]);
                         }
                     }
@@ -822,10 +819,7 @@ impl Lowering<'_> {
         for (c, grf) in [(2u8, self.payload.source_depth), (3, self.payload.source_w)] {
             let grf = grf.expect("planned with the payload");
             let dst = self.comp(v, c, Type::F);
-            let src = Operand {
-                region: Region::new(8, 8, 1),
-                ..Operand::scalar(Base::Fixed(grf), 0, Type::F)
-            };
+            let src = Operand::payload(grf, 0, Type::F);
             self.op(Opcode::Mov, dst, vec![Src::Reg(src)]);
         }
         Ok(())

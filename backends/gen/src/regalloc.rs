@@ -154,11 +154,6 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
         var_base.push(vars);
         vars += size as usize;
     }
-    let grfs_of = |offset: u32, span: u32| {
-        let first = offset / 32;
-        let last = (offset + span.max(1) - 1) / 32;
-        first..=last
-    };
     let blocks = blocks(program);
     let words = vars.div_ceil(64);
     let mut uses = vec![vec![0u64; words]; blocks.len()];
@@ -170,7 +165,7 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
             for (i, src) in inst.srcs.iter().enumerate() {
                 let Src::Reg(r) = src else { continue };
                 let Some(v) = r.vreg() else { continue };
-                for g in grfs_of(r.offset, inst.src_span(i)) {
+                for g in r.grfs(inst.src_span(i)) {
                     let var = var_base[v.0 as usize] + g as usize;
                     if !get(&defs[b], var) {
                         set(&mut uses[b], var);
@@ -182,7 +177,7 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
             {
                 let span = inst.dst_span();
                 let whole = inst.is_full_write();
-                for g in grfs_of(d.offset, span) {
+                for g in d.grfs(span) {
                     let covers = d.offset <= g * 32 && d.offset + span >= g * 32 + 32;
                     if whole && covers {
                         set(&mut defs[b], var_base[v.0 as usize] + g as usize);
@@ -407,17 +402,14 @@ mod tests {
     use crate::encoding::Predicate;
     use crate::isa::{CondMod, Gen, Type};
     use crate::lir::testing::{mov, program, v};
-    use crate::lir::{Base, Inst, Operand};
+    use crate::lir::{Inst, Operand};
 
     const VALUES: u32 = 140;
 
     /// `VALUES` products of the input (g1) live at once, replaced in the channels whose input
     /// exceeds 0.5 (writes under divergent control flow), then summed into g1.
     fn pressure() -> Program {
-        let input = Src::Reg(Operand {
-            region: crate::isa::Region::new(8, 8, 1),
-            ..Operand::scalar(Base::Fixed(1), 0, Type::F)
-        });
+        let input = Src::Reg(Operand::payload(1, 0, Type::F));
         let mut insts: Vec<Inst> = (0..VALUES)
             .map(|k| {
                 Inst::new(
@@ -454,10 +446,7 @@ mod tests {
             ));
         }
         insts.push(mov(
-            Operand {
-                region: crate::isa::Region::new(8, 8, 1),
-                ..Operand::scalar(Base::Fixed(1), 0, Type::F)
-            },
+            Operand::payload(1, 0, Type::F),
             Src::Reg(v(2 * VALUES, Type::F)),
         ));
         program(2 * VALUES + 1, insts)

@@ -23,7 +23,7 @@
 //!
 //! Options: none.
 
-use crate::isa::{Opcode, Region, Type};
+use crate::isa::{Opcode, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
 
 /// The data cache's shared function number.
@@ -86,11 +86,6 @@ pub fn spill_costs(program: &Program) -> Vec<f32> {
     costs
 }
 
-/// The GRFs `[first, last]` of a register that `offset` and `span` bytes cover.
-fn grfs(offset: u32, span: u32) -> (u32, u32) {
-    (offset / 32, (offset + span.max(1) - 1) / 32)
-}
-
 /// Pieces of `count` GRFs from `first` that scratch blocks can move: 4, 2 or 1 GRFs.
 fn blocks(first: u32, count: u32) -> Vec<(u32, u32)> {
     let mut pieces = Vec::new();
@@ -116,10 +111,7 @@ fn fill(width: u8, reg: VReg, dst: u32, slot: u32, size: u32) -> Inst {
         control: SCRATCH | size.trailing_zeros() << 12 | slot,
         eot: false,
     };
-    let g0 = Operand {
-        region: Region::new(8, 8, 1),
-        ..Operand::scalar(Base::Fixed(0), 0, Type::UD)
-    };
+    let g0 = Operand::payload(0, 0, Type::UD);
     let mut inst = Inst::new(
         Opcode::Send,
         width,
@@ -144,10 +136,7 @@ fn copy_grf(dst: Operand, src: Operand) -> Inst {
 fn spill_from(width: u8, payload: VReg, slot: u32, size: u32) -> [Inst; 2] {
     let header = copy_grf(
         Operand::vector(payload, 0, Type::UD),
-        Operand {
-            region: Region::new(8, 8, 1),
-            ..Operand::scalar(Base::Fixed(0), 0, Type::UD)
-        },
+        Operand::payload(0, 0, Type::UD),
     );
     let message = Message {
         sfid: DATA_CACHE,
@@ -183,13 +172,13 @@ pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
         let reads: Vec<(u32, u32)> = (0..inst.srcs.len())
             .filter_map(|i| {
                 let r = inst.srcs[i].reg()?;
-                (r.vreg() == Some(v)).then(|| grfs(r.offset, inst.src_span(i)))
+                (r.vreg() == Some(v)).then(|| r.grfs(inst.src_span(i)).into_inner())
             })
             .collect();
         let write = inst
             .dst
             .filter(|d| d.vreg() == Some(v))
-            .map(|d| grfs(d.offset, inst.dst_span()));
+            .map(|d| d.grfs(inst.dst_span()).into_inner());
         if reads.is_empty() && write.is_none() {
             out.push(inst);
             continue;

@@ -33,6 +33,7 @@
 use super::manager::{Pass, PassContext};
 use crate::cfg::DomTree;
 use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, ValType};
+use crate::uses::{User, Uses};
 use petgraph::visit::{Dfs, Walker};
 use std::collections::HashSet;
 
@@ -102,6 +103,7 @@ impl Pass for DeadCf {
 /// comment) by constants; returns how many uses changed.
 fn known_conditions(func: &mut Function) -> usize {
     let dom = DomTree::new(func);
+    let mut uses = Uses::build(func);
     let mut changed = 0;
     for p in func.blocks() {
         let Some(Terminator::Branch { cond }) = func.cfg[p].terminator else {
@@ -124,46 +126,45 @@ fn known_conditions(func: &mut Function) -> usize {
             {
                 continue;
             }
-            let mut constant = None;
-            for b in func.blocks() {
-                if !dom.is_reachable(b) || !dom.dominates(target, b) {
-                    continue;
+            let block_of = |user: User, func: &Function| match user {
+                User::Inst(v) if !matches!(func.inst(v).kind, InstKind::Phi(_)) => {
+                    Some(func.inst(v).block)
                 }
-                let users: Vec<_> = (func.cfg[b].insts.iter().copied())
-                    .filter(|&v| {
-                        !matches!(func.inst(v).kind, InstKind::Phi(_))
-                            && func.inst_sources(v).contains(&cond)
-                    })
-                    .collect();
-                let terminator_uses = matches!(func.cfg[b].terminator, Some(Terminator::Branch { cond: c }) if c == cond);
-                if users.is_empty() && !terminator_uses {
-                    continue;
-                }
-                let known = *constant.get_or_insert_with(|| {
-                    let phis = (func.cfg[target].insts.iter())
-                        .take_while(|&&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
-                        .count();
-                    let kind = InstKind::Const(vec![value]);
-                    let v = func.alloc_inst(Inst {
-                        kind,
-                        def: Some(ValType::scalar(1)),
-                        block: target,
-                    });
-                    func.cfg[target].insts.insert(phis, v);
-                    v
-                });
-                for u in users {
-                    func.inst_mut(u).kind.for_each_src_mut(|s| {
+                User::Inst(_) => None,
+                User::Terminator(b) => Some(b),
+            };
+            let known_here: Vec<User> = (uses.users(cond).iter().copied())
+                .filter(|&u| block_of(u, func).is_some_and(|b| dom.dominates(target, b)))
+                .collect();
+            if known_here.is_empty() {
+                continue;
+            }
+            let phis = (func.cfg[target].insts.iter())
+                .take_while(|&&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+                .count();
+            let known = func.alloc_inst(Inst {
+                kind: InstKind::Const(vec![value]),
+                def: Some(ValType::scalar(1)),
+                block: target,
+            });
+            func.cfg[target].insts.insert(phis, known);
+            for user in known_here {
+                match user {
+                    User::Inst(u) => func.inst_mut(u).kind.for_each_src_mut(|s| {
                         if *s == cond {
                             *s = known;
                         }
-                    });
-                    changed += 1;
+                    }),
+                    User::Terminator(b) => {
+                        if let Some(src) = func.cfg[b].terminator.as_mut().and_then(|t| t.src_mut())
+                        {
+                            *src = known;
+                        }
+                    }
                 }
-                if terminator_uses {
-                    func.cfg[b].terminator = Some(Terminator::Branch { cond: known });
-                    changed += 1;
-                }
+                uses.remove(cond, user);
+                uses.add(known, user);
+                changed += 1;
             }
         }
     }
