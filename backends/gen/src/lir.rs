@@ -261,10 +261,10 @@ impl Inst {
     }
 
     /// Whether every enabled channel of the destination's bytes is written: a definition that
-    /// kills what the register held. Predicated instructions do not count (a predicated `sel`
-    /// writes every channel, but counting it out is only conservative).
+    /// kills what the register held. Predicated instructions do not count, except `sel`, whose
+    /// predicate chooses the source of each channel, not whether it is written.
     pub fn is_full_write(&self) -> bool {
-        self.predicate.is_none()
+        self.predicate.is_none() || self.opcode() == Some(Opcode::Sel)
     }
 
     /// Bytes the destination covers from its offset.

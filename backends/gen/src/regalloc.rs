@@ -479,6 +479,47 @@ mod tests {
         }
     }
 
+    /// A predicated `sel` writes every channel, so its register is live from there on: not from
+    /// the start of the program, as a predicated write that keeps what other channels held is.
+    #[test]
+    fn a_predicated_sel_defines_its_register() {
+        let predicated = |opcode: Opcode, dst: u32| {
+            let mut inst = Inst::new(
+                opcode,
+                8,
+                Some(v(dst, Type::F)),
+                vec![Src::Reg(v(0, Type::F)), Src::Reg(v(1, Type::F))],
+            );
+            inst.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            inst
+        };
+        let mut cmp = Inst::new(
+            Opcode::Cmp,
+            8,
+            Some(Operand::null(Type::F)),
+            vec![Src::Reg(v(0, Type::F)), Src::f(0.5)],
+        );
+        cmp.cond = Some(CondMod::G);
+        let p = program(
+            4,
+            vec![
+                mov(v(0, Type::F), Src::f(1.0)),
+                mov(v(1, Type::F), Src::f(2.0)),
+                cmp,
+                predicated(Opcode::Sel, 2),
+                predicated(Opcode::Add, 3),
+                mov(Operand::payload(1, 0, Type::F), Src::Reg(v(2, Type::F))),
+                mov(Operand::payload(1, 0, Type::F), Src::Reg(v(3, Type::F))),
+            ],
+        );
+        let live = intervals(&p);
+        assert_eq!(live[2], Some((3, 5)), "sel");
+        assert_eq!(live[3].map(|(start, _)| start), Some(0), "predicated add");
+    }
+
     /// Runs of several GRFs pack around each other; interfering registers never share a GRF.
     #[test]
     fn runs_of_several_grfs_do_not_overlap_while_live() {
