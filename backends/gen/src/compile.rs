@@ -14,6 +14,7 @@ use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
 use crate::schedule::schedule;
+use crate::simd_width::{lower_simd_width, lowered_width};
 use shrew_engine::ir::Shader;
 
 /// A compiled kernel.
@@ -83,6 +84,7 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
     if coalesce_payloads(&mut program) {
         dead_code(&mut program);
     }
+    lower_simd_width(&mut program, hw);
     // Scheduled for latency if the result fits the register file without spilling, else as
     // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
     let mut scheduled = program.clone();
@@ -94,6 +96,13 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
             (program, alloc)
         }
     };
+    debug_assert!(
+        program
+            .insts
+            .iter()
+            .all(|inst| inst.exec_size <= lowered_width(inst, hw)),
+        "an instruction wider than the hardware runs"
+    );
     let insts = emit(&program, &alloc);
     let perf = estimate(&insts, hw, width);
     let stats = Stats {

@@ -736,10 +736,10 @@ fn pln_channel(inst: &Inst, thread: &Thread, i: usize) -> Result<Num, EmuError> 
     let coefficient = |k: usize| {
         f32::from_bits(thread.get(plane.nr, plane.subnr as usize / 4 + k, Type::F) as u32)
     };
-    let channel = inst.group as usize + i;
-    let pair = bary.nr + 2 * (channel / 8) as u8;
-    let b1 = f32::from_bits(thread.get(pair, channel % 8, Type::F) as u32);
-    let b2 = f32::from_bits(thread.get(pair + 1, channel % 8, Type::F) as u32);
+    // Operands address registers from the instruction's first channel, whatever its group.
+    let pair = bary.nr + 2 * (i / 8) as u8;
+    let b1 = f32::from_bits(thread.get(pair, i % 8, Type::F) as u32);
+    let b2 = f32::from_bits(thread.get(pair + 1, i % 8, Type::F) as u32);
     Ok(Num::Float(pln(
         [
             coefficient(0),

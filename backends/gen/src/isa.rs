@@ -213,6 +213,11 @@ impl Region {
         }
     }
 
+    /// Whether every channel reads the same element.
+    pub fn is_scalar(self) -> bool {
+        self.vstride == Some(0) && self.hstride == 0
+    }
+
     /// The 4-bit vertical-stride code: 0, 1, 2, 4 … 32 as 0–6, VxH as 0xF.
     pub fn vstride_code(self) -> Option<u8> {
         match self.vstride {

@@ -3,11 +3,11 @@
 //! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
 //! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
 //! shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
-//! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), register allocation ([`regalloc`],
-//! spilling to scratch through [`spill`]) and emission
-//! ([`emit`]). The emulator ([`emu`]) runs native programs; [`dispatch`] feeds it fragment
-//! threads. SIMD-width splitting, textures and memory sends, and the vertex and
-//! compute stages are being built (the Gen backend issue).
+//! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), SIMD-width lowering
+//! ([`simd_width`]), scheduling ([`schedule`]), register allocation ([`regalloc`], spilling to
+//! scratch through [`spill`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
+//! programs; [`dispatch`] feeds it fragment threads. SIMD32, textures and memory sends, and the
+//! vertex and compute stages are being built (the Gen backend issue).
 
 mod analysis;
 pub mod coalesce;
@@ -27,6 +27,7 @@ pub mod perf;
 pub mod redundant_flags;
 pub mod regalloc;
 pub mod schedule;
+pub mod simd_width;
 pub mod spill;
 
 pub use cost::GenCost;

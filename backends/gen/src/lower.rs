@@ -35,8 +35,8 @@
 //! [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the generation and the dispatch width. The generation only picks the data port of
-//! untyped surface reads (IVB's data cache, HSW+'s data cache 1); the instructions used are
-//! legal on Gen7–Gen9 (SIMD-width splitting for Gen7's limits is still to come).
+//! untyped surface reads (IVB's data cache, HSW+'s data cache 1). ALU instructions run at the
+//! dispatch width; [`crate::simd_width`] splits those the generation cannot run that wide.
 
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
@@ -482,50 +482,7 @@ impl Lowering<'_> {
 
     fn math(&mut self, f: MathFn, dst: Operand, srcs: Vec<Src>) {
         let srcs: Vec<Src> = srcs.into_iter().map(|s| self.in_register(s)).collect();
-        // Integer division runs 8 channels at a time on every generation (fact sheet A6).
-        let widest = match f {
-            MathFn::IntDiv | MathFn::IntMod | MathFn::IntDivMod => 8,
-            _ => self.width,
-        };
-        for piece in self.pieces(Opcode::Math, widest, dst, srcs) {
-            self.program.insts.push(Inst {
-                math: Some(f),
-                ..piece
-            });
-        }
-    }
-
-    /// `op` over the dispatch in pieces of at most `widest` channels (SIMD-width lowering, fact
-    /// sheet A6): piece k runs channels k·widest onwards as its channel group, on the part of
-    /// each vector operand those channels read or write; scalar operands stay whole.
-    fn pieces(&self, op: Opcode, widest: u8, dst: Operand, srcs: Vec<Src>) -> Vec<Inst> {
-        let width = widest.min(self.width);
-        (0..self.width / width)
-            .map(|k| {
-                let first = k * width;
-                let part = |o: Operand| {
-                    let r = o.region;
-                    let w = r.width.max(1) as u32;
-                    let element = (first as u32 / w) * r.vstride.unwrap_or(0) as u32
-                        + (first as u32 % w) * r.hstride as u32;
-                    Operand {
-                        offset: o.offset + element * o.ty.size() as u32,
-                        ..o
-                    }
-                };
-                let srcs = srcs
-                    .iter()
-                    .map(|s| match *s {
-                        Src::Reg(o) => Src::Reg(part(o)),
-                        imm => imm,
-                    })
-                    .collect();
-                Inst {
-                    group: first,
-                    ..Inst::new(op, width, Some(part(dst)), srcs)
-                }
-            })
-            .collect()
+        self.op(Opcode::Math, dst, srcs).math = Some(f);
     }
 
     /// Sets flag `flag` to `src != 0` per channel.
