@@ -16,7 +16,7 @@ pub struct CompileArgs {
     /// The hardware to compile for.
     #[arg(long, value_enum)]
     target: Target,
-    /// Dispatch width (Gen fragment shaders): 8 or 16.
+    /// Dispatch width (Gen fragment shaders): 8, 16 or 32.
     #[arg(long, default_value_t = 8)]
     simd: u8,
     /// The mid-end pipeline before the backend (`shrew_rules::BACKEND_PIPELINE` always follows it).

@@ -185,7 +185,7 @@ fn kernels_json(kernels: &Kernels) -> serde_json::Value {
 fn gen_summary(reports: &[StageReport], json: bool) -> String {
     let mut text = String::new();
     let mut widths = Vec::new();
-    for simd in [8u8, 16] {
+    for simd in [8u8, 16, 32] {
         let of = |kernels: &Kernels| {
             kernels
                 .iter()
@@ -213,7 +213,7 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
             "fills": sum(|s| s.fills as u64, &compiled),
         });
         text.push_str(&format!(
-            "Gen SIMD{simd}: {} kernels ({failed} not compiled): {} instructions, {} cycles, \
+            "Gen SIMD{simd}: {} kernels ({failed} not compiled or left out): {} instructions, {} cycles, \
              {}:{} spills:fills\n",
             compiled.len(),
             width["instructions"],
@@ -236,7 +236,12 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
                 let theirs: u64 = pairs.iter().map(|(_, b)| f(b)).sum();
                 let helped = pairs.iter().filter(|(a, b)| f(a) < f(b)).count();
                 let hurt = pairs.iter().filter(|(a, b)| f(a) > f(b)).count();
-                let change = 100.0 * (ours as f64 / theirs.max(1) as f64 - 1.0);
+                // No kernels in common: no change, not -100%.
+                let change = if theirs == 0 {
+                    0.0
+                } else {
+                    100.0 * (ours as f64 / theirs as f64 - 1.0)
+                };
                 text.push_str(&format!(
                     "  total {name} in shared programs: {theirs} -> {ours} ({change:+.2}%); \
                      helped {helped}, HURT {hurt}\n"

@@ -21,7 +21,7 @@ pub struct PiglitArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     batch: BatchArgs,
-    /// Dispatch width of the fragment kernels when a Gen target runs them: 8 or 16.
+    /// Dispatch width of the fragment kernels when a Gen target runs them: 8, 16 or 32.
     #[arg(long, default_value_t = 8)]
     simd: u8,
 }

@@ -108,7 +108,7 @@ fn close(a: u32, b: u32, tolerance: f32) -> bool {
         || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
 }
 
-/// Compiles and runs `source` at SIMD8 and SIMD16 on every generation and compares each covered
+/// Compiles and runs `source` at SIMD8, SIMD16 and SIMD32 on every generation and compares each covered
 /// pixel's colour with the interpreter's, within 1e-4 (rounding of reassociated arithmetic).
 fn check(name: &str, source: &str) {
     check_within(name, source, 1e-4);
@@ -134,7 +134,7 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
         };
         let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
         for hw in [Gen::Gen7, Gen::Gen75, Gen::Gen8, Gen::Gen9] {
-            for width in [8, 16] {
+            for width in [8, 16, 32] {
                 let kernel = compile_fragment(&optimized, hw, width)
                     .unwrap_or_else(|e| panic!("{name} {hw:?} SIMD{width}: {e}"));
                 let got = run_fragment(&kernel, &draw)
@@ -683,5 +683,12 @@ fn pressure_spills_and_the_variants_follow_mesa() {
             Err(shrew_gen::compile::CompileError::Skipped(_))
         ),
         "SIMD16 is left out"
+    );
+    assert!(
+        matches!(
+            variants[2].1,
+            Err(shrew_gen::compile::CompileError::Skipped(_))
+        ),
+        "so is SIMD32"
     );
 }

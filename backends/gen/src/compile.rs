@@ -25,6 +25,8 @@ pub struct Kernel {
     pub insts: Vec<Inst>,
     pub payload: Payload,
     pub stats: Stats,
+    /// The performance model's pixels per cycle: channels over the busiest unit's cycles.
+    pub throughput: f64,
     /// Bytes of scratch memory each thread needs for its spills.
     pub scratch_bytes: u32,
 }
@@ -60,7 +62,8 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
 
 /// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,
 /// spilling if it must; SIMD16 only when SIMD8 did not spill, and only if it fits the registers
-/// without spilling.
+/// without spilling; SIMD32 only when both did, if it fits without spilling, and only if the
+/// performance model gives it a better throughput than both.
 pub fn compile_fragment_variants(
     shader: &Shader,
     hw: Gen,
@@ -72,7 +75,25 @@ pub fn compile_fragment_variants(
         )),
         _ => compile(shader, hw, 16, false),
     };
-    vec![(8, simd8), (16, simd16)]
+    let simd32 = match (&simd8, &simd16) {
+        (Ok(k8), Ok(k16)) if k8.stats.spills == 0 => {
+            compile(shader, hw, 32, false).and_then(|k32| {
+                let best = k8.throughput.max(k16.throughput);
+                if k32.throughput > best {
+                    Ok(k32)
+                } else {
+                    Err(CompileError::Skipped(format!(
+                        "SIMD32's estimated throughput {:.3} does not beat {best:.3}",
+                        k32.throughput
+                    )))
+                }
+            })
+        }
+        _ => Err(CompileError::Skipped(
+            "SIMD32 is compiled only when SIMD8 and SIMD16 compiled without spilling".into(),
+        )),
+    };
+    vec![(8, simd8), (16, simd16), (32, simd32)]
 }
 
 fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kernel, CompileError> {
@@ -84,6 +105,7 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
     if coalesce_payloads(&mut program) {
         dead_code(&mut program);
     }
+    // Split last: the passes before see whole instructions, each register with one writer.
     lower_simd_width(&mut program, hw);
     // Scheduled for latency if the result fits the register file without spilling, else as
     // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
@@ -119,6 +141,7 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
         insts,
         payload,
         stats,
+        throughput: perf.throughput,
         scratch_bytes: alloc.scratch_bytes,
     })
 }

@@ -2,8 +2,8 @@
 //!
 //! What: a copy is a `mov d, s` without predicate, conditional modifier or saturation, whose
 //! destination `d` is a virtual register no other instruction writes. An instruction that reads
-//! all of `d` as a plain vector (its first byte, one element per channel, the copy's channels)
-//! reads `s` in its place: an immediate, a payload register, or a virtual register, with the
+//! `d` as a plain vector for some of the copy's channels (the bytes the copy wrote for them, one
+//! element per channel) reads the same channels' part of `s` in its place: an immediate, a payload register, or a virtual register, with the
 //! copy's source modifiers (`-`, `(abs)`) composed with the reader's own. On Gen8+ a `not d, s`
 //! is a copy too, into logic instructions (`and`, `or`, `xor`), where a negated source is its
 //! bitwise complement (`~s`). The pass repeats until nothing changes; dead-code elimination then
@@ -32,6 +32,7 @@
 use crate::analysis::{Blocks, Writers};
 use crate::isa::{Gen, Opcode, Region, Type};
 use crate::lir::{Inst, Op, Operand, Program, Src};
+use crate::simd_width::part;
 
 /// Runs the pass; gives whether it changed anything.
 pub fn propagate_copies(program: &mut Program, hw: Gen) -> bool {
@@ -128,11 +129,13 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
         return None;
     };
     let copy_dst = copy_inst.dst?;
-    let plain_read = read.offset == 0
+    // The reader's channels are among the copy's, from its `first` on; it reads what the copy
+    // wrote for them (at SIMD32, a half reads its part of a whole copy).
+    let first = inst.group.checked_sub(copy_inst.group)?;
+    let plain_read = read.offset == 4 * first as u32
         && read.region == Region::new(8, 8, 1)
         && read.ty.size() == 4
-        && inst.exec_size == copy_inst.exec_size
-        && inst.group == copy_inst.group
+        && first + inst.exec_size <= copy_inst.exec_size
         && !inst.mask_all
         && inst.send.is_none()
         && !op.is_control_flow();
@@ -141,8 +144,12 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
     }
     let logic = matches!(op, Opcode::And | Opcode::Or | Opcode::Xor);
     let read_modifiers = read.negate || read.abs;
+    let copy_src = match copy.src {
+        Src::Reg(s) => Src::Reg(part(s, first)),
+        imm => imm,
+    };
     if copy.complement {
-        let Src::Reg(s) = copy.src else {
+        let Src::Reg(s) = copy_src else {
             return None;
         };
         let integer = matches!(read.ty, Type::D | Type::UD);
@@ -151,7 +158,7 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
             ..s.retype(read.ty)
         }));
     }
-    match copy.src {
+    match copy_src {
         Src::Imm(_, bits) => {
             let position_takes_immediate = match op.num_srcs() {
                 1 => op == Opcode::Mov,
@@ -206,8 +213,8 @@ fn takes_modifiers(op: Opcode, ty: Type, logic: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lir::Base;
     use crate::lir::testing::{mov, program, v};
+    use crate::lir::{Base, VReg};
 
     #[test]
     fn modifiers_compose_into_the_reader() {
@@ -307,5 +314,34 @@ mod tests {
         let payload = Operand::scalar(Base::Fixed(2), 0, Type::UD);
         assert_eq!(gen9.insts[1].srcs[0], Src::Reg(payload));
         assert_eq!(gen9.insts[2].srcs[0], Src::Reg(payload.negated()));
+    }
+
+    /// A SIMD32 copy's halves: a SIMD16 reader of the second half reads the second half of the
+    /// copied register; a reader of other bytes than its channels' keeps the copy.
+    #[test]
+    fn halves_read_their_part_of_a_wider_copy() {
+        let at = |n: u32, offset: u32| Operand::vector(VReg(n), offset, Type::F);
+        let half = |dst: u32, src: Operand| Inst {
+            group: 16,
+            ..Inst::new(Opcode::Mov, 16, Some(at(dst, 64)), vec![Src::Reg(src)])
+        };
+        let mut p = program(
+            4,
+            vec![
+                Inst::new(
+                    Opcode::Add,
+                    32,
+                    Some(at(0, 0)),
+                    vec![Src::Reg(Operand::payload(2, 0, Type::F)), Src::f(1.0)],
+                ),
+                Inst::new(Opcode::Mov, 32, Some(at(1, 0)), vec![Src::Reg(at(0, 0))]),
+                half(2, at(1, 64)),
+                half(3, at(1, 0)),
+            ],
+        );
+        p.vreg_sizes = vec![4; 4];
+        assert!(propagate_copies(&mut p, Gen::Gen9));
+        assert_eq!(p.insts[2].srcs[0], Src::Reg(at(0, 64)));
+        assert_eq!(p.insts[3].srcs[0], Src::Reg(at(1, 0)));
     }
 }

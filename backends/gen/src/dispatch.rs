@@ -4,7 +4,7 @@
 //! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs them into threads of the
 //! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
 //! bottom-left, bottom-right), fills each thread's payload as [`crate::lower::Payload`] says
-//! (R1's subspan origins and pixel mask, barycentrics, depth and 1/w, push constants, attribute
+//! (R1's subspan origins and pixel mask, R2's for channels 16-31 at SIMD32, barycentrics, depth and 1/w, push constants, attribute
 //! planes), runs it, and gives each pixel's render-target writes. What runs is the kernel's
 //! native binary decoded again, which must equal the compiled instructions.
 //!
@@ -96,16 +96,17 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                 break;
             }
             let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
-            // Subspan origin in R1.2+q: x and y words.
+            // Subspan origin in R1.2+q: x and y words; subspans 4-7 (SIMD32) in R2.
+            let (r1, subspan) = (1 + (q / 4) as u8, q % 4);
             thread.set(
-                1,
-                4 + 2 * q,
+                r1,
+                4 + 2 * subspan,
                 Type::UW,
                 (draw.pixels.origin[0] as usize + qx) as u64,
             );
             thread.set(
-                1,
-                5 + 2 * q,
+                r1,
+                5 + 2 * subspan,
                 Type::UW,
                 (draw.pixels.origin[1] as usize + qy) as u64,
             );
@@ -148,8 +149,11 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
                 }
             }
         }
-        // The pixel mask in R1.7's low word.
-        thread.set(1, 14, Type::UW, pixel_mask as u64);
+        // The pixel mask in R1.7's low word (channels 16-31 in R2.7's).
+        for half in 0..width.div_ceil(16) {
+            let bits = (pixel_mask >> (16 * half)) & 0xFFFF;
+            thread.set(1 + half as u8, 14, Type::UW, bits as u64);
+        }
         for range in &p.push {
             let buffer: &[u8] = match range.binding {
                 None => &draw.uniform_data,

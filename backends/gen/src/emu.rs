@@ -769,9 +769,13 @@ fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError
     let message_type = desc >> 14 & 0xF;
     match inst.sfid {
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
-        // enabled and in the dispatch's pixel mask (R1.7).
+        // enabled and in the dispatch's pixel mask (R1.7; R2.7 for channels 16-31 of SIMD32).
         5 if message_type == 12 => {
-            let pixels = thread.get(1, 14, Type::UW) as u32;
+            let pixels = if thread.live >> 16 != 0 {
+                thread.get(1, 14, Type::UW) as u32 | (thread.get(2, 14, Type::UW) as u32) << 16
+            } else {
+                thread.get(1, 14, Type::UW) as u32
+            };
             let target = desc & 0xFF;
             let width = inst.exec_size as usize;
             let per_comp = width.div_ceil(8) as u8;

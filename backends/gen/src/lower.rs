@@ -1,10 +1,10 @@
 //! Lowering of a fragment shader from the shrew IR to the Gen IR ([`crate::lir`]) at a dispatch
-//! width of 8 or 16.
+//! width of 8, 16 or 32.
 //!
 //! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
 //! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
 //! gives each of its registers a virtual GRF run (one GRF per 32-bit component at SIMD8, two at
-//! SIMD16), and walks the structured tree ([`shrew_engine::structure`]) emitting:
+//! SIMD16, four at SIMD32), and walks the structured tree ([`shrew_engine::structure`]) emitting:
 //! - ALU operations component by component, each one SIMD instruction over all channels.
 //!   Booleans are 32-bit: all ones for true, zero for false, as `cmp` writes them.
 //!   Constants become immediates where the hardware takes one (the last source of a 2-source
@@ -140,7 +140,8 @@ const ANY4H: u8 = 6;
 /// The flag subregister holding live (covered, not discarded) pixels: f1.0.
 pub const LIVE_FLAG: u8 = 2;
 
-/// Lowers the entry function of a fragment shader for `hw` at dispatch width `width` (8 or 16).
+/// Lowers the entry function of a fragment shader for `hw` at dispatch width `width` (8, 16 or
+/// 32).
 pub fn lower_fragment(
     shader: &Shader,
     hw: Gen,
@@ -152,7 +153,7 @@ pub fn lower_fragment(
             shader.stage.name()
         )));
     }
-    if width != 8 && width != 16 {
+    if ![8, 16, 32].contains(&width) {
         return Err(LowerError(format!("SIMD{width} is not supported")));
     }
     let func = &shader.functions[shader.entry.0 as usize];
@@ -222,6 +223,12 @@ fn push_location(func: &Function, ii: &IntrinsicInst) -> Option<(Option<u32>, u3
     }
 }
 
+/// The 16-channel halves of a dispatch (one below SIMD16): messages and the per-half parts of
+/// the payload go half by half.
+fn halves(width: u8) -> u8 {
+    width.div_ceil(16)
+}
+
 fn is_kill(op: Intrinsic) -> bool {
     matches!(
         op,
@@ -279,7 +286,8 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         }
     }
     inputs.sort_unstable();
-    let mut next = 2u32;
+    // R1 holds the subspans and pixel mask of channels 0-15; at SIMD32, R2 those of 16-31.
+    let mut next = 1 + halves(width) as u32;
     let mut take = |used: bool, regs: u32| {
         used.then(|| {
             let at = next;
@@ -495,19 +503,26 @@ impl Lowering<'_> {
 
     fn lower(&mut self, tree: &[Node]) -> Result<(), LowerError> {
         if self.discards {
-            // f1.0 starts as the dispatch's pixel mask (R1.7): helpers are not live.
-            let mut init = Inst::new(
-                Opcode::Mov,
-                1,
-                Some(Operand::scalar(
-                    Base::Arf(crate::isa::ARF_FLAG + 1),
-                    0,
-                    Type::UW,
-                )),
-                vec![Src::Reg(Operand::scalar(Base::Fixed(1), 28, Type::UW))],
-            );
-            init.mask_all = true;
-            self.emit(init);
+            // f1 starts as the dispatch's pixel mask (R1.7, and R2.7 for channels 16-31 at
+            // SIMD32): helpers are not live.
+            for half in 0..halves(self.width) {
+                let mut init = Inst::new(
+                    Opcode::Mov,
+                    1,
+                    Some(Operand::scalar(
+                        Base::Arf(crate::isa::ARF_FLAG + 1),
+                        2 * half as u32,
+                        Type::UW,
+                    )),
+                    vec![Src::Reg(Operand::scalar(
+                        Base::Fixed(1 + half),
+                        28,
+                        Type::UW,
+                    ))],
+                );
+                init.mask_all = true;
+                self.emit(init);
+            }
         }
         self.nodes(tree, true)?;
         if self.halts {
@@ -725,8 +740,7 @@ impl Lowering<'_> {
                         continue;
                     }
                     let src = self.read(data, c, Type::UD);
-                    let at = (first + c) as u32 * self.comp_regs() * 32;
-                    self.op(Opcode::Mov, Operand::vector(out, at, Type::UD), vec![src]);
+                    self.write_colour(out, (first + c) as u32, src);
                 }
                 Ok(())
             }
@@ -761,15 +775,26 @@ impl Lowering<'_> {
                 region: Region::new(8, 8, 1),
                 ..ints
             };
-            let origin = Operand {
-                region: Region::new(2, 4, 0),
-                ..Operand::scalar(Base::Fixed(1), word * 2, Type::UW)
-            };
-            self.op(
-                Opcode::Add,
-                ints,
-                vec![Src::Reg(origin), Src::Imm(Type::V, pattern)],
-            );
+            // Each 16 channels' subspans are in their half's R1.
+            for half in 0..halves(self.width) {
+                let origin = Operand {
+                    region: Region::new(2, 4, 0),
+                    ..Operand::scalar(Base::Fixed(1 + half), word * 2, Type::UW)
+                };
+                let width = self.width.min(16);
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(
+                        Opcode::Add,
+                        width,
+                        Some(Operand {
+                            offset: 32 * half as u32,
+                            ..ints
+                        }),
+                        vec![Src::Reg(origin), Src::Imm(Type::V, pattern)],
+                    )
+                });
+            }
             let dst = self.comp(v, c, Type::F);
             self.op(Opcode::Add, dst, vec![Src::Reg(ints), Src::f(0.5)]);
         }
@@ -850,14 +875,16 @@ impl Lowering<'_> {
         } else {
             self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
         }
-        let per_comp = self.comp_regs() as u8;
         let (sfid, message_type) = if self.hw >= Gen::Gen75 {
             (12, 1)
         } else {
             (10, 5)
         };
-        // SIMD mode 13:12 (SIMD16 1, SIMD8 2), disabled channels 11:8, binding table index.
-        let simd_mode = if self.width == 16 { 1 } else { 2 };
+        // One message per 16 channels: SIMD mode 13:12 (SIMD16 1, SIMD8 2), disabled channels
+        // 11:8, binding table index.
+        let width = self.width.min(16);
+        let per_comp = width / 8;
+        let simd_mode = if width == 16 { 1 } else { 2 };
         let disabled = 0xF & !((1u32 << def.comps) - 1);
         let message = Message {
             sfid,
@@ -866,23 +893,40 @@ impl Lowering<'_> {
             control: message_type << 14 | simd_mode << 12 | disabled << 8 | bti,
             eot: false,
         };
-        let data = self.temp(def.comps as u32);
-        let mut send = Inst::new(
-            Opcode::Send,
-            self.width,
-            Some(Operand::vector(data, 0, Type::UD)),
-            vec![Src::Reg(address), Src::ud(message.descriptor(false))],
-        );
-        send.send = Some(message);
-        self.emit(send);
-        for c in 0..def.comps {
-            let dst = self.comp(v, c, Type::UD);
-            let at = c as u32 * per_comp as u32 * 32;
-            self.op(
-                Opcode::Mov,
-                dst,
-                vec![Src::Reg(Operand::vector(data, at, Type::UD))],
+        for half in 0..halves(self.width) {
+            let part = 32 * (per_comp * half) as u32;
+            let data = self.program.new_vreg(message.rlen as u32);
+            let mut send = Inst::new(
+                Opcode::Send,
+                width,
+                Some(Operand::vector(data, 0, Type::UD)),
+                vec![
+                    Src::Reg(Operand {
+                        offset: address.offset + part,
+                        ..address
+                    }),
+                    Src::ud(message.descriptor(false)),
+                ],
             );
+            send.send = Some(message);
+            send.group = 16 * half;
+            self.emit(send);
+            for c in 0..def.comps {
+                let dst = self.comp(v, c, Type::UD);
+                let at = c as u32 * per_comp as u32 * 32;
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(
+                        Opcode::Mov,
+                        width,
+                        Some(Operand {
+                            offset: dst.offset + part,
+                            ..dst
+                        }),
+                        vec![Src::Reg(Operand::vector(data, at, Type::UD))],
+                    )
+                });
+            }
         }
         Ok(())
     }
@@ -890,61 +934,78 @@ impl Lowering<'_> {
     /// The render-target writes: one per colour output, the last with EOT.
     fn color_writes(&mut self) {
         let outputs: Vec<(u32, VReg)> = self.colors.iter().map(|(&s, &r)| (s, r)).collect();
-        let (mlen, subtype) = if self.width == 16 { (8, 0) } else { (4, 4) };
         if outputs.is_empty() {
             // A thread must end: a write of nothing to render target 0 with EOT.
             let r = self.temp(4);
             for c in 0..4 {
-                let at = c * self.comp_regs() * 32;
-                self.op(
-                    Opcode::Mov,
-                    Operand::vector(r, at, Type::UD),
-                    vec![Src::ud(0)],
-                );
+                self.write_colour(r, c, Src::ud(0));
             }
-            self.render_target_write(0, r, mlen, subtype, true);
+            self.render_target_write(0, r, true);
             return;
         }
         let last = outputs.len() - 1;
         for (i, (slot, reg)) in outputs.into_iter().enumerate() {
-            self.render_target_write(slot, reg, mlen, subtype, i == last);
+            self.render_target_write(slot, reg, i == last);
         }
     }
 
-    fn render_target_write(
-        &mut self,
-        target: u32,
-        payload: VReg,
-        mlen: u8,
-        subtype: u32,
-        last: bool,
-    ) {
-        let message = Message {
-            sfid: 5,
-            mlen,
-            rlen: 0,
-            // Render-target write (12), subtype, last render target, binding table index.
-            control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
-            eot: last,
-        };
-        let mut send = Inst::new(
-            Opcode::Sendc,
-            self.width,
-            Some(Operand::null(Type::UW)),
-            vec![
-                Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                Src::ud(message.descriptor(false)),
-            ],
-        );
-        send.send = Some(message);
-        if self.discards {
-            send.predicate = Some(Predicate {
-                control: 1,
-                inverse: false,
+    /// Writes component `c` of a colour output: the render-target payloads of each 16
+    /// channels (four components of one or two GRFs) one after the other in `colour`.
+    fn write_colour(&mut self, colour: VReg, c: u32, src: Src) {
+        let width = self.width.min(16);
+        for half in 0..halves(self.width) {
+            let at = (4 * half as u32 + c) * width as u32 / 8 * 32;
+            let src = match src {
+                Src::Reg(o) => Src::Reg(crate::simd_width::part(o, 16 * half)),
+                imm => imm,
+            };
+            self.emit(Inst {
+                group: 16 * half,
+                ..Inst::new(
+                    Opcode::Mov,
+                    width,
+                    Some(Operand::vector(colour, at, Type::UD)),
+                    vec![src],
+                )
             });
-            send.flag = LIVE_FLAG;
         }
-        self.emit(send);
+    }
+
+    /// Writes the colour in `colour` (laid out by [`Lowering::write_colour`]) to a render
+    /// target: one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
+    fn render_target_write(&mut self, target: u32, colour: VReg, last: bool) {
+        let width = self.width.min(16);
+        let (mlen, subtype) = if width == 16 { (8, 0) } else { (4, 4) };
+        let halves = halves(self.width);
+        for half in 0..halves {
+            let message = Message {
+                sfid: 5,
+                mlen,
+                rlen: 0,
+                // Render-target write (12), subtype, last render target, binding table index.
+                control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
+                eot: last && half + 1 == halves,
+            };
+            let mut send = Inst::new(
+                Opcode::Sendc,
+                width,
+                Some(Operand::null(Type::UW)),
+                vec![
+                    Src::Reg(Operand::vector(colour, 32 * (mlen * half) as u32, Type::UD)),
+                    Src::ud(message.descriptor(false)),
+                ],
+            );
+            send.group = 16 * half;
+            send.send = Some(message);
+            if self.discards {
+                send.predicate = Some(Predicate {
+                    control: 1,
+                    inverse: false,
+                });
+                send.flag = LIVE_FLAG;
+            }
+            self.emit(send);
+        }
     }
 
     fn alu(&mut self, v: Value, alu: &shrew_engine::ir::Alu, comps: u8) -> Result<(), LowerError> {

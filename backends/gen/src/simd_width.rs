@@ -220,7 +220,7 @@ fn pieces(inst: &Inst, width: u8) -> Vec<Inst> {
 
 /// The part of `o` that channels `first..` read or write: the element of channel `first` of
 /// its region onwards. Scalars stay whole.
-fn part(o: Operand, first: u8) -> Operand {
+pub(crate) fn part(o: Operand, first: u8) -> Operand {
     let r = o.region;
     let width = r.width.max(1) as u32;
     let first = first as u32;
