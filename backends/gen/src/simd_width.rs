@@ -131,7 +131,7 @@ pub fn lower_simd_width(program: &mut Program, hw: Gen) {
             continue;
         };
         // The pieces write a temporary of the destination's shape, then copies zip it back.
-        let regs = inst.dst_span().div_ceil(32);
+        let regs = (dst.offset % 32 + inst.dst_span()).div_ceil(32);
         let temp = Operand {
             base: crate::lir::Base::Vgrf(program.new_vreg(regs)),
             offset: dst.offset % 32,
@@ -422,6 +422,8 @@ mod tests {
         lower_simd_width(&mut lowered, Gen::Gen7);
         // The mad in two pieces and a copy back, the compare in two pieces.
         assert_eq!(lowered.insts.len(), program.insts.len() + 3);
+        // The temporary holds 64 bytes from byte 4: three GRFs.
+        assert_eq!(lowered.vreg_sizes[5..], [3]);
         assert!(
             lowered
                 .insts
