@@ -41,6 +41,7 @@
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+use crate::simd_width::part;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator, Value,
@@ -894,37 +895,24 @@ impl Lowering<'_> {
             eot: false,
         };
         for half in 0..halves(self.width) {
-            let part = 32 * (per_comp * half) as u32;
             let data = self.program.new_vreg(message.rlen as u32);
-            let mut send = Inst::new(
+            let response = Operand::vector(data, 0, Type::UD);
+            let descriptor = Src::ud(message.descriptor(false));
+            let send = self.on_half(
+                half,
                 Opcode::Send,
-                width,
-                Some(Operand::vector(data, 0, Type::UD)),
-                vec![
-                    Src::Reg(Operand {
-                        offset: address.offset + part,
-                        ..address
-                    }),
-                    Src::ud(message.descriptor(false)),
-                ],
+                response,
+                vec![Src::Reg(address), descriptor],
             );
             send.send = Some(message);
-            send.group = 16 * half;
-            self.emit(send);
             for c in 0..def.comps {
-                let dst = self.comp(v, c, Type::UD);
+                let dst = part(self.comp(v, c, Type::UD), 16 * half);
                 let at = c as u32 * per_comp as u32 * 32;
+                // The response is this half's alone: read from its start.
+                let response = Operand::vector(data, at, Type::UD);
                 self.emit(Inst {
                     group: 16 * half,
-                    ..Inst::new(
-                        Opcode::Mov,
-                        width,
-                        Some(Operand {
-                            offset: dst.offset + part,
-                            ..dst
-                        }),
-                        vec![Src::Reg(Operand::vector(data, at, Type::UD))],
-                    )
+                    ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
                 });
             }
         }
@@ -949,33 +937,42 @@ impl Lowering<'_> {
         }
     }
 
-    /// Writes component `c` of a colour output: the render-target payloads of each 16
-    /// channels (four components of one or two GRFs) one after the other in `colour`.
-    fn write_colour(&mut self, colour: VReg, c: u32, src: Src) {
-        let width = self.width.min(16);
-        for half in 0..halves(self.width) {
-            let at = (4 * half as u32 + c) * width as u32 / 8 * 32;
-            let src = match src {
-                Src::Reg(o) => Src::Reg(crate::simd_width::part(o, 16 * half)),
+    /// `op` over the channels of one 16-channel half (all of them below SIMD16), reading
+    /// each source's part for those channels and writing `dst` as given: messages and the
+    /// per-half payload go this way.
+    fn on_half(&mut self, half: u8, op: Opcode, dst: Operand, srcs: Vec<Src>) -> &mut Inst {
+        let srcs = srcs
+            .into_iter()
+            .map(|s| match s {
+                Src::Reg(o) => Src::Reg(part(o, 16 * half)),
                 imm => imm,
-            };
-            self.emit(Inst {
-                group: 16 * half,
-                ..Inst::new(
-                    Opcode::Mov,
-                    width,
-                    Some(Operand::vector(colour, at, Type::UD)),
-                    vec![src],
-                )
-            });
+            })
+            .collect();
+        self.emit(Inst {
+            group: 16 * half,
+            ..Inst::new(op, self.width.min(16), Some(dst), srcs)
+        });
+        self.program.insts.last_mut().expect("just pushed")
+    }
+
+    /// Byte offset of component `c` of `half`'s render-target payload in a colour register:
+    /// each 16 channels' payload (four components of one or two GRFs) after the other's.
+    fn colour_at(&self, half: u8, c: u32) -> u32 {
+        (4 * half as u32 + c) * self.width.min(16) as u32 / 8 * 32
+    }
+
+    /// Writes component `c` of a colour output.
+    fn write_colour(&mut self, colour: VReg, c: u32, src: Src) {
+        for half in 0..halves(self.width) {
+            let dst = Operand::vector(colour, self.colour_at(half, c), Type::UD);
+            self.on_half(half, Opcode::Mov, dst, vec![src]);
         }
     }
 
-    /// Writes the colour in `colour` (laid out by [`Lowering::write_colour`]) to a render
-    /// target: one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
+    /// Writes the colour in `colour` (laid out by [`Lowering::colour_at`]) to a render target:
+    /// one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
     fn render_target_write(&mut self, target: u32, colour: VReg, last: bool) {
-        let width = self.width.min(16);
-        let (mlen, subtype) = if width == 16 { (8, 0) } else { (4, 4) };
+        let (mlen, subtype) = if self.width >= 16 { (8, 0) } else { (4, 4) };
         let halves = halves(self.width);
         for half in 0..halves {
             let message = Message {
@@ -986,14 +983,12 @@ impl Lowering<'_> {
                 control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
                 eot: last && half + 1 == halves,
             };
+            let payload = Operand::vector(colour, self.colour_at(half, 0), Type::UD);
             let mut send = Inst::new(
                 Opcode::Sendc,
-                width,
+                self.width.min(16),
                 Some(Operand::null(Type::UW)),
-                vec![
-                    Src::Reg(Operand::vector(colour, 32 * (mlen * half) as u32, Type::UD)),
-                    Src::ud(message.descriptor(false)),
-                ],
+                vec![Src::Reg(payload), Src::ud(message.descriptor(false))],
             );
             send.group = 16 * half;
             send.send = Some(message);
