@@ -113,6 +113,8 @@ impl FragmentKernel for GenKernel {
             planes,
             uniform_data: resources.uniform_data.clone(),
             ubos: resources.ubos.clone(),
+            textures: resources.textures.clone(),
+            samplers: resources.samplers.clone(),
         };
         let outputs = run_fragment(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
         Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())

@@ -3,8 +3,8 @@
 //! colours compared with what the interpreter computes from the unoptimized shader on the same
 //! inputs (planes over barycentrics, so both sides see the same values).
 
-use shrew_engine::interp::{Launch, Resources, run};
-use shrew_engine::ir::{Interp, Mode, Shader};
+use shrew_engine::interp::{CompareFunc, Launch, MipLevel, Resources, SamplerState, Texture, run};
+use shrew_engine::ir::{Dim, Interp, Mode, Shader, Type};
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
@@ -65,7 +65,47 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     }
     draw.ubos
         .insert(0, draw.uniform_data.iter().rev().copied().collect());
+    for var in &shader.variables {
+        if let Type::Texture {
+            dim,
+            arrayed,
+            shadow,
+            ..
+        } = var.ty
+        {
+            let binding = var.binding.unwrap_or(0);
+            draw.textures
+                .insert(binding, texture(dim, arrayed, &mut || small().abs()));
+            let sampler = SamplerState {
+                compare: shadow.then_some(CompareFunc::LessOrEqual),
+                ..SamplerState::linear()
+            };
+            draw.samplers.insert(binding, sampler);
+        }
+    }
     draw
+}
+
+/// A texture of `dim` with a full mip chain from 8 texels a side (cube maps: six faces;
+/// arrays: three layers or cubes) of random texels.
+fn texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) -> Texture {
+    let faces = if dim == Dim::Cube { 6 } else { 1 };
+    let layers = faces * if arrayed { 3 } else { 1 };
+    let size = |n: u32| match dim {
+        Dim::D1 => [n, 1, 1],
+        Dim::D3 => [n, n, n],
+        _ => [n, n, 1],
+    };
+    let levels = (0..4)
+        .map(|l| {
+            let [w, h, d] = size(8 >> l);
+            let texels: Vec<[f32; 4]> = (0..w * h * d * layers)
+                .map(|_| [0; 4].map(|_| random()))
+                .collect();
+            MipLevel::from_f32(w, h, d, &texels)
+        })
+        .collect();
+    Texture { layers, levels }
 }
 
 /// The interpreter's launch for the same pixels and inputs.
@@ -130,6 +170,8 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
         let mut resources = Resources {
             uniform_data: draw.uniform_data.clone(),
             ubos: draw.ubos.clone(),
+            textures: draw.textures.clone(),
+            samplers: draw.samplers.clone(),
             ..Resources::default()
         };
         let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
@@ -628,6 +670,123 @@ b4:
         body.iter().all(|i| i.opcode != shrew_gen::isa::Opcode::Mov),
         "{}",
         shrew_gen::disasm::listing(&kernel.insts, Gen::Gen9)
+    );
+}
+
+/// Sampling: implicit LOD, bias, explicit LOD (zero: Gen9's `sample_lz`), derivatives, shadow
+/// comparison with a projector, cube, 3D, array and 1D textures; linear filtering keeps the
+/// comparison continuous.
+#[test]
+fn texture_sampling() {
+    check(
+        "texture_sampling",
+        r#"shader fragment
+var shader_in f32x4 @uv (location=0)
+var uniform texture(2d, float) @albedo (binding=0)
+var uniform texture(2d shadow, float) @depth (binding=1)
+var uniform texture(cube, float) @sky (binding=2)
+var uniform texture(3d, float) @volume (binding=3)
+var uniform texture(2d array, float) @layers (binding=4)
+var uniform texture(1d, float) @ramp (binding=5)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x4 %1 = load_deref %0
+    32x2 %2 = mov %1.xy
+    32 %3 = deref_var @albedo
+    32x4 %4 = tex 2d %3 (texture_deref), %2 (coord)
+    32 %5 = mov %1.z
+    32x4 %6 = txb 2d %3 (texture_deref), %2 (coord), %5 (bias)
+    32x4 %7 = txl 2d %3 (texture_deref), %2 (coord), %5 (lod)
+    32 %8 = load_const (0)
+    32x4 %9 = txl 2d %3 (texture_deref), %2 (coord), %8 (lod)
+    32x2 %10 = fddx %2
+    32x2 %11 = fddy %2
+    32x4 %12 = txd 2d %3 (texture_deref), %2 (coord), %10 (ddx), %11 (ddy)
+    32 %13 = deref_var @depth
+    32 %14 = mov %1.w
+    32 %15 = tex 2d shadow %13 (texture_deref), %2 (coord), %14 (comparator)
+    32 %16 = fabs %5
+    32 %17 = load_const (1.0)
+    32 %18 = fadd %16, %17
+    32 %19 = txb 2d shadow %13 (texture_deref), %2 (coord), %18 (projector), %14 (comparator), %5 (bias)
+    32 %20 = deref_var @sky
+    32x3 %21 = mov %1.xyz
+    32x4 %22 = tex cube %20 (texture_deref), %21 (coord)
+    32 %23 = deref_var @volume
+    32x4 %24 = tex 3d %23 (texture_deref), %21 (coord)
+    32 %25 = deref_var @layers
+    32x4 %26 = txl 2d array %25 (texture_deref), %21 (coord), %16 (lod)
+    32 %27 = deref_var @ramp
+    32 %28 = mov %1.x
+    32x4 %29 = tex 1d %27 (texture_deref), %28 (coord)
+    32x4 %30 = fadd %4, %6
+    32x4 %31 = fadd %30, %7
+    32x4 %32 = fadd %31, %9
+    32x4 %33 = fadd %32, %12
+    32x4 %34 = fadd %33, %22
+    32x4 %35 = fadd %34, %24
+    32x4 %36 = fadd %35, %26
+    32x4 %37 = fadd %36, %29
+    32x4 %38 = vec4 %15, %19, %15, %19
+    32x4 %39 = fadd %37, %38
+    32 %40 = deref_var @color
+    store_deref %40, %39 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Fetches at LOD 0 (Gen9's `ld_lz`) and 1, sizes and mip counts, and the LOD query.
+#[test]
+fn texel_fetches_and_queries() {
+    check(
+        "texel_fetches_and_queries",
+        r#"shader fragment
+var shader_in f32x4 @uv (location=0)
+var uniform texture(2d, float) @albedo (binding=0)
+var uniform texture(2d array, float) @layers (binding=1)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x4 %1 = load_deref %0
+    32x4 %2 = ffract %1
+    32 %3 = load_const (4.0)
+    32x4 %4 = fmul %2, %3.xxxx
+    32x4 %5 = f2i32 %4
+    32x2 %6 = mov %5.xy
+    32 %7 = deref_var @albedo
+    32 %8 = load_const (0)
+    32 %9 = load_const (1)
+    32x4 %10 = txf 2d %7 (texture_deref), %6 (coord), %8 (lod)
+    32x4 %11 = txf 2d %7 (texture_deref), %6 (coord), %9 (lod)
+    32x2 %12 = txs 2d %7 (texture_deref), %9 (lod)
+    32 %13 = query_levels 2d %7 (texture_deref)
+    32x2 %14 = mov %1.xy
+    32x2 %15 = lod 2d %7 (texture_deref), %14 (coord)
+    32 %16 = deref_var @layers
+    32x3 %17 = txs 2d array %16 (texture_deref), %8 (lod)
+    32 %28 = load_const (2)
+    32 %29 = umin %5.z, %28
+    32x3 %18 = vec3 %5.x, %5.y, %29
+    32x4 %19 = txf 2d array %16 (texture_deref), %18 (coord), %8 (lod)
+    32x4 %20 = vec4 %12.x, %12.y, %13, %17.z
+    32x4 %21 = i2f32 %20
+    32x4 %22 = fadd %10, %11
+    32x4 %23 = fadd %22, %21
+    32x4 %24 = vec4 %15.x, %15.y, %15.x, %15.y
+    32x4 %25 = fadd %23, %24
+    32x4 %26 = fadd %25, %19
+    32 %27 = deref_var @color
+    store_deref %27, %26 (write_mask=xyzw)
+    return
+}
+"#,
     );
 }
 

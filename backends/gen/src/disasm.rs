@@ -8,6 +8,7 @@ use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
 use crate::isa::{
     ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type, restricted_float,
 };
+use crate::sampler::SamplerMsg;
 
 /// The names of the Align1 predicate controls 2–13.
 const PREDICATE_SUFFIXES: [&str; 14] = [
@@ -35,23 +36,12 @@ pub fn sfid_name(sfid: u8) -> &'static str {
 
 /// The decoded function control of a send's descriptor, as Mesa's disassembler prints it, for
 /// the messages the backend emits; `None` for the others (printed as raw bits).
-fn message_text(sfid: u8, desc: u32) -> Option<String> {
+fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
     let surface = desc & 0xFF;
     let message_type = desc >> 14 & 0xF;
     match sfid {
         2 => {
-            let name = match desc >> 12 & 0x1F {
-                0 => "sample",
-                1 => "sample_b",
-                2 => "sample_l",
-                3 => "sample_c",
-                4 => "sample_d",
-                7 => "ld",
-                10 => "resinfo",
-                24 => "sample_lz",
-                26 => "ld_lz",
-                _ => return None,
-            };
+            let name = SamplerMsg::from_code(desc >> 12 & 0x1F, hw)?.name();
             let simd = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"][(desc >> 17 & 3) as usize];
             let sampler = desc >> 8 & 0xF;
             Some(format!(
@@ -166,8 +156,8 @@ pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) 
         if let Some(desc) = inst.send_desc() {
             line.0.push('\n');
             line.0.push_str(&" ".repeat(28));
-            let function =
-                message_text(inst.sfid, desc).unwrap_or_else(|| format!("{:#x}", desc & 0x7_ffff));
+            let function = message_text(inst.sfid, desc, hw)
+                .unwrap_or_else(|| format!("{:#x}", desc & 0x7_ffff));
             line.0.push_str(&format!(
                 "{} MsgDesc: {function} mlen {} rlen {}",
                 sfid_name(inst.sfid),

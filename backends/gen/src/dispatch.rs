@@ -21,8 +21,10 @@ use crate::emu::{EmuError, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
 use crate::lower::{FIRST_SURFACE, Surface};
+use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One primitive's fragments: its pixels, its attribute planes and the shader's buffers.
 #[derive(Clone, Debug, Default)]
@@ -34,6 +36,10 @@ pub struct FragmentDraw {
     pub uniform_data: Vec<u8>,
     /// UBO contents by binding.
     pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// Textures by binding.
+    pub textures: BTreeMap<u32, Texture>,
+    /// Sampler states by binding (the sampler index of the messages).
+    pub samplers: BTreeMap<u32, SamplerState>,
 }
 
 /// The render-target writes of one pixel, by render target.
@@ -86,6 +92,21 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
             text(&program[at])
         )));
     }
+    // The sampler's view of the draw: textures by binding table index, samplers by index.
+    let mut sampling = Resources {
+        samplers: draw.samplers.clone(),
+        ..Resources::default()
+    };
+    for (i, surface) in p.surfaces.iter().enumerate() {
+        if let Surface::Texture(view) = surface
+            && let Some(texture) = draw.textures.get(&view.binding)
+        {
+            sampling
+                .textures
+                .insert(FIRST_SURFACE + i as u32, texture.clone());
+        }
+    }
+    let sampling = Arc::new(sampling);
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
         let mut pixel_of_channel = vec![None; width];
@@ -170,15 +191,19 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
             }
         }
         for (i, surface) in p.surfaces.iter().enumerate() {
+            let bti = FIRST_SURFACE + i as u32;
             let bytes: &[u8] = match surface {
                 Surface::ConstantData => &p.constant_data,
                 Surface::UniformBlock => &draw.uniform_data,
                 Surface::Ubo(b) => draw.ubos.get(b).map_or(&[], Vec::as_slice),
+                Surface::Texture(view) => {
+                    thread.sampler_views.insert(bti, *view);
+                    continue;
+                }
             };
-            thread
-                .surfaces
-                .insert(FIRST_SURFACE + i as u32, bytes.to_vec());
+            thread.surfaces.insert(bti, bytes.to_vec());
         }
+        thread.sampling = sampling.clone();
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();
             for (comp, plane) in planes.iter().enumerate() {

@@ -14,15 +14,18 @@
 //! channels out until the loop ends or the `while`; `while` jumps back while any channel goes
 //! on. `halt` (discard) takes channels out for the rest of the thread.
 //!
-//! Sends run through models of the render target, the data port's untyped surface reads and
-//! the thread's scratch memory. Other sends, the accumulator instructions and address-register
+//! Sends run through models of the render target, the sampler ([`crate::sampler`]), the data
+//! port's untyped surface reads and the thread's scratch memory. Other sends, the accumulator instructions and address-register
 //! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::isa::{
     ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
 };
+use crate::sampler::{self, TextureSurface};
+use shrew_engine::interp::Resources;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One hardware thread's state.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +42,11 @@ pub struct Thread {
     pub surfaces: BTreeMap<u32, Vec<u8>>,
     /// The thread's scratch memory, grown as spills write it (unwritten bytes read as zero).
     pub scratch: Vec<u8>,
+    /// What the sampler reads: textures by binding table index, sampler states by sampler
+    /// index.
+    pub sampling: Arc<Resources>,
+    /// How the binding table's textures are addressed, by binding table index.
+    pub sampler_views: BTreeMap<u32, TextureSurface>,
 }
 
 impl Thread {
@@ -55,11 +63,13 @@ impl Thread {
             render_targets: BTreeMap::new(),
             surfaces: BTreeMap::new(),
             scratch: Vec::new(),
+            sampling: Arc::default(),
+            sampler_views: BTreeMap::new(),
         }
     }
 
     /// The `bytes` bytes at byte `offset` of the register file.
-    fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
+    pub(crate) fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
         let mut value = 0u64;
         for k in 0..bytes {
             let at = offset + k;
@@ -72,7 +82,12 @@ impl Thread {
         Ok(value)
     }
 
-    fn write(&mut self, offset: usize, bytes: usize, value: u64) -> Result<(), EmuError> {
+    pub(crate) fn write(
+        &mut self,
+        offset: usize,
+        bytes: usize,
+        value: u64,
+    ) -> Result<(), EmuError> {
         for k in 0..bytes {
             let at = offset + k;
             let reg = self
@@ -115,6 +130,8 @@ pub enum EmuError {
     RunAway(u64),
     #[error("the binary does not round-trip: {0}")]
     Encoding(String),
+    #[error("sampler: {0}")]
+    Sampler(String),
 }
 
 /// How many instructions a run may execute.
@@ -275,7 +292,7 @@ pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuErro
                 } else {
                     mask & channels
                 } & predicate;
-                if send(inst, thread, enabled)? {
+                if send(inst, hw, thread, enabled)? {
                     return Ok(());
                 }
             }
@@ -758,7 +775,7 @@ pub fn pln(plane: [f32; 4], b1: f32, b2: f32) -> f32 {
 }
 
 /// Runs a send on the `enabled` channels; gives whether it ends the thread.
-fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError> {
+fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError> {
     let unsupported = EmuError::Unsupported {
         index: 0,
         opcode: inst.opcode.name(),
@@ -768,6 +785,7 @@ fn send(inst: &Inst, thread: &mut Thread, enabled: u32) -> Result<bool, EmuError
     };
     let message_type = desc >> 14 & 0xF;
     match inst.sfid {
+        2 => sampler::emulate(inst, hw, thread, desc, payload.nr, enabled)?,
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
         // enabled and in the dispatch's pixel mask (R1.7; R2.7 for channels 16-31 of SIMD32).
         5 if message_type == 12 => {
@@ -1257,7 +1275,8 @@ mod tests {
             Some(Dst::grf(10, 0, Type::UW)),
             vec![grf(2, Type::UD), Src::Imm(Type::UD, 1 << 25)],
         );
-        send.sfid = 2;
+        // The URB.
+        send.sfid = 6;
         assert_eq!(
             run(&[send], Gen::Gen9, &mut thread),
             Err(EmuError::Unsupported {

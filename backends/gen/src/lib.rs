@@ -6,8 +6,9 @@
 //! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), SIMD-width lowering
 //! ([`simd_width`]), scheduling ([`schedule`]), register allocation ([`regalloc`], spilling to
 //! scratch through [`spill`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
-//! programs; [`dispatch`] feeds it fragment threads. SIMD32, textures and memory sends, and the
-//! vertex and compute stages are being built (the Gen backend issue).
+//! programs (textures through the sampler model of [`sampler`]); [`dispatch`] feeds it fragment
+//! threads. Memory sends (SSBOs, images) and the vertex and compute stages are being built (the
+//! Gen backend issue).
 
 mod analysis;
 pub mod coalesce;
@@ -26,6 +27,7 @@ pub mod lower;
 pub mod perf;
 pub mod redundant_flags;
 pub mod regalloc;
+pub mod sampler;
 pub mod schedule;
 pub mod simd_width;
 pub mod spill;

@@ -14,6 +14,10 @@
 //! - The constant data (`load_constant`), uniforms at run-time offsets and uniforms past the
 //!   pushed ones are pulled with untyped surface reads: each channel loads the dwords at its
 //!   own byte address from a surface of the binding table ([`Payload::surfaces`]).
+//! - Texture instructions become sampler messages ([`crate::sampler`]): the parameters in the
+//!   message's order, coordinates and reference divided by a projector, one message per 16
+//!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
+//!   table entry ([`Surface::Texture`]), the sampler the texture's binding.
 //! - Inputs are interpolated with `pln` from the barycentrics and the attribute's plane in the
 //!   payload; flat inputs read the plane's constant term.
 //! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
@@ -30,8 +34,9 @@
 //!
 //! Invariants: every virtual register is written before it is read on every path the source
 //! program takes; a flag is written in the same straight-line code as the instructions that
-//! read it, before them. Unsupported input (64-bit or 16-bit values, textures, SSBOs and
-//! images, a dynamically indexed input or output, a UBO at a run-time binding) is a
+//! read it, before them. Unsupported input (64-bit or 16-bit values, SSBOs and images, texel
+//! offsets, gathers, multisampled or buffer textures, textures at run-time indices or with
+//! separate samplers, a dynamically indexed input or output, a UBO at a run-time binding) is a
 //! [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the generation and the dispatch width. The generation only picks the data port of
@@ -41,10 +46,12 @@
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+use crate::sampler::{Param, SamplerMsg, TextureSurface, coord_comps};
 use crate::simd_width::part;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
-    AluSrc, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator, Value,
+    AluSrc, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator,
+    Tex, TexOp, TexSrc, Value,
 };
 use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -77,15 +84,16 @@ pub struct Payload {
     pub inputs: Vec<u32>,
     /// GRFs the payload occupies.
     pub regs: u8,
-    /// The buffers the kernel reads through data-port messages: entry `i` at binding table
-    /// index [`FIRST_SURFACE`] + `i` (the render targets come first).
+    /// The buffers the kernel reads through data-port messages and the textures it samples:
+    /// entry `i` at binding table index [`FIRST_SURFACE`] + `i` (the render targets come
+    /// first).
     pub surfaces: Vec<Surface>,
     /// The shader's constant data ([`shrew_engine::interp::memory::constant_data`]), uploaded
     /// with the kernel as [`Surface::ConstantData`].
     pub constant_data: Vec<u8>,
 }
 
-/// A buffer bound in the binding table.
+/// A buffer or texture bound in the binding table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Surface {
     /// The shader's constant data.
@@ -94,6 +102,8 @@ pub enum Surface {
     UniformBlock,
     /// The UBO at a binding.
     Ubo(u32),
+    /// A texture the sampler reads.
+    Texture(TextureSurface),
 }
 
 /// Binding table index of the first surface after the render targets.
@@ -650,7 +660,10 @@ impl Lowering<'_> {
                 let ii = ii.clone();
                 self.intrinsic(v, &ii)
             }
-            InstKind::Tex(_) => Err(self.error(v, "textures are not supported yet")),
+            InstKind::Tex(t) => {
+                let t = t.clone();
+                self.texture(v, &t)
+            }
             InstKind::Call { .. } => Err(self.error(v, "calls must be inlined first")),
         }
     }
@@ -854,6 +867,163 @@ impl Lowering<'_> {
         FIRST_SURFACE + index as u32
     }
 
+    /// The texture and sampler bindings of a texture instruction: a deref of a texture
+    /// variable, or an element of an array of them at a constant index (the sampler is the
+    /// texture's, a combined one); else the instruction's own bindings.
+    fn texture_bindings(&self, v: Value, t: &Tex) -> Result<(u32, u32), LowerError> {
+        if t.src(TexSrc::SamplerDeref).is_some() {
+            return Err(self.error(v, "separate samplers are not supported yet"));
+        }
+        let Some(mut deref) = t.src(TexSrc::TextureDeref) else {
+            return Ok((t.texture, t.sampler));
+        };
+        let mut index = 0;
+        loop {
+            match &self.func.inst(deref).kind {
+                InstKind::Deref(Deref::Var(var)) => {
+                    let binding = self.shader.variables[var.0 as usize].binding.unwrap_or(0);
+                    let binding = binding + index;
+                    return Ok((binding, binding));
+                }
+                InstKind::Deref(Deref::Array { parent, index: i }) => {
+                    let Some(i) = self.constant_offset(*i) else {
+                        return Err(
+                            self.error(v, "textures at run-time indices are not supported yet")
+                        );
+                    };
+                    index += i;
+                    deref = *parent;
+                }
+                _ => return Err(self.error(v, "the texture is not an array element or variable")),
+            }
+        }
+    }
+
+    /// A texture instruction: one sampler message per 16 channels, or per 8 when its payload
+    /// takes more than five parameters (the payload limit) or it has derivatives, each
+    /// parameter one 32-bit value per channel as [`SamplerMsg::params`] lays them out, the
+    /// four components of the response copied to the value's.
+    fn texture(&mut self, v: Value, t: &Tex) -> Result<(), LowerError> {
+        let def = self
+            .func
+            .inst(v)
+            .def
+            .expect("texture instructions define a value");
+        if def.bits != 32 || def.comps > 4 {
+            return Err(self.error(v, "only results of 1 to 4 32-bit components are supported"));
+        }
+        let unsupported = [
+            TexSrc::Offset,
+            TexSrc::MinLod,
+            TexSrc::MsIndex,
+            TexSrc::TextureOffset,
+            TexSrc::SamplerOffset,
+        ];
+        if let Some(kind) = unsupported.into_iter().find(|&k| t.src(k).is_some()) {
+            return Err(self.error(v, &format!("texture source {kind:?} is not supported yet")));
+        }
+        if !matches!(t.dim, Dim::D1 | Dim::D2 | Dim::D3 | Dim::Cube | Dim::Rect) {
+            return Err(self.error(
+                v,
+                &format!("{} textures are not supported yet", t.dim.name()),
+            ));
+        }
+        let (binding, sampler) = self.texture_bindings(v, t)?;
+        if sampler > 15 {
+            return Err(self.error(v, "sampler indices past 15 are not supported"));
+        }
+        let lod_zero = t
+            .src(TexSrc::Lod)
+            .is_some_and(|l| self.constant_offset(l) == Some(0));
+        let msg = SamplerMsg::for_op(t.op, t.is_shadow, lod_zero, self.hw)
+            .map_err(|e| self.error(v, &e))?;
+        let bti = self.surface(Surface::Texture(TextureSurface {
+            binding,
+            dim: t.dim,
+            arrayed: t.is_array,
+            dest_type: t.dest_type,
+        }));
+        let coords = coord_comps(t.dim, t.is_array);
+        let params = msg.params(t.dim, t.is_array, self.hw);
+        let ty = if msg.integer_params() {
+            Type::D
+        } else {
+            Type::F
+        };
+        let read = |l: &mut Self, kind: TexSrc, c: u8| {
+            t.src(kind)
+                .map_or(Src::Imm(ty, 0), |value| l.read(value, c, ty))
+        };
+        // Coordinates (but not the array index) and the reference divided by the projector.
+        let axes = coords - t.is_array as u8;
+        let mut coord: Vec<Src> = (0..coords).map(|c| read(self, TexSrc::Coord, c)).collect();
+        let mut reference = read(self, TexSrc::Comparator, 0);
+        if let Some(q) = t.src(TexSrc::Projector) {
+            let inverse = self.temp_operand(Type::F);
+            let q = self.read(q, 0, Type::F);
+            self.math(MathFn::Inv, inverse, vec![q]);
+            for x in coord[..axes as usize].iter_mut().chain([&mut reference]) {
+                let projected = self.temp_operand(Type::F);
+                self.alu2(Opcode::Mul, projected, *x, Src::Reg(inverse), true);
+                *x = Src::Reg(projected);
+            }
+        }
+        let payload_of = |l: &mut Self, p: Param| match p {
+            Param::Coord(c) => coord.get(c as usize).copied().unwrap_or(Src::Imm(ty, 0)),
+            Param::Ref => reference,
+            Param::Bias => read(l, TexSrc::Bias, 0),
+            Param::Lod => read(l, TexSrc::Lod, 0),
+            Param::Ddx(c) => read(l, TexSrc::Ddx, c),
+            Param::Ddy(c) => read(l, TexSrc::Ddy, c),
+        };
+        let piece = if params.len() > 5 || t.op == TexOp::Txd {
+            8
+        } else {
+            self.width.min(16)
+        };
+        let per_param = piece as u32 / 8;
+        let message = Message {
+            sfid: 2,
+            mlen: (params.len() as u32 * per_param) as u8,
+            rlen: (4 * per_param) as u8,
+            control: per_param << 17 | msg.code() << 12 | sampler << 8 | bti,
+            eot: false,
+        };
+        for group in (0..self.width).step_by(piece as usize) {
+            let payload = self.program.new_vreg(message.mlen as u32);
+            for (k, &p) in params.iter().enumerate() {
+                let dst = Operand::vector(payload, k as u32 * per_param * 32, ty);
+                let src = payload_of(self, p);
+                self.on_channels(group, piece, Opcode::Mov, dst, vec![src]);
+            }
+            let response = self.program.new_vreg(message.rlen as u32);
+            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            let descriptor = Src::ud(message.descriptor(false));
+            let dst = Operand::vector(response, 0, Type::UD);
+            // The payload is this piece's alone: the send reads it from its start.
+            self.emit(Inst {
+                group,
+                send: Some(message),
+                ..Inst::new(Opcode::Send, piece, Some(dst), vec![payload, descriptor])
+            });
+            for c in 0..def.comps {
+                // `textureQueryLevels` is the mip count `resinfo` gives in its fourth component.
+                let from = if t.op == TexOp::QueryLevels {
+                    3
+                } else {
+                    c as u32
+                };
+                let response = Operand::vector(response, from * per_param * 32, Type::UD);
+                let dst = part(self.comp(v, c, Type::UD), group);
+                self.emit(Inst {
+                    group,
+                    ..Inst::new(Opcode::Mov, piece, Some(dst), vec![Src::Reg(response)])
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each
     /// channel at its own offset: an untyped surface read of as many dwords as `v` has
     /// components (HSW+ data cache 1, message 1; IVB data cache, message 5).
@@ -937,20 +1107,32 @@ impl Lowering<'_> {
         }
     }
 
-    /// `op` over the channels of one 16-channel half (all of them below SIMD16), reading
-    /// each source's part for those channels and writing `dst` as given: messages and the
-    /// per-half payload go this way.
+    /// `op` over the channels of one 16-channel half (all of them below SIMD16): messages and
+    /// the per-half payload go this way.
     fn on_half(&mut self, half: u8, op: Opcode, dst: Operand, srcs: Vec<Src>) -> &mut Inst {
+        self.on_channels(16 * half, self.width.min(16), op, dst, srcs)
+    }
+
+    /// `op` over the `width` channels from `group`, reading each source's part for those
+    /// channels and writing `dst` as given.
+    fn on_channels(
+        &mut self,
+        group: u8,
+        width: u8,
+        op: Opcode,
+        dst: Operand,
+        srcs: Vec<Src>,
+    ) -> &mut Inst {
         let srcs = srcs
             .into_iter()
             .map(|s| match s {
-                Src::Reg(o) => Src::Reg(part(o, 16 * half)),
+                Src::Reg(o) => Src::Reg(part(o, group)),
                 imm => imm,
             })
             .collect();
         self.emit(Inst {
-            group: 16 * half,
-            ..Inst::new(op, self.width.min(16), Some(dst), srcs)
+            group,
+            ..Inst::new(op, width, Some(dst), srcs)
         });
         self.program.insts.last_mut().expect("just pushed")
     }

@@ -116,6 +116,7 @@ pub use memory::{
     LayoutRule, Storage, VarLayout, flatten_type, layout_variables, try_flatten_type,
 };
 pub use sampler::{CompareFunc, Filter, Image, MipLevel, SamplerState, Texture, Wrap};
+pub use tex::{TexKind, TexOperands, texture_op};
 pub use value::{
     format_scalar, format_value, format_variable, parse_scalar, parse_value, parse_variable,
 };

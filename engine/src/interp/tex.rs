@@ -1,27 +1,82 @@
 //! Texture instructions: choosing the texture and sampler, reading the sources, and calling the
 //! software sampler.
+//!
+//! [`texture_op`] is the sampler unit as a whole, apart from any instruction set: what a texture
+//! operation gives one invocation from its operands. The interpreter calls it with the operands
+//! in its registers; a backend's emulator calls it with those its sampler messages carry.
 
-use super::Fault;
 use super::exec::{Frame, Machine};
 use super::program::FuncCode;
-use super::sampler::{self, LodSource, SampleQuery, Texture};
+use super::sampler::{self, LodSource, SampleQuery};
+use super::{Fault, Resources};
 use crate::ir::*;
 use shrew_ops::BaseType;
 use shrew_ops::eval::{fget, fput, mask, sext};
 
-/// The sources of one texture instruction as read from a register file.
+/// What a texture operation does apart from its operands: the fields of a texture instruction
+/// that a sampler unit learns from its message and from the bound texture.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TexKind {
+    pub op: TexOp,
+    pub dim: Dim,
+    pub is_array: bool,
+    pub is_shadow: bool,
+    pub dest_type: BaseType,
+    /// The component `tg4` gathers.
+    pub component: u8,
+}
+
+impl TexKind {
+    pub fn of(t: &Tex) -> TexKind {
+        TexKind {
+            op: t.op,
+            dim: t.dim,
+            is_array: t.is_array,
+            is_shadow: t.is_shadow,
+            dest_type: t.dest_type,
+            component: t.component,
+        }
+    }
+}
+
+/// The operands of one invocation's texture operation: each source's components as raw bits of
+/// its bit size.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TexOperands(Vec<(TexSrc, Vec<u64>, u8)>);
+
+impl TexOperands {
+    /// Sets source `kind` to `values` of `bits` bits each.
+    pub fn set(&mut self, kind: TexSrc, values: Vec<u64>, bits: u8) {
+        self.0.retain(|(k, _, _)| *k != kind);
+        self.0.push((kind, values, bits));
+    }
+}
+
+/// Runs a texture operation for one invocation on the texture and sampler at the given bindings
+/// of `res`, with the coordinate derivatives along x and y of an implicit-LOD operation (zero
+/// when `None`). Gives the four result components as raw 32-bit values and whether they are
+/// floats, or why the operation fails (a missing resource or operand, a fetch out of range).
+pub fn texture_op(
+    res: &Resources,
+    kind: &TexKind,
+    texture: u32,
+    sampler: u32,
+    operands: &TexOperands,
+    derivs: Option<[[f64; 3]; 2]>,
+) -> Result<([u32; 4], bool), String> {
+    run_texture_op(res, kind, texture, sampler, operands, derivs).map_err(|f| f.detail)
+}
+
+/// The sources of one texture operation.
 struct Srcs<'a> {
-    fc: &'a FuncCode,
-    regs: &'a [u64],
-    tex: &'a Tex,
+    kind: &'a TexKind,
+    operands: &'a TexOperands,
 }
 
 impl Srcs<'_> {
     fn raw(&self, kind: TexSrc) -> Option<(&[u64], u8)> {
-        let v = self.tex.src(kind)?.index();
-        let off = self.fc.reg_off[v] as usize;
-        let n = self.fc.reg_comps[v] as usize;
-        Some((&self.regs[off..off + n], self.fc.reg_bits[v]))
+        let (_, values, bits) = self.operands.0.iter().find(|(k, _, _)| *k == kind)?;
+        Some((values, *bits))
     }
 
     fn floats(&self, kind: TexSrc) -> Option<Vec<f64>> {
@@ -44,7 +99,7 @@ impl Srcs<'_> {
 
     /// Coordinate axes of the instruction, without the array layer (3 for cube directions).
     fn axes(&self) -> usize {
-        match self.tex.dim {
+        match self.kind.dim {
             Dim::Cube => 3,
             d => d.coord_components() as usize,
         }
@@ -56,7 +111,7 @@ impl Srcs<'_> {
             .floats(TexSrc::Coord)
             .ok_or_else(|| Fault::invalid("texture instruction without coordinates".into()))?;
         let axes = self.axes();
-        if c.len() < axes + self.tex.is_array as usize {
+        if c.len() < axes + self.kind.is_array as usize {
             return Err(Fault::invalid(format!(
                 "{} coordinate components for {} axes",
                 c.len(),
@@ -80,6 +135,19 @@ fn pad3(v: &[f64]) -> [f64; 3] {
     out
 }
 
+/// The operands of texture instruction `t` in a frame's registers.
+fn operands(fc: &FuncCode, regs: &[u64], t: &Tex) -> TexOperands {
+    let mut ops = TexOperands::default();
+    for &(kind, v) in &t.srcs {
+        let (off, n) = (
+            fc.reg_off[v.index()] as usize,
+            fc.reg_comps[v.index()] as usize,
+        );
+        ops.set(kind, regs[off..off + n].to_vec(), fc.reg_bits[v.index()]);
+    }
+    ops
+}
+
 impl<'s> Machine<'_, 's> {
     fn tex_of(&self, frame: &Frame, v: Value) -> (&'s Tex, ValType) {
         let shader: &'s Shader = self.prog.shader;
@@ -94,22 +162,15 @@ impl<'s> Machine<'_, 's> {
     /// coordinate axes (for cube maps, the direction).
     pub(crate) fn tex_deriv_coord(&self, fc: &FuncCode, frame: &Frame, v: Value) -> [f64; 3] {
         let (tex, _) = self.tex_of(frame, v);
+        let operands = operands(fc, &frame.regs, tex);
         let s = Srcs {
-            fc,
-            regs: &frame.regs,
-            tex,
+            kind: &TexKind::of(tex),
+            operands: &operands,
         };
         match s.coords() {
             Ok((c, _)) => pad3(&c[..s.axes()]),
             Err(_) => [0.0; 3],
         }
-    }
-
-    fn texture(&self, binding: u32) -> Result<&Texture, Fault> {
-        self.res
-            .textures
-            .get(&binding)
-            .ok_or_else(|| Fault::invalid(format!("no texture bound at binding {binding}")))
     }
 
     /// Executes a texture instruction; `derivs` are the coordinate derivatives along x and y of
@@ -122,10 +183,10 @@ impl<'s> Machine<'_, 's> {
         derivs: Option<[[f64; 3]; 2]>,
     ) -> Result<(), Fault> {
         let (t, def) = self.tex_of(frame, v);
+        let operands = operands(fc, &frame.regs, t);
         let s = Srcs {
-            fc,
-            regs: &frame.regs,
-            tex: t,
+            kind: &TexKind::of(t),
+            operands: &operands,
         };
         let tex_offset = s.int(TexSrc::TextureOffset).unwrap_or(0) as u32;
         let sampler_offset = s.int(TexSrc::SamplerOffset).unwrap_or(0) as u32;
@@ -142,120 +203,14 @@ impl<'s> Machine<'_, 's> {
             None if tex_deref.is_some() => tex_binding,
             None => t.sampler.wrapping_add(sampler_offset),
         };
-        let tex = self.texture(tex_binding)?;
-        let float = t.dest_type == BaseType::Float;
-        let (result, float): ([u32; 4], bool) = match t.op {
-            TexOp::QueryLevels => ([tex.levels.len() as u32, 0, 0, 0], false),
-            TexOp::Txs => {
-                let [w, h, d] = sampler::level_dims(tex, s.int(TexSrc::Lod).unwrap_or(0))?;
-                let mut out = match t.dim {
-                    Dim::D1 | Dim::Buf => vec![w],
-                    Dim::D3 => vec![w, h, d],
-                    _ => vec![w, h],
-                };
-                if t.is_array {
-                    out.push(if t.dim == Dim::Cube {
-                        tex.layers / 6
-                    } else {
-                        tex.layers
-                    });
-                }
-                out.resize(4, 0);
-                ([out[0], out[1], out[2], out[3]], false)
-            }
-            TexOp::Txf | TexOp::TxfMs => {
-                let c = s
-                    .ints(TexSrc::Coord)
-                    .ok_or_else(|| Fault::invalid("txf without coordinates".into()))?;
-                let g = |i: usize| c.get(i).copied().unwrap_or(0);
-                let arr = t.is_array;
-                let (mut xyz, layer) = match t.dim {
-                    Dim::D1 | Dim::Buf => ([g(0), 0, 0], if arr { g(1) } else { 0 }),
-                    Dim::D3 => ([g(0), g(1), g(2)], 0),
-                    Dim::Cube => ([g(0), g(1), 0], g(2)),
-                    _ => ([g(0), g(1), 0], if arr { g(2) } else { 0 }),
-                };
-                for (x, o) in xyz
-                    .iter_mut()
-                    .zip(s.ints(TexSrc::Offset).unwrap_or_default())
-                {
-                    *x = x.saturating_add(o);
-                }
-                let level = s.int(TexSrc::Lod).unwrap_or(0);
-                (sampler::fetch(tex, level, xyz, layer)?, float)
-            }
-            _ => {
-                let sampler_state = self.res.samplers.get(&sampler_binding).ok_or_else(|| {
-                    Fault::invalid(format!("no sampler bound at binding {sampler_binding}"))
-                })?;
-                let (c, cmp) = s.coords()?;
-                if t.is_shadow && cmp.is_none() {
-                    return Err(Fault::invalid(
-                        "shadow sampling without a comparator".into(),
-                    ));
-                }
-                let axes = s.axes();
-                let zero = [[0.0; 3]; 2];
-                let (dx, dy) = match t.op {
-                    TexOp::Txd => (
-                        pad3(&s.floats(TexSrc::Ddx).unwrap_or_default()),
-                        pad3(&s.floats(TexSrc::Ddy).unwrap_or_default()),
-                    ),
-                    _ => {
-                        let [dx, dy] = derivs.unwrap_or(zero);
-                        (dx, dy)
-                    }
-                };
-                let bias = s.float(TexSrc::Bias).unwrap_or(0.0);
-                let explicit = match t.op {
-                    TexOp::Txl => Some(s.float(TexSrc::Lod).unwrap_or(0.0)),
-                    TexOp::Tg4 => Some(0.0),
-                    _ => None,
-                };
-                let layer_coord = if t.is_array { c[axes] } else { 0.0 };
-                let (coord, qaxes, dx, dy, layer) = if t.dim == Dim::Cube {
-                    let (face, uv, [duvdx, duvdy]) = sampler::cube_face(pad3(&c[..3]), &[dx, dy]);
-                    let cubes = (tex.layers / 6).max(1) as i64;
-                    let a = (layer_coord.round_ties_even() as i64).clamp(0, cubes - 1);
-                    let d3 = |d: [f64; 2]| [d[0], d[1], 0.0];
-                    ([uv[0], uv[1], 0.0], 2, d3(duvdx), d3(duvdy), a * 6 + face)
-                } else {
-                    let layer = (layer_coord.round_ties_even() as i64)
-                        .clamp(0, tex.layers.max(1) as i64 - 1);
-                    (pad3(&c[..axes]), axes, dx, dy, layer)
-                };
-                let mut offset = [0i64; 3];
-                for (o, x) in offset
-                    .iter_mut()
-                    .zip(s.ints(TexSrc::Offset).unwrap_or_default())
-                {
-                    *o = x;
-                }
-                let q = SampleQuery {
-                    coord,
-                    axes: qaxes,
-                    normalized: t.dim != Dim::Rect,
-                    cube: t.dim == Dim::Cube,
-                    layer,
-                    lod: match explicit {
-                        Some(l) => LodSource::Explicit(l),
-                        None => LodSource::Derivatives { dx, dy, bias },
-                    },
-                    min_lod: s.float(TexSrc::MinLod).unwrap_or(f64::NEG_INFINITY),
-                    offset,
-                    compare: if t.is_shadow { cmp } else { None },
-                    integer: !float,
-                };
-                match t.op {
-                    TexOp::Lod => {
-                        let [d, l] = sampler::query_lod(tex, sampler_state, &q)?;
-                        ([d, l, 0, 0], true)
-                    }
-                    TexOp::Tg4 => (sampler::gather(tex, sampler_state, &q, t.component)?, float),
-                    _ => (sampler::sample(tex, sampler_state, &q)?, float),
-                }
-            }
-        };
+        let (result, float) = run_texture_op(
+            self.res,
+            &TexKind::of(t),
+            tex_binding,
+            sampler_binding,
+            &operands,
+            derivs,
+        )?;
         let dst = fc.reg_off[v.index()] as usize;
         let out = &mut frame.regs[dst..dst + def.comps as usize];
         out.fill(0);
@@ -273,4 +228,133 @@ impl<'s> Machine<'_, 's> {
         }
         Ok(())
     }
+}
+
+fn run_texture_op(
+    res: &Resources,
+    t: &TexKind,
+    tex_binding: u32,
+    sampler_binding: u32,
+    operands: &TexOperands,
+    derivs: Option<[[f64; 3]; 2]>,
+) -> Result<([u32; 4], bool), Fault> {
+    let s = Srcs { kind: t, operands };
+    let tex = res
+        .textures
+        .get(&tex_binding)
+        .ok_or_else(|| Fault::invalid(format!("no texture bound at binding {tex_binding}")))?;
+    let float = t.dest_type == BaseType::Float;
+    let (result, float): ([u32; 4], bool) = match t.op {
+        TexOp::QueryLevels => ([tex.levels.len() as u32, 0, 0, 0], false),
+        TexOp::Txs => {
+            let [w, h, d] = sampler::level_dims(tex, s.int(TexSrc::Lod).unwrap_or(0))?;
+            let mut out = match t.dim {
+                Dim::D1 | Dim::Buf => vec![w],
+                Dim::D3 => vec![w, h, d],
+                _ => vec![w, h],
+            };
+            if t.is_array {
+                out.push(if t.dim == Dim::Cube {
+                    tex.layers / 6
+                } else {
+                    tex.layers
+                });
+            }
+            out.resize(4, 0);
+            ([out[0], out[1], out[2], out[3]], false)
+        }
+        TexOp::Txf | TexOp::TxfMs => {
+            let c = s
+                .ints(TexSrc::Coord)
+                .ok_or_else(|| Fault::invalid("txf without coordinates".into()))?;
+            let g = |i: usize| c.get(i).copied().unwrap_or(0);
+            let arr = t.is_array;
+            let (mut xyz, layer) = match t.dim {
+                Dim::D1 | Dim::Buf => ([g(0), 0, 0], if arr { g(1) } else { 0 }),
+                Dim::D3 => ([g(0), g(1), g(2)], 0),
+                Dim::Cube => ([g(0), g(1), 0], g(2)),
+                _ => ([g(0), g(1), 0], if arr { g(2) } else { 0 }),
+            };
+            for (x, o) in xyz
+                .iter_mut()
+                .zip(s.ints(TexSrc::Offset).unwrap_or_default())
+            {
+                *x = x.saturating_add(o);
+            }
+            let level = s.int(TexSrc::Lod).unwrap_or(0);
+            (sampler::fetch(tex, level, xyz, layer)?, float)
+        }
+        _ => {
+            let sampler_state = res.samplers.get(&sampler_binding).ok_or_else(|| {
+                Fault::invalid(format!("no sampler bound at binding {sampler_binding}"))
+            })?;
+            let (c, cmp) = s.coords()?;
+            if t.is_shadow && cmp.is_none() {
+                return Err(Fault::invalid(
+                    "shadow sampling without a comparator".into(),
+                ));
+            }
+            let axes = s.axes();
+            let zero = [[0.0; 3]; 2];
+            let (dx, dy) = match t.op {
+                TexOp::Txd => (
+                    pad3(&s.floats(TexSrc::Ddx).unwrap_or_default()),
+                    pad3(&s.floats(TexSrc::Ddy).unwrap_or_default()),
+                ),
+                _ => {
+                    let [dx, dy] = derivs.unwrap_or(zero);
+                    (dx, dy)
+                }
+            };
+            let bias = s.float(TexSrc::Bias).unwrap_or(0.0);
+            let explicit = match t.op {
+                TexOp::Txl => Some(s.float(TexSrc::Lod).unwrap_or(0.0)),
+                TexOp::Tg4 => Some(0.0),
+                _ => None,
+            };
+            let layer_coord = if t.is_array { c[axes] } else { 0.0 };
+            let (coord, qaxes, dx, dy, layer) = if t.dim == Dim::Cube {
+                let (face, uv, [duvdx, duvdy]) = sampler::cube_face(pad3(&c[..3]), &[dx, dy]);
+                let cubes = (tex.layers / 6).max(1) as i64;
+                let a = (layer_coord.round_ties_even() as i64).clamp(0, cubes - 1);
+                let d3 = |d: [f64; 2]| [d[0], d[1], 0.0];
+                ([uv[0], uv[1], 0.0], 2, d3(duvdx), d3(duvdy), a * 6 + face)
+            } else {
+                let layer =
+                    (layer_coord.round_ties_even() as i64).clamp(0, tex.layers.max(1) as i64 - 1);
+                (pad3(&c[..axes]), axes, dx, dy, layer)
+            };
+            let mut offset = [0i64; 3];
+            for (o, x) in offset
+                .iter_mut()
+                .zip(s.ints(TexSrc::Offset).unwrap_or_default())
+            {
+                *o = x;
+            }
+            let q = SampleQuery {
+                coord,
+                axes: qaxes,
+                normalized: t.dim != Dim::Rect,
+                cube: t.dim == Dim::Cube,
+                layer,
+                lod: match explicit {
+                    Some(l) => LodSource::Explicit(l),
+                    None => LodSource::Derivatives { dx, dy, bias },
+                },
+                min_lod: s.float(TexSrc::MinLod).unwrap_or(f64::NEG_INFINITY),
+                offset,
+                compare: if t.is_shadow { cmp } else { None },
+                integer: !float,
+            };
+            match t.op {
+                TexOp::Lod => {
+                    let [d, l] = sampler::query_lod(tex, sampler_state, &q)?;
+                    ([d, l, 0, 0], true)
+                }
+                TexOp::Tg4 => (sampler::gather(tex, sampler_state, &q, t.component)?, float),
+                _ => (sampler::sample(tex, sampler_state, &q)?, float),
+            }
+        }
+    };
+    Ok((result, float))
 }
