@@ -607,7 +607,7 @@ pub(crate) fn place_variables(
         };
         let located = |loc: u32| loc as u64 * SLOT_BYTES as u64;
         let (storage, offset) = match v.mode {
-            _ if is_opaque_deep(&v.ty) => (Storage::Opaque { binding }, 0),
+            _ if v.ty.is_opaque_deep() => (Storage::Opaque { binding }, 0),
             Mode::ShaderIn => match v.location {
                 Some(loc) => (Storage::Input, located(loc)),
                 None => (Storage::Input, place(&mut next_in)),
@@ -654,14 +654,6 @@ pub(crate) fn place_variables(
 }
 
 /// Whether a type is opaque or an array of opaque elements.
-fn is_opaque_deep(ty: &Type) -> bool {
-    let mut t = ty;
-    while let Type::Array { elem, .. } = t {
-        t = elem;
-    }
-    t.is_opaque()
-}
-
 /// The shader's constant data: every `constant` variable's initializer written at the place
 /// `layouts` (from [`layout_variables`]) gives it. `load_constant` reads these bytes; a backend
 /// uploads them with the shader.

@@ -225,6 +225,14 @@ impl Type {
             Type::Image { .. } | Type::Texture { .. } | Type::Sampler { .. }
         )
     }
+
+    /// Whether the type is opaque or an array (of arrays) of an opaque type.
+    pub fn is_opaque_deep(&self) -> bool {
+        match self {
+            Type::Array { elem, .. } => elem.is_opaque_deep(),
+            ty => ty.is_opaque(),
+        }
+    }
 }
 
 /// Where a variable lives.

@@ -50,6 +50,15 @@ pub enum Command {
     /// `fb ...` (`fb tex 2d 0`, `fb draw winsys`, ...): draws or reads go to another
     /// framebuffer; the words after `fb`.
     Framebuffer(String),
+    /// `texture rgbw|checkerboard|shadow1D|shadow2D UNIT ...`: a new texture on a texture unit.
+    Texture { unit: u32, image: TextureImage },
+    /// `texparameter TARGET NAME VALUE`: sets state of the texture the last `texture` command
+    /// made.
+    TexParameter {
+        target: String,
+        name: String,
+        value: String,
+    },
     /// Any other command (`draw arrays ...`, `texture rgbw ...`, `ssbo ...`), as written
     /// (comment removed), so that a runner can report what it skipped.
     Other(String),
@@ -69,11 +78,45 @@ impl Command {
             Command::Probe(_) => "probe".into(),
             Command::Tolerance(_) => "tolerance".into(),
             Command::Framebuffer(_) => "fb".into(),
+            Command::Texture { image, .. } => format!("texture {}", image.name()),
+            Command::TexParameter { .. } => "texparameter".into(),
             Command::Other(text) => text
                 .split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" "),
+        }
+    }
+}
+
+/// The texels of a `texture` command, as piglit's helpers make them (one mip level, nearest
+/// filtering, clamped to the edge unless said otherwise; row 0 at the bottom).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TextureImage {
+    /// `texture rgbw UNIT (w, h)`: quadrants red (bottom left), green (bottom right), blue
+    /// (top left) and white, opaque.
+    Rgbw { width: u32, height: u32 },
+    /// `texture checkerboard UNIT LEVEL (w, h) (colour) (colour)`: 2×2 checks of `w/2 × h/2`
+    /// texels, the first colour at the bottom left and top right, at mip level `level` only,
+    /// clamped to a red border.
+    Checkerboard {
+        level: u32,
+        width: u32,
+        height: u32,
+        colors: [[f32; 4]; 2],
+    },
+    /// `texture shadow1D UNIT (w)` and `texture shadow2D UNIT (w, h)`: depth `x / (w - 1)`,
+    /// compared with `GREATER`.
+    Shadow { dims: u8, width: u32, height: u32 },
+}
+
+impl TextureImage {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TextureImage::Rgbw { .. } => "rgbw",
+            TextureImage::Checkerboard { .. } => "checkerboard",
+            TextureImage::Shadow { dims: 1, .. } => "shadow1D",
+            TextureImage::Shadow { .. } => "shadow2D",
         }
     }
 }
@@ -169,6 +212,15 @@ pub(super) fn parse_command(
         }
         ["tolerance", rest @ ..] => Command::Tolerance(floats(line, "tolerance", text, rest)?),
         ["fb", ..] => Command::Framebuffer(words[1..].join(" ")),
+        ["texture", kind, unit, rest @ ..] => match parse_texture(line, text, kind, unit, rest)? {
+            Some(command) => command,
+            None => Command::Other(text.to_owned()),
+        },
+        ["texparameter", target, name, value] => Command::TexParameter {
+            target: (*target).to_owned(),
+            name: (*name).to_owned(),
+            value: (*value).to_owned(),
+        },
         ["probe", ..] | ["relative", "probe", ..] => match parse_probe(line, text, &words)? {
             Some(probe) => Command::Probe(probe),
             None => Command::Other(text.to_owned()),
@@ -176,6 +228,65 @@ pub(super) fn parse_command(
         _ => Command::Other(text.to_owned()),
     };
     Ok(Some(TestCommand { line, command }))
+}
+
+/// Parses the `texture` commands of [`TextureImage`]; `None` for the others (other kinds,
+/// or an `rgbw` texture of another format).
+fn parse_texture(
+    line: usize,
+    text: &str,
+    kind: &str,
+    unit: &str,
+    rest: &[&str],
+) -> Result<Option<Command>, ParseError> {
+    let Ok(unit) = unit.parse::<u32>() else {
+        return Ok(None);
+    };
+    let size = |n: f32| n.max(0.0) as u32;
+    let image = match kind {
+        "rgbw" => {
+            let [w, h] = floats(line, "texture rgbw", text, rest)?;
+            // A word that is not a number names a format other than the default RGBA.
+            if rest.iter().any(|w| w.starts_with(char::is_alphabetic)) {
+                return Ok(None);
+            }
+            TextureImage::Rgbw {
+                width: size(w),
+                height: size(h),
+            }
+        }
+        "checkerboard" => {
+            let [level, w, h, values @ ..]: [f32; 11] =
+                floats(line, "texture checkerboard", text, rest)?;
+            TextureImage::Checkerboard {
+                level: size(level),
+                width: size(w),
+                height: size(h),
+                colors: [
+                    std::array::from_fn(|i| values[i]),
+                    std::array::from_fn(|i| values[4 + i]),
+                ],
+            }
+        }
+        "shadow1D" => {
+            let [w] = floats(line, "texture shadow1D", text, rest)?;
+            TextureImage::Shadow {
+                dims: 1,
+                width: size(w),
+                height: 1,
+            }
+        }
+        "shadow2D" => {
+            let [w, h] = floats(line, "texture shadow2D", text, rest)?;
+            TextureImage::Shadow {
+                dims: 2,
+                width: size(w),
+                height: size(h),
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Command::Texture { unit, image }))
 }
 
 fn parse_uniform(line: usize, text: &str, words: &[&str]) -> Result<Command, ParseError> {
@@ -296,6 +407,52 @@ mod tests {
 
     fn command(text: &str) -> Command {
         parse_command(7, text).unwrap().unwrap().command
+    }
+
+    #[test]
+    fn textures_and_their_parameters() {
+        assert_eq!(
+            command("texture rgbw 1 (8, 4)"),
+            Command::Texture {
+                unit: 1,
+                image: TextureImage::Rgbw {
+                    width: 8,
+                    height: 4
+                }
+            }
+        );
+        assert_eq!(
+            command("texture checkerboard 0 1 (4, 4) (0.5, 0, 0, 1) (0, 0, 1, 0)"),
+            Command::Texture {
+                unit: 0,
+                image: TextureImage::Checkerboard {
+                    level: 1,
+                    width: 4,
+                    height: 4,
+                    colors: [[0.5, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]],
+                }
+            }
+        );
+        assert_eq!(
+            command("texture shadow1D 2 (32)"),
+            Command::Texture {
+                unit: 2,
+                image: TextureImage::Shadow {
+                    dims: 1,
+                    width: 32,
+                    height: 1
+                }
+            }
+        );
+        assert_eq!(
+            command("texparameter 2D compare_func greater"),
+            Command::TexParameter {
+                target: "2D".into(),
+                name: "compare_func".into(),
+                value: "greater".into()
+            }
+        );
+        assert!(parse_command(4, "texture shadow2D 0 (32)").is_err());
     }
 
     #[test]
@@ -465,6 +622,10 @@ mod tests {
             Command::Other("draw arrays GL_TRIANGLE_FAN 0 4".into())
         );
         assert_eq!(command("texture rgbw 0 (8, 8)").name(), "texture rgbw");
+        assert_eq!(
+            command("texture rgbw 0 (8, 8) GL_RGBA8UI"),
+            Command::Other("texture rgbw 0 (8, 8) GL_RGBA8UI".into())
+        );
         assert_eq!(command("compute 1 1 1").name(), "compute 1");
         assert_eq!(command("clear depth 1").name(), "clear depth");
     }

@@ -11,8 +11,9 @@
 mod commands;
 mod parse;
 pub mod run;
+mod textures;
 
-pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand};
+pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, TextureImage};
 pub use parse::{ParseError, parse_shader_test};
 
 use crate::glsl::GlslVersion;

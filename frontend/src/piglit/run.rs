@@ -2,7 +2,10 @@
 //!
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
 //! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
-//! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance` and the `probe` family. Anything
+//! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance`, the `probe` family, and the
+//! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`super::textures`])
+//! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
+//! unit, 0 unless set). Anything
 //! else is skipped with the reason, and so is a shader glslang cannot compile. GL's
 //! fixed-function vertex stage stands in for a missing vertex shader. A uniform with an
 //! initializer becomes a constant, unless the test sets it (then the test is skipped).
@@ -21,11 +24,14 @@
 //! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
 //! them); a shader the backend cannot compile fails the test.
 
-use super::{Command, ExpectedColor, ProbeRegion, ShaderTest, parse_shader_test, stage_sources};
+use super::{
+    Command, ExpectedColor, ProbeRegion, ShaderTest, TextureImage, parse_shader_test,
+    stage_sources, textures,
+};
 use crate::glsl::{Glslang, LegacyInterface};
 use crate::spirv;
 use shrew_engine::interp::memory::{Layout, LayoutRule};
-use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::interp::{Launch, Resources, SamplerState, Texture, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
 use shrew_engine::raster::QuadGrid;
@@ -194,6 +200,7 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
         return Err(format!("uses a [{}] section", section.name));
     }
     let mut probes = 0;
+    let (mut depth_textures, mut intensity) = (0, 0);
     for c in &test.commands {
         match &c.command {
             Command::Uniform { .. }
@@ -203,8 +210,24 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Tolerance(_) => {}
             Command::DrawRect { patch: false, .. } => {}
             Command::Probe(_) => probes += 1,
+            Command::Texture { image, .. } => {
+                textures::make(image)?;
+                depth_textures += matches!(image, TextureImage::Shadow { .. }) as u32;
+            }
+            Command::TexParameter { name, value, .. } => {
+                textures::set_parameter(&mut SamplerState::default(), name, value)?;
+                intensity += (name == "depth_mode") as u32;
+            }
             other => return Err(format!("uses `{}`", other.name())),
         }
+    }
+    if depth_textures > intensity {
+        // GL's default depth texture mode is luminance, (r, r, r, 1).
+        return Err(
+            "reads a depth texture in the luminance mode, which glslang's \
+                    (r, r, r, r) for legacy shadow lookups does not give"
+                .into(),
+        );
     }
     if probes == 0 {
         return Err("probes nothing".into());
@@ -390,11 +413,17 @@ struct StageState {
     shader: Shader,
     resources: Resources,
     legacy: Option<LegacyInterface>,
+    /// The texture unit of each sampler binding that a uniform set (the others read unit 0).
+    sampler_units: BTreeMap<u32, u32>,
 }
 
 struct Context {
     vs: StageState,
     fs: StageState,
+    /// The texture and sampler state of each texture unit, and the unit of the last
+    /// `texture` command (the one `texparameter` changes).
+    units: BTreeMap<u32, (Texture, SamplerState)>,
+    active_unit: u32,
     /// The backend's fragment kernel, when it runs the fragment shader.
     kernel: Option<Box<dyn FragmentKernel>>,
     width: u32,
@@ -417,6 +446,8 @@ impl Context {
         let mut ctx = Context {
             vs: StageState::new(vs.0, vs.1)?,
             fs: StageState::new(fs.0, fs.1)?,
+            units: BTreeMap::new(),
+            active_unit: 0,
             kernel,
             width,
             height,
@@ -487,6 +518,17 @@ impl Context {
                     self.framebuffer.fill(px);
                 }
                 Command::Tolerance(t) => self.tolerance = *t,
+                Command::Texture { unit, image } => {
+                    self.units.insert(*unit, textures::make(image).map_err(at)?);
+                    self.active_unit = *unit;
+                }
+                Command::TexParameter { name, value, .. } => {
+                    let (_, sampler) = self
+                        .units
+                        .get_mut(&self.active_unit)
+                        .ok_or_else(|| at("texparameter before any texture".into()))?;
+                    textures::set_parameter(sampler, name, value).map_err(at)?;
+                }
                 Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
                 Command::DrawRect { rect, ortho, .. } => self.draw(*rect, *ortho).map_err(at)?,
                 Command::Probe(p) => {
@@ -550,6 +592,8 @@ impl Context {
 
     /// Draws a rectangle: vertex shader, rasterization, fragment shader, framebuffer.
     fn draw(&mut self, rect: [f32; 4], ortho: bool) -> Result<(), String> {
+        self.vs.bind_textures(&self.units);
+        self.fs.bind_textures(&self.units);
         let [x, y, w, h] = rect;
         let to_ndc = |v: f32, size: u32| {
             if ortho {
@@ -960,6 +1004,15 @@ fn interpolate(
         .collect()
 }
 
+/// How many textures a variable of type `ty` holds (an array of them, or one), if any.
+fn texture_leaves(ty: &Type) -> Option<u32> {
+    match ty {
+        Type::Texture { .. } => Some(1),
+        Type::Array { elem, len, .. } => texture_leaves(elem).map(|n| n * len),
+        _ => None,
+    }
+}
+
 /// The name of the fragment shader's colour output 0.
 fn color_output(shader: &Shader) -> Option<String> {
     let outputs = || {
@@ -978,7 +1031,7 @@ impl StageState {
     fn new(shader: Shader, legacy: Option<LegacyInterface>) -> Result<StageState, String> {
         let mut resources = Resources::default();
         for var in &shader.variables {
-            if matches!(var.mode, Mode::Ubo | Mode::Uniform) && !var.ty.is_opaque() {
+            if matches!(var.mode, Mode::Ubo | Mode::Uniform) && !var.ty.is_opaque_deep() {
                 resources
                     .zero_variable(&shader, &var.name)
                     .map_err(|e| e.to_string())?;
@@ -988,6 +1041,7 @@ impl StageState {
             shader,
             resources,
             legacy,
+            sampler_units: BTreeMap::new(),
         };
         if let Some(legacy) = state.legacy.clone() {
             for u in &legacy.uniforms {
@@ -996,6 +1050,28 @@ impl StageState {
             }
         }
         Ok(state)
+    }
+
+    /// Binds each sampler binding of the shader to its unit's texture and sampler.
+    fn bind_textures(&mut self, units: &BTreeMap<u32, (Texture, SamplerState)>) {
+        for var in &self.shader.variables {
+            let (Some(first), Some(leaves)) = (var.binding, texture_leaves(&var.ty)) else {
+                continue;
+            };
+            for binding in first..first + leaves {
+                let unit = self.sampler_units.get(&binding).copied().unwrap_or(0);
+                match units.get(&unit) {
+                    Some((texture, sampler)) => {
+                        self.resources.textures.insert(binding, texture.clone());
+                        self.resources.samplers.insert(binding, *sampler);
+                    }
+                    None => {
+                        self.resources.textures.remove(&binding);
+                        self.resources.samplers.remove(&binding);
+                    }
+                }
+            }
+        }
     }
 
     /// The default value of a legacy attribute (what the fixed-function state holds).
@@ -1020,6 +1096,18 @@ impl StageState {
         let Some((binding, offset, ty)) = self.locate_uniform(name)? else {
             return Ok(false);
         };
+        if let Type::Texture { .. } = ty {
+            // A sampler's value is the texture unit it reads; its offset is its element.
+            let root = split_path(name)[0].name().clone();
+            let var = self.shader.variables.iter().find(|v| v.name == root);
+            let first = var.and_then(|v| v.binding).unwrap_or(0);
+            let unit = values
+                .first()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("uniform {glsl_type} {name}: no texture unit"))?;
+            self.sampler_units.insert(first + offset, unit);
+            return Ok(true);
+        }
         let layout = Layout::new(&self.shader, LayoutRule::Std430);
         let mut leaves = Vec::new();
         layout.leaves(&ty, offset, 0, &mut leaves)?;

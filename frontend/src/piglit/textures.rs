@@ -1,0 +1,151 @@
+//! The textures of shader_runner's `texture` commands and the state `texparameter` sets.
+//!
+//! Each texture is what piglit's helpers upload: one mip level, nearest filtering, row 0 at the
+//! bottom (texture coordinate t = 0). Colour textures are RGBA8, so their texels are rounded to
+//! multiples of 1/255. `rgbw` and the depth textures clamp to the edge;
+//! `checkerboard` clamps to a border in GL, which nearest filtering never reads inside
+//! [0, 1], so it clamps to the edge here too (the reference sampler has no border). Depth
+//! textures hold `x / (w − 1)` and compare with `GREATER`.
+
+use super::commands::TextureImage;
+use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture, Wrap};
+
+/// The texture and sampler state a `texture` command makes, or why it cannot be made here.
+pub(super) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {
+    let clamped = SamplerState::default().with_wrap(Wrap::ClampToEdge);
+    let (width, height, texels, sampler): (u32, u32, Vec<[f32; 4]>, SamplerState) = match *image {
+        TextureImage::Rgbw { width, height } => {
+            let texel = |x: u32, y: u32| match (x < width / 2, y < height / 2) {
+                (true, true) => [1.0, 0.0, 0.0, 1.0],
+                (false, true) => [0.0, 1.0, 0.0, 1.0],
+                (true, false) => [0.0, 0.0, 1.0, 1.0],
+                (false, false) => [1.0, 1.0, 1.0, 1.0],
+            };
+            (width, height, grid(width, height, texel), clamped)
+        }
+        TextureImage::Checkerboard {
+            level,
+            width,
+            height,
+            colors,
+        } => {
+            if level != 0 {
+                return Err(format!(
+                    "a checkerboard at mip level {level} leaves level 0 undefined"
+                ));
+            }
+            let (check_w, check_h) = ((width / 2).max(1), (height / 2).max(1));
+            let colors = colors.map(|c| c.map(unorm8));
+            let texel = |x: u32, y: u32| colors[((x / check_w + y / check_h) % 2) as usize];
+            (width, height, grid(width, height, texel), clamped)
+        }
+        TextureImage::Shadow { width, height, .. } => {
+            let depth = |x: u32, _| [x as f32 / (width as f32 - 1.0), 0.0, 0.0, 1.0];
+            let sampler = SamplerState {
+                compare: Some(CompareFunc::Greater),
+                ..clamped
+            };
+            (width, height, grid(width, height, depth), sampler)
+        }
+    };
+    if width == 0 || height == 0 {
+        return Err(format!("a {width}x{height} texture"));
+    }
+    let texture = Texture {
+        layers: 1,
+        levels: vec![MipLevel::from_f32(width, height, 1, &texels)],
+    };
+    Ok((texture, sampler))
+}
+
+/// `x` stored in an 8-bit normalized channel and read back.
+fn unorm8(x: f32) -> f32 {
+    (x.clamp(0.0, 1.0) * 255.0).round() / 255.0
+}
+
+/// The texels of a `width × height` image, row 0 first.
+fn grid(width: u32, height: u32, texel: impl Fn(u32, u32) -> [f32; 4]) -> Vec<[f32; 4]> {
+    (0..height)
+        .flat_map(|y| (0..width).map(move |x| (x, y)))
+        .map(|(x, y)| texel(x, y))
+        .collect()
+}
+
+/// Applies `texparameter NAME VALUE` to a sampler, or says why it cannot be applied here.
+pub(super) fn set_parameter(
+    sampler: &mut SamplerState,
+    name: &str,
+    value: &str,
+) -> Result<(), String> {
+    match (name, value) {
+        ("compare_func", _) => {
+            sampler.compare = Some(match value {
+                "greater" => CompareFunc::Greater,
+                "gequal" => CompareFunc::GreaterOrEqual,
+                "less" => CompareFunc::Less,
+                "lequal" => CompareFunc::LessOrEqual,
+                "equal" => CompareFunc::Equal,
+                "notequal" => CompareFunc::NotEqual,
+                "never" => CompareFunc::Never,
+                "always" => CompareFunc::Always,
+                _ => return Err(format!("unknown compare function `{value}`")),
+            })
+        }
+        // glslang returns a legacy shadow lookup as (r, r, r, r): the intensity mode.
+        ("depth_mode", "intensity") => {}
+        _ => return Err(format!("texparameter {name} {value} is not supported")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rgbw_quadrants_start_red_at_the_bottom_left() {
+        let (texture, sampler) = make(&TextureImage::Rgbw {
+            width: 4,
+            height: 2,
+        })
+        .unwrap();
+        let level = &texture.levels[0];
+        let red = [1.0f32, 0.0, 0.0, 1.0].map(f32::to_bits);
+        let green = [0.0f32, 1.0, 0.0, 1.0].map(f32::to_bits);
+        let white = [1.0f32; 4].map(f32::to_bits);
+        assert_eq!(level.texels[1], red);
+        assert_eq!(level.texels[2], green);
+        assert_eq!(level.texels[7], white);
+        assert_eq!(sampler.wrap, [Wrap::ClampToEdge; 3]);
+    }
+
+    #[test]
+    fn checks_and_depth_ramps() {
+        let colors = [[0.0; 4], [1.0; 4]];
+        let (texture, _) = make(&TextureImage::Checkerboard {
+            level: 0,
+            width: 4,
+            height: 4,
+            colors,
+        })
+        .unwrap();
+        let texels = &texture.levels[0].texels;
+        let first = colors[0].map(f32::to_bits);
+        assert_eq!([texels[0], texels[5], texels[10], texels[15]], [first; 4]);
+        assert_ne!(texels[2], first);
+        assert_ne!(texels[8], first);
+        let (depth, sampler) = make(&TextureImage::Shadow {
+            dims: 1,
+            width: 5,
+            height: 1,
+        })
+        .unwrap();
+        let ramp: Vec<f32> = depth.levels[0]
+            .texels
+            .iter()
+            .map(|t| f32::from_bits(t[0]))
+            .collect();
+        assert_eq!(ramp, [0.0, 0.25, 0.5, 0.75, 1.0]);
+        assert_eq!(sampler.compare, Some(CompareFunc::Greater));
+    }
+}
