@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Compares shrew's Gen9 fragment kernels with Mesa 24.0.3's figures for the same piglit tests.
+"""Compares shrew's Gen9 kernels with Mesa 24.0.3's figures for the same piglit tests.
 
 Input: the JSON lines of `shrew corpus --json --target gen9 ...` over piglit tests, and the
-anchor file (../shared/anchors/mesa-24.0.3-piglit-dev.jsonl). For each dispatch width it prints
-how many fragment kernels each side compiled, and over the tests both compiled: the sums of
+anchor file (../shared/anchors/mesa-24.0.3-piglit-dev.jsonl). For fragment shaders at SIMD8 and
+SIMD16 and vertex shaders at SIMD8 it prints how many kernels each side compiled, and over the tests both compiled: the sums of
 instructions and cycles, their ratio to Mesa's, and how many kernels are better, equal or worse
 than Mesa's (helped / hurt in shader-db's terms), plus the kernels that spill where Mesa's do
 not, and the sums without them.
@@ -14,6 +14,7 @@ import json
 import sys
 
 PIGLIT_ROOT = "usr/lib/x86_64-linux-gnu/piglit/"
+STAGES = {"fragment": "FS", "vertex": "VS"}
 
 
 def relative(name):
@@ -23,15 +24,16 @@ def relative(name):
 
 def main():
     ours_path, anchors_path = sys.argv[1], sys.argv[2]
-    ours = {}  # (test, simd) -> stats; a test's fragment stages summed
+    ours = {}  # (test, stage, simd) -> stats; a test's stages of one kind summed
     failed = {}
     for line in open(ours_path):
         d = json.loads(line)
-        if "gen" not in d or d.get("stage") != "fragment":
+        stage = STAGES.get(d.get("stage"))
+        if "gen" not in d or stage is None:
             continue
         test = relative(d["name"])
         for k in d["gen"]:
-            key = (test, k["simd"])
+            key = (test, stage, k["simd"])
             if "error" in k:
                 failed[key] = k["error"]
                 continue
@@ -45,16 +47,15 @@ def main():
         if not isinstance(kernels, list):
             continue  # Mesa did not compile the test
         for k in kernels:
-            if k.get("stage") == "FS":
-                mesa[(d["test"], k["simd"])] = k
-    for simd in (8, 16):
-        keys = [k for k in mesa if k[1] == simd]
+            mesa[(d["test"], k.get("stage"), k["simd"])] = k
+    for stage, simd in (("FS", 8), ("FS", 16), ("VS", 8)):
+        keys = [k for k in mesa if k[1:] == (stage, simd)]
         both = [k for k in keys if k in ours and k not in failed]
         helped = sum(ours[k]["instructions"] < mesa[k]["inst"] for k in both)
         hurt = sum(ours[k]["instructions"] > mesa[k]["inst"] for k in both)
         spilling = [k for k in both if ours[k]["spills"] > 0 and mesa[k]["spills"] == 0]
         print(
-            f"SIMD{simd}: Mesa {len(keys)} kernels, shrew compiled {len(both)} of them; "
+            f"{stage} SIMD{simd}: Mesa {len(keys)} kernels, shrew compiled {len(both)} of them; "
             f"{totals(both, ours, mesa)}; "
             f"fewer instructions {helped}, more {hurt}, equal {len(both) - helped - hurt}; "
             f"spills where Mesa has none: {len(spilling)}"

@@ -5,18 +5,19 @@
 use crate::pipeline::{Pipeline, Target};
 use crate::{CliError, emit, load};
 use clap::Args;
+use shrew_engine::ir::Stage;
 use shrew_gen::isa::Gen;
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CompileArgs {
-    /// The shader: `.shrew` IR text, `.spv`, `.wgsl`, GLSL, or a piglit `.shader_test` (its
-    /// fragment shader).
+    /// The shader (a fragment or, on Gen8 and later, a vertex shader): `.shrew` IR text,
+    /// `.spv`, `.wgsl`, GLSL, or a piglit `.shader_test` (its fragment shader).
     file: PathBuf,
     /// The hardware to compile for.
     #[arg(long, value_enum)]
     target: Target,
-    /// Dispatch width (Gen fragment shaders): 8, 16 or 32.
+    /// Dispatch width: 8, 16 or 32 for fragment shaders; vertex shaders run at 8.
     #[arg(long, default_value_t = 8)]
     simd: u8,
     /// The mid-end pipeline before the backend (`shrew_rules::BACKEND_PIPELINE` always follows it).
@@ -68,8 +69,17 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     Pipeline::parse(&pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;
-    let kernel = shrew_gen::compile::compile_fragment(&shader, hw, args.simd)
-        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    let kernel = match shader.stage {
+        Stage::Vertex if args.simd != 8 => {
+            return Err(CliError(format!(
+                "{}: vertex shaders run at SIMD8",
+                args.file.display()
+            )));
+        }
+        Stage::Vertex => shrew_gen::compile::compile_vertex(&shader, hw),
+        _ => shrew_gen::compile::compile_fragment(&shader, hw, args.simd),
+    }
+    .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
     if let Some(path) = &args.binary {
         let bytes = shrew_gen::encoding::assemble(&kernel.insts, hw)
             .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;

@@ -179,13 +179,21 @@ fn kernels_json(kernels: &Kernels) -> serde_json::Value {
         .into()
 }
 
-/// shader-db's totals per dispatch width: kernels, instructions, cycles, spills and fills;
+/// shader-db's totals per stage and dispatch width: kernels, instructions, cycles, spills and fills;
 /// with a `--vs-pipeline`, over the kernels both pipelines compile, the totals of each, their
 /// change, and how many kernels `-p` makes smaller (helped) or larger (hurt).
 fn gen_summary(reports: &[StageReport], json: bool) -> String {
     let mut text = String::new();
     let mut widths = Vec::new();
-    for simd in [8u8, 16, 32] {
+    let variants = [
+        (Stage::Fragment, 8u8),
+        (Stage::Fragment, 16),
+        (Stage::Fragment, 32),
+        (Stage::Vertex, 8),
+    ];
+    for (stage, simd) in variants {
+        let reports: Vec<&StageReport> =
+            reports.iter().filter(|r| r.stage == Some(stage)).collect();
         let of = |kernels: &Kernels| {
             kernels
                 .iter()
@@ -204,6 +212,7 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
         let instructions: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.instructions as u64;
         let cycles: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.cycles;
         let mut width = serde_json::json!({
+            "stage": stage.name(),
             "simd": simd,
             "kernels": compiled.len(),
             "not_compiled": failed,
@@ -213,8 +222,9 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
             "fills": sum(|s| s.fills as u64, &compiled),
         });
         text.push_str(&format!(
-            "Gen SIMD{simd}: {} kernels ({failed} not compiled or left out): {} instructions, {} cycles, \
+            "Gen {} SIMD{simd}: {} kernels ({failed} not compiled or left out): {} instructions, {} cycles, \
              {}:{} spills:fills\n",
+            stage.name(),
             compiled.len(),
             width["instructions"],
             width["cycles"],
@@ -467,18 +477,24 @@ fn finish(
     }
 }
 
-/// The Gen kernels of a fragment stage at SIMD8 and SIMD16, when the target is a Gen.
+/// The Gen kernels of a fragment stage (SIMD8, 16 and 32, as a driver keeps them) or a vertex
+/// stage (SIMD8), when the target is a Gen.
 fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
     let (Some(hw), Some(prepare)) = (context.hw, &context.backend_pipeline) else {
         return Vec::new();
     };
-    if shader.stage != Stage::Fragment {
+    if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
         return Vec::new();
     }
     if let Err(e) = prepare.run(&mut shader) {
         return vec![(8, Err(format!("pipeline: {e}")))];
     }
-    shrew_gen::compile::compile_fragment_variants(&shader, hw)
+    let kernels = if shader.stage == Stage::Vertex {
+        vec![(8, shrew_gen::compile::compile_vertex(&shader, hw))]
+    } else {
+        shrew_gen::compile::compile_fragment_variants(&shader, hw)
+    };
+    kernels
         .into_iter()
         .map(|(width, kernel)| (width, kernel.map(|k| k.stats).map_err(|e| e.to_string())))
         .collect()

@@ -4,15 +4,16 @@
 //! inputs (planes over barycentrics, so both sides see the same values).
 
 use shrew_engine::interp::{CompareFunc, Launch, MipLevel, Resources, SamplerState, Texture, run};
-use shrew_engine::ir::{Dim, Interp, Mode, Shader, Type};
+use shrew_engine::ir::{Builtin, Dim, Interp, Mode, Shader, Type};
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
-use shrew_gen::compile::compile_fragment;
-use shrew_gen::dispatch::{FragmentDraw, run_fragment};
+use shrew_gen::compile::{compile_fragment, compile_vertex};
+use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
-use shrew_gen::lower::interp_of;
+use shrew_gen::lower::{VueSlot, interp_of};
+use std::collections::BTreeMap;
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
@@ -784,6 +785,148 @@ b0:
     32x4 %26 = fadd %25, %19
     32 %27 = deref_var @color
     store_deref %27, %26 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Compiles a vertex shader for Gen8 and Gen9 at SIMD8, runs 13 vertices of random attributes
+/// (two threads, the second partial) on the emulator and compares each vertex's URB entry with
+/// the interpreter's outputs: the position, the point size in the header, and each varying in
+/// its slot.
+fn check_vertex(name: &str, source: &str) {
+    let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
+    let optimized = optimized(&shader);
+    let layouts = shrew_engine::interp::layout_variables(&optimized).unwrap();
+    let output_at = |slot: u32| {
+        optimized
+            .variables
+            .iter()
+            .zip(&layouts)
+            .find(|(v, l)| v.mode == Mode::ShaderOut && l.offset / 16 == slot)
+            .map(|(v, _)| v.name.clone())
+            .unwrap()
+    };
+    let builtin = |b: Builtin| {
+        shader
+            .variables
+            .iter()
+            .find(|v| v.builtin == Some(b))
+            .map(|v| v.name.clone())
+    };
+    let mut rng = Rng::new(7);
+    let mut small = || ((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0).to_bits();
+    let vertices = 13;
+    let mut launch = Launch::invocations(vertices);
+    let mut draw = VertexDraw {
+        vertices: vec![BTreeMap::new(); vertices],
+        uniform_data: (0..256).flat_map(|_| small().to_le_bytes()).collect(),
+        ..VertexDraw::default()
+    };
+    for (var, layout) in shader.variables.iter().zip(
+        shrew_engine::interp::layout_variables(&shader)
+            .unwrap()
+            .iter(),
+    ) {
+        if var.mode != Mode::ShaderIn {
+            continue;
+        }
+        let values: Vec<Vec<u64>> = (0..vertices)
+            .map(|v| {
+                let attribute = [0; 4].map(|_| small());
+                draw.vertices[v].insert(layout.offset / 16, attribute);
+                attribute.iter().map(|&x| x as u64).collect()
+            })
+            .collect();
+        launch.inputs.insert(var.name.clone(), values);
+    }
+    let mut resources = Resources {
+        uniform_data: draw.uniform_data.clone(),
+        ..Resources::default()
+    };
+    let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
+    for hw in [Gen::Gen8, Gen::Gen9] {
+        let kernel = compile_vertex(&optimized, hw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let entries = run_vertex(&kernel, &draw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (v, inv) in expected.invocations.iter().enumerate() {
+            for (slot, what) in kernel.payload.vue.iter().enumerate() {
+                let (want, comps): (Vec<u64>, std::ops::Range<usize>) = match what {
+                    VueSlot::Header => match builtin(Builtin::PointSize) {
+                        Some(name) => (vec![0, 0, 0, inv.outputs[&name][0]], 3..4),
+                        None => continue,
+                    },
+                    VueSlot::Position => (
+                        inv.outputs[&builtin(Builtin::Position).unwrap()].clone(),
+                        0..4,
+                    ),
+                    VueSlot::Output(s) => {
+                        let values = inv.outputs[&output_at(*s)].clone();
+                        let n = values.len();
+                        (values, 0..n)
+                    }
+                };
+                for c in comps {
+                    assert!(
+                        close(want[c] as u32, entries[v][slot][c], 1e-4),
+                        "{name} {hw:?}: vertex {v} slot {slot} ({what:?}) component {c}: interpreter {}, emulator {}",
+                        f32::from_bits(want[c] as u32),
+                        f32::from_bits(entries[v][slot][c])
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A vertex shader: a transform by a uniform matrix, varyings computed in a loop and under a
+/// condition, a point size, and an attribute passed through.
+#[test]
+fn vertex_shader_outputs() {
+    check_vertex(
+        "vertex_shader_outputs",
+        r#"shader vertex
+var shader_in f32x4 @position (location=0)
+var shader_in f32x4 @normal (location=1)
+var uniform f32mat4x4 @transform
+var uniform f32x4 @tint
+var shader_out f32x4 @gl_Position (builtin=position)
+var shader_out f32 @gl_PointSize (builtin=point_size)
+var shader_out f32x4 @color (location=0)
+var shader_out f32x4 @passed (location=1)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @position
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @transform
+    32 %3 = load_const (0)
+    32 %4 = deref_array %2[%3]
+    32x4 %5 = load_deref %4
+    32 %6 = load_const (1)
+    32 %7 = deref_array %2[%6]
+    32x4 %8 = load_deref %7
+    32x4 %9 = fmul %5, %1.xxxx
+    32x4 %10 = ffma %8, %1.yyyy, %9
+    32 %11 = deref_var @gl_Position
+    store_deref %11, %10 (write_mask=xyzw)
+    32 %12 = deref_var @normal
+    32x4 %13 = load_deref %12
+    32 %14 = fdot4 %13, %13
+    32 %15 = fsqrt %14
+    32 %16 = deref_var @gl_PointSize
+    store_deref %16, %15 (write_mask=x)
+    32 %17 = deref_var @tint
+    32x4 %18 = load_deref %17
+    32 %19 = load_const (0.0)
+    1 %20 = flt %19, %13.x
+    32x4 %21 = fmul %18, %13
+    32x4 %22 = fneg %21
+    32x4 %23 = bcsel %20.xxxx, %21, %22
+    32 %24 = deref_var @color
+    store_deref %24, %23 (write_mask=xyzw)
+    32 %25 = deref_var @passed
+    store_deref %25, %1 (write_mask=xyzw)
     return
 }
 "#,

@@ -1,4 +1,5 @@
-//! The backend's straight line for one shader at one dispatch width: lowering, copy
+//! The backend's straight line for one shader (fragment at SIMD8, 16 or 32, vertex at SIMD8) at
+//! one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
 //! IR, pre-RA scheduling, register allocation with spilling, emission, and the shader-db statistics of the result.
 
@@ -9,7 +10,7 @@ use crate::emit::emit;
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
 use crate::lir::{Op, Program};
-use crate::lower::{LowerError, Payload, lower_fragment};
+use crate::lower::{LowerError, Payload, lower_fragment, lower_vertex};
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
@@ -60,6 +61,13 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
     compile(shader, hw, width, true)
 }
 
+/// Compiles a vertex shader (after the mid-end and `lower-io`) at SIMD8, spilling to scratch
+/// what does not fit the registers.
+pub fn compile_vertex(shader: &Shader, hw: Gen) -> Result<Kernel, CompileError> {
+    let lowered = lower_vertex(shader, hw)?;
+    finish(lowered, hw, true)
+}
+
 /// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,
 /// spilling if it must; SIMD16 only when SIMD8 did not spill, and only if it fits the registers
 /// without spilling; SIMD32 only when both did, if it fits without spilling, and only if the
@@ -97,7 +105,16 @@ pub fn compile_fragment_variants(
 }
 
 fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kernel, CompileError> {
-    let (mut program, payload) = lower_fragment(shader, hw, width)?;
+    finish(lower_fragment(shader, hw, width)?, hw, may_spill)
+}
+
+/// The straight line after lowering.
+fn finish(
+    (mut program, payload): (Program, Payload),
+    hw: Gen,
+    may_spill: bool,
+) -> Result<Kernel, CompileError> {
+    let width = program.dispatch_width;
     propagate_copies(&mut program, hw);
     eliminate_common_subexpressions(&mut program);
     remove_redundant_flags(&mut program);

@@ -8,6 +8,7 @@ use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
 use crate::isa::{
     ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type, restricted_float,
 };
+use crate::lower::URB_SIMD8_WRITE;
 use crate::sampler::SamplerMsg;
 
 /// The names of the Align1 predicate controls 2–13.
@@ -48,6 +49,7 @@ fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
                 "{name} {simd} Surface = {surface} Sampler = {sampler}"
             ))
         }
+        6 if desc & 0xF == URB_SIMD8_WRITE => Some(format!("{} SIMD8 write", desc >> 4 & 0x7FF)),
         5 if message_type == 12 => {
             let subtype = match desc >> 8 & 7 {
                 0 => "SIMD16",

@@ -1,5 +1,7 @@
-//! Fragment thread dispatch for the emulator: what the hardware's windower does before a
-//! fragment kernel runs, and what the render target holds after.
+//! Fragment and vertex thread dispatch for the emulator: what the hardware's windower (or
+//! vertex fetch) does before a kernel runs, and what the render target (or the URB) holds
+//! after. [`run_vertex`] runs eight vertices to a thread, each with its attributes in the
+//! payload and its URB handle in R1, and gives each vertex's URB entry.
 //!
 //! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs them into threads of the
 //! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
@@ -20,7 +22,7 @@ use crate::disasm::disassemble;
 use crate::emu::{EmuError, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
-use crate::lower::{FIRST_SURFACE, Surface};
+use crate::lower::{FIRST_SURFACE, Payload, Surface};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
@@ -76,37 +78,8 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
     let quads = quads_x * (draw.pixels.height as usize / 2);
     let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
     let p = &kernel.payload;
-    // The emulator runs what the decoder reads back from the binary, and it must be what was
-    // compiled: every run is a test of the encoding.
-    let program = assemble(&kernel.insts, kernel.hw)
-        .and_then(|bytes| disassemble_binary(&bytes, kernel.hw))
-        .map_err(|e| EmuError::Encoding(e.to_string()))?;
-    if program != kernel.insts {
-        let at = (0..program.len())
-            .find(|&i| program[i] != kernel.insts[i])
-            .unwrap_or(program.len());
-        let text = |inst: &crate::encoding::Inst| disassemble(inst, kernel.hw, &|_| None);
-        return Err(EmuError::Encoding(format!(
-            "instruction {at}, `{}`, decodes to `{}`",
-            text(&kernel.insts[at]),
-            text(&program[at])
-        )));
-    }
-    // The sampler's view of the draw: textures by binding table index, samplers by index.
-    let mut sampling = Resources {
-        samplers: draw.samplers.clone(),
-        ..Resources::default()
-    };
-    for (i, surface) in p.surfaces.iter().enumerate() {
-        if let Surface::Texture(view) = surface
-            && let Some(texture) = draw.textures.get(&view.binding)
-        {
-            sampling
-                .textures
-                .insert(FIRST_SURFACE + i as u32, texture.clone());
-        }
-    }
-    let sampling = Arc::new(sampling);
+    let program = decoded(kernel)?;
+    let sampling = sampling(p, &draw.textures, &draw.samplers);
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
         let mut pixel_of_channel = vec![None; width];
@@ -175,35 +148,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
             let bits = (pixel_mask >> (16 * half)) & 0xFFFF;
             thread.set(1 + half as u8, 14, Type::UW, bits as u64);
         }
-        for range in &p.push {
-            let buffer: &[u8] = match range.binding {
-                None => &draw.uniform_data,
-                Some(b) => draw.ubos.get(&b).map_or(&[], Vec::as_slice),
-            };
-            for byte in 0..range.bytes as usize {
-                let value = buffer.get(byte).copied().unwrap_or(0);
-                thread.set(
-                    range.grf + (byte / 32) as u8,
-                    byte % 32,
-                    Type::UB,
-                    value as u64,
-                );
-            }
-        }
-        for (i, surface) in p.surfaces.iter().enumerate() {
-            let bti = FIRST_SURFACE + i as u32;
-            let bytes: &[u8] = match surface {
-                Surface::ConstantData => &p.constant_data,
-                Surface::UniformBlock => &draw.uniform_data,
-                Surface::Ubo(b) => draw.ubos.get(b).map_or(&[], Vec::as_slice),
-                Surface::Texture(view) => {
-                    thread.sampler_views.insert(bti, *view);
-                    continue;
-                }
-            };
-            thread.surfaces.insert(bti, bytes.to_vec());
-        }
-        thread.sampling = sampling.clone();
+        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();
             for (comp, plane) in planes.iter().enumerate() {
@@ -223,4 +168,135 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
         }
     }
     Ok(outputs)
+}
+
+/// The kernel's native binary decoded again, which must equal the compiled instructions: the
+/// emulator runs what the decoder reads back, so every run is a test of the encoding.
+fn decoded(kernel: &Kernel) -> Result<Vec<crate::encoding::Inst>, EmuError> {
+    let program = assemble(&kernel.insts, kernel.hw)
+        .and_then(|bytes| disassemble_binary(&bytes, kernel.hw))
+        .map_err(|e| EmuError::Encoding(e.to_string()))?;
+    if program != kernel.insts {
+        let at = (0..program.len())
+            .find(|&i| program[i] != kernel.insts[i])
+            .unwrap_or(program.len());
+        let text = |inst: &crate::encoding::Inst| disassemble(inst, kernel.hw, &|_| None);
+        return Err(EmuError::Encoding(format!(
+            "instruction {at}, `{}`, decodes to `{}`",
+            text(&kernel.insts[at]),
+            text(&program[at])
+        )));
+    }
+    Ok(program)
+}
+
+/// The sampler's view of a draw: its textures by binding table index, samplers by index.
+fn sampling(
+    p: &Payload,
+    textures: &BTreeMap<u32, Texture>,
+    samplers: &BTreeMap<u32, SamplerState>,
+) -> Arc<Resources> {
+    let mut sampling = Resources {
+        samplers: samplers.clone(),
+        ..Resources::default()
+    };
+    for (i, surface) in p.surfaces.iter().enumerate() {
+        if let Surface::Texture(view) = surface
+            && let Some(texture) = textures.get(&view.binding)
+        {
+            sampling
+                .textures
+                .insert(FIRST_SURFACE + i as u32, texture.clone());
+        }
+    }
+    Arc::new(sampling)
+}
+
+/// Gives a thread the push constants of its payload, the buffers of its binding table and the
+/// sampler's view of the textures.
+fn bind(
+    thread: &mut Thread,
+    p: &Payload,
+    uniform_data: &[u8],
+    ubos: &BTreeMap<u32, Vec<u8>>,
+    sampling: &Arc<Resources>,
+) {
+    for range in &p.push {
+        let buffer: &[u8] = match range.binding {
+            None => uniform_data,
+            Some(b) => ubos.get(&b).map_or(&[], Vec::as_slice),
+        };
+        for byte in 0..range.bytes as usize {
+            let value = buffer.get(byte).copied().unwrap_or(0);
+            thread.set(
+                range.grf + (byte / 32) as u8,
+                byte % 32,
+                Type::UB,
+                value as u64,
+            );
+        }
+    }
+    for (i, surface) in p.surfaces.iter().enumerate() {
+        let bti = FIRST_SURFACE + i as u32;
+        let bytes: &[u8] = match surface {
+            Surface::ConstantData => &p.constant_data,
+            Surface::UniformBlock => uniform_data,
+            Surface::Ubo(b) => ubos.get(b).map_or(&[], Vec::as_slice),
+            Surface::Texture(view) => {
+                thread.sampler_views.insert(bti, *view);
+                continue;
+            }
+        };
+        thread.surfaces.insert(bti, bytes.to_vec());
+    }
+    thread.sampling = sampling.clone();
+}
+
+/// One draw's vertices: each vertex's attributes and the shader's buffers and textures.
+#[derive(Clone, Debug, Default)]
+pub struct VertexDraw {
+    /// Per vertex, its attributes by input slot: four raw components each.
+    pub vertices: Vec<BTreeMap<u32, [u32; 4]>>,
+    /// The default uniform block.
+    pub uniform_data: Vec<u8>,
+    /// UBO contents by binding.
+    pub ubos: BTreeMap<u32, Vec<u8>>,
+    pub textures: BTreeMap<u32, Texture>,
+    pub samplers: BTreeMap<u32, SamplerState>,
+}
+
+/// Runs a vertex kernel over the draw's vertices, eight to a thread (vertex `v` in channel
+/// `v % 8`, its URB handle `v`); gives each vertex's URB entry as the slots of
+/// [`Payload::vue`], four raw dwords each (zero where nothing was written).
+pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
+    let p = &kernel.payload;
+    let program = decoded(kernel)?;
+    let sampling = sampling(p, &draw.textures, &draw.samplers);
+    let mut entries = Vec::new();
+    for (first, vertices) in draw.vertices.chunks(8).enumerate() {
+        let mut thread = Thread::new(8);
+        thread.live = (1u32 << vertices.len()) - 1;
+        for (lane, attributes) in vertices.iter().enumerate() {
+            thread.set(1, lane, Type::UD, (8 * first + lane) as u64);
+            for (&slot, values) in attributes {
+                for (c, &value) in values.iter().enumerate() {
+                    if let Some(grf) = p.attribute(slot, c as u32) {
+                        thread.set(grf, lane, Type::UD, value as u64);
+                    }
+                }
+            }
+        }
+        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
+        run(&program, kernel.hw, &mut thread)?;
+        for lane in 0..vertices.len() {
+            let dwords = thread.urb.get(&((8 * first + lane) as u32));
+            let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);
+            entries.push(
+                (0..p.vue.len())
+                    .map(|slot| std::array::from_fn(|c| dword(4 * slot + c)))
+                    .collect(),
+            );
+        }
+    }
+    Ok(entries)
 }

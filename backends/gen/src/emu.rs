@@ -14,14 +14,15 @@
 //! channels out until the loop ends or the `while`; `while` jumps back while any channel goes
 //! on. `halt` (discard) takes channels out for the rest of the thread.
 //!
-//! Sends run through models of the render target, the sampler ([`crate::sampler`]), the data
-//! port's untyped surface reads and the thread's scratch memory. Other sends, the accumulator instructions and address-register
+//! Sends run through models of the render target, the URB's SIMD8 writes, the sampler
+//! ([`crate::sampler`]), the data port's untyped surface reads and the thread's scratch memory. Other sends, the accumulator instructions and address-register
 //! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::isa::{
     ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
 };
+use crate::lower::URB_SIMD8_WRITE;
 use crate::sampler::{self, TextureSurface};
 use shrew_engine::interp::Resources;
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub struct Thread {
     pub sampling: Arc<Resources>,
     /// How the binding table's textures are addressed, by binding table index.
     pub sampler_views: BTreeMap<u32, TextureSurface>,
+    /// The URB entries vertex threads write: by URB handle, their dwords.
+    pub urb: BTreeMap<u32, Vec<u32>>,
 }
 
 impl Thread {
@@ -65,6 +68,7 @@ impl Thread {
             scratch: Vec::new(),
             sampling: Arc::default(),
             sampler_views: BTreeMap::new(),
+            urb: BTreeMap::new(),
         }
     }
 
@@ -811,6 +815,26 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 .or_insert_with(|| vec![None; 32]);
             for (channel, rgba) in writes {
                 out[channel] = Some(rgba);
+            }
+        }
+        // URB SIMD8 write: each enabled channel writes the data GRFs' dwords to its URB entry
+        // (the handle in the header's dword for the channel), from the descriptor's offset in
+        // 128-bit units.
+        6 if desc & 0xF == URB_SIMD8_WRITE => {
+            let dwords = (desc >> 25 & 0xF) as usize - 1;
+            let offset = (desc >> 4 & 0x7FF) as usize * 4;
+            for i in (0..8).filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0) {
+                let handle = thread.read(payload.nr as usize * 32 + 4 * i, 4)? as u32;
+                let values = (0..dwords)
+                    .map(|k| thread.read((payload.nr as usize + 1 + k) * 32 + 4 * i, 4))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let entry = thread.urb.entry(handle).or_default();
+                if entry.len() < offset + dwords {
+                    entry.resize(offset + dwords, 0);
+                }
+                for (k, value) in values.into_iter().enumerate() {
+                    entry[offset + k] = value as u32;
+                }
             }
         }
         // Scratch block write and read (Gen7+, data cache, the scratch category MD 18): whole

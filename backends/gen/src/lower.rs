@@ -1,5 +1,5 @@
-//! Lowering of a fragment shader from the shrew IR to the Gen IR ([`crate::lir`]) at a dispatch
-//! width of 8, 16 or 32.
+//! Lowering of a fragment shader (at a dispatch width of 8, 16 or 32) or a vertex shader (at 8,
+//! Gen8 and later) from the shrew IR to the Gen IR ([`crate::lir`]).
 //!
 //! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
 //! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
@@ -18,7 +18,11 @@
 //!   message's order, coordinates and reference divided by a projector, one message per 16
 //!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
 //!   table entry ([`Surface::Texture`]), the sampler the texture's binding.
-//! - Inputs are interpolated with `pln` from the barycentrics and the attribute's plane in the
+//! - Vertex shaders read their attributes from the payload (a GRF per component) and write
+//!   their outputs straight into the payloads of SIMD8 URB writes, which send the vertex's
+//!   URB entry at the end ([`Payload::vue`]: the header with the point size, the position, the
+//!   other outputs by slot; the header only when the point size is written).
+//! - Inputs of fragment shaders are interpolated with `pln` from the barycentrics and the attribute's plane in the
 //!   payload; flat inputs read the plane's constant term.
 //! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
 //!   whose arms only leave the loop becomes a predicated `break` or `cont`.
@@ -50,8 +54,8 @@ use crate::sampler::{Param, SamplerMsg, TextureSurface, coord_comps};
 use crate::simd_width::part;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
-    AluSrc, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage, Terminator,
-    Tex, TexOp, TexSrc, Value,
+    AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage,
+    Terminator, Tex, TexOp, TexSrc, Value,
 };
 use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -63,10 +67,13 @@ use std::collections::BTreeMap;
 #[error("{0}")]
 pub struct LowerError(pub String);
 
-/// Where the dispatcher puts what the thread reads: the fragment thread payload.
+/// Where the dispatcher puts what the thread reads: the fragment or vertex thread payload.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Payload {
     pub dispatch_width: u8,
+    /// Vertex threads: what each slot of the vertex's URB entry (its VUE) holds, in order.
+    /// Empty for fragment threads.
+    pub vue: Vec<VueSlot>,
     /// First GRF of the perspective pixel barycentrics (b1 then b2, each a GRF per 8 channels).
     pub perspective_bary: Option<u8>,
     /// First GRF of the linear (noperspective) pixel barycentrics.
@@ -77,8 +84,10 @@ pub struct Payload {
     pub source_w: Option<u8>,
     /// The push constants: byte ranges of the uniform block and of UBOs, each from a GRF.
     pub push: Vec<PushRange>,
-    /// First GRF of the attribute setup: two GRFs per input slot in [`Payload::inputs`], each
-    /// component's plane as four floats (b1 coefficient, b2 coefficient, unused, constant).
+    /// First GRF of the attribute setup: for fragment threads two GRFs per input slot in
+    /// [`Payload::inputs`], each component's plane as four floats (b1 coefficient, b2
+    /// coefficient, unused, constant); for vertex threads four GRFs per input slot, a
+    /// component's value per channel in each ([`Payload::attribute`]).
     pub setup_start: u8,
     /// The input slots, in setup order.
     pub inputs: Vec<u32>,
@@ -91,6 +100,17 @@ pub struct Payload {
     /// The shader's constant data ([`shrew_engine::interp::memory::constant_data`]), uploaded
     /// with the kernel as [`Surface::ConstantData`].
     pub constant_data: Vec<u8>,
+}
+
+/// What a slot of a vertex's URB entry holds, as the later stages read it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum VueSlot {
+    /// The VUE header: dword 3 the point size, the rest zero.
+    Header,
+    /// `gl_Position`.
+    Position,
+    /// The output at this slot of the shader's outputs (as `lower-io` placed them).
+    Output(u32),
 }
 
 /// A buffer or texture bound in the binding table.
@@ -125,6 +145,12 @@ impl Payload {
         (offset < range.bytes).then(|| (range.grf + (offset / 32) as u8, offset % 32))
     }
 
+    /// The GRF holding component `comp` of vertex attribute `slot`, one dword per channel.
+    pub fn attribute(&self, slot: u32, comp: u32) -> Option<u8> {
+        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
+        Some(self.setup_start + (4 * index + comp) as u8)
+    }
+
     /// The GRF holding component `comp`'s plane of input `slot`, and its byte offset.
     pub fn plane(&self, slot: u32, comp: u32) -> Option<(u8, u32)> {
         let index = self.inputs.iter().position(|&s| s == slot)? as u32;
@@ -135,9 +161,9 @@ impl Payload {
     }
 }
 
-/// The render-target writes at the end: output slot (= render target) and the register
-/// holding its four colour components.
-type ColorOutputs = BTreeMap<u32, VReg>;
+/// Where each output slot's components are written: the register and the byte offset of
+/// component 0 (a render target's colour, or a slot of a URB write's payload).
+type Outputs = BTreeMap<u32, (VReg, u32)>;
 
 /// Most GRFs the whole thread payload may take, leaving the rest of the 128 to the kernel.
 const MAX_PAYLOAD_REGS: u32 = 100;
@@ -147,6 +173,9 @@ const MAX_PUSH_REGS: u32 = 64;
 
 /// The any4h predicate control: a channel's quad has some flag bit set.
 const ANY4H: u8 = 6;
+
+/// The URB's SIMD8 write message (opcode, descriptor bits 3:0).
+pub const URB_SIMD8_WRITE: u32 = 7;
 
 /// The flag subregister holding live (covered, not discarded) pixels: f1.0.
 pub const LIVE_FLAG: u8 = 2;
@@ -160,13 +189,34 @@ pub fn lower_fragment(
 ) -> Result<(Program, Payload), LowerError> {
     if shader.stage != Stage::Fragment {
         return Err(LowerError(format!(
-            "only fragment shaders are supported yet, not {}",
+            "a {} shader is not a fragment shader",
             shader.stage.name()
         )));
     }
     if ![8, 16, 32].contains(&width) {
         return Err(LowerError(format!("SIMD{width} is not supported")));
     }
+    lower_entry(shader, hw, width)
+}
+
+/// Lowers the entry function of a vertex shader for `hw` at SIMD8: each channel one vertex,
+/// its attributes in the payload and its outputs written to its URB entry.
+pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Vertex {
+        return Err(LowerError(format!(
+            "a {} shader is not a vertex shader",
+            shader.stage.name()
+        )));
+    }
+    if hw < Gen::Gen8 {
+        return Err(LowerError(
+            "vertex shaders need Gen8's SIMD8 vertex dispatch (Gen7 runs them as SIMD4x2)".into(),
+        ));
+    }
+    lower_entry(shader, hw, 8)
+}
+
+fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload), LowerError> {
     let func = &shader.functions[shader.entry.0 as usize];
     let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
     let destruction = destruct(func);
@@ -189,12 +239,71 @@ pub fn lower_fragment(
             payload_regs: payload.regs as u32,
         },
         payload,
-        colors: BTreeMap::new(),
+        outputs: BTreeMap::new(),
+        urb_messages: Vec::new(),
         discards: uses_intrinsic(func, is_kill),
         halts: false,
     };
     lowering.lower(&tree)?;
     Ok((lowering.program, lowering.payload))
+}
+
+/// The slots of a vertex's URB entry: the header, the position, then the other outputs the
+/// shader writes, by slot. The point size goes in the header.
+fn plan_vue(shader: &Shader, func: &Function) -> Result<Vec<VueSlot>, LowerError> {
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    let mut builtin_slots = BTreeMap::new();
+    for (var, layout) in shader.variables.iter().zip(&layouts) {
+        if var.mode == Mode::ShaderOut
+            && let Some(builtin) = var.builtin
+        {
+            builtin_slots.insert(layout.offset / 16, builtin);
+        }
+    }
+    let mut vue = vec![VueSlot::Header, VueSlot::Position];
+    let mut outputs = Vec::new();
+    for inst in func.insts.iter().flatten() {
+        if let InstKind::Intrinsic(ii) = &inst.kind
+            && ii.op == Intrinsic::StoreOutput
+        {
+            let slot = ii.index(IndexKind::Base).unwrap_or(0);
+            match builtin_slots.get(&slot) {
+                None => outputs.push(slot),
+                Some(Builtin::Position | Builtin::PointSize) => {}
+                Some(other) => {
+                    return Err(LowerError(format!(
+                        "the output {other:?} is not supported yet"
+                    )));
+                }
+            }
+        }
+    }
+    outputs.sort_unstable();
+    outputs.dedup();
+    vue.extend(outputs.into_iter().map(VueSlot::Output));
+    Ok(vue)
+}
+
+/// Whether the function stores the built-in output `builtin`.
+fn stores_builtin(shader: &Shader, func: &Function, builtin: Builtin) -> bool {
+    func.insts.iter().flatten().any(|inst| match &inst.kind {
+        InstKind::Intrinsic(ii) if ii.op == Intrinsic::StoreDeref => {
+            matches!(&func.inst(ii.srcs[0]).kind, InstKind::Deref(Deref::Var(var))
+                if shader.variables[var.0 as usize].builtin == Some(builtin))
+        }
+        _ => false,
+    })
+}
+
+/// The output slot of the vertex shader's `builtin`, if it has one.
+fn builtin_slot(shader: &Shader, builtin: Builtin) -> Option<u32> {
+    let layouts = layout_variables(shader).ok()?;
+    shader
+        .variables
+        .iter()
+        .zip(&layouts)
+        .find(|(var, _)| var.mode == Mode::ShaderOut && var.builtin == Some(builtin))
+        .map(|(_, layout)| layout.offset / 16)
 }
 
 /// The interpolation of the input variable that holds `slot` (the one at the highest location
@@ -261,6 +370,7 @@ fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
 
 /// Decides what the payload holds from what the shader reads.
 fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, LowerError> {
+    let vertex = shader.stage == Stage::Vertex;
     let per_value = (width / 8) as u32;
     let mut inputs = Vec::new();
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
@@ -277,6 +387,7 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
                     inputs.push(slot);
                 }
                 match interp_of(shader, slot) {
+                    _ if vertex => {}
                     Interp::NoPerspective => linear = true,
                     Interp::Flat => {}
                     _ => perspective = true,
@@ -297,8 +408,9 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         }
     }
     inputs.sort_unstable();
-    // R1 holds the subspans and pixel mask of channels 0-15; at SIMD32, R2 those of 16-31.
-    let mut next = 1 + halves(width) as u32;
+    // Fragment threads: R1 holds the subspans and pixel mask of channels 0-15; at SIMD32, R2
+    // those of 16-31. Vertex threads: R1 holds each vertex's URB handle.
+    let mut next = if vertex { 2 } else { 1 + halves(width) as u32 };
     let mut take = |used: bool, regs: u32| {
         used.then(|| {
             let at = next;
@@ -328,12 +440,18 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         push_regs_left -= regs;
     }
     let setup_start = next;
-    let regs = setup_start + 2 * inputs.len() as u32;
+    let regs_per_input = if vertex { 4 } else { 2 };
+    let regs = setup_start + regs_per_input * inputs.len() as u32;
     if regs > MAX_PAYLOAD_REGS {
         return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
     }
     Ok(Payload {
         dispatch_width: width,
+        vue: if vertex {
+            plan_vue(shader, func)?
+        } else {
+            Vec::new()
+        },
         perspective_bary,
         linear_bary,
         source_depth,
@@ -358,7 +476,10 @@ struct Lowering<'s> {
     staged: Option<(Value, Vec<VReg>)>,
     program: Program,
     payload: Payload,
-    colors: ColorOutputs,
+    outputs: Outputs,
+    /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the
+    /// header, then four GRFs per slot), which the outputs are written into.
+    urb_messages: Vec<(u32, VReg)>,
     /// Whether the shader discards: it keeps live pixels in f1.0.
     discards: bool,
     /// Whether some channel may halt: the end needs a halt target.
@@ -513,6 +634,9 @@ impl Lowering<'_> {
     }
 
     fn lower(&mut self, tree: &[Node]) -> Result<(), LowerError> {
+        if self.shader.stage == Stage::Vertex {
+            self.plan_urb_writes();
+        }
         if self.discards {
             // f1 starts as the dispatch's pixel mask (R1.7, and R2.7 for channels 16-31 at
             // SIMD32): helpers are not live.
@@ -539,7 +663,11 @@ impl Lowering<'_> {
         if self.halts {
             self.emit(Inst::control(Op::HaltTarget, self.width));
         }
-        self.color_writes();
+        if self.shader.stage == Stage::Vertex {
+            self.urb_writes();
+        } else {
+            self.color_writes();
+        }
         Ok(())
     }
 
@@ -700,6 +828,17 @@ impl Lowering<'_> {
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
                 let first = ii.index(IndexKind::Component).unwrap_or(0);
+                if self.shader.stage == Stage::Vertex {
+                    for c in 0..comps {
+                        let grf = self.payload.attribute(slot, first + c as u32);
+                        let grf =
+                            grf.ok_or_else(|| self.error(v, "the input has no payload slot"))?;
+                        let dst = self.comp(v, c, Type::UD);
+                        let value = Operand::payload(grf, 0, Type::UD);
+                        self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
+                    }
+                    return Ok(());
+                }
                 let interp = interp_of(self.shader, slot);
                 for c in 0..comps {
                     let comp = first + c as u32;
@@ -735,28 +874,30 @@ impl Lowering<'_> {
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
                 let first = ii.index(IndexKind::Component).unwrap_or(0) as u8;
-                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-                let data = ii.srcs[0];
-                if self.func.value_type(data).is_some_and(|t| t.bits != 32) {
-                    return Err(self.error(v, "only 32-bit outputs are supported"));
-                }
-                let out = match self.colors.get(&slot) {
-                    Some(&r) => r,
-                    None => {
-                        let r = self.temp(4);
-                        self.colors.insert(slot, r);
-                        r
+                self.store_output(v, slot, first, ii.srcs[0], ii)
+            }
+            // `lower-io` leaves built-in outputs as variables: a vertex shader's position and
+            // point size go to their slots.
+            Intrinsic::StoreDeref if self.shader.stage == Stage::Vertex => {
+                let builtin = match &self.func.inst(ii.srcs[0]).kind {
+                    InstKind::Deref(Deref::Var(var)) => {
+                        self.shader.variables[var.0 as usize].builtin
                     }
+                    _ => None,
                 };
-                let n = self.func.value_type(data).map_or(0, |t| t.comps);
-                for c in 0..n {
-                    if mask & (1 << c) == 0 || first + c >= 4 {
-                        continue;
+                let slot = match builtin {
+                    Some(b @ (Builtin::Position | Builtin::PointSize)) => {
+                        builtin_slot(self.shader, b)
                     }
-                    let src = self.read(data, c, Type::UD);
-                    self.write_colour(out, (first + c) as u32, src);
-                }
-                Ok(())
+                    _ => None,
+                };
+                let slot = slot.ok_or_else(|| {
+                    self.error(
+                        v,
+                        "only stores of gl_Position and gl_PointSize are supported",
+                    )
+                })?;
+                self.store_output(v, slot, 0, ii.srcs[1], ii)
             }
             Intrinsic::LoadFragCoord => self.frag_coord(v),
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
@@ -776,6 +917,42 @@ impl Lowering<'_> {
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
+    }
+
+    /// Writes the components of `data` the store's write mask has, from component `first` of
+    /// output `slot` on (a render target's colour, or a slot of the vertex's URB entry).
+    fn store_output(
+        &mut self,
+        v: Value,
+        slot: u32,
+        first: u8,
+        data: Value,
+        ii: &IntrinsicInst,
+    ) -> Result<(), LowerError> {
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        if self.func.value_type(data).is_some_and(|t| t.bits != 32) {
+            return Err(self.error(v, "only 32-bit outputs are supported"));
+        }
+        let out = match self.outputs.get(&slot) {
+            Some(&out) => out,
+            None if self.shader.stage == Stage::Vertex => {
+                return Err(self.error(v, "the output has no slot in the URB entry"));
+            }
+            None => {
+                let out = (self.temp(4), 0);
+                self.outputs.insert(slot, out);
+                out
+            }
+        };
+        let n = self.func.value_type(data).map_or(0, |t| t.comps);
+        for c in 0..n {
+            if mask & (1 << c) == 0 || first + c >= 4 {
+                continue;
+            }
+            let src = self.read(data, c, Type::UD);
+            self.write_colour(out, (first + c) as u32, src);
+        }
+        Ok(())
     }
 
     /// `gl_FragCoord`: pixel centres from the subspan origins in R1, depth and 1/w from the
@@ -1089,14 +1266,91 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// Plans the URB writes of a vertex shader's outputs ([`Payload::vue`]), two slots to a
+    /// message, from slot 1 unless the shader writes the point size (slot 0, the header's
+    /// fourth dword): each output slot is written straight into its message's payload.
+    fn plan_urb_writes(&mut self) {
+        let position = builtin_slot(self.shader, Builtin::Position);
+        let point_size = builtin_slot(self.shader, Builtin::PointSize)
+            .filter(|_| stores_builtin(self.shader, self.func, Builtin::PointSize));
+        let vue = self.payload.vue.clone();
+        let first = if point_size.is_some() { 0 } else { 1 };
+        for (m, slots) in vue[first..].chunks(2).enumerate() {
+            let first_slot = (first + 2 * m) as u32;
+            let payload = self.program.new_vreg(1 + 4 * slots.len() as u32);
+            for (k, slot) in slots.iter().enumerate() {
+                let at = (1 + 4 * k as u32) * 32;
+                let output = match *slot {
+                    VueSlot::Header => point_size.map(|s| (s, at + 3 * 32)),
+                    VueSlot::Position => position.map(|s| (s, at)),
+                    VueSlot::Output(s) => Some((s, at)),
+                };
+                if let Some((s, at)) = output {
+                    self.outputs.insert(s, (payload, at));
+                }
+            }
+            self.urb_messages.push((first_slot, payload));
+        }
+    }
+
+    /// The URB writes [`Lowering::plan_urb_writes`] planned, the last with EOT: each payload's
+    /// header holds the URB handles; the header's other dwords and the slots the shader never
+    /// writes are zero.
+    fn urb_writes(&mut self) {
+        let written: Vec<(VReg, u32)> = self.outputs.values().copied().collect();
+        let messages = self.urb_messages.clone();
+        for (m, &(first_slot, payload)) in messages.iter().enumerate() {
+            let slots = (self.program.vreg_sizes[payload.0 as usize] - 1) / 4;
+            let mut header = Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Operand::vector(payload, 0, Type::UD)),
+                vec![Src::Reg(Operand::payload(1, 0, Type::UD))],
+            );
+            header.mask_all = true;
+            self.emit(header);
+            for k in 0..slots {
+                let at = (1 + 4 * k) * 32;
+                let zeros = match self.payload.vue[(first_slot + k) as usize] {
+                    VueSlot::Header => 0..3,
+                    _ if written.contains(&(payload, at)) => 0..0,
+                    _ => 0..4,
+                };
+                for c in zeros {
+                    let dst = Operand::vector(payload, at + 32 * c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![Src::ud(0)]);
+                }
+            }
+            let message = Message {
+                sfid: 6,
+                mlen: (1 + 4 * slots) as u8,
+                rlen: 0,
+                // SIMD8 write (7) at the first slot's offset in 128-bit units.
+                control: URB_SIMD8_WRITE | first_slot << 4,
+                eot: m + 1 == messages.len(),
+            };
+            let mut send = Inst::new(
+                Opcode::Send,
+                8,
+                Some(Operand::null(Type::UD)),
+                vec![
+                    Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                    Src::ud(message.descriptor(false)),
+                ],
+            );
+            send.send = Some(message);
+            self.emit(send);
+        }
+    }
+
     /// The render-target writes: one per colour output, the last with EOT.
     fn color_writes(&mut self) {
-        let outputs: Vec<(u32, VReg)> = self.colors.iter().map(|(&s, &r)| (s, r)).collect();
+        let outputs: Vec<(u32, VReg)> = self.outputs.iter().map(|(&s, &(r, _))| (s, r)).collect();
         if outputs.is_empty() {
             // A thread must end: a write of nothing to render target 0 with EOT.
             let r = self.temp(4);
             for c in 0..4 {
-                self.write_colour(r, c, Src::ud(0));
+                self.write_colour((r, 0), c, Src::ud(0));
             }
             self.render_target_write(0, r, true);
             return;
@@ -1143,10 +1397,10 @@ impl Lowering<'_> {
         (4 * half as u32 + c) * self.width.min(16) as u32 / 8 * 32
     }
 
-    /// Writes component `c` of a colour output.
-    fn write_colour(&mut self, colour: VReg, c: u32, src: Src) {
+    /// Writes component `c` of an output (`colour_at`'s layout from the given byte offset).
+    fn write_colour(&mut self, (reg, base): (VReg, u32), c: u32, src: Src) {
         for half in 0..halves(self.width) {
-            let dst = Operand::vector(colour, self.colour_at(half, c), Type::UD);
+            let dst = Operand::vector(reg, base + self.colour_at(half, c), Type::UD);
             self.on_half(half, Opcode::Mov, dst, vec![src]);
         }
     }
