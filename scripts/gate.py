@@ -2,9 +2,9 @@
 
 usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT
 
-`backend` reads a `shrew piglit --target gen* --json` run: tests whose fragment shader the
-backend does not compile yet are counted apart (by reason), and the rate is that of the tests it
-compiles, so any wrong pixel from compiled code fails the gate.
+`backend` reads a `shrew piglit --target gen* --json` run: tests with a fragment or vertex
+shader the backend does not compile yet are counted apart (by reason), and the rate is that of
+the tests it compiles, so any wrong pixel from compiled code fails the gate.
 """
 import json
 import re
@@ -13,13 +13,14 @@ import sys
 kind, path, minimum = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rows = [json.loads(line) for line in open(path) if line.strip()]
 summary = next(r["summary"] for r in rows if "summary" in r)
-BACKEND = "fragment shader: backend: "
+BACKEND = re.compile(r"^(fragment|vertex) shader: backend: ")
 if kind == "backend":
-    not_compiled = [r for r in rows if (r.get("reason") or "").startswith(BACKEND)]
+    not_compiled = [r for r in rows if BACKEND.match(r.get("reason") or "")]
     reasons = {}
     for r in not_compiled:
-        # Without the function and value, so that equal causes group together.
-        reason = re.sub(r"^fn \S+: %\d+ ", "", r["reason"][len(BACKEND):])
+        # The stage, without the function and value, so that equal causes group together.
+        stage = r["reason"].split(" ", 1)[0]
+        reason = stage + ": " + re.sub(r"^fn \S+: %\d+ ", "", BACKEND.sub("", r["reason"]))
         reasons[reason] = reasons.get(reason, 0) + 1
     for r in rows:
         if r.get("status") == "fail" and r not in not_compiled:

@@ -1,17 +1,21 @@
-//! The Gen backend as the fragment stage of `shrew piglit --target gen*`: the optimized fragment
-//! shader is lowered (`shrew_rules::BACKEND_PIPELINE`) and compiled once per test, and each triangle runs on the
-//! emulator with its varyings as attribute planes over the pixels' barycentrics.
+//! The Gen backend as the fragment and vertex stages of `shrew piglit --target gen*`: the
+//! optimized shaders are lowered (`shrew_rules::BACKEND_PIPELINE`) and compiled once per test;
+//! each triangle runs on the emulator with its varyings as attribute planes over the pixels'
+//! barycentrics, and on Gen8 and later the vertices run on it too, their outputs read back from
+//! their URB entries.
 
 use crate::CliError;
 use crate::pipeline::{Pipeline, Target};
 use shrew_engine::interp::Resources;
 use shrew_engine::interp::memory::{Layout, LayoutRule, layout_variables};
-use shrew_engine::ir::{Interp, Mode, Shader};
-use shrew_frontend::piglit::run::{FragmentBackend, FragmentKernel, TriangleFragments};
-use shrew_gen::compile::{Kernel, compile_fragment};
-use shrew_gen::dispatch::{FragmentDraw, run_fragment};
+use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
+use shrew_frontend::piglit::run::{
+    FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
+};
+use shrew_gen::compile::{Kernel, compile_fragment, compile_vertex};
+use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
-use shrew_gen::lower::interp_of;
+use shrew_gen::lower::{VueSlot, interp_of};
 use std::collections::BTreeMap;
 
 /// Bytes of an input slot.
@@ -53,33 +57,151 @@ impl FragmentBackend for GenFragments {
         let mut lowered = shader.clone();
         self.lower.run(&mut lowered)?;
         let kernel = compile_fragment(&lowered, self.hw, self.simd).map_err(|e| e.to_string())?;
-        let placement = layout_variables(&lowered).map_err(|e| e.to_string())?;
-        let layout = Layout::new(&lowered, LayoutRule::Slots);
-        let mut inputs = Vec::new();
-        for (var, place) in lowered.variables.iter().zip(&placement) {
-            if var.mode != Mode::ShaderIn || var.builtin.is_some() {
-                continue;
-            }
-            let mut leaves = Vec::new();
-            layout
-                .leaves(&var.ty, place.offset, 0, &mut leaves)
-                .map_err(|e| format!("input @{}: {e}", var.name))?;
-            let mut components = Vec::new();
-            for leaf in leaves {
-                if leaf.bytes != 4 {
-                    return Err(format!("input @{}: not 32-bit components", var.name));
-                }
-                let slot = leaf.offset / SLOT_BYTES;
-                let flat = interp_of(&lowered, slot) == Interp::Flat;
-                components.push(InputComponent {
-                    slot,
-                    comp: (leaf.offset % SLOT_BYTES / 4) as usize,
-                    flat,
-                });
-            }
-            inputs.push((var.name.clone(), components));
-        }
+        let inputs = components(&lowered, Mode::ShaderIn)?
+            .into_iter()
+            .map(|(name, slots)| {
+                let components = slots
+                    .into_iter()
+                    .map(|(slot, comp)| InputComponent {
+                        slot,
+                        comp,
+                        flat: interp_of(&lowered, slot) == Interp::Flat,
+                    })
+                    .collect();
+                (name, components)
+            })
+            .collect();
         Ok(Box::new(GenKernel { kernel, inputs }))
+    }
+
+    fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
+        if self.hw < Gen::Gen8 {
+            return Ok(None);
+        }
+        let mut lowered = shader.clone();
+        self.lower.run(&mut lowered)?;
+        let kernel = compile_vertex(&lowered, self.hw).map_err(|e| e.to_string())?;
+        let inputs = components(&lowered, Mode::ShaderIn)?;
+        // Each output component's place in the URB entry: its VUE slot and component.
+        let vue_index = |slot: &VueSlot| kernel.payload.vue.iter().position(|s| s == slot);
+        let mut outputs = Vec::new();
+        for var in lowered
+            .variables
+            .iter()
+            .filter(|v| v.mode == Mode::ShaderOut)
+        {
+            let places = match var.builtin {
+                Some(Builtin::Position) => {
+                    (0..4).map(|c| (vue_index(&VueSlot::Position), c)).collect()
+                }
+                Some(Builtin::PointSize) => vec![(vue_index(&VueSlot::Header), 3)],
+                Some(_) => continue,
+                None => components(&lowered, Mode::ShaderOut)?
+                    .into_iter()
+                    .find(|(name, _)| *name == var.name)
+                    .map(|(_, slots)| {
+                        slots
+                            .into_iter()
+                            .map(|(slot, comp)| (vue_index(&VueSlot::Output(slot)), comp))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            };
+            outputs.push((var.name.clone(), places));
+        }
+        Ok(Some(Box::new(GenVertexKernel {
+            kernel,
+            inputs,
+            outputs,
+        })))
+    }
+}
+
+/// Where each 32-bit component of a variable is, by variable name: a slot (or VUE slot, if
+/// any) and the component in it.
+type Places<S> = Vec<(String, Vec<(S, usize)>)>;
+
+/// Each variable of `mode`'s 32-bit components: their slot and component in the slot, by
+/// variable name (built-ins left out).
+fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
+    let placement = layout_variables(shader).map_err(|e| e.to_string())?;
+    let layout = Layout::new(shader, LayoutRule::Slots);
+    let mut out = Vec::new();
+    for (var, place) in shader.variables.iter().zip(&placement) {
+        if var.mode != mode || var.builtin.is_some() {
+            continue;
+        }
+        let mut leaves = Vec::new();
+        layout
+            .leaves(&var.ty, place.offset, 0, &mut leaves)
+            .map_err(|e| format!("@{}: {e}", var.name))?;
+        let mut components = Vec::new();
+        for leaf in leaves {
+            if leaf.bytes != 4 {
+                return Err(format!("@{}: not 32-bit components", var.name));
+            }
+            components.push((
+                leaf.offset / SLOT_BYTES,
+                (leaf.offset % SLOT_BYTES / 4) as usize,
+            ));
+        }
+        out.push((var.name.clone(), components));
+    }
+    Ok(out)
+}
+
+/// A compiled vertex shader, where its inputs are in the attributes and its outputs in the URB
+/// entry.
+struct GenVertexKernel {
+    kernel: Kernel,
+    /// By input variable name: each component's attribute slot and component.
+    inputs: Places<u32>,
+    /// By output variable name: each component's VUE slot (if the entry has it) and component.
+    outputs: Places<Option<usize>>,
+}
+
+impl VertexKernel for GenVertexKernel {
+    fn run(
+        &self,
+        count: usize,
+        inputs: &BTreeMap<String, Vec<Vec<u64>>>,
+        resources: &Resources,
+    ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
+        let mut draw = VertexDraw {
+            vertices: vec![BTreeMap::new(); count],
+            uniform_data: resources.uniform_data.clone(),
+            ubos: resources.ubos.clone(),
+            textures: resources.textures.clone(),
+            samplers: resources.samplers.clone(),
+        };
+        for (name, places) in &self.inputs {
+            let Some(values) = inputs.get(name) else {
+                continue;
+            };
+            for (v, attributes) in draw.vertices.iter_mut().enumerate() {
+                // One value for all vertices, or one each.
+                let value = &values[if values.len() == 1 { 0 } else { v }];
+                for (&(slot, comp), &bits) in places.iter().zip(value) {
+                    attributes.entry(slot).or_insert([0; 4])[comp] = bits as u32;
+                }
+            }
+        }
+        let entries = run_vertex(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
+        Ok(entries
+            .iter()
+            .map(|entry| {
+                self.outputs
+                    .iter()
+                    .map(|(name, places)| {
+                        let values = places
+                            .iter()
+                            .map(|&(slot, comp)| slot.map_or(0, |s| entry[s][comp] as u64))
+                            .collect();
+                        (name.clone(), values)
+                    })
+                    .collect()
+            })
+            .collect())
     }
 }
 

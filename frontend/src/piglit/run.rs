@@ -19,8 +19,9 @@
 //! tolerance for 8-bit channels (3/256), or the test's own `tolerance`. Out-of-bounds array
 //! accesses read zero and drop writes ([`Launch::robust_access`]), as GL drivers behave.
 //!
-//! With a [`FragmentBackend`], the fragment shader runs as the backend's compiled kernel on its
-//! emulator instead: each triangle is shaded on its own, as hardware does, from the varyings at
+//! With a [`FragmentBackend`], the vertex shader runs as the backend's compiled kernel on its
+//! emulator when the backend has a vertex stage for its hardware, and the fragment shader
+//! always does: each triangle is shaded on its own, as hardware does, from the varyings at
 //! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
 //! them); a shader the backend cannot compile fails the test.
 
@@ -78,10 +79,27 @@ impl Outcome {
     }
 }
 
-/// A backend whose kernels shade fragments in the interpreter's place.
+/// A backend whose kernels shade fragments, and possibly run vertices, in the interpreter's
+/// place.
 pub trait FragmentBackend: Sync {
     /// Compiles the (optimized) fragment shader, or says why it cannot.
     fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String>;
+
+    /// Compiles the (optimized) vertex shader, or says why it cannot; `None` when the backend
+    /// has no vertex stage for its hardware (the interpreter runs the vertices).
+    fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String>;
+}
+
+/// A compiled vertex shader.
+pub trait VertexKernel {
+    /// Runs `count` vertices with their inputs by variable name (a value per vertex, or one
+    /// for all); gives each vertex's outputs by variable name (raw bits).
+    fn run(
+        &self,
+        count: usize,
+        inputs: &BTreeMap<String, Vec<Vec<u64>>>,
+        resources: &Resources,
+    ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String>;
 }
 
 /// A compiled fragment shader.
@@ -159,10 +177,15 @@ pub fn run_file(
         Ok(k) => k,
         Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
     };
+    let vertex_kernel = match backend.map(|b| b.compile_vertex(&vs.0)).transpose() {
+        Ok(k) => k.flatten(),
+        Err(e) => return Outcome::fail(format!("vertex shader: backend: {e}")),
+    };
     let mut ctx = match Context::new(&test, vs, fs, kernel) {
         Ok(c) => c,
         Err(e) => return Outcome::fail(e),
     };
+    ctx.vertex_kernel = vertex_kernel;
     match ctx.execute(&test) {
         Ok(()) => Outcome {
             status: Status::Pass,
@@ -426,6 +449,8 @@ struct Context {
     active_unit: u32,
     /// The backend's fragment kernel, when it runs the fragment shader.
     kernel: Option<Box<dyn FragmentKernel>>,
+    /// The backend's vertex kernel, when it runs the vertex shader.
+    vertex_kernel: Option<Box<dyn VertexKernel>>,
     width: u32,
     height: u32,
     framebuffer: Vec<[u8; 4]>,
@@ -449,6 +474,7 @@ impl Context {
             units: BTreeMap::new(),
             active_unit: 0,
             kernel,
+            vertex_kernel: None,
             width,
             height,
             framebuffer: vec![[0; 4]; (width * height) as usize],
@@ -767,8 +793,17 @@ impl Context {
                     .insert(var.name.clone(), vec![floats(&default)]);
             }
         }
-        let result = run(shader, &launch, &mut self.vs.resources)
-            .map_err(|e| format!("vertex shader: {e}"))?;
+        let outputs: Vec<BTreeMap<String, Vec<u64>>> = match &self.vertex_kernel {
+            Some(kernel) => kernel
+                .run(corners.len(), &launch.inputs, &self.vs.resources)
+                .map_err(|e| format!("vertex shader: {e}"))?,
+            None => run(shader, &launch, &mut self.vs.resources)
+                .map_err(|e| format!("vertex shader: {e}"))?
+                .invocations
+                .into_iter()
+                .map(|inv| inv.outputs)
+                .collect(),
+        };
         let position = shader
             .variables
             .iter()
@@ -792,9 +827,9 @@ impl Context {
             .map(|v| v.name)
             .collect();
         let mut out = Vec::new();
-        for mut inv in result.invocations {
+        for mut outputs in outputs {
             for name in &clamped {
-                if let Some(values) = inv.outputs.get_mut(*name) {
+                if let Some(values) = outputs.get_mut(*name) {
                     for v in values.iter_mut() {
                         let x = f32::from_bits(*v as u32);
                         *v = x.clamp(0.0, 1.0).to_bits() as u64;
@@ -803,7 +838,7 @@ impl Context {
             }
             let pos = position
                 .as_ref()
-                .and_then(|p| inv.outputs.get(p))
+                .and_then(|p| outputs.get(p))
                 .map(|v| {
                     let f: Vec<f32> = v.iter().map(|&b| f32::from_bits(b as u32)).collect();
                     [f[0], f[1], f[2], f[3]]
@@ -811,7 +846,7 @@ impl Context {
                 .ok_or("the vertex shader writes no gl_Position")?;
             out.push(VertexOut {
                 position: pos,
-                outputs: inv.outputs,
+                outputs,
             });
         }
         Ok(out)
