@@ -67,21 +67,28 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     draw.ubos
         .insert(0, draw.uniform_data.iter().rev().copied().collect());
     for var in &shader.variables {
+        // A texture, or an array (of arrays) of them, one binding each.
+        let (mut ty, mut count) = (&var.ty, 1);
+        while let Type::Array { elem, len, .. } = ty {
+            (ty, count) = (elem, count * len);
+        }
         if let Type::Texture {
             dim,
             arrayed,
             shadow,
             ..
-        } = var.ty
+        } = *ty
         {
-            let binding = var.binding.unwrap_or(0);
-            draw.textures
-                .insert(binding, texture(dim, arrayed, &mut || small().abs()));
-            let sampler = SamplerState {
-                compare: shadow.then_some(CompareFunc::LessOrEqual),
-                ..SamplerState::linear()
-            };
-            draw.samplers.insert(binding, sampler);
+            let first = var.binding.unwrap_or(0);
+            for binding in first..first + count {
+                draw.textures
+                    .insert(binding, texture(dim, arrayed, &mut || small().abs()));
+                let sampler = SamplerState {
+                    compare: shadow.then_some(CompareFunc::LessOrEqual),
+                    ..SamplerState::linear()
+                };
+                draw.samplers.insert(binding, sampler);
+            }
         }
     }
     draw
@@ -216,6 +223,14 @@ fn lighting_example() {
     check(
         "lighting.shrew",
         include_str!("../../examples/lighting.shrew"),
+    );
+}
+
+#[test]
+fn texel_fetch_example() {
+    check(
+        "texel_fetch.shrew",
+        include_str!("../../examples/texel_fetch.shrew"),
     );
 }
 
@@ -735,6 +750,39 @@ b0:
     32x4 %39 = fadd %37, %38
     32 %40 = deref_var @color
     store_deref %40, %39 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Elements of an array of arrays of textures: each its own binding table entry.
+#[test]
+fn texture_array_elements() {
+    check(
+        "texture_array_elements",
+        r#"shader fragment
+var shader_in f32x2 @uv (location=0)
+var uniform texture(2d, float)[2][3] @grid (binding=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x2 %1 = load_deref %0
+    32 %2 = deref_var @grid
+    32 %3 = load_const (1)
+    32 %4 = deref_array %2[%3]
+    32 %5 = load_const (2)
+    32 %6 = deref_array %4[%5]
+    32x4 %7 = tex 2d %6 (texture_deref), %1 (coord)
+    32 %8 = load_const (0)
+    32 %9 = deref_array %2[%8]
+    32 %10 = deref_array %9[%3]
+    32x4 %11 = tex 2d %10 (texture_deref), %1 (coord)
+    32x4 %12 = fadd %7, %11
+    32 %13 = deref_var @color
+    store_deref %13, %12 (write_mask=xyzw)
     return
 }
 "#,

@@ -55,7 +55,7 @@ use crate::simd_width::part;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage,
-    Terminator, Tex, TexOp, TexSrc, Value,
+    Terminator, Tex, TexOp, TexSrc, Type as IrType, Value,
 };
 use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -249,39 +249,33 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload)
 }
 
 /// The slots of a vertex's URB entry: the header, the position, then the other outputs the
-/// shader writes, by slot. The point size goes in the header.
-fn plan_vue(shader: &Shader, func: &Function) -> Result<Vec<VueSlot>, LowerError> {
-    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
-    let mut builtin_slots = BTreeMap::new();
-    for (var, layout) in shader.variables.iter().zip(&layouts) {
-        if var.mode == Mode::ShaderOut
-            && let Some(builtin) = var.builtin
-        {
-            builtin_slots.insert(layout.offset / 16, builtin);
-        }
-    }
-    let mut vue = vec![VueSlot::Header, VueSlot::Position];
-    let mut outputs = Vec::new();
-    for inst in func.insts.iter().flatten() {
-        if let InstKind::Intrinsic(ii) = &inst.kind
-            && ii.op == Intrinsic::StoreOutput
-        {
-            let slot = ii.index(IndexKind::Base).unwrap_or(0);
-            match builtin_slots.get(&slot) {
-                None => outputs.push(slot),
-                Some(Builtin::Position | Builtin::PointSize) => {}
-                Some(other) => {
-                    return Err(LowerError(format!(
-                        "the output {other:?} is not supported yet"
-                    )));
-                }
+/// shader writes, by slot. The point size goes in the header. (`lower-io` leaves built-in
+/// outputs as variables, so every `store_output` is of another output.)
+fn plan_vue(func: &Function) -> Vec<VueSlot> {
+    let mut outputs: Vec<u32> = func
+        .insts
+        .iter()
+        .flatten()
+        .filter_map(|inst| match &inst.kind {
+            InstKind::Intrinsic(ii) if ii.op == Intrinsic::StoreOutput => {
+                Some(ii.index(IndexKind::Base).unwrap_or(0))
             }
-        }
-    }
+            _ => None,
+        })
+        .collect();
     outputs.sort_unstable();
     outputs.dedup();
+    let mut vue = vec![VueSlot::Header, VueSlot::Position];
     vue.extend(outputs.into_iter().map(VueSlot::Output));
-    Ok(vue)
+    vue
+}
+
+/// How many textures a value of type `ty` holds: one, or an array's elements'.
+fn textures_in(ty: &IrType) -> u32 {
+    match ty {
+        IrType::Array { elem, len, .. } => len * textures_in(elem),
+        _ => 1,
+    }
 }
 
 /// Whether the function stores the built-in output `builtin`.
@@ -447,11 +441,7 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     }
     Ok(Payload {
         dispatch_width: width,
-        vue: if vertex {
-            plan_vue(shader, func)?
-        } else {
-            Vec::new()
-        },
+        vue: if vertex { plan_vue(func) } else { Vec::new() },
         perspective_bary,
         linear_bary,
         source_depth,
@@ -1054,26 +1044,35 @@ impl Lowering<'_> {
         let Some(mut deref) = t.src(TexSrc::TextureDeref) else {
             return Ok((t.texture, t.sampler));
         };
-        let mut index = 0;
-        loop {
+        // The constant indices from the innermost out, then the variable.
+        let mut indices = Vec::new();
+        let var = loop {
             match &self.func.inst(deref).kind {
-                InstKind::Deref(Deref::Var(var)) => {
-                    let binding = self.shader.variables[var.0 as usize].binding.unwrap_or(0);
-                    let binding = binding + index;
-                    return Ok((binding, binding));
-                }
-                InstKind::Deref(Deref::Array { parent, index: i }) => {
-                    let Some(i) = self.constant_offset(*i) else {
-                        return Err(
-                            self.error(v, "textures at run-time indices are not supported yet")
-                        );
-                    };
-                    index += i;
+                InstKind::Deref(Deref::Var(var)) => break &self.shader.variables[var.0 as usize],
+                InstKind::Deref(Deref::Array { parent, index }) => {
+                    let index = self.constant_offset(*index).ok_or_else(|| {
+                        self.error(v, "textures at run-time indices are not supported yet")
+                    })?;
+                    indices.push(index);
                     deref = *parent;
                 }
                 _ => return Err(self.error(v, "the texture is not an array element or variable")),
             }
+        };
+        // Each array element holds as many textures (one binding each) as its type has.
+        let mut binding = var.binding.unwrap_or(0);
+        let mut ty = &var.ty;
+        for index in indices.into_iter().rev() {
+            let IrType::Array { elem, len, .. } = ty else {
+                return Err(self.error(v, "an index into a texture that is not an array"));
+            };
+            if index >= *len {
+                return Err(self.error(v, &format!("texture array index {index} is out of range")));
+            }
+            binding += index * textures_in(elem);
+            ty = elem;
         }
+        Ok((binding, binding))
     }
 
     /// A texture instruction: one sampler message per 16 channels, or per 8 when its payload
@@ -1139,7 +1138,8 @@ impl Lowering<'_> {
             let inverse = self.temp_operand(Type::F);
             let q = self.read(q, 0, Type::F);
             self.math(MathFn::Inv, inverse, vec![q]);
-            for x in coord[..axes as usize].iter_mut().chain([&mut reference]) {
+            let reference = t.src(TexSrc::Comparator).map(|_| &mut reference);
+            for x in coord[..axes as usize].iter_mut().chain(reference) {
                 let projected = self.temp_operand(Type::F);
                 self.alu2(Opcode::Mul, projected, *x, Src::Reg(inverse), true);
                 *x = Src::Reg(projected);
