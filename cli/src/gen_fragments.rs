@@ -165,12 +165,13 @@ impl VertexKernel for GenVertexKernel {
         &self,
         count: usize,
         inputs: &BTreeMap<String, Vec<Vec<u64>>>,
-        resources: &Resources,
+        resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
         let mut draw = VertexDraw {
             vertices: vec![BTreeMap::new(); count],
             uniform_data: resources.uniform_data.clone(),
             ubos: resources.ubos.clone(),
+            ssbos: std::mem::take(&mut resources.ssbos),
             textures: resources.textures.clone(),
             samplers: resources.samplers.clone(),
         };
@@ -186,7 +187,9 @@ impl VertexKernel for GenVertexKernel {
                 }
             }
         }
-        let entries = run_vertex(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
+        let entries = run_vertex(&self.kernel, &mut draw);
+        resources.ssbos = draw.ssbos;
+        let entries = entries.map_err(|e| format!("emulator: {e}"))?;
         Ok(entries
             .iter()
             .map(|entry| {
@@ -209,7 +212,7 @@ impl FragmentKernel for GenKernel {
     fn shade(
         &self,
         fragments: &TriangleFragments,
-        resources: &Resources,
+        resources: &mut Resources,
     ) -> Result<Vec<Option<[u32; 4]>>, String> {
         // A plane gives v0 + b1 (v1 - v0) + b2 (v2 - v0); a flat one the provoking vertex's value.
         let mut planes: BTreeMap<u32, [[f32; 4]; 4]> = BTreeMap::new();
@@ -230,15 +233,18 @@ impl FragmentKernel for GenKernel {
                 };
             }
         }
-        let draw = FragmentDraw {
+        let mut draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
             planes,
             uniform_data: resources.uniform_data.clone(),
             ubos: resources.ubos.clone(),
+            ssbos: std::mem::take(&mut resources.ssbos),
             textures: resources.textures.clone(),
             samplers: resources.samplers.clone(),
         };
-        let outputs = run_fragment(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
+        let outputs = run_fragment(&self.kernel, &mut draw);
+        resources.ssbos = draw.ssbos;
+        let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
         Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
     }
 }

@@ -66,6 +66,9 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     }
     draw.ubos
         .insert(0, draw.uniform_data.iter().rev().copied().collect());
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
+        draw.ssbos.insert(var.binding.unwrap_or(0), vec![0; 1024]);
+    }
     for var in &shader.variables {
         // A texture, or an array (of arrays) of them, one binding each.
         let (mut ty, mut count) = (&var.ty, 1);
@@ -178,6 +181,7 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
         let mut resources = Resources {
             uniform_data: draw.uniform_data.clone(),
             ubos: draw.ubos.clone(),
+            ssbos: draw.ssbos.clone(),
             textures: draw.textures.clone(),
             samplers: draw.samplers.clone(),
             ..Resources::default()
@@ -187,8 +191,25 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
             for width in [8, 16, 32] {
                 let kernel = compile_fragment(&optimized, hw, width)
                     .unwrap_or_else(|e| panic!("{name} {hw:?} SIMD{width}: {e}"));
-                let got = run_fragment(&kernel, &draw)
+                let mut run_draw = draw.clone();
+                let got = run_fragment(&kernel, &mut run_draw)
                     .unwrap_or_else(|e| panic!("{name} {hw:?} SIMD{width}: {e}"));
+                for (binding, buffer) in &resources.ssbos {
+                    let words = |b: &[u8]| -> Vec<u32> {
+                        b.chunks(4)
+                            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                            .collect()
+                    };
+                    let (want, have) = (words(buffer), words(&run_draw.ssbos[binding]));
+                    let at = (0..want.len()).find(|&i| want[i] != have[i]);
+                    assert_eq!(
+                        at,
+                        None,
+                        "{name} {hw:?} SIMD{width} seed {seed}: SSBO {binding} dword {at:?}: interpreter {:?}, emulator {:?}",
+                        at.map(|i| want[i]),
+                        at.map(|i| have[i])
+                    );
+                }
                 for (i, inv) in expected.invocations.iter().enumerate() {
                     let written = got[i].get(&0);
                     if !draw.pixels.covered[i] || inv.discarded || inv.helper {
@@ -756,6 +777,87 @@ b0:
     );
 }
 
+/// SSBO stores, loads of what was stored, and atomics from fragments: discarded pixels and
+/// helpers write nothing (the stores are predicated on the live pixels).
+#[test]
+fn ssbo_stores_loads_and_atomics() {
+    check(
+        "ssbo_stores_loads_and_atomics",
+        r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var ssbo u32[64] @cells (binding=0)
+var ssbo u32 @count (binding=1)
+var ssbo i32[8] @extremes (binding=2)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (0.5)
+    1 %3 = flt %2, %1.z
+    discard_if %3
+    32x4 %4 = load_frag_coord
+    32 %5 = f2u32 %4.x
+    32 %6 = f2u32 %4.y
+    32 %7 = load_const (16)
+    32 %8 = imul %6, %7
+    32 %9 = iadd %8, %5
+    32 %10 = load_const (63)
+    32 %11 = iand %9, %10
+    32 %12 = load_const (100.0)
+    32 %13 = fmul %1.x, %12
+    32 %14 = f2i32 %13
+    32 %15 = deref_var @cells
+    32 %16 = deref_array %15[%11]
+    store_deref %16, %14 (write_mask=x)
+    32 %17 = load_deref %16
+    32 %18 = deref_var @count
+    32 %19 = load_const (1)
+    32 %20 = deref_atomic %18, %19
+    32 %21 = load_const (7)
+    32 %22 = iand %11, %21
+    32 %23 = deref_var @extremes
+    32 %24 = deref_array %23[%22]
+    32 %25 = fmul %1.y, %12
+    32 %26 = f2i32 %25
+    32 %27 = deref_atomic %24, %26 (atomic_op=imax)
+    32 %28 = i2f32 %17
+    32x4 %29 = vec4 %28, %28, %1.w, %28
+    32 %30 = deref_var @color
+    store_deref %30, %29 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Helper pixels (the draw's uncovered one) run for their quad's derivatives but write no
+/// memory, in a shader that does not discard.
+#[test]
+fn helpers_write_no_memory() {
+    check(
+        "helpers_write_no_memory",
+        r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var ssbo u32 @count (binding=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @count
+    32 %3 = load_const (1)
+    32 %4 = deref_atomic %2, %3
+    32 %5 = deref_var @color
+    store_deref %5, %1 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
 /// Elements of an array of arrays of textures: each its own binding table entry.
 #[test]
 fn texture_array_elements() {
@@ -896,7 +998,8 @@ fn check_vertex(name: &str, source: &str) {
     let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
     for hw in [Gen::Gen8, Gen::Gen9] {
         let kernel = compile_vertex(&optimized, hw).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let entries = run_vertex(&kernel, &draw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let entries =
+            run_vertex(&kernel, &mut draw.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
         for (v, inv) in expected.invocations.iter().enumerate() {
             for (slot, what) in kernel.payload.vue.iter().enumerate() {
                 let (want, comps): (Vec<u64>, std::ops::Range<usize>) = match what {

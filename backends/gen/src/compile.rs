@@ -178,8 +178,7 @@ fn dead_code(program: &mut Program) {
         let before = program.insts.len();
         program.insts.retain(|inst| {
             let writes_flag = inst.cond.is_some() && inst.opcode() != Some(Opcode::Sel);
-            // Sends write memory or end the thread, except reads (a response, no EOT).
-            let send_effect = inst.send.is_some_and(|m| m.rlen == 0 || m.eot);
+            let send_effect = inst.send.is_some_and(|m| m.has_effect());
             let effect = writes_flag || send_effect || !matches!(inst.op, Op::Hw(_));
             let dead = inst
                 .dst

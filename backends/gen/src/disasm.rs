@@ -71,6 +71,21 @@ fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
                 if grfs > 1 { "s" } else { "" }
             ))
         }
+        10 | 12 if [(10, 6), (12, 2)].contains(&(sfid, message_type)) => {
+            const OPS: [&str; 16] = [
+                "", "and", "or", "xor", "mov", "inc", "dec", "add", "sub", "rsub", "imax", "imin",
+                "umax", "umin", "cmpwr", "predec",
+            ];
+            let simd = if desc >> 12 & 1 != 0 {
+                "SIMD8"
+            } else {
+                "SIMD16"
+            };
+            let op = OPS[(desc >> 8 & 0xF) as usize];
+            Some(format!(
+                "( DC untyped atomic op, Surface = {surface}, {simd}, {op})"
+            ))
+        }
         10 | 12 => {
             // Untyped surface read and write: IVB data cache 5 and 13, HSW+ data cache 1 and 9.
             let direction = match (sfid, message_type) {

@@ -38,6 +38,8 @@ pub struct FragmentDraw {
     pub uniform_data: Vec<u8>,
     /// UBO contents by binding.
     pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// SSBO contents by binding, as the kernel leaves them.
+    pub ssbos: BTreeMap<u32, Vec<u8>>,
     /// Textures by binding.
     pub textures: BTreeMap<u32, Texture>,
     /// Sampler states by binding (the sampler index of the messages).
@@ -72,7 +74,10 @@ impl FragmentDraw {
 }
 
 /// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
-pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOutput>, EmuError> {
+pub fn run_fragment(
+    kernel: &Kernel,
+    draw: &mut FragmentDraw,
+) -> Result<Vec<PixelOutput>, EmuError> {
     let width = kernel.dispatch_width as usize;
     let quads_x = draw.pixels.width as usize / 2;
     let quads = quads_x * (draw.pixels.height as usize / 2);
@@ -148,7 +153,14 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
             let bits = (pixel_mask >> (16 * half)) & 0xFFFF;
             thread.set(1 + half as u8, 14, Type::UW, bits as u64);
         }
-        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
+        bind(
+            &mut thread,
+            p,
+            &draw.uniform_data,
+            &draw.ubos,
+            &mut draw.ssbos,
+            &sampling,
+        );
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();
             for (comp, plane) in planes.iter().enumerate() {
@@ -159,6 +171,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<Vec<PixelOut
             }
         }
         run(&program, kernel.hw, &mut thread)?;
+        unbind(&mut thread, p, &mut draw.ssbos);
         for (&target, writes) in &thread.render_targets {
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {
@@ -212,13 +225,14 @@ fn sampling(
     Arc::new(sampling)
 }
 
-/// Gives a thread the push constants of its payload, the buffers of its binding table and the
-/// sampler's view of the textures.
+/// Gives a thread the push constants of its payload, the buffers of its binding table (the
+/// SSBOs moved in, for [`unbind`] to take back) and the sampler's view of the textures.
 fn bind(
     thread: &mut Thread,
     p: &Payload,
     uniform_data: &[u8],
     ubos: &BTreeMap<u32, Vec<u8>>,
+    ssbos: &mut BTreeMap<u32, Vec<u8>>,
     sampling: &Arc<Resources>,
 ) {
     for range in &p.push {
@@ -242,6 +256,11 @@ fn bind(
             Surface::ConstantData => &p.constant_data,
             Surface::UniformBlock => uniform_data,
             Surface::Ubo(b) => ubos.get(b).map_or(&[], Vec::as_slice),
+            Surface::Ssbo(b) => {
+                let buffer = ssbos.get_mut(b).map(std::mem::take).unwrap_or_default();
+                thread.surfaces.insert(bti, buffer);
+                continue;
+            }
             Surface::Texture(view) => {
                 thread.sampler_views.insert(bti, *view);
                 continue;
@@ -250,6 +269,18 @@ fn bind(
         thread.surfaces.insert(bti, bytes.to_vec());
     }
     thread.sampling = sampling.clone();
+}
+
+/// Takes the SSBOs [`bind`] gave a thread back, as the thread left them.
+fn unbind(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
+    for (i, surface) in p.surfaces.iter().enumerate() {
+        if let Surface::Ssbo(b) = surface
+            && let Some(buffer) = thread.surfaces.remove(&(FIRST_SURFACE + i as u32))
+            && ssbos.contains_key(b)
+        {
+            ssbos.insert(*b, buffer);
+        }
+    }
 }
 
 /// One draw's vertices: each vertex's attributes and the shader's buffers and textures.
@@ -261,6 +292,8 @@ pub struct VertexDraw {
     pub uniform_data: Vec<u8>,
     /// UBO contents by binding.
     pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// SSBO contents by binding, as the kernel leaves them.
+    pub ssbos: BTreeMap<u32, Vec<u8>>,
     pub textures: BTreeMap<u32, Texture>,
     pub samplers: BTreeMap<u32, SamplerState>,
 }
@@ -268,7 +301,7 @@ pub struct VertexDraw {
 /// Runs a vertex kernel over the draw's vertices, eight to a thread (vertex `v` in channel
 /// `v % 8`, its URB handle `v`); gives each vertex's URB entry as the slots of
 /// [`Payload::vue`], four raw dwords each (zero where nothing was written).
-pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
+pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
     let sampling = sampling(p, &draw.textures, &draw.samplers);
@@ -286,8 +319,16 @@ pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<Vec<[u32; 4]
                 }
             }
         }
-        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
+        bind(
+            &mut thread,
+            p,
+            &draw.uniform_data,
+            &draw.ubos,
+            &mut draw.ssbos,
+            &sampling,
+        );
         run(&program, kernel.hw, &mut thread)?;
+        unbind(&mut thread, p, &mut draw.ssbos);
         for lane in 0..vertices.len() {
             let dwords = thread.urb.get(&((8 * first + lane) as u32));
             let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);

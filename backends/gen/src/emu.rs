@@ -15,7 +15,8 @@
 //! on. `halt` (discard) takes channels out for the rest of the thread.
 //!
 //! Sends run through models of the render target, the URB's SIMD8 writes, the sampler
-//! ([`crate::sampler`]), the data port's untyped surface reads and the thread's scratch memory. Other sends, the accumulator instructions and address-register
+//! ([`crate::sampler`]), the data port's untyped surface reads, writes and atomics, and the
+//! thread's scratch memory. Other sends, the accumulator instructions and address-register
 //! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
@@ -894,9 +895,95 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 thread.write(at, 4, dword as u64)?;
             }
         }
+        // Untyped surface write (IVB data cache message 13, HSW+ data cache 1 message 9): each
+        // enabled channel writes the unmasked components' dwords at its byte address; writes
+        // past the buffer's end are dropped.
+        10 | 12 if message_type == [13, 9][(inst.sfid == 12) as usize] => {
+            let disabled = desc >> 8 & 0xF;
+            let per_comp = (inst.exec_size as usize).div_ceil(8);
+            let bti = desc & 0xFF;
+            for i in (0..inst.exec_size as usize)
+                .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0)
+            {
+                let dword = |k: usize| {
+                    thread.read(
+                        (payload.nr as usize + k * per_comp + i / 8) * 32 + i % 8 * 4,
+                        4,
+                    )
+                };
+                let address = dword(0)? as usize;
+                let values = (0..4).filter(|k| disabled >> k & 1 == 0).count();
+                let data = (0..values)
+                    .map(|j| dword(1 + j))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Some(bytes) = thread.surfaces.get_mut(&bti) {
+                    for (j, value) in data.into_iter().enumerate() {
+                        let at = address + 4 * j;
+                        if let Some(word) = bytes.get_mut(at..at + 4) {
+                            word.copy_from_slice(&(value as u32).to_le_bytes());
+                        }
+                    }
+                }
+            }
+        }
+        // Untyped atomic operation (IVB data cache message 6, HSW+ data cache 1 message 2):
+        // each enabled channel in order applies the operation to the dword at its byte address
+        // and gets the old value back; outside the buffer it reads zero and writes nothing.
+        10 | 12 if message_type == [6, 2][(inst.sfid == 12) as usize] => {
+            let per_comp = (inst.exec_size as usize).div_ceil(8);
+            let bti = desc & 0xFF;
+            let aop = desc >> 8 & 0xF;
+            let mut results = Vec::new();
+            for i in (0..inst.exec_size as usize)
+                .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0)
+            {
+                let dword = |k: usize| {
+                    thread.read(
+                        (payload.nr as usize + k * per_comp + i / 8) * 32 + i % 8 * 4,
+                        4,
+                    )
+                };
+                let (address, operand) = (dword(0)? as usize, dword(1)? as u32);
+                let word = thread
+                    .surfaces
+                    .get_mut(&bti)
+                    .and_then(|b| b.get_mut(address..address + 4));
+                let old = match word {
+                    Some(word) => {
+                        let old = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                        let new = atomic(aop, old, operand).ok_or(unsupported.clone())?;
+                        word.copy_from_slice(&new.to_le_bytes());
+                        old
+                    }
+                    None => 0,
+                };
+                results.push((i, old));
+            }
+            if let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) {
+                for (i, old) in results {
+                    thread.write((dst.nr as usize + i / 8) * 32 + i % 8 * 4, 4, old as u64)?;
+                }
+            }
+        }
         _ => return Err(unsupported),
     }
     Ok(inst.is_eot())
+}
+
+/// The data port's atomic operation `aop` (Mesa's BRW_AOP_* codes) on `old` with `operand`.
+fn atomic(aop: u32, old: u32, operand: u32) -> Option<u32> {
+    Some(match aop {
+        1 => old & operand,
+        2 => old | operand,
+        3 => old ^ operand,
+        4 => operand,
+        7 => old.wrapping_add(operand),
+        10 => (old as i32).max(operand as i32) as u32,
+        11 => (old as i32).min(operand as i32) as u32,
+        12 => old.max(operand),
+        13 => old.min(operand),
+        _ => return None,
+    })
 }
 
 fn math(function: Option<MathFn>, a: Num, b: Num, unsigned: bool) -> Option<Num> {

@@ -7,8 +7,7 @@
 //! ([`simd_width`]), scheduling ([`schedule`]), register allocation ([`regalloc`], spilling to
 //! scratch through [`spill`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
 //! programs (textures through the sampler model of [`sampler`]); [`dispatch`] feeds it fragment
-//! and vertex threads. Memory sends (SSBOs, images) and compute shaders are being built (the Gen
-//! backend issue).
+//! and vertex threads. Images and compute shaders are being built (the Gen backend issue).
 
 mod analysis;
 pub mod coalesce;

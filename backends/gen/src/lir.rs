@@ -217,6 +217,15 @@ pub struct Message {
 }
 
 impl Message {
+    /// Whether the message does more than read into its response: it writes memory (no
+    /// response, or an atomic operation, IVB data cache 6 or HSW+ data cache 1 message 2) or
+    /// ends the thread.
+    pub fn has_effect(&self) -> bool {
+        let message_type = self.control >> 14 & 0x1F;
+        let atomic = matches!((self.sfid, message_type), (10, 6) | (12, 2));
+        self.rlen == 0 || self.eot || atomic
+    }
+
     /// The descriptor: mlen 28:25, rlen 24:20, header 19, function control, EOT 31.
     pub fn descriptor(&self, header: bool) -> u32 {
         (self.eot as u32) << 31

@@ -14,6 +14,9 @@
 //! - The constant data (`load_constant`), uniforms at run-time offsets and uniforms past the
 //!   pushed ones are pulled with untyped surface reads: each channel loads the dwords at its
 //!   own byte address from a surface of the binding table ([`Payload::surfaces`]).
+//! - SSBO loads, stores and atomics (as `lower-io` leaves them) are untyped surface reads,
+//!   writes and atomic operations, each channel at its own byte address; in fragment shaders
+//!   only live pixels write (predicated on f1.0, loaded from the pixel mask as for `discard`).
 //! - Texture instructions become sampler messages ([`crate::sampler`]): the parameters in the
 //!   message's order, coordinates and reference divided by a projector, one message per 16
 //!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
@@ -38,9 +41,10 @@
 //!
 //! Invariants: every virtual register is written before it is read on every path the source
 //! program takes; a flag is written in the same straight-line code as the instructions that
-//! read it, before them. Unsupported input (64-bit or 16-bit values, SSBOs and images, texel
-//! offsets, gathers, multisampled or buffer textures, textures at run-time indices or with
-//! separate samplers, a dynamically indexed input or output, a UBO at a run-time binding) is a
+//! read it, before them. Unsupported input (64-bit or 16-bit values, images, partial SSBO
+//! stores, compare-exchange and float atomics, texel offsets, gathers, multisampled or buffer
+//! textures, textures at run-time indices or with separate samplers, a dynamically indexed input
+//! or output, a UBO or SSBO at a run-time binding) is a
 //! [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the generation and the dispatch width. The generation only picks the data port of
@@ -57,7 +61,7 @@ use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage,
     Terminator, Tex, TexOp, TexSrc, Type as IrType, Value,
 };
-use shrew_engine::ops::{AluOp, BaseType, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::structure::{Node, structurize};
 use std::collections::BTreeMap;
@@ -122,6 +126,8 @@ pub enum Surface {
     UniformBlock,
     /// The UBO at a binding.
     Ubo(u32),
+    /// The SSBO at a binding.
+    Ssbo(u32),
     /// A texture the sampler reads.
     Texture(TextureSurface),
 }
@@ -241,7 +247,8 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload)
         payload,
         outputs: BTreeMap::new(),
         urb_messages: Vec::new(),
-        discards: uses_intrinsic(func, is_kill),
+        discards: uses_intrinsic(func, is_kill)
+            || (shader.stage == Stage::Fragment && uses_intrinsic(func, writes_memory)),
         halts: false,
     };
     lowering.lower(&tree)?;
@@ -276,6 +283,22 @@ fn textures_in(ty: &IrType) -> u32 {
         IrType::Array { elem, len, .. } => len * textures_in(elem),
         _ => 1,
     }
+}
+
+/// The data port's code of an atomic operation (Mesa's BRW_AOP_*), for those the backend emits.
+fn atomic_opcode(op: AtomicOp) -> Option<u32> {
+    Some(match op {
+        AtomicOp::Iand => 1,
+        AtomicOp::Ior => 2,
+        AtomicOp::Ixor => 3,
+        AtomicOp::Xchg => 4,
+        AtomicOp::Iadd => 7,
+        AtomicOp::Imax => 10,
+        AtomicOp::Imin => 11,
+        AtomicOp::Umax => 12,
+        AtomicOp::Umin => 13,
+        _ => return None,
+    })
 }
 
 /// Whether the function stores the built-in output `builtin`.
@@ -353,6 +376,11 @@ fn is_kill(op: Intrinsic) -> bool {
             | Intrinsic::Demote
             | Intrinsic::DemoteIf
     )
+}
+
+/// Whether the intrinsic writes memory: in fragment shaders, only live pixels may.
+fn writes_memory(op: Intrinsic) -> bool {
+    matches!(op, Intrinsic::StoreSsbo | Intrinsic::SsboAtomic)
 }
 
 fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
@@ -470,7 +498,7 @@ struct Lowering<'s> {
     /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the
     /// header, then four GRFs per slot), which the outputs are written into.
     urb_messages: Vec<(u32, VReg)>,
-    /// Whether the shader discards: it keeps live pixels in f1.0.
+    /// Whether the fragment shader discards or writes memory: it keeps live pixels in f1.0.
     discards: bool,
     /// Whether some channel may halt: the end needs a halt target.
     halts: bool,
@@ -792,6 +820,34 @@ impl Lowering<'_> {
             Intrinsic::LoadConstant => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
                 self.pull(v, Surface::ConstantData, base, ii.srcs[0])
+            }
+            Intrinsic::LoadSsbo => {
+                let binding = self.ssbo_binding(v, ii.srcs[0])?;
+                self.pull(v, Surface::Ssbo(binding), 0, ii.srcs[1])
+            }
+            Intrinsic::StoreSsbo => {
+                let binding = self.ssbo_binding(v, ii.srcs[1])?;
+                let data = ii.srcs[0];
+                let ty = self.func.value_type(data).expect("stores store a value");
+                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+                if ty.bits != 32 || mask != (1 << ty.comps) - 1 {
+                    return Err(self.error(v, "only whole stores of 32-bit values are supported"));
+                }
+                let data: Vec<Src> = (0..ty.comps)
+                    .map(|c| self.read(data, c, Type::UD))
+                    .collect();
+                self.untyped_write(Surface::Ssbo(binding), ii.srcs[2], data, None);
+                Ok(())
+            }
+            Intrinsic::SsboAtomic => {
+                let binding = self.ssbo_binding(v, ii.srcs[0])?;
+                let op = ii.index(IndexKind::AtomicOp).and_then(AtomicOp::from_index);
+                let Some(aop) = op.and_then(atomic_opcode) else {
+                    return Err(self.error(v, "this atomic operation is not supported yet"));
+                };
+                let data = vec![self.read(ii.srcs[2], 0, Type::UD)];
+                self.untyped_write(Surface::Ssbo(binding), ii.srcs[1], data, Some((v, aop)));
+                Ok(())
             }
             Intrinsic::LoadUniform | Intrinsic::LoadUbo if self.push_constant(v, ii).is_none() => {
                 if ii.op == Intrinsic::LoadUniform {
@@ -1199,6 +1255,97 @@ impl Lowering<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The binding of an SSBO access, which must be a constant.
+    fn ssbo_binding(&self, v: Value, binding: Value) -> Result<u32, LowerError> {
+        self.constant_offset(binding)
+            .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
+    }
+
+    /// Writes `data` (one dword per component) at byte `offset` of a surface, each channel at
+    /// its own offset: an untyped surface write (HSW+ data cache 1, message 9; IVB data cache,
+    /// message 13); or, with `atomic`, the untyped atomic operation (data cache 1 message 2,
+    /// data cache message 6) whose old value goes to the atomic's value. In fragment shaders
+    /// only live pixels write (f1.0).
+    fn untyped_write(
+        &mut self,
+        surface: Surface,
+        offset: Value,
+        data: Vec<Src>,
+        atomic: Option<(Value, u32)>,
+    ) {
+        let bti = self.surface(surface);
+        let offset = self.read(offset, 0, Type::UD);
+        let width = self.width.min(16);
+        let per_comp = width as u32 / 8;
+        let simd8 = width == 8;
+        let (sfid, message_type, control) = match (atomic, self.hw >= Gen::Gen75) {
+            // The operation, SIMD8 mode (bit 4), return data (bit 5).
+            (Some((_, aop)), hw75) => {
+                let control = aop | (simd8 as u32) << 4 | 1 << 5;
+                if hw75 {
+                    (12, 2, control)
+                } else {
+                    (10, 6, control)
+                }
+            }
+            // SIMD mode (SIMD16 1, SIMD8 2) in bits 5:4, the disabled channels in 3:0.
+            (None, hw75) => {
+                let control = (if simd8 { 2 } else { 1 }) << 4 | (0xF & !((1 << data.len()) - 1));
+                if hw75 {
+                    (12, 9, control)
+                } else {
+                    (10, 13, control)
+                }
+            }
+        };
+        let message = Message {
+            sfid,
+            mlen: ((1 + data.len() as u32) * per_comp) as u8,
+            rlen: if atomic.is_some() { per_comp as u8 } else { 0 },
+            control: message_type << 14 | control << 8 | bti,
+            eot: false,
+        };
+        for half in 0..halves(self.width) {
+            let payload = self.program.new_vreg(message.mlen as u32);
+            for (k, &src) in [offset].iter().chain(&data).enumerate() {
+                let dst = Operand::vector(payload, k as u32 * per_comp * 32, Type::UD);
+                self.on_half(half, Opcode::Mov, dst, vec![src]);
+            }
+            let response = match atomic {
+                Some(_) => Operand::vector(self.program.new_vreg(per_comp), 0, Type::UD),
+                None => Operand::null(Type::UD),
+            };
+            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            let descriptor = Src::ud(message.descriptor(false));
+            // The payload is this half's alone: the send reads it from its start.
+            let mut send = Inst {
+                group: 16 * half,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    width,
+                    Some(response),
+                    vec![payload, descriptor],
+                )
+            };
+            if self.discards {
+                send.predicate = Some(Predicate {
+                    control: 1,
+                    inverse: false,
+                });
+                send.flag = LIVE_FLAG;
+            }
+            self.emit(send);
+            if let Some((v, _)) = atomic {
+                let dst = part(self.comp(v, 0, Type::UD), 16 * half);
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
+                });
+            }
+        }
     }
 
     /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each

@@ -4,13 +4,15 @@
 //!
 //! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
 //! `shader_in`, `shader_out`, non-opaque `uniform`, `ubo` or `constant` variable is replaced by
-//! the lowered intrinsic; `constant` loads become `load_constant` into the constant data.
+//! the lowered intrinsic; `constant` loads become `load_constant` into the constant data; loads,
+//! stores and atomics of `ssbo` variables become `load_ssbo`, `store_ssbo`, `ssbo_atomic` and
+//! `ssbo_atomic_swap` at the buffer's binding and byte offset.
 //! Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component` the first
 //! 32-bit component in it, and the source the slots added by dynamic indices. Uniforms and
 //! constants are addressed in bytes of the default uniform block or of the constant data:
 //! `base` is the constant part, the source the dynamic part (indices times their strides). UBO
 //! loads take the buffer's binding (plus the constant index into an array of blocks) and the
-//! byte offset. Offsets follow the interpreter's
+//! byte offset, and so do SSBO accesses. Offsets follow the interpreter's
 //! placement ([`crate::interp::memory::layout_variables`]), so the lowered shader computes the
 //! same results on it.
 //!
@@ -96,7 +98,13 @@ fn access_of(
     let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
         return None;
     };
-    if !matches!(ii.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) {
+    if !matches!(
+        ii.op,
+        Intrinsic::LoadDeref
+            | Intrinsic::StoreDeref
+            | Intrinsic::DerefAtomic
+            | Intrinsic::DerefAtomicSwap
+    ) {
         return None;
     }
     let (var, steps) = deref_chain(function, ii.srcs[0])?;
@@ -107,6 +115,7 @@ fn access_of(
         Mode::ShaderOut => ii.op == Intrinsic::StoreDeref,
         Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
         Mode::Ubo | Mode::Constant => ii.op == Intrinsic::LoadDeref,
+        Mode::Ssbo => true,
         _ => false,
     };
     if !lowered || variable.builtin.is_some() {
@@ -181,7 +190,10 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let mut builder = Builder::new(shader, func);
     builder.cursor = Cursor { block, pos };
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
-    let bytes = matches!(access.mode, Mode::Uniform | Mode::Ubo | Mode::Constant);
+    let bytes = matches!(
+        access.mode,
+        Mode::Uniform | Mode::Ubo | Mode::Ssbo | Mode::Constant
+    );
     let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
     for (index, stride) in access.dynamic {
@@ -196,20 +208,51 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
             None => scaled,
         });
     }
-    if access.mode == Mode::Ubo {
-        // `load_ubo` has no base: the constant offset joins the dynamic one.
+    if matches!(access.mode, Mode::Ubo | Mode::Ssbo) {
+        // Buffer accesses have no base: the constant offset joins the dynamic one.
         let constant = builder.imm_u32(access.offset);
         let offset = match dynamic {
             Some(d) => builder.alu(AluOp::Iadd, &[d, constant]),
             None => constant,
         };
         let binding = builder.imm_u32(access.binding);
-        let lowered = builder.intrinsic(
-            Intrinsic::LoadUbo,
-            &[binding, offset],
-            def,
-            &[(IndexKind::AlignMul, 4)],
-        );
+        let index = |kind: IndexKind| (kind, ii.index(kind).unwrap_or(0));
+        let lowered = match ii.op {
+            Intrinsic::LoadDeref if access.mode == Mode::Ubo => builder.intrinsic(
+                Intrinsic::LoadUbo,
+                &[binding, offset],
+                def,
+                &[(IndexKind::AlignMul, 4)],
+            ),
+            Intrinsic::LoadDeref => builder.intrinsic(
+                Intrinsic::LoadSsbo,
+                &[binding, offset],
+                def,
+                &[index(IndexKind::Access), (IndexKind::AlignMul, 4)],
+            ),
+            Intrinsic::StoreDeref => builder.intrinsic(
+                Intrinsic::StoreSsbo,
+                &[ii.srcs[1], binding, offset],
+                None,
+                &[
+                    index(IndexKind::WriteMask),
+                    index(IndexKind::Access),
+                    (IndexKind::AlignMul, 4),
+                ],
+            ),
+            Intrinsic::DerefAtomic => builder.intrinsic(
+                Intrinsic::SsboAtomic,
+                &[binding, offset, ii.srcs[1]],
+                def,
+                &[index(IndexKind::AtomicOp), index(IndexKind::Access)],
+            ),
+            _ => builder.intrinsic(
+                Intrinsic::SsboAtomicSwap,
+                &[binding, offset, ii.srcs[1], ii.srcs[2]],
+                def,
+                &[index(IndexKind::AtomicOp), index(IndexKind::Access)],
+            ),
+        };
         let function = &mut shader.functions[func.0 as usize];
         function.replace_uses(v, lowered);
         function.remove_inst(v);

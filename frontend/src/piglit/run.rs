@@ -93,23 +93,24 @@ pub trait FragmentBackend: Sync {
 /// A compiled vertex shader.
 pub trait VertexKernel {
     /// Runs `count` vertices with their inputs by variable name (a value per vertex, or one
-    /// for all); gives each vertex's outputs by variable name (raw bits).
+    /// for all); gives each vertex's outputs by variable name (raw bits) and leaves the SSBOs
+    /// as the vertices wrote them.
     fn run(
         &self,
         count: usize,
         inputs: &BTreeMap<String, Vec<Vec<u64>>>,
-        resources: &Resources,
+        resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String>;
 }
 
 /// A compiled fragment shader.
 pub trait FragmentKernel {
     /// Shades one triangle's fragments; gives each pixel's colour output 0 (raw bits), `None`
-    /// where nothing was written.
+    /// where nothing was written, and leaves the SSBOs as the fragments wrote them.
     fn shade(
         &self,
         fragments: &TriangleFragments,
-        resources: &Resources,
+        resources: &mut Resources,
     ) -> Result<Vec<Option<[u32; 4]>>, String>;
 }
 
@@ -759,7 +760,7 @@ impl Context {
             pixels: grid,
             varyings,
         };
-        let colors = kernel.shade(&frags, &self.fs.resources)?;
+        let colors = kernel.shade(&frags, &mut self.fs.resources)?;
         for (i, rgba) in colors.iter().enumerate() {
             let Some(rgba) = rgba else { continue };
             if !frags.pixels.covered[i] {
@@ -795,7 +796,7 @@ impl Context {
         }
         let outputs: Vec<BTreeMap<String, Vec<u64>>> = match &self.vertex_kernel {
             Some(kernel) => kernel
-                .run(corners.len(), &launch.inputs, &self.vs.resources)
+                .run(corners.len(), &launch.inputs, &mut self.vs.resources)
                 .map_err(|e| format!("vertex shader: {e}"))?,
             None => run(shader, &launch, &mut self.vs.resources)
                 .map_err(|e| format!("vertex shader: {e}"))?
