@@ -316,3 +316,25 @@ b0:
     assert!(!printed.contains("bcsel"), "{printed}");
     assert!(printed.contains("store_output"), "{printed}");
 }
+
+/// The default pipeline gives the same program every time: no pass may depend on the iteration
+/// order of a hash set (loop-unroll once removed blocks in one, so the blocks added next got
+/// other numbers from run to run).
+#[test]
+fn the_default_pipeline_is_deterministic() {
+    let registry = registry();
+    let source = include_str!("../ir/nested_loop_return.shrew");
+    let runs: Vec<String> = (0..8)
+        .map(|_| {
+            let mut shader = text::parse(source, "nested_loop_return.shrew").unwrap();
+            optimize(&mut shader, "default", &registry);
+            text::print(&shader)
+        })
+        .collect();
+    assert!(
+        runs.iter().all(|r| *r == runs[0]),
+        "{}\n---\n{}",
+        runs[0],
+        runs[1..].iter().find(|r| **r != runs[0]).unwrap()
+    );
+}

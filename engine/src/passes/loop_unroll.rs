@@ -35,7 +35,7 @@ use super::manager::{Pass, PassContext};
 use crate::cfg::DomTree;
 use crate::ir::fold::eval_alu;
 use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// The most iterations a loop may have to be unrolled (Mesa's Intel limit).
 pub const MAX_ITERATIONS: usize = 32;
@@ -87,7 +87,7 @@ struct Plan {
     /// Iteration by iteration, what it runs: every iteration but the last goes round.
     walks: Vec<Walk>,
     /// The blocks that go with the loop: its body, and its continue block even if unreachable.
-    blocks: HashSet<BlockId>,
+    blocks: BTreeSet<BlockId>,
     /// The header's phis, each with its value entering the loop and its value from the
     /// continue block (if the phi has one).
     header_phis: Vec<(Value, Value, Option<Value>)>,
@@ -142,7 +142,7 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
         return None;
     };
     // The body: what the header reaches without passing the merge block or going round.
-    let mut body: HashSet<BlockId> = HashSet::from([header]);
+    let mut body: BTreeSet<BlockId> = BTreeSet::from([header]);
     let mut stack = vec![header];
     while let Some(b) = stack.pop() {
         for s in func.successors(b) {
@@ -209,7 +209,7 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
         _ if func.cfg[merge].insts.iter().any(|&v| is_phi(func, v)) => return None,
         _ => None,
     };
-    let last_blocks: HashSet<BlockId> = last.blocks.iter().copied().collect();
+    let last_blocks: BTreeSet<BlockId> = last.blocks.iter().copied().collect();
     if !uses_outside_come_from(func, &blocks, leaving, &last_blocks) {
         return None;
     }
@@ -258,7 +258,7 @@ fn walk(
     header: BlockId,
     merge: BlockId,
     cont: BlockId,
-    body: &HashSet<BlockId>,
+    body: &BTreeSet<BlockId>,
 ) -> Option<Walk> {
     let mut blocks = Vec::new();
     let mut next = HashMap::new();
@@ -328,11 +328,11 @@ fn keep_whole(
     dom: &DomTree,
     (start, merge): (BlockId, BlockId),
     header: BlockId,
-    body: &HashSet<BlockId>,
+    body: &BTreeSet<BlockId>,
     blocks: &mut Vec<BlockId>,
 ) -> Option<BlockId> {
     let mut region = vec![start];
-    let mut seen = HashSet::from([start]);
+    let mut seen = BTreeSet::from([start]);
     let mut i = 0;
     while let Some(&b) = region.get(i) {
         i += 1;
@@ -360,9 +360,9 @@ fn keep_whole(
 /// count their edge from `leaving`, the edge that stays.
 fn uses_outside_come_from(
     func: &Function,
-    blocks: &HashSet<BlockId>,
+    blocks: &BTreeSet<BlockId>,
     leaving: Option<BlockId>,
-    last: &HashSet<BlockId>,
+    last: &BTreeSet<BlockId>,
 ) -> bool {
     let defined_well = |v: Value| {
         func.get_inst(v)
@@ -393,7 +393,7 @@ fn uses_outside_come_from(
 struct Evaluator<'f> {
     func: &'f Function,
     header: BlockId,
-    body: &'f HashSet<BlockId>,
+    body: &'f BTreeSet<BlockId>,
     preheader: BlockId,
     cont: BlockId,
     known: HashMap<(Value, usize), Option<Vec<u64>>>,
