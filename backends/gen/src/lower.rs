@@ -1320,7 +1320,7 @@ impl Lowering<'_> {
             let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
             let descriptor = Src::ud(message.descriptor(false));
             // The payload is this half's alone: the send reads it from its start.
-            let mut send = Inst {
+            let send = Inst {
                 group: 16 * half,
                 send: Some(message),
                 ..Inst::new(
@@ -1330,14 +1330,7 @@ impl Lowering<'_> {
                     vec![payload, descriptor],
                 )
             };
-            if self.discards {
-                send.predicate = Some(Predicate {
-                    control: 1,
-                    inverse: false,
-                });
-                send.flag = LIVE_FLAG;
-            }
-            self.emit(send);
+            self.emit_for_live_pixels(send);
             if let Some((v, _)) = atomic {
                 let dst = part(self.comp(v, 0, Type::UD), 16 * half);
                 self.emit(Inst {
@@ -1538,6 +1531,19 @@ impl Lowering<'_> {
         self.program.insts.last_mut().expect("just pushed")
     }
 
+    /// Emits a message that only live pixels may send (memory writes, render-target writes):
+    /// predicated on f1.0 when the shader keeps live pixels there.
+    fn emit_for_live_pixels(&mut self, mut send: Inst) {
+        if self.discards {
+            send.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            send.flag = LIVE_FLAG;
+        }
+        self.emit(send);
+    }
+
     /// Byte offset of component `c` of `half`'s render-target payload in a colour register:
     /// each 16 channels' payload (four components of one or two GRFs) after the other's.
     fn colour_at(&self, half: u8, c: u32) -> u32 {
@@ -1575,14 +1581,7 @@ impl Lowering<'_> {
             );
             send.group = 16 * half;
             send.send = Some(message);
-            if self.discards {
-                send.predicate = Some(Predicate {
-                    control: 1,
-                    inverse: false,
-                });
-                send.flag = LIVE_FLAG;
-            }
-            self.emit(send);
+            self.emit_for_live_pixels(send);
         }
     }
 
