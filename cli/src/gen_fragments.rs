@@ -84,6 +84,7 @@ impl FragmentBackend for GenFragments {
         let inputs = components(&lowered, Mode::ShaderIn)?;
         // Each output component's place in the URB entry: its VUE slot and component.
         let vue_index = |slot: &VueSlot| kernel.payload.vue.iter().position(|s| s == slot);
+        let slots = components(&lowered, Mode::ShaderOut)?;
         let mut outputs = Vec::new();
         for var in lowered
             .variables
@@ -96,13 +97,13 @@ impl FragmentBackend for GenFragments {
                 }
                 Some(Builtin::PointSize) => vec![(vue_index(&VueSlot::Header), 3)],
                 Some(_) => continue,
-                None => components(&lowered, Mode::ShaderOut)?
-                    .into_iter()
+                None => slots
+                    .iter()
                     .find(|(name, _)| *name == var.name)
                     .map(|(_, slots)| {
                         slots
-                            .into_iter()
-                            .map(|(slot, comp)| (vue_index(&VueSlot::Output(slot)), comp))
+                            .iter()
+                            .map(|&(slot, comp)| (vue_index(&VueSlot::Output(slot)), comp))
                             .collect()
                     })
                     .unwrap_or_default(),

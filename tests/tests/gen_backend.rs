@@ -71,10 +71,7 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     }
     for var in &shader.variables {
         // A texture, or an array (of arrays) of them, one binding each.
-        let (mut ty, mut count) = (&var.ty, 1);
-        while let Type::Array { elem, len, .. } = ty {
-            (ty, count) = (elem, count * len);
-        }
+        let (ty, count) = var.ty.innermost_element();
         if let Type::Texture {
             dim,
             arrayed,

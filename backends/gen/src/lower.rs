@@ -277,14 +277,6 @@ fn plan_vue(func: &Function) -> Vec<VueSlot> {
     vue
 }
 
-/// How many textures a value of type `ty` holds: one, or an array's elements'.
-fn textures_in(ty: &IrType) -> u32 {
-    match ty {
-        IrType::Array { elem, len, .. } => len * textures_in(elem),
-        _ => 1,
-    }
-}
-
 /// The data port's code of an atomic operation (Mesa's BRW_AOP_*), for those the backend emits.
 fn atomic_opcode(op: AtomicOp) -> Option<u32> {
     Some(match op {
@@ -1125,7 +1117,7 @@ impl Lowering<'_> {
             if index >= *len {
                 return Err(self.error(v, &format!("texture array index {index} is out of range")));
             }
-            binding += index * textures_in(elem);
+            binding += index * elem.innermost_element().1;
             ty = elem;
         }
         Ok((binding, binding))

@@ -228,9 +228,19 @@ impl Type {
 
     /// Whether the type is opaque or an array (of arrays) of an opaque type.
     pub fn is_opaque_deep(&self) -> bool {
+        self.innermost_element().0.is_opaque()
+    }
+
+    /// The element type of an array of arrays and how many of them it holds; a type that is not
+    /// an array is its own single element. (An array of opaque types takes one binding per
+    /// element.)
+    pub fn innermost_element(&self) -> (&Type, u32) {
         match self {
-            Type::Array { elem, .. } => elem.is_opaque_deep(),
-            ty => ty.is_opaque(),
+            Type::Array { elem, len, .. } => {
+                let (inner, count) = elem.innermost_element();
+                (inner, len * count)
+            }
+            ty => (ty, 1),
         }
     }
 }

@@ -1040,15 +1040,6 @@ fn interpolate(
         .collect()
 }
 
-/// How many textures a variable of type `ty` holds (an array of them, or one), if any.
-fn texture_leaves(ty: &Type) -> Option<u32> {
-    match ty {
-        Type::Texture { .. } => Some(1),
-        Type::Array { elem, len, .. } => texture_leaves(elem).map(|n| n * len),
-        _ => None,
-    }
-}
-
 /// The name of the fragment shader's colour output 0.
 fn color_output(shader: &Shader) -> Option<String> {
     let outputs = || {
@@ -1091,7 +1082,8 @@ impl StageState {
     /// Binds each sampler binding of the shader to its unit's texture and sampler.
     fn bind_textures(&mut self, units: &BTreeMap<u32, (Texture, SamplerState)>) {
         for var in &self.shader.variables {
-            let (Some(first), Some(leaves)) = (var.binding, texture_leaves(&var.ty)) else {
+            let (element, leaves) = var.ty.innermost_element();
+            let (Some(first), Type::Texture { .. }) = (var.binding, element) else {
                 continue;
             };
             for binding in first..first + leaves {
