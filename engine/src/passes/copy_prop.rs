@@ -4,8 +4,10 @@
 //! users read the copied value directly, with the copy's swizzle composed into theirs
 //! (`fadd (mov %a.zyx), %b` reads `%a.zyx`). Other users — intrinsics, texture instructions,
 //! phis, calls, terminators — cannot take a swizzle, so they are redirected only when the copy
-//! is the identity (all components, in order). Copies are visited in reverse post-order, so a
-//! chain of copies collapses in one run.
+//! is the identity (all components, in order). An ALU source that reads a `vecN` of several
+//! values through a swizzle picking components of one value only reads that value
+//! (`fadd (vec2 %a.x, %b.y).y, 1.0` reads `%b.y`). Instructions are visited in reverse
+//! post-order, so a chain of copies collapses in one run.
 //!
 //! Why: front ends build vectors component by component and move values around; every copy is
 //! an instruction a backend would otherwise emit, and it hides patterns from the algebraic
@@ -45,10 +47,11 @@ impl Pass for CopyProp {
                         return Ok(progress);
                     }
                     let copy = func.cfg[b].insts[i];
-                    let Some((source, map)) = as_copy(func, copy) else {
-                        continue;
+                    let changed = match as_copy(func, copy) {
+                        Some((source, map)) => forward(func, &uses, copy, source, &map),
+                        None => read_vec_parts(func, copy),
                     };
-                    if forward(func, &uses, copy, source, &map) {
+                    if changed {
                         progress = true;
                         let name = &func.name;
                         context
@@ -77,6 +80,47 @@ fn as_copy(func: &Function, v: Value) -> Option<(Value, Vec<u8>)> {
         )),
         _ => None,
     }
+}
+
+/// Makes each source of the ALU instruction `v` that reads components of a `vecN` all taken
+/// from one value read that value instead; returns whether any source changed.
+fn read_vec_parts(func: &mut Function, v: Value) -> bool {
+    let Some(inst) = func.get_inst(v) else {
+        return false;
+    };
+    let (InstKind::Alu(alu), Some(def)) = (&inst.kind, inst.def) else {
+        return false;
+    };
+    let mut redirected = Vec::new();
+    for (i, src) in alu.srcs.iter().enumerate() {
+        let Some(InstKind::Alu(vec)) = func.get_inst(src.value).map(|s| &s.kind) else {
+            continue;
+        };
+        if !vec.op.is_vec() {
+            continue;
+        }
+        let read = &src.swizzle[..alu.src_components(i, def) as usize];
+        let part = |c: &u8| vec.srcs[*c as usize];
+        let value = part(&read[0]).value;
+        if read.iter().all(|c| part(c).value == value) {
+            let mut swizzle = [0; 16];
+            for (k, c) in read.iter().enumerate() {
+                swizzle[k] = part(c).swizzle[0];
+            }
+            // Components past those read are never read: repeat the last one.
+            let last = swizzle[read.len() - 1];
+            swizzle[read.len()..].fill(last);
+            redirected.push((i, value, swizzle));
+        }
+    }
+    let InstKind::Alu(alu) = &mut func.inst_mut(v).kind else {
+        unreachable!("an ALU instruction")
+    };
+    for &(i, value, swizzle) in &redirected {
+        alu.srcs[i].value = value;
+        alu.srcs[i].swizzle = swizzle;
+    }
+    !redirected.is_empty()
 }
 
 /// Redirects the users of `copy` to `source`; returns whether any changed.
