@@ -9,6 +9,8 @@ pub struct Writers {
     /// Per virtual register: the one instruction writing it, `None` for none or several.
     only: Vec<Option<usize>>,
     count: Vec<u32>,
+    /// Per virtual register: the last instruction writing it.
+    last: Vec<Option<usize>>,
     /// Payload GRFs some instruction writes.
     fixed_written: Vec<bool>,
 }
@@ -18,6 +20,7 @@ impl Writers {
         let mut writers = Writers {
             only: vec![None; program.vreg_sizes.len()],
             count: vec![0; program.vreg_sizes.len()],
+            last: vec![None; program.vreg_sizes.len()],
             fixed_written: vec![false; 128],
         };
         for (index, inst) in program.insts.iter().enumerate() {
@@ -26,6 +29,7 @@ impl Writers {
                 Base::Vgrf(v) => {
                     writers.only[v.0 as usize] = Some(index);
                     writers.count[v.0 as usize] += 1;
+                    writers.last[v.0 as usize] = Some(index);
                 }
                 Base::Fixed(grf) => {
                     let last = grf as u32 + (d.offset + inst.dst_span()).div_ceil(32);
@@ -41,13 +45,19 @@ impl Writers {
 
     /// Whether `src` holds one value wherever instruction `index` and the instructions it
     /// dominates read it: an immediate, a payload register no instruction writes, or a virtual
-    /// register with a single writer that dominates `index`.
+    /// register with a single writer that dominates `index`, or whose writers (several: a
+    /// value built in parts, or under a predicate) all come before `index`. In a structured
+    /// program, a path from `index` to an instruction it dominates that meets such a writer
+    /// (around a loop) meets `index` again after it.
     pub fn is_stable(&self, src: &Src, index: usize, blocks: &Blocks) -> bool {
         match src {
             Src::Imm(..) => true,
             Src::Reg(r) => match r.base {
                 Base::Fixed(grf) => !self.fixed_written[grf as usize],
-                Base::Vgrf(v) => self.single(v.0).is_some_and(|w| blocks.dominates(w, index)),
+                Base::Vgrf(v) => match self.single(v.0) {
+                    Some(w) => blocks.dominates(w, index),
+                    None => self.last[v.0 as usize].is_some_and(|w| w < index),
+                },
                 Base::Arf(_) => false,
             },
         }

@@ -239,6 +239,36 @@ mod tests {
     }
 
     #[test]
+    fn a_source_written_in_parts_is_read_through_the_copy_unless_written_after_it() {
+        // v0 is written twice (the second time under a predicate, as `fsign` is), negated into
+        // v1, and v1 is read: the reader takes -v0. With one more write of v0 after the copy,
+        // the reader stays on v1.
+        let mut predicated = mov(v(0, Type::F), Src::f(1.0));
+        predicated.predicate = Some(crate::encoding::Predicate {
+            control: 1,
+            inverse: false,
+        });
+        let mut insts = vec![
+            mov(v(0, Type::F), Src::f(2.0)),
+            predicated,
+            mov(v(1, Type::F), Src::Reg(v(0, Type::F).negated())),
+            Inst::new(
+                Opcode::Add,
+                8,
+                Some(v(2, Type::F)),
+                vec![Src::Reg(v(1, Type::F)), Src::f(1.0)],
+            ),
+        ];
+        let mut p = program(3, insts.clone());
+        assert!(propagate_copies(&mut p, Gen::Gen9));
+        assert_eq!(p.insts[3].srcs[0], Src::Reg(v(0, Type::F).negated()));
+
+        insts.insert(3, mov(v(0, Type::F), Src::f(3.0)));
+        let mut p = program(3, insts);
+        assert!(!propagate_copies(&mut p, Gen::Gen9));
+    }
+
+    #[test]
     fn immediates_only_where_the_hardware_takes_them() {
         let mut p = program(
             3,
