@@ -328,6 +328,38 @@ b0:
     );
 }
 
+/// Selects between a value and zero, and a boolean converted to float times a value (a
+/// select after the late rules): each is an `and` of the condition with the value or with its
+/// complement.
+#[test]
+fn selects_of_a_value_and_zero() {
+    check(
+        "selects_of_zero.shrew",
+        "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    1 %2 = flt %1.x, %1.y
+    32 %3 = load_const (0)
+    32 %4 = bcsel %2, %1.z, %3
+    32 %5 = bcsel %2, %3, %1.w
+    32 %6 = b2f32 %2
+    32 %7 = fmul %6, %1.y
+    32 %8 = fneg %1.x
+    32 %9 = bcsel %2, %3, %8
+    32x4 %10 = vec4 %4, %5, %7, %9
+    32 %11 = deref_var @color
+    store_deref %11, %10 (write_mask=xyzw)
+    return
+}
+",
+    );
+}
+
 /// Source modifiers and copies folded into their readers: negations and absolute values of
 /// inputs and push constants into `add`, `mul`, `mad` and `math`, `ceil`'s negated result,
 /// integer negation, and `cond ? 0 : k` as an `and` of the complement.

@@ -49,6 +49,7 @@ pub fn target_options() -> TargetOptions {
         lower_fmod: true,
         lower_ftan: true,
         lower_inverse_trig: true,
+        lower_b2f_mul: true,
         lower_unordered_cmp: true,
         indirect_uniform_loads: true,
         costs: CostOptions {

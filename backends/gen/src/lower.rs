@@ -1901,26 +1901,26 @@ impl Lowering<'_> {
             A::Bcsel => {
                 let cond = d(self, 0);
                 let (a, b) = (ud(self, 1), ud(self, 2));
-                if let (Src::Imm(_, x), Src::Imm(_, y)) = (a, b) {
-                    if x == y {
-                        self.op(Opcode::Mov, dst_ud, vec![a]);
-                        return Ok(());
-                    }
-                    // Booleans are all ones or zero: `cond & x` is `cond ? x : 0`, and
-                    // `!cond & y` is `cond ? 0 : y` (copy propagation makes the `not` a source
-                    // modifier on Gen8+).
-                    if y == 0 {
-                        let cond = self.in_register(cond);
-                        self.op(Opcode::And, dst_ud, vec![cond.retype(Type::UD), a]);
-                        return Ok(());
-                    }
-                    if x == 0 {
-                        let cond = self.in_register(cond);
-                        let inverse = self.temp_operand(Type::UD);
-                        self.op(Opcode::Not, inverse, vec![cond.retype(Type::UD)]);
-                        self.op(Opcode::And, dst_ud, vec![Src::Reg(inverse), b]);
-                        return Ok(());
-                    }
+                if let (Src::Imm(_, x), Src::Imm(_, y)) = (a, b)
+                    && x == y
+                {
+                    self.op(Opcode::Mov, dst_ud, vec![a]);
+                    return Ok(());
+                }
+                // Booleans are all ones or zero: `cond & a` is `cond ? a : 0`, and `!cond & b`
+                // is `cond ? 0 : b` (copy propagation makes the `not` a source modifier on
+                // Gen8+).
+                if b == Src::ud(0) {
+                    let cond = self.in_register(cond);
+                    self.alu2(Opcode::And, dst_ud, cond.retype(Type::UD), a, true);
+                    return Ok(());
+                }
+                if a == Src::ud(0) {
+                    let cond = self.in_register(cond);
+                    let inverse = self.temp_operand(Type::UD);
+                    self.op(Opcode::Not, inverse, vec![cond.retype(Type::UD)]);
+                    self.alu2(Opcode::And, dst_ud, Src::Reg(inverse), b, true);
+                    return Ok(());
                 }
                 self.flag_from_bool(cond, 0);
                 // Only the second source may be an immediate: swap and invert the predicate.
