@@ -20,7 +20,7 @@ pub struct CompileArgs {
     /// Dispatch width: 8, 16 or 32 for fragment shaders; vertex shaders run at 8.
     #[arg(long, default_value_t = 8)]
     simd: u8,
-    /// The mid-end pipeline before the backend (`shrew_rules::BACKEND_PIPELINE` always follows it).
+    /// The mid-end pipeline before the backend (the target's backend pipeline always follows it).
     #[arg(short, long, default_value = "default")]
     pipeline: String,
     /// Print the assembly.
@@ -65,7 +65,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         )));
     };
     let mut shader = load(&args.file)?;
-    let pipeline = format!("{},{}", args.pipeline, shrew_rules::BACKEND_PIPELINE);
+    let pipeline = format!("{},{}", args.pipeline, args.target.backend_pipeline());
     Pipeline::parse(&pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;

@@ -87,7 +87,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         model: args.batch.target.options().costs.model,
         hw: crate::compile::gen_of(args.batch.target),
         backend_pipeline: Some(Pipeline::parse(
-            shrew_rules::BACKEND_PIPELINE,
+            &args.batch.target.backend_pipeline(),
             args.batch.target,
         )?),
         save_spirv: args.save_spirv.clone(),

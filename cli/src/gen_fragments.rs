@@ -1,5 +1,5 @@
 //! The Gen backend as the fragment and vertex stages of `shrew piglit --target gen*`: the
-//! optimized shaders are lowered (`shrew_rules::BACKEND_PIPELINE`) and compiled once per test;
+//! optimized shaders are lowered (the target's backend pipeline) and compiled once per test;
 //! each triangle runs on the emulator with its varyings as attribute planes over the pixels'
 //! barycentrics, and on Gen8 and later the vertices run on it too, their outputs read back from
 //! their URB entries.
@@ -32,7 +32,7 @@ impl GenFragments {
         Ok(GenFragments {
             hw,
             simd,
-            lower: Pipeline::parse(shrew_rules::BACKEND_PIPELINE, target)?,
+            lower: Pipeline::parse(&target.backend_pipeline(), target)?,
         })
     }
 }

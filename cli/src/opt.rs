@@ -88,7 +88,7 @@ fn format_stats(report: &RunReport) -> String {
                 .collect()
         } else {
             let set_name = name.strip_prefix("eqsat:").unwrap_or(name);
-            let Some(set) = shrew_rules::set(set_name) else {
+            let Some(set) = crate::pipeline::rule_set(set_name) else {
                 continue;
             };
             set.rules()

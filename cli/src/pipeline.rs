@@ -5,7 +5,7 @@ use crate::CliError;
 use clap::ValueEnum;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
-use shrew_engine::rewrite::TargetOptions;
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_engine::verify;
 
 /// The target the mid-end optimizes for: its rule options and the cost model `eqsat` extracts
@@ -26,6 +26,29 @@ pub enum Target {
 }
 
 impl Target {
+    /// The target backend's own rule sets.
+    pub fn rule_sets(self) -> &'static [&'static RuleSet] {
+        match self {
+            Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => {
+                shrew_gen::rules::RULE_SETS
+            }
+            _ => &[],
+        }
+    }
+
+    /// What runs between a mid-end pipeline and the backend: the shared backend pipeline, then
+    /// the backend's own passes.
+    pub fn backend_pipeline(self) -> String {
+        match self {
+            Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => format!(
+                "{},{}",
+                shrew_rules::BACKEND_PIPELINE,
+                shrew_gen::rules::BACKEND_PASSES
+            ),
+            _ => shrew_rules::BACKEND_PIPELINE.to_string(),
+        }
+    }
+
     pub fn options(self) -> TargetOptions {
         match self {
             Target::Generic => TargetOptions::default(),
@@ -41,7 +64,7 @@ impl Target {
 
 /// Every pass a pipeline may name, for `target`.
 pub fn registry(target: Target) -> Registry {
-    shrew_rules::registry(&target.options())
+    shrew_rules::registry(&target.options(), target.rule_sets())
 }
 
 /// A parsed pipeline with the passes it names and how to run it.
@@ -82,4 +105,17 @@ impl Pipeline {
         }
         Ok(report)
     }
+}
+
+/// Every rule set: the shared ones, then each backend's.
+pub fn all_rule_sets() -> impl Iterator<Item = &'static RuleSet> {
+    shrew_rules::SETS
+        .iter()
+        .chain(shrew_gen::rules::RULE_SETS)
+        .copied()
+}
+
+/// The rule set called `name`, shared or a backend's.
+pub fn rule_set(name: &str) -> Option<&'static RuleSet> {
+    all_rule_sets().find(|s| s.name == name)
 }

@@ -33,9 +33,10 @@ struct RuleEntry<'a> {
 pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
     let sets: Vec<_> = match &args.set {
         Some(name) => vec![
-            shrew_rules::set(name).ok_or_else(|| CliError(format!("unknown rule set `{name}`")))?,
+            crate::pipeline::rule_set(name)
+                .ok_or_else(|| CliError(format!("unknown rule set `{name}`")))?,
         ],
-        None => shrew_rules::SETS.to_vec(),
+        None => crate::pipeline::all_rule_sets().collect(),
     };
     let mut out = String::new();
     for set in sets {

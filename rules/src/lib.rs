@@ -75,11 +75,11 @@ pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unrol
 /// uniforms and constants go to their offsets.
 pub const BACKEND_PIPELINE: &str = "outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,constant-fold,algebraic,algebraic-late,copy-prop,cse,dce,lower-io,dce";
 
-/// Every pass a mid-end pipeline may name: the engine's, one per rule set, and `eqsat` with the
-/// main rules, all for the target options `opts`.
-pub fn registry(opts: &TargetOptions) -> Registry {
+/// Every pass a mid-end pipeline may name: the engine's, one per rule set (these and the
+/// backend's `backend_sets`), and `eqsat` with the main rules, all for the target options `opts`.
+pub fn registry(opts: &TargetOptions, backend_sets: &[&'static RuleSet]) -> Registry {
     let mut passes = shrew_engine::passes::standard(opts);
-    passes.extend(SETS.iter().map(|&set| {
+    passes.extend(SETS.iter().chain(backend_sets).map(|&set| {
         Box::new(RuleSetPass {
             set,
             opts: opts.clone(),

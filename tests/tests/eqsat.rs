@@ -36,7 +36,7 @@ fn eqsat(shader: &mut Shader, model: Arc<dyn CostModel>) -> bool {
 
 /// Runs the greedy rules (`algebraic,dce`) with the default options.
 fn greedy(shader: &mut Shader) {
-    let registry = shrew_rules::registry(&TargetOptions::default());
+    let registry = shrew_rules::registry(&TargetOptions::default(), &[]);
     let pipeline = Pipeline::parse("algebraic,dce", &registry).unwrap();
     manager::run(&pipeline, &registry, shader, &Default::default()).unwrap();
 }

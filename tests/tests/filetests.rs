@@ -39,7 +39,7 @@ fn check(path: &Path) -> Result<(), String> {
         text::parse(&source, &path.display().to_string()).map_err(|e| e.to_string())?;
     shrew_engine::verify::verify(&shader).map_err(|e| format!("the input is invalid: {e:?}"))?;
     let before = run_with_small_resources(&shader);
-    let registry = shrew_rules::registry(&TargetOptions::default());
+    let registry = shrew_rules::registry(&TargetOptions::default(), &[]);
     let pipeline = Pipeline::parse(pipeline_text, &registry).map_err(|e| e.to_string())?;
     manager::run(&pipeline, &registry, &mut shader, &RunOptions::default())
         .map_err(|e| e.to_string())?;

@@ -19,8 +19,12 @@ const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
 
 fn optimized(shader: &Shader) -> Shader {
-    let registry = shrew_rules::registry(&shrew_gen::target_options());
-    let pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
+    let registry = shrew_rules::registry(&shrew_gen::target_options(), shrew_gen::rules::RULE_SETS);
+    let pipeline = format!(
+        "default,{},{}",
+        shrew_rules::BACKEND_PIPELINE,
+        shrew_gen::rules::BACKEND_PASSES
+    );
     let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
     let mut shader = shader.clone();
     let options = RunOptions {
@@ -358,6 +362,42 @@ b0:
 }
 ",
     );
+}
+
+/// The Gen rules: a division by a constant becomes a multiplication by its reciprocal (no
+/// `math fdiv`), and negated or absolute products written to the colour (a send takes no
+/// modifiers) move the modifier onto the product's sources (no `mov`).
+#[test]
+fn gen_rules_divisors_and_modifiers() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (10.0)
+    32 %3 = fdiv %1.x, %2
+    32 %4 = fmul %1.y, %1.z
+    32 %5 = fneg %4
+    32 %6 = fmul %1.z, %1.w
+    32 %7 = fabs %6
+    32 %8 = ffma %1.x, %1.w, %1.y
+    32 %9 = fneg %8
+    32x4 %10 = vec4 %3, %5, %7, %9
+    32 %11 = deref_var @color
+    store_deref %11, %10 (write_mask=xyzw)
+    return
+}
+";
+    check("gen_rules.shrew", source);
+    let shader = text::parse(source, "gen_rules.shrew").unwrap();
+    let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 8).unwrap();
+    let listing = shrew_gen::disasm::listing(&kernel.insts, Gen::Gen9);
+    assert!(!listing.contains("fdiv"), "{listing}");
+    let movs = listing.lines().filter(|l| l.contains("mov(")).count();
+    assert_eq!(movs, 0, "{listing}");
 }
 
 /// Source modifiers and copies folded into their readers: negations and absolute values of

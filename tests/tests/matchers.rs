@@ -1,4 +1,4 @@
-//! Every rule of the library fires on an instance of its own search: the generated dispatchers'
+//! Every rule of the library and of the backends' sets fires on an instance of its own search: the generated dispatchers'
 //! shared checks and the rule functions accept it in every operand order of its commutative
 //! ops (see `shrew_engine::rewrite::instance`).
 
@@ -8,7 +8,7 @@ use shrew_engine::rewrite::instance::check_matches;
 fn every_library_rule_matches_its_own_search_in_every_operand_order() {
     let mut failures = Vec::new();
     let (mut rules, mut instances) = (0, 0);
-    for set in shrew_rules::SETS {
+    for set in shrew_rules::SETS.iter().chain(shrew_gen::rules::RULE_SETS) {
         for group in set.groups {
             // Equalities have no greedy matcher: the e-graph tests run them.
             for (index, rule) in group.rules.iter().enumerate() {

@@ -16,7 +16,7 @@ use shrew_tests::{
 };
 
 fn registry() -> Registry {
-    shrew_rules::registry(&TargetOptions::default())
+    shrew_rules::registry(&TargetOptions::default(), &[])
 }
 
 fn optimize(shader: &mut Shader, pipeline: &str, registry: &Registry) {
@@ -231,7 +231,7 @@ b0:
     optimize(
         &mut lowered,
         "lower-inverse-trig",
-        &shrew_rules::registry(&options),
+        &shrew_rules::registry(&options, &[]),
     );
     assert!(!text::print(&lowered).contains("fatan"));
 

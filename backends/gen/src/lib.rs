@@ -26,6 +26,7 @@ pub mod lower;
 pub mod perf;
 pub mod redundant_flags;
 pub mod regalloc;
+pub mod rules;
 pub mod sampler;
 pub mod schedule;
 pub mod simd_width;
