@@ -2,6 +2,7 @@
 //! ([`shrew_engine::passes::manager`]) over every pass there is ([`shrew_rules::registry`]).
 
 use crate::CliError;
+use crate::compile::gen_of;
 use clap::ValueEnum;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
@@ -28,24 +29,24 @@ pub enum Target {
 impl Target {
     /// The target backend's own rule sets.
     pub fn rule_sets(self) -> &'static [&'static RuleSet] {
-        match self {
-            Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => {
-                shrew_gen::rules::RULE_SETS
-            }
-            _ => &[],
+        if gen_of(self).is_some() {
+            shrew_gen::rules::RULE_SETS
+        } else {
+            &[]
         }
     }
 
     /// What runs between a mid-end pipeline and the backend: the shared backend pipeline, then
     /// the backend's own passes.
     pub fn backend_pipeline(self) -> String {
-        match self {
-            Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => format!(
+        if gen_of(self).is_some() {
+            format!(
                 "{},{}",
                 shrew_rules::BACKEND_PIPELINE,
                 shrew_gen::rules::BACKEND_PASSES
-            ),
-            _ => shrew_rules::BACKEND_PIPELINE.to_string(),
+            )
+        } else {
+            shrew_rules::BACKEND_PIPELINE.to_string()
         }
     }
 

@@ -6,11 +6,9 @@ use crate::lir::{Base, Op, Program, Src};
 
 /// Who writes each register.
 pub struct Writers {
-    /// Per virtual register: the one instruction writing it, `None` for none or several.
-    only: Vec<Option<usize>>,
-    count: Vec<u32>,
-    /// Per virtual register: the last instruction writing it.
+    /// Per virtual register: the last instruction writing it (the only one when `count` is 1).
     last: Vec<Option<usize>>,
+    count: Vec<u32>,
     /// Payload GRFs some instruction writes.
     fixed_written: Vec<bool>,
 }
@@ -18,18 +16,16 @@ pub struct Writers {
 impl Writers {
     pub fn of(program: &Program) -> Writers {
         let mut writers = Writers {
-            only: vec![None; program.vreg_sizes.len()],
-            count: vec![0; program.vreg_sizes.len()],
             last: vec![None; program.vreg_sizes.len()],
+            count: vec![0; program.vreg_sizes.len()],
             fixed_written: vec![false; 128],
         };
         for (index, inst) in program.insts.iter().enumerate() {
             let Some(d) = inst.dst else { continue };
             match d.base {
                 Base::Vgrf(v) => {
-                    writers.only[v.0 as usize] = Some(index);
-                    writers.count[v.0 as usize] += 1;
                     writers.last[v.0 as usize] = Some(index);
+                    writers.count[v.0 as usize] += 1;
                 }
                 Base::Fixed(grf) => {
                     let last = grf as u32 + (d.offset + inst.dst_span()).div_ceil(32);
@@ -66,7 +62,7 @@ impl Writers {
     pub fn single(&self, vreg: u32) -> Option<usize> {
         let v = vreg as usize;
         if self.count[v] == 1 {
-            self.only[v]
+            self.last[v]
         } else {
             None
         }
