@@ -73,7 +73,7 @@ pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unrol
 /// left become SSA values, inverse trigonometry becomes arithmetic where the target asks, all
 /// of it is folded and simplified again (the selects the indices became), and inputs, outputs,
 /// uniforms and constants go to their offsets.
-pub const BACKEND_PIPELINE: &str = "outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,constant-fold,algebraic,algebraic-late,copy-prop,cse,dce,lower-io,dce";
+pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,constant-fold,algebraic,algebraic-late,copy-prop,cse,dce,lower-io,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set (these and the
 /// backend's `backend_sets`), and `eqsat` with the main rules, all for the target options `opts`.

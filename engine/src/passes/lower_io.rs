@@ -1,12 +1,15 @@
 //! `lower-io`: loads and stores of shader inputs, outputs, default-block uniforms, UBOs and
 //! constants through derefs become `load_input`, `store_output`, `load_uniform`, `load_ubo` and
-//! `load_constant` at offsets.
+//! `load_constant` at offsets (and shared memory and SSBO accesses at byte offsets).
 //!
 //! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
 //! `shader_in`, `shader_out`, non-opaque `uniform`, `ubo` or `constant` variable is replaced by
 //! the lowered intrinsic; `constant` loads become `load_constant` into the constant data; loads,
 //! stores and atomics of `ssbo` variables become `load_ssbo`, `store_ssbo`, `ssbo_atomic` and
-//! `ssbo_atomic_swap` at the buffer's binding and byte offset.
+//! `ssbo_atomic_swap` at the buffer's binding and byte offset; those of `shared` variables
+//! become `load_shared`, `store_shared`, `shared_atomic` and `shared_atomic_swap` at a byte
+//! offset in the workgroup's shared memory (`base` the constant part, the source the dynamic
+//! part).
 //! Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component` the first
 //! 32-bit component in it, and the source the slots added by dynamic indices. Uniforms and
 //! constants are addressed in bytes of the default uniform block or of the constant data:
@@ -115,7 +118,7 @@ fn access_of(
         Mode::ShaderOut => ii.op == Intrinsic::StoreDeref,
         Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
         Mode::Ubo | Mode::Constant => ii.op == Intrinsic::LoadDeref,
-        Mode::Ssbo => true,
+        Mode::Ssbo | Mode::Shared => true,
         _ => false,
     };
     if !lowered || variable.builtin.is_some() {
@@ -192,7 +195,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
     let bytes = matches!(
         access.mode,
-        Mode::Uniform | Mode::Ubo | Mode::Ssbo | Mode::Constant
+        Mode::Uniform | Mode::Ubo | Mode::Ssbo | Mode::Shared | Mode::Constant
     );
     let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
@@ -259,6 +262,40 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
         return;
     }
     let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
+    if access.mode == Mode::Shared {
+        let base = (IndexKind::Base, access.offset);
+        let index = |kind: IndexKind| (kind, ii.index(kind).unwrap_or(0));
+        let lowered = match ii.op {
+            Intrinsic::LoadDeref => builder.intrinsic(
+                Intrinsic::LoadShared,
+                &[dynamic],
+                def,
+                &[base, (IndexKind::AlignMul, 4)],
+            ),
+            Intrinsic::StoreDeref => builder.intrinsic(
+                Intrinsic::StoreShared,
+                &[ii.srcs[1], dynamic],
+                None,
+                &[base, index(IndexKind::WriteMask), (IndexKind::AlignMul, 4)],
+            ),
+            Intrinsic::DerefAtomic => builder.intrinsic(
+                Intrinsic::SharedAtomic,
+                &[dynamic, ii.srcs[1]],
+                def,
+                &[base, index(IndexKind::AtomicOp)],
+            ),
+            _ => builder.intrinsic(
+                Intrinsic::SharedAtomicSwap,
+                &[dynamic, ii.srcs[1], ii.srcs[2]],
+                def,
+                &[base, index(IndexKind::AtomicOp)],
+            ),
+        };
+        let function = &mut shader.functions[func.0 as usize];
+        function.replace_uses(v, lowered);
+        function.remove_inst(v);
+        return;
+    }
     let (base, component) = if bytes {
         (access.offset, 0)
     } else {

@@ -18,6 +18,7 @@ pub mod lower_alu_to_scalar;
 pub mod lower_indirect_derefs;
 pub mod lower_inverse_trig;
 pub mod lower_io;
+pub mod lower_system_values;
 pub mod lower_var_copies;
 pub mod manager;
 pub mod memory_cse;
@@ -56,6 +57,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),
+        Box::new(lower_system_values::LowerSystemValues),
         Box::new(lower_var_copies::LowerVarCopies),
         Box::new(memory_cse::MemoryCse),
         Box::new(move_discards::MoveDiscards {

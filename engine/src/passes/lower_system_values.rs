@@ -1,0 +1,114 @@
+//! `lower-system-values`: compute shaders' derived system values become arithmetic of the
+//! ones hardware threads are given.
+//!
+//! What: in compute shaders (whose workgroup size the IR fixes),
+//! - `load_workgroup_size` becomes the constant size;
+//! - `load_global_invocation_id` becomes `load_workgroup_id · size + load_local_invocation_id`;
+//! - `load_local_invocation_index` becomes `x + size.x · (y + size.y · z)` of the local
+//!   invocation ID.
+//!
+//! Constant folding then drops the terms of dimensions of size 1.
+//!
+//! Why: Gen's compute threads get each channel's local ID in their payload and the group's ID
+//! in R0; R600's get both in registers. Neither has the global ID or the flat index, so both
+//! are computed from those, as NIR's system-value lowering does, where the mid-end can still
+//! share and fold the arithmetic.
+//!
+//! Invariants: the values are the same as the interpreter's definitions (GLSL's and
+//! SPIR-V's); other stages are left alone. Each lowered instruction is one transformation.
+//!
+//! Options: none.
+
+use super::manager::{Pass, PassContext};
+use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Stage, Value};
+use crate::ops::{AluOp, Intrinsic};
+
+pub struct LowerSystemValues;
+
+impl Pass for LowerSystemValues {
+    fn name(&self) -> &str {
+        "lower-system-values"
+    }
+
+    fn description(&self) -> &str {
+        "computes the global invocation ID, the local invocation index and the workgroup size from the local and workgroup IDs"
+    }
+
+    fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        if shader.stage != Stage::Compute {
+            return Ok(false);
+        }
+        let mut progress = false;
+        for f in 0..shader.functions.len() {
+            let func = &shader.functions[f];
+            let targets: Vec<Value> = func
+                .all_insts()
+                .filter(|&v| derived(&func.inst(v).kind).is_some())
+                .collect();
+            for v in targets {
+                if context.budget.is_spent() {
+                    return Ok(progress);
+                }
+                lower(shader, FuncId(f as u32), v);
+                progress = true;
+                let name = &shader.functions[f].name;
+                context
+                    .budget
+                    .spend(|| format!("lower-system-values: {v} in `{name}`"));
+            }
+        }
+        Ok(progress)
+    }
+}
+
+/// The system value `kind` loads, if this pass lowers it.
+fn derived(kind: &InstKind) -> Option<Intrinsic> {
+    match kind {
+        InstKind::Intrinsic(ii)
+            if matches!(
+                ii.op,
+                Intrinsic::LoadWorkgroupSize
+                    | Intrinsic::LoadGlobalInvocationId
+                    | Intrinsic::LoadLocalInvocationIndex
+            ) =>
+        {
+            Some(ii.op)
+        }
+        _ => None,
+    }
+}
+
+/// Replaces `v` by its computation, built just before it.
+fn lower(shader: &mut Shader, func: FuncId, v: Value) {
+    let size = shader.workgroup_size;
+    let function = &shader.functions[func.0 as usize];
+    let inst = function.inst(v);
+    let block = inst.block;
+    let op = derived(&inst.kind).expect("only derived system values are lowered");
+    let pos = function.cfg[block].insts.iter().position(|&i| i == v);
+    let mut b = Builder::new(shader, func);
+    b.cursor = Cursor { block, pos };
+    let id_of = |b: &mut Builder, op: Intrinsic| b.intrinsic(op, &[], None, &[]);
+    let result = match op {
+        Intrinsic::LoadWorkgroupSize => b.imm(32, &size.map(u64::from)),
+        Intrinsic::LoadGlobalInvocationId => {
+            let group = id_of(&mut b, Intrinsic::LoadWorkgroupId);
+            let local = id_of(&mut b, Intrinsic::LoadLocalInvocationId);
+            let size = b.imm(32, &size.map(u64::from));
+            let first = b.alu(AluOp::Imul, &[group, size]);
+            b.alu(AluOp::Iadd, &[first, local])
+        }
+        _ => {
+            let local = id_of(&mut b, Intrinsic::LoadLocalInvocationId);
+            let [x, y, z] = [0, 1, 2].map(|c| b.channel(local, c));
+            let (size_x, size_y) = (b.imm_u32(size[0]), b.imm_u32(size[1]));
+            let plane = b.alu(AluOp::Imul, &[z, size_y]);
+            let row = b.alu(AluOp::Iadd, &[plane, y]);
+            let rows = b.alu(AluOp::Imul, &[row, size_x]);
+            b.alu(AluOp::Iadd, &[rows, x])
+        }
+    };
+    let function = &mut shader.functions[func.0 as usize];
+    function.replace_uses(v, result);
+    function.remove_inst(v);
+}
