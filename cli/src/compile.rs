@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CompileArgs {
-    /// The shader (a fragment or, on Gen8 and later, a vertex shader): `.shrew` IR text,
+    /// The shader (a fragment or compute shader or, on Gen8 and later, a vertex shader): `.shrew` IR text,
     /// `.spv`, `.wgsl`, GLSL, or a piglit `.shader_test` (its fragment shader).
     file: PathBuf,
     /// The hardware to compile for.
     #[arg(long, value_enum)]
     target: Target,
-    /// Dispatch width: 8, 16 or 32 for fragment shaders; vertex shaders run at 8.
+    /// Dispatch width: 8, 16 or 32 for fragment and compute shaders; vertex shaders run at 8.
     #[arg(long, default_value_t = 8)]
     simd: u8,
     /// The mid-end pipeline before the backend (the target's backend pipeline always follows it).
@@ -77,6 +77,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
             )));
         }
         Stage::Vertex => shrew_gen::compile::compile_vertex(&shader, hw),
+        Stage::Compute => shrew_gen::compile::compile_compute(&shader, hw, args.simd),
         _ => shrew_gen::compile::compile_fragment(&shader, hw, args.simd),
     }
     .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;

@@ -1,4 +1,5 @@
-//! The backend's straight line for one shader (fragment at SIMD8, 16 or 32, vertex at SIMD8) at
+//! The backend's straight line for one shader (fragment and compute at SIMD8, 16 or 32, vertex
+//! at SIMD8) at
 //! one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
 //! IR, pre-RA scheduling, register allocation with spilling, emission, and the shader-db statistics of the result.
@@ -10,7 +11,7 @@ use crate::emit::emit;
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
 use crate::lir::{Op, Program};
-use crate::lower::{LowerError, Payload, lower_fragment, lower_vertex};
+use crate::lower::{LowerError, Payload, lower_compute, lower_fragment, lower_vertex};
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
@@ -66,6 +67,12 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
 pub fn compile_vertex(shader: &Shader, hw: Gen) -> Result<Kernel, CompileError> {
     let lowered = lower_vertex(shader, hw)?;
     finish(lowered, hw, true)
+}
+
+/// Compiles a compute shader (after the mid-end and `lower-io`) at `width` channels, spilling
+/// to scratch what does not fit the registers.
+pub fn compile_compute(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
+    finish(lower_compute(shader, hw, width)?, hw, true)
 }
 
 /// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,

@@ -6,9 +6,10 @@
 
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
 use crate::isa::{
-    ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NULL, Gen, Opcode, RegFile, Type, restricted_float,
+    ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NOTIFICATION, ARF_NULL, Gen, Opcode, RegFile, Type,
+    restricted_float,
 };
-use crate::lower::URB_SIMD8_WRITE;
+use crate::lower::{GATEWAY_BARRIER, MEMORY_FENCE, URB_SIMD8_WRITE};
 use crate::sampler::SamplerMsg;
 
 /// The names of the Align1 predicate controls 2–13.
@@ -62,6 +63,8 @@ fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
             let last = if desc >> 12 & 1 != 0 { " LastRT" } else { "" };
             Some(format!("RT write {subtype}{last} Surface = {surface}"))
         }
+        3 if desc & 7 == GATEWAY_BARRIER => Some("(barrier msg)".into()),
+        10 if message_type == MEMORY_FENCE => Some(format!("( DC mfence, Surface = {surface})")),
         10 if desc >> 18 & 1 != 0 => {
             let direction = if desc >> 17 & 1 != 0 { "write" } else { "read" };
             let grfs = 1 << (desc >> 12 & 3);
@@ -156,7 +159,8 @@ pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) 
         }
     } else {
         let mut column = 16;
-        if let Some(dst) = &inst.dst {
+        // `wait` names its notification register once, as its source.
+        if let Some(dst) = inst.dst.as_ref().filter(|_| inst.opcode != Opcode::Wait) {
             line.pad(column);
             line.0.push_str(&dst_text(dst, inst.is_three_src()));
             column += 16;
@@ -205,6 +209,7 @@ fn reg_name(file: RegFile, nr: u8) -> String {
             ARF_ADDRESS => format!("a{}", nr & 0xF),
             ARF_ACCUMULATOR => format!("acc{}", nr & 0xF),
             ARF_FLAG => format!("f{}", nr & 0xF),
+            ARF_NOTIFICATION => format!("n{}", nr & 0xF),
             other => format!("arf{other:#x}"),
         },
     }

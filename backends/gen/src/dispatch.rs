@@ -1,7 +1,8 @@
-//! Fragment and vertex thread dispatch for the emulator: what the hardware's windower (or
-//! vertex fetch) does before a kernel runs, and what the render target (or the URB) holds
-//! after. [`run_vertex`] runs eight vertices to a thread, each with its attributes in the
-//! payload and its URB handle in R1, and gives each vertex's URB entry.
+//! Fragment, vertex and compute thread dispatch for the emulator: what the hardware's windower
+//! (or vertex fetch, or GPGPU walker) does before a kernel runs, and what the render target
+//! (or the URB, or memory) holds after. [`run_vertex`] runs eight vertices to a thread, each
+//! with its attributes in the payload and its URB handle in R1, and gives each vertex's URB
+//! entry. [`run_compute`] runs workgroups, their threads in turns between barriers.
 //!
 //! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs them into threads of the
 //! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
@@ -15,14 +16,15 @@
 //! pixels' barycentrics, and [`FragmentDraw::input`] gives the value a pixel's `pln` computes.
 //!
 //! Invariants: a pixel that is not covered runs as a helper (its quad's derivatives need it)
-//! and is never written. Threads run one after another; fragment threads share nothing.
+//! and is never written. Threads run one after another; fragment threads share nothing, a
+//! workgroup's threads share its local memory and meet at barriers.
 
 use crate::compile::Kernel;
 use crate::disasm::disassemble;
-use crate::emu::{EmuError, Thread, pln, run};
+use crate::emu::{EmuError, Execution, Stop, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
-use crate::lower::{FIRST_SURFACE, Payload, Surface};
+use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, Surface};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
@@ -153,14 +155,8 @@ pub fn run_fragment(
             let bits = (pixel_mask >> (16 * half)) & 0xFFFF;
             thread.set(1 + half as u8, 14, Type::UW, bits as u64);
         }
-        bind(
-            &mut thread,
-            p,
-            &draw.uniform_data,
-            &draw.ubos,
-            &mut draw.ssbos,
-            &sampling,
-        );
+        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
+        lend(&mut thread, p, &mut draw.ssbos);
         for (k, slot) in p.inputs.iter().enumerate() {
             let planes = draw.planes.get(slot).copied().unwrap_or_default();
             for (comp, plane) in planes.iter().enumerate() {
@@ -171,7 +167,7 @@ pub fn run_fragment(
             }
         }
         run(&program, kernel.hw, &mut thread)?;
-        unbind(&mut thread, p, &mut draw.ssbos);
+        take_back(&mut thread, p, &mut draw.ssbos);
         for (&target, writes) in &thread.render_targets {
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {
@@ -225,14 +221,13 @@ fn sampling(
     Arc::new(sampling)
 }
 
-/// Gives a thread the push constants of its payload, the buffers of its binding table (the
-/// SSBOs moved in, for [`unbind`] to take back) and the sampler's view of the textures.
+/// Gives a thread the push constants of its payload, the buffers of its binding table but the
+/// SSBOs (which [`lend`] moves in) and the sampler's view of the textures.
 fn bind(
     thread: &mut Thread,
     p: &Payload,
     uniform_data: &[u8],
     ubos: &BTreeMap<u32, Vec<u8>>,
-    ssbos: &mut BTreeMap<u32, Vec<u8>>,
     sampling: &Arc<Resources>,
 ) {
     for range in &p.push {
@@ -256,23 +251,30 @@ fn bind(
             Surface::ConstantData => &p.constant_data,
             Surface::UniformBlock => uniform_data,
             Surface::Ubo(b) => ubos.get(b).map_or(&[], Vec::as_slice),
-            Surface::Ssbo(b) => {
-                let buffer = ssbos.get_mut(b).map(std::mem::take).unwrap_or_default();
-                thread.surfaces.insert(bti, buffer);
-                continue;
-            }
             Surface::Texture(view) => {
                 thread.sampler_views.insert(bti, *view);
                 continue;
             }
+            Surface::Ssbo(_) | Surface::Shared => continue,
         };
         thread.surfaces.insert(bti, bytes.to_vec());
     }
     thread.sampling = sampling.clone();
 }
 
-/// Takes the SSBOs [`bind`] gave a thread back, as the thread left them.
-fn unbind(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
+/// Moves the SSBOs of the payload's binding table into a thread, for [`take_back`] to return:
+/// threads that run in turns see each other's writes.
+fn lend(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
+    for (i, surface) in p.surfaces.iter().enumerate() {
+        if let Surface::Ssbo(b) = surface {
+            let buffer = ssbos.get_mut(b).map(std::mem::take).unwrap_or_default();
+            thread.surfaces.insert(FIRST_SURFACE + i as u32, buffer);
+        }
+    }
+}
+
+/// Takes the SSBOs [`lend`] gave a thread back, as the thread left them.
+fn take_back(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
     for (i, surface) in p.surfaces.iter().enumerate() {
         if let Surface::Ssbo(b) = surface
             && let Some(buffer) = thread.surfaces.remove(&(FIRST_SURFACE + i as u32))
@@ -319,16 +321,10 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
                 }
             }
         }
-        bind(
-            &mut thread,
-            p,
-            &draw.uniform_data,
-            &draw.ubos,
-            &mut draw.ssbos,
-            &sampling,
-        );
+        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
+        lend(&mut thread, p, &mut draw.ssbos);
         run(&program, kernel.hw, &mut thread)?;
-        unbind(&mut thread, p, &mut draw.ssbos);
+        take_back(&mut thread, p, &mut draw.ssbos);
         for lane in 0..vertices.len() {
             let dwords = thread.urb.get(&((8 * first + lane) as u32));
             let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);
@@ -340,4 +336,97 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
         }
     }
     Ok(entries)
+}
+
+/// One dispatch of a compute kernel: how many workgroups, and the shader's buffers.
+#[derive(Clone, Debug, Default)]
+pub struct ComputeDispatch {
+    pub workgroups: [u32; 3],
+    /// The default uniform block.
+    pub uniform_data: Vec<u8>,
+    /// UBO contents by binding.
+    pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// SSBO contents by binding, as the kernel leaves them.
+    pub ssbos: BTreeMap<u32, Vec<u8>>,
+    pub textures: BTreeMap<u32, Texture>,
+    pub samplers: BTreeMap<u32, SamplerState>,
+}
+
+/// Runs a compute kernel over the dispatch's workgroups, one after another (x fastest): each
+/// workgroup's invocations in threads of the dispatch width (local index `i` in channel `i %
+/// width` of thread `i / width`, the last thread partial), their local IDs in the payload,
+/// the workgroup's ID in R0 and its shared local memory zeroed. The threads run in turns, each
+/// until it ends or waits at a barrier; once all of them wait there, they all go on. A thread
+/// that ends while others wait would hang the hardware: that is an error.
+pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<(), EmuError> {
+    let p = &kernel.payload;
+    let program = decoded(kernel)?;
+    let sampling = sampling(p, &dispatch.textures, &dispatch.samplers);
+    let width = kernel.dispatch_width as usize;
+    let [sx, sy, sz] = p.workgroup_size.map(|n| n as usize);
+    let invocations = sx * sy * sz;
+    let [gx, gy, gz] = dispatch.workgroups;
+    let groups = (0..gz).flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])));
+    for group in groups {
+        let mut slm = vec![0u8; p.shared_bytes as usize];
+        let mut threads = Vec::new();
+        for first in (0..invocations).step_by(width) {
+            let mut thread = Thread::new(kernel.dispatch_width);
+            let lanes = (invocations - first).min(width);
+            thread.live = u32::MAX >> (32 - lanes);
+            for (&dword, &id) in [1, 6, 7].iter().zip(&group) {
+                thread.set(0, dword, Type::UD, id as u64);
+            }
+            if let Some(grf) = p.num_workgroups {
+                for (c, &n) in dispatch.workgroups.iter().enumerate() {
+                    thread.set(grf, c, Type::UD, n as u64);
+                }
+            }
+            if let Some(grf) = p.local_ids {
+                for lane in 0..lanes {
+                    let i = first + lane;
+                    let id = [i % sx, i / sx % sy, i / (sx * sy)];
+                    for (c, &value) in id.iter().enumerate() {
+                        let reg = grf as usize + c * width / 8 + lane / 8;
+                        thread.set(reg as u8, lane % 8, Type::UD, value as u64);
+                    }
+                }
+            }
+            bind(
+                &mut thread,
+                p,
+                &dispatch.uniform_data,
+                &dispatch.ubos,
+                &sampling,
+            );
+            let execution = Execution::new(&program, thread.live)?;
+            threads.push((thread, execution));
+        }
+        let mut running: Vec<usize> = (0..threads.len()).collect();
+        while !running.is_empty() {
+            let mut waiting = Vec::new();
+            for &t in &running {
+                let (thread, execution) = &mut threads[t];
+                lend(thread, p, &mut dispatch.ssbos);
+                thread
+                    .surfaces
+                    .insert(SLM_SURFACE, std::mem::take(&mut slm));
+                let stop = execution.resume(&program, kernel.hw, thread)?;
+                slm = thread.surfaces.remove(&SLM_SURFACE).unwrap_or_default();
+                take_back(thread, p, &mut dispatch.ssbos);
+                if stop == Stop::Barrier {
+                    waiting.push(t);
+                }
+            }
+            if !waiting.is_empty() && waiting.len() != running.len() {
+                return Err(EmuError::Barrier(format!(
+                    "workgroup {group:?}: {} of {} threads wait at a barrier the others ended without reaching",
+                    waiting.len(),
+                    running.len()
+                )));
+            }
+            running = waiting;
+        }
+    }
+    Ok(())
 }

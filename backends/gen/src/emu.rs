@@ -15,15 +15,18 @@
 //! on. `halt` (discard) takes channels out for the rest of the thread.
 //!
 //! Sends run through models of the render target, the URB's SIMD8 writes, the sampler
-//! ([`crate::sampler`]), the data port's untyped surface reads, writes and atomics, and the
-//! thread's scratch memory. Other sends, the accumulator instructions and address-register
+//! ([`crate::sampler`]), the data port's untyped surface reads, writes, atomics and fences
+//! (shared local memory is a surface too), the thread's scratch memory, the gateway's barrier
+//! and the thread spawner's end of thread. A thread is an [`Execution`] that stops at a
+//! barrier's `wait`, so that a dispatcher can run a workgroup's threads in turns
+//! ([`crate::dispatch::run_compute`]). Other sends, the accumulator instructions and address-register
 //! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::isa::{
     ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
 };
-use crate::lower::URB_SIMD8_WRITE;
+use crate::lower::{GATEWAY_BARRIER, MEMORY_FENCE, URB_SIMD8_WRITE};
 use crate::sampler::{self, TextureSurface};
 use shrew_engine::interp::Resources;
 use std::collections::BTreeMap;
@@ -51,6 +54,9 @@ pub struct Thread {
     pub sampler_views: BTreeMap<u32, TextureSurface>,
     /// The URB entries vertex threads write: by URB handle, their dwords.
     pub urb: BTreeMap<u32, Vec<u32>>,
+    /// Whether the thread has sent the gateway a barrier message its `wait` has not yet
+    /// waited for.
+    pub barrier_sent: bool,
 }
 
 impl Thread {
@@ -70,6 +76,7 @@ impl Thread {
             sampling: Arc::default(),
             sampler_views: BTreeMap::new(),
             urb: BTreeMap::new(),
+            barrier_sent: false,
         }
     }
 
@@ -137,6 +144,8 @@ pub enum EmuError {
     Encoding(String),
     #[error("sampler: {0}")]
     Sampler(String),
+    #[error("barrier: {0}")]
+    Barrier(String),
 }
 
 /// How many instructions a run may execute.
@@ -151,184 +160,246 @@ enum Frame {
     Loop { before: u32, continued: u32 },
 }
 
-/// Runs `program` on `thread` until it falls off the end. The generation decides what a
-/// negated source of a logic instruction means.
+/// Runs `program` on `thread` until it falls off the end or ends the thread. The generation
+/// decides what a negated source of a logic instruction means. A thread that waits at a
+/// barrier has no workgroup to wait for here: that is an error ([`run_compute`] runs
+/// workgroups).
+///
+/// [`run_compute`]: crate::dispatch::run_compute
 pub fn run(program: &[Inst], hw: Gen, thread: &mut Thread) -> Result<(), EmuError> {
-    // Loops start where a `while` jumps back to; nested loops may start at one instruction.
-    // Each start lists its loops' `while`s, outermost (latest) first.
-    let mut loop_starts: Vec<Vec<usize>> = vec![Vec::new(); program.len()];
-    for (index, inst) in program.iter().enumerate().rev() {
-        if inst.opcode == Opcode::While {
-            let target = index as i64 + inst.jip as i64 / 16;
-            match usize::try_from(target) {
-                Ok(t) if t <= index => loop_starts[t].push(index),
-                _ => return Err(EmuError::BadControlFlow(index)),
-            }
-        }
+    match Execution::new(program, thread.live)?.resume(program, hw, thread)? {
+        Stop::Ended => Ok(()),
+        Stop::Barrier => Err(EmuError::Barrier(
+            "a thread waits at a barrier outside a workgroup".into(),
+        )),
     }
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut mask = thread.live;
-    // Halted channels and the instruction where they join again.
-    let mut parked: Vec<(usize, u32)> = Vec::new();
-    let mut pc = 0usize;
-    let mut steps = 0u64;
-    // The `while` that just jumped back: its loop and those around it keep their frames.
-    let mut back_edge: Option<usize> = None;
-    while pc < program.len() {
-        steps += 1;
-        if steps > STEP_LIMIT {
-            return Err(EmuError::RunAway(STEP_LIMIT));
-        }
-        for &end in &loop_starts[pc] {
-            if back_edge.is_none_or(|from| end < from) {
-                stack.push(Frame::Loop {
-                    before: mask,
-                    continued: 0,
-                });
-            }
-        }
-        back_edge = None;
-        let inst = &program[pc];
-        let jump = |offset: i32| -> Result<usize, EmuError> {
-            usize::try_from(pc as i64 + offset as i64 / 16)
-                .map_err(|_| EmuError::BadControlFlow(pc))
-        };
-        for &(target, channels) in &parked {
-            if target == pc {
-                mask |= channels;
-            }
-        }
-        parked.retain(|&(target, _)| target != pc);
-        let waiting = parked.iter().fold(0, |all, &(_, c)| all | c);
-        mask &= thread.live & !waiting;
-        let channels = channels_of(inst);
-        let predicate = predicate_mask(inst, thread);
-        match inst.opcode {
-            Opcode::If => {
-                let before_if = mask;
-                let taken = mask & predicate & channels;
-                stack.push(Frame::If {
-                    before: mask,
-                    taken,
-                });
-                mask = taken;
-                if mask == 0 {
-                    // Straight to the `else` part (or the `endif`) with the other channels.
-                    mask = before_if;
-                    pc = jump(inst.jip)?;
-                    continue;
+}
+
+/// Why a thread stopped running.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// It ended (EOT) or fell off the end of the program.
+    Ended,
+    /// It waits at a barrier for the other threads of its workgroup.
+    Barrier,
+}
+
+/// Where a thread is in a program, so that it can stop at a barrier and go on later.
+#[derive(Debug)]
+pub struct Execution {
+    /// Loops start where a `while` jumps back to; nested loops may start at one instruction.
+    /// Each start lists its loops' `while`s, outermost (latest) first.
+    loop_starts: Vec<Vec<usize>>,
+    stack: Vec<Frame>,
+    mask: u32,
+    /// Halted channels and the instruction where they join again.
+    parked: Vec<(usize, u32)>,
+    pc: usize,
+    steps: u64,
+    /// The `while` that just jumped back: its loop and those around it keep their frames.
+    back_edge: Option<usize>,
+}
+
+impl Execution {
+    /// An execution at the start of `program`, its `live` channels enabled.
+    pub fn new(program: &[Inst], live: u32) -> Result<Execution, EmuError> {
+        let mut loop_starts: Vec<Vec<usize>> = vec![Vec::new(); program.len()];
+        for (index, inst) in program.iter().enumerate().rev() {
+            if inst.opcode == Opcode::While {
+                let target = index as i64 + inst.jip as i64 / 16;
+                match usize::try_from(target) {
+                    Ok(t) if t <= index => loop_starts[t].push(index),
+                    _ => return Err(EmuError::BadControlFlow(index)),
                 }
             }
-            Opcode::Else => {
-                let Some(Frame::If { before, taken }) = stack.last() else {
-                    return Err(EmuError::BadControlFlow(pc));
-                };
-                mask = before & !taken & thread.live;
-                if mask == 0 {
-                    pc = jump(inst.jip)?;
-                    continue;
+        }
+        Ok(Execution {
+            loop_starts,
+            stack: Vec::new(),
+            mask: live,
+            parked: Vec::new(),
+            pc: 0,
+            steps: 0,
+            back_edge: None,
+        })
+    }
+
+    /// Runs the thread from where it stopped until it ends or waits at a barrier.
+    pub fn resume(
+        &mut self,
+        program: &[Inst],
+        hw: Gen,
+        thread: &mut Thread,
+    ) -> Result<Stop, EmuError> {
+        while self.pc < program.len() {
+            self.steps += 1;
+            if self.steps > STEP_LIMIT {
+                return Err(EmuError::RunAway(STEP_LIMIT));
+            }
+            for &end in &self.loop_starts[self.pc] {
+                if self.back_edge.is_none_or(|from| end < from) {
+                    self.stack.push(Frame::Loop {
+                        before: self.mask,
+                        continued: 0,
+                    });
                 }
             }
-            Opcode::Endif => {
-                let Some(Frame::If { before, .. }) = stack.pop() else {
-                    return Err(EmuError::BadControlFlow(pc));
-                };
-                mask = before & thread.live;
-            }
-            Opcode::Break | Opcode::Cont => {
-                let leaving = mask & predicate & channels;
-                let Some(Frame::Loop { continued, .. }) = stack
-                    .iter_mut()
-                    .rev()
-                    .find(|f| matches!(f, Frame::Loop { .. }))
-                else {
-                    return Err(EmuError::BadControlFlow(pc));
-                };
-                // Broken channels only leave the mask; continued ones rejoin at the `while`.
-                if inst.opcode == Opcode::Cont {
-                    *continued |= leaving;
+            self.back_edge = None;
+            let inst = &program[self.pc];
+            let jump = |offset: i32| -> Result<usize, EmuError> {
+                usize::try_from(self.pc as i64 + offset as i64 / 16)
+                    .map_err(|_| EmuError::BadControlFlow(self.pc))
+            };
+            for &(target, channels) in &self.parked {
+                if target == self.pc {
+                    self.mask |= channels;
                 }
-                mask &= !leaving;
-                // Every `if` frame inside the loop forgets the channels that left.
-                for frame in stack.iter_mut().rev() {
-                    match frame {
-                        Frame::If { before, taken } => {
-                            *before &= !leaving;
-                            *taken &= !leaving;
-                        }
-                        Frame::Loop { .. } => break,
+            }
+            self.parked.retain(|&(target, _)| target != self.pc);
+            let waiting = self.parked.iter().fold(0, |all, &(_, c)| all | c);
+            self.mask &= thread.live & !waiting;
+            let channels = channels_of(inst);
+            let predicate = predicate_mask(inst, thread);
+            match inst.opcode {
+                Opcode::If => {
+                    let before_if = self.mask;
+                    let taken = self.mask & predicate & channels;
+                    self.stack.push(Frame::If {
+                        before: self.mask,
+                        taken,
+                    });
+                    self.mask = taken;
+                    if self.mask == 0 {
+                        // Straight to the `else` part (or the `endif`) with the other channels.
+                        self.mask = before_if;
+                        self.pc = jump(inst.jip)?;
+                        continue;
                     }
                 }
-                if mask == 0 {
-                    // Nothing runs until the end of the innermost block (JIP: its `else`,
-                    // `endif` or `while`), where other channels may wait.
-                    pc = jump(inst.jip)?;
-                    continue;
+                Opcode::Else => {
+                    let Some(Frame::If { before, taken }) = self.stack.last() else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    self.mask = before & !taken & thread.live;
+                    if self.mask == 0 {
+                        self.pc = jump(inst.jip)?;
+                        continue;
+                    }
+                }
+                Opcode::Endif => {
+                    let Some(Frame::If { before, .. }) = self.stack.pop() else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    self.mask = before & thread.live;
+                }
+                Opcode::Break | Opcode::Cont => {
+                    let leaving = self.mask & predicate & channels;
+                    let Some(Frame::Loop { continued, .. }) = self
+                        .stack
+                        .iter_mut()
+                        .rev()
+                        .find(|f| matches!(f, Frame::Loop { .. }))
+                    else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    // Broken channels only leave the self.mask; continued ones rejoin at the `while`.
+                    if inst.opcode == Opcode::Cont {
+                        *continued |= leaving;
+                    }
+                    self.mask &= !leaving;
+                    // Every `if` frame inside the loop forgets the channels that left.
+                    for frame in self.stack.iter_mut().rev() {
+                        match frame {
+                            Frame::If { before, taken } => {
+                                *before &= !leaving;
+                                *taken &= !leaving;
+                            }
+                            Frame::Loop { .. } => break,
+                        }
+                    }
+                    if self.mask == 0 {
+                        // Nothing runs until the end of the innermost block (JIP: its `else`,
+                        // `endif` or `while`), where other channels may wait.
+                        self.pc = jump(inst.jip)?;
+                        continue;
+                    }
+                }
+                Opcode::While => {
+                    let Some(Frame::Loop { before, continued }) = self.stack.last_mut() else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    let going_on = (self.mask | *continued) & predicate & channels & thread.live;
+                    *continued = 0;
+                    if going_on != 0 {
+                        self.mask = going_on;
+                        self.back_edge = Some(self.pc);
+                        self.pc = jump(inst.jip)?;
+                        continue;
+                    }
+                    self.mask = *before & thread.live;
+                    self.stack.pop();
+                }
+                Opcode::Halt => {
+                    // Halted channels wait at the UIP; the halt there (JIP = UIP = next) is where
+                    // they all meet again.
+                    let target = jump(inst.uip)?;
+                    let halted = self.mask & predicate & channels;
+                    if target > self.pc && halted != 0 {
+                        self.parked.push((target, halted));
+                        self.mask &= !halted;
+                    }
+                }
+                Opcode::Send | Opcode::Sendc => {
+                    let enabled = if inst.mask_all {
+                        channels
+                    } else {
+                        self.mask & channels
+                    } & predicate;
+                    if send(inst, hw, thread, enabled)? {
+                        return Ok(Stop::Ended);
+                    }
+                }
+                Opcode::Wait => {
+                    // n0 counts the gateway's notifications: the barrier message sent before
+                    // is answered once every thread of the workgroup has sent its own.
+                    if !std::mem::take(&mut thread.barrier_sent) {
+                        return Err(EmuError::Barrier(format!(
+                            "instruction {}: `wait` without a barrier message, which never ends",
+                            self.pc
+                        )));
+                    }
+                    self.pc += 1;
+                    return Ok(Stop::Barrier);
+                }
+                Opcode::Nop => {}
+                _ => {
+                    let enabled = if inst.mask_all {
+                        channels
+                    } else {
+                        self.mask & channels
+                    } & if inst.predicate.is_some() && inst.opcode != Opcode::Sel {
+                        predicate
+                    } else {
+                        // A predicated `sel` writes every channel: the predicate picks the source.
+                        u32::MAX
+                    };
+                    execute(inst, hw, thread, enabled).map_err(|e| match e {
+                        EmuError::Unsupported { .. } => EmuError::Unsupported {
+                            index: self.pc,
+                            opcode: inst.opcode.name(),
+                        },
+                        EmuError::FloatBits { .. } => EmuError::FloatBits {
+                            index: self.pc,
+                            opcode: inst.opcode.name(),
+                        },
+                        other => other,
+                    })?;
                 }
             }
-            Opcode::While => {
-                let Some(Frame::Loop { before, continued }) = stack.last_mut() else {
-                    return Err(EmuError::BadControlFlow(pc));
-                };
-                let going_on = (mask | *continued) & predicate & channels & thread.live;
-                *continued = 0;
-                if going_on != 0 {
-                    mask = going_on;
-                    back_edge = Some(pc);
-                    pc = jump(inst.jip)?;
-                    continue;
-                }
-                mask = *before & thread.live;
-                stack.pop();
-            }
-            Opcode::Halt => {
-                // Halted channels wait at the UIP; the halt there (JIP = UIP = next) is where
-                // they all meet again.
-                let target = jump(inst.uip)?;
-                let halted = mask & predicate & channels;
-                if target > pc && halted != 0 {
-                    parked.push((target, halted));
-                    mask &= !halted;
-                }
-            }
-            Opcode::Send | Opcode::Sendc => {
-                let enabled = if inst.mask_all {
-                    channels
-                } else {
-                    mask & channels
-                } & predicate;
-                if send(inst, hw, thread, enabled)? {
-                    return Ok(());
-                }
-            }
-            Opcode::Nop => {}
-            _ => {
-                let enabled = if inst.mask_all {
-                    channels
-                } else {
-                    mask & channels
-                } & if inst.predicate.is_some() && inst.opcode != Opcode::Sel {
-                    predicate
-                } else {
-                    // A predicated `sel` writes every channel: the predicate picks the source.
-                    u32::MAX
-                };
-                execute(inst, hw, thread, enabled).map_err(|e| match e {
-                    EmuError::Unsupported { .. } => EmuError::Unsupported {
-                        index: pc,
-                        opcode: inst.opcode.name(),
-                    },
-                    EmuError::FloatBits { .. } => EmuError::FloatBits {
-                        index: pc,
-                        opcode: inst.opcode.name(),
-                    },
-                    other => other,
-                })?;
-            }
+            self.pc += 1;
         }
-        pc += 1;
+        Ok(Stop::Ended)
     }
-    Ok(())
 }
 
 /// The channels an instruction covers: `exec_size` channels from its group.
@@ -838,6 +909,12 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
+        // The gateway's barrier message: the thread has arrived (its `wait` stops it).
+        3 if desc & 7 == GATEWAY_BARRIER => thread.barrier_sent = true,
+        // A memory fence: messages run in order here, so earlier writes are already visible.
+        10 if message_type == MEMORY_FENCE => {}
+        // The thread spawner's end of thread.
+        7 if inst.is_eot() => {}
         // Scratch block write and read (Gen7+, data cache, the scratch category MD 18): whole
         // GRFs at the descriptor's offset in 32-byte units, whatever the execution mask; a
         // write's data follows its header.

@@ -34,6 +34,8 @@ pub const ARF_NULL: u8 = 0x00;
 pub const ARF_ADDRESS: u8 = 0x10;
 pub const ARF_ACCUMULATOR: u8 = 0x20;
 pub const ARF_FLAG: u8 = 0x30;
+/// The notification count register n0, which `wait` blocks on (a barrier's gateway signals it).
+pub const ARF_NOTIFICATION: u8 = 0x90;
 
 /// An operand's data type.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -333,6 +335,7 @@ opcodes! {
     Break "break" 0x28 0;
     Cont "cont" 0x29 0;
     Halt "halt" 0x2a 0;
+    Wait "wait" 0x30 1;
     Send "send" 0x31 2;
     Sendc "sendc" 0x32 2;
     Math "math" 0x38 2;

@@ -52,7 +52,7 @@
 //! dispatch width; [`crate::simd_width`] splits those the generation cannot run that wide.
 
 use crate::encoding::Predicate;
-use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
+use crate::isa::{ARF_NOTIFICATION, CondMod, Gen, MathFn, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
 use crate::sampler::{Param, SamplerMsg, TextureSurface, coord_comps};
 use crate::simd_width::part;
@@ -104,6 +104,16 @@ pub struct Payload {
     /// The shader's constant data ([`shrew_engine::interp::memory::constant_data`]), uploaded
     /// with the kernel as [`Surface::ConstantData`].
     pub constant_data: Vec<u8>,
+    /// Compute threads: the GRF whose dwords 0-2 hold the number of workgroups (a push
+    /// constant).
+    pub num_workgroups: Option<u8>,
+    /// Compute threads: the first of the GRFs holding each channel's local invocation ID, x,
+    /// y and z one after the other, each a GRF per 8 channels (a per-thread push constant).
+    pub local_ids: Option<u8>,
+    /// Compute threads: the workgroup's size.
+    pub workgroup_size: [u32; 3],
+    /// Compute threads: bytes of shared local memory the workgroup needs.
+    pub shared_bytes: u32,
 }
 
 /// What a slot of a vertex's URB entry holds, as the later stages read it.
@@ -130,7 +140,21 @@ pub enum Surface {
     Ssbo(u32),
     /// A texture the sampler reads.
     Texture(TextureSurface),
+    /// The workgroup's shared local memory, at binding table index [`SLM_SURFACE`].
+    Shared,
 }
+
+/// The binding table index that addresses shared local memory (Gen7-9).
+pub const SLM_SURFACE: u32 = 254;
+
+/// The message gateway's barrier message (SFID 3, descriptor bits 2:0).
+pub const GATEWAY_BARRIER: u32 = 4;
+
+/// The data cache's memory fence message type (SFID 10).
+pub const MEMORY_FENCE: u32 = 7;
+
+/// The thread spawner's shared function, which ends compute threads.
+pub const THREAD_SPAWNER: u8 = 7;
 
 /// Binding table index of the first surface after the render targets.
 pub const FIRST_SURFACE: u32 = 8;
@@ -221,6 +245,35 @@ pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Program, Payload), Lowe
     }
     lower_entry(shader, hw, 8)
 }
+
+/// Lowers the entry function of a compute shader for `hw` at dispatch width `width` (8, 16 or
+/// 32): each channel one invocation of a workgroup, its local ID in the payload.
+pub fn lower_compute(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Compute {
+        return Err(LowerError(format!(
+            "a {} shader is not a compute shader",
+            shader.stage.name()
+        )));
+    }
+    if ![8, 16, 32].contains(&width) {
+        return Err(LowerError(format!("SIMD{width} is not supported")));
+    }
+    let invocations: u64 = shader.workgroup_size.iter().map(|&n| n as u64).product();
+    let threads = invocations.div_ceil(width as u64);
+    if threads > MAX_WORKGROUP_THREADS {
+        return Err(LowerError(format!(
+            "a workgroup of {invocations} invocations needs {threads} SIMD{width} threads; at most {MAX_WORKGROUP_THREADS} share a barrier"
+        )));
+    }
+    lower_entry(shader, hw, width)
+}
+
+/// Most threads of one workgroup (the barrier's thread count on Gen7-9).
+pub const MAX_WORKGROUP_THREADS: u64 = 64;
 
 fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload), LowerError> {
     let func = &shader.functions[shader.entry.0 as usize];
@@ -385,8 +438,10 @@ fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
 /// Decides what the payload holds from what the shader reads.
 fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, LowerError> {
     let vertex = shader.stage == Stage::Vertex;
+    let compute = shader.stage == Stage::Compute;
     let per_value = (width / 8) as u32;
     let mut inputs = Vec::new();
+    let (mut local_ids, mut num_workgroups) = (false, false);
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
     // Bytes read of each pushed buffer (`None`: the default uniform block).
     let mut push_ends: BTreeMap<Option<u32>, u32> = BTreeMap::new();
@@ -411,6 +466,8 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
                 depth = true;
                 w = true;
             }
+            Intrinsic::LoadLocalInvocationId => local_ids = true,
+            Intrinsic::LoadNumWorkgroups => num_workgroups = true,
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
                 if let Some((binding, offset)) = push_location(func, ii) {
                     let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
@@ -423,8 +480,15 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
     }
     inputs.sort_unstable();
     // Fragment threads: R1 holds the subspans and pixel mask of channels 0-15; at SIMD32, R2
-    // those of 16-31. Vertex threads: R1 holds each vertex's URB handle.
-    let mut next = if vertex { 2 } else { 1 + halves(width) as u32 };
+    // those of 16-31. Vertex threads: R1 holds each vertex's URB handle. Compute threads: R0
+    // alone (the workgroup's ID and the barrier's).
+    let mut next = if vertex {
+        2
+    } else if compute {
+        1
+    } else {
+        1 + halves(width) as u32
+    };
     let mut take = |used: bool, regs: u32| {
         used.then(|| {
             let at = next;
@@ -453,6 +517,17 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         next += regs;
         push_regs_left -= regs;
     }
+    // Compute threads: the push constants shared by the workgroup's threads, then those of
+    // each thread (Mesa's order for Gen7-9): the local IDs.
+    let mut take = |used: bool, regs: u32| {
+        used.then(|| {
+            let at = next;
+            next += regs;
+            at as u8
+        })
+    };
+    let num_workgroups = take(num_workgroups, 1);
+    let local_ids = take(local_ids, 3 * per_value);
     let setup_start = next;
     let regs_per_input = if vertex { 4 } else { 2 };
     let regs = setup_start + regs_per_input * inputs.len() as u32;
@@ -472,7 +547,24 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         regs: regs as u8,
         surfaces: Vec::new(),
         constant_data: Vec::new(),
+        num_workgroups,
+        local_ids,
+        workgroup_size: shader.workgroup_size,
+        shared_bytes: shared_bytes(shader)?,
     })
+}
+
+/// Bytes of shared memory the shader's `shared` variables take.
+fn shared_bytes(shader: &Shader) -> Result<u32, LowerError> {
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    Ok(shader
+        .variables
+        .iter()
+        .zip(&layouts)
+        .filter(|(var, _)| var.mode == Mode::Shared)
+        .map(|(_, layout)| layout.offset + layout.size)
+        .max()
+        .unwrap_or(0))
 }
 
 struct Lowering<'s> {
@@ -673,10 +765,10 @@ impl Lowering<'_> {
         if self.halts {
             self.emit(Inst::control(Op::HaltTarget, self.width));
         }
-        if self.shader.stage == Stage::Vertex {
-            self.urb_writes();
-        } else {
-            self.color_writes();
+        match self.shader.stage {
+            Stage::Vertex => self.urb_writes(),
+            Stage::Compute => self.end_thread(),
+            _ => self.color_writes(),
         }
         Ok(())
     }
@@ -819,26 +911,72 @@ impl Lowering<'_> {
             }
             Intrinsic::StoreSsbo => {
                 let binding = self.ssbo_binding(v, ii.srcs[1])?;
-                let data = ii.srcs[0];
-                let ty = self.func.value_type(data).expect("stores store a value");
-                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-                if ty.bits != 32 || mask != (1 << ty.comps) - 1 {
-                    return Err(self.error(v, "only whole stores of 32-bit values are supported"));
-                }
-                let data: Vec<Src> = (0..ty.comps)
-                    .map(|c| self.read(data, c, Type::UD))
-                    .collect();
-                self.untyped_write(Surface::Ssbo(binding), ii.srcs[2], data, None);
+                let data = self.whole_store(v, ii.srcs[0], ii)?;
+                self.untyped_write(Surface::Ssbo(binding), (ii.srcs[2], 0), data, None);
                 Ok(())
             }
             Intrinsic::SsboAtomic => {
                 let binding = self.ssbo_binding(v, ii.srcs[0])?;
-                let op = ii.index(IndexKind::AtomicOp).and_then(AtomicOp::from_index);
-                let Some(aop) = op.and_then(atomic_opcode) else {
-                    return Err(self.error(v, "this atomic operation is not supported yet"));
-                };
+                let aop = self.atomic_operation(v, ii)?;
                 let data = vec![self.read(ii.srcs[2], 0, Type::UD)];
-                self.untyped_write(Surface::Ssbo(binding), ii.srcs[1], data, Some((v, aop)));
+                self.untyped_write(
+                    Surface::Ssbo(binding),
+                    (ii.srcs[1], 0),
+                    data,
+                    Some((v, aop)),
+                );
+                Ok(())
+            }
+            Intrinsic::LoadShared => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                self.pull(v, Surface::Shared, base, ii.srcs[0])
+            }
+            Intrinsic::StoreShared => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                let data = self.whole_store(v, ii.srcs[0], ii)?;
+                self.untyped_write(Surface::Shared, (ii.srcs[1], base), data, None);
+                Ok(())
+            }
+            Intrinsic::SharedAtomic => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                let aop = self.atomic_operation(v, ii)?;
+                let data = vec![self.read(ii.srcs[1], 0, Type::UD)];
+                self.untyped_write(Surface::Shared, (ii.srcs[0], base), data, Some((v, aop)));
+                Ok(())
+            }
+            Intrinsic::Barrier => self.barrier(v, ii),
+            Intrinsic::LoadLocalInvocationId => {
+                let first = self.payload.local_ids.expect("planned with the payload");
+                for c in 0..comps {
+                    let grf = first + c * self.width / 8;
+                    let dst = self.comp(v, c, Type::UD);
+                    self.op(
+                        Opcode::Mov,
+                        dst,
+                        vec![Src::Reg(Operand::payload(grf, 0, Type::UD))],
+                    );
+                }
+                Ok(())
+            }
+            Intrinsic::LoadWorkgroupId => {
+                // R0.1, R0.6 and R0.7 of the thread's header.
+                for (c, dword) in [1, 6, 7].into_iter().enumerate().take(comps as usize) {
+                    let dst = self.comp(v, c as u8, Type::UD);
+                    let id = Operand::scalar(Base::Fixed(0), 4 * dword, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![Src::Reg(id)]);
+                }
+                Ok(())
+            }
+            Intrinsic::LoadNumWorkgroups => {
+                let grf = self
+                    .payload
+                    .num_workgroups
+                    .expect("planned with the payload");
+                for c in 0..comps {
+                    let dst = self.comp(v, c, Type::UD);
+                    let n = Operand::scalar(Base::Fixed(grf), 4 * c as u32, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![Src::Reg(n)]);
+                }
                 Ok(())
             }
             Intrinsic::LoadUniform | Intrinsic::LoadUbo if self.push_constant(v, ii).is_none() => {
@@ -1071,6 +1209,9 @@ impl Lowering<'_> {
 
     /// The binding table index of a surface, bound on first use.
     fn surface(&mut self, surface: Surface) -> u32 {
+        if surface == Surface::Shared {
+            return SLM_SURFACE;
+        }
         let surfaces = &mut self.payload.surfaces;
         let index = match surfaces.iter().position(|&s| s == surface) {
             Some(i) => i,
@@ -1249,13 +1390,137 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// The components of a store's `data`, which must be a whole 32-bit value.
+    fn whole_store(
+        &mut self,
+        v: Value,
+        data: Value,
+        ii: &IntrinsicInst,
+    ) -> Result<Vec<Src>, LowerError> {
+        let ty = self.func.value_type(data).expect("stores store a value");
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        if ty.bits != 32 || mask != (1 << ty.comps) - 1 {
+            return Err(self.error(v, "only whole stores of 32-bit values are supported"));
+        }
+        Ok((0..ty.comps)
+            .map(|c| self.read(data, c, Type::UD))
+            .collect())
+    }
+
+    /// The data port's code of an atomic intrinsic's operation.
+    fn atomic_operation(&self, v: Value, ii: &IntrinsicInst) -> Result<u32, LowerError> {
+        let op = ii.index(IndexKind::AtomicOp).and_then(AtomicOp::from_index);
+        op.and_then(atomic_opcode)
+            .ok_or_else(|| self.error(v, "this atomic operation is not supported yet"))
+    }
+
+    /// A barrier: a memory fence when it orders memory, then, when it synchronizes the
+    /// workgroup, the gateway's barrier message and a `wait` on n0 until every thread of the
+    /// group has sent it. (A subgroup's channels run together: they need no message.)
+    fn barrier(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        const WORKGROUP_SCOPE: u32 = 3;
+        let orders_memory = ii.index(IndexKind::MemorySemantics).unwrap_or(0) != 0
+            && ii.index(IndexKind::MemoryModes).unwrap_or(0) != 0;
+        let synchronizes = ii.index(IndexKind::ExecutionScope).unwrap_or(0) >= WORKGROUP_SCOPE;
+        if synchronizes && self.shader.stage != Stage::Compute {
+            return Err(self.error(v, "only compute shaders synchronize workgroups"));
+        }
+        if orders_memory {
+            let fence = Message {
+                sfid: 10,
+                mlen: 1,
+                rlen: 0,
+                control: MEMORY_FENCE << 14,
+                eot: false,
+            };
+            let header = self.header();
+            self.send_header(header, fence);
+        }
+        if synchronizes {
+            let barrier = Message {
+                sfid: 3,
+                mlen: 1,
+                rlen: 0,
+                control: GATEWAY_BARRIER,
+                eot: false,
+            };
+            // The barrier's ID comes from R0.2 (bits 27:24; Gen9 also keeps bit 31).
+            let header = self.header();
+            let mask = if self.hw >= Gen::Gen9 {
+                0x8f00_0000
+            } else {
+                0x0f00_0000
+            };
+            let id = Operand::scalar(Base::Fixed(0), 8, Type::UD);
+            let mut and = Inst::new(
+                Opcode::And,
+                1,
+                Some(Operand::scalar(Base::Vgrf(header), 8, Type::UD)),
+                vec![Src::Reg(id), Src::ud(mask)],
+            );
+            and.mask_all = true;
+            self.emit(and);
+            self.send_header(header, barrier);
+            let n0 = Operand::scalar(Base::Arf(ARF_NOTIFICATION), 0, Type::UD);
+            let mut wait = Inst::new(Opcode::Wait, 1, Some(n0), vec![Src::Reg(n0)]);
+            wait.mask_all = true;
+            self.emit(wait);
+        }
+        Ok(())
+    }
+
+    /// A copy of the thread's header R0 (WE_all), the payload of the gateway's messages, the
+    /// data port's fences and the thread spawner's.
+    fn header(&mut self) -> VReg {
+        let header = self.temp(1);
+        let mut copy = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Operand::vector(header, 0, Type::UD)),
+            vec![Src::Reg(Operand::payload(0, 0, Type::UD))],
+        );
+        copy.mask_all = true;
+        self.emit(copy);
+        header
+    }
+
+    /// Sends a one-GRF message of `header` (WE_all).
+    fn send_header(&mut self, header: VReg, message: Message) {
+        let mut send = Inst::new(
+            Opcode::Send,
+            8,
+            Some(Operand::null(Type::UD)),
+            vec![
+                Src::Reg(Operand::vector(header, 0, Type::UD)),
+                Src::ud(message.descriptor(false)),
+            ],
+        );
+        send.send = Some(message);
+        send.mask_all = true;
+        self.emit(send);
+    }
+
+    /// The end of a compute thread: the thread spawner's message with EOT.
+    fn end_thread(&mut self) {
+        // Resource select (bit 4): the fixed-function unit frees the thread's resources.
+        let end = Message {
+            sfid: THREAD_SPAWNER,
+            mlen: 1,
+            rlen: 0,
+            control: 1 << 4,
+            eot: true,
+        };
+        let header = self.header();
+        self.send_header(header, end);
+    }
+
     /// The binding of an SSBO access, which must be a constant.
     fn ssbo_binding(&self, v: Value, binding: Value) -> Result<u32, LowerError> {
         self.constant_offset(binding)
             .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
     }
 
-    /// Writes `data` (one dword per component) at byte `offset` of a surface, each channel at
+    /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each channel at
     /// its own offset: an untyped surface write (HSW+ data cache 1, message 9; IVB data cache,
     /// message 13); or, with `atomic`, the untyped atomic operation (data cache 1 message 2,
     /// data cache message 6) whose old value goes to the atomic's value. In fragment shaders
@@ -1263,12 +1528,17 @@ impl Lowering<'_> {
     fn untyped_write(
         &mut self,
         surface: Surface,
-        offset: Value,
+        (offset, base): (Value, u32),
         data: Vec<Src>,
         atomic: Option<(Value, u32)>,
     ) {
         let bti = self.surface(surface);
-        let offset = self.read(offset, 0, Type::UD);
+        let mut offset = self.read(offset, 0, Type::UD);
+        if base != 0 {
+            let address = self.temp_operand(Type::UD);
+            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+            offset = Src::Reg(address);
+        }
         let width = self.width.min(16);
         let per_comp = width as u32 / 8;
         let simd8 = width == 8;

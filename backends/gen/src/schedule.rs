@@ -2,7 +2,7 @@
 //! result latencies.
 //!
 //! What: [`schedule`] builds, for every run of instructions between control-flow instructions
-//! (and marks, and an end-of-thread send), the dependence graph over the registers, flags and
+//! (and marks, a barrier's `wait`, and an end-of-thread send), the dependence graph over the registers, flags and
 //! memory they touch:
 //! - read after write, with the writer's latency from the performance model (`ld` for GRFs,
 //!   `lf` for flags);
@@ -51,10 +51,13 @@ pub fn schedule(program: &mut Program, hw: Gen) {
     program.insts = out;
 }
 
-/// Whether an instruction ends a basic block: control flow, a mark, or the end of the thread.
+/// Whether an instruction ends a basic block: control flow, a mark, the end of the thread, or
+/// a `wait` (the threads' meeting point at a barrier: no access moves across it).
 fn is_barrier(inst: &Inst) -> bool {
     match inst.op {
-        Op::Hw(op) => op.is_control_flow() || inst.send.is_some_and(|m| m.eot),
+        Op::Hw(op) => {
+            op.is_control_flow() || op == Opcode::Wait || inst.send.is_some_and(|m| m.eot)
+        }
         Op::Do | Op::HaltTarget => true,
     }
 }

@@ -7,7 +7,7 @@
 //! - `load_local_invocation_index` becomes `x + size.x · (y + size.y · z)` of the local
 //!   invocation ID.
 //!
-//! Constant folding then drops the terms of dimensions of size 1.
+//! A dimension of size 1 has local ID 0, which constant folding then drops.
 //!
 //! Why: Gen's compute threads get each channel's local ID in their payload and the group's ID
 //! in R0; R600's get both in registers. Neither has the global ID or the flat index, so both
@@ -88,19 +88,29 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
     let pos = function.cfg[block].insts.iter().position(|&i| i == v);
     let mut b = Builder::new(shader, func);
     b.cursor = Cursor { block, pos };
-    let id_of = |b: &mut Builder, op: Intrinsic| b.intrinsic(op, &[], None, &[]);
+    // A dimension of size 1 has local ID 0.
+    let local_ids = |b: &mut Builder| {
+        let local = b.intrinsic(Intrinsic::LoadLocalInvocationId, &[], None, &[]);
+        [0, 1, 2].map(|c| match size[c as usize] {
+            1 => b.imm_u32(0),
+            _ => b.channel(local, c),
+        })
+    };
     let result = match op {
         Intrinsic::LoadWorkgroupSize => b.imm(32, &size.map(u64::from)),
         Intrinsic::LoadGlobalInvocationId => {
-            let group = id_of(&mut b, Intrinsic::LoadWorkgroupId);
-            let local = id_of(&mut b, Intrinsic::LoadLocalInvocationId);
-            let size = b.imm(32, &size.map(u64::from));
-            let first = b.alu(AluOp::Imul, &[group, size]);
-            b.alu(AluOp::Iadd, &[first, local])
+            let group = b.intrinsic(Intrinsic::LoadWorkgroupId, &[], None, &[]);
+            let local = local_ids(&mut b);
+            let ids = [0, 1, 2].map(|c| {
+                let group = b.channel(group, c as u8);
+                let size = b.imm_u32(size[c]);
+                let first = b.alu(AluOp::Imul, &[group, size]);
+                b.alu(AluOp::Iadd, &[first, local[c]])
+            });
+            b.vec(&ids)
         }
         _ => {
-            let local = id_of(&mut b, Intrinsic::LoadLocalInvocationId);
-            let [x, y, z] = [0, 1, 2].map(|c| b.channel(local, c));
+            let [x, y, z] = local_ids(&mut b);
             let (size_x, size_y) = (b.imm_u32(size[0]), b.imm_u32(size[1]));
             let plane = b.alu(AluOp::Imul, &[z, size_y]);
             let row = b.alu(AluOp::Iadd, &[plane, y]);
