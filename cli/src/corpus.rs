@@ -190,10 +190,16 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
         (Stage::Fragment, 16),
         (Stage::Fragment, 32),
         (Stage::Vertex, 8),
+        (Stage::Compute, 8),
+        (Stage::Compute, 16),
+        (Stage::Compute, 32),
     ];
     for (stage, simd) in variants {
         let reports: Vec<&StageReport> =
             reports.iter().filter(|r| r.stage == Some(stage)).collect();
+        if reports.is_empty() {
+            continue;
+        }
         let of = |kernels: &Kernels| {
             kernels
                 .iter()
@@ -477,22 +483,25 @@ fn finish(
     }
 }
 
-/// The Gen kernels of a fragment stage (SIMD8, 16 and 32, as a driver keeps them) or a vertex
-/// stage (SIMD8), when the target is a Gen.
+/// The Gen kernels of a fragment or compute stage (SIMD8, 16 and 32, as a driver compiles
+/// them) or a vertex stage (SIMD8), when the target is a Gen.
 fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
     let (Some(hw), Some(prepare)) = (context.hw, &context.backend_pipeline) else {
         return Vec::new();
     };
-    if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
+    if !matches!(
+        shader.stage,
+        Stage::Fragment | Stage::Vertex | Stage::Compute
+    ) {
         return Vec::new();
     }
     if let Err(e) = prepare.run(&mut shader) {
         return vec![(8, Err(format!("pipeline: {e}")))];
     }
-    let kernels = if shader.stage == Stage::Vertex {
-        vec![(8, shrew_gen::compile::compile_vertex(&shader, hw))]
-    } else {
-        shrew_gen::compile::compile_fragment_variants(&shader, hw)
+    let kernels = match shader.stage {
+        Stage::Vertex => vec![(8, shrew_gen::compile::compile_vertex(&shader, hw))],
+        Stage::Compute => shrew_gen::compile::compile_compute_variants(&shader, hw),
+        _ => shrew_gen::compile::compile_fragment_variants(&shader, hw),
     };
     kernels
         .into_iter()

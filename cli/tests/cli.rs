@@ -387,6 +387,42 @@ fn compile_takes_vertex_shaders_on_gen8_and_later() {
     assert!(stderr(&out).contains("SIMD8"), "{}", stderr(&out));
 }
 
+/// A compute shader compiles at SIMD8, 16 and 32: its barrier is the gateway's message and a
+/// `wait`, its shared memory the SLM surface, and the thread ends at the thread spawner; a
+/// workgroup too large for 64 threads of the width gets a clear error.
+#[test]
+fn compile_takes_compute_shaders() {
+    let example = repo_path("examples/shared_rotate.shrew");
+    for simd in ["8", "16", "32"] {
+        let out = shrew(&[
+            "compile",
+            example.to_str().unwrap(),
+            "--target",
+            "gen9",
+            "--simd",
+            simd,
+            "--asm",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let listing = stdout(&out);
+        for expected in [
+            "(barrier msg)",
+            "wait(1)",
+            "Surface = 254",
+            "thread_spawner",
+        ] {
+            assert!(listing.contains(expected), "{expected}: {listing}");
+        }
+    }
+    let shader = temp_file(
+        "wide.comp",
+        "#version 430\nlayout(local_size_x = 1024) in;\nvoid main() { barrier(); }\n",
+    );
+    let out = shrew(&["compile", shader.to_str().unwrap(), "--target", "gen9"]);
+    assert_user_error(&out);
+    assert!(stderr(&out).contains("64"), "{}", stderr(&out));
+}
+
 /// A piglit test compiles as its fragment shader; one without gets a clear error.
 #[test]
 fn compile_takes_a_shader_tests_fragment_shader() {

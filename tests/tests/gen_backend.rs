@@ -1336,3 +1336,74 @@ b0:
         [3, 2, 1],
     );
 }
+
+/// A tree reduction in shared memory over a loop whose trip count a uniform decides, with a
+/// barrier in every iteration, inside control flow that differs between channels; the first
+/// invocation of each group stores the sum. Two SIMD8 threads meet at every barrier.
+#[test]
+fn reduction_with_barriers_in_a_loop() {
+    check_compute(
+        "reduction_with_barriers_in_a_loop",
+        r#"shader compute (workgroup_size=16,1,1)
+var ssbo u32[64] @values (binding=0)
+var uniform u32 @shift
+var shared u32[16] @partial
+
+entry fn main() {
+b0:
+    32 %0 = load_local_invocation_index
+    32x3 %1 = load_global_invocation_id
+    32 %2 = deref_var @values
+    32 %3 = mov %1.x
+    32 %4 = deref_array %2[%3]
+    32 %5 = load_deref %4
+    32 %6 = deref_var @partial
+    32 %7 = deref_array %6[%0]
+    store_deref %7, %5 (write_mask=x)
+    barrier (execution_scope=workgroup, memory_scope=workgroup, memory_semantics=acquire|release, memory_modes=shared)
+    32 %8 = deref_var @shift
+    32 %9 = load_deref %8
+    32 %10 = load_const (1)
+    32 %11 = iand %9, %10
+    32 %12 = load_const (8)
+    32 %13 = ushr %12, %11
+    32 %15 = load_const (0)
+    jump b1
+b1: loop merge=b5 continue=b4
+    32 %14 = phi b0: %13, b4: %20
+    1 %16 = ine %14, %15
+    branch %16, b2, b5
+    b2: selection merge=b7
+        1 %17 = ult %0, %14
+        branch %17, b6, b7
+        b6:
+            32 %21 = iadd %0, %14
+            32 %22 = deref_array %6[%21]
+            32 %23 = load_deref %22
+            32 %24 = load_deref %7
+            32 %25 = iadd %24, %23
+            store_deref %7, %25 (write_mask=x)
+            jump b7
+        b7:
+            jump b4
+    b4:
+        barrier (execution_scope=workgroup, memory_scope=workgroup, memory_semantics=acquire|release, memory_modes=shared)
+        32 %20 = ushr %14, %10
+        jump b1
+b5: selection merge=b9
+    1 %26 = ieq %0, %15
+    branch %26, b8, b9
+    b8:
+        32x3 %27 = load_workgroup_id
+        32 %28 = mov %27.x
+        32 %29 = deref_array %2[%28]
+        32 %30 = load_deref %7
+        store_deref %29, %30 (write_mask=x)
+        jump b9
+b9:
+    return
+}
+"#,
+        [2, 1, 1],
+    );
+}

@@ -75,6 +75,32 @@ pub fn compile_compute(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, Co
     finish(lower_compute(shader, hw, width)?, hw, true)
 }
 
+/// The compute kernels a driver compiles, as Mesa chooses them for Gen7-9: SIMD8 when the
+/// workgroup fits 64 threads of 8 channels; SIMD16 when SIMD8 did not spill; SIMD32 only when
+/// the workgroup needs it (neither narrower width fits). The driver runs the widest that
+/// compiled without spilling.
+pub fn compile_compute_variants(
+    shader: &Shader,
+    hw: Gen,
+) -> Vec<(u8, Result<Kernel, CompileError>)> {
+    let simd8 = compile_compute(shader, hw, 8);
+    let simd16 = match &simd8 {
+        Ok(k) if k.stats.spills > 0 => Err(CompileError::Skipped(
+            "SIMD16 is not compiled when SIMD8 spills".into(),
+        )),
+        _ => compile_compute(shader, hw, 16),
+    };
+    let simd32 = match (&simd8, &simd16) {
+        (Err(CompileError::Lower(_)), Err(CompileError::Lower(_))) => {
+            compile_compute(shader, hw, 32)
+        }
+        _ => Err(CompileError::Skipped(
+            "SIMD32 is compiled only for workgroups too large for SIMD16".into(),
+        )),
+    };
+    vec![(8, simd8), (16, simd16), (32, simd32)]
+}
+
 /// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,
 /// spilling if it must; SIMD16 only when SIMD8 did not spill, and only if it fits the registers
 /// without spilling; SIMD32 only when both did, if it fits without spilling, and only if the

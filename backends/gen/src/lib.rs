@@ -1,13 +1,13 @@
 //! Intel Gen7–Gen9 backend: the target description the mid-end optimizes for (options and the
 //! cost model of extraction), the hardware model ([`isa`]), the native instruction encoding with
 //! its decoder ([`encoding`]), assembly in the style of Mesa's disassembler ([`disasm`]), the
-//! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment
-//! and vertex shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
+//! static performance model behind shader-db's cycles ([`perf`]), and the compiler of fragment,
+//! vertex and compute shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
 //! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), SIMD-width lowering
 //! ([`simd_width`]), scheduling ([`schedule`]), register allocation ([`regalloc`], spilling to
 //! scratch through [`spill`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
 //! programs (textures through the sampler model of [`sampler`]); [`dispatch`] feeds it fragment
-//! and vertex threads. Images and compute shaders are being built (the Gen backend issue).
+//! and vertex threads and compute workgroups. Images are being built (the Gen backend issue).
 
 mod analysis;
 pub mod coalesce;

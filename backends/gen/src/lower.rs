@@ -1,5 +1,5 @@
-//! Lowering of a fragment shader (at a dispatch width of 8, 16 or 32) or a vertex shader (at 8,
-//! Gen8 and later) from the shrew IR to the Gen IR ([`crate::lir`]).
+//! Lowering of a fragment or compute shader (at a dispatch width of 8, 16 or 32) or a vertex
+//! shader (at 8, Gen8 and later) from the shrew IR to the Gen IR ([`crate::lir`]).
 //!
 //! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
 //! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
@@ -25,6 +25,12 @@
 //!   their outputs straight into the payloads of SIMD8 URB writes, which send the vertex's
 //!   URB entry at the end ([`Payload::vue`]: the header with the point size, the position, the
 //!   other outputs by slot; the header only when the point size is written).
+//! - Compute shaders read each channel's local invocation ID from the payload (per-thread push
+//!   constants), the workgroup's ID from R0.1, R0.6 and R0.7, and the number of workgroups from
+//!   a pushed GRF; shared memory is the SLM surface ([`SLM_SURFACE`]) of untyped messages; a
+//!   barrier is a data-cache fence (when it orders memory), the gateway's barrier message and a
+//!   `wait` on n0 (when it synchronizes the workgroup); the thread ends with the thread
+//!   spawner's EOT message.
 //! - Inputs of fragment shaders are interpolated with `pln` from the barycentrics and the attribute's plane in the
 //!   payload; flat inputs read the plane's constant term.
 //! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
