@@ -45,6 +45,8 @@ impl MemClass {
     pub const OUTPUT: MemClass = MemClass(16);
     /// The class follows the mode of the variable the deref source points into.
     pub const VARIABLE: MemClass = MemClass(32);
+    /// The invocation's own scratch memory, where temporaries that stay in memory live.
+    pub const SCRATCH: MemClass = MemClass(64);
 
     pub const fn union(self, other: MemClass) -> MemClass {
         MemClass(self.0 | other.0)
@@ -395,6 +397,7 @@ const IMAGE: MemClass = MemClass::IMAGE;
 const SHARED: MemClass = MemClass::SHARED;
 const GLOBAL: MemClass = MemClass::GLOBAL;
 const OUTPUT: MemClass = MemClass::OUTPUT;
+const SCRATCH: MemClass = MemClass::SCRATCH;
 const ALL_MEMORY: MemClass = SSBO.union(IMAGE).union(SHARED).union(GLOBAL).union(OUTPUT);
 
 intrinsic_table! {
@@ -426,6 +429,9 @@ intrinsic_table! {
     StoreShared "store_shared" (Data, Scalar32) -> NONE, [Base, WriteMask, AlignMul], 0, reads M0, writes SHARED;
     SharedAtomic "shared_atomic" (Scalar32, Data) -> DATA, [Base, AtomicOp], 0, reads SHARED, writes SHARED;
     SharedAtomicSwap "shared_atomic_swap" (Scalar32, Data, Data) -> DATA, [Base, AtomicOp], 0, reads SHARED, writes SHARED;
+    // The invocation's temporaries that stay in memory, at byte `base` plus the source.
+    LoadScratch "load_scratch" (Scalar32) -> DATA, [Base, AlignMul], ELIM, reads SCRATCH, writes M0;
+    StoreScratch "store_scratch" (Data, Scalar32) -> NONE, [Base, WriteMask, AlignMul], 0, reads M0, writes SCRATCH;
     LoadGlobal "load_global" (Address64) -> DATA, [Access, AlignMul], ELIM, reads GLOBAL, writes M0;
     StoreGlobal "store_global" (Data, Address64) -> NONE, [WriteMask, Access, AlignMul], 0, reads M0, writes GLOBAL;
 

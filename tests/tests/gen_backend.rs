@@ -1217,6 +1217,75 @@ fn pressure_spills_and_the_variants_follow_mesa() {
     );
 }
 
+/// A temporary array too large for select ladders, written in a loop and at a run-time index
+/// (one component only), and read at run-time and constant indices: it stays in scratch memory, each
+/// channel's copy addressed dword by dword (DWord scattered reads and writes).
+#[test]
+fn temporaries_in_scratch_memory() {
+    let source = r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+var function_temp f32x4[40] @table
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (0)
+    32 %3 = load_const (1)
+    32 %4 = load_const (40)
+    32 %5 = deref_var @table
+    jump b1
+b1: loop merge=b4 continue=b3
+    32 %6 = phi b0: %2, b3: %9
+    1 %7 = ilt %6, %4
+    branch %7, b2, b4
+    b2:
+        jump b3
+    b3:
+        32 %10 = i2f32 %6
+        32x4 %11 = fadd %1, %10.xxxx
+        32 %12 = deref_array %5[%6]
+        store_deref %12, %11 (write_mask=xyzw)
+        32 %9 = iadd %6, %3
+        jump b1
+b4:
+    32 %13 = load_const (10.0)
+    32 %14 = fabs %1.x
+    32 %15 = fmul %14, %13
+    32 %16 = f2u32 %15
+    32 %17 = load_const (31)
+    32 %18 = iand %16, %17
+    32 %19 = deref_array %5[%18]
+    32x4 %20 = load_const (0.0, 2.5, 0.0, 0.0)
+    store_deref %19, %20 (write_mask=y)
+    32 %21 = iadd %18, %3
+    32 %22 = deref_array %5[%21]
+    32x4 %23 = load_deref %22
+    32x4 %24 = load_deref %19
+    32x4 %25 = fadd %23, %24
+    32 %27 = load_const (3)
+    32 %28 = deref_array %5[%27]
+    32x4 %29 = load_deref %28
+    32x4 %30 = fmul %25, %29
+    32 %26 = deref_var @color
+    store_deref %26, %30 (write_mask=xyzw)
+    return
+}
+"#;
+    check("temporaries_in_scratch_memory", source);
+    let shader = text::parse(source, "scratch.shrew").unwrap();
+    let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 16).unwrap();
+    let listing = shrew_gen::disasm::listing(&kernel.insts, Gen::Gen9);
+    assert!(listing.contains("DWORD scattered write"), "{listing}");
+    assert!(listing.contains("DWORD scattered read"), "{listing}");
+    assert!(
+        kernel.scratch_bytes >= 40 * 16 * 16,
+        "{}",
+        kernel.scratch_bytes
+    );
+}
+
 /// Compiles a compute shader on every generation at SIMD8, SIMD16 and SIMD32, runs
 /// `workgroups` workgroups of it on the emulator, and compares every SSBO dword with what the
 /// interpreter leaves from the unoptimized shader, both starting from the same random buffers

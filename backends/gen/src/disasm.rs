@@ -65,6 +65,17 @@ fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
         }
         3 if desc & 7 == GATEWAY_BARRIER => Some("(barrier msg)".into()),
         10 if message_type == MEMORY_FENCE => Some(format!("( DC mfence, Surface = {surface})")),
+        10 if matches!(message_type, 3 | 11) => {
+            let direction = if message_type == 11 { "write" } else { "read" };
+            let simd = if desc >> 8 & 3 == 3 {
+                "SIMD16"
+            } else {
+                "SIMD8"
+            };
+            Some(format!(
+                "( DC DWORD scattered {direction}, Surface = {surface}, {simd})"
+            ))
+        }
         10 if desc >> 18 & 1 != 0 => {
             let direction = if desc >> 17 & 1 != 0 { "write" } else { "read" };
             let grfs = 1 << (desc >> 12 & 3);

@@ -915,6 +915,36 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
         10 if message_type == MEMORY_FENCE => {}
         // The thread spawner's end of thread.
         7 if inst.is_eot() => {}
+        // DWord scattered read and write (data cache messages 3 and 11) on a stateless
+        // surface: after the header, each enabled channel's byte address in the thread's
+        // scratch memory (and, to write, its dword).
+        10 if matches!(message_type, 3 | 11) && matches!(desc & 0xFF, 253 | 255) => {
+            let per_value = (inst.exec_size as usize).div_ceil(8);
+            let dword = |thread: &Thread, k: usize, i: usize| {
+                thread.read((payload.nr as usize + k + i / 8) * 32 + i % 8 * 4, 4)
+            };
+            let lanes = (0..inst.exec_size as usize)
+                .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0);
+            for i in lanes {
+                let at = dword(thread, 1, i)? as usize;
+                if message_type == 11 {
+                    let value = dword(thread, 1 + per_value, i)? as u32;
+                    if thread.scratch.len() < at + 4 {
+                        thread.scratch.resize(at + 4, 0);
+                    }
+                    thread.scratch[at..at + 4].copy_from_slice(&value.to_le_bytes());
+                } else {
+                    let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
+                        return Err(unsupported);
+                    };
+                    let value = thread
+                        .scratch
+                        .get(at..at + 4)
+                        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    thread.write((dst.nr as usize + i / 8) * 32 + i % 8 * 4, 4, value as u64)?;
+                }
+            }
+        }
         // Scratch block write and read (Gen7+, data cache, the scratch category MD 18): whole
         // GRFs at the descriptor's offset in 32-byte units, whatever the execution mask; a
         // write's data follows its header.

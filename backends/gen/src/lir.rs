@@ -304,6 +304,9 @@ pub struct Program {
     pub vreg_sizes: Vec<u32>,
     /// GRFs the thread payload occupies from g0 (pre-coloured, never allocated).
     pub payload_regs: u32,
+    /// Bytes of the thread's scratch memory the program addresses itself (temporaries kept in
+    /// memory), from offset 0; spills go after them.
+    pub scratch_bytes: u32,
 }
 
 impl Program {
@@ -471,6 +474,7 @@ pub mod testing {
             insts,
             vreg_sizes: vec![1; vregs as usize],
             payload_regs: 2,
+            scratch_bytes: 0,
         }
     }
 

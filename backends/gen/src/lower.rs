@@ -17,6 +17,10 @@
 //! - SSBO loads, stores and atomics (as `lower-io` leaves them) are untyped surface reads,
 //!   writes and atomic operations, each channel at its own byte address; in fragment shaders
 //!   only live pixels write (predicated on f1.0, loaded from the pixel mask as for `discard`).
+//! - Temporaries kept in memory (`load_scratch`, `store_scratch`: arrays indexed at run time,
+//!   too large for select ladders) live in the thread's scratch memory, each channel's copy
+//!   interleaved dword by dword with the others' (dword `d` of channel `c` at `4 · (d · width +
+//!   c)`), and are read and written with DWord scattered messages; spills go after them.
 //! - Texture instructions become sampler messages ([`crate::sampler`]): the parameters in the
 //!   message's order, coordinates and reference divided by a projector, one message per 16
 //!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
@@ -302,6 +306,7 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload)
             insts: Vec::new(),
             vreg_sizes: Vec::new(),
             payload_regs: payload.regs as u32,
+            scratch_bytes: 0,
         },
         payload,
         outputs: BTreeMap::new(),
@@ -309,7 +314,17 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload)
         discards: uses_intrinsic(func, is_kill)
             || (shader.stage == Stage::Fragment && uses_intrinsic(func, writes_memory)),
         halts: false,
+        lane_offsets: None,
     };
+    if uses_intrinsic(func, |op| {
+        matches!(op, Intrinsic::LoadScratch | Intrinsic::StoreScratch)
+    }) {
+        // Each channel's copy of the temporaries, dword by dword: dword `d` of channel `c` at
+        // byte `4 · (d · width + c)`, so a message's channels address one run of GRF size.
+        let private = storage_bytes(shader, &[Mode::FunctionTemp, Mode::ShaderTemp])?;
+        lowering.program.scratch_bytes = (private * width as u32).next_multiple_of(32);
+        lowering.lane_offsets = Some(lowering.lane_offsets());
+    }
     lowering.lower(&tree)?;
     Ok((lowering.program, lowering.payload))
 }
@@ -556,18 +571,18 @@ fn plan_payload(shader: &Shader, func: &Function, width: u8) -> Result<Payload, 
         num_workgroups,
         local_ids,
         workgroup_size: shader.workgroup_size,
-        shared_bytes: shared_bytes(shader)?,
+        shared_bytes: storage_bytes(shader, &[Mode::Shared])?,
     })
 }
 
-/// Bytes of shared memory the shader's `shared` variables take.
-fn shared_bytes(shader: &Shader) -> Result<u32, LowerError> {
+/// Bytes the shader's variables of the given modes take in their storage.
+fn storage_bytes(shader: &Shader, modes: &[Mode]) -> Result<u32, LowerError> {
     let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
     Ok(shader
         .variables
         .iter()
         .zip(&layouts)
-        .filter(|(var, _)| var.mode == Mode::Shared)
+        .filter(|(var, _)| modes.contains(&var.mode))
         .map(|(_, layout)| layout.offset + layout.size)
         .max()
         .unwrap_or(0))
@@ -592,6 +607,9 @@ struct Lowering<'s> {
     discards: bool,
     /// Whether some channel may halt: the end needs a halt target.
     halts: bool,
+    /// Each channel's byte offset in a dword of scratch (4 times its index), when the shader
+    /// keeps temporaries there.
+    lane_offsets: Option<VReg>,
 }
 
 impl Lowering<'_> {
@@ -951,6 +969,34 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::Barrier => self.barrier(v, ii),
+            Intrinsic::LoadScratch => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                let def = self.func.inst(v).def.expect("loads define a value");
+                if def.bits != 32 {
+                    return Err(self.error(v, "only 32-bit scratch loads are supported"));
+                }
+                for c in 0..comps {
+                    let address = self.scratch_address(ii.srcs[0], base + 4 * c as u32);
+                    let dst = self.comp(v, c, Type::UD);
+                    self.scratch_message(address, dst, None);
+                }
+                Ok(())
+            }
+            Intrinsic::StoreScratch => {
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                let data = ii.srcs[0];
+                let ty = self.func.value_type(data).expect("stores store a value");
+                if ty.bits != 32 {
+                    return Err(self.error(v, "only 32-bit scratch stores are supported"));
+                }
+                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+                for c in (0..ty.comps).filter(|c| mask >> c & 1 != 0) {
+                    let address = self.scratch_address(ii.srcs[1], base + 4 * c as u32);
+                    let value = self.read(data, c, Type::UD);
+                    self.scratch_message(address, Operand::null(Type::UD), Some(value));
+                }
+                Ok(())
+            }
             Intrinsic::LoadLocalInvocationId => {
                 let first = self.payload.local_ids.expect("planned with the payload");
                 for c in 0..comps {
@@ -1411,6 +1457,145 @@ impl Lowering<'_> {
         Ok((0..ty.comps)
             .map(|c| self.read(data, c, Type::UD))
             .collect())
+    }
+
+    /// Each channel's index times 4, for every channel of the dispatch (WE_all): the vector
+    /// immediate 0-7 as words, 8 added for each further 8 channels, shifted into dwords.
+    fn lane_offsets(&mut self) -> VReg {
+        let width = self.width;
+        let words = self.program.new_vreg((width as u32 * 2).div_ceil(32));
+        let all = |mut inst: Inst| {
+            inst.mask_all = true;
+            inst
+        };
+        self.emit(all(Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Operand::vector(words, 0, Type::UW)),
+            vec![Src::Imm(Type::UV, 0x7654_3210)],
+        )));
+        let mut done = 8;
+        while done < width {
+            self.emit(all(Inst::new(
+                Opcode::Add,
+                done,
+                Some(Operand::vector(words, 2 * done as u32, Type::UW)),
+                vec![
+                    Src::Reg(Operand::vector(words, 0, Type::UW)),
+                    Src::Imm(Type::UW, done as u64),
+                ],
+            )));
+            done *= 2;
+        }
+        let offsets = self.temp(1);
+        self.emit(all(Inst::new(
+            Opcode::Shl,
+            width,
+            Some(Operand::vector(offsets, 0, Type::UD)),
+            vec![Src::Reg(Operand::vector(words, 0, Type::UW)), Src::ud(2)],
+        )));
+        offsets
+    }
+
+    /// Each channel's byte address in scratch of the dword at byte `base` + `offset` of its
+    /// temporaries ([`Lowering::lane_offsets`]' layout).
+    fn scratch_address(&mut self, offset: Value, base: u32) -> Operand {
+        let lanes = self
+            .lane_offsets
+            .expect("planned for shaders that use scratch");
+        let lanes = Src::Reg(Operand::vector(lanes, 0, Type::UD));
+        let width = self.width as u32;
+        let address = self.temp_operand(Type::UD);
+        match self.constant_offset(offset) {
+            Some(offset) => {
+                let first = (base + offset) * width;
+                self.alu2(Opcode::Add, address, lanes, Src::ud(first), true);
+            }
+            None => {
+                let offset = self.read(offset, 0, Type::UD);
+                let scaled = self.temp_operand(Type::UD);
+                let shift = width.trailing_zeros();
+                self.alu2(Opcode::Shl, scaled, offset, Src::ud(shift), false);
+                let sum = self.temp_operand(Type::UD);
+                self.alu2(Opcode::Add, sum, Src::Reg(scaled), lanes, true);
+                self.alu2(
+                    Opcode::Add,
+                    address,
+                    Src::Reg(sum),
+                    Src::ud(base * width),
+                    true,
+                );
+            }
+        }
+        address
+    }
+
+    /// A DWord scattered read into `dst` (or, with `data`, write) of each channel's dword at
+    /// its scratch `address`: data cache messages 3 and 11 on the stateless surface (Gen8+'s
+    /// non-coherent 253, Gen7's 255), the header a copy of R0 (which holds the thread's
+    /// scratch base); one message per 16 channels.
+    fn scratch_message(&mut self, address: Operand, dst: Operand, data: Option<Src>) {
+        let width = self.width.min(16);
+        let per_value = width as u32 / 8;
+        let (message_type, rlen) = match data {
+            Some(_) => (11, 0),
+            None => (3, per_value),
+        };
+        let surface = if self.hw.is_gen8_plus() { 253 } else { 255 };
+        // Block size (bits 9:8): SIMD8 2, SIMD16 3.
+        let block = if width == 16 { 3 } else { 2 };
+        let message = Message {
+            sfid: 10,
+            mlen: (1 + per_value * (1 + data.is_some() as u32)) as u8,
+            rlen: rlen as u8,
+            control: message_type << 14 | block << 8 | surface,
+            eot: false,
+        };
+        for half in 0..halves(self.width) {
+            let payload = self.program.new_vreg(message.mlen as u32);
+            let mut header = Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Operand::vector(payload, 0, Type::UD)),
+                vec![Src::Reg(Operand::payload(0, 0, Type::UD))],
+            );
+            header.mask_all = true;
+            self.emit(header);
+            let at_address = Operand::vector(payload, 32, Type::UD);
+            self.on_half(half, Opcode::Mov, at_address, vec![Src::Reg(address)]);
+            if let Some(value) = data {
+                let at_data = Operand::vector(payload, 32 * (1 + per_value), Type::UD);
+                self.on_half(half, Opcode::Mov, at_data, vec![value]);
+            }
+            let response = match data {
+                Some(_) => Operand::null(Type::UD),
+                None => Operand::vector(self.program.new_vreg(per_value), 0, Type::UD),
+            };
+            let send = self.on_half(
+                half,
+                Opcode::Send,
+                response,
+                vec![
+                    Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                    Src::ud(message.descriptor(true)),
+                ],
+            );
+            send.send = Some(message);
+            // The payload and response are this half's alone: read from their start.
+            send.srcs[0] = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            send.dst = Some(response);
+            if data.is_none() {
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(
+                        Opcode::Mov,
+                        width,
+                        Some(part(dst, 16 * half)),
+                        vec![Src::Reg(response)],
+                    )
+                });
+            }
+        }
     }
 
     /// The data port's code of an atomic intrinsic's operation.

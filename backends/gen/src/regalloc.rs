@@ -249,7 +249,7 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
 /// `program`).
 pub fn allocate(program: &mut Program, may_spill: bool) -> Result<Allocation, AllocError> {
     let mut unspillable = vec![false; program.vreg_sizes.len()];
-    let (mut spills, mut fills, mut scratch_bytes) = (0, 0, 0);
+    let (mut spills, mut fills, mut scratch_bytes) = (0, 0, program.scratch_bytes);
     loop {
         let intervals = intervals(program);
         let graph = Graph::of(program, &intervals);

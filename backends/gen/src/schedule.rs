@@ -271,6 +271,7 @@ mod tests {
             insts,
             vreg_sizes: vec![1; 16],
             payload_regs: 2,
+            scratch_bytes: 0,
         }
     }
 

@@ -417,6 +417,7 @@ mod tests {
             insts,
             vreg_sizes: vec![3, 2, 2, 2, 2],
             payload_regs: 8,
+            scratch_bytes: 0,
         };
         let mut lowered = program.clone();
         lower_simd_width(&mut lowered, Gen::Gen7);

@@ -908,6 +908,23 @@ impl<'p, 's> Machine<'p, 's> {
                 let binding = src0(0) as u32;
                 vec![self.ssbo(binding)?.len() as u64]
             }
+            Intrinsic::LoadScratch => {
+                let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
+                load_raw(&state.private, off, comps, bits, "scratch memory")?
+            }
+            Intrinsic::StoreScratch => {
+                let off = idx(IndexKind::Base) as u64 + src0(1) as u32 as u64;
+                let dbits = bits_of(fc, ii.srcs[0]);
+                store_raw(
+                    &mut state.private,
+                    off,
+                    src(0),
+                    idx(IndexKind::WriteMask),
+                    dbits,
+                    "scratch memory",
+                )?;
+                Vec::new()
+            }
             Intrinsic::LoadShared => {
                 let off = idx(IndexKind::Base) as u64 + src0(0) as u32 as u64;
                 load_raw(shared, off, comps, bits, "shared memory")?

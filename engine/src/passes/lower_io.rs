@@ -1,6 +1,6 @@
 //! `lower-io`: loads and stores of shader inputs, outputs, default-block uniforms, UBOs and
 //! constants through derefs become `load_input`, `store_output`, `load_uniform`, `load_ubo` and
-//! `load_constant` at offsets (and shared memory and SSBO accesses at byte offsets).
+//! `load_constant` at offsets (and shared memory, SSBO and scratch accesses at byte offsets).
 //!
 //! What: a `load_deref` or `store_deref` of a scalar or vector whose deref chain starts at a
 //! `shader_in`, `shader_out`, non-opaque `uniform`, `ubo` or `constant` variable is replaced by
@@ -9,7 +9,9 @@
 //! `ssbo_atomic_swap` at the buffer's binding and byte offset; those of `shared` variables
 //! become `load_shared`, `store_shared`, `shared_atomic` and `shared_atomic_swap` at a byte
 //! offset in the workgroup's shared memory (`base` the constant part, the source the dynamic
-//! part).
+//! part); the temporaries still accessed through derefs (which `vars-to-ssa` could not
+//! promote: arrays indexed at run time) become `load_scratch` and `store_scratch` at byte
+//! offsets of the invocation's scratch memory, laid out as the interpreter places them.
 //! Inputs and outputs are addressed in vec4 slots: `base` is the slot, `component` the first
 //! 32-bit component in it, and the source the slots added by dynamic indices. Uniforms and
 //! constants are addressed in bytes of the default uniform block or of the constant data:
@@ -119,6 +121,9 @@ fn access_of(
         Mode::Uniform => ii.op == Intrinsic::LoadDeref && !variable.ty.is_opaque(),
         Mode::Ubo | Mode::Constant => ii.op == Intrinsic::LoadDeref,
         Mode::Ssbo | Mode::Shared => true,
+        Mode::FunctionTemp | Mode::ShaderTemp => {
+            matches!(ii.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref)
+        }
         _ => false,
     };
     if !lowered || variable.builtin.is_some() {
@@ -193,10 +198,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let mut builder = Builder::new(shader, func);
     builder.cursor = Cursor { block, pos };
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
-    let bytes = matches!(
-        access.mode,
-        Mode::Uniform | Mode::Ubo | Mode::Ssbo | Mode::Shared | Mode::Constant
-    );
+    let bytes = !matches!(access.mode, Mode::ShaderIn | Mode::ShaderOut);
     let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
     for (index, stride) in access.dynamic {
@@ -262,6 +264,36 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
         return;
     }
     let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
+    if matches!(access.mode, Mode::FunctionTemp | Mode::ShaderTemp) {
+        let base = (IndexKind::Base, access.offset);
+        let lowered = match ii.op {
+            Intrinsic::LoadDeref => builder.intrinsic(
+                Intrinsic::LoadScratch,
+                &[dynamic],
+                def,
+                &[base, (IndexKind::AlignMul, 4)],
+            ),
+            _ => builder.intrinsic(
+                Intrinsic::StoreScratch,
+                &[ii.srcs[1], dynamic],
+                None,
+                &[
+                    base,
+                    (
+                        IndexKind::WriteMask,
+                        ii.index(IndexKind::WriteMask).unwrap_or(0),
+                    ),
+                    (IndexKind::AlignMul, 4),
+                ],
+            ),
+        };
+        let function = &mut shader.functions[func.0 as usize];
+        if def.is_some() {
+            function.replace_uses(v, lowered);
+        }
+        function.remove_inst(v);
+        return;
+    }
     if access.mode == Mode::Shared {
         let base = (IndexKind::Base, access.offset);
         let index = |kind: IndexKind| (kind, ii.index(kind).unwrap_or(0));
