@@ -1553,14 +1553,7 @@ impl Lowering<'_> {
         };
         for half in 0..halves(self.width) {
             let payload = self.program.new_vreg(message.mlen as u32);
-            let mut header = Inst::new(
-                Opcode::Mov,
-                8,
-                Some(Operand::vector(payload, 0, Type::UD)),
-                vec![Src::Reg(Operand::payload(0, 0, Type::UD))],
-            );
-            header.mask_all = true;
-            self.emit(header);
+            self.copy_header(payload);
             let at_address = Operand::vector(payload, 32, Type::UD);
             self.on_half(half, Opcode::Mov, at_address, vec![Src::Reg(address)]);
             if let Some(value) = data {
@@ -1664,15 +1657,20 @@ impl Lowering<'_> {
     /// data port's fences and the thread spawner's.
     fn header(&mut self) -> VReg {
         let header = self.temp(1);
+        self.copy_header(header);
+        header
+    }
+
+    /// Copies R0 into the first GRF of `payload` (WE_all).
+    fn copy_header(&mut self, payload: VReg) {
         let mut copy = Inst::new(
             Opcode::Mov,
             8,
-            Some(Operand::vector(header, 0, Type::UD)),
+            Some(Operand::vector(payload, 0, Type::UD)),
             vec![Src::Reg(Operand::payload(0, 0, Type::UD))],
         );
         copy.mask_all = true;
         self.emit(copy);
-        header
     }
 
     /// Sends a one-GRF message of `header` (WE_all).
