@@ -1564,19 +1564,20 @@ impl Lowering<'_> {
                 Some(_) => Operand::null(Type::UD),
                 None => Operand::vector(self.program.new_vreg(per_value), 0, Type::UD),
             };
-            let send = self.on_half(
-                half,
-                Opcode::Send,
-                response,
-                vec![
-                    Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                    Src::ud(message.descriptor(true)),
-                ],
-            );
-            send.send = Some(message);
             // The payload and response are this half's alone: read from their start.
-            send.srcs[0] = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            send.dst = Some(response);
+            self.emit(Inst {
+                group: 16 * half,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    width,
+                    Some(response),
+                    vec![
+                        Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                        Src::ud(message.descriptor(true)),
+                    ],
+                )
+            });
             if data.is_none() {
                 self.emit(Inst {
                     group: 16 * half,
@@ -1675,16 +1676,7 @@ impl Lowering<'_> {
 
     /// Sends a one-GRF message of `header` (WE_all).
     fn send_header(&mut self, header: VReg, message: Message) {
-        let mut send = Inst::new(
-            Opcode::Send,
-            8,
-            Some(Operand::null(Type::UD)),
-            vec![
-                Src::Reg(Operand::vector(header, 0, Type::UD)),
-                Src::ud(message.descriptor(false)),
-            ],
-        );
-        send.send = Some(message);
+        let mut send = simd8_send(header, message);
         send.mask_all = true;
         self.emit(send);
     }
@@ -1920,17 +1912,7 @@ impl Lowering<'_> {
                 control: URB_SIMD8_WRITE | first_slot << 4,
                 eot: m + 1 == messages.len(),
             };
-            let mut send = Inst::new(
-                Opcode::Send,
-                8,
-                Some(Operand::null(Type::UD)),
-                vec![
-                    Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                    Src::ud(message.descriptor(false)),
-                ],
-            );
-            send.send = Some(message);
-            self.emit(send);
+            self.emit(simd8_send(payload, message));
         }
     }
 
@@ -2485,6 +2467,22 @@ impl Lowering<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A SIMD8 send of `message` (without a header bit) from `payload`, answering nothing.
+fn simd8_send(payload: VReg, message: Message) -> Inst {
+    Inst {
+        send: Some(message),
+        ..Inst::new(
+            Opcode::Send,
+            8,
+            Some(Operand::null(Type::UD)),
+            vec![
+                Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                Src::ud(message.descriptor(false)),
+            ],
+        )
     }
 }
 
