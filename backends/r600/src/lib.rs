@@ -3,6 +3,12 @@
 //! the emulator arrive with the R600 backend issue.
 
 mod cost;
+pub mod disasm;
+pub mod emu;
+pub mod encoding;
+pub mod isa;
+pub mod program;
+pub mod texture;
 
 pub use cost::R600Cost;
 

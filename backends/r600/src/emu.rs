@@ -1,0 +1,1 @@
+//! The emulator of R600-family programs (being written).

@@ -1,0 +1,1 @@
+//! Binary encoding of [`crate::program::Program`] and its decoder (being written).

@@ -1,0 +1,323 @@
+//! The machine program: what the encoder writes, the decoder reads back, the disassembler
+//! prints and the emulator runs. It is the hardware's form with registers allocated, kept as
+//! structure rather than words: a list of control-flow instructions, each ALU clause holding
+//! its instruction groups and each fetch clause its fetches.
+//!
+//! Invariants (what [`crate::encoding`] relies on): the instructions of a group are in slot
+//! order (x, y, z, w, then trans), an instruction in a vector slot writes that slot's channel,
+//! and [`Group::slots`] gives each its slot; literal sources index [`Group::literals`]; a flow
+//! instruction's `addr` is the index of a CF instruction of the same program.
+
+use crate::isa::{AluOp, CfOp, Chip, FetchOp, Slots};
+
+/// A compiled program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub chip: Chip,
+    pub cf: Vec<Cf>,
+    /// GPRs the program uses (R0 up to R`gprs - 1`).
+    pub gprs: u8,
+    /// Stack entries the CF program needs (the STACK_SIZE state register, Mesa's `nstack`).
+    pub stack_size: u8,
+}
+
+/// A control-flow instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cf {
+    pub op: CfOp,
+    pub body: CfBody,
+    /// Wait for the clauses before to finish (Mesa sets it on every clause).
+    pub barrier: bool,
+    /// The last instruction (R600-Evergreen; Cayman ends with CF_END).
+    pub end_of_program: bool,
+    pub valid_pixel_mode: bool,
+    pub whole_quad_mode: bool,
+}
+
+impl Cf {
+    /// A CF instruction with a barrier and no other flag.
+    pub fn new(op: CfOp, body: CfBody) -> Cf {
+        Cf {
+            op,
+            body,
+            barrier: true,
+            end_of_program: false,
+            valid_pixel_mode: false,
+            whole_quad_mode: false,
+        }
+    }
+}
+
+/// What a CF instruction holds beyond its opcode and flags.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CfBody {
+    /// An ALU clause (the opcodes `Alu*`): the constant windows it locks and its groups.
+    Alu {
+        kcache: Vec<Kcache>,
+        groups: Vec<Group>,
+    },
+    /// A TEX or VTX clause.
+    Fetch(Vec<Fetch>),
+    /// Jumps, stack and loop instructions, NOP and CF_END: a target CF index, entries to pop,
+    /// the condition (0 always, 1 never, 2 boolean constant, 3 its negation) and CF_CONST.
+    Flow {
+        addr: u32,
+        pop_count: u8,
+        cond: u8,
+        cf_const: u8,
+    },
+    /// An export or scratch write.
+    Export(Export),
+}
+
+/// A constant-buffer window an ALU clause locks: 16 (`lines` 1) or 32 (`lines` 2) vec4
+/// constants of `bank` from constant `16 · line`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Kcache {
+    pub bank: u8,
+    pub line: u8,
+    pub lines: u8,
+}
+
+/// An instruction group (a VLIW bundle) with its literal dwords.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Group {
+    pub insts: Vec<AluInst>,
+    /// At most four; encoded padded to an even count.
+    pub literals: Vec<u32>,
+}
+
+/// An issue slot of a group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Slot {
+    X,
+    Y,
+    Z,
+    W,
+    T,
+}
+
+impl Slot {
+    pub const VECTOR: [Slot; 4] = [Slot::X, Slot::Y, Slot::Z, Slot::W];
+
+    /// The letter sb's dumps print before an instruction.
+    pub fn letter(self) -> char {
+        b"xyzwt"[self as usize] as char
+    }
+}
+
+impl Group {
+    /// Each instruction's slot, as the hardware assigns them: in order, an instruction goes to
+    /// the vector slot of its destination channel unless only the trans slot runs it or that
+    /// slot is taken, then to the trans slot. `None` when the group is not well formed (two
+    /// instructions for one slot, an opcode in a slot that cannot run it).
+    pub fn slots(&self, chip: Chip) -> Option<Vec<Slot>> {
+        let mut taken = [false; 5];
+        let mut slots = Vec::with_capacity(self.insts.len());
+        for inst in &self.insts {
+            let chan = inst.dst.chan as usize;
+            let slot = match inst.op.slots(chip) {
+                Slots::No => return None,
+                Slots::Trans if chip.has_trans() => Slot::T,
+                Slots::Any if taken[chan] && chip.has_trans() => Slot::T,
+                _ => Slot::VECTOR[chan],
+            };
+            if taken[slot as usize] {
+                return None;
+            }
+            taken[slot as usize] = true;
+            slots.push(slot);
+        }
+        Some(slots)
+    }
+
+    /// Slots of the clause the group takes: one per instruction, one per literal pair.
+    pub fn clause_slots(&self) -> usize {
+        self.insts.len() + self.literals.len().div_ceil(2)
+    }
+}
+
+/// An ALU instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AluInst {
+    pub op: AluOp,
+    pub dst: Dst,
+    /// The sources the opcode reads ([`AluOp::nsrc`] of them); the rest are zero.
+    pub src: [Src; 3],
+    /// Output modifier (OP2): 0 none, 1 ×2, 2 ×4, 3 ÷2.
+    pub omod: u8,
+    pub pred_sel: PredSel,
+    /// OP2: lanes where a predicate set fails leave the active mask.
+    pub update_exec_mask: bool,
+    /// OP2: a predicate set writes the lane's predicate bit.
+    pub update_pred: bool,
+    /// Which read cycle each source uses (fact sheet B3.3).
+    pub bank_swizzle: u8,
+    /// The address register relative operands use (0-3 AR.x-w, 4 loop index, ...).
+    pub index_mode: u8,
+}
+
+impl AluInst {
+    /// `op dst, srcs` with no modifier, writing `dst`.
+    pub fn new(op: AluOp, dst: Dst, srcs: &[Src]) -> AluInst {
+        let mut src = [Src::default(); 3];
+        src[..srcs.len()].copy_from_slice(srcs);
+        AluInst {
+            op,
+            dst,
+            src,
+            omod: 0,
+            pred_sel: PredSel::Off,
+            update_exec_mask: false,
+            update_pred: false,
+            bank_swizzle: 0,
+            index_mode: 0,
+        }
+    }
+
+    /// The sources the opcode reads.
+    pub fn srcs(&self) -> &[Src] {
+        &self.src[..self.op.nsrc()]
+    }
+}
+
+/// An ALU destination.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dst {
+    pub gpr: u8,
+    pub chan: u8,
+    /// Relative to the index register.
+    pub rel: bool,
+    /// Saturate to [0, 1].
+    pub clamp: bool,
+    /// OP2: whether the result is written (OP3 instructions always write).
+    pub write: bool,
+}
+
+impl Dst {
+    /// Component `chan` of `gpr`, written.
+    pub fn gpr(gpr: u8, chan: u8) -> Dst {
+        Dst {
+            gpr,
+            chan,
+            rel: false,
+            clamp: false,
+            write: true,
+        }
+    }
+
+    /// Channel `chan` of an OP2 instruction that writes nothing (`__.x`).
+    pub fn none(chan: u8) -> Dst {
+        Dst {
+            write: false,
+            ..Dst::gpr(0, chan)
+        }
+    }
+}
+
+/// An ALU source: a select (a GPR, a constant window, an inline constant, a literal, PV, PS or
+/// an interpolation parameter, fact sheet B2), a channel and modifiers.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Src {
+    pub sel: u16,
+    pub chan: u8,
+    pub neg: bool,
+    /// OP2 only.
+    pub abs: bool,
+    pub rel: bool,
+}
+
+impl Src {
+    pub fn gpr(gpr: u8, chan: u8) -> Src {
+        Src {
+            sel: gpr as u16,
+            chan,
+            ..Src::default()
+        }
+    }
+
+    pub fn sel(sel: u16, chan: u8) -> Src {
+        Src {
+            sel,
+            chan,
+            ..Src::default()
+        }
+    }
+}
+
+/// Which lanes an instruction runs on beyond the active mask.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum PredSel {
+    #[default]
+    Off,
+    /// Lanes whose predicate bit is 0.
+    Zero,
+    /// Lanes whose predicate bit is 1.
+    One,
+}
+
+/// A fetch instruction of a TEX or VTX clause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fetch {
+    pub op: FetchOp,
+    /// The texture resource, or the buffer of a vertex fetch.
+    pub resource: u8,
+    /// TEX: the sampler state.
+    pub sampler: u8,
+    pub src_gpr: u8,
+    /// TEX: the source component of each coordinate (0-3 x-w, 4 zero, 5 one, 7 unused); VTX:
+    /// `src_sel[0]` is the address component.
+    pub src_sel: [u8; 4],
+    pub dst_gpr: u8,
+    /// Which result component lands in each channel (0-3 x-w, 4 zero, 5 one, 7 masked).
+    pub dst_sel: [u8; 4],
+    /// TEX: which coordinates are normalized (the others are texel units).
+    pub coord_normalized: [bool; 4],
+    /// TEX: LOD bias, a signed fixed-point 7-bit field (1/2 units).
+    pub lod_bias: i8,
+    /// TEX: texel offsets, signed 5-bit fields in half texels.
+    pub offset: [i8; 3],
+    /// VTX: the format of the fetched data.
+    pub vtx: VtxFormat,
+}
+
+/// The fields of a vertex fetch.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct VtxFormat {
+    /// Bytes added to the address.
+    pub offset: u16,
+    /// 0 per vertex, 1 per instance, 2 no index.
+    pub fetch_type: u8,
+    pub mega_fetch_count: u8,
+    pub data_format: u8,
+    pub num_format: u8,
+    pub format_comp_signed: bool,
+    pub srf_mode: bool,
+    pub use_const_fields: bool,
+    pub endian_swap: u8,
+}
+
+/// What an export writes to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ExportType {
+    /// A render target (`base` its index) or depth (61).
+    Pixel,
+    /// The vertex position (60) or its other system outputs.
+    Pos,
+    /// A parameter (a varying) for the next stage.
+    Param,
+}
+
+/// An export (or, with [`CfOp::MemScratch`], a scratch write).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Export {
+    pub kind: ExportType,
+    /// ARRAY_BASE: render target, position or parameter index.
+    pub base: u16,
+    pub gpr: u8,
+    /// Source of each component: 0-3 x-w of the GPR, 4 zero, 5 one, 7 masked.
+    pub swizzle: [u8; 4],
+    /// GPRs written in a burst (1 for one vec4).
+    pub burst: u8,
+    pub elem_size: u8,
+}

@@ -1,0 +1,1 @@
+//! The texture units' model (being written).
