@@ -5,8 +5,9 @@
 use crate::pipeline::{Pipeline, Target};
 use crate::{CliError, emit, load};
 use clap::Args;
-use shrew_engine::ir::Stage;
+use shrew_engine::ir::{Shader, Stage};
 use shrew_gen::isa::Gen;
+use shrew_r600::isa::Chip;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -46,6 +47,17 @@ pub struct DisasmArgs {
     target: Target,
 }
 
+/// The R600-family chip of a target, if it is one.
+pub fn chip_of(target: Target) -> Option<Chip> {
+    Some(match target {
+        Target::R600 => Chip::R600,
+        Target::R700 => Chip::R700,
+        Target::Evergreen => Chip::Evergreen,
+        Target::Cayman => Chip::Cayman,
+        _ => return None,
+    })
+}
+
 /// The Gen generation of a target, if it is one.
 pub fn gen_of(target: Target) -> Option<Gen> {
     Some(match target {
@@ -58,17 +70,20 @@ pub fn gen_of(target: Target) -> Option<Gen> {
 }
 
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
-    let Some(hw) = gen_of(args.target) else {
-        return Err(CliError(format!(
-            "{}: no backend for this target yet",
-            args.file.display()
-        )));
-    };
     let mut shader = load(&args.file)?;
     let pipeline = format!("{},{}", args.pipeline, args.target.backend_pipeline());
     Pipeline::parse(&pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;
+    if let Some(chip) = chip_of(args.target) {
+        return compile_r600(args, &shader, chip);
+    }
+    let Some(hw) = gen_of(args.target) else {
+        return Err(CliError(format!(
+            "{}: no backend for this target",
+            args.file.display()
+        )));
+    };
     let kernel = match shader.stage {
         Stage::Vertex if args.simd != 8 => {
             return Err(CliError(format!(
@@ -103,7 +118,73 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     emit(&out)
 }
 
+/// `shrew compile` for an R600-family chip.
+fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
+    let kernel = shrew_r600::compile::compile_fragment(shader, chip)
+        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    if let Some(path) = &args.binary {
+        let bytes: Vec<u8> = kernel
+            .binary
+            .words
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
+    let mut out = String::new();
+    if args.asm {
+        let listing = shrew_r600::disasm::listing(&kernel.binary)
+            .map_err(|e| CliError(format!("internal error: {e}")))?;
+        out.push_str(&listing);
+    }
+    let s = &kernel.stats;
+    if args.json {
+        out.push_str(&serde_json::to_string(s).map_err(|e| CliError(e.to_string()))?);
+        out.push('\n');
+    } else if args.stats || !args.asm {
+        out.push_str(&format!(
+            "shader: {} dw, {} gprs, {} stack, {} alu groups, {} alu slots, {} literals, {} cf, \
+             {} alu clauses, {} fetch clauses, {} fetches, {} loops, {} cycles\n",
+            s.dwords,
+            s.gprs,
+            s.stack,
+            s.alu_groups,
+            s.alu_slots,
+            s.literals,
+            s.cf,
+            s.alu_clauses,
+            s.fetch_clauses,
+            s.fetches,
+            s.loops,
+            s.cycles
+        ));
+    }
+    emit(&out)
+}
+
 pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
+    if let Some(chip) = chip_of(args.target) {
+        let bytes = std::fs::read(&args.file)
+            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+        if bytes.len() % 4 != 0 {
+            return Err(CliError(format!(
+                "{}: not a whole number of dwords",
+                args.file.display()
+            )));
+        }
+        let binary = shrew_r600::encoding::Binary {
+            chip,
+            words: bytes
+                .chunks(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+            gprs: 0,
+            stack_size: 0,
+        };
+        let listing = shrew_r600::disasm::listing(&binary)
+            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+        return emit(&listing);
+    }
     let Some(hw) = gen_of(args.target) else {
         return Err(CliError(format!(
             "{}: no disassembler for this target yet",

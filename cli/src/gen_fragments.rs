@@ -120,11 +120,11 @@ impl FragmentBackend for GenFragments {
 
 /// Where each 32-bit component of a variable is, by variable name: a slot (or VUE slot, if
 /// any) and the component in it.
-type Places<S> = Vec<(String, Vec<(S, usize)>)>;
+pub(crate) type Places<S> = Vec<(String, Vec<(S, usize)>)>;
 
 /// Each variable of `mode`'s 32-bit components: their slot and component in the slot, by
 /// variable name (built-ins left out).
-fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
+pub(crate) fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
     let placement = layout_variables(shader).map_err(|e| e.to_string())?;
     let layout = Layout::new(shader, LayoutRule::Slots);
     let mut out = Vec::new();

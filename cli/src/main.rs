@@ -13,6 +13,7 @@ mod gen_fragments;
 mod opt;
 mod piglit;
 mod pipeline;
+mod r600_fragments;
 mod rules;
 mod run;
 

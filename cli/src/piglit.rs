@@ -1,9 +1,10 @@
 //! `shrew piglit`: runs piglit's executable `.shader_test` files on the reference interpreter,
 //! or with `--target gen*`, their fragment shaders through the Gen backend on its emulator.
 
-use crate::compile::gen_of;
+use crate::compile::{chip_of, gen_of};
 use crate::gen_fragments::GenFragments;
 use crate::pipeline::Pipeline;
+use crate::r600_fragments::R600Fragments;
 use crate::{CliError, emit};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -138,11 +139,17 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     }));
     let bar = progress(files.len());
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
-    let backend = match gen_of(args.batch.target) {
-        Some(hw) => Some(GenFragments::new(hw, args.simd, args.batch.target)?),
-        None => None,
-    };
-    let backend = backend.as_ref().map(|b| b as &dyn FragmentBackend);
+    let backend: Option<Box<dyn FragmentBackend>> =
+        match (gen_of(args.batch.target), chip_of(args.batch.target)) {
+            (Some(hw), _) => Some(Box::new(GenFragments::new(
+                hw,
+                args.simd,
+                args.batch.target,
+            )?)),
+            (_, Some(chip)) => Some(Box::new(R600Fragments::new(chip, args.batch.target)?)),
+            _ => None,
+        };
+    let backend = backend.as_deref();
     let results: Vec<(usize, PathBuf, Outcome, f64)> =
         thread_pool(args.batch.jobs)?.install(|| {
             files

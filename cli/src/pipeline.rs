@@ -56,9 +56,10 @@ impl Target {
             Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => {
                 shrew_gen::target_options()
             }
-            Target::R600 | Target::R700 | Target::Evergreen | Target::Cayman => {
-                shrew_r600::target_options()
-            }
+            Target::R600 => shrew_r600::target_options(shrew_r600::isa::Chip::R600),
+            Target::R700 => shrew_r600::target_options(shrew_r600::isa::Chip::R700),
+            Target::Evergreen => shrew_r600::target_options(shrew_r600::isa::Chip::Evergreen),
+            Target::Cayman => shrew_r600::target_options(shrew_r600::isa::Chip::Cayman),
         }
     }
 }

@@ -1,1 +1,2721 @@
-//! Binary encoding of [`crate::program::Program`] and its decoder (being written).
+//! The binary form of a [`Program`]: [`assemble`] writes the hardware's dwords and [`decode`]
+//! reads them back (fact sheet ../shared/reference/isa-gen-r600.md, B4.1, B4.3 and B7).
+//!
+//! Layout, as Mesa lays a program out: every CF instruction first, two dwords each, in program
+//! order (on Evergreen/Cayman an ALU clause locking more than two kcache sets is preceded by an
+//! ALU_EXTENDED pair carrying sets 2 and 3); then the clause bodies in CF order: ALU bodies (two
+//! dwords per instruction, a group's literals after its last instruction, padded with a zero to
+//! an even count) at 64-bit alignment, fetch bodies (four dwords per instruction, the fourth
+//! zero) at 128-bit alignment, zero dwords filling the gaps. Addresses in CF words count 64-bit
+//! units from the start of the program.
+//!
+//! A [`CfBody::Flow`] target in the program is the index of a CF instruction; in the words it is
+//! that instruction's hardware address, which is its ALU_EXTENDED prefix when it has one. The
+//! encoder maps one to the other and the decoder back.
+//!
+//! Invariants: `decode(&assemble(p)?) == p` for every program [`assemble`] accepts, and
+//! [`decode`] accepts exactly the binaries [`assemble`] can produce: it re-encodes what it read
+//! and compares, so a set bit the program has no field for, a reserved value or a layout the
+//! encoder would not write is an error rather than silently dropped. Neither function panics.
+
+use crate::isa::{AluOp, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
+use crate::program::{
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Src,
+    VtxFormat,
+};
+
+/// An assembled program: its dwords, and the two state registers that travel beside them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binary {
+    pub chip: Chip,
+    pub words: Vec<u32>,
+    /// GPRs the program uses (the NUM_GPRS state field).
+    pub gprs: u8,
+    /// Stack entries the program needs (the STACK_SIZE state field).
+    pub stack_size: u8,
+}
+
+/// Where in a program an encoding or decoding error lies. CF indices are indices of
+/// [`Program::cf`] (an ALU_EXTENDED prefix belongs to the clause after it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum At {
+    /// The program as a whole.
+    Program,
+    /// A CF instruction.
+    Cf(usize),
+    /// A group of an ALU clause.
+    Group { cf: usize, group: usize },
+    /// An instruction of a group.
+    Inst {
+        cf: usize,
+        group: usize,
+        inst: usize,
+    },
+    /// An instruction of a TEX or VTX clause.
+    Fetch { cf: usize, fetch: usize },
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            At::Program => write!(f, "program"),
+            At::Cf(cf) => write!(f, "CF {cf}"),
+            At::Group { cf, group } => write!(f, "CF {cf}, group {group}"),
+            At::Inst { cf, group, inst } => write!(f, "CF {cf}, group {group}, instruction {inst}"),
+            At::Fetch { cf, fetch } => write!(f, "CF {cf}, fetch {fetch}"),
+        }
+    }
+}
+
+/// Why a program cannot be assembled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    #[error("{at}: {what} does not exist on {chip:?}")]
+    NotOnChip {
+        at: At,
+        what: &'static str,
+        chip: Chip,
+    },
+    #[error("{at}: {what} is not supported")]
+    Unsupported { at: At, what: String },
+    #[error("{at}: {op} needs {expected} body")]
+    BodyKind {
+        at: At,
+        op: CfOp,
+        expected: &'static str,
+    },
+    #[error("{at}: {field} = {value} does not fit its field")]
+    Field {
+        at: At,
+        field: &'static str,
+        value: i64,
+    },
+    #[error("{at}: {field} has no bits in this encoding and must be {expected}")]
+    Unused {
+        at: At,
+        field: &'static str,
+        expected: &'static str,
+    },
+    #[error("{at}: {why}")]
+    EndOfProgram { at: At, why: &'static str },
+    #[error("{at}: target {addr} is not a CF instruction (the program has {len})")]
+    Target { at: At, addr: u32, len: usize },
+    #[error("{at}: the clause locks {sets} kcache sets, {chip:?} at most {max}")]
+    KcacheSets {
+        at: At,
+        sets: usize,
+        max: usize,
+        chip: Chip,
+    },
+    #[error("{at}: {why}")]
+    Kcache { at: At, why: String },
+    #[error("{at}: the clause has {size} {unit}; it needs 1 to {max}")]
+    ClauseSize {
+        at: At,
+        size: usize,
+        unit: &'static str,
+        max: usize,
+    },
+    #[error("{at}: {why}")]
+    Group { at: At, why: &'static str },
+    #[error("{at}: {why}")]
+    Literal { at: At, why: String },
+    #[error("{at}: address {addr} (64-bit units) does not fit the {bits}-bit ADDR field")]
+    TooLarge { at: At, addr: usize, bits: u32 },
+}
+
+/// Why words are not a program [`assemble`] could have written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("{at}: needs the dwords up to {needed}, the binary has {len}")]
+    Truncated { at: At, needed: usize, len: usize },
+    #[error("no end of program (END_OF_PROGRAM, or CF_END on Cayman) in the {len} dwords")]
+    NoEnd { len: usize },
+    #[error("{at}: unknown {kind} opcode {opcode:#x} on {chip:?}")]
+    UnknownOp {
+        at: At,
+        kind: &'static str,
+        opcode: u32,
+        chip: Chip,
+    },
+    #[error("{at}: {why}")]
+    Malformed { at: At, why: String },
+    #[error("{at}: address {addr} starts no CF instruction")]
+    Target { at: At, addr: u32 },
+    #[error("the decoded program is not well formed: {0}")]
+    Invalid(#[source] EncodeError),
+    #[error(
+        "dword {dword} is {found:#010x}, but the decoded program encodes it as {expected:#010x} \
+         (bits the program has no field for, or a layout the encoder does not write)"
+    )]
+    NotCanonical {
+        dword: usize,
+        found: u32,
+        expected: u32,
+    },
+    #[error("the binary has {len} dwords, but the decoded program encodes to {expected}")]
+    Length { len: usize, expected: usize },
+}
+
+/// Where a CF instruction and its clause body sit in the words (dword indices).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The instruction's first dword: that of its ALU_EXTENDED prefix when it has one.
+    pub at: usize,
+    /// Whether an ALU_EXTENDED pair precedes the instruction's own pair.
+    pub extended: bool,
+    /// The first dword of the clause body.
+    pub body: Option<usize>,
+}
+
+/// The layout of a program's words.
+pub(crate) struct Layout {
+    /// One per CF instruction.
+    pub places: Vec<Place>,
+    pub len: usize,
+}
+
+/// Where each instruction and clause body of `program` goes. Sizes come from the program as
+/// it is; [`assemble`] checks them before writing.
+pub(crate) fn layout(program: &Program) -> Layout {
+    let mut next = 0;
+    let mut places: Vec<Place> = program
+        .cf
+        .iter()
+        .map(|cf| {
+            let extended = needs_extension(program.chip, cf);
+            let place = Place {
+                at: next,
+                extended,
+                body: None,
+            };
+            next += if extended { 4 } else { 2 };
+            place
+        })
+        .collect();
+    for (place, cf) in places.iter_mut().zip(&program.cf) {
+        match &cf.body {
+            CfBody::Alu { groups, .. } => {
+                place.body = Some(next);
+                next += 2 * groups.iter().map(Group::clause_slots).sum::<usize>();
+            }
+            CfBody::Fetch(fetches) => {
+                next = next.next_multiple_of(4);
+                place.body = Some(next);
+                next += 4 * fetches.len();
+            }
+            CfBody::Flow { .. } | CfBody::Export(_) => {}
+        }
+    }
+    Layout { places, len: next }
+}
+
+/// Whether the instruction takes an ALU_EXTENDED prefix: a clause locking kcache sets 2 or 3
+/// on a chip that has the prefix (Evergreen/Cayman; on R600/R700 such a clause is an error).
+fn needs_extension(chip: Chip, cf: &Cf) -> bool {
+    CfOp::AluExtended.opcode(chip).is_some()
+        && matches!(&cf.body, CfBody::Alu { kcache, .. } if kcache.len() > 2)
+}
+
+/// `bits` bits of `word` from bit `lo`.
+fn get(word: u32, lo: u32, bits: u32) -> u32 {
+    ((u64::from(word) >> lo) & ((1 << bits) - 1)) as u32
+}
+
+fn bit(word: u32, at: u32) -> bool {
+    word >> at & 1 != 0
+}
+
+/// `value` as a field of at most `max`.
+fn fit_max(
+    at: At,
+    field: &'static str,
+    value: impl Into<i64>,
+    max: i64,
+) -> Result<u32, EncodeError> {
+    let value = value.into();
+    if (0..=max).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(EncodeError::Field { at, field, value })
+    }
+}
+
+/// `value` as an unsigned field `bits` wide.
+fn fit(at: At, field: &'static str, value: impl Into<i64>, bits: u32) -> Result<u32, EncodeError> {
+    fit_max(at, field, value, (1 << bits) - 1)
+}
+
+/// `value` as a two's-complement field `bits` wide.
+fn fit_signed(at: At, field: &'static str, value: i8, bits: u32) -> Result<u32, EncodeError> {
+    let half = 1i64 << (bits - 1);
+    if (-half..half).contains(&i64::from(value)) {
+        Ok(value as u32 & ((1 << bits) - 1))
+    } else {
+        Err(EncodeError::Field {
+            at,
+            field,
+            value: value.into(),
+        })
+    }
+}
+
+/// The signed value of a two's-complement field `bits` wide.
+fn sign_extend(field: u32, bits: u32) -> i8 {
+    ((field << (32 - bits)) as i32 >> (32 - bits)) as i8
+}
+
+fn unused(at: At, field: &'static str, expected: &'static str) -> EncodeError {
+    EncodeError::Unused {
+        at,
+        field,
+        expected,
+    }
+}
+
+/// The kinds of [`CfBody`], to check an opcode against its body.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Kind {
+    Alu,
+    Fetch,
+    Flow,
+    Export,
+}
+
+impl Kind {
+    /// The body `op` takes.
+    fn of_op(op: CfOp) -> Kind {
+        match op {
+            _ if op.is_alu() => Kind::Alu,
+            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => Kind::Fetch,
+            _ if op.is_export() => Kind::Export,
+            _ => Kind::Flow,
+        }
+    }
+
+    fn of_body(body: &CfBody) -> Kind {
+        match body {
+            CfBody::Alu { .. } => Kind::Alu,
+            CfBody::Fetch(_) => Kind::Fetch,
+            CfBody::Flow { .. } => Kind::Flow,
+            CfBody::Export(_) => Kind::Export,
+        }
+    }
+
+    /// The kind with its article, for messages.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Alu => "an ALU",
+            Kind::Fetch => "a fetch",
+            Kind::Flow => "a flow",
+            Kind::Export => "an export",
+        }
+    }
+}
+
+/// Assembles `program` (see the module documentation for the layout). Errors name the CF
+/// instruction, group and instruction that cannot be encoded.
+pub fn assemble(program: &Program) -> Result<Binary, EncodeError> {
+    let chip = program.chip;
+    check_end(program)?;
+    let layout = layout(program);
+    let mut words = vec![0; layout.len];
+    let hw_addr = |target: u32, at: At| {
+        layout
+            .places
+            .get(target as usize)
+            .map(|place| place.at / 2)
+            .ok_or(EncodeError::Target {
+                at,
+                addr: target,
+                len: program.cf.len(),
+            })
+    };
+    for (i, (cf, place)) in program.cf.iter().zip(&layout.places).enumerate() {
+        let at = At::Cf(i);
+        let opcode = cf.op.opcode(chip).ok_or(EncodeError::NotOnChip {
+            at,
+            what: cf.op.mnemonic(),
+            chip,
+        })?;
+        if cf.op == CfOp::AluExtended {
+            return Err(EncodeError::Unsupported {
+                at,
+                what: "ALU_EXT as an instruction (the encoder adds it before a clause locking \
+                       kcache sets 2 or 3)"
+                    .into(),
+            });
+        }
+        let kind = Kind::of_op(cf.op);
+        if kind != Kind::of_body(&cf.body) {
+            return Err(EncodeError::BodyKind {
+                at,
+                op: cf.op,
+                expected: kind.name(),
+            });
+        }
+        let body = place.body.unwrap_or(0);
+        let pair = match &cf.body {
+            CfBody::Alu { kcache, groups } => {
+                let clause = encode_alu_clause(chip, i, kcache, groups)?;
+                words[body..body + clause.len()].copy_from_slice(&clause);
+                let (extension, pair) =
+                    encode_alu_cf(chip, at, cf, opcode, kcache, body / 2, groups)?;
+                if let Some(extension) = extension {
+                    words[place.at..place.at + 2].copy_from_slice(&extension);
+                }
+                pair
+            }
+            CfBody::Fetch(fetches) => {
+                for (k, fetch) in fetches.iter().enumerate() {
+                    let at = At::Fetch { cf: i, fetch: k };
+                    let fetch = encode_fetch(chip, cf.op, fetch, at)?;
+                    words[body + 4 * k..body + 4 * k + 4].copy_from_slice(&fetch);
+                }
+                encode_fetch_cf(chip, at, cf, opcode, body / 2, fetches.len())?
+            }
+            &CfBody::Flow {
+                addr,
+                pop_count,
+                cond,
+                cf_const,
+            } => {
+                let word1 = fit(at, "pop_count", pop_count, 3)?
+                    | fit(at, "cf_const", cf_const, 5)? << 3
+                    | fit(at, "cond", cond, 2)? << 8
+                    | cf_flags(chip, cf, opcode);
+                [cf_addr(chip, at, hw_addr(addr, at)?)?, word1]
+            }
+            CfBody::Export(export) => encode_export(chip, at, cf, opcode, export)?,
+        };
+        let own = place.at + if place.extended { 2 } else { 0 };
+        words[own..own + 2].copy_from_slice(&pair);
+    }
+    Ok(Binary {
+        chip,
+        words,
+        gprs: program.gprs,
+        stack_size: program.stack_size,
+    })
+}
+
+/// R600-Evergreen: END_OF_PROGRAM on the last instruction and no other. Cayman: no
+/// END_OF_PROGRAM bit; the last instruction, and only it, is CF_END.
+fn check_end(program: &Program) -> Result<(), EncodeError> {
+    let Some(last) = program.cf.len().checked_sub(1) else {
+        return Err(EncodeError::EndOfProgram {
+            at: At::Program,
+            why: "the program has no CF instruction",
+        });
+    };
+    for (i, cf) in program.cf.iter().enumerate() {
+        let why = if program.chip == Chip::Cayman {
+            if cf.end_of_program {
+                "Cayman has no END_OF_PROGRAM bit: the program ends with CF_END"
+            } else if i == last && cf.op != CfOp::CfEnd {
+                "a Cayman program ends with CF_END"
+            } else if i != last && cf.op == CfOp::CfEnd {
+                "CF_END before the last instruction"
+            } else {
+                continue;
+            }
+        } else if i == last && !cf.end_of_program {
+            "the last instruction must set END_OF_PROGRAM"
+        } else if i != last && cf.end_of_program {
+            "END_OF_PROGRAM on an instruction that is not the last"
+        } else {
+            continue;
+        };
+        return Err(EncodeError::EndOfProgram { at: At::Cf(i), why });
+    }
+    Ok(())
+}
+
+/// A CF_WORD0 holding `addr`.
+fn cf_addr(chip: Chip, at: At, addr: usize) -> Result<u32, EncodeError> {
+    let bits = if chip.is_evergreen_class() { 24 } else { 32 };
+    fit(at, "ADDR", addr as i64, bits).map_err(|_| EncodeError::TooLarge { at, addr, bits })
+}
+
+/// The opcode and flag bits of a CF_WORD1 or export WORD1 (not of the CF_ALU words).
+fn cf_flags(chip: Chip, cf: &Cf, opcode: u8) -> u32 {
+    let (inst_lo, vpm) = if chip.is_evergreen_class() {
+        (22, 20)
+    } else {
+        (23, 22)
+    };
+    u32::from(opcode) << inst_lo
+        | u32::from(cf.valid_pixel_mode) << vpm
+        | u32::from(cf.end_of_program) << 21
+        | u32::from(cf.whole_quad_mode) << 30
+        | u32::from(cf.barrier) << 31
+}
+
+/// The (bank, mode, line) fields of the four kcache sets, zero for sets not locked.
+fn kcache_fields(chip: Chip, at: At, kcache: &[Kcache]) -> Result<[[u32; 3]; 4], EncodeError> {
+    if kcache.len() > chip.kcache_sets() {
+        return Err(EncodeError::KcacheSets {
+            at,
+            sets: kcache.len(),
+            max: chip.kcache_sets(),
+            chip,
+        });
+    }
+    let mut fields = [[0; 3]; 4];
+    for (set, k) in kcache.iter().enumerate() {
+        if !(1..=2).contains(&k.lines) {
+            return Err(EncodeError::Kcache {
+                at,
+                why: format!(
+                    "kcache set {set} locks {} lines; it can lock 1 or 2",
+                    k.lines
+                ),
+            });
+        }
+        // The mode is LOCK_1 (1) or LOCK_2 (2): the number of lines.
+        fields[set] = [
+            fit(at, "kcache bank", k.bank, 4)?,
+            u32::from(k.lines),
+            u32::from(k.line),
+        ];
+    }
+    Ok(fields)
+}
+
+/// The CF_ALU pair of an ALU clause whose body starts at `addr` (64-bit units), and the
+/// ALU_EXTENDED pair before it when it locks sets 2 or 3.
+fn encode_alu_cf(
+    chip: Chip,
+    at: At,
+    cf: &Cf,
+    opcode: u8,
+    kcache: &[Kcache],
+    addr: usize,
+    groups: &[Group],
+) -> Result<(Option<[u32; 2]>, [u32; 2]), EncodeError> {
+    if cf.end_of_program {
+        return Err(EncodeError::EndOfProgram {
+            at,
+            why: "the CF_ALU words have no END_OF_PROGRAM bit (end with a NOP after the clause)",
+        });
+    }
+    if cf.valid_pixel_mode {
+        return Err(unused(at, "valid_pixel_mode", "false"));
+    }
+    let sets = kcache_fields(chip, at, kcache)?;
+    let slots: usize = groups.iter().map(Group::clause_slots).sum();
+    let word0 = fit(at, "ADDR", addr as i64, 22).map_err(|_| EncodeError::TooLarge {
+        at,
+        addr,
+        bits: 22,
+    })? | sets[0][0] << 22
+        | sets[1][0] << 26
+        | sets[0][1] << 30;
+    let flags = u32::from(cf.whole_quad_mode) << 30 | u32::from(cf.barrier) << 31;
+    let word1 = sets[1][1]
+        | sets[0][2] << 2
+        | sets[1][2] << 10
+        | (slots as u32 - 1) << 18
+        | u32::from(opcode) << 26
+        | flags;
+    let extension = CfOp::AluExtended
+        .opcode(chip)
+        .filter(|_| kcache.len() > 2)
+        .map(|code| {
+            [
+                sets[2][0] << 22 | sets[3][0] << 26 | sets[2][1] << 30,
+                sets[3][1] | sets[2][2] << 2 | sets[3][2] << 10 | u32::from(code) << 26 | flags,
+            ]
+        });
+    Ok((extension, [word0, word1]))
+}
+
+/// The body of an ALU clause.
+fn encode_alu_clause(
+    chip: Chip,
+    cf: usize,
+    kcache: &[Kcache],
+    groups: &[Group],
+) -> Result<Vec<u32>, EncodeError> {
+    let slots: usize = groups.iter().map(Group::clause_slots).sum();
+    if !(1..=MAX_ALU_CLAUSE_SLOTS).contains(&slots) {
+        return Err(EncodeError::ClauseSize {
+            at: At::Cf(cf),
+            size: slots,
+            unit: "slots",
+            max: MAX_ALU_CLAUSE_SLOTS,
+        });
+    }
+    let mut words = Vec::with_capacity(2 * slots);
+    for (g, group) in groups.iter().enumerate() {
+        encode_group(chip, cf, g, kcache, group, &mut words)?;
+    }
+    Ok(words)
+}
+
+/// The literal dwords a group's sources read: one more than the highest literal channel.
+fn literals_read(insts: &[AluInst]) -> usize {
+    insts
+        .iter()
+        .flat_map(AluInst::srcs)
+        .filter(|src| src.sel == sel::LITERAL)
+        .map(|src| src.chan as usize + 1)
+        .max()
+        .unwrap_or(0)
+}
+
+fn encode_group(
+    chip: Chip,
+    cf: usize,
+    g: usize,
+    kcache: &[Kcache],
+    group: &Group,
+    words: &mut Vec<u32>,
+) -> Result<(), EncodeError> {
+    let at = At::Group { cf, group: g };
+    if group.insts.is_empty() {
+        return Err(EncodeError::Group {
+            at,
+            why: "a group needs an instruction",
+        });
+    }
+    for (k, inst) in group.insts.iter().enumerate() {
+        if inst.op.opcode(chip).is_none() {
+            let at = At::Inst {
+                cf,
+                group: g,
+                inst: k,
+            };
+            return Err(EncodeError::NotOnChip {
+                at,
+                what: inst.op.mnemonic(),
+                chip,
+            });
+        }
+    }
+    let slots = group.slots(chip).ok_or(EncodeError::Group {
+        at,
+        why: "two instructions need the same slot, or an opcode is in a slot that cannot run it",
+    })?;
+    // The hardware assigns slots in order, so the words must list them x, y, z, w, trans.
+    if slots.windows(2).any(|pair| pair[0] >= pair[1]) {
+        return Err(EncodeError::Group {
+            at,
+            why: "the instructions are not in slot order (x, y, z, w, trans)",
+        });
+    }
+    let last = group.insts.len() - 1;
+    for (k, inst) in group.insts.iter().enumerate() {
+        let at = At::Inst {
+            cf,
+            group: g,
+            inst: k,
+        };
+        words.extend(encode_alu(chip, at, kcache, inst, k == last)?);
+    }
+    let read = literals_read(&group.insts);
+    let have = group.literals.len();
+    if have != read {
+        let why = if have < read {
+            format!(
+                "a source reads literal {} but the group has {have}",
+                read - 1
+            )
+        } else {
+            format!("the group carries {have} literals but its sources read {read}")
+        };
+        return Err(EncodeError::Literal { at, why });
+    }
+    words.extend(&group.literals);
+    if have % 2 == 1 {
+        words.push(0);
+    }
+    Ok(())
+}
+
+/// SEL, REL, CHAN and NEG of a source, as the 13 bits of ALU_WORD0 (and of OP3's SRC2).
+fn encode_src(at: At, src: &Src) -> Result<u32, EncodeError> {
+    Ok(fit(at, "source select", src.sel, 9)?
+        | u32::from(src.rel) << 9
+        | fit(at, "source channel", src.chan, 2)? << 10
+        | u32::from(src.neg) << 12)
+}
+
+/// A source reading the constant file must read a set the clause locks, within its lines.
+fn check_kcache_read(at: At, kcache: &[Kcache], src: &Src) -> Result<(), EncodeError> {
+    let Some((set, index)) = sel::kcache(src.sel) else {
+        return Ok(());
+    };
+    let why = match kcache.get(set) {
+        None => format!(
+            "a source reads KC{set}, but the clause locks {} sets",
+            kcache.len()
+        ),
+        Some(k) if index >= 16 * u16::from(k.lines) => format!(
+            "a source reads KC{set}[{index}], beyond the {} constants the set locks",
+            16 * k.lines
+        ),
+        Some(_) => return Ok(()),
+    };
+    Err(EncodeError::Kcache { at, why })
+}
+
+const SRC_FIELDS: [&str; 3] = ["src[0]", "src[1]", "src[2]"];
+
+/// ALU_WORD0 and ALU_WORD1 of an instruction (OP2 or OP3 form by its opcode).
+fn encode_alu(
+    chip: Chip,
+    at: At,
+    kcache: &[Kcache],
+    inst: &AluInst,
+    last: bool,
+) -> Result<[u32; 2], EncodeError> {
+    let opcode = inst.op.opcode(chip).ok_or(EncodeError::NotOnChip {
+        at,
+        what: inst.op.mnemonic(),
+        chip,
+    })?;
+    for (field, src) in SRC_FIELDS.iter().zip(&inst.src).skip(inst.op.nsrc()) {
+        if *src != Src::default() {
+            return Err(unused(
+                at,
+                field,
+                "Src::default() (the opcode does not read it)",
+            ));
+        }
+    }
+    for src in inst.srcs() {
+        check_kcache_read(at, kcache, src)?;
+    }
+    let pred_sel = match inst.pred_sel {
+        PredSel::Off => 0,
+        PredSel::Zero => 2,
+        PredSel::One => 3,
+    };
+    let word0 = encode_src(at, &inst.src[0])?
+        | encode_src(at, &inst.src[1])? << 13
+        | fit(at, "index_mode", inst.index_mode, 3)? << 26
+        | pred_sel << 29
+        | u32::from(last) << 31;
+    let dst = &inst.dst;
+    let common = fit(at, "bank_swizzle", inst.bank_swizzle, 3)? << 18
+        | fit(at, "dst.gpr", dst.gpr, 7)? << 21
+        | u32::from(dst.rel) << 28
+        | fit(at, "dst.chan", dst.chan, 2)? << 29
+        | u32::from(dst.clamp) << 31;
+    let word1 = if inst.op.is_op3() {
+        if inst.src.iter().any(|src| src.abs) {
+            return Err(unused(at, "source abs", "false (OP3)"));
+        }
+        if inst.omod != 0 {
+            return Err(unused(at, "omod", "0 (OP3)"));
+        }
+        if inst.update_exec_mask || inst.update_pred {
+            return Err(unused(at, "update_exec_mask/update_pred", "false (OP3)"));
+        }
+        if !dst.write {
+            return Err(unused(at, "dst.write", "true (OP3 always writes)"));
+        }
+        common | encode_src(at, &inst.src[2])? | u32::from(opcode) << 13
+    } else {
+        // R600's OP2 words hold FOG_MERGE (always 0) at bit 5, moving OMOD and ALU_INST up.
+        let (omod_lo, inst_lo) = if chip == Chip::R600 { (6, 8) } else { (5, 7) };
+        common
+            | u32::from(inst.src[0].abs)
+            | u32::from(inst.src[1].abs) << 1
+            | u32::from(inst.update_exec_mask) << 2
+            | u32::from(inst.update_pred) << 3
+            | u32::from(dst.write) << 4
+            | fit(at, "omod", inst.omod, 2)? << omod_lo
+            | u32::from(opcode) << inst_lo
+    };
+    Ok([word0, word1])
+}
+
+/// The CF pair of a TEX or VTX clause of `count` instructions at `addr` (64-bit units).
+fn encode_fetch_cf(
+    chip: Chip,
+    at: At,
+    cf: &Cf,
+    opcode: u8,
+    addr: usize,
+    count: usize,
+) -> Result<[u32; 2], EncodeError> {
+    if !(1..=chip.max_fetches()).contains(&count) {
+        return Err(EncodeError::ClauseSize {
+            at,
+            size: count,
+            unit: "instructions",
+            max: chip.max_fetches(),
+        });
+    }
+    let n = count as u32 - 1;
+    // COUNT is 12:10; R700 adds a fourth bit (COUNT_3) at 19, Evergreen widens it to 15:10.
+    let count = match chip {
+        Chip::R600 => n << 10,
+        Chip::R700 => (n & 7) << 10 | (n >> 3) << 19,
+        Chip::Evergreen | Chip::Cayman => n << 10,
+    };
+    Ok([cf_addr(chip, at, addr)?, count | cf_flags(chip, cf, opcode)])
+}
+
+/// The four dwords of a fetch in a clause launched by `clause`.
+fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32; 4], EncodeError> {
+    let code = fetch.op.opcode(chip).ok_or(EncodeError::NotOnChip {
+        at,
+        what: fetch.op.mnemonic(),
+        chip,
+    })?;
+    let (inst, modifier) = (code & 0xff, code >> 8);
+    let inst = fit(at, "fetch instruction", inst, 5)?;
+    if fetch.op.is_vertex_fetch() {
+        if modifier != 0 {
+            return Err(EncodeError::Unsupported {
+                at,
+                what: format!("{} (the VTX words have no instruction modifier)", fetch.op),
+            });
+        }
+        return encode_vtx(chip, at, fetch, inst);
+    }
+    if clause != CfOp::Tex {
+        return Err(EncodeError::Unsupported {
+            at,
+            what: format!("{} in a {clause} clause", fetch.op),
+        });
+    }
+    // INST_MOD (6:5) exists from Evergreen on; R600/R700 have BC_FRAC_MODE at bit 5.
+    if modifier != 0 && !chip.is_evergreen_class() {
+        return Err(EncodeError::Field {
+            at,
+            field: "fetch instruction modifier",
+            value: modifier.into(),
+        });
+    }
+    if fetch.vtx != VtxFormat::default() {
+        return Err(unused(
+            at,
+            "vtx",
+            "VtxFormat::default() (a TEX instruction)",
+        ));
+    }
+    let word0 = inst
+        | fit(at, "fetch instruction modifier", modifier, 2)? << 5
+        | fit(at, "resource", fetch.resource, 8)? << 8
+        | fit(at, "src_gpr", fetch.src_gpr, 7)? << 16;
+    let mut word1 = fit(at, "dst_gpr", fetch.dst_gpr, 7)?
+        | fit_signed(at, "lod_bias", fetch.lod_bias, 7)? << 21;
+    let mut word2 = fit(at, "sampler", fetch.sampler, 5)? << 15;
+    for c in 0..4 {
+        word1 |= fit(at, "dst_sel", fetch.dst_sel[c], 3)? << (9 + 3 * c);
+        word1 |= u32::from(fetch.coord_normalized[c]) << (28 + c);
+        word2 |= fit(at, "src_sel", fetch.src_sel[c], 3)? << (20 + 3 * c);
+    }
+    for (c, &offset) in fetch.offset.iter().enumerate() {
+        word2 |= fit_signed(at, "offset", offset, 5)? << (5 * c);
+    }
+    Ok([word0, word1, word2, 0])
+}
+
+/// The four dwords of a vertex fetch (VFETCH and its kin).
+fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], EncodeError> {
+    if fetch.sampler != 0 {
+        return Err(unused(at, "sampler", "0 (a vertex fetch)"));
+    }
+    if fetch.src_sel[1..] != [7, 7, 7] {
+        return Err(unused(
+            at,
+            "src_sel[1..4]",
+            "7 (a vertex fetch reads one address)",
+        ));
+    }
+    if fetch.coord_normalized != [false; 4] || fetch.lod_bias != 0 || fetch.offset != [0; 3] {
+        return Err(unused(
+            at,
+            "coord_normalized/lod_bias/offset",
+            "false/0/0 (a vertex fetch)",
+        ));
+    }
+    let vtx = &fetch.vtx;
+    // Cayman has no mega-fetch; before it Mesa always sets MEGA_FETCH (the count then applies).
+    let mega = chip != Chip::Cayman;
+    if !mega && vtx.mega_fetch_count != 0 {
+        return Err(unused(
+            at,
+            "mega_fetch_count",
+            "0 (Cayman has no mega-fetch)",
+        ));
+    }
+    let mut word1 = fit(at, "dst_gpr", fetch.dst_gpr, 7)?
+        | u32::from(vtx.use_const_fields) << 21
+        | fit(at, "data_format", vtx.data_format, 6)? << 22
+        | fit(at, "num_format", vtx.num_format, 2)? << 28
+        | u32::from(vtx.format_comp_signed) << 30
+        | u32::from(vtx.srf_mode) << 31;
+    for (c, &sel) in fetch.dst_sel.iter().enumerate() {
+        word1 |= fit(at, "dst_sel", sel, 3)? << (9 + 3 * c);
+    }
+    Ok([
+        inst | fit_max(at, "fetch_type", vtx.fetch_type, 2)? << 5
+            | fit(at, "resource", fetch.resource, 8)? << 8
+            | fit(at, "src_gpr", fetch.src_gpr, 7)? << 16
+            | fit(at, "src_sel[0]", fetch.src_sel[0], 2)? << 24
+            | fit(at, "mega_fetch_count", vtx.mega_fetch_count, 6)? << 26,
+        word1,
+        u32::from(vtx.offset)
+            | fit(at, "endian_swap", vtx.endian_swap, 2)? << 16
+            | u32::from(mega) << 19,
+        0,
+    ])
+}
+
+/// The CF_ALLOC_EXPORT pair of an export.
+fn encode_export(
+    chip: Chip,
+    at: At,
+    cf: &Cf,
+    opcode: u8,
+    export: &Export,
+) -> Result<[u32; 2], EncodeError> {
+    if cf.op == CfOp::MemScratch {
+        return Err(EncodeError::Unsupported {
+            at,
+            what: "MEM_SCRATCH".into(),
+        });
+    }
+    // Evergreen's export WORD1 has MARK where the others have WHOLE_QUAD_MODE.
+    if chip.is_evergreen_class() && cf.whole_quad_mode {
+        return Err(unused(at, "whole_quad_mode", "false (an Evergreen export)"));
+    }
+    let kind = match export.kind {
+        ExportType::Pixel => 0,
+        ExportType::Pos => 1,
+        ExportType::Param => 2,
+    };
+    let word0 = fit(at, "array base", export.base, 13)?
+        | kind << 13
+        | fit(at, "gpr", export.gpr, 7)? << 15
+        | fit(at, "elem_size", export.elem_size, 2)? << 30;
+    let burst_lo = if chip.is_evergreen_class() { 16 } else { 17 };
+    let burst = i64::from(export.burst) - 1;
+    let mut word1 = fit(at, "burst - 1", burst, 4)? << burst_lo | cf_flags(chip, cf, opcode);
+    for (c, &sel) in export.swizzle.iter().enumerate() {
+        word1 |= fit(at, "swizzle", sel, 3)? << (3 * c);
+    }
+    Ok([word0, word1])
+}
+
+/// Decodes the words [`assemble`] wrote back into the program. Errors name the CF instruction
+/// (and group, instruction or fetch) the words stop making sense at; words the encoder would
+/// not have written (see the module documentation) are an error too.
+pub fn decode(binary: &Binary) -> Result<Program, DecodeError> {
+    let reader = Reader {
+        chip: binary.chip,
+        words: &binary.words,
+    };
+    let program = Program {
+        chip: binary.chip,
+        cf: reader.cf_program()?,
+        gprs: binary.gprs,
+        stack_size: binary.stack_size,
+    };
+    let again = assemble(&program).map_err(DecodeError::Invalid)?;
+    if let Some((dword, (&found, &expected))) = binary
+        .words
+        .iter()
+        .zip(&again.words)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        return Err(DecodeError::NotCanonical {
+            dword,
+            found,
+            expected,
+        });
+    }
+    if again.words.len() != binary.words.len() {
+        return Err(DecodeError::Length {
+            len: binary.words.len(),
+            expected: again.words.len(),
+        });
+    }
+    Ok(program)
+}
+
+/// Reads the words of one binary.
+struct Reader<'a> {
+    chip: Chip,
+    words: &'a [u32],
+}
+
+impl Reader<'_> {
+    /// `N` dwords from `start`.
+    fn read<const N: usize>(&self, at: At, start: usize) -> Result<[u32; N], DecodeError> {
+        let end = start.saturating_add(N);
+        self.words
+            .get(start..end)
+            .and_then(|words| words.try_into().ok())
+            .ok_or(DecodeError::Truncated {
+                at,
+                needed: end,
+                len: self.words.len(),
+            })
+    }
+
+    /// The CF instructions, up to the end of the program, with their clauses.
+    fn cf_program(&self) -> Result<Vec<Cf>, DecodeError> {
+        let chip = self.chip;
+        let mut cfs: Vec<Cf> = Vec::new();
+        // For each CF pair read, the CF index a hardware address there names: none for the
+        // CF_ALU pair after an ALU_EXTENDED prefix (its address is the prefix's).
+        let mut targets: Vec<Option<usize>> = Vec::new();
+        let mut extension: Option<[u32; 2]> = None;
+        loop {
+            let at = At::Cf(cfs.len());
+            let pair = targets.len();
+            let Some(&[word0, word1]) = self.words.get(2 * pair..2 * pair + 2) else {
+                return Err(DecodeError::NoEnd {
+                    len: self.words.len(),
+                });
+            };
+            // Bit 29 is the top bit of CF_INST, set only by the ALU clause opcodes (8-15).
+            if bit(word1, 29) {
+                let code = get(word1, 26, 4);
+                let op = CfOp::decode(chip, true, code as u8).ok_or(DecodeError::UnknownOp {
+                    at,
+                    kind: "CF_ALU",
+                    opcode: code,
+                    chip,
+                })?;
+                if op == CfOp::AluExtended {
+                    if extension.replace([word0, word1]).is_some() {
+                        return Err(malformed(at, "two ALU_EXTENDED prefixes in a row"));
+                    }
+                    targets.push(Some(cfs.len()));
+                    continue;
+                }
+                targets.push(if extension.is_some() {
+                    None
+                } else {
+                    Some(cfs.len())
+                });
+                cfs.push(self.alu_cf(cfs.len(), op, [word0, word1], extension.take())?);
+                continue;
+            }
+            if extension.is_some() {
+                return Err(malformed(
+                    at,
+                    "an ALU_EXTENDED prefix before a CF that is no ALU clause",
+                ));
+            }
+            targets.push(Some(cfs.len()));
+            let cf = self.cf(cfs.len(), [word0, word1])?;
+            let end = if chip == Chip::Cayman {
+                cf.op == CfOp::CfEnd
+            } else {
+                cf.end_of_program
+            };
+            cfs.push(cf);
+            if end {
+                break;
+            }
+        }
+        for (i, cf) in cfs.iter_mut().enumerate() {
+            if let CfBody::Flow { addr, .. } = &mut cf.body {
+                let target = targets.get(*addr as usize).copied().flatten();
+                *addr = target.ok_or(DecodeError::Target {
+                    at: At::Cf(i),
+                    addr: *addr,
+                })? as u32;
+            }
+        }
+        Ok(cfs)
+    }
+
+    /// An ALU clause launch and its body; `extension` is the ALU_EXTENDED pair before it.
+    fn alu_cf(
+        &self,
+        cf: usize,
+        op: CfOp,
+        [word0, word1]: [u32; 2],
+        extension: Option<[u32; 2]>,
+    ) -> Result<Cf, DecodeError> {
+        let at = At::Cf(cf);
+        // (bank, mode, line) of each set.
+        let mut sets = vec![
+            (get(word0, 22, 4), get(word0, 30, 2), get(word1, 2, 8)),
+            (get(word0, 26, 4), get(word1, 0, 2), get(word1, 10, 8)),
+        ];
+        if let Some([ext0, ext1]) = extension {
+            sets.push((get(ext0, 22, 4), get(ext0, 30, 2), get(ext1, 2, 8)));
+            sets.push((get(ext0, 26, 4), get(ext1, 0, 2), get(ext1, 10, 8)));
+        }
+        let mut kcache = Vec::new();
+        for (set, (bank, mode, line)) in sets.into_iter().enumerate() {
+            match mode {
+                0 => {}
+                1 | 2 if kcache.len() == set => kcache.push(Kcache {
+                    bank: bank as u8,
+                    line: line as u8,
+                    lines: mode as u8,
+                }),
+                1 | 2 => {
+                    return Err(malformed(
+                        at,
+                        format!("kcache set {set} is locked after an unlocked set"),
+                    ));
+                }
+                _ => {
+                    return Err(malformed(
+                        at,
+                        format!("kcache set {set} uses LOCK_LOOP_INDEX"),
+                    ));
+                }
+            }
+        }
+        let start = 2 * get(word0, 0, 22) as usize;
+        let slots = get(word1, 18, 7) as usize + 1;
+        Ok(Cf {
+            op,
+            body: CfBody::Alu {
+                kcache,
+                groups: self.alu_clause(cf, start, slots)?,
+            },
+            barrier: bit(word1, 31),
+            end_of_program: false,
+            valid_pixel_mode: false,
+            whole_quad_mode: bit(word1, 30),
+        })
+    }
+
+    /// The groups of an ALU clause of `slots` slots from dword `start`.
+    fn alu_clause(&self, cf: usize, start: usize, slots: usize) -> Result<Vec<Group>, DecodeError> {
+        let end = start + 2 * slots;
+        let mut pos = start;
+        let mut groups = Vec::new();
+        while pos < end {
+            let g = groups.len();
+            let at = At::Group { cf, group: g };
+            let mut group = Group::default();
+            loop {
+                if pos == end {
+                    return Err(malformed(
+                        at,
+                        "the clause ends inside the group (no LAST bit)",
+                    ));
+                }
+                if group.insts.len() == self.chip.slots() {
+                    let why = format!("more than {} instructions without LAST", self.chip.slots());
+                    return Err(malformed(at, why));
+                }
+                let at = At::Inst {
+                    cf,
+                    group: g,
+                    inst: group.insts.len(),
+                };
+                let [word0, word1] = self.read(at, pos)?;
+                pos += 2;
+                group.insts.push(self.alu(at, word0, word1)?);
+                if bit(word0, 31) {
+                    break;
+                }
+            }
+            let count = literals_read(&group.insts);
+            let padded = count.next_multiple_of(2);
+            if pos + padded > end {
+                return Err(malformed(
+                    at,
+                    "the group's literals run past the end of the clause",
+                ));
+            }
+            let literals = self
+                .words
+                .get(pos..pos + count)
+                .ok_or(DecodeError::Truncated {
+                    at,
+                    needed: pos + count,
+                    len: self.words.len(),
+                })?;
+            group.literals = literals.to_vec();
+            pos += padded;
+            groups.push(group);
+        }
+        Ok(groups)
+    }
+
+    /// An ALU instruction.
+    fn alu(&self, at: At, word0: u32, word1: u32) -> Result<AluInst, DecodeError> {
+        let chip = self.chip;
+        // The ENCODING bits 17:15 are zero for every OP2 opcode, not for any OP3 one.
+        let op3 = get(word1, 15, 3) != 0;
+        let opcode = match (op3, chip) {
+            (true, _) => get(word1, 13, 5),
+            (false, Chip::R600) => get(word1, 8, 10),
+            (false, _) => get(word1, 7, 11),
+        };
+        let op = AluOp::decode(chip, op3, opcode as u16).ok_or(DecodeError::UnknownOp {
+            at,
+            kind: if op3 { "ALU OP3" } else { "ALU OP2" },
+            opcode,
+            chip,
+        })?;
+        let src = |bits: u32, abs: bool| Src {
+            sel: get(bits, 0, 9) as u16,
+            rel: bit(bits, 9),
+            chan: get(bits, 10, 2) as u8,
+            neg: bit(bits, 12),
+            abs,
+        };
+        let pred_sel = match get(word0, 29, 2) {
+            0 => PredSel::Off,
+            2 => PredSel::Zero,
+            3 => PredSel::One,
+            _ => return Err(malformed(at, "PRED_SEL 1 is reserved")),
+        };
+        let omod_lo = if chip == Chip::R600 { 6 } else { 5 };
+        Ok(AluInst {
+            op,
+            dst: Dst {
+                gpr: get(word1, 21, 7) as u8,
+                chan: get(word1, 29, 2) as u8,
+                rel: bit(word1, 28),
+                clamp: bit(word1, 31),
+                write: op3 || bit(word1, 4),
+            },
+            src: [
+                src(word0, !op3 && bit(word1, 0)),
+                src(word0 >> 13, !op3 && bit(word1, 1)),
+                if op3 {
+                    src(word1, false)
+                } else {
+                    Src::default()
+                },
+            ],
+            omod: if op3 { 0 } else { get(word1, omod_lo, 2) as u8 },
+            pred_sel,
+            update_exec_mask: !op3 && bit(word1, 2),
+            update_pred: !op3 && bit(word1, 3),
+            bank_swizzle: get(word1, 18, 3) as u8,
+            index_mode: get(word0, 26, 3) as u8,
+        })
+    }
+
+    /// A CF instruction other than an ALU clause launch, with its fetch clause if it has one.
+    /// Flow targets stay hardware addresses; the caller maps them.
+    fn cf(&self, cf: usize, [word0, word1]: [u32; 2]) -> Result<Cf, DecodeError> {
+        let chip = self.chip;
+        let at = At::Cf(cf);
+        let evergreen = chip.is_evergreen_class();
+        let code = if evergreen {
+            get(word1, 22, 8)
+        } else {
+            get(word1, 23, 7)
+        };
+        let op = CfOp::decode(chip, false, code as u8).ok_or(DecodeError::UnknownOp {
+            at,
+            kind: "CF",
+            opcode: code,
+            chip,
+        })?;
+        let addr = if evergreen { get(word0, 0, 24) } else { word0 };
+        let body = match op {
+            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => {
+                let n = match chip {
+                    Chip::R600 => get(word1, 10, 3),
+                    Chip::R700 => get(word1, 10, 3) | get(word1, 19, 1) << 3,
+                    Chip::Evergreen | Chip::Cayman => get(word1, 10, 6),
+                };
+                let start = (addr as usize).saturating_mul(2);
+                let fetches = (0..=n as usize)
+                    .map(|k| {
+                        let at = At::Fetch { cf, fetch: k };
+                        let words = self.read::<4>(at, start.saturating_add(4 * k))?;
+                        self.fetch(at, op, words)
+                    })
+                    .collect::<Result<_, _>>()?;
+                CfBody::Fetch(fetches)
+            }
+            _ if op.is_export() => CfBody::Export(self.export(at, op, word0, word1)?),
+            _ => CfBody::Flow {
+                addr,
+                pop_count: get(word1, 0, 3) as u8,
+                cf_const: get(word1, 3, 5) as u8,
+                cond: get(word1, 8, 2) as u8,
+            },
+        };
+        // Evergreen's exports have MARK, not WHOLE_QUAD_MODE, at bit 30.
+        let whole_quad_mode = bit(word1, 30) && !(evergreen && op.is_export());
+        Ok(Cf {
+            op,
+            body,
+            barrier: bit(word1, 31),
+            end_of_program: bit(word1, 21),
+            valid_pixel_mode: bit(word1, if evergreen { 20 } else { 22 }),
+            whole_quad_mode,
+        })
+    }
+
+    fn export(&self, at: At, op: CfOp, word0: u32, word1: u32) -> Result<Export, DecodeError> {
+        if op == CfOp::MemScratch {
+            return Err(malformed(at, "MEM_SCRATCH is not supported"));
+        }
+        let kind = match get(word0, 13, 2) {
+            0 => ExportType::Pixel,
+            1 => ExportType::Pos,
+            2 => ExportType::Param,
+            _ => return Err(malformed(at, "export type 3 is reserved")),
+        };
+        let burst_lo = if self.chip.is_evergreen_class() {
+            16
+        } else {
+            17
+        };
+        Ok(Export {
+            kind,
+            base: get(word0, 0, 13) as u16,
+            gpr: get(word0, 15, 7) as u8,
+            swizzle: [0, 1, 2, 3].map(|c| get(word1, 3 * c, 3) as u8),
+            burst: get(word1, burst_lo, 4) as u8 + 1,
+            elem_size: get(word0, 30, 2) as u8,
+        })
+    }
+
+    /// A fetch of a clause launched by `clause`. VTX clauses hold vertex fetches. A TEX clause
+    /// may hold either kind (Evergreen's fetches through the texture cache, and Cayman's, which
+    /// has no VTX clause): the instruction field (bits 4:0) tells them apart, as no chip gives a
+    /// vertex-fetch and a texture instruction the same number there.
+    fn fetch(&self, at: At, clause: CfOp, words: [u32; 4]) -> Result<Fetch, DecodeError> {
+        let chip = self.chip;
+        let inst = get(words[0], 0, 5);
+        if let Some(op) = FetchOp::decode(chip, true, inst) {
+            return Ok(vertex_fetch(op, words));
+        }
+        if clause != CfOp::Tex {
+            return Err(DecodeError::UnknownOp {
+                at,
+                kind: "VTX",
+                opcode: inst,
+                chip,
+            });
+        }
+        let modifier = if chip.is_evergreen_class() {
+            get(words[0], 5, 2)
+        } else {
+            0
+        };
+        let code = inst | modifier << 8;
+        let op = FetchOp::decode(chip, false, code).ok_or(DecodeError::UnknownOp {
+            at,
+            kind: "TEX",
+            opcode: code,
+            chip,
+        })?;
+        let [word0, word1, word2, _] = words;
+        Ok(Fetch {
+            op,
+            resource: get(word0, 8, 8) as u8,
+            sampler: get(word2, 15, 5) as u8,
+            src_gpr: get(word0, 16, 7) as u8,
+            src_sel: [0, 1, 2, 3].map(|c| get(word2, 20 + 3 * c, 3) as u8),
+            dst_gpr: get(word1, 0, 7) as u8,
+            dst_sel: [0, 1, 2, 3].map(|c| get(word1, 9 + 3 * c, 3) as u8),
+            coord_normalized: [0, 1, 2, 3].map(|c| bit(word1, 28 + c)),
+            lod_bias: sign_extend(get(word1, 21, 7), 7),
+            offset: [0, 1, 2].map(|c| sign_extend(get(word2, 5 * c, 5), 5)),
+            vtx: VtxFormat::default(),
+        })
+    }
+}
+
+/// A vertex fetch.
+fn vertex_fetch(op: FetchOp, [word0, word1, word2, _]: [u32; 4]) -> Fetch {
+    Fetch {
+        op,
+        resource: get(word0, 8, 8) as u8,
+        sampler: 0,
+        src_gpr: get(word0, 16, 7) as u8,
+        src_sel: [get(word0, 24, 2) as u8, 7, 7, 7],
+        dst_gpr: get(word1, 0, 7) as u8,
+        dst_sel: [0, 1, 2, 3].map(|c| get(word1, 9 + 3 * c, 3) as u8),
+        coord_normalized: [false; 4],
+        lod_bias: 0,
+        offset: [0; 3],
+        vtx: VtxFormat {
+            offset: get(word2, 0, 16) as u16,
+            fetch_type: get(word0, 5, 2) as u8,
+            mega_fetch_count: get(word0, 26, 6) as u8,
+            data_format: get(word1, 22, 6) as u8,
+            num_format: get(word1, 28, 2) as u8,
+            format_comp_signed: bit(word1, 30),
+            srf_mode: bit(word1, 31),
+            use_const_fields: bit(word1, 21),
+            endian_swap: get(word2, 16, 2) as u8,
+        },
+    }
+}
+
+fn malformed(at: At, why: impl Into<String>) -> DecodeError {
+    DecodeError::Malformed {
+        at,
+        why: why.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Slots;
+    use crate::program::Slot;
+    use proptest::prelude::*;
+
+    fn lit(chan: u8) -> Src {
+        Src::sel(sel::LITERAL, chan)
+    }
+
+    /// Channel `chan` of constant `index` of kcache set `set`.
+    fn kc(set: usize, index: u16, chan: u8) -> Src {
+        Src::sel(sel::KCACHE[set] + index, chan)
+    }
+
+    fn neg(src: Src) -> Src {
+        Src { neg: true, ..src }
+    }
+
+    fn inst(op: AluOp, dst: Dst, srcs: &[Src]) -> AluInst {
+        AluInst::new(op, dst, srcs)
+    }
+
+    fn group(insts: Vec<AluInst>, literals: &[u32]) -> Group {
+        Group {
+            insts,
+            literals: literals.to_vec(),
+        }
+    }
+
+    fn alu(op: CfOp, kcache: &[Kcache], groups: Vec<Group>) -> Cf {
+        Cf::new(
+            op,
+            CfBody::Alu {
+                kcache: kcache.to_vec(),
+                groups,
+            },
+        )
+    }
+
+    fn with_literals(group: Group, literals: &[u32]) -> Group {
+        Group {
+            literals: literals.to_vec(),
+            ..group
+        }
+    }
+
+    fn mov(gpr: u8, chan: u8, src: Src) -> Group {
+        group(vec![inst(AluOp::Mov, Dst::gpr(gpr, chan), &[src])], &[])
+    }
+
+    fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
+        Cf::new(
+            op,
+            CfBody::Flow {
+                addr,
+                pop_count,
+                cond: 0,
+                cf_const: 0,
+            },
+        )
+    }
+
+    fn export(op: CfOp, kind: ExportType, base: u16, gpr: u8, burst: u8) -> Cf {
+        let export = Export {
+            kind,
+            base,
+            gpr,
+            swizzle: [0, 1, 2, 3],
+            burst,
+            elem_size: 3,
+        };
+        Cf::new(op, CfBody::Export(export))
+    }
+
+    fn pixel_export() -> Cf {
+        export(CfOp::ExportDone, ExportType::Pixel, 0, 0, 1)
+    }
+
+    fn kcache(bank: u8, line: u8, lines: u8) -> Kcache {
+        Kcache { bank, line, lines }
+    }
+
+    /// `cf` completed for `chip`: END_OF_PROGRAM on its last instruction, or on Cayman a
+    /// CF_END after it.
+    fn program(chip: Chip, mut cf: Vec<Cf>) -> Program {
+        if chip == Chip::Cayman {
+            cf.push(flow(CfOp::CfEnd, 0, 0));
+        } else if let Some(last) = cf.last_mut() {
+            last.end_of_program = true;
+        }
+        Program {
+            chip,
+            cf,
+            gprs: 8,
+            stack_size: 1,
+        }
+    }
+
+    /// The words of `program`, after checking that they decode back to it.
+    fn round_trip(program: &Program) -> Vec<u32> {
+        let binary = assemble(program).unwrap_or_else(|e| panic!("{:?}: {e}", program.chip));
+        assert_eq!(decode(&binary), Ok(program.clone()), "{:?}", program.chip);
+        binary.words
+    }
+
+    fn assemble_err(program: &Program) -> EncodeError {
+        assemble(program).expect_err("the program should not encode")
+    }
+
+    /// The dword where the body of CF `cf` starts, as its CF words say (64-bit units × 2).
+    fn body_of(words: &[u32], cf_dword: usize, alu: bool) -> usize {
+        let addr = if alu {
+            get(words[cf_dword], 0, 22)
+        } else {
+            words[cf_dword] & 0xff_ffff
+        };
+        2 * addr as usize
+    }
+
+    #[test]
+    fn literals_follow_their_group_padded_to_an_even_count() {
+        for chip in Chip::ALL {
+            let g0 = group(
+                vec![
+                    inst(
+                        AluOp::Muladd,
+                        Dst::gpr(1, 0),
+                        &[Src::gpr(0, 0), lit(0), Src::sel(sel::HALF, 0)],
+                    ),
+                    inst(AluOp::Mov, Dst::gpr(1, 1), &[kc(0, 3, 2)]),
+                ],
+                &[0x4049_0fdb],
+            );
+            let g1 = group(
+                vec![
+                    inst(AluOp::Add, Dst::gpr(2, 0), &[lit(0), lit(1)]),
+                    inst(AluOp::Mul, Dst::gpr(2, 1), &[lit(2), Src::sel(sel::PV, 0)]),
+                ],
+                &[0x3fc0_0000, 0x4020_0000, 0x4060_0000],
+            );
+            let mut g2 = vec![inst(AluOp::Mov, Dst::gpr(3, 2), &[Src::sel(sel::PV, 1)])];
+            if chip.has_trans() {
+                // z is taken, so this ADD goes to the trans slot.
+                g2.push(inst(
+                    AluOp::Add,
+                    Dst::gpr(4, 2),
+                    &[Src::sel(sel::PS, 0), Src::sel(sel::ONE, 0)],
+                ));
+            } else {
+                g2.push(inst(
+                    AluOp::Mov,
+                    Dst::gpr(3, 3),
+                    &[Src::sel(sel::MINUS_ONE_INT, 0)],
+                ));
+            }
+            let clause = alu(CfOp::Alu, &[kcache(2, 0, 1)], vec![g0, g1, group(g2, &[])]);
+            let words = round_trip(&program(chip, vec![clause, pixel_export()]));
+            let b = body_of(&words, 0, true);
+            assert_eq!(
+                b,
+                if chip == Chip::Cayman { 6 } else { 4 },
+                "{chip:?}: the body follows the CF words"
+            );
+            // Group 0: LAST on its second instruction, then the literal and a zero.
+            assert!(!bit(words[b], 31) && bit(words[b + 2], 31), "{chip:?}");
+            assert_eq!(words[b + 4..b + 6], [0x4049_0fdb, 0], "{chip:?}");
+            // Group 1: three literals and a zero.
+            assert!(bit(words[b + 8], 31), "{chip:?}");
+            assert_eq!(
+                words[b + 10..b + 14],
+                [0x3fc0_0000, 0x4020_0000, 0x4060_0000, 0],
+                "{chip:?}"
+            );
+            // COUNT = slots - 1: 3 + 4 + 2.
+            assert_eq!(get(words[1], 18, 7), 8, "{chip:?}");
+            assert_eq!(words.len(), b + 18, "{chip:?}");
+        }
+    }
+
+    #[test]
+    fn two_kcache_sets_sit_in_the_cf_alu_words() {
+        for chip in Chip::ALL {
+            let sets = [kcache(1, 2, 2), kcache(15, 7, 1)];
+            let reads = group(
+                vec![
+                    inst(AluOp::Mov, Dst::gpr(0, 0), &[kc(0, 31, 3)]),
+                    inst(AluOp::Mov, Dst::gpr(0, 1), &[kc(1, 15, 0)]),
+                ],
+                &[],
+            );
+            let words = round_trip(&program(
+                chip,
+                vec![alu(CfOp::Alu, &sets, vec![reads]), pixel_export()],
+            ));
+            let (w0, w1) = (words[0], words[1]);
+            assert_eq!(
+                [get(w0, 22, 4), get(w0, 26, 4), get(w0, 30, 2)],
+                [1, 15, 2],
+                "{chip:?}"
+            );
+            assert_eq!(
+                [get(w1, 0, 2), get(w1, 2, 8), get(w1, 10, 8)],
+                [1, 2, 7],
+                "{chip:?}"
+            );
+            assert_eq!(get(w1, 26, 4), 8, "{chip:?}: CF_INST ALU");
+        }
+        for chip in [Chip::R600, Chip::R700] {
+            let sets = [kcache(0, 0, 1), kcache(1, 0, 1), kcache(2, 0, 1)];
+            let p = program(
+                chip,
+                vec![
+                    alu(CfOp::Alu, &sets, vec![mov(0, 0, kc(2, 0, 0))]),
+                    pixel_export(),
+                ],
+            );
+            assert_eq!(
+                assemble_err(&p),
+                EncodeError::KcacheSets {
+                    at: At::Cf(0),
+                    sets: 3,
+                    max: 2,
+                    chip
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn more_kcache_sets_take_an_extended_prefix_that_shifts_jump_targets() {
+        for chip in [Chip::Evergreen, Chip::Cayman] {
+            let two = [kcache(1, 0, 1), kcache(2, 1, 1)];
+            let four = [
+                kcache(1, 0, 1),
+                kcache(2, 1, 1),
+                kcache(9, 3, 2),
+                kcache(12, 200, 1),
+            ];
+            let reads = group(
+                vec![
+                    inst(AluOp::Mov, Dst::gpr(0, 0), &[kc(2, 20, 0)]),
+                    inst(AluOp::Mov, Dst::gpr(0, 1), &[kc(3, 15, 1)]),
+                ],
+                &[],
+            );
+            let cf = vec![
+                alu(CfOp::Alu, &two, vec![mov(0, 0, kc(1, 1, 0))]), // pair 0
+                flow(CfOp::Jump, 3, 0),                             // pair 1
+                alu(CfOp::Alu, &four, vec![reads]),                 // pairs 2 (prefix) and 3
+                alu(CfOp::Alu, &four[..3], vec![mov(1, 0, kc(2, 0, 0))]), // pairs 4 (prefix) and 5
+                flow(CfOp::Jump, 2, 0),                             // pair 6
+                pixel_export(),                                     // pair 7
+            ];
+            let words = round_trip(&program(chip, cf));
+            assert_eq!(
+                words[2], 4,
+                "{chip:?}: the forward jump targets CF 3's prefix"
+            );
+            assert_eq!(
+                words[12], 2,
+                "{chip:?}: the backward jump targets CF 2's prefix"
+            );
+            for (prefix, mode3) in [(4, 1), (8, 0)] {
+                let (e0, e1) = (words[prefix], words[prefix + 1]);
+                assert_eq!(get(e1, 26, 4), 12, "{chip:?}: ALU_EXTENDED");
+                assert_eq!(
+                    [get(e0, 22, 4), get(e0, 30, 2), get(e1, 2, 8)],
+                    [9, 2, 3],
+                    "{chip:?}: set 2"
+                );
+                assert_eq!(get(e1, 0, 2), mode3, "{chip:?}: set 3's mode");
+                assert_eq!(
+                    get(words[prefix + 3], 26, 4),
+                    8,
+                    "{chip:?}: the CF_ALU pair follows"
+                );
+            }
+            assert_eq!(
+                [get(words[4], 26, 4), get(words[5], 10, 8)],
+                [12, 200],
+                "{chip:?}: set 3"
+            );
+            // The bodies follow the 8 CF pairs (9 with Cayman's CF_END); CF 0's takes 2 dwords.
+            assert_eq!(
+                body_of(&words, 6, true),
+                if chip == Chip::Cayman { 20 } else { 18 }
+            );
+        }
+    }
+
+    #[test]
+    fn op3_instructions_use_the_three_source_layout() {
+        for chip in Chip::ALL {
+            let muladd = inst(
+                AluOp::Muladd,
+                Dst::gpr(5, 1),
+                &[neg(Src::gpr(1, 0)), Src::gpr(2, 3), neg(Src::gpr(3, 2))],
+            );
+            let cnde = inst(
+                AluOp::CndeInt,
+                Dst::gpr(6, 2),
+                &[Src::gpr(1, 3), Src::gpr(2, 0), Src::gpr(7, 1)],
+            );
+            let clause = alu(CfOp::Alu, &[], vec![group(vec![muladd, cnde], &[])]);
+            let words = round_trip(&program(chip, vec![clause, pixel_export()]));
+            let b = body_of(&words, 0, true);
+            let (m, c) = (words[b + 1], words[b + 3]);
+            assert_eq!(
+                get(m, 13, 5),
+                u32::from(AluOp::Muladd.opcode(chip).unwrap()),
+                "{chip:?}"
+            );
+            assert_eq!(
+                get(c, 13, 5),
+                u32::from(AluOp::CndeInt.opcode(chip).unwrap()),
+                "{chip:?}"
+            );
+            assert_ne!(get(m, 15, 3), 0, "{chip:?}: OP3 marker");
+            // SRC2 of MULADD: -R3.z.
+            assert_eq!(
+                [get(m, 0, 9), get(m, 10, 2), get(m, 12, 1)],
+                [3, 2, 1],
+                "{chip:?}"
+            );
+            assert_eq!([get(m, 21, 7), get(m, 29, 2)], [5, 1], "{chip:?}: dst R5.y");
+            assert_eq!(get(words[b], 12, 1), 1, "{chip:?}: SRC0 negated");
+        }
+    }
+
+    #[test]
+    fn trans_operations_take_the_trans_slot_or_are_replicated_on_cayman() {
+        let recip = |chan, write| {
+            let dst = Dst {
+                write,
+                ..Dst::gpr(2, chan)
+            };
+            inst(AluOp::RecipIeee, dst, &[Src::gpr(1, 1)])
+        };
+        let vliw5 = group(
+            vec![
+                inst(AluOp::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+                recip(3, true),
+            ],
+            &[],
+        );
+        assert_eq!(vliw5.slots(Chip::Evergreen), Some(vec![Slot::X, Slot::T]));
+        let words = round_trip(&program(
+            Chip::Evergreen,
+            vec![alu(CfOp::Alu, &[], vec![vliw5]), pixel_export()],
+        ));
+        let b = body_of(&words, 0, true);
+        assert_eq!(
+            get(words[b + 3], 7, 11),
+            0x86,
+            "RECIP_IEEE's Evergreen opcode"
+        );
+        assert!(bit(words[b + 2], 31), "LAST on the trans instruction");
+
+        let replicated = group(vec![recip(0, false), recip(1, true), recip(2, false)], &[]);
+        assert_eq!(
+            replicated.slots(Chip::Cayman),
+            Some(vec![Slot::X, Slot::Y, Slot::Z])
+        );
+        let words = round_trip(&program(
+            Chip::Cayman,
+            vec![alu(CfOp::Alu, &[], vec![replicated]), pixel_export()],
+        ));
+        let b = body_of(&words, 0, true);
+        let writes: Vec<u32> = (0..3).map(|k| get(words[b + 2 * k + 1], 4, 1)).collect();
+        assert_eq!(writes, [0, 1, 0], "only the y replica writes");
+        assert!((0..3).all(|k| get(words[b + 2 * k + 1], 7, 11) == 0x86));
+    }
+
+    #[test]
+    fn op2_flags_sit_where_each_chip_puts_them() {
+        for chip in Chip::ALL {
+            let mut pred = inst(
+                AluOp::PredSetne,
+                Dst::none(0),
+                &[Src::gpr(0, 0), Src::sel(sel::ZERO, 0)],
+            );
+            pred.update_exec_mask = true;
+            pred.update_pred = true;
+            let mut doubled = inst(
+                AluOp::Mov,
+                Dst::gpr(1, 1),
+                &[Src {
+                    abs: true,
+                    ..Src::gpr(0, 1)
+                }],
+            );
+            doubled.omod = 1;
+            doubled.pred_sel = PredSel::Zero;
+            doubled.bank_swizzle = 5;
+            let cf = vec![
+                alu(
+                    CfOp::AluPushBefore,
+                    &[],
+                    vec![group(vec![pred], &[]), group(vec![doubled], &[])],
+                ),
+                flow(CfOp::Pop, 0, 1),
+                pixel_export(),
+            ];
+            let words = round_trip(&program(chip, cf));
+            let b = body_of(&words, 0, true);
+            let (inst_lo, omod_lo) = if chip == Chip::R600 { (8, 6) } else { (7, 5) };
+            let w1 = words[b + 1];
+            assert_eq!(get(w1, inst_lo, 18 - inst_lo), 0x23, "{chip:?}: PRED_SETNE");
+            assert_eq!(
+                get(w1, 2, 3),
+                0b011,
+                "{chip:?}: exec mask and predicate, no write"
+            );
+            let (w0, w1) = (words[b + 2], words[b + 3]);
+            assert_eq!(get(w1, omod_lo, 2), 1, "{chip:?}: OMOD ×2");
+            assert_eq!(
+                [get(w1, 0, 1), get(w1, 18, 3), get(w0, 29, 2)],
+                [1, 5, 2],
+                "{chip:?}"
+            );
+            assert_eq!(get(words[1], 26, 4), 9, "{chip:?}: ALU_PUSH_BEFORE");
+        }
+    }
+
+    fn sample() -> Fetch {
+        Fetch {
+            op: FetchOp::Sample,
+            resource: 3,
+            sampler: 2,
+            src_gpr: 4,
+            src_sel: [0, 1, 7, 7],
+            dst_gpr: 1,
+            dst_sel: [0, 1, 2, 3],
+            coord_normalized: [true, true, false, false],
+            lod_bias: -5,
+            offset: [-3, 2, 0],
+            vtx: VtxFormat::default(),
+        }
+    }
+
+    #[test]
+    fn tex_clauses_are_aligned_and_their_fields_placed() {
+        for chip in Chip::ALL {
+            let mut fetches = vec![sample()];
+            if chip.is_evergreen_class() {
+                fetches.push(Fetch {
+                    op: FetchOp::Ldfptr,
+                    ..sample()
+                });
+            }
+            let cf = vec![
+                alu(CfOp::Alu, &[], vec![with_literals(mov(4, 0, lit(0)), &[9])]),
+                Cf::new(CfOp::Tex, CfBody::Fetch(fetches.clone())),
+                pixel_export(),
+            ];
+            let words = round_trip(&program(chip, cf));
+            let b = body_of(&words, 2, false);
+            // CF words 6 (8 on Cayman), then the ALU body's 4: the TEX body is aligned from
+            // 10 up to 12 (on Cayman it starts there).
+            assert_eq!(b, 12, "{chip:?}");
+            if chip != Chip::Cayman {
+                assert_eq!(words[10..12], [0, 0], "{chip:?}: alignment padding");
+            }
+            let [w0, w1, w2, w3] = words[b..b + 4] else {
+                unreachable!()
+            };
+            assert_eq!(
+                [get(w0, 0, 5), get(w0, 8, 8), get(w0, 16, 7)],
+                [0x10, 3, 4],
+                "{chip:?}"
+            );
+            assert_eq!(
+                [get(w1, 0, 7), get(w1, 9, 12), get(w1, 28, 4)],
+                [1, 0o3210, 0b0011],
+                "{chip:?}"
+            );
+            assert_eq!(get(w1, 21, 7), 0x7b, "{chip:?}: LOD bias -5");
+            assert_eq!(
+                [get(w2, 0, 5), get(w2, 5, 5), get(w2, 15, 5)],
+                [0x1d, 2, 2],
+                "{chip:?}"
+            );
+            assert_eq!(get(w2, 20, 12), 0o7710, "{chip:?}: source swizzle xy__");
+            assert_eq!(w3, 0, "{chip:?}: padding dword");
+            assert_eq!(
+                get(words[3], 10, 3),
+                fetches.len() as u32 - 1,
+                "{chip:?}: COUNT"
+            );
+            if chip.is_evergreen_class() {
+                assert_eq!(
+                    [get(words[b + 4], 0, 5), get(words[b + 4], 5, 2)],
+                    [3, 1],
+                    "LD, modifier 1"
+                );
+            }
+        }
+        // R700's fourth COUNT bit; R600's eight-fetch limit.
+        let twelve = Cf::new(CfOp::Tex, CfBody::Fetch(vec![sample(); 12]));
+        let words = round_trip(&program(Chip::R700, vec![twelve.clone(), pixel_export()]));
+        assert_eq!([get(words[1], 10, 3), get(words[1], 19, 1)], [3, 1]);
+        let err = assemble_err(&program(Chip::R600, vec![twelve, pixel_export()]));
+        assert_eq!(
+            err,
+            EncodeError::ClauseSize {
+                at: At::Cf(0),
+                size: 12,
+                unit: "instructions",
+                max: 8
+            }
+        );
+    }
+
+    fn vfetch() -> Fetch {
+        Fetch {
+            op: FetchOp::Vfetch,
+            resource: 5,
+            sampler: 0,
+            src_gpr: 0,
+            src_sel: [1, 7, 7, 7],
+            dst_gpr: 2,
+            dst_sel: [0, 1, 2, 5],
+            coord_normalized: [false; 4],
+            lod_bias: 0,
+            offset: [0; 3],
+            vtx: VtxFormat {
+                offset: 16,
+                fetch_type: 1,
+                mega_fetch_count: 15,
+                data_format: 0x23,
+                num_format: 2,
+                format_comp_signed: true,
+                srf_mode: true,
+                use_const_fields: false,
+                endian_swap: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn vertex_fetches_use_the_vtx_words() {
+        let cf = vec![
+            Cf::new(CfOp::Vtx, CfBody::Fetch(vec![vfetch()])),
+            pixel_export(),
+        ];
+        let words = round_trip(&program(Chip::Evergreen, cf));
+        assert_eq!(get(words[1], 22, 8), 2, "CF_INST VTX");
+        let [w0, w1, w2, _] = words[4..8] else {
+            unreachable!()
+        };
+        assert_eq!(
+            [
+                get(w0, 0, 5),
+                get(w0, 5, 2),
+                get(w0, 8, 8),
+                get(w0, 24, 2),
+                get(w0, 26, 6)
+            ],
+            [0, 1, 5, 1, 15]
+        );
+        assert_eq!(
+            [
+                get(w1, 0, 7),
+                get(w1, 9, 12),
+                get(w1, 22, 6),
+                get(w1, 28, 4)
+            ],
+            [2, 0o5210, 0x23, 0b1110]
+        );
+        assert_eq!(
+            [get(w2, 0, 16), get(w2, 19, 1)],
+            [16, 1],
+            "offset, MEGA_FETCH"
+        );
+
+        // Cayman has no VTX clause: the fetch goes in a TEX clause, without mega-fetch.
+        let fetch = Fetch {
+            vtx: VtxFormat {
+                mega_fetch_count: 0,
+                ..vfetch().vtx
+            },
+            ..vfetch()
+        };
+        let cf = vec![
+            Cf::new(CfOp::Tex, CfBody::Fetch(vec![fetch.clone()])),
+            pixel_export(),
+        ];
+        let words = round_trip(&program(Chip::Cayman, cf));
+        assert_eq!(get(words[8 + 2], 19, 1), 0, "no MEGA_FETCH on Cayman");
+        let cf = vec![
+            Cf::new(CfOp::Vtx, CfBody::Fetch(vec![fetch])),
+            pixel_export(),
+        ];
+        assert!(matches!(
+            assemble_err(&program(Chip::Cayman, cf)),
+            EncodeError::NotOnChip {
+                at: At::Cf(0),
+                what: "VTX",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn vertex_and_texture_instruction_numbers_never_collide() {
+        // The rule that tells the two kinds apart inside a TEX clause.
+        for chip in Chip::ALL {
+            for &op in FetchOp::ALL {
+                if let Some(code) = op.opcode(chip)
+                    && !op.is_vertex_fetch()
+                {
+                    assert_eq!(
+                        FetchOp::decode(chip, true, code & 0x1f),
+                        None,
+                        "{op} on {chip:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flow_targets_are_cf_indices_in_the_program_and_addresses_in_the_words() {
+        for chip in Chip::ALL {
+            let mut pred = inst(
+                AluOp::PredSetneInt,
+                Dst::none(0),
+                &[Src::gpr(0, 0), Src::sel(sel::ZERO, 0)],
+            );
+            pred.update_exec_mask = true;
+            pred.update_pred = true;
+            let mut loop_pred = pred.clone();
+            loop_pred.op = AluOp::PredSeteInt;
+            let cf = vec![
+                alu(CfOp::AluPushBefore, &[], vec![group(vec![pred], &[])]), // 0
+                flow(CfOp::Jump, 3, 0),                                      // 1
+                alu(CfOp::Alu, &[], vec![mov(1, 0, Src::sel(sel::ONE, 0))]), // 2
+                flow(CfOp::Else, 5, 1),                                      // 3
+                alu(
+                    CfOp::AluPopAfter,
+                    &[],
+                    vec![mov(1, 0, Src::sel(sel::ZERO, 0))],
+                ), // 4
+                flow(CfOp::LoopStartDx10, 10, 0),                            // 5
+                alu(CfOp::AluPushBefore, &[], vec![group(vec![loop_pred], &[])]), // 6
+                flow(CfOp::LoopBreak, 9, 0),                                 // 7
+                flow(CfOp::Pop, 0, 1),                                       // 8
+                flow(CfOp::LoopEnd, 6, 0),                                   // 9
+                pixel_export(),                                              // 10
+            ];
+            let words = round_trip(&program(chip, cf));
+            let targets: Vec<u32> = [1, 3, 5, 7, 9].iter().map(|&cf| words[2 * cf]).collect();
+            assert_eq!(targets, [3, 5, 10, 9, 6], "{chip:?}");
+            let (inst_lo, bits) = if chip.is_evergreen_class() {
+                (22, 8)
+            } else {
+                (23, 7)
+            };
+            let ops: Vec<u32> = [1, 3, 5, 7, 8, 9]
+                .iter()
+                .map(|&cf| get(words[2 * cf + 1], inst_lo, bits))
+                .collect();
+            assert_eq!(ops, [0x0a, 0x0d, 0x06, 0x09, 0x0e, 0x05], "{chip:?}");
+            assert_eq!(get(words[7], 0, 3), 1, "{chip:?}: ELSE pops one entry");
+        }
+    }
+
+    #[test]
+    fn exports_carry_type_base_gpr_swizzle_and_burst() {
+        // Mesa's words for Evergreen's `EXPORT_DONE PIXEL 0 R0.xyzw ES:3 EOP`.
+        let words = round_trip(&program(Chip::Evergreen, vec![pixel_export()]));
+        assert_eq!(words, [0xc000_0000, 0x9520_0688]);
+        for chip in Chip::ALL {
+            let mut param = export(CfOp::Export, ExportType::Param, 1, 2, 2);
+            param.body = match param.body {
+                CfBody::Export(e) => CfBody::Export(Export {
+                    swizzle: [2, 7, 4, 5],
+                    ..e
+                }),
+                body => body,
+            };
+            let cf = vec![
+                export(CfOp::ExportDone, ExportType::Pos, 60, 1, 1),
+                param,
+                pixel_export(),
+            ];
+            let words = round_trip(&program(chip, cf));
+            let burst_lo = if chip.is_evergreen_class() { 16 } else { 17 };
+            assert_eq!(
+                [
+                    get(words[0], 0, 13),
+                    get(words[0], 13, 2),
+                    get(words[0], 15, 7)
+                ],
+                [60, 1, 1]
+            );
+            assert_eq!(
+                [
+                    get(words[2], 13, 2),
+                    get(words[3], 0, 12),
+                    get(words[3], burst_lo, 4)
+                ],
+                [2, 0o5472, 1]
+            );
+            assert!(
+                bit(words[5], 21) != (chip == Chip::Cayman),
+                "{chip:?}: END_OF_PROGRAM"
+            );
+        }
+    }
+
+    #[test]
+    fn cayman_programs_end_with_cf_end() {
+        let p = program(
+            Chip::Cayman,
+            vec![
+                alu(CfOp::Alu, &[], vec![mov(0, 0, Src::gpr(1, 0))]),
+                pixel_export(),
+            ],
+        );
+        let words = round_trip(&p);
+        assert_eq!(get(words[5], 22, 8), 0x20, "CF_INST CF_END");
+        assert!(!bit(words[3], 21), "no END_OF_PROGRAM bit");
+
+        let mut no_end = p.clone();
+        no_end.cf.pop();
+        assert!(matches!(
+            assemble_err(&no_end),
+            EncodeError::EndOfProgram { at: At::Cf(1), .. }
+        ));
+        let mut eop = p.clone();
+        eop.cf[1].end_of_program = true;
+        assert!(matches!(
+            assemble_err(&eop),
+            EncodeError::EndOfProgram { at: At::Cf(1), .. }
+        ));
+        // Without its CF_END pair the words have no end.
+        let mut cut = assemble(&program(Chip::Cayman, vec![pixel_export()])).unwrap();
+        cut.words.truncate(2);
+        assert_eq!(decode(&cut), Err(DecodeError::NoEnd { len: 2 }));
+    }
+
+    /// A one-clause program whose only group is `g`.
+    fn one_group(chip: Chip, kcache: &[Kcache], g: Group) -> Program {
+        program(chip, vec![alu(CfOp::Alu, kcache, vec![g]), pixel_export()])
+    }
+
+    #[test]
+    fn programs_that_cannot_be_encoded_are_errors_that_say_where() {
+        let eg = Chip::Evergreen;
+        let at_group = At::Group { cf: 0, group: 0 };
+        let at_inst = At::Inst {
+            cf: 0,
+            group: 0,
+            inst: 0,
+        };
+        let missing = one_group(eg, &[], with_literals(mov(0, 0, lit(1)), &[1]));
+        assert!(
+            matches!(assemble_err(&missing), EncodeError::Literal { at, why } if at == at_group && why.contains("literal 1"))
+        );
+        let unused = one_group(eg, &[], with_literals(mov(0, 0, Src::gpr(1, 0)), &[5]));
+        assert!(matches!(assemble_err(&unused), EncodeError::Literal { at, .. } if at == at_group));
+
+        let two_trans = group(
+            vec![
+                inst(AluOp::RecipIeee, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+                inst(AluOp::SqrtIeee, Dst::gpr(0, 1), &[Src::gpr(1, 1)]),
+            ],
+            &[],
+        );
+        assert!(
+            matches!(assemble_err(&one_group(eg, &[], two_trans)), EncodeError::Group { at, .. } if at == at_group)
+        );
+        let reversed = group(
+            vec![
+                inst(AluOp::Mov, Dst::gpr(0, 1), &[Src::gpr(1, 0)]),
+                inst(AluOp::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+            ],
+            &[],
+        );
+        assert!(
+            matches!(assemble_err(&one_group(eg, &[], reversed)), EncodeError::Group { why, .. } if why.contains("slot order"))
+        );
+        let mova = group(
+            vec![inst(AluOp::Mova, Dst::gpr(0, 0), &[Src::gpr(1, 0)])],
+            &[],
+        );
+        assert_eq!(
+            assemble_err(&one_group(eg, &[], mova)),
+            EncodeError::NotOnChip {
+                at: at_inst,
+                what: "MOVA",
+                chip: eg
+            }
+        );
+        let kc1 = one_group(eg, &[kcache(0, 0, 1)], mov(0, 0, kc(1, 0, 0)));
+        assert!(matches!(assemble_err(&kc1), EncodeError::Kcache { at, .. } if at == at_inst));
+        let beyond = one_group(eg, &[kcache(0, 0, 1)], mov(0, 0, kc(0, 16, 0)));
+        assert!(
+            matches!(assemble_err(&beyond), EncodeError::Kcache { why, .. } if why.contains("KC0[16]"))
+        );
+
+        let mut abs = inst(
+            AluOp::Muladd,
+            Dst::gpr(0, 0),
+            &[Src::gpr(1, 0), Src::gpr(2, 0), Src::gpr(3, 0)],
+        );
+        abs.src[1].abs = true;
+        let err = assemble_err(&one_group(eg, &[], group(vec![abs], &[])));
+        assert!(
+            matches!(err, EncodeError::Unused { at, field: "source abs", .. } if at == at_inst)
+        );
+        let no_write = inst(
+            AluOp::CndeInt,
+            Dst::none(0),
+            &[Src::gpr(1, 0), Src::gpr(2, 0), Src::gpr(3, 0)],
+        );
+        let err = assemble_err(&one_group(eg, &[], group(vec![no_write], &[])));
+        assert!(matches!(
+            err,
+            EncodeError::Unused {
+                field: "dst.write",
+                ..
+            }
+        ));
+        let wide = group(
+            vec![inst(AluOp::Mov, Dst::gpr(128, 0), &[Src::gpr(1, 0)])],
+            &[],
+        );
+        let err = assemble_err(&one_group(eg, &[], wide));
+        assert_eq!(
+            err,
+            EncodeError::Field {
+                at: at_inst,
+                field: "dst.gpr",
+                value: 128
+            }
+        );
+
+        let big = alu(CfOp::Alu, &[], vec![mov(0, 0, Src::gpr(1, 0)); 129]);
+        let err = assemble_err(&program(eg, vec![big, pixel_export()]));
+        assert_eq!(
+            err,
+            EncodeError::ClauseSize {
+                at: At::Cf(0),
+                size: 129,
+                unit: "slots",
+                max: 128
+            }
+        );
+
+        let far = program(eg, vec![flow(CfOp::Jump, 7, 0), pixel_export()]);
+        assert_eq!(
+            assemble_err(&far),
+            EncodeError::Target {
+                at: At::Cf(0),
+                addr: 7,
+                len: 2
+            }
+        );
+        let mut open = program(eg, vec![pixel_export()]);
+        open.cf[0].end_of_program = false;
+        assert!(matches!(
+            assemble_err(&open),
+            EncodeError::EndOfProgram { at: At::Cf(0), .. }
+        ));
+        let alu_last = program(
+            eg,
+            vec![alu(CfOp::Alu, &[], vec![mov(0, 0, Src::gpr(1, 0))])],
+        );
+        assert!(
+            matches!(assemble_err(&alu_last), EncodeError::EndOfProgram { why, .. } if why.contains("NOP"))
+        );
+        let scratch = Cf {
+            op: CfOp::MemScratch,
+            ..pixel_export()
+        };
+        assert!(matches!(
+            assemble_err(&program(eg, vec![scratch])),
+            EncodeError::Unsupported { .. }
+        ));
+        let jump_alu = Cf {
+            op: CfOp::Jump,
+            ..alu(CfOp::Alu, &[], vec![mov(0, 0, Src::gpr(1, 0))])
+        };
+        let err = assemble_err(&program(eg, vec![jump_alu, pixel_export()]));
+        assert_eq!(
+            err,
+            EncodeError::BodyKind {
+                at: At::Cf(0),
+                op: CfOp::Jump,
+                expected: "a flow"
+            }
+        );
+        let bias = Fetch {
+            lod_bias: 64,
+            ..sample()
+        };
+        let err = assemble_err(&program(
+            eg,
+            vec![
+                Cf::new(CfOp::Tex, CfBody::Fetch(vec![bias])),
+                pixel_export(),
+            ],
+        ));
+        assert_eq!(
+            err,
+            EncodeError::Field {
+                at: At::Fetch { cf: 0, fetch: 0 },
+                field: "lod_bias",
+                value: 64
+            }
+        );
+    }
+
+    #[test]
+    fn words_the_encoder_would_not_write_are_decode_errors() {
+        let p = program(
+            Chip::R700,
+            vec![
+                alu(CfOp::Alu, &[], vec![with_literals(mov(0, 0, lit(0)), &[7])]),
+                pixel_export(),
+            ],
+        );
+        let good = assemble(&p).unwrap();
+        let with = |dword: usize, word: u32| {
+            let mut b = good.clone();
+            b.words[dword] = word;
+            decode(&b)
+        };
+        // USES_WATERFALL has no field in the program.
+        assert_eq!(
+            with(1, good.words[1] | 1 << 25),
+            Err(DecodeError::NotCanonical {
+                dword: 1,
+                found: good.words[1] | 1 << 25,
+                expected: good.words[1]
+            })
+        );
+        assert!(matches!(
+            with(3, good.words[3] & !(0x7f << 23) | 0x3f << 23),
+            Err(DecodeError::UnknownOp {
+                at: At::Cf(1),
+                kind: "CF",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with(4, good.words[4] | 1 << 29),
+            Err(DecodeError::Malformed {
+                at: At::Inst {
+                    cf: 0,
+                    group: 0,
+                    inst: 0
+                },
+                ..
+            })
+        ));
+        // The literal's padding dword.
+        assert!(matches!(
+            with(7, 1),
+            Err(DecodeError::NotCanonical { dword: 7, .. })
+        ));
+        let mut longer = good.clone();
+        longer.words.push(0);
+        assert_eq!(
+            decode(&longer),
+            Err(DecodeError::Length {
+                len: 9,
+                expected: 8
+            })
+        );
+        let mut shorter = good.clone();
+        shorter.words.truncate(6);
+        assert!(matches!(
+            decode(&shorter),
+            Err(DecodeError::Truncated { .. })
+        ));
+    }
+
+    /// A splitmix64 generator. The random programs' shapes depend on earlier choices (the chip,
+    /// the kcache sets a clause locks, the literals its sources read), which a seeded builder
+    /// states more plainly than nested strategies.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        fn flip(&mut self) -> bool {
+            self.next() & 1 == 1
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())]
+        }
+    }
+
+    fn alu_ops(chip: Chip, wanted: impl Fn(Slots) -> bool) -> Vec<AluOp> {
+        AluOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| wanted(op.slots(chip)))
+            .collect()
+    }
+
+    fn random_src(chip: Chip, kcache: &[Kcache], abs: bool, rng: &mut Rng) -> Src {
+        let sel = match rng.below(7) {
+            0 if !kcache.is_empty() => {
+                let set = rng.below(kcache.len());
+                sel::KCACHE[set] + rng.below(16 * usize::from(kcache[set].lines)) as u16
+            }
+            1 => rng.pick(&[
+                sel::ZERO,
+                sel::ONE,
+                sel::ONE_INT,
+                sel::MINUS_ONE_INT,
+                sel::HALF,
+            ]),
+            2 => sel::LITERAL,
+            3 if chip.has_trans() => rng.pick(&[sel::PV, sel::PS]),
+            3 => sel::PV,
+            4 if chip.is_evergreen_class() => sel::PARAM + rng.below(32) as u16,
+            _ => rng.below(128) as u16,
+        };
+        Src {
+            sel,
+            chan: rng.below(4) as u8,
+            neg: rng.flip(),
+            abs: abs && rng.flip(),
+            rel: rng.flip(),
+        }
+    }
+
+    fn random_inst(chip: Chip, kcache: &[Kcache], op: AluOp, chan: u8, rng: &mut Rng) -> AluInst {
+        let op2 = !op.is_op3();
+        let dst = Dst {
+            gpr: rng.below(128) as u8,
+            chan,
+            rel: rng.flip(),
+            clamp: rng.flip(),
+            write: !op2 || rng.flip(),
+        };
+        let mut inst = AluInst::new(op, dst, &[]);
+        for k in 0..op.nsrc() {
+            inst.src[k] = random_src(chip, kcache, op2, rng);
+        }
+        if op2 {
+            inst.omod = rng.below(4) as u8;
+            inst.update_exec_mask = rng.flip();
+            inst.update_pred = rng.flip();
+        }
+        inst.pred_sel = rng.pick(&[PredSel::Off, PredSel::Zero, PredSel::One]);
+        inst.bank_swizzle = rng.below(8) as u8;
+        inst.index_mode = rng.below(8) as u8;
+        inst
+    }
+
+    /// A well-formed group: a four-slot DOT4, or instructions in some vector slots and maybe
+    /// the trans slot; its literals are the ones its sources read.
+    fn random_group(chip: Chip, kcache: &[Kcache], rng: &mut Rng) -> Group {
+        let mut insts = Vec::new();
+        if rng.below(10) == 0 {
+            for chan in 0..4 {
+                insts.push(random_inst(chip, kcache, AluOp::Dot4, chan, rng));
+            }
+        } else {
+            // On Cayman a trans operation may stand alone in a vector slot (one replica).
+            let vector = alu_ops(chip, |s| {
+                matches!(s, Slots::Any | Slots::Vec) || (!chip.has_trans() && s == Slots::Trans)
+            });
+            for chan in 0..4 {
+                if rng.flip() {
+                    let op = rng.pick(&vector);
+                    insts.push(random_inst(chip, kcache, op, chan, rng));
+                }
+            }
+            if chip.has_trans() && rng.flip() {
+                let taken: Vec<u8> = insts.iter().map(|inst| inst.dst.chan).collect();
+                // An op any slot runs goes to trans only when its channel's slot is taken.
+                let (op, chan) = if !taken.is_empty() && rng.flip() {
+                    (
+                        rng.pick(&alu_ops(chip, |s| s == Slots::Any)),
+                        rng.pick(&taken),
+                    )
+                } else {
+                    (
+                        rng.pick(&alu_ops(chip, |s| s == Slots::Trans)),
+                        rng.below(4) as u8,
+                    )
+                };
+                insts.push(random_inst(chip, kcache, op, chan, rng));
+            }
+            if insts.is_empty() {
+                insts.push(random_inst(chip, kcache, AluOp::Mov, 0, rng));
+            }
+        }
+        let literals = (0..literals_read(&insts))
+            .map(|_| rng.next() as u32)
+            .collect();
+        Group { insts, literals }
+    }
+
+    fn random_alu_clause(chip: Chip, rng: &mut Rng) -> Cf {
+        let kcache: Vec<Kcache> = (0..rng.below(chip.kcache_sets() + 1))
+            .map(|_| {
+                kcache(
+                    rng.below(16) as u8,
+                    rng.next() as u8,
+                    1 + rng.below(2) as u8,
+                )
+            })
+            .collect();
+        let groups = (0..1 + rng.below(8))
+            .map(|_| random_group(chip, &kcache, rng))
+            .collect();
+        let ops: Vec<CfOp> = CfOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.is_alu() && *op != CfOp::AluExtended && op.opcode(chip).is_some())
+            .collect();
+        let mut cf = Cf::new(rng.pick(&ops), CfBody::Alu { kcache, groups });
+        cf.barrier = rng.flip();
+        cf.whole_quad_mode = rng.flip();
+        cf
+    }
+
+    fn random_tex(op: FetchOp, rng: &mut Rng) -> Fetch {
+        Fetch {
+            op,
+            resource: rng.next() as u8,
+            sampler: rng.below(32) as u8,
+            src_gpr: rng.below(128) as u8,
+            src_sel: [(); 4].map(|_| rng.below(8) as u8),
+            dst_gpr: rng.below(128) as u8,
+            dst_sel: [(); 4].map(|_| rng.below(8) as u8),
+            coord_normalized: [(); 4].map(|_| rng.flip()),
+            lod_bias: rng.below(128) as i8 - 64,
+            offset: [(); 3].map(|_| rng.below(32) as i8 - 16),
+            vtx: VtxFormat::default(),
+        }
+    }
+
+    fn random_vtx(chip: Chip, op: FetchOp, rng: &mut Rng) -> Fetch {
+        Fetch {
+            op,
+            resource: rng.next() as u8,
+            sampler: 0,
+            src_gpr: rng.below(128) as u8,
+            src_sel: [rng.below(4) as u8, 7, 7, 7],
+            dst_gpr: rng.below(128) as u8,
+            dst_sel: [(); 4].map(|_| rng.below(8) as u8),
+            coord_normalized: [false; 4],
+            lod_bias: 0,
+            offset: [0; 3],
+            vtx: VtxFormat {
+                offset: rng.next() as u16,
+                fetch_type: rng.below(3) as u8,
+                mega_fetch_count: if chip == Chip::Cayman {
+                    0
+                } else {
+                    rng.below(64) as u8
+                },
+                data_format: rng.below(64) as u8,
+                num_format: rng.below(4) as u8,
+                format_comp_signed: rng.flip(),
+                srf_mode: rng.flip(),
+                use_const_fields: rng.flip(),
+                endian_swap: rng.below(4) as u8,
+            },
+        }
+    }
+
+    fn random_fetch_clause(chip: Chip, rng: &mut Rng) -> Cf {
+        let vertex: Vec<FetchOp> = FetchOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.is_vertex_fetch() && op.opcode(chip).is_some_and(|code| code >> 8 == 0))
+            .collect();
+        let texture: Vec<FetchOp> = FetchOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| !op.is_vertex_fetch() && op.opcode(chip).is_some())
+            .collect();
+        let vtx_ops: Vec<CfOp> = [CfOp::Vtx, CfOp::VtxTc]
+            .into_iter()
+            .filter(|op| op.opcode(chip).is_some())
+            .collect();
+        let op = if !vtx_ops.is_empty() && rng.flip() {
+            rng.pick(&vtx_ops)
+        } else {
+            CfOp::Tex
+        };
+        let fetches = (0..1 + rng.below(chip.max_fetches()))
+            .map(|_| {
+                if op != CfOp::Tex || rng.below(4) == 0 {
+                    let fetch_op = rng.pick(&vertex);
+                    random_vtx(chip, fetch_op, rng)
+                } else {
+                    let fetch_op = rng.pick(&texture);
+                    random_tex(fetch_op, rng)
+                }
+            })
+            .collect();
+        let mut cf = Cf::new(op, CfBody::Fetch(fetches));
+        cf.barrier = rng.flip();
+        cf.whole_quad_mode = rng.flip();
+        cf.valid_pixel_mode = rng.flip();
+        cf
+    }
+
+    fn random_export(chip: Chip, rng: &mut Rng) -> Cf {
+        let export = Export {
+            kind: rng.pick(&[ExportType::Pixel, ExportType::Pos, ExportType::Param]),
+            base: rng.below(1 << 13) as u16,
+            gpr: rng.below(128) as u8,
+            swizzle: [(); 4].map(|_| rng.below(8) as u8),
+            burst: 1 + rng.below(16) as u8,
+            elem_size: rng.below(4) as u8,
+        };
+        let mut cf = Cf::new(
+            rng.pick(&[CfOp::Export, CfOp::ExportDone]),
+            CfBody::Export(export),
+        );
+        cf.barrier = rng.flip();
+        cf.valid_pixel_mode = rng.flip();
+        cf.whole_quad_mode = !chip.is_evergreen_class() && rng.flip();
+        cf
+    }
+
+    /// A flow instruction; its target is set once the program's length is known.
+    fn random_flow(rng: &mut Rng) -> Cf {
+        use CfOp::*;
+        let ops = [
+            Nop,
+            LoopStart,
+            LoopEnd,
+            LoopStartDx10,
+            LoopStartNoAl,
+            LoopContinue,
+            LoopBreak,
+            Jump,
+            Push,
+            Else,
+            Pop,
+            CallFs,
+            Kill,
+        ];
+        let body = CfBody::Flow {
+            addr: 0,
+            pop_count: rng.below(8) as u8,
+            cond: rng.below(4) as u8,
+            cf_const: rng.below(32) as u8,
+        };
+        let mut cf = Cf::new(rng.pick(&ops), body);
+        cf.barrier = rng.flip();
+        cf.whole_quad_mode = rng.flip();
+        cf.valid_pixel_mode = rng.flip();
+        cf
+    }
+
+    /// A well-formed program for `chip` drawn from `seed`.
+    fn random_program(chip: Chip, seed: u64) -> Program {
+        let mut rng = Rng(seed);
+        let rng = &mut rng;
+        let mut cf: Vec<Cf> = (0..1 + rng.below(8))
+            .map(|_| match rng.below(5) {
+                0 | 1 => random_alu_clause(chip, rng),
+                2 => random_fetch_clause(chip, rng),
+                3 => random_export(chip, rng),
+                _ => random_flow(rng),
+            })
+            .collect();
+        if chip == Chip::Cayman {
+            cf.push(flow(CfOp::CfEnd, 0, 0));
+        } else {
+            if matches!(
+                cf.last(),
+                Some(Cf {
+                    body: CfBody::Alu { .. },
+                    ..
+                })
+            ) {
+                cf.push(random_flow(rng));
+            }
+            if let Some(last) = cf.last_mut() {
+                last.end_of_program = true;
+            }
+        }
+        let len = cf.len();
+        for c in &mut cf {
+            if let CfBody::Flow { addr, .. } = &mut c.body {
+                *addr = rng.below(len) as u32;
+            }
+        }
+        Program {
+            chip,
+            cf,
+            gprs: rng.below(128) as u8,
+            stack_size: rng.below(16) as u8,
+        }
+    }
+
+    fn any_chip() -> impl Strategy<Value = Chip> {
+        proptest::sample::select(Chip::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn random_programs_round_trip(chip in any_chip(), seed in any::<u64>()) {
+            let program = random_program(chip, seed);
+            let binary = assemble(&program).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(decode(&binary), Ok(program));
+        }
+
+        #[test]
+        fn random_words_never_panic_the_decoder(
+            chip in any_chip(),
+            words in proptest::collection::vec(any::<u32>(), 0..96),
+        ) {
+            let binary = Binary { chip, words, gprs: 0, stack_size: 0 };
+            if let Ok(program) = decode(&binary) {
+                prop_assert_eq!(assemble(&program).map(|b| b.words), Ok(binary.words));
+            }
+        }
+
+        #[test]
+        fn damaged_binaries_decode_exactly_or_fail(
+            chip in any_chip(),
+            seed in any::<u64>(),
+            flips in proptest::collection::vec((any::<proptest::sample::Index>(), 0u32..32), 1..4),
+            cut in any::<proptest::sample::Index>(),
+            truncate in any::<bool>(),
+        ) {
+            let mut binary = assemble(&random_program(chip, seed)).unwrap();
+            for (index, b) in flips {
+                let i = index.index(binary.words.len());
+                binary.words[i] ^= 1 << b;
+            }
+            if truncate {
+                binary.words.truncate(cut.index(binary.words.len()));
+            }
+            if let Ok(program) = decode(&binary) {
+                prop_assert_eq!(assemble(&program).map(|b| b.words), Ok(binary.words));
+            }
+        }
+    }
+}

@@ -736,7 +736,11 @@ mod tests {
         for chip in Chip::ALL {
             for &op in AluOp::ALL {
                 if let Some(code) = op.opcode(chip) {
-                    assert_eq!(AluOp::decode(chip, op.is_op3(), code), Some(op), "{op} {chip:?}");
+                    assert_eq!(
+                        AluOp::decode(chip, op.is_op3(), code),
+                        Some(op),
+                        "{op} {chip:?}"
+                    );
                 }
             }
             for &op in FetchOp::ALL {
@@ -750,7 +754,11 @@ mod tests {
             }
             for &op in CfOp::ALL {
                 if let Some(code) = op.opcode(chip) {
-                    assert_eq!(CfOp::decode(chip, op.is_alu(), code), Some(op), "{op} {chip:?}");
+                    assert_eq!(
+                        CfOp::decode(chip, op.is_alu(), code),
+                        Some(op),
+                        "{op} {chip:?}"
+                    );
                 }
             }
         }

@@ -1,27 +1,59 @@
-//! AMD R600–Cayman backend. For now: the target description the mid-end optimizes for (options
-//! and the cost model of extraction); VLIW packing, clauses, register allocation, assembly and
-//! the emulator arrive with the R600 backend issue.
+//! AMD R600, R700, Evergreen and Cayman backend: the target description the mid-end optimizes
+//! for (options and the cost model of extraction), the hardware model ([`isa`]), the machine
+//! program ([`program`]) with its encoding and decoder ([`encoding`]) and assembly listing
+//! ([`disasm`]), the compiler of fragment shaders ([`compile`]): lowering to the R600 IR
+//! ([`lir`], [`lower`]), copy propagation ([`copy_prop`]), register units ([`units`]), packing
+//! into groups and clauses ([`pack`], with the read-port model of [`bank`]), register
+//! allocation ([`regalloc`]) and emission ([`emit`]); and the emulator ([`emu`], textures
+//! through [`texture`]) with its fragment dispatch ([`dispatch`]).
 
+pub mod bank;
+pub mod compile;
+pub mod copy_prop;
 mod cost;
 pub mod disasm;
+pub mod dispatch;
+pub mod emit;
 pub mod emu;
 pub mod encoding;
 pub mod isa;
+pub mod lir;
+pub mod lower;
+pub mod pack;
 pub mod program;
+pub mod regalloc;
 pub mod texture;
+pub mod units;
 
 pub use cost::R600Cost;
 
 use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
 use std::sync::Arc;
 
-/// The mid-end options for Evergreen: MULADD fuses multiply-adds; there is no `pow` nor
-/// divide, which become LOG/MUL/EXP and RECIP/MUL.
-pub fn target_options() -> TargetOptions {
+/// The mid-end options for `chip`: Evergreen's and Cayman's FMA fuses multiply-adds (R600
+/// and R700 have no fused one, so `ffma` is split); there is no `pow`, divide, `fmod`, `tan`,
+/// inverse trigonometry, sign, bitfield, carry, saturating-add or rotate instruction, nor
+/// unordered compares: the mid-end expands them.
+pub fn target_options(chip: isa::Chip) -> TargetOptions {
+    let fused = chip.is_evergreen_class();
     TargetOptions {
-        fuse_ffma32: true,
+        fuse_ffma32: fused,
+        lower_ffma32: !fused,
+        lower_flrp32: true,
         lower_fpow: true,
         lower_fdiv: true,
+        lower_fmod: true,
+        lower_ftan: true,
+        lower_inverse_trig: true,
+        lower_fsign: true,
+        lower_isign: true,
+        lower_bitfield_extract: true,
+        lower_bitfield_insert: true,
+        lower_uadd_carry: true,
+        lower_usub_borrow: true,
+        lower_add_sat: true,
+        lower_rotate: true,
+        lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(R600Cost)),
             ..CostOptions::default()

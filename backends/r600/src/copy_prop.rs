@@ -1,0 +1,129 @@
+//! Copy propagation on the R600 IR: a MOV whose destination is defined once is removed, its
+//! readers reading the MOV's source instead, with the MOV's negation and absolute value folded
+//! into their source modifiers.
+//!
+//! Why: lowering turns moves, vector constructions, swizzles, `fneg`, `fabs`, uniform and
+//! input reads into MOVs so that it can stay one instruction per operation; on this hardware
+//! the modifiers and the constant-file reads are free in the reader.
+//!
+//! Invariants: a MOV is propagated only when its destination is defined once and its source
+//! is a constant, a kcache read, or a value defined once (so it holds the same value wherever
+//! the destination is read), and only when every reader can take the source: three-source
+//! instructions have no absolute value, fetch and export lanes take only plain values and the
+//! constants 0 and 1.0, and an instruction must still fit a group on its own
+//! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
+
+use crate::isa::Chip;
+use crate::lir::{Inst, Lane, Lir, Operand, Src, V};
+use crate::pack::fits_alone;
+use std::collections::HashMap;
+
+/// Propagates copies until none is left to propagate.
+pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
+    loop {
+        let defs = lir.def_counts();
+        let mut candidates = Vec::new();
+        lir.for_each_inst(&mut |inst| {
+            if let Inst::Alu(alu) = inst
+                && alu.op == crate::isa::AluOp::Mov
+                && !alu.clamp
+                && let Some(dst) = alu.dst
+                && defs[dst.0 as usize] == 1
+                && !lir.fixed.contains_key(&dst)
+            {
+                let src = alu.srcs[0];
+                let once = match src.operand {
+                    Operand::Value(s) => defs[s.0 as usize] == 1 && s != dst,
+                    Operand::Const(_) | Operand::Kcache { .. } => true,
+                    Operand::Param { .. } => false,
+                };
+                if once {
+                    candidates.push((dst, src));
+                }
+            }
+        });
+        let mut changed = false;
+        // What each propagated value became: later candidates may read it.
+        let mut replaced: HashMap<V, Src> = HashMap::new();
+        for (dst, mut src) in candidates {
+            while let Operand::Value(v) = src.operand
+                && let Some(&by) = replaced.get(&v)
+            {
+                src = combine(src, by);
+            }
+            if try_propagate(lir, chip, dst, src) {
+                replaced.insert(dst, src);
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Replaces every read of `dst` by `src` and removes the MOV, if every reader can take it.
+fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
+    let mut ok = true;
+    lir.for_each_inst(&mut |inst| {
+        if !ok || !inst.reads().contains(&dst) {
+            return;
+        }
+        let mut rewritten = inst.clone();
+        ok = rewrite(&mut rewritten, dst, src) && fits_alone(&rewritten, chip);
+    });
+    if !ok {
+        return false;
+    }
+    lir.for_each_block_mut(&mut |insts| {
+        insts.retain(|inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == crate::isa::AluOp::Mov));
+        for inst in insts.iter_mut() {
+            rewrite(inst, dst, src);
+        }
+    });
+    true
+}
+
+/// What a read with `read`'s modifiers of a value that is `src` reads.
+fn combine(read: Src, src: Src) -> Src {
+    if read.abs {
+        Src {
+            operand: src.operand,
+            abs: true,
+            neg: read.neg,
+        }
+    } else {
+        Src {
+            operand: src.operand,
+            abs: src.abs,
+            neg: src.neg ^ read.neg,
+        }
+    }
+}
+
+/// Makes `inst` read `src` where it reads `dst`; false if it cannot take it.
+fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
+    let three_sources = matches!(inst, Inst::Alu(alu) if alu.op.is_op3());
+    for s in inst.srcs_mut() {
+        if s.operand != Operand::Value(dst) {
+            continue;
+        }
+        let combined = combine(*s, src);
+        if combined.abs && three_sources {
+            return false;
+        }
+        *s = combined;
+    }
+    for lane in inst.lanes_mut() {
+        if *lane != Lane::Value(dst) {
+            continue;
+        }
+        *lane = match (src.operand, src.neg, src.abs) {
+            (Operand::Value(v), false, false) => Lane::Value(v),
+            (Operand::Const(0), false, _) => Lane::Zero,
+            (Operand::Const(bits), false, _) if bits == 1f32.to_bits() => Lane::One,
+            _ => return false,
+        };
+    }
+    true
+}

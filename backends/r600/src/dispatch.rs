@@ -1,0 +1,149 @@
+//! Fragment dispatch for the emulator: what the hardware's shader pipe interpolator and
+//! sequencer do before a pixel shader runs, and what the colour buffer holds after.
+//!
+//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, sixteen to a 64-lane wavefront
+//! (quad `q` in lanes `4q..4q+3`: top-left, top-right, bottom-left, bottom-right), loads what
+//! [`crate::lower::Interface`] says the shader reads (the barycentrics in R0 on Evergreen and
+//! Cayman, with the interpolation parameters of the inputs; the interpolated inputs in their
+//! GPRs on R600 and R700; the window position; the facing), binds the constant buffers, runs
+//! the program decoded from its binary, and gives each covered pixel's colour exports.
+//!
+//! Why: the backend's differential tests and `shrew piglit --target r600|…` compare against
+//! the interpreter, which must see the same inputs: an input component is `p0 + b1·p10 +
+//! b2·p20` over the pixel's barycentrics (b1, b2), perspective or linear, and a flat one the
+//! provoking vertex's value `p0`.
+//!
+//! Invariants: uncovered pixels of a quad run as helpers and are never written; killed lanes
+//! export nothing.
+
+use crate::compile::Kernel;
+use crate::emu::{EmuError, Env, Wavefront, run};
+use crate::encoding::decode;
+use crate::lower::CONSTANT_DATA_BANK;
+use crate::program::ExportType;
+use shrew_engine::ir::Interp;
+use shrew_engine::raster::QuadGrid;
+use std::collections::BTreeMap;
+
+/// Lanes of a wavefront.
+pub const WAVEFRONT: usize = 64;
+
+/// One primitive's fragments: its pixels, its inputs and the shader's buffers.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentDraw {
+    pub pixels: QuadGrid,
+    /// Per input slot, each component's `[p0, p10, p20]`: the value at the first vertex and its
+    /// changes towards the second and third (for flat inputs `p0` is the provoking vertex's).
+    pub inputs: BTreeMap<u32, [[f32; 3]; 4]>,
+    /// The default uniform block.
+    pub uniform_data: Vec<u8>,
+    /// UBO contents by binding.
+    pub ubos: BTreeMap<u32, Vec<u8>>,
+}
+
+/// The colour exports of one pixel, by render target.
+pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
+
+impl FragmentDraw {
+    /// The value of component `comp` of input `slot` at pixel `index`.
+    pub fn input(&self, slot: u32, comp: usize, index: usize, interp: Interp) -> f32 {
+        let [p0, p10, p20] = self.inputs.get(&slot).map_or([0.0; 3], |p| p[comp]);
+        let [b1, b2] = match interp {
+            Interp::Flat => return p0,
+            Interp::NoPerspective => self.pixels.linear[index],
+            _ => self.pixels.perspective[index],
+        };
+        p0 + b1 * p10 + b2 * p20
+    }
+}
+
+/// Why a draw failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DispatchError {
+    #[error("the binary does not decode to the compiled program: {0}")]
+    Encoding(String),
+    #[error(transparent)]
+    Emulator(#[from] EmuError),
+}
+
+/// Runs `kernel` over the draw's pixels; gives each pixel's exports (row-major).
+pub fn run_fragment(
+    kernel: &Kernel,
+    draw: &FragmentDraw,
+) -> Result<Vec<PixelOutput>, DispatchError> {
+    let program = decode(&kernel.binary).map_err(|e| DispatchError::Encoding(e.to_string()))?;
+    if program != kernel.program {
+        return Err(DispatchError::Encoding(
+            "decoding the binary gives another program".into(),
+        ));
+    }
+    let interface = &kernel.interface;
+    let mut env = Env::default();
+    env.constant_buffers.insert(0, draw.uniform_data.clone());
+    for (&binding, bytes) in &draw.ubos {
+        env.constant_buffers
+            .insert(binding as u8 + 1, bytes.clone());
+    }
+    env.constant_buffers
+        .insert(CONSTANT_DATA_BANK, interface.constant_data.clone());
+    env.params = interface
+        .params
+        .iter()
+        .map(|slot| draw.inputs.get(slot).copied().unwrap_or_default())
+        .collect();
+    let grid = &draw.pixels;
+    let quads_x = grid.width as usize / 2;
+    let quads = quads_x * (grid.height as usize / 2);
+    let mut outputs = vec![PixelOutput::new(); (grid.width * grid.height) as usize];
+    for first in (0..quads).step_by(WAVEFRONT / 4) {
+        let count = (quads - first).min(WAVEFRONT / 4);
+        let mut wave = Wavefront::new(4 * count);
+        let mut pixel_of_lane = Vec::with_capacity(4 * count);
+        for q in 0..count {
+            let quad = first + q;
+            let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
+            for k in 0..4 {
+                let (x, y) = (qx + k % 2, qy + k / 2);
+                let index = y * grid.width as usize + x;
+                let lane = 4 * q + k;
+                pixel_of_lane.push(index);
+                let gprs = &mut wave.gprs[lane];
+                if let Some(g) = interface.barycentrics {
+                    let [pi, pj] = grid.perspective[index];
+                    let [li, lj] = grid.linear[index];
+                    gprs[g as usize] = [pi, pj, li, lj].map(f32::to_bits);
+                }
+                for (&slot, &g) in &interface.input_gprs {
+                    let interp = interface.interp[&slot];
+                    gprs[g as usize] =
+                        std::array::from_fn(|c| draw.input(slot, c, index, interp).to_bits());
+                }
+                if let Some(g) = interface.frag_coord {
+                    let [z, w] = grid.depth_w.get(index).copied().unwrap_or([0.0, 1.0]);
+                    let window = [
+                        (grid.origin[0] as usize + x) as f32 + 0.5,
+                        (grid.origin[1] as usize + y) as f32 + 0.5,
+                        z,
+                        w,
+                    ];
+                    gprs[g as usize] = window.map(f32::to_bits);
+                }
+                if let Some(g) = interface.front_face {
+                    gprs[g as usize][0] = u32::MAX;
+                }
+            }
+        }
+        let exports = run(&kernel.program, &mut wave, &env)?;
+        for export in exports.iter().filter(|e| e.kind == ExportType::Pixel) {
+            for (lane, value) in export.values.iter().enumerate() {
+                let index = pixel_of_lane[lane];
+                if let Some(rgba) = value
+                    && grid.covered.get(index).copied().unwrap_or(false)
+                {
+                    outputs[index].insert(export.base as u32, *rgba);
+                }
+            }
+        }
+    }
+    Ok(outputs)
+}

@@ -1,0 +1,447 @@
+//! Emission: the packed, allocated program as a machine [`Program`]: the CF program with its
+//! clauses, the control flow as the CF stack runs it, and the stack size it needs.
+//!
+//! What: each ALU clause becomes an ALU CF instruction (ALU_PUSH_BEFORE when it ends with an
+//! `if`'s predicate set) with its groups, registers, kcache windows, literals and bank
+//! swizzles; fetch clauses TEX or VTX; exports EXPORT, the last of each kind EXPORT_DONE. An
+//! `if` is `JUMP` (to the ELSE, or past the POP with POP:1), the arm, `ELSE` (POP:1, past the
+//! POP), the other arm, `POP`; a loop is `LOOP_START_DX10` (past its end), the body,
+//! `LOOP_END` (to the body), with `LOOP_BREAK` and `LOOP_CONTINUE` pointing at the LOOP_END. A
+//! POP right after a plain ALU clause (and targeted by no jump) folds into it as ALU_POP_AFTER
+//! (ALU_POP2_AFTER after an ALU_POP_AFTER). The stack size follows Mesa's count (fact sheet
+//! B4.4): an entry per push, four per loop, plus the chip's extra entries.
+//!
+//! Why: the last step of the straight line; what the encoder writes and the emulator runs.
+//!
+//! Invariants: a trans-slot instruction the hardware would issue in the free vector slot of
+//! its channel is put there, and the next group reads it as PV instead of PS; the stack size
+//! covers the deepest nesting.
+
+use crate::bank;
+use crate::isa::{CfOp, Chip, sel};
+use crate::lir::Lane;
+use crate::pack::{Item, PKind, PNode, Packed, Placed};
+use crate::program::{
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot, Src,
+};
+use crate::regalloc::Allocation;
+
+/// Emits the program.
+pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip) -> Program {
+    let mut e = Emitter {
+        chip,
+        packed,
+        alloc,
+        cf: Vec::new(),
+        pushes: 0,
+        loops: 0,
+        deepest: 0,
+        loop_exits: Vec::new(),
+        targets: Vec::new(),
+    };
+    e.nodes(&packed.body);
+    e.finish()
+}
+
+struct Emitter<'a> {
+    chip: Chip,
+    packed: &'a Packed,
+    alloc: &'a Allocation,
+    cf: Vec<Cf>,
+    pushes: u32,
+    loops: u32,
+    /// The most stack elements in use at once.
+    deepest: u32,
+    /// The LOOP_BREAK and LOOP_CONTINUE instructions of the loops being emitted.
+    loop_exits: Vec<Vec<usize>>,
+    /// CF indices some instruction jumps to.
+    targets: Vec<usize>,
+}
+
+fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
+    Cf::new(
+        op,
+        CfBody::Flow {
+            addr,
+            pop_count,
+            cond: 0,
+            cf_const: 0,
+        },
+    )
+}
+
+impl Emitter<'_> {
+    fn push_cf(&mut self, cf: Cf) -> usize {
+        self.cf.push(cf);
+        self.cf.len() - 1
+    }
+
+    fn set_addr(&mut self, at: usize, to: usize) {
+        if let CfBody::Flow { addr, .. } = &mut self.cf[at].body {
+            *addr = to as u32;
+        }
+        self.targets.push(to);
+    }
+
+    /// Notes the stack elements in use now (fact sheet B4.4).
+    fn note_stack(&mut self) {
+        let mut elements = self.loops * 4 + self.pushes;
+        if self.pushes > 0 {
+            elements += match self.chip {
+                Chip::R600 | Chip::R700 => 2,
+                Chip::Evergreen => 1,
+                Chip::Cayman => 0,
+            };
+        }
+        if self.chip == Chip::Cayman {
+            elements += 2;
+        }
+        self.deepest = self.deepest.max(elements);
+    }
+
+    fn nodes(&mut self, nodes: &[PNode]) {
+        for node in nodes {
+            match node {
+                PNode::Block(items) => {
+                    for item in items {
+                        self.item(item);
+                    }
+                }
+                PNode::If { then, otherwise } => {
+                    // The block before ended with an ALU_PUSH_BEFORE.
+                    self.pushes += 1;
+                    self.note_stack();
+                    let has_else = !otherwise.is_empty();
+                    let jump = self.push_cf(flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
+                    self.nodes(then);
+                    if has_else {
+                        let else_at = self.push_cf(flow(CfOp::Else, 0, 1));
+                        self.set_addr(jump, else_at);
+                        self.nodes(otherwise);
+                        let pop = self.push_cf(flow(CfOp::Pop, 0, 1));
+                        self.set_addr(else_at, pop + 1);
+                    } else {
+                        let pop = self.push_cf(flow(CfOp::Pop, 0, 1));
+                        self.set_addr(jump, pop + 1);
+                    }
+                    self.pushes -= 1;
+                }
+                PNode::Loop(body) => {
+                    let start = self.push_cf(flow(CfOp::LoopStartDx10, 0, 0));
+                    self.loops += 1;
+                    self.note_stack();
+                    self.loop_exits.push(Vec::new());
+                    self.nodes(body);
+                    let end = self.push_cf(flow(CfOp::LoopEnd, 0, 0));
+                    self.set_addr(end, start + 1);
+                    self.set_addr(start, end + 1);
+                    for exit in self.loop_exits.pop().expect("pushed") {
+                        self.set_addr(exit, end);
+                    }
+                    self.loops -= 1;
+                }
+                PNode::Break | PNode::Continue => {
+                    let op = if matches!(node, PNode::Break) {
+                        CfOp::LoopBreak
+                    } else {
+                        CfOp::LoopContinue
+                    };
+                    let at = self.push_cf(flow(op, 0, 0));
+                    self.loop_exits.last_mut().expect("inside a loop").push(at);
+                }
+            }
+        }
+    }
+
+    fn item(&mut self, item: &Item) {
+        match item {
+            Item::Alu(clause) => {
+                let mut groups = Vec::new();
+                // The slot each instruction of the previous group really took, for PV/PS.
+                let mut previous: Vec<(Slot, Slot)> = Vec::new();
+                for placed in &clause.groups {
+                    let (group, slots) = self.group(placed, &clause.kcache, &previous);
+                    previous = slots;
+                    groups.push(group);
+                }
+                let op = if clause.push {
+                    CfOp::AluPushBefore
+                } else {
+                    CfOp::Alu
+                };
+                self.push_cf(Cf::new(
+                    op,
+                    CfBody::Alu {
+                        kcache: clause.kcache.clone(),
+                        groups,
+                    },
+                ));
+            }
+            Item::Fetch(fetches) => {
+                let vertex = fetches
+                    .first()
+                    .is_some_and(|f| crate::pack::uses_vtx_clause(f.op, self.chip));
+                let body = fetches.iter().map(|f| self.fetch(f)).collect();
+                let op = if vertex { CfOp::Vtx } else { CfOp::Tex };
+                self.push_cf(Cf::new(op, CfBody::Fetch(body)));
+            }
+            Item::Export(export) => {
+                let (gpr, swizzle) = self.lanes(&export.srcs);
+                self.push_cf(Cf::new(
+                    CfOp::Export,
+                    CfBody::Export(Export {
+                        kind: export.kind,
+                        base: export.base,
+                        gpr,
+                        swizzle,
+                        burst: 1,
+                        elem_size: 0,
+                    }),
+                ));
+            }
+        }
+    }
+
+    fn chan(&self, v: crate::lir::V) -> u8 {
+        self.packed.chans[v.0 as usize].unwrap_or(0)
+    }
+
+    fn gpr(&self, v: crate::lir::V) -> Option<u8> {
+        self.alloc.gpr[v.0 as usize]
+    }
+
+    /// A GPR and the swizzle selecting `lanes` from it (0-3 channels, 4 zero, 5 one, 7 none).
+    fn lanes(&self, lanes: &[Lane; 4]) -> (u8, [u8; 4]) {
+        let mut gpr = 0;
+        let swizzle = lanes.map(|lane| match lane {
+            Lane::Value(v) => {
+                gpr = self.gpr(v).unwrap_or(0);
+                self.chan(v)
+            }
+            Lane::Zero => 4,
+            Lane::One => 5,
+            Lane::Unused => 7,
+        });
+        (gpr, swizzle)
+    }
+
+    fn fetch(&self, f: &crate::lir::Fetch) -> Fetch {
+        let (src_gpr, src_sel) = self.lanes(&f.srcs);
+        let mut dst_gpr = 0;
+        let mut dst_sel = [7u8; 4];
+        for (k, dst) in f.dsts.iter().enumerate() {
+            if let Some(v) = dst
+                && let Some(g) = self.gpr(*v)
+            {
+                dst_gpr = g;
+                dst_sel[self.chan(*v) as usize] = k as u8;
+            }
+        }
+        Fetch {
+            op: f.op,
+            resource: f.resource,
+            sampler: f.sampler,
+            src_gpr,
+            src_sel,
+            dst_gpr,
+            dst_sel,
+            coord_normalized: f.coord_normalized,
+            lod_bias: 0,
+            offset: f.offset,
+            vtx: f.vtx,
+        }
+    }
+
+    /// One group: its instructions in the slots the hardware gives them, the literals, the bank
+    /// swizzles; and for each instruction the packer's slot and the real one.
+    fn group(
+        &self,
+        placed: &[Placed],
+        kcache: &[Kcache],
+        previous: &[(Slot, Slot)],
+    ) -> (Group, Vec<(Slot, Slot)>) {
+        let mut literals: Vec<u32> = Vec::new();
+        let mut insts: Vec<(Slot, AluInst)> = placed
+            .iter()
+            .map(|p| {
+                let srcs: Vec<Src> = p
+                    .srcs
+                    .iter()
+                    .map(|s| {
+                        let mut src = match s.kind {
+                            PKind::Value(v) => Src::gpr(self.gpr(v).unwrap_or(0), self.chan(v)),
+                            PKind::Pv(c) => forwarded(previous, Slot::VECTOR[c as usize]),
+                            PKind::Ps => forwarded(previous, Slot::T),
+                            PKind::Const(bits) => match sel::inline_constant(bits) {
+                                Some(inline) => Src::sel(inline, 0),
+                                None => {
+                                    let k = literals
+                                        .iter()
+                                        .position(|&l| l == bits)
+                                        .unwrap_or_else(|| {
+                                            literals.push(bits);
+                                            literals.len() - 1
+                                        });
+                                    Src::sel(sel::LITERAL, k as u8)
+                                }
+                            },
+                            PKind::Kcache { bank, index, chan } => {
+                                let (set, k) = kcache
+                                    .iter()
+                                    .enumerate()
+                                    .find(|(_, k)| {
+                                        k.bank == bank
+                                            && (k.line as u32 * 16
+                                                ..(k.line as u32 + k.lines as u32) * 16)
+                                                .contains(&index)
+                                    })
+                                    .expect("the packer locked a window");
+                                Src::sel(
+                                    sel::KCACHE[set] + (index - k.line as u32 * 16) as u16,
+                                    chan,
+                                )
+                            }
+                            PKind::Param { index, chan } => Src::sel(sel::PARAM + index, chan),
+                        };
+                        src.neg = s.neg;
+                        src.abs = s.abs;
+                        src
+                    })
+                    .collect();
+                let dst = match p.dst.and_then(|v| self.gpr(v)) {
+                    Some(g) => Dst {
+                        clamp: p.clamp,
+                        ..Dst::gpr(g, p.chan)
+                    },
+                    None => Dst {
+                        clamp: p.clamp,
+                        ..Dst::none(p.chan)
+                    },
+                };
+                let mut inst = AluInst::new(p.op, dst, &srcs);
+                if p.pred {
+                    inst.update_exec_mask = true;
+                    inst.update_pred = true;
+                }
+                inst.pred_sel = PredSel::Off;
+                (p.slot, inst)
+            })
+            .collect();
+        // The hardware's slots: an instruction placed in the trans slot whose channel's vector
+        // slot is free goes there.
+        let mut group = Group {
+            insts: insts.iter().map(|(_, i)| i.clone()).collect(),
+            literals,
+        };
+        let hw = group
+            .slots(self.chip)
+            .expect("the packer filled the slots legally");
+        let mut order: Vec<usize> = (0..insts.len()).collect();
+        order.sort_by_key(|&i| hw[i]);
+        let slots: Vec<(Slot, Slot)> = order.iter().map(|&i| (insts[i].0, hw[i])).collect();
+        insts = order.into_iter().map(|i| insts[i].clone()).collect();
+        group.insts = insts.into_iter().map(|(_, i)| i).collect();
+        let reads: Vec<bank::Reads> = group
+            .slots(self.chip)
+            .expect("still legal")
+            .iter()
+            .zip(&group.insts)
+            .map(|(slot, inst)| bank::Reads {
+                trans: *slot == Slot::T,
+                srcs: inst
+                    .srcs()
+                    .iter()
+                    .map(|s| match s.sel {
+                        0..=127 => bank::Operand::Gpr(s.sel as u32, s.chan),
+                        sel::PV | sel::PS => bank::Operand::Forwarded,
+                        s if s >= sel::PARAM => bank::Operand::Forwarded,
+                        _ => bank::Operand::Constant,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let swizzles = bank::solve(&reads).expect("the packer checked the read ports");
+        for (inst, bs) in group.insts.iter_mut().zip(swizzles) {
+            inst.bank_swizzle = bs;
+        }
+        (group, slots)
+    }
+
+    /// The CF program: exports marked done, POPs folded, the end marked.
+    fn finish(mut self) -> Program {
+        // The last export of each kind is EXPORT_DONE.
+        for kind in [ExportType::Pixel, ExportType::Pos, ExportType::Param] {
+            if let Some(cf) = self
+                .cf
+                .iter_mut()
+                .rev()
+                .find(|cf| matches!(&cf.body, CfBody::Export(e) if e.kind == kind))
+            {
+                cf.op = CfOp::ExportDone;
+            }
+        }
+        self.fold_pops();
+        let needs_end = self.cf.is_empty()
+            || matches!(self.cf.last().map(|c| c.op), Some(op) if op.is_alu())
+            || self.targets.contains(&self.cf.len());
+        if self.chip == Chip::Cayman {
+            self.cf.push(flow(CfOp::CfEnd, 0, 0));
+        } else {
+            if needs_end {
+                self.cf.push(flow(CfOp::Nop, 0, 0));
+            }
+            self.cf.last_mut().expect("not empty").end_of_program = true;
+        }
+        Program {
+            chip: self.chip,
+            cf: self.cf,
+            gprs: self.alloc.gprs,
+            stack_size: self.deepest.div_ceil(4) as u8,
+        }
+    }
+
+    /// Folds each POP:1 that no jump targets into the plain ALU clause before it.
+    fn fold_pops(&mut self) {
+        let mut i = 1;
+        while i < self.cf.len() {
+            let foldable = self.cf[i].op == CfOp::Pop
+                && matches!(self.cf[i].body, CfBody::Flow { pop_count: 1, .. })
+                && !self.targets.contains(&i)
+                && matches!(self.cf[i - 1].op, CfOp::Alu | CfOp::AluPopAfter);
+            if !foldable {
+                i += 1;
+                continue;
+            }
+            self.cf[i - 1].op = if self.cf[i - 1].op == CfOp::Alu {
+                CfOp::AluPopAfter
+            } else {
+                CfOp::AluPop2After
+            };
+            self.cf.remove(i);
+            // Later CF indices move down by one.
+            let shift = |a: usize| if a > i { a - 1 } else { a };
+            for cf in &mut self.cf {
+                if let CfBody::Flow { addr, .. } = &mut cf.body
+                    && cf.op != CfOp::CfEnd
+                {
+                    *addr = shift(*addr as usize) as u32;
+                }
+            }
+            for t in &mut self.targets {
+                *t = shift(*t);
+            }
+        }
+    }
+}
+
+/// The PV or PS read of what the previous group computed in the packer's slot `slot`.
+fn forwarded(previous: &[(Slot, Slot)], slot: Slot) -> Src {
+    let real = previous
+        .iter()
+        .find(|(packed, _)| *packed == slot)
+        .map_or(slot, |&(_, real)| real);
+    match real {
+        Slot::T => Src::sel(sel::PS, 0),
+        s => Src::sel(sel::PV, s as u8),
+    }
+}

@@ -1,0 +1,308 @@
+//! The R600 IR: what lowering produces and the packer, register allocator and emitter consume.
+//!
+//! What: scalar 32-bit virtual values ([`V`]) computed by ALU instructions (one slot each, or
+//! the four vector slots together for [`Multi`] operations such as DOT4 and INTERP), fetches
+//! and exports that read and write a whole vec4 register, in a structured tree of blocks, ifs
+//! and loops ([`Node`]). A value's channel is not fixed here: the packer chooses it when it
+//! places the value's first definition (the slot of an instruction in a vector slot is its
+//! channel), and register allocation then only picks GPR numbers.
+//!
+//! Invariants: every value is defined before it is read on every path (values with several
+//! definitions are out-of-SSA registers: phi copies); the values a fetch or export reads
+//! (and a fetch writes) share one GPR, so [`crate::units`] gives each such set its own values;
+//! a block that precedes an `if` ends with the `if`'s predicate instruction ([`Alu::pred`]).
+
+use crate::isa::{AluOp, FetchOp};
+use crate::program::{ExportType, VtxFormat};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A virtual 32-bit value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct V(pub u32);
+
+impl fmt::Display for V {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// What an ALU source reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Value(V),
+    /// Raw bits: an inline constant or a literal.
+    Const(u32),
+    /// Component `chan` of vec4 constant `index` of constant buffer `bank`.
+    Kcache {
+        bank: u8,
+        index: u32,
+        chan: u8,
+    },
+    /// Component `chan` of interpolation parameter `index` (INTERP operations only).
+    Param {
+        index: u16,
+        chan: u8,
+    },
+}
+
+/// An ALU source with its modifiers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Src {
+    pub operand: Operand,
+    pub neg: bool,
+    pub abs: bool,
+}
+
+impl Src {
+    pub fn value(v: V) -> Src {
+        Src::of(Operand::Value(v))
+    }
+
+    pub fn constant(bits: u32) -> Src {
+        Src::of(Operand::Const(bits))
+    }
+
+    pub fn float(x: f32) -> Src {
+        Src::constant(x.to_bits())
+    }
+
+    pub fn of(operand: Operand) -> Src {
+        Src {
+            operand,
+            neg: false,
+            abs: false,
+        }
+    }
+
+    pub fn negated(self) -> Src {
+        Src {
+            neg: !self.neg,
+            ..self
+        }
+    }
+
+    pub fn value_read(&self) -> Option<V> {
+        match self.operand {
+            Operand::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// An ALU instruction of one slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alu {
+    pub op: AluOp,
+    /// `None` when the result is not kept (predicate sets, kills).
+    pub dst: Option<V>,
+    pub srcs: Vec<Src>,
+    /// Saturate the result to [0, 1].
+    pub clamp: bool,
+    /// The predicate set of the `if` that follows the block: it updates the predicate and the
+    /// active mask, and ends the block's last ALU clause (an ALU_PUSH_BEFORE).
+    pub pred: bool,
+}
+
+impl Alu {
+    pub fn new(op: AluOp, dst: Option<V>, srcs: Vec<Src>) -> Alu {
+        Alu {
+            op,
+            dst,
+            srcs,
+            clamp: false,
+            pred: false,
+        }
+    }
+}
+
+/// What one vector slot of a [`Multi`] operation writes and reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlotPart {
+    pub dst: Option<V>,
+    pub srcs: Vec<Src>,
+}
+
+/// An operation over the four vector slots of a group (DOT4, INTERP_XY/ZW), each slot with its
+/// own sources; slot `c` writes channel `c`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Multi {
+    pub op: AluOp,
+    pub slots: [SlotPart; 4],
+}
+
+/// What a fetch source channel or an export component reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Lane {
+    Value(V),
+    Zero,
+    One,
+    Unused,
+}
+
+/// A fetch instruction: its sources are one GPR's channels, its results another's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fetch {
+    pub op: FetchOp,
+    pub resource: u8,
+    pub sampler: u8,
+    /// What each of the fetch's source channels x, y, z, w carries.
+    pub srcs: [Lane; 4],
+    /// The value each result component goes to.
+    pub dsts: [Option<V>; 4],
+    pub coord_normalized: [bool; 4],
+    pub offset: [i8; 3],
+    pub vtx: VtxFormat,
+}
+
+/// An export of one vec4.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Export {
+    pub kind: ExportType,
+    pub base: u16,
+    pub srcs: [Lane; 4],
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    Alu(Alu),
+    Multi(Multi),
+    Fetch(Fetch),
+    Export(Export),
+}
+
+impl Inst {
+    /// The values the instruction reads.
+    pub fn reads(&self) -> Vec<V> {
+        match self {
+            Inst::Alu(alu) => alu.srcs.iter().filter_map(Src::value_read).collect(),
+            Inst::Multi(m) => m
+                .slots
+                .iter()
+                .flat_map(|s| s.srcs.iter().filter_map(Src::value_read))
+                .collect(),
+            Inst::Fetch(f) => lanes(&f.srcs),
+            Inst::Export(e) => lanes(&e.srcs),
+        }
+    }
+
+    /// The values the instruction writes.
+    pub fn writes(&self) -> Vec<V> {
+        match self {
+            Inst::Alu(alu) => alu.dst.into_iter().collect(),
+            Inst::Multi(m) => m.slots.iter().filter_map(|s| s.dst).collect(),
+            Inst::Fetch(f) => f.dsts.iter().flatten().copied().collect(),
+            Inst::Export(_) => Vec::new(),
+        }
+    }
+
+    /// Every source of the instruction, mutably (fetch and export lanes excepted).
+    pub fn srcs_mut(&mut self) -> Vec<&mut Src> {
+        match self {
+            Inst::Alu(alu) => alu.srcs.iter_mut().collect(),
+            Inst::Multi(m) => m.slots.iter_mut().flat_map(|s| s.srcs.iter_mut()).collect(),
+            Inst::Fetch(_) | Inst::Export(_) => Vec::new(),
+        }
+    }
+
+    /// The value lanes of a fetch or export, mutably.
+    pub fn lanes_mut(&mut self) -> &mut [Lane] {
+        match self {
+            Inst::Fetch(f) => &mut f.srcs,
+            Inst::Export(e) => &mut e.srcs,
+            Inst::Alu(_) | Inst::Multi(_) => &mut [],
+        }
+    }
+}
+
+fn lanes(lanes: &[Lane]) -> Vec<V> {
+    lanes
+        .iter()
+        .filter_map(|l| match l {
+            Lane::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The structured tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Block(Vec<Inst>),
+    /// Runs `then` on the lanes whose predicate (set at the end of the block before) holds,
+    /// `otherwise` on the others.
+    If {
+        then: Vec<Node>,
+        otherwise: Vec<Node>,
+    },
+    Loop(Vec<Node>),
+    Break,
+    Continue,
+}
+
+/// A lowered shader.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lir {
+    pub body: Vec<Node>,
+    /// How many values there are (numbered from 0).
+    pub values: u32,
+    /// Values the hardware loads before the shader starts, at a fixed GPR and channel.
+    pub fixed: BTreeMap<V, (u8, u8)>,
+}
+
+impl Lir {
+    pub fn new_value(&mut self) -> V {
+        self.values += 1;
+        V(self.values - 1)
+    }
+
+    /// Calls `f` on every instruction, in program order.
+    pub fn for_each_inst(&self, f: &mut impl FnMut(&Inst)) {
+        fn walk(nodes: &[Node], f: &mut impl FnMut(&Inst)) {
+            for node in nodes {
+                match node {
+                    Node::Block(insts) => insts.iter().for_each(&mut *f),
+                    Node::If { then, otherwise } => {
+                        walk(then, f);
+                        walk(otherwise, f);
+                    }
+                    Node::Loop(body) => walk(body, f),
+                    Node::Break | Node::Continue => {}
+                }
+            }
+        }
+        walk(&self.body, f)
+    }
+
+    /// Calls `f` on every block's instructions, mutably, in program order.
+    pub fn for_each_block_mut(&mut self, f: &mut impl FnMut(&mut Vec<Inst>)) {
+        fn walk(nodes: &mut [Node], f: &mut impl FnMut(&mut Vec<Inst>)) {
+            for node in nodes {
+                match node {
+                    Node::Block(insts) => f(insts),
+                    Node::If { then, otherwise } => {
+                        walk(then, f);
+                        walk(otherwise, f);
+                    }
+                    Node::Loop(body) => walk(body, f),
+                    Node::Break | Node::Continue => {}
+                }
+            }
+        }
+        walk(&mut self.body, f)
+    }
+
+    /// How many times each value is defined.
+    pub fn def_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0; self.values as usize];
+        for v in self.fixed.keys() {
+            counts[v.0 as usize] += 1;
+        }
+        self.for_each_inst(&mut |inst| {
+            for v in inst.writes() {
+                counts[v.0 as usize] += 1;
+            }
+        });
+        counts
+    }
+}

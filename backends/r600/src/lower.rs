@@ -1,0 +1,828 @@
+//! Lowering of a fragment shader from the shrew IR to the R600 IR ([`crate::lir`]).
+//!
+//! What: the shader must have been through `lower-io` and be in SSA form. Lowering leaves SSA
+//! with [`shrew_engine::out_of_ssa::destruct`], gives each register component a value, and
+//! walks the structured tree ([`shrew_engine::structure`]):
+//! - ALU operations component by component, each one instruction of the hardware (or a short
+//!   sequence: sine and cosine scale their argument to the chip's range first). Booleans are
+//!   32-bit: all ones for true, zero for false, as the `*_DX10` and integer compares write them.
+//!   Moves, vector constructions, negation and absolute values become MOVs, which
+//!   [`crate::copy_prop`] folds into their readers as source modifiers or removes.
+//! - Constants, and uniforms at constant offsets (kcache reads of constant buffer 0; UBO `b` is
+//!   buffer `b + 1`, the constant data [`CONSTANT_DATA_BANK`]), are read directly by the
+//!   instructions that use them, with no instruction of their own.
+//! - Fragment inputs: on R600 and R700 the hardware interpolates them into GPRs before the
+//!   shader starts ([`Interface::input_gprs`]); on Evergreen and Cayman the shader
+//!   interpolates them from the barycentrics in R0 (perspective i, j in x, y; linear in z, w)
+//!   with INTERP_ZW/INTERP_XY over a parameter, or loads a flat one with INTERP_LOAD_P0. Either
+//!   way this happens once, at the start of the shader.
+//! - `discard` is a KILL of every lane, `discard_if` a KILLNE_INT of the condition.
+//! - Colour outputs are gathered in values of their own and exported at the end, one EXPORT per
+//!   render target, the last one EXPORT_DONE.
+//! - An `if` ends the block before it with PRED_SETNE_INT of its condition.
+//!
+//! Why: the first step of the backend's straight line; after it come copy propagation, the
+//! packing into groups and clauses, register allocation and emission.
+//!
+//! Invariants: unsupported input (64- and 16-bit values, textures (being built), memory
+//! other than uniforms, uniforms at run-time offsets, a `return` inside control flow, vertex
+//! and compute shaders (being built)) is a [`LowerError`] naming the instruction, never wrong
+//! code.
+//!
+//! Options: the chip.
+
+use crate::isa::{AluOp, Chip};
+use crate::lir::{Alu, Export, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
+use crate::program::ExportType;
+use shrew_engine::interp::memory::{constant_data, layout_variables};
+use shrew_engine::ir::{AluSrc, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Value};
+use shrew_engine::ops::{AluOp as IrOp, BaseType, IndexKind, Intrinsic};
+use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
+use shrew_engine::structure::{Node as Tree, structurize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Why a shader cannot be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LowerError(pub String);
+
+/// The constant buffer holding the shader's constant data (`load_constant`).
+pub const CONSTANT_DATA_BANK: u8 = 15;
+
+/// What the hardware gives the shader before it starts and what it exports: the contract
+/// with the dispatcher ([`crate::dispatch`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Interface {
+    /// Evergreen and Cayman: the GPR holding the barycentrics (perspective i, j, linear i, j).
+    pub barycentrics: Option<u8>,
+    /// Evergreen and Cayman: the input slot of each interpolation parameter, by index.
+    pub params: Vec<u32>,
+    /// R600 and R700: the GPR each input slot is interpolated into.
+    pub input_gprs: BTreeMap<u32, u8>,
+    /// How each input slot is interpolated.
+    pub interp: BTreeMap<u32, Interp>,
+    /// The GPR holding the window position (x, y, z, 1/w), if the shader reads it.
+    pub frag_coord: Option<u8>,
+    /// The GPR whose x is all ones for front-facing primitives, if the shader reads it.
+    pub front_face: Option<u8>,
+    /// The render targets the shader exports, in order.
+    pub colour_targets: Vec<u32>,
+    /// Constant buffers by bank: the uniform block's, UBOs', the constant data's.
+    pub constant_data: Vec<u8>,
+}
+
+/// Lowers the entry function of a fragment shader for `chip`.
+pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError> {
+    if shader.stage != Stage::Fragment {
+        return Err(LowerError(format!(
+            "{} shaders are not supported by the R600 backend yet",
+            shader.stage.name()
+        )));
+    }
+    let func = &shader.functions[shader.entry.0 as usize];
+    let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
+    let regs = destruct(func);
+    let mut lowering = Lowering {
+        shader,
+        func,
+        chip,
+        shared: shared_regs(func, &regs),
+        regs,
+        reg_values: HashMap::new(),
+        direct: HashMap::new(),
+        lir: Lir::default(),
+        interface: Interface::default(),
+        inputs: BTreeMap::new(),
+        outputs: BTreeMap::new(),
+        block: Vec::new(),
+    };
+    lowering.interface.constant_data = layout_variables(shader)
+        .and_then(|layouts| constant_data(shader, &layouts))
+        .map_err(|e| LowerError(e.to_string()))?;
+    lowering.plan_inputs()?;
+    let mut body = Vec::new();
+    lowering.block = lowering.prologue()?;
+    lowering.lower_nodes(&tree, &mut body, true)?;
+    lowering.export_colours(&mut body);
+    lowering.lir.body = body;
+    Ok((lowering.lir, lowering.interface))
+}
+
+/// Registers that more than one value or a phi copy writes: their values must really be in
+/// the register, so constants and uniforms defining them are moved there.
+fn shared_regs(func: &Function, regs: &Destruction) -> BTreeSet<Reg> {
+    let mut writers: HashMap<Reg, u32> = HashMap::new();
+    for (i, inst) in func.insts.iter().enumerate() {
+        if inst.as_ref().is_some_and(|inst| inst.def.is_some()) {
+            *writers.entry(regs.reg_of(Value(i as u32))).or_default() += 1;
+        }
+    }
+    let mut shared: BTreeSet<Reg> = writers
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(r, _)| r)
+        .collect();
+    for b in func.cfg.node_indices() {
+        for &(dst, _) in regs.copies_at_start(b).iter().chain(regs.copies_at_end(b)) {
+            shared.insert(dst);
+        }
+    }
+    shared
+}
+
+struct Lowering<'a> {
+    shader: &'a Shader,
+    func: &'a Function,
+    chip: Chip,
+    regs: Destruction,
+    /// Registers that must hold their values (see [`shared_regs`]).
+    shared: BTreeSet<Reg>,
+    /// Each register's component values.
+    reg_values: HashMap<Reg, Vec<V>>,
+    /// IR values read as operands rather than from their register: constants, uniforms.
+    direct: HashMap<Value, Vec<Src>>,
+    lir: Lir,
+    interface: Interface,
+    /// Each input slot's component values, interpolated in the prologue.
+    inputs: BTreeMap<u32, [V; 4]>,
+    /// Each colour output's component values.
+    outputs: BTreeMap<u32, [Option<V>; 4]>,
+    /// The block being filled.
+    block: Vec<Inst>,
+}
+
+impl Lowering<'_> {
+    fn error(&self, v: Value, what: &str) -> LowerError {
+        LowerError(format!("{v} = {}: {what}", self.func.inst(v).kind.name()))
+    }
+
+    /// The value of component `c` of register `r`.
+    fn reg_value(&mut self, r: Reg, c: u8) -> V {
+        let comps = self.regs.reg_shape(r).comps as usize;
+        if !self.reg_values.contains_key(&r) {
+            let values = (0..comps.max(1)).map(|_| self.lir.new_value()).collect();
+            self.reg_values.insert(r, values);
+        }
+        self.reg_values[&r][c as usize]
+    }
+
+    /// What reading component `c` of IR value `v` reads.
+    fn src(&mut self, v: Value, c: u8) -> Src {
+        if let Some(direct) = self.direct.get(&v) {
+            return direct[c as usize];
+        }
+        match &self.func.inst(v).kind {
+            InstKind::Const(values) => Src::constant(const_bits(self.func, v, values[c as usize])),
+            InstKind::Undef => Src::constant(0),
+            _ => {
+                let r = self.regs.reg_of(v);
+                Src::value(self.reg_value(r, c))
+            }
+        }
+    }
+
+    /// The value component `c` of IR value `v` is written to.
+    fn dst(&mut self, v: Value, c: u8) -> V {
+        let r = self.regs.reg_of(v);
+        self.reg_value(r, c)
+    }
+
+    fn emit(&mut self, op: AluOp, dst: Option<V>, srcs: Vec<Src>) {
+        self.block.push(Inst::Alu(Alu::new(op, dst, srcs)));
+    }
+
+    fn mov(&mut self, dst: V, src: Src) {
+        self.emit(AluOp::Mov, Some(dst), vec![src]);
+    }
+
+    /// A fresh value computed by `op` over `srcs`.
+    fn temp(&mut self, op: AluOp, srcs: Vec<Src>) -> Src {
+        let t = self.lir.new_value();
+        self.emit(op, Some(t), srcs);
+        Src::value(t)
+    }
+
+    /// Finds the inputs the shader reads and where they come from.
+    fn plan_inputs(&mut self) -> Result<(), LowerError> {
+        let mut slots = BTreeSet::new();
+        let (mut frag_coord, mut front_face) = (false, false);
+        for inst in self.func.insts.iter().flatten() {
+            if let InstKind::Intrinsic(ii) = &inst.kind {
+                match ii.op {
+                    Intrinsic::LoadInput => {
+                        slots.insert(ii.index(IndexKind::Base).unwrap_or(0));
+                    }
+                    Intrinsic::LoadFragCoord => frag_coord = true,
+                    Intrinsic::LoadFrontFace => front_face = true,
+                    _ => {}
+                }
+            }
+        }
+        for &slot in &slots {
+            self.interface
+                .interp
+                .insert(slot, interp_of(self.shader, slot));
+        }
+        let mut next_gpr = 0u8;
+        if self.chip.interpolates_in_alu() {
+            if !slots.is_empty() {
+                self.interface.barycentrics = Some(0);
+                next_gpr = 1;
+            }
+            self.interface.params = slots.iter().copied().collect();
+        } else {
+            for &slot in &slots {
+                self.interface.input_gprs.insert(slot, next_gpr);
+                next_gpr += 1;
+            }
+        }
+        if frag_coord {
+            self.interface.frag_coord = Some(next_gpr);
+            next_gpr += 1;
+        }
+        if front_face {
+            self.interface.front_face = Some(next_gpr);
+        }
+        Ok(())
+    }
+
+    /// A value the hardware loads into `gpr`.`chan` before the shader starts.
+    fn fixed(&mut self, gpr: u8, chan: u8) -> V {
+        if let Some((&v, _)) = self.lir.fixed.iter().find(|(_, at)| **at == (gpr, chan)) {
+            return v;
+        }
+        let v = self.lir.new_value();
+        self.lir.fixed.insert(v, (gpr, chan));
+        v
+    }
+
+    /// The instructions that interpolate the inputs, at the start of the shader.
+    fn prologue(&mut self) -> Result<Vec<Inst>, LowerError> {
+        let mut block = Vec::new();
+        let slots: Vec<u32> = self
+            .interface
+            .params
+            .iter()
+            .chain(self.interface.input_gprs.keys())
+            .copied()
+            .collect();
+        for slot in slots {
+            let values = [0; 4].map(|_| self.lir.new_value());
+            if let Some(&gpr) = self.interface.input_gprs.get(&slot) {
+                for (c, &v) in values.iter().enumerate() {
+                    let fixed = self.fixed(gpr, c as u8);
+                    block.push(Inst::Alu(Alu::new(
+                        AluOp::Mov,
+                        Some(v),
+                        vec![Src::value(fixed)],
+                    )));
+                }
+            } else {
+                let index = self
+                    .interface
+                    .params
+                    .iter()
+                    .position(|&s| s == slot)
+                    .unwrap() as u16;
+                let param = |chan: u8| Src::of(Operand::Param { index, chan });
+                match self.interface.interp[&slot] {
+                    Interp::Flat => {
+                        for (c, &v) in values.iter().enumerate() {
+                            block.push(Inst::Alu(Alu::new(
+                                AluOp::InterpLoadP0,
+                                Some(v),
+                                vec![param(c as u8)],
+                            )));
+                        }
+                    }
+                    interp => {
+                        // Perspective barycentrics in R0.xy, linear ones in R0.zw.
+                        let base = if interp == Interp::NoPerspective {
+                            2
+                        } else {
+                            0
+                        };
+                        let i = Src::value(self.fixed(0, base));
+                        let j = Src::value(self.fixed(0, base + 1));
+                        for (op, written) in [(AluOp::InterpZw, [2, 3]), (AluOp::InterpXy, [0, 1])]
+                        {
+                            let slots = [0u8, 1, 2, 3].map(|c| SlotPart {
+                                dst: written.contains(&c).then(|| values[c as usize]),
+                                srcs: vec![if c % 2 == 0 { j } else { i }, param(c)],
+                            });
+                            block.push(Inst::Multi(Multi { op, slots }));
+                        }
+                    }
+                }
+            }
+            self.inputs.insert(slot, values);
+        }
+        Ok(block)
+    }
+
+    /// Lowers a list of tree nodes into `out`; `top` when it is the function's top level.
+    fn lower_nodes(
+        &mut self,
+        nodes: &[Tree],
+        out: &mut Vec<Node>,
+        top: bool,
+    ) -> Result<(), LowerError> {
+        for (k, node) in nodes.iter().enumerate() {
+            match node {
+                Tree::Block(b) => {
+                    for (dst, src) in self.regs.copies_at_start(*b).to_vec() {
+                        self.copy(dst, src);
+                    }
+                    for &v in &self.func.cfg[*b].insts {
+                        self.lower_inst(v)?;
+                    }
+                    for (dst, src) in self.regs.copies_at_end(*b).to_vec() {
+                        self.copy(dst, src);
+                    }
+                }
+                Tree::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let cond = self.src(*cond, 0);
+                    let mut pred =
+                        Alu::new(AluOp::PredSetneInt, None, vec![cond, Src::constant(0)]);
+                    pred.pred = true;
+                    self.block.push(Inst::Alu(pred));
+                    self.flush(out);
+                    let (mut t, mut e) = (Vec::new(), Vec::new());
+                    self.lower_nodes(then, &mut t, false)?;
+                    self.flush(&mut t);
+                    self.lower_nodes(otherwise, &mut e, false)?;
+                    self.flush(&mut e);
+                    out.push(Node::If {
+                        then: t,
+                        otherwise: e,
+                    });
+                }
+                Tree::Loop(body) => {
+                    self.flush(out);
+                    let mut b = Vec::new();
+                    self.lower_nodes(body, &mut b, false)?;
+                    self.flush(&mut b);
+                    out.push(Node::Loop(b));
+                }
+                Tree::Break => {
+                    self.flush(out);
+                    out.push(Node::Break);
+                }
+                Tree::Continue => {
+                    self.flush(out);
+                    out.push(Node::Continue);
+                }
+                Tree::Return(_) if top && k + 1 == nodes.len() => {}
+                Tree::Return(_) => {
+                    return Err(LowerError(
+                        "a return inside control flow is not supported yet".into(),
+                    ));
+                }
+                Tree::Unreachable => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the block being filled, if it has instructions.
+    fn flush(&mut self, out: &mut Vec<Node>) {
+        if !self.block.is_empty() {
+            out.push(Node::Block(std::mem::take(&mut self.block)));
+        }
+    }
+
+    /// Copies register `src` into register `dst`, component by component.
+    fn copy(&mut self, dst: Reg, src: Reg) {
+        for c in 0..self.regs.reg_shape(dst).comps {
+            let (d, s) = (self.reg_value(dst, c), self.reg_value(src, c));
+            self.mov(d, Src::value(s));
+        }
+    }
+
+    fn lower_inst(&mut self, v: Value) -> Result<(), LowerError> {
+        let inst = self.func.inst(v);
+        if let Some(def) = inst.def
+            && def.bits != 32
+            && def.bits != 1
+        {
+            return Err(self.error(v, &format!("{}-bit values are not supported", def.bits)));
+        }
+        match &inst.kind {
+            InstKind::Phi(_) | InstKind::Undef => Ok(()),
+            InstKind::Const(values) => {
+                let srcs: Vec<Src> = values
+                    .iter()
+                    .map(|&bits| Src::constant(const_bits(self.func, v, bits)))
+                    .collect();
+                self.define_direct(v, srcs);
+                Ok(())
+            }
+            InstKind::Alu(alu) => {
+                let def = inst.def.expect("an ALU instruction defines a value");
+                for c in 0..def.comps {
+                    self.lower_alu(v, alu.op, &alu.srcs, c)?;
+                }
+                Ok(())
+            }
+            InstKind::Intrinsic(ii) => self.lower_intrinsic(v, ii),
+            InstKind::Tex(_) => Err(self.error(v, "textures are not supported yet")),
+            InstKind::Deref(_) | InstKind::Call { .. } => {
+                Err(self.error(v, "derefs and calls must be lowered before the backend"))
+            }
+        }
+    }
+
+    /// Makes `v` read as `srcs`; moved into its register when the register is shared.
+    fn define_direct(&mut self, v: Value, srcs: Vec<Src>) {
+        if self.shared.contains(&self.regs.reg_of(v)) {
+            for (c, &src) in srcs.iter().enumerate() {
+                let d = self.dst(v, c as u8);
+                self.mov(d, src);
+            }
+        } else {
+            self.direct.insert(v, srcs);
+        }
+    }
+
+    /// Component `c` of ALU instruction `v`.
+    fn lower_alu(&mut self, v: Value, op: IrOp, srcs: &[AluSrc], c: u8) -> Result<(), LowerError> {
+        use AluOp as H;
+        let s = |this: &mut Self, i: usize| {
+            let src = &srcs[i];
+            this.src(src.value, src.swizzle[c as usize])
+        };
+        let dst = self.dst(v, c);
+        let unary = |this: &mut Self, hw: AluOp| {
+            let x = s(this, 0);
+            this.emit(hw, Some(dst), vec![x]);
+        };
+        let binary = |this: &mut Self, hw: AluOp, a: usize, b: usize| {
+            let (x, y) = (s(this, a), s(this, b));
+            this.emit(hw, Some(dst), vec![x, y]);
+        };
+        match op {
+            IrOp::Mov | IrOp::Vec2 | IrOp::Vec3 | IrOp::Vec4 => {
+                let src = &srcs[if matches!(op, IrOp::Mov) {
+                    0
+                } else {
+                    c as usize
+                }];
+                let comp = if matches!(op, IrOp::Mov) {
+                    src.swizzle[c as usize]
+                } else {
+                    src.swizzle[0]
+                };
+                let x = self.src(src.value, comp);
+                self.mov(dst, x);
+            }
+            IrOp::Fneg => {
+                let x = s(self, 0);
+                self.mov(dst, x.negated());
+            }
+            IrOp::Fabs => {
+                let x = s(self, 0);
+                self.mov(
+                    dst,
+                    Src {
+                        abs: true,
+                        neg: false,
+                        ..x
+                    },
+                );
+            }
+            IrOp::Fsat => {
+                let x = s(self, 0);
+                let mut mov = Alu::new(H::Mov, Some(dst), vec![x]);
+                mov.clamp = true;
+                self.block.push(Inst::Alu(mov));
+            }
+            IrOp::Fadd => binary(self, H::Add, 0, 1),
+            IrOp::Fsub => {
+                let (x, y) = (s(self, 0), s(self, 1));
+                self.emit(H::Add, Some(dst), vec![x, y.negated()]);
+            }
+            IrOp::Fmul => binary(self, H::MulIeee, 0, 1),
+            IrOp::Ffma => {
+                let (x, y, z) = (s(self, 0), s(self, 1), s(self, 2));
+                // Evergreen's FMA rounds once, as `ffma` must; R600 and R700 have none, and
+                // their target options split `ffma`.
+                if !self.chip.is_evergreen_class() {
+                    return Err(self.error(v, "R600 and R700 have no fused multiply-add"));
+                }
+                self.emit(H::Fma, Some(dst), vec![x, y, z]);
+            }
+            IrOp::Fmin => binary(self, H::MinDx10, 0, 1),
+            IrOp::Fmax => binary(self, H::MaxDx10, 0, 1),
+            IrOp::Ffloor => unary(self, H::Floor),
+            IrOp::Fceil => unary(self, H::Ceil),
+            IrOp::Ftrunc => unary(self, H::Trunc),
+            IrOp::FroundEven => unary(self, H::Rndne),
+            IrOp::Ffract => unary(self, H::Fract),
+            IrOp::Frcp => unary(self, H::RecipIeee),
+            IrOp::Frsq => unary(self, H::RecipsqrtIeee),
+            IrOp::Fsqrt => unary(self, H::SqrtIeee),
+            IrOp::Fexp2 => unary(self, H::ExpIeee),
+            IrOp::Flog2 => unary(self, H::LogIeee),
+            IrOp::Fsin | IrOp::Fcos => {
+                let x = s(self, 0);
+                let arg = self.trig_argument(x);
+                let hw = if op == IrOp::Fsin { H::Sin } else { H::Cos };
+                self.emit(hw, Some(dst), vec![arg]);
+            }
+            IrOp::Feq => binary(self, H::SeteDx10, 0, 1),
+            IrOp::Fneu => binary(self, H::SetneDx10, 0, 1),
+            IrOp::Flt => binary(self, H::SetgtDx10, 1, 0),
+            IrOp::Fge => binary(self, H::SetgeDx10, 0, 1),
+            IrOp::Ieq => binary(self, H::SeteInt, 0, 1),
+            IrOp::Ine => binary(self, H::SetneInt, 0, 1),
+            IrOp::Ilt => binary(self, H::SetgtInt, 1, 0),
+            IrOp::Ige => binary(self, H::SetgeInt, 0, 1),
+            IrOp::Ult => binary(self, H::SetgtUint, 1, 0),
+            IrOp::Uge => binary(self, H::SetgeUint, 0, 1),
+            IrOp::Iadd => binary(self, H::AddInt, 0, 1),
+            IrOp::Isub => binary(self, H::SubInt, 0, 1),
+            IrOp::Ineg => {
+                let x = s(self, 0);
+                self.emit(H::SubInt, Some(dst), vec![Src::constant(0), x]);
+            }
+            IrOp::Iabs => {
+                let x = s(self, 0);
+                let neg = self.temp(H::SubInt, vec![Src::constant(0), x]);
+                self.emit(H::MaxInt, Some(dst), vec![x, neg]);
+            }
+            IrOp::Imul => binary(self, H::MulloInt, 0, 1),
+            IrOp::ImulHigh => binary(self, H::MulhiInt, 0, 1),
+            IrOp::UmulHigh => binary(self, H::MulhiUint, 0, 1),
+            IrOp::Imin => binary(self, H::MinInt, 0, 1),
+            IrOp::Imax => binary(self, H::MaxInt, 0, 1),
+            IrOp::Umin => binary(self, H::MinUint, 0, 1),
+            IrOp::Umax => binary(self, H::MaxUint, 0, 1),
+            IrOp::Iand => binary(self, H::AndInt, 0, 1),
+            IrOp::Ior => binary(self, H::OrInt, 0, 1),
+            IrOp::Ixor => binary(self, H::XorInt, 0, 1),
+            IrOp::Inot => unary(self, H::NotInt),
+            IrOp::Ishl => binary(self, H::LshlInt, 0, 1),
+            IrOp::Ishr => binary(self, H::AshrInt, 0, 1),
+            IrOp::Ushr => binary(self, H::LshrInt, 0, 1),
+            IrOp::Bcsel => {
+                let (cond, a, b) = (s(self, 0), s(self, 1), s(self, 2));
+                self.emit(H::CndeInt, Some(dst), vec![cond, b, a]);
+            }
+            IrOp::B2f32 => {
+                let x = s(self, 0);
+                self.emit(H::AndInt, Some(dst), vec![x, Src::float(1.0)]);
+            }
+            IrOp::B2i32 => {
+                let x = s(self, 0);
+                self.emit(H::AndInt, Some(dst), vec![x, Src::constant(1)]);
+            }
+            IrOp::F2b1 => {
+                let x = s(self, 0);
+                self.emit(H::SetneDx10, Some(dst), vec![x, Src::constant(0)]);
+            }
+            IrOp::I2b1 => {
+                let x = s(self, 0);
+                self.emit(H::SetneInt, Some(dst), vec![x, Src::constant(0)]);
+            }
+            IrOp::F2i32 | IrOp::F2u32 => {
+                let x = s(self, 0);
+                // Evergreen's conversions round to nearest: truncate first.
+                let x = if self.chip.is_evergreen_class() {
+                    self.temp(H::Trunc, vec![x])
+                } else {
+                    x
+                };
+                let hw = if op == IrOp::F2i32 {
+                    H::FltToInt
+                } else {
+                    H::FltToUint
+                };
+                self.emit(hw, Some(dst), vec![x]);
+            }
+            IrOp::I2f32 => unary(self, H::IntToFlt),
+            IrOp::U2f32 => unary(self, H::UintToFlt),
+            IrOp::Fdot2 | IrOp::Fdot3 | IrOp::Fdot4 => {
+                let n = match op {
+                    IrOp::Fdot2 => 2,
+                    IrOp::Fdot3 => 3,
+                    _ => 4,
+                };
+                let mut slots: [SlotPart; 4] = std::array::from_fn(|_| SlotPart {
+                    dst: None,
+                    srcs: vec![Src::constant(0), Src::constant(0)],
+                });
+                for (k, slot) in slots.iter_mut().enumerate().take(n) {
+                    let (a, b) = (&srcs[0], &srcs[1]);
+                    slot.srcs = vec![
+                        self.src(a.value, a.swizzle[k]),
+                        self.src(b.value, b.swizzle[k]),
+                    ];
+                }
+                // The sum is replicated over the slots; slot x keeps it (the packer may move
+                // the write to any slot).
+                slots[0].dst = Some(dst);
+                self.block.push(Inst::Multi(Multi {
+                    op: H::Dot4Ieee,
+                    slots,
+                }));
+            }
+            _ => return Err(self.error(v, &format!("`{}` is not supported yet", op.name()))),
+        }
+        Ok(())
+    }
+
+    /// The argument SIN and COS take for an angle `x` in radians: R700 and later take
+    /// revolutions in [-0.5, 0.5], R600 radians in [-π, π]; both reduce the angle to one
+    /// period first (`fract(x / 2π + 0.5) - 0.5`).
+    fn trig_argument(&mut self, x: Src) -> Src {
+        use std::f32::consts::PI;
+        let scaled = self.temp(
+            AluOp::MuladdIeee,
+            vec![x, Src::float(0.5 / PI), Src::float(0.5)],
+        );
+        let fract = self.temp(AluOp::Fract, vec![scaled]);
+        if self.chip == Chip::R600 {
+            self.temp(
+                AluOp::MuladdIeee,
+                vec![fract, Src::float(2.0 * PI), Src::float(-PI)],
+            )
+        } else {
+            self.temp(AluOp::Add, vec![fract, Src::float(-0.5)])
+        }
+    }
+
+    fn lower_intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        match ii.op {
+            Intrinsic::LoadUniform | Intrinsic::LoadConstant | Intrinsic::LoadUbo => {
+                let (bank, offset) = match ii.op {
+                    Intrinsic::LoadUbo => {
+                        let binding = constant_u32(self.func, ii.srcs[0]).ok_or_else(|| {
+                            self.error(v, "UBOs at run-time bindings are not supported yet")
+                        })?;
+                        if binding >= CONSTANT_DATA_BANK as u32 - 1 {
+                            return Err(self.error(v, "UBO bindings above 13 are not supported"));
+                        }
+                        (binding as u8 + 1, constant_u32(self.func, ii.srcs[1]))
+                    }
+                    op => {
+                        let base = ii.index(IndexKind::Base).unwrap_or(0);
+                        let bank = if op == Intrinsic::LoadConstant {
+                            CONSTANT_DATA_BANK
+                        } else {
+                            0
+                        };
+                        (bank, constant_u32(self.func, ii.srcs[0]).map(|o| base + o))
+                    }
+                };
+                let offset = offset.ok_or_else(|| {
+                    self.error(v, "uniforms at run-time offsets are not supported yet")
+                })?;
+                if offset % 4 != 0 {
+                    return Err(self.error(v, "a uniform at an unaligned offset"));
+                }
+                let srcs = (0..comps as u32)
+                    .map(|c| {
+                        let dword = offset / 4 + c;
+                        Src::of(Operand::Kcache {
+                            bank,
+                            index: dword / 4,
+                            chan: (dword % 4) as u8,
+                        })
+                    })
+                    .collect();
+                self.define_direct(v, srcs);
+                Ok(())
+            }
+            Intrinsic::LoadInput => {
+                if constant_u32(self.func, ii.srcs[0]) != Some(0) {
+                    return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
+                }
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                let first = ii.index(IndexKind::Component).unwrap_or(0) as usize;
+                let values = self.inputs[&slot];
+                for c in 0..comps {
+                    let d = self.dst(v, c);
+                    self.mov(d, Src::value(values[first + c as usize]));
+                }
+                Ok(())
+            }
+            Intrinsic::LoadFragCoord => {
+                let gpr = self.interface.frag_coord.expect("planned");
+                for c in 0..comps {
+                    let fixed = self.fixed(gpr, c);
+                    let d = self.dst(v, c);
+                    self.mov(d, Src::value(fixed));
+                }
+                Ok(())
+            }
+            Intrinsic::LoadFrontFace => {
+                let gpr = self.interface.front_face.expect("planned");
+                let fixed = self.fixed(gpr, 0);
+                let d = self.dst(v, 0);
+                self.mov(d, Src::value(fixed));
+                Ok(())
+            }
+            Intrinsic::StoreOutput => {
+                if constant_u32(self.func, ii.srcs[1]) != Some(0) {
+                    return Err(self.error(v, "dynamically indexed outputs are not supported yet"));
+                }
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                let first = ii.index(IndexKind::Component).unwrap_or(0) as usize;
+                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+                let data = ii.srcs[0];
+                for c in 0..4 - first {
+                    if mask & (1 << c) == 0 {
+                        continue;
+                    }
+                    let value = self.src(data, c as u8);
+                    let out = self.outputs.entry(slot).or_insert([None; 4])[first + c];
+                    let out = match out {
+                        Some(out) => out,
+                        None => {
+                            let out = self.lir.new_value();
+                            self.outputs.get_mut(&slot).unwrap()[first + c] = Some(out);
+                            out
+                        }
+                    };
+                    self.mov(out, value);
+                }
+                Ok(())
+            }
+            Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
+                self.emit(
+                    AluOp::KilleInt,
+                    None,
+                    vec![Src::constant(0), Src::constant(0)],
+                );
+                Ok(())
+            }
+            Intrinsic::DiscardIf | Intrinsic::TerminateIf | Intrinsic::DemoteIf => {
+                let cond = self.src(ii.srcs[0], 0);
+                self.emit(AluOp::KillneInt, None, vec![cond, Src::constant(0)]);
+                Ok(())
+            }
+            _ => Err(self.error(v, "this intrinsic is not supported yet")),
+        }
+    }
+
+    /// The exports of the colour outputs, at the end of the shader: one EXPORT per render
+    /// target, the last one EXPORT_DONE (a masked one when the shader writes no colour).
+    fn export_colours(&mut self, out: &mut Vec<Node>) {
+        let outputs = std::mem::take(&mut self.outputs);
+        if outputs.is_empty() {
+            self.block.push(Inst::Export(Export {
+                kind: ExportType::Pixel,
+                base: 0,
+                srcs: [Lane::Unused; 4],
+            }));
+        }
+        for (&slot, comps) in &outputs {
+            self.interface.colour_targets.push(slot);
+            self.block.push(Inst::Export(Export {
+                kind: ExportType::Pixel,
+                base: slot as u16,
+                srcs: comps.map(|c| c.map_or(Lane::Zero, Lane::Value)),
+            }));
+        }
+        self.flush(out);
+    }
+}
+
+/// The raw bits of a constant component as a 32-bit register holds it (booleans all ones).
+fn const_bits(func: &Function, v: Value, bits: u64) -> u32 {
+    if func.inst(v).def.is_some_and(|d| d.bits == 1) {
+        if bits != 0 { u32::MAX } else { 0 }
+    } else {
+        bits as u32
+    }
+}
+
+/// The value of a constant, as an offset or binding.
+fn constant_u32(func: &Function, v: Value) -> Option<u32> {
+    match &func.inst(v).kind {
+        InstKind::Const(values) => u32::try_from(values[0]).ok(),
+        _ => None,
+    }
+}
+
+/// The interpolation of the input variable that holds `slot`: its own, except that integers
+/// are always flat.
+pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
+    let Some(var) = shader
+        .variables
+        .iter()
+        .filter(|var| var.mode == shrew_engine::ir::Mode::ShaderIn && var.builtin.is_none())
+        .filter(|var| var.location.is_some_and(|l| l <= slot))
+        .max_by_key(|var| var.location)
+    else {
+        return Interp::Smooth;
+    };
+    let floats = shrew_engine::interp::memory::try_flatten_type(shader, &var.ty)
+        .is_ok_and(|leaves| leaves.iter().all(|s| s.base == BaseType::Float));
+    if floats { var.interp } else { Interp::Flat }
+}

@@ -1,0 +1,811 @@
+//! Packing: the instructions of each block scheduled into instruction groups (VLIW bundles),
+//! ALU clauses, fetch clauses and exports.
+//!
+//! What: per block, a list scheduler over the block's dependences (a read after a write goes
+//! to a later group, a write after a read to the same group or a later one, since a group
+//! reads all its operands before it writes) fills one group at a time from the ready
+//! instructions, the longest path to the block's end first. An instruction goes to the vector
+//! slot of its value's channel, or any free vector slot while the value has no channel yet
+//! (its first definition chooses it, avoiding the channels of the values it shares a GPR with,
+//! [`crate::units`]), or the trans slot; on Cayman a trans-only operation takes slots x, y and
+//! z (and w when its channel is w) with the same operands, writing one. A group holds at most
+//! four distinct literals, one KILL or PRED_SET, constant-file reads the clause's kcache sets
+//! cover (at most two per group, or four on R600), and operands the read ports can serve
+//! ([`crate::bank`]). A read of a value the previous group of the clause wrote reads PV or PS
+//! instead of a GPR. Fetches whose operands are ready, once they are more urgent than the
+//! ready ALU work, close the ALU clause and form a TEX (or VTX) clause. An ALU clause ends
+//! after 120 slots, after a KILL, when its kcache sets run out, and with the predicate set of
+//! an `if` (then it is an ALU_PUSH_BEFORE).
+//!
+//! Why: groups are the hardware's unit of issue, and how full they are is most of the code's
+//! speed; packing before register allocation is free to choose channels.
+//!
+//! Invariants: every group [`bank::solve`] accepts and [`crate::program::Group::slots`] can
+//! assign; each value keeps the channel of its first definition; dependences hold.
+
+use crate::bank::{self, Reads};
+use crate::isa::{AluOp, Chip, FetchOp, Slots, flag, sel};
+use crate::lir::{Alu, Export, Fetch, Inst, Lir, Node, Operand, Src, V};
+use crate::program::{Kcache, Slot};
+use crate::units::Units;
+use std::collections::HashMap;
+
+/// Slots after which Mesa starts a new ALU clause (room for a worst-case group).
+const CLAUSE_SLOT_LIMIT: usize = 120;
+
+/// A packed program: the tree of blocks, each a list of clauses and exports, and each value's
+/// channel.
+#[derive(Clone, Debug, Default)]
+pub struct Packed {
+    pub body: Vec<PNode>,
+    pub chans: Vec<Option<u8>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum PNode {
+    Block(Vec<Item>),
+    If {
+        then: Vec<PNode>,
+        otherwise: Vec<PNode>,
+    },
+    Loop(Vec<PNode>),
+    Break,
+    Continue,
+}
+
+/// A clause or export of a block.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Alu(Clause),
+    /// A TEX clause, or a VTX clause of vertex fetches.
+    Fetch(Vec<Fetch>),
+    Export(Export),
+}
+
+/// An ALU clause.
+#[derive(Clone, Debug, Default)]
+pub struct Clause {
+    pub groups: Vec<Vec<Placed>>,
+    pub kcache: Vec<Kcache>,
+    /// Ends with the predicate set of an `if`.
+    pub push: bool,
+}
+
+/// An instruction in its slot.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub slot: Slot,
+    pub op: AluOp,
+    /// The value written (by this slot, for replicated and four-slot operations).
+    pub dst: Option<V>,
+    /// The destination channel (the slot's, in a vector slot).
+    pub chan: u8,
+    pub srcs: Vec<PSrc>,
+    pub clamp: bool,
+    pub pred: bool,
+}
+
+/// A placed source.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PSrc {
+    pub kind: PKind,
+    pub neg: bool,
+    pub abs: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PKind {
+    Value(V),
+    /// The previous group's result in this vector slot.
+    Pv(u8),
+    /// The previous group's trans result.
+    Ps,
+    Const(u32),
+    /// Component `chan` of vec4 constant `index` of constant buffer `bank`.
+    Kcache {
+        bank: u8,
+        index: u32,
+        chan: u8,
+    },
+    Param {
+        index: u16,
+        chan: u8,
+    },
+}
+
+/// Why a block could not be packed (an internal error: lowering produced something no group
+/// can hold).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("packing: {0}")]
+pub struct PackError(pub String);
+
+/// Packs every block of `lir`.
+pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
+    let mut chans = vec![None; lir.values as usize];
+    for (v, &(_, c)) in &lir.fixed {
+        chans[v.0 as usize] = Some(c);
+    }
+    let mut packer = Packer { chip, units, chans };
+    let body = packer.nodes(&lir.body)?;
+    Ok(Packed {
+        body,
+        chans: packer.chans,
+    })
+}
+
+/// Whether `inst` fits a group and clause of its own: its literals, constant-file reads and,
+/// for trans-only operations, its constant operands.
+pub fn fits_alone(inst: &Inst, chip: Chip) -> bool {
+    let srcs: Vec<&Src> = match inst {
+        Inst::Alu(alu) => alu.srcs.iter().collect(),
+        Inst::Multi(m) => m.slots.iter().flat_map(|s| &s.srcs).collect(),
+        Inst::Fetch(_) | Inst::Export(_) => return true,
+    };
+    let mut budget = Budget::default();
+    let mut constants = 0;
+    for s in srcs {
+        let kind = match s.operand {
+            Operand::Const(bits) => PKind::Const(bits),
+            Operand::Kcache { bank, index, chan } => PKind::Kcache { bank, index, chan },
+            _ => continue,
+        };
+        constants += 1;
+        if !budget.take(kind, chip) {
+            return false;
+        }
+    }
+    let trans_only = matches!(inst, Inst::Alu(alu) if alu.op.slots(chip) == Slots::Trans);
+    !(trans_only && constants > 2)
+}
+
+/// The constants a group reads: its literals, the kcache windows its clause locks, and its
+/// constant-file reads.
+#[derive(Clone, Debug, Default)]
+struct Budget {
+    literals: Vec<u32>,
+    kcache: Vec<Kcache>,
+    reads: Vec<(u8, u32, u8)>,
+}
+
+impl Budget {
+    /// Adds a read of `kind`; false when the group or its clause cannot take it.
+    fn take(&mut self, kind: PKind, chip: Chip) -> bool {
+        match kind {
+            PKind::Const(bits) if sel::inline_constant(bits).is_none() => {
+                if !self.literals.contains(&bits) {
+                    self.literals.push(bits);
+                }
+                self.literals.len() <= crate::isa::MAX_LITERALS
+            }
+            PKind::Kcache { bank, index, chan } => {
+                if !cover(&mut self.kcache, bank, index, chip) {
+                    return false;
+                }
+                let key = read_key(chip, bank, index, chan);
+                if !self.reads.contains(&key) {
+                    self.reads.push(key);
+                }
+                self.reads.len() <= chip.kcache_reads()
+            }
+            _ => true,
+        }
+    }
+}
+
+/// What one constant-file read occupies of a group's limit: on R600 an (address, channel), on
+/// later chips an (address, channel pair).
+fn read_key(chip: Chip, bank: u8, index: u32, chan: u8) -> (u8, u32, u8) {
+    if chip == Chip::R600 {
+        (bank, index, chan)
+    } else {
+        (bank, index, chan / 2)
+    }
+}
+
+struct Packer<'a> {
+    chip: Chip,
+    units: &'a Units,
+    chans: Vec<Option<u8>>,
+}
+
+/// How an instruction must be placed relative to one it depends on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Dep {
+    /// In a later group (or clause).
+    After,
+    /// In the same group or a later one.
+    NotBefore,
+}
+
+/// Where a placed instruction is: its item, and its group in an ALU clause.
+type Pos = (usize, usize);
+
+impl Packer<'_> {
+    fn nodes(&mut self, nodes: &[Node]) -> Result<Vec<PNode>, PackError> {
+        nodes
+            .iter()
+            .map(|node| {
+                Ok(match node {
+                    Node::Block(insts) => PNode::Block(self.block(insts)?),
+                    Node::If { then, otherwise } => PNode::If {
+                        then: self.nodes(then)?,
+                        otherwise: self.nodes(otherwise)?,
+                    },
+                    Node::Loop(body) => PNode::Loop(self.nodes(body)?),
+                    Node::Break => PNode::Break,
+                    Node::Continue => PNode::Continue,
+                })
+            })
+            .collect()
+    }
+
+    fn block(&mut self, insts: &[Inst]) -> Result<Vec<Item>, PackError> {
+        let n = insts.len();
+        // Dependences and, for each read, the instruction whose write it reads.
+        let mut deps: Vec<Vec<(usize, Dep)>> = vec![Vec::new(); n];
+        let mut producer: HashMap<(usize, V), usize> = HashMap::new();
+        let mut last_writer: HashMap<V, usize> = HashMap::new();
+        let mut readers: HashMap<V, Vec<usize>> = HashMap::new();
+        let mut effects: Vec<usize> = Vec::new();
+        for (i, inst) in insts.iter().enumerate() {
+            for v in inst.reads() {
+                if let Some(&w) = last_writer.get(&v) {
+                    deps[i].push((w, Dep::After));
+                    producer.insert((i, v), w);
+                }
+                readers.entry(v).or_default().push(i);
+            }
+            for v in inst.writes() {
+                if let Some(&w) = last_writer.get(&v) {
+                    deps[i].push((w, Dep::After));
+                }
+                for &r in readers.get(&v).map_or(&[][..], Vec::as_slice) {
+                    if r != i {
+                        deps[i].push((r, Dep::NotBefore));
+                    }
+                }
+                last_writer.insert(v, i);
+                readers.remove(&v);
+            }
+            let is_kill = matches!(inst, Inst::Alu(a) if a.op.has(flag::KILL));
+            if is_kill || matches!(inst, Inst::Export(_)) {
+                for &e in &effects {
+                    deps[i].push((e, Dep::After));
+                }
+                effects.push(i);
+            }
+            if matches!(inst, Inst::Alu(a) if a.pred) {
+                for j in 0..i {
+                    deps[i].push((j, Dep::NotBefore));
+                }
+            }
+        }
+        // The longest path to the block's end, fetches weighing most.
+        let mut height = vec![0u32; n];
+        for i in (0..n).rev() {
+            let own = if matches!(insts[i], Inst::Fetch(_)) {
+                8
+            } else {
+                1
+            };
+            height[i] = height[i].max(own);
+            for &(j, _) in &deps[i] {
+                height[j] = height[j].max(
+                    height[i]
+                        + if matches!(insts[j], Inst::Fetch(_)) {
+                            8
+                        } else {
+                            1
+                        },
+                );
+            }
+        }
+        let mut state = BlockState {
+            insts,
+            deps,
+            producer,
+            height,
+            pos: vec![None; n],
+            items: Vec::new(),
+            clause: None,
+        };
+        while state.pos.iter().any(Option::is_none) {
+            let fetches = state.ready_fetches();
+            let alu_ready = state.ready_alu(state.next_group_pos());
+            let fetch_first = match (fetches.first(), alu_ready.first()) {
+                (Some(&f), Some(&a)) => state.height[f] >= state.height[a],
+                (Some(_), None) => true,
+                _ => false,
+            };
+            if fetch_first {
+                state.close_clause();
+                self.fetch_clause(&mut state, &fetches);
+            } else if !alu_ready.is_empty() {
+                self.group(&mut state)?;
+            } else if let Some(e) = state.ready_export() {
+                state.close_clause();
+                let Inst::Export(export) = &insts[e] else {
+                    unreachable!()
+                };
+                state.pos[e] = Some((state.items.len(), 0));
+                state.items.push(Item::Export(export.clone()));
+            } else {
+                return Err(PackError("no instruction of the block is ready".into()));
+            }
+        }
+        state.close_clause();
+        Ok(state.items)
+    }
+
+    /// A fetch clause of ready fetches of one kind, in program order.
+    fn fetch_clause(&mut self, state: &mut BlockState, ready: &[usize]) {
+        let vertex = |i: usize| matches!(&state.insts[i], Inst::Fetch(f) if uses_vtx_clause(f.op, self.chip));
+        let kind = vertex(ready[0]);
+        let mut chosen: Vec<usize> = ready
+            .iter()
+            .copied()
+            .filter(|&i| vertex(i) == kind)
+            .collect();
+        chosen.truncate(self.chip.max_fetches());
+        chosen.sort_unstable();
+        let item = state.items.len();
+        let mut fetches = Vec::new();
+        let mut written: Vec<V> = Vec::new();
+        for i in chosen {
+            let Inst::Fetch(fetch) = &state.insts[i] else {
+                unreachable!()
+            };
+            // Two writes of one value in one clause would race.
+            if fetch.dsts.iter().flatten().any(|v| written.contains(v)) {
+                continue;
+            }
+            written.extend(fetch.dsts.iter().flatten());
+            for v in fetch.dsts.iter().flatten() {
+                self.choose_chan(*v, None);
+            }
+            state.pos[i] = Some((item, 0));
+            fetches.push(fetch.clone());
+        }
+        state.items.push(Item::Fetch(fetches));
+    }
+
+    /// Gives `v` a channel if it has none: `preferred` if allowed, else the first channel its
+    /// unit's other values do not use.
+    fn choose_chan(&mut self, v: V, preferred: Option<u8>) -> u8 {
+        if let Some(c) = self.chans[v.0 as usize] {
+            return c;
+        }
+        let allowed = self.allowed_chans(v);
+        let c = preferred
+            .filter(|c| allowed[*c as usize])
+            .or_else(|| (0..4).find(|&c| allowed[c as usize]))
+            .unwrap_or(0);
+        self.chans[v.0 as usize] = Some(c);
+        c
+    }
+
+    /// The channels `v` may take: its own if it has one, else those no value of its unit has.
+    fn allowed_chans(&self, v: V) -> [bool; 4] {
+        if let Some(c) = self.chans[v.0 as usize] {
+            return std::array::from_fn(|k| k == c as usize);
+        }
+        let mut allowed = [true; 4];
+        if let Some(&unit) = self.units.of.get(&v) {
+            for m in &self.units.members[unit] {
+                if let Some(c) = self.chans[m.0 as usize] {
+                    allowed[c as usize] = false;
+                }
+            }
+        }
+        allowed
+    }
+
+    /// Fills the next group of the open ALU clause (opening one if needed).
+    fn group(&mut self, state: &mut BlockState) -> Result<(), PackError> {
+        if state.clause.is_none() {
+            state.clause = Some(ClauseBuilder::default());
+        }
+        let mut group = GroupBuilder {
+            budget: Budget {
+                kcache: state.clause.as_ref().expect("open").kcache.clone(),
+                ..Budget::default()
+            },
+            ..GroupBuilder::default()
+        };
+        loop {
+            let at = state.next_group_pos();
+            let mut ready = state.ready_alu(at);
+            ready.retain(|i| !group.members.contains(i));
+            let mut added = false;
+            for i in ready {
+                if let Some(placed) = self.try_place(state, &group, i) {
+                    group.commit(i, placed, self.chip, state);
+                    for p in &group.placed[group.placed.len() - 1] {
+                        if let Some(v) = p.dst {
+                            self.chans[v.0 as usize].get_or_insert(p.chan);
+                        }
+                    }
+                    state.pos[i] = Some(at);
+                    added = true;
+                }
+            }
+            if !added {
+                break;
+            }
+        }
+        if group.members.is_empty() {
+            // The clause's kcache sets or slots are used up: a new clause.
+            let clause = state.clause.as_ref().expect("open");
+            if clause.groups.is_empty() {
+                return Err(PackError("an instruction fits no group".into()));
+            }
+            state.close_clause();
+            return Ok(());
+        }
+        let clause = state.clause.as_mut().expect("open");
+        clause.kcache = group.budget.kcache.clone();
+        let ends = group.ends_clause;
+        let push = group.push;
+        let mut insts: Vec<Placed> = group.placed.into_iter().flatten().collect();
+        insts.sort_by_key(|p| p.slot);
+        clause.slots += insts.len() + group.budget.literals.len().div_ceil(2);
+        clause.groups.push(insts);
+        clause.push |= push;
+        if ends || clause.slots >= CLAUSE_SLOT_LIMIT {
+            state.close_clause();
+        }
+        Ok(())
+    }
+
+    /// Where instruction `i` can go in `group`, if anywhere: its placed slot(s).
+    fn try_place(&self, state: &BlockState, group: &GroupBuilder, i: usize) -> Option<Vec<Placed>> {
+        let clause = state.clause.as_ref().expect("open");
+        let at = state.next_group_pos();
+        let src = |s: &Src, i: usize| -> PSrc {
+            let kind = match s.operand {
+                Operand::Value(v) => match state.producer.get(&(i, v)) {
+                    Some(&w) if state.pos[w] == Some((at.0, at.1.wrapping_sub(1))) && at.1 > 0 => {
+                        let slot = state.slot_of_write(w, v);
+                        match slot {
+                            Some(Slot::T) => PKind::Ps,
+                            Some(s) => PKind::Pv(s as u8),
+                            None => PKind::Value(v),
+                        }
+                    }
+                    _ => PKind::Value(v),
+                },
+                Operand::Const(bits) => PKind::Const(bits),
+                Operand::Kcache { bank, index, chan } => PKind::Kcache { bank, index, chan },
+                Operand::Param { index, chan } => PKind::Param { index, chan },
+            };
+            PSrc {
+                kind,
+                neg: s.neg,
+                abs: s.abs,
+            }
+        };
+        let options: Vec<Vec<Placed>> = match &state.insts[i] {
+            Inst::Alu(alu) => {
+                let srcs: Vec<PSrc> = alu.srcs.iter().map(|s| src(s, i)).collect();
+                self.alu_options(alu, srcs, group)
+            }
+            Inst::Multi(m) => {
+                if group.used.iter().take(4).any(|&u| u) {
+                    return None;
+                }
+                let write_chan = if m.op.has(flag::INTERP) {
+                    None
+                } else {
+                    let v = m.slots.iter().find_map(|s| s.dst)?;
+                    let allowed = self.allowed_chans(v);
+                    Some((0..4).find(|&c| allowed[c as usize])?)
+                };
+                let placed = (0..4u8)
+                    .map(|c| {
+                        let part = &m.slots[c as usize];
+                        let dst = match write_chan {
+                            None => part.dst,
+                            Some(w) if w == c => m.slots.iter().find_map(|s| s.dst),
+                            Some(_) => None,
+                        };
+                        Placed {
+                            slot: Slot::VECTOR[c as usize],
+                            op: m.op,
+                            dst,
+                            chan: c,
+                            srcs: part.srcs.iter().map(|s| src(s, i)).collect(),
+                            clamp: false,
+                            pred: false,
+                        }
+                    })
+                    .collect();
+                vec![placed]
+            }
+            Inst::Fetch(_) | Inst::Export(_) => return None,
+        };
+        options
+            .into_iter()
+            .find(|placed| group.accepts(placed, clause, self.chip, &self.chans))
+    }
+
+    /// The ways an ALU instruction can be placed in the free slots of `group`, best first.
+    fn alu_options(&self, alu: &Alu, srcs: Vec<PSrc>, group: &GroupBuilder) -> Vec<Vec<Placed>> {
+        let allowed = match alu.dst {
+            Some(v) => self.allowed_chans(v),
+            None => [true; 4],
+        };
+        let one = |slot: Slot, chan: u8| Placed {
+            slot,
+            op: alu.op,
+            dst: alu.dst,
+            chan,
+            srcs: srcs.clone(),
+            clamp: alu.clamp,
+            pred: alu.pred,
+        };
+        let mut options = Vec::new();
+        let slots = alu.op.slots(self.chip);
+        if matches!(slots, Slots::Any | Slots::Vec) {
+            for c in 0..4u8 {
+                if allowed[c as usize] && !group.used[c as usize] {
+                    options.push(vec![one(Slot::VECTOR[c as usize], c)]);
+                }
+            }
+        }
+        match slots {
+            Slots::Any | Slots::Trans if self.chip.has_trans() => {
+                if !group.used[Slot::T as usize]
+                    && let Some(c) = (0..4u8).find(|&c| allowed[c as usize])
+                {
+                    options.push(vec![one(Slot::T, c)]);
+                }
+            }
+            Slots::Trans => {
+                // Cayman: the operation in slots x, y and z (and w for channel w), writing one.
+                for c in (0..4u8).filter(|&c| allowed[c as usize]) {
+                    let span = if c == 3 { 4 } else { 3 };
+                    if group.used[..span].iter().any(|&u| u) {
+                        continue;
+                    }
+                    let placed = (0..span as u8)
+                        .map(|k| Placed {
+                            dst: if k == c { alu.dst } else { None },
+                            ..one(Slot::VECTOR[k as usize], k)
+                        })
+                        .collect();
+                    options.push(placed);
+                    break;
+                }
+            }
+            Slots::Vec4 => {
+                // Cayman's integer multiplies: all four slots, the result in each.
+                if let Some(c) = (0..4u8).find(|&c| allowed[c as usize])
+                    && !group.used[..4].iter().any(|&u| u)
+                {
+                    let placed = (0..4u8)
+                        .map(|k| Placed {
+                            dst: if k == c { alu.dst } else { None },
+                            ..one(Slot::VECTOR[k as usize], k)
+                        })
+                        .collect();
+                    options.push(placed);
+                }
+            }
+            _ => {}
+        }
+        options
+    }
+}
+
+/// Whether fetch `op` goes in a VTX clause on `chip` (Cayman has none: its vertex fetches go in
+/// TEX clauses).
+pub fn uses_vtx_clause(op: FetchOp, chip: Chip) -> bool {
+    op.is_vertex_fetch() && chip != Chip::Cayman
+}
+
+/// The scheduling state of one block.
+struct BlockState<'a> {
+    insts: &'a [Inst],
+    deps: Vec<Vec<(usize, Dep)>>,
+    producer: HashMap<(usize, V), usize>,
+    height: Vec<u32>,
+    pos: Vec<Option<Pos>>,
+    items: Vec<Item>,
+    clause: Option<ClauseBuilder>,
+}
+
+impl BlockState<'_> {
+    /// The position the next group of the open clause takes (or the first group of a new one).
+    fn next_group_pos(&self) -> Pos {
+        match &self.clause {
+            Some(c) => (self.items.len(), c.groups.len()),
+            None => (self.items.len(), 0),
+        }
+    }
+
+    fn close_clause(&mut self) {
+        if let Some(c) = self.clause.take()
+            && !c.groups.is_empty()
+        {
+            self.items.push(Item::Alu(Clause {
+                groups: c.groups,
+                kcache: c.kcache,
+                push: c.push,
+            }));
+        }
+    }
+
+    fn deps_allow(&self, i: usize, at: Pos) -> bool {
+        self.deps[i]
+            .iter()
+            .all(|&(j, dep)| match (self.pos[j], dep) {
+                (Some(p), Dep::After) => p < at,
+                (Some(p), Dep::NotBefore) => p <= at,
+                (None, _) => false,
+            })
+    }
+
+    /// Unplaced ALU instructions that may go in a group at `at`, most urgent first.
+    fn ready_alu(&self, at: Pos) -> Vec<usize> {
+        let mut ready: Vec<usize> = (0..self.insts.len())
+            .filter(|&i| self.pos[i].is_none())
+            .filter(|&i| matches!(self.insts[i], Inst::Alu(_) | Inst::Multi(_)))
+            .filter(|&i| self.deps_allow(i, at))
+            .collect();
+        ready.sort_by_key(|&i| (std::cmp::Reverse(self.height[i]), i));
+        ready
+    }
+
+    /// Unplaced fetches whose operands are ready for a clause after everything placed, most
+    /// urgent first.
+    fn ready_fetches(&self) -> Vec<usize> {
+        let at = (self.items.len() + 1, 0);
+        let mut ready: Vec<usize> = (0..self.insts.len())
+            .filter(|&i| self.pos[i].is_none() && matches!(self.insts[i], Inst::Fetch(_)))
+            .filter(|&i| self.deps_allow(i, at))
+            .collect();
+        ready.sort_by_key(|&i| (std::cmp::Reverse(self.height[i]), i));
+        ready
+    }
+
+    fn ready_export(&self) -> Option<usize> {
+        let at = (self.items.len() + 1, 0);
+        (0..self.insts.len()).find(|&i| {
+            self.pos[i].is_none()
+                && matches!(self.insts[i], Inst::Export(_))
+                && self.deps_allow(i, at)
+        })
+    }
+
+    /// The slot in which instruction `w` (placed in the open clause's last group) wrote `v`.
+    fn slot_of_write(&self, w: usize, v: V) -> Option<Slot> {
+        let clause = self.clause.as_ref()?;
+        let group = clause.groups.last()?;
+        group
+            .iter()
+            .find(|p| {
+                p.dst == Some(v)
+                    && clause.origin.get(&(clause.groups.len() - 1, p.slot)) == Some(&w)
+            })
+            .map(|p| p.slot)
+    }
+}
+
+#[derive(Default)]
+struct ClauseBuilder {
+    groups: Vec<Vec<Placed>>,
+    kcache: Vec<Kcache>,
+    slots: usize,
+    push: bool,
+    /// Which instruction of the block each (group, slot) holds.
+    origin: HashMap<(usize, Slot), usize>,
+}
+
+/// The group being filled.
+#[derive(Default)]
+struct GroupBuilder {
+    used: [bool; 5],
+    members: Vec<usize>,
+    placed: Vec<Vec<Placed>>,
+    budget: Budget,
+    /// Holds a KILL or PRED_SET (one per group).
+    once: bool,
+    ends_clause: bool,
+    push: bool,
+}
+
+impl GroupBuilder {
+    /// Whether `placed` fits: slots, literals, the once-per-group operations, the clause's
+    /// kcache sets, the constant-file read limit and the read ports.
+    fn accepts(
+        &self,
+        placed: &[Placed],
+        clause: &ClauseBuilder,
+        chip: Chip,
+        chans: &[Option<u8>],
+    ) -> bool {
+        if placed.iter().any(|p| self.used[p.slot as usize]) {
+            return false;
+        }
+        let once = placed[0].op.has(flag::KILL) || placed[0].pred;
+        if once && self.once {
+            return false;
+        }
+        let mut budget = self.budget.clone();
+        if !placed
+            .iter()
+            .flat_map(|p| &p.srcs)
+            .all(|s| budget.take(s.kind, chip))
+        {
+            return false;
+        }
+        let slots = self.placed.iter().map(Vec::len).sum::<usize>()
+            + placed.len()
+            + budget.literals.len().div_ceil(2);
+        if clause.slots + slots > crate::isa::MAX_ALU_CLAUSE_SLOTS {
+            return false;
+        }
+        let all: Vec<Reads> = self
+            .placed
+            .iter()
+            .flatten()
+            .chain(placed)
+            .map(|p| reads_of(p, chans))
+            .collect();
+        bank::solve(&all).is_some()
+    }
+
+    fn commit(&mut self, i: usize, placed: Vec<Placed>, chip: Chip, state: &mut BlockState) {
+        let clause = state.clause.as_mut().expect("open");
+        for p in &placed {
+            self.used[p.slot as usize] = true;
+            clause.origin.insert((clause.groups.len(), p.slot), i);
+            for s in &p.srcs {
+                self.budget.take(s.kind, chip);
+            }
+        }
+        if placed[0].op.has(flag::KILL) || placed[0].pred {
+            self.once = true;
+            self.ends_clause = true;
+            self.push |= placed[0].pred;
+        }
+        self.members.push(i);
+        self.placed.push(placed);
+    }
+}
+
+/// Makes the kcache sets cover constant `index` of `bank`, adding a set if one is free.
+fn cover(sets: &mut Vec<Kcache>, bank: u8, index: u32, chip: Chip) -> bool {
+    let covered = sets.iter().any(|k| {
+        k.bank == bank
+            && (k.line as u32 * 16..(k.line as u32 + k.lines as u32) * 16).contains(&index)
+    });
+    if covered {
+        return true;
+    }
+    if sets.len() >= chip.kcache_sets() || index / 16 > 255 {
+        return false;
+    }
+    sets.push(Kcache {
+        bank,
+        line: (index / 16) as u8,
+        lines: 2,
+    });
+    true
+}
+
+/// How a placed instruction uses the read ports (values keyed by their number).
+fn reads_of(p: &Placed, chans: &[Option<u8>]) -> Reads {
+    Reads {
+        trans: p.slot == Slot::T,
+        srcs: p
+            .srcs
+            .iter()
+            .map(|s| match s.kind {
+                PKind::Value(v) => bank::Operand::Gpr(v.0, chans[v.0 as usize].unwrap_or(0)),
+                PKind::Pv(_) | PKind::Ps | PKind::Param { .. } => bank::Operand::Forwarded,
+                PKind::Const(_) | PKind::Kcache { .. } => bank::Operand::Constant,
+            })
+            .collect(),
+    }
+}

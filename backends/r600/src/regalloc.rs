@@ -1,0 +1,348 @@
+//! Register allocation: a GPR number for every value that needs one.
+//!
+//! What: the packed program becomes a graph of points (a group, a fetch, an export) with the
+//! control flow of its tree (an `if` may skip either arm, a loop may go round, be skipped, or
+//! be left by a `break`); liveness is the usual backward dataflow over it, reading only what
+//! each point reads from GPRs (PV and PS reads are not). Two values interfere when they have
+//! the same channel (the packer chose channels) and one is live just after a definition of the
+//! other, or both are written at one point. Values then take, in the order of their first
+//! definition, the lowest GPR number no interfering value has; the values of a unit
+//! ([`crate::units`]) take one number together. A value that lives only within one ALU clause
+//! tries the clause temporaries T0-T3 first. Values the hardware loads keep their GPRs.
+//!
+//! Why: per-lane masked writes make the scalar liveness of the structured control flow right
+//! for the whole wavefront: a lane that skips a definition keeps its old value.
+//!
+//! Invariants: interfering values never share a GPR component; a value no point reads from a
+//! GPR after its definition, and whose definitions can all leave the write out (not three-source
+//! instructions), gets no register (it is read as PV or PS, or not at all). More than
+//! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
+
+use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
+use crate::lir::{Lane, Lir, V};
+use crate::pack::{Item, PKind, PNode, Packed};
+use crate::units::Units;
+
+/// The register of each value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Allocation {
+    /// By value: its GPR (124-127 are the clause temporaries), if it has one.
+    pub gpr: Vec<Option<u8>>,
+    /// GPRs the program uses.
+    pub gprs: u8,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("GPR limit exceeded: the shader needs {0} GPRs, at most {MAX_GPRS} are available")]
+pub struct AllocError(pub u32);
+
+/// A point of the program.
+#[derive(Clone, Debug, Default)]
+struct Point {
+    uses: Vec<u32>,
+    /// Values written, and whether the write cannot be left out.
+    defs: Vec<(u32, bool)>,
+    succs: Vec<usize>,
+    /// The ALU clause the point is a group of.
+    clause: Option<usize>,
+}
+
+struct Graph {
+    points: Vec<Point>,
+    /// Where `break`s of the loops being built go, innermost last: (header, breaks).
+    loops: Vec<(usize, Vec<usize>)>,
+    clauses: usize,
+}
+
+impl Graph {
+    fn add(&mut self, from: usize, point: Point) -> usize {
+        self.points.push(point);
+        let p = self.points.len() - 1;
+        self.points[from].succs.push(p);
+        p
+    }
+
+    fn empty(&mut self) -> usize {
+        self.points.push(Point::default());
+        self.points.len() - 1
+    }
+
+    /// Adds `nodes` after point `cur`; gives the last point.
+    fn build(&mut self, nodes: &[PNode], mut cur: usize) -> usize {
+        for node in nodes {
+            match node {
+                PNode::Block(items) => {
+                    for item in items {
+                        cur = self.item(item, cur);
+                    }
+                }
+                PNode::If { then, otherwise } => {
+                    let t = self.build(then, cur);
+                    let e = self.build(otherwise, cur);
+                    let join = self.empty();
+                    self.points[t].succs.push(join);
+                    self.points[e].succs.push(join);
+                    cur = join;
+                }
+                PNode::Loop(body) => {
+                    let header = self.add(cur, Point::default());
+                    self.loops.push((header, Vec::new()));
+                    let end = self.build(body, header);
+                    self.points[end].succs.push(header);
+                    let (_, breaks) = self.loops.pop().expect("pushed");
+                    let join = self.empty();
+                    // No lane may enter the loop: LOOP_START jumps past it.
+                    self.points[cur].succs.push(join);
+                    for b in breaks {
+                        self.points[b].succs.push(join);
+                    }
+                    cur = join;
+                }
+                PNode::Break => {
+                    self.loops
+                        .last_mut()
+                        .expect("a break inside a loop")
+                        .1
+                        .push(cur);
+                    cur = self.empty();
+                }
+                PNode::Continue => {
+                    let header = self.loops.last().expect("a continue inside a loop").0;
+                    self.points[cur].succs.push(header);
+                    cur = self.empty();
+                }
+            }
+        }
+        cur
+    }
+
+    fn item(&mut self, item: &Item, mut cur: usize) -> usize {
+        match item {
+            Item::Alu(clause) => {
+                let id = self.clauses;
+                self.clauses += 1;
+                for group in &clause.groups {
+                    let mut point = Point {
+                        clause: Some(id),
+                        ..Point::default()
+                    };
+                    for p in group {
+                        for s in &p.srcs {
+                            if let PKind::Value(v) = s.kind {
+                                point.uses.push(v.0);
+                            }
+                        }
+                        if let Some(v) = p.dst {
+                            point.defs.push((v.0, p.op.is_op3()));
+                        }
+                    }
+                    cur = self.add(cur, point);
+                }
+            }
+            Item::Fetch(fetches) => {
+                for f in fetches {
+                    let point = Point {
+                        uses: lane_values(&f.srcs),
+                        defs: f.dsts.iter().flatten().map(|v| (v.0, false)).collect(),
+                        ..Point::default()
+                    };
+                    cur = self.add(cur, point);
+                }
+            }
+            Item::Export(e) => {
+                let point = Point {
+                    uses: lane_values(&e.srcs),
+                    ..Point::default()
+                };
+                cur = self.add(cur, point);
+            }
+        }
+        cur
+    }
+}
+
+fn lane_values(lanes: &[Lane]) -> Vec<u32> {
+    lanes
+        .iter()
+        .filter_map(|l| match l {
+            Lane::Value(v) => Some(v.0),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A set of values.
+#[derive(Clone, PartialEq, Eq)]
+struct Set(Vec<u64>);
+
+impl Set {
+    fn new(n: usize) -> Set {
+        Set(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, v: u32) {
+        self.0[v as usize / 64] |= 1 << (v % 64);
+    }
+    fn remove(&mut self, v: u32) {
+        self.0[v as usize / 64] &= !(1 << (v % 64));
+    }
+    fn contains(&self, v: u32) -> bool {
+        self.0[v as usize / 64] & (1 << (v % 64)) != 0
+    }
+    fn union(&mut self, other: &Set) -> bool {
+        let mut changed = false;
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            let n = *a | *b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| (w * 64 + b) as u32)
+        })
+    }
+}
+
+/// Allocates the GPRs of a packed program.
+pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation, AllocError> {
+    let n = lir.values as usize;
+    let chan = |v: u32| packed.chans[v as usize].unwrap_or(0);
+    let mut graph = Graph {
+        points: vec![Point {
+            defs: lir.fixed.keys().map(|v| (v.0, false)).collect(),
+            ..Point::default()
+        }],
+        loops: Vec::new(),
+        clauses: 0,
+    };
+    graph.build(&packed.body, 0);
+    let points = &graph.points;
+
+    // Liveness: live-in = uses ∪ (live-out − defs), live-out = ∪ live-in of the successors.
+    let mut live_in = vec![Set::new(n); points.len()];
+    let mut live_out = vec![Set::new(n); points.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for p in (0..points.len()).rev() {
+            let mut out = Set::new(n);
+            for &s in &points[p].succs {
+                out.union(&live_in[s]);
+            }
+            let mut inn = out.clone();
+            for &(d, _) in &points[p].defs {
+                inn.remove(d);
+            }
+            for &u in &points[p].uses {
+                inn.insert(u);
+            }
+            if inn != live_in[p] {
+                live_in[p] = inn;
+                changed = true;
+            }
+            live_out[p] = out;
+        }
+    }
+
+    // Interference (same channel only), which values need a register, and where they live.
+    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut needs = vec![false; n];
+    let mut first_def = vec![usize::MAX; n];
+    // The one ALU clause a value is live, read or written in: `Some(None)` once it is seen
+    // outside a clause or in two.
+    let mut clause_of: Vec<Option<Option<usize>>> = vec![None; n];
+    for (p, point) in points.iter().enumerate() {
+        let seen = live_in[p]
+            .iter()
+            .chain(live_out[p].iter())
+            .chain(point.uses.iter().copied())
+            .chain(point.defs.iter().map(|&(d, _)| d));
+        for v in seen {
+            let entry = &mut clause_of[v as usize];
+            *entry = match *entry {
+                None => Some(point.clause),
+                Some(c) if c == point.clause => Some(c),
+                Some(_) => Some(None),
+            };
+        }
+        for &(d, must_write) in &point.defs {
+            first_def[d as usize] = first_def[d as usize].min(p);
+            if must_write || live_out[p].contains(d) {
+                needs[d as usize] = true;
+            }
+            for l in live_out[p].iter() {
+                if l != d && chan(l) == chan(d) {
+                    neighbours[d as usize].push(l);
+                    neighbours[l as usize].push(d);
+                }
+            }
+            for &(e, _) in &point.defs {
+                if e != d && chan(e) == chan(d) {
+                    neighbours[d as usize].push(e);
+                }
+            }
+        }
+    }
+    for v in lir.fixed.keys() {
+        needs[v.0 as usize] = true;
+    }
+
+    let mut gpr: Vec<Option<u8>> = vec![None; n];
+    for (v, &(g, _)) in &lir.fixed {
+        gpr[v.0 as usize] = Some(g);
+    }
+    // Allocation groups: units (their members that need a register) and single values.
+    let mut groups: Vec<Vec<u32>> = units
+        .members
+        .iter()
+        .map(|m| {
+            m.iter()
+                .map(|v| v.0)
+                .filter(|&v| needs[v as usize])
+                .collect()
+        })
+        .collect();
+    for v in 0..n as u32 {
+        if needs[v as usize] && !units.of.contains_key(&V(v)) && !lir.fixed.contains_key(&V(v)) {
+            groups.push(vec![v]);
+        }
+    }
+    groups.retain(|g| !g.is_empty() && g.iter().any(|&v| gpr[v as usize].is_none()));
+    groups.sort_by_key(|g| g.iter().map(|&v| first_def[v as usize]).min());
+    let mut most = lir
+        .fixed
+        .values()
+        .map(|&(g, _)| g as u32 + 1)
+        .max()
+        .unwrap_or(0);
+    for group in groups {
+        let fits = |g: u8, gpr: &[Option<u8>]| {
+            group.iter().all(|&v| {
+                neighbours[v as usize]
+                    .iter()
+                    .all(|&w| gpr[w as usize] != Some(g))
+            })
+        };
+        let temporary = group.len() == 1
+            && !units.of.contains_key(&V(group[0]))
+            && matches!(clause_of[group[0] as usize], Some(Some(_)));
+        let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + 4)
+            .filter(|_| temporary)
+            .chain(0..MAX_GPRS)
+            .find(|&g| fits(g, &gpr))
+            .ok_or(AllocError(MAX_GPRS as u32 + 1))?;
+        for &v in &group {
+            gpr[v as usize] = Some(g);
+        }
+        if g < CLAUSE_TEMP_BASE {
+            most = most.max(g as u32 + 1);
+        }
+    }
+    Ok(Allocation {
+        gpr,
+        gprs: most as u8,
+    })
+}

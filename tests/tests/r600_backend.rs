@@ -1,0 +1,216 @@
+//! The R600 backend against the reference interpreter: each fragment shader is optimized for
+//! the chip, compiled, run on the emulator over a grid of pixels, and its colours compared with
+//! what the interpreter computes from the unoptimized shader on the same inputs (planes over
+//! barycentrics, so both sides see the same values), on R600, R700, Evergreen and Cayman.
+
+use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::ir::{Mode, Shader};
+use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
+use shrew_engine::raster::QuadGrid;
+use shrew_engine::rng::Rng;
+use shrew_engine::text;
+use shrew_r600::compile::compile_fragment;
+use shrew_r600::dispatch::{FragmentDraw, run_fragment};
+use shrew_r600::isa::Chip;
+use shrew_r600::lower::interp_of;
+
+const WIDTH: u32 = 8;
+const HEIGHT: u32 = 4;
+
+fn optimized(shader: &Shader, chip: Chip) -> Shader {
+    let registry = shrew_rules::registry(&shrew_r600::target_options(chip), &[]);
+    let pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
+    let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
+    let mut shader = shader.clone();
+    let options = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
+    shader
+}
+
+/// A draw with random inputs and barycentrics, one uncovered pixel and random uniforms.
+fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
+    let mut rng = Rng::new(seed);
+    let mut small = || (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0;
+    let pixels = (WIDTH * HEIGHT) as usize;
+    let mut draw = FragmentDraw {
+        pixels: QuadGrid {
+            width: WIDTH,
+            height: HEIGHT,
+            origin: [2, 4],
+            covered: (0..pixels).map(|i| i != 5).collect(),
+            ..QuadGrid::default()
+        },
+        ..FragmentDraw::default()
+    };
+    for _ in 0..pixels {
+        draw.pixels.perspective.push([small(), small()]);
+        draw.pixels.linear.push([small(), small()]);
+        draw.pixels
+            .depth_w
+            .push([small().abs(), 1.0 + small().abs()]);
+    }
+    for var in &shader.variables {
+        if var.mode == Mode::ShaderIn && var.builtin.is_none() {
+            let slot = var.location.unwrap_or(0);
+            let planes = [0; 4].map(|_| [4.0 * small(), small(), small()]);
+            draw.inputs.insert(slot, planes);
+        }
+    }
+    draw.uniform_data = vec![0; 4096];
+    for chunk in draw.uniform_data.chunks_mut(4) {
+        chunk.copy_from_slice(&small().to_bits().to_le_bytes());
+    }
+    draw.ubos
+        .insert(0, draw.uniform_data.iter().rev().copied().collect());
+    draw
+}
+
+/// The interpreter's launch for the same pixels and inputs.
+fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
+    let pixels = (WIDTH * HEIGHT) as usize;
+    let mut launch = Launch::invocations(pixels);
+    launch.width = WIDTH;
+    launch.origin = draw.pixels.origin;
+    launch.covered = draw.pixels.covered.clone();
+    launch.frag_coord_zw = draw.pixels.depth_w.clone();
+    for var in &shader.variables {
+        if var.mode != Mode::ShaderIn || var.builtin.is_some() {
+            continue;
+        }
+        let slot = var.location.unwrap_or(0);
+        let comps = var.ty.val_type().map_or(4, |t| t.comps as usize);
+        let interp = interp_of(shader, slot);
+        let values = (0..pixels)
+            .map(|i| {
+                (0..comps)
+                    .map(|c| draw.input(slot, c, i, interp).to_bits() as u64)
+                    .collect()
+            })
+            .collect();
+        launch.inputs.insert(var.name.clone(), values);
+    }
+    launch
+}
+
+/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
+fn close(a: u32, b: u32, tolerance: f32) -> bool {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    a == b
+        || (x.is_nan() && y.is_nan())
+        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
+}
+
+/// Compiles and runs `source` on every chip and compares each covered pixel's colour with the
+/// interpreter's, within 1e-4 (rounding of reassociated arithmetic).
+fn check(name: &str, source: &str) {
+    check_within(name, source, 1e-4);
+}
+
+fn check_within(name: &str, source: &str, tolerance: f32) {
+    let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
+    let color = shader
+        .variables
+        .iter()
+        .find(|v| v.mode == Mode::ShaderOut && v.location == Some(0))
+        .map(|v| v.name.clone())
+        .expect("a colour output");
+    for chip in Chip::ALL {
+        let optimized = optimized(&shader, chip);
+        let kernel =
+            compile_fragment(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
+        for seed in 0..3 {
+            let draw = draw(&shader, seed);
+            let launch = launch(&shader, &draw);
+            let mut resources = Resources {
+                uniform_data: draw.uniform_data.clone(),
+                ubos: draw.ubos.clone(),
+                ..Resources::default()
+            };
+            let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
+            let got = run_fragment(&kernel, &draw).unwrap_or_else(|e| {
+                let listing = shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default();
+                panic!("{name} {chip:?}: {e}\n{listing}")
+            });
+            for (i, inv) in expected.invocations.iter().enumerate() {
+                let written = got[i].get(&0);
+                if !draw.pixels.covered[i] || inv.discarded || inv.helper {
+                    assert_eq!(
+                        written, None,
+                        "{name} {chip:?}: pixel {i} must not be written"
+                    );
+                    continue;
+                }
+                let want = &inv.outputs[&color];
+                let have = written.unwrap_or_else(|| {
+                    panic!("{name} {chip:?} seed {seed}: pixel {i} not written")
+                });
+                for c in 0..want.len().min(4) {
+                    assert!(
+                        close(want[c] as u32, have[c], tolerance),
+                        "{name} {chip:?} seed {seed}: pixel {i} component {c}: interpreter {} ({:#x}), emulator {} ({:#x})\n{}",
+                        f32::from_bits(want[c] as u32),
+                        want[c],
+                        f32::from_bits(have[c]),
+                        have[c],
+                        shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn interpolation_uniforms_and_arithmetic() {
+    check(
+        "arith.shrew",
+        r#"
+shader fragment
+var shader_in f32x4 @a (location=0)
+var shader_in f32x2 @b (location=1)
+var uniform f32x4 @u
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @a
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @b
+    32x2 %3 = load_deref %2
+    32 %4 = deref_var @u
+    32x4 %5 = load_deref %4
+    32x4 %6 = fmul %1, %5
+    32 %7 = fdot2 %3, %3
+    32 %8 = frsq %7
+    32x4 %9 = fadd %6, %8.xxxx
+    32 %10 = fsin %3.x
+    32 %11 = fmax %9.y, %10
+    32 %12 = load_const (0.5)
+    32 %13 = fmul %11, %12
+    32x4 %14 = vec4 %9.x, %13, %9.z, %10
+    32 %15 = deref_var @color
+    store_deref %15, %14 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+#[test]
+fn algebraic_example() {
+    check(
+        "algebraic.shrew",
+        include_str!("../../examples/algebraic.shrew"),
+    );
+}
+
+#[test]
+fn control_flow_with_calls_and_demote() {
+    check(
+        "control_flow.shrew",
+        include_str!("../ir/control_flow.shrew"),
+    );
+}
