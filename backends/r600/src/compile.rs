@@ -2,7 +2,7 @@
 //! packing into groups and clauses, register allocation, emission and encoding, and the
 //! shader-db style statistics of the result.
 
-use crate::copy_prop::propagate_copies;
+use crate::copy_prop::{legalize_operands, propagate_copies};
 use crate::emit::emit;
 use crate::encoding::{Binary, EncodeError, assemble};
 use crate::isa::{CfOp, Chip};
@@ -61,6 +61,7 @@ pub enum CompileError {
 pub fn compile_fragment(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
     let (mut lir, interface) = lower_fragment(shader, chip)?;
     propagate_copies(&mut lir, chip);
+    legalize_operands(&mut lir, chip);
     let units = form_units(&mut lir);
     let packed = pack(&lir, &units, chip)?;
     let alloc = allocate(&packed, &lir, &units)?;

@@ -13,8 +13,9 @@
 //! constants 0 and 1.0, and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
 
+use crate::isa::AluOp;
 use crate::isa::Chip;
-use crate::lir::{Inst, Lane, Lir, Operand, Src, V};
+use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, V};
 use crate::pack::fits_alone;
 use std::collections::HashMap;
 
@@ -25,7 +26,7 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
         let mut candidates = Vec::new();
         lir.for_each_inst(&mut |inst| {
             if let Inst::Alu(alu) = inst
-                && alu.op == crate::isa::AluOp::Mov
+                && alu.op == AluOp::Mov
                 && !alu.clamp
                 && let Some(dst) = alu.dst
                 && defs[dst.0 as usize] == 1
@@ -62,6 +63,45 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
     }
 }
 
+/// Moves constant operands (kcache reads, literals) of instructions that do not fit a group
+/// on their own ([`fits_alone`]: a DOT4 of two uniforms reads more constants than a group may)
+/// into values of their own, computed by MOVs just before.
+pub fn legalize_operands(lir: &mut Lir, chip: Chip) {
+    let mut next = lir.values;
+    lir.for_each_block_mut(&mut |insts| {
+        let mut out = Vec::with_capacity(insts.len());
+        for mut inst in insts.drain(..) {
+            while !fits_alone(&inst, chip) {
+                let Some(src) = inst
+                    .srcs_mut()
+                    .into_iter()
+                    .rev()
+                    .find(|s| is_constant_read(s.operand))
+                else {
+                    break;
+                };
+                let value = V(next);
+                next += 1;
+                let plain = Src::of(src.operand);
+                src.operand = Operand::Value(value);
+                out.push(Inst::Alu(Alu::new(AluOp::Mov, Some(value), vec![plain])));
+            }
+            out.push(inst);
+        }
+        *insts = out;
+    });
+    lir.values = next;
+}
+
+/// Whether an operand takes a literal or constant-file slot of a group.
+fn is_constant_read(operand: Operand) -> bool {
+    match operand {
+        Operand::Kcache { .. } => true,
+        Operand::Const(bits) => crate::isa::sel::inline_constant(bits).is_none(),
+        Operand::Value(_) | Operand::Param { .. } => false,
+    }
+}
+
 /// Replaces every read of `dst` by `src` and removes the MOV, if every reader can take it.
 fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
     let mut ok = true;
@@ -76,7 +116,9 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
         return false;
     }
     lir.for_each_block_mut(&mut |insts| {
-        insts.retain(|inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == crate::isa::AluOp::Mov));
+        insts.retain(
+            |inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == AluOp::Mov),
+        );
         for inst in insts.iter_mut() {
             rewrite(inst, dst, src);
         }

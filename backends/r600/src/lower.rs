@@ -90,11 +90,13 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
         regs,
         reg_values: HashMap::new(),
         direct: HashMap::new(),
+        direct_regs: HashMap::new(),
         lir: Lir::default(),
         interface: Interface::default(),
         inputs: BTreeMap::new(),
         outputs: BTreeMap::new(),
         block: Vec::new(),
+        redirect: None,
     };
     lowering.interface.constant_data = layout_variables(shader)
         .and_then(|layouts| constant_data(shader, &layouts))
@@ -141,6 +143,8 @@ struct Lowering<'a> {
     reg_values: HashMap<Reg, Vec<V>>,
     /// IR values read as operands rather than from their register: constants, uniforms.
     direct: HashMap<Value, Vec<Src>>,
+    /// The registers of those values (written by nothing else): what a copy from them reads.
+    direct_regs: HashMap<Reg, Vec<Src>>,
     lir: Lir,
     interface: Interface,
     /// Each input slot's component values, interpolated in the prologue.
@@ -149,6 +153,9 @@ struct Lowering<'a> {
     outputs: BTreeMap<u32, [Option<V>; 4]>,
     /// The block being filled.
     block: Vec<Inst>,
+    /// Where the ALU instruction being lowered writes instead of its register, when a source
+    /// shares the register.
+    redirect: Option<Vec<V>>,
 }
 
 impl Lowering<'_> {
@@ -183,6 +190,9 @@ impl Lowering<'_> {
 
     /// The value component `c` of IR value `v` is written to.
     fn dst(&mut self, v: Value, c: u8) -> V {
+        if let Some(temps) = &self.redirect {
+            return temps[c as usize];
+        }
         let r = self.regs.reg_of(v);
         self.reg_value(r, c)
     }
@@ -395,11 +405,16 @@ impl Lowering<'_> {
         }
     }
 
-    /// Copies register `src` into register `dst`, component by component.
+    /// Copies register `src` into register `dst`, component by component (from the operands
+    /// of a constant or uniform whose register is never written).
     fn copy(&mut self, dst: Reg, src: Reg) {
         for c in 0..self.regs.reg_shape(dst).comps {
-            let (d, s) = (self.reg_value(dst, c), self.reg_value(src, c));
-            self.mov(d, Src::value(s));
+            let d = self.reg_value(dst, c);
+            let s = match self.direct_regs.get(&src) {
+                Some(srcs) => srcs[c as usize],
+                None => Src::value(self.reg_value(src, c)),
+            };
+            self.mov(d, s);
         }
     }
 
@@ -412,7 +427,12 @@ impl Lowering<'_> {
             return Err(self.error(v, &format!("{}-bit values are not supported", def.bits)));
         }
         match &inst.kind {
-            InstKind::Phi(_) | InstKind::Undef => Ok(()),
+            InstKind::Phi(_) => Ok(()),
+            InstKind::Undef => {
+                let comps = inst.def.map_or(1, |d| d.comps) as usize;
+                self.define_direct(v, vec![Src::constant(0); comps]);
+                Ok(())
+            }
             InstKind::Const(values) => {
                 let srcs: Vec<Src> = values
                     .iter()
@@ -423,8 +443,24 @@ impl Lowering<'_> {
             }
             InstKind::Alu(alu) => {
                 let def = inst.def.expect("an ALU instruction defines a value");
+                // A source in the destination's register (out-of-SSA coalesced them) must be
+                // read whole before any component is written: compute into temporaries.
+                let reg = self.regs.reg_of(v);
+                let aliased = def.comps > 1
+                    && alu.srcs.iter().any(|s| {
+                        !self.direct.contains_key(&s.value) && self.regs.reg_of(s.value) == reg
+                    });
+                if aliased {
+                    self.redirect = Some((0..def.comps).map(|_| self.lir.new_value()).collect());
+                }
                 for c in 0..def.comps {
                     self.lower_alu(v, alu.op, &alu.srcs, c)?;
+                }
+                if let Some(temps) = self.redirect.take() {
+                    for (c, t) in temps.into_iter().enumerate() {
+                        let d = self.reg_value(reg, c as u8);
+                        self.mov(d, Src::value(t));
+                    }
                 }
                 Ok(())
             }
@@ -444,6 +480,7 @@ impl Lowering<'_> {
                 self.mov(d, src);
             }
         } else {
+            self.direct_regs.insert(self.regs.reg_of(v), srcs.clone());
             self.direct.insert(v, srcs);
         }
     }

@@ -125,6 +125,19 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
     for (v, &(_, c)) in &lir.fixed {
         chans[v.0 as usize] = Some(c);
     }
+    // INTERP results are in their slot's channel: known before they are placed, so that the
+    // values sharing their GPR avoid those channels.
+    lir.for_each_inst(&mut |inst| {
+        if let Inst::Multi(m) = inst
+            && m.op.has(flag::INTERP)
+        {
+            for (c, slot) in m.slots.iter().enumerate() {
+                if let Some(v) = slot.dst {
+                    chans[v.0 as usize] = Some(c as u8);
+                }
+            }
+        }
+    });
     let mut packer = Packer { chip, units, chans };
     let body = packer.nodes(&lir.body)?;
     Ok(Packed {
