@@ -9,13 +9,14 @@ use crate::pipeline::{Pipeline, Target};
 use shrew_engine::interp::Resources;
 use shrew_engine::interp::memory::{Layout, LayoutRule, layout_variables};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
+use shrew_engine::passes::lower_io::interp_of;
 use shrew_frontend::piglit::run::{
     FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
 };
 use shrew_gen::compile::{Kernel, compile_fragment, compile_vertex};
 use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
-use shrew_gen::lower::{VueSlot, interp_of};
+use shrew_gen::lower::VueSlot;
 use std::collections::BTreeMap;
 
 /// Bytes of an input slot.

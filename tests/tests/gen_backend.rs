@@ -5,6 +5,7 @@
 
 use shrew_engine::interp::{CompareFunc, Launch, MipLevel, Resources, SamplerState, Texture, run};
 use shrew_engine::ir::{Builtin, Dim, Interp, Mode, Shader, Type};
+use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
@@ -14,7 +15,7 @@ use shrew_gen::dispatch::{
     ComputeDispatch, FragmentDraw, VertexDraw, run_compute, run_fragment, run_vertex,
 };
 use shrew_gen::isa::Gen;
-use shrew_gen::lower::{VueSlot, interp_of};
+use shrew_gen::lower::VueSlot;
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 8;

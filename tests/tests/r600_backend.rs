@@ -5,6 +5,7 @@
 
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Mode, Shader};
+use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
@@ -12,7 +13,6 @@ use shrew_engine::text;
 use shrew_r600::compile::compile_fragment;
 use shrew_r600::dispatch::{FragmentDraw, run_fragment};
 use shrew_r600::isa::Chip;
-use shrew_r600::lower::interp_of;
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;

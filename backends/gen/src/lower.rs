@@ -71,8 +71,9 @@ use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage,
     Terminator, Tex, TexOp, TexSrc, Type as IrType, Value,
 };
-use shrew_engine::ops::{AluOp, AtomicOp, BaseType, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
+use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::structure::{Node, structurize};
 use std::collections::BTreeMap;
 
@@ -387,23 +388,6 @@ fn builtin_slot(shader: &Shader, builtin: Builtin) -> Option<u32> {
         .zip(&layouts)
         .find(|(var, _)| var.mode == Mode::ShaderOut && var.builtin == Some(builtin))
         .map(|(_, layout)| layout.offset / 16)
-}
-
-/// The interpolation of the input variable that holds `slot` (the one at the highest location
-/// not above it): its own, except that integers are always flat.
-pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
-    let Some(var) = shader
-        .variables
-        .iter()
-        .filter(|var| var.mode == Mode::ShaderIn && var.builtin.is_none())
-        .filter(|var| var.location.is_some_and(|l| l <= slot))
-        .max_by_key(|var| var.location)
-    else {
-        return Interp::Smooth;
-    };
-    let floats = shrew_engine::interp::memory::try_flatten_type(shader, &var.ty)
-        .is_ok_and(|leaves| leaves.iter().all(|s| s.base == BaseType::Float));
-    if floats { var.interp } else { Interp::Flat }
 }
 
 /// The value of a constant, as an offset or binding.

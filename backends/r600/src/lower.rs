@@ -36,8 +36,9 @@ use crate::lir::{Alu, Export, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, S
 use crate::program::ExportType;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{AluSrc, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Value};
-use shrew_engine::ops::{AluOp as IrOp, BaseType, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
+use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::structure::{Node as Tree, structurize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -845,21 +846,4 @@ fn constant_u32(func: &Function, v: Value) -> Option<u32> {
         InstKind::Const(values) => u32::try_from(values[0]).ok(),
         _ => None,
     }
-}
-
-/// The interpolation of the input variable that holds `slot`: its own, except that integers
-/// are always flat.
-pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
-    let Some(var) = shader
-        .variables
-        .iter()
-        .filter(|var| var.mode == shrew_engine::ir::Mode::ShaderIn && var.builtin.is_none())
-        .filter(|var| var.location.is_some_and(|l| l <= slot))
-        .max_by_key(|var| var.location)
-    else {
-        return Interp::Smooth;
-    };
-    let floats = shrew_engine::interp::memory::try_flatten_type(shader, &var.ty)
-        .is_ok_and(|leaves| leaves.iter().all(|s| s.base == BaseType::Float));
-    if floats { var.interp } else { Interp::Flat }
 }

@@ -34,7 +34,8 @@
 use super::manager::{Pass, PassContext};
 use crate::interp::memory::{Layout, LayoutRule, layout_variables};
 use crate::ir::{
-    Builder, Cursor, Deref, FuncId, InstKind, Mode, Shader, Type, ValType, Value, deref_chain,
+    Builder, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Type, ValType, Value,
+    deref_chain,
 };
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
 
@@ -375,4 +376,21 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
         function.replace_uses(v, lowered);
     }
     function.remove_inst(v);
+}
+
+/// The interpolation of the input variable that holds `slot` (the one at the highest location
+/// not above it): its own, except that integers are always flat.
+pub fn interp_of(shader: &Shader, slot: u32) -> Interp {
+    let Some(var) = shader
+        .variables
+        .iter()
+        .filter(|var| var.mode == Mode::ShaderIn && var.builtin.is_none())
+        .filter(|var| var.location.is_some_and(|l| l <= slot))
+        .max_by_key(|var| var.location)
+    else {
+        return Interp::Smooth;
+    };
+    let floats = crate::interp::memory::try_flatten_type(shader, &var.ty)
+        .is_ok_and(|leaves| leaves.iter().all(|s| s.base == shrew_ops::BaseType::Float));
+    if floats { var.interp } else { Interp::Flat }
 }
