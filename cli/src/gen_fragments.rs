@@ -6,8 +6,8 @@
 
 use crate::CliError;
 use crate::pipeline::{Pipeline, Target};
+use crate::varyings::{Places, components};
 use shrew_engine::interp::Resources;
-use shrew_engine::interp::memory::{Layout, LayoutRule, layout_variables};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_frontend::piglit::run::{
@@ -18,9 +18,6 @@ use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
 use shrew_gen::lower::VueSlot;
 use std::collections::BTreeMap;
-
-/// Bytes of an input slot.
-const SLOT_BYTES: u32 = 16;
 
 pub struct GenFragments {
     hw: Gen,
@@ -117,39 +114,6 @@ impl FragmentBackend for GenFragments {
             outputs,
         })))
     }
-}
-
-/// Where each 32-bit component of a variable is, by variable name: a slot (or VUE slot, if
-/// any) and the component in it.
-pub(crate) type Places<S> = Vec<(String, Vec<(S, usize)>)>;
-
-/// Each variable of `mode`'s 32-bit components: their slot and component in the slot, by
-/// variable name (built-ins left out).
-pub(crate) fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
-    let placement = layout_variables(shader).map_err(|e| e.to_string())?;
-    let layout = Layout::new(shader, LayoutRule::Slots);
-    let mut out = Vec::new();
-    for (var, place) in shader.variables.iter().zip(&placement) {
-        if var.mode != mode || var.builtin.is_some() {
-            continue;
-        }
-        let mut leaves = Vec::new();
-        layout
-            .leaves(&var.ty, place.offset, 0, &mut leaves)
-            .map_err(|e| format!("@{}: {e}", var.name))?;
-        let mut components = Vec::new();
-        for leaf in leaves {
-            if leaf.bytes != 4 {
-                return Err(format!("@{}: not 32-bit components", var.name));
-            }
-            components.push((
-                leaf.offset / SLOT_BYTES,
-                (leaf.offset % SLOT_BYTES / 4) as usize,
-            ));
-        }
-        out.push((var.name.clone(), components));
-    }
-    Ok(out)
 }
 
 /// A compiled vertex shader, where its inputs are in the attributes and its outputs in the URB

@@ -16,6 +16,7 @@ mod pipeline;
 mod r600_fragments;
 mod rules;
 mod run;
+mod varyings;
 
 #[derive(Parser)]
 #[command(

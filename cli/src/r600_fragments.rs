@@ -5,8 +5,8 @@
 //! runs the vertices.
 
 use crate::CliError;
-use crate::gen_fragments::components;
 use crate::pipeline::{Pipeline, Target};
+use crate::varyings::components;
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Interp, Mode, Shader};
 use shrew_frontend::piglit::run::{

@@ -393,17 +393,6 @@ mod tests {
         };
         let mut end = Cf::new(CfOp::ExportDone, CfBody::Export(export));
         end.end_of_program = true;
-        let flow = |op, addr, pop_count| {
-            Cf::new(
-                op,
-                CfBody::Flow {
-                    addr,
-                    pop_count,
-                    cond: 0,
-                    cf_const: 0,
-                },
-            )
-        };
         Program {
             chip: Chip::Evergreen,
             cf: vec![
@@ -421,7 +410,7 @@ mod tests {
                         }],
                     },
                 ),
-                flow(CfOp::Jump, 4, 1),
+                Cf::flow(CfOp::Jump, 4, 1),
                 Cf::new(CfOp::Tex, CfBody::Fetch(vec![sample])),
                 Cf::new(
                     CfOp::AluPopAfter,

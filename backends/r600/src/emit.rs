@@ -22,7 +22,8 @@ use crate::isa::{CfOp, Chip, sel};
 use crate::lir::Lane;
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
-    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot, Src,
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot,
+    Src, end_program,
 };
 use crate::regalloc::Allocation;
 
@@ -56,18 +57,6 @@ struct Emitter<'a> {
     loop_exits: Vec<Vec<usize>>,
     /// CF indices some instruction jumps to.
     targets: Vec<usize>,
-}
-
-fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
-    Cf::new(
-        op,
-        CfBody::Flow {
-            addr,
-            pop_count,
-            cond: 0,
-            cf_const: 0,
-        },
-    )
 }
 
 impl Emitter<'_> {
@@ -112,27 +101,27 @@ impl Emitter<'_> {
                     self.pushes += 1;
                     self.note_stack();
                     let has_else = !otherwise.is_empty();
-                    let jump = self.push_cf(flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
+                    let jump = self.push_cf(Cf::flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
                     self.nodes(then);
                     if has_else {
-                        let else_at = self.push_cf(flow(CfOp::Else, 0, 1));
+                        let else_at = self.push_cf(Cf::flow(CfOp::Else, 0, 1));
                         self.set_addr(jump, else_at);
                         self.nodes(otherwise);
-                        let pop = self.push_cf(flow(CfOp::Pop, 0, 1));
+                        let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(else_at, pop + 1);
                     } else {
-                        let pop = self.push_cf(flow(CfOp::Pop, 0, 1));
+                        let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(jump, pop + 1);
                     }
                     self.pushes -= 1;
                 }
                 PNode::Loop(body) => {
-                    let start = self.push_cf(flow(CfOp::LoopStartDx10, 0, 0));
+                    let start = self.push_cf(Cf::flow(CfOp::LoopStartDx10, 0, 0));
                     self.loops += 1;
                     self.note_stack();
                     self.loop_exits.push(Vec::new());
                     self.nodes(body);
-                    let end = self.push_cf(flow(CfOp::LoopEnd, 0, 0));
+                    let end = self.push_cf(Cf::flow(CfOp::LoopEnd, 0, 0));
                     self.set_addr(end, start + 1);
                     self.set_addr(start, end + 1);
                     for exit in self.loop_exits.pop().expect("pushed") {
@@ -146,7 +135,7 @@ impl Emitter<'_> {
                     } else {
                         CfOp::LoopContinue
                     };
-                    let at = self.push_cf(flow(op, 0, 0));
+                    let at = self.push_cf(Cf::flow(op, 0, 0));
                     self.loop_exits.last_mut().expect("inside a loop").push(at);
                 }
             }
@@ -261,7 +250,7 @@ impl Emitter<'_> {
         previous: &[(Slot, Slot)],
     ) -> (Group, Vec<(Slot, Slot)>) {
         let mut literals: Vec<u32> = Vec::new();
-        let mut insts: Vec<(Slot, AluInst)> = placed
+        let insts: Vec<(Slot, AluInst)> = placed
             .iter()
             .map(|p| {
                 let srcs: Vec<Src> = p
@@ -339,15 +328,12 @@ impl Emitter<'_> {
         let mut order: Vec<usize> = (0..insts.len()).collect();
         order.sort_by_key(|&i| hw[i]);
         let slots: Vec<(Slot, Slot)> = order.iter().map(|&i| (insts[i].0, hw[i])).collect();
-        insts = order.into_iter().map(|i| insts[i].clone()).collect();
-        group.insts = insts.into_iter().map(|(_, i)| i).collect();
-        let reads: Vec<bank::Reads> = group
-            .slots(self.chip)
-            .expect("still legal")
+        group.insts = order.iter().map(|&i| insts[i].1.clone()).collect();
+        let reads: Vec<bank::Reads> = slots
             .iter()
             .zip(&group.insts)
-            .map(|(slot, inst)| bank::Reads {
-                trans: *slot == Slot::T,
+            .map(|(&(_, slot), inst)| bank::Reads {
+                trans: slot == Slot::T,
                 srcs: inst
                     .srcs()
                     .iter()
@@ -384,14 +370,11 @@ impl Emitter<'_> {
         let needs_end = self.cf.is_empty()
             || matches!(self.cf.last().map(|c| c.op), Some(op) if op.is_alu())
             || self.targets.contains(&self.cf.len());
-        if self.chip == Chip::Cayman {
-            self.cf.push(flow(CfOp::CfEnd, 0, 0));
-        } else {
-            if needs_end {
-                self.cf.push(flow(CfOp::Nop, 0, 0));
-            }
-            self.cf.last_mut().expect("not empty").end_of_program = true;
+        // The CF_ALU words have no END_OF_PROGRAM bit, and a jump past the end needs a target.
+        if needs_end && self.chip != Chip::Cayman {
+            self.cf.push(Cf::flow(CfOp::Nop, 0, 0));
         }
+        end_program(self.chip, &mut self.cf);
         Program {
             chip: self.chip,
             cf: self.cf,

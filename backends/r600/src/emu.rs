@@ -1536,7 +1536,7 @@ fn eval_op(op: AluOp, chip: Chip, s: [u32; 3]) -> Result<u32, Why> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::{Cf, Dst, VtxFormat};
+    use crate::program::{Cf, Dst, VtxFormat, end_program};
     use shrew_engine::interp::{MipLevel, Resources, SamplerState, Texture};
     use shrew_engine::ir::Dim;
     use shrew_engine::ops::BaseType;
@@ -1552,11 +1552,7 @@ mod tests {
 
     /// `cf` on `chip`, ended after its last instruction (by CF_END on Cayman).
     fn program(chip: Chip, mut cf: Vec<Cf>, stack_size: u8) -> Program {
-        if chip == Chip::Cayman {
-            cf.push(flow(CfOp::CfEnd, 0, 0));
-        } else if let Some(last) = cf.last_mut() {
-            last.end_of_program = true;
-        }
+        end_program(chip, &mut cf);
         Program {
             chip,
             cf,
@@ -1571,18 +1567,6 @@ mod tests {
             CfBody::Alu {
                 kcache: vec![],
                 groups,
-            },
-        )
-    }
-
-    fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
-        Cf::new(
-            op,
-            CfBody::Flow {
-                addr,
-                pop_count,
-                cond: 0,
-                cf_const: 0,
             },
         )
     }
@@ -1983,9 +1967,9 @@ mod tests {
                         Src::sel(sel::ZERO, 0),
                     )])],
                 ),
-                flow(CfOp::Jump, 3, 0),
+                Cf::flow(CfOp::Jump, 3, 0),
                 alu(CfOp::Alu, vec![set(10.0)]),
-                flow(CfOp::Else, 5, 1),
+                Cf::flow(CfOp::Else, 5, 1),
                 alu(CfOp::AluPopAfter, vec![set(20.0)]),
                 alu(
                     CfOp::Alu,
@@ -2030,14 +2014,14 @@ mod tests {
                     CfOp::Alu,
                     vec![group(vec![mov(d(1, 0), Src::sel(sel::ZERO, 0))])],
                 ),
-                flow(CfOp::LoopStartDx10, 8, 0),
+                Cf::flow(CfOp::LoopStartDx10, 8, 0),
                 alu(
                     CfOp::AluPushBefore,
                     vec![group(vec![pred_set(AluOp::PredSetgeInt, r(1, 0), r(0, 0))])],
                 ),
-                flow(CfOp::Jump, 6, 1),
-                flow(CfOp::LoopBreak, 7, 0),
-                flow(CfOp::Pop, 6, 1),
+                Cf::flow(CfOp::Jump, 6, 1),
+                Cf::flow(CfOp::LoopBreak, 7, 0),
+                Cf::flow(CfOp::Pop, 6, 1),
                 alu(
                     CfOp::Alu,
                     vec![group(vec![inst(
@@ -2046,7 +2030,7 @@ mod tests {
                         &[r(1, 0), Src::sel(sel::ONE_INT, 0)],
                     )])],
                 ),
-                flow(CfOp::LoopEnd, 2, 0),
+                Cf::flow(CfOp::LoopEnd, 2, 0),
                 alu(
                     CfOp::Alu,
                     vec![group(vec![mov(d(2, 0), Src::sel(sel::ONE, 0))])],
@@ -2098,8 +2082,8 @@ mod tests {
     fn stack_elements_follow_each_chip() {
         // `n` nested PUSHes, popped together.
         let pushes = |chip: Chip, n: usize| {
-            let mut cf: Vec<Cf> = (0..n).map(|_| flow(CfOp::Push, 0, 0)).collect();
-            cf.push(flow(CfOp::Pop, 0, n as u8));
+            let mut cf: Vec<Cf> = (0..n).map(|_| Cf::flow(CfOp::Push, 0, 0)).collect();
+            cf.push(Cf::flow(CfOp::Pop, 0, n as u8));
             program(chip, cf, 1)
         };
         // A loop whose body breaks at once.
@@ -2107,10 +2091,10 @@ mod tests {
             program(
                 chip,
                 vec![
-                    flow(CfOp::LoopStartDx10, 3, 0),
-                    flow(CfOp::LoopBreak, 2, 0),
-                    flow(CfOp::LoopEnd, 1, 0),
-                    flow(CfOp::Nop, 0, 0),
+                    Cf::flow(CfOp::LoopStartDx10, 3, 0),
+                    Cf::flow(CfOp::LoopBreak, 2, 0),
+                    Cf::flow(CfOp::LoopEnd, 1, 0),
+                    Cf::flow(CfOp::Nop, 0, 0),
                 ],
                 1,
             )
@@ -2144,14 +2128,14 @@ mod tests {
                     CfOp::Alu,
                     vec![group(vec![mov(d(1, 0), Src::sel(sel::ZERO, 0))])],
                 ),
-                flow(CfOp::LoopStartDx10, 13, 0),
+                Cf::flow(CfOp::LoopStartDx10, 13, 0),
                 alu(
                     CfOp::AluPushBefore,
                     vec![group(vec![pred_set(AluOp::PredSetgeInt, r(1, 0), r(0, 0))])],
                 ),
-                flow(CfOp::Jump, 6, 1),
-                flow(CfOp::LoopBreak, 12, 0),
-                flow(CfOp::Pop, 6, 1),
+                Cf::flow(CfOp::Jump, 6, 1),
+                Cf::flow(CfOp::LoopBreak, 12, 0),
+                Cf::flow(CfOp::Pop, 6, 1),
                 alu(
                     CfOp::Alu,
                     vec![group(vec![inst(
@@ -2175,9 +2159,9 @@ mod tests {
                         )]),
                     ],
                 ),
-                flow(CfOp::Jump, 11, 1),
-                flow(CfOp::LoopContinue, 12, 0),
-                flow(CfOp::Pop, 11, 1),
+                Cf::flow(CfOp::Jump, 11, 1),
+                Cf::flow(CfOp::LoopContinue, 12, 0),
+                Cf::flow(CfOp::Pop, 11, 1),
                 alu(
                     CfOp::Alu,
                     vec![group(vec![inst(
@@ -2186,7 +2170,7 @@ mod tests {
                         &[r(3, 0), Src::sel(sel::ONE_INT, 0)],
                     )])],
                 ),
-                flow(CfOp::LoopEnd, 2, 0),
+                Cf::flow(CfOp::LoopEnd, 2, 0),
                 alu(
                     CfOp::Alu,
                     vec![group(vec![mov(d(2, 0), Src::sel(sel::ONE, 0))])],
@@ -2206,10 +2190,10 @@ mod tests {
         let p = program(
             Chip::Evergreen,
             vec![
-                flow(CfOp::LoopStartDx10, 3, 0),
+                Cf::flow(CfOp::LoopStartDx10, 3, 0),
                 alu(CfOp::Alu, vec![]),
-                flow(CfOp::LoopEnd, 1, 0),
-                flow(CfOp::Nop, 0, 0),
+                Cf::flow(CfOp::LoopEnd, 1, 0),
+                Cf::flow(CfOp::Nop, 0, 0),
             ],
             1,
         );
@@ -2220,7 +2204,7 @@ mod tests {
     #[test]
     fn malformed_control_flow_is_an_error() {
         let mut w = Wavefront::new(1);
-        let pop = program(Chip::Evergreen, vec![flow(CfOp::Pop, 0, 1)], 1);
+        let pop = program(Chip::Evergreen, vec![Cf::flow(CfOp::Pop, 0, 1)], 1);
         assert!(
             err(&pop, &mut w)
                 .to_string()
@@ -2228,7 +2212,7 @@ mod tests {
         );
         let jump = program(
             Chip::Evergreen,
-            vec![flow(CfOp::Push, 0, 0), flow(CfOp::Jump, 9, 1)],
+            vec![Cf::flow(CfOp::Push, 0, 0), Cf::flow(CfOp::Jump, 9, 1)],
             1,
         );
         assert_eq!(
@@ -2243,10 +2227,10 @@ mod tests {
                 len: 2
             }
         );
-        let mut open = program(Chip::Evergreen, vec![flow(CfOp::Nop, 0, 0)], 0);
+        let mut open = program(Chip::Evergreen, vec![Cf::flow(CfOp::Nop, 0, 0)], 0);
         open.cf[0].end_of_program = false;
         assert_eq!(err(&open, &mut w), EmuError::RanOffEnd);
-        let brk = program(Chip::Evergreen, vec![flow(CfOp::LoopBreak, 0, 0)], 0);
+        let brk = program(Chip::Evergreen, vec![Cf::flow(CfOp::LoopBreak, 0, 0)], 0);
         assert!(err(&brk, &mut w).to_string().contains("outside a loop"));
         let mut w = Wavefront::new(65);
         assert!(matches!(err(&brk, &mut w), EmuError::Setup(_)));
@@ -2282,7 +2266,7 @@ mod tests {
                         Src::sel(sel::ZERO, 0),
                     )])],
                 ),
-                flow(CfOp::Jump, 3, 1),
+                Cf::flow(CfOp::Jump, 3, 1),
                 alu(CfOp::AluPopAfter, vec![group(vec![kill])]),
                 alu(
                     CfOp::Alu,
@@ -2364,14 +2348,14 @@ mod tests {
                         Src::sel(sel::ZERO, 0),
                     )])],
                 ),
-                flow(CfOp::Jump, 3, 0),
+                Cf::flow(CfOp::Jump, 3, 0),
                 kill(),
-                flow(CfOp::Else, 5, 1),
+                Cf::flow(CfOp::Else, 5, 1),
                 alu(
                     CfOp::AluPopAfter,
                     vec![group(vec![mov(d(1, 0), Src::sel(sel::ONE, 0))])],
                 ),
-                flow(CfOp::Nop, 0, 0),
+                Cf::flow(CfOp::Nop, 0, 0),
             ],
             1,
         );
@@ -2387,10 +2371,10 @@ mod tests {
         let in_loop = program(
             Chip::Evergreen,
             vec![
-                flow(CfOp::LoopStartDx10, 4, 0),
+                Cf::flow(CfOp::LoopStartDx10, 4, 0),
                 kill(),
-                flow(CfOp::LoopBreak, 3, 0),
-                flow(CfOp::LoopEnd, 1, 0),
+                Cf::flow(CfOp::LoopBreak, 3, 0),
+                Cf::flow(CfOp::LoopEnd, 1, 0),
                 set(1),
             ],
             1,

@@ -1365,6 +1365,7 @@ mod tests {
     use super::*;
     use crate::isa::Slots;
     use crate::program::Slot;
+    use crate::program::end_program;
     use proptest::prelude::*;
 
     fn lit(chan: u8) -> Src {
@@ -1412,18 +1413,6 @@ mod tests {
         group(vec![inst(AluOp::Mov, Dst::gpr(gpr, chan), &[src])], &[])
     }
 
-    fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
-        Cf::new(
-            op,
-            CfBody::Flow {
-                addr,
-                pop_count,
-                cond: 0,
-                cf_const: 0,
-            },
-        )
-    }
-
     fn export(op: CfOp, kind: ExportType, base: u16, gpr: u8, burst: u8) -> Cf {
         let export = Export {
             kind,
@@ -1447,11 +1436,7 @@ mod tests {
     /// `cf` completed for `chip`: END_OF_PROGRAM on its last instruction, or on Cayman a
     /// CF_END after it.
     fn program(chip: Chip, mut cf: Vec<Cf>) -> Program {
-        if chip == Chip::Cayman {
-            cf.push(flow(CfOp::CfEnd, 0, 0));
-        } else if let Some(last) = cf.last_mut() {
-            last.end_of_program = true;
-        }
+        end_program(chip, &mut cf);
         Program {
             chip,
             cf,
@@ -1609,10 +1594,10 @@ mod tests {
             );
             let cf = vec![
                 alu(CfOp::Alu, &two, vec![mov(0, 0, kc(1, 1, 0))]), // pair 0
-                flow(CfOp::Jump, 3, 0),                             // pair 1
+                Cf::flow(CfOp::Jump, 3, 0),                         // pair 1
                 alu(CfOp::Alu, &four, vec![reads]),                 // pairs 2 (prefix) and 3
                 alu(CfOp::Alu, &four[..3], vec![mov(1, 0, kc(2, 0, 0))]), // pairs 4 (prefix) and 5
-                flow(CfOp::Jump, 2, 0),                             // pair 6
+                Cf::flow(CfOp::Jump, 2, 0),                         // pair 6
                 pixel_export(),                                     // pair 7
             ];
             let words = round_trip(&program(chip, cf));
@@ -1762,7 +1747,7 @@ mod tests {
                     &[],
                     vec![group(vec![pred], &[]), group(vec![doubled], &[])],
                 ),
-                flow(CfOp::Pop, 0, 1),
+                Cf::flow(CfOp::Pop, 0, 1),
                 pixel_export(),
             ];
             let words = round_trip(&program(chip, cf));
@@ -1997,19 +1982,19 @@ mod tests {
             loop_pred.op = AluOp::PredSeteInt;
             let cf = vec![
                 alu(CfOp::AluPushBefore, &[], vec![group(vec![pred], &[])]), // 0
-                flow(CfOp::Jump, 3, 0),                                      // 1
+                Cf::flow(CfOp::Jump, 3, 0),                                  // 1
                 alu(CfOp::Alu, &[], vec![mov(1, 0, Src::sel(sel::ONE, 0))]), // 2
-                flow(CfOp::Else, 5, 1),                                      // 3
+                Cf::flow(CfOp::Else, 5, 1),                                  // 3
                 alu(
                     CfOp::AluPopAfter,
                     &[],
                     vec![mov(1, 0, Src::sel(sel::ZERO, 0))],
                 ), // 4
-                flow(CfOp::LoopStartDx10, 10, 0),                            // 5
+                Cf::flow(CfOp::LoopStartDx10, 10, 0),                        // 5
                 alu(CfOp::AluPushBefore, &[], vec![group(vec![loop_pred], &[])]), // 6
-                flow(CfOp::LoopBreak, 9, 0),                                 // 7
-                flow(CfOp::Pop, 0, 1),                                       // 8
-                flow(CfOp::LoopEnd, 6, 0),                                   // 9
+                Cf::flow(CfOp::LoopBreak, 9, 0),                             // 7
+                Cf::flow(CfOp::Pop, 0, 1),                                   // 8
+                Cf::flow(CfOp::LoopEnd, 6, 0),                               // 9
                 pixel_export(),                                              // 10
             ];
             let words = round_trip(&program(chip, cf));
@@ -2213,7 +2198,7 @@ mod tests {
             }
         );
 
-        let far = program(eg, vec![flow(CfOp::Jump, 7, 0), pixel_export()]);
+        let far = program(eg, vec![Cf::flow(CfOp::Jump, 7, 0), pixel_export()]);
         assert_eq!(
             assemble_err(&far),
             EncodeError::Target {
@@ -2645,7 +2630,7 @@ mod tests {
             })
             .collect();
         if chip == Chip::Cayman {
-            cf.push(flow(CfOp::CfEnd, 0, 0));
+            cf.push(Cf::flow(CfOp::CfEnd, 0, 0));
         } else {
             if matches!(
                 cf.last(),

@@ -68,7 +68,7 @@ pub struct Interface {
     pub front_face: Option<u8>,
     /// The render targets the shader exports, in order.
     pub colour_targets: Vec<u32>,
-    /// Constant buffers by bank: the uniform block's, UBOs', the constant data's.
+    /// The shader's constant data, bound as constant buffer [`CONSTANT_DATA_BANK`].
     pub constant_data: Vec<u8>,
 }
 
@@ -102,9 +102,9 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
     lowering.interface.constant_data = layout_variables(shader)
         .and_then(|layouts| constant_data(shader, &layouts))
         .map_err(|e| LowerError(e.to_string()))?;
-    lowering.plan_inputs()?;
+    lowering.plan_inputs();
     let mut body = Vec::new();
-    lowering.block = lowering.prologue()?;
+    lowering.block = lowering.prologue();
     lowering.lower_nodes(&tree, &mut body, true)?;
     lowering.export_colours(&mut body);
     lowering.lir.body = body;
@@ -214,7 +214,7 @@ impl Lowering<'_> {
     }
 
     /// Finds the inputs the shader reads and where they come from.
-    fn plan_inputs(&mut self) -> Result<(), LowerError> {
+    fn plan_inputs(&mut self) {
         let mut slots = BTreeSet::new();
         let (mut frag_coord, mut front_face) = (false, false);
         for inst in self.func.insts.iter().flatten() {
@@ -254,7 +254,6 @@ impl Lowering<'_> {
         if front_face {
             self.interface.front_face = Some(next_gpr);
         }
-        Ok(())
     }
 
     /// A value the hardware loads into `gpr`.`chan` before the shader starts.
@@ -268,7 +267,7 @@ impl Lowering<'_> {
     }
 
     /// The instructions that interpolate the inputs, at the start of the shader.
-    fn prologue(&mut self) -> Result<Vec<Inst>, LowerError> {
+    fn prologue(&mut self) -> Vec<Inst> {
         let mut block = Vec::new();
         let slots: Vec<u32> = self
             .interface
@@ -328,7 +327,7 @@ impl Lowering<'_> {
             }
             self.inputs.insert(slot, values);
         }
-        Ok(block)
+        block
     }
 
     /// Lowers a list of tree nodes into `out`; `top` when it is the function's top level.

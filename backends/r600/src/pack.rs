@@ -477,7 +477,7 @@ impl Packer<'_> {
         let src = |s: &Src, i: usize| -> PSrc {
             let kind = match s.operand {
                 Operand::Value(v) => match state.producer.get(&(i, v)) {
-                    Some(&w) if state.pos[w] == Some((at.0, at.1.wrapping_sub(1))) && at.1 > 0 => {
+                    Some(&w) if at.1 > 0 && state.pos[w] == Some((at.0, at.1 - 1)) => {
                         let slot = state.slot_of_write(w, v);
                         match slot {
                             Some(Slot::T) => PKind::Ps,

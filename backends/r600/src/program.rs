@@ -46,6 +46,30 @@ impl Cf {
             whole_quad_mode: false,
         }
     }
+
+    /// A jump, stack or loop instruction (or NOP, CF_END) to CF index `addr`, popping
+    /// `pop_count` entries, unconditional.
+    pub fn flow(op: CfOp, addr: u32, pop_count: u8) -> Cf {
+        Cf::new(
+            op,
+            CfBody::Flow {
+                addr,
+                pop_count,
+                cond: 0,
+                cf_const: 0,
+            },
+        )
+    }
+}
+
+/// Ends a CF program as `chip` requires: a CF_END after its last instruction on Cayman,
+/// END_OF_PROGRAM on its last instruction on the others.
+pub fn end_program(chip: Chip, cf: &mut Vec<Cf>) {
+    if chip == Chip::Cayman {
+        cf.push(Cf::flow(CfOp::CfEnd, 0, 0));
+    } else if let Some(last) = cf.last_mut() {
+        last.end_of_program = true;
+    }
 }
 
 /// What a CF instruction holds beyond its opcode and flags.
@@ -256,7 +280,9 @@ pub enum PredSel {
     One,
 }
 
-/// A fetch instruction of a TEX or VTX clause.
+/// A fetch instruction of a TEX or VTX clause. A vertex fetch leaves the texture fields at
+/// rest (`sampler` 0, `src_sel[1..]` unused (7), no normalized coordinates, bias or offsets);
+/// a texture fetch leaves `vtx` at its default.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fetch {
     pub op: FetchOp,
@@ -308,7 +334,7 @@ pub enum ExportType {
     Param,
 }
 
-/// An export (or, with [`CfOp::MemScratch`], a scratch write).
+/// An export.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Export {
     pub kind: ExportType,

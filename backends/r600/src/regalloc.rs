@@ -22,6 +22,7 @@ use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
 use crate::lir::{Lane, Lir, V};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
+use fixedbitset::FixedBitSet;
 
 /// The register of each value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -171,41 +172,6 @@ fn lane_values(lanes: &[Lane]) -> Vec<u32> {
         .collect()
 }
 
-/// A set of values.
-#[derive(Clone, PartialEq, Eq)]
-struct Set(Vec<u64>);
-
-impl Set {
-    fn new(n: usize) -> Set {
-        Set(vec![0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, v: u32) {
-        self.0[v as usize / 64] |= 1 << (v % 64);
-    }
-    fn remove(&mut self, v: u32) {
-        self.0[v as usize / 64] &= !(1 << (v % 64));
-    }
-    fn contains(&self, v: u32) -> bool {
-        self.0[v as usize / 64] & (1 << (v % 64)) != 0
-    }
-    fn union(&mut self, other: &Set) -> bool {
-        let mut changed = false;
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
-            let n = *a | *b;
-            changed |= n != *a;
-            *a = n;
-        }
-        changed
-    }
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |b| bits & (1 << b) != 0)
-                .map(move |b| (w * 64 + b) as u32)
-        })
-    }
-}
-
 /// Allocates the GPRs of a packed program.
 pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation, AllocError> {
     let n = lir.values as usize;
@@ -222,22 +188,22 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
     let points = &graph.points;
 
     // Liveness: live-in = uses ∪ (live-out − defs), live-out = ∪ live-in of the successors.
-    let mut live_in = vec![Set::new(n); points.len()];
-    let mut live_out = vec![Set::new(n); points.len()];
+    let mut live_in = vec![FixedBitSet::with_capacity(n); points.len()];
+    let mut live_out = vec![FixedBitSet::with_capacity(n); points.len()];
     let mut changed = true;
     while changed {
         changed = false;
         for p in (0..points.len()).rev() {
-            let mut out = Set::new(n);
+            let mut out = FixedBitSet::with_capacity(n);
             for &s in &points[p].succs {
-                out.union(&live_in[s]);
+                out.union_with(&live_in[s]);
             }
             let mut inn = out.clone();
             for &(d, _) in &points[p].defs {
-                inn.remove(d);
+                inn.set(d as usize, false);
             }
             for &u in &points[p].uses {
-                inn.insert(u);
+                inn.insert(u as usize);
             }
             if inn != live_in[p] {
                 live_in[p] = inn;
@@ -256,8 +222,9 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
     let mut clause_of: Vec<Option<Option<usize>>> = vec![None; n];
     for (p, point) in points.iter().enumerate() {
         let seen = live_in[p]
-            .iter()
-            .chain(live_out[p].iter())
+            .ones()
+            .chain(live_out[p].ones())
+            .map(|v| v as u32)
             .chain(point.uses.iter().copied())
             .chain(point.defs.iter().map(|&(d, _)| d));
         for v in seen {
@@ -270,10 +237,10 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
         }
         for &(d, must_write) in &point.defs {
             first_def[d as usize] = first_def[d as usize].min(p);
-            if must_write || live_out[p].contains(d) {
+            if must_write || live_out[p].contains(d as usize) {
                 needs[d as usize] = true;
             }
-            for l in live_out[p].iter() {
+            for l in live_out[p].ones().map(|l| l as u32) {
                 if l != d && chan(l) == chan(d) {
                     neighbours[d as usize].push(l);
                     neighbours[l as usize].push(d);
