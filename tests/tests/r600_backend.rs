@@ -214,3 +214,48 @@ fn control_flow_with_calls_and_demote() {
         include_str!("../ir/control_flow.shrew"),
     );
 }
+
+/// A vec4 rotated in a loop of 2 or 3 iterations (not unrolled): out of SSA, the rotation's source and destination share one
+/// register, so every component must be read before any is written.
+#[test]
+fn rotation_in_a_loop_reads_its_register_before_writing_it() {
+    check(
+        "rotate.shrew",
+        r#"
+shader fragment
+var shader_in f32x4 @a (location=0)
+var uniform f32 @n
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @a
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (0)
+    32 %3 = load_const (1)
+    32 %11 = deref_var @n
+    32 %12 = load_deref %11
+    32 %13 = fabs %12
+    32 %14 = load_const (2.5)
+    32 %15 = fadd %13, %14
+    32 %4 = f2u32 %15
+    jump b1
+b1: loop merge=b4 continue=b3
+    32 %5 = phi b0: %2, b3: %9
+    32x4 %6 = phi b0: %1, b3: %8
+    1 %7 = ult %5, %4
+    branch %7, b2, b4
+    b2:
+        32x4 %8 = fadd %6.yzwx, %6
+        jump b3
+    b3:
+        32 %9 = iadd %5, %3
+        jump b1
+b4:
+    32 %10 = deref_var @color
+    store_deref %10, %6 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
