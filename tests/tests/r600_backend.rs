@@ -259,3 +259,61 @@ b4:
 "#,
     );
 }
+
+/// Uniforms at run-time offsets, fetched from their buffers: a default-block vec4 array, a
+/// float array and a UBO array at per-pixel indices, a UBO element at a constant index, and
+/// a constant table of vec2s (elements not aligned to vec4s).
+#[test]
+fn uniforms_at_run_time_offsets() {
+    check(
+        "fetched_uniforms.shrew",
+        "shader fragment
+struct B { a: f32x4[160] offset 0 }
+var ubo B @b (binding=0)
+var uniform f32x4[4] @u
+var uniform f32[7] @s
+var constant f32x2[4] @weights = (0.5, 1.0, 0.25, 2.0, 0.5, 0.125, 8.0, 4.0)
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fabs %1
+    32x4 %3 = load_const (3.0, 100.0, 6.0, 3.0)
+    32x4 %4 = fmul %2, %3
+    32x4 %5 = f2u32 %4
+    32x4 %6 = load_const (3, 159, 6, 3)
+    32x4 %7 = umin %5, %6
+    32 %21 = mov %7.x
+    32 %22 = mov %7.y
+    32 %31 = mov %7.z
+    32 %32 = mov %7.w
+    32 %8 = deref_var @u
+    32 %9 = deref_array %8[%21]
+    32x4 %10 = load_deref %9
+    32 %11 = deref_var @b
+    32 %12 = deref_struct %11.a
+    32 %13 = deref_array %12[%22]
+    32x4 %14 = load_deref %13
+    32 %15 = load_const (159)
+    32 %16 = deref_array %12[%15]
+    32x4 %17 = load_deref %16
+    32x4 %18 = fadd %10, %14
+    32x4 %19 = fadd %18, %17.zwxy
+    32 %23 = deref_var @s
+    32 %24 = deref_array %23[%31]
+    32 %25 = load_deref %24
+    32 %26 = deref_var @weights
+    32 %27 = deref_array %26[%32]
+    32x2 %28 = load_deref %27
+    32x4 %29 = vec4 %25, %28.x, %28.y, %25
+    32x4 %30 = fmul %19, %29
+    32 %20 = deref_var @color
+    store_deref %20, %30 (write_mask=xyzw)
+    return
+}
+",
+    );
+}

@@ -5,7 +5,8 @@
 //! (quad `q` in lanes `4q..4q+3`: top-left, top-right, bottom-left, bottom-right), loads what
 //! [`crate::lower::Interface`] says the shader reads (the barycentrics in R0 on Evergreen and
 //! Cayman, with the interpolation parameters of the inputs; the interpolated inputs in their
-//! GPRs on R600 and R700; the window position; the facing), binds the constant buffers, runs
+//! GPRs on R600 and R700; the window position; the facing), binds the constant buffers (for
+//! kcache reads, and as buffer resources for vertex fetches), runs
 //! the program decoded from its binary, and gives each covered pixel's colour exports.
 //!
 //! Why: the backend's differential tests and `shrew piglit --target r600|…` compare against
@@ -17,9 +18,9 @@
 //! export nothing.
 
 use crate::compile::Kernel;
-use crate::emu::{EmuError, Env, Wavefront, run};
+use crate::emu::{Buffer, EmuError, Env, Wavefront, run};
 use crate::encoding::decode;
-use crate::lower::CONSTANT_DATA_BANK;
+use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK};
 use crate::program::ExportType;
 use shrew_engine::ir::Interp;
 use shrew_engine::raster::QuadGrid;
@@ -86,6 +87,22 @@ pub fn run_fragment(
     }
     env.constant_buffers
         .insert(CONSTANT_DATA_BANK, interface.constant_data.clone());
+    // Each constant buffer is also the buffer resource of its number, for fetches at run-time
+    // offsets.
+    env.buffers = env
+        .constant_buffers
+        .iter()
+        .map(|(&bank, bytes)| {
+            let stride = CONSTANT_BUFFER_STRIDE;
+            (
+                bank,
+                Buffer {
+                    bytes: bytes.clone(),
+                    stride,
+                },
+            )
+        })
+        .collect();
     env.params = interface
         .params
         .iter()

@@ -141,8 +141,8 @@
 //! destination through `dst_sel` (0-3 a result component, 4 zero, 5 1.0, 7 unwritten).
 //! - Texture instructions (SAMPLE*, LD, GET_TEXTURE_RESINFO): [`crate::texture`].
 //! - VFETCH (in VTX clauses, and in TEX clauses on Evergreen and Cayman): the element index is
-//!   component `src_sel[0]` of the source GPR, the buffer's stride is 16 bytes, so the data is
-//!   at byte `16·index + offset` of buffer `resource` ([`Env::buffers`]). FMT_32 (13),
+//!   component `src_sel[0]` of the source GPR; the data is at byte `stride·index + offset` of
+//!   buffer `resource` ([`Env::buffers`], each with its stride). FMT_32 (13),
 //!   FMT_32_32 (29), FMT_32_32_32 (47) and FMT_32_32_32_32 (34) read 1-4 dwords; the other
 //!   components are 0; bytes past the end (or of a buffer not given) read as zero. The number
 //!   format, fetch type, mega-fetch count and swizzle flags are not interpreted; endian swaps
@@ -206,13 +206,20 @@ pub struct Env {
     /// Constant buffers by kcache bank: constant `n` is the 16 bytes at `16·n`; bytes past the
     /// end read as zero.
     pub constant_buffers: BTreeMap<u8, Vec<u8>>,
-    /// The buffers vertex fetches read, by resource id (stride 16 bytes).
-    pub buffers: BTreeMap<u8, Vec<u8>>,
+    /// The buffers vertex fetches read, by resource id.
+    pub buffers: BTreeMap<u8, Buffer>,
     /// Interpolation parameter n, component c: `[p0, p10, p20]`, the value at the primitive's
     /// first vertex and its changes towards the second (weighted by i) and third (by j).
     pub params: Vec<[[f32; 3]; 4]>,
     /// The texture units' state.
     pub textures: TextureState,
+}
+
+/// A buffer resource of vertex fetches: its bytes and the bytes from one element to the next.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Buffer {
+    pub bytes: Vec<u8>,
+    pub stride: u32,
 }
 
 /// One exported GPR.
@@ -1252,15 +1259,15 @@ impl Machine<'_> {
         if chan > 3 {
             return Err(invalid(format!("address component select {chan}")));
         }
-        let bytes = self
+        let (bytes, stride) = self
             .env
             .buffers
             .get(&fetch.resource)
-            .map_or(&[][..], Vec::as_slice);
+            .map_or((&[][..], 0), |b| (b.bytes.as_slice(), b.stride as u64));
         let mut out = vec![None; self.wave.lanes];
         for lane in lanes(exec) {
             let index = self.wave.gprs[lane][fetch.src_gpr as usize][chan as usize] as u64;
-            let base = 16 * index + vtx.offset as u64;
+            let base = stride * index + vtx.offset as u64;
             out[lane] = Some(std::array::from_fn(|k| {
                 if k < dwords {
                     dword(bytes, base + 4 * k as u64)
@@ -2490,10 +2497,10 @@ mod tests {
     }
 
     #[test]
-    fn vertex_fetches_read_16_byte_elements() {
-        let buffer: Vec<u8> = (0..12u32).flat_map(|k| (100 + k).to_le_bytes()).collect();
+    fn vertex_fetches_read_elements_at_the_buffer_stride() {
+        let bytes: Vec<u8> = (0..12u32).flat_map(|k| (100 + k).to_le_bytes()).collect();
         let env = Env {
-            buffers: BTreeMap::from([(1, buffer)]),
+            buffers: BTreeMap::from([(1, Buffer { bytes, stride: 16 })]),
             ..Env::default()
         };
         let vfetch = |dst: u8, format: u8, offset: u16, dst_sel: [u8; 4]| Fetch {
@@ -2530,6 +2537,26 @@ mod tests {
         );
         let mut w = Wavefront::new(1);
         assert!(err(&p, &mut w).to_string().contains("before Evergreen"));
+        // The same bytes as a buffer of dwords: index 3 is byte 12.
+        let dwords = Env {
+            buffers: BTreeMap::from([(
+                1,
+                Buffer {
+                    bytes: env.buffers[&1].bytes.clone(),
+                    stride: 4,
+                },
+            )]),
+            ..Env::default()
+        };
+        let fetches = vec![vfetch(1, 29, 4, [0, 1, 7, 7])];
+        let p = program(
+            Chip::Evergreen,
+            vec![Cf::new(CfOp::Tex, CfBody::Fetch(fetches))],
+            0,
+        );
+        let mut w = wave(1, &[(0, 1, &[3])]);
+        run_env(&p, &mut w, &dwords);
+        assert_eq!(w.gprs[0][1], [104, 105, 0, 0]);
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //!   [`crate::copy_prop`] folds into their readers as source modifiers or removes.
 //! - Constants, and uniforms at constant offsets (kcache reads of constant buffer 0; UBO `b` is
 //!   buffer `b + 1`, the constant data [`CONSTANT_DATA_BANK`]), are read directly by the
-//!   instructions that use them, with no instruction of their own.
+//!   instructions that use them, with no instruction of their own. Uniforms at run-time
+//!   offsets are vertex fetches from the same buffer, which the dispatcher also binds as the
+//!   buffer resource of the same number, addressed in dwords ([`CONSTANT_BUFFER_STRIDE`]), so
+//!   that one fetch reads up to four dwords at any dword offset.
 //! - Fragment inputs: on R600 and R700 the hardware interpolates them into GPRs before the
 //!   shader starts ([`Interface::input_gprs`]); on Evergreen and Cayman the shader
 //!   interpolates them from the barycentrics in R0 (perspective i, j in x, y; linear in z, w)
@@ -25,15 +28,15 @@
 //! packing into groups and clauses, register allocation and emission.
 //!
 //! Invariants: unsupported input (64- and 16-bit values, textures (being built), memory
-//! other than uniforms, uniforms at run-time offsets, a `return` inside control flow, vertex
+//! other than uniforms, UBOs at run-time bindings, a `return` inside control flow, vertex
 //! and compute shaders (being built)) is a [`LowerError`] naming the instruction, never wrong
 //! code.
 //!
 //! Options: the chip.
 
-use crate::isa::{AluOp, Chip};
-use crate::lir::{Alu, Export, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
-use crate::program::ExportType;
+use crate::isa::{AluOp, Chip, FetchOp};
+use crate::lir::{Alu, Export, Fetch, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
+use crate::program::{ExportType, VtxFormat};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{AluSrc, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Value};
 use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
@@ -49,6 +52,14 @@ pub struct LowerError(pub String);
 
 /// The constant buffer holding the shader's constant data (`load_constant`).
 pub const CONSTANT_DATA_BANK: u8 = 15;
+
+/// The stride, in bytes, of constant buffer `b` bound as buffer resource `b` for vertex
+/// fetches: one dword, so a fetch's index is a dword offset.
+pub const CONSTANT_BUFFER_STRIDE: u32 = 4;
+
+/// VFETCH data formats reading 1, 2, 3 or 4 dwords (FMT_32, FMT_32_32, FMT_32_32_32,
+/// FMT_32_32_32_32).
+const DWORD_FORMATS: [u8; 4] = [13, 29, 47, 34];
 
 /// What the hardware gives the shader before it starts and what it exports: the contract
 /// with the dispatcher ([`crate::dispatch`]).
@@ -696,7 +707,7 @@ impl Lowering<'_> {
         let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
         match ii.op {
             Intrinsic::LoadUniform | Intrinsic::LoadConstant | Intrinsic::LoadUbo => {
-                let (bank, offset) = match ii.op {
+                let (bank, base, offset) = match ii.op {
                     Intrinsic::LoadUbo => {
                         let binding = constant_u32(self.func, ii.srcs[0]).ok_or_else(|| {
                             self.error(v, "UBOs at run-time bindings are not supported yet")
@@ -704,7 +715,7 @@ impl Lowering<'_> {
                         if binding >= CONSTANT_DATA_BANK as u32 - 1 {
                             return Err(self.error(v, "UBO bindings above 13 are not supported"));
                         }
-                        (binding as u8 + 1, constant_u32(self.func, ii.srcs[1]))
+                        (binding as u8 + 1, 0, ii.srcs[1])
                     }
                     op => {
                         let base = ii.index(IndexKind::Base).unwrap_or(0);
@@ -713,12 +724,12 @@ impl Lowering<'_> {
                         } else {
                             0
                         };
-                        (bank, constant_u32(self.func, ii.srcs[0]).map(|o| base + o))
+                        (bank, base, ii.srcs[0])
                     }
                 };
-                let offset = offset.ok_or_else(|| {
-                    self.error(v, "uniforms at run-time offsets are not supported yet")
-                })?;
+                let Some(offset) = constant_u32(self.func, offset).map(|o| base + o) else {
+                    return self.fetch_uniform(v, bank, base, offset);
+                };
                 if offset % 4 != 0 {
                     return Err(self.error(v, "a uniform at an unaligned offset"));
                 }
@@ -805,6 +816,46 @@ impl Lowering<'_> {
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
+    }
+
+    /// A uniform load at a run-time byte offset `offset` (plus `base`) from constant buffer
+    /// `bank`: a vertex fetch of its dwords.
+    fn fetch_uniform(
+        &mut self,
+        v: Value,
+        bank: u8,
+        base: u32,
+        offset: Value,
+    ) -> Result<(), LowerError> {
+        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        let base = u16::try_from(base)
+            .map_err(|_| self.error(v, "a uniform base offset above 65535 bytes"))?;
+        let offset = self.src(offset, 0);
+        let index = self.lir.new_value();
+        self.emit(AluOp::LshrInt, Some(index), vec![offset, Src::constant(2)]);
+        let mut dsts = [None; 4];
+        for (c, dst) in dsts.iter_mut().enumerate().take(comps as usize) {
+            *dst = Some(self.dst(v, c as u8));
+        }
+        self.block.push(Inst::Fetch(Fetch {
+            op: FetchOp::Vfetch,
+            resource: bank,
+            sampler: 0,
+            srcs: [Lane::Value(index), Lane::Unused, Lane::Unused, Lane::Unused],
+            dsts,
+            coord_normalized: [false; 4],
+            offset: [0; 3],
+            vtx: VtxFormat {
+                offset: base,
+                // No index offset, raw integer data.
+                fetch_type: 2,
+                data_format: DWORD_FORMATS[comps as usize - 1],
+                num_format: 1,
+                srf_mode: true,
+                ..VtxFormat::default()
+            },
+        }));
+        Ok(())
     }
 
     /// The exports of the colour outputs, at the end of the shader: one EXPORT per render
