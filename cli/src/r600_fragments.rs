@@ -15,6 +15,7 @@ use shrew_frontend::piglit::run::{
 use shrew_r600::compile::{Kernel, compile_fragment};
 use shrew_r600::dispatch::{FragmentDraw, run_fragment};
 use shrew_r600::isa::Chip;
+use std::sync::Arc;
 
 pub struct R600Fragments {
     chip: Chip,
@@ -58,8 +59,7 @@ impl FragmentKernel for R600Kernel {
     ) -> Result<Vec<Option<[u32; 4]>>, String> {
         let mut draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
-            uniform_data: resources.uniform_data.clone(),
-            ubos: resources.ubos.clone(),
+            resources: Arc::new(resources.clone()),
             ..FragmentDraw::default()
         };
         for (name, places) in &self.inputs {

@@ -1,5 +1,8 @@
 //! Support for shrew's integration tests and benchmarks: a generator of large random programs
-//! that exercise the algebraic rules, and running them on the interpreter.
+//! that exercise the algebraic rules, and running them on the interpreter; what the backends'
+//! differential tests share ([`backend`]).
+
+pub mod backend;
 
 use shrew_engine::interp::{self, Launch, Resources};
 use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value, Variable};

@@ -3,8 +3,8 @@
 //! colours compared with what the interpreter computes from the unoptimized shader on the same
 //! inputs (planes over barycentrics, so both sides see the same values).
 
-use shrew_engine::interp::{CompareFunc, Launch, MipLevel, Resources, SamplerState, Texture, run};
-use shrew_engine::ir::{Builtin, Dim, Interp, Mode, Shader, Type};
+use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
@@ -16,6 +16,7 @@ use shrew_gen::dispatch::{
 };
 use shrew_gen::isa::Gen;
 use shrew_gen::lower::VueSlot;
+use shrew_tests::backend::{close, random_textures};
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 8;
@@ -76,51 +77,8 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
         draw.ssbos.insert(var.binding.unwrap_or(0), vec![0; 1024]);
     }
-    for var in &shader.variables {
-        // A texture, or an array (of arrays) of them, one binding each.
-        let (ty, count) = var.ty.innermost_element();
-        if let Type::Texture {
-            dim,
-            arrayed,
-            shadow,
-            ..
-        } = *ty
-        {
-            let first = var.binding.unwrap_or(0);
-            for binding in first..first + count {
-                draw.textures
-                    .insert(binding, texture(dim, arrayed, &mut || small().abs()));
-                let sampler = SamplerState {
-                    compare: shadow.then_some(CompareFunc::LessOrEqual),
-                    ..SamplerState::linear()
-                };
-                draw.samplers.insert(binding, sampler);
-            }
-        }
-    }
+    (draw.textures, draw.samplers) = random_textures(shader, &mut || small().abs());
     draw
-}
-
-/// A texture of `dim` with a full mip chain from 8 texels a side (cube maps: six faces;
-/// arrays: three layers or cubes) of random texels.
-fn texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) -> Texture {
-    let faces = if dim == Dim::Cube { 6 } else { 1 };
-    let layers = faces * if arrayed { 3 } else { 1 };
-    let size = |n: u32| match dim {
-        Dim::D1 => [n, 1, 1],
-        Dim::D3 => [n, n, n],
-        _ => [n, n, 1],
-    };
-    let levels = (0..4)
-        .map(|l| {
-            let [w, h, d] = size(8 >> l);
-            let texels: Vec<[f32; 4]> = (0..w * h * d * layers)
-                .map(|_| [0; 4].map(|_| random()))
-                .collect();
-            MipLevel::from_f32(w, h, d, &texels)
-        })
-        .collect();
-    Texture { layers, levels }
 }
 
 /// The interpreter's launch for the same pixels and inputs.
@@ -153,14 +111,6 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
         launch.inputs.insert(var.name.clone(), values);
     }
     launch
-}
-
-/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
-fn close(a: u32, b: u32, tolerance: f32) -> bool {
-    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-    a == b
-        || (x.is_nan() && y.is_nan())
-        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
 }
 
 /// Compiles and runs `source` at SIMD8, SIMD16 and SIMD32 on every generation and compares each covered

@@ -13,6 +13,8 @@ use shrew_engine::text;
 use shrew_r600::compile::compile_fragment;
 use shrew_r600::dispatch::{FragmentDraw, run_fragment};
 use shrew_r600::isa::Chip;
+use shrew_tests::backend::{close, random_textures};
+use std::sync::Arc;
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
@@ -59,12 +61,18 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
             draw.inputs.insert(slot, planes);
         }
     }
-    draw.uniform_data = vec![0; 4096];
-    for chunk in draw.uniform_data.chunks_mut(4) {
+    let mut resources = Resources {
+        uniform_data: vec![0; 4096],
+        ..Resources::default()
+    };
+    for chunk in resources.uniform_data.chunks_mut(4) {
         chunk.copy_from_slice(&small().to_bits().to_le_bytes());
     }
-    draw.ubos
-        .insert(0, draw.uniform_data.iter().rev().copied().collect());
+    resources
+        .ubos
+        .insert(0, resources.uniform_data.iter().rev().copied().collect());
+    (resources.textures, resources.samplers) = random_textures(shader, &mut || small().abs());
+    draw.resources = Arc::new(resources);
     draw
 }
 
@@ -95,21 +103,14 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
     launch
 }
 
-/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
-fn close(a: u32, b: u32, tolerance: f32) -> bool {
-    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-    a == b
-        || (x.is_nan() && y.is_nan())
-        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
-}
-
 /// Compiles and runs `source` on every chip and compares each covered pixel's colour with the
 /// interpreter's, within 1e-4 (rounding of reassociated arithmetic).
 fn check(name: &str, source: &str) {
-    check_within(name, source, 1e-4);
+    check_on(&Chip::ALL, name, source);
 }
 
-fn check_within(name: &str, source: &str, tolerance: f32) {
+fn check_on(chips: &[Chip], name: &str, source: &str) {
+    let tolerance = 1e-4;
     let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
     let color = shader
         .variables
@@ -117,18 +118,14 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
         .find(|v| v.mode == Mode::ShaderOut && v.location == Some(0))
         .map(|v| v.name.clone())
         .expect("a colour output");
-    for chip in Chip::ALL {
+    for &chip in chips {
         let optimized = optimized(&shader, chip);
         let kernel =
             compile_fragment(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
         for seed in 0..3 {
             let draw = draw(&shader, seed);
             let launch = launch(&shader, &draw);
-            let mut resources = Resources {
-                uniform_data: draw.uniform_data.clone(),
-                ubos: draw.ubos.clone(),
-                ..Resources::default()
-            };
+            let mut resources = (*draw.resources).clone();
             let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
             let got = run_fragment(&kernel, &draw).unwrap_or_else(|e| {
                 let listing = shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default();
@@ -316,4 +313,150 @@ b0:
 }
 ",
     );
+}
+
+/// Sampling: implicit LOD, bias, explicit LOD (zero: SAMPLE_LZ), derivatives, shadow comparison with a projector, 3D, array, 1D and rectangle textures with
+/// texel offsets.
+#[test]
+fn texture_sampling() {
+    check(
+        "texture_sampling",
+        r#"shader fragment
+var shader_in f32x4 @uv (location=0)
+var uniform texture(2d, float) @albedo (binding=0)
+var uniform texture(2d shadow, float) @depth (binding=1)
+var uniform texture(rect, float) @plane (binding=2)
+var uniform texture(3d, float) @volume (binding=3)
+var uniform texture(2d array, float) @layers (binding=4)
+var uniform texture(1d, float) @ramp (binding=5)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x4 %1 = load_deref %0
+    32x2 %2 = mov %1.xy
+    32 %3 = deref_var @albedo
+    32x4 %4 = tex 2d %3 (texture_deref), %2 (coord)
+    32 %5 = mov %1.z
+    32x4 %6 = txb 2d %3 (texture_deref), %2 (coord), %5 (bias)
+    32x4 %7 = txl 2d %3 (texture_deref), %2 (coord), %5 (lod)
+    32 %8 = load_const (0)
+    32x4 %9 = txl 2d %3 (texture_deref), %2 (coord), %8 (lod)
+    32x2 %10 = fddx %2
+    32x2 %11 = fddy %2
+    32x2 %12 = fadd %10, %11
+    32 %13 = deref_var @depth
+    32 %14 = mov %1.w
+    32 %15 = tex 2d shadow %13 (texture_deref), %2 (coord), %14 (comparator)
+    32 %16 = fabs %5
+    32 %17 = load_const (1.0)
+    32 %18 = fadd %16, %17
+    32 %19 = txb 2d shadow %13 (texture_deref), %2 (coord), %18 (projector), %14 (comparator), %5 (bias)
+    32 %20 = deref_var @plane
+    32x2 %21 = load_const (8.0, 8.0)
+    32x2 %22 = fmul %2, %21
+    32x2 %60 = load_const (1, -2)
+    32x4 %23 = tex rect %20 (texture_deref), %22 (coord), %60 (offset)
+    32x3 %24 = mov %1.xyz
+    32 %25 = deref_var @volume
+    32x4 %26 = tex 3d %25 (texture_deref), %24 (coord)
+    32 %27 = deref_var @layers
+    32x4 %28 = txl 2d array %27 (texture_deref), %24 (coord), %16 (lod)
+    32 %29 = deref_var @ramp
+    32 %30 = mov %1.x
+    32x4 %31 = tex 1d %29 (texture_deref), %30 (coord)
+    32x4 %32 = fadd %4, %6
+    32x4 %33 = fadd %32, %7
+    32x4 %34 = fadd %33, %9
+    32x4 %35 = fadd %34, %23
+    32x4 %36 = fadd %35, %26
+    32x4 %37 = fadd %36, %28
+    32x4 %38 = fadd %37, %31
+    32x4 %39 = vec4 %15, %19, %12.x, %12.y
+    32x4 %40 = fadd %38, %39
+    32 %41 = deref_var @color
+    store_deref %41, %40 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Texel fetches at LOD 0 and 1 from an array element of textures, sizes and mip counts.
+#[test]
+fn texel_fetches_and_queries() {
+    check(
+        "texel_fetches_and_queries",
+        r#"shader fragment
+var shader_in f32x4 @uv (location=0)
+var uniform texture(2d, float)[2] @pair (binding=0)
+var uniform texture(2d array, float) @layers (binding=2)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x4 %1 = load_deref %0
+    32x4 %2 = ffract %1
+    32 %3 = load_const (4.0)
+    32x4 %4 = fmul %2, %3.xxxx
+    32x4 %5 = f2i32 %4
+    32x2 %6 = mov %5.xy
+    32 %7 = deref_var @pair
+    32 %8 = load_const (0)
+    32 %9 = load_const (1)
+    32 %20 = deref_array %7[%9]
+    32x4 %10 = txf 2d %20 (texture_deref), %6 (coord), %8 (lod)
+    32x4 %11 = txf 2d %20 (texture_deref), %6 (coord), %9 (lod)
+    32 %12 = deref_var @layers
+    32x3 %13 = txs 2d array %12 (texture_deref), %9 (lod)
+    32 %14 = query_levels 2d array %12 (texture_deref)
+    32x3 %15 = i2f32 %13
+    32 %16 = i2f32 %14
+    32x4 %17 = vec4 %15.x, %15.y, %15.z, %16
+    32x4 %18 = fadd %10, %11
+    32x4 %19 = fadd %18, %17
+    32 %21 = deref_var @color
+    store_deref %21, %19 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// Fine derivatives (Evergreen and Cayman have them; R600 and R700 reject them) beside coarse
+/// ones, of a value that is not linear over the quad.
+#[test]
+fn fine_and_coarse_derivatives() {
+    let source = r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fmul %1, %1
+    32x2 %3 = fddx_fine %2.xy
+    32x2 %4 = fddy_fine %2.zw
+    32x2 %5 = fddx_coarse %2.xy
+    32x2 %6 = fddy %2.zw
+    32x4 %7 = vec4 %3.x, %4.y, %5.x, %6.y
+    32x4 %8 = vec4 %3.y, %4.x, %5.y, %6.x
+    32x4 %9 = fadd %7, %8
+    32 %10 = deref_var @color
+    store_deref %10, %9 (write_mask=xyzw)
+    return
+}
+"#;
+    check_on(&[Chip::Evergreen, Chip::Cayman], "derivatives", source);
+    let shader = text::parse(source, "derivatives").unwrap();
+    for chip in [Chip::R600, Chip::R700] {
+        let err = compile_fragment(&optimized(&shader, chip), chip).unwrap_err();
+        assert!(
+            err.to_string().contains("fine derivatives need Evergreen"),
+            "{err}"
+        );
+    }
 }

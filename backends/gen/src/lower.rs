@@ -69,7 +69,7 @@ use crate::simd_width::part;
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage,
-    Terminator, Tex, TexOp, TexSrc, Type as IrType, Value,
+    Terminator, Tex, TexOp, TexSrc, Value,
 };
 use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -390,23 +390,15 @@ fn builtin_slot(shader: &Shader, builtin: Builtin) -> Option<u32> {
         .map(|(_, layout)| layout.offset / 16)
 }
 
-/// The value of a constant, as an offset or binding.
-fn constant_u32(func: &Function, v: Value) -> Option<u32> {
-    match &func.inst(v).kind {
-        InstKind::Const(values) => u32::try_from(values[0]).ok(),
-        _ => None,
-    }
-}
-
 /// The pushed buffer (`None`: the default uniform block) and byte offset a uniform or UBO load
 /// reads, when both are constant.
 fn push_location(func: &Function, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
     if ii.op == Intrinsic::LoadUbo {
-        let binding = constant_u32(func, ii.srcs[0])?;
-        Some((Some(binding), constant_u32(func, ii.srcs[1])?))
+        let binding = func.constant_u32(ii.srcs[0])?;
+        Some((Some(binding), func.constant_u32(ii.srcs[1])?))
     } else {
         let base = ii.index(IndexKind::Base).unwrap_or(0);
-        Some((None, base + constant_u32(func, ii.srcs[0])?))
+        Some((None, base + func.constant_u32(ii.srcs[0])?))
     }
 }
 
@@ -695,10 +687,6 @@ impl Lowering<'_> {
         let comps = self.func.inst(v).def?.comps as u32;
         self.payload.pushed(binding, offset + 4 * comps - 4)?;
         Some((binding, offset))
-    }
-
-    fn constant_offset(&self, v: Value) -> Option<u32> {
-        constant_u32(self.func, v)
     }
 
     /// Puts an immediate in a register (for sources that cannot be immediates).
@@ -1020,7 +1008,7 @@ impl Lowering<'_> {
                     let base = ii.index(IndexKind::Base).unwrap_or(0);
                     return self.pull(v, Surface::UniformBlock, base, ii.srcs[0]);
                 }
-                let Some(binding) = self.constant_offset(ii.srcs[0]) else {
+                let Some(binding) = self.func.constant_u32(ii.srcs[0]) else {
                     return Err(self.error(v, "UBOs at run-time bindings are not supported yet"));
                 };
                 self.pull(v, Surface::Ubo(binding), 0, ii.srcs[1])
@@ -1035,7 +1023,7 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::LoadInput => {
-                if self.constant_offset(ii.srcs[0]) != Some(0) {
+                if self.func.constant_u32(ii.srcs[0]) != Some(0) {
                     return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
@@ -1081,7 +1069,7 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::StoreOutput => {
-                if self.constant_offset(ii.srcs[1]) != Some(0) {
+                if self.func.constant_u32(ii.srcs[1]) != Some(0) {
                     return Err(self.error(v, "dynamically indexed outputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
@@ -1262,44 +1250,6 @@ impl Lowering<'_> {
     /// The texture and sampler bindings of a texture instruction: a deref of a texture
     /// variable, or an element of an array of them at a constant index (the sampler is the
     /// texture's, a combined one); else the instruction's own bindings.
-    fn texture_bindings(&self, v: Value, t: &Tex) -> Result<(u32, u32), LowerError> {
-        if t.src(TexSrc::SamplerDeref).is_some() {
-            return Err(self.error(v, "separate samplers are not supported yet"));
-        }
-        let Some(mut deref) = t.src(TexSrc::TextureDeref) else {
-            return Ok((t.texture, t.sampler));
-        };
-        // The constant indices from the innermost out, then the variable.
-        let mut indices = Vec::new();
-        let var = loop {
-            match &self.func.inst(deref).kind {
-                InstKind::Deref(Deref::Var(var)) => break &self.shader.variables[var.0 as usize],
-                InstKind::Deref(Deref::Array { parent, index }) => {
-                    let index = self.constant_offset(*index).ok_or_else(|| {
-                        self.error(v, "textures at run-time indices are not supported yet")
-                    })?;
-                    indices.push(index);
-                    deref = *parent;
-                }
-                _ => return Err(self.error(v, "the texture is not an array element or variable")),
-            }
-        };
-        // Each array element holds as many textures (one binding each) as its type has.
-        let mut binding = var.binding.unwrap_or(0);
-        let mut ty = &var.ty;
-        for index in indices.into_iter().rev() {
-            let IrType::Array { elem, len, .. } = ty else {
-                return Err(self.error(v, "an index into a texture that is not an array"));
-            };
-            if index >= *len {
-                return Err(self.error(v, &format!("texture array index {index} is out of range")));
-            }
-            binding += index * elem.innermost_element().1;
-            ty = elem;
-        }
-        Ok((binding, binding))
-    }
-
     /// A texture instruction: one sampler message per 16 channels, or per 8 when its payload
     /// takes more than five parameters (the payload limit) or it has derivatives, each
     /// parameter one 32-bit value per channel as [`SamplerMsg::params`] lays them out, the
@@ -1329,13 +1279,15 @@ impl Lowering<'_> {
                 &format!("{} textures are not supported yet", t.dim.name()),
             ));
         }
-        let (binding, sampler) = self.texture_bindings(v, t)?;
+        let (binding, sampler) = t
+            .bindings(self.shader, self.func)
+            .map_err(|e| self.error(v, &e))?;
         if sampler > 15 {
             return Err(self.error(v, "sampler indices past 15 are not supported"));
         }
         let lod_zero = t
             .src(TexSrc::Lod)
-            .is_some_and(|l| self.constant_offset(l) == Some(0));
+            .is_some_and(|l| self.func.constant_u32(l) == Some(0));
         let msg = SamplerMsg::for_op(t.op, t.is_shadow, lod_zero, self.hw)
             .map_err(|e| self.error(v, &e))?;
         let bti = self.surface(Surface::Texture(TextureSurface {
@@ -1490,7 +1442,7 @@ impl Lowering<'_> {
         let lanes = Src::Reg(Operand::vector(lanes, 0, Type::UD));
         let width = self.width as u32;
         let address = self.temp_operand(Type::UD);
-        match self.constant_offset(offset) {
+        match self.func.constant_u32(offset) {
             Some(offset) => {
                 let first = (base + offset) * width;
                 self.alu2(Opcode::Add, address, lanes, Src::ud(first), true);
@@ -1681,7 +1633,8 @@ impl Lowering<'_> {
 
     /// The binding of an SSBO access, which must be a constant.
     fn ssbo_binding(&self, v: Value, binding: Value) -> Result<u32, LowerError> {
-        self.constant_offset(binding)
+        self.func
+            .constant_u32(binding)
             .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
     }
 

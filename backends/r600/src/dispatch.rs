@@ -6,7 +6,7 @@
 //! [`crate::lower::Interface`] says the shader reads (the barycentrics in R0 on Evergreen and
 //! Cayman, with the interpolation parameters of the inputs; the interpolated inputs in their
 //! GPRs on R600 and R700; the window position; the facing), binds the constant buffers (for
-//! kcache reads, and as buffer resources for vertex fetches), runs
+//! kcache reads, and as buffer resources for vertex fetches) and the textures, runs
 //! the program decoded from its binary, and gives each covered pixel's colour exports.
 //!
 //! Why: the backend's differential tests and `shrew piglit --target r600|…` compare against
@@ -22,24 +22,26 @@ use crate::emu::{Buffer, EmuError, Env, Wavefront, run};
 use crate::encoding::decode;
 use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK};
 use crate::program::ExportType;
+use crate::texture::TextureState;
+use shrew_engine::interp::Resources;
 use shrew_engine::ir::Interp;
 use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Lanes of a wavefront.
 pub const WAVEFRONT: usize = 64;
 
-/// One primitive's fragments: its pixels, its inputs and the shader's buffers.
+/// One primitive's fragments: its pixels, its inputs and the shader's resources.
 #[derive(Clone, Debug, Default)]
 pub struct FragmentDraw {
     pub pixels: QuadGrid,
     /// Per input slot, each component's `[p0, p10, p20]`: the value at the first vertex and its
     /// changes towards the second and third (for flat inputs `p0` is the provoking vertex's).
     pub inputs: BTreeMap<u32, [[f32; 3]; 4]>,
-    /// The default uniform block.
-    pub uniform_data: Vec<u8>,
-    /// UBO contents by binding.
-    pub ubos: BTreeMap<u32, Vec<u8>>,
+    /// The interpreter's resources the shader reads: the default uniform block, UBOs, textures
+    /// and samplers.
+    pub resources: Arc<Resources>,
 }
 
 /// The colour exports of one pixel, by render target.
@@ -80,8 +82,10 @@ pub fn run_fragment(
     }
     let interface = &kernel.interface;
     let mut env = Env::default();
-    env.constant_buffers.insert(0, draw.uniform_data.clone());
-    for (&binding, bytes) in &draw.ubos {
+    let resources = &draw.resources;
+    env.constant_buffers
+        .insert(0, resources.uniform_data.clone());
+    for (&binding, bytes) in &resources.ubos {
         env.constant_buffers
             .insert(binding as u8 + 1, bytes.clone());
     }
@@ -103,6 +107,11 @@ pub fn run_fragment(
             )
         })
         .collect();
+    env.textures = TextureState {
+        views: interface.textures.clone(),
+        sampler_bindings: interface.samplers.clone(),
+        resources: draw.resources.clone(),
+    };
     env.params = interface
         .params
         .iter()

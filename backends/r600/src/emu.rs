@@ -147,10 +147,11 @@
 //!   components are 0; bytes past the end (or of a buffer not given) read as zero. The number
 //!   format, fetch type, mega-fetch count and swizzle flags are not interpreted; endian swaps
 //!   are not modelled.
-//! - GET_GRADIENTS_H/V (and the _FINE forms) give the derivative of each source channel
-//!   (after `src_sel`) along x (right − left of the lane's own row) or y (bottom − top of its
-//!   own column) over the quad's lanes that run the fetch, falling back to the other row
-//!   (column), 0 when neither pair runs it (the interpreter's fine derivatives).
+//! - GET_GRADIENTS_H/V give the derivative of each source channel (after `src_sel`) along x
+//!   (right − left of the quad's top row) or y (bottom − top of its left column) over the
+//!   quad's lanes that run the fetch, falling back to the other row (column), 0 when neither
+//!   pair runs it: the interpreter's coarse derivatives. The _FINE forms take the lane's own
+//!   row (column) first: its fine derivatives.
 //!   SET_GRADIENTS_H/V keep each lane's source channels as the gradients of a later SAMPLE_G
 //!   of the same clause.
 
@@ -1197,33 +1198,35 @@ impl Machine<'_> {
                 })
             })
             .collect();
-        let results: Vec<Option<[u32; 4]>> =
-            match op {
-                FetchOp::Vfetch => self.vfetch(fetch, exec).map_err(|w| w.at(at.clone()))?,
-                FetchOp::GetGradientsH
-                | FetchOp::GetGradientsHFine
-                | FetchOp::GetGradientsV
-                | FetchOp::GetGradientsVFine => {
-                    let along_x = matches!(op, FetchOp::GetGradientsH | FetchOp::GetGradientsHFine);
-                    fine_gradients(&srcs, exec, along_x)
+        let results: Vec<Option<[u32; 4]>> = match op {
+            FetchOp::Vfetch => self.vfetch(fetch, exec).map_err(|w| w.at(at.clone()))?,
+            FetchOp::GetGradientsH
+            | FetchOp::GetGradientsHFine
+            | FetchOp::GetGradientsV
+            | FetchOp::GetGradientsVFine => {
+                let along_x = matches!(op, FetchOp::GetGradientsH | FetchOp::GetGradientsHFine);
+                let fine = matches!(op, FetchOp::GetGradientsHFine | FetchOp::GetGradientsVFine);
+                gradients_of(&srcs, exec, along_x, fine)
+            }
+            FetchOp::SetGradientsH | FetchOp::SetGradientsV => {
+                let which = (op == FetchOp::SetGradientsV) as usize;
+                for lane in lanes(exec) {
+                    gradients[lane][which] = Some(srcs[lane]);
                 }
-                FetchOp::SetGradientsH | FetchOp::SetGradientsV => {
-                    let which = (op == FetchOp::SetGradientsV) as usize;
-                    for lane in lanes(exec) {
-                        gradients[lane][which] = Some(srcs[lane]);
-                    }
-                    return Ok(());
-                }
-                _ if op.is_vertex_fetch() => {
-                    return Err(unsupported(op.mnemonic()).at(at.clone()));
-                }
-                _ => texture::run(&self.env.textures, fetch, &srcs, exec, gradients).map_err(
-                    |why| EmuError::Texture {
+                return Ok(());
+            }
+            _ if op.is_vertex_fetch() => {
+                return Err(unsupported(op.mnemonic()).at(at.clone()));
+            }
+            _ => {
+                texture::run(&self.env.textures, fetch, &srcs, exec, gradients).map_err(|why| {
+                    EmuError::Texture {
                         at: at.clone(),
                         why,
-                    },
-                )?,
-            };
+                    }
+                })?
+            }
+        };
         let dst = fetch.dst_gpr as usize;
         for (lane, result) in results.iter().enumerate() {
             let Some(r) = result else {
@@ -1312,7 +1315,7 @@ fn four_slots(group: &Group, slots: &[Slot], op: AluOp) -> Result<[usize; 4], Wh
 
 /// The fine derivatives of each lane's source channels along x (`along_x`) or y over the
 /// quad's lanes in `exec`.
-fn fine_gradients(srcs: &[[u32; 4]], exec: u64, along_x: bool) -> Vec<Option<[u32; 4]>> {
+fn gradients_of(srcs: &[[u32; 4]], exec: u64, along_x: bool, fine: bool) -> Vec<Option<[u32; 4]>> {
     let value = |lane: usize| {
         (lane < srcs.len() && bit(exec, lane)).then(|| srcs[lane].map(|x| f32::from_bits(x) as f64))
     };
@@ -1323,12 +1326,11 @@ fn fine_gradients(srcs: &[[u32; 4]], exec: u64, along_x: bool) -> Vec<Option<[u3
             }
             let (first, pos) = (lane - lane % 4, lane % 4);
             let at: [Option<[f64; 4]>; 4] = std::array::from_fn(|k| value(first + k));
-            // The lane's own row (column) first.
+            // Fine: the lane's own row (column) first; coarse: the top row (left column).
+            let (row, col) = if fine { (pos / 2, pos % 2) } else { (0, 0) };
             let pairs = if along_x {
-                let row = pos / 2;
                 [COARSE_X[row], COARSE_X[1 - row]]
             } else {
-                let col = pos % 2;
                 [COARSE_Y[col], COARSE_Y[1 - col]]
             };
             Some(texture::quad_difference(&at, pairs).map(|d| (d as f32).to_bits()))
@@ -2560,14 +2562,16 @@ mod tests {
     }
 
     #[test]
-    fn gradients_are_fine_differences_over_the_quad() {
+    fn gradients_are_coarse_or_fine_differences_over_the_quad() {
         let p = program(
             Chip::Evergreen,
             vec![Cf::new(
                 CfOp::Tex,
                 CfBody::Fetch(vec![
-                    fetch(FetchOp::GetGradientsH, 0, [0, 0, 0, 0], 1, [0, 7, 7, 7]),
-                    fetch(FetchOp::GetGradientsV, 0, [0, 0, 0, 0], 1, [7, 0, 7, 7]),
+                    fetch(FetchOp::GetGradientsHFine, 0, [0, 0, 0, 0], 1, [0, 7, 7, 7]),
+                    fetch(FetchOp::GetGradientsVFine, 0, [0, 0, 0, 0], 1, [7, 0, 7, 7]),
+                    fetch(FetchOp::GetGradientsH, 0, [0, 0, 0, 0], 2, [0, 7, 7, 7]),
+                    fetch(FetchOp::GetGradientsV, 0, [0, 0, 0, 0], 2, [7, 0, 7, 7]),
                 ]),
             )],
             0,
@@ -2576,6 +2580,8 @@ mod tests {
         run_ok(&p, &mut w);
         assert_eq!(column(&w, 1, 0), floats(&[1.0, 1.0, 20.0, 20.0]));
         assert_eq!(column(&w, 1, 1), floats(&[9.0, 28.0, 9.0, 28.0]));
+        assert_eq!(column(&w, 2, 0), floats(&[1.0; 4]));
+        assert_eq!(column(&w, 2, 1), floats(&[9.0; 4]));
     }
 
     const RED: [f32; 4] = [1.0, 0.0, 0.0, 1.0];

@@ -19,6 +19,12 @@
 //!   interpolates them from the barycentrics in R0 (perspective i, j in x, y; linear in z, w)
 //!   with INTERP_ZW/INTERP_XY over a parameter, or loads a flat one with INTERP_LOAD_P0. Either
 //!   way this happens once, at the start of the shader.
+//! - Texture instructions are fetches (SAMPLE and its _L, _LB, _LZ and _C forms, LD,
+//!   GET_TEXTURE_RESINFO) with their parameters in the channels [`crate::texture::layout`]
+//!   gives; the texture at binding `b` is resource [`TEXTURE_RESOURCE_BASE`]` + b` with
+//!   sampler `b` ([`Interface::textures`], [`Interface::samplers`]). Projected coordinates are
+//!   divided first. Derivatives are GET_GRADIENTS_H/V fetches (the _FINE forms on Evergreen
+//!   and Cayman).
 //! - `discard` is a KILL of every lane, `discard_if` a KILLNE_INT of the condition.
 //! - Colour outputs are gathered in values of their own and exported at the end, one EXPORT per
 //!   render target, the last one EXPORT_DONE.
@@ -27,8 +33,8 @@
 //! Why: the first step of the backend's straight line; after it come copy propagation, the
 //! packing into groups and clauses, register allocation and emission.
 //!
-//! Invariants: unsupported input (64- and 16-bit values, textures (being built), memory
-//! other than uniforms, UBOs at run-time bindings, a `return` inside control flow, vertex
+//! Invariants: unsupported input (64- and 16-bit values, cube textures, gathers, LOD
+//! queries, explicit gradients, run-time texel offsets, memory other than uniforms, UBOs at run-time bindings, a `return` inside control flow, vertex
 //! and compute shaders (being built)) is a [`LowerError`] naming the instruction, never wrong
 //! code.
 //!
@@ -37,8 +43,12 @@
 use crate::isa::{AluOp, Chip, FetchOp};
 use crate::lir::{Alu, Export, Fetch, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
 use crate::program::{ExportType, VtxFormat};
+use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
-use shrew_engine::ir::{AluSrc, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Value};
+use shrew_engine::ir::{
+    AluSrc, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex, TexOp, TexSrc,
+    Value,
+};
 use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::passes::lower_io::interp_of;
@@ -56,6 +66,12 @@ pub const CONSTANT_DATA_BANK: u8 = 15;
 /// The stride, in bytes, of constant buffer `b` bound as buffer resource `b` for vertex
 /// fetches: one dword, so a fetch's index is a dword offset.
 pub const CONSTANT_BUFFER_STRIDE: u32 = 4;
+
+/// The resource id of the texture at binding 0: constant buffers take the ids below it.
+pub const TEXTURE_RESOURCE_BASE: u8 = 16;
+
+/// The sampler states a shader stage has.
+const SAMPLERS: u32 = 18;
 
 /// VFETCH data formats reading 1, 2, 3 or 4 dwords (FMT_32, FMT_32_32, FMT_32_32_32,
 /// FMT_32_32_32_32).
@@ -81,6 +97,10 @@ pub struct Interface {
     pub colour_targets: Vec<u32>,
     /// The shader's constant data, bound as constant buffer [`CONSTANT_DATA_BANK`].
     pub constant_data: Vec<u8>,
+    /// The textures the shader reads, by resource id.
+    pub textures: BTreeMap<u8, TexView>,
+    /// The sampler binding of each sampler id the shader uses.
+    pub samplers: BTreeMap<u8, u32>,
 }
 
 /// Lowers the entry function of a fragment shader for `chip`.
@@ -476,10 +496,10 @@ impl Lowering<'_> {
                 Ok(())
             }
             InstKind::Intrinsic(ii) => self.lower_intrinsic(v, ii),
-            InstKind::Tex(_) => Err(self.error(v, "textures are not supported yet")),
-            InstKind::Deref(_) | InstKind::Call { .. } => {
-                Err(self.error(v, "derefs and calls must be lowered before the backend"))
-            }
+            InstKind::Tex(t) => self.lower_tex(v, t),
+            // Derefs of textures: their instructions read them.
+            InstKind::Deref(_) => Ok(()),
+            InstKind::Call { .. } => Err(self.error(v, "calls must be inlined before the backend")),
         }
     }
 
@@ -653,6 +673,18 @@ impl Lowering<'_> {
             }
             IrOp::I2f32 => unary(self, H::IntToFlt),
             IrOp::U2f32 => unary(self, H::UintToFlt),
+            IrOp::Fddx
+            | IrOp::FddxCoarse
+            | IrOp::FddxFine
+            | IrOp::Fddy
+            | IrOp::FddyCoarse
+            | IrOp::FddyFine => {
+                let x = s(self, 0);
+                let along_x = matches!(op, IrOp::Fddx | IrOp::FddxCoarse | IrOp::FddxFine);
+                let fine = matches!(op, IrOp::FddxFine | IrOp::FddyFine);
+                self.derivative(dst, x, along_x, fine)
+                    .map_err(|e| self.error(v, &e))?;
+            }
             IrOp::Fdot2 | IrOp::Fdot3 | IrOp::Fdot4 => {
                 let n = match op {
                     IrOp::Fdot2 => 2,
@@ -709,7 +741,7 @@ impl Lowering<'_> {
             Intrinsic::LoadUniform | Intrinsic::LoadConstant | Intrinsic::LoadUbo => {
                 let (bank, base, offset) = match ii.op {
                     Intrinsic::LoadUbo => {
-                        let binding = constant_u32(self.func, ii.srcs[0]).ok_or_else(|| {
+                        let binding = self.func.constant_u32(ii.srcs[0]).ok_or_else(|| {
                             self.error(v, "UBOs at run-time bindings are not supported yet")
                         })?;
                         if binding >= CONSTANT_DATA_BANK as u32 - 1 {
@@ -727,7 +759,7 @@ impl Lowering<'_> {
                         (bank, base, ii.srcs[0])
                     }
                 };
-                let Some(offset) = constant_u32(self.func, offset).map(|o| base + o) else {
+                let Some(offset) = self.func.constant_u32(offset).map(|o| base + o) else {
                     return self.fetch_uniform(v, bank, base, offset);
                 };
                 if offset % 4 != 0 {
@@ -747,7 +779,7 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::LoadInput => {
-                if constant_u32(self.func, ii.srcs[0]) != Some(0) {
+                if self.func.constant_u32(ii.srcs[0]) != Some(0) {
                     return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
@@ -776,7 +808,7 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::StoreOutput => {
-                if constant_u32(self.func, ii.srcs[1]) != Some(0) {
+                if self.func.constant_u32(ii.srcs[1]) != Some(0) {
                     return Err(self.error(v, "dynamically indexed outputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
@@ -858,6 +890,159 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// A texture instruction: one fetch.
+    fn lower_tex(&mut self, v: Value, t: &Tex) -> Result<(), LowerError> {
+        let unsupported = [
+            TexSrc::MinLod,
+            TexSrc::MsIndex,
+            TexSrc::TextureOffset,
+            TexSrc::SamplerOffset,
+        ];
+        if let Some(kind) = unsupported.into_iter().find(|&k| t.src(k).is_some()) {
+            return Err(self.error(v, &format!("texture source {kind:?} is not supported yet")));
+        }
+        let (binding, sampler) = t
+            .bindings(self.shader, self.func)
+            .map_err(|e| self.error(v, &e))?;
+        if binding >= SAMPLERS || sampler >= SAMPLERS {
+            return Err(self.error(
+                v,
+                &format!("texture bindings past {} are not supported", SAMPLERS - 1),
+            ));
+        }
+        let lod_zero = t
+            .src(TexSrc::Lod)
+            .is_some_and(|l| self.func.constant_u32(l) == Some(0));
+        let op = match (t.op, t.is_shadow) {
+            (TexOp::Tex, false) => FetchOp::Sample,
+            (TexOp::Tex, true) => FetchOp::SampleC,
+            (TexOp::Txb, false) => FetchOp::SampleLb,
+            (TexOp::Txb, true) => FetchOp::SampleCLb,
+            (TexOp::Txl, false) if lod_zero => FetchOp::SampleLz,
+            (TexOp::Txl, true) if lod_zero => FetchOp::SampleCLz,
+            (TexOp::Txl, false) => FetchOp::SampleL,
+            (TexOp::Txl, true) => FetchOp::SampleCL,
+            (TexOp::Txf, false) => FetchOp::Ld,
+            (TexOp::Txs | TexOp::QueryLevels, _) => FetchOp::GetTextureResinfo,
+            (op, _) => {
+                return Err(self.error(v, &format!("`{}` is not supported yet", op.name())));
+            }
+        };
+        let params = layout(op, t.dim, t.is_array).map_err(|e| self.error(v, &e))?;
+        let axes = t.dim.coord_components() as usize;
+        let read = |this: &mut Self, kind: TexSrc, c: u8| t.src(kind).map(|x| this.src(x, c));
+        let mut coords: Vec<Src> = (0..axes + t.is_array as usize)
+            .map(|c| read(self, TexSrc::Coord, c as u8).unwrap_or(Src::constant(0)))
+            .collect();
+        let mut reference = read(self, TexSrc::Comparator, 0);
+        if let Some(q) = read(self, TexSrc::Projector, 0) {
+            let inverse = self.temp(AluOp::RecipIeee, vec![q]);
+            for x in coords[..axes].iter_mut().chain(reference.as_mut()) {
+                *x = self.temp(AluOp::MulIeee, vec![*x, inverse]);
+            }
+        }
+        let mut srcs = [Lane::Unused; 4];
+        for (lane, param) in srcs.iter_mut().zip(params) {
+            let src = match param {
+                None => continue,
+                Some(TexParam::Coord(a)) => Some(coords[a as usize]),
+                Some(TexParam::Layer) => Some(coords[axes]),
+                Some(TexParam::Ref) => reference,
+                Some(TexParam::Lod) => read(self, TexSrc::Lod, 0),
+                Some(TexParam::Bias) => read(self, TexSrc::Bias, 0),
+            };
+            *lane = self.lane(src.unwrap_or(Src::constant(0)));
+        }
+        let mut offset = [0i8; 3];
+        if let Some(o) = t.src(TexSrc::Offset) {
+            for (a, half_texels) in offset.iter_mut().enumerate().take(axes) {
+                let texels = match self.src(o, a as u8).operand {
+                    Operand::Const(bits) => bits as i32,
+                    _ => return Err(self.error(v, "run-time texel offsets are not supported")),
+                };
+                // A signed 5-bit field in half texels.
+                *half_texels = i8::try_from(2 * texels)
+                    .ok()
+                    .filter(|h| (-16..16).contains(h))
+                    .ok_or_else(|| self.error(v, &format!("a texel offset of {texels}")))?;
+            }
+        }
+        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        let mut dsts = [None; 4];
+        if t.op == TexOp::QueryLevels {
+            dsts[3] = Some(self.dst(v, 0));
+        } else {
+            for (c, dst) in dsts.iter_mut().enumerate().take(comps as usize) {
+                *dst = Some(self.dst(v, c as u8));
+            }
+        }
+        let resource = TEXTURE_RESOURCE_BASE + binding as u8;
+        self.interface.textures.insert(
+            resource,
+            TexView {
+                binding,
+                dim: t.dim,
+                is_array: t.is_array,
+                dest_type: t.dest_type,
+            },
+        );
+        self.interface.samplers.insert(sampler as u8, sampler);
+        // Rectangle textures take texel coordinates; the others normalized ones.
+        let normalized = t.dim != Dim::Rect;
+        self.block.push(Inst::Fetch(Fetch {
+            op,
+            resource,
+            sampler: sampler as u8,
+            srcs,
+            dsts,
+            coord_normalized: [normalized; 4],
+            offset,
+            vtx: VtxFormat::default(),
+        }));
+        Ok(())
+    }
+
+    /// Component `c` of a derivative of `x` along x or y: a gradient fetch.
+    fn derivative(&mut self, dst: V, x: Src, along_x: bool, fine: bool) -> Result<(), String> {
+        if fine && !self.chip.is_evergreen_class() {
+            return Err("fine derivatives need Evergreen or Cayman".into());
+        }
+        let op = match (along_x, fine) {
+            (true, false) => FetchOp::GetGradientsH,
+            (false, false) => FetchOp::GetGradientsV,
+            (true, true) => FetchOp::GetGradientsHFine,
+            (false, true) => FetchOp::GetGradientsVFine,
+        };
+        let lane = self.lane(x);
+        self.block.push(Inst::Fetch(Fetch {
+            op,
+            resource: 0,
+            sampler: 0,
+            srcs: [lane, Lane::Unused, Lane::Unused, Lane::Unused],
+            dsts: [Some(dst), None, None, None],
+            coord_normalized: [true; 4],
+            offset: [0; 3],
+            vtx: VtxFormat::default(),
+        }));
+        Ok(())
+    }
+
+    /// What a fetch source channel reading `src` is: the value itself, a constant 0 or 1.0,
+    /// or a copy of anything else (modifiers, other constants, uniforms).
+    fn lane(&mut self, src: Src) -> Lane {
+        let plain = !src.neg && !src.abs;
+        match src.operand {
+            Operand::Value(v) if plain => Lane::Value(v),
+            Operand::Const(0) if plain => Lane::Zero,
+            Operand::Const(bits) if plain && bits == 1.0f32.to_bits() => Lane::One,
+            _ => {
+                let t = self.lir.new_value();
+                self.mov(t, src);
+                Lane::Value(t)
+            }
+        }
+    }
+
     /// The exports of the colour outputs, at the end of the shader: one EXPORT per render
     /// target, the last one EXPORT_DONE (a masked one when the shader writes no colour).
     fn export_colours(&mut self, out: &mut Vec<Node>) {
@@ -887,13 +1072,5 @@ fn const_bits(func: &Function, v: Value, bits: u64) -> u32 {
         if bits != 0 { u32::MAX } else { 0 }
     } else {
         bits as u32
-    }
-}
-
-/// The value of a constant, as an offset or binding.
-fn constant_u32(func: &Function, v: Value) -> Option<u32> {
-    match &func.inst(v).kind {
-        InstKind::Const(values) => u32::try_from(values[0]).ok(),
-        _ => None,
     }
 }

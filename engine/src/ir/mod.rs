@@ -379,6 +379,48 @@ impl Tex {
     pub fn src(&self, kind: TexSrc) -> Option<Value> {
         self.srcs.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
     }
+
+    /// The texture and sampler bindings of the instruction, a combined texture-sampler in
+    /// `func` of `shader`: its deref source's variable binding plus its constant array indices
+    /// (each element holding as many bindings as its type has textures), else the
+    /// instruction's own `texture` and `sampler`. Separate samplers, run-time indices and
+    /// indices out of range are errors a backend reports.
+    pub fn bindings(&self, shader: &Shader, func: &Function) -> Result<(u32, u32), String> {
+        if self.src(TexSrc::SamplerDeref).is_some() {
+            return Err("separate samplers are not supported yet".into());
+        }
+        let Some(mut deref) = self.src(TexSrc::TextureDeref) else {
+            return Ok((self.texture, self.sampler));
+        };
+        // The constant indices from the innermost out, then the variable.
+        let mut indices = Vec::new();
+        let var = loop {
+            match &func.inst(deref).kind {
+                InstKind::Deref(Deref::Var(var)) => break &shader.variables[var.0 as usize],
+                InstKind::Deref(Deref::Array { parent, index }) => {
+                    let index = func
+                        .constant_u32(*index)
+                        .ok_or("textures at run-time indices are not supported yet".to_string())?;
+                    indices.push(index);
+                    deref = *parent;
+                }
+                _ => return Err("the texture is not an array element or variable".into()),
+            }
+        };
+        let mut binding = var.binding.unwrap_or(0);
+        let mut ty = &var.ty;
+        for index in indices.into_iter().rev() {
+            let Type::Array { elem, len, .. } = ty else {
+                return Err("an index into a texture that is not an array".into());
+            };
+            if index >= *len {
+                return Err(format!("texture array index {index} is out of range"));
+            }
+            binding += index * elem.innermost_element().1;
+            ty = elem;
+        }
+        Ok((binding, binding))
+    }
 }
 
 /// A deref: a pointer into a variable, built up as a chain.
@@ -409,6 +451,15 @@ impl Function {
             insts: Vec::new(),
             cfg,
             entry,
+        }
+    }
+
+    /// The first component of `v` as a `u32` (an offset, index or binding) when `v` is a
+    /// constant that fits.
+    pub fn constant_u32(&self, v: Value) -> Option<u32> {
+        match &self.inst(v).kind {
+            InstKind::Const(values) => u32::try_from(values[0]).ok(),
+            _ => None,
         }
     }
 

@@ -1,0 +1,67 @@
+//! What the backends' differential tests share: random textures for a shader's texture
+//! variables, and the comparison of an emulator's result with the interpreter's.
+
+use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture};
+use shrew_engine::ir::{Dim, Shader, Type};
+use std::collections::BTreeMap;
+
+/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
+pub fn close(a: u32, b: u32, tolerance: f32) -> bool {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    a == b
+        || (x.is_nan() && y.is_nan())
+        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
+}
+
+/// Textures and samplers, by binding, for every texture variable of `shader` (an array of
+/// them takes one binding per element): random texels, linear filtering, and a less-or-equal
+/// comparison for shadow textures.
+pub fn random_textures(
+    shader: &Shader,
+    random: &mut dyn FnMut() -> f32,
+) -> (BTreeMap<u32, Texture>, BTreeMap<u32, SamplerState>) {
+    let (mut textures, mut samplers) = (BTreeMap::new(), BTreeMap::new());
+    for var in &shader.variables {
+        let (ty, count) = var.ty.innermost_element();
+        if let Type::Texture {
+            dim,
+            arrayed,
+            shadow,
+            ..
+        } = *ty
+        {
+            let first = var.binding.unwrap_or(0);
+            for binding in first..first + count {
+                textures.insert(binding, random_texture(dim, arrayed, random));
+                let sampler = SamplerState {
+                    compare: shadow.then_some(CompareFunc::LessOrEqual),
+                    ..SamplerState::linear()
+                };
+                samplers.insert(binding, sampler);
+            }
+        }
+    }
+    (textures, samplers)
+}
+
+/// A texture of `dim` with a full mip chain from 8 texels a side (cube maps: six faces;
+/// arrays: three layers or cubes) of random texels.
+pub fn random_texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) -> Texture {
+    let faces = if dim == Dim::Cube { 6 } else { 1 };
+    let layers = faces * if arrayed { 3 } else { 1 };
+    let size = |n: u32| match dim {
+        Dim::D1 => [n, 1, 1],
+        Dim::D3 => [n, n, n],
+        _ => [n, n, 1],
+    };
+    let levels = (0..4)
+        .map(|l| {
+            let [w, h, d] = size(8 >> l);
+            let texels: Vec<[f32; 4]> = (0..w * h * d * layers)
+                .map(|_| [0; 4].map(|_| random()))
+                .collect();
+            MipLevel::from_f32(w, h, d, &texels)
+        })
+        .collect();
+    Texture { layers, levels }
+}
