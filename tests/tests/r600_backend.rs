@@ -460,3 +460,36 @@ b0:
         );
     }
 }
+
+/// Integer division and remainders (lowered to a reciprocal estimate: R600 has no divider) of
+/// signed values of both signs, with a zero divisor in some pixels.
+#[test]
+fn integer_division() {
+    check(
+        "integer_division",
+        r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (1000.0)
+    32x4 %3 = fmul %1, %2.xxxx
+    32x4 %4 = f2i32 %3
+    32 %5 = load_const (3)
+    32x2 %6 = ishr %4.zw, %5.xx
+    32x2 %7 = idiv %4.xy, %6
+    32x2 %8 = imod %4.xy, %6
+    32 %9 = irem %4.x, %6.y
+    32 %10 = udiv %4.y, %6.x
+    32x4 %11 = vec4 %7.x, %8.y, %9, %10
+    32x4 %12 = i2f32 %11
+    32 %13 = deref_var @color
+    store_deref %13, %12 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}

@@ -31,7 +31,8 @@ use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
 use std::sync::Arc;
 
 /// The mid-end options for `chip`: Evergreen's and Cayman's FMA fuses multiply-adds (R600
-/// and R700 have no fused one, so `ffma` is split); there is no `pow`, divide, `fmod`, `tan`,
+/// and R700 have no fused one, so `ffma` is split); there is no `pow`, divide (float or
+/// integer), `fmod`, `tan`,
 /// inverse trigonometry, sign, bitfield, carry, saturating-add or rotate instruction, nor
 /// unordered compares: the mid-end expands them.
 pub fn target_options(chip: isa::Chip) -> TargetOptions {
@@ -53,6 +54,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         lower_usub_borrow: true,
         lower_add_sat: true,
         lower_rotate: true,
+        lower_idiv: true,
         lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(R600Cost)),

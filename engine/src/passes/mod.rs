@@ -15,6 +15,7 @@ pub mod if_convert;
 pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
+pub mod lower_idiv;
 pub mod lower_indirect_derefs;
 pub mod lower_inverse_trig;
 pub mod lower_io;
@@ -49,6 +50,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(inline::Inline),
         Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(lower_idiv::LowerIdiv {
+            enabled: opts.lower_idiv,
+        }),
         Box::new(lower_indirect_derefs::LowerIndirectDerefs {
             indirect_uniform_loads: opts.indirect_uniform_loads,
         }),

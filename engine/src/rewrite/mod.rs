@@ -270,6 +270,9 @@ pub struct TargetOptions {
     pub lower_add_sat: bool,
     /// `urol`/`uror` become shifts.
     pub lower_rotate: bool,
+    /// 32-bit `udiv`, `umod`, `idiv`, `irem`, `imod` become a float reciprocal estimate refined
+    /// in integers (`lower-idiv`): the target has no integer divider.
+    pub lower_idiv: bool,
     /// The target prefers `bcsel` over `b2f` multiplications.
     pub lower_b2f_mul: bool,
     /// Scalar `fdot` on targets without dot-product instructions.
