@@ -32,10 +32,10 @@ pub struct CorpusArgs {
     /// `.spv` file per distinct module (the input of `scripts/bench_frontend.py`).
     #[arg(long, value_name = "DIR")]
     save_spirv: Option<PathBuf>,
-    /// A second pipeline to compare `-p` against (Gen targets): every fragment stage is also
-    /// optimized with it and compiled, and the summary counts the kernels each pipeline makes
-    /// smaller (helped) or larger (hurt), with the change of the totals, as shader-db's
-    /// report does.
+    /// A second pipeline to compare `-p` against (Gen and R600 targets): every stage the
+    /// backend compiles is also optimized with it and compiled, and the summary counts the
+    /// kernels each pipeline makes smaller (helped) or larger (hurt), with the change of the
+    /// totals, as shader-db's report does.
     #[arg(long, value_name = "PIPELINE")]
     vs_pipeline: Option<String>,
 }
@@ -66,15 +66,70 @@ struct StageReport {
     time: f64,
     /// The pipeline's share of `time`.
     pipeline_time: f64,
-    /// The backend's kernels (Gen targets, fragment stages): per dispatch width, the
-    /// statistics or why it did not compile.
+    /// The backend's kernels, with their statistics or why they did not compile.
     kernels: Kernels,
     /// The kernels of the `--vs-pipeline` pipeline.
     baseline: Kernels,
 }
 
-/// Per dispatch width, a kernel's statistics or why it did not compile.
-type Kernels = Vec<(u8, Result<shrew_gen::compile::Stats, String>)>;
+/// A stage's kernels from the target's backend.
+#[derive(Default)]
+enum Kernels {
+    /// Not a backend target, or a stage the backend does not compile.
+    #[default]
+    None,
+    /// Gen: per dispatch width.
+    Gen(Vec<(u8, Result<shrew_gen::compile::Stats, String>)>),
+    /// R600: the shader (fragment shaders).
+    R600(Result<shrew_r600::compile::Stats, String>),
+}
+
+impl Kernels {
+    /// The Gen kernels, per dispatch width.
+    fn gen_widths(&self) -> &[(u8, Result<shrew_gen::compile::Stats, String>)] {
+        match self {
+            Kernels::Gen(widths) => widths,
+            _ => &[],
+        }
+    }
+
+    /// The R600 statistics, if the stage compiled.
+    fn r600(&self) -> Option<&shrew_r600::compile::Stats> {
+        match self {
+            Kernels::R600(Ok(stats)) => Some(stats),
+            _ => None,
+        }
+    }
+
+    /// The JSON key (`gen`, `r600`) and value of the kernels.
+    fn json(&self) -> Option<(&'static str, serde_json::Value)> {
+        let error = |e: &String| serde_json::json!({ "error": e });
+        match self {
+            Kernels::None => None,
+            Kernels::Gen(widths) => Some((
+                "gen",
+                widths
+                    .iter()
+                    .map(|(simd, k)| match k {
+                        Ok(stats) => {
+                            let mut v = serde_json::to_value(stats).unwrap_or_default();
+                            v["simd"] = (*simd).into();
+                            v
+                        }
+                        Err(e) => serde_json::json!({"simd": simd, "error": e}),
+                    })
+                    .collect::<Vec<_>>()
+                    .into(),
+            )),
+            Kernels::R600(k) => Some((
+                "r600",
+                k.as_ref().map_or_else(error, |stats| {
+                    serde_json::to_value(stats).unwrap_or_default()
+                }),
+            )),
+        }
+    }
+}
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.save_spirv {
@@ -86,6 +141,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         pipeline: Pipeline::parse(&args.batch.pipeline, args.batch.target)?,
         model: args.batch.target.options().costs.model,
         hw: crate::compile::gen_of(args.batch.target),
+        chip: crate::compile::chip_of(args.batch.target),
         backend_pipeline: Some(Pipeline::parse(
             &args.batch.target.backend_pipeline(),
             args.batch.target,
@@ -140,11 +196,11 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
                 "pipeline_time": r.pipeline_time,
             });
             let mut line = line;
-            if !r.kernels.is_empty() {
-                line["gen"] = kernels_json(&r.kernels);
+            if let Some((key, value)) = r.kernels.json() {
+                line[key] = value;
             }
-            if !r.baseline.is_empty() {
-                line["gen_baseline"] = kernels_json(&r.baseline);
+            if let Some((key, value)) = r.baseline.json() {
+                line[format!("{key}_baseline")] = value;
             }
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
@@ -161,22 +217,10 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
     if context.hw.is_some() {
         out.push_str(&gen_summary(&reports, args.batch.json));
     }
+    if let Some(chip) = context.chip {
+        out.push_str(&r600_summary(&reports, chip, args.batch.json));
+    }
     emit(&out)
-}
-
-fn kernels_json(kernels: &Kernels) -> serde_json::Value {
-    kernels
-        .iter()
-        .map(|(simd, k)| match k {
-            Ok(stats) => {
-                let mut v = serde_json::to_value(stats).unwrap_or_default();
-                v["simd"] = (*simd).into();
-                v
-            }
-            Err(e) => serde_json::json!({"simd": simd, "error": e}),
-        })
-        .collect::<Vec<_>>()
-        .into()
 }
 
 /// shader-db's totals per stage and dispatch width: kernels, instructions, cycles, spills and fills;
@@ -202,6 +246,7 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
         }
         let of = |kernels: &Kernels| {
             kernels
+                .gen_widths()
                 .iter()
                 .find(|(w, _)| *w == simd)
                 .and_then(|(_, k)| k.as_ref().ok())
@@ -210,7 +255,12 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
         let compiled: Vec<_> = reports.iter().filter_map(|r| of(&r.kernels)).collect();
         let failed = reports
             .iter()
-            .filter(|r| r.kernels.iter().any(|(w, k)| *w == simd && k.is_err()))
+            .filter(|r| {
+                r.kernels
+                    .gen_widths()
+                    .iter()
+                    .any(|(w, k)| *w == simd && k.is_err())
+            })
             .count();
         let sum = |f: fn(&shrew_gen::compile::Stats) -> u64, ks: &[shrew_gen::compile::Stats]| {
             ks.iter().map(f).sum::<u64>()
@@ -241,39 +291,109 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
             .iter()
             .filter_map(|r| Some((of(&r.kernels)?, of(&r.baseline)?)))
             .collect();
-        if reports.iter().any(|r| !r.baseline.is_empty()) {
-            let mut comparison = serde_json::Map::new();
-            text.push_str(&format!(
-                "  against --vs-pipeline, over the {} kernels both compile:\n",
-                pairs.len()
-            ));
-            for (name, f) in [("instructions", instructions), ("cycles", cycles)] {
-                let ours: u64 = pairs.iter().map(|(a, _)| f(a)).sum();
-                let theirs: u64 = pairs.iter().map(|(_, b)| f(b)).sum();
-                let helped = pairs.iter().filter(|(a, b)| f(a) < f(b)).count();
-                let hurt = pairs.iter().filter(|(a, b)| f(a) > f(b)).count();
-                // No kernels in common: no change, not -100%.
-                let change = if theirs == 0 {
-                    0.0
-                } else {
-                    100.0 * (ours as f64 / theirs as f64 - 1.0)
-                };
-                text.push_str(&format!(
-                    "  total {name} in shared programs: {theirs} -> {ours} ({change:+.2}%); \
-                     helped {helped}, HURT {hurt}\n"
-                ));
-                comparison.insert(
-                    name.to_string(),
-                    serde_json::json!({"baseline": theirs, "ours": ours, "change_percent": change,
-                        "helped": helped, "hurt": hurt}),
-                );
-            }
-            width["vs_pipeline"] = comparison.into();
+        if reports.iter().any(|r| !matches!(r.baseline, Kernels::None)) {
+            let figures = [("instructions", instructions), ("cycles", cycles)];
+            width["vs_pipeline"] = compare_pipelines(&pairs, &figures, &mut text);
         }
         widths.push(width);
     }
     if json {
         format!("{}\n", serde_json::json!({ "gen_summary": widths }))
+    } else {
+        text
+    }
+}
+
+/// shader-db's report of `-p` against `--vs-pipeline` over `pairs` of (ours, baseline)
+/// statistics of the kernels both compile: for each figure the totals, their change, and how
+/// many kernels `-p` makes smaller (helped) or larger (hurt). Appends the text to `text` and
+/// gives the JSON.
+fn compare_pipelines<S>(
+    pairs: &[(S, S)],
+    figures: &[(&str, fn(&S) -> u64)],
+    text: &mut String,
+) -> serde_json::Value {
+    let mut comparison = serde_json::Map::new();
+    text.push_str(&format!(
+        "  against --vs-pipeline, over the {} kernels both compile:\n",
+        pairs.len()
+    ));
+    for &(name, f) in figures {
+        let ours: u64 = pairs.iter().map(|(a, _)| f(a)).sum();
+        let theirs: u64 = pairs.iter().map(|(_, b)| f(b)).sum();
+        let helped = pairs.iter().filter(|(a, b)| f(a) < f(b)).count();
+        let hurt = pairs.iter().filter(|(a, b)| f(a) > f(b)).count();
+        // No kernels in common: no change, not -100%.
+        let change = if theirs == 0 {
+            0.0
+        } else {
+            100.0 * (ours as f64 / theirs as f64 - 1.0)
+        };
+        text.push_str(&format!(
+            "  total {name} in shared programs: {theirs} -> {ours} ({change:+.2}%); \
+             helped {helped}, HURT {hurt}\n"
+        ));
+        comparison.insert(
+            name.to_string(),
+            serde_json::json!({"baseline": theirs, "ours": ours, "change_percent": change,
+                "helped": helped, "hurt": hurt}),
+        );
+    }
+    comparison.into()
+}
+
+/// shader-db's totals of the R600 fragment shaders: shaders compiled, dwords, GPRs, ALU groups
+/// and slots, literals, CF instructions, ALU and fetch clauses, fetches, stack entries, loops
+/// and cycles; with a `--vs-pipeline`, the comparison of [`compare_pipelines`].
+fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool) -> String {
+    type Stats = shrew_r600::compile::Stats;
+    let reports: Vec<&StageReport> = reports
+        .iter()
+        .filter(|r| r.stage == Some(Stage::Fragment) && r.status == Status::Ok)
+        .collect();
+    let compiled: Vec<&Stats> = reports.iter().filter_map(|r| r.kernels.r600()).collect();
+    let failed = reports.len() - compiled.len();
+    let figures: [(&str, fn(&Stats) -> u64); 12] = [
+        ("dwords", |s| s.dwords as u64),
+        ("gprs", |s| s.gprs as u64),
+        ("alu_groups", |s| s.alu_groups as u64),
+        ("alu_slots", |s| s.alu_slots as u64),
+        ("literals", |s| s.literals as u64),
+        ("cf", |s| s.cf as u64),
+        ("alu_clauses", |s| s.alu_clauses as u64),
+        ("fetch_clauses", |s| s.fetch_clauses as u64),
+        ("fetches", |s| s.fetches as u64),
+        ("stack", |s| s.stack as u64),
+        ("loops", |s| s.loops as u64),
+        ("cycles", |s| s.cycles),
+    ];
+    let mut summary = serde_json::json!({
+        "chip": format!("{chip:?}"),
+        "stage": "fragment",
+        "shaders": compiled.len(),
+        "not_compiled": failed,
+    });
+    let mut text = format!(
+        "{chip:?} fragment: {} shaders ({failed} not compiled):",
+        compiled.len()
+    );
+    for (name, f) in figures {
+        let total: u64 = compiled.iter().map(|s| f(s)).sum();
+        summary[name] = total.into();
+        text.push_str(&format!(" {total} {name},"));
+    }
+    text.pop();
+    text.push('\n');
+    if reports.iter().any(|r| !matches!(r.baseline, Kernels::None)) {
+        let pairs: Vec<(Stats, Stats)> = reports
+            .iter()
+            .filter_map(|r| Some((r.kernels.r600()?.clone(), r.baseline.r600()?.clone())))
+            .collect();
+        let compared = [figures[0], figures[1], figures[2], figures[11]];
+        summary["vs_pipeline"] = compare_pipelines(&pairs, &compared, &mut text);
+    }
+    if json {
+        format!("{}\n", serde_json::json!({ "r600_summary": summary }))
     } else {
         text
     }
@@ -373,8 +493,10 @@ struct Context {
     pipeline: Pipeline,
     /// The target's cost model, for the `cost` of each stage.
     model: Model,
-    /// The Gen generation when the target is one: fragment stages are compiled.
+    /// The Gen generation when the target is one: its stages are compiled.
     hw: Option<shrew_gen::isa::Gen>,
+    /// The R600 chip when the target is one: fragment stages are compiled.
+    chip: Option<shrew_r600::isa::Chip>,
     /// What runs between the mid-end and the backend.
     backend_pipeline: Option<Pipeline>,
     save_spirv: Option<PathBuf>,
@@ -429,8 +551,8 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
         cost: 0,
         time: 0.0,
         pipeline_time: 0.0,
-        kernels: Vec::new(),
-        baseline: Vec::new(),
+        kernels: Kernels::None,
+        baseline: Kernels::None,
     }
 }
 
@@ -446,7 +568,7 @@ fn finish(
     context: &Context,
 ) -> StageReport {
     let (mut instructions, mut cost, mut pipeline_time) = (0, 0, 0.0);
-    let (mut kernels, mut baseline) = (Vec::new(), Vec::new());
+    let (mut kernels, mut baseline) = (Kernels::None, Kernels::None);
     if let Some(mut shader) = shader {
         let unoptimized = context.baseline.as_ref().map(|_| shader.clone());
         let start = Instant::now();
@@ -463,7 +585,7 @@ fn finish(
             if let (Some(pipeline), Some(mut other)) = (&context.baseline, unoptimized) {
                 baseline = match pipeline.run(&mut other) {
                     Ok(_) => backend_kernels(other, context),
-                    Err(e) => vec![(8, Err(format!("--vs-pipeline: {e}")))],
+                    Err(e) => backend_error(format!("--vs-pipeline: {e}"), context),
                 };
             }
         }
@@ -483,30 +605,53 @@ fn finish(
     }
 }
 
-/// The Gen kernels of a fragment or compute stage (SIMD8, 16 and 32, as a driver compiles
-/// them) or a vertex stage (SIMD8), when the target is a Gen.
+/// The backend's kernels of a stage: on a Gen, of a fragment or compute stage (SIMD8, 16 and
+/// 32, as a driver compiles them) or a vertex stage (SIMD8); on an R600, of a fragment stage.
 fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
-    let (Some(hw), Some(prepare)) = (context.hw, &context.backend_pipeline) else {
-        return Vec::new();
+    let Some(prepare) = &context.backend_pipeline else {
+        return Kernels::None;
     };
-    if !matches!(
-        shader.stage,
-        Stage::Fragment | Stage::Vertex | Stage::Compute
-    ) {
-        return Vec::new();
+    let compiles = match (context.hw, context.chip) {
+        (Some(_), _) => matches!(
+            shader.stage,
+            Stage::Fragment | Stage::Vertex | Stage::Compute
+        ),
+        (_, Some(_)) => shader.stage == Stage::Fragment,
+        _ => false,
+    };
+    if !compiles {
+        return Kernels::None;
     }
     if let Err(e) = prepare.run(&mut shader) {
-        return vec![(8, Err(format!("pipeline: {e}")))];
+        return backend_error(format!("pipeline: {e}"), context);
     }
+    if let Some(chip) = context.chip {
+        let kernel = shrew_r600::compile::compile_fragment(&shader, chip);
+        return Kernels::R600(kernel.map(|k| k.stats).map_err(|e| e.to_string()));
+    }
+    let Some(hw) = context.hw else {
+        return Kernels::None;
+    };
     let kernels = match shader.stage {
         Stage::Vertex => vec![(8, shrew_gen::compile::compile_vertex(&shader, hw))],
         Stage::Compute => shrew_gen::compile::compile_compute_variants(&shader, hw),
         _ => shrew_gen::compile::compile_fragment_variants(&shader, hw),
     };
-    kernels
-        .into_iter()
-        .map(|(width, kernel)| (width, kernel.map(|k| k.stats).map_err(|e| e.to_string())))
-        .collect()
+    Kernels::Gen(
+        kernels
+            .into_iter()
+            .map(|(width, kernel)| (width, kernel.map(|k| k.stats).map_err(|e| e.to_string())))
+            .collect(),
+    )
+}
+
+/// The kernels of a stage the backend could not get: `error` in the target's form.
+fn backend_error(error: String, context: &Context) -> Kernels {
+    if context.chip.is_some() {
+        Kernels::R600(Err(error))
+    } else {
+        Kernels::Gen(vec![(8, Err(error))])
+    }
 }
 
 fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageReport> {

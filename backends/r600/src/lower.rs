@@ -126,6 +126,7 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
         lir: Lir::default(),
         interface: Interface::default(),
         inputs: BTreeMap::new(),
+        input_masks: BTreeMap::new(),
         outputs: BTreeMap::new(),
         block: Vec::new(),
         redirect: None,
@@ -181,6 +182,8 @@ struct Lowering<'a> {
     interface: Interface,
     /// Each input slot's component values, interpolated in the prologue.
     inputs: BTreeMap<u32, [V; 4]>,
+    /// The components of each input slot the shader reads (a bit each).
+    input_masks: BTreeMap<u32, u8>,
     /// Each colour output's component values.
     outputs: BTreeMap<u32, [Option<V>; 4]>,
     /// The block being filled.
@@ -246,13 +249,16 @@ impl Lowering<'_> {
 
     /// Finds the inputs the shader reads and where they come from.
     fn plan_inputs(&mut self) {
-        let mut slots = BTreeSet::new();
         let (mut frag_coord, mut front_face) = (false, false);
         for inst in self.func.insts.iter().flatten() {
             if let InstKind::Intrinsic(ii) = &inst.kind {
                 match ii.op {
                     Intrinsic::LoadInput => {
-                        slots.insert(ii.index(IndexKind::Base).unwrap_or(0));
+                        let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                        let first = ii.index(IndexKind::Component).unwrap_or(0);
+                        let comps = inst.def.map_or(0, |d| d.comps) as u32;
+                        *self.input_masks.entry(slot).or_default() |=
+                            (((1u32 << comps) - 1) << first) as u8;
                     }
                     Intrinsic::LoadFragCoord => frag_coord = true,
                     Intrinsic::LoadFrontFace => front_face = true,
@@ -260,6 +266,7 @@ impl Lowering<'_> {
                 }
             }
         }
+        let slots: Vec<u32> = self.input_masks.keys().copied().collect();
         for &slot in &slots {
             self.interface
                 .interp
@@ -309,8 +316,11 @@ impl Lowering<'_> {
             .collect();
         for slot in slots {
             let values = [0; 4].map(|_| self.lir.new_value());
+            // Only the components the shader reads are loaded.
+            let mask = self.input_masks[&slot];
+            let read = |c: usize| mask >> c & 1 != 0;
             if let Some(&gpr) = self.interface.input_gprs.get(&slot) {
-                for (c, &v) in values.iter().enumerate() {
+                for (c, &v) in values.iter().enumerate().filter(|&(c, _)| read(c)) {
                     let fixed = self.fixed(gpr, c as u8);
                     block.push(Inst::Alu(Alu::new(
                         AluOp::Mov,
@@ -328,7 +338,7 @@ impl Lowering<'_> {
                 let param = |chan: u8| Src::of(Operand::Param { index, chan });
                 match self.interface.interp[&slot] {
                     Interp::Flat => {
-                        for (c, &v) in values.iter().enumerate() {
+                        for (c, &v) in values.iter().enumerate().filter(|&(c, _)| read(c)) {
                             block.push(Inst::Alu(Alu::new(
                                 AluOp::InterpLoadP0,
                                 Some(v),
@@ -347,6 +357,9 @@ impl Lowering<'_> {
                         let j = Src::value(self.fixed(0, base + 1));
                         for (op, written) in [(AluOp::InterpZw, [2, 3]), (AluOp::InterpXy, [0, 1])]
                         {
+                            if !written.iter().any(|&c| read(c as usize)) {
+                                continue;
+                            }
                             let slots = [0u8, 1, 2, 3].map(|c| SlotPart {
                                 dst: written.contains(&c).then(|| values[c as usize]),
                                 srcs: vec![if c % 2 == 0 { j } else { i }, param(c)],
@@ -638,7 +651,13 @@ impl Lowering<'_> {
             IrOp::Ushr => binary(self, H::LshrInt, 0, 1),
             IrOp::Bcsel => {
                 let (cond, a, b) = (s(self, 0), s(self, 1), s(self, 2));
-                self.emit(H::CndeInt, Some(dst), vec![cond, b, a]);
+                if a == b {
+                    // A component both sides agree on (constant vectors): a copy, which an
+                    // export reads for free when it is 0 or 1.0.
+                    self.mov(dst, a);
+                } else {
+                    self.emit(H::CndeInt, Some(dst), vec![cond, b, a]);
+                }
             }
             IrOp::B2f32 => {
                 let x = s(self, 0);
