@@ -67,16 +67,17 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unroll,inline,lower-inverse-trig,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,loop-unroll,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
 /// What runs between the mid-end pipeline and a backend: compute shaders' derived system values
-/// become arithmetic of the local and workgroup IDs, outputs read back or indexed at run
-/// time become temporaries, temporaries holding only constants move to the constant data,
-/// other run-time array indices become selects (the backends have no indirect register
-/// addressing yet), whole-variable copies become copies of each scalar and vector, the arrays
-/// left become SSA values, inverse trigonometry becomes arithmetic where the target asks, all
+/// become arithmetic of the local and workgroup IDs, outputs read back, indexed at run time
+/// or stored more than once become temporaries, temporaries holding only constants move to
+/// the constant data, other run-time array indices become selects (the backends have no
+/// indirect register addressing yet), whole-variable copies become copies of each scalar and
+/// vector, the arrays left become SSA values (small selections of them, and of the outputs
+/// stored in their arms, flatten to selects), inverse trigonometry becomes arithmetic where the target asks, all
 /// of it is folded and simplified again (the selects the indices became), integer division
 /// becomes arithmetic where the target asks (after the rules turned divisions by constants
 /// into shifts and multiplications), and inputs, outputs,
 /// uniforms, constants and memory go to their offsets, whose arithmetic is simplified last.
-pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-idiv,algebraic-late,copy-prop,cse,dce,lower-io,algebraic,copy-prop,cse,dce";
+pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,vars-to-ssa,if-convert,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-idiv,algebraic-late,copy-prop,cse,dce,lower-io,algebraic,copy-prop,cse,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set (these and the
 /// backend's `backend_sets`), and `eqsat` with the main rules, all for the target options `opts`.

@@ -2,8 +2,9 @@
 //! temporary, copied to the output at every return of the entry function.
 //!
 //! What: for each `shader_out` variable with a load, a copy from it, a run-time array index,
-//! an escaping deref, or stores that may write a part of it twice (two stores to overlapping
-//! parts where one can reach the other, a store in a loop, a store outside the entry function),
+//! an escaping deref, or stores that write a part of it twice (two stores to overlapping
+//! parts: one after the other, or in the arms of a selection; a store in a loop, a store
+//! outside the entry function),
 //! a `shader_temp` variable of the same type (named after it) takes its place in every deref; before each `return` of the entry function, every scalar
 //! and vector of the temporary (array elements, matrix columns and struct members at constant
 //! indices) is loaded and stored to the output.
@@ -18,7 +19,7 @@
 //!
 //! Invariants: the output holds, when the entry function returns, what it held before; an
 //! invocation that ends otherwise (`discard`, `terminate`) writes no output in either form.
-//! Outputs stored at most once on any path, at constant indices, are left alone; the copies
+//! Outputs whose parts are each stored once, at constant indices, are left alone; the copies
 //! the pass makes are such stores (one per return), so running the pass again changes
 //! nothing. Each output moved is one transformation.
 //!
@@ -33,7 +34,7 @@ use crate::ir::{
     VarId, Variable,
 };
 use petgraph::visit::Dfs;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 /// The `outputs-to-temporaries` pass.
 pub struct OutputsToTemporaries;
@@ -88,7 +89,7 @@ fn outputs_needing_temporaries(shader: &Shader) -> BTreeSet<VarId> {
                 .filter_map(|a| Some((a.inst, DerefPath::of(func, a.deref)?)))
                 .collect();
             let in_entry = std::ptr::eq(func, shader.entry_function());
-            let rewritten = (!in_entry && !stores.is_empty()) || may_store_twice(func, &stores);
+            let rewritten = (!in_entry && !stores.is_empty()) || stored_twice(func, &stores);
             if (read || indexed || accesses.escapes || rewritten) && copyable(shader, ty) {
                 outputs.insert(var);
             }
@@ -97,35 +98,24 @@ fn outputs_needing_temporaries(shader: &Shader) -> BTreeSet<VarId> {
     outputs
 }
 
-/// Whether two of `stores` to overlapping parts can run one after the other (in one block, or
-/// one's block reaching the other's), or one can run twice (its block on a cycle).
-fn may_store_twice(func: &Function, stores: &[(Value, DerefPath)]) -> bool {
-    let reachable_after: HashMap<BlockId, HashSet<BlockId>> = stores
-        .iter()
-        .map(|&(store, _)| {
-            let block = func.inst(store).block;
-            let mut dfs = Dfs::empty(&func.cfg);
-            let mut reached = HashSet::new();
-            for next in func.successors(block) {
-                dfs.move_to(next);
-                while let Some(b) = dfs.next(&func.cfg) {
-                    reached.insert(b);
-                }
-            }
-            (block, reached)
-        })
-        .collect();
+/// Whether two of `stores` write overlapping parts (one after the other, or in the arms of a
+/// selection: as a temporary, the arms' values meet in a phi that `if-convert` can turn into
+/// a select), or one can run twice (its block on a cycle).
+fn stored_twice(func: &Function, stores: &[(Value, DerefPath)]) -> bool {
     stores.iter().enumerate().any(|(i, (a, path_a))| {
-        let block_a = func.inst(*a).block;
-        reachable_after[&block_a].contains(&block_a)
-            || stores[i + 1..].iter().any(|(b, path_b)| {
-                let block_b = func.inst(*b).block;
-                let overlap = path_a.is_prefix_of(path_b) || path_b.is_prefix_of(path_a);
-                overlap
-                    && (block_a == block_b
-                        || reachable_after[&block_a].contains(&block_b)
-                        || reachable_after[&block_b].contains(&block_a))
-            })
+        on_cycle(func, func.inst(*a).block)
+            || stores[i + 1..]
+                .iter()
+                .any(|(_, path_b)| path_a.is_prefix_of(path_b) || path_b.is_prefix_of(path_a))
+    })
+}
+
+/// Whether `block` can reach itself.
+fn on_cycle(func: &Function, block: BlockId) -> bool {
+    let mut dfs = Dfs::empty(&func.cfg);
+    func.successors(block).into_iter().any(|next| {
+        dfs.move_to(next);
+        std::iter::from_fn(|| dfs.next(&func.cfg)).any(|b| b == block)
     })
 }
 
