@@ -2,7 +2,7 @@
 
 usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT
 
-`backend` reads a `shrew piglit --target gen* --json` run: tests with a fragment or vertex
+`backend` reads a `shrew piglit --target gen*|r600|r700|evergreen|cayman --json` run: tests with a fragment or vertex
 shader the backend does not compile yet are counted apart (by reason), and the rate is that of
 the tests it compiles, so any wrong pixel from compiled code fails the gate.
 """

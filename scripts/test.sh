@@ -46,10 +46,15 @@ python3 scripts/gate.py piglit target/piglit.jsonl 99.5
 # The same tests through the default pipeline must pass at the same rate.
 "$shrew" piglit --json -p default "${executable[@]}" >target/piglit-default.jsonl || true
 python3 scripts/gate.py piglit target/piglit-default.jsonl 99.5
-# The same tests with their fragment shaders compiled for Gen9 and run on the emulator: every
+# The same tests with their fragment shaders compiled for Gen9 and run on its emulator: every
 # test the backend compiles must pass at the interpreter's rate.
 "$shrew" piglit --json -p default --target gen9 "${executable[@]}" >target/piglit-gen9.jsonl || true
 python3 scripts/gate.py backend target/piglit-gen9.jsonl 99.5
+# And for each R600 family chip, run on the R600 emulator.
+for chip in r600 r700 evergreen cayman; do
+    "$shrew" piglit --json -p default --target "$chip" "${executable[@]}" >"target/piglit-$chip.jsonl" || true
+    python3 scripts/gate.py backend "target/piglit-$chip.jsonl" 99.5
+done
 
 # The whole corpus through the front end: no input may panic, and the front end must translate
 # and verify the vertex, fragment and compute stages that glslang compiles at the rate reached.
