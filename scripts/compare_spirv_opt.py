@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Compares two ways into shrew's Gen backend on the same SPIR-V fragment shaders: shrew's
+"""Compares two ways into one of shrew's backends on the same SPIR-V fragment shaders: shrew's
 default mid-end pipeline, against `spirv-opt -O` followed by the backend with no mid-end
-(`-p none`). For each dispatch width it prints, over the kernels both compiled, the sums of
-instructions and cycles of each, their ratio, the geometric mean of the per-kernel cycle
-ratios, and how many kernels the default pipeline makes smaller or larger (helped / hurt in
-shader-db's terms).
+(`-p none`). For each dispatch width (Gen; an R600 chip has one variant, sized in dwords
+rather than instructions) it prints, over the kernels both compiled, the sums of size and
+cycles of each, their ratio, the geometric mean of the per-kernel cycle ratios, and how many
+kernels the default pipeline makes smaller or larger (helped / hurt in shader-db's terms).
 
 Input: a directory of SPIR-V modules, as `shrew corpus --save-spirv DIR` writes them:
 
     target/release/shrew corpus --save-spirv /tmp/spv $P/tests/spec/glsl-1.10/execution ...
-    python3 scripts/compare_spirv_opt.py /tmp/spv [--target gen9] [--jobs 2]
+    python3 scripts/compare_spirv_opt.py /tmp/spv [--target gen9|evergreen] [--jobs 2]
 
 Modules spirv-opt rejects or takes longer than `--timeout` on, and kernels either side cannot compile, are counted apart.
 """
@@ -38,7 +38,9 @@ def optimize(src, dst, timeout):
 
 
 def kernels(directory, target, pipeline):
-    """(module file name, SIMD width) -> (instructions, cycles) of the fragment kernels."""
+    """(module file name, variant) -> (size, cycles) of the fragment kernels: on Gen the
+    variant is the SIMD width and the size instructions; on R600 chips the variant is 0 and
+    the size dwords (ALU groups give the cycles' share)."""
     out = subprocess.run(
         [SHREW, "corpus", "--json", "--target", target, "-p", pipeline, directory],
         capture_output=True,
@@ -48,12 +50,14 @@ def kernels(directory, target, pipeline):
     found = {}
     for line in out.splitlines():
         d = json.loads(line)
-        if d.get("stage") != "fragment" or "gen" not in d:
+        if d.get("stage") != "fragment":
             continue
         name = os.path.basename(d["name"].split("#")[0])
-        for k in d["gen"]:
+        for k in d.get("gen", []):
             if "error" not in k:
                 found[(name, k["simd"])] = (k["instructions"], k["cycles"])
+        if "r600" in d and "error" not in d["r600"]:
+            found[(name, 0)] = (d["r600"]["dwords"], d["r600"]["cycles"])
     return found
 
 
@@ -81,11 +85,14 @@ def main():
         ours = kernels(args.spirv_dir, args.target, "default")
         peer = kernels(optimized_dir, args.target, "none")
     print(f"{len(modules)} modules, {rejected} rejected by spirv-opt -O or timed out")
-    for simd in (8, 16):
+    gen = args.target.startswith("gen")
+    size = "instructions" if gen else "dwords"
+    for simd in (8, 16) if gen else (0,):
+        variant = f"SIMD{simd}" if gen else args.target
         both = sorted(k for k in ours if k[1] == simd and k in peer)
         only_one = sum(1 for k in set(ours) ^ set(peer) if k[1] == simd)
         if not both:
-            print(f"SIMD{simd}: no kernel compiled both ways")
+            print(f"{variant}: no kernel compiled both ways")
             continue
         inst = [sum(side[k][0] for k in both) for side in (ours, peer)]
         cyc = [sum(side[k][1] for k in both) for side in (ours, peer)]
@@ -96,8 +103,8 @@ def main():
         helped = sum(ours[k][0] < peer[k][0] for k in both)
         hurt = sum(ours[k][0] > peer[k][0] for k in both)
         print(
-            f"SIMD{simd}: {len(both)} fragment kernels ({only_one} compiled one way only); "
-            f"instructions {inst[0]} (-p default) vs {inst[1]} (spirv-opt -O, -p none): "
+            f"{variant}: {len(both)} fragment kernels ({only_one} compiled one way only); "
+            f"{size} {inst[0]} (-p default) vs {inst[1]} (spirv-opt -O, -p none): "
             f"{100.0 * (inst[0] / inst[1] - 1):+.1f}%; cycles {cyc[0]} vs {cyc[1]}: "
             f"{100.0 * (cyc[0] / cyc[1] - 1):+.1f}% (geometric mean of the ratios "
             f"{100.0 * (cycle_geomean - 1):+.1f}%); default smaller in {helped}, larger in {hurt}"
