@@ -304,13 +304,16 @@ fn gen_summary(reports: &[StageReport], json: bool) -> String {
     }
 }
 
+/// A statistic by name, read from a kernel's statistics.
+type Figure<S> = (&'static str, fn(&S) -> u64);
+
 /// shader-db's report of `-p` against `--vs-pipeline` over `pairs` of (ours, baseline)
 /// statistics of the kernels both compile: for each figure the totals, their change, and how
 /// many kernels `-p` makes smaller (helped) or larger (hurt). Appends the text to `text` and
 /// gives the JSON.
 fn compare_pipelines<S>(
     pairs: &[(S, S)],
-    figures: &[(&str, fn(&S) -> u64)],
+    figures: &[Figure<S>],
     text: &mut String,
 ) -> serde_json::Value {
     let mut comparison = serde_json::Map::new();
@@ -353,7 +356,7 @@ fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool
         .collect();
     let compiled: Vec<&Stats> = reports.iter().filter_map(|r| r.kernels.r600()).collect();
     let failed = reports.len() - compiled.len();
-    let figures: [(&str, fn(&Stats) -> u64); 12] = [
+    let figures: [Figure<Stats>; 12] = [
         ("dwords", |s| s.dwords as u64),
         ("gprs", |s| s.gprs as u64),
         ("alu_groups", |s| s.alu_groups as u64),

@@ -278,7 +278,7 @@ impl Lowering<'_> {
                 self.interface.barycentrics = Some(0);
                 next_gpr = 1;
             }
-            self.interface.params = slots.iter().copied().collect();
+            self.interface.params = slots.clone();
         } else {
             for &slot in &slots {
                 self.interface.input_gprs.insert(slot, next_gpr);
