@@ -493,3 +493,63 @@ b0:
 "#,
     );
 }
+
+/// Returns before the end of the shader: from a selection, and from inside loops (the flag
+/// each loop tests to break on outwards), one in a loop of 3 or 4 trips that is not unrolled.
+#[test]
+fn early_returns() {
+    check(
+        "return_in_loop.shrew",
+        r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var uniform f32 @n
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @n
+    32 %3 = load_deref %2
+    32 %4 = fabs %3
+    32 %5 = load_const (3.5)
+    32 %6 = fadd %4, %5
+    32 %7 = f2u32 %6
+    32 %8 = load_const (0)
+    32 %9 = load_const (1)
+    32 %20 = deref_var @color
+    32 %21 = load_const (2.0)
+    32 %22 = fmul %1.x, %21
+    jump b1
+b1: loop merge=b6 continue=b5
+    32 %10 = phi b0: %8, b5: %16
+    1 %11 = ult %10, %7
+    branch %11, b2, b6
+    b2: selection merge=b4
+        32 %12 = u2f32 %10
+        1 %14 = flt %22, %12
+        branch %14, b3, b4
+        b3:
+            32x4 %15 = vec4 %12, %1.y, %22, %1.w
+            store_deref %20, %15 (write_mask=xyzw)
+            return
+    b4:
+        jump b5
+    b5:
+        32 %16 = iadd %10, %9
+        jump b1
+b6:
+    store_deref %20, %1 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+    check(
+        "loop_left_by_return.shrew",
+        include_str!("../ir/loop_left_by_return.shrew"),
+    );
+    check(
+        "loops_and_returns.shrew",
+        include_str!("../ir/loops_and_returns.shrew"),
+    );
+}

@@ -29,14 +29,18 @@
 //! - Colour outputs are gathered in values of their own and exported at the end, one EXPORT per
 //!   render target, the last one EXPORT_DONE.
 //! - An `if` ends the block before it with PRED_SETNE_INT of its condition.
+//! - A `return` before the end of the shader: the shader's body runs in a loop of one trip,
+//!   which a `return` leaves with a LOOP_BREAK; inside inner loops it also sets a flag that
+//!   each loop holding a `return` tests after it to break on outwards. The colours are exported
+//!   after that loop, as they were when each lane returned.
 //!
 //! Why: the first step of the backend's straight line; after it come copy propagation, the
 //! packing into groups and clauses, register allocation and emission.
 //!
 //! Invariants: unsupported input (64- and 16-bit values, cube textures, gathers, LOD
-//! queries, explicit gradients, run-time texel offsets, memory other than uniforms, UBOs at run-time bindings, a `return` inside control flow, vertex
-//! and compute shaders (being built)) is a [`LowerError`] naming the instruction, never wrong
-//! code.
+//! queries, explicit gradients, run-time texel offsets, memory other than uniforms and
+//! textures, UBOs at run-time bindings, vertex and compute shaders (being built)) is a
+//! [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the chip.
 
@@ -130,6 +134,8 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
         outputs: BTreeMap::new(),
         block: Vec::new(),
         redirect: None,
+        returned: None,
+        loop_depth: 0,
     };
     lowering.interface.constant_data = layout_variables(shader)
         .and_then(|layouts| constant_data(shader, &layouts))
@@ -137,10 +143,45 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
     lowering.plan_inputs();
     let mut body = Vec::new();
     lowering.block = lowering.prologue();
-    lowering.lower_nodes(&tree, &mut body, true)?;
+    if returns_early(&tree) {
+        let returned = lowering.lir.new_value();
+        lowering.returned = Some(returned);
+        lowering.mov(returned, Src::constant(0));
+        lowering.flush(&mut body);
+        let mut once = Vec::new();
+        lowering.lower_nodes(&tree, &mut once, false)?;
+        lowering.flush(&mut once);
+        if once.last() != Some(&Node::Break) {
+            once.push(Node::Break);
+        }
+        body.push(Node::Loop(once));
+    } else {
+        lowering.lower_nodes(&tree, &mut body, true)?;
+    }
     lowering.export_colours(&mut body);
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
+}
+
+/// Whether a `return` comes before the end of the tree (`Return` anywhere but last at the top).
+fn returns_early(tree: &[Tree]) -> bool {
+    let rest = match tree.split_last() {
+        Some((Tree::Return(_), rest)) => rest,
+        _ => tree,
+    };
+    contains_return(rest)
+}
+
+/// Whether a `return` is among `nodes` or inside them.
+fn contains_return(nodes: &[Tree]) -> bool {
+    nodes.iter().any(|node| match node {
+        Tree::Return(_) => true,
+        Tree::If {
+            then, otherwise, ..
+        } => contains_return(then) || contains_return(otherwise),
+        Tree::Loop(body) => contains_return(body),
+        _ => false,
+    })
 }
 
 /// Registers that more than one value or a phi copy writes: their values must really be in
@@ -191,6 +232,10 @@ struct Lowering<'a> {
     /// Where the ALU instruction being lowered writes instead of its register, when a source
     /// shares the register.
     redirect: Option<Vec<V>>,
+    /// When the shader returns early: the flag a `return` inside an inner loop sets.
+    returned: Option<V>,
+    /// How many of the shader's own loops enclose the node being lowered.
+    loop_depth: u32,
 }
 
 impl Lowering<'_> {
@@ -418,9 +463,28 @@ impl Lowering<'_> {
                 Tree::Loop(body) => {
                     self.flush(out);
                     let mut b = Vec::new();
+                    self.loop_depth += 1;
                     self.lower_nodes(body, &mut b, false)?;
+                    self.loop_depth -= 1;
                     self.flush(&mut b);
                     out.push(Node::Loop(b));
+                    // Lanes that returned inside the loop leave the enclosing one too.
+                    if let Some(returned) = self.returned
+                        && contains_return(body)
+                    {
+                        let mut pred = Alu::new(
+                            AluOp::PredSetneInt,
+                            None,
+                            vec![Src::value(returned), Src::constant(0)],
+                        );
+                        pred.pred = true;
+                        self.block.push(Inst::Alu(pred));
+                        self.flush(out);
+                        out.push(Node::If {
+                            then: vec![Node::Break],
+                            otherwise: Vec::new(),
+                        });
+                    }
                 }
                 Tree::Break => {
                     self.flush(out);
@@ -432,9 +496,14 @@ impl Lowering<'_> {
                 }
                 Tree::Return(_) if top && k + 1 == nodes.len() => {}
                 Tree::Return(_) => {
-                    return Err(LowerError(
-                        "a return inside control flow is not supported yet".into(),
-                    ));
+                    let returned = self
+                        .returned
+                        .expect("an early return runs in the one-trip loop");
+                    if self.loop_depth > 0 {
+                        self.mov(returned, Src::constant(u32::MAX));
+                    }
+                    self.flush(out);
+                    out.push(Node::Break);
                 }
                 Tree::Unreachable => {}
             }
