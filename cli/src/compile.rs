@@ -120,7 +120,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
 
 /// `shrew compile` for an R600-family chip.
 fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
-    let kernel = shrew_r600::compile::compile_fragment(shader, chip)
+    let kernel = shrew_r600::compile::compile(shader, chip)
         .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
     if let Some(path) = &args.binary {
         let bytes: Vec<u8> = kernel

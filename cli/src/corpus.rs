@@ -629,7 +629,7 @@ fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> K
         return backend_error(format!("pipeline: {e}"), context);
     }
     if let Some(chip) = context.chip {
-        let kernel = shrew_r600::compile::compile_fragment(&shader, chip);
+        let kernel = shrew_r600::compile::compile(&shader, chip);
         return Kernels::R600(kernel.map(|k| k.stats).map_err(|e| e.to_string()));
     }
     let Some(hw) = context.hw else {

@@ -1,17 +1,18 @@
 //! The R600 backend against the reference interpreter: each fragment shader is optimized for
 //! the chip, compiled, run on the emulator over a grid of pixels, and its colours compared with
 //! what the interpreter computes from the unoptimized shader on the same inputs (planes over
-//! barycentrics, so both sides see the same values), on R600, R700, Evergreen and Cayman.
+//! barycentrics, so both sides see the same values), on R600, R700, Evergreen and Cayman; each
+//! vertex shader likewise over a batch of vertices with random attributes.
 
-use shrew_engine::interp::{Launch, Resources, run};
-use shrew_engine::ir::{Mode, Shader};
+use shrew_engine::interp::{Launch, Resources, layout_variables, run};
+use shrew_engine::ir::{Builtin, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
-use shrew_r600::compile::compile_fragment;
-use shrew_r600::dispatch::{FragmentDraw, run_fragment};
+use shrew_r600::compile::compile;
+use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
 use shrew_tests::backend::{close, random_textures};
 use std::sync::Arc;
@@ -120,8 +121,7 @@ fn check_on(chips: &[Chip], name: &str, source: &str) {
         .expect("a colour output");
     for &chip in chips {
         let optimized = optimized(&shader, chip);
-        let kernel =
-            compile_fragment(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
+        let kernel = compile(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
         for seed in 0..3 {
             let draw = draw(&shader, seed);
             let launch = launch(&shader, &draw);
@@ -453,7 +453,7 @@ b0:
     check_on(&[Chip::Evergreen, Chip::Cayman], "derivatives", source);
     let shader = text::parse(source, "derivatives").unwrap();
     for chip in [Chip::R600, Chip::R700] {
-        let err = compile_fragment(&optimized(&shader, chip), chip).unwrap_err();
+        let err = compile(&optimized(&shader, chip), chip).unwrap_err();
         assert!(
             err.to_string().contains("fine derivatives need Evergreen"),
             "{err}"
@@ -551,5 +551,145 @@ b6:
     check(
         "loops_and_returns.shrew",
         include_str!("../ir/loops_and_returns.shrew"),
+    );
+}
+
+/// Compiles and runs the vertex shader `source` on every chip and compares each vertex's
+/// position, point size and output slots with the interpreter's, within 1e-4.
+fn check_vertex(name: &str, source: &str) {
+    let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
+    let layouts = shrew_engine::interp::layout_variables(&shader).unwrap();
+    let mut rng = Rng::new(7);
+    let mut small = || ((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0).to_bits();
+    let vertices = 70;
+    let mut launch = Launch::invocations(vertices);
+    let mut draw = VertexDraw {
+        count: vertices,
+        ..VertexDraw::default()
+    };
+    for (var, layout) in shader.variables.iter().zip(&layouts) {
+        if var.mode != Mode::ShaderIn {
+            continue;
+        }
+        let attributes: Vec<[u32; 4]> = (0..vertices).map(|_| [0; 4].map(|_| small())).collect();
+        let values = attributes
+            .iter()
+            .map(|a| a.iter().map(|&x| x as u64).collect())
+            .collect();
+        draw.attributes.insert(layout.offset / 16, attributes);
+        launch.inputs.insert(var.name.clone(), values);
+    }
+    let resources = Resources {
+        uniform_data: (0..256).flat_map(|_| small().to_le_bytes()).collect(),
+        ..Resources::default()
+    };
+    draw.resources = Arc::new(resources.clone());
+    let expected = run(&shader, &launch, &mut resources.clone()).unwrap_or_else(|e| panic!("{e}"));
+    for chip in Chip::ALL {
+        let optimized = optimized(&shader, chip);
+        let kernel = compile(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
+        let got = run_vertex(&kernel, &draw).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
+        let outputs = layout_variables(&optimized).unwrap();
+        for (v, inv) in expected.invocations.iter().enumerate() {
+            for (var, layout) in optimized.variables.iter().zip(&outputs) {
+                if var.mode != Mode::ShaderOut {
+                    continue;
+                }
+                let want = &inv.outputs[&var.name];
+                let have: Vec<u32> = match var.builtin {
+                    Some(Builtin::Position) => got[v].position.to_vec(),
+                    Some(Builtin::PointSize) => got[v].point_size.into_iter().collect(),
+                    _ => got[v].slots[&(layout.offset / 16)].to_vec(),
+                };
+                for (c, &w) in want.iter().enumerate() {
+                    assert!(
+                        close(w as u32, have[c], 1e-4),
+                        "{name} {chip:?}: vertex {v} {} component {c}: interpreter {}, emulator {}\n{}",
+                        var.name,
+                        f32::from_bits(w as u32),
+                        f32::from_bits(have[c]),
+                        shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A vertex shader (more vertices than a wavefront holds): a transform by a uniform matrix,
+/// a varying under a condition, a point size, and an attribute passed through.
+#[test]
+fn vertex_shader_outputs() {
+    check_vertex(
+        "vertex_shader_outputs",
+        r#"shader vertex
+var shader_in f32x4 @position (location=0)
+var shader_in f32x4 @normal (location=1)
+var uniform f32mat4x4 @transform
+var uniform f32x4 @tint
+var shader_out f32x4 @gl_Position (builtin=position)
+var shader_out f32 @gl_PointSize (builtin=point_size)
+var shader_out f32x4 @color (location=0)
+var shader_out f32x4 @passed (location=1)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @position
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @transform
+    32 %3 = load_const (0)
+    32 %4 = deref_array %2[%3]
+    32x4 %5 = load_deref %4
+    32 %6 = load_const (1)
+    32 %7 = deref_array %2[%6]
+    32x4 %8 = load_deref %7
+    32x4 %9 = fmul %5, %1.xxxx
+    32x4 %10 = ffma %8, %1.yyyy, %9
+    32 %11 = deref_var @gl_Position
+    store_deref %11, %10 (write_mask=xyzw)
+    32 %12 = deref_var @normal
+    32x4 %13 = load_deref %12
+    32 %14 = fdot4 %13, %13
+    32 %15 = fsqrt %14
+    32 %16 = deref_var @gl_PointSize
+    store_deref %16, %15 (write_mask=x)
+    32 %17 = deref_var @tint
+    32x4 %18 = load_deref %17
+    32 %19 = load_const (0.0)
+    1 %20 = flt %19, %13.x
+    32x4 %21 = fmul %18, %13
+    32x4 %22 = fneg %21
+    32x4 %23 = bcsel %20.xxxx, %21, %22
+    32 %24 = deref_var @color
+    store_deref %24, %23 (write_mask=xyzw)
+    32 %25 = deref_var @passed
+    store_deref %25, %1 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}
+
+/// An export of attribute components (in the GPR the fetch shader loaded) beside a computed
+/// one: the attribute is copied into the exported register.
+#[test]
+fn vertex_attribute_exported_beside_a_constant() {
+    check_vertex(
+        "attribute_and_constant",
+        r#"shader vertex
+var shader_in f32x4 @vertex (location=0)
+var shader_out f32x4 @gl_Position (builtin=position)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @vertex
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (2.0)
+    32x4 %3 = vec4 %1.x, %1.y, %1.z, %2
+    32 %4 = deref_var @gl_Position
+    store_deref %4, %3 (write_mask=xyzw)
+    return
+}
+"#,
     );
 }

@@ -6,12 +6,12 @@ use crate::copy_prop::{legalize_operands, propagate_copies};
 use crate::emit::emit;
 use crate::encoding::{Binary, EncodeError, assemble};
 use crate::isa::{CfOp, Chip};
-use crate::lower::{Interface, LowerError, lower_fragment};
+use crate::lower::{Interface, LowerError, lower};
 use crate::pack::{PackError, pack};
 use crate::program::{CfBody, Program};
 use crate::regalloc::{AllocError, allocate};
 use crate::units::form_units;
-use shrew_engine::ir::Shader;
+use shrew_engine::ir::{Shader, Stage};
 
 /// A compiled shader.
 #[derive(Clone, Debug)]
@@ -57,15 +57,16 @@ pub enum CompileError {
     Encode(#[from] EncodeError),
 }
 
-/// Compiles a fragment shader (after the mid-end and the backend pipeline) for `chip`.
-pub fn compile_fragment(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
-    let (mut lir, interface) = lower_fragment(shader, chip)?;
+/// Compiles a fragment or vertex shader (after the mid-end and the backend pipeline) for
+/// `chip`.
+pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
+    let (mut lir, interface) = lower(shader, chip)?;
     propagate_copies(&mut lir, chip);
     legalize_operands(&mut lir, chip);
     let units = form_units(&mut lir);
     let packed = pack(&lir, &units, chip)?;
     let alloc = allocate(&packed, &lir, &units)?;
-    let program = emit(&packed, &alloc, chip);
+    let program = emit(&packed, &alloc, chip, shader.stage == Stage::Vertex);
     let binary = assemble(&program)?;
     let stats = statistics(&program, &binary);
     Ok(Kernel {

@@ -1,5 +1,7 @@
-//! Fragment dispatch for the emulator: what the hardware's shader pipe interpolator and
-//! sequencer do before a pixel shader runs, and what the colour buffer holds after.
+//! Fragment and vertex dispatch for the emulator: what the hardware's shader pipe
+//! interpolator and sequencer do before a pixel shader runs, and what the colour buffer holds
+//! after; what the vertex grouper and the fetch shader do before a vertex shader runs, and
+//! what it exports.
 //!
 //! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, sixteen to a 64-lane wavefront
 //! (quad `q` in lanes `4q..4q+3`: top-left, top-right, bottom-left, bottom-right), loads what
@@ -13,6 +15,10 @@
 //! the interpreter, which must see the same inputs: an input component is `p0 + b1·p10 +
 //! b2·p20` over the pixel's barycentrics (b1, b2), perspective or linear, and a flat one the
 //! provoking vertex's value `p0`.
+//!
+//! [`run_vertex`] runs up to 64 vertices per wavefront, each lane's R0.x its vertex index and
+//! its attributes where [`crate::lower::Interface::input_gprs`] says (the fetch shader's work),
+//! and gives each vertex's position, point size and output slots.
 //!
 //! Invariants: uncovered pixels of a quad run as helpers and are never written; killed lanes
 //! export nothing.
@@ -74,44 +80,8 @@ pub fn run_fragment(
     kernel: &Kernel,
     draw: &FragmentDraw,
 ) -> Result<Vec<PixelOutput>, DispatchError> {
-    let program = decode(&kernel.binary).map_err(|e| DispatchError::Encoding(e.to_string()))?;
-    if program != kernel.program {
-        return Err(DispatchError::Encoding(
-            "decoding the binary gives another program".into(),
-        ));
-    }
     let interface = &kernel.interface;
-    let mut env = Env::default();
-    let resources = &draw.resources;
-    env.constant_buffers
-        .insert(0, resources.uniform_data.clone());
-    for (&binding, bytes) in &resources.ubos {
-        env.constant_buffers
-            .insert(binding as u8 + 1, bytes.clone());
-    }
-    env.constant_buffers
-        .insert(CONSTANT_DATA_BANK, interface.constant_data.clone());
-    // Each constant buffer is also the buffer resource of its number, for fetches at run-time
-    // offsets.
-    env.buffers = env
-        .constant_buffers
-        .iter()
-        .map(|(&bank, bytes)| {
-            let stride = CONSTANT_BUFFER_STRIDE;
-            (
-                bank,
-                Buffer {
-                    bytes: bytes.clone(),
-                    stride,
-                },
-            )
-        })
-        .collect();
-    env.textures = TextureState {
-        views: interface.textures.clone(),
-        sampler_bindings: interface.samplers.clone(),
-        resources: draw.resources.clone(),
-    };
+    let mut env = environment(kernel, &draw.resources)?;
     env.params = interface
         .params
         .iter()
@@ -167,6 +137,110 @@ pub fn run_fragment(
                     && grid.covered.get(index).copied().unwrap_or(false)
                 {
                     outputs[index].insert(export.base as u32, *rgba);
+                }
+            }
+        }
+    }
+    Ok(outputs)
+}
+
+/// The units' state for running `kernel`, whose binary must decode to its program: the
+/// constant buffers (for kcache reads, and as buffer resources), the constant data and the
+/// textures.
+fn environment(kernel: &Kernel, resources: &Arc<Resources>) -> Result<Env, DispatchError> {
+    let program = decode(&kernel.binary).map_err(|e| DispatchError::Encoding(e.to_string()))?;
+    if program != kernel.program {
+        return Err(DispatchError::Encoding(
+            "decoding the binary gives another program".into(),
+        ));
+    }
+    let interface = &kernel.interface;
+    let mut env = Env::default();
+    env.constant_buffers
+        .insert(0, resources.uniform_data.clone());
+    for (&binding, bytes) in &resources.ubos {
+        env.constant_buffers
+            .insert(binding as u8 + 1, bytes.clone());
+    }
+    env.constant_buffers
+        .insert(CONSTANT_DATA_BANK, interface.constant_data.clone());
+    // Each constant buffer is also the buffer resource of its number, for fetches at run-time
+    // offsets.
+    env.buffers = env
+        .constant_buffers
+        .iter()
+        .map(|(&bank, bytes)| {
+            let stride = CONSTANT_BUFFER_STRIDE;
+            (
+                bank,
+                Buffer {
+                    bytes: bytes.clone(),
+                    stride,
+                },
+            )
+        })
+        .collect();
+    env.textures = TextureState {
+        views: interface.textures.clone(),
+        sampler_bindings: interface.samplers.clone(),
+        resources: resources.clone(),
+    };
+    Ok(env)
+}
+
+/// One draw's vertices: their count, their attributes and the shader's resources.
+#[derive(Clone, Debug, Default)]
+pub struct VertexDraw {
+    pub count: usize,
+    /// Per attribute location, each vertex's four components (raw bits); one entry stands for
+    /// every vertex.
+    pub attributes: BTreeMap<u32, Vec<[u32; 4]>>,
+    pub resources: Arc<Resources>,
+}
+
+/// What a vertex exports: its position, its point size if the shader writes it, and its
+/// output slots (raw bits).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VertexOutput {
+    pub position: [u32; 4],
+    pub point_size: Option<u32>,
+    pub slots: BTreeMap<u32, [u32; 4]>,
+}
+
+/// Runs the vertex shader `kernel` over the draw's vertices; gives each vertex's exports.
+pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<VertexOutput>, DispatchError> {
+    let interface = &kernel.interface;
+    let env = environment(kernel, &draw.resources)?;
+    let mut outputs = vec![VertexOutput::default(); draw.count];
+    for first in (0..draw.count).step_by(WAVEFRONT) {
+        let count = (draw.count - first).min(WAVEFRONT);
+        let mut wave = Wavefront::new(count);
+        for lane in 0..count {
+            let vertex = first + lane;
+            wave.gprs[lane][0][0] = vertex as u32;
+            for (&slot, &gpr) in &interface.input_gprs {
+                let values = draw.attributes.get(&slot).map_or(&[][..], Vec::as_slice);
+                let value = match values {
+                    [one] => *one,
+                    many => many.get(vertex).copied().unwrap_or_default(),
+                };
+                wave.gprs[lane][gpr as usize] = value;
+            }
+        }
+        for export in run(&kernel.program, &mut wave, &env)? {
+            for (lane, value) in export.values.iter().enumerate() {
+                let (Some(value), out) = (value, &mut outputs[first + lane]) else {
+                    continue;
+                };
+                match (export.kind, export.base) {
+                    (ExportType::Pos, 60) => out.position = *value,
+                    (ExportType::Pos, 61) => out.point_size = Some(value[0]),
+                    (ExportType::Param, param) => {
+                        if let Some(&slot) = interface.params_out.get(param as usize) {
+                            out.slots.insert(slot, *value);
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

@@ -27,8 +27,9 @@ use crate::program::{
 };
 use crate::regalloc::Allocation;
 
-/// Emits the program.
-pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip) -> Program {
+/// Emits the program; a vertex shader's (`fetch_shader`) starts with the call of its fetch
+/// shader.
+pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip, fetch_shader: bool) -> Program {
     let mut e = Emitter {
         chip,
         packed,
@@ -40,6 +41,9 @@ pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip) -> Program {
         loop_exits: Vec::new(),
         targets: Vec::new(),
     };
+    if fetch_shader {
+        e.push_cf(Cf::flow(CfOp::CallFs, 0, 0));
+    }
     e.nodes(&packed.body);
     e.finish()
 }

@@ -132,8 +132,10 @@
 //! - The program ends after a CF instruction with `end_of_program` (R600-Evergreen; Cayman
 //!   ignores the bit) or at CF_END (Cayman). Running past the last CF instruction, jumping
 //!   outside the program, or executing more than [`STEP_LIMIT`] CF instructions (a runaway
-//!   loop) is an error. Unmodelled CF instructions (LOOP_START with loop constants, CALL_FS,
-//!   CF KILL, MEM_SCRATCH, ALU_EXT, ALU_BREAK, ALU_CONTINUE) are errors.
+//!   loop) is an error. CALL_FS (a vertex shader's call of its fetch shader) does nothing:
+//!   the dispatcher loads the vertex attributes into the GPRs beforehand, as the fetch shader
+//!   does. Unmodelled CF instructions (LOOP_START with loop constants, CF KILL, MEM_SCRATCH,
+//!   ALU_EXT, ALU_BREAK, ALU_CONTINUE) are errors.
 //!
 //! # Fetch clauses
 //!
@@ -469,7 +471,9 @@ impl Machine<'_> {
         let op = at.cf_op;
         let mismatch = || invalid(format!("{op} with a body of the wrong kind")).at(at.clone());
         match op {
-            CfOp::Nop | CfOp::CfEnd => Ok(None),
+            // The fetch shader a vertex shader calls first: the dispatcher has already loaded
+            // the vertex attributes into the GPRs, as the fetch shader would.
+            CfOp::Nop | CfOp::CfEnd | CfOp::CallFs => Ok(None),
             CfOp::Alu
             | CfOp::AluPushBefore
             | CfOp::AluPopAfter

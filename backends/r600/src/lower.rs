@@ -1,4 +1,4 @@
-//! Lowering of a fragment shader from the shrew IR to the R600 IR ([`crate::lir`]).
+//! Lowering of a fragment or vertex shader from the shrew IR to the R600 IR ([`crate::lir`]).
 //!
 //! What: the shader must have been through `lower-io` and be in SSA form. Lowering leaves SSA
 //! with [`shrew_engine::out_of_ssa::destruct`], gives each register component a value, and
@@ -28,6 +28,10 @@
 //! - `discard` is a KILL of every lane, `discard_if` a KILLNE_INT of the condition.
 //! - Colour outputs are gathered in values of their own and exported at the end, one EXPORT per
 //!   render target, the last one EXPORT_DONE.
+//! - Vertex shaders: the fetch shader the program calls first (CALL_FS) loads the vertex
+//!   attributes into GPRs from R1 on ([`Interface::input_gprs`]), as on R600's fragment
+//!   inputs. At the end the position is exported as POS 60, the point size (if written) as
+//!   POS 61, each other output slot as a PARAM in slot order ([`Interface::params_out`]).
 //! - An `if` ends the block before it with PRED_SETNE_INT of its condition.
 //! - A `return` before the end of the shader: the shader's body runs in a loop of one trip,
 //!   which a `return` leaves with a LOOP_BREAK; inside inner loops it also sets a flag that
@@ -39,8 +43,9 @@
 //!
 //! Invariants: unsupported input (64- and 16-bit values, cube textures, gathers, LOD
 //! queries, explicit gradients, run-time texel offsets, memory other than uniforms and
-//! textures, UBOs at run-time bindings, vertex and compute shaders (being built)) is a
-//! [`LowerError`] naming the instruction, never wrong code.
+//! textures, UBOs at run-time bindings, vertex system values, built-in vertex outputs other
+//! than the position and point size, compute shaders) is a [`LowerError`] naming the
+//! instruction, never wrong code.
 //!
 //! Options: the chip.
 
@@ -50,8 +55,8 @@ use crate::program::{ExportType, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
 use shrew_engine::ir::{
-    AluSrc, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex, TexOp, TexSrc,
-    Value,
+    AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex,
+    TexOp, TexSrc, Value,
 };
 use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -89,7 +94,8 @@ pub struct Interface {
     pub barycentrics: Option<u8>,
     /// Evergreen and Cayman: the input slot of each interpolation parameter, by index.
     pub params: Vec<u32>,
-    /// R600 and R700: the GPR each input slot is interpolated into.
+    /// R600 and R700 fragment shaders: the GPR each input slot is interpolated into; vertex
+    /// shaders: the GPR the fetch shader loads each attribute into.
     pub input_gprs: BTreeMap<u32, u8>,
     /// How each input slot is interpolated.
     pub interp: BTreeMap<u32, Interp>,
@@ -99,6 +105,10 @@ pub struct Interface {
     pub front_face: Option<u8>,
     /// The render targets the shader exports, in order.
     pub colour_targets: Vec<u32>,
+    /// Vertex shaders: the output slot each PARAM export (by index) carries.
+    pub params_out: Vec<u32>,
+    /// Vertex shaders: whether the point size is exported (POS 61, in x).
+    pub point_size: bool,
     /// The shader's constant data, bound as constant buffer [`CONSTANT_DATA_BANK`].
     pub constant_data: Vec<u8>,
     /// The textures the shader reads, by resource id.
@@ -107,9 +117,9 @@ pub struct Interface {
     pub samplers: BTreeMap<u8, u32>,
 }
 
-/// Lowers the entry function of a fragment shader for `chip`.
-pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError> {
-    if shader.stage != Stage::Fragment {
+/// Lowers the entry function of a fragment or vertex shader for `chip`.
+pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError> {
+    if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
         return Err(LowerError(format!(
             "{} shaders are not supported by the R600 backend yet",
             shader.stage.name()
@@ -158,7 +168,11 @@ pub fn lower_fragment(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), L
     } else {
         lowering.lower_nodes(&tree, &mut body, true)?;
     }
-    lowering.export_colours(&mut body);
+    if shader.stage == Stage::Vertex {
+        lowering.export_vertex(&mut body);
+    } else {
+        lowering.export_colours(&mut body);
+    }
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
 }
@@ -206,6 +220,15 @@ fn shared_regs(func: &Function, regs: &Destruction) -> BTreeSet<Reg> {
     shared
 }
 
+/// Where an output goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Output {
+    Position,
+    PointSize,
+    /// A colour (render target) or varying slot.
+    Slot(u32),
+}
+
 struct Lowering<'a> {
     shader: &'a Shader,
     func: &'a Function,
@@ -225,8 +248,8 @@ struct Lowering<'a> {
     inputs: BTreeMap<u32, [V; 4]>,
     /// The components of each input slot the shader reads (a bit each).
     input_masks: BTreeMap<u32, u8>,
-    /// Each colour output's component values.
-    outputs: BTreeMap<u32, [Option<V>; 4]>,
+    /// Each output's component values.
+    outputs: BTreeMap<Output, [Option<V>; 4]>,
     /// The block being filled.
     block: Vec<Inst>,
     /// Where the ALU instruction being lowered writes instead of its register, when a source
@@ -318,6 +341,13 @@ impl Lowering<'_> {
                 .insert(slot, interp_of(self.shader, slot));
         }
         let mut next_gpr = 0u8;
+        if self.shader.stage == Stage::Vertex {
+            // R0 holds the vertex and instance indices.
+            for (&slot, gpr) in slots.iter().zip(1u8..) {
+                self.interface.input_gprs.insert(slot, gpr);
+            }
+            return;
+        }
         if self.chip.interpolates_in_alu() {
             if !slots.is_empty() {
                 self.interface.barycentrics = Some(0);
@@ -902,23 +932,29 @@ impl Lowering<'_> {
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
                 let first = ii.index(IndexKind::Component).unwrap_or(0) as usize;
                 let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-                let data = ii.srcs[0];
-                for c in 0..4 - first {
-                    if mask & (1 << c) == 0 {
-                        continue;
-                    }
-                    let value = self.src(data, c as u8);
-                    let out = self.outputs.entry(slot).or_insert([None; 4])[first + c];
-                    let out = match out {
-                        Some(out) => out,
-                        None => {
-                            let out = self.lir.new_value();
-                            self.outputs.get_mut(&slot).unwrap()[first + c] = Some(out);
-                            out
+                self.store(Output::Slot(slot), first, mask, ii.srcs[0]);
+                Ok(())
+            }
+            // `lower-io` leaves built-in outputs as variables.
+            Intrinsic::StoreDeref if self.shader.stage == Stage::Vertex => {
+                let output = match &self.func.inst(ii.srcs[0]).kind {
+                    InstKind::Deref(Deref::Var(var)) => {
+                        match self.shader.variables[var.0 as usize].builtin {
+                            Some(Builtin::Position) => Some(Output::Position),
+                            Some(Builtin::PointSize) => Some(Output::PointSize),
+                            _ => None,
                         }
-                    };
-                    self.mov(out, value);
-                }
+                    }
+                    _ => None,
+                };
+                let output = output.ok_or_else(|| {
+                    self.error(
+                        v,
+                        "only stores of gl_Position and gl_PointSize are supported",
+                    )
+                })?;
+                let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+                self.store(output, 0, mask, ii.srcs[1]);
                 Ok(())
             }
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
@@ -1131,6 +1167,60 @@ impl Lowering<'_> {
         }
     }
 
+    /// Stores the components of `data` in `mask` to `output`, from component `first` on.
+    fn store(&mut self, output: Output, first: usize, mask: u32, data: Value) {
+        for c in (0..4 - first).filter(|c| mask & (1 << c) != 0) {
+            let value = self.src(data, c as u8);
+            let comps = self.outputs.entry(output).or_insert([None; 4]);
+            let out = *comps[first + c].get_or_insert_with(|| {
+                self.lir.values += 1;
+                V(self.lir.values - 1)
+            });
+            self.mov(out, value);
+        }
+    }
+
+    /// The exports of a vertex shader, at its end: the position (POS 60), the point size
+    /// (POS 61), then each output slot as a PARAM (at least one: the hardware expects it).
+    fn export_vertex(&mut self, out: &mut Vec<Node>) {
+        let outputs = std::mem::take(&mut self.outputs);
+        let lanes = |comps: &[Option<V>; 4]| comps.map(|c| c.map_or(Lane::Zero, Lane::Value));
+        let position = outputs
+            .get(&Output::Position)
+            .map_or([Lane::Unused; 4], lanes);
+        self.block.push(Inst::Export(Export {
+            kind: ExportType::Pos,
+            base: 60,
+            srcs: position,
+        }));
+        if let Some(size) = outputs.get(&Output::PointSize) {
+            self.interface.point_size = true;
+            self.block.push(Inst::Export(Export {
+                kind: ExportType::Pos,
+                base: 61,
+                srcs: [lanes(size)[0], Lane::Unused, Lane::Unused, Lane::Unused],
+            }));
+        }
+        for (output, comps) in &outputs {
+            if let &Output::Slot(slot) = output {
+                self.block.push(Inst::Export(Export {
+                    kind: ExportType::Param,
+                    base: self.interface.params_out.len() as u16,
+                    srcs: lanes(comps),
+                }));
+                self.interface.params_out.push(slot);
+            }
+        }
+        if self.interface.params_out.is_empty() {
+            self.block.push(Inst::Export(Export {
+                kind: ExportType::Param,
+                base: 0,
+                srcs: [Lane::Unused; 4],
+            }));
+        }
+        self.flush(out);
+    }
+
     /// The exports of the colour outputs, at the end of the shader: one EXPORT per render
     /// target, the last one EXPORT_DONE (a masked one when the shader writes no colour).
     fn export_colours(&mut self, out: &mut Vec<Node>) {
@@ -1142,7 +1232,10 @@ impl Lowering<'_> {
                 srcs: [Lane::Unused; 4],
             }));
         }
-        for (&slot, comps) in &outputs {
+        for (&output, comps) in &outputs {
+            let Output::Slot(slot) = output else {
+                continue;
+            };
             self.interface.colour_targets.push(slot);
             self.block.push(Inst::Export(Export {
                 kind: ExportType::Pixel,

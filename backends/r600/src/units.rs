@@ -13,7 +13,8 @@
 //! and one GPR number (register allocation chooses it).
 //!
 //! Invariants: after it, each value is in at most one unit, a unit's forced channels are
-//! distinct, and a unit with a fixed value holds only values fixed in that GPR.
+//! distinct, and a unit with a fixed value holds only values fixed in that GPR (a fetch or
+//! export reading fixed values beside others reads copies of them).
 
 use crate::lir::{Alu, Inst, Lane, Lir, Src, V};
 use std::collections::HashMap;
@@ -56,12 +57,26 @@ pub fn form_units(lir: &mut Lir) -> Units {
                 let unit = units.members.len();
                 let mut members: Vec<V> = Vec::new();
                 let lanes = inst.lanes_mut();
+                // Fixed values stay where the hardware put them only when every value of the
+                // unit is fixed in the same GPR; otherwise they are copied like the rest.
+                let gprs: Vec<Option<u8>> = lanes
+                    .iter()
+                    .filter_map(|l| match l {
+                        Lane::Value(v) => Some(fixed.get(v).map(|&(g, _)| g)),
+                        _ => None,
+                    })
+                    .collect();
+                let stay_fixed = gprs
+                    .first()
+                    .is_some_and(|g| g.is_some() && gprs.iter().all(|x| x == g));
                 for k in 0..lanes.len() {
                     let Lane::Value(v) = lanes[k] else { continue };
                     if members.contains(&v) {
                         continue;
                     }
-                    if joinable(v, &members, &units, &fixed, &forced) {
+                    if joinable(v, &members, &units, &fixed, &forced)
+                        && (stay_fixed || !fixed.contains_key(&v))
+                    {
                         members.push(v);
                     } else {
                         let copy = new_value();
