@@ -9,7 +9,7 @@ over piglit tests, and the anchor file (../shared/anchors/mesa-24.0.3-piglit-dev
   their ratio to Mesa's, and how many kernels are better, equal or worse than Mesa's (helped /
   hurt in shader-db's terms), plus the kernels that spill where Mesa's do not, and the sums
   without them.
-- Evergreen: for fragment shaders, the same over ALU groups, dwords and GPRs.
+- Evergreen: for fragment and vertex shaders, the same over ALU groups, dwords and GPRs.
 
     python3 scripts/compare_mesa.py /tmp/gen9.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
     python3 scripts/compare_mesa.py /tmp/evergreen.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
@@ -101,9 +101,14 @@ def gen_totals(keys, ours, mesa):
 
 
 def compare_evergreen(ours, failed, mesa):
-    keys = [k for k in mesa if k[1] == "FS" and "error" not in mesa[k]]
+    for stage in ("FS", "VS"):
+        compare_evergreen_stage(ours, failed, mesa, stage)
+
+
+def compare_evergreen_stage(ours, failed, mesa, stage):
+    keys = [k for k in mesa if k[1] == stage and "error" not in mesa[k]]
     both = [k for k in keys if k in ours and k not in failed]
-    print(f"Evergreen FS: Mesa {len(keys)} shaders, shrew compiled {len(both)} of them")
+    print(f"Evergreen {stage}: Mesa {len(keys)} shaders, shrew compiled {len(both)} of them")
     for name, theirs_name in (("alu_groups", "alu_groups"), ("dwords", "dw"), ("gprs", "gprs")):
         a = sum(ours[k][name] for k in both)
         b = sum(mesa[k][theirs_name] for k in both)

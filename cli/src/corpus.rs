@@ -80,7 +80,7 @@ enum Kernels {
     None,
     /// Gen: per dispatch width.
     Gen(Vec<(u8, Result<shrew_gen::compile::Stats, String>)>),
-    /// R600: the shader (fragment shaders).
+    /// R600: the shader (fragment and vertex shaders).
     R600(Result<shrew_r600::compile::Stats, String>),
 }
 
@@ -345,14 +345,34 @@ fn compare_pipelines<S>(
     comparison.into()
 }
 
-/// shader-db's totals of the R600 fragment shaders: shaders compiled, dwords, GPRs, ALU groups
-/// and slots, literals, CF instructions, ALU and fetch clauses, fetches, stack entries, loops
-/// and cycles; with a `--vs-pipeline`, the comparison of [`compare_pipelines`].
+/// shader-db's totals of the R600 fragment and vertex shaders, per stage: shaders compiled,
+/// dwords, GPRs, ALU groups and slots, literals, CF instructions, ALU and fetch clauses,
+/// fetches, stack entries, loops and cycles; with a `--vs-pipeline`, the comparison of
+/// [`compare_pipelines`].
 fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool) -> String {
+    let (mut text, mut stages) = (String::new(), Vec::new());
+    for stage in [Stage::Fragment, Stage::Vertex] {
+        let (t, summary) = r600_stage_summary(reports, chip, stage);
+        text.push_str(&t);
+        stages.push(summary);
+    }
+    if json {
+        format!("{}\n", serde_json::json!({ "r600_summary": stages }))
+    } else {
+        text
+    }
+}
+
+/// The text and JSON of [`r600_summary`] for one stage.
+fn r600_stage_summary(
+    reports: &[StageReport],
+    chip: shrew_r600::isa::Chip,
+    stage: Stage,
+) -> (String, serde_json::Value) {
     type Stats = shrew_r600::compile::Stats;
     let reports: Vec<&StageReport> = reports
         .iter()
-        .filter(|r| r.stage == Some(Stage::Fragment) && r.status == Status::Ok)
+        .filter(|r| r.stage == Some(stage) && r.status == Status::Ok)
         .collect();
     let compiled: Vec<&Stats> = reports.iter().filter_map(|r| r.kernels.r600()).collect();
     let failed = reports.len() - compiled.len();
@@ -372,12 +392,13 @@ fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool
     ];
     let mut summary = serde_json::json!({
         "chip": format!("{chip:?}"),
-        "stage": "fragment",
+        "stage": stage.name(),
         "shaders": compiled.len(),
         "not_compiled": failed,
     });
     let mut text = format!(
-        "{chip:?} fragment: {} shaders ({failed} not compiled):",
+        "{chip:?} {}: {} shaders ({failed} not compiled):",
+        stage.name(),
         compiled.len()
     );
     for (name, f) in figures {
@@ -395,11 +416,7 @@ fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool
         let compared = [figures[0], figures[1], figures[2], figures[11]];
         summary["vs_pipeline"] = compare_pipelines(&pairs, &compared, &mut text);
     }
-    if json {
-        format!("{}\n", serde_json::json!({ "r600_summary": summary }))
-    } else {
-        text
-    }
+    (text, summary)
 }
 
 fn summary(reports: &[StageReport], json: bool) -> String {
@@ -498,7 +515,7 @@ struct Context {
     model: Model,
     /// The Gen generation when the target is one: its stages are compiled.
     hw: Option<shrew_gen::isa::Gen>,
-    /// The R600 chip when the target is one: fragment stages are compiled.
+    /// The R600 chip when the target is one: fragment and vertex stages are compiled.
     chip: Option<shrew_r600::isa::Chip>,
     /// What runs between the mid-end and the backend.
     backend_pipeline: Option<Pipeline>,
@@ -609,7 +626,8 @@ fn finish(
 }
 
 /// The backend's kernels of a stage: on a Gen, of a fragment or compute stage (SIMD8, 16 and
-/// 32, as a driver compiles them) or a vertex stage (SIMD8); on an R600, of a fragment stage.
+/// 32, as a driver compiles them) or a vertex stage (SIMD8); on an R600, of a fragment or
+/// vertex stage.
 fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
     let Some(prepare) = &context.backend_pipeline else {
         return Kernels::None;
@@ -619,7 +637,7 @@ fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> K
             shader.stage,
             Stage::Fragment | Stage::Vertex | Stage::Compute
         ),
-        (_, Some(_)) => shader.stage == Stage::Fragment,
+        (_, Some(_)) => matches!(shader.stage, Stage::Fragment | Stage::Vertex),
         _ => false,
     };
     if !compiles {
