@@ -63,7 +63,6 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
             // A branch is an ALU_PUSH_BEFORE, JUMP, ELSE and POP: CF instructions of about 40
             // groups' time each, against five ALU operations a group.
             if_convert_max_alu: 32,
-            ..CostOptions::default()
         },
         ..TargetOptions::default()
     }
