@@ -55,6 +55,8 @@ pub enum CompileError {
     Alloc(#[from] AllocError),
     #[error("internal error: {0}")]
     Encode(#[from] EncodeError),
+    #[error("internal error: {0}")]
+    Emit(String),
 }
 
 /// Compiles a fragment or vertex shader (after the mid-end and the backend pipeline) for
@@ -66,7 +68,8 @@ pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
     let units = form_units(&mut lir);
     let packed = pack(&lir, &units, chip)?;
     let alloc = allocate(&packed, &lir, &units)?;
-    let program = emit(&packed, &alloc, chip, shader.stage == Stage::Vertex);
+    let program =
+        emit(&packed, &alloc, chip, shader.stage == Stage::Vertex).map_err(CompileError::Emit)?;
     let binary = assemble(&program)?;
     let stats = statistics(&program, &binary);
     Ok(Kernel {

@@ -28,8 +28,13 @@ use crate::program::{
 use crate::regalloc::Allocation;
 
 /// Emits the program; a vertex shader's (`fetch_shader`) starts with the call of its fetch
-/// shader.
-pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip, fetch_shader: bool) -> Program {
+/// shader. An error is a group the packer accepted that the hardware cannot run (a bug).
+pub fn emit(
+    packed: &Packed,
+    alloc: &Allocation,
+    chip: Chip,
+    fetch_shader: bool,
+) -> Result<Program, String> {
     let mut e = Emitter {
         chip,
         packed,
@@ -44,8 +49,8 @@ pub fn emit(packed: &Packed, alloc: &Allocation, chip: Chip, fetch_shader: bool)
     if fetch_shader {
         e.push_cf(Cf::flow(CfOp::CallFs, 0, 0));
     }
-    e.nodes(&packed.body);
-    e.finish()
+    e.nodes(&packed.body)?;
+    Ok(e.finish())
 }
 
 struct Emitter<'a> {
@@ -92,12 +97,12 @@ impl Emitter<'_> {
         self.deepest = self.deepest.max(elements);
     }
 
-    fn nodes(&mut self, nodes: &[PNode]) {
+    fn nodes(&mut self, nodes: &[PNode]) -> Result<(), String> {
         for node in nodes {
             match node {
                 PNode::Block(items) => {
                     for item in items {
-                        self.item(item);
+                        self.item(item)?;
                     }
                 }
                 PNode::If { then, otherwise } => {
@@ -106,11 +111,11 @@ impl Emitter<'_> {
                     self.note_stack();
                     let has_else = !otherwise.is_empty();
                     let jump = self.push_cf(Cf::flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
-                    self.nodes(then);
+                    self.nodes(then)?;
                     if has_else {
                         let else_at = self.push_cf(Cf::flow(CfOp::Else, 0, 1));
                         self.set_addr(jump, else_at);
-                        self.nodes(otherwise);
+                        self.nodes(otherwise)?;
                         let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(else_at, pop + 1);
                     } else {
@@ -124,7 +129,7 @@ impl Emitter<'_> {
                     self.loops += 1;
                     self.note_stack();
                     self.loop_exits.push(Vec::new());
-                    self.nodes(body);
+                    self.nodes(body)?;
                     let end = self.push_cf(Cf::flow(CfOp::LoopEnd, 0, 0));
                     self.set_addr(end, start + 1);
                     self.set_addr(start, end + 1);
@@ -144,16 +149,17 @@ impl Emitter<'_> {
                 }
             }
         }
+        Ok(())
     }
 
-    fn item(&mut self, item: &Item) {
+    fn item(&mut self, item: &Item) -> Result<(), String> {
         match item {
             Item::Alu(clause) => {
                 let mut groups = Vec::new();
                 // The slot each instruction of the previous group really took, for PV/PS.
                 let mut previous: Vec<(Slot, Slot)> = Vec::new();
                 for placed in &clause.groups {
-                    let (group, slots) = self.group(placed, &clause.kcache, &previous);
+                    let (group, slots) = self.group(placed, &clause.kcache, &previous)?;
                     previous = slots;
                     groups.push(group);
                 }
@@ -193,6 +199,7 @@ impl Emitter<'_> {
                 ));
             }
         }
+        Ok(())
     }
 
     fn chan(&self, v: crate::lir::V) -> u8 {
@@ -252,7 +259,7 @@ impl Emitter<'_> {
         placed: &[Placed],
         kcache: &[Kcache],
         previous: &[(Slot, Slot)],
-    ) -> (Group, Vec<(Slot, Slot)>) {
+    ) -> Result<(Group, Vec<(Slot, Slot)>), String> {
         let mut literals: Vec<u32> = Vec::new();
         let insts: Vec<(Slot, AluInst)> = placed
             .iter()
@@ -328,7 +335,7 @@ impl Emitter<'_> {
         };
         let hw = group
             .slots(self.chip)
-            .expect("the packer filled the slots legally");
+            .ok_or("the packer placed a group the hardware's slots cannot take")?;
         let mut order: Vec<usize> = (0..insts.len()).collect();
         order.sort_by_key(|&i| hw[i]);
         let slots: Vec<(Slot, Slot)> = order.iter().map(|&i| (insts[i].0, hw[i])).collect();
@@ -350,11 +357,12 @@ impl Emitter<'_> {
                     .collect(),
             })
             .collect();
-        let swizzles = bank::solve(&reads).expect("the packer checked the read ports");
+        let swizzles =
+            bank::solve(&reads).ok_or("the packer placed a group the read ports cannot serve")?;
         for (inst, bs) in group.insts.iter_mut().zip(swizzles) {
             inst.bank_swizzle = bs;
         }
-        (group, slots)
+        Ok((group, slots))
     }
 
     /// The CF program: exports marked done, POPs folded, the end marked.
