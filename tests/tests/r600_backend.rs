@@ -321,7 +321,8 @@ b0:
     );
 }
 
-/// Sampling: implicit LOD, bias, explicit LOD (zero: SAMPLE_LZ), derivatives, shadow comparison with a projector, 3D, array, 1D and rectangle textures with
+/// Sampling: implicit LOD, bias, explicit LOD (zero: SAMPLE_LZ), derivatives, explicit
+/// gradients (SAMPLE_G after SET_GRADIENTS_H/V), shadow comparison with a projector, 3D, array, 1D and rectangle textures with
 /// texel offsets.
 #[test]
 fn texture_sampling() {
@@ -352,6 +353,10 @@ b0:
     32x2 %10 = fddx %2
     32x2 %11 = fddy %2
     32x2 %12 = fadd %10, %11
+    32x2 %52 = load_const (3.0, 3.0)
+    32x2 %53 = fmul %10, %52
+    32x4 %50 = txd 2d %3 (texture_deref), %2 (coord), %53 (ddx), %11 (ddy)
+    32x4 %51 = fadd %4, %50
     32 %13 = deref_var @depth
     32 %14 = mov %1.w
     32 %15 = tex 2d shadow %13 (texture_deref), %2 (coord), %14 (comparator)
@@ -372,7 +377,7 @@ b0:
     32 %29 = deref_var @ramp
     32 %30 = mov %1.x
     32x4 %31 = tex 1d %29 (texture_deref), %30 (coord)
-    32x4 %32 = fadd %4, %6
+    32x4 %32 = fadd %51, %6
     32x4 %33 = fadd %32, %7
     32x4 %34 = fadd %33, %9
     32x4 %35 = fadd %34, %23
@@ -704,9 +709,9 @@ b0:
 }
 
 /// The examples' and IR test files' fragment shaders, but alu_float.shrew (64-bit floats, and
-/// a precise fused multiply-add R600 and R700 cannot round once), texture.shrew (explicit
-/// gradients, not supported yet), and constant_table.shrew and indirect_arrays.shrew, which
-/// index arrays out of bounds on random inputs (as the vertex shader types.shrew does).
+/// a precise fused multiply-add R600 and R700 cannot round once), and constant_table.shrew
+/// and indirect_arrays.shrew, which index arrays out of bounds on random inputs (as the vertex
+/// shader types.shrew does).
 #[test]
 fn examples_and_ir_files() {
     let fragment = [

@@ -156,7 +156,7 @@ fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
         }
         *s = combined;
     }
-    for lane in inst.lanes_mut() {
+    for lane in inst.lane_groups_mut().into_iter().flatten() {
         if *lane != Lane::Value(dst) {
             continue;
         }

@@ -18,7 +18,7 @@
 //! covers the deepest nesting.
 
 use crate::bank;
-use crate::isa::{CfOp, Chip, sel};
+use crate::isa::{CfOp, Chip, FetchOp, sel};
 use crate::lir::Lane;
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
@@ -180,7 +180,7 @@ impl Emitter<'_> {
                 let vertex = fetches
                     .first()
                     .is_some_and(|f| crate::pack::uses_vtx_clause(f.op, self.chip));
-                let body = fetches.iter().map(|f| self.fetch(f)).collect();
+                let body = fetches.iter().flat_map(|f| self.fetch(f)).collect();
                 let op = if vertex { CfOp::Vtx } else { CfOp::Tex };
                 self.push_cf(Cf::new(op, CfBody::Fetch(body)));
             }
@@ -225,7 +225,34 @@ impl Emitter<'_> {
         (gpr, swizzle)
     }
 
-    fn fetch(&self, f: &crate::lir::Fetch) -> Fetch {
+    /// The hardware fetches of `f`: itself, after its SET_GRADIENTS_H and _V if it has
+    /// gradients.
+    fn fetch(&self, f: &crate::lir::Fetch) -> Vec<Fetch> {
+        let mut fetches = Vec::new();
+        for (lanes, op) in f.gradients.iter().flat_map(|g| {
+            g.iter()
+                .zip([FetchOp::SetGradientsH, FetchOp::SetGradientsV])
+        }) {
+            let (src_gpr, src_sel) = self.lanes(lanes);
+            fetches.push(Fetch {
+                op,
+                resource: f.resource,
+                sampler: f.sampler,
+                src_gpr,
+                src_sel,
+                dst_gpr: 0,
+                dst_sel: [7; 4],
+                coord_normalized: f.coord_normalized,
+                lod_bias: 0,
+                offset: [0; 3],
+                vtx: Default::default(),
+            });
+        }
+        fetches.push(self.fetch_of(f));
+        fetches
+    }
+
+    fn fetch_of(&self, f: &crate::lir::Fetch) -> Fetch {
         let (src_gpr, src_sel) = self.lanes(&f.srcs);
         let mut dst_gpr = 0;
         let mut dst_sel = [7u8; 4];

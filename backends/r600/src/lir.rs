@@ -153,6 +153,21 @@ pub struct Fetch {
     pub coord_normalized: [bool; 4],
     pub offset: [i8; 3],
     pub vtx: VtxFormat,
+    /// SAMPLE_G and SAMPLE_C_G: the derivatives of the coordinates along x and y, which a
+    /// SET_GRADIENTS_H and a SET_GRADIENTS_V (each reading a GPR of its own) pass just before
+    /// the sample, in its clause.
+    pub gradients: Option<[[Lane; 4]; 2]>,
+}
+
+impl Fetch {
+    /// The values the fetch reads: its sources and gradients.
+    pub fn reads(&self) -> Vec<V> {
+        lanes(
+            self.srcs
+                .iter()
+                .chain(self.gradients.iter().flatten().flatten()),
+        )
+    }
 }
 
 /// An export of one vec4.
@@ -181,7 +196,7 @@ impl Inst {
                 .iter()
                 .flat_map(|s| s.srcs.iter().filter_map(Src::value_read))
                 .collect(),
-            Inst::Fetch(f) => lanes(&f.srcs),
+            Inst::Fetch(f) => f.reads(),
             Inst::Export(e) => lanes(&e.srcs),
         }
     }
@@ -205,19 +220,22 @@ impl Inst {
         }
     }
 
-    /// The value lanes of a fetch or export, mutably.
-    pub fn lanes_mut(&mut self) -> &mut [Lane] {
+    /// The lanes of each GPR a fetch or export reads (a fetch's sources, then its gradients),
+    /// mutably.
+    pub fn lane_groups_mut(&mut self) -> Vec<&mut [Lane; 4]> {
         match self {
-            Inst::Fetch(f) => &mut f.srcs,
-            Inst::Export(e) => &mut e.srcs,
-            Inst::Alu(_) | Inst::Multi(_) => &mut [],
+            Inst::Fetch(f) => std::iter::once(&mut f.srcs)
+                .chain(f.gradients.iter_mut().flatten())
+                .collect(),
+            Inst::Export(e) => vec![&mut e.srcs],
+            Inst::Alu(_) | Inst::Multi(_) => Vec::new(),
         }
     }
 }
 
-fn lanes(lanes: &[Lane]) -> Vec<V> {
+fn lanes<'a>(lanes: impl IntoIterator<Item = &'a Lane>) -> Vec<V> {
     lanes
-        .iter()
+        .into_iter()
         .filter_map(|l| match l {
             Lane::Value(v) => Some(*v),
             _ => None,

@@ -19,7 +19,7 @@
 //!   interpolates them from the barycentrics in R0 (perspective i, j in x, y; linear in z, w)
 //!   with INTERP_ZW/INTERP_XY over a parameter, or loads a flat one with INTERP_LOAD_P0. Either
 //!   way this happens once, at the start of the shader.
-//! - Texture instructions are fetches (SAMPLE and its _L, _LB, _LZ and _C forms, LD,
+//! - Texture instructions are fetches (SAMPLE and its _L, _LB, _LZ, _G and _C forms, LD,
 //!   GET_TEXTURE_RESINFO) with their parameters in the channels [`crate::texture::layout`]
 //!   gives; the texture at binding `b` is resource [`TEXTURE_RESOURCE_BASE`]` + b` with
 //!   sampler `b` ([`Interface::textures`], [`Interface::samplers`]). Projected coordinates are
@@ -42,7 +42,7 @@
 //! packing into groups and clauses, register allocation and emission.
 //!
 //! Invariants: unsupported input (64- and 16-bit values, cube textures, gathers, LOD
-//! queries, explicit gradients, run-time texel offsets, memory other than uniforms and
+//! queries, run-time texel offsets, memory other than uniforms and
 //! textures, UBOs at run-time bindings, vertex system values, built-in vertex outputs other
 //! than the position and point size, compute shaders) is a [`LowerError`] naming the
 //! instruction, never wrong code.
@@ -1010,6 +1010,7 @@ impl Lowering<'_> {
                 srf_mode: true,
                 ..VtxFormat::default()
             },
+            gradients: None,
         }));
         Ok(())
     }
@@ -1046,6 +1047,8 @@ impl Lowering<'_> {
             (TexOp::Txl, true) if lod_zero => FetchOp::SampleCLz,
             (TexOp::Txl, false) => FetchOp::SampleL,
             (TexOp::Txl, true) => FetchOp::SampleCL,
+            (TexOp::Txd, false) => FetchOp::SampleG,
+            (TexOp::Txd, true) => FetchOp::SampleCG,
             (TexOp::Txf, false) => FetchOp::Ld,
             (TexOp::Txs | TexOp::QueryLevels, _) => FetchOp::GetTextureResinfo,
             (op, _) => {
@@ -1076,6 +1079,18 @@ impl Lowering<'_> {
                 Some(TexParam::Bias) => read(self, TexSrc::Bias, 0),
             };
             *lane = self.lane(src.unwrap_or(Src::constant(0)));
+        }
+        // SAMPLE_G: the gradients of the coordinate axes, x, y, z in the channels.
+        let mut gradients = None;
+        if t.op == TexOp::Txd {
+            let mut both = [[Lane::Unused; 4]; 2];
+            for (lanes, kind) in both.iter_mut().zip([TexSrc::Ddx, TexSrc::Ddy]) {
+                for (a, lane) in lanes.iter_mut().enumerate().take(axes) {
+                    let d = read(self, kind, a as u8).unwrap_or(Src::constant(0));
+                    *lane = self.lane(d);
+                }
+            }
+            gradients = Some(both);
         }
         let mut offset = [0i8; 3];
         if let Some(o) = t.src(TexSrc::Offset) {
@@ -1122,6 +1137,7 @@ impl Lowering<'_> {
             coord_normalized: [normalized; 4],
             offset,
             vtx: VtxFormat::default(),
+            gradients,
         }));
         Ok(())
     }
@@ -1147,6 +1163,7 @@ impl Lowering<'_> {
             coord_normalized: [true; 4],
             offset: [0; 3],
             vtx: VtxFormat::default(),
+            gradients: None,
         }));
         Ok(())
     }

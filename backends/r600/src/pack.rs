@@ -367,12 +367,19 @@ impl Packer<'_> {
     fn fetch_clause(&mut self, state: &mut BlockState, ready: &[usize]) {
         let vertex = |i: usize| matches!(&state.insts[i], Inst::Fetch(f) if uses_vtx_clause(f.op, self.chip));
         let kind = vertex(ready[0]);
-        let mut chosen: Vec<usize> = ready
-            .iter()
-            .copied()
-            .filter(|&i| vertex(i) == kind)
-            .collect();
-        chosen.truncate(self.chip.max_fetches());
+        // A SAMPLE_G takes two more fetches: its SET_GRADIENTS_H and _V.
+        let size = |i: usize| match &state.insts[i] {
+            Inst::Fetch(f) if f.gradients.is_some() => 3,
+            _ => 1,
+        };
+        let mut room = self.chip.max_fetches();
+        let mut chosen: Vec<usize> = Vec::new();
+        for &i in ready.iter().filter(|&&i| vertex(i) == kind) {
+            if size(i) <= room {
+                room -= size(i);
+                chosen.push(i);
+            }
+        }
         chosen.sort_unstable();
         let item = state.items.len();
         let mut fetches = Vec::new();

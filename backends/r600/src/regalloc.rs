@@ -143,7 +143,7 @@ impl Graph {
             Item::Fetch(fetches) => {
                 for f in fetches {
                     let point = Point {
-                        uses: lane_values(&f.srcs),
+                        uses: f.reads().iter().map(|v| v.0).collect(),
                         defs: f.dsts.iter().flatten().map(|v| (v.0, false)).collect(),
                         ..Point::default()
                     };

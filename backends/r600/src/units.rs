@@ -1,8 +1,9 @@
 //! Register units: the sets of values that must share one GPR, because a fetch reads its
 //! operands from one GPR (and writes its results to one) and an export sends one GPR.
 //!
-//! What: [`form_units`] gives every fetch and export its unit: the values of its lanes (and
-//! the results of a fetch). A value joins at most one unit; when it is already in another, or
+//! What: [`form_units`] gives every fetch and export its units: the values of the lanes of
+//! each GPR it reads (a fetch's sources, and the gradients of SAMPLE_G), and the results of a
+//! fetch. A value joins at most one unit; when it is already in another, or
 //! it is loaded by the hardware into a GPR the unit's other values are not in, or its channel
 //! is forced (an INTERP result, a fixed input) onto a channel another value of the unit is
 //! forced onto, a MOV to a fresh value goes just before the instruction (or, for a result,
@@ -54,50 +55,52 @@ pub fn form_units(lir: &mut Lir) -> Units {
             let mut before = Vec::new();
             let mut after = Vec::new();
             if matches!(inst, Inst::Fetch(_) | Inst::Export(_)) {
-                let unit = units.members.len();
-                let mut members: Vec<V> = Vec::new();
-                let lanes = inst.lanes_mut();
-                // Fixed values stay where the hardware put them only when every value of the
-                // unit is fixed in the same GPR; otherwise they are copied like the rest.
-                let gprs: Vec<Option<u8>> = lanes
-                    .iter()
-                    .filter_map(|l| match l {
-                        Lane::Value(v) => Some(fixed.get(v).map(|&(g, _)| g)),
-                        _ => None,
-                    })
-                    .collect();
-                let stay_fixed = gprs
-                    .first()
-                    .is_some_and(|g| g.is_some() && gprs.iter().all(|x| x == g));
-                for k in 0..lanes.len() {
-                    let Lane::Value(v) = lanes[k] else { continue };
-                    if members.contains(&v) {
-                        continue;
-                    }
-                    if joinable(v, &members, &units, &fixed, &forced)
-                        && (stay_fixed || !fixed.contains_key(&v))
-                    {
-                        members.push(v);
-                    } else {
-                        let copy = new_value();
-                        before.push(Inst::Alu(Alu::new(
-                            crate::isa::AluOp::Mov,
-                            Some(copy),
-                            vec![Src::value(v)],
-                        )));
-                        // Every lane reading `v` reads the copy.
-                        for other in lanes.iter_mut() {
-                            if *other == Lane::Value(v) {
-                                *other = Lane::Value(copy);
-                            }
+                for lanes in inst.lane_groups_mut() {
+                    let unit = units.members.len();
+                    let mut members: Vec<V> = Vec::new();
+                    // Fixed values stay where the hardware put them only when every value of
+                    // the unit is fixed in the same GPR; otherwise they are copied like the
+                    // rest.
+                    let gprs: Vec<Option<u8>> = lanes
+                        .iter()
+                        .filter_map(|l| match l {
+                            Lane::Value(v) => Some(fixed.get(v).map(|&(g, _)| g)),
+                            _ => None,
+                        })
+                        .collect();
+                    let stay_fixed = gprs
+                        .first()
+                        .is_some_and(|g| g.is_some() && gprs.iter().all(|x| x == g));
+                    for k in 0..lanes.len() {
+                        let Lane::Value(v) = lanes[k] else { continue };
+                        if members.contains(&v) {
+                            continue;
                         }
-                        members.push(copy);
+                        if joinable(v, &members, &units, &fixed, &forced)
+                            && (stay_fixed || !fixed.contains_key(&v))
+                        {
+                            members.push(v);
+                        } else {
+                            let copy = new_value();
+                            before.push(Inst::Alu(Alu::new(
+                                crate::isa::AluOp::Mov,
+                                Some(copy),
+                                vec![Src::value(v)],
+                            )));
+                            // Every lane reading `v` reads the copy.
+                            for other in lanes.iter_mut() {
+                                if *other == Lane::Value(v) {
+                                    *other = Lane::Value(copy);
+                                }
+                            }
+                            members.push(copy);
+                        }
                     }
+                    for &v in &members {
+                        units.of.insert(v, unit);
+                    }
+                    units.members.push(members);
                 }
-                for &v in &members {
-                    units.of.insert(v, unit);
-                }
-                units.members.push(members);
                 if let Inst::Fetch(fetch) = &mut inst {
                     let unit = units.members.len();
                     let mut results = Vec::new();
