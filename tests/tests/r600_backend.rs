@@ -744,3 +744,53 @@ fn examples_and_ir_files() {
         check(name, source);
     }
 }
+
+/// Ifs on integer and unsigned compares of values no phi writes, with arms if-conversion
+/// leaves alone (they sample): the predicate set compares the operands itself.
+#[test]
+fn predicates_from_integer_compares() {
+    check(
+        "integer_predicates",
+        r#"shader fragment
+var shader_in f32x4 @v (location=0)
+var uniform texture(2d, float) @t (binding=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0: selection merge=b3
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (10.0)
+    32x4 %3 = fmul %1, %2.xxxx
+    32x4 %4 = f2i32 %3
+    32x4 %5 = fabs %3
+    32x4 %6 = f2u32 %5
+    32 %7 = deref_var @t
+    32x2 %8 = mov %1.xy
+    32x4 %9 = load_const (1.0, 2.0, 3.0, 4.0)
+    1 %10 = ilt %4.x, %4.y
+    branch %10, b1, b2
+    b1:
+        32x4 %11 = tex 2d %7 (texture_deref), %8 (coord)
+        jump b3
+    b2:
+        jump b3
+b3: selection merge=b6
+    32x4 %12 = phi b1: %11, b2: %9
+    1 %13 = uge %6.z, %6.w
+    branch %13, b4, b5
+    b4:
+        32x2 %14 = mov %1.yx
+        32x4 %15 = tex 2d %7 (texture_deref), %14 (coord)
+        jump b6
+    b5:
+        jump b6
+b6:
+    32x4 %16 = phi b4: %15, b5: %12
+    32 %17 = deref_var @color
+    store_deref %17, %16 (write_mask=xyzw)
+    return
+}
+"#,
+    );
+}

@@ -32,7 +32,9 @@
 //!   attributes into GPRs from R1 on ([`Interface::input_gprs`]), as on R600's fragment
 //!   inputs. At the end the position is exported as POS 60, the point size (if written) as
 //!   POS 61, each other output slot as a PARAM in slot order ([`Interface::params_out`]).
-//! - An `if` ends the block before it with PRED_SETNE_INT of its condition.
+//! - An `if` ends the block before it with a predicate set: of the compare that defines its
+//!   condition, on the compare's operands (PRED_SETGT, PRED_SETE_INT, ...; the compare itself
+//!   is not computed when the `if` is its only reader), or PRED_SETNE_INT of the condition.
 //! - A `return` before the end of the shader: the shader's body runs in a loop of one trip,
 //!   which a `return` leaves with a LOOP_BREAK; inside inner loops it also sets a flag that
 //!   each loop holding a `return` tests after it to break on outwards. The colours are exported
@@ -62,6 +64,7 @@ use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::structure::{Node as Tree, structurize};
+use shrew_engine::uses::{User, Uses};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Why a shader cannot be lowered.
@@ -133,6 +136,7 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
         func,
         chip,
         shared: shared_regs(func, &regs),
+        uses: Uses::build(func),
         regs,
         reg_values: HashMap::new(),
         direct: HashMap::new(),
@@ -238,6 +242,8 @@ struct Lowering<'a> {
     shared: BTreeSet<Reg>,
     /// Each register's component values.
     reg_values: HashMap<Reg, Vec<V>>,
+    /// Who reads each IR value.
+    uses: Uses,
     /// IR values read as operands rather than from their register: constants, uniforms.
     direct: HashMap<Value, Vec<Src>>,
     /// The registers of those values (written by nothing else): what a copy from them reads.
@@ -474,9 +480,17 @@ impl Lowering<'_> {
                     then,
                     otherwise,
                 } => {
-                    let cond = self.src(*cond, 0);
-                    let mut pred =
-                        Alu::new(AluOp::PredSetneInt, None, vec![cond, Src::constant(0)]);
+                    let mut pred = match self.folded_compare(*cond) {
+                        Some((op, a, b)) => {
+                            let a = self.src(a.value, a.swizzle[0]);
+                            let b = self.src(b.value, b.swizzle[0]);
+                            Alu::new(op, None, vec![a, b])
+                        }
+                        None => {
+                            let cond = self.src(*cond, 0);
+                            Alu::new(AluOp::PredSetneInt, None, vec![cond, Src::constant(0)])
+                        }
+                    };
                     pred.pred = true;
                     self.block.push(Inst::Alu(pred));
                     self.flush(out);
@@ -584,6 +598,13 @@ impl Lowering<'_> {
                 self.define_direct(v, srcs);
                 Ok(())
             }
+            // A compare only an `if` reads: the `if`'s predicate set compares.
+            InstKind::Alu(_)
+                if self.folded_compare(v).is_some()
+                    && matches!(self.uses.users(v), [User::Terminator(_)]) =>
+            {
+                Ok(())
+            }
             InstKind::Alu(alu) => {
                 let def = inst.def.expect("an ALU instruction defines a value");
                 // A source in the destination's register (out-of-SSA coalesced them) must be
@@ -613,6 +634,46 @@ impl Lowering<'_> {
             InstKind::Deref(_) => Ok(()),
             InstKind::Call { .. } => Err(self.error(v, "calls must be inlined before the backend")),
         }
+    }
+
+    /// The predicate set an `if` on `cond` can do instead of testing it, when `cond` is a
+    /// scalar compare: the opcode and its two operands, in order. Not when an operand's register
+    /// is shared: a phi copy at the end of the block could overwrite it before the `if`.
+    fn folded_compare(&self, cond: Value) -> Option<(AluOp, AluSrc, AluSrc)> {
+        use AluOp as H;
+        let inst = self.func.inst(cond);
+        let InstKind::Alu(alu) = &inst.kind else {
+            return None;
+        };
+        if inst.def.is_none_or(|d| d.comps != 1) {
+            return None;
+        }
+        let (op, swapped) = match alu.op {
+            IrOp::Flt => (H::PredSetgt, true),
+            IrOp::Fge => (H::PredSetge, false),
+            IrOp::Feq => (H::PredSete, false),
+            IrOp::Fneu => (H::PredSetne, false),
+            IrOp::Ieq => (H::PredSeteInt, false),
+            IrOp::Ine => (H::PredSetneInt, false),
+            IrOp::Ilt => (H::PredSetgtInt, true),
+            IrOp::Ige => (H::PredSetgeInt, false),
+            IrOp::Ult => (H::PredSetgtUint, true),
+            IrOp::Uge => (H::PredSetgeUint, false),
+            _ => return None,
+        };
+        let stable = |s: &AluSrc| {
+            self.direct.contains_key(&s.value)
+                || matches!(
+                    self.func.inst(s.value).kind,
+                    InstKind::Const(_) | InstKind::Undef
+                )
+                || !self.shared.contains(&self.regs.reg_of(s.value))
+        };
+        if !alu.srcs.iter().all(stable) {
+            return None;
+        }
+        let (a, b) = (alu.srcs[0], alu.srcs[1]);
+        Some(if swapped { (op, b, a) } else { (op, a, b) })
     }
 
     /// Makes `v` read as `srcs`; moved into its register when the register is shared.
