@@ -35,6 +35,7 @@
 //! - An `if` ends the block before it with a predicate set: of the compare that defines its
 //!   condition, on the compare's operands (PRED_SETGT, PRED_SETE_INT, ...; the compare itself
 //!   is not computed when the `if` is its only reader), or PRED_SETNE_INT of the condition.
+//!   An `if` with nothing in its `then` tests the opposite and swaps its arms (no ELSE).
 //! - A `return` before the end of the shader: the shader's body runs in a loop of one trip,
 //!   which a `return` leaves with a LOOP_BREAK; inside inner loops it also sets a flag that
 //!   each loop holding a `return` tests after it to break on outwards. The colours are exported
@@ -480,25 +481,29 @@ impl Lowering<'_> {
                     then,
                     otherwise,
                 } => {
-                    let mut pred = match self.folded_compare(*cond) {
-                        Some((op, a, b)) => {
-                            let a = self.src(a.value, a.swizzle[0]);
-                            let b = self.src(b.value, b.swizzle[0]);
-                            Alu::new(op, None, vec![a, b])
-                        }
-                        None => {
-                            let cond = self.src(*cond, 0);
-                            Alu::new(AluOp::PredSetneInt, None, vec![cond, Src::constant(0)])
-                        }
-                    };
-                    pred.pred = true;
-                    self.block.push(Inst::Alu(pred));
-                    self.flush(out);
+                    let before = std::mem::take(&mut self.block);
                     let (mut t, mut e) = (Vec::new(), Vec::new());
                     self.lower_nodes(then, &mut t, false)?;
                     self.flush(&mut t);
                     self.lower_nodes(otherwise, &mut e, false)?;
                     self.flush(&mut e);
+                    // With nothing to do where the condition holds, the predicate tests the
+                    // opposite and the other arm runs without an ELSE.
+                    let inverted = (t.is_empty() && !e.is_empty())
+                        .then(|| self.predicate(*cond, true))
+                        .flatten();
+                    let pred = match inverted {
+                        Some(pred) => {
+                            std::mem::swap(&mut t, &mut e);
+                            pred
+                        }
+                        None => self
+                            .predicate(*cond, false)
+                            .expect("a test of the condition"),
+                    };
+                    self.block = before;
+                    self.block.push(Inst::Alu(pred));
+                    self.flush(out);
                     out.push(Node::If {
                         then: t,
                         otherwise: e,
@@ -634,6 +639,42 @@ impl Lowering<'_> {
             InstKind::Deref(_) => Ok(()),
             InstKind::Call { .. } => Err(self.error(v, "calls must be inlined before the backend")),
         }
+    }
+
+    /// The predicate set of an `if` on `cond` (of its opposite when `negated`): the compare
+    /// defining it ([`Self::folded_compare`]), or PRED_SETNE_INT (PRED_SETE_INT) of the boolean.
+    /// `None` for the opposite of a float compare, which is not a compare (NaNs).
+    fn predicate(&mut self, cond: Value, negated: bool) -> Option<Alu> {
+        use AluOp as H;
+        let (op, a, b) = match self.folded_compare(cond) {
+            Some((op, a, b)) => {
+                let (a, b) = (
+                    self.src(a.value, a.swizzle[0]),
+                    self.src(b.value, b.swizzle[0]),
+                );
+                match (negated, op) {
+                    (false, op) => (op, a, b),
+                    (true, H::PredSeteInt) => (H::PredSetneInt, a, b),
+                    (true, H::PredSetneInt) => (H::PredSeteInt, a, b),
+                    (true, H::PredSetgtInt) => (H::PredSetgeInt, b, a),
+                    (true, H::PredSetgeInt) => (H::PredSetgtInt, b, a),
+                    (true, H::PredSetgtUint) => (H::PredSetgeUint, b, a),
+                    (true, H::PredSetgeUint) => (H::PredSetgtUint, b, a),
+                    (true, _) => return None,
+                }
+            }
+            None => {
+                let op = if negated {
+                    H::PredSeteInt
+                } else {
+                    H::PredSetneInt
+                };
+                (op, self.src(cond, 0), Src::constant(0))
+            }
+        };
+        let mut pred = Alu::new(op, None, vec![a, b]);
+        pred.pred = true;
+        Some(pred)
     }
 
     /// The predicate set an `if` on `cond` can do instead of testing it, when `cond` is a
