@@ -1291,10 +1291,7 @@ impl Lowering<'_> {
         for c in (0..4 - first).filter(|c| mask & (1 << c) != 0) {
             let value = self.src(data, c as u8);
             let comps = self.outputs.entry(output).or_insert([None; 4]);
-            let out = *comps[first + c].get_or_insert_with(|| {
-                self.lir.values += 1;
-                V(self.lir.values - 1)
-            });
+            let out = *comps[first + c].get_or_insert_with(|| self.lir.new_value());
             self.mov(out, value);
         }
     }
