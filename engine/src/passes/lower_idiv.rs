@@ -26,6 +26,7 @@
 //!
 //! Options: the target's `lower_idiv` (off: the pass changes nothing).
 
+use super::lower_each;
 use super::manager::{Pass, PassContext};
 use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Value};
 use crate::ops::AluOp;
@@ -53,31 +54,17 @@ impl Pass for LowerIdiv {
         if !self.enabled {
             return Ok(false);
         }
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            let func = &shader.functions[f];
-            let targets: Vec<Value> = func
-                .all_insts()
-                .filter(|&v| {
-                    let inst = func.inst(v);
-                    matches!(&inst.kind, InstKind::Alu(alu)
-                        if matches!(alu.op, AluOp::Udiv | AluOp::Umod | AluOp::Idiv | AluOp::Irem | AluOp::Imod))
-                        && inst.def.is_some_and(|d| d.bits == 32)
-                })
-                .collect();
-            for v in targets {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                lower(shader, FuncId(f as u32), v);
-                progress = true;
-                let name = &shader.functions[f].name;
-                context
-                    .budget
-                    .spend(|| format!("lower-idiv: {v} in `{name}`"));
-            }
-        }
-        Ok(progress)
+        Ok(lower_each(
+            shader,
+            context,
+            "lower-idiv",
+            |inst| {
+                matches!(&inst.kind, InstKind::Alu(alu)
+                    if matches!(alu.op, AluOp::Udiv | AluOp::Umod | AluOp::Idiv | AluOp::Irem | AluOp::Imod))
+                    && inst.def.is_some_and(|d| d.bits == 32)
+            },
+            lower,
+        ))
     }
 }
 

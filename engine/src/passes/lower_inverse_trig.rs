@@ -24,6 +24,7 @@
 //!
 //! Options: the target's `lower_inverse_trig` (off: the pass changes nothing).
 
+use super::lower_each;
 use super::manager::{Pass, PassContext};
 use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Value};
 use crate::ops::AluOp;
@@ -62,31 +63,17 @@ impl Pass for LowerInverseTrig {
         if !self.enabled {
             return Ok(false);
         }
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            let func = &shader.functions[f];
-            let targets: Vec<Value> = func
-                .all_insts()
-                .filter(|&v| {
-                    let inst = func.inst(v);
-                    matches!(&inst.kind, InstKind::Alu(alu)
-                        if matches!(alu.op, AluOp::Fatan | AluOp::Fatan2 | AluOp::Fasin | AluOp::Facos))
-                        && inst.def.is_some_and(|d| d.bits == 32)
-                })
-                .collect();
-            for v in targets {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                lower(shader, FuncId(f as u32), v);
-                progress = true;
-                let name = &shader.functions[f].name;
-                context
-                    .budget
-                    .spend(|| format!("lower-inverse-trig: {v} in `{name}`"));
-            }
-        }
-        Ok(progress)
+        Ok(lower_each(
+            shader,
+            context,
+            "lower-inverse-trig",
+            |inst| {
+                matches!(&inst.kind, InstKind::Alu(alu)
+                    if matches!(alu.op, AluOp::Fatan | AluOp::Fatan2 | AluOp::Fasin | AluOp::Facos))
+                    && inst.def.is_some_and(|d| d.bits == 32)
+            },
+            lower,
+        ))
     }
 }
 

@@ -19,6 +19,7 @@
 //!
 //! Options: none.
 
+use super::lower_each;
 use super::manager::{Pass, PassContext};
 use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Stage, Value};
 use crate::ops::{AluOp, Intrinsic};
@@ -38,26 +39,13 @@ impl Pass for LowerSystemValues {
         if shader.stage != Stage::Compute {
             return Ok(false);
         }
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            let func = &shader.functions[f];
-            let targets: Vec<Value> = func
-                .all_insts()
-                .filter(|&v| derived(&func.inst(v).kind).is_some())
-                .collect();
-            for v in targets {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                lower(shader, FuncId(f as u32), v);
-                progress = true;
-                let name = &shader.functions[f].name;
-                context
-                    .budget
-                    .spend(|| format!("lower-system-values: {v} in `{name}`"));
-            }
-        }
-        Ok(progress)
+        Ok(lower_each(
+            shader,
+            context,
+            "lower-system-values",
+            |inst| derived(&inst.kind).is_some(),
+            lower,
+        ))
     }
 }
 

@@ -31,8 +31,9 @@ pub mod split_vars;
 pub mod vars;
 pub mod vars_to_ssa;
 
+use crate::ir::{FuncId, Inst, Shader, Value};
 use crate::rewrite::TargetOptions;
-use manager::Pass;
+use manager::{Pass, PassContext};
 
 /// The engine's own passes for a target (rule-set passes come with their rule sets).
 pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
@@ -119,4 +120,31 @@ impl Budget {
     pub fn last(&self) -> Option<&str> {
         self.last.as_deref()
     }
+}
+
+/// What the lowering passes that replace one instruction by a sequence share: `lower` runs on
+/// every instruction of every function that `lowers` accepts, each one transformation of the
+/// budget (named after `pass`), until the budget is spent; gives whether any ran.
+pub(crate) fn lower_each(
+    shader: &mut Shader,
+    context: &mut PassContext,
+    pass: &str,
+    lowers: impl Fn(&Inst) -> bool,
+    mut lower: impl FnMut(&mut Shader, FuncId, Value),
+) -> bool {
+    let mut progress = false;
+    for f in 0..shader.functions.len() {
+        let func = &shader.functions[f];
+        let targets: Vec<Value> = func.all_insts().filter(|&v| lowers(func.inst(v))).collect();
+        for v in targets {
+            if context.budget.is_spent() {
+                return progress;
+            }
+            lower(shader, FuncId(f as u32), v);
+            progress = true;
+            let name = &shader.functions[f].name;
+            context.budget.spend(|| format!("{pass}: {v} in `{name}`"));
+        }
+    }
+    progress
 }
