@@ -636,51 +636,7 @@ fn check_vertex(name: &str, source: &str) {
 fn vertex_shader_outputs() {
     check_vertex(
         "vertex_shader_outputs",
-        r#"shader vertex
-var shader_in f32x4 @position (location=0)
-var shader_in f32x4 @normal (location=1)
-var uniform f32mat4x4 @transform
-var uniform f32x4 @tint
-var shader_out f32x4 @gl_Position (builtin=position)
-var shader_out f32 @gl_PointSize (builtin=point_size)
-var shader_out f32x4 @color (location=0)
-var shader_out f32x4 @passed (location=1)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @position
-    32x4 %1 = load_deref %0
-    32 %2 = deref_var @transform
-    32 %3 = load_const (0)
-    32 %4 = deref_array %2[%3]
-    32x4 %5 = load_deref %4
-    32 %6 = load_const (1)
-    32 %7 = deref_array %2[%6]
-    32x4 %8 = load_deref %7
-    32x4 %9 = fmul %5, %1.xxxx
-    32x4 %10 = ffma %8, %1.yyyy, %9
-    32 %11 = deref_var @gl_Position
-    store_deref %11, %10 (write_mask=xyzw)
-    32 %12 = deref_var @normal
-    32x4 %13 = load_deref %12
-    32 %14 = fdot4 %13, %13
-    32 %15 = fsqrt %14
-    32 %16 = deref_var @gl_PointSize
-    store_deref %16, %15 (write_mask=x)
-    32 %17 = deref_var @tint
-    32x4 %18 = load_deref %17
-    32 %19 = load_const (0.0)
-    1 %20 = flt %19, %13.x
-    32x4 %21 = fmul %18, %13
-    32x4 %22 = fneg %21
-    32x4 %23 = bcsel %20.xxxx, %21, %22
-    32 %24 = deref_var @color
-    store_deref %24, %23 (write_mask=xyzw)
-    32 %25 = deref_var @passed
-    store_deref %25, %1 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../ir/vertex_outputs.shrew"),
     );
 }
 
