@@ -26,9 +26,9 @@
 //!
 //! Options: the target's `lower_idiv` (off: the pass changes nothing).
 
-use super::lower_each;
 use super::manager::{Pass, PassContext};
-use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Value};
+use super::{lower_each, replace_alu};
+use crate::ir::{Builder, FuncId, InstKind, Shader, Value};
 use crate::ops::AluOp;
 
 /// `0x4f7ffffe`, `2^32 − 512`: two floats below `2^32`. Scaling the reciprocal by it rather than
@@ -70,52 +70,36 @@ impl Pass for LowerIdiv {
 
 /// Replaces `v` by the division sequence, built just before it.
 fn lower(shader: &mut Shader, func: FuncId, v: Value) {
-    let function = &shader.functions[func.0 as usize];
-    let inst = function.inst(v);
-    let (block, comps) = (inst.block, inst.def.expect("an ALU value").comps);
-    let InstKind::Alu(alu) = inst.kind.clone() else {
-        unreachable!("only ALU instructions are lowered")
-    };
-    let pos = function.cfg[block].insts.iter().position(|&i| i == v);
-    let mut b = Builder::new(shader, func);
-    b.cursor = Cursor { block, pos };
-    // The sources with their swizzles applied, so the sequence works on whole vectors.
-    let srcs: Vec<Value> = alu
-        .srcs
-        .into_iter()
-        .map(|s| b.alu_swizzled(AluOp::Mov, vec![s], comps))
-        .collect();
-    let (n, d) = (srcs[0], srcs[1]);
-    let result = match alu.op {
-        AluOp::Udiv => udiv_umod(&mut b, n, d).0,
-        AluOp::Umod => udiv_umod(&mut b, n, d).1,
-        AluOp::Idiv => {
-            let (q, _) = signed_magnitudes(&mut b, n, d);
-            // The quotient is negative when exactly one operand is.
-            let signs = b.alu(AluOp::Ixor, &[n, d]);
-            let zero = b.imm_u32(0);
-            let negative = b.alu(AluOp::Ilt, &[signs, zero]);
-            let negated = b.alu(AluOp::Ineg, &[q]);
-            b.alu(AluOp::Bcsel, &[negative, negated, q])
+    replace_alu(shader, func, v, |b, op, srcs| {
+        let (n, d) = (srcs[0], srcs[1]);
+        match op {
+            AluOp::Udiv => udiv_umod(b, n, d).0,
+            AluOp::Umod => udiv_umod(b, n, d).1,
+            AluOp::Idiv => {
+                let (q, _) = signed_magnitudes(b, n, d);
+                // The quotient is negative when exactly one operand is.
+                let signs = b.alu(AluOp::Ixor, &[n, d]);
+                let zero = b.imm_u32(0);
+                let negative = b.alu(AluOp::Ilt, &[signs, zero]);
+                let negated = b.alu(AluOp::Ineg, &[q]);
+                b.alu(AluOp::Bcsel, &[negative, negated, q])
+            }
+            AluOp::Irem => irem(b, n, d),
+            AluOp::Imod => {
+                let r = irem(b, n, d);
+                // A nonzero remainder whose sign differs from the divisor's moves by one divisor,
+                // which gives it the divisor's sign (and keeps it below it in magnitude).
+                let zero = b.imm_u32(0);
+                let nonzero = b.alu(AluOp::Ine, &[r, zero]);
+                let signs = b.alu(AluOp::Ixor, &[r, d]);
+                let differ = b.alu(AluOp::Ilt, &[signs, zero]);
+                let adjust = b.alu(AluOp::Iand, &[nonzero, differ]);
+                let adjusted = b.alu(AluOp::Iadd, &[r, d]);
+                b.alu(AluOp::Bcsel, &[adjust, adjusted, r])
+            }
+            _ => unreachable!("only integer division is lowered"),
         }
-        AluOp::Irem => irem(&mut b, n, d),
-        AluOp::Imod => {
-            let r = irem(&mut b, n, d);
-            // A nonzero remainder whose sign differs from the divisor's moves by one divisor,
-            // which gives it the divisor's sign (and keeps it below it in magnitude).
-            let zero = b.imm_u32(0);
-            let nonzero = b.alu(AluOp::Ine, &[r, zero]);
-            let signs = b.alu(AluOp::Ixor, &[r, d]);
-            let differ = b.alu(AluOp::Ilt, &[signs, zero]);
-            let adjust = b.alu(AluOp::Iand, &[nonzero, differ]);
-            let adjusted = b.alu(AluOp::Iadd, &[r, d]);
-            b.alu(AluOp::Bcsel, &[adjust, adjusted, r])
-        }
-        _ => unreachable!("only integer division is lowered"),
-    };
-    let function = &mut shader.functions[func.0 as usize];
-    function.replace_uses(v, result);
-    function.remove_inst(v);
+    })
 }
 
 /// The unsigned quotient and remainder of `n` by `d`, both 0 when `d` is 0. Both are built; the

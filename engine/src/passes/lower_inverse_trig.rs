@@ -24,9 +24,9 @@
 //!
 //! Options: the target's `lower_inverse_trig` (off: the pass changes nothing).
 
-use super::lower_each;
 use super::manager::{Pass, PassContext};
-use crate::ir::{Builder, Cursor, FuncId, InstKind, Shader, Value};
+use super::{lower_each, replace_alu};
+use crate::ir::{Builder, FuncId, InstKind, Shader, Value};
 use crate::ops::AluOp;
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
@@ -79,22 +79,7 @@ impl Pass for LowerInverseTrig {
 
 /// Replaces `v` by its approximation, built just before it.
 fn lower(shader: &mut Shader, func: FuncId, v: Value) {
-    let function = &shader.functions[func.0 as usize];
-    let inst = function.inst(v);
-    let (block, comps) = (inst.block, inst.def.expect("an ALU value").comps);
-    let InstKind::Alu(alu) = inst.kind.clone() else {
-        unreachable!("only ALU instructions are lowered")
-    };
-    let pos = function.cfg[block].insts.iter().position(|&i| i == v);
-    let mut b = Builder::new(shader, func);
-    b.cursor = Cursor { block, pos };
-    // The sources with their swizzles applied.
-    let srcs: Vec<Value> = alu
-        .srcs
-        .into_iter()
-        .map(|s| b.alu_swizzled(AluOp::Mov, vec![s], comps))
-        .collect();
-    let result = match alu.op {
+    replace_alu(shader, func, v, |b, op, srcs| match op {
         AluOp::Fatan => {
             let x = b.alu(AluOp::Fabs, &[srcs[0]]);
             let one = b.imm_f32(1.0);
@@ -102,7 +87,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             let high = b.alu(AluOp::Fmax, &[x, one]);
             let u = b.alu(AluOp::Fdiv, &[low, high]);
             let above_one = b.alu(AluOp::Flt, &[one, x]);
-            let t = reduced_atan(&mut b, u, above_one);
+            let t = reduced_atan(b, u, above_one);
             let sign = b.alu(AluOp::Fsign, &[srcs[0]]);
             b.alu(AluOp::Fmul, &[sign, t])
         }
@@ -114,7 +99,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             let high = b.alu(AluOp::Fmax, &[ax, ay]);
             let u = b.alu(AluOp::Fdiv, &[low, high]);
             let steep = b.alu(AluOp::Flt, &[ax, ay]);
-            let t = reduced_atan(&mut b, u, steep);
+            let t = reduced_atan(b, u, steep);
             let zero = b.imm_f32(0.0);
             let left = b.alu(AluOp::Flt, &[x, zero]);
             let pi = b.imm_f32(PI as f32);
@@ -125,22 +110,19 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             b.alu(AluOp::Bcsel, &[below, negated, r])
         }
         AluOp::Fasin => {
-            let t = asin_magnitude(&mut b, srcs[0], ASIN);
+            let t = asin_magnitude(b, srcs[0], ASIN);
             let sign = b.alu(AluOp::Fsign, &[srcs[0]]);
             b.alu(AluOp::Fmul, &[sign, t])
         }
         AluOp::Facos => {
-            let t = asin_magnitude(&mut b, srcs[0], ACOS);
+            let t = asin_magnitude(b, srcs[0], ACOS);
             let sign = b.alu(AluOp::Fsign, &[srcs[0]]);
             let asin = b.alu(AluOp::Fmul, &[sign, t]);
             let half_pi = b.imm_f32(FRAC_PI_2 as f32);
             b.alu(AluOp::Fsub, &[half_pi, asin])
         }
         _ => unreachable!("only inverse trigonometry is lowered"),
-    };
-    let function = &mut shader.functions[func.0 as usize];
-    function.replace_uses(v, result);
-    function.remove_inst(v);
+    })
 }
 
 /// `atan(u)` for `u` in `[0, 1]` by the polynomial, or `π/2 − atan(u)` where `mirror` holds.

@@ -31,7 +31,8 @@ pub mod split_vars;
 pub mod vars;
 pub mod vars_to_ssa;
 
-use crate::ir::{FuncId, Inst, Shader, Value};
+use crate::ir::{Builder, Cursor, FuncId, Inst, InstKind, Shader, Value};
+use crate::ops::AluOp;
 use crate::rewrite::TargetOptions;
 use manager::{Pass, PassContext};
 
@@ -147,4 +148,33 @@ pub(crate) fn lower_each(
         }
     }
     progress
+}
+
+/// Replaces ALU instruction `v` of `func` by what `build` makes of its opcode and its sources
+/// (their swizzles applied, so whole vectors of the instruction's width), with a builder placed
+/// just before it.
+pub(crate) fn replace_alu(
+    shader: &mut Shader,
+    func: FuncId,
+    v: Value,
+    build: impl FnOnce(&mut Builder, AluOp, &[Value]) -> Value,
+) {
+    let function = &shader.functions[func.0 as usize];
+    let inst = function.inst(v);
+    let (block, comps) = (inst.block, inst.def.expect("an ALU value").comps);
+    let InstKind::Alu(alu) = inst.kind.clone() else {
+        unreachable!("only ALU instructions are replaced")
+    };
+    let pos = function.cfg[block].insts.iter().position(|&i| i == v);
+    let mut b = Builder::new(shader, func);
+    b.cursor = Cursor { block, pos };
+    let srcs: Vec<Value> = alu
+        .srcs
+        .into_iter()
+        .map(|s| b.alu_swizzled(AluOp::Mov, vec![s], comps))
+        .collect();
+    let result = build(&mut b, alu.op, &srcs);
+    let function = &mut shader.functions[func.0 as usize];
+    function.replace_uses(v, result);
+    function.remove_inst(v);
 }
