@@ -1,9 +1,35 @@
-//! What the backends' differential tests share: random textures for a shader's texture
-//! variables, and the comparison of an emulator's result with the interpreter's.
+//! What the backends' differential tests share: the optimization of a shader for a target,
+//! random textures for a shader's texture variables, and the comparison of an emulator's
+//! result with the interpreter's.
 
 use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture};
 use shrew_engine::ir::{Dim, Shader, Type};
+use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use std::collections::BTreeMap;
+
+/// `shader` after the default pipeline, the backend pipeline and the backend's own `passes`
+/// (if any) for a target of `options` and rule sets `sets`, verified after every pass.
+pub fn optimized(
+    shader: &Shader,
+    options: &TargetOptions,
+    sets: &[&'static RuleSet],
+    passes: Option<&str>,
+) -> Shader {
+    let registry = shrew_rules::registry(options, sets);
+    let mut pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
+    if let Some(passes) = passes {
+        pipeline = format!("{pipeline},{passes}");
+    }
+    let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
+    let mut shader = shader.clone();
+    let options = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
+    shader
+}
 
 /// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
 pub fn close(a: u32, b: u32, tolerance: f32) -> bool {

@@ -6,7 +6,6 @@
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
-use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
@@ -16,27 +15,19 @@ use shrew_gen::dispatch::{
 };
 use shrew_gen::isa::Gen;
 use shrew_gen::lower::VueSlot;
-use shrew_tests::backend::{close, random_textures};
+use shrew_tests::backend::{self, close, random_textures};
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
 
 fn optimized(shader: &Shader) -> Shader {
-    let registry = shrew_rules::registry(&shrew_gen::target_options(), shrew_gen::rules::RULE_SETS);
-    let pipeline = format!(
-        "default,{},{}",
-        shrew_rules::BACKEND_PIPELINE,
-        shrew_gen::rules::BACKEND_PASSES
-    );
-    let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
-    let mut shader = shader.clone();
-    let options = RunOptions {
-        verify_each: true,
-        ..RunOptions::default()
-    };
-    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
-    shader
+    backend::optimized(
+        shader,
+        &shrew_gen::target_options(),
+        shrew_gen::rules::RULE_SETS,
+        Some(shrew_gen::rules::BACKEND_PASSES),
+    )
 }
 
 /// A draw with random planes and barycentrics, one uncovered pixel and random uniforms.

@@ -7,30 +7,20 @@
 use shrew_engine::interp::{Launch, Resources, layout_variables, run};
 use shrew_engine::ir::{Builtin, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
-use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
 use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
 use shrew_r600::compile::compile;
 use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
-use shrew_tests::backend::{close, random_textures};
+use shrew_tests::backend::{self, close, random_textures};
 use std::sync::Arc;
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
 
 fn optimized(shader: &Shader, chip: Chip) -> Shader {
-    let registry = shrew_rules::registry(&shrew_r600::target_options(chip), &[]);
-    let pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
-    let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
-    let mut shader = shader.clone();
-    let options = RunOptions {
-        verify_each: true,
-        ..RunOptions::default()
-    };
-    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
-    shader
+    backend::optimized(shader, &shrew_r600::target_options(chip), &[], None)
 }
 
 /// A draw with random inputs and barycentrics, one uncovered pixel and random uniforms.
