@@ -180,6 +180,7 @@ pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
                 .collect(),
             gprs: 0,
             stack_size: 0,
+            scratch_elements: 0,
         };
         let listing = shrew_r600::disasm::listing(&binary)
             .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;

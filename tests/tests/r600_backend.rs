@@ -740,3 +740,91 @@ b6:
 "#,
     );
 }
+
+/// Arrays too long to keep in registers, in scratch memory: a loop reading what its previous
+/// iteration wrote (and nothing written before it), indexed writes and reads, a partial write
+/// in one arm of an `if`.
+/// R600 has no READ_SCRATCH: such a shader is a compile error there.
+#[test]
+fn temporaries_in_scratch_memory() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+var function_temp f32x4[40] @a
+var function_temp f32[50] @s
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fabs %1
+    32x4 %3 = load_const (39.0, 49.0, 5.0, 4.0)
+    32x4 %4 = fmul %2, %3
+    32x4 %5 = f2u32 %4
+    32x4 %6 = load_const (39, 49, 5, 4)
+    32x4 %7 = umin %5, %6
+    32 %8 = mov %7.x
+    32 %9 = mov %7.y
+    32 %10 = mov %7.w
+    32 %11 = deref_var @a
+    32 %12 = deref_var @s
+    32 %13 = load_const (0)
+    32 %14 = load_const (1)
+    32 %23 = load_const (49)
+    32 %45 = load_const (39)
+    32 %15 = deref_array %11[%8]
+    jump b1
+b1: loop merge=b4 continue=b3
+    32 %20 = phi b0: %13, b3: %30
+    1 %21 = ult %20, %10
+    branch %21, b2, b4
+    b2:
+        32 %22 = iadd %9, %20
+        32 %24 = umin %22, %23
+        32 %25 = deref_array %12[%24]
+        32 %26 = load_deref %25
+        32 %27 = fadd %26, %1.x
+        32 %28 = iadd %24, %14
+        32 %29 = umin %28, %23
+        32 %31 = deref_array %12[%29]
+        store_deref %31, %27 (write_mask=x)
+        jump b3
+    b3:
+        32 %30 = iadd %20, %14
+        jump b1
+b4: selection merge=b7
+    store_deref %15, %1 (write_mask=xyzw)
+    32 %41 = load_const (0.0)
+    1 %42 = flt %41, %1.z
+    branch %42, b5, b7
+    b5:
+        32x4 %43 = load_const (3.0, 4.0, 5.0, 6.0)
+        32 %44 = umin %9, %45
+        32 %46 = deref_array %11[%44]
+        store_deref %46, %43 (write_mask=xz)
+        jump b7
+b7:
+    32 %47 = umin %9, %45
+    32 %48 = deref_array %11[%47]
+    32x4 %49 = load_deref %48
+    32x4 %50 = load_deref %15
+    32 %51 = iadd %9, %10
+    32 %52 = umin %51, %23
+    32 %53 = deref_array %12[%52]
+    32 %54 = load_deref %53
+    32x4 %55 = fmul %50, %54.xxxx
+    32x4 %56 = fadd %49, %55
+    32 %57 = deref_var @color
+    store_deref %57, %56 (write_mask=xyzw)
+    return
+}
+";
+    check_on(
+        &[Chip::R700, Chip::Evergreen, Chip::Cayman],
+        "scratch.shrew",
+        source,
+    );
+    let shader = text::parse(source, "scratch.shrew").unwrap_or_else(|e| panic!("{e}"));
+    let error = compile(&optimized(&shader, Chip::R600), Chip::R600).expect_err("no READ_SCRATCH");
+    assert!(error.to_string().contains("READ_SCRATCH"), "{error}");
+}

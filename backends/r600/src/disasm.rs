@@ -12,7 +12,7 @@
 //! words the encoder writes, every instruction sits where the encoder's layout puts it.
 
 use crate::encoding::{Binary, DecodeError, decode, layout};
-use crate::isa::{CfOp, sel};
+use crate::isa::{CfOp, FetchOp, sel};
 use crate::program::{AluInst, Cf, CfBody, Export, ExportType, Fetch, Group, PredSel, Src};
 
 /// The listing of `binary`, one line per instruction (see the module documentation).
@@ -261,7 +261,23 @@ fn fetch_line(pos: usize, words: &[u32], fetch: &Fetch) -> String {
     );
     pad_to(&mut line, 52);
     let dst = format!("R{}.{}", fetch.dst_gpr, swizzle(&fetch.dst_sel));
-    if fetch.op.is_vertex_fetch() {
+    if fetch.op == FetchOp::ReadScratch {
+        let mem = &fetch.vtx.mem;
+        line += &dst;
+        if mem.indexed {
+            line += &format!(", R{}.{}", fetch.src_gpr, channel(fetch.src_sel[0]));
+        }
+        line += &format!(
+            ",  BASE:{} SIZE:{} ES:{} FMT(DTA:{} NUM:{} COMP:{} MODE:{})",
+            mem.array_base,
+            mem.array_size,
+            mem.elem_size,
+            fetch.vtx.data_format,
+            fetch.vtx.num_format,
+            u8::from(fetch.vtx.format_comp_signed),
+            u8::from(fetch.vtx.srf_mode),
+        );
+    } else if fetch.op.is_vertex_fetch() {
         let vtx = &fetch.vtx;
         line += &format!("{dst}, R{}.{}", fetch.src_gpr, channel(fetch.src_sel[0]));
         if vtx.offset != 0 {
@@ -309,12 +325,20 @@ fn fetch_line(pos: usize, words: &[u32], fetch: &Fetch) -> String {
 }
 
 /// An export's operands, in columns: `PIXEL 0     R0.xyzw      ES:3` (a burst prints ranges).
+/// A scratch write prints its write type for the kind, and its index register and array size
+/// after the element size: `WRITE_IND_ACK 4  R3.x___      ES:3 @R4.x SIZE:512`.
 fn export_operands(line: &mut String, export: &Export) {
     pad_to(line, 43);
     let kind = match export.kind {
         ExportType::Pixel => "PIXEL",
         ExportType::Pos => "POS",
         ExportType::Param => "PARAM",
+        ExportType::Scratch => match (export.index_gpr.is_some(), export.ack) {
+            (false, false) => "WRITE",
+            (true, false) => "WRITE_IND",
+            (false, true) => "WRITE_ACK",
+            (true, true) => "WRITE_IND_ACK",
+        },
     };
     let burst = u32::from(export.burst);
     let (base, gpr) = (u32::from(export.base), u32::from(export.gpr));
@@ -332,14 +356,20 @@ fn export_operands(line: &mut String, export: &Export) {
     }
     pad_to(line, 68);
     *line += &format!("ES:{}", export.elem_size);
+    if export.kind == ExportType::Scratch {
+        if let Some(index) = export.index_gpr {
+            *line += &format!(" @R{index}.x");
+        }
+        *line += &format!(" SIZE:{}", export.array_size);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::encoding::assemble;
-    use crate::isa::{AluOp, Chip, FetchOp};
-    use crate::program::{Dst, Kcache, Program, VtxFormat};
+    use crate::isa::{AluOp, Chip};
+    use crate::program::{Dst, Kcache, MemRead, Program, VtxFormat};
 
     /// A small Evergreen fragment shader: a branch on a constant, a sample, a multiply-add
     /// with a literal, a reciprocal in the trans slot and the colour export.
@@ -384,12 +414,8 @@ mod tests {
             vtx: VtxFormat::default(),
         };
         let export = Export {
-            kind: ExportType::Pixel,
-            base: 0,
-            gpr: 0,
-            swizzle: [0, 1, 2, 3],
-            burst: 1,
             elem_size: 3,
+            ..Export::new(ExportType::Pixel, 0, 0, [0, 1, 2, 3])
         };
         let mut end = Cf::new(CfOp::ExportDone, CfBody::Export(export));
         end.end_of_program = true;
@@ -436,6 +462,7 @@ mod tests {
             ],
             gprs: 2,
             stack_size: 1,
+            scratch_elements: 0,
         }
     }
 
@@ -514,6 +541,56 @@ mod tests {
         assert!(lines.contains(
             &"0010 C0000000 95210688  EXPORT_DONE        PIXEL 0-1   R0-1.xyzw    ES:3 EOP"
         ));
+    }
+
+    #[test]
+    fn listing_shows_scratch_writes_and_reads() {
+        let mut program = shader();
+        let write = Export {
+            elem_size: 3,
+            index_gpr: Some(4),
+            ack: true,
+            array_size: 512,
+            ..Export::new(ExportType::Scratch, 5, 3, [0, 7, 7, 7])
+        };
+        let read = Fetch {
+            op: FetchOp::ReadScratch,
+            resource: 0,
+            sampler: 0,
+            src_gpr: 4,
+            src_sel: [1, 7, 7, 7],
+            dst_gpr: 1,
+            dst_sel: [7, 0, 7, 7],
+            coord_normalized: [false; 4],
+            lod_bias: 0,
+            offset: [0; 3],
+            vtx: VtxFormat {
+                data_format: 34,
+                mem: MemRead {
+                    array_base: 5,
+                    array_size: 512,
+                    elem_size: 3,
+                    indexed: true,
+                },
+                ..VtxFormat::default()
+            },
+        };
+        program.cf[2] = Cf::new(CfOp::Vtx, CfBody::Fetch(vec![read]));
+        program.cf.insert(2, Cf::flow(CfOp::WaitAck, 0, 0));
+        program
+            .cf
+            .insert(2, Cf::new(CfOp::MemScratch, CfBody::Export(write)));
+        let text = listing(&assemble(&program).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            &lines[5..9],
+            [
+                "0004 C201E005 94001200  MEM_SCRATCH        WRITE_IND_ACK 5 R3.x___  ES:3 @R4.x SIZE:512",
+                "0006 00000000 86800000  WAIT_ACK @0",
+                "0008 00000008 80800000  VTX 1 @16",
+                " 0016 01041062 089F8E01 20000005   READ_SCRATCH     R1._x__, R4.y,  BASE:5 SIZE:512 ES:3 FMT(DTA:34 NUM:0 COMP:0 MODE:0)",
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! `LOOP_END` (to the body), with `LOOP_BREAK` and `LOOP_CONTINUE` pointing at the LOOP_END. A
 //! POP right after a plain ALU clause (and targeted by no jump) folds into it as ALU_POP_AFTER
 //! (ALU_POP2_AFTER after an ALU_POP_AFTER). The stack size follows Mesa's count (fact sheet
-//! B4.4): an entry per push, four per loop, plus the chip's extra entries.
+//! B4.4): an entry per push, four per loop, plus the chip's extra entries. Scratch writes are
+//! MEM_SCRATCH with acknowledgement, and a WAIT_ACK goes before a fetch clause that reads
+//! scratch memory when a write may still be in flight there: after one on some path to it,
+//! taking every path through ifs (an arm may be skipped) and around loops.
 //!
 //! Why: the last step of the straight line; what the encoder writes and the emulator runs.
 //!
@@ -45,6 +48,7 @@ pub fn emit(
         deepest: 0,
         loop_exits: Vec::new(),
         targets: Vec::new(),
+        writes_in_flight: false,
     };
     if fetch_shader {
         e.push_cf(Cf::flow(CfOp::CallFs, 0, 0));
@@ -66,6 +70,8 @@ struct Emitter<'a> {
     loop_exits: Vec<Vec<usize>>,
     /// CF indices some instruction jumps to.
     targets: Vec<usize>,
+    /// Whether a scratch write may not have landed at this point of the program.
+    writes_in_flight: bool,
 }
 
 impl Emitter<'_> {
@@ -111,11 +117,16 @@ impl Emitter<'_> {
                     self.note_stack();
                     let has_else = !otherwise.is_empty();
                     let jump = self.push_cf(Cf::flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
+                    // Either arm may run, or be skipped, without the other.
+                    let before = self.writes_in_flight;
                     self.nodes(then)?;
+                    self.writes_in_flight |= before;
                     if has_else {
                         let else_at = self.push_cf(Cf::flow(CfOp::Else, 0, 1));
                         self.set_addr(jump, else_at);
+                        let after_then = self.writes_in_flight;
                         self.nodes(otherwise)?;
+                        self.writes_in_flight |= after_then;
                         let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(else_at, pop + 1);
                     } else {
@@ -129,7 +140,12 @@ impl Emitter<'_> {
                     self.loops += 1;
                     self.note_stack();
                     self.loop_exits.push(Vec::new());
+                    // A write of one iteration may be in flight in the next, and after the
+                    // loop (a break may leave before the iteration's WAIT_ACK).
+                    let writes = writes_scratch(body);
+                    self.writes_in_flight |= writes;
                     self.nodes(body)?;
+                    self.writes_in_flight |= writes;
                     let end = self.push_cf(Cf::flow(CfOp::LoopEnd, 0, 0));
                     self.set_addr(end, start + 1);
                     self.set_addr(start, end + 1);
@@ -182,20 +198,33 @@ impl Emitter<'_> {
                     .is_some_and(|f| crate::pack::uses_vtx_clause(f.op, self.chip));
                 let body = fetches.iter().flat_map(|f| self.fetch(f)).collect();
                 let op = if vertex { CfOp::Vtx } else { CfOp::Tex };
+                if self.writes_in_flight && fetches.iter().any(|f| f.op == FetchOp::ReadScratch) {
+                    self.push_cf(Cf::flow(CfOp::WaitAck, 0, 0));
+                    self.writes_in_flight = false;
+                }
                 self.push_cf(Cf::new(op, CfBody::Fetch(body)));
+            }
+            Item::Export(export) if export.kind == ExportType::Scratch => {
+                let (gpr, swizzle) = self.lanes(&export.srcs);
+                let (index_gpr, _) = self.lanes(&export.index);
+                let indexed = export.index[0] != Lane::Unused;
+                self.push_cf(Cf::new(
+                    CfOp::MemScratch,
+                    CfBody::Export(Export {
+                        elem_size: 3,
+                        index_gpr: indexed.then_some(index_gpr),
+                        ack: true,
+                        array_size: self.packed.scratch_elements - export.base,
+                        ..Export::new(export.kind, export.base, gpr, swizzle)
+                    }),
+                ));
+                self.writes_in_flight = true;
             }
             Item::Export(export) => {
                 let (gpr, swizzle) = self.lanes(&export.srcs);
                 self.push_cf(Cf::new(
                     CfOp::Export,
-                    CfBody::Export(Export {
-                        kind: export.kind,
-                        base: export.base,
-                        gpr,
-                        swizzle,
-                        burst: 1,
-                        elem_size: 0,
-                    }),
+                    CfBody::Export(Export::new(export.kind, export.base, gpr, swizzle)),
                 ));
             }
         }
@@ -253,7 +282,12 @@ impl Emitter<'_> {
     }
 
     fn fetch_of(&self, f: &crate::lir::Fetch) -> Fetch {
-        let (src_gpr, src_sel) = self.lanes(&f.srcs);
+        let (src_gpr, mut src_sel) = self.lanes(&f.srcs);
+        // A vertex fetch's address field has no "unused": one that reads no address (a
+        // scratch read at a constant element) leaves it at x.
+        if f.op.is_vertex_fetch() && src_sel[0] == 7 {
+            src_sel[0] = 0;
+        }
         let mut dst_gpr = 0;
         let mut dst_sel = [7u8; 4];
         for (k, dst) in f.dsts.iter().enumerate() {
@@ -419,6 +453,7 @@ impl Emitter<'_> {
             cf: self.cf,
             gprs: self.alloc.gprs,
             stack_size: self.deepest.div_ceil(4) as u8,
+            scratch_elements: self.packed.scratch_elements,
         }
     }
 
@@ -466,4 +501,16 @@ fn forwarded(previous: &[(Slot, Slot)], slot: Slot) -> Src {
         Slot::T => Src::sel(sel::PS, 0),
         s => Src::sel(sel::PV, s as u8),
     }
+}
+
+/// Whether `nodes` hold a scratch write.
+fn writes_scratch(nodes: &[PNode]) -> bool {
+    nodes.iter().any(|node| match node {
+        PNode::Block(items) => items
+            .iter()
+            .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
+        PNode::If { then, otherwise } => writes_scratch(then) || writes_scratch(otherwise),
+        PNode::Loop(body) => writes_scratch(body),
+        PNode::Break | PNode::Continue => false,
+    })
 }

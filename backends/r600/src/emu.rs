@@ -134,8 +134,21 @@
 //!   outside the program, or executing more than [`STEP_LIMIT`] CF instructions (a runaway
 //!   loop) is an error. CALL_FS (a vertex shader's call of its fetch shader) does nothing:
 //!   the dispatcher loads the vertex attributes into the GPRs beforehand, as the fetch shader
-//!   does. Unmodelled CF instructions (LOOP_START with loop constants, CF KILL, MEM_SCRATCH,
-//!   ALU_EXT, ALU_BREAK, ALU_CONTINUE) are errors.
+//!   does. Unmodelled CF instructions (LOOP_START with loop constants, CF KILL, ALU_EXT,
+//!   ALU_BREAK, ALU_CONTINUE) are errors.
+//!
+//! # Scratch memory
+//!
+//! Each lane has `program.scratch_elements` vec4 elements of scratch memory, zero at the
+//! start. MEM_SCRATCH (element size 3, one vec4 per element) writes, for each active lane,
+//! the components of its COMP_MASK of each GPR of the burst to element `base + k`, plus the x
+//! channel of `index_gpr` when indexed; an indexed write whose index is at or past
+//! `array_size` is dropped, and an element past the lane's memory is an error. READ_SCRATCH
+//! (R700 and later, FMT_32_32_32_32) reads element `array_base`, plus channel `src_sel[0]` of
+//! its source GPR when indexed, the same way (zero past `array_size`). A write is in flight
+//! until a WAIT_ACK after it, which only waits for acknowledged writes (WRITE_ACK,
+//! WRITE_IND_ACK): a READ_SCRATCH while a write is in flight is an error, the hazard the
+//! hardware leaves to the program.
 //!
 //! # Fetch clauses
 //!
@@ -370,6 +383,8 @@ pub fn run(
         killed,
         stack: Vec::new(),
         exports: Vec::new(),
+        scratch: vec![[0; 4]; lanes * program.scratch_elements as usize],
+        in_flight: InFlight::default(),
     };
     let result = machine.run();
     for lane in 0..lanes {
@@ -412,6 +427,18 @@ struct Machine<'a> {
     killed: u64,
     stack: Vec<Entry>,
     exports: Vec<ExportRecord>,
+    /// Per lane, `program.scratch_elements` vec4 elements.
+    scratch: Vec<[u32; 4]>,
+    in_flight: InFlight,
+}
+
+/// Scratch writes that may not have landed yet.
+#[derive(Copy, Clone, Debug, Default)]
+struct InFlight {
+    /// Acknowledged writes since the last WAIT_ACK.
+    acknowledged: bool,
+    /// Writes without acknowledgement: nothing waits for them.
+    unacknowledged: bool,
 }
 
 /// What an ALU clause keeps from group to group.
@@ -506,6 +533,17 @@ impl Machine<'_> {
                     return Err(mismatch());
                 };
                 self.export(at, export)?;
+                Ok(None)
+            }
+            CfOp::MemScratch => {
+                let CfBody::Export(write) = body else {
+                    return Err(mismatch());
+                };
+                self.scratch_write(write).map_err(|w| w.at(at.clone()))?;
+                Ok(None)
+            }
+            CfOp::WaitAck => {
+                self.in_flight.acknowledged = false;
                 Ok(None)
             }
             CfOp::Push
@@ -746,6 +784,101 @@ impl Machine<'_> {
             });
         }
         Ok(())
+    }
+
+    /// The scratch element of `lane` at `base` plus `index` (when indexed): `None` when an
+    /// index is at or past `array_size` (the access is dropped).
+    fn scratch_element(
+        &self,
+        lane: usize,
+        base: u32,
+        index: Option<u32>,
+        array_size: u16,
+    ) -> Result<Option<usize>, Why> {
+        let element = match index {
+            Some(i) if i >= u32::from(array_size) => return Ok(None),
+            Some(i) => base + i,
+            None => base,
+        };
+        let elements = u32::from(self.program.scratch_elements);
+        if element >= elements {
+            return Err(invalid(format!(
+                "scratch element {element}, past the {elements} the program declares"
+            )));
+        }
+        Ok(Some(lane * elements as usize + element as usize))
+    }
+
+    fn scratch_write(&mut self, w: &Export) -> Result<(), Why> {
+        if w.kind != ExportType::Scratch || w.elem_size != 3 || w.burst == 0 {
+            return Err(unsupported(format!(
+                "a scratch write of type {:?}, element size {} and burst {}",
+                w.kind, w.elem_size, w.burst
+            )));
+        }
+        for k in 0..w.burst {
+            let gpr = w.gpr as usize + k as usize;
+            let registers = [Some(gpr), w.index_gpr.map(usize::from)];
+            if let Some(g) = registers
+                .into_iter()
+                .flatten()
+                .find(|&g| g >= CLAUSE_TEMP_BASE as usize)
+            {
+                return Err(invalid(format!("reads R{g}, not a GPR of the program")));
+            }
+            for lane in lanes(self.active) {
+                let index = w.index_gpr.map(|g| self.wave.gprs[lane][g as usize][0]);
+                let base = u32::from(w.base) + u32::from(k);
+                let Some(at) = self.scratch_element(lane, base, index, w.array_size)? else {
+                    continue;
+                };
+                let value = self.wave.gprs[lane][gpr];
+                for (c, &component) in value.iter().enumerate() {
+                    if usize::from(w.swizzle[c]) == c {
+                        self.scratch[at][c] = component;
+                    }
+                }
+            }
+        }
+        if w.ack {
+            self.in_flight.acknowledged = true;
+        } else {
+            self.in_flight.unacknowledged = true;
+        }
+        Ok(())
+    }
+
+    /// READ_SCRATCH's results.
+    fn scratch_read(&self, fetch: &Fetch, exec: u64) -> Result<Vec<Option<[u32; 4]>>, Why> {
+        let mem = &fetch.vtx.mem;
+        if mem.elem_size != 3 || fetch.vtx.data_format != 34 {
+            return Err(unsupported(format!(
+                "a scratch read of element size {} and data format {}",
+                mem.elem_size, fetch.vtx.data_format
+            )));
+        }
+        let InFlight {
+            acknowledged,
+            unacknowledged,
+        } = self.in_flight;
+        if acknowledged || unacknowledged {
+            return Err(invalid(
+                "a scratch read while a scratch write may be in flight (no WAIT_ACK after it)",
+            ));
+        }
+        let chan = fetch.src_sel[0] as usize;
+        if chan > 3 {
+            return Err(invalid(format!("address component select {chan}")));
+        }
+        let mut out = vec![None; self.wave.lanes];
+        for lane in lanes(exec) {
+            let index = mem
+                .indexed
+                .then(|| self.wave.gprs[lane][fetch.src_gpr as usize][chan]);
+            let at = self.scratch_element(lane, mem.array_base.into(), index, mem.array_size)?;
+            out[lane] = Some(at.map_or([0; 4], |at| self.scratch[at]));
+        }
+        Ok(out)
     }
 
     // --- ALU clauses --------------------------------------------------------------------
@@ -1204,6 +1337,9 @@ impl Machine<'_> {
             .collect();
         let results: Vec<Option<[u32; 4]>> = match op {
             FetchOp::Vfetch => self.vfetch(fetch, exec).map_err(|w| w.at(at.clone()))?,
+            FetchOp::ReadScratch => self
+                .scratch_read(fetch, exec)
+                .map_err(|w| w.at(at.clone()))?,
             FetchOp::GetGradientsH
             | FetchOp::GetGradientsHFine
             | FetchOp::GetGradientsV
@@ -1549,7 +1685,7 @@ fn eval_op(op: AluOp, chip: Chip, s: [u32; 3]) -> Result<u32, Why> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::{Cf, Dst, VtxFormat, end_program};
+    use crate::program::{Cf, Dst, MemRead, VtxFormat, end_program};
     use shrew_engine::interp::{MipLevel, Resources, SamplerState, Texture};
     use shrew_engine::ir::Dim;
     use shrew_engine::ops::BaseType;
@@ -1571,6 +1707,7 @@ mod tests {
             cf,
             gprs: 16,
             stack_size,
+            scratch_elements: 0,
         }
     }
 
@@ -2259,12 +2396,8 @@ mod tests {
         let export = Cf::new(
             CfOp::ExportDone,
             CfBody::Export(Export {
-                kind: ExportType::Pixel,
-                base: 0,
-                gpr: 0,
-                swizzle: [0, 4, 5, 7],
                 burst: 2,
-                elem_size: 0,
+                ..Export::new(ExportType::Pixel, 0, 0, [0, 4, 5, 7])
             }),
         );
         // Kill inside an `if`: the POP must not bring the killed lane back.
@@ -2761,5 +2894,102 @@ mod tests {
             eval_op(AluOp::Cube, Chip::Evergreen, [0; 3]),
             Err(Why::Unsupported(_))
         ));
+    }
+
+    /// MEM_SCRATCH of R`gpr`'s x channel to element `base` (+ R`index`.x), acknowledged.
+    fn scratch_write(base: u16, gpr: u8, index: Option<u8>, array_size: u16) -> Cf {
+        Cf::new(
+            CfOp::MemScratch,
+            CfBody::Export(Export {
+                elem_size: 3,
+                index_gpr: index,
+                ack: true,
+                array_size,
+                ..Export::new(ExportType::Scratch, base, gpr, [0, 7, 7, 7])
+            }),
+        )
+    }
+
+    /// A VTX clause reading element `base` (+ R`index`.x) into R`dst`.x.
+    fn scratch_read(base: u16, index: Option<u8>, array_size: u16, dst: u8) -> Cf {
+        let mut read = fetch(
+            FetchOp::ReadScratch,
+            index.unwrap_or(0),
+            [0, 7, 7, 7],
+            dst,
+            [0, 7, 7, 7],
+        );
+        read.coord_normalized = [false; 4];
+        read.vtx = VtxFormat {
+            data_format: 34,
+            mem: MemRead {
+                array_base: base,
+                array_size,
+                elem_size: 3,
+                indexed: index.is_some(),
+            },
+            ..VtxFormat::default()
+        };
+        Cf::new(CfOp::Vtx, CfBody::Fetch(vec![read]))
+    }
+
+    #[test]
+    fn scratch_memory_is_per_lane_and_indexed() {
+        let wait = Cf::flow(CfOp::WaitAck, 0, 0);
+        let mut p = program(
+            Chip::Evergreen,
+            vec![
+                scratch_write(2, 0, Some(1), 4),
+                scratch_write(0, 2, None, 0),
+                wait,
+                scratch_read(2, Some(1), 4, 3),
+                scratch_read(0, None, 0, 4),
+                // Index 4 is past the array: the write is dropped, the read gives 0.
+                scratch_write(2, 0, Some(5), 4),
+                Cf::flow(CfOp::WaitAck, 0, 0),
+                scratch_read(2, Some(5), 4, 6),
+                scratch_read(5, None, 0, 7),
+            ],
+            0,
+        );
+        p.scratch_elements = 8;
+        let mut w = wave(
+            2,
+            &[
+                (0, 0, &[10, 20]),
+                (1, 0, &[0, 3]),
+                (2, 0, &[7, 8]),
+                (5, 0, &[4, 4]),
+                (6, 0, &[9, 9]),
+            ],
+        );
+        run_ok(&p, &mut w);
+        assert_eq!(
+            column(&w, 3, 0),
+            [10, 20],
+            "each lane reads its own element"
+        );
+        assert_eq!(column(&w, 4, 0), [7, 8]);
+        assert_eq!(column(&w, 6, 0), [0, 0], "a read past the array");
+        assert_eq!(column(&w, 7, 0), [0, 20], "lane 1 wrote element 2 + 3");
+    }
+
+    #[test]
+    fn scratch_reads_wait_for_writes_and_stay_in_memory() {
+        let mut p = program(
+            Chip::Cayman,
+            vec![scratch_write(0, 0, None, 0), scratch_read(0, None, 0, 1)],
+            0,
+        );
+        p.scratch_elements = 1;
+        if let CfBody::Fetch(_) = p.cf[1].body {
+            p.cf[1].op = CfOp::Tex;
+        }
+        let e = err(&p, &mut Wavefront::new(1));
+        assert!(e.to_string().contains("in flight"), "{e}");
+        p.scratch_elements = 0;
+        p.cf.remove(1);
+        let e = err(&p, &mut Wavefront::new(1));
+        assert!(e.to_string().contains("past the 0"), "{e}");
     }
 }

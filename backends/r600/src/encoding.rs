@@ -20,8 +20,8 @@
 
 use crate::isa::{AluOp, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
 use crate::program::{
-    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Src,
-    VtxFormat,
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, MemRead, PredSel, Program,
+    Src, VtxFormat,
 };
 
 /// An assembled program: its dwords, and the two state registers that travel beside them.
@@ -33,6 +33,8 @@ pub struct Binary {
     pub gprs: u8,
     /// Stack entries the program needs (the STACK_SIZE state field).
     pub stack_size: u8,
+    /// Vec4 elements of scratch memory each lane needs (the scratch ring's item size).
+    pub scratch_elements: u16,
 }
 
 /// Where in a program an encoding or decoding error lies. CF indices are indices of
@@ -396,6 +398,7 @@ pub fn assemble(program: &Program) -> Result<Binary, EncodeError> {
         words,
         gprs: program.gprs,
         stack_size: program.stack_size,
+        scratch_elements: program.scratch_elements,
     })
 }
 
@@ -816,7 +819,9 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
     Ok([word0, word1, word2, 0])
 }
 
-/// The four dwords of a vertex fetch (VFETCH and its kin).
+/// The four dwords of a vertex fetch (VFETCH and its kin) or a memory read (READ_SCRATCH,
+/// the MEM_RD words: the VTX words with the memory fields where the buffer, fetch type,
+/// mega-fetch count and offset are).
 fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], EncodeError> {
     if fetch.sampler != 0 {
         return Err(unused(at, "sampler", "0 (a vertex fetch)"));
@@ -836,15 +841,6 @@ fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], 
         ));
     }
     let vtx = &fetch.vtx;
-    // Cayman has no mega-fetch; before it Mesa always sets MEGA_FETCH (the count then applies).
-    let mega = chip != Chip::Cayman;
-    if !mega && vtx.mega_fetch_count != 0 {
-        return Err(unused(
-            at,
-            "mega_fetch_count",
-            "0 (Cayman has no mega-fetch)",
-        ));
-    }
     let mut word1 = fit(at, "dst_gpr", fetch.dst_gpr, 7)?
         | u32::from(vtx.use_const_fields) << 21
         | fit(at, "data_format", vtx.data_format, 6)? << 22
@@ -854,21 +850,64 @@ fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], 
     for (c, &sel) in fetch.dst_sel.iter().enumerate() {
         word1 |= fit(at, "dst_sel", sel, 3)? << (9 + 3 * c);
     }
+    let source = fit(at, "src_gpr", fetch.src_gpr, 7)? << 16
+        | fit(at, "src_sel[0]", fetch.src_sel[0], 2)? << 24;
+    let endian_swap = fit(at, "endian_swap", vtx.endian_swap, 2)? << 16;
+    if fetch.op == FetchOp::ReadScratch {
+        let rest = VtxFormat {
+            data_format: 0,
+            num_format: 0,
+            format_comp_signed: false,
+            srf_mode: false,
+            endian_swap: 0,
+            mem: MemRead::default(),
+            ..*vtx
+        };
+        if rest != VtxFormat::default() || fetch.resource != 0 {
+            return Err(unused(
+                at,
+                "resource/offset/fetch_type/mega_fetch_count/use_const_fields",
+                "0 (a memory read)",
+            ));
+        }
+        let mem = &vtx.mem;
+        return Ok([
+            inst | fit(at, "elem_size", mem.elem_size, 2)? << 5
+                | u32::from(mem.indexed) << 12
+                | source,
+            word1,
+            fit(at, "array_base", mem.array_base, 13)?
+                | endian_swap
+                | fit(at, "array_size", mem.array_size, 12)? << 20,
+            0,
+        ]);
+    }
+    if vtx.mem != MemRead::default() {
+        return Err(unused(at, "mem", "MemRead::default() (a vertex fetch)"));
+    }
+    // Cayman has no mega-fetch; before it Mesa always sets MEGA_FETCH (the count then applies).
+    let mega = chip != Chip::Cayman;
+    if !mega && vtx.mega_fetch_count != 0 {
+        return Err(unused(
+            at,
+            "mega_fetch_count",
+            "0 (Cayman has no mega-fetch)",
+        ));
+    }
     Ok([
         inst | fit_max(at, "fetch_type", vtx.fetch_type, 2)? << 5
             | fit(at, "resource", fetch.resource, 8)? << 8
-            | fit(at, "src_gpr", fetch.src_gpr, 7)? << 16
-            | fit(at, "src_sel[0]", fetch.src_sel[0], 2)? << 24
+            | source
             | fit(at, "mega_fetch_count", vtx.mega_fetch_count, 6)? << 26,
         word1,
-        u32::from(vtx.offset)
-            | fit(at, "endian_swap", vtx.endian_swap, 2)? << 16
-            | u32::from(mega) << 19,
+        u32::from(vtx.offset) | endian_swap | u32::from(mega) << 19,
         0,
     ])
 }
 
-/// The CF_ALLOC_EXPORT pair of an export.
+/// The CF_ALLOC_EXPORT pair of an export or a scratch write. A scratch write (MEM_SCRATCH)
+/// has the buffer form of WORD1 (ARRAY_SIZE, COMP_MASK) and its TYPE says whether it is
+/// indexed and acknowledged; an export has the swizzle form.
 fn encode_export(
     chip: Chip,
     at: At,
@@ -876,31 +915,57 @@ fn encode_export(
     opcode: u8,
     export: &Export,
 ) -> Result<[u32; 2], EncodeError> {
-    if cf.op == CfOp::MemScratch {
-        return Err(EncodeError::Unsupported {
-            at,
-            what: "MEM_SCRATCH".into(),
-        });
-    }
     // Evergreen's export WORD1 has MARK where the others have WHOLE_QUAD_MODE.
     if chip.is_evergreen_class() && cf.whole_quad_mode {
         return Err(unused(at, "whole_quad_mode", "false (an Evergreen export)"));
     }
-    let kind = match export.kind {
-        ExportType::Pixel => 0,
-        ExportType::Pos => 1,
-        ExportType::Param => 2,
+    let scratch = cf.op == CfOp::MemScratch;
+    if scratch != (export.kind == ExportType::Scratch) {
+        return Err(EncodeError::Unsupported {
+            at,
+            what: format!("{} of type {:?}", cf.op, export.kind),
+        });
+    }
+    let (kind, form) = if scratch {
+        let mut comp_mask = 0;
+        for (c, &sel) in export.swizzle.iter().enumerate() {
+            match sel {
+                7 => {}
+                s if usize::from(s) == c => comp_mask |= 1 << c,
+                _ => return Err(unused(at, "swizzle", "c or 7 (a scratch write's mask)")),
+            }
+        }
+        (
+            u32::from(export.index_gpr.is_some()) | u32::from(export.ack) << 1,
+            fit(at, "array_size", export.array_size, 12)? | comp_mask << 12,
+        )
+    } else {
+        if export.index_gpr.is_some() || export.ack || export.array_size != 0 {
+            return Err(unused(
+                at,
+                "index_gpr/ack/array_size",
+                "None/false/0 (an export)",
+            ));
+        }
+        let mut swizzle = 0;
+        for (c, &sel) in export.swizzle.iter().enumerate() {
+            swizzle |= fit(at, "swizzle", sel, 3)? << (3 * c);
+        }
+        let kind = match export.kind {
+            ExportType::Pixel => 0,
+            ExportType::Pos => 1,
+            _ => 2,
+        };
+        (kind, swizzle)
     };
     let word0 = fit(at, "array base", export.base, 13)?
         | kind << 13
         | fit(at, "gpr", export.gpr, 7)? << 15
+        | fit(at, "index_gpr", export.index_gpr.unwrap_or(0), 7)? << 23
         | fit(at, "elem_size", export.elem_size, 2)? << 30;
     let burst_lo = if chip.is_evergreen_class() { 16 } else { 17 };
     let burst = i64::from(export.burst) - 1;
-    let mut word1 = fit(at, "burst - 1", burst, 4)? << burst_lo | cf_flags(chip, cf, opcode);
-    for (c, &sel) in export.swizzle.iter().enumerate() {
-        word1 |= fit(at, "swizzle", sel, 3)? << (3 * c);
-    }
+    let word1 = fit(at, "burst - 1", burst, 4)? << burst_lo | cf_flags(chip, cf, opcode) | form;
     Ok([word0, word1])
 }
 
@@ -917,6 +982,7 @@ pub fn decode(binary: &Binary) -> Result<Program, DecodeError> {
         cf: reader.cf_program()?,
         gprs: binary.gprs,
         stack_size: binary.stack_size,
+        scratch_elements: binary.scratch_elements,
     };
     let again = assemble(&program).map_err(DecodeError::Invalid)?;
     if let Some((dword, (&found, &expected))) = binary
@@ -1255,28 +1321,36 @@ impl Reader<'_> {
     }
 
     fn export(&self, at: At, op: CfOp, word0: u32, word1: u32) -> Result<Export, DecodeError> {
-        if op == CfOp::MemScratch {
-            return Err(malformed(at, "MEM_SCRATCH is not supported"));
-        }
-        let kind = match get(word0, 13, 2) {
-            0 => ExportType::Pixel,
-            1 => ExportType::Pos,
-            2 => ExportType::Param,
-            _ => return Err(malformed(at, "export type 3 is reserved")),
-        };
         let burst_lo = if self.chip.is_evergreen_class() {
             16
         } else {
             17
         };
-        Ok(Export {
-            kind,
-            base: get(word0, 0, 13) as u16,
-            gpr: get(word0, 15, 7) as u8,
-            swizzle: [0, 1, 2, 3].map(|c| get(word1, 3 * c, 3) as u8),
+        let mut export = Export {
             burst: get(word1, burst_lo, 4) as u8 + 1,
             elem_size: get(word0, 30, 2) as u8,
-        })
+            ..Export::new(
+                ExportType::Scratch,
+                get(word0, 0, 13) as u16,
+                get(word0, 15, 7) as u8,
+                [0, 1, 2, 3].map(|c| get(word1, 3 * c, 3) as u8),
+            )
+        };
+        if op == CfOp::MemScratch {
+            let kind = get(word0, 13, 2);
+            export.index_gpr = bit(kind, 0).then(|| get(word0, 23, 7) as u8);
+            export.ack = bit(kind, 1);
+            export.array_size = get(word1, 0, 12) as u16;
+            export.swizzle = [0, 1, 2, 3].map(|c| if bit(word1, 12 + c) { c as u8 } else { 7 });
+            return Ok(export);
+        }
+        export.kind = match get(word0, 13, 2) {
+            0 => ExportType::Pixel,
+            1 => ExportType::Pos,
+            2 => ExportType::Param,
+            _ => return Err(malformed(at, "export type 3 is reserved")),
+        };
+        Ok(export)
     }
 
     /// A fetch of a clause launched by `clause`. VTX clauses hold vertex fetches. A TEX clause
@@ -1328,9 +1402,11 @@ impl Reader<'_> {
 
 /// A vertex fetch.
 fn vertex_fetch(op: FetchOp, [word0, word1, word2, _]: [u32; 4]) -> Fetch {
+    let memory = op == FetchOp::ReadScratch;
+    let vtx_field = |word: u32, lo: u32, bits: u32| if memory { 0 } else { get(word, lo, bits) };
     Fetch {
         op,
-        resource: get(word0, 8, 8) as u8,
+        resource: vtx_field(word0, 8, 8) as u8,
         sampler: 0,
         src_gpr: get(word0, 16, 7) as u8,
         src_sel: [get(word0, 24, 2) as u8, 7, 7, 7],
@@ -1340,15 +1416,25 @@ fn vertex_fetch(op: FetchOp, [word0, word1, word2, _]: [u32; 4]) -> Fetch {
         lod_bias: 0,
         offset: [0; 3],
         vtx: VtxFormat {
-            offset: get(word2, 0, 16) as u16,
-            fetch_type: get(word0, 5, 2) as u8,
-            mega_fetch_count: get(word0, 26, 6) as u8,
+            offset: vtx_field(word2, 0, 16) as u16,
+            fetch_type: vtx_field(word0, 5, 2) as u8,
+            mega_fetch_count: vtx_field(word0, 26, 6) as u8,
             data_format: get(word1, 22, 6) as u8,
             num_format: get(word1, 28, 2) as u8,
             format_comp_signed: bit(word1, 30),
             srf_mode: bit(word1, 31),
-            use_const_fields: bit(word1, 21),
+            use_const_fields: vtx_field(word1, 21, 1) != 0,
             endian_swap: get(word2, 16, 2) as u8,
+            mem: if memory {
+                MemRead {
+                    array_base: get(word2, 0, 13) as u16,
+                    array_size: get(word2, 20, 12) as u16,
+                    elem_size: get(word0, 5, 2) as u8,
+                    indexed: bit(word0, 12),
+                }
+            } else {
+                MemRead::default()
+            },
         },
     }
 }
@@ -1415,12 +1501,9 @@ mod tests {
 
     fn export(op: CfOp, kind: ExportType, base: u16, gpr: u8, burst: u8) -> Cf {
         let export = Export {
-            kind,
-            base,
-            gpr,
-            swizzle: [0, 1, 2, 3],
             burst,
             elem_size: 3,
+            ..Export::new(kind, base, gpr, [0, 1, 2, 3])
         };
         Cf::new(op, CfBody::Export(export))
     }
@@ -1442,6 +1525,7 @@ mod tests {
             cf,
             gprs: 8,
             stack_size: 1,
+            scratch_elements: 0,
         }
     }
 
@@ -1882,6 +1966,7 @@ mod tests {
                 srf_mode: true,
                 use_const_fields: false,
                 endian_swap: 0,
+                mem: MemRead::default(),
             },
         }
     }
@@ -2500,6 +2585,28 @@ mod tests {
     }
 
     fn random_vtx(chip: Chip, op: FetchOp, rng: &mut Rng) -> Fetch {
+        if op == FetchOp::ReadScratch {
+            let fetch = random_vtx(chip, FetchOp::Vfetch, rng);
+            return Fetch {
+                op,
+                resource: 0,
+                vtx: VtxFormat {
+                    mem: MemRead {
+                        array_base: rng.below(1 << 13) as u16,
+                        array_size: rng.below(1 << 12) as u16,
+                        elem_size: rng.below(4) as u8,
+                        indexed: rng.flip(),
+                    },
+                    data_format: fetch.vtx.data_format,
+                    num_format: fetch.vtx.num_format,
+                    format_comp_signed: fetch.vtx.format_comp_signed,
+                    srf_mode: fetch.vtx.srf_mode,
+                    endian_swap: fetch.vtx.endian_swap,
+                    ..VtxFormat::default()
+                },
+                ..fetch
+            };
+        }
         Fetch {
             op,
             resource: rng.next() as u8,
@@ -2525,6 +2632,7 @@ mod tests {
                 srf_mode: rng.flip(),
                 use_const_fields: rng.flip(),
                 endian_swap: rng.below(4) as u8,
+                mem: MemRead::default(),
             },
         }
     }
@@ -2568,18 +2676,27 @@ mod tests {
     }
 
     fn random_export(chip: Chip, rng: &mut Rng) -> Cf {
-        let export = Export {
-            kind: rng.pick(&[ExportType::Pixel, ExportType::Pos, ExportType::Param]),
-            base: rng.below(1 << 13) as u16,
-            gpr: rng.below(128) as u8,
-            swizzle: [(); 4].map(|_| rng.below(8) as u8),
+        let mut export = Export {
             burst: 1 + rng.below(16) as u8,
             elem_size: rng.below(4) as u8,
+            ..Export::new(
+                rng.pick(&[ExportType::Pixel, ExportType::Pos, ExportType::Param]),
+                rng.below(1 << 13) as u16,
+                rng.below(128) as u8,
+                [(); 4].map(|_| rng.below(8) as u8),
+            )
         };
-        let mut cf = Cf::new(
-            rng.pick(&[CfOp::Export, CfOp::ExportDone]),
-            CfBody::Export(export),
-        );
+        let op = if rng.below(4) == 0 {
+            export.kind = ExportType::Scratch;
+            export.swizzle = [0, 1, 2, 3].map(|c| if rng.flip() { c } else { 7 });
+            export.index_gpr = rng.flip().then(|| rng.below(128) as u8);
+            export.ack = rng.flip();
+            export.array_size = rng.below(1 << 12) as u16;
+            CfOp::MemScratch
+        } else {
+            rng.pick(&[CfOp::Export, CfOp::ExportDone])
+        };
+        let mut cf = Cf::new(op, CfBody::Export(export));
         cf.barrier = rng.flip();
         cf.valid_pixel_mode = rng.flip();
         cf.whole_quad_mode = !chip.is_evergreen_class() && rng.flip();
@@ -2587,7 +2704,7 @@ mod tests {
     }
 
     /// A flow instruction; its target is set once the program's length is known.
-    fn random_flow(rng: &mut Rng) -> Cf {
+    fn random_flow(chip: Chip, rng: &mut Rng) -> Cf {
         use CfOp::*;
         let ops = [
             Nop,
@@ -2603,7 +2720,11 @@ mod tests {
             Pop,
             CallFs,
             Kill,
-        ];
+            WaitAck,
+        ]
+        .into_iter()
+        .filter(|op| op.opcode(chip).is_some())
+        .collect::<Vec<_>>();
         let body = CfBody::Flow {
             addr: 0,
             pop_count: rng.below(8) as u8,
@@ -2626,7 +2747,7 @@ mod tests {
                 0 | 1 => random_alu_clause(chip, rng),
                 2 => random_fetch_clause(chip, rng),
                 3 => random_export(chip, rng),
-                _ => random_flow(rng),
+                _ => random_flow(chip, rng),
             })
             .collect();
         if chip == Chip::Cayman {
@@ -2639,7 +2760,7 @@ mod tests {
                     ..
                 })
             ) {
-                cf.push(random_flow(rng));
+                cf.push(random_flow(chip, rng));
             }
             if let Some(last) = cf.last_mut() {
                 last.end_of_program = true;
@@ -2656,6 +2777,7 @@ mod tests {
             cf,
             gprs: rng.below(128) as u8,
             stack_size: rng.below(16) as u8,
+            scratch_elements: rng.below(64) as u16,
         }
     }
 
@@ -2676,7 +2798,13 @@ mod tests {
             chip in any_chip(),
             words in proptest::collection::vec(any::<u32>(), 0..96),
         ) {
-            let binary = Binary { chip, words, gprs: 0, stack_size: 0 };
+            let binary = Binary {
+                chip,
+                words,
+                gprs: 0,
+                stack_size: 0,
+                scratch_elements: 0,
+            };
             if let Ok(program) = decode(&binary) {
                 prop_assert_eq!(assemble(&program).map(|b| b.words), Ok(binary.words));
             }

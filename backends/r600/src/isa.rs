@@ -668,6 +668,7 @@ cf_ops! {
     (Pop, "POP", [Some(0x0E), Some(0x0E), Some(0x0E), Some(0x0E)]),
     (CallFs, "CALL_FS", [Some(0x13), Some(0x13), Some(0x13), Some(0x13)]),
     (Kill, "KILL", [Some(0x18), Some(0x18), Some(0x18), Some(0x18)]),
+    (WaitAck, "WAIT_ACK", [None, Some(0x1A), Some(0x1A), Some(0x1A)]),
     (CfEnd, "CF_END", [None, None, None, Some(0x20)]),
     (MemScratch, "MEM_SCRATCH", [Some(0x24), Some(0x24), Some(0x50), Some(0x50)]),
     (Export, "EXPORT", [Some(0x27), Some(0x27), Some(0x53), Some(0x53)]),

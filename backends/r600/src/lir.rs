@@ -170,12 +170,35 @@ impl Fetch {
     }
 }
 
-/// An export of one vec4.
+/// An export of one vec4, or a scratch write. A scratch write (kind
+/// [`ExportType::Scratch`]) writes component c from channel c (it has no swizzle), so
+/// [`crate::units`] forces its values onto those channels, and its index onto x.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Export {
     pub kind: ExportType,
+    /// The render target, position or parameter index, or the first scratch element.
     pub base: u16,
     pub srcs: [Lane; 4],
+    /// A scratch write's index register: x the element index added to `base` (all unused
+    /// when there is none, and for exports).
+    pub index: [Lane; 4],
+}
+
+impl Export {
+    /// An export of `srcs` (or a scratch write at a constant element).
+    pub fn new(kind: ExportType, base: u16, srcs: [Lane; 4]) -> Export {
+        Export {
+            kind,
+            base,
+            srcs,
+            index: [Lane::Unused; 4],
+        }
+    }
+
+    /// The values the export reads: its sources and index.
+    pub fn reads(&self) -> Vec<V> {
+        lanes(self.srcs.iter().chain(&self.index))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -197,7 +220,7 @@ impl Inst {
                 .flat_map(|s| s.srcs.iter().filter_map(Src::value_read))
                 .collect(),
             Inst::Fetch(f) => f.reads(),
-            Inst::Export(e) => lanes(&e.srcs),
+            Inst::Export(e) => e.reads(),
         }
     }
 
@@ -227,7 +250,7 @@ impl Inst {
             Inst::Fetch(f) => std::iter::once(&mut f.srcs)
                 .chain(f.gradients.iter_mut().flatten())
                 .collect(),
-            Inst::Export(e) => vec![&mut e.srcs],
+            Inst::Export(e) => vec![&mut e.srcs, &mut e.index],
             Inst::Alu(_) | Inst::Multi(_) => Vec::new(),
         }
     }
@@ -266,6 +289,9 @@ pub struct Lir {
     pub values: u32,
     /// Values the hardware loads before the shader starts, at a fixed GPR and channel.
     pub fixed: BTreeMap<V, (u8, u8)>,
+    /// Vec4 elements of scratch memory per lane (one per dword of the shader's temporaries
+    /// in memory: each element holds one in its x channel).
+    pub scratch_elements: u16,
 }
 
 impl Lir {

@@ -54,9 +54,9 @@
 
 use crate::isa::{AluOp, Chip, FetchOp};
 use crate::lir::{Alu, Export, Fetch, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
-use crate::program::{ExportType, VtxFormat};
+use crate::program::{ExportType, MemRead, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
-use shrew_engine::interp::memory::{constant_data, layout_variables};
+use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex,
     TexOp, TexSrc, Value,
@@ -151,10 +151,12 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
         redirect: None,
         returned: None,
         loop_depth: 0,
+        scratch_dwords: 0,
     };
-    lowering.interface.constant_data = layout_variables(shader)
-        .and_then(|layouts| constant_data(shader, &layouts))
-        .map_err(|e| LowerError(e.to_string()))?;
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    lowering.interface.constant_data =
+        constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
+    lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
     lowering.plan_inputs();
     let mut body = Vec::new();
     lowering.block = lowering.prologue();
@@ -266,6 +268,8 @@ struct Lowering<'a> {
     returned: Option<V>,
     /// How many of the shader's own loops enclose the node being lowered.
     loop_depth: u32,
+    /// Dwords of the temporaries in memory (the interpreter's private area).
+    scratch_dwords: u32,
 }
 
 impl Lowering<'_> {
@@ -1059,6 +1063,7 @@ impl Lowering<'_> {
                 self.store(output, 0, mask, ii.srcs[1]);
                 Ok(())
             }
+            Intrinsic::LoadScratch | Intrinsic::StoreScratch => self.scratch_access(v, ii),
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
                 self.emit(
                     AluOp::KilleInt,
@@ -1074,6 +1079,108 @@ impl Lowering<'_> {
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
+    }
+
+    /// A load or store of the temporaries kept in memory (`load_scratch`, `store_scratch` at
+    /// byte `base` plus a run-time offset). Each dword of them is the x channel of a scratch
+    /// element of its own, so that an offset (any multiple of 4 bytes) is an element index
+    /// whatever the temporary's type: a component is one READ_SCRATCH, or one MEM_SCRATCH
+    /// of a value [`crate::units`] keeps in channel x.
+    fn scratch_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        // The largest element count ARRAY_SIZE (12 bits) can bound.
+        const MAX_ELEMENTS: u32 = (1 << 12) - 1;
+        if self.chip == Chip::R600 {
+            return Err(self.error(
+                v,
+                "temporaries in scratch memory need READ_SCRATCH, which R600 lacks (R700 and later have it)",
+            ));
+        }
+        if self.scratch_dwords > MAX_ELEMENTS {
+            return Err(self.error(
+                v,
+                &format!(
+                    "{} bytes of temporaries in scratch memory; at most {} are supported",
+                    4 * self.scratch_dwords,
+                    4 * MAX_ELEMENTS
+                ),
+            ));
+        }
+        let store = ii.op == Intrinsic::StoreScratch;
+        let (data, offset) = if store {
+            (Some(ii.srcs[0]), ii.srcs[1])
+        } else {
+            (None, ii.srcs[0])
+        };
+        let layout_of = data.unwrap_or(v);
+        let Some(def) = self.func.inst(layout_of).def else {
+            return Err(self.error(v, "a scratch access without a value"));
+        };
+        if !matches!(def.bits, 1 | 32) {
+            return Err(self.error(v, "only 32-bit scratch accesses are supported"));
+        }
+        let mut base = ii.index(IndexKind::Base).unwrap_or(0);
+        let index = match self.func.constant_u32(offset) {
+            Some(constant) => {
+                base = base.saturating_add(constant);
+                Lane::Unused
+            }
+            None => {
+                let offset = self.src(offset, 0);
+                let index = self.lir.new_value();
+                self.emit(AluOp::LshrInt, Some(index), vec![offset, Src::constant(2)]);
+                Lane::Value(index)
+            }
+        };
+        let first = base / 4;
+        if !base.is_multiple_of(4) || first + u32::from(def.comps) > self.scratch_dwords {
+            return Err(self.error(
+                v,
+                "a scratch access outside the temporaries, or not aligned to 4 bytes",
+            ));
+        }
+        self.lir.scratch_elements = self.scratch_dwords as u16;
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        for c in 0..def.comps {
+            let element = first + u32::from(c);
+            let lanes = |lane: Lane| [lane, Lane::Unused, Lane::Unused, Lane::Unused];
+            match data {
+                Some(data) if mask & 1 << c != 0 => {
+                    let src = self.src(data, c);
+                    let value = self.lane(src);
+                    self.block.push(Inst::Export(Export {
+                        index: lanes(index),
+                        ..Export::new(ExportType::Scratch, element as u16, lanes(value))
+                    }));
+                }
+                Some(_) => {}
+                None => {
+                    let dst = self.dst(v, c);
+                    self.block.push(Inst::Fetch(Fetch {
+                        op: FetchOp::ReadScratch,
+                        resource: 0,
+                        sampler: 0,
+                        srcs: lanes(index),
+                        dsts: [Some(dst), None, None, None],
+                        coord_normalized: [false; 4],
+                        offset: [0; 3],
+                        vtx: VtxFormat {
+                            data_format: DWORD_FORMATS[3],
+                            num_format: 1,
+                            srf_mode: true,
+                            mem: MemRead {
+                                array_base: element as u16,
+                                array_size: (self.scratch_dwords - element) as u16,
+                                elem_size: 3,
+                                indexed: index != Lane::Unused,
+                            },
+                            ..VtxFormat::default()
+                        },
+                        gradients: None,
+                    }));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A uniform load at a run-time byte offset `offset` (plus `base`) from constant buffer
@@ -1304,35 +1411,32 @@ impl Lowering<'_> {
         let position = outputs
             .get(&Output::Position)
             .map_or([Lane::Unused; 4], lanes);
-        self.block.push(Inst::Export(Export {
-            kind: ExportType::Pos,
-            base: 60,
-            srcs: position,
-        }));
+        self.block
+            .push(Inst::Export(Export::new(ExportType::Pos, 60, position)));
         if let Some(size) = outputs.get(&Output::PointSize) {
             self.interface.point_size = true;
-            self.block.push(Inst::Export(Export {
-                kind: ExportType::Pos,
-                base: 61,
-                srcs: [lanes(size)[0], Lane::Unused, Lane::Unused, Lane::Unused],
-            }));
+            self.block.push(Inst::Export(Export::new(
+                ExportType::Pos,
+                61,
+                [lanes(size)[0], Lane::Unused, Lane::Unused, Lane::Unused],
+            )));
         }
         for (output, comps) in &outputs {
             if let &Output::Slot(slot) = output {
-                self.block.push(Inst::Export(Export {
-                    kind: ExportType::Param,
-                    base: self.interface.params_out.len() as u16,
-                    srcs: lanes(comps),
-                }));
+                self.block.push(Inst::Export(Export::new(
+                    ExportType::Param,
+                    self.interface.params_out.len() as u16,
+                    lanes(comps),
+                )));
                 self.interface.params_out.push(slot);
             }
         }
         if self.interface.params_out.is_empty() {
-            self.block.push(Inst::Export(Export {
-                kind: ExportType::Param,
-                base: 0,
-                srcs: [Lane::Unused; 4],
-            }));
+            self.block.push(Inst::Export(Export::new(
+                ExportType::Param,
+                0,
+                [Lane::Unused; 4],
+            )));
         }
         self.flush(out);
     }
@@ -1342,22 +1446,22 @@ impl Lowering<'_> {
     fn export_colours(&mut self, out: &mut Vec<Node>) {
         let outputs = std::mem::take(&mut self.outputs);
         if outputs.is_empty() {
-            self.block.push(Inst::Export(Export {
-                kind: ExportType::Pixel,
-                base: 0,
-                srcs: [Lane::Unused; 4],
-            }));
+            self.block.push(Inst::Export(Export::new(
+                ExportType::Pixel,
+                0,
+                [Lane::Unused; 4],
+            )));
         }
         for (&output, comps) in &outputs {
             let Output::Slot(slot) = output else {
                 continue;
             };
             self.interface.colour_targets.push(slot);
-            self.block.push(Inst::Export(Export {
-                kind: ExportType::Pixel,
-                base: slot as u16,
-                srcs: comps.map(|c| c.map_or(Lane::Zero, Lane::Value)),
-            }));
+            self.block.push(Inst::Export(Export::new(
+                ExportType::Pixel,
+                slot as u16,
+                comps.map(|c| c.map_or(Lane::Zero, Lane::Value)),
+            )));
         }
         self.flush(out);
     }

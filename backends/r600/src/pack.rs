@@ -28,7 +28,7 @@
 use crate::bank::{self, Reads};
 use crate::isa::{AluOp, Chip, FetchOp, Slots, flag, sel};
 use crate::lir::{Alu, Export, Fetch, Inst, Lir, Node, Operand, Src, V};
-use crate::program::{Kcache, Slot};
+use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use std::collections::{HashMap, HashSet};
 
@@ -48,6 +48,8 @@ const CLAUSE_SLOT_LIMIT: usize = 120;
 pub struct Packed {
     pub body: Vec<PNode>,
     pub chans: Vec<Option<u8>>,
+    /// [`Lir::scratch_elements`].
+    pub scratch_elements: u16,
 }
 
 #[derive(Clone, Debug)]
@@ -130,28 +132,18 @@ pub struct PackError(pub String);
 
 /// Packs every block of `lir`.
 pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
+    // Forced channels are known before their values are placed, so that the values sharing
+    // their GPR avoid them.
     let mut chans = vec![None; lir.values as usize];
-    for (v, &(_, c)) in &lir.fixed {
+    for (v, &c) in &units.forced {
         chans[v.0 as usize] = Some(c);
     }
-    // INTERP results are in their slot's channel: known before they are placed, so that the
-    // values sharing their GPR avoid those channels.
-    lir.for_each_inst(&mut |inst| {
-        if let Inst::Multi(m) = inst
-            && m.op.has(flag::INTERP)
-        {
-            for (c, slot) in m.slots.iter().enumerate() {
-                if let Some(v) = slot.dst {
-                    chans[v.0 as usize] = Some(c as u8);
-                }
-            }
-        }
-    });
     let mut packer = Packer { chip, units, chans };
     let body = packer.nodes(&lir.body)?;
     Ok(Packed {
         body,
         chans: packer.chans,
+        scratch_elements: lir.scratch_elements,
     })
 }
 
@@ -269,7 +261,20 @@ impl Packer<'_> {
         let mut last_writer: HashMap<V, usize> = HashMap::new();
         let mut readers: HashMap<V, Vec<usize>> = HashMap::new();
         let mut effects: Vec<usize> = Vec::new();
+        // Scratch reads after the writes before them, writes after the reads before them.
+        let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
         for (i, inst) in insts.iter().enumerate() {
+            match inst {
+                Inst::Fetch(f) if f.op == FetchOp::ReadScratch => {
+                    deps[i].extend(scratch_writes.iter().map(|&j| (j, Dep::After)));
+                    scratch_reads.push(i);
+                }
+                Inst::Export(e) if e.kind == ExportType::Scratch => {
+                    deps[i].extend(scratch_reads.iter().map(|&j| (j, Dep::After)));
+                    scratch_writes.push(i);
+                }
+                _ => {}
+            }
             for v in inst.reads() {
                 if let Some(&w) = last_writer.get(&v) {
                     deps[i].push((w, Dep::After));

@@ -19,6 +19,8 @@ pub struct Program {
     pub gprs: u8,
     /// Stack entries the CF program needs (the STACK_SIZE state register, Mesa's `nstack`).
     pub stack_size: u8,
+    /// Vec4 elements of scratch memory each lane needs (the scratch ring's item size).
+    pub scratch_elements: u16,
 }
 
 /// A control-flow instruction.
@@ -90,7 +92,7 @@ pub enum CfBody {
         cond: u8,
         cf_const: u8,
     },
-    /// An export or scratch write.
+    /// An export or a scratch write.
     Export(Export),
 }
 
@@ -321,6 +323,19 @@ pub struct VtxFormat {
     pub srf_mode: bool,
     pub use_const_fields: bool,
     pub endian_swap: u8,
+    /// A memory read's (READ_SCRATCH's) fields; at rest for the other fetches.
+    pub mem: MemRead,
+}
+
+/// Where a memory read (the MEM_RD words of READ_SCRATCH) reads: element `array_base`, plus
+/// the address channel of the source GPR when `indexed`, of `elem_size + 1` dwords.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemRead {
+    pub array_base: u16,
+    /// Elements the index may reach: an index at or past it reads zero.
+    pub array_size: u16,
+    pub elem_size: u8,
+    pub indexed: bool,
 }
 
 /// What an export writes to.
@@ -332,18 +347,44 @@ pub enum ExportType {
     Pos,
     /// A parameter (a varying) for the next stage.
     Param,
+    /// The lane's scratch memory (MEM_SCRATCH).
+    Scratch,
 }
 
-/// An export.
+/// An export, or a scratch write (the CF_ALLOC_EXPORT words).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Export {
     pub kind: ExportType,
-    /// ARRAY_BASE: render target, position or parameter index.
+    /// ARRAY_BASE: render target, position or parameter index, or the first scratch element.
     pub base: u16,
     pub gpr: u8,
-    /// Source of each component: 0-3 x-w of the GPR, 4 zero, 5 one, 7 masked.
+    /// Source of each component: 0-3 x-w of the GPR, 4 zero, 5 one, 7 masked. A scratch
+    /// write has no swizzle: component c is channel c or masked (its COMP_MASK).
     pub swizzle: [u8; 4],
     /// GPRs written in a burst (1 for one vec4).
     pub burst: u8,
     pub elem_size: u8,
+    /// Scratch writes: the GPR whose x channel is added to `base` (WRITE_IND), if any.
+    pub index_gpr: Option<u8>,
+    /// Scratch writes: the write is acknowledged, so a WAIT_ACK can wait for it (WRITE_ACK).
+    pub ack: bool,
+    /// Scratch writes: elements the index may reach; a write at or past it is dropped.
+    pub array_size: u16,
+}
+
+impl Export {
+    /// A pixel, position or parameter export of one GPR.
+    pub fn new(kind: ExportType, base: u16, gpr: u8, swizzle: [u8; 4]) -> Export {
+        Export {
+            kind,
+            base,
+            gpr,
+            swizzle,
+            burst: 1,
+            elem_size: 0,
+            index_gpr: None,
+            ack: false,
+            array_size: 0,
+        }
+    }
 }

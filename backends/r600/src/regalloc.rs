@@ -19,7 +19,7 @@
 //! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
 
 use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
-use crate::lir::{Lane, Lir, V};
+use crate::lir::{Lir, V};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use fixedbitset::FixedBitSet;
@@ -152,7 +152,7 @@ impl Graph {
             }
             Item::Export(e) => {
                 let point = Point {
-                    uses: lane_values(&e.srcs),
+                    uses: e.reads().iter().map(|v| v.0).collect(),
                     ..Point::default()
                 };
                 cur = self.add(cur, point);
@@ -160,16 +160,6 @@ impl Graph {
         }
         cur
     }
-}
-
-fn lane_values(lanes: &[Lane]) -> Vec<u32> {
-    lanes
-        .iter()
-        .filter_map(|l| match l {
-            Lane::Value(v) => Some(v.0),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Allocates the GPRs of a packed program.

@@ -7,17 +7,23 @@
 //! it is loaded by the hardware into a GPR the unit's other values are not in, or its channel
 //! is forced (an INTERP result, a fixed input) onto a channel another value of the unit is
 //! forced onto, a MOV to a fresh value goes just before the instruction (or, for a result,
-//! just after it) and the unit takes the fresh value.
+//! just after it) and the unit takes the fresh value. A scratch write has no swizzle: it
+//! forces the value of its lane c onto channel c (and its index onto x), copying a value
+//! already forced elsewhere.
 //!
 //! Why: the swizzles of fetches (SRC_SEL, DST_SEL) and exports (SWIZ_SEL) reach any channel
 //! of the one GPR, so a unit's values only need distinct channels (the packer chooses them)
 //! and one GPR number (register allocation chooses it).
 //!
+//! Lanes that read exactly the values of a unit formed before read its GPR as they are.
+//!
 //! Invariants: after it, each value is in at most one unit, a unit's forced channels are
-//! distinct, and a unit with a fixed value holds only values fixed in that GPR (a fetch or
-//! export reading fixed values beside others reads copies of them).
+//! distinct, a unit with a fixed value holds only values fixed in that GPR (a fetch or
+//! export reading fixed values beside others reads copies of them), and [`Units::forced`]
+//! holds every channel fixed before packing.
 
 use crate::lir::{Alu, Inst, Lane, Lir, Src, V};
+use crate::program::ExportType;
 use std::collections::HashMap;
 
 /// The units of a program.
@@ -26,6 +32,9 @@ pub struct Units {
     /// The unit of each value that is in one.
     pub of: HashMap<V, usize>,
     pub members: Vec<Vec<V>>,
+    /// The values whose channel is fixed before packing: fixed inputs, INTERP results and
+    /// the lanes of scratch writes.
+    pub forced: HashMap<V, u8>,
 }
 
 /// Gives every fetch and export its unit, inserting copies where a value cannot join.
@@ -55,7 +64,11 @@ pub fn form_units(lir: &mut Lir) -> Units {
             let mut before = Vec::new();
             let mut after = Vec::new();
             if matches!(inst, Inst::Fetch(_) | Inst::Export(_)) {
+                let pinned = matches!(&inst, Inst::Export(e) if e.kind == ExportType::Scratch);
                 for lanes in inst.lane_groups_mut() {
+                    if reads_a_unit(lanes, pinned, &units, &forced) {
+                        continue;
+                    }
                     let unit = units.members.len();
                     let mut members: Vec<V> = Vec::new();
                     // Fixed values stay where the hardware put them only when every value of
@@ -72,14 +85,34 @@ pub fn form_units(lir: &mut Lir) -> Units {
                         .first()
                         .is_some_and(|g| g.is_some() && gprs.iter().all(|x| x == g));
                     for k in 0..lanes.len() {
+                        // Without a swizzle, a constant lane is a value like the others.
+                        if pinned && matches!(lanes[k], Lane::Zero | Lane::One) {
+                            let bits = if lanes[k] == Lane::One {
+                                1.0f32.to_bits()
+                            } else {
+                                0
+                            };
+                            let constant = new_value();
+                            before.push(Inst::Alu(Alu::new(
+                                crate::isa::AluOp::Mov,
+                                Some(constant),
+                                vec![Src::constant(bits)],
+                            )));
+                            lanes[k] = Lane::Value(constant);
+                        }
                         let Lane::Value(v) = lanes[k] else { continue };
                         if members.contains(&v) {
                             continue;
                         }
+                        let channel = pinned.then_some(k as u8);
                         if joinable(v, &members, &units, &fixed, &forced)
                             && (stay_fixed || !fixed.contains_key(&v))
+                            && channel.is_none_or(|c| forced.get(&v).is_none_or(|&f| f == c))
                         {
                             members.push(v);
+                            if let Some(c) = channel {
+                                forced.insert(v, c);
+                            }
                         } else {
                             let copy = new_value();
                             before.push(Inst::Alu(Alu::new(
@@ -94,6 +127,9 @@ pub fn form_units(lir: &mut Lir) -> Units {
                                 }
                             }
                             members.push(copy);
+                            if let Some(c) = channel {
+                                forced.insert(copy, c);
+                            }
                         }
                     }
                     for &v in &members {
@@ -127,7 +163,27 @@ pub fn form_units(lir: &mut Lir) -> Units {
         *insts = out;
     });
     lir.values = next;
+    units.forced = forced;
     units
+}
+
+/// Whether `lanes` read exactly the values of one unit (each on its lane's channel when
+/// `pinned`): then they read that unit's GPR, with no copies.
+fn reads_a_unit(lanes: &[Lane; 4], pinned: bool, units: &Units, forced: &HashMap<V, u8>) -> bool {
+    let mut values: Vec<V> = Vec::new();
+    for (k, lane) in lanes.iter().enumerate() {
+        match *lane {
+            Lane::Value(v) if pinned && forced.get(&v) != Some(&(k as u8)) => return false,
+            Lane::Value(v) if !values.contains(&v) => values.push(v),
+            Lane::Zero | Lane::One if pinned => return false,
+            _ => {}
+        }
+    }
+    let Some(&unit) = values.first().and_then(|v| units.of.get(v)) else {
+        return false;
+    };
+    let members = &units.members[unit];
+    members.len() == values.len() && values.iter().all(|v| members.contains(v))
 }
 
 /// Whether `v` can join a unit of `members`.
