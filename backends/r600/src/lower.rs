@@ -626,8 +626,23 @@ impl Lowering<'_> {
                 if aliased {
                     self.redirect = Some((0..def.comps).map(|_| self.lir.new_value()).collect());
                 }
+                let per_component = alu.op.info().is_per_component();
                 for c in 0..def.comps {
-                    self.lower_alu(v, alu.op, &alu.srcs, c)?;
+                    // A component computed like an earlier one (`x / y.xx`) is a copy of it.
+                    let same = (0..c).find(|&e| {
+                        per_component
+                            && alu
+                                .srcs
+                                .iter()
+                                .all(|s| s.swizzle[e as usize] == s.swizzle[c as usize])
+                    });
+                    match same {
+                        Some(e) => {
+                            let (earlier, d) = (self.dst(v, e), self.dst(v, c));
+                            self.mov(d, Src::value(earlier));
+                        }
+                        None => self.lower_alu(v, alu.op, &alu.srcs, c)?,
+                    }
                 }
                 if let Some(temps) = self.redirect.take() {
                     for (c, t) in temps.into_iter().enumerate() {

@@ -530,7 +530,7 @@ impl Packer<'_> {
         let options: Vec<Vec<Placed>> = match &state.insts[i] {
             Inst::Alu(alu) => {
                 let srcs: Vec<PSrc> = alu.srcs.iter().map(|s| src(s, i)).collect();
-                self.alu_options(alu, srcs, group)
+                self.alu_options(alu, srcs, group, state.chans_by_load(&self.chans))
             }
             Inst::Multi(m) => {
                 if group.used.iter().take(4).any(|&u| u) {
@@ -572,7 +572,15 @@ impl Packer<'_> {
     }
 
     /// The ways an ALU instruction can be placed in the free slots of `group`, best first.
-    fn alu_options(&self, alu: &Alu, srcs: Vec<PSrc>, group: &GroupBuilder) -> Vec<Vec<Placed>> {
+    /// The ways to place `alu` in `group`; where the slot leaves the channel free (the trans
+    /// slot, Cayman's multi-slot operations), the channel of fewest live values in `order`.
+    fn alu_options(
+        &self,
+        alu: &Alu,
+        srcs: Vec<PSrc>,
+        group: &GroupBuilder,
+        order: [u8; 4],
+    ) -> Vec<Vec<Placed>> {
         let allowed = match alu.dst {
             Some(v) => self.allowed_chans(v),
             None => [true; 4],
@@ -589,7 +597,7 @@ impl Packer<'_> {
         let mut options = Vec::new();
         let slots = alu.op.slots(self.chip);
         if matches!(slots, Slots::Any | Slots::Vec) {
-            for c in 0..4u8 {
+            for c in order {
                 if allowed[c as usize] && !group.used[c as usize] {
                     options.push(vec![one(Slot::VECTOR[c as usize], c)]);
                 }
@@ -598,7 +606,7 @@ impl Packer<'_> {
         match slots {
             Slots::Any | Slots::Trans if self.chip.has_trans() => {
                 if !group.used[Slot::T as usize]
-                    && let Some(c) = (0..4u8).find(|&c| allowed[c as usize])
+                    && let Some(&c) = order.iter().find(|&&c| allowed[c as usize])
                 {
                     options.push(vec![one(Slot::T, c)]);
                 }
@@ -680,6 +688,22 @@ impl BlockState<'_> {
                 self.live += 1;
             }
         }
+    }
+
+    /// The four channels, those holding the fewest live values of the block first: where a
+    /// value's channel is free, it goes where it is likeliest to share a GPR.
+    fn chans_by_load(&self, chans: &[Option<u8>]) -> [u8; 4] {
+        let mut load = [0u32; 4];
+        for v in &self.written {
+            if self.readers_left.get(v).is_some_and(|&left| left > 0)
+                && let Some(c) = chans[v.0 as usize]
+            {
+                load[c as usize] += 1;
+            }
+        }
+        let mut order = [0, 1, 2, 3];
+        order.sort_by_key(|&c| load[c as usize]);
+        order
     }
 
     /// How many live values placing `i` would start minus how many it would end.
