@@ -57,6 +57,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         lower_add_sat: true,
         lower_rotate: true,
         lower_idiv: true,
+        indirect_uniform_loads: true,
         lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(R600Cost)),
