@@ -399,7 +399,7 @@ impl Packer<'_> {
             }
             written.extend(fetch.dsts.iter().flatten());
             for v in fetch.dsts.iter().flatten() {
-                self.choose_chan(*v, None);
+                self.choose_chan(*v, state.chans_by_load(&self.chans));
             }
             state.place(i, (item, 0));
             fetches.push(fetch.clone());
@@ -407,19 +407,18 @@ impl Packer<'_> {
         state.items.push(Item::Fetch(fetches));
     }
 
-    /// Gives `v` a channel if it has none: `preferred` if allowed, else the first channel its
-    /// unit's other values do not use.
-    fn choose_chan(&mut self, v: V, preferred: Option<u8>) -> u8 {
-        if let Some(c) = self.chans[v.0 as usize] {
-            return c;
+    /// Gives `v` a channel if it has none: the first in `order` its unit's other values do not
+    /// use.
+    fn choose_chan(&mut self, v: V, order: [u8; 4]) {
+        if self.chans[v.0 as usize].is_some() {
+            return;
         }
         let allowed = self.allowed_chans(v);
-        let c = preferred
-            .filter(|c| allowed[*c as usize])
-            .or_else(|| (0..4).find(|&c| allowed[c as usize]))
+        let c = order
+            .into_iter()
+            .find(|&c| allowed[c as usize])
             .unwrap_or(0);
         self.chans[v.0 as usize] = Some(c);
-        c
     }
 
     /// The channels `v` may take: its own if it has one, else those no value of its unit has.
@@ -459,7 +458,7 @@ impl Packer<'_> {
                 // A value read before its definition is placed (a register a loop carries)
                 // takes its channel now: the read ports are checked with it.
                 for v in state.insts[i].reads() {
-                    self.choose_chan(v, None);
+                    self.choose_chan(v, state.chans_by_load(&self.chans));
                 }
                 if let Some(placed) = self.try_place(state, &group, i) {
                     group.commit(i, placed, self.chip, state);
