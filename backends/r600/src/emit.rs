@@ -22,7 +22,7 @@
 
 use crate::bank;
 use crate::isa::{CfOp, Chip, FetchOp, sel};
-use crate::lir::Lane;
+use crate::lir::{Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
     AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot,
@@ -330,23 +330,27 @@ impl Emitter<'_> {
                     .iter()
                     .map(|s| {
                         let mut src = match s.kind {
-                            PKind::Value(v) => Src::gpr(self.gpr(v).unwrap_or(0), self.chan(v)),
+                            PKind::Operand(Operand::Value(v)) => {
+                                Src::gpr(self.gpr(v).unwrap_or(0), self.chan(v))
+                            }
                             PKind::Pv(c) => forwarded(previous, Slot::VECTOR[c as usize]),
                             PKind::Ps => forwarded(previous, Slot::T),
-                            PKind::Const(bits) => match sel::inline_constant(bits) {
-                                Some(inline) => Src::sel(inline, 0),
-                                None => {
-                                    let k = literals
-                                        .iter()
-                                        .position(|&l| l == bits)
-                                        .unwrap_or_else(|| {
-                                            literals.push(bits);
-                                            literals.len() - 1
-                                        });
-                                    Src::sel(sel::LITERAL, k as u8)
+                            PKind::Operand(Operand::Const(bits)) => {
+                                match sel::inline_constant(bits) {
+                                    Some(inline) => Src::sel(inline, 0),
+                                    None => {
+                                        let k = literals
+                                            .iter()
+                                            .position(|&l| l == bits)
+                                            .unwrap_or_else(|| {
+                                                literals.push(bits);
+                                                literals.len() - 1
+                                            });
+                                        Src::sel(sel::LITERAL, k as u8)
+                                    }
                                 }
-                            },
-                            PKind::Kcache { bank, index, chan } => {
+                            }
+                            PKind::Operand(Operand::Kcache { bank, index, chan }) => {
                                 let (set, k) = kcache
                                     .iter()
                                     .enumerate()
@@ -362,7 +366,9 @@ impl Emitter<'_> {
                                     chan,
                                 )
                             }
-                            PKind::Param { index, chan } => Src::sel(sel::PARAM + index, chan),
+                            PKind::Operand(Operand::Param { index, chan }) => {
+                                Src::sel(sel::PARAM + index, chan)
+                            }
                         };
                         src.neg = s.neg;
                         src.abs = s.abs;

@@ -104,24 +104,15 @@ pub struct PSrc {
     pub abs: bool,
 }
 
+/// What a placed source reads: the instruction's operand, or the previous group's result
+/// forwarded in its place.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum PKind {
-    Value(V),
+    Operand(Operand),
     /// The previous group's result in this vector slot.
     Pv(u8),
     /// The previous group's trans result.
     Ps,
-    Const(u32),
-    /// Component `chan` of vec4 constant `index` of constant buffer `bank`.
-    Kcache {
-        bank: u8,
-        index: u32,
-        chan: u8,
-    },
-    Param {
-        index: u16,
-        chan: u8,
-    },
 }
 
 /// Why a block could not be packed (an internal error: lowering produced something no group
@@ -158,13 +149,11 @@ pub fn fits_alone(inst: &Inst, chip: Chip) -> bool {
     let mut budget = Budget::default();
     let mut constants = 0;
     for s in srcs {
-        let kind = match s.operand {
-            Operand::Const(bits) => PKind::Const(bits),
-            Operand::Kcache { bank, index, chan } => PKind::Kcache { bank, index, chan },
-            _ => continue,
-        };
+        if !matches!(s.operand, Operand::Const(_) | Operand::Kcache { .. }) {
+            continue;
+        }
         constants += 1;
-        if !budget.take(kind, chip) {
+        if !budget.take(PKind::Operand(s.operand), chip) {
             return false;
         }
     }
@@ -185,13 +174,13 @@ impl Budget {
     /// Adds a read of `kind`; false when the group or its clause cannot take it.
     fn take(&mut self, kind: PKind, chip: Chip) -> bool {
         match kind {
-            PKind::Const(bits) if sel::inline_constant(bits).is_none() => {
+            PKind::Operand(Operand::Const(bits)) if sel::inline_constant(bits).is_none() => {
                 if !self.literals.contains(&bits) {
                     self.literals.push(bits);
                 }
                 self.literals.len() <= crate::isa::MAX_LITERALS
             }
-            PKind::Kcache { bank, index, chan } => {
+            PKind::Operand(Operand::Kcache { bank, index, chan }) => {
                 if !cover(&mut self.kcache, bank, index, chip) {
                     return false;
                 }
@@ -511,14 +500,12 @@ impl Packer<'_> {
                         match slot {
                             Some(Slot::T) => PKind::Ps,
                             Some(s) => PKind::Pv(s as u8),
-                            None => PKind::Value(v),
+                            None => PKind::Operand(s.operand),
                         }
                     }
-                    _ => PKind::Value(v),
+                    _ => PKind::Operand(s.operand),
                 },
-                Operand::Const(bits) => PKind::Const(bits),
-                Operand::Kcache { bank, index, chan } => PKind::Kcache { bank, index, chan },
-                Operand::Param { index, chan } => PKind::Param { index, chan },
+                operand => PKind::Operand(operand),
             };
             PSrc {
                 kind,
@@ -926,9 +913,15 @@ fn reads_of(p: &Placed, chans: &[Option<u8>]) -> Reads {
             .srcs
             .iter()
             .map(|s| match s.kind {
-                PKind::Value(v) => bank::Operand::Gpr(v.0, chans[v.0 as usize].unwrap_or(0)),
-                PKind::Pv(_) | PKind::Ps | PKind::Param { .. } => bank::Operand::Forwarded,
-                PKind::Const(_) | PKind::Kcache { .. } => bank::Operand::Constant,
+                PKind::Operand(Operand::Value(v)) => {
+                    bank::Operand::Gpr(v.0, chans[v.0 as usize].unwrap_or(0))
+                }
+                PKind::Pv(_) | PKind::Ps | PKind::Operand(Operand::Param { .. }) => {
+                    bank::Operand::Forwarded
+                }
+                PKind::Operand(Operand::Const(_) | Operand::Kcache { .. }) => {
+                    bank::Operand::Constant
+                }
             })
             .collect(),
     }

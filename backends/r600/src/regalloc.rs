@@ -19,7 +19,7 @@
 //! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
 
 use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
-use crate::lir::{Lir, V};
+use crate::lir::{Lir, Operand, V};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use fixedbitset::FixedBitSet;
@@ -129,7 +129,7 @@ impl Graph {
                     };
                     for p in group {
                         for s in &p.srcs {
-                            if let PKind::Value(v) = s.kind {
+                            if let PKind::Operand(Operand::Value(v)) = s.kind {
                                 point.uses.push(v.0);
                             }
                         }
