@@ -7,8 +7,10 @@
 //! the modifiers and the constant-file reads are free in the reader.
 //!
 //! Invariants: a MOV is propagated only when its destination is defined once and its source
-//! is a constant, a kcache read, or a value defined once (so it holds the same value wherever
-//! the destination is read), and only when every reader can take the source: three-source
+//! is a constant, a kcache read, a value defined once, or a value every read of the
+//! destination sees unchanged (each follows the MOV in its block, with no write of the source
+//! between): so it holds the same value wherever the destination is read; and only when every
+//! reader can take the source: three-source
 //! instructions have no absolute value, fetch and export lanes take only plain values and the
 //! constants 0 and 1.0, and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
@@ -34,7 +36,9 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
             {
                 let src = alu.srcs[0];
                 let once = match src.operand {
-                    Operand::Value(s) => defs[s.0 as usize] == 1 && s != dst,
+                    Operand::Value(s) => {
+                        s != dst && (defs[s.0 as usize] == 1 || read_unchanged(lir, dst, s))
+                    }
                     Operand::Const(_) | Operand::Kcache { .. } => true,
                     Operand::Param { .. } => false,
                 };
@@ -61,6 +65,27 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
             return;
         }
     }
+}
+
+/// Whether every read of `dst` (defined by a MOV from `src`) follows that MOV in its block with
+/// no write of `src` between.
+fn read_unchanged(lir: &Lir, dst: V, src: V) -> bool {
+    let mut unchanged = true;
+    lir.for_each_block(&mut |insts| {
+        // Whether the MOV has run in this block and `src` kept its value since.
+        let mut after_copy = false;
+        for inst in insts {
+            if inst.reads().contains(&dst) && !after_copy {
+                unchanged = false;
+            }
+            if inst.writes().contains(&dst) {
+                after_copy = true;
+            } else if inst.writes().contains(&src) {
+                after_copy = false;
+            }
+        }
+    });
+    unchanged
 }
 
 /// Moves constant operands (kcache reads, literals) of instructions that do not fit a group
@@ -168,4 +193,53 @@ fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
         };
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lir::Node;
+
+    fn mov(dst: u32, src: Src) -> Inst {
+        Inst::Alu(Alu::new(AluOp::Mov, Some(V(dst)), vec![src]))
+    }
+
+    fn add(dst: u32, a: u32, b: u32) -> Inst {
+        let srcs = vec![Src::value(V(a)), Src::value(V(b))];
+        Inst::Alu(Alu::new(AluOp::Add, Some(V(dst)), srcs))
+    }
+
+    /// v0 is written twice (a register a phi copy writes); v1 copies it, then is read.
+    fn copy_of_a_register(rewrite_between: bool) -> Lir {
+        let mut block = vec![
+            mov(0, Src::float(1.0)),
+            mov(0, Src::float(2.0)),
+            mov(1, Src::value(V(0))),
+        ];
+        if rewrite_between {
+            block.push(mov(0, Src::float(3.0)));
+        }
+        block.push(add(2, 1, 1));
+        Lir {
+            body: vec![Node::Block(block)],
+            values: 3,
+            ..Lir::default()
+        }
+    }
+
+    #[test]
+    fn copies_of_registers_propagate_while_the_register_holds_the_value() {
+        let mut lir = copy_of_a_register(false);
+        propagate_copies(&mut lir, Chip::Evergreen);
+        let Node::Block(block) = &lir.body[0] else {
+            unreachable!()
+        };
+        assert_eq!(block.len(), 3);
+        assert_eq!(block[2], add(2, 0, 0));
+
+        let mut lir = copy_of_a_register(true);
+        let before = lir.clone();
+        propagate_copies(&mut lir, Chip::Evergreen);
+        assert_eq!(lir, before, "v0 changes before v1 is read");
+    }
 }

@@ -302,10 +302,15 @@ impl Lir {
 
     /// Calls `f` on every instruction, in program order.
     pub fn for_each_inst(&self, f: &mut impl FnMut(&Inst)) {
-        fn walk(nodes: &[Node], f: &mut impl FnMut(&Inst)) {
+        self.for_each_block(&mut |insts| insts.iter().for_each(&mut *f))
+    }
+
+    /// Calls `f` on every block's instructions, in program order.
+    pub fn for_each_block(&self, f: &mut impl FnMut(&[Inst])) {
+        fn walk(nodes: &[Node], f: &mut impl FnMut(&[Inst])) {
             for node in nodes {
                 match node {
-                    Node::Block(insts) => insts.iter().for_each(&mut *f),
+                    Node::Block(insts) => f(insts),
                     Node::If { then, otherwise } => {
                         walk(then, f);
                         walk(otherwise, f);
