@@ -93,11 +93,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
                                 0
                             };
                             let constant = new_value();
-                            before.push(Inst::Alu(Alu::new(
-                                crate::isa::AluOp::Mov,
-                                Some(constant),
-                                vec![Src::constant(bits)],
-                            )));
+                            before.push(mov(constant, Src::constant(bits)));
                             lanes[k] = Lane::Value(constant);
                         }
                         let Lane::Value(v) = lanes[k] else { continue };
@@ -115,11 +111,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
                             }
                         } else {
                             let copy = new_value();
-                            before.push(Inst::Alu(Alu::new(
-                                crate::isa::AluOp::Mov,
-                                Some(copy),
-                                vec![Src::value(v)],
-                            )));
+                            before.push(mov(copy, Src::value(v)));
                             // Every lane reading `v` reads the copy.
                             for other in lanes.iter_mut() {
                                 if *other == Lane::Value(v) {
@@ -143,11 +135,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
                     for dst in fetch.dsts.iter_mut().flatten() {
                         if units.of.contains_key(dst) || forced.contains_key(dst) {
                             let copy = new_value();
-                            after.push(Inst::Alu(Alu::new(
-                                crate::isa::AluOp::Mov,
-                                Some(*dst),
-                                vec![Src::value(copy)],
-                            )));
+                            after.push(mov(*dst, Src::value(copy)));
                             *dst = copy;
                         }
                         results.push(*dst);
@@ -165,6 +153,10 @@ pub fn form_units(lir: &mut Lir) -> Units {
     lir.values = next;
     units.forced = forced;
     units
+}
+
+fn mov(dst: V, src: Src) -> Inst {
+    Inst::Alu(Alu::new(crate::isa::AluOp::Mov, Some(dst), vec![src]))
 }
 
 /// Whether `lanes` read exactly the values of one unit (each on its lane's channel when
