@@ -466,6 +466,24 @@ mod tests {
         }
     }
 
+    /// A vertex fetch or memory read of address channel `src.1` of R`src.0` into R`dst.0`
+    /// through `dst.1`.
+    fn vertex_fetch(op: FetchOp, src: (u8, u8), dst: (u8, [u8; 4]), vtx: VtxFormat) -> Fetch {
+        Fetch {
+            op,
+            resource: 0,
+            sampler: 0,
+            src_gpr: src.0,
+            src_sel: [src.1, 7, 7, 7],
+            dst_gpr: dst.0,
+            dst_sel: dst.1,
+            coord_normalized: [false; 4],
+            lod_bias: 0,
+            offset: [0; 3],
+            vtx,
+        }
+    }
+
     #[test]
     fn listing_prints_mesa_style_lines() {
         let text = listing(&assemble(&shader()).unwrap()).unwrap();
@@ -500,23 +518,19 @@ mod tests {
             *kcache = sets.to_vec();
         }
         let vfetch = Fetch {
-            op: FetchOp::Vfetch,
             resource: 3,
-            sampler: 0,
-            src_gpr: 0,
-            src_sel: [0, 7, 7, 7],
-            dst_gpr: 1,
-            dst_sel: [0, 1, 2, 5],
-            coord_normalized: [false; 4],
-            lod_bias: 0,
-            offset: [0; 3],
-            vtx: VtxFormat {
-                offset: 16,
-                mega_fetch_count: 15,
-                data_format: 34,
-                srf_mode: true,
-                ..VtxFormat::default()
-            },
+            ..vertex_fetch(
+                FetchOp::Vfetch,
+                (0, 0),
+                (1, [0, 1, 2, 5]),
+                VtxFormat {
+                    offset: 16,
+                    mega_fetch_count: 15,
+                    data_format: 34,
+                    srf_mode: true,
+                    ..VtxFormat::default()
+                },
+            )
         };
         program.cf[2] = Cf::new(CfOp::Vtx, CfBody::Fetch(vec![vfetch]));
         if let CfBody::Export(export) = &mut program.cf[4].body {
@@ -553,18 +567,11 @@ mod tests {
             array_size: 512,
             ..Export::new(ExportType::Scratch, 5, 3, [0, 7, 7, 7])
         };
-        let read = Fetch {
-            op: FetchOp::ReadScratch,
-            resource: 0,
-            sampler: 0,
-            src_gpr: 4,
-            src_sel: [1, 7, 7, 7],
-            dst_gpr: 1,
-            dst_sel: [7, 0, 7, 7],
-            coord_normalized: [false; 4],
-            lod_bias: 0,
-            offset: [0; 3],
-            vtx: VtxFormat {
+        let read = vertex_fetch(
+            FetchOp::ReadScratch,
+            (4, 1),
+            (1, [7, 0, 7, 7]),
+            VtxFormat {
                 data_format: 34,
                 mem: MemRead {
                     array_base: 5,
@@ -574,7 +581,7 @@ mod tests {
                 },
                 ..VtxFormat::default()
             },
-        };
+        );
         program.cf[2] = Cf::new(CfOp::Vtx, CfBody::Fetch(vec![read]));
         program.cf.insert(2, Cf::flow(CfOp::WaitAck, 0, 0));
         program
