@@ -129,7 +129,17 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
     for (v, &c) in &units.forced {
         chans[v.0 as usize] = Some(c);
     }
-    let mut packer = Packer { chip, units, chans };
+    let carried = (0..lir.values)
+        .zip(lir.def_counts())
+        .filter(|&(_, defs)| defs > 1)
+        .map(|(v, _)| V(v))
+        .collect();
+    let mut packer = Packer {
+        chip,
+        units,
+        chans,
+        carried,
+    };
     let body = packer.nodes(&lir.body)?;
     Ok(Packed {
         body,
@@ -209,6 +219,9 @@ struct Packer<'a> {
     chip: Chip,
     units: &'a Units,
     chans: Vec<Option<u8>>,
+    /// The values several instructions write (registers phi copies carry across blocks): live
+    /// beyond the blocks the scheduler sees, so they weigh on their channel everywhere.
+    carried: Vec<V>,
 }
 
 /// How an instruction must be placed relative to one it depends on.
@@ -388,7 +401,7 @@ impl Packer<'_> {
             }
             written.extend(fetch.dsts.iter().flatten());
             for v in fetch.dsts.iter().flatten() {
-                self.choose_chan(*v, state.chans_by_load(&self.chans));
+                self.choose_chan(*v, state.chans_by_load(&self.chans, &self.carried));
             }
             state.place(i, (item, 0));
             fetches.push(fetch.clone());
@@ -447,7 +460,7 @@ impl Packer<'_> {
                 // A value read before its definition is placed (a register a loop carries)
                 // takes its channel now: the read ports are checked with it.
                 for v in state.insts[i].reads() {
-                    self.choose_chan(v, state.chans_by_load(&self.chans));
+                    self.choose_chan(v, state.chans_by_load(&self.chans, &self.carried));
                 }
                 if let Some(placed) = self.try_place(state, &group, i) {
                     group.commit(i, placed, self.chip, state);
@@ -516,7 +529,12 @@ impl Packer<'_> {
         let options: Vec<Vec<Placed>> = match &state.insts[i] {
             Inst::Alu(alu) => {
                 let srcs: Vec<PSrc> = alu.srcs.iter().map(|s| src(s, i)).collect();
-                self.alu_options(alu, srcs, group, state.chans_by_load(&self.chans))
+                self.alu_options(
+                    alu,
+                    srcs,
+                    group,
+                    state.chans_by_load(&self.chans, &self.carried),
+                )
             }
             Inst::Multi(m) => {
                 if group.used.iter().take(4).any(|&u| u) {
@@ -676,10 +694,16 @@ impl BlockState<'_> {
         }
     }
 
-    /// The four channels, those holding the fewest live values of the block first: where a
-    /// value's channel is free, it goes where it is likeliest to share a GPR.
-    fn chans_by_load(&self, chans: &[Option<u8>]) -> [u8; 4] {
+    /// The four channels, those holding the fewest live values of the block and `carried`
+    /// registers first: where a value's channel is free, it goes where it is likeliest to share
+    /// a GPR.
+    fn chans_by_load(&self, chans: &[Option<u8>], carried: &[V]) -> [u8; 4] {
         let mut load = [0u32; 4];
+        for v in carried {
+            if let Some(c) = chans[v.0 as usize] {
+                load[c as usize] += 1;
+            }
+        }
         for v in &self.written {
             if self.readers_left.get(v).is_some_and(|&left| left > 0)
                 && let Some(c) = chans[v.0 as usize]
