@@ -629,13 +629,12 @@ impl Lowering<'_> {
                 let per_component = alu.op.info().is_per_component();
                 for c in 0..def.comps {
                     // A component computed like an earlier one (`x / y.xx`) is a copy of it.
-                    let same = (0..c).find(|&e| {
-                        per_component
-                            && alu
-                                .srcs
-                                .iter()
-                                .all(|s| s.swizzle[e as usize] == s.swizzle[c as usize])
-                    });
+                    let computed_alike = |e: &u8| {
+                        alu.srcs
+                            .iter()
+                            .all(|s| s.swizzle[*e as usize] == s.swizzle[c as usize])
+                    };
+                    let same = per_component.then(|| (0..c).find(computed_alike)).flatten();
                     match same {
                         Some(e) => {
                             let (earlier, d) = (self.dst(v, e), self.dst(v, c));
@@ -1126,8 +1125,9 @@ impl Lowering<'_> {
         } else {
             (None, ii.srcs[0])
         };
-        let layout_of = data.unwrap_or(v);
-        let Some(def) = self.func.inst(layout_of).def else {
+        // The value loaded or stored gives the access's shape.
+        let accessed = data.unwrap_or(v);
+        let Some(def) = self.func.inst(accessed).def else {
             return Err(self.error(v, "a scratch access without a value"));
         };
         if !matches!(def.bits, 1 | 32) {
@@ -1155,9 +1155,9 @@ impl Lowering<'_> {
         }
         self.lir.scratch_elements = self.scratch_dwords as u16;
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        let lanes = |lane: Lane| [lane, Lane::Unused, Lane::Unused, Lane::Unused];
         for c in 0..def.comps {
             let element = first + u32::from(c);
-            let lanes = |lane: Lane| [lane, Lane::Unused, Lane::Unused, Lane::Unused];
             match data {
                 Some(data) if mask & 1 << c != 0 => {
                     let src = self.src(data, c);

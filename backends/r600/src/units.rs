@@ -9,13 +9,12 @@
 //! forced onto, a MOV to a fresh value goes just before the instruction (or, for a result,
 //! just after it) and the unit takes the fresh value. A scratch write has no swizzle: it
 //! forces the value of its lane c onto channel c (and its index onto x), copying a value
-//! already forced elsewhere.
+//! already forced elsewhere. Lanes that read exactly the values of a unit formed before read
+//! its GPR as they are.
 //!
 //! Why: the swizzles of fetches (SRC_SEL, DST_SEL) and exports (SWIZ_SEL) reach any channel
 //! of the one GPR, so a unit's values only need distinct channels (the packer chooses them)
 //! and one GPR number (register allocation chooses it).
-//!
-//! Lanes that read exactly the values of a unit formed before read its GPR as they are.
 //!
 //! Invariants: after it, each value is in at most one unit, a unit's forced channels are
 //! distinct, a unit with a fixed value holds only values fixed in that GPR (a fetch or
