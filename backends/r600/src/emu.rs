@@ -452,6 +452,31 @@ struct Clause<'c> {
     pv_lanes: [u64; 5],
     /// Per clause-temporary component (`4·(gpr − 124) + chan`), the lanes that wrote it.
     temps: [u64; 16],
+    /// Per lane, the address register AR.x a MOVA_INT of the clause loaded.
+    ar: Vec<i32>,
+    /// The lanes whose AR.x a MOVA_INT of an earlier group of the clause loaded: AR does not
+    /// outlive its clause, and a group cannot read what it loads.
+    ar_lanes: u64,
+    /// The previous group wrote a register at a relative address (on R600 the next group must
+    /// be a NOP).
+    relative_write: bool,
+}
+
+/// The GPR `base + AR.x` of `lane`: AR must have been loaded in an earlier group of the clause,
+/// and the address must be a GPR (not a clause temporary).
+fn relative_gpr(clause: &Clause, base: usize, lane: usize) -> Result<usize, Why> {
+    if !bit(clause.ar_lanes, lane) {
+        return Err(invalid(format!(
+            "a relative operand, but no earlier group of the clause loaded AR.x for lane {lane}"
+        )));
+    }
+    let gpr = base as i64 + i64::from(clause.ar[lane]);
+    if !(0..i64::from(CLAUSE_TEMP_BASE)).contains(&gpr) {
+        return Err(invalid(format!(
+            "relative address R{gpr} (R{base} + AR.x) outside the GPRs (lane {lane})"
+        )));
+    }
+    Ok(gpr as usize)
 }
 
 /// The side effects of a group, applied after its writes.
@@ -902,6 +927,9 @@ impl Machine<'_> {
             pv: vec![[0; 5]; self.wave.lanes],
             pv_lanes: [0; 5],
             temps: [0; 16],
+            ar: vec![0; self.wave.lanes],
+            ar_lanes: 0,
+            relative_write: false,
         };
         for (g, group) in groups.iter().enumerate() {
             self.group(at, g, group, &mut clause)?;
@@ -915,8 +943,31 @@ impl Machine<'_> {
         if op.opcode(self.chip).is_none() {
             return Err(unsupported(format!("{op} on {:?}", self.chip)));
         }
-        if inst.dst.rel || inst.srcs().iter().any(|s| s.rel) {
-            return Err(unsupported("relative addressing"));
+        let relative = inst.dst.rel || inst.srcs().iter().any(|s| s.rel);
+        if relative && inst.index_mode != 0 {
+            return Err(unsupported(format!(
+                "index mode {} (only AR.x is modelled)",
+                inst.index_mode
+            )));
+        }
+        if inst.srcs().iter().any(|s| s.rel && s.sel > 127) {
+            return Err(unsupported("a relative source outside the GPRs"));
+        }
+        if op.has(flag::MOVA) {
+            if op != AluOp::MovaInt {
+                return Err(unsupported(format!("{op} (only MOVA_INT is modelled)")));
+            }
+            if inst.dst.write || relative {
+                return Err(unsupported(
+                    "a MOVA_INT that writes a GPR or has a relative operand",
+                ));
+            }
+            if self.chip == Chip::Cayman && inst.dst.gpr != 0 {
+                return Err(unsupported(format!(
+                    "MOVA_INT into destination {} on Cayman (only AR_X, 0, is modelled)",
+                    inst.dst.gpr
+                )));
+            }
         }
         if inst.dst.gpr >= 128 || inst.dst.chan > 3 {
             return Err(invalid(format!(
@@ -979,6 +1030,21 @@ impl Machine<'_> {
         if once > 1 {
             return Err(invalid("more than one predicate set or kill in a group").at(at_group));
         }
+        let relative = |i: &AluInst| i.dst.rel || i.srcs().iter().any(|s| s.rel);
+        let loads_ar = group.insts.iter().any(|i| i.op.has(flag::MOVA));
+        if loads_ar && group.insts.iter().any(relative) {
+            return Err(
+                invalid("a MOVA_INT and a relative operand in one group").at(at_group.clone())
+            );
+        }
+        if self.chip == Chip::R600
+            && clause.relative_write
+            && group.insts.iter().any(|i| i.op != AluOp::AluNop)
+        {
+            return Err(
+                invalid("on R600 the group after a relative write must be a NOP").at(at_group),
+            );
+        }
         let exec: Vec<u64> = group
             .insts
             .iter()
@@ -1022,15 +1088,22 @@ impl Machine<'_> {
         // Writes, PV/PS, then the side effects.
         let mut pv_lanes = [0u64; 5];
         let mut written = Vec::new();
+        let mut ar_loaded = 0u64;
         for (i, inst) in group.insts.iter().enumerate() {
             let Some(values) = &results[i] else {
                 continue;
             };
             let slot = slots[i] as usize;
             pv_lanes[slot] = exec[i];
+            if inst.op.has(flag::MOVA) {
+                for lane in lanes(exec[i]) {
+                    clause.ar[lane] = values[lane] as i32;
+                }
+                ar_loaded |= exec[i];
+            }
             let writes = inst.op.is_op3() || inst.dst.write;
             let (gpr, chan) = (inst.dst.gpr as usize, inst.dst.chan as usize);
-            if writes {
+            if writes && !inst.dst.rel {
                 if written.contains(&(gpr, chan)) {
                     return Err(invalid(format!(
                         "R{gpr}.{} is written twice in the group",
@@ -1047,11 +1120,18 @@ impl Machine<'_> {
                 let v = output(inst, values[lane]);
                 clause.pv[lane][slot] = v;
                 if writes {
+                    let gpr = if inst.dst.rel {
+                        relative_gpr(clause, gpr, lane).map_err(|w| w.at(at_inst(i)))?
+                    } else {
+                        gpr
+                    };
                     self.wave.gprs[lane][gpr][chan] = v;
                 }
             }
         }
         clause.pv_lanes = pv_lanes;
+        clause.ar_lanes |= ar_loaded;
+        clause.relative_write = group.insts.iter().any(|i| i.dst.rel);
         clause.pred = clause.pred & !effects.pred_lanes | effects.pred_values;
         self.killed |= effects.kill;
         self.active &= !effects.deactivate & self.alive();
@@ -1063,7 +1143,11 @@ impl Machine<'_> {
         let chan = src.chan as usize;
         let raw = match src.sel {
             s @ 0..=127 => {
-                let s = s as usize;
+                let s = if src.rel {
+                    relative_gpr(clause, s as usize, lane)?
+                } else {
+                    s as usize
+                };
                 let temp = CLAUSE_TEMP_BASE as usize;
                 if s >= temp && !bit(clause.temps[(s - temp) * 4 + chan], lane) {
                     return Err(invalid(format!(
@@ -1588,7 +1672,7 @@ fn eval_op(op: AluOp, chip: Chip, s: [u32; 3]) -> Result<u32, Why> {
         AshrInt => (i(0) >> (s[1] & 31)) as u32,
         LshrInt => s[0] >> (s[1] & 31),
         LshlInt => s[0] << (s[1] & 31),
-        Mov => s[0],
+        Mov | MovaInt => s[0],
         PredSetgtUint | PredSetgeUint | PredSete | PredSetgt | PredSetge | PredSetne
         | PredSeteInt | PredSetgtInt | PredSetgeInt | PredSetneInt => float(!holds(op, s[0], s[1])),
         Kille | Killgt | Killge | Killne | KillgtUint | KillgeUint | KilleInt | KillgtInt
@@ -2991,5 +3075,77 @@ mod tests {
         p.cf.remove(1);
         let e = err(&p, &mut Wavefront::new(1));
         assert!(e.to_string().contains("past the 0"), "{e}");
+    }
+
+    fn relative(src: Src) -> Src {
+        Src { rel: true, ..src }
+    }
+
+    /// MOVA_INT of R1.x, then a group that reads R[2+AR].y and writes R[4+AR].z.
+    fn relative_clause() -> Vec<Group> {
+        vec![
+            group(vec![inst(AluOp::MovaInt, Dst::none(0), &[r(1, 0)])]),
+            group(vec![mov(
+                Dst {
+                    rel: true,
+                    ..d(4, 2)
+                },
+                relative(r(2, 1)),
+            )]),
+        ]
+    }
+
+    #[test]
+    fn relative_operands_add_the_lanes_ar() {
+        for chip in [Chip::R700, Chip::Evergreen, Chip::Cayman] {
+            let p = program(chip, vec![alu(CfOp::Alu, relative_clause())], 0);
+            let mut w = wave(2, &[(1, 0, &[0, 2]), (2, 1, &[10, 11]), (4, 1, &[40, 41])]);
+            run_ok(&p, &mut w);
+            assert_eq!(column(&w, 4, 2), [10, 0], "{chip:?}: lane 0 writes R4.z");
+            assert_eq!(
+                column(&w, 6, 2),
+                [0, 41],
+                "{chip:?}: lane 1 reads R4.y, writes R6.z"
+            );
+        }
+    }
+
+    #[test]
+    fn ar_is_loaded_in_an_earlier_group_of_the_same_clause() {
+        let mut w = wave(1, &[(1, 0, &[0])]);
+        // AR loaded in another clause.
+        let [mova, rel] = relative_clause().try_into().unwrap();
+        let p = program(
+            Chip::Evergreen,
+            vec![
+                alu(CfOp::Alu, vec![mova.clone()]),
+                alu(CfOp::Alu, vec![rel.clone()]),
+            ],
+            0,
+        );
+        let e = err(&p, &mut w);
+        assert!(e.to_string().contains("loaded AR.x"), "{e}");
+        // AR loaded in the same group.
+        let both = group([mova.insts, rel.insts].concat());
+        let p = program(Chip::Evergreen, vec![alu(CfOp::Alu, vec![both])], 0);
+        let e = err(&p, &mut w);
+        assert!(e.to_string().contains("in one group"), "{e}");
+        // An address past the GPRs.
+        let mut w = wave(1, &[(1, 0, &[200])]);
+        let p = program(Chip::Evergreen, vec![alu(CfOp::Alu, relative_clause())], 0);
+        let e = err(&p, &mut w);
+        assert!(e.to_string().contains("outside the GPRs"), "{e}");
+    }
+
+    #[test]
+    fn on_r600_a_nop_group_follows_a_relative_write() {
+        let mut groups = relative_clause();
+        groups.push(group(vec![mov(d(7, 0), r(1, 0))]));
+        let p = program(Chip::R600, vec![alu(CfOp::Alu, groups.clone())], 0);
+        let e = err(&p, &mut wave(1, &[]));
+        assert!(e.to_string().contains("must be a NOP"), "{e}");
+        groups.insert(2, group(vec![inst(AluOp::AluNop, Dst::none(0), &[])]));
+        let p = program(Chip::R600, vec![alu(CfOp::Alu, groups)], 0);
+        run_ok(&p, &mut wave(1, &[]));
     }
 }
