@@ -3,6 +3,7 @@
 //! assembly again.
 
 use crate::pipeline::{Pipeline, Target};
+use crate::r600_lowering::R600Lowering;
 use crate::{CliError, emit, load};
 use clap::Args;
 use shrew_engine::ir::{Shader, Stage};
@@ -71,13 +72,16 @@ pub fn gen_of(target: Target) -> Option<Gen> {
 
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     let mut shader = load(&args.file)?;
+    if let Some(chip) = chip_of(args.target) {
+        Pipeline::parse(&args.pipeline, args.target)?
+            .run(&mut shader)
+            .map_err(CliError)?;
+        return compile_r600(args, &shader, chip);
+    }
     let pipeline = format!("{},{}", args.pipeline, args.target.backend_pipeline());
     Pipeline::parse(&pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;
-    if let Some(chip) = chip_of(args.target) {
-        return compile_r600(args, &shader, chip);
-    }
     let Some(hw) = gen_of(args.target) else {
         return Err(CliError(format!(
             "{}: no backend for this target",
@@ -120,7 +124,8 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
 
 /// `shrew compile` for an R600-family chip.
 fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
-    let kernel = shrew_r600::compile::compile(shader, chip)
+    let (_, kernel) = R600Lowering::new(chip, args.target)?
+        .compile(shader)
         .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
     if let Some(path) = &args.binary {
         let bytes: Vec<u8> = kernel

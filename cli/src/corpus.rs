@@ -4,6 +4,7 @@
 
 use crate::piglit::{BatchArgs, find_files, progress, thread_pool};
 use crate::pipeline::Pipeline;
+use crate::r600_lowering::R600Lowering;
 use crate::{CliError, emit};
 use clap::Args;
 use rayon::prelude::*;
@@ -142,10 +143,17 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         model: args.batch.target.options().costs.model,
         hw: crate::compile::gen_of(args.batch.target),
         chip: crate::compile::chip_of(args.batch.target),
-        backend_pipeline: Some(Pipeline::parse(
-            &args.batch.target.backend_pipeline(),
-            args.batch.target,
-        )?),
+        backend_pipeline: match crate::compile::gen_of(args.batch.target) {
+            Some(_) => Some(Pipeline::parse(
+                &args.batch.target.backend_pipeline(),
+                args.batch.target,
+            )?),
+            None => None,
+        },
+        r600: match crate::compile::chip_of(args.batch.target) {
+            Some(chip) => Some(R600Lowering::new(chip, args.batch.target)?),
+            None => None,
+        },
         save_spirv: args.save_spirv.clone(),
         baseline: match &args.vs_pipeline {
             Some(p) => Some(Pipeline::parse(p, args.batch.target)?),
@@ -517,8 +525,10 @@ struct Context {
     hw: Option<shrew_gen::isa::Gen>,
     /// The R600 chip when the target is one: fragment and vertex stages are compiled.
     chip: Option<shrew_r600::isa::Chip>,
-    /// What runs between the mid-end and the backend.
+    /// What runs between the mid-end and a Gen backend.
     backend_pipeline: Option<Pipeline>,
+    /// What runs after the mid-end on an R600.
+    r600: Option<R600Lowering>,
     save_spirv: Option<PathBuf>,
     /// The `--vs-pipeline` to compare against.
     baseline: Option<Pipeline>,
@@ -629,9 +639,6 @@ fn finish(
 /// 32, as a driver compiles them) or a vertex stage (SIMD8); on an R600, of a fragment or
 /// vertex stage.
 fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
-    let Some(prepare) = &context.backend_pipeline else {
-        return Kernels::None;
-    };
     let compiles = match (context.hw, context.chip) {
         (Some(_), _) => matches!(
             shader.stage,
@@ -643,12 +650,15 @@ fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> K
     if !compiles {
         return Kernels::None;
     }
+    if let Some(r600) = &context.r600 {
+        let kernel = r600.compile(&shader);
+        return Kernels::R600(kernel.map(|(_, k)| k.stats));
+    }
+    let Some(prepare) = &context.backend_pipeline else {
+        return Kernels::None;
+    };
     if let Err(e) = prepare.run(&mut shader) {
         return backend_error(format!("pipeline: {e}"), context);
-    }
-    if let Some(chip) = context.chip {
-        let kernel = shrew_r600::compile::compile(&shader, chip);
-        return Kernels::R600(kernel.map(|k| k.stats).map_err(|e| e.to_string()));
     }
     let Some(hw) = context.hw else {
         return Kernels::None;

@@ -14,6 +14,7 @@ mod opt;
 mod piglit;
 mod pipeline;
 mod r600_fragments;
+mod r600_lowering;
 mod rules;
 mod run;
 mod varyings;

@@ -78,7 +78,16 @@ pub struct Pipeline {
 
 impl Pipeline {
     pub fn parse(spec: &str, target: Target) -> Result<Pipeline, CliError> {
-        let registry = registry(target);
+        Pipeline::parse_with_options(spec, target, target.options())
+    }
+
+    /// [`Pipeline::parse`] with the passes made for `options` rather than the target's own.
+    pub fn parse_with_options(
+        spec: &str,
+        target: Target,
+        options: TargetOptions,
+    ) -> Result<Pipeline, CliError> {
+        let registry = shrew_rules::registry(&options, target.rule_sets());
         let pipeline = manager::Pipeline::parse(spec, &registry)?;
         Ok(Pipeline {
             registry,

@@ -6,29 +6,28 @@
 //! barycentrics (flat ones the provoking vertex's value).
 
 use crate::CliError;
-use crate::pipeline::{Pipeline, Target};
+use crate::pipeline::Target;
+use crate::r600_lowering::R600Lowering;
 use crate::varyings::{Places, components};
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader};
 use shrew_frontend::piglit::run::{
     FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
 };
-use shrew_r600::compile::{Kernel, compile};
+use shrew_r600::compile::Kernel;
 use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub struct R600Fragments {
-    chip: Chip,
-    lower: Pipeline,
+    lowering: R600Lowering,
 }
 
 impl R600Fragments {
     pub fn new(chip: Chip, target: Target) -> Result<R600Fragments, CliError> {
         Ok(R600Fragments {
-            chip,
-            lower: Pipeline::parse(&target.backend_pipeline(), target)?,
+            lowering: R600Lowering::new(chip, target)?,
         })
     }
 }
@@ -41,17 +40,13 @@ struct R600Kernel {
 
 impl FragmentBackend for R600Fragments {
     fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
-        let mut lowered = shader.clone();
-        self.lower.run(&mut lowered)?;
-        let kernel = compile(&lowered, self.chip).map_err(|e| e.to_string())?;
+        let (lowered, kernel) = self.lowering.compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;
         Ok(Box::new(R600Kernel { kernel, inputs }))
     }
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
-        let mut lowered = shader.clone();
-        self.lower.run(&mut lowered)?;
-        let kernel = compile(&lowered, self.chip).map_err(|e| e.to_string())?;
+        let (lowered, kernel) = self.lowering.compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;
         let mut outputs: Vec<(String, VertexPlace)> = components(&lowered, Mode::ShaderOut)?
             .into_iter()

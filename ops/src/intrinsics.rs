@@ -97,6 +97,8 @@ pub enum IndexKind {
     MemorySemantics,
     MemoryModes,
     ParamIdx,
+    /// A power of two bytes the access's run-time offset is a multiple of (for the accesses
+    /// with a `base`: the offset source, `base` excluded).
     AlignMul,
 }
 

@@ -320,6 +320,115 @@ b0:
 /// The default pipeline gives the same program every time: no pass may depend on the iteration
 /// order of a hash set (loop-unroll once removed blocks in one, so the blocks added next got
 /// other numbers from run to run).
+/// With `indexed_temporaries` (R600), `lower-indirect-derefs` keeps the run-time array index of
+/// a temporary stored at a run-time index, for the backend's relative addressing, and still
+/// selects among the elements of an array only read at run-time indices and among vector
+/// components. Either way the results stay the same.
+#[test]
+fn indexed_temporaries_keep_the_arrays_stored_at_run_time_indices() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @o (location=0)
+var function_temp f32x4[4] @stored
+var function_temp f32x4[4] @read
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fabs %1
+    32x4 %3 = f2u32 %2
+    32 %4 = load_const (3)
+    32 %5 = iand %3.x, %4
+    32 %6 = iand %3.y, %4
+    32 %7 = deref_var @stored
+    32 %8 = deref_var @read
+    32x4 %9 = load_const (1.0, 2.0, 3.0, 4.0)
+    32 %10 = load_const (0)
+    32 %11 = load_const (1)
+    32 %12 = load_const (2)
+    32 %13 = deref_array %7[%10]
+    store_deref %13, %9 (write_mask=xyzw)
+    32 %14 = deref_array %7[%11]
+    store_deref %14, %1 (write_mask=xyzw)
+    32 %15 = deref_array %7[%12]
+    store_deref %15, %9 (write_mask=xyzw)
+    32 %16 = deref_array %7[%4]
+    store_deref %16, %1 (write_mask=xyzw)
+    32 %17 = deref_array %8[%10]
+    store_deref %17, %1 (write_mask=xyzw)
+    32 %18 = deref_array %8[%11]
+    store_deref %18, %9 (write_mask=xyzw)
+    32 %19 = deref_array %8[%12]
+    store_deref %19, %1 (write_mask=xyzw)
+    32 %20 = deref_array %8[%4]
+    store_deref %20, %9 (write_mask=xyzw)
+    32 %21 = deref_array %7[%5]
+    store_deref %21, %2 (write_mask=xyzw)
+    32 %22 = deref_array %7[%6]
+    32 %23 = deref_array %22[%5]
+    32 %24 = load_deref %23
+    32 %25 = deref_array %8[%5]
+    32x4 %26 = load_deref %25
+    32x4 %27 = fadd %26, %24.xxxx
+    32 %28 = deref_var @o
+    store_deref %28, %27 (write_mask=xyzw)
+    return
+}
+";
+    let shader = text::parse(source, "indexed_temporaries.shrew").unwrap();
+    // Each access's variable, and whether its chain still has a run-time index.
+    let accesses = |shader: &Shader| {
+        let func = shader.entry_function();
+        let mut found: Vec<(String, bool)> = func
+            .all_insts()
+            .filter_map(|v| match &func.inst(v).kind {
+                shrew_engine::ir::InstKind::Intrinsic(i) => {
+                    let (var, steps) = shrew_engine::ir::deref_chain(func, i.srcs[0])?;
+                    let dynamic = steps.iter().any(|&s| {
+                        matches!(func.inst(s).kind,
+                            shrew_engine::ir::InstKind::Deref(shrew_engine::ir::Deref::Array { index, .. })
+                                if func.constant_u32(index).is_none())
+                    });
+                    Some((shader.variable(var).name.clone(), dynamic))
+                }
+                _ => None,
+            })
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    let lowered = |indexed_temporaries: bool| {
+        let options = TargetOptions {
+            indexed_temporaries,
+            ..TargetOptions::default()
+        };
+        let mut lowered = shader.clone();
+        optimize(
+            &mut lowered,
+            "lower-indirect-derefs",
+            &shrew_rules::registry(&options, &[]),
+        );
+        assert_outputs_agree(
+            &outputs(&shader),
+            &outputs(&lowered),
+            bit_identical,
+            &format!("indexed_temporaries: {indexed_temporaries}"),
+        );
+        accesses(&lowered)
+    };
+    let dynamic = |found: &[(String, bool)], name: &str| {
+        found.iter().any(|(var, dynamic)| var == name && *dynamic)
+    };
+    let kept = lowered(true);
+    assert!(dynamic(&kept, "stored"), "{kept:?}");
+    assert!(!dynamic(&kept, "read"), "{kept:?}");
+    let selected = lowered(false);
+    assert!(!dynamic(&selected, "stored"), "{selected:?}");
+    assert!(!dynamic(&selected, "read"), "{selected:?}");
+}
+
 #[test]
 fn the_default_pipeline_is_deterministic() {
     let registry = registry();

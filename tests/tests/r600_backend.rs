@@ -828,3 +828,86 @@ b7:
     let error = compile(&optimized(&shader, Chip::R600), Chip::R600).expect_err("no READ_SCRATCH");
     assert!(error.to_string().contains("READ_SCRATCH"), "{error}");
 }
+
+/// A temporary array stored at run-time indices stays in GPRs, addressed relative to AR: a
+/// loop storing at its counter plus an input's index, a store at a constant index in one arm
+/// of an `if`, then a store and loads at run-time indices, which may be the same element. On
+/// every chip (R600 included: no scratch memory is involved).
+#[test]
+fn temporaries_in_indexed_registers() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+var function_temp f32x4[6] @a
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = fabs %1
+    32x4 %3 = load_const (5.0, 2.0, 5.0, 3.0)
+    32x4 %4 = fmul %2, %3
+    32x4 %5 = f2u32 %4
+    32x4 %6 = load_const (5, 2, 5, 3)
+    32x4 %7 = umin %5, %6
+    32 %8 = mov %7.x
+    32 %9 = mov %7.y
+    32 %10 = mov %7.w
+    32 %11 = deref_var @a
+    32 %12 = load_const (0)
+    32 %13 = load_const (1)
+    32 %14 = load_const (5)
+    32x4 %15 = load_const (0.5, 0.25, -1.0, 2.0)
+    32 %16 = deref_array %11[%12]
+    store_deref %16, %15 (write_mask=xyzw)
+    32 %17 = deref_array %11[%14]
+    store_deref %17, %1 (write_mask=xyzw)
+    jump b1
+b1: loop merge=b4 continue=b3
+    32 %20 = phi b0: %12, b3: %30
+    1 %21 = ult %20, %10
+    branch %21, b2, b4
+    b2:
+        32 %22 = iadd %9, %20
+        32 %23 = umin %22, %14
+        32 %24 = deref_array %11[%23]
+        32x4 %25 = fadd %1, %15
+        store_deref %24, %25 (write_mask=xyzw)
+        jump b3
+    b3:
+        32 %30 = iadd %20, %13
+        jump b1
+b4: selection merge=b6
+    32 %40 = load_const (0.0)
+    1 %41 = flt %40, %1.z
+    branch %41, b5, b6
+    b5:
+        32x4 %42 = load_const (3.0, 4.0, 5.0, 6.0)
+        32 %43 = load_const (2)
+        32 %44 = deref_array %11[%43]
+        store_deref %44, %42 (write_mask=yw)
+        jump b6
+b6:
+    32 %50 = deref_array %11[%8]
+    store_deref %50, %2 (write_mask=xz)
+    32x4 %51 = load_deref %50
+    32 %52 = deref_array %11[%9]
+    32x4 %53 = load_deref %52
+    32x4 %56 = fmul %53, %1
+    32x4 %57 = fadd %56, %2
+    32x4 %54 = fmul %51, %57
+    32 %55 = deref_var @color
+    store_deref %55, %54 (write_mask=xyzw)
+    return
+}
+";
+    check("indexed.shrew", source);
+    let shader = text::parse(source, "indexed.shrew").unwrap_or_else(|e| panic!("{e}"));
+    for chip in Chip::ALL {
+        let kernel = compile(&optimized(&shader, chip), chip).unwrap_or_else(|e| panic!("{e}"));
+        let listing = shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default();
+        assert!(listing.contains("MOVA_INT"), "{chip:?}:\n{listing}");
+        assert!(listing.contains("+AR.x]"), "{chip:?}:\n{listing}");
+        assert!(!listing.contains("SCRATCH"), "{chip:?}:\n{listing}");
+    }
+}

@@ -40,7 +40,8 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
                         s != dst && (defs[s.0 as usize] == 1 || read_unchanged(lir, dst, s))
                     }
                     Operand::Const(_) | Operand::Kcache { .. } => true,
-                    Operand::Param { .. } => false,
+                    // The indexed registers change under the readers.
+                    Operand::Param { .. } | Operand::Indexed(_) => false,
                 };
                 if once {
                     candidates.push((dst, src));
@@ -123,7 +124,7 @@ fn is_constant_read(operand: Operand) -> bool {
     match operand {
         Operand::Kcache { .. } => true,
         Operand::Const(bits) => crate::isa::sel::inline_constant(bits).is_none(),
-        Operand::Value(_) | Operand::Param { .. } => false,
+        Operand::Value(_) | Operand::Param { .. } | Operand::Indexed(_) => false,
     }
 }
 
@@ -180,6 +181,16 @@ fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
             return false;
         }
         *s = combined;
+    }
+    for indexed in inst.indexed_mut() {
+        if indexed.index != Some(dst) {
+            continue;
+        }
+        // The address register loads from a value.
+        match (src.operand, src.neg, src.abs) {
+            (Operand::Value(v), false, false) => indexed.index = Some(v),
+            _ => return false,
+        }
     }
     for lane in inst.lane_groups_mut().into_iter().flatten() {
         if *lane != Lane::Value(dst) {

@@ -22,7 +22,7 @@
 
 use crate::bank;
 use crate::isa::{CfOp, Chip, FetchOp, sel};
-use crate::lir::{Lane, Operand};
+use crate::lir::{Indexed, Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
     AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot,
@@ -239,6 +239,11 @@ impl Emitter<'_> {
         self.alloc.gpr[v.0 as usize]
     }
 
+    /// The GPR of an indexed register (the base of a relative operand).
+    fn indexed_gpr(&self, indexed: Indexed) -> u8 {
+        self.alloc.indexed_base + indexed.reg as u8
+    }
+
     /// A GPR and the swizzle selecting `lanes` from it (0-3 channels, 4 zero, 5 one, 7 none).
     fn lanes(&self, lanes: &[Lane; 4]) -> (u8, [u8; 4]) {
         let mut gpr = 0;
@@ -369,18 +374,27 @@ impl Emitter<'_> {
                             PKind::Operand(Operand::Param { index, chan }) => {
                                 Src::sel(sel::PARAM + index, chan)
                             }
+                            PKind::Operand(Operand::Indexed(indexed)) => Src {
+                                rel: indexed.index.is_some(),
+                                ..Src::gpr(self.indexed_gpr(indexed), indexed.chan)
+                            },
                         };
                         src.neg = s.neg;
                         src.abs = s.abs;
                         src
                     })
                     .collect();
-                let dst = match p.dst.and_then(|v| self.gpr(v)) {
-                    Some(g) => Dst {
+                let dst = match (p.dst.and_then(|v| self.gpr(v)), p.indexed) {
+                    (Some(g), _) => Dst {
                         clamp: p.clamp,
                         ..Dst::gpr(g, p.chan)
                     },
-                    None => Dst {
+                    (None, Some(indexed)) => Dst {
+                        clamp: p.clamp,
+                        rel: indexed.index.is_some(),
+                        ..Dst::gpr(self.indexed_gpr(indexed), p.chan)
+                    },
+                    (None, None) => Dst {
                         clamp: p.clamp,
                         ..Dst::none(p.chan)
                     },

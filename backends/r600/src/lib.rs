@@ -58,6 +58,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         lower_rotate: true,
         lower_idiv: true,
         indirect_uniform_loads: true,
+        indexed_temporaries: true,
         lower_unordered_cmp: true,
         costs: CostOptions {
             model: Model(Arc::new(R600Cost)),

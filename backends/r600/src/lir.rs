@@ -44,6 +44,19 @@ pub enum Operand {
         index: u16,
         chan: u8,
     },
+    /// A component of the indexed registers.
+    Indexed(Indexed),
+}
+
+/// Component `chan` of register `reg` of the shader's indexed registers (its temporaries
+/// addressed at run time, kept in a range of GPRs: [`Lir::indexed_gprs`]), plus the value
+/// of `index` when there is one: the operand is then relative to the address register, which
+/// the packer loads with that value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Indexed {
+    pub reg: u16,
+    pub chan: u8,
+    pub index: Option<V>,
 }
 
 /// An ALU source with its modifiers.
@@ -88,14 +101,25 @@ impl Src {
             _ => None,
         }
     }
+
+    /// The values the source reads: its value, or an indexed operand's index.
+    fn values_read(&self) -> Option<V> {
+        match self.operand {
+            Operand::Value(v) => Some(v),
+            Operand::Indexed(Indexed { index, .. }) => index,
+            _ => None,
+        }
+    }
 }
 
 /// An ALU instruction of one slot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alu {
     pub op: AluOp,
-    /// `None` when the result is not kept (predicate sets, kills).
+    /// `None` when the result is not kept (predicate sets, kills) or goes to `indexed`.
     pub dst: Option<V>,
+    /// Where the result goes when it goes to the indexed registers.
+    pub indexed: Option<Indexed>,
     pub srcs: Vec<Src>,
     /// Saturate the result to [0, 1].
     pub clamp: bool,
@@ -110,9 +134,19 @@ impl Alu {
             op,
             dst,
             srcs,
+            indexed: None,
             clamp: false,
             pred: false,
         }
+    }
+
+    /// The indexed register components the instruction reads, then the one it writes.
+    pub fn indexed_accesses(&self) -> impl Iterator<Item = (Indexed, bool)> + '_ {
+        let reads = self.srcs.iter().filter_map(|s| match s.operand {
+            Operand::Indexed(indexed) => Some((indexed, false)),
+            _ => None,
+        });
+        reads.chain(self.indexed.map(|indexed| (indexed, true)))
     }
 }
 
@@ -213,11 +247,16 @@ impl Inst {
     /// The values the instruction reads.
     pub fn reads(&self) -> Vec<V> {
         match self {
-            Inst::Alu(alu) => alu.srcs.iter().filter_map(Src::value_read).collect(),
+            Inst::Alu(alu) => alu
+                .srcs
+                .iter()
+                .filter_map(Src::values_read)
+                .chain(alu.indexed.and_then(|indexed| indexed.index))
+                .collect(),
             Inst::Multi(m) => m
                 .slots
                 .iter()
-                .flat_map(|s| s.srcs.iter().filter_map(Src::value_read))
+                .flat_map(|s| s.srcs.iter().filter_map(Src::values_read))
                 .collect(),
             Inst::Fetch(f) => f.reads(),
             Inst::Export(e) => e.reads(),
@@ -241,6 +280,18 @@ impl Inst {
             Inst::Multi(m) => m.slots.iter_mut().flat_map(|s| s.srcs.iter_mut()).collect(),
             Inst::Fetch(_) | Inst::Export(_) => Vec::new(),
         }
+    }
+
+    /// The indexed register components the instruction reads or writes, mutably.
+    pub fn indexed_mut(&mut self) -> Vec<&mut Indexed> {
+        let Inst::Alu(alu) = self else {
+            return Vec::new();
+        };
+        let reads = alu.srcs.iter_mut().filter_map(|s| match &mut s.operand {
+            Operand::Indexed(indexed) => Some(indexed),
+            _ => None,
+        });
+        reads.chain(alu.indexed.as_mut()).collect()
     }
 
     /// The lanes of each GPR a fetch or export reads (a fetch's sources, then its gradients),
@@ -292,6 +343,9 @@ pub struct Lir {
     /// Vec4 elements of scratch memory per lane (one per dword of the shader's temporaries
     /// in memory: each element holds one in its x channel).
     pub scratch_elements: u16,
+    /// GPRs holding the shader's temporaries addressed at run time ([`Indexed`]), a dword
+    /// per channel: register allocation reserves that many consecutive GPRs.
+    pub indexed_gprs: u16,
 }
 
 impl Lir {

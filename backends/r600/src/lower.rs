@@ -53,7 +53,9 @@
 //! Options: the chip.
 
 use crate::isa::{AluOp, Chip, FetchOp};
-use crate::lir::{Alu, Export, Fetch, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V};
+use crate::lir::{
+    Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V,
+};
 use crate::program::{ExportType, MemRead, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
@@ -152,11 +154,13 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
         returned: None,
         loop_depth: 0,
         scratch_dwords: 0,
+        ar_indices: HashMap::new(),
     };
     let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
     lowering.interface.constant_data =
         constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
     lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
+    lowering.lir.indexed_gprs = indexed_gprs(func, lowering.scratch_dwords);
     lowering.plan_inputs();
     let mut body = Vec::new();
     lowering.block = lowering.prologue();
@@ -182,6 +186,40 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
     }
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
+}
+
+/// The most GPRs the shader's temporaries may take as indexed registers.
+const MAX_INDEXED_GPRS: u32 = 64;
+
+/// How many GPRs the temporaries take when they are kept in registers rather than in scratch
+/// memory (0 when they are not): when they fit in [`MAX_INDEXED_GPRS`] and every access at a
+/// run-time offset stays within one register whatever the offset (the offset is a multiple
+/// of 16 bytes, `align_mul`, and the components fit after `base`'s channel). Each dword then
+/// has a channel of its own, four to a register, as Mesa keeps arrays in GPRs.
+fn indexed_gprs(func: &Function, scratch_dwords: u32) -> u16 {
+    let gprs = scratch_dwords.div_ceil(4);
+    if gprs == 0 || gprs > MAX_INDEXED_GPRS {
+        return 0;
+    }
+    let fits = func.all_insts().all(|v| {
+        let InstKind::Intrinsic(ii) = &func.inst(v).kind else {
+            return true;
+        };
+        let (accessed, offset) = match ii.op {
+            Intrinsic::LoadScratch => (v, ii.srcs[0]),
+            Intrinsic::StoreScratch => (ii.srcs[0], ii.srcs[1]),
+            _ => return true,
+        };
+        if func.constant_u32(offset).is_some() {
+            return true;
+        }
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        let comps = func.inst(accessed).def.map_or(0, |d| u32::from(d.comps));
+        ii.index(IndexKind::AlignMul).unwrap_or(0) >= 16
+            && base.is_multiple_of(4)
+            && base % 16 / 4 + comps <= 4
+    });
+    if fits { gprs as u16 } else { 0 }
 }
 
 /// Whether a `return` comes before the end of the tree (`Return` anywhere but last at the top).
@@ -270,6 +308,9 @@ struct Lowering<'a> {
     loop_depth: u32,
     /// Dwords of the temporaries in memory (the interpreter's private area).
     scratch_dwords: u32,
+    /// The register index (offset / 16) computed for each run-time offset of the indexed
+    /// registers, in the block being filled.
+    ar_indices: HashMap<Value, V>,
 }
 
 impl Lowering<'_> {
@@ -569,6 +610,7 @@ impl Lowering<'_> {
         if !self.block.is_empty() {
             out.push(Node::Block(std::mem::take(&mut self.block)));
         }
+        self.ar_indices.clear();
     }
 
     /// Copies register `src` into register `dst`, component by component (from the operands
@@ -1095,6 +1137,69 @@ impl Lowering<'_> {
         }
     }
 
+    /// A load or store of the temporaries kept in the indexed registers ([`indexed_gprs`]):
+    /// byte `o` is channel `o / 4 % 4` of register `o / 16`. A component is one MOV from or to
+    /// the register, relative to AR (loaded with the run-time offset / 16) when the offset is
+    /// not a constant.
+    fn indexed_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let (data, offset) = match ii.op {
+            Intrinsic::StoreScratch => (Some(ii.srcs[0]), ii.srcs[1]),
+            _ => (None, ii.srcs[0]),
+        };
+        let accessed = data.unwrap_or(v);
+        let Some(def) = self.func.inst(accessed).def else {
+            return Err(self.error(v, "a scratch access without a value"));
+        };
+        if !matches!(def.bits, 1 | 32) {
+            return Err(self.error(v, "only 32-bit scratch accesses are supported"));
+        }
+        let mut base = ii.index(IndexKind::Base).unwrap_or(0);
+        let index = match self.func.constant_u32(offset) {
+            Some(constant) => {
+                base = base.saturating_add(constant);
+                None
+            }
+            None => Some(match self.ar_indices.get(&offset) {
+                Some(&index) => index,
+                None => {
+                    let bytes = self.src(offset, 0);
+                    let index = self.lir.new_value();
+                    self.emit(AluOp::LshrInt, Some(index), vec![bytes, Src::constant(4)]);
+                    self.ar_indices.insert(offset, index);
+                    index
+                }
+            }),
+        };
+        let first = base / 4;
+        if first + u32::from(def.comps) > 4 * u32::from(self.lir.indexed_gprs) {
+            return Err(self.error(v, "a scratch access outside the temporaries"));
+        }
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        for c in 0..def.comps {
+            let dword = first + u32::from(c);
+            let indexed = Indexed {
+                reg: (dword / 4) as u16,
+                chan: (dword % 4) as u8,
+                index,
+            };
+            match data {
+                Some(data) if mask & 1 << c != 0 => {
+                    let src = self.src(data, c);
+                    self.block.push(Inst::Alu(Alu {
+                        indexed: Some(indexed),
+                        ..Alu::new(AluOp::Mov, None, vec![src])
+                    }));
+                }
+                Some(_) => {}
+                None => {
+                    let dst = self.dst(v, c);
+                    self.mov(dst, Src::of(Operand::Indexed(indexed)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A load or store of the temporaries kept in memory (`load_scratch`, `store_scratch` at
     /// byte `base` plus a run-time offset). Each dword of them is the x channel of a scratch
     /// element of its own, so that an offset (any multiple of 4 bytes) is an element index
@@ -1103,6 +1208,9 @@ impl Lowering<'_> {
     fn scratch_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         // The largest element count ARRAY_SIZE (12 bits) can bound.
         const MAX_ELEMENTS: u32 = (1 << 12) - 1;
+        if self.lir.indexed_gprs > 0 {
+            return self.indexed_access(v, ii);
+        }
         if self.chip == Chip::R600 {
             return Err(self.error(
                 v,

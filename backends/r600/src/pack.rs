@@ -27,7 +27,7 @@
 
 use crate::bank::{self, Reads};
 use crate::isa::{AluOp, Chip, FetchOp, Slots, flag, sel};
-use crate::lir::{Alu, Export, Fetch, Inst, Lir, Node, Operand, Src, V};
+use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, V};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use std::collections::{HashMap, HashSet};
@@ -50,6 +50,8 @@ pub struct Packed {
     pub chans: Vec<Option<u8>>,
     /// [`Lir::scratch_elements`].
     pub scratch_elements: u16,
+    /// [`Lir::indexed_gprs`].
+    pub indexed_gprs: u16,
 }
 
 #[derive(Clone, Debug)]
@@ -89,6 +91,8 @@ pub struct Placed {
     pub op: AluOp,
     /// The value written (by this slot, for replicated and four-slot operations).
     pub dst: Option<V>,
+    /// The indexed register component written instead.
+    pub indexed: Option<Indexed>,
     /// The destination channel (the slot's, in a vector slot).
     pub chan: u8,
     pub srcs: Vec<PSrc>,
@@ -145,6 +149,7 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
         body,
         chans: packer.chans,
         scratch_elements: lir.scratch_elements,
+        indexed_gprs: lir.indexed_gprs,
     })
 }
 
@@ -265,7 +270,25 @@ impl Packer<'_> {
         let mut effects: Vec<usize> = Vec::new();
         // Scratch reads after the writes before them, writes after the reads before them.
         let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
+        // Accesses of the indexed registers that may touch one component keep their order.
+        let mut indexed: Vec<(usize, Indexed, bool)> = Vec::new();
         for (i, inst) in insts.iter().enumerate() {
+            if let Inst::Alu(alu) = inst {
+                for (access, write) in alu.indexed_accesses() {
+                    for &(j, earlier, earlier_write) in &indexed {
+                        if (write || earlier_write) && may_alias(access, earlier) {
+                            // A group reads before it writes: a write may join an earlier read.
+                            let dep = if write && !earlier_write {
+                                Dep::NotBefore
+                            } else {
+                                Dep::After
+                            };
+                            deps[i].push((j, dep));
+                        }
+                    }
+                }
+                indexed.extend(alu.indexed_accesses().map(|(a, w)| (i, a, w)));
+            }
             match inst {
                 Inst::Fetch(f) if f.op == FetchOp::ReadScratch => {
                     deps[i].extend(scratch_writes.iter().map(|&j| (j, Dep::After)));
@@ -451,18 +474,28 @@ impl Packer<'_> {
             },
             ..GroupBuilder::default()
         };
+        // The first ready instruction that waits for AR to hold its index.
+        let mut waits_for_ar: Option<(usize, V)> = None;
         loop {
             let at = state.next_group_pos();
             let mut ready = state.ready_alu(at);
             ready.retain(|i| !group.members.contains(i));
             let mut added = false;
             for i in ready {
+                let index = ar_index(&state.insts[i])?;
+                if let Some(v) = index
+                    && !self.ar_holds(state, &group, v)
+                {
+                    waits_for_ar.get_or_insert((i, v));
+                    continue;
+                }
                 // A value read before its definition is placed (a register a loop carries)
                 // takes its channel now: the read ports are checked with it.
                 for v in state.insts[i].reads() {
                     self.choose_chan(v, state.chans_by_load(&self.chans, &self.carried));
                 }
                 if let Some(placed) = self.try_place(state, &group, i) {
+                    group.relative |= index.is_some();
                     group.commit(i, placed, self.chip, state);
                     for p in &group.placed[group.placed.len() - 1] {
                         if let Some(v) = p.dst {
@@ -477,7 +510,13 @@ impl Packer<'_> {
                 break;
             }
         }
-        if group.members.is_empty() {
+        if let Some((i, v)) = waits_for_ar
+            && !group.relative
+            && !group.ends_clause
+        {
+            self.load_ar(state, &mut group, i, v);
+        }
+        if group.placed.is_empty() {
             // The clause's kcache sets or slots are used up: a new clause.
             let clause = state.clause.as_ref().expect("open");
             if clause.groups.is_empty() {
@@ -492,40 +531,90 @@ impl Packer<'_> {
         let push = group.push;
         let mut insts: Vec<Placed> = group.placed.into_iter().flatten().collect();
         insts.sort_by_key(|p| p.slot);
+        let relative_write = insts
+            .iter()
+            .any(|p| p.indexed.is_some_and(|w| w.index.is_some()));
         clause.slots += insts.len() + group.budget.literals.len().div_ceil(2);
         clause.groups.push(insts);
         clause.push |= push;
+        if let Some(v) = group.loads_ar {
+            clause.ar = Some((v, clause.groups.len() - 1));
+        }
+        if relative_write && self.chip == Chip::R600 && !ends {
+            // R600 needs a NOP group after a relative write.
+            clause.groups.push(vec![Placed {
+                slot: Slot::X,
+                op: AluOp::AluNop,
+                dst: None,
+                indexed: None,
+                chan: 0,
+                srcs: Vec::new(),
+                clamp: false,
+                pred: false,
+            }]);
+            clause.slots += 1;
+        }
         if ends || clause.slots >= CLAUSE_SLOT_LIMIT {
             state.close_clause();
         }
         Ok(())
     }
 
+    /// Whether AR holds `v` for the group being filled: loaded by an earlier group of the
+    /// clause, and not by this one.
+    fn ar_holds(&self, state: &BlockState, group: &GroupBuilder, v: V) -> bool {
+        let clause = state.clause.as_ref().expect("open");
+        group.loads_ar.is_none() && clause.ar.is_some_and(|(held, _)| held == v)
+    }
+
+    /// Puts a MOVA_INT of `v` (the index instruction `i` reads) in `group`, if a slot takes it,
+    /// so that AR holds `v` from the next group on.
+    fn load_ar(&self, state: &BlockState, group: &mut GroupBuilder, i: usize, v: V) {
+        let mova = Alu::new(AluOp::MovaInt, None, vec![Src::value(v)]);
+        let srcs = vec![self.placed_src(state, &mova.srcs[0], i)];
+        let order = state.chans_by_load(&self.chans, &self.carried);
+        let clause = state.clause.as_ref().expect("open");
+        if let Some(placed) = self
+            .alu_options(&mova, srcs, group, order)
+            .into_iter()
+            .find(|placed| group.accepts(placed, clause, self.chip, &self.chans))
+        {
+            for p in &placed {
+                group.used[p.slot as usize] = true;
+            }
+            group.placed.push(placed);
+            group.loads_ar = Some(v);
+        }
+    }
+
+    /// How source `s` of instruction `i` is read in the group being filled: the previous
+    /// group's result forwarded when that group wrote it.
+    fn placed_src(&self, state: &BlockState, s: &Src, i: usize) -> PSrc {
+        let at = state.next_group_pos();
+        let kind = match s.operand {
+            Operand::Value(v) => match state.producer.get(&(i, v)) {
+                Some(&w) if at.1 > 0 && state.pos[w] == Some((at.0, at.1 - 1)) => {
+                    match state.slot_of_write(w, v) {
+                        Some(Slot::T) => PKind::Ps,
+                        Some(s) => PKind::Pv(s as u8),
+                        None => PKind::Operand(s.operand),
+                    }
+                }
+                _ => PKind::Operand(s.operand),
+            },
+            operand => PKind::Operand(operand),
+        };
+        PSrc {
+            kind,
+            neg: s.neg,
+            abs: s.abs,
+        }
+    }
+
     /// Where instruction `i` can go in `group`, if anywhere: its placed slot(s).
     fn try_place(&self, state: &BlockState, group: &GroupBuilder, i: usize) -> Option<Vec<Placed>> {
         let clause = state.clause.as_ref().expect("open");
-        let at = state.next_group_pos();
-        let src = |s: &Src, i: usize| -> PSrc {
-            let kind = match s.operand {
-                Operand::Value(v) => match state.producer.get(&(i, v)) {
-                    Some(&w) if at.1 > 0 && state.pos[w] == Some((at.0, at.1 - 1)) => {
-                        let slot = state.slot_of_write(w, v);
-                        match slot {
-                            Some(Slot::T) => PKind::Ps,
-                            Some(s) => PKind::Pv(s as u8),
-                            None => PKind::Operand(s.operand),
-                        }
-                    }
-                    _ => PKind::Operand(s.operand),
-                },
-                operand => PKind::Operand(operand),
-            };
-            PSrc {
-                kind,
-                neg: s.neg,
-                abs: s.abs,
-            }
-        };
+        let src = |s: &Src, i: usize| self.placed_src(state, s, i);
         let options: Vec<Vec<Placed>> = match &state.insts[i] {
             Inst::Alu(alu) => {
                 let srcs: Vec<PSrc> = alu.srcs.iter().map(|s| src(s, i)).collect();
@@ -559,6 +648,7 @@ impl Packer<'_> {
                             slot: Slot::VECTOR[c as usize],
                             op: m.op,
                             dst,
+                            indexed: None,
                             chan: c,
                             srcs: part.srcs.iter().map(|s| src(s, i)).collect(),
                             clamp: false,
@@ -585,14 +675,16 @@ impl Packer<'_> {
         group: &GroupBuilder,
         order: [u8; 4],
     ) -> Vec<Vec<Placed>> {
-        let allowed = match alu.dst {
-            Some(v) => self.allowed_chans(v),
-            None => [true; 4],
+        let allowed = match (alu.dst, alu.indexed) {
+            (Some(v), _) => self.allowed_chans(v),
+            (None, Some(indexed)) => std::array::from_fn(|c| c == indexed.chan as usize),
+            (None, None) => [true; 4],
         };
         let one = |slot: Slot, chan: u8| Placed {
             slot,
             op: alu.op,
             dst: alu.dst,
+            indexed: alu.indexed,
             chan,
             srcs: srcs.clone(),
             clamp: alu.clamp,
@@ -625,6 +717,7 @@ impl Packer<'_> {
                     let placed = (0..span as u8)
                         .map(|k| Placed {
                             dst: if k == c { alu.dst } else { None },
+                            indexed: if k == c { alu.indexed } else { None },
                             ..one(Slot::VECTOR[k as usize], k)
                         })
                         .collect();
@@ -640,6 +733,7 @@ impl Packer<'_> {
                     let placed = (0..4u8)
                         .map(|k| Placed {
                             dst: if k == c { alu.dst } else { None },
+                            indexed: if k == c { alu.indexed } else { None },
                             ..one(Slot::VECTOR[k as usize], k)
                         })
                         .collect();
@@ -824,6 +918,8 @@ struct ClauseBuilder {
     push: bool,
     /// Which instruction of the block each (group, slot) holds.
     origin: HashMap<(usize, Slot), usize>,
+    /// The value AR holds, and the group that loaded it: AR does not outlive its clause.
+    ar: Option<(V, usize)>,
 }
 
 /// The group being filled.
@@ -837,6 +933,10 @@ struct GroupBuilder {
     once: bool,
     ends_clause: bool,
     push: bool,
+    /// Holds an instruction with an operand relative to AR, which a MOVA may not join.
+    relative: bool,
+    /// Holds a MOVA_INT of this value, which a relative operand may not join.
+    loads_ar: Option<V>,
 }
 
 impl GroupBuilder {
@@ -946,7 +1046,37 @@ fn reads_of(p: &Placed, chans: &[Option<u8>]) -> Reads {
                 PKind::Operand(Operand::Const(_) | Operand::Kcache { .. }) => {
                     bank::Operand::Constant
                 }
+                PKind::Operand(Operand::Indexed(indexed)) => {
+                    bank::Operand::Gpr(indexed_read_key(indexed), indexed.chan)
+                }
             })
             .collect(),
     }
+}
+
+/// The read-port key of an indexed register read, apart from every value's: a relative read
+/// is taken to read its own address, whatever AR holds.
+fn indexed_read_key(indexed: Indexed) -> u32 {
+    let relative = if indexed.index.is_some() { 1 << 16 } else { 0 };
+    0x8000_0000 | relative | u32::from(indexed.reg)
+}
+
+/// Whether two accesses of the indexed registers may touch one component.
+fn may_alias(a: Indexed, b: Indexed) -> bool {
+    a.chan == b.chan && (a.index.is_some() || b.index.is_some() || a.reg == b.reg)
+}
+
+/// The index an instruction's relative operands add to AR, if it has any.
+fn ar_index(inst: &Inst) -> Result<Option<V>, PackError> {
+    let Inst::Alu(alu) = inst else {
+        return Ok(None);
+    };
+    let mut indices = alu.indexed_accesses().filter_map(|(a, _)| a.index);
+    let first = indices.next();
+    if indices.any(|v| Some(v) != first) {
+        return Err(PackError(
+            "an instruction relative to two different indices".into(),
+        ));
+    }
+    Ok(first)
 }

@@ -31,6 +31,8 @@ pub struct Allocation {
     pub gpr: Vec<Option<u8>>,
     /// GPRs the program uses.
     pub gprs: u8,
+    /// The first of the GPRs the indexed registers take ([`Lir::indexed_gprs`]).
+    pub indexed_base: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -275,6 +277,13 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
         .map(|&(g, _)| g as u32 + 1)
         .max()
         .unwrap_or(0);
+    // The indexed registers follow the GPRs the hardware loads, for the whole program.
+    let indexed_base = most;
+    let indexed = indexed_base..indexed_base + u32::from(lir.indexed_gprs);
+    most = indexed.end;
+    if most > MAX_GPRS as u32 {
+        return Err(AllocError(most));
+    }
     for group in groups {
         let fits = |g: u8, gpr: &[Option<u8>]| {
             group.iter().all(|&v| {
@@ -288,7 +297,7 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
             && matches!(clause_of[group[0] as usize], Some(Some(_)));
         let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + 4)
             .filter(|_| temporary)
-            .chain(0..MAX_GPRS)
+            .chain((0..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
             .find(|&g| fits(g, &gpr))
             .ok_or(AllocError(MAX_GPRS as u32 + 1))?;
         for &v in &group {
@@ -301,5 +310,6 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
     Ok(Allocation {
         gpr,
         gprs: most as u8,
+        indexed_base: indexed_base as u8,
     })
 }

@@ -21,15 +21,19 @@
 //! flags). Each lowered access is one transformation.
 //!
 //! Options: [`MAX_ELEMENTS`], the longest array lowered (longer ones stay as they are); the
-//! target's `indirect_uniform_loads` (loads of uniforms, UBOs and push constants stay).
+//! target's `indirect_uniform_loads` (loads of uniforms, UBOs and push constants stay) and
+//! `indexed_temporaries` (array and matrix steps of temporaries whose elements fill whole
+//! 16-byte slots stay, for the backend to address its registers with the index).
 
 use super::manager::{Pass, PassContext};
+use crate::interp::memory::{Layout, LayoutRule};
 use crate::ir::{
     Alu, AluSrc, Deref, FpFlags, Function, InstKind, IntrinsicInst, Mode, Shader, Type, ValType,
-    Value, deref_chain,
+    Value, VarId, deref_chain,
 };
 use crate::ops::AluOp;
 use shrew_ops::Intrinsic;
+use std::collections::HashSet;
 
 /// The most elements an indirectly indexed array may have to be lowered.
 pub const MAX_ELEMENTS: u32 = 32;
@@ -39,6 +43,9 @@ pub struct LowerIndirectDerefs {
     /// Leave loads of uniforms, UBOs and push constants alone: the target reads them at
     /// run-time offsets ([`crate::rewrite::TargetOptions::indirect_uniform_loads`]).
     pub indirect_uniform_loads: bool,
+    /// Leave the array and matrix steps of temporaries whose std430 stride is a whole number of
+    /// 16-byte slots: the target indexes its registers ([`crate::rewrite::TargetOptions::indexed_temporaries`]).
+    pub indexed_temporaries: bool,
 }
 
 impl Pass for LowerIndirectDerefs {
@@ -52,10 +59,11 @@ impl Pass for LowerIndirectDerefs {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let mut progress = false;
+        let indexed = self.indexed_variables(shader);
         for f in 0..shader.functions.len() {
             while !context.budget.is_spent() {
                 let func = &shader.functions[f];
-                let Some(access) = find_indirect(shader, func, self.indirect_uniform_loads) else {
+                let Some(access) = self.find_indirect(shader, func, &indexed) else {
                     break;
                 };
                 let func = &mut shader.functions[f];
@@ -86,62 +94,126 @@ struct Indirect {
     elements: u32,
 }
 
-/// The first access in `func` with an indirect step it may lower; loads of uniforms, UBOs and
-/// push constants only when the target cannot load them at run-time offsets.
-fn find_indirect(
-    shader: &Shader,
-    func: &Function,
-    indirect_uniform_loads: bool,
-) -> Option<Indirect> {
-    func.all_insts().find_map(|access| {
-        let InstKind::Intrinsic(i) = &func.inst(access).kind else {
-            return None;
-        };
-        let (var, steps) = deref_chain(func, *i.srcs.first()?)?;
-        let mode = shader.variable(var).mode;
-        let lowered = match i.op {
-            Intrinsic::LoadDeref => match mode {
-                Mode::FunctionTemp | Mode::ShaderTemp | Mode::ShaderIn => true,
-                Mode::Uniform | Mode::Ubo | Mode::PushConst => !indirect_uniform_loads,
+impl LowerIndirectDerefs {
+    /// The temporaries the target indexes in its registers: those stored to at a run-time
+    /// index of an array or matrix step it keeps. Selecting among the elements of an array
+    /// only read at run-time indices keeps its elements SSA values, which fold; a store at a
+    /// run-time index would select anew every element of the array.
+    fn indexed_variables(&self, shader: &Shader) -> HashSet<VarId> {
+        let mut indexed = HashSet::new();
+        if !self.indexed_temporaries {
+            return indexed;
+        }
+        for func in &shader.functions {
+            for access in func.all_insts() {
+                let InstKind::Intrinsic(i) = &func.inst(access).kind else {
+                    continue;
+                };
+                if i.op != Intrinsic::StoreDeref {
+                    continue;
+                }
+                let Some((var, steps)) = deref_chain(func, i.srcs[0]) else {
+                    continue;
+                };
+                if steps.iter().any(|&s| kept_step(shader, func, s)) {
+                    indexed.insert(var);
+                }
+            }
+        }
+        indexed
+    }
+
+    /// The first access in `func` with an indirect step it may lower; loads of uniforms, UBOs
+    /// and push constants only when the target cannot load them at run-time offsets; not the
+    /// steps the target indexes in the `indexed` variables.
+    fn find_indirect(
+        &self,
+        shader: &Shader,
+        func: &Function,
+        indexed: &HashSet<VarId>,
+    ) -> Option<Indirect> {
+        func.all_insts().find_map(|access| {
+            let InstKind::Intrinsic(i) = &func.inst(access).kind else {
+                return None;
+            };
+            let (var, steps) = deref_chain(func, *i.srcs.first()?)?;
+            let mode = shader.variable(var).mode;
+            let lowered = match i.op {
+                Intrinsic::LoadDeref => match mode {
+                    Mode::FunctionTemp | Mode::ShaderTemp | Mode::ShaderIn => true,
+                    Mode::Uniform | Mode::Ubo | Mode::PushConst => !self.indirect_uniform_loads,
+                    _ => false,
+                },
+                Intrinsic::StoreDeref => matches!(mode, Mode::FunctionTemp | Mode::ShaderTemp),
                 _ => false,
-            },
-            Intrinsic::StoreDeref => matches!(mode, Mode::FunctionTemp | Mode::ShaderTemp),
-            _ => false,
-        };
-        if !lowered {
-            return None;
-        }
-        let at = steps.iter().position(|&s| {
-            matches!(func.inst(s).kind, InstKind::Deref(Deref::Array { index, .. })
-                if !matches!(func.inst(index).kind, InstKind::Const(_)))
-        })?;
-        let InstKind::Deref(Deref::Array { parent, index }) = func.inst(steps[at]).kind else {
-            return None;
-        };
-        let elements = match shader.deref_target(func, parent)?.1 {
-            Type::Array { len, .. } => len,
-            Type::Matrix { cols, .. } => cols as u32,
-            Type::Vector(_, n) => n as u32,
-            _ => return None,
-        };
-        if elements == 0 || elements > MAX_ELEMENTS {
-            return None;
-        }
-        let below = steps[at + 1..]
-            .iter()
-            .map(|&s| match &func.inst(s).kind {
-                InstKind::Deref(d) => Some(d.clone()),
-                _ => None,
+            };
+            if !lowered {
+                return None;
+            }
+            // The parent type of each indirect step the pass lowers.
+            let lowered_step = |s: Value| {
+                let InstKind::Deref(Deref::Array { parent, index }) = func.inst(s).kind else {
+                    return None;
+                };
+                if matches!(func.inst(index).kind, InstKind::Const(_)) {
+                    return None;
+                }
+                if indexed.contains(&var) && kept_step(shader, func, s) {
+                    return None;
+                }
+                Some(shader.deref_target(func, parent)?.1)
+            };
+            let (at, parent_type) = steps
+                .iter()
+                .enumerate()
+                .find_map(|(at, &s)| Some((at, lowered_step(s)?)))?;
+            let InstKind::Deref(Deref::Array { parent, index }) = func.inst(steps[at]).kind else {
+                return None;
+            };
+            let elements = match parent_type {
+                Type::Array { len, .. } => len,
+                Type::Matrix { cols, .. } => cols as u32,
+                Type::Vector(_, n) => n as u32,
+                _ => return None,
+            };
+            if elements == 0 || elements > MAX_ELEMENTS {
+                return None;
+            }
+            let below = steps[at + 1..]
+                .iter()
+                .map(|&s| match &func.inst(s).kind {
+                    InstKind::Deref(d) => Some(d.clone()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<Deref>>>()?;
+            Some(Indirect {
+                access,
+                parent,
+                index,
+                below,
+                elements,
             })
-            .collect::<Option<Vec<Deref>>>()?;
-        Some(Indirect {
-            access,
-            parent,
-            index,
-            below,
-            elements,
         })
-    })
+    }
+}
+
+/// Whether deref `step` indexes an array or matrix whose elements fill whole 16-byte slots
+/// (std430) at a run-time index: a step a target indexing its registers keeps.
+fn kept_step(shader: &Shader, func: &Function, step: Value) -> bool {
+    let InstKind::Deref(Deref::Array { parent, index }) = func.inst(step).kind else {
+        return false;
+    };
+    if matches!(func.inst(index).kind, InstKind::Const(_)) {
+        return false;
+    }
+    shader
+        .deref_target(func, parent)
+        .is_some_and(|(_, parent_type)| {
+            matches!(parent_type, Type::Array { .. } | Type::Matrix { .. })
+                && Layout::new(shader, LayoutRule::Std430)
+                    .array_stride(&parent_type)
+                    .is_ok_and(|stride| stride % 16 == 0)
+        })
 }
 
 fn lower(func: &mut Function, indirect: &Indirect) {

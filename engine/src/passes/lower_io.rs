@@ -202,6 +202,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let bytes = !matches!(access.mode, Mode::ShaderIn | Mode::ShaderOut);
     let unit = if bytes { 1 } else { SLOT_BYTES };
     let mut dynamic: Option<Value> = None;
+    let strides: Vec<u32> = access.dynamic.iter().map(|&(_, stride)| stride).collect();
     for (index, stride) in access.dynamic {
         let scaled = if stride == unit {
             index
@@ -267,13 +268,11 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
     if matches!(access.mode, Mode::FunctionTemp | Mode::ShaderTemp) {
         let base = (IndexKind::Base, access.offset);
+        let align = (IndexKind::AlignMul, scratch_alignment(&strides));
         let lowered = match ii.op {
-            Intrinsic::LoadDeref => builder.intrinsic(
-                Intrinsic::LoadScratch,
-                &[dynamic],
-                def,
-                &[base, (IndexKind::AlignMul, 4)],
-            ),
+            Intrinsic::LoadDeref => {
+                builder.intrinsic(Intrinsic::LoadScratch, &[dynamic], def, &[base, align])
+            }
             _ => builder.intrinsic(
                 Intrinsic::StoreScratch,
                 &[ii.srcs[1], dynamic],
@@ -284,7 +283,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
                         IndexKind::WriteMask,
                         ii.index(IndexKind::WriteMask).unwrap_or(0),
                     ),
-                    (IndexKind::AlignMul, 4),
+                    align,
                 ],
             ),
         };
@@ -376,6 +375,16 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
         function.replace_uses(v, lowered);
     }
     function.remove_inst(v);
+}
+
+/// The `align_mul` of a scratch access whose dynamic offset is a sum of indices times
+/// `strides`: the largest power of two dividing every stride, at most 16 (a vec4).
+fn scratch_alignment(strides: &[u32]) -> u32 {
+    strides
+        .iter()
+        .filter(|&&stride| stride != 0)
+        .map(|&stride| stride & stride.wrapping_neg())
+        .fold(16, u32::min)
 }
 
 /// The interpolation of the input variable that holds `slot` (the one at the highest location

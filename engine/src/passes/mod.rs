@@ -57,6 +57,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(lower_indirect_derefs::LowerIndirectDerefs {
             indirect_uniform_loads: opts.indirect_uniform_loads,
+            indexed_temporaries: opts.indexed_temporaries,
         }),
         Box::new(lower_inverse_trig::LowerInverseTrig {
             enabled: opts.lower_inverse_trig,

@@ -289,6 +289,11 @@ pub struct TargetOptions {
     /// The target loads uniforms, UBOs and push constants at run-time offsets (pull
     /// constants), so `lower-indirect-derefs` leaves those loads to `lower-io`.
     pub indirect_uniform_loads: bool,
+    /// The target indexes arrays of temporaries in its registers at run time (R600's
+    /// AR-relative operands), so `lower-indirect-derefs` leaves the array and matrix steps
+    /// whose elements fill whole 16-byte slots to `lower-io` (vector components are still
+    /// selected).
+    pub indexed_temporaries: bool,
     /// What control flow costs against arithmetic.
     pub costs: CostOptions,
 }
