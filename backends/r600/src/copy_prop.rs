@@ -7,17 +7,18 @@
 //! the modifiers and the constant-file reads are free in the reader.
 //!
 //! Invariants: a MOV is propagated only when its destination is defined once and its source
-//! is a constant, a kcache read, a value defined once, or a value every read of the
-//! destination sees unchanged (each follows the MOV in its block, with no write of the source
-//! between): so it holds the same value wherever the destination is read; and only when every
-//! reader can take the source: three-source
+//! is a constant, a kcache read, a value defined once, or a value or indexed register
+//! component every read of the destination sees unchanged (each follows the MOV in its block,
+//! with no write that may touch the source between): so it holds the same value wherever the
+//! destination is read; and only when every reader can take the source (an instruction's
+//! relative operands must share one index, which AR holds for its group): three-source
 //! instructions have no absolute value, fetch and export lanes take only plain values and the
 //! constants 0 and 1.0, and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
 
 use crate::isa::AluOp;
 use crate::isa::Chip;
-use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, V};
+use crate::lir::{Alu, Indexed, Inst, Lane, Lir, Operand, Src, V};
 use crate::pack::fits_alone;
 use std::collections::HashMap;
 
@@ -40,8 +41,8 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
                         s != dst && (defs[s.0 as usize] == 1 || read_unchanged(lir, dst, s))
                     }
                     Operand::Const(_) | Operand::Kcache { .. } => true,
-                    // The indexed registers change under the readers.
-                    Operand::Param { .. } | Operand::Indexed(_) => false,
+                    Operand::Indexed(indexed) => indexed_read_unchanged(lir, dst, indexed),
+                    Operand::Param { .. } => false,
                 };
                 if once {
                     candidates.push((dst, src));
@@ -52,10 +53,16 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
         // What each propagated value became: later candidates may read it.
         let mut replaced: HashMap<V, Src> = HashMap::new();
         for (dst, mut src) in candidates {
+            let original = src;
             while let Operand::Value(v) = src.operand
                 && let Some(&by) = replaced.get(&v)
             {
                 src = combine(src, by);
+            }
+            // Whether the readers see the indexed register unchanged was not checked for this
+            // MOV: the next round does.
+            if src != original && matches!(src.operand, Operand::Indexed(_)) {
+                continue;
             }
             if try_propagate(lir, chip, dst, src) {
                 replaced.insert(dst, src);
@@ -82,6 +89,28 @@ fn read_unchanged(lir: &Lir, dst: V, src: V) -> bool {
             if inst.writes().contains(&dst) {
                 after_copy = true;
             } else if inst.writes().contains(&src) {
+                after_copy = false;
+            }
+        }
+    });
+    unchanged
+}
+
+/// Whether every read of `dst` (defined by a MOV from indexed register component `src`)
+/// follows that MOV in its block with no write that may touch `src` between.
+fn indexed_read_unchanged(lir: &Lir, dst: V, src: Indexed) -> bool {
+    let mut unchanged = true;
+    lir.for_each_block(&mut |insts| {
+        let mut after_copy = false;
+        for inst in insts {
+            if inst.reads().contains(&dst) && !after_copy {
+                unchanged = false;
+            }
+            if inst.writes().contains(&dst) {
+                after_copy = true;
+            } else if let Inst::Alu(alu) = inst
+                && alu.indexed.is_some_and(|w| w.may_alias(src))
+            {
                 after_copy = false;
             }
         }
@@ -136,7 +165,9 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
             return;
         }
         let mut rewritten = inst.clone();
-        ok = rewrite(&mut rewritten, dst, src) && fits_alone(&rewritten, chip);
+        ok = rewrite(&mut rewritten, dst, src)
+            && fits_alone(&rewritten, chip)
+            && one_relative_index(&rewritten);
     });
     if !ok {
         return false;
@@ -150,6 +181,17 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
         }
     });
     true
+}
+
+/// Whether the instruction's relative operands all add the same index to AR, which one group
+/// can load.
+fn one_relative_index(inst: &Inst) -> bool {
+    let Inst::Alu(alu) = inst else {
+        return true;
+    };
+    let mut indices = alu.relative_indices();
+    let first = indices.next();
+    indices.all(|v| Some(v) == first)
 }
 
 /// What a read with `read`'s modifiers of a value that is `src` reads.
@@ -252,5 +294,66 @@ mod tests {
         let before = lir.clone();
         propagate_copies(&mut lir, Chip::Evergreen);
         assert_eq!(lir, before, "v0 changes before v1 is read");
+    }
+
+    /// v0 copies register 0's x of the indexed registers, then is read; a relative write of
+    /// channel x may come between.
+    fn copy_of_an_indexed_register(write_between: bool) -> Lir {
+        let element = Indexed {
+            reg: 0,
+            chan: 0,
+            index: None,
+        };
+        let mut block = vec![
+            mov(1, Src::constant(1)),
+            mov(0, Src::of(Operand::Indexed(element))),
+        ];
+        if write_between {
+            let write = Indexed {
+                reg: 2,
+                index: Some(V(1)),
+                ..element
+            };
+            block.push(Inst::Alu(Alu {
+                indexed: Some(write),
+                ..Alu::new(AluOp::Mov, None, vec![Src::float(2.0)])
+            }));
+        }
+        block.push(add(2, 0, 0));
+        Lir {
+            body: vec![Node::Block(block)],
+            values: 3,
+            indexed_gprs: 3,
+            ..Lir::default()
+        }
+    }
+
+    #[test]
+    fn copies_of_indexed_registers_propagate_while_no_write_may_touch_them() {
+        let mut lir = copy_of_an_indexed_register(false);
+        propagate_copies(&mut lir, Chip::Evergreen);
+        let Node::Block(block) = &lir.body[0] else {
+            unreachable!()
+        };
+        let Some(Inst::Alu(sum)) = block.last() else {
+            unreachable!()
+        };
+        assert!(
+            sum.srcs
+                .iter()
+                .all(|s| matches!(s.operand, Operand::Indexed(_))),
+            "{block:?}"
+        );
+
+        let mut lir = copy_of_an_indexed_register(true);
+        propagate_copies(&mut lir, Chip::Evergreen);
+        let Node::Block(block) = &lir.body[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            block.last(),
+            Some(&add(2, 0, 0)),
+            "R[2+AR].x may be register 0"
+        );
     }
 }

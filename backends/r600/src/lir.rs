@@ -59,6 +59,15 @@ pub struct Indexed {
     pub index: Option<V>,
 }
 
+impl Indexed {
+    /// Whether two accesses may touch one component: a relative one may reach any register
+    /// of its channel.
+    pub fn may_alias(self, other: Indexed) -> bool {
+        self.chan == other.chan
+            && (self.index.is_some() || other.index.is_some() || self.reg == other.reg)
+    }
+}
+
 /// An ALU source with its modifiers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Src {
@@ -138,6 +147,12 @@ impl Alu {
             clamp: false,
             pred: false,
         }
+    }
+
+    /// The indices the instruction's relative operands add to AR (one AR value serves a
+    /// group, so at most one distinct index can be placed).
+    pub fn relative_indices(&self) -> impl Iterator<Item = V> + '_ {
+        self.indexed_accesses().filter_map(|(a, _)| a.index)
     }
 
     /// The indexed register components the instruction reads, then the one it writes.

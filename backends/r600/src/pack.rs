@@ -276,7 +276,7 @@ impl Packer<'_> {
             if let Inst::Alu(alu) = inst {
                 for (access, write) in alu.indexed_accesses() {
                     for &(j, earlier, earlier_write) in &indexed {
-                        if (write || earlier_write) && may_alias(access, earlier) {
+                        if (write || earlier_write) && access.may_alias(earlier) {
                             // A group reads before it writes: a write may join an earlier read.
                             let dep = if write && !earlier_write {
                                 Dep::NotBefore
@@ -1061,17 +1061,12 @@ fn indexed_read_key(indexed: Indexed) -> u32 {
     0x8000_0000 | relative | u32::from(indexed.reg)
 }
 
-/// Whether two accesses of the indexed registers may touch one component.
-fn may_alias(a: Indexed, b: Indexed) -> bool {
-    a.chan == b.chan && (a.index.is_some() || b.index.is_some() || a.reg == b.reg)
-}
-
 /// The index an instruction's relative operands add to AR, if it has any.
 fn ar_index(inst: &Inst) -> Result<Option<V>, PackError> {
     let Inst::Alu(alu) = inst else {
         return Ok(None);
     };
-    let mut indices = alu.indexed_accesses().filter_map(|(a, _)| a.index);
+    let mut indices = alu.relative_indices();
     let first = indices.next();
     if indices.any(|v| Some(v) != first) {
         return Err(PackError(
