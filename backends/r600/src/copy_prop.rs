@@ -18,7 +18,7 @@
 
 use crate::isa::AluOp;
 use crate::isa::Chip;
-use crate::lir::{Alu, Indexed, Inst, Lane, Lir, Operand, Src, V};
+use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, V};
 use crate::pack::fits_alone;
 use std::collections::HashMap;
 
@@ -38,10 +38,15 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
                 let src = alu.srcs[0];
                 let once = match src.operand {
                     Operand::Value(s) => {
-                        s != dst && (defs[s.0 as usize] == 1 || read_unchanged(lir, dst, s))
+                        s != dst
+                            && (defs[s.0 as usize] == 1
+                                || read_unchanged(lir, dst, |inst| inst.writes().contains(&s)))
                     }
                     Operand::Const(_) | Operand::Kcache { .. } => true,
-                    Operand::Indexed(indexed) => indexed_read_unchanged(lir, dst, indexed),
+                    Operand::Indexed(indexed) => read_unchanged(lir, dst, |inst| {
+                        matches!(inst, Inst::Alu(alu)
+                            if alu.indexed.is_some_and(|w| w.may_alias(indexed)))
+                    }),
                     Operand::Param { .. } => false,
                 };
                 if once {
@@ -75,12 +80,12 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
     }
 }
 
-/// Whether every read of `dst` (defined by a MOV from `src`) follows that MOV in its block with
-/// no write of `src` between.
-fn read_unchanged(lir: &Lir, dst: V, src: V) -> bool {
+/// Whether every read of `dst` (defined by a MOV) follows that MOV in its block with no
+/// instruction that `overwrites` the MOV's source between.
+fn read_unchanged(lir: &Lir, dst: V, overwrites: impl Fn(&Inst) -> bool) -> bool {
     let mut unchanged = true;
     lir.for_each_block(&mut |insts| {
-        // Whether the MOV has run in this block and `src` kept its value since.
+        // Whether the MOV has run in this block and its source kept its value since.
         let mut after_copy = false;
         for inst in insts {
             if inst.reads().contains(&dst) && !after_copy {
@@ -88,29 +93,7 @@ fn read_unchanged(lir: &Lir, dst: V, src: V) -> bool {
             }
             if inst.writes().contains(&dst) {
                 after_copy = true;
-            } else if inst.writes().contains(&src) {
-                after_copy = false;
-            }
-        }
-    });
-    unchanged
-}
-
-/// Whether every read of `dst` (defined by a MOV from indexed register component `src`)
-/// follows that MOV in its block with no write that may touch `src` between.
-fn indexed_read_unchanged(lir: &Lir, dst: V, src: Indexed) -> bool {
-    let mut unchanged = true;
-    lir.for_each_block(&mut |insts| {
-        let mut after_copy = false;
-        for inst in insts {
-            if inst.reads().contains(&dst) && !after_copy {
-                unchanged = false;
-            }
-            if inst.writes().contains(&dst) {
-                after_copy = true;
-            } else if let Inst::Alu(alu) = inst
-                && alu.indexed.is_some_and(|w| w.may_alias(src))
-            {
+            } else if overwrites(inst) {
                 after_copy = false;
             }
         }
@@ -251,7 +234,7 @@ fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lir::Node;
+    use crate::lir::{Indexed, Node};
 
     fn mov(dst: u32, src: Src) -> Inst {
         Inst::Alu(Alu::new(AluOp::Mov, Some(V(dst)), vec![src]))
@@ -260,6 +243,13 @@ mod tests {
     fn add(dst: u32, a: u32, b: u32) -> Inst {
         let srcs = vec![Src::value(V(a)), Src::value(V(b))];
         Inst::Alu(Alu::new(AluOp::Add, Some(V(dst)), srcs))
+    }
+
+    fn only_block(lir: &Lir) -> &[Inst] {
+        let Node::Block(block) = &lir.body[0] else {
+            unreachable!("one block")
+        };
+        block
     }
 
     /// v0 is written twice (a register a phi copy writes); v1 copies it, then is read.
@@ -284,9 +274,7 @@ mod tests {
     fn copies_of_registers_propagate_while_the_register_holds_the_value() {
         let mut lir = copy_of_a_register(false);
         propagate_copies(&mut lir, Chip::Evergreen);
-        let Node::Block(block) = &lir.body[0] else {
-            unreachable!()
-        };
+        let block = only_block(&lir);
         assert_eq!(block.len(), 3);
         assert_eq!(block[2], add(2, 0, 0));
 
@@ -332,9 +320,7 @@ mod tests {
     fn copies_of_indexed_registers_propagate_while_no_write_may_touch_them() {
         let mut lir = copy_of_an_indexed_register(false);
         propagate_copies(&mut lir, Chip::Evergreen);
-        let Node::Block(block) = &lir.body[0] else {
-            unreachable!()
-        };
+        let block = only_block(&lir);
         let Some(Inst::Alu(sum)) = block.last() else {
             unreachable!()
         };
@@ -347,9 +333,7 @@ mod tests {
 
         let mut lir = copy_of_an_indexed_register(true);
         propagate_copies(&mut lir, Chip::Evergreen);
-        let Node::Block(block) = &lir.body[0] else {
-            unreachable!()
-        };
+        let block = only_block(&lir);
         assert_eq!(
             block.last(),
             Some(&add(2, 0, 0)),

@@ -61,7 +61,7 @@ use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex,
-    TexOp, TexSrc, Value,
+    TexOp, TexSrc, ValType, Value,
 };
 use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -186,6 +186,15 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
     }
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
+}
+
+/// A `load_scratch` or `store_scratch`: the data stored (none for a load), the shape of what
+/// is accessed, the constant byte offset and the run-time one.
+struct ScratchAccess {
+    data: Option<Value>,
+    def: ValType,
+    base: u32,
+    dynamic: Option<Value>,
 }
 
 /// The most GPRs the shader's temporaries may take as indexed registers.
@@ -1137,29 +1146,51 @@ impl Lowering<'_> {
         }
     }
 
-    /// A load or store of the temporaries kept in the indexed registers ([`indexed_gprs`]):
-    /// byte `o` is channel `o / 4 % 4` of register `o / 16`. A component is one MOV from or to
-    /// the register, relative to AR (loaded with the run-time offset / 16) when the offset is
-    /// not a constant.
-    fn indexed_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+    /// What a `load_scratch` or `store_scratch` accesses: a constant offset is folded into
+    /// `base`.
+    fn scratch_shape(&self, v: Value, ii: &IntrinsicInst) -> Result<ScratchAccess, LowerError> {
         let (data, offset) = match ii.op {
             Intrinsic::StoreScratch => (Some(ii.srcs[0]), ii.srcs[1]),
             _ => (None, ii.srcs[0]),
         };
-        let accessed = data.unwrap_or(v);
-        let Some(def) = self.func.inst(accessed).def else {
+        // The value loaded or stored gives the access's shape.
+        let Some(def) = self.func.inst(data.unwrap_or(v)).def else {
             return Err(self.error(v, "a scratch access without a value"));
         };
         if !matches!(def.bits, 1 | 32) {
             return Err(self.error(v, "only 32-bit scratch accesses are supported"));
         }
-        let mut base = ii.index(IndexKind::Base).unwrap_or(0);
-        let index = match self.func.constant_u32(offset) {
-            Some(constant) => {
-                base = base.saturating_add(constant);
-                None
-            }
-            None => Some(match self.ar_indices.get(&offset) {
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        Ok(match self.func.constant_u32(offset) {
+            Some(constant) => ScratchAccess {
+                data,
+                def,
+                base: base.saturating_add(constant),
+                dynamic: None,
+            },
+            None => ScratchAccess {
+                data,
+                def,
+                base,
+                dynamic: Some(offset),
+            },
+        })
+    }
+
+    /// A load or store of the temporaries kept in the indexed registers ([`indexed_gprs`]):
+    /// byte `o` is channel `o / 4 % 4` of register `o / 16`. A component is one MOV from or to
+    /// the register, relative to AR (loaded with the run-time offset / 16) when the offset is
+    /// not a constant.
+    fn indexed_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let ScratchAccess {
+            data,
+            def,
+            base,
+            dynamic,
+        } = self.scratch_shape(v, ii)?;
+        let index = match dynamic {
+            None => None,
+            Some(offset) => Some(match self.ar_indices.get(&offset) {
                 Some(&index) => index,
                 None => {
                     let bytes = self.src(offset, 0);
@@ -1227,27 +1258,15 @@ impl Lowering<'_> {
                 ),
             ));
         }
-        let store = ii.op == Intrinsic::StoreScratch;
-        let (data, offset) = if store {
-            (Some(ii.srcs[0]), ii.srcs[1])
-        } else {
-            (None, ii.srcs[0])
-        };
-        // The value loaded or stored gives the access's shape.
-        let accessed = data.unwrap_or(v);
-        let Some(def) = self.func.inst(accessed).def else {
-            return Err(self.error(v, "a scratch access without a value"));
-        };
-        if !matches!(def.bits, 1 | 32) {
-            return Err(self.error(v, "only 32-bit scratch accesses are supported"));
-        }
-        let mut base = ii.index(IndexKind::Base).unwrap_or(0);
-        let index = match self.func.constant_u32(offset) {
-            Some(constant) => {
-                base = base.saturating_add(constant);
-                Lane::Unused
-            }
-            None => {
+        let ScratchAccess {
+            data,
+            def,
+            base,
+            dynamic,
+        } = self.scratch_shape(v, ii)?;
+        let index = match dynamic {
+            None => Lane::Unused,
+            Some(offset) => {
                 let offset = self.src(offset, 0);
                 let index = self.lir.new_value();
                 self.emit(AluOp::LshrInt, Some(index), vec![offset, Src::constant(2)]);
