@@ -150,7 +150,7 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
         let mut rewritten = inst.clone();
         ok = rewrite(&mut rewritten, dst, src)
             && fits_alone(&rewritten, chip)
-            && one_relative_index(&rewritten);
+            && !matches!(&rewritten, Inst::Alu(alu) if alu.relative_index().is_none());
     });
     if !ok {
         return false;
@@ -164,17 +164,6 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
         }
     });
     true
-}
-
-/// Whether the instruction's relative operands all add the same index to AR, which one group
-/// can load.
-fn one_relative_index(inst: &Inst) -> bool {
-    let Inst::Alu(alu) = inst else {
-        return true;
-    };
-    let mut indices = alu.relative_indices();
-    let first = indices.next();
-    indices.all(|v| Some(v) == first)
 }
 
 /// What a read with `read`'s modifiers of a value that is `src` reads.

@@ -149,10 +149,13 @@ impl Alu {
         }
     }
 
-    /// The indices the instruction's relative operands add to AR (one AR value serves a
-    /// group, so at most one distinct index can be placed).
-    pub fn relative_indices(&self) -> impl Iterator<Item = V> + '_ {
-        self.indexed_accesses().filter_map(|(a, _)| a.index)
+    /// The one index the instruction's relative operands add to AR (`Some(None)` when it has
+    /// none); `None` when they add different ones, which no group can place, since one AR
+    /// value serves a group.
+    pub fn relative_index(&self) -> Option<Option<V>> {
+        let mut indices = self.indexed_accesses().filter_map(|(a, _)| a.index);
+        let first = indices.next();
+        indices.all(|v| Some(v) == first).then_some(first)
     }
 
     /// The indexed register components the instruction reads, then the one it writes.

@@ -50,8 +50,6 @@ pub struct Packed {
     pub chans: Vec<Option<u8>>,
     /// [`Lir::scratch_elements`].
     pub scratch_elements: u16,
-    /// [`Lir::indexed_gprs`].
-    pub indexed_gprs: u16,
 }
 
 #[derive(Clone, Debug)]
@@ -149,7 +147,6 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
         body,
         chans: packer.chans,
         scratch_elements: lir.scratch_elements,
-        indexed_gprs: lir.indexed_gprs,
     })
 }
 
@@ -538,7 +535,7 @@ impl Packer<'_> {
         clause.groups.push(insts);
         clause.push |= push;
         if let Some(v) = group.loads_ar {
-            clause.ar = Some((v, clause.groups.len() - 1));
+            clause.ar = Some(v);
         }
         if relative_write && self.chip == Chip::R600 && !ends {
             // R600 needs a NOP group after a relative write.
@@ -564,7 +561,7 @@ impl Packer<'_> {
     /// clause, and not by this one.
     fn ar_holds(&self, state: &BlockState, group: &GroupBuilder, v: V) -> bool {
         let clause = state.clause.as_ref().expect("open");
-        group.loads_ar.is_none() && clause.ar.is_some_and(|(held, _)| held == v)
+        group.loads_ar.is_none() && clause.ar == Some(v)
     }
 
     /// Puts a MOVA_INT of `v` (the index instruction `i` reads) in `group`, if a slot takes it,
@@ -918,8 +915,8 @@ struct ClauseBuilder {
     push: bool,
     /// Which instruction of the block each (group, slot) holds.
     origin: HashMap<(usize, Slot), usize>,
-    /// The value AR holds, and the group that loaded it: AR does not outlive its clause.
-    ar: Option<(V, usize)>,
+    /// The value AR holds (loaded by a finished group): AR does not outlive its clause.
+    ar: Option<V>,
 }
 
 /// The group being filled.
@@ -1063,15 +1060,10 @@ fn indexed_read_key(indexed: Indexed) -> u32 {
 
 /// The index an instruction's relative operands add to AR, if it has any.
 fn ar_index(inst: &Inst) -> Result<Option<V>, PackError> {
-    let Inst::Alu(alu) = inst else {
-        return Ok(None);
-    };
-    let mut indices = alu.relative_indices();
-    let first = indices.next();
-    if indices.any(|v| Some(v) != first) {
-        return Err(PackError(
-            "an instruction relative to two different indices".into(),
-        ));
+    match inst {
+        Inst::Alu(alu) => alu
+            .relative_index()
+            .ok_or_else(|| PackError("an instruction relative to two different indices".into())),
+        _ => Ok(None),
     }
-    Ok(first)
 }

@@ -104,6 +104,7 @@ impl LowerIndirectDerefs {
         if !self.indexed_temporaries {
             return indexed;
         }
+        let layout = Layout::new(shader, LayoutRule::Std430);
         for func in &shader.functions {
             for access in func.all_insts() {
                 let InstKind::Intrinsic(i) = &func.inst(access).kind else {
@@ -115,7 +116,7 @@ impl LowerIndirectDerefs {
                 let Some((var, steps)) = deref_chain(func, i.srcs[0]) else {
                     continue;
                 };
-                if steps.iter().any(|&s| kept_step(shader, func, s)) {
+                if steps.iter().any(|&s| kept_step(shader, &layout, func, s)) {
                     indexed.insert(var);
                 }
             }
@@ -132,6 +133,7 @@ impl LowerIndirectDerefs {
         func: &Function,
         indexed: &HashSet<VarId>,
     ) -> Option<Indirect> {
+        let layout = Layout::new(shader, LayoutRule::Std430);
         func.all_insts().find_map(|access| {
             let InstKind::Intrinsic(i) = &func.inst(access).kind else {
                 return None;
@@ -158,7 +160,7 @@ impl LowerIndirectDerefs {
                 if matches!(func.inst(index).kind, InstKind::Const(_)) {
                     return None;
                 }
-                if indexed.contains(&var) && kept_step(shader, func, s) {
+                if indexed.contains(&var) && kept_step(shader, &layout, func, s) {
                     return None;
                 }
                 Some(shader.deref_target(func, parent)?.1)
@@ -199,7 +201,7 @@ impl LowerIndirectDerefs {
 
 /// Whether deref `step` indexes an array or matrix whose elements fill whole 16-byte slots
 /// (std430) at a run-time index: a step a target indexing its registers keeps.
-fn kept_step(shader: &Shader, func: &Function, step: Value) -> bool {
+fn kept_step(shader: &Shader, layout: &Layout, func: &Function, step: Value) -> bool {
     let InstKind::Deref(Deref::Array { parent, index }) = func.inst(step).kind else {
         return false;
     };
@@ -210,7 +212,7 @@ fn kept_step(shader: &Shader, func: &Function, step: Value) -> bool {
         .deref_target(func, parent)
         .is_some_and(|(_, parent_type)| {
             matches!(parent_type, Type::Array { .. } | Type::Matrix { .. })
-                && Layout::new(shader, LayoutRule::Std430)
+                && layout
                     .array_stride(&parent_type)
                     .is_ok_and(|stride| stride % 16 == 0)
         })
