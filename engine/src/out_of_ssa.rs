@@ -19,14 +19,17 @@
 //!    from the end of a predecessor to the top of `p`'s block.
 //! 2. Liveness of that program by backward dataflow (a block's live-out is the union of its
 //!    successors' live-in), and interference: two values interfere when one is live just after
-//!    a definition of the other. The destinations of one parallel copy interfere with each other,
-//!    because they are written at once.
+//!    a definition of the other, except where that definition is a copy of it (Chaitin's
+//!    rule: the copy holds its source's value). The destinations of one parallel copy
+//!    interfere with each other, because they are written at once, unless they copy one
+//!    value.
 //! 3. Coalescing: the two sides of a copy share a register when no value in the class of one
 //!    side interferes with a value in the class of the other side. Copies in the deepest loops
 //!    go first. A copy whose two sides share a register disappears.
-//! 4. Sequentialization of what remains of each parallel copy: a copy can run once no pending
-//!    copy still reads its destination. When only cycles are left (the swap problem), one value
-//!    is saved in a fresh temporary register and its readers read it from there.
+//! 4. Sequentialization of what remains of each parallel copy (copies of one value into one
+//!    register run once): a copy can run once no pending copy still reads its destination.
+//!    When only cycles are left (the swap problem), one value is saved in a fresh temporary
+//!    register and its readers read it from there.
 //!
 //! Why: the Gen and R600 backends emit registers, and the naive translation (`p <- si` at the
 //! end of each predecessor, one copy after another) is wrong in two ways (Briggs et al.,
@@ -123,6 +126,8 @@ type Node = u32;
 struct Step {
     defs: Vec<Node>,
     uses: Vec<Node>,
+    /// A parallel copy: `defs[i]` is a copy of `uses[i]`.
+    copies: bool,
 }
 
 impl Step {
@@ -130,7 +135,21 @@ impl Step {
         Step {
             defs: copies.iter().map(|&(dst, _)| dst).collect(),
             uses: copies.iter().map(|&(_, src)| src).collect(),
+            copies: true,
         }
+    }
+
+    fn inst(defs: Vec<Node>, uses: Vec<Node>) -> Step {
+        Step {
+            defs,
+            uses,
+            copies: false,
+        }
+    }
+
+    /// The node the `i`th definition copies, if the step is a copy.
+    fn copied(&self, i: usize) -> Option<Node> {
+        self.copies.then(|| self.uses[i])
     }
 }
 
@@ -179,10 +198,10 @@ impl CopyProgram {
                 program.at_start.insert(b, top);
             }
             for v in others {
-                steps.push(Step {
-                    defs: func.inst(v).def.map(|_| v.0).into_iter().collect(),
-                    uses: func.inst_sources(v).iter().map(|s| s.0).collect(),
-                });
+                steps.push(Step::inst(
+                    func.inst(v).def.map(|_| v.0).into_iter().collect(),
+                    func.inst_sources(v).iter().map(|s| s.0).collect(),
+                ));
             }
             let mut succs = func.successors(b);
             // Both edges of a branch may reach one block; its phis have one entry for both.
@@ -203,10 +222,7 @@ impl CopyProgram {
                 program.at_end.insert(b, end);
             }
             if let Some(src) = block.terminator.as_ref().and_then(|t| t.src()) {
-                steps.push(Step {
-                    defs: Vec::new(),
-                    uses: vec![src.0],
-                });
+                steps.push(Step::inst(Vec::new(), vec![src.0]));
             }
             program.steps.insert(b, steps);
         }
@@ -264,10 +280,24 @@ impl CopyProgram {
         for (b, steps) in &self.steps {
             let mut live = live_out[b].clone();
             for step in steps.iter().rev() {
-                for &d in step.defs.iter().filter(|d| related.contains(d)) {
-                    let others = live.iter().chain(&step.defs);
-                    for &x in others.filter(|&&x| x != d && related.contains(&x)) {
-                        pairs.insert(ordered(d, x));
+                for (i, &d) in step.defs.iter().enumerate() {
+                    if !related.contains(&d) {
+                        continue;
+                    }
+                    // A copy holds its source's value: it may share a register with the
+                    // source, or with another copy of it, even where both live on (Chaitin's
+                    // rule). Every other definition of either still interferes with what is
+                    // live there.
+                    let source = step.copied(i);
+                    let same_value: Vec<Node> = (0..step.defs.len())
+                        .filter(|&j| source.is_some() && step.copied(j) == source)
+                        .map(|j| step.defs[j])
+                        .chain(source)
+                        .collect();
+                    for &x in live.iter().chain(&step.defs) {
+                        if x != d && related.contains(&x) && !same_value.contains(&x) {
+                            pairs.insert(ordered(d, x));
+                        }
                     }
                 }
                 for d in &step.defs {
@@ -330,11 +360,14 @@ impl CopyProgram {
                 let Some(nodes) = nodes else {
                     continue;
                 };
-                let parallel: Vec<(Reg, Reg)> = nodes
-                    .iter()
-                    .map(|&(dst, src)| (reg_of(dst, &mut shapes), reg_of(src, &mut shapes)))
-                    .filter(|(dst, src)| dst != src)
-                    .collect();
+                let mut parallel: Vec<(Reg, Reg)> = Vec::new();
+                for &(dst, src) in nodes {
+                    let copy = (reg_of(dst, &mut shapes), reg_of(src, &mut shapes));
+                    // Copies of one value into one register (phi registers coalesced) run once.
+                    if copy.0 != copy.1 && !parallel.contains(&copy) {
+                        parallel.push(copy);
+                    }
+                }
                 let sequential = sequentialize(parallel, |saved| {
                     shapes.push(shapes[saved.0 as usize]);
                     Reg(shapes.len() as u32 - 1)

@@ -333,6 +333,94 @@ b2:
     check_against_interpreter(&shader, &[[1, 2, 3, 0], [2, 1, 3, 0], [5, 9, 7, 0]]);
 }
 
+#[test]
+fn a_copy_shares_its_sources_register_where_both_live_on() {
+    // piglit's fs-swap-problem: %3 swaps two components of the loop value %1 on every trip,
+    // and the value after the loop is %3. The phi register's copy `%1' <- %3` at the end of
+    // b2 runs while %3 lives on into b3, but holds %3's value: %4, its phi register and %3
+    // share a register (Chaitin's rule), and the latch copies nothing.
+    let shader = parse(
+        "entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (0)
+    32 %8 = load_const (1)
+    jump b1
+b1: loop merge=b3 continue=b2
+    32x4 %4 = phi b0: %1, b2: %3
+    32 %5 = phi b0: %2, b2: %6
+    32x4 %3 = vec4 %4.y, %4.x, %4.z, %4.w
+    jump b2
+    b2:
+        32 %6 = iadd %5, %8
+        1 %7 = ult %6, %1.w
+        branch %7, b1, b3
+b3:
+    32 %9 = deref_var @o
+    store_deref %9, %3 (write_mask=xyzw)
+    return
+}",
+    );
+    let inputs: Vec<[u32; 4]> = (0..4).map(|n| [10, 20, 30, n]).collect();
+    check_against_interpreter(&shader, &inputs);
+    let func = shader.entry_function();
+    let out = destruct(func);
+    assert_eq!(
+        out.reg_of(Value(3)),
+        out.reg_of(Value(4)),
+        "{}",
+        listing(func, &out)
+    );
+    let latch = BlockId::new(2);
+    assert_eq!(out.copies_at_end(latch), [], "{}", listing(func, &out));
+}
+
+#[test]
+fn phis_given_one_value_on_one_edge_share_a_register() {
+    // piglit's fs-if-def-else-break: the latch b4 gives the constant %6 both to the loop phi
+    // %3 and to the exit phi %9, whose other source is %3. The two phi registers are written
+    // at once with one value, so they may share a register, and %3 and %9 become one.
+    let shader = parse(
+        "entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = load_const (7)
+    32 %6 = load_const (9)
+    jump b1
+b1: loop merge=b5 continue=b4
+    32 %3 = phi b0: %2, b4: %6
+    1 %4 = ult %1.x, %1.y
+    branch %4, b2, b3
+    b2:
+        jump b4
+    b3:
+        jump b5
+    b4:
+        1 %5 = ult %1.z, %1.w
+        branch %5, b1, b5
+b5:
+    32 %9 = phi b3: %3, b4: %6
+    32 %10 = deref_var @o
+    32x4 %11 = vec4 %9, %9, %9, %9
+    store_deref %10, %11 (write_mask=xyzw)
+    return
+}",
+    );
+    check_against_interpreter(&shader, &[[2, 1, 3, 4], [1, 2, 4, 3], [5, 5, 0, 0]]);
+    let func = shader.entry_function();
+    let out = destruct(func);
+    assert_eq!(
+        out.reg_of(Value(3)),
+        out.reg_of(Value(9)),
+        "{}",
+        listing(func, &out)
+    );
+    let latch = BlockId::new(4);
+    assert_eq!(out.copies_at_end(latch).len(), 1, "{}", listing(func, &out));
+}
+
 /// How many variables random programs carry.
 const VARS: usize = 4;
 

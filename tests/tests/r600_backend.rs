@@ -253,6 +253,50 @@ b4:
     );
 }
 
+/// Two components swapped on every trip of a loop, the result used after it (piglit's
+/// fs-swap-problem): the loop value, its swap and the output share one register, the swap
+/// reading its components before writing them, as Mesa does.
+#[test]
+fn swap_in_a_loop_keeps_one_register() {
+    let source = r#"
+shader fragment
+var uniform u32 @n
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32x4 %1 = load_const (1.0, 0.0, 0.0, 1.0)
+    32 %2 = load_const (0)
+    32 %3 = load_const (1)
+    32 %4 = deref_var @n
+    32 %12 = load_deref %4
+    32 %13 = load_const (5)
+    32 %5 = umin %12, %13
+    jump b1
+b1: loop merge=b3 continue=b2
+    32x4 %6 = phi b0: %1, b2: %7
+    32 %8 = phi b0: %2, b2: %9
+    32x4 %7 = vec4 %6.y, %6.x, %6.z, %6.w
+    jump b2
+    b2:
+        32 %9 = iadd %8, %3
+        1 %10 = ult %9, %5
+        branch %10, b1, b3
+b3:
+    32 %11 = deref_var @color
+    store_deref %11, %7 (write_mask=xyzw)
+    return
+}
+"#;
+    check("swap.shrew", source);
+    let shader = text::parse(source, "swap.shrew").unwrap_or_else(|e| panic!("{e}"));
+    for chip in Chip::ALL {
+        let kernel = compile(&optimized(&shader, chip), chip).unwrap_or_else(|e| panic!("{e}"));
+        let listing = shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default();
+        assert_eq!(kernel.stats.gprs, 1, "{chip:?}:\n{listing}");
+    }
+}
+
 /// Uniforms at run-time offsets, fetched from their buffers: a default-block vec4 array, a
 /// float array and a UBO array at per-pixel indices, a UBO element at a constant index, and
 /// a constant table of vec2s (elements not aligned to vec4s).

@@ -252,6 +252,23 @@ fn contains_return(nodes: &[Tree]) -> bool {
     })
 }
 
+/// The sources and the component of each that component `c` of an ALU instruction defining
+/// `def` reads; `None` when the operation mixes components.
+fn component_reads(alu: &shrew_engine::ir::Alu, def: ValType, c: u8) -> Option<Vec<(AluSrc, u8)>> {
+    if alu.op.is_vec() {
+        let src = alu.srcs[c as usize];
+        return Some(vec![(src, src.swizzle[0])]);
+    }
+    let per_component = alu.op.info().is_per_component()
+        && (0..alu.srcs.len()).all(|i| alu.src_components(i, def) == def.comps);
+    per_component.then(|| {
+        alu.srcs
+            .iter()
+            .map(|s| (*s, s.swizzle[c as usize]))
+            .collect()
+    })
+}
+
 /// Registers that more than one value or a phi copy writes: their values must really be in
 /// the register, so constants and uniforms defining them are moved there.
 fn shared_regs(func: &Function, regs: &Destruction) -> BTreeSet<Reg> {
@@ -308,9 +325,9 @@ struct Lowering<'a> {
     outputs: BTreeMap<Output, [Option<V>; 4]>,
     /// The block being filled.
     block: Vec<Inst>,
-    /// Where the ALU instruction being lowered writes instead of its register, when a source
-    /// shares the register.
-    redirect: Option<Vec<V>>,
+    /// Where the components of the ALU instruction being lowered that a source in its own
+    /// register still has to be read from are written instead of the register.
+    redirect: Option<Vec<Option<V>>>,
     /// When the shader returns early: the flag a `return` inside an inner loop sets.
     returned: Option<V>,
     /// How many of the shader's own loops enclose the node being lowered.
@@ -354,8 +371,8 @@ impl Lowering<'_> {
 
     /// The value component `c` of IR value `v` is written to.
     fn dst(&mut self, v: Value, c: u8) -> V {
-        if let Some(temps) = &self.redirect {
-            return temps[c as usize];
+        if let Some(t) = self.redirect.as_ref().and_then(|temps| temps[c as usize]) {
+            return t;
         }
         let r = self.regs.reg_of(v);
         self.reg_value(r, c)
@@ -365,8 +382,11 @@ impl Lowering<'_> {
         self.block.push(Inst::Alu(Alu::new(op, dst, srcs)));
     }
 
+    /// A MOV, unless it would copy a value onto itself.
     fn mov(&mut self, dst: V, src: Src) {
-        self.emit(AluOp::Mov, Some(dst), vec![src]);
+        if src != Src::value(dst) {
+            self.emit(AluOp::Mov, Some(dst), vec![src]);
+        }
     }
 
     /// A fresh value computed by `op` over `srcs`.
@@ -667,15 +687,29 @@ impl Lowering<'_> {
             }
             InstKind::Alu(alu) => {
                 let def = inst.def.expect("an ALU instruction defines a value");
-                // A source in the destination's register (out-of-SSA coalesced them) must be
-                // read whole before any component is written: compute into temporaries.
+                // A source in the destination's register (out-of-SSA coalesced them): a
+                // component a later component reads is computed into a temporary and written
+                // last.
                 let reg = self.regs.reg_of(v);
-                let aliased = def.comps > 1
-                    && alu.srcs.iter().any(|s| {
-                        !self.direct.contains_key(&s.value) && self.regs.reg_of(s.value) == reg
-                    });
-                if aliased {
-                    self.redirect = Some((0..def.comps).map(|_| self.lir.new_value()).collect());
+                let aliased = |s: &AluSrc| {
+                    !self.direct.contains_key(&s.value) && self.regs.reg_of(s.value) == reg
+                };
+                if def.comps > 1 && alu.srcs.iter().any(aliased) {
+                    let deferred: Vec<Option<V>> = (0..def.comps)
+                        .map(|c| {
+                            let read_later =
+                                ((c + 1)..def.comps).any(|later| {
+                                    match component_reads(alu, def, later) {
+                                        Some(reads) => {
+                                            reads.iter().any(|(s, read)| aliased(s) && *read == c)
+                                        }
+                                        None => true,
+                                    }
+                                });
+                            read_later.then(|| self.lir.new_value())
+                        })
+                        .collect();
+                    self.redirect = Some(deferred);
                 }
                 let per_component = alu.op.info().is_per_component();
                 for c in 0..def.comps {
@@ -696,8 +730,10 @@ impl Lowering<'_> {
                 }
                 if let Some(temps) = self.redirect.take() {
                     for (c, t) in temps.into_iter().enumerate() {
-                        let d = self.reg_value(reg, c as u8);
-                        self.mov(d, Src::value(t));
+                        if let Some(t) = t {
+                            let d = self.reg_value(reg, c as u8);
+                            self.mov(d, Src::value(t));
+                        }
                     }
                 }
                 Ok(())

@@ -251,6 +251,20 @@ impl Alu {
             _ => def.comps,
         }
     }
+
+    /// What a copy reads: a `mov`, or a `vecN` whose components all come from one value, is
+    /// that value through one swizzle. Other operations are not copies.
+    pub fn as_copy(&self) -> Option<AluSrc> {
+        let first = self.srcs.first()?;
+        match self.op {
+            AluOp::Mov => Some(*first),
+            op if op.is_vec() && self.srcs.iter().all(|s| s.value == first.value) => {
+                let picked: Vec<u8> = self.srcs.iter().map(|s| s.swizzle[0]).collect();
+                Some(AluSrc::swizzled(first.value, &picked))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A source of an ALU instruction: a value read through a swizzle. Only the components the

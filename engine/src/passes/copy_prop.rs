@@ -22,7 +22,6 @@
 use super::manager::{Pass, PassContext};
 use crate::cfg::reverse_post_order;
 use crate::ir::{Function, InstKind, Shader, Value};
-use crate::ops::AluOp;
 use crate::uses::{User, Uses};
 
 /// The `copy-prop` pass.
@@ -71,15 +70,8 @@ fn as_copy(func: &Function, v: Value) -> Option<(Value, Vec<u8>)> {
     let (InstKind::Alu(alu), Some(def)) = (&inst.kind, inst.def) else {
         return None;
     };
-    let comps = def.comps as usize;
-    match alu.op {
-        AluOp::Mov => Some((alu.srcs[0].value, alu.srcs[0].swizzle[..comps].to_vec())),
-        op if op.is_vec() && alu.srcs.iter().all(|s| s.value == alu.srcs[0].value) => Some((
-            alu.srcs[0].value,
-            alu.srcs.iter().map(|s| s.swizzle[0]).collect(),
-        )),
-        _ => None,
-    }
+    let src = alu.as_copy()?;
+    Some((src.value, src.swizzle[..def.comps as usize].to_vec()))
 }
 
 /// Makes each source of the ALU instruction `v` that reads components of a `vecN` all taken

@@ -24,10 +24,11 @@
 use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
 use crate::ir::{
-    BlockId, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value, Variable, deref_chain,
+    Alu, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value, Variable,
+    deref_chain,
 };
 use crate::uses::Uses;
-use shrew_ops::{IndexKind, Intrinsic};
+use shrew_ops::{AluOp, IndexKind, Intrinsic};
 use std::collections::HashMap;
 
 /// The `cse` pass.
@@ -80,6 +81,18 @@ fn key(func: &Function, variables: &[Variable], v: Value) -> Option<Key> {
         return None;
     }
     let mut kind = inst.kind.clone();
+    // A copy is its source through a swizzle however it is spelled: `vec2 %a.y, %a.x` and
+    // `mov %a.yx` are one value.
+    if let InstKind::Alu(alu) = &mut kind
+        && let Some(src) = alu.as_copy()
+    {
+        *alu = Alu {
+            op: AluOp::Mov,
+            srcs: vec![src],
+            exact: false,
+            fp: FpFlags::default(),
+        };
+    }
     // Only the components an instruction reads are meaningful: the others must not tell two
     // equal instructions apart.
     if let (InstKind::Alu(alu), Some(def)) = (&mut kind, inst.def) {
@@ -139,7 +152,6 @@ fn eliminate(func: &mut Function, variables: &[Variable], context: &mut PassCont
 mod tests {
     use super::*;
     use crate::ir::{AluSrc, Builder, FuncId, Stage};
-    use shrew_ops::AluOp;
 
     /// Two reads of `v.x` whose swizzles differ only in components the instruction does not
     /// read are one value.
@@ -158,5 +170,21 @@ mod tests {
         let func = shader.entry_function();
         assert_eq!(key(func, &[], first), key(func, &[], second));
         assert_ne!(key(func, &[], first), key(func, &[], sum));
+    }
+
+    /// A `vecN` of components of one value is a `mov` of that value through a swizzle.
+    #[test]
+    fn copies_spelled_as_vectors_and_moves_are_one_value() {
+        let mut shader = Shader::new(Stage::Compute);
+        let mut b = Builder::new(&mut shader, FuncId(0));
+        let v = b.imm(32, &[1, 2, 3]);
+        let swapped = b.alu_swizzled(AluOp::Mov, vec![AluSrc::swizzled(v, &[1, 0])], 2);
+        let parts = [AluSrc::swizzled(v, &[1]), AluSrc::swizzled(v, &[0])];
+        let built = b.alu_swizzled(AluOp::Vec2, parts.to_vec(), 2);
+        let other = b.alu_swizzled(AluOp::Vec2, vec![parts[1], parts[0]], 2);
+        b.ret(None);
+        let func = shader.entry_function();
+        assert_eq!(key(func, &[], swapped), key(func, &[], built));
+        assert_ne!(key(func, &[], swapped), key(func, &[], other));
     }
 }
