@@ -11,6 +11,15 @@
 //! dominates (phi sources are left alone). So a condition tested again after an early return,
 //! or at a loop's back edge after the same test leaves the loop, folds.
 //!
+//! A loop whose continue block no path reaches never goes round (inlining a function with an
+//! early return leaves such a loop around its body, and a `for` loop that always returns is
+//! one): it becomes its body, when every way out of it can be the end of a selection. The
+//! header, if it branches (the loop's test), becomes a selection whose merge is the loop's; a
+//! `break` at the body's top level then jumps to that merge. A `break` nested in selections
+//! needs each of them to take the loop's merge as its own, which holds when only one of its
+//! arms reaches its old merge block: that block and what follows it become part of that arm.
+//! Otherwise the loop stays.
+//!
 //! Then a block that only one block jumps to is merged into it, unless a header names it or
 //! both are headers, so that the chains of jumps other passes leave (inlining, discard-if)
 //! become one block.
@@ -21,17 +30,18 @@
 //!
 //! Why: constant folding and the algebraic rules turn conditions into constants (specialization
 //! constants, `if (false)` debug code, inlined arguments); the arms never taken are dead weight
-//! for every later pass and for register allocation.
+//! for every later pass and for register allocation. A loop that runs once costs the backends
+//! loop instructions and flags, and keeps its selections from being if-converted.
 //!
 //! Invariants: the CFG stays structured; every surviving phi has one source per predecessor
-//! edge. Loop headers are left alone (a loop whose condition is constant is still a loop). Each
-//! folded branch, each function's sweep of unreachable blocks and each function's merging of
+//! edge. A loop whose condition is constant is still a loop. Each folded branch, each loop
+//! that runs once, each function's sweep of unreachable blocks and each function's merging of
 //! blocks is one transformation.
 //!
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use crate::cfg::DomTree;
+use crate::cfg::{DomTree, innermost_constructs};
 use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, ValType};
 use crate::uses::{User, Uses};
 use petgraph::visit::{Dfs, Walker};
@@ -71,6 +81,18 @@ impl Pass for DeadCf {
                         .budget
                         .spend(|| format!("dead-cf: the branch of b{} in `{name}`", b.index()));
                 }
+            }
+            while !context.budget.is_spent()
+                && let Some(header) = unloop_one_trip_loop(func)
+            {
+                progress = true;
+                let name = &func.name;
+                context.budget.spend(|| {
+                    format!(
+                        "dead-cf: the loop at b{} in `{name}` runs once",
+                        header.index()
+                    )
+                });
             }
             if context.budget.is_spent() {
                 return Ok(progress);
@@ -198,6 +220,80 @@ fn fold_branch(func: &mut Function, b: BlockId) -> bool {
     func.cfg[b].structure = None;
     func.forget_predecessor(dropped, b);
     true
+}
+
+/// Turns the first loop that never goes round and can be its body (see the module comment)
+/// into its body; returns its header.
+fn unloop_one_trip_loop(func: &mut Function) -> Option<BlockId> {
+    let dom = DomTree::new(func);
+    let innermost = innermost_constructs(func, &dom);
+    for header in func.blocks() {
+        let Some(Structure::Loop { merge, cont }) = func.cfg[header].structure else {
+            continue;
+        };
+        let goes_round = func.predecessors(cont).iter().any(|&p| dom.is_reachable(p));
+        if !dom.is_reachable(header) || goes_round {
+            continue;
+        }
+        // A header that branches tests the loop's condition: it becomes a selection on the
+        // merge block, and the body one of its arms.
+        let header_branches =
+            matches!(func.cfg[header].terminator, Some(Terminator::Branch { .. }));
+        let mut to_merge = Vec::new();
+        let every_exit_fits = func.predecessors(merge).into_iter().all(|exit| {
+            if exit == header || !dom.is_reachable(exit) {
+                return true;
+            }
+            let jumps = matches!(func.cfg[exit].terminator, Some(Terminator::Jump));
+            let mut inner = innermost[&exit];
+            if inner == Some(header) {
+                return jumps || header_branches;
+            }
+            while let Some(h) = inner
+                && h != header
+            {
+                match func.cfg[h].structure {
+                    Some(Structure::Selection { merge: m })
+                        if one_arm_reaches(func, h, m, merge) =>
+                    {
+                        to_merge.push(h)
+                    }
+                    _ => return false,
+                }
+                inner = innermost[&h];
+            }
+            inner == Some(header)
+        });
+        if !every_exit_fits {
+            continue;
+        }
+        func.cfg[header].structure = header_branches.then_some(Structure::Selection { merge });
+        for h in to_merge {
+            func.cfg[h].structure = Some(Structure::Selection { merge });
+        }
+        return Some(header);
+    }
+    None
+}
+
+/// Whether at most one of the arms of selection `header` reaches its merge block `merge`
+/// without passing `stop`.
+fn one_arm_reaches(func: &Function, header: BlockId, merge: BlockId, stop: BlockId) -> bool {
+    let reaches = |arm: BlockId| {
+        let mut seen = HashSet::from([arm]);
+        let mut work = vec![arm];
+        while let Some(b) = work.pop() {
+            if b == merge {
+                return true;
+            }
+            if b != stop {
+                work.extend(func.successors(b).into_iter().filter(|&s| seen.insert(s)));
+            }
+        }
+        false
+    };
+    let arms = func.successors(header);
+    arms.into_iter().filter(|&arm| reaches(arm)).count() <= 1
 }
 
 /// Deletes the blocks that neither the entry reaches nor a surviving block needs; returns how
