@@ -263,7 +263,10 @@ impl Packer<'_> {
         let mut deps: Vec<Vec<(usize, Dep)>> = vec![Vec::new(); n];
         let mut producer: HashMap<(usize, V), usize> = HashMap::new();
         let mut last_writer: HashMap<V, usize> = HashMap::new();
+        // The readers of each value's latest write, and every read of each value (a register
+        // written twice keeps the readers of both writes).
         let mut readers: HashMap<V, Vec<usize>> = HashMap::new();
+        let mut reads_in_block: HashMap<V, u32> = HashMap::new();
         let mut effects: Vec<usize> = Vec::new();
         // Scratch reads after the writes before them, writes after the reads before them.
         let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
@@ -303,6 +306,7 @@ impl Packer<'_> {
                     producer.insert((i, v), w);
                 }
                 readers.entry(v).or_default().push(i);
+                *reads_in_block.entry(v).or_default() += 1;
             }
             for v in inst.writes() {
                 if let Some(&w) = last_writer.get(&v) {
@@ -349,13 +353,12 @@ impl Packer<'_> {
                 );
             }
         }
-        let readers_left = readers.iter().map(|(&v, r)| (v, r.len() as u32)).collect();
         let mut state = BlockState {
             insts,
             deps,
             producer,
             height,
-            readers_left,
+            readers_left: reads_in_block,
             live: 0,
             written: HashSet::new(),
             pos: vec![None; n],
