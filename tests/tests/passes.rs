@@ -9,7 +9,7 @@
 use shrew_engine::interp::{InvocationResult, Launch, Resources, run};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, Registry, RunOptions};
-use shrew_engine::rewrite::TargetOptions;
+use shrew_engine::rewrite::{Scalarize, TargetOptions};
 use shrew_engine::text;
 use shrew_tests::{
     assert_outputs_agree, bit_identical, outputs, run_with_small_resources, same_float,
@@ -427,6 +427,71 @@ b0:
     let selected = lowered(false);
     assert!(!dynamic(&selected, "stored"), "{selected:?}");
     assert!(!dynamic(&selected, "read"), "{selected:?}");
+}
+
+/// A target that splits only the operations reading constants with mixed components (but
+/// selects) gets `(0.1, 0, 0, 0) * a` as `0.1 * a` beside zeros, and the `0.1` of two such
+/// constants as one value; a splat constant's product and the select stay vectors.
+#[test]
+fn splitting_at_mixed_constants_folds_each_component() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @o (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32x4 %2 = load_const (0.1, 0.0, 0.0, 0.0)
+    32x4 %3 = load_const (0.0, 0.1, 0.0, 0.0)
+    32x4 %4 = load_const (2.0, 2.0, 2.0, 2.0)
+    32x4 %5 = fmul %2, %1.xxxx
+    32x4 %6 = fmul %3, %1.xxxx
+    32x4 %7 = fmul %4, %1.yyyy
+    32 %8 = load_const (0.5)
+    1 %9 = flt %1.z, %8
+    32x4 %10 = bcsel %9.xxxx, %2, %3
+    32x4 %11 = fadd %5, %6
+    32x4 %12 = fadd %7, %10
+    32x4 %13 = fadd %11, %12
+    32 %14 = deref_var @o
+    store_deref %14, %13 (write_mask=xyzw)
+    return
+}
+";
+    let shader = text::parse(source, "mixed_constants.shrew").unwrap();
+    let options = TargetOptions {
+        scalarize: Scalarize::MixedConstants,
+        ..TargetOptions::default()
+    };
+    let mut split = shader.clone();
+    optimize(
+        &mut split,
+        "lower-alu-to-scalar,constant-fold,algebraic,copy-prop,cse,dce",
+        &shrew_rules::registry(&options, &[]),
+    );
+    assert_outputs_agree(
+        &outputs(&shader),
+        &outputs(&split),
+        bit_identical,
+        "mixed constants",
+    );
+    let printed = text::print(&split);
+    let lines = |op: &str| {
+        printed
+            .lines()
+            .filter(|line| line.contains(&format!("= {op} ")))
+            .map(|line| {
+                line.trim()
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lines("fmul"), ["32", "32x4"], "{printed}");
+    assert_eq!(lines("bcsel"), ["32x4"], "{printed}");
 }
 
 #[test]

@@ -34,14 +34,15 @@ pub mod spill;
 
 pub use cost::GenCost;
 
-use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
+use shrew_engine::rewrite::{CostOptions, Model, Scalarize, TargetOptions};
 use std::sync::Arc;
 
 /// The mid-end options for Gen: a fused multiply-add (`mad`), no dot-product instructions in
 /// the scalar backend, no `fmod` (it is `a - b·floor(a/b)`, as Mesa lowers it for Intel), no
 /// `ftan` and no inverse trigonometry (the math unit has `sin` and `cos`), no unordered float
 /// comparisons (`cmp` has none; a `not` of an ordered one folds into its reader as a source
-/// modifier), and uniforms loaded at run-time offsets (pull constants).
+/// modifier), uniforms loaded at run-time offsets (pull constants), and vector operations
+/// split where a constant operand's components differ (the EU is scalar per channel).
 pub fn target_options() -> TargetOptions {
     TargetOptions {
         fuse_ffma16: true,
@@ -53,6 +54,7 @@ pub fn target_options() -> TargetOptions {
         lower_b2f_mul: true,
         lower_unordered_cmp: true,
         indirect_uniform_loads: true,
+        scalarize: Scalarize::MixedConstants,
         costs: CostOptions {
             model: Model(Arc::new(GenCost)),
             ..CostOptions::default()

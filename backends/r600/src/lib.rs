@@ -27,7 +27,7 @@ pub mod units;
 
 pub use cost::R600Cost;
 
-use shrew_engine::rewrite::{CostOptions, Model, TargetOptions};
+use shrew_engine::rewrite::{CostOptions, Model, Scalarize, TargetOptions};
 use std::sync::Arc;
 
 /// The mid-end options for `chip`: Evergreen's and Cayman's FMA fuses multiply-adds (R600
@@ -60,6 +60,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         indirect_uniform_loads: true,
         indexed_temporaries: true,
         lower_unordered_cmp: true,
+        scalarize: Scalarize::MixedConstants,
         costs: CostOptions {
             model: Model(Arc::new(R600Cost)),
             // A branch is an ALU_PUSH_BEFORE, JUMP, ELSE and POP: CF instructions of about 40

@@ -13,16 +13,23 @@
 //! Invariants: each new instruction computes exactly the component it replaces. One split
 //! instruction is one transformation.
 //!
-//! Options: which operations to split is the target's choice; the registered pass splits every
-//! operation it can.
+//! A source that is a vector constant reads its component as a one-component constant of its
+//! own, so equal components of different constants become one value under CSE.
+//!
+//! Options: which operations to split is the target's choice ([`Scalarize`]): every one it
+//! can, or only those reading a constant whose components differ (R600, where splitting the
+//! rest gains nothing its backend does not do anyway).
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{Alu, AluSrc, Builder, Cursor, FuncId, Function, InstKind, Shader, ValType, Value};
 use crate::ops::AluOp;
+use crate::rewrite::Scalarize;
 use crate::uses::{User, Uses};
 
 /// The `lower-alu-to-scalar` pass.
-pub struct LowerAluToScalar;
+pub struct LowerAluToScalar {
+    pub which: Scalarize,
+}
 
 impl Pass for LowerAluToScalar {
     fn name(&self) -> &str {
@@ -45,10 +52,12 @@ impl Pass for LowerAluToScalar {
                         return Ok(progress);
                     }
                     let v = shader.functions[f].cfg[b].insts[pos];
-                    let Some((alu, def, vec)) = splittable(&shader.functions[f], v) else {
+                    let Some((alu, def, vec)) = splittable(&shader.functions[f], v, self.which)
+                    else {
                         pos += 1;
                         continue;
                     };
+                    let block_len = shader.functions[f].cfg[b].insts.len();
                     let mut builder = Builder::new(shader, func_id);
                     builder.cursor = Cursor {
                         block: b,
@@ -59,7 +68,7 @@ impl Pass for LowerAluToScalar {
                             let srcs = alu
                                 .srcs
                                 .iter()
-                                .map(|s| AluSrc::swizzled(s.value, &[s.swizzle[c]]))
+                                .map(|s| component(&mut builder, s, c))
                                 .collect();
                             builder.insert(
                                 InstKind::Alu(Alu {
@@ -70,17 +79,21 @@ impl Pass for LowerAluToScalar {
                             )
                         })
                         .collect();
-                    let gathered = builder.alu(vec, &components);
+                    builder.alu(vec, &components);
                     let func = &mut shader.functions[f];
-                    for &new in components.iter().chain([&gathered]) {
-                        for src in func.inst_sources(new) {
-                            uses.add(src, User::Inst(new));
+                    // The new instructions: scalar constants, the components and the vecN.
+                    let added = func.cfg[b].insts.len() - block_len;
+                    let new = func.cfg[b].insts[pos..pos + added].to_vec();
+                    for &inst in &new {
+                        for src in func.inst_sources(inst) {
+                            uses.add(src, User::Inst(inst));
                         }
                     }
+                    let gathered = new[added - 1];
                     uses.replace_all(func, v, gathered);
                     uses.remove_inst(func, v);
-                    // Past the components and the vecN; the split instruction is gone.
-                    pos += components.len() + 1;
+                    // Past the new instructions; the split one is gone.
+                    pos += added;
                     progress = true;
                     let name = &func.name;
                     context
@@ -93,8 +106,31 @@ impl Pass for LowerAluToScalar {
     }
 }
 
-/// The instruction, its shape and the `vecN` that gathers its components, if it splits.
-fn splittable(func: &Function, v: Value) -> Option<(Alu, ValType, AluOp)> {
+/// Component `c` of source `src`: a vector constant's as a scalar constant of its own, so that
+/// equal components of different constants are one value to CSE.
+fn component(builder: &mut Builder, src: &AluSrc, c: usize) -> AluSrc {
+    let read = src.swizzle[c];
+    match constant_components(builder.function(), src.value) {
+        Some((bits, comps)) if comps.len() > 1 => {
+            let scalar = builder.imm(bits, &[comps[read as usize]]);
+            AluSrc::swizzled(scalar, &[0])
+        }
+        _ => AluSrc::swizzled(src.value, &[read]),
+    }
+}
+
+/// The bit size and components of `v` if it is a constant.
+fn constant_components(func: &Function, v: Value) -> Option<(u8, Vec<u64>)> {
+    let inst = func.get_inst(v)?;
+    match &inst.kind {
+        InstKind::Const(comps) => Some((inst.def?.bits, comps.clone())),
+        _ => None,
+    }
+}
+
+/// The instruction, its shape and the `vecN` that gathers its components, if it splits under
+/// `which`.
+fn splittable(func: &Function, v: Value, which: Scalarize) -> Option<(Alu, ValType, AluOp)> {
     let inst = func.get_inst(v)?;
     let (InstKind::Alu(alu), Some(def)) = (&inst.kind, inst.def) else {
         return None;
@@ -102,5 +138,26 @@ fn splittable(func: &Function, v: Value) -> Option<(Alu, ValType, AluOp)> {
     let info = alu.op.info();
     let per_component = info.dst.comps == 0 && info.srcs.iter().all(|o| o.comps == 0);
     let vec = AluOp::vec_of(def.comps)?;
-    (per_component && alu.op != AluOp::Mov).then(|| (alu.clone(), def, vec))
+    let chosen = per_component
+        && alu.op != AluOp::Mov
+        && match which {
+            Scalarize::Every => true,
+            Scalarize::MixedConstants => {
+                alu.op != AluOp::Bcsel && reads_mixed_constant(func, alu, def)
+            }
+        };
+    chosen.then(|| (alu.clone(), def, vec))
+}
+
+/// Whether `alu` (of shape `def`) reads a constant whose components it reads differ.
+fn reads_mixed_constant(func: &Function, alu: &Alu, def: ValType) -> bool {
+    alu.srcs.iter().any(|src| {
+        constant_components(func, src.value).is_some_and(|(_, comps)| {
+            let mut read = src.swizzle[..def.comps as usize]
+                .iter()
+                .map(|&c| comps[c as usize]);
+            let first = read.next();
+            read.any(|x| Some(x) != first)
+        })
+    })
 }

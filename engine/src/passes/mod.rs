@@ -51,7 +51,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
             costs: opts.costs.clone(),
         }),
         Box::new(inline::Inline),
-        Box::new(lower_alu_to_scalar::LowerAluToScalar),
+        Box::new(lower_alu_to_scalar::LowerAluToScalar {
+            which: opts.scalarize,
+        }),
         Box::new(lower_idiv::LowerIdiv {
             enabled: opts.lower_idiv,
         }),

@@ -294,8 +294,23 @@ pub struct TargetOptions {
     /// whose elements fill whole 16-byte slots to `lower-io` (vector components are still
     /// selected).
     pub indexed_temporaries: bool,
+    /// Which vector ALU operations `lower-alu-to-scalar` splits.
+    pub scalarize: Scalarize,
     /// What control flow costs against arithmetic.
     pub costs: CostOptions,
+}
+
+/// Which vector ALU operations `lower-alu-to-scalar` splits.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Scalarize {
+    /// Every operation whose operands are per-component.
+    #[default]
+    Every,
+    /// Those (but `bcsel`) with a constant operand whose components differ, such as
+    /// `fmul((0.1, 0, 0, 0), a.xxxx)`: each component then meets the rules on its own constant
+    /// (`0 * a` folds), where the vector matches none. Selects stay whole because the
+    /// per-component `bcsel` rules trade them for `b2f` arithmetic.
+    MixedConstants,
 }
 
 /// What things cost on a target, for the passes that trade one form against another.
