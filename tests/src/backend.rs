@@ -16,8 +16,19 @@ pub fn optimized(
     sets: &[&'static RuleSet],
     passes: Option<&str>,
 ) -> Shader {
+    optimized_after("default", shader, options, sets, passes)
+}
+
+/// [`optimized`] with the mid-end pipeline `mid_end` instead of the default one.
+pub fn optimized_after(
+    mid_end: &str,
+    shader: &Shader,
+    options: &TargetOptions,
+    sets: &[&'static RuleSet],
+    passes: Option<&str>,
+) -> Shader {
     let registry = shrew_rules::registry(options, sets);
-    let mut pipeline = format!("default,{}", shrew_rules::BACKEND_PIPELINE);
+    let mut pipeline = format!("{mid_end},{}", shrew_rules::BACKEND_PIPELINE);
     if let Some(passes) = passes {
         pipeline = format!("{pipeline},{passes}");
     }

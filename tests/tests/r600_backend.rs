@@ -20,7 +20,17 @@ const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
 
 fn optimized(shader: &Shader, chip: Chip) -> Shader {
-    backend::optimized(shader, &shrew_r600::target_options(chip), &[], None)
+    optimized_after("default", shader, chip)
+}
+
+fn optimized_after(mid_end: &str, shader: &Shader, chip: Chip) -> Shader {
+    backend::optimized_after(
+        mid_end,
+        shader,
+        &shrew_r600::target_options(chip),
+        &[],
+        None,
+    )
 }
 
 /// A draw with random inputs and barycentrics, one uncovered pixel and random uniforms.
@@ -107,6 +117,11 @@ fn check(name: &str, source: &str) {
 }
 
 fn check_on(chips: &[Chip], name: &str, source: &str) {
+    check_after("default", chips, name, source);
+}
+
+/// [`check_on`] with the mid-end pipeline `mid_end`.
+fn check_after(mid_end: &str, chips: &[Chip], name: &str, source: &str) {
     let tolerance = 1e-4;
     let shader = text::parse(source, name).unwrap_or_else(|e| panic!("{e}"));
     let color = shader
@@ -116,7 +131,7 @@ fn check_on(chips: &[Chip], name: &str, source: &str) {
         .map(|v| v.name.clone())
         .expect("a colour output");
     for &chip in chips {
-        let optimized = optimized(&shader, chip);
+        let optimized = optimized_after(mid_end, &shader, chip);
         let kernel = compile(&optimized, chip).unwrap_or_else(|e| panic!("{name} {chip:?}: {e}"));
         for seed in 0..3 {
             let draw = draw(&shader, seed);
@@ -954,4 +969,112 @@ b6:
         assert!(listing.contains("+AR.x]"), "{chip:?}:\n{listing}");
         assert!(!listing.contains("SCRATCH"), "{chip:?}:\n{listing}");
     }
+}
+
+/// Functions left uninlined run as subroutines (CALL and RET), sharing their variables through
+/// scratch memory: a call in an `if`, a call in a loop of a function that returns early
+/// (some lanes at once, some after a few trips) and calls another, a value of main live across
+/// the calls. R700 and later (R600 has no scratch reads); the mid-end does not inline.
+#[test]
+fn subroutines() {
+    let source = "shader fragment
+var shader_in f32x4 @v (location=0)
+var shader_out f32x4 @color (location=0)
+var shader_temp f32x4 @acc
+var shader_temp f32 @x
+
+fn twice() {
+b0:
+    32 %0 = deref_var @acc
+    32x4 %1 = load_deref %0
+    32x4 %2 = fadd %1, %1
+    store_deref %0, %2 (write_mask=xyzw)
+    return
+}
+
+fn step() {
+b0: selection merge=b2
+    32 %0 = deref_var @x
+    32 %1 = load_deref %0
+    32 %2 = load_const (0.0)
+    1 %3 = flt %1, %2
+    branch %3, b1, b2
+    b1:
+        return
+b2:
+    call twice()
+    32 %4 = deref_var @acc
+    32x4 %5 = load_deref %4
+    32 %6 = load_const (0.25)
+    32x4 %7 = fsub %5, %6.xxxx
+    store_deref %4, %7 (write_mask=xyzw)
+    32 %8 = fsub %1, %6
+    store_deref %0, %8 (write_mask=x)
+    return
+}
+
+entry fn main() {
+b0: selection merge=b2
+    32 %0 = deref_var @v
+    32x4 %1 = load_deref %0
+    32 %2 = deref_var @acc
+    store_deref %2, %1 (write_mask=xyzw)
+    32 %3 = deref_var @x
+    32 %17 = mov %1.w
+    store_deref %3, %17 (write_mask=x)
+    32 %4 = load_const (0.0)
+    1 %5 = flt %4, %1.y
+    branch %5, b1, b2
+    b1:
+        call twice()
+        jump b2
+b2:
+    32 %6 = load_const (0)
+    32 %7 = load_const (1)
+    32 %8 = load_const (3)
+    jump b3
+b3: loop merge=b6 continue=b5
+    32 %9 = phi b2: %6, b5: %10
+    1 %11 = ult %9, %8
+    branch %11, b4, b6
+    b4:
+        call step()
+        jump b5
+    b5:
+        32 %10 = iadd %9, %7
+        jump b3
+b6:
+    32x4 %12 = load_deref %2
+    32 %13 = load_const (0.5)
+    32x4 %14 = fmul %1, %13.xxxx
+    32x4 %15 = fadd %12, %14
+    32 %16 = deref_var @color
+    store_deref %16, %15 (write_mask=xyzw)
+    return
+}
+";
+    check_after(
+        "none",
+        &[Chip::R700, Chip::Evergreen, Chip::Cayman],
+        "calls.shrew",
+        source,
+    );
+    let shader = text::parse(source, "calls.shrew").unwrap_or_else(|e| panic!("{e}"));
+    let kernel = compile(
+        &optimized_after("none", &shader, Chip::Evergreen),
+        Chip::Evergreen,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let calls = kernel
+        .program
+        .cf
+        .iter()
+        .filter(|cf| cf.op == shrew_r600::isa::CfOp::Call)
+        .count();
+    assert_eq!(calls, 3, "{:?}", kernel.program.cf);
+    // The decoder reads on past the end of the main program into the subroutines.
+    let decoded = shrew_r600::encoding::decode(&kernel.binary).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(decoded, kernel.program);
+    // Main's registers, then step's window, then twice's above both of its callers'.
+    assert!(kernel.stats.gprs > 10, "{:?}", kernel.stats);
 }

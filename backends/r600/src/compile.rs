@@ -1,17 +1,19 @@
 //! The backend's straight line for one shader: lowering, copy propagation, register units,
 //! packing into groups and clauses, register allocation, emission and encoding, and the
-//! shader-db style statistics of the result.
+//! shader-db style statistics of the result. A function the entry function still calls goes
+//! down the same line as a subroutine, and the parts are linked into one program.
 
 use crate::copy_prop::{legalize_operands, propagate_copies};
-use crate::emit::emit;
+use crate::emit::{Emitted, Nesting, Part, emit};
 use crate::encoding::{Binary, EncodeError, assemble};
 use crate::isa::{CfOp, Chip};
-use crate::lower::{Interface, LowerError, lower};
+use crate::lir::Lir;
+use crate::lower::{Interface, LowerError, lower, lower_subroutine};
 use crate::pack::{PackError, pack};
 use crate::program::{CfBody, Program};
 use crate::regalloc::{AllocError, allocate};
 use crate::units::form_units;
-use shrew_engine::ir::{Shader, Stage};
+use shrew_engine::ir::{FuncId, InstKind, Shader, Stage};
 
 /// A compiled shader.
 #[derive(Clone, Debug)]
@@ -60,16 +62,28 @@ pub enum CompileError {
 }
 
 /// Compiles a fragment or vertex shader (after the mid-end and the backend pipeline) for
-/// `chip`.
+/// `chip`. The functions the entry function still calls become subroutines after the main
+/// program, each with a window of GPRs above those of every function that calls it, so a
+/// call keeps its caller's registers.
 pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
-    let (mut lir, interface) = lower(shader, chip)?;
-    propagate_copies(&mut lir, chip);
-    legalize_operands(&mut lir, chip);
-    let units = form_units(&mut lir);
-    let packed = pack(&lir, &units, chip)?;
-    let alloc = allocate(&packed, &lir, &units)?;
-    let program =
-        emit(&packed, &alloc, chip, shader.stage == Stage::Vertex).map_err(CompileError::Emit)?;
+    let (lir, mut interface) = lower(shader, chip)?;
+    let main = Part::Main {
+        fetch_shader: shader.stage == Stage::Vertex,
+    };
+    let mut parts = vec![(shader.entry.0, compile_part(lir, chip, main, 0)?)];
+    for callee in callees(shader)? {
+        let first = parts
+            .iter()
+            .filter(|(_, part)| part.calls.iter().any(|c| c.callee == callee))
+            .map(|(_, part)| part.program.gprs)
+            .max()
+            .unwrap_or(0);
+        let (lir, used) = lower_subroutine(shader, FuncId(callee), chip)?;
+        interface.textures.extend(used.textures);
+        interface.samplers.extend(used.samplers);
+        parts.push((callee, compile_part(lir, chip, Part::Subroutine, first)?));
+    }
+    let program = link(&parts, chip);
     let binary = assemble(&program)?;
     let stats = statistics(&program, &binary);
     Ok(Kernel {
@@ -78,6 +92,103 @@ pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
         interface,
         stats,
     })
+}
+
+/// One function's part of the program, its registers from GPR `first` up.
+fn compile_part(mut lir: Lir, chip: Chip, part: Part, first: u8) -> Result<Emitted, CompileError> {
+    propagate_copies(&mut lir, chip);
+    legalize_operands(&mut lir, chip);
+    let units = form_units(&mut lir);
+    let packed = pack(&lir, &units, chip)?;
+    let alloc = allocate(&packed, &lir, &units, first)?;
+    emit(&packed, &alloc, chip, part).map_err(CompileError::Emit)
+}
+
+/// The functions the entry function calls, directly or not, callers before callees.
+fn callees(shader: &Shader) -> Result<Vec<u32>, CompileError> {
+    fn visit(
+        shader: &Shader,
+        f: u32,
+        path: &mut Vec<u32>,
+        done: &mut Vec<u32>,
+    ) -> Result<(), CompileError> {
+        if done.contains(&f) {
+            return Ok(());
+        }
+        if path.contains(&f) {
+            let name = &shader.functions[f as usize].name;
+            return Err(CompileError::Lower(LowerError(format!(
+                "`{name}` calls itself: recursion is not supported"
+            ))));
+        }
+        path.push(f);
+        let func = &shader.functions[f as usize];
+        for v in func.all_insts() {
+            if let InstKind::Call { func: callee, .. } = func.inst(v).kind {
+                visit(shader, callee.0, path, done)?;
+            }
+        }
+        path.pop();
+        done.push(f);
+        Ok(())
+    }
+    let mut done = Vec::new();
+    visit(shader, shader.entry.0, &mut Vec::new(), &mut done)?;
+    // Post-order puts callees first; the entry function comes last.
+    done.pop();
+    done.reverse();
+    Ok(done)
+}
+
+/// The parts as one program: the main program, then the subroutines, each CALL aimed at its
+/// subroutine; the GPRs of the widest window; the stack of the deepest chain of calls (a
+/// call frame takes a loop's four elements).
+fn link(parts: &[(u32, Emitted)], chip: Chip) -> Program {
+    let mut starts = Vec::new();
+    let mut cf = Vec::new();
+    for (_, part) in parts {
+        let start = cf.len();
+        starts.push(start);
+        cf.extend(part.program.cf.iter().cloned().map(|mut c| {
+            if let CfBody::Flow { addr, .. } = &mut c.body
+                && c.op.has_target()
+            {
+                *addr += start as u32;
+            }
+            c
+        }));
+    }
+    let index = |f: u32| parts.iter().position(|(g, _)| *g == f).expect("compiled");
+    for ((_, part), &start) in parts.iter().zip(&starts) {
+        for call in &part.calls {
+            if let CfBody::Flow { addr, .. } = &mut cf[start + call.at].body {
+                *addr = starts[index(call.callee)] as u32;
+            }
+        }
+    }
+    // The nesting a part and its calls can reach, callees (later parts) first.
+    let mut reach = vec![Nesting::default(); parts.len()];
+    let mut elements = vec![0; parts.len()];
+    for (k, (_, part)) in parts.iter().enumerate().rev() {
+        reach[k] = part.nesting;
+        elements[k] = u32::from(part.program.stack_size) * 4;
+        for call in &part.calls {
+            let callee = index(call.callee);
+            let chain = Nesting {
+                loops: call.nesting.loops + 1 + reach[callee].loops,
+                pushes: call.nesting.pushes + reach[callee].pushes,
+            };
+            reach[k] = reach[k].max(chain);
+            elements[k] = elements[k].max(chain.elements(chip));
+        }
+    }
+    Program {
+        chip,
+        cf,
+        gprs: parts.iter().map(|(_, p)| p.program.gprs).max().unwrap_or(0),
+        stack_size: elements[0].div_ceil(4) as u8,
+        scratch_elements: parts[0].1.program.scratch_elements,
+    }
 }
 
 /// The statistics of a compiled program.

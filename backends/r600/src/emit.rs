@@ -30,31 +30,98 @@ use crate::program::{
 };
 use crate::regalloc::Allocation;
 
-/// Emits the program; a vertex shader's (`fetch_shader`) starts with the call of its fetch
-/// shader. An error is a group the packer accepted that the hardware cannot run (a bug).
+/// Which part of a program is emitted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The main program, which ends the program; a vertex shader's (`fetch_shader`) starts
+    /// with the call of its fetch shader.
+    Main { fetch_shader: bool },
+    /// A subroutine, which returns (RET) to its caller.
+    Subroutine,
+}
+
+/// A CALL of an emitted part.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    /// Its CF index.
+    pub at: usize,
+    /// The shader's function it calls.
+    pub callee: u32,
+    /// The loops and the pushes on the stack there.
+    pub nesting: Nesting,
+}
+
+/// Loops and pushes on the CF stack.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Nesting {
+    pub loops: u32,
+    pub pushes: u32,
+}
+
+impl Nesting {
+    /// The stack elements this nesting takes on `chip` (fact sheet B4.4): four per loop, one
+    /// per push, plus the chip's extra elements.
+    pub fn elements(self, chip: Chip) -> u32 {
+        let mut elements = self.loops * 4 + self.pushes;
+        if self.pushes > 0 {
+            elements += match chip {
+                Chip::R600 | Chip::R700 => 2,
+                Chip::Evergreen => 1,
+                Chip::Cayman => 0,
+            };
+        }
+        if chip == Chip::Cayman {
+            elements += 2;
+        }
+        elements
+    }
+
+    /// Each count the larger of the two's.
+    pub fn max(self, other: Nesting) -> Nesting {
+        Nesting {
+            loops: self.loops.max(other.loops),
+            pushes: self.pushes.max(other.pushes),
+        }
+    }
+}
+
+/// An emitted part and what linking it needs.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    /// The part; its stack size covers its own nesting, not its calls'.
+    pub program: Program,
+    pub calls: Vec<CallSite>,
+    /// The most loops and the most pushes on the stack at once (each counted on its own).
+    pub nesting: Nesting,
+}
+
+/// Emits a part of the program. An error is a group the packer accepted that the hardware
+/// cannot run (a bug).
 pub fn emit(
     packed: &Packed,
     alloc: &Allocation,
     chip: Chip,
-    fetch_shader: bool,
-) -> Result<Program, String> {
+    part: Part,
+) -> Result<Emitted, String> {
     let mut e = Emitter {
         chip,
         packed,
         alloc,
         cf: Vec::new(),
-        pushes: 0,
-        loops: 0,
+        nesting: Nesting::default(),
         deepest: 0,
+        most: Nesting::default(),
+        calls: Vec::new(),
         loop_exits: Vec::new(),
         targets: Vec::new(),
-        writes_in_flight: false,
+        // A subroutine's caller may have written scratch memory just before the call.
+        writes_in_flight: part == Part::Subroutine,
     };
-    if fetch_shader {
+    if part == (Part::Main { fetch_shader: true }) {
         e.push_cf(Cf::flow(CfOp::CallFs, 0, 0));
     }
     e.nodes(&packed.body)?;
-    Ok(e.finish())
+    Ok(e.finish(part))
 }
 
 struct Emitter<'a> {
@@ -62,10 +129,13 @@ struct Emitter<'a> {
     packed: &'a Packed,
     alloc: &'a Allocation,
     cf: Vec<Cf>,
-    pushes: u32,
-    loops: u32,
+    /// The stack now.
+    nesting: Nesting,
     /// The most stack elements in use at once.
     deepest: u32,
+    /// The most loops and pushes at once, each counted on its own.
+    most: Nesting,
+    calls: Vec<CallSite>,
     /// The LOOP_BREAK and LOOP_CONTINUE instructions of the loops being emitted.
     loop_exits: Vec<Vec<usize>>,
     /// CF indices some instruction jumps to.
@@ -87,20 +157,10 @@ impl Emitter<'_> {
         self.targets.push(to);
     }
 
-    /// Notes the stack elements in use now (fact sheet B4.4).
+    /// Notes the stack elements in use now.
     fn note_stack(&mut self) {
-        let mut elements = self.loops * 4 + self.pushes;
-        if self.pushes > 0 {
-            elements += match self.chip {
-                Chip::R600 | Chip::R700 => 2,
-                Chip::Evergreen => 1,
-                Chip::Cayman => 0,
-            };
-        }
-        if self.chip == Chip::Cayman {
-            elements += 2;
-        }
-        self.deepest = self.deepest.max(elements);
+        self.deepest = self.deepest.max(self.nesting.elements(self.chip));
+        self.most = self.most.max(self.nesting);
     }
 
     fn nodes(&mut self, nodes: &[PNode]) -> Result<(), String> {
@@ -113,7 +173,7 @@ impl Emitter<'_> {
                 }
                 PNode::If { then, otherwise } => {
                     // The block before ended with an ALU_PUSH_BEFORE.
-                    self.pushes += 1;
+                    self.nesting.pushes += 1;
                     self.note_stack();
                     let has_else = !otherwise.is_empty();
                     let jump = self.push_cf(Cf::flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
@@ -133,11 +193,11 @@ impl Emitter<'_> {
                         let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(jump, pop + 1);
                     }
-                    self.pushes -= 1;
+                    self.nesting.pushes -= 1;
                 }
                 PNode::Loop(body) => {
                     let start = self.push_cf(Cf::flow(CfOp::LoopStartDx10, 0, 0));
-                    self.loops += 1;
+                    self.nesting.loops += 1;
                     self.note_stack();
                     self.loop_exits.push(Vec::new());
                     // A write of one iteration may be in flight in the next, and after the
@@ -152,7 +212,7 @@ impl Emitter<'_> {
                     for exit in self.loop_exits.pop().expect("pushed") {
                         self.set_addr(exit, end);
                     }
-                    self.loops -= 1;
+                    self.nesting.loops -= 1;
                 }
                 PNode::Break | PNode::Continue => {
                     let op = if matches!(node, PNode::Break) {
@@ -162,6 +222,16 @@ impl Emitter<'_> {
                     };
                     let at = self.push_cf(Cf::flow(op, 0, 0));
                     self.loop_exits.last_mut().expect("inside a loop").push(at);
+                }
+                &PNode::Call(callee) => {
+                    let at = self.push_cf(Cf::flow(CfOp::Call, 0, 0));
+                    self.calls.push(CallSite {
+                        at,
+                        callee,
+                        nesting: self.nesting,
+                    });
+                    // The subroutine may have written scratch memory just before returning.
+                    self.writes_in_flight = true;
                 }
             }
         }
@@ -446,8 +516,9 @@ impl Emitter<'_> {
         Ok((group, slots))
     }
 
-    /// The CF program: exports marked done, POPs folded, the end marked.
-    fn finish(mut self) -> Program {
+    /// The CF program: exports marked done, POPs folded, the end marked (a RET ends a
+    /// subroutine).
+    fn finish(mut self, part: Part) -> Emitted {
         // The last export of each kind is EXPORT_DONE.
         for kind in [ExportType::Pixel, ExportType::Pos, ExportType::Param] {
             if let Some(cf) = self
@@ -460,6 +531,10 @@ impl Emitter<'_> {
             }
         }
         self.fold_pops();
+        if part == Part::Subroutine {
+            self.cf.push(Cf::flow(CfOp::Return, 0, 0));
+            return self.emitted();
+        }
         let needs_end = self.cf.is_empty()
             || matches!(self.cf.last().map(|c| c.op), Some(op) if op.is_alu())
             || self.targets.contains(&self.cf.len());
@@ -468,12 +543,20 @@ impl Emitter<'_> {
             self.cf.push(Cf::flow(CfOp::Nop, 0, 0));
         }
         end_program(self.chip, &mut self.cf);
-        Program {
-            chip: self.chip,
-            cf: self.cf,
-            gprs: self.alloc.gprs,
-            stack_size: self.deepest.div_ceil(4) as u8,
-            scratch_elements: self.packed.scratch_elements,
+        self.emitted()
+    }
+
+    fn emitted(self) -> Emitted {
+        Emitted {
+            program: Program {
+                chip: self.chip,
+                cf: self.cf,
+                gprs: self.alloc.gprs,
+                stack_size: self.deepest.div_ceil(4) as u8,
+                scratch_elements: self.packed.scratch_elements,
+            },
+            calls: self.calls,
+            nesting: self.most,
         }
     }
 
@@ -507,6 +590,9 @@ impl Emitter<'_> {
             for t in &mut self.targets {
                 *t = shift(*t);
             }
+            for call in &mut self.calls {
+                call.at = shift(call.at);
+            }
         }
     }
 }
@@ -531,6 +617,6 @@ fn writes_scratch(nodes: &[PNode]) -> bool {
             .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
         PNode::If { then, otherwise } => writes_scratch(then) || writes_scratch(otherwise),
         PNode::Loop(body) => writes_scratch(body),
-        PNode::Break | PNode::Continue => false,
+        PNode::Break | PNode::Continue | PNode::Call(_) => false,
     })
 }

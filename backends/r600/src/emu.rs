@@ -121,8 +121,14 @@
 //!   loop frame and execution jumps to `addr` (the LOOP_END). Popping a loop frame by a pop
 //!   count, ELSE without a push, LOOP_END with pushes above the frame, and popping an empty
 //!   stack are errors.
+//! - CALL: if a lane is active, pushes a call frame and jumps to `addr` (a subroutine after
+//!   the end of the main program); RET pops that frame and returns after the CALL with the
+//!   call's mask, less the lanes killed since. RET with anything else on top of the stack, a
+//!   pop count reaching a call frame, and a LOOP_BREAK or LOOP_CONTINUE with no loop frame
+//!   above the innermost call frame are errors.
 //! - Stack depth (fact sheet B4.4): after each push or loop start the stack's elements are
-//!   counted, a push 1 and a loop frame 4 (the entry size of wave-64 chips), plus 2 on
+//!   counted, a push 1 and a loop or call frame 4 (the entry size of wave-64 chips; the
+//!   call's size is an assumption, the documents at hand do not give it), plus 2 on
 //!   R600/R700 and 1 on Evergreen when a push is on the stack, plus 2 always on Cayman; more
 //!   than `4 · program.stack_size` elements is an error. (Mesa counts at its pushes, so a
 //!   program that never pushes may declare 0.)
@@ -407,6 +413,8 @@ fn lanes(mask: u64) -> impl Iterator<Item = usize> {
 enum Entry {
     /// The active mask at a push.
     Push(u64),
+    /// A CALL: the active mask at the call and the CF index to return to.
+    Call { active: u64, ret: usize },
     /// A loop: the active mask at its start, the lanes that broke out of it, the lanes
     /// parked by LOOP_CONTINUE until the next iteration.
     Loop {
@@ -571,6 +579,15 @@ impl Machine<'_> {
                 self.in_flight.acknowledged = false;
                 Ok(None)
             }
+            CfOp::Call | CfOp::Return => {
+                let &CfBody::Flow { addr, cond, .. } = body else {
+                    return Err(mismatch());
+                };
+                if cond != 0 {
+                    return Err(unsupported(format!("COND {cond} (only 0, always)")).at(at.clone()));
+                }
+                self.call(at, addr)
+            }
             CfOp::Push
             | CfOp::Pop
             | CfOp::Jump
@@ -674,10 +691,13 @@ impl Machine<'_> {
             }
             CfOp::LoopBreak | CfOp::LoopContinue => {
                 let target = target()?;
+                // A loop frame above the innermost call frame: a subroutine leaves no loop of
+                // its caller.
                 let frame = self
                     .stack
                     .iter()
-                    .rposition(|e| matches!(e, Entry::Loop { .. }))
+                    .rposition(|e| matches!(e, Entry::Loop { .. } | Entry::Call { .. }))
+                    .filter(|&f| matches!(self.stack[f], Entry::Loop { .. }))
                     .ok_or_else(|| invalid("outside a loop").at(at.clone()))?;
                 let active = self.active;
                 let alive = self.alive();
@@ -706,6 +726,40 @@ impl Machine<'_> {
         }
     }
 
+    /// CALL: when a lane is active, pushes a call frame and jumps to `addr`. RET: pops the
+    /// call frame on top of the stack, restores its mask and returns after the CALL.
+    fn call(&mut self, at: &At, addr: u32) -> Result<Option<usize>, EmuError> {
+        if at.cf_op == CfOp::Return {
+            let Some(&Entry::Call { active, ret }) = self.stack.last() else {
+                return Err(
+                    invalid("RET without its call frame on top of the stack").at(at.clone())
+                );
+            };
+            self.stack.pop();
+            self.active = self.restore(active);
+            return Ok(Some(ret));
+        }
+        let len = self.program.cf.len();
+        if addr as usize >= len {
+            return Err(EmuError::BadAddress {
+                at: at.clone(),
+                addr,
+                len,
+            });
+        }
+        if self.active == 0 {
+            return Ok(None);
+        }
+        self.push(
+            at,
+            Entry::Call {
+                active: self.active,
+                ret: at.cf + 1,
+            },
+        )?;
+        Ok(Some(addr as usize))
+    }
+
     /// Lanes that exist and are not killed.
     fn alive(&self) -> u64 {
         self.exists & !self.killed
@@ -716,7 +770,7 @@ impl Machine<'_> {
     fn restore(&self, mask: u64) -> u64 {
         let out = self.stack.iter().fold(0, |m, e| match *e {
             Entry::Loop { broken, parked, .. } => m | broken | parked,
-            Entry::Push(_) => m,
+            Entry::Push(_) | Entry::Call { .. } => m,
         });
         mask & self.alive() & !out
     }
@@ -752,8 +806,8 @@ impl Machine<'_> {
         for _ in 0..count {
             match self.stack.pop() {
                 Some(Entry::Push(m)) => mask = Some(m),
-                Some(Entry::Loop { .. }) => {
-                    return Err(invalid("a pop count reaches a loop frame").at(at.clone()));
+                Some(Entry::Loop { .. } | Entry::Call { .. }) => {
+                    return Err(invalid("a pop count reaches a loop or call frame").at(at.clone()));
                 }
                 None => return Err(invalid("popping an empty stack").at(at.clone())),
             }
@@ -2282,6 +2336,84 @@ mod tests {
             assert_eq!(column(&w, 1, 0), [0, 1, 3, 2, 7], "{chip:?}");
             assert_eq!(column(&w, 2, 0), floats(&[1.0; 5]), "{chip:?}");
         }
+    }
+
+    /// `main` (ended) with the subroutine `sub` after it; `main`'s CALLs name the subroutine
+    /// by the index 0.
+    fn with_subroutine(chip: Chip, main: Vec<Cf>, sub: Vec<Cf>, stack_size: u8) -> Program {
+        let mut p = program(chip, main, stack_size);
+        let start = p.cf.len() as u32;
+        for cf in &mut p.cf {
+            if let (CfOp::Call, CfBody::Flow { addr, .. }) = (cf.op, &mut cf.body) {
+                *addr = start;
+            }
+        }
+        p.cf.extend(sub);
+        p
+    }
+
+    #[test]
+    fn a_call_runs_its_subroutine_on_the_active_lanes_and_returns() {
+        for chip in [Chip::R700, Chip::Evergreen, Chip::Cayman] {
+            // Lanes with R0.x > 0 call R1.x = R0.x + 1; then every lane copies R1.x.
+            let p = with_subroutine(
+                chip,
+                vec![
+                    alu(
+                        CfOp::AluPushBefore,
+                        vec![group(vec![pred_set(
+                            AluOp::PredSetgtInt,
+                            r(0, 0),
+                            Src::sel(sel::ZERO, 0),
+                        )])],
+                    ),
+                    Cf::flow(CfOp::Jump, 4, 1),
+                    Cf::flow(CfOp::Call, 0, 0),
+                    Cf::flow(CfOp::Pop, 0, 1),
+                    alu(CfOp::Alu, vec![group(vec![mov(d(2, 0), r(1, 0))])]),
+                ],
+                vec![
+                    alu(
+                        CfOp::Alu,
+                        vec![group(vec![inst(
+                            AluOp::AddInt,
+                            d(1, 0),
+                            &[r(0, 0), Src::sel(sel::ONE_INT, 0)],
+                        )])],
+                    ),
+                    Cf::flow(CfOp::Return, 0, 0),
+                ],
+                // A push and a call frame, and the chip's extra elements: two entries.
+                2,
+            );
+            let mut w = wave(3, &[(0, 0, &[0, 5, 7])]);
+            run_ok(&p, &mut w);
+            assert_eq!(column(&w, 2, 0), [0, 6, 8], "{chip:?}");
+        }
+    }
+
+    #[test]
+    fn a_return_without_a_call_and_a_break_out_of_a_subroutine_are_errors() {
+        let chip = Chip::Evergreen;
+        let returns = program(chip, vec![Cf::flow(CfOp::Return, 0, 0)], 1);
+        let e = err(&returns, &mut wave(1, &[]));
+        assert!(e.to_string().contains("RET without its call frame"), "{e}");
+        // A loop whose body calls a subroutine that breaks.
+        let breaks = with_subroutine(
+            chip,
+            vec![
+                Cf::flow(CfOp::LoopStartDx10, 3, 0),
+                Cf::flow(CfOp::Call, 0, 0),
+                Cf::flow(CfOp::LoopEnd, 1, 0),
+            ],
+            vec![
+                Cf::flow(CfOp::LoopBreak, 2, 0),
+                Cf::flow(CfOp::Return, 0, 0),
+            ],
+            2,
+        );
+        let e = err(&breaks, &mut wave(1, &[]));
+        assert!(e.to_string().contains("outside a loop"), "{e}");
     }
 
     #[test]

@@ -402,8 +402,9 @@ pub fn assemble(program: &Program) -> Result<Binary, EncodeError> {
     })
 }
 
-/// R600-Evergreen: END_OF_PROGRAM on the last instruction and no other. Cayman: no
-/// END_OF_PROGRAM bit; the last instruction, and only it, is CF_END.
+/// R600-Evergreen: END_OF_PROGRAM on one instruction. Cayman: no END_OF_PROGRAM bit; CF_END
+/// on one instruction. That instruction is the last, or the subroutines the program calls
+/// follow it, the last instruction a RET.
 fn check_end(program: &Program) -> Result<(), EncodeError> {
     let Some(last) = program.cf.len().checked_sub(1) else {
         return Err(EncodeError::EndOfProgram {
@@ -411,27 +412,37 @@ fn check_end(program: &Program) -> Result<(), EncodeError> {
             why: "the program has no CF instruction",
         });
     };
+    let cayman = program.chip == Chip::Cayman;
+    let mut end = None;
     for (i, cf) in program.cf.iter().enumerate() {
-        let why = if program.chip == Chip::Cayman {
-            if cf.end_of_program {
-                "Cayman has no END_OF_PROGRAM bit: the program ends with CF_END"
-            } else if i == last && cf.op != CfOp::CfEnd {
-                "a Cayman program ends with CF_END"
-            } else if i != last && cf.op == CfOp::CfEnd {
-                "CF_END before the last instruction"
-            } else {
-                continue;
-            }
-        } else if i == last && !cf.end_of_program {
-            "the last instruction must set END_OF_PROGRAM"
-        } else if i != last && cf.end_of_program {
-            "END_OF_PROGRAM on an instruction that is not the last"
+        let why = if cayman && cf.end_of_program {
+            "Cayman has no END_OF_PROGRAM bit: the program ends with CF_END"
+        } else if !(if cayman {
+            cf.op == CfOp::CfEnd
         } else {
+            cf.end_of_program
+        }) {
+            continue;
+        } else if end.is_some() {
+            "a second end of the program"
+        } else {
+            end = Some(i);
             continue;
         };
         return Err(EncodeError::EndOfProgram { at: At::Cf(i), why });
     }
-    Ok(())
+    let why = match end {
+        None if cayman => "a Cayman program ends with CF_END",
+        None => "the last instruction of the main program must set END_OF_PROGRAM",
+        Some(end) if end != last && program.cf[last].op != CfOp::Return => {
+            "the subroutines after the end of the program must end with RET"
+        }
+        Some(_) => return Ok(()),
+    };
+    Err(EncodeError::EndOfProgram {
+        at: At::Cf(last),
+        why,
+    })
 }
 
 /// A CF_WORD0 holding `addr`.
@@ -1035,6 +1046,9 @@ impl Reader<'_> {
         // CF_ALU pair after an ALU_EXTENDED prefix (its address is the prefix's).
         let mut targets: Vec<Option<usize>> = Vec::new();
         let mut extension: Option<[u32; 2]> = None;
+        // The CF pair after the furthest CALL target read: the subroutines after the end of
+        // the main program reach at least there.
+        let mut called_until = 0;
         loop {
             let at = At::Cf(cfs.len());
             let pair = targets.len();
@@ -1080,8 +1094,12 @@ impl Reader<'_> {
             } else {
                 cf.end_of_program
             };
+            if let (CfOp::Call, CfBody::Flow { addr, .. }) = (cf.op, &cf.body) {
+                called_until = called_until.max(*addr as usize + 1);
+            }
+            let part_ends = end || cf.op == CfOp::Return;
             cfs.push(cf);
-            if end {
+            if part_ends && called_until <= targets.len() {
                 break;
             }
         }

@@ -666,7 +666,9 @@ cf_ops! {
     (Push, "PUSH", [Some(0x0B), Some(0x0B), Some(0x0B), Some(0x0B)]),
     (Else, "ELSE", [Some(0x0D), Some(0x0D), Some(0x0D), Some(0x0D)]),
     (Pop, "POP", [Some(0x0E), Some(0x0E), Some(0x0E), Some(0x0E)]),
+    (Call, "CALL", [Some(0x12), Some(0x12), Some(0x12), Some(0x12)]),
     (CallFs, "CALL_FS", [Some(0x13), Some(0x13), Some(0x13), Some(0x13)]),
+    (Return, "RET", [Some(0x14), Some(0x14), Some(0x14), Some(0x14)]),
     (Kill, "KILL", [Some(0x18), Some(0x18), Some(0x18), Some(0x18)]),
     (WaitAck, "WAIT_ACK", [None, Some(0x1A), Some(0x1A), Some(0x1A)]),
     (CfEnd, "CF_END", [None, None, None, Some(0x20)]),
@@ -709,6 +711,20 @@ impl CfOp {
     }
 
     /// Whether the opcode uses the export/memory (CF_ALLOC_EXPORT) word layout.
+    /// Whether the instruction's address is a CF instruction it may go to.
+    pub fn has_target(self) -> bool {
+        matches!(
+            self,
+            CfOp::Jump
+                | CfOp::Else
+                | CfOp::LoopStartDx10
+                | CfOp::LoopEnd
+                | CfOp::LoopBreak
+                | CfOp::LoopContinue
+                | CfOp::Call
+        )
+    }
+
     pub fn is_export(self) -> bool {
         matches!(self, CfOp::MemScratch | CfOp::Export | CfOp::ExportDone)
     }

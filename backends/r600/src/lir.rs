@@ -348,6 +348,8 @@ pub enum Node {
     Loop(Vec<Node>),
     Break,
     Continue,
+    /// Runs the subroutine compiled from the shader's function of this index.
+    Call(u32),
 }
 
 /// A lowered shader.
@@ -388,7 +390,7 @@ impl Lir {
                         walk(otherwise, f);
                     }
                     Node::Loop(body) => walk(body, f),
-                    Node::Break | Node::Continue => {}
+                    Node::Break | Node::Continue | Node::Call(_) => {}
                 }
             }
         }
@@ -406,7 +408,7 @@ impl Lir {
                         walk(otherwise, f);
                     }
                     Node::Loop(body) => walk(body, f),
-                    Node::Break | Node::Continue => {}
+                    Node::Break | Node::Continue | Node::Call(_) => {}
                 }
             }
         }

@@ -60,8 +60,8 @@ use crate::program::{ExportType, MemRead, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
-    AluSrc, Builtin, Deref, Dim, Function, InstKind, Interp, IntrinsicInst, Shader, Stage, Tex,
-    TexOp, TexSrc, ValType, Value,
+    AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
+    Tex, TexOp, TexSrc, ValType, Value,
 };
 use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -131,59 +131,32 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
             shader.stage.name()
         )));
     }
-    let func = &shader.functions[shader.entry.0 as usize];
-    let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
-    let regs = destruct(func);
-    let mut lowering = Lowering {
-        shader,
-        func,
-        chip,
-        shared: shared_regs(func, &regs),
-        uses: Uses::build(func),
-        regs,
-        reg_values: HashMap::new(),
-        direct: HashMap::new(),
-        direct_regs: HashMap::new(),
-        lir: Lir::default(),
-        interface: Interface::default(),
-        inputs: BTreeMap::new(),
-        input_masks: BTreeMap::new(),
-        outputs: BTreeMap::new(),
-        block: Vec::new(),
-        redirect: None,
-        returned: None,
-        loop_depth: 0,
-        scratch_dwords: 0,
-        ar_indices: HashMap::new(),
-    };
-    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
-    lowering.interface.constant_data =
-        constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
-    lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
-    lowering.lir.indexed_gprs = indexed_gprs(func, lowering.scratch_dwords);
+    let mut lowering = Lowering::new(shader, shader.entry, chip)?;
     lowering.plan_inputs();
-    let mut body = Vec::new();
     lowering.block = lowering.prologue();
-    if returns_early(&tree) {
-        let returned = lowering.lir.new_value();
-        lowering.returned = Some(returned);
-        lowering.mov(returned, Src::constant(0));
-        lowering.flush(&mut body);
-        let mut once = Vec::new();
-        lowering.lower_nodes(&tree, &mut once, false)?;
-        lowering.flush(&mut once);
-        if once.last() != Some(&Node::Break) {
-            once.push(Node::Break);
-        }
-        body.push(Node::Loop(once));
-    } else {
-        lowering.lower_nodes(&tree, &mut body, true)?;
-    }
+    let mut body = lowering.lower_function()?;
     if shader.stage == Stage::Vertex {
         lowering.export_vertex(&mut body);
     } else {
         lowering.export_colours(&mut body);
     }
+    lowering.lir.body = body;
+    Ok((lowering.lir, lowering.interface))
+}
+
+/// Lowers function `func` of `shader`, which the entry function calls, as a subroutine. It
+/// takes no arguments and gives no result, and reads no inputs and writes no outputs (only
+/// the entry function has them); what it shares with its callers is in scratch memory. The
+/// interface gives the textures and samplers it reads.
+pub fn lower_subroutine(
+    shader: &Shader,
+    func: FuncId,
+    chip: Chip,
+) -> Result<(Lir, Interface), LowerError> {
+    let mut lowering = Lowering::new(shader, func, chip)?;
+    lowering.subroutine = true;
+    let mut body = lowering.lower_function()?;
+    lowering.flush(&mut body);
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
 }
@@ -337,9 +310,94 @@ struct Lowering<'a> {
     /// The register index (offset / 16) computed for each run-time offset of the indexed
     /// registers, in the block being filled.
     ar_indices: HashMap<Value, V>,
+    /// Whether the function is a subroutine (no inputs, no outputs).
+    subroutine: bool,
 }
 
-impl Lowering<'_> {
+impl<'a> Lowering<'a> {
+    /// The lowering of function `id` of `shader`, its registers planned.
+    fn new(shader: &'a Shader, id: FuncId, chip: Chip) -> Result<Lowering<'a>, LowerError> {
+        let func = &shader.functions[id.0 as usize];
+        let regs = destruct(func);
+        let mut lowering = Lowering {
+            shader,
+            func,
+            chip,
+            shared: shared_regs(func, &regs),
+            uses: Uses::build(func),
+            regs,
+            reg_values: HashMap::new(),
+            direct: HashMap::new(),
+            direct_regs: HashMap::new(),
+            lir: Lir::default(),
+            interface: Interface::default(),
+            inputs: BTreeMap::new(),
+            input_masks: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            block: Vec::new(),
+            redirect: None,
+            returned: None,
+            loop_depth: 0,
+            scratch_dwords: 0,
+            ar_indices: HashMap::new(),
+            subroutine: false,
+        };
+        let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+        lowering.interface.constant_data =
+            constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
+        lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
+        // Functions that call one another share their temporaries in scratch memory: each
+        // has registers of its own.
+        let calls = shader.functions.iter().any(|f| {
+            f.all_insts()
+                .any(|v| matches!(f.inst(v).kind, InstKind::Call { .. }))
+        });
+        if !calls {
+            lowering.lir.indexed_gprs = indexed_gprs(func, lowering.scratch_dwords);
+        }
+        Ok(lowering)
+    }
+
+    /// The function's body, its last block still being filled; one that returns early runs
+    /// in a loop of one trip that the `return`s break.
+    fn lower_function(&mut self) -> Result<Vec<Node>, LowerError> {
+        let tree = structurize(self.func).map_err(|e| LowerError(e.to_string()))?;
+        let mut body = Vec::new();
+        if returns_early(&tree) {
+            let returned = self.lir.new_value();
+            self.returned = Some(returned);
+            self.mov(returned, Src::constant(0));
+            self.flush(&mut body);
+            let mut once = Vec::new();
+            self.lower_nodes(&tree, &mut once, false)?;
+            self.flush(&mut once);
+            if once.last() != Some(&Node::Break) {
+                once.push(Node::Break);
+            }
+            body.push(Node::Loop(once));
+        } else {
+            self.lower_nodes(&tree, &mut body, true)?;
+        }
+        Ok(body)
+    }
+
+    /// A call of `callee`: the block so far, then the subroutine.
+    fn call(&mut self, v: Value, callee: FuncId, out: &mut Vec<Node>) -> Result<(), LowerError> {
+        let inst = self.func.inst(v);
+        if matches!(&inst.kind, InstKind::Call { args, .. } if !args.is_empty())
+            || inst.def.is_some()
+        {
+            return Err(self.error(
+                v,
+                "calls with arguments or a result are not supported: the R600 backend's \
+                 subroutines have no parameters",
+            ));
+        }
+        self.flush(out);
+        out.push(Node::Call(callee.0));
+        Ok(())
+    }
+
     fn error(&self, v: Value, what: &str) -> LowerError {
         LowerError(format!("{v} = {}: {what}", self.func.inst(v).kind.name()))
     }
@@ -544,7 +602,10 @@ impl Lowering<'_> {
                         self.copy(dst, src);
                     }
                     for &v in &self.func.cfg[*b].insts {
-                        self.lower_inst(v)?;
+                        match self.func.inst(v).kind {
+                            InstKind::Call { func, .. } => self.call(v, func, out)?,
+                            _ => self.lower_inst(v)?,
+                        }
                     }
                     for (dst, src) in self.regs.copies_at_end(*b).to_vec() {
                         self.copy(dst, src);
@@ -742,7 +803,7 @@ impl Lowering<'_> {
             InstKind::Tex(t) => self.lower_tex(v, t),
             // Derefs of textures: their instructions read them.
             InstKind::Deref(_) => Ok(()),
-            InstKind::Call { .. } => Err(self.error(v, "calls must be inlined before the backend")),
+            InstKind::Call { .. } => unreachable!("a call is lowered with its block"),
         }
     }
 
@@ -1062,6 +1123,21 @@ impl Lowering<'_> {
 
     fn lower_intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        let interface = matches!(
+            ii.op,
+            Intrinsic::LoadInput
+                | Intrinsic::LoadFragCoord
+                | Intrinsic::LoadFrontFace
+                | Intrinsic::StoreOutput
+                | Intrinsic::StoreDeref
+        );
+        if self.subroutine && interface {
+            return Err(self.error(
+                v,
+                "inputs and outputs are the entry function's: a called function cannot reach \
+                 them in the R600 backend",
+            ));
+        }
         match ii.op {
             Intrinsic::LoadUniform | Intrinsic::LoadConstant | Intrinsic::LoadUbo => {
                 let (bank, base, offset) = match ii.op {

@@ -62,6 +62,7 @@ pub enum PNode {
     Loop(Vec<PNode>),
     Break,
     Continue,
+    Call(u32),
 }
 
 /// A clause or export of a block.
@@ -252,6 +253,7 @@ impl Packer<'_> {
                     Node::Loop(body) => PNode::Loop(self.nodes(body)?),
                     Node::Break => PNode::Break,
                     Node::Continue => PNode::Continue,
+                    &Node::Call(f) => PNode::Call(f),
                 })
             })
             .collect()

@@ -114,6 +114,9 @@ impl Graph {
                     self.points[cur].succs.push(header);
                     cur = self.empty();
                 }
+                // The subroutine's registers lie above the caller's: the call reads and
+                // writes none of them.
+                PNode::Call(_) => {}
             }
         }
         cur
@@ -165,7 +168,14 @@ impl Graph {
 }
 
 /// Allocates the GPRs of a packed program.
-pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation, AllocError> {
+/// Allocates the registers of `lir` from GPR `first` up (a subroutine's window lies above its
+/// callers' registers).
+pub fn allocate(
+    packed: &Packed,
+    lir: &Lir,
+    units: &Units,
+    first: u8,
+) -> Result<Allocation, AllocError> {
     let n = lir.values as usize;
     let chan = |v: u32| packed.chans[v as usize].unwrap_or(0);
     let mut graph = Graph {
@@ -276,7 +286,8 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
         .values()
         .map(|&(g, _)| g as u32 + 1)
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .max(u32::from(first));
     // The indexed registers follow the GPRs the hardware loads, for the whole program.
     let indexed_base = most;
     let indexed = indexed_base..indexed_base + u32::from(lir.indexed_gprs);
@@ -297,7 +308,7 @@ pub fn allocate(packed: &Packed, lir: &Lir, units: &Units) -> Result<Allocation,
             && matches!(clause_of[group[0] as usize], Some(Some(_)));
         let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + 4)
             .filter(|_| temporary)
-            .chain((0..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
+            .chain((first..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
             .find(|&g| fits(g, &gpr))
             .ok_or(AllocError(MAX_GPRS as u32 + 1))?;
         for &v in &group {
