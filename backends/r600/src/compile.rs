@@ -13,7 +13,7 @@ use crate::pack::{PackError, pack};
 use crate::program::{CfBody, Program};
 use crate::regalloc::{AllocError, allocate};
 use crate::units::form_units;
-use shrew_engine::ir::{FuncId, InstKind, Shader, Stage};
+use shrew_engine::ir::{Shader, Stage};
 
 /// A compiled shader.
 #[derive(Clone, Debug)]
@@ -71,17 +71,17 @@ pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
         fetch_shader: shader.stage == Stage::Vertex,
     };
     let mut parts = vec![(shader.entry.0, compile_part(lir, chip, main, 0)?)];
-    for callee in callees(shader)? {
+    for callee in shader.called_callers_first() {
         let first = parts
             .iter()
-            .filter(|(_, part)| part.calls.iter().any(|c| c.callee == callee))
+            .filter(|(_, part)| part.calls.iter().any(|c| c.callee == callee.0))
             .map(|(_, part)| part.program.gprs)
             .max()
             .unwrap_or(0);
-        let (lir, used) = lower_subroutine(shader, FuncId(callee), chip)?;
+        let (lir, used) = lower_subroutine(shader, callee, chip)?;
         interface.textures.extend(used.textures);
         interface.samplers.extend(used.samplers);
-        parts.push((callee, compile_part(lir, chip, Part::Subroutine, first)?));
+        parts.push((callee.0, compile_part(lir, chip, Part::Subroutine, first)?));
     }
     let program = link(&parts, chip);
     let binary = assemble(&program)?;
@@ -102,42 +102,6 @@ fn compile_part(mut lir: Lir, chip: Chip, part: Part, first: u8) -> Result<Emitt
     let packed = pack(&lir, &units, chip)?;
     let alloc = allocate(&packed, &lir, &units, first)?;
     emit(&packed, &alloc, chip, part).map_err(CompileError::Emit)
-}
-
-/// The functions the entry function calls, directly or not, callers before callees.
-fn callees(shader: &Shader) -> Result<Vec<u32>, CompileError> {
-    fn visit(
-        shader: &Shader,
-        f: u32,
-        path: &mut Vec<u32>,
-        done: &mut Vec<u32>,
-    ) -> Result<(), CompileError> {
-        if done.contains(&f) {
-            return Ok(());
-        }
-        if path.contains(&f) {
-            let name = &shader.functions[f as usize].name;
-            return Err(CompileError::Lower(LowerError(format!(
-                "`{name}` calls itself: recursion is not supported"
-            ))));
-        }
-        path.push(f);
-        let func = &shader.functions[f as usize];
-        for v in func.all_insts() {
-            if let InstKind::Call { func: callee, .. } = func.inst(v).kind {
-                visit(shader, callee.0, path, done)?;
-            }
-        }
-        path.pop();
-        done.push(f);
-        Ok(())
-    }
-    let mut done = Vec::new();
-    visit(shader, shader.entry.0, &mut Vec::new(), &mut done)?;
-    // Post-order puts callees first; the entry function comes last.
-    done.pop();
-    done.reverse();
-    Ok(done)
 }
 
 /// The parts as one program: the main program, then the subroutines, each CALL aimed at its

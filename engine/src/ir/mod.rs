@@ -19,6 +19,7 @@ pub use builder::{Builder, Cursor, IfBuilder, LoopBuilder};
 pub use types::*;
 
 use petgraph::Direction;
+use petgraph::graph::DiGraph;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
@@ -843,6 +844,58 @@ impl Shader {
 
     pub fn entry_function(&self) -> &Function {
         &self.functions[self.entry.0 as usize]
+    }
+
+    /// The call graph: a node per function (by index), an edge from caller to callee.
+    pub fn call_graph(&self) -> DiGraph<(), ()> {
+        let mut graph = DiGraph::new();
+        for _ in &self.functions {
+            graph.add_node(());
+        }
+        for (f, func) in self.functions.iter().enumerate() {
+            for inst in func.insts.iter().flatten() {
+                if let InstKind::Call { func: callee, .. } = inst.kind
+                    && (callee.0 as usize) < self.functions.len()
+                {
+                    graph.add_edge((f as u32).into(), callee.0.into(), ());
+                }
+            }
+        }
+        graph
+    }
+
+    /// The functions, callees before callers (the verifier rejects recursion, so the call
+    /// graph is acyclic).
+    pub fn callees_first(&self) -> Vec<usize> {
+        // Tarjan's algorithm yields strongly connected components in reverse topological order.
+        petgraph::algo::tarjan_scc(&self.call_graph())
+            .into_iter()
+            .flatten()
+            .map(|n| n.index())
+            .collect()
+    }
+
+    /// The functions a chain of calls from the entry function reaches, callers before callees.
+    pub fn called_callers_first(&self) -> Vec<FuncId> {
+        let mut reached = vec![false; self.functions.len()];
+        let mut called = Vec::new();
+        for f in self.callees_first().into_iter().rev() {
+            let id = FuncId(f as u32);
+            if id != self.entry && !reached[f] {
+                continue;
+            }
+            if id != self.entry {
+                called.push(id);
+            }
+            for inst in self.functions[f].insts.iter().flatten() {
+                if let InstKind::Call { func: callee, .. } = inst.kind
+                    && let Some(r) = reached.get_mut(callee.0 as usize)
+                {
+                    *r = true;
+                }
+            }
+        }
+        called
     }
 
     pub fn entry_function_mut(&mut self) -> &mut Function {

@@ -35,9 +35,6 @@ use crate::ir::{
     BlockId, Builder, Cursor, Edge, FuncId, Function, Inst, InstKind, Mode, Scalar, Shader,
     Structure, Terminator, Type, Value, Variable,
 };
-use petgraph::algo::tarjan_scc;
-use petgraph::graph::DiGraph;
-use petgraph::visit::Walker;
 use shrew_ops::{BaseType, IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
@@ -72,7 +69,7 @@ impl Pass for Inline {
         }
         // Per function, once its own calls are done: its size and how it returns.
         let mut done: HashMap<usize, (usize, Returns)> = HashMap::new();
-        for f in callees_first(shader) {
+        for f in shader.callees_first() {
             let mut caller_size = size(&shader.functions[f]);
             let mut sites = call_sites(&shader.functions[f]);
             // Inlining splits blocks: later sites of the same block move to the split-off part,
@@ -138,34 +135,6 @@ fn call_sites(func: &Function) -> Vec<Value> {
     func.all_insts()
         .filter(|&v| matches!(func.inst(v).kind, InstKind::Call { .. }))
         .collect()
-}
-
-/// The functions, callees before callers (the verifier rejects recursion, so the call graph
-/// is acyclic).
-fn callees_first(shader: &Shader) -> Vec<usize> {
-    // Tarjan's algorithm yields strongly connected components in reverse topological order.
-    tarjan_scc(&call_graph(shader))
-        .into_iter()
-        .flatten()
-        .map(|n| n.index())
-        .collect()
-}
-
-fn call_graph(shader: &Shader) -> DiGraph<(), ()> {
-    let mut graph = DiGraph::new();
-    for _ in &shader.functions {
-        graph.add_node(());
-    }
-    for (f, func) in shader.functions.iter().enumerate() {
-        for inst in func.insts.iter().flatten() {
-            if let InstKind::Call { func: callee, .. } = inst.kind
-                && (callee.0 as usize) < shader.functions.len()
-            {
-                graph.add_edge((f as u32).into(), callee.0.into(), ());
-            }
-        }
-    }
-    graph
 }
 
 /// Where a function returns from.
@@ -485,10 +454,7 @@ fn split_at(func: &mut Function, block: BlockId, pos: usize) -> BlockId {
 
 /// Deletes the functions no chain of calls from the entry reaches, renumbering the others.
 fn delete_uncalled(shader: &mut Shader) {
-    let graph = call_graph(shader);
-    let reached: HashSet<usize> = petgraph::visit::Dfs::new(&graph, shader.entry.0.into())
-        .iter(&graph)
-        .map(|n| n.index())
-        .collect();
-    shader.retain_functions(|f| reached.contains(&(f.0 as usize)));
+    let mut reached: HashSet<FuncId> = shader.called_callers_first().into_iter().collect();
+    reached.insert(shader.entry);
+    shader.retain_functions(|f| reached.contains(&f));
 }
