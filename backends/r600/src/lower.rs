@@ -131,7 +131,7 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
             shader.stage.name()
         )));
     }
-    let mut lowering = Lowering::new(shader, shader.entry, chip)?;
+    let mut lowering = Lowering::new(shader, shader.entry, chip, false)?;
     lowering.plan_inputs();
     lowering.block = lowering.prologue();
     let mut body = lowering.lower_function()?;
@@ -153,8 +153,7 @@ pub fn lower_subroutine(
     func: FuncId,
     chip: Chip,
 ) -> Result<(Lir, Interface), LowerError> {
-    let mut lowering = Lowering::new(shader, func, chip)?;
-    lowering.subroutine = true;
+    let mut lowering = Lowering::new(shader, func, chip, true)?;
     let mut body = lowering.lower_function()?;
     lowering.flush(&mut body);
     lowering.lir.body = body;
@@ -315,8 +314,14 @@ struct Lowering<'a> {
 }
 
 impl<'a> Lowering<'a> {
-    /// The lowering of function `id` of `shader`, its registers planned.
-    fn new(shader: &'a Shader, id: FuncId, chip: Chip) -> Result<Lowering<'a>, LowerError> {
+    /// The lowering of function `id` of `shader` (a `subroutine` or the entry function), its
+    /// registers planned.
+    fn new(
+        shader: &'a Shader,
+        id: FuncId,
+        chip: Chip,
+        subroutine: bool,
+    ) -> Result<Lowering<'a>, LowerError> {
         let func = &shader.functions[id.0 as usize];
         let regs = destruct(func);
         let mut lowering = Lowering {
@@ -340,18 +345,20 @@ impl<'a> Lowering<'a> {
             loop_depth: 0,
             scratch_dwords: 0,
             ar_indices: HashMap::new(),
-            subroutine: false,
+            subroutine,
         };
         let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
-        lowering.interface.constant_data =
-            constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
+        if !subroutine {
+            lowering.interface.constant_data =
+                constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
+        }
         lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
-        // Functions that call one another share their temporaries in scratch memory: each
-        // has registers of its own.
-        let calls = shader.functions.iter().any(|f| {
-            f.all_insts()
-                .any(|v| matches!(f.inst(v).kind, InstKind::Call { .. }))
-        });
+        // A subroutine, and an entry function that calls, share their temporaries in scratch
+        // memory: each has registers of its own.
+        let calls = subroutine
+            || func
+                .all_insts()
+                .any(|v| matches!(func.inst(v).kind, InstKind::Call { .. }));
         if !calls {
             lowering.lir.indexed_gprs = indexed_gprs(func, lowering.scratch_dwords);
         }

@@ -19,9 +19,10 @@ pub use builder::{Builder, Cursor, IfBuilder, LoopBuilder};
 pub use types::*;
 
 use petgraph::Direction;
-use petgraph::graph::DiGraph;
+use petgraph::graph::{DiGraph, NodeIndex as GraphNode};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
+use petgraph::visit::{Dfs, Walker};
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
 
 /// An SSA value: the index of its defining instruction in [`Function::insts`]. Instructions
@@ -830,6 +831,16 @@ impl Terminator {
     }
 }
 
+/// The nodes of `graph`, each after those it has edges to (Tarjan's algorithm yields strongly
+/// connected components in reverse topological order).
+fn callees_first_in(graph: &DiGraph<(), ()>) -> Vec<usize> {
+    petgraph::algo::tarjan_scc(graph)
+        .into_iter()
+        .flatten()
+        .map(|n| n.index())
+        .collect()
+}
+
 impl Shader {
     pub fn new(stage: Stage) -> Shader {
         Shader {
@@ -847,7 +858,7 @@ impl Shader {
     }
 
     /// The call graph: a node per function (by index), an edge from caller to callee.
-    pub fn call_graph(&self) -> DiGraph<(), ()> {
+    fn call_graph(&self) -> DiGraph<(), ()> {
         let mut graph = DiGraph::new();
         for _ in &self.functions {
             graph.add_node(());
@@ -867,35 +878,23 @@ impl Shader {
     /// The functions, callees before callers (the verifier rejects recursion, so the call
     /// graph is acyclic).
     pub fn callees_first(&self) -> Vec<usize> {
-        // Tarjan's algorithm yields strongly connected components in reverse topological order.
-        petgraph::algo::tarjan_scc(&self.call_graph())
-            .into_iter()
-            .flatten()
-            .map(|n| n.index())
-            .collect()
+        callees_first_in(&self.call_graph())
     }
 
     /// The functions a chain of calls from the entry function reaches, callers before callees.
     pub fn called_callers_first(&self) -> Vec<FuncId> {
-        let mut reached = vec![false; self.functions.len()];
-        let mut called = Vec::new();
-        for f in self.callees_first().into_iter().rev() {
-            let id = FuncId(f as u32);
-            if id != self.entry && !reached[f] {
-                continue;
-            }
-            if id != self.entry {
-                called.push(id);
-            }
-            for inst in self.functions[f].insts.iter().flatten() {
-                if let InstKind::Call { func: callee, .. } = inst.kind
-                    && let Some(r) = reached.get_mut(callee.0 as usize)
-                {
-                    *r = true;
-                }
-            }
-        }
-        called
+        let graph = self.call_graph();
+        let entry = self.entry.0 as usize;
+        let reached: std::collections::HashSet<usize> = Dfs::new(&graph, GraphNode::new(entry))
+            .iter(&graph)
+            .map(|n| n.index())
+            .collect();
+        callees_first_in(&graph)
+            .into_iter()
+            .rev()
+            .filter(|&f| f != entry && reached.contains(&f))
+            .map(|f| FuncId(f as u32))
+            .collect()
     }
 
     pub fn entry_function_mut(&mut self) -> &mut Function {

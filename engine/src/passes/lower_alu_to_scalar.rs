@@ -110,20 +110,20 @@ impl Pass for LowerAluToScalar {
 /// equal components of different constants are one value to CSE.
 fn component(builder: &mut Builder, src: &AluSrc, c: usize) -> AluSrc {
     let read = src.swizzle[c];
-    match constant_components(builder.function(), src.value) {
-        Some((bits, comps)) if comps.len() > 1 => {
-            let scalar = builder.imm(bits, &[comps[read as usize]]);
-            AluSrc::swizzled(scalar, &[0])
-        }
-        _ => AluSrc::swizzled(src.value, &[read]),
+    let element = constant_components(builder.function(), src.value)
+        .filter(|(_, comps)| comps.len() > 1)
+        .map(|(bits, comps)| (bits, comps[read as usize]));
+    match element {
+        Some((bits, value)) => AluSrc::swizzled(builder.imm(bits, &[value]), &[0]),
+        None => AluSrc::swizzled(src.value, &[read]),
     }
 }
 
 /// The bit size and components of `v` if it is a constant.
-fn constant_components(func: &Function, v: Value) -> Option<(u8, Vec<u64>)> {
+fn constant_components(func: &Function, v: Value) -> Option<(u8, &[u64])> {
     let inst = func.get_inst(v)?;
     match &inst.kind {
-        InstKind::Const(comps) => Some((inst.def?.bits, comps.clone())),
+        InstKind::Const(comps) => Some((inst.def?.bits, comps.as_slice())),
         _ => None,
     }
 }
