@@ -293,6 +293,12 @@ fn rules_lists_every_rule_as_text_and_json() {
             "{entry}"
         );
         assert!(location.rsplit(':').next().unwrap().parse::<u32>().is_ok());
+        // Each rule names its generated test, found by the rule's line unless it has a label.
+        let (file, line) = location.rsplit_once(':').unwrap();
+        let module = file.rsplit('/').next().unwrap().trim_end_matches(".rs");
+        let test = entry["test"].as_str().unwrap();
+        assert!(test.starts_with(&format!("{module}::verify::")), "{entry}");
+        assert!(test.contains(&format!("_l{line}")), "{entry}");
     }
     let late = stdout(&shrew(&["rules", "--set", "algebraic-late", "--json"]));
     assert!(
@@ -300,7 +306,44 @@ fn rules_lists_every_rule_as_text_and_json() {
             .all(|l| l.contains(r#""set":"algebraic-late""#))
     );
     assert!(late.contains(r#""guard":"opts.lower_fsub""#), "{late}");
-    assert_user_error(&shrew(&["rules", "--set", "nosuch"]));
+    let unknown = shrew(&["rules", "--set", "nosuch"]);
+    assert_user_error(&unknown);
+    assert!(
+        stderr(&unknown).contains("algebraic, algebraic-late, gen-algebraic"),
+        "the error lists the sets: {}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn rules_test_verifies_the_rules_a_pattern_selects() {
+    let out = shrew(&["rules", "--test", "bitops::verify::iand_l"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(lines.len() > 5, "{lines:?}");
+    assert!(
+        lines[..lines.len() - 1]
+            .iter()
+            .all(|l| l.starts_with("ok      shrew_rules bitops::verify::iand_l")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        *lines.last().unwrap(),
+        format!("{} rules verified, 0 failed", lines.len() - 1)
+    );
+    // By `file:line`: the line `shrew rules` prints.
+    let listing = stdout(&shrew(&["rules", "--set", "algebraic"]));
+    let location = listing
+        .lines()
+        .find(|l| l.contains(" ineg(ineg(a)) => a "))
+        .and_then(|l| l.split('(').nth(3))
+        .and_then(|l| l.split(',').next())
+        .expect("the listing has `ineg(ineg(a)) => a` with its location");
+    let one = stdout(&shrew(&["rules", "--test", location]));
+    assert!(one.contains("ineg_l"), "{one}");
+    assert!(one.ends_with("1 rules verified, 0 failed\n"), "{one}");
+    assert_user_error(&shrew(&["rules", "--test", "no rule has this"]));
 }
 
 #[test]

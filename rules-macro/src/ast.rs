@@ -28,6 +28,9 @@ pub struct Rule {
     /// One direction of an equality `a <=> b`: only the e-graph runs it (the greedy matcher
     /// would undo it with the other direction).
     pub equality: bool,
+    /// `#[name = label]`: a name for the rule's functions and test that does not change when
+    /// rules are added or moved.
+    pub label: Option<Ident>,
 }
 
 syn::custom_punctuation!(Equivalent, <=>);
@@ -302,8 +305,10 @@ fn substitute(body: TokenStream, names: &[Ident], values: &[Vec<TokenTree>]) -> 
     out
 }
 
-/// A rule `search => replace`, or the two directions of an equality `a <=> b`.
+/// A rule `search => replace`, or the two directions of an equality `a <=> b`, optionally
+/// after `#[name = label]`.
 fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
+    let label = parse_label(input)?;
     let span = input.span();
     let search = parse_node(input)?;
     let equality = input.peek(Equivalent);
@@ -330,12 +335,39 @@ fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
         guard: guard.clone(),
         span,
         equality,
+        label: label.clone(),
     };
     let mut rules = vec![rule(&search, &replace)];
     if equality {
         rules.push(rule(&replace, &search));
     }
     Ok(rules)
+}
+
+/// `#[name = label]`, if the rule starts with it (`#` followed by an identifier is a constant
+/// variable, not an attribute).
+fn parse_label(input: ParseStream) -> syn::Result<Option<Ident>> {
+    if !(input.peek(Token![#]) && input.peek2(syn::token::Bracket)) {
+        return Ok(None);
+    }
+    input.parse::<Token![#]>()?;
+    let content;
+    syn::bracketed!(content in input);
+    let expected = "expected `#[name = label]`, `label` an identifier";
+    let key: Ident = content
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), expected))?;
+    if key != "name" {
+        return Err(syn::Error::new(key.span(), expected));
+    }
+    content.parse::<Token![=]>()?;
+    let label: Ident = content
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), expected))?;
+    if !content.is_empty() {
+        return Err(content.error(expected));
+    }
+    Ok(Some(label))
 }
 
 /// A node. Misplaced markers (`#`, `!`, conditions…) are accepted here and reported by the

@@ -12,6 +12,7 @@ use shrew_ops::{AluOp, BaseType};
 pub fn expand(mut group: Group) -> TokenStream {
     let mut errors = std::mem::take(&mut group.errors);
     let checked = check_group(&group, &mut errors);
+    let fn_names = rule_names(&checked, &mut errors);
     let name = &group.name;
     let attrs = &group.attrs;
     let vis = &group.vis;
@@ -24,15 +25,9 @@ pub fn expand(mut group: Group) -> TokenStream {
                 name: #group_name,
                 rules: &[],
                 roots: &[],
-                guards: |_| ::std::vec::Vec::new(),
             };
         };
     }
-    let fn_names: Vec<Ident> = checked
-        .iter()
-        .enumerate()
-        .map(|(i, c)| format_ident!("r{}_{}", i, root_op(c).name()))
-        .collect();
     let rule_fns = checked
         .iter()
         .zip(&fn_names)
@@ -43,69 +38,95 @@ pub fn expand(mut group: Group) -> TokenStream {
         .zip(&fn_names)
         .filter(|(c, _)| egraph::has_egraph_form(c))
         .map(|(c, f)| egraph::rule_fns(c, f, &rule_doc(c)));
-    let guards = guards_fn(&checked);
     let indices = 0..checked.len();
-    let module = format_ident!("{}", group_name);
-    let infos = checked
-        .iter()
-        .zip(&fn_names)
-        .map(|(c, f)| rule_info(c, f, &module));
-    let (dispatch, roots) = dispatchers(&checked, &fn_names, &module);
-    let module_doc = format!(
-        "Matchers of the rule group [`{name}`](super::{name}): a dispatcher per root opcode, which \
-         checks what the rules rooted there share, then one function per rule, in priority order."
-    );
+    let infos = checked.iter().zip(&fn_names).map(|(c, f)| rule_info(c, f));
+    let (dispatch, roots) = dispatchers(&checked, &fn_names);
     let output = quote! {
         #(#attrs)*
         #vis static #name: ::shrew_engine::rewrite::RuleGroup = ::shrew_engine::rewrite::RuleGroup {
             name: #group_name,
             rules: &[#(#infos),*],
             roots: &[#(#roots),*],
-            guards: #module::guards,
         };
 
-        #[doc = #module_doc]
-        #vis mod #module {
+        #[allow(unused_imports)]
+        use ::shrew_engine::rewrite::matcher_prelude::*;
+
+        #dispatch
+        #(#rule_fns)*
+
+        /// The rules as the e-graph runs them (`shrew_engine::egraph::rules`): a search and
+        /// an apply function per rule, except the rules with conditions on matched
+        /// operations, which only the greedy matcher can decide.
+        #vis mod egraph {
             #[allow(unused_imports)]
-            use ::shrew_engine::ir::{FpFlags, Value};
+            use ::shrew_engine::egraph::rules::{Apply, Search};
+            #[allow(unused_imports)]
+            use ::shrew_engine::rewrite::Rewriter;
             #[allow(unused_imports)]
             use ::shrew_engine::ops::{AluOp, BaseType, ConvFamily};
-            #[allow(unused_imports)]
-            use ::shrew_engine::rewrite::{Rewriter, Src, SrcKind, TargetOptions, conds};
+            use ::shrew_engine::egraph::Id;
 
-            #guards
-            #dispatch
-            #(#rule_fns)*
+            #(#egraph_fns)*
+        }
 
-            /// The rules as the e-graph runs them (`shrew_engine::egraph::rules`): a search and
-            /// an apply function per rule, except the rules with conditions on matched
-            /// operations, which only the greedy matcher can decide.
-            pub mod egraph {
-                #[allow(unused_imports)]
-                use ::shrew_engine::egraph::rules::{Apply, Search};
-                #[allow(unused_imports)]
-                use ::shrew_engine::rewrite::Rewriter;
-                #[allow(unused_imports)]
-                use ::shrew_engine::ops::{AluOp, BaseType, ConvFamily};
-                use ::shrew_engine::egraph::Id;
-
-                #(#egraph_fns)*
-            }
-
-            /// One test per rule: search and replacement evaluated on special and random values
-            /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::verify`).
-            #[cfg(test)]
-            mod verify {
-                #(
-                    #[test]
-                    fn #fn_names() {
-                        ::shrew_engine::rewrite::verify::assert_rule(&super::super::#name.rules[#indices]);
-                    }
-                )*
-            }
+        /// One test per rule: search and replacement evaluated on special and random values
+        /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::verify`).
+        #[cfg(test)]
+        mod verify {
+            #(
+                #[test]
+                fn #fn_names() {
+                    ::shrew_engine::rewrite::verify::assert_rule(&super::#name.rules[#indices]);
+                }
+            )*
         }
     };
     unsuffixed(output)
+}
+
+/// The name of each rule's functions and test: its label (`#[name = label]`), or its root op
+/// and line (`fadd_l42`), so that a rule listed at `file:line` is found by that line. Rules
+/// written once that expand to several (the items of a `for`, the two directions of an
+/// equality) share the name with `_1`, `_2`, ... appended; a label used on two lines is an
+/// error.
+fn rule_names(checked: &[Checked], errors: &mut Vec<syn::Error>) -> Vec<Ident> {
+    let bases: Vec<(String, u32)> = checked
+        .iter()
+        .map(|c| {
+            let line = location(c.rule.span).1;
+            let base = match &c.rule.label {
+                Some(label) => label.to_string(),
+                None => format!("{}_l{line}", root_op(c).name()),
+            };
+            (base, line)
+        })
+        .collect();
+    let mut seen: Vec<(&str, u32, usize)> = Vec::new();
+    let mut names = Vec::new();
+    for (c, (base, line)) in checked.iter().zip(&bases) {
+        let count = bases.iter().filter(|(b, _)| b == base).count();
+        match seen.iter_mut().find(|(b, _, _)| b == base) {
+            Some((_, first_line, _)) if *first_line != *line => {
+                let span = c.rule.label.as_ref().map_or(c.rule.span, Ident::span);
+                errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "the rule name `{base}` is already taken by the rule at line {first_line}"
+                    ),
+                ));
+            }
+            Some((_, _, k)) => *k += 1,
+            None => seen.push((base, *line, 1)),
+        }
+        let k = seen.iter().find(|(b, _, _)| b == base).map_or(1, |s| s.2);
+        names.push(if count > 1 {
+            format_ident!("{}_{}", base, k)
+        } else {
+            format_ident!("{}", base)
+        });
+    }
+    names
 }
 
 /// Drops the type suffixes `quote` puts on integers (`0usize`, `32u8`): every place they land
@@ -527,25 +548,6 @@ pub(crate) fn replacement_op(
 
 // The group's functions.
 
-fn guards_fn(checked: &[Checked]) -> TokenStream {
-    let any_guard = checked.iter().any(|c| c.rule.guard.is_some());
-    let values = checked.iter().map(|c| match &c.rule.guard {
-        Some(guard) => quote!(#guard),
-        None => quote!(true),
-    });
-    let param = if any_guard {
-        quote!(opts)
-    } else {
-        quote!(_opts)
-    };
-    quote! {
-        /// Whether each rule's guard holds for the target's options.
-        pub fn guards(#param: &TargetOptions) -> Vec<bool> {
-            vec![#(#values),*]
-        }
-    }
-}
-
 /// How many levels below the root the dispatchers check opcodes and constants before calling a
 /// rule. Two levels reject most rules that cannot match (`fadd(fadd(a, #b), c)` on a chain of
 /// `fadd`s of non-constants) with a few loads and compares; deeper checks would cost more than
@@ -814,11 +816,7 @@ fn rules_by_root(checked: &[Checked]) -> Vec<(AluOp, Vec<usize>)> {
 }
 
 /// The dispatchers, and the group's table of them by root opcode.
-fn dispatchers(
-    checked: &[Checked],
-    fn_names: &[Ident],
-    module: &Ident,
-) -> (TokenStream, Vec<TokenStream>) {
+fn dispatchers(checked: &[Checked], fn_names: &[Ident]) -> (TokenStream, Vec<TokenStream>) {
     // Opcodes with the same rule list share a dispatcher.
     let mut shared: Vec<(Vec<AluOp>, Vec<usize>)> = Vec::new();
     for (op, rules) in rules_by_root(checked) {
@@ -833,7 +831,7 @@ fn dispatchers(
         let name = format_ident!("on_{}", ops[0].name());
         table.extend(ops.iter().map(|&op| {
             let path = alu_path(op);
-            quote!((::shrew_engine::ops::#path, #module::#name))
+            quote!((::shrew_engine::ops::#path, #name))
         }));
         let mut reads = RootReads::default();
         let guards: Vec<Option<TokenStream>> = rules
@@ -970,7 +968,7 @@ fn path_string(p: &syn::Path) -> String {
         .join("::")
 }
 
-fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
+fn rule_info(c: &Checked, fn_name: &Ident) -> TokenStream {
     let rw = quote!(::shrew_engine::rewrite);
     let text = c.rule.to_string();
     let (file, line) = location(c.rule.span);
@@ -1017,17 +1015,22 @@ fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
     let classes = free.iter().map(|(_, sizes)| quote!(&[#(#sizes),*]));
     let inexact = c.inexact;
     let loses = c.loses;
-    let guard = match c.rule.guard_text() {
-        Some(text) => quote!(Some(#text)),
-        None => quote!(None),
+    let guard = match (&c.rule.guard, c.rule.guard_text()) {
+        (Some(guard), Some(text)) => quote! {
+            Some(#rw::Guard {
+                text: #text,
+                holds: |opts: &#rw::TargetOptions| -> bool { #guard },
+            })
+        },
+        _ => quote!(None),
     };
     let egraph = if egraph::has_egraph_form(c) {
         let search = format_ident!("search_{}", fn_name);
         let apply = format_ident!("apply_{}", fn_name);
         quote! {
             Some(::shrew_engine::egraph::rules::EggRule {
-                search: #module::egraph::#search,
-                apply: #module::egraph::#apply,
+                search: egraph::#search,
+                apply: egraph::#apply,
             })
         }
     } else {
@@ -1039,6 +1042,7 @@ fn rule_info(c: &Checked, fn_name: &Ident, module: &Ident) -> TokenStream {
             text: #text,
             file: #file,
             line: #line,
+            module: module_path!(),
             name: #name,
             search: #search,
             replace: #replace,

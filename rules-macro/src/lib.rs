@@ -13,9 +13,17 @@
 //! ```
 //!
 //! An invocation declares one rule group (a `static` of type
-//! `shrew_engine::rewrite::RuleGroup`, plus a module of the same name in lower case holding a
-//! dispatcher per root opcode and one function per rule) and lists its rules in priority order:
-//! on an instruction, the first rule that matches wins. Rule sets are built from groups.
+//! `shrew_engine::rewrite::RuleGroup`) and lists its rules in priority order: on an
+//! instruction, the first rule that matches wins. Rule sets are built from groups. Next to the
+//! `static`, in the invoking module (one group per module: `rules/src/bitops.rs` holds
+//! `BITOPS`), it expands a dispatcher per root opcode (`on_iand`), one function per rule, the
+//! `egraph` module and the `verify` tests.
+//!
+//! A rule's function and test are named by its label, `#[name = label] search => ...;`, or
+//! else by its root op and line (`ior_l42`, for the rule `shrew rules` lists at `bitops.rs:42`);
+//! the rules one line expands to (the items of a `for`) take `_1`, `_2`, ... after it. So
+//! `cargo test -p shrew-rules bitops::verify::ior_l42` runs one rule's test, and
+//! `shrew rules --test bitops.rs:42` verifies it without building the tests.
 //!
 //! The same rules run in the e-graph (`shrew_engine::egraph`): the module's `egraph` submodule
 //! holds a `search_<rule>` function (nested loops over the nodes of the e-classes the pattern
@@ -67,13 +75,17 @@
 //!   (`vec2(a.x, b.y)`) and swizzles build vectors.
 //! * **Guard**: `if <expr>` — a Rust boolean expression over `opts`, the target's
 //!   `&shrew_engine::rewrite::TargetOptions`, evaluated once per pass run.
+//! * **Label**: `#[name = label]` before a rule names its function and test (`label` an
+//!   identifier, unique in the group).
 //!
 //! # Checks at expansion time
 //! Every error points at the offending token, and all errors of an invocation are reported:
 //! unknown ops, wrong arity, unbound replacement variables, `#`/conditions/`~` in a replacement,
 //! `!`/swizzles in a search, bit-size conflicts, replacements whose bit size the search does not
-//! determine, more commutative ops than the cap, rules whose replacement is their search, and rules
-//! that an earlier, unconditional rule of the group always pre-empts.
+//! determine, more commutative ops than the cap, rules whose replacement is their search, rules
+//! that an earlier, unconditional rule of the group always pre-empts, and a label used twice.
+//! Rules pre-empted by a rule of an earlier group of their set are found at run time
+//! (`shrew_engine::rewrite::shadow`; the rule crates test their sets with it).
 //!
 //! Bit sizes are inferred by unification over classes (as in NIR's algebraic validator): every
 //! unsized operand of an op shares the op's class; a variable has one class everywhere; sized

@@ -100,3 +100,29 @@ pub fn registry(opts: &TargetOptions, backend_sets: &[&'static RuleSet]) -> Regi
     )));
     Registry::new(passes, DEFAULT_PIPELINE)
 }
+
+#[cfg(test)]
+mod tests {
+    use shrew_engine::rewrite::shadow::shadowed_rules;
+
+    /// The macro rejects a rule pre-empted within its group; across the groups of a set, no rule
+    /// may be pre-empted either.
+    #[test]
+    fn no_rule_of_a_set_is_preempted_by_an_earlier_group() {
+        for set in super::SETS {
+            let shadowed: Vec<String> = shadowed_rules(set)
+                .iter()
+                .map(|s| {
+                    format!(
+                        "`{}` ({}) never fires: `{}` ({}) matches everything it matches",
+                        s.rule.text,
+                        s.rule.location(),
+                        s.by.text,
+                        s.by.location()
+                    )
+                })
+                .collect();
+            assert!(shadowed.is_empty(), "{}: {shadowed:#?}", set.name);
+        }
+    }
+}

@@ -7,21 +7,25 @@ use shrew_engine::passes::algebraic::{self, AlgebraicError, RuleStats};
 use shrew_engine::rewrite::{Ctx, RuleSet, Src, TargetOptions};
 use shrew_engine::{text, verify};
 
-shrew_rules_macro::rules! {
-    /// Rules exercising the DSL's features.
-    pub static DSL;
+// One group per module: the macro expands its matchers next to the group.
+mod dsl {
+    shrew_rules_macro::rules! {
+        /// Rules exercising the DSL's features.
+        pub static DSL;
 
-    iadd(a, 0) => a;
-    ~fadd(a, 0.0) => a;
-    fmul(a, 1.0) => a;
-    ineg(ineg(a)) => a;
-    ~fadd@32(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
-    imul(a, #b[crate::single_bit]) => ishl(a, find_lsb(b));
-    flt(fneg(a), fneg(b)) => flt(b, a);
-    fdot2(a, a) => fadd(fmul(a.x, a.x), fmul(a.y, a.y));
-    bcsel(c, a, a) => a;
-    f2f32(f2f64(a@32)) => a if opts.lower_fsub;
+        iadd(a, 0) => a;
+        ~fadd(a, 0.0) => a;
+        fmul(a, 1.0) => a;
+        ineg(ineg(a)) => a;
+        ~fadd@32(fmul[is_used_once](a, b), c) => ffma(a, b, c) if opts.fuse_ffma32;
+        imul(a, #b[crate::single_bit]) => ishl(a, find_lsb(b));
+        flt(fneg(a), fneg(b)) => flt(b, a);
+        fdot2(a, a) => fadd(fmul(a.x, a.x), fmul(a.y, a.y));
+        bcsel(c, a, a) => a;
+        f2f32(f2f64(a@32)) => a if opts.lower_fsub;
+    }
 }
+use dsl::DSL;
 
 /// A condition defined outside the library: every read component has exactly one bit set.
 fn single_bit(cx: &Ctx, src: &Src) -> bool {
@@ -40,21 +44,27 @@ static SET: RuleSet = RuleSet {
     groups: &[&DSL],
 };
 
-shrew_rules_macro::rules! {
-    /// Two rules that undo each other.
-    pub static FIGHT;
+mod fight {
+    shrew_rules_macro::rules! {
+        /// Two rules that undo each other.
+        pub static FIGHT;
 
-    ishl(a@32, 1) => iadd(a, a);
-    iadd(a@32, a) => ishl(a, 1);
+        ishl(a@32, 1) => iadd(a, a);
+        iadd(a@32, a) => ishl(a, 1);
+    }
 }
+use fight::FIGHT;
 
-shrew_rules_macro::rules! {
-    /// An equality: two rules, one per direction, that only the e-graph runs.
-    pub static LAWS;
+mod laws {
+    shrew_rules_macro::rules! {
+        /// An equality: two rules, one per direction, that only the e-graph runs.
+        pub static LAWS;
 
-    iadd(a, 0) => a;
-    imul(a, iadd(b, c)) <=> iadd(imul(a, b), imul(a, c));
+        iadd(a, 0) => a;
+        imul(a, iadd(b, c)) <=> iadd(imul(a, b), imul(a, c));
+    }
 }
+use laws::LAWS;
 
 #[test]
 fn an_equality_is_two_egraph_only_rules_without_greedy_matchers() {
@@ -80,20 +90,93 @@ fn an_equality_is_two_egraph_only_rules_without_greedy_matchers() {
     assert_eq!(roots, ["iadd"]);
 }
 
+mod general {
+    shrew_rules_macro::rules! {
+        /// A general rule, and a guarded one.
+        pub static GENERAL;
+
+        iadd(a, 0) => a;
+        imul(a, 1) => a if opts.lower_fsub;
+    }
+}
+use general::GENERAL;
+
+mod special {
+    shrew_rules_macro::rules! {
+        /// Rules that GENERAL's rules pre-empt, or not.
+        pub static SPECIAL;
+
+        #[name = zero_plus_constant] iadd(#a, 0) => a;
+        iadd(a@32, 0) => a;
+        imul(a, 1) => a;
+        iadd(0, a) => a;
+        iadd(a, 1) => iadd(1, a);
+    }
+}
+use special::SPECIAL;
+
+#[test]
+fn a_rule_preempted_by_an_earlier_group_of_its_set_is_reported() {
+    static SHADOWING: RuleSet = RuleSet {
+        name: "shadowing",
+        description: "a general group before a special one",
+        groups: &[&GENERAL, &SPECIAL],
+    };
+    let shadowed: Vec<(&str, &str)> = shrew_engine::rewrite::shadow::shadowed_rules(&SHADOWING)
+        .iter()
+        .map(|s| (s.rule.name, s.by.text))
+        .collect();
+    let line = SPECIAL.rules[1].line;
+    // `imul(a, 1)` only fires under its guard, so the unguarded rule below it does fire; `iadd`
+    // is commutative, so `iadd(0, a)` is `iadd(a, 0)` too.
+    assert_eq!(
+        shadowed,
+        [
+            ("zero_plus_constant", "iadd(a, 0) => a"),
+            (format!("iadd_l{line}").as_str(), "iadd(a, 0) => a"),
+            (format!("iadd_l{}", line + 2).as_str(), "iadd(a, 0) => a"),
+        ]
+    );
+}
+
+#[test]
+fn rules_are_named_by_label_or_by_root_op_and_line() {
+    let names: Vec<&str> = SPECIAL.rules.iter().map(|r| r.name).collect();
+    let line = SPECIAL.rules[1].line;
+    assert_eq!(names[0], "zero_plus_constant");
+    assert_eq!(names[1], format!("iadd_l{line}"));
+    assert_eq!(names[2], format!("imul_l{}", line + 1));
+    assert_eq!(SPECIAL.rules[0].crate_name(), "rule_dsl");
+    assert_eq!(
+        SPECIAL.rules[0].test_path(),
+        "special::verify::zero_plus_constant"
+    );
+    // The directions of an equality are named by their own roots.
+    let names: Vec<&str> = LAWS.rules.iter().map(|r| r.name).collect();
+    let line = LAWS.rules[1].line;
+    assert_eq!(
+        names[1..],
+        [format!("imul_l{line}"), format!("iadd_l{line}")]
+    );
+}
+
 static FIGHT_SET: RuleSet = RuleSet {
     name: "fight",
     description: "rules that undo each other",
     groups: &[&FIGHT],
 };
 
-shrew_rules_macro::rules! {
-    /// Rules whose matches depend on operand orders: three commutative ops (eight orders), and
-    /// a variable repeated across the commutative and the fixed sources of `ffma`.
-    pub static FACTOR;
+mod factor {
+    shrew_rules_macro::rules! {
+        /// Rules whose matches depend on operand orders: three commutative ops (eight orders), and
+        /// a variable repeated across the commutative and the fixed sources of `ffma`.
+        pub static FACTOR;
 
-    ~fadd(fmul(a, b), fmul(a, c)) => fmul(a, fadd(b, c));
-    ffma(a, 1.0, a) => fadd(a, a);
+        ~fadd(fmul(a, b), fmul(a, c)) => fmul(a, fadd(b, c));
+        ffma(a, 1.0, a) => fadd(a, a);
+    }
 }
+use factor::FACTOR;
 
 static FACTOR_SET: RuleSet = RuleSet {
     name: "factor",
@@ -122,7 +205,13 @@ fn metadata_lists_every_rule_with_text_and_location() {
     assert_eq!(DSL.rules.len(), 10);
     assert_eq!(DSL.rules[1].text, "~fadd(a, 0.0) => a");
     assert!(DSL.rules[1].inexact);
-    assert_eq!(DSL.rules[4].guard, Some("opts.fuse_ffma32"));
+    let guard = DSL.rules[4].guard.as_ref().expect("the rule has a guard");
+    assert_eq!(guard.text, "opts.fuse_ffma32");
+    let fused = TargetOptions {
+        fuse_ffma32: true,
+        ..TargetOptions::default()
+    };
+    assert!(!(guard.holds)(&TargetOptions::default()) && (guard.holds)(&fused));
     assert!(
         DSL.rules[0].file.ends_with("rule_dsl.rs"),
         "{}",

@@ -16,7 +16,7 @@
 
 use super::rewriter::{Placements, Rewriter};
 use super::verify::{assignments, literal_bits};
-use super::{Ctx, OpName, Pattern, RangeCache, RuleGroup, RuleInfo, Size, Src};
+use super::{Ctx, Pattern, RangeCache, RuleGroup, RuleInfo, Size, Src};
 use crate::ir::{self, AluSrc, IDENTITY_SWIZZLE, InstKind, Shader, Stage, ValType, Value};
 use crate::uses::Uses;
 use shrew_ops::eval::{fput, mask};
@@ -109,19 +109,12 @@ fn count_commutative(p: &Pattern) -> u32 {
     let mut n = 0;
     p.walk(&mut |node| {
         if let Pattern::Op { op, .. } = node
-            && is_commutative(*op)
+            && op.is_commutative()
         {
             n += 1;
         }
     });
     n
-}
-
-fn is_commutative(op: OpName) -> bool {
-    match op {
-        OpName::Op(op) => op.info().is_commutative(),
-        OpName::Conv(_) => false,
-    }
 }
 
 /// Builds one instance; its instructions go to the entry function of `shader`.
@@ -171,7 +164,7 @@ impl Builder<'_> {
                     .resolve(bits)
                     .ok_or_else(|| format!("`{}` has no {bits}-bit member", op.name()))?;
                 let info = alu_op.info();
-                let swap = if is_commutative(*op) && self.next_commutative < MAX_ORDERS {
+                let swap = if op.is_commutative() && self.next_commutative < MAX_ORDERS {
                     let k = self.next_commutative;
                     self.next_commutative += 1;
                     self.flips & (1 << k) != 0

@@ -20,6 +20,7 @@ pub mod conds;
 pub mod instance;
 mod range;
 mod rewriter;
+pub mod shadow;
 pub mod verify;
 
 pub use range::{Range, RangeCache, Sign, alu_range};
@@ -47,8 +48,14 @@ pub struct RuleGroup {
     /// The opcodes the group's rules are rooted at, each with its dispatcher: a pass calls the
     /// dispatcher of the root's opcode directly, and skips the group at other opcodes.
     pub roots: &'static [(AluOp, Dispatcher)],
-    /// Whether each rule's target/option guard holds for the given options.
-    pub guards: fn(&TargetOptions) -> Vec<bool>,
+}
+
+/// What the rule macro's generated matchers name, imported with one glob where a group
+/// expands: a glob import never clashes with the module's own imports.
+pub mod matcher_prelude {
+    pub use super::{Rewriter, Src, SrcKind, TargetOptions, conds};
+    pub use crate::ir::{FpFlags, Value};
+    pub use shrew_ops::{AluOp, BaseType, ConvFamily};
 }
 
 /// A named rule set, as passes use it: groups tried in order, so the first group's rules have
@@ -77,7 +84,9 @@ impl RuleSet {
 
     /// Whether each rule's guard holds for `opts`, across the groups.
     pub fn guards(&self, opts: &TargetOptions) -> Vec<bool> {
-        self.groups.iter().flat_map(|g| (g.guards)(opts)).collect()
+        self.rules()
+            .map(|(_, rule)| rule.guard.as_ref().is_none_or(|g| (g.holds)(opts)))
+            .collect()
     }
 }
 
@@ -88,7 +97,10 @@ pub struct RuleInfo {
     pub text: &'static str,
     pub file: &'static str,
     pub line: u32,
-    /// The name of the generated function.
+    /// The module the group is defined in (`shrew_rules::bitops`).
+    pub module: &'static str,
+    /// The name of the generated function and test: the rule's label, or its root op and line
+    /// (`ior_l42`).
     pub name: &'static str,
     pub search: Pattern,
     pub replace: Pattern,
@@ -100,8 +112,8 @@ pub struct RuleInfo {
     pub inexact: bool,
     /// Float behaviours the rule does not preserve (from `~`, `nsz`, `nnan`, `ninf`).
     pub loses: FpFlags,
-    /// The target/option guard as written, if any.
-    pub guard: Option<&'static str>,
+    /// The target/option guard, if any.
+    pub guard: Option<Guard>,
     /// The rule's matcher and builder for the e-graph; `None` for rules with conditions on the
     /// matched operations (all of them look at uses), which only the greedy matcher runs.
     pub egraph: Option<crate::egraph::rules::EggRule>,
@@ -109,10 +121,32 @@ pub struct RuleInfo {
     pub egraph_only: bool,
 }
 
+/// A rule's condition on the target options (`if opts.fuse_ffma32`).
+#[derive(Debug)]
+pub struct Guard {
+    /// The condition as written.
+    pub text: &'static str,
+    pub holds: fn(&TargetOptions) -> bool,
+}
+
 impl RuleInfo {
     /// `file:line`.
     pub fn location(&self) -> String {
         format!("{}:{}", self.file, self.line)
+    }
+
+    /// The crate holding the rule and its generated test (`shrew_rules`).
+    pub fn crate_name(&self) -> &'static str {
+        self.module.split("::").next().unwrap_or(self.module)
+    }
+
+    /// The generated test's path within its crate, as `cargo test` filters take it
+    /// (`bitops::verify::ior_l42`).
+    pub fn test_path(&self) -> String {
+        match self.module.split_once("::") {
+            Some((_, inner)) => format!("{inner}::verify::{}", self.name),
+            None => format!("verify::{}", self.name),
+        }
     }
 
     /// Whether only the greedy matcher runs the rule: a condition depends on how values are
@@ -170,6 +204,14 @@ impl OpName {
         match self {
             OpName::Op(op) => op.name(),
             OpName::Conv(f) => f.name(),
+        }
+    }
+
+    /// Whether the first two sources may swap (conversions have one source).
+    pub fn is_commutative(self) -> bool {
+        match self {
+            OpName::Op(op) => op.info().is_commutative(),
+            OpName::Conv(_) => false,
         }
     }
 

@@ -1925,6 +1925,7 @@ mod tests {
             text,
             file: file!(),
             line: line!(),
+            module: module_path!(),
             name: "test_rule",
             search,
             replace,
