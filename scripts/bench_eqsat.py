@@ -79,7 +79,9 @@ def peak_rss_kib(command):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+")
-    parser.add_argument("--shrew", default="target/release/shrew")
+    parser.add_argument("--shrew", default="target/dist/shrew",
+                        help="the binary to time: by default the shipped build "
+                        "(`cargo build --profile dist -p shrew-cli`)")
     parser.add_argument("--targets", default="gen9,evergreen")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--memory-sample", type=int, default=0)

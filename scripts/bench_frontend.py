@@ -50,7 +50,9 @@ def corpus(shrew, directory, pipeline):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("spv_dir")
-    parser.add_argument("--shrew", default="target/release/shrew")
+    parser.add_argument("--shrew", default="target/dist/shrew",
+                        help="the binary to time: by default the shipped build "
+                        "(`cargo build --profile dist -p shrew-cli`)")
     parser.add_argument("--sample", type=int, default=0,
                         help="use every k-th module so that about N are measured (0: all)")
     parser.add_argument("--optimize", action="store_true",

@@ -1,0 +1,2 @@
+//! Deliberately empty: this crate exists for the features its dependencies declare (see its
+//! `Cargo.toml`).
