@@ -1,16 +1,26 @@
 """Checks a `shrew piglit --json` or `shrew corpus --json` run against a minimum rate.
 
-usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT
+usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT [--label WHAT]
+
+`--label` names the run (the target, the pipeline, the sample) in every line the gate prints.
 
 `backend` reads a `shrew piglit --target gen*|r600|r700|evergreen|cayman --json` run: tests with a fragment or vertex
 shader the backend does not compile yet are counted apart (by reason), and the rate is that of
 the tests it compiles, so any wrong pixel from compiled code fails the gate.
 """
+import argparse
 import json
 import re
 import sys
 
-kind, path, minimum = sys.argv[1], sys.argv[2], float(sys.argv[3])
+parser = argparse.ArgumentParser(description="Checks a shrew run against a minimum pass rate.")
+parser.add_argument("kind", choices=["piglit", "backend", "corpus"])
+parser.add_argument("path")
+parser.add_argument("minimum", type=float)
+parser.add_argument("--label", default="")
+args = parser.parse_args()
+kind, path, minimum = args.kind, args.path, args.minimum
+name = f"{kind} ({args.label})" if args.label else kind
 rows = [json.loads(line) for line in open(path) if line.strip()]
 summary = next(r["summary"] for r in rows if "summary" in r)
 BACKEND = re.compile(r"^(fragment|vertex) shader: backend: ")
@@ -24,10 +34,10 @@ if kind == "backend":
         reasons[reason] = reasons.get(reason, 0) + 1
     for r in rows:
         if r.get("status") == "fail" and r not in not_compiled:
-            print(f"FAIL {r['path']}: {r['reason']}")
+            print(f"FAIL ({name}) {r['path']}: {r['reason']}")
     ran = summary["passed"] + summary["failed"] - len(not_compiled)
     rate = 100.0 * summary["passed"] / ran if ran else 0.0
-    print(f"backend: {summary['passed']} passed, {summary['failed'] - len(not_compiled)} failed, "
+    print(f"{name}: {summary['passed']} passed, {summary['failed'] - len(not_compiled)} failed, "
           f"{len(not_compiled)} not compiled by the backend, {summary['skipped']} skipped: "
           f"{rate:.2f}% of the {ran} tests it compiles pass (gate {minimum}%)")
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:12]:
@@ -35,15 +45,15 @@ if kind == "backend":
 elif kind == "piglit":
     for r in rows:
         if r.get("status") == "fail":
-            print(f"FAIL {r['path']}: {r['reason']}")
+            print(f"FAIL ({name}) {r['path']}: {r['reason']}")
     ran = summary["passed"] + summary["failed"]
     rate = 100.0 * summary["passed"] / ran if ran else 0.0
-    print(f"piglit: {summary['passed']} passed, {summary['failed']} failed, "
+    print(f"{name}: {summary['passed']} passed, {summary['failed']} failed, "
           f"{summary['skipped']} skipped: {rate:.2f}% of the {ran} tests that compile pass "
           f"(gate {minimum}%)")
 else:
     rate = summary["translated_percent"]
-    print(f"corpus: {summary['stages']} stages, {summary['ok']} translated, "
+    print(f"{name}: {summary['stages']} stages, {summary['ok']} translated, "
           f"{summary['not_compiled']} not compiled by glslang, {summary['unsupported']} "
           f"unsupported, {summary['frontend_error']} frontend errors, {summary['panicked']} panics: "
           f"{rate:.2f}% (gate {minimum}%)")
@@ -53,8 +63,8 @@ else:
     for reason, n in summary["top_reasons"]:
         print(f"{n:>8}  {reason}")
 if kind == "corpus" and summary["panicked"]:
-    print(f"corpus: {summary['panicked']} inputs made the front end panic", file=sys.stderr)
+    print(f"{name}: {summary['panicked']} inputs made the front end panic", file=sys.stderr)
     sys.exit(1)
 if rate < minimum:
-    print(f"{kind}: {rate:.2f}% is below the gate of {minimum}%", file=sys.stderr)
+    print(f"{name}: {rate:.2f}% is below the gate of {minimum}%", file=sys.stderr)
     sys.exit(1)

@@ -2,7 +2,7 @@
 //! `.shader_test` files, GLSL, SPIR-V and WGSL files) and reports per stage and in total. The
 //! shader-db of the later issues starts here.
 
-use crate::piglit::{BatchArgs, find_files, progress, thread_pool};
+use crate::piglit::{BatchArgs, Progress, find_files, thread_pool};
 use crate::pipeline::Pipeline;
 use crate::r600_lowering::R600Lowering;
 use crate::{CliError, emit};
@@ -164,7 +164,7 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         ext == "shader_test" || ext == "spv" || ext == "wgsl" || stage_for_extension(ext).is_some()
     }));
-    let bar = progress(files.len());
+    let bar = Progress::new(files.len(), "files");
     let reports: Vec<StageReport> = thread_pool(args.batch.jobs)?.install(|| {
         files
             .par_iter()
@@ -183,12 +183,12 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
                 for report in &mut r {
                     report.index = *index;
                 }
-                bar.inc(1);
+                bar.inc();
                 r
             })
             .collect()
     });
-    bar.finish_and_clear();
+    bar.finish();
     let mut out = String::new();
     for r in &reports {
         if args.batch.json {

@@ -11,8 +11,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
 use shrew_frontend::piglit::run::{FragmentBackend, Outcome, Status, run_file};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -50,6 +52,10 @@ pub struct BatchArgs {
     /// Skip the files numbered A to B (same numbering as `--only-shaders`).
     #[arg(long, value_name = "A..B", value_parser = parse_range)]
     pub skip_shaders: Option<(usize, usize)>,
+    /// Process one file in N of each directory (its first, its N+1-th, ... in sorted order):
+    /// a sample of every part of a corpus, the same files on every run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub sample: Option<u32>,
 }
 
 impl BatchArgs {
@@ -58,10 +64,21 @@ impl BatchArgs {
         let inside = |range: Option<(usize, usize)>, n: usize| {
             range.is_some_and(|(first, last)| (first..=last).contains(&n))
         };
+        let mut seen_in_directory: HashMap<PathBuf, u32> = HashMap::new();
         files
             .into_iter()
             .enumerate()
             .map(|(i, path)| (i + 1, path))
+            .filter(|(_, path)| {
+                let Some(every) = self.sample else {
+                    return true;
+                };
+                let seen = seen_in_directory
+                    .entry(path.parent().map(Path::to_path_buf).unwrap_or_default())
+                    .or_default();
+                *seen += 1;
+                (*seen - 1).is_multiple_of(every)
+            })
             .filter(|&(n, _)| {
                 (self.only_shaders.is_none() || inside(self.only_shaders, n))
                     && !inside(self.skip_shaders, n)
@@ -111,16 +128,63 @@ pub fn find_files(paths: &[PathBuf], matches: impl Fn(&Path) -> bool) -> Vec<Pat
     out
 }
 
-/// A progress bar on a terminal, nothing otherwise.
-pub fn progress(len: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// Progress of a batch on stderr: a bar on a terminal; elsewhere (a log, CI) a plain line at
+/// every tenth of the work, so that a long run is never silent.
+pub struct Progress {
+    bar: ProgressBar,
+    what: &'static str,
+    started: Instant,
+    /// Off a terminal: the tenths of the work reported so far.
+    tenths_reported: Option<AtomicU64>,
+}
+
+impl Progress {
+    /// Progress over `len` items, called `what` in the plain lines.
+    pub fn new(len: usize, what: &'static str) -> Progress {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = if terminal {
+            let bar = ProgressBar::new(len as u64);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {wide_msg}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_length(len as u64);
+        Progress {
+            bar,
+            what,
+            started: Instant::now(),
+            tenths_reported: (!terminal).then(|| AtomicU64::new(0)),
+        }
     }
-    let bar = ProgressBar::new(len as u64);
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {wide_msg}") {
-        bar.set_style(style);
+
+    /// One more item done (from any thread).
+    pub fn inc(&self) {
+        self.bar.inc(1);
+        let Some(reported) = &self.tenths_reported else {
+            return;
+        };
+        let len = self.bar.length().unwrap_or(0).max(1);
+        let done = self.bar.position();
+        let tenths = done * 10 / len;
+        if reported.fetch_max(tenths, Ordering::Relaxed) < tenths {
+            eprintln!(
+                "{}: {done}/{len} {} ({}%) in {:.0?}",
+                env!("CARGO_BIN_NAME"),
+                self.what,
+                done * 100 / len,
+                self.started.elapsed()
+            );
+        }
     }
-    bar
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
@@ -137,7 +201,7 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     let files = args.batch.select(find_files(&args.paths, |p| {
         p.extension().is_some_and(|e| e == "shader_test")
     }));
-    let bar = progress(files.len());
+    let bar = Progress::new(files.len(), "tests");
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
     let backend: Option<Box<dyn FragmentBackend>> =
         match (gen_of(args.batch.target), chip_of(args.batch.target)) {
@@ -157,12 +221,12 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
                 .map(|(index, path)| {
                     let start = Instant::now();
                     let outcome = run_file(path, &glslang, &optimize, backend);
-                    bar.inc(1);
+                    bar.inc();
                     (*index, path.clone(), outcome, start.elapsed().as_secs_f64())
                 })
                 .collect()
         });
-    bar.finish_and_clear();
+    bar.finish();
     let count = |s: Status| results.iter().filter(|(_, _, o, _)| o.status == s).count();
     let (passed, failed, skipped) = (
         count(Status::Pass),
@@ -227,9 +291,34 @@ mod tests {
             jobs: None,
             only_shaders: Some((2, 5)),
             skip_shaders: Some((3, 3)),
+            sample: None,
         };
         let files: Vec<PathBuf> = (1..=6).map(|i| PathBuf::from(format!("{i}"))).collect();
         let chosen: Vec<usize> = batch.select(files).into_iter().map(|(n, _)| n).collect();
         assert_eq!(chosen, [2, 4, 5]);
+    }
+
+    #[test]
+    fn a_sample_takes_one_file_in_n_of_every_directory() {
+        let batch = BatchArgs {
+            pipeline: "none".into(),
+            target: crate::pipeline::Target::Generic,
+            json: false,
+            jobs: None,
+            only_shaders: None,
+            skip_shaders: None,
+            sample: Some(3),
+        };
+        let files: Vec<PathBuf> = ["a/1", "a/2", "a/3", "a/4", "a/b/1", "a/b/2", "c/1"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let chosen: Vec<String> = batch
+            .select(files)
+            .into_iter()
+            .map(|(n, path)| format!("{n}:{}", path.display()))
+            .collect();
+        // Numbers stay those of the whole input, so `--only-shaders` still names the same files.
+        assert_eq!(chosen, ["1:a/1", "4:a/4", "5:a/b/1", "7:c/1"]);
     }
 }
