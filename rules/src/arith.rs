@@ -151,6 +151,7 @@ shrew_rules_macro::rules! {
     isub(a, isub(a, b)) => b;
     iadd(iadd(a, b), ineg(b)) => a;
     isub(isub(a, b), a) => ineg(b);
+    isub(isub(a, b), isub(a, c)) => isub(c, b);
     // Subtracting a constant is adding its negation, which the reassociation rules understand.
     isub(a, #b) => iadd(a, ineg(b));
     iadd(a, ineg(b[is_not_const])) => isub(a, b) if !opts.lower_isub;
