@@ -95,6 +95,24 @@ fn scan_number(bytes: &[u8], start: usize) -> usize {
     i
 }
 
+/// The error for a `%` or `@` at `pos` with nothing valid after it (`next`): the end of the
+/// file, located there, when the file ends after it.
+fn bare_sigil(pos: Pos, next: Option<u8>, what: &str, sigil: char) -> LexError {
+    match next {
+        None => LexError {
+            pos: Pos {
+                col: pos.col + 1,
+                ..pos
+            },
+            message: format!("unexpected end of file after '{sigil}'"),
+        },
+        Some(_) => LexError {
+            pos,
+            message: format!("expected {what} after '{sigil}'"),
+        },
+    }
+}
+
 /// Splits `src` into tokens, ending with an [`Kind::Eof`] token.
 pub(super) fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
     let bytes = src.as_bytes();
@@ -136,20 +154,14 @@ pub(super) fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
             b'%' => {
                 i = scan(bytes, i + 1, |c| c.is_ascii_digit());
                 if i == start + 1 {
-                    return Err(LexError {
-                        pos,
-                        message: "expected a value number after '%'".into(),
-                    });
+                    return Err(bare_sigil(pos, next, "a value number", '%'));
                 }
                 Kind::Value
             }
             b'@' => {
                 i = scan(bytes, i + 1, is_ident_char);
                 if i == start + 1 {
-                    return Err(LexError {
-                        pos,
-                        message: "expected a variable name after '@'".into(),
-                    });
+                    return Err(bare_sigil(pos, next, "a variable name", '@'));
                 }
                 Kind::Var
             }
@@ -246,6 +258,10 @@ mod tests {
         assert_eq!(
             lex("@ x").unwrap_err().message,
             "expected a variable name after '@'"
+        );
+        assert_eq!(
+            lex("x %").unwrap_err().message,
+            "unexpected end of file after '%'"
         );
         assert_eq!(
             lex("é").unwrap_err().message,

@@ -92,6 +92,11 @@ struct Parser<'s> {
     toks: Vec<Token<'s>>,
     at: usize,
     eof: Token<'s>,
+    /// The last token of an unfinished last line: it may be cut short, so errors in a function
+    /// at it or after it are the end of the file's doing ([`Parser::error`]).
+    cut: Option<Token<'s>>,
+    /// Whether a function is being read: a file never ends inside one.
+    in_function: bool,
     shader: Shader,
     struct_ids: HashMap<&'s str, StructId>,
     var_ids: HashMap<&'s str, VarId>,
@@ -104,11 +109,20 @@ impl<'s> Parser<'s> {
             text: "",
             pos: Pos { line: 1, col: 1 },
         });
+        // The last token, when the last line is unfinished (a closing '}' finishes a file).
+        let cut = toks
+            .iter()
+            .rev()
+            .nth(1)
+            .filter(|t| !matches!(t.kind, Kind::Newline | Kind::Punct('}')))
+            .copied();
         Parser {
             file,
             toks,
             at: 0,
             eof,
+            cut,
+            in_function: false,
             shader: Shader {
                 stage: Stage::Vertex,
                 workgroup_size: [1, 1, 1],
@@ -140,21 +154,33 @@ impl<'s> Parser<'s> {
         tok
     }
 
+    /// An error at `pos`. A function cut short in a line (`fadd` cut to `fad`) fails at or
+    /// after its last token: such errors say the file ends there rather than what the partial
+    /// line is not.
     fn error(&self, pos: Pos, message: impl Into<String>) -> ParseError {
+        let (pos, message) = match self.cut {
+            Some(cut) if self.in_function && (pos == cut.pos || self.peek().kind == Kind::Eof) => (
+                self.eof.pos,
+                format!("unexpected end of file after '{}'", cut.text),
+            ),
+            _ => (pos, message.into()),
+        };
         ParseError {
             file: self.file.to_string(),
             line: pos.line,
             col: pos.col,
-            message: message.into(),
+            message,
         }
     }
 
     /// `expected WHAT, found TOKEN`, at the token.
     fn expected(&self, tok: Token<'s>, what: &str) -> ParseError {
-        self.error(
-            tok.pos,
-            format!("expected {what}, found {}", tok.describe()),
-        )
+        let message = if tok.kind == Kind::Eof {
+            format!("unexpected end of file: expected {what}")
+        } else {
+            format!("expected {what}, found {}", tok.describe())
+        };
+        self.error(tok.pos, message)
     }
 
     fn eat_punct(&mut self, c: char) -> bool {
@@ -236,15 +262,23 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// Ends a line: a newline, or the end of the file.
+    /// Ends a line inside a function: a newline (the end of the file is never one there, as
+    /// the function is not closed yet).
     fn expect_eol(&mut self, what: &str) -> Result<()> {
-        match self.peek().kind {
-            Kind::Newline => {
-                self.bump();
-                Ok(())
-            }
-            Kind::Eof => Ok(()),
-            _ => Err(self.expected(self.peek(), what)),
+        if self.peek().kind == Kind::Newline {
+            self.bump();
+            Ok(())
+        } else {
+            Err(self.expected(self.peek(), what))
+        }
+    }
+
+    /// Ends a line outside functions: a newline, or the end of the file.
+    fn expect_eol_or_eof(&mut self, what: &str) -> Result<()> {
+        if self.peek().kind == Kind::Eof {
+            Ok(())
+        } else {
+            self.expect_eol(what)
         }
     }
 
@@ -286,13 +320,14 @@ impl<'s> Parser<'s> {
             }
             self.expect_punct(')', "')' after the workgroup size")?;
         }
-        self.expect_eol("end of line after the shader header")?;
+        self.expect_eol_or_eof("end of line after the shader header")?;
         let mut funcs = Vec::new();
         loop {
             self.skip_newlines();
             let tok = self.peek();
             match (tok.kind, tok.text) {
-                (Kind::Eof, _) => break,
+                // A file ends after its functions: before any, it is cut short.
+                (Kind::Eof, _) if !funcs.is_empty() => break,
                 (Kind::Ident, "struct") => self.struct_decl()?,
                 (Kind::Ident, "var") => self.var_decl()?,
                 (Kind::Ident, "fn" | "entry") => funcs.push(self.function()?),
@@ -347,7 +382,7 @@ impl<'s> Parser<'s> {
                 self.skip_newlines();
             }
         }
-        self.expect_eol("end of line after the struct")?;
+        self.expect_eol_or_eof("end of line after the struct")?;
         let id = self.shader.add_struct(StructType {
             name: name.text.to_string(),
             members,
@@ -419,7 +454,7 @@ impl<'s> Parser<'s> {
         if self.eat_punct('=') {
             var.init = Some(self.initializer(name, &var.ty)?);
         }
-        self.expect_eol("end of line after the variable")?;
+        self.expect_eol_or_eof("end of line after the variable")?;
         let id = self.shader.add_variable(var);
         self.var_ids.insert(name_text, id);
         Ok(())
@@ -560,6 +595,7 @@ impl<'s> Parser<'s> {
     // ---- Functions and blocks.
 
     fn function(&mut self) -> Result<FuncText<'s>> {
+        self.in_function = true;
         let first = self.peek();
         let entry = self.eat_word("entry").then_some(first.pos);
         self.expect_word("fn", "'fn'")?;
@@ -610,7 +646,8 @@ impl<'s> Parser<'s> {
             }
             self.block(&mut f)?;
         }
-        self.expect_eol("end of line after '}'")?;
+        self.in_function = false;
+        self.expect_eol_or_eof("end of line after '}'")?;
         Ok(f)
     }
 
@@ -1523,7 +1560,7 @@ b2:
             "t.shrew:3:1: expected 'shader STAGE' at the start of the file, found 'fn'"
         );
         assert_eq!(
-            error("shader pixel"),
+            error("shader pixel\n"),
             "t.shrew:1:8: expected a stage (vertex, tess_ctrl, tess_eval, geometry, fragment, \
              compute), found 'pixel'"
         );
@@ -1537,6 +1574,44 @@ b2:
         );
     }
 
+    /// A shipped example cut anywhere inside its function fails at the end of the file, saying
+    /// so (never as an unknown opcode or a malformed line); cut before, it fails all the same.
+    #[test]
+    fn truncated_files_report_the_end_of_the_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "shrew") {
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            let function = text.find("entry fn").unwrap() + "entry fn".len();
+            let end = text.rfind('}').unwrap() + 1;
+            for cut in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
+                let cut_text = &text[..cut];
+                let result = parse(cut_text, "t.shrew");
+                if cut >= end {
+                    assert!(result.is_ok(), "{}: cut at {cut}", path.display());
+                    continue;
+                }
+                let e = result.expect_err(cut_text);
+                if cut >= function {
+                    let line = cut_text.matches('\n').count() + 1;
+                    let col = cut_text.len() - cut_text.rfind('\n').map_or(0, |n| n + 1) + 1;
+                    assert!(
+                        e.message.starts_with("unexpected end of file")
+                            && (e.line, e.col) == (line, col),
+                        "{}: cut at {cut}: {e}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert_eq!(files, 4);
+    }
+
     #[test]
     fn reports_declaration_errors() {
         assert_eq!(
@@ -1544,7 +1619,7 @@ b2:
             "t.shrew:2:13: unknown type 'vec4'"
         );
         assert_eq!(
-            error("shader vertex\nvar uniform f32 @v\nvar uniform f32 @v"),
+            error("shader vertex\nvar uniform f32 @v\nvar uniform f32 @v\n"),
             "t.shrew:3:17: variable @v declared twice"
         );
         assert_eq!(
