@@ -72,22 +72,21 @@ pub fn gen_of(target: Target) -> Option<Gen> {
 
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     let mut shader = load(&args.file)?;
-    if let Some(chip) = chip_of(args.target) {
-        Pipeline::parse(&args.pipeline, args.target)?
-            .run(&mut shader)
-            .map_err(CliError)?;
-        return compile_r600(args, &shader, chip);
-    }
-    let pipeline = format!("{},{}", args.pipeline, args.target.backend_pipeline());
-    Pipeline::parse(&pipeline, args.target)?
+    Pipeline::parse(&args.pipeline, args.target)?
         .run(&mut shader)
         .map_err(CliError)?;
+    if let Some(chip) = chip_of(args.target) {
+        return compile_r600(args, &shader, chip);
+    }
     let Some(hw) = gen_of(args.target) else {
         return Err(CliError(format!(
             "{}: no backend for this target",
             args.file.display()
         )));
     };
+    Pipeline::parse(&args.target.backend_pipeline(), args.target)?
+        .run(&mut shader)
+        .map_err(CliError)?;
     let kernel = match shader.stage {
         Stage::Vertex if args.simd != 8 => {
             return Err(CliError(format!(

@@ -23,7 +23,8 @@ pub struct OptArgs {
     /// and how often each rule fired, to stderr.
     #[arg(long)]
     stats: bool,
-    /// Print the shader after every run of this pass, to stderr (repeatable).
+    /// Print the shader after every run of this pass (one the pipeline runs), to stderr
+    /// (repeatable).
     #[arg(long, value_name = "PASS")]
     print_after: Vec<String>,
     /// Print the shader after every pass, to stderr.

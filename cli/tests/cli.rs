@@ -270,6 +270,42 @@ fn opt_rejects_unknown_passes() {
     assert!(stderr(&out).contains("algebraic-late"), "{}", stderr(&out));
 }
 
+/// An empty pipeline and a `--print-after` pass that would print nothing are errors that say
+/// what is valid.
+#[test]
+fn empty_pipelines_and_idle_print_after_are_errors() {
+    let path = repo_path("examples/algebraic.shrew");
+    let file = path.to_str().unwrap();
+    for args in [
+        &["opt", file, "-p", ""][..],
+        &["compile", file, "--target", "gen9", "-p", " "],
+        &["compile", file, "--target", "evergreen", "-p", ""],
+    ] {
+        let out = shrew(args);
+        assert_user_error(&out);
+        assert!(
+            stderr(&out).contains("empty pipeline: `none` runs no passes"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = shrew(&["opt", file, "--print-after", "nosuchpass"]);
+    assert_user_error(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot print after `nosuchpass`: no such pass (known: ")
+            && err.contains("algebraic-late"),
+        "{err}"
+    );
+    let out = shrew(&["opt", file, "-p", "algebraic", "--print-after", "dce"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("cannot print after `dce`: the pipeline does not run it"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn rules_lists_every_rule_as_text_and_json() {
     let text = stdout(&shrew(&["rules"]));

@@ -4,7 +4,8 @@
 //! Pipeline syntax: pass names separated by commas; `(a,b,c)*` runs the group again and again
 //! until a whole round changes nothing or [`RunOptions::max_rounds`] rounds have run; groups
 //! nest. `none` is the empty pipeline and `default` the registry's default one (both may appear
-//! inside a larger pipeline). Whitespace is ignored. Errors give the byte column.
+//! inside a larger pipeline); an empty text or group is an error (`none` says it on purpose).
+//! Whitespace is ignored. Errors give the byte column.
 //!
 //! A run verifies the shader after every pass when [`RunOptions::verify_each`] is set (tests
 //! always set it) and stops at the first invalid result, naming the pass. Each pass sees a
@@ -65,6 +66,12 @@ impl Registry {
     fn find(&self, name: &str) -> Option<usize> {
         self.passes.iter().position(|p| p.name() == name)
     }
+
+    /// The names of the passes, for messages: `a, b, c`.
+    fn names(&self) -> String {
+        let names: Vec<&str> = self.passes().map(|p| p.name()).collect();
+        names.join(", ")
+    }
 }
 
 /// One step of a pipeline.
@@ -114,6 +121,17 @@ impl Pipeline {
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }
+
+    /// Whether the pipeline runs the pass at `index` of its registry.
+    fn runs(&self, index: usize) -> bool {
+        fn any(steps: &[Step], index: usize) -> bool {
+            steps.iter().any(|step| match step {
+                Step::Pass(i) => *i == index,
+                Step::Repeat(group) => any(group, index),
+            })
+        }
+        any(&self.steps, index)
+    }
 }
 
 struct Parser<'a> {
@@ -146,12 +164,15 @@ impl Parser<'_> {
         }
     }
 
-    /// `item (, item)*`, possibly empty (an empty pipeline, or `()*`).
+    /// `item (, item)*`: the whole pipeline or a group's.
     fn list(&mut self) -> Result<Vec<Step>, PipelineError> {
         let mut steps = Vec::new();
         self.skip_spaces();
-        if self.at == self.text.len() || self.text[self.at..].starts_with(')') {
-            return Ok(steps);
+        if self.text.trim().is_empty() {
+            return Err(self.error("empty pipeline: `none` runs no passes"));
+        }
+        if self.text[self.at..].starts_with(')') {
+            return Err(self.error("empty group: `(...)*` repeats one pass or more"));
         }
         loop {
             self.item(&mut steps)?;
@@ -206,15 +227,12 @@ impl Parser<'_> {
                 steps.extend(default.steps);
             }
             _ => {
-                let index = self.registry.find(name).ok_or_else(|| {
-                    let known: Vec<&str> = self.registry.passes().map(|p| p.name()).collect();
-                    PipelineError {
-                        column: start + 1,
-                        message: format!(
-                            "unknown pass `{name}` (known: none, default, {})",
-                            known.join(", ")
-                        ),
-                    }
+                let index = self.registry.find(name).ok_or_else(|| PipelineError {
+                    column: start + 1,
+                    message: format!(
+                        "unknown pass `{name}` (known: none, default, {})",
+                        self.registry.names()
+                    ),
                 })?;
                 steps.push(Step::Pass(index));
             }
@@ -228,7 +246,8 @@ impl Parser<'_> {
 pub struct RunOptions {
     /// Verify after every pass and stop at the first invalid shader.
     pub verify_each: bool,
-    /// Passes after which the shader is printed (into [`RunReport::dumps`]).
+    /// Passes after which the shader is printed (into [`RunReport::dumps`]); each must be one
+    /// the pipeline runs.
     pub print_after: Vec<String>,
     pub print_after_all: bool,
     /// Most transformations to make (LLVM's opt-bisect-limit); `None`: no limit.
@@ -279,6 +298,10 @@ pub struct RunReport {
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
+    /// A [`RunOptions::print_after`] name that no pass has, or of a pass the pipeline does not
+    /// run: nothing would be printed.
+    #[error("cannot print after `{pass}`: {reason}")]
+    PrintAfter { pass: String, reason: String },
     #[error("pass `{pass}` failed: {message}")]
     Pass { pass: String, message: String },
     #[error("internal error: invalid IR after pass `{pass}`:\n{errors}")]
@@ -300,6 +323,17 @@ pub fn run(
     shader: &mut Shader,
     options: &RunOptions,
 ) -> Result<RunReport, RunError> {
+    for pass in &options.print_after {
+        let reason = match registry.find(pass) {
+            None => format!("no such pass (known: {})", registry.names()),
+            Some(index) if !pipeline.runs(index) => "the pipeline does not run it".to_string(),
+            Some(_) => continue,
+        };
+        return Err(RunError::PrintAfter {
+            pass: pass.clone(),
+            reason,
+        });
+    }
     let mut runner = Runner {
         registry,
         options,
@@ -451,8 +485,8 @@ mod tests {
     fn pipelines_parse_with_groups_none_and_default() {
         let registry = registry("shrink,(shrink)*");
         let parse = |text| Pipeline::parse(text, &registry);
-        assert!(parse("").unwrap().is_empty());
         assert!(parse("none").unwrap().is_empty());
+        assert!(parse("(none)*").is_ok());
         assert_eq!(
             parse(" default ").unwrap(),
             parse("shrink, ( shrink )*").unwrap()
@@ -484,6 +518,14 @@ mod tests {
         assert_eq!(
             error("shrink,,"),
             "pipeline column 8: expected a pass name or `(`"
+        );
+        assert_eq!(
+            error(" "),
+            "pipeline column 2: empty pipeline: `none` runs no passes"
+        );
+        assert_eq!(
+            error("shrink,( )*"),
+            "pipeline column 10: empty group: `(...)*` repeats one pass or more"
         );
         let looping = Registry::new(vec![Box::new(Shrink)], "shrink,default");
         let looped = Pipeline::parse("default", &looping)
@@ -537,6 +579,29 @@ mod tests {
             report.dumps[1].1.contains("workgroup_size=2,1,1"),
             "{}",
             report.dumps[1].1
+        );
+    }
+
+    #[test]
+    fn print_after_names_a_pass_the_pipeline_runs() {
+        let registry = registry("shrink");
+        let pipeline = Pipeline::parse("shrink", &registry).unwrap();
+        let error = |name: &str| {
+            let options = RunOptions {
+                print_after: vec![name.into()],
+                ..RunOptions::default()
+            };
+            run(&pipeline, &registry, &mut shader(4), &options)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error("grow"),
+            "cannot print after `grow`: no such pass (known: shrink, break)"
+        );
+        assert_eq!(
+            error("break"),
+            "cannot print after `break`: the pipeline does not run it"
         );
     }
 
