@@ -2,7 +2,7 @@
 //! assembly and statistics, or writes its native binary; `shrew disasm` prints a binary's
 //! assembly again.
 
-use crate::pipeline::{Pipeline, Target};
+use crate::pipeline::{BackendTarget, Hardware, Pipeline, Target};
 use crate::r600_lowering::R600Lowering;
 use crate::{CliError, emit, load};
 use clap::Args;
@@ -18,7 +18,7 @@ pub struct CompileArgs {
     file: PathBuf,
     /// The hardware to compile for.
     #[arg(long, value_enum)]
-    target: Target,
+    target: BackendTarget,
     /// Dispatch width: 8, 16 or 32 for fragment and compute shaders; vertex shaders run at 8.
     #[arg(long, default_value_t = 8)]
     simd: u8,
@@ -45,46 +45,36 @@ pub struct DisasmArgs {
     file: PathBuf,
     /// The hardware it is for.
     #[arg(long, value_enum)]
-    target: Target,
+    target: BackendTarget,
 }
 
 /// The R600-family chip of a target, if it is one.
 pub fn chip_of(target: Target) -> Option<Chip> {
-    Some(match target {
-        Target::R600 => Chip::R600,
-        Target::R700 => Chip::R700,
-        Target::Evergreen => Chip::Evergreen,
-        Target::Cayman => Chip::Cayman,
-        _ => return None,
-    })
+    match BackendTarget::of(target)?.hardware() {
+        Hardware::R600(chip) => Some(chip),
+        Hardware::Gen(_) => None,
+    }
 }
 
 /// The Gen generation of a target, if it is one.
 pub fn gen_of(target: Target) -> Option<Gen> {
-    Some(match target {
-        Target::Gen7 => Gen::Gen7,
-        Target::Gen75 => Gen::Gen75,
-        Target::Gen8 => Gen::Gen8,
-        Target::Gen9 => Gen::Gen9,
-        _ => return None,
-    })
+    match BackendTarget::of(target)?.hardware() {
+        Hardware::Gen(hw) => Some(hw),
+        Hardware::R600(_) => None,
+    }
 }
 
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
+    let target = args.target.target();
     let mut shader = load(&args.file)?;
-    Pipeline::parse(&args.pipeline, args.target)?
+    Pipeline::parse(&args.pipeline, target)?
         .run(&mut shader)
         .map_err(CliError)?;
-    if let Some(chip) = chip_of(args.target) {
-        return compile_r600(args, &shader, chip);
-    }
-    let Some(hw) = gen_of(args.target) else {
-        return Err(CliError(format!(
-            "{}: no backend for this target",
-            args.file.display()
-        )));
+    let hw = match args.target.hardware() {
+        Hardware::R600(chip) => return compile_r600(args, &shader, chip),
+        Hardware::Gen(hw) => hw,
     };
-    Pipeline::parse(&args.target.backend_pipeline(), args.target)?
+    Pipeline::parse(&target.backend_pipeline(), target)?
         .run(&mut shader)
         .map_err(CliError)?;
     let kernel = match shader.stage {
@@ -123,7 +113,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
 
 /// `shrew compile` for an R600-family chip.
 fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
-    let (_, kernel) = R600Lowering::new(chip, args.target)?
+    let (_, kernel) = R600Lowering::new(chip, args.target.target())?
         .compile(shader)
         .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
     if let Some(path) = &args.binary {
@@ -167,38 +157,34 @@ fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), C
 }
 
 pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
-    if let Some(chip) = chip_of(args.target) {
-        let bytes = std::fs::read(&args.file)
-            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
-        if bytes.len() % 4 != 0 {
-            return Err(CliError(format!(
-                "{}: not a whole number of dwords",
-                args.file.display()
-            )));
-        }
-        let binary = shrew_r600::encoding::Binary {
-            chip,
-            words: bytes
-                .chunks(4)
-                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                .collect(),
-            gprs: 0,
-            stack_size: 0,
-            scratch_elements: 0,
-        };
-        let listing = shrew_r600::disasm::listing(&binary)
-            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
-        return emit(&listing);
-    }
-    let Some(hw) = gen_of(args.target) else {
-        return Err(CliError(format!(
-            "{}: no disassembler for this target yet",
-            args.file.display()
-        )));
-    };
     let bytes =
         std::fs::read(&args.file).map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
-    let insts = shrew_gen::encoding::disassemble_binary(&bytes, hw)
-        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
-    emit(&shrew_gen::disasm::listing(&insts, hw))
+    match args.target.hardware() {
+        Hardware::R600(chip) => {
+            if bytes.len() % 4 != 0 {
+                return Err(CliError(format!(
+                    "{}: not a whole number of dwords",
+                    args.file.display()
+                )));
+            }
+            let binary = shrew_r600::encoding::Binary {
+                chip,
+                words: bytes
+                    .chunks(4)
+                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                    .collect(),
+                gprs: 0,
+                stack_size: 0,
+                scratch_elements: 0,
+            };
+            let listing = shrew_r600::disasm::listing(&binary)
+                .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+            emit(&listing)
+        }
+        Hardware::Gen(hw) => {
+            let insts = shrew_gen::encoding::disassemble_binary(&bytes, hw)
+                .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+            emit(&shrew_gen::disasm::listing(&insts, hw))
+        }
+    }
 }

@@ -8,6 +8,8 @@ use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_engine::verify;
+use shrew_gen::isa::Gen;
+use shrew_r600::isa::Chip;
 
 /// The target the mid-end optimizes for: its rule options and the cost model `eqsat` extracts
 /// with. The Gen generations share one description, as do the R600 family's.
@@ -24,6 +26,63 @@ pub enum Target {
     R700,
     Evergreen,
     Cayman,
+}
+
+/// A target with a backend: what `compile` and `disasm` take.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendTarget {
+    Gen7,
+    Gen75,
+    Gen8,
+    Gen9,
+    R600,
+    R700,
+    Evergreen,
+    Cayman,
+}
+
+/// The hardware a backend compiles for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Hardware {
+    Gen(Gen),
+    R600(Chip),
+}
+
+impl BackendTarget {
+    /// The backend target that is `target`, if it has a backend.
+    pub fn of(target: Target) -> Option<BackendTarget> {
+        BackendTarget::value_variants()
+            .iter()
+            .copied()
+            .find(|b| b.target() == target)
+    }
+
+    /// The target, as the mid-end takes it.
+    pub fn target(self) -> Target {
+        match self {
+            BackendTarget::Gen7 => Target::Gen7,
+            BackendTarget::Gen75 => Target::Gen75,
+            BackendTarget::Gen8 => Target::Gen8,
+            BackendTarget::Gen9 => Target::Gen9,
+            BackendTarget::R600 => Target::R600,
+            BackendTarget::R700 => Target::R700,
+            BackendTarget::Evergreen => Target::Evergreen,
+            BackendTarget::Cayman => Target::Cayman,
+        }
+    }
+
+    pub fn hardware(self) -> Hardware {
+        match self {
+            BackendTarget::Gen7 => Hardware::Gen(Gen::Gen7),
+            BackendTarget::Gen75 => Hardware::Gen(Gen::Gen75),
+            BackendTarget::Gen8 => Hardware::Gen(Gen::Gen8),
+            BackendTarget::Gen9 => Hardware::Gen(Gen::Gen9),
+            BackendTarget::R600 => Hardware::R600(Chip::R600),
+            BackendTarget::R700 => Hardware::R600(Chip::R700),
+            BackendTarget::Evergreen => Hardware::R600(Chip::Evergreen),
+            BackendTarget::Cayman => Hardware::R600(Chip::Cayman),
+        }
+    }
 }
 
 impl Target {
@@ -56,10 +115,10 @@ impl Target {
             Target::Gen7 | Target::Gen75 | Target::Gen8 | Target::Gen9 => {
                 shrew_gen::target_options()
             }
-            Target::R600 => shrew_r600::target_options(shrew_r600::isa::Chip::R600),
-            Target::R700 => shrew_r600::target_options(shrew_r600::isa::Chip::R700),
-            Target::Evergreen => shrew_r600::target_options(shrew_r600::isa::Chip::Evergreen),
-            Target::Cayman => shrew_r600::target_options(shrew_r600::isa::Chip::Cayman),
+            Target::R600 => shrew_r600::target_options(Chip::R600),
+            Target::R700 => shrew_r600::target_options(Chip::R700),
+            Target::Evergreen => shrew_r600::target_options(Chip::Evergreen),
+            Target::Cayman => shrew_r600::target_options(Chip::Cayman),
         }
     }
 }

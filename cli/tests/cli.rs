@@ -408,6 +408,28 @@ fn compile_prints_gen_assembly_and_statistics() {
     assert!(stats["instructions"].as_u64().unwrap() > 0, "{stats}");
 }
 
+/// `compile` and `disasm` take exactly the targets that have a backend: their help lists
+/// those, and any other is refused with the list.
+#[test]
+fn compile_and_disasm_take_only_backend_targets() {
+    let backends = "gen7, gen75, gen8, gen9, r600, r700, evergreen, cayman";
+    for command in ["compile", "disasm"] {
+        let help = stdout(&shrew(&[command, "-h"]));
+        assert!(
+            help.contains(&format!("[possible values: {backends}]")),
+            "{help}"
+        );
+        let out = shrew(&[command, "x", "--target", "generic"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("invalid value 'generic'")
+                && err.contains(&format!("[possible values: {backends}]")),
+            "{err}"
+        );
+    }
+}
+
 /// The binary `--binary` writes disassembles to the assembly `--asm` prints; a truncated one
 /// gets a clear error.
 #[test]
