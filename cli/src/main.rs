@@ -70,9 +70,14 @@ impl<E: std::fmt::Display> From<E> for CliError {
 
 fn passes() -> Result<(), CliError> {
     let registry = pipeline::registry(pipeline::Target::Generic);
+    let width = registry.passes().map(|p| p.name().len()).max().unwrap_or(0);
     let mut out = String::new();
     for pass in registry.passes() {
-        out.push_str(&format!("{:<20} {}\n", pass.name(), pass.description()));
+        out.push_str(&format!(
+            "{:<width$}  {}\n",
+            pass.name(),
+            pass.description()
+        ));
     }
     out.push_str(&format!("\ndefault: {}\n", registry.default_pipeline()));
     emit(&out)

@@ -306,6 +306,25 @@ fn empty_pipelines_and_idle_print_after_are_errors() {
     );
 }
 
+/// `shrew passes` lines the descriptions up in one column, past the longest name.
+#[test]
+fn passes_are_listed_in_columns() {
+    let out = shrew(&["passes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(lines.len() > 20, "{text}");
+    let columns: Vec<usize> = lines
+        .iter()
+        .map(|line| {
+            let name_end = line.find(' ').unwrap();
+            name_end + line[name_end..].find(|c| c != ' ').unwrap()
+        })
+        .collect();
+    assert!(columns.iter().all(|&c| c == columns[0]), "{text}");
+    assert!(text.contains("outputs-to-temporaries  "), "{text}");
+}
+
 #[test]
 fn rules_lists_every_rule_as_text_and_json() {
     let text = stdout(&shrew(&["rules"]));
