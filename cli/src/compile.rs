@@ -4,7 +4,7 @@
 
 use crate::pipeline::{BackendTarget, Hardware, Pipeline, Target};
 use crate::r600_lowering::R600Lowering;
-use crate::{CliError, emit, load};
+use crate::{CliError, ShaderArgs, emit};
 use clap::Args;
 use shrew_engine::ir::{Shader, Stage};
 use shrew_gen::isa::Gen;
@@ -13,9 +13,8 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CompileArgs {
-    /// The shader (a fragment or compute shader or, on Gen8 and later, a vertex shader): `.shrew` IR text,
-    /// `.spv`, `.wgsl`, GLSL, or a piglit `.shader_test` (its fragment shader).
-    file: PathBuf,
+    #[command(flatten)]
+    shader: ShaderArgs,
     /// The hardware to compile for.
     #[arg(long, value_enum)]
     target: BackendTarget,
@@ -66,7 +65,7 @@ pub fn gen_of(target: Target) -> Option<Gen> {
 
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     let target = args.target.target();
-    let mut shader = load(&args.file)?;
+    let mut shader = args.shader.load()?;
     Pipeline::parse(&args.pipeline, target)?
         .run(&mut shader)
         .map_err(CliError)?;
@@ -81,17 +80,17 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         Stage::Vertex if args.simd != 8 => {
             return Err(CliError(format!(
                 "{}: vertex shaders run at SIMD8",
-                args.file.display()
+                args.shader.file.display()
             )));
         }
         Stage::Vertex => shrew_gen::compile::compile_vertex(&shader, hw),
         Stage::Compute => shrew_gen::compile::compile_compute(&shader, hw, args.simd),
         _ => shrew_gen::compile::compile_fragment(&shader, hw, args.simd),
     }
-    .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+    .map_err(|e| CliError(format!("{}: {e}", args.shader.file.display())))?;
     if let Some(path) = &args.binary {
         let bytes = shrew_gen::encoding::assemble(&kernel.insts, hw)
-            .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+            .map_err(|e| CliError(format!("{}: {e}", args.shader.file.display())))?;
         std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     let mut out = String::new();
@@ -115,7 +114,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
 fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
     let (_, kernel) = R600Lowering::new(chip, args.target.target())?
         .compile(shader)
-        .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
+        .map_err(|e| CliError(format!("{}: {e}", args.shader.file.display())))?;
     if let Some(path) = &args.binary {
         let bytes: Vec<u8> = kernel
             .binary

@@ -1,10 +1,13 @@
 //! `shrew`: the command-line front of the shrew shader compiler.
 
-use clap::{Parser, Subcommand};
-use shrew_engine::ir::Shader;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::text;
+use shrew_frontend::glsl::{glslang_stage_name, stage_for_extension};
+use shrew_frontend::{LoadError, LoadOptions};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod compile;
@@ -32,15 +35,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Load a shader (any kind), verify it and print it as IR text in canonical form.
+    /// Print a shader of any kind as IR text in canonical form, verified (the way to see what a
+    /// GLSL, SPIR-V or WGSL shader translates to); `--write` formats a `.shrew` file in place.
     Fmt {
-        file: PathBuf,
-        /// Rewrite the file in place instead of printing it.
+        #[command(flatten)]
+        shader: ShaderArgs,
+        /// Rewrite the file in place instead of printing it (`.shrew` IR text files only).
         #[arg(long)]
         write: bool,
     },
     /// Check a shader: exit 0 when it translates to valid IR, print located errors otherwise.
-    Verify { file: PathBuf },
+    Verify(ShaderArgs),
     /// Execute a shader on the reference interpreter and print its outputs per invocation.
     Run(run::RunArgs),
     /// Optimize a shader with a pipeline of passes and print the result.
@@ -53,7 +58,8 @@ enum Command {
     Piglit(piglit::PiglitArgs),
     /// Translate every shader stage found under the paths and report per stage.
     Corpus(corpus::CorpusArgs),
-    /// Compile a shader for a GPU: assembly and shader-db statistics.
+    /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment and
+    /// compute shaders, and vertex shaders on Gen8 and later; R600 fragment and vertex shaders.
     Compile(compile::CompileArgs),
     /// Print the assembly of a native binary `shrew compile --binary` wrote.
     Disasm(compile::DisasmArgs),
@@ -86,8 +92,8 @@ fn passes() -> Result<(), CliError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Fmt { file, write } => fmt(&file, write),
-        Command::Verify { file } => load(&file).map(|_| ()),
+        Command::Fmt { shader, write } => fmt(&shader, write),
+        Command::Verify(shader) => shader.load().map(|_| ()),
         Command::Run(args) => run::run(&args),
         Command::Opt(args) => opt::opt(&args),
         Command::Rules(args) => rules::rules(&args),
@@ -117,15 +123,52 @@ pub fn emit(text: &str) -> Result<(), CliError> {
     }
 }
 
-/// Reads, translates and verifies a shader file of any kind the front ends read, with every
-/// error located.
-pub fn load(path: &Path) -> Result<Shader, CliError> {
-    shrew_frontend::load_file(path, &shrew_frontend::LoadOptions::default())
-        .map_err(|e| CliError(e.to_string()))
+/// The shader file of a command that reads one.
+#[derive(Args)]
+pub struct ShaderArgs {
+    /// The shader: `.shrew` IR text, SPIR-V (`.spv`), WGSL (`.wgsl`), GLSL (`.vert` `.frag`
+    /// `.comp` `.geom` `.tesc` `.tese`, or `.glsl` with `--stage`), or a piglit `.shader_test`
+    /// (its fragment shader, or its `--stage` one).
+    pub file: PathBuf,
+    /// The stage of a `.glsl` file, or the shader of a `.shader_test` to read; other kinds of
+    /// file say their stage, which must then be this one.
+    #[arg(long, value_name = "STAGE", value_parser = stage_parser())]
+    pub stage: Option<Stage>,
 }
 
-fn fmt(path: &Path, write: bool) -> Result<(), CliError> {
-    let printed = text::print(&load(path)?);
+/// `--stage`: glslang's names of the stages (the GLSL file extensions).
+fn stage_parser() -> impl TypedValueParser<Value = Stage> {
+    PossibleValuesParser::new(Stage::ALL.map(glslang_stage_name))
+        .try_map(|name| stage_for_extension(&name).ok_or("not a stage"))
+}
+
+impl ShaderArgs {
+    /// Reads, translates and verifies the shader, with every error located.
+    pub fn load(&self) -> Result<Shader, CliError> {
+        let options = LoadOptions {
+            stage: self.stage,
+            ..LoadOptions::default()
+        };
+        shrew_frontend::load_file(&self.file, &options).map_err(|e| match e {
+            LoadError::NoStage { .. } => {
+                let names: Vec<&str> = Stage::ALL.map(glslang_stage_name).to_vec();
+                CliError(format!("{e}: give it with --stage {}", names.join("|")))
+            }
+            e => CliError(e.to_string()),
+        })
+    }
+}
+
+fn fmt(shader: &ShaderArgs, write: bool) -> Result<(), CliError> {
+    let path = &shader.file;
+    if write && path.extension().is_none_or(|e| e != "shrew") {
+        return Err(CliError(format!(
+            "{}: --write rewrites .shrew IR text files only (it would replace this source by \
+             its IR)",
+            path.display()
+        )));
+    }
+    let printed = text::print(&shader.load()?);
     if write {
         std::fs::write(path, printed)
             .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))?;

@@ -1,17 +1,16 @@
 //! `shrew opt`: runs passes over a shader and prints the result.
 
 use crate::pipeline::{Pipeline, Target};
-use crate::{CliError, emit, load};
+use crate::{CliError, ShaderArgs, emit};
 use clap::Args;
 use shrew_engine::egraph::rules::BUILTINS;
 use shrew_engine::passes::manager::RunReport;
 use shrew_engine::text;
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct OptArgs {
-    /// The shader: `.shrew` IR text, `.spv`, `.wgsl` or GLSL (`.vert`, `.frag`, `.comp`, ...).
-    file: PathBuf,
+    #[command(flatten)]
+    shader: ShaderArgs,
     /// Passes to run (`shrew passes` lists them): names separated by commas, `(a,b)*` repeats a
     /// group until it changes nothing, `default` is the default pipeline, `none` runs nothing.
     #[arg(short, long, default_value = "default")]
@@ -40,7 +39,7 @@ pub struct OptArgs {
 }
 
 pub fn opt(args: &OptArgs) -> Result<(), CliError> {
-    let mut shader = load(&args.file)?;
+    let mut shader = args.shader.load()?;
     let mut pipeline = Pipeline::parse(&args.pipeline, args.target)?;
     pipeline.options.print_after = args.print_after.clone();
     pipeline.options.print_after_all = args.print_after_all;

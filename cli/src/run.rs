@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// The `.shrew` file to run.
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub shader: crate::ShaderArgs,
     /// A `shader_in` variable: `NAME=VALUES` for every invocation, or `NAME=V1;V2;...` one value
     /// per invocation. Components are comma-separated (`uv=0.5,0.25`); one literal fills all.
     #[arg(long = "input", value_name = "NAME=VALUES")]
@@ -92,7 +92,7 @@ struct InvocationReport {
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    let shader = crate::load(&args.file)?;
+    let shader = args.shader.load()?;
     let mut launch = Launch::invocations(args.invocations);
     launch.workgroups = args.workgroups;
     for arg in &args.inputs {

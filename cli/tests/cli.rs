@@ -306,6 +306,95 @@ fn empty_pipelines_and_idle_print_after_are_errors() {
     );
 }
 
+/// Every command that reads a shader says which kinds of file it takes, `--stage` included.
+#[test]
+fn shader_commands_describe_the_files_they_take() {
+    for command in ["fmt", "verify", "run", "opt", "compile"] {
+        let help = stdout(&shrew(&[command, "--help"]));
+        for kind in [
+            "`.shrew` IR text",
+            "SPIR-V (`.spv`)",
+            "WGSL (`.wgsl`)",
+            "`.vert` `.frag`",
+            "`.glsl` with `--stage`",
+            "piglit `.shader_test`",
+            "--stage <STAGE>",
+        ] {
+            assert!(help.contains(kind), "{command}: {kind}: {help}");
+        }
+    }
+    let help = stdout(&shrew(&["fmt", "--help"]));
+    assert!(help.contains("(`.shrew` IR text files only)"), "{help}");
+    let glsl = temp_file(
+        "kept.frag",
+        "#version 450
+void main() {}
+",
+    );
+    let out = shrew(&["fmt", glsl.to_str().unwrap(), "--write"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("--write rewrites .shrew IR text files only"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&glsl).unwrap(),
+        "#version 450\nvoid main() {}\n"
+    );
+}
+
+/// A `.glsl` file takes its stage from `--stage`, and without it the error names the option;
+/// a file whose name says its stage must be of the `--stage` one; `--stage` picks a piglit
+/// test's shader.
+#[test]
+fn stage_option_gives_the_stage_of_glsl_files() {
+    let source =
+        "#version 450\nlayout(location = 0) in vec4 p;\nvoid main() { gl_Position = p; }\n";
+    let glsl = temp_file("position.glsl", source);
+    let glsl = glsl.to_str().unwrap();
+    let out = shrew(&["verify", glsl]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains(
+            "position.glsl: a .glsl file does not say its stage: give it with --stage \
+             vert|tesc|tese|geom|frag|comp"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    for args in [
+        &["fmt", glsl, "--stage", "vert"][..],
+        &["verify", glsl, "--stage", "vert"],
+        &["run", glsl, "--stage", "vert"],
+        &["opt", glsl, "--stage", "vert"],
+        &["compile", glsl, "--stage", "vert", "--target", "gen9"],
+    ] {
+        let out = shrew(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let printed = stdout(&shrew(&["fmt", glsl, "--stage", "vert"]));
+    assert!(printed.starts_with("shader vertex"), "{printed}");
+    let vert = temp_file("position.vert", source);
+    let out = shrew(&["verify", vert.to_str().unwrap(), "--stage", "frag"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("position.vert: a vertex shader, not a fragment one"),
+        "{}",
+        stderr(&out)
+    );
+    let test = temp_file(
+        "stages.shader_test",
+        "[require]\nGLSL >= 1.10\n\n[vertex shader]\nvoid main() { gl_Position = vec4(0.0); }\n\n\
+         [fragment shader]\nvoid main() { gl_FragColor = vec4(1.0); }\n",
+    );
+    let test = test.to_str().unwrap();
+    let printed = stdout(&shrew(&["fmt", test, "--stage", "vert"]));
+    assert!(printed.starts_with("shader vertex"), "{printed}");
+    let printed = stdout(&shrew(&["fmt", test]));
+    assert!(printed.starts_with("shader fragment"), "{printed}");
+}
+
 /// `shrew passes` lines the descriptions up in one column, past the longest name.
 #[test]
 fn passes_are_listed_in_columns() {

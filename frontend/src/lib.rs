@@ -41,9 +41,19 @@ pub enum LoadError {
     },
     #[error(
         "{path}: unknown kind of shader file (expected .shrew, .spv, .wgsl, .shader_test, or GLSL: \
-         .vert .frag .comp .geom .tesc .tese, or .glsl with a stage given)"
+         .vert .frag .comp .geom .tesc .tese, or .glsl with its stage given)"
     )]
     UnknownKind { path: String },
+    /// A `.glsl` file without [`LoadOptions::stage`]: its name does not say the stage.
+    #[error("{path}: a .glsl file does not say its stage")]
+    NoStage { path: String },
+    /// The shader is not of the stage [`LoadOptions::stage`] asks for.
+    #[error("{path}: a {found} shader, not a {expected} one", found = .found.name(), expected = .expected.name())]
+    WrongStage {
+        path: String,
+        found: Stage,
+        expected: Stage,
+    },
     #[error("{path}: {message}")]
     ShaderTest { path: String, message: String },
 }
@@ -54,13 +64,28 @@ pub struct LoadOptions {
     /// The entry point of SPIR-V and WGSL modules with several (the first by default).
     pub entry_point: Option<String>,
     /// The stage of a `.glsl` file, and the section of a `.shader_test` (fragment by default).
+    /// A shader of any other kind must be of this stage.
     pub stage: Option<Stage>,
 }
 
 /// Loads a shader of any supported kind by its extension: `.shrew` IR text, `.spv` SPIR-V,
 /// `.wgsl` through naga, GLSL through glslangValidator, and one stage of a piglit `.shader_test`
-/// (prepared as `shader_runner` does). The result is verified IR.
+/// (prepared as `shader_runner` does). The result is verified IR, of the stage
+/// [`LoadOptions::stage`] asks for if it asks for one.
 pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
+    let shader = load_any(path, options)?;
+    match options.stage {
+        Some(expected) if shader.stage != expected => Err(LoadError::WrongStage {
+            path: path.display().to_string(),
+            found: shader.stage,
+            expected,
+        }),
+        _ => Ok(shader),
+    }
+}
+
+/// [`load_file`] without the check of the stage.
+fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
     let name = path.display().to_string();
     let io = |e: std::io::Error| LoadError::Io {
         path: name.clone(),
@@ -124,9 +149,13 @@ pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError
             from_spirv(&compiled.words, &spirv_options)
         }
         _ => {
-            let stage = glsl::stage_for_extension(ext)
-                .or(if ext == "glsl" { options.stage } else { None })
-                .ok_or_else(|| LoadError::UnknownKind { path: name.clone() })?;
+            let stage = match (glsl::stage_for_extension(ext), ext) {
+                (Some(stage), _) => stage,
+                (None, "glsl") => options
+                    .stage
+                    .ok_or_else(|| LoadError::NoStage { path: name.clone() })?,
+                (None, _) => return Err(LoadError::UnknownKind { path: name.clone() }),
+            };
             let source = std::fs::read_to_string(path).map_err(io)?;
             let glsl_error = |error| LoadError::Glsl {
                 path: name.clone(),
