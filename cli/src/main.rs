@@ -54,9 +54,16 @@ enum Command {
     Rules(rules::RulesArgs),
     /// List the passes a pipeline may name, and the default pipeline.
     Passes,
-    /// Run piglit `.shader_test` files on the reference interpreter.
+    /// Run piglit `.shader_test` files on the reference interpreter or a GPU's emulator.
+    ///
+    /// With a Gen `--target` (gen7, gen75, gen8, gen9) the fragment shaders, and on Gen8 and
+    /// later the vertex shaders, are compiled and run on that generation's emulator; with an
+    /// R600 one (r600, r700, evergreen, cayman) both stages are, on that chip's emulator.
     Piglit(piglit::PiglitArgs),
     /// Translate every shader stage found under the paths and report per stage.
+    ///
+    /// With a Gen or R600 `--target`, the stages its backend takes are also compiled, and the
+    /// report gives their kernels' statistics.
     Corpus(corpus::CorpusArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment and
     /// compute shaders, and vertex shaders on Gen8 and later; R600 fragment and vertex shaders.

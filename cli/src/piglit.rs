@@ -1,5 +1,5 @@
 //! `shrew piglit`: runs piglit's executable `.shader_test` files on the reference interpreter,
-//! or with `--target gen*`, their fragment shaders through the Gen backend on its emulator.
+//! or with a Gen or R600 `--target`, their shaders through the backend on its emulator.
 
 use crate::compile::{chip_of, gen_of};
 use crate::gen_fragments::GenFragments;
@@ -35,8 +35,8 @@ pub struct BatchArgs {
     /// Passes to run on every translated stage (`none`: no optimization).
     #[arg(short, long, default_value = "none")]
     pub pipeline: String,
-    /// The target to optimize for: its rule options and the costs `eqsat` extracts with. With
-    /// `piglit`, a Gen target also runs the fragment shaders: compiled, on its emulator.
+    /// The target to optimize for: its rule options and the costs `eqsat` extracts with; a Gen
+    /// or R600 target also selects its backend (see the command's description).
     #[arg(long, value_enum, default_value_t)]
     pub target: crate::pipeline::Target,
     /// Print one JSON object per item and a summary object instead of text.

@@ -344,6 +344,23 @@ void main() {}
     );
 }
 
+/// `piglit` names every target whose emulator it runs on; `corpus` describes itself, not
+/// `piglit`.
+#[test]
+fn batch_commands_describe_their_targets() {
+    let piglit = stdout(&shrew(&["piglit", "--help"]));
+    for targets in [
+        "(gen7, gen75, gen8, gen9)",
+        "(r600, r700, evergreen, cayman)",
+    ] {
+        assert!(piglit.contains(targets), "{targets}: {piglit}");
+    }
+    assert!(piglit.contains("emulator"), "{piglit}");
+    let corpus = stdout(&shrew(&["corpus", "--help"]));
+    assert!(!corpus.contains("piglit"), "{corpus}");
+    assert!(corpus.contains("Gen or R600 `--target`"), "{corpus}");
+}
+
 /// A `.glsl` file takes its stage from `--stage`, and without it the error names the option;
 /// a file whose name says its stage must be of the `--stage` one; `--stage` picks a piglit
 /// test's shader.
