@@ -555,6 +555,29 @@ fn compile_and_disasm_take_only_backend_targets() {
     }
 }
 
+/// The README's command table gives `compile` and `disasm` the targets they take.
+#[test]
+fn readme_lists_the_targets_of_compile_and_disasm() {
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    for command in ["compile", "disasm"] {
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| `shrew {command} ")))
+            .unwrap_or_else(|| panic!("no README row for {command}"));
+        let targets = row.split("--target ").nth(1).unwrap();
+        let targets = targets
+            .split([' ', '`'])
+            .next()
+            .unwrap()
+            .replace("\\|", ", ");
+        let help = stdout(&shrew(&[command, "-h"]));
+        assert!(
+            help.contains(&format!("[possible values: {targets}]")),
+            "README: {targets}; help: {help}"
+        );
+    }
+}
+
 /// The binary `--binary` writes disassembles to the assembly `--asm` prints; a truncated one
 /// gets a clear error.
 #[test]
