@@ -543,7 +543,17 @@ fn file_reports(path: &Path, context: &Context) -> Vec<StageReport> {
     }
     if let Some(stage) = stage_for_extension(ext) {
         return vec![match std::fs::read(path) {
-            Ok(bytes) => glsl_report(name, stage, &String::from_utf8_lossy(&bytes), context),
+            Ok(bytes) => {
+                let file = name.clone();
+                let locate = move |line| format!("{file}:{line}");
+                glsl_report(
+                    name,
+                    stage,
+                    &String::from_utf8_lossy(&bytes),
+                    &locate,
+                    context,
+                )
+            }
             Err(e) => failure(name, Status::FrontendError, format!("cannot read: {e}")),
         }];
     }
@@ -709,13 +719,21 @@ fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageR
         .enumerate()
         .map(|(i, source)| {
             let stage_name = format!("{name}#{}{i}", source.stage.name());
-            glsl_report(stage_name, source.stage, &source.source, context)
+            let locate = |line| source.location(name, line);
+            glsl_report(stage_name, source.stage, &source.source, &locate, context)
         })
         .collect()
 }
 
-/// Compiles one GLSL stage with glslang's cascade (saving the SPIR-V if asked) and translates it.
-fn glsl_report(name: String, stage: Stage, source: &str, context: &Context) -> StageReport {
+/// Compiles one GLSL stage with glslang's cascade (saving the SPIR-V if asked) and translates it;
+/// `locate` gives the place of a source line in the user's file.
+fn glsl_report(
+    name: String,
+    stage: Stage,
+    source: &str,
+    locate: &dyn Fn(usize) -> String,
+    context: &Context,
+) -> StageReport {
     let Some(glslang) = &context.glslang else {
         return failure(
             name,
@@ -726,7 +744,13 @@ fn glsl_report(name: String, stage: Stage, source: &str, context: &Context) -> S
     let compiled = match glslang.compile_cascade(source, stage) {
         Ok(c) => c,
         Err(e) => {
-            let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
+            let first = e
+                .located(locate)
+                .to_string()
+                .lines()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
             return StageReport {
                 stage: Some(stage),
                 ..failure(name, Status::NotCompiled, first)

@@ -412,6 +412,32 @@ fn stage_option_gives_the_stage_of_glsl_files() {
     assert!(printed.starts_with("shader fragment"), "{printed}");
 }
 
+/// glslang's messages name the user's file and line, not glslang's standard input: a GLSL
+/// file's own lines, and a piglit test's lines in the test file.
+#[test]
+fn glslang_messages_are_located_in_the_file() {
+    let frag = temp_file(
+        "undeclared.frag",
+        "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(x); }\n",
+    );
+    let test = temp_file(
+        "undeclared.shader_test",
+        "[require]\nGLSL >= 1.10\n\n[vertex shader passthrough]\n\n[fragment shader]\n\
+         void main() {\n  gl_FragColor = vec4(y);\n}\n\n[test]\ndraw rect -1 -1 2 2\n",
+    );
+    for (path, message) in [
+        (&frag, ":3: 'x' : undeclared identifier"),
+        (&test, ":8: 'y' : undeclared identifier"),
+    ] {
+        let path = path.to_str().unwrap();
+        let out = shrew(&["verify", path]);
+        assert_user_error(&out);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("ERROR: {path}{message}")), "{err}");
+        assert!(!err.contains("stdin"), "{err}");
+    }
+}
+
 /// `shrew passes` lines the descriptions up in one column, past the longest name.
 #[test]
 fn passes_are_listed_in_columns() {

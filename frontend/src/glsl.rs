@@ -251,11 +251,57 @@ impl GlslError {
         })
     }
 
+    /// The error with the source location of each of glslang's messages (`stdin:LINE`, as
+    /// glslang names the source it reads from standard input) replaced by `locate(LINE)`, the
+    /// place of that line in the user's file (`shader.frag:12`).
+    pub fn located(self, locate: impl Fn(usize) -> String) -> GlslError {
+        let relocate = |diagnostics: String| {
+            let lines: Vec<String> = diagnostics
+                .lines()
+                .map(|line| locate_message(line, &locate))
+                .collect();
+            lines.join("\n")
+        };
+        match self {
+            GlslError::Rejected { stage, diagnostics } => GlslError::Rejected {
+                stage,
+                diagnostics: relocate(diagnostics),
+            },
+            GlslError::Failed {
+                program,
+                stage,
+                status,
+                diagnostics,
+            } => GlslError::Failed {
+                program,
+                stage,
+                status,
+                diagnostics: relocate(diagnostics),
+            },
+            other => other,
+        }
+    }
+
     /// Whether glslang only refused the shader's `#version` or profile (so another attempt's
     /// diagnostics say more about the shader).
     fn is_version_refusal(&self) -> bool {
         matches!(self, GlslError::Rejected { diagnostics, .. } if diagnostics.contains("#version:"))
     }
+}
+
+/// One line of glslang's diagnostics (`ERROR: stdin:12: message`) with its location given by
+/// `locate`; a line without one is kept as it is.
+fn locate_message(line: &str, locate: &dyn Fn(usize) -> String) -> String {
+    // The location follows the severity (`ERROR: `, `WARNING: `, ...).
+    let start = line.find(": ").map_or(0, |i| i + 2);
+    let (severity, rest) = line.split_at(start);
+    rest.strip_prefix("stdin:")
+        .and_then(|tail| tail.split_once(':'))
+        .and_then(|(number, message)| {
+            let number = number.parse().ok()?;
+            Some(format!("{severity}{}:{message}", locate(number)))
+        })
+        .unwrap_or_else(|| line.to_string())
 }
 
 /// A unique suffix for temporary file names: the process id and a counter.
@@ -712,6 +758,25 @@ mod tests {
             trim_diagnostics(b"stdin\n", b"Segmentation fault\n"),
             "Segmentation fault"
         );
+    }
+
+    #[test]
+    fn every_message_is_located_in_the_users_file() {
+        let error = GlslError::Rejected {
+            stage: Stage::Fragment,
+            diagnostics: "WARNING: stdin:1: 'varying' : deprecated\nERROR: stdin:6: 'x' : \
+                          undeclared identifier\nERROR: stdin:12: '' : compilation terminated\n\
+                          Segmentation fault"
+                .into(),
+        };
+        let located = error.located(|line| format!("a.frag:{}", line + 10));
+        assert_eq!(
+            located.to_string(),
+            "glslang rejected the fragment shader:\nWARNING: a.frag:11: 'varying' : deprecated\n\
+             ERROR: a.frag:16: 'x' : undeclared identifier\nERROR: a.frag:22: '' : compilation \
+             terminated\nSegmentation fault"
+        );
+        assert_eq!(located.first_error_line(), Some(16));
     }
 
     #[test]

@@ -135,16 +135,16 @@ fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
         }
         "shader_test" => {
             let stage = options.stage.unwrap_or(Stage::Fragment);
-            let source =
+            let section =
                 shader_test_stage(path, stage).map_err(|message| LoadError::ShaderTest {
                     path: name.clone(),
                     message,
                 })?;
             let compiled = glsl::Glslang::find()
-                .and_then(|glslang| glslang.compile_cascade(&source, stage))
+                .and_then(|glslang| glslang.compile_cascade(&section.source, stage))
                 .map_err(|error| LoadError::Glsl {
                     path: name.clone(),
-                    error,
+                    error: error.located(|line| section.location(&name, line)),
                 })?;
             from_spirv(&compiled.words, &spirv_options)
         }
@@ -157,9 +157,9 @@ fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
                 (None, _) => return Err(LoadError::UnknownKind { path: name.clone() }),
             };
             let source = std::fs::read_to_string(path).map_err(io)?;
-            let glsl_error = |error| LoadError::Glsl {
+            let glsl_error = |error: glsl::GlslError| LoadError::Glsl {
                 path: name.clone(),
-                error,
+                error: error.located(|line| format!("{name}:{line}")),
             };
             let compiled = glsl::Glslang::find()
                 .map_err(glsl_error)?
@@ -170,8 +170,8 @@ fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
     }
 }
 
-/// The GLSL of a `.shader_test`'s first section of `stage`, as `shader_runner` compiles it.
-fn shader_test_stage(path: &Path, stage: Stage) -> Result<String, String> {
+/// A `.shader_test`'s first section of `stage`, as `shader_runner` compiles it.
+fn shader_test_stage(path: &Path, stage: Stage) -> Result<piglit::StageSource, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut test = piglit::parse_shader_test(&text).map_err(|e| e.to_string())?;
     if let Some(dir) = path.parent() {
@@ -181,6 +181,5 @@ fn shader_test_stage(path: &Path, stage: Stage) -> Result<String, String> {
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|section| section.stage == stage)
-        .map(|section| section.source)
         .ok_or_else(|| format!("no {} shader section", stage.name()))
 }

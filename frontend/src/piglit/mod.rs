@@ -239,6 +239,13 @@ impl StageSource {
         };
         Some(self.section_line + section_text_line)
     }
+
+    /// Where line `source_line` of the source is in the `.shader_test` called `file`:
+    /// `file:LINE`, the section header's line for the lines the file does not have.
+    pub fn location(&self, file: &str, source_line: usize) -> String {
+        let line = self.file_line(source_line).unwrap_or(self.section_line);
+        format!("{file}:{line}")
+    }
 }
 
 /// Why [`stage_sources`] cannot prepare a shader.

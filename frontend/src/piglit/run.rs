@@ -156,7 +156,7 @@ pub fn run_file(
             line: 0,
         });
     }
-    let stages = match compile(&test, glslang) {
+    let stages = match compile(&test, path, glslang) {
         Ok(s) => s,
         Err(outcome) => return outcome,
     };
@@ -413,15 +413,17 @@ fn blank_comments_and_directives(source: &str) -> String {
 
 type Stages = Vec<(Stage, Shader, Option<LegacyInterface>)>;
 
-/// Compiles and translates every stage; a glslang failure skips the test, a translation failure
-/// fails it.
-fn compile(test: &ShaderTest, glslang: &Glslang) -> Result<Stages, Outcome> {
+/// Compiles and translates every stage of the test at `path`; a glslang failure skips the test,
+/// a translation failure fails it.
+fn compile(test: &ShaderTest, path: &Path, glslang: &Glslang) -> Result<Stages, Outcome> {
     let sources = stage_sources(test).map_err(|e| Outcome::skip(e.to_string()))?;
+    let file = path.display().to_string();
     let mut out = Vec::new();
     for source in sources {
         let compiled = glslang
             .compile_cascade(&source.source, source.stage)
             .map_err(|e| {
+                let e = e.located(|line| source.location(&file, line));
                 let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
                 Outcome::skip(format!("glslang: {first}"))
             })?;
