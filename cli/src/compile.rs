@@ -33,7 +33,9 @@ pub struct CompileArgs {
     /// Print the statistics as JSON.
     #[arg(long)]
     json: bool,
-    /// Write the native binary (uncompacted 16-byte instructions) to this file.
+    /// Write the native binary to this file: on Gen its uncompacted 16-byte instructions; on
+    /// R600 a 12-byte header with what a driver programs beside the dwords (the chip, GPRs,
+    /// stack and scratch sizes), then the dwords.
     #[arg(long)]
     binary: Option<PathBuf>,
 }
@@ -116,13 +118,8 @@ fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), C
         .compile(shader)
         .map_err(|e| CliError(format!("{}: {e}", args.shader.file.display())))?;
     if let Some(path) = &args.binary {
-        let bytes: Vec<u8> = kernel
-            .binary
-            .words
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        std::fs::write(path, kernel.binary.to_file())
+            .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     let mut out = String::new();
     if args.asm {
@@ -160,22 +157,8 @@ pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
         std::fs::read(&args.file).map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
     match args.target.hardware() {
         Hardware::R600(chip) => {
-            if bytes.len() % 4 != 0 {
-                return Err(CliError(format!(
-                    "{}: not a whole number of dwords",
-                    args.file.display()
-                )));
-            }
-            let binary = shrew_r600::encoding::Binary {
-                chip,
-                words: bytes
-                    .chunks(4)
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                    .collect(),
-                gprs: 0,
-                stack_size: 0,
-                scratch_elements: 0,
-            };
+            let binary = shrew_r600::encoding::Binary::from_file(&bytes, chip)
+                .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
             let listing = shrew_r600::disasm::listing(&binary)
                 .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
             emit(&listing)

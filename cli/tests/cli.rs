@@ -638,6 +638,55 @@ fn compiled_binaries_disassemble_to_their_assembly() {
     );
 }
 
+/// An R600 binary's file carries the GPRs and stack size beside its dwords: `disasm` prints the
+/// figures `compile` reports, in the listing `compile --asm` prints; another chip's binary or
+/// bare dwords get clear errors.
+#[test]
+fn r600_binaries_disassemble_with_their_gprs_and_stack() {
+    let binary = temp_file("r600.bin", "");
+    let binary = binary.to_str().unwrap();
+    for shader in [
+        "examples/lighting.shrew",
+        "tests/ir/control_flow.shrew",
+        "tests/ir/loops_and_returns.shrew",
+        "tests/ir/vertex_outputs.shrew",
+    ] {
+        let path = repo_path(shader);
+        for target in ["r600", "evergreen", "cayman"] {
+            let args = ["compile", path.to_str().unwrap(), "--target", target];
+            let out = shrew(&[&args[..], &["--asm", "--binary", binary]].concat());
+            assert!(out.status.success(), "{shader} {target}: {}", stderr(&out));
+            let listing = shrew(&["disasm", binary, "--target", target]);
+            assert!(listing.status.success(), "{}", stderr(&listing));
+            assert_eq!(stdout(&listing), stdout(&out), "{shader} {target}");
+            let stats: serde_json::Value =
+                serde_json::from_str(&stdout(&shrew(&[&args[..], &["--json"]].concat()))).unwrap();
+            let header = format!("-- {} gprs -- {} nstack --", stats["gprs"], stats["stack"]);
+            assert!(
+                stdout(&listing).contains(&header),
+                "{header}: {}",
+                stdout(&listing)
+            );
+        }
+    }
+    let out = shrew(&["disasm", binary, "--target", "r700"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("r600.bin: a binary for cayman, not r700"),
+        "{}",
+        stderr(&out)
+    );
+    let bytes = std::fs::read(binary).unwrap();
+    std::fs::write(binary, &bytes[12..]).unwrap();
+    let out = shrew(&["disasm", binary, "--target", "cayman"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("not a shrew R600 binary"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A vertex shader compiles for Gen8 and later at SIMD8, its position sent to the URB; Gen7
 /// and other widths get clear errors.
 #[test]

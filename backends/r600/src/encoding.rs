@@ -13,6 +13,10 @@
 //! that instruction's hardware address, which is its ALU_EXTENDED prefix when it has one. The
 //! encoder maps one to the other and the decoder back.
 //!
+//! A binary's file ([`Binary::to_file`], what `shrew compile --binary` writes) is a 12-byte
+//! header carrying what a driver programs beside the dwords (the chip, NUM_GPRS, STACK_SIZE and
+//! the scratch size, which the words do not hold), then the dwords, little-endian.
+//!
 //! Invariants: `decode(&assemble(p)?) == p` for every program [`assemble`] accepts, and
 //! [`decode`] accepts exactly the binaries [`assemble`] can produce: it re-encodes what it read
 //! and compares, so a set bit the program has no field for, a reserved value or a layout the
@@ -35,6 +39,70 @@ pub struct Binary {
     pub stack_size: u8,
     /// Vec4 elements of scratch memory each lane needs (the scratch ring's item size).
     pub scratch_elements: u16,
+}
+
+/// The first bytes of a binary's file.
+const FILE_MAGIC: [u8; 4] = *b"R6SB";
+
+/// Bytes of a binary file's header: the magic, the chip, GPRs, stack size, a zero byte, the
+/// scratch elements (16 bits) and two zero bytes.
+const FILE_HEADER: usize = 12;
+
+/// Why bytes are not a binary's file ([`Binary::from_file`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileError {
+    #[error(
+        "not a shrew R600 binary (it starts with the {FILE_HEADER}-byte header `shrew compile \
+         --binary` writes)"
+    )]
+    Header,
+    #[error("a binary for {}, not {}", .found.name(), .expected.name())]
+    Chip { found: Chip, expected: Chip },
+    #[error("the {len} bytes after the header are not a whole number of dwords")]
+    Dwords { len: usize },
+}
+
+impl Binary {
+    /// The binary as a file: the header (see the module documentation), then the dwords.
+    pub fn to_file(&self) -> Vec<u8> {
+        // The chip as its index in `Chip::ALL`, the order of its declaration.
+        let mut bytes = FILE_MAGIC.to_vec();
+        bytes.extend([self.chip as u8, self.gprs, self.stack_size, 0]);
+        bytes.extend(self.scratch_elements.to_le_bytes());
+        bytes.extend([0, 0]);
+        bytes.extend(self.words.iter().flat_map(|w| w.to_le_bytes()));
+        bytes
+    }
+
+    /// The binary [`Binary::to_file`] wrote for `chip`.
+    pub fn from_file(bytes: &[u8], chip: Chip) -> Result<Binary, FileError> {
+        let header = bytes
+            .split_first_chunk::<FILE_HEADER>()
+            .filter(|(header, _)| header.starts_with(&FILE_MAGIC));
+        let Some((&[_, _, _, _, index, gprs, stack_size, 0, s0, s1, 0, 0], words)) = header else {
+            return Err(FileError::Header);
+        };
+        let &found = Chip::ALL.get(index as usize).ok_or(FileError::Header)?;
+        if found != chip {
+            return Err(FileError::Chip {
+                found,
+                expected: chip,
+            });
+        }
+        if !words.len().is_multiple_of(4) {
+            return Err(FileError::Dwords { len: words.len() });
+        }
+        Ok(Binary {
+            chip,
+            words: words
+                .chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+            gprs,
+            stack_size,
+            scratch_elements: u16::from_le_bytes([s0, s1]),
+        })
+    }
 }
 
 /// Where in a program an encoding or decoding error lies. CF indices are indices of
@@ -1545,6 +1613,44 @@ mod tests {
             stack_size: 1,
             scratch_elements: 0,
         }
+    }
+
+    /// A binary's file carries the state registers beside the words; anything else is refused.
+    #[test]
+    fn files_carry_the_state_registers() {
+        let binary = Binary {
+            chip: Chip::Evergreen,
+            words: vec![1, 2, 0xdead_beef],
+            gprs: 7,
+            stack_size: 3,
+            scratch_elements: 260,
+        };
+        let file = binary.to_file();
+        assert_eq!(file.len(), FILE_HEADER + 12);
+        assert_eq!(Binary::from_file(&file, Chip::Evergreen), Ok(binary));
+        assert_eq!(
+            Binary::from_file(&file, Chip::Cayman)
+                .unwrap_err()
+                .to_string(),
+            "a binary for evergreen, not cayman"
+        );
+        assert_eq!(
+            Binary::from_file(&file[..file.len() - 1], Chip::Evergreen),
+            Err(FileError::Dwords { len: 11 })
+        );
+        for corrupt in [0, 4, 7, 11] {
+            let mut bad = file.clone();
+            bad[corrupt] ^= 0x40;
+            assert_eq!(
+                Binary::from_file(&bad, Chip::Evergreen),
+                Err(FileError::Header),
+                "byte {corrupt}"
+            );
+        }
+        assert_eq!(
+            Binary::from_file(&file[..5], Chip::Evergreen),
+            Err(FileError::Header)
+        );
     }
 
     /// The words of `program`, after checking that they decode back to it.
