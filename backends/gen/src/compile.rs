@@ -2,7 +2,8 @@
 //! at SIMD8) at
 //! one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
-//! IR, pre-RA scheduling, register allocation with spilling, emission, and the shader-db statistics of the result.
+//! IR, pre-RA scheduling, register allocation with spilling, the removal of the copies it made
+//! no-ops, emission, and the shader-db statistics of the result.
 
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
@@ -16,6 +17,7 @@ use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
 use crate::schedule::schedule;
+use crate::self_moves::remove_self_moves;
 use crate::simd_width::{lower_simd_width, lowered_width};
 use shrew_engine::ir::Shader;
 
@@ -161,7 +163,7 @@ fn finish(
     // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
     let mut scheduled = program.clone();
     schedule(&mut scheduled, hw);
-    let (program, alloc) = match allocate(&mut scheduled, false) {
+    let (mut program, alloc) = match allocate(&mut scheduled, false) {
         Ok(alloc) => (scheduled, alloc),
         Err(_) => {
             let alloc = allocate(&mut program, may_spill)?;
@@ -175,6 +177,7 @@ fn finish(
             .all(|inst| inst.exec_size <= lowered_width(inst, hw)),
         "an instruction wider than the hardware runs"
     );
+    remove_self_moves(&mut program, &alloc);
     let insts = emit(&program, &alloc);
     let perf = estimate(&insts, hw, width);
     let stats = Stats {

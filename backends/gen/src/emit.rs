@@ -109,7 +109,8 @@ fn jump_targets(program: &Program) -> Vec<Option<(usize, usize)>> {
         .collect()
 }
 
-fn register(op: &Operand, alloc: &Allocation) -> (RegFile, u8, u8) {
+/// The register file, number and byte offset of an operand once allocated.
+pub(crate) fn register(op: &Operand, alloc: &Allocation) -> (RegFile, u8, u8) {
     match op.base {
         Base::Vgrf(v) => {
             let first = alloc.first_grf[v.0 as usize].expect("allocated") as u32;

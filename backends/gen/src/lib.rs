@@ -5,7 +5,8 @@
 //! vertex and compute shaders ([`compile`]): lowering to the Gen IR ([`lir`], [`lower`]), its passes
 //! ([`copy_prop`], [`cse`], [`coalesce`], [`redundant_flags`]), SIMD-width lowering
 //! ([`simd_width`]), scheduling ([`schedule`]), register allocation ([`regalloc`], spilling to
-//! scratch through [`spill`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
+//! scratch through [`spill`]), the removal of the copies allocation made no-ops
+//! ([`self_moves`]) and emission ([`emit`]). The emulator ([`emu`]) runs native
 //! programs (textures through the sampler model of [`sampler`]); [`dispatch`] feeds it fragment
 //! and vertex threads and compute workgroups. Images are being built (the Gen backend issue).
 
@@ -29,6 +30,7 @@ pub mod regalloc;
 pub mod rules;
 pub mod sampler;
 pub mod schedule;
+pub mod self_moves;
 pub mod simd_width;
 pub mod spill;
 
