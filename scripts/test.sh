@@ -34,7 +34,7 @@ end_phase() {
 }
 trap 'status=$?; if [ $status != 0 ]; then echo "==== FAILED in: $phase_name" >&2; fi' EXIT
 
-phase "set-up: packages and piglit"
+phase "set-up (packages, piglit)"
 if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is required (https://rustup.rs)" >&2
     exit 1
