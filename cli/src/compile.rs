@@ -2,7 +2,7 @@
 //! assembly and statistics, or writes its native binary; `shrew disasm` prints a binary's
 //! assembly again.
 
-use crate::pipeline::{BackendTarget, Hardware, Pipeline, Target};
+use crate::pipeline::{Hardware, Pipeline, Target, backend_targets};
 use crate::r600_lowering::R600Lowering;
 use crate::{CliError, ShaderArgs, emit};
 use clap::Args;
@@ -16,8 +16,8 @@ pub struct CompileArgs {
     #[command(flatten)]
     shader: ShaderArgs,
     /// The hardware to compile for.
-    #[arg(long, value_enum)]
-    target: BackendTarget,
+    #[arg(long, value_parser = backend_targets())]
+    target: Target,
     /// Dispatch width: 8, 16 or 32 for fragment and compute shaders; vertex shaders run at 8.
     #[arg(long, default_value_t = 8)]
     simd: u8,
@@ -45,13 +45,13 @@ pub struct DisasmArgs {
     /// A native binary, as `shrew compile --binary` writes it.
     file: PathBuf,
     /// The hardware it is for.
-    #[arg(long, value_enum)]
-    target: BackendTarget,
+    #[arg(long, value_parser = backend_targets())]
+    target: Target,
 }
 
 /// The R600-family chip of a target, if it is one.
 pub fn chip_of(target: Target) -> Option<Chip> {
-    match BackendTarget::of(target)?.hardware() {
+    match target.hardware()? {
         Hardware::R600(chip) => Some(chip),
         Hardware::Gen(_) => None,
     }
@@ -59,19 +59,26 @@ pub fn chip_of(target: Target) -> Option<Chip> {
 
 /// The Gen generation of a target, if it is one.
 pub fn gen_of(target: Target) -> Option<Gen> {
-    match BackendTarget::of(target)?.hardware() {
+    match target.hardware()? {
         Hardware::Gen(hw) => Some(hw),
         Hardware::R600(_) => None,
     }
 }
 
+/// The hardware of a target `backend_targets` accepted.
+fn hardware(target: Target) -> Result<Hardware, CliError> {
+    target
+        .hardware()
+        .ok_or_else(|| CliError(format!("`{target:?}` has no backend")))
+}
+
 pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
-    let target = args.target.target();
+    let target = args.target;
     let mut shader = args.shader.load()?;
     Pipeline::parse(&args.pipeline, target)?
         .run(&mut shader)
         .map_err(CliError)?;
-    let hw = match args.target.hardware() {
+    let hw = match hardware(target)? {
         Hardware::R600(chip) => return compile_r600(args, &shader, chip),
         Hardware::Gen(hw) => hw,
     };
@@ -114,7 +121,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
 
 /// `shrew compile` for an R600-family chip.
 fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), CliError> {
-    let (_, kernel) = R600Lowering::new(chip, args.target.target())?
+    let (_, kernel) = R600Lowering::new(chip, args.target)?
         .compile(shader)
         .map_err(|e| CliError(format!("{}: {e}", args.shader.file.display())))?;
     if let Some(path) = &args.binary {
@@ -155,7 +162,7 @@ fn compile_r600(args: &CompileArgs, shader: &Shader, chip: Chip) -> Result<(), C
 pub fn disasm(args: &DisasmArgs) -> Result<(), CliError> {
     let bytes =
         std::fs::read(&args.file).map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;
-    match args.target.hardware() {
+    match hardware(args.target)? {
         Hardware::R600(chip) => {
             let binary = shrew_r600::encoding::Binary::from_file(&bytes, chip)
                 .map_err(|e| CliError(format!("{}: {e}", args.file.display())))?;

@@ -7,7 +7,7 @@ use crate::pipeline::Pipeline;
 use crate::r600_fragments::R600Fragments;
 use crate::{CliError, emit};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
 use shrew_frontend::piglit::run::{FragmentBackend, Outcome, Status, run_file};
@@ -151,9 +151,8 @@ impl Progress {
             }
             bar
         } else {
-            ProgressBar::hidden()
+            ProgressBar::with_draw_target(Some(len as u64), ProgressDrawTarget::hidden())
         };
-        bar.set_length(len as u64);
         Progress {
             bar,
             what,

@@ -4,6 +4,7 @@
 use crate::CliError;
 use crate::compile::gen_of;
 use clap::ValueEnum;
+use clap::builder::TypedValueParser;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
@@ -28,19 +29,6 @@ pub enum Target {
     Cayman,
 }
 
-/// A target with a backend: what `compile` and `disasm` take.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendTarget {
-    Gen7,
-    Gen75,
-    Gen8,
-    Gen9,
-    R600,
-    R700,
-    Evergreen,
-    Cayman,
-}
-
 /// The hardware a backend compiles for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Hardware {
@@ -48,44 +36,34 @@ pub enum Hardware {
     R600(Chip),
 }
 
-impl BackendTarget {
-    /// The backend target that is `target`, if it has a backend.
-    pub fn of(target: Target) -> Option<BackendTarget> {
-        BackendTarget::value_variants()
-            .iter()
-            .copied()
-            .find(|b| b.target() == target)
-    }
-
-    /// The target, as the mid-end takes it.
-    pub fn target(self) -> Target {
-        match self {
-            BackendTarget::Gen7 => Target::Gen7,
-            BackendTarget::Gen75 => Target::Gen75,
-            BackendTarget::Gen8 => Target::Gen8,
-            BackendTarget::Gen9 => Target::Gen9,
-            BackendTarget::R600 => Target::R600,
-            BackendTarget::R700 => Target::R700,
-            BackendTarget::Evergreen => Target::Evergreen,
-            BackendTarget::Cayman => Target::Cayman,
-        }
-    }
-
-    pub fn hardware(self) -> Hardware {
-        match self {
-            BackendTarget::Gen7 => Hardware::Gen(Gen::Gen7),
-            BackendTarget::Gen75 => Hardware::Gen(Gen::Gen75),
-            BackendTarget::Gen8 => Hardware::Gen(Gen::Gen8),
-            BackendTarget::Gen9 => Hardware::Gen(Gen::Gen9),
-            BackendTarget::R600 => Hardware::R600(Chip::R600),
-            BackendTarget::R700 => Hardware::R600(Chip::R700),
-            BackendTarget::Evergreen => Hardware::R600(Chip::Evergreen),
-            BackendTarget::Cayman => Hardware::R600(Chip::Cayman),
-        }
-    }
+/// The targets with a backend, as `compile` and `disasm` take them: the help and the parser
+/// list the same names.
+pub fn backend_targets() -> impl TypedValueParser<Value = Target> {
+    let names = Target::value_variants()
+        .iter()
+        .filter(|t| t.hardware().is_some())
+        .filter_map(ValueEnum::to_possible_value);
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|name: String| Target::from_str(&name, false).expect("a listed target parses"))
 }
 
 impl Target {
+    /// The hardware the target's backend compiles for; `None` for `generic`, which has no
+    /// backend.
+    pub fn hardware(self) -> Option<Hardware> {
+        Some(match self {
+            Target::Generic => return None,
+            Target::Gen7 => Hardware::Gen(Gen::Gen7),
+            Target::Gen75 => Hardware::Gen(Gen::Gen75),
+            Target::Gen8 => Hardware::Gen(Gen::Gen8),
+            Target::Gen9 => Hardware::Gen(Gen::Gen9),
+            Target::R600 => Hardware::R600(Chip::R600),
+            Target::R700 => Hardware::R600(Chip::R700),
+            Target::Evergreen => Hardware::R600(Chip::Evergreen),
+            Target::Cayman => Hardware::R600(Chip::Cayman),
+        })
+    }
+
     /// The target backend's own rule sets.
     pub fn rule_sets(self) -> &'static [&'static RuleSet] {
         if gen_of(self).is_some() {
