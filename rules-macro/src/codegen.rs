@@ -8,6 +8,7 @@ use crate::infer::Resolved;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use shrew_ops::{AluOp, BaseType};
+use std::collections::HashMap;
 
 pub fn expand(mut group: Group) -> TokenStream {
     let mut errors = std::mem::take(&mut group.errors);
@@ -102,12 +103,19 @@ fn rule_names(checked: &[Checked], errors: &mut Vec<syn::Error>) -> Vec<Ident> {
             (base, line)
         })
         .collect();
-    let mut seen: Vec<(&str, u32, usize)> = Vec::new();
-    let mut names = Vec::new();
-    for (c, (base, line)) in checked.iter().zip(&bases) {
-        let count = bases.iter().filter(|(b, _)| b == base).count();
-        match seen.iter_mut().find(|(b, _, _)| b == base) {
-            Some((_, first_line, _)) if *first_line != *line => {
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for (base, _) in &bases {
+        *uses.entry(base).or_default() += 1;
+    }
+    // Per name: the line of its first rule, and how many rules took it so far.
+    let mut taken: HashMap<&str, (u32, usize)> = HashMap::new();
+    checked
+        .iter()
+        .zip(&bases)
+        .map(|(c, (base, line))| {
+            let (first_line, k) = taken.entry(base).or_insert((*line, 0));
+            *k += 1;
+            if *first_line != *line {
                 let span = c.rule.label.as_ref().map_or(c.rule.span, Ident::span);
                 errors.push(syn::Error::new(
                     span,
@@ -116,17 +124,13 @@ fn rule_names(checked: &[Checked], errors: &mut Vec<syn::Error>) -> Vec<Ident> {
                     ),
                 ));
             }
-            Some((_, _, k)) => *k += 1,
-            None => seen.push((base, *line, 1)),
-        }
-        let k = seen.iter().find(|(b, _, _)| b == base).map_or(1, |s| s.2);
-        names.push(if count > 1 {
-            format_ident!("{}_{}", base, k)
-        } else {
-            format_ident!("{}", base)
-        });
-    }
-    names
+            if uses[base.as_str()] > 1 {
+                format_ident!("{}_{}", base, k)
+            } else {
+                format_ident!("{}", base)
+            }
+        })
+        .collect()
 }
 
 /// Drops the type suffixes `quote` puts on integers (`0usize`, `32u8`): every place they land
