@@ -36,24 +36,26 @@ def load_ours(path):
         if stage is None:
             continue
         test = relative(d["name"])
-        for k in d.get("gen", []):
-            key = (test, stage, k["simd"])
-            if "error" in k:
-                failed.add(key)
+        for k in d.get("kernels", []):
+            # Gen kernels have a dispatch width; an R600 shader has none.
+            if "simd" in k:
+                key = (test, stage, k["simd"])
+                if "error" in k:
+                    failed.add(key)
+                    continue
+                acc = ours.setdefault(key, {"instructions": 0, "cycles": 0, "spills": 0})
+                for f in acc:
+                    acc[f] += k[f]
                 continue
-            acc = ours.setdefault(key, {"instructions": 0, "cycles": 0, "spills": 0})
-            for f in acc:
-                acc[f] += k[f]
-        if "r600" in d:
             key = (test, stage)
-            if "error" in d["r600"]:
+            if "error" in k:
                 failed.add(key)
             else:
                 acc = ours.setdefault(key, {"dwords": 0, "gprs": 0, "alu_groups": 0})
                 # A test's shaders of one stage add up; GPRs are the most any needs.
-                acc["dwords"] += d["r600"]["dwords"]
-                acc["alu_groups"] += d["r600"]["alu_groups"]
-                acc["gprs"] = max(acc["gprs"], d["r600"]["gprs"])
+                acc["dwords"] += k["dwords"]
+                acc["alu_groups"] += k["alu_groups"]
+                acc["gprs"] = max(acc["gprs"], k["gprs"])
     return ours, failed
 
 

@@ -53,11 +53,14 @@ def kernels(directory, target, pipeline):
         if d.get("stage") != "fragment":
             continue
         name = os.path.basename(d["name"].split("#")[0])
-        for k in d.get("gen", []):
-            if "error" not in k:
+        for k in d.get("kernels", []):
+            if "error" in k:
+                continue
+            # Gen kernels have a dispatch width and count instructions; R600 shaders dwords.
+            if "simd" in k:
                 found[(name, k["simd"])] = (k["instructions"], k["cycles"])
-        if "r600" in d and "error" not in d["r600"]:
-            found[(name, 0)] = (d["r600"]["dwords"], d["r600"]["cycles"])
+            else:
+                found[(name, 0)] = (k["dwords"], k["cycles"])
     return found
 
 

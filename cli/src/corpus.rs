@@ -3,8 +3,6 @@
 //! shader-db of the later issues starts here.
 
 use crate::piglit::{BatchArgs, Progress, find_files, thread_pool};
-use crate::pipeline::Pipeline;
-use crate::r600_lowering::R600Lowering;
 use crate::{CliError, emit};
 use clap::Args;
 use rayon::prelude::*;
@@ -15,6 +13,7 @@ use shrew_frontend::glsl::{Glslang, stage_for_extension};
 use shrew_frontend::piglit::{parse_shader_test, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
 use shrew_frontend::{LoadError, LoadOptions, load_file};
+use shrew_targets::{Compiler, Pipeline, Target, VariantError, statistics_json};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::panic::AssertUnwindSafe;
@@ -73,63 +72,35 @@ struct StageReport {
     baseline: Kernels,
 }
 
-/// A stage's kernels from the target's backend.
-#[derive(Default)]
-enum Kernels {
-    /// Not a backend target, or a stage the backend does not compile.
-    #[default]
-    None,
-    /// Gen: per dispatch width.
-    Gen(Vec<(u8, Result<shrew_gen::compile::Stats, String>)>),
-    /// R600: the shader (fragment and vertex shaders).
-    R600(Result<shrew_r600::compile::Stats, String>),
+/// A stage's kernels from the target's backend, as a driver compiles them: each one's
+/// statistics, or why it was not compiled. Empty without a backend, or for a stage the backend
+/// does not compile.
+type Kernels = Vec<Result<KernelStats, VariantError>>;
+
+/// A kernel's dispatch width (where the backend has a choice) and shader-db figures.
+#[derive(Clone)]
+struct KernelStats {
+    width: Option<u8>,
+    figures: Vec<(&'static str, u64)>,
+    json: serde_json::Value,
 }
 
-impl Kernels {
-    /// The Gen kernels, per dispatch width.
-    fn gen_widths(&self) -> &[(u8, Result<shrew_gen::compile::Stats, String>)] {
-        match self {
-            Kernels::Gen(widths) => widths,
-            _ => &[],
-        }
-    }
-
-    /// The R600 statistics, if the stage compiled.
-    fn r600(&self) -> Option<&shrew_r600::compile::Stats> {
-        match self {
-            Kernels::R600(Ok(stats)) => Some(stats),
-            _ => None,
-        }
-    }
-
-    /// The JSON key (`gen`, `r600`) and value of the kernels.
-    fn json(&self) -> Option<(&'static str, serde_json::Value)> {
-        let error = |e: &String| serde_json::json!({ "error": e });
-        match self {
-            Kernels::None => None,
-            Kernels::Gen(widths) => Some((
-                "gen",
-                widths
-                    .iter()
-                    .map(|(simd, k)| match k {
-                        Ok(stats) => {
-                            let mut v = serde_json::to_value(stats).unwrap_or_default();
-                            v["simd"] = (*simd).into();
-                            v
-                        }
-                        Err(e) => serde_json::json!({"simd": simd, "error": e}),
-                    })
-                    .collect::<Vec<_>>()
-                    .into(),
-            )),
-            Kernels::R600(k) => Some((
-                "r600",
-                k.as_ref().map_or_else(error, |stats| {
-                    serde_json::to_value(stats).unwrap_or_default()
-                }),
-            )),
-        }
-    }
+/// The kernels as JSON: each one's statistics (and `simd`), or its width and error.
+fn kernels_json(kernels: &Kernels) -> serde_json::Value {
+    kernels
+        .iter()
+        .map(|kernel| match kernel {
+            Ok(stats) => stats.json.clone(),
+            Err(VariantError { width, message }) => {
+                let mut error = serde_json::json!({ "error": message });
+                if let Some(width) = width {
+                    error["simd"] = (*width).into();
+                }
+                error
+            }
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
@@ -141,18 +112,10 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         glslang: Glslang::find().ok(),
         pipeline: Pipeline::parse(&args.batch.pipeline, args.batch.target)?,
         model: args.batch.target.options().costs.model,
-        hw: crate::compile::gen_of(args.batch.target),
-        chip: crate::compile::chip_of(args.batch.target),
-        backend_pipeline: match crate::compile::gen_of(args.batch.target) {
-            Some(_) => Some(Pipeline::parse(
-                &args.batch.target.backend_pipeline(),
-                args.batch.target,
-            )?),
-            None => None,
-        },
-        r600: match crate::compile::chip_of(args.batch.target) {
-            Some(chip) => Some(R600Lowering::new(chip, args.batch.target)?),
-            None => None,
+        compiler: if args.batch.target.has_backend() {
+            Some(args.batch.target.compiler()?)
+        } else {
+            None
         },
         save_spirv: args.save_spirv.clone(),
         baseline: match &args.vs_pipeline {
@@ -204,11 +167,11 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
                 "pipeline_time": r.pipeline_time,
             });
             let mut line = line;
-            if let Some((key, value)) = r.kernels.json() {
-                line[key] = value;
+            if context.compiler.is_some() {
+                line["kernels"] = kernels_json(&r.kernels);
             }
-            if let Some((key, value)) = r.baseline.json() {
-                line[format!("{key}_baseline")] = value;
+            if context.baseline.is_some() {
+                line["kernels_baseline"] = kernels_json(&r.baseline);
             }
             out.push_str(&format!("{line}\n"));
         } else if r.status != Status::Ok {
@@ -222,106 +185,116 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         }
     }
     out.push_str(&summary(&reports, args.batch.json));
-    if context.hw.is_some() {
-        out.push_str(&gen_summary(&reports, args.batch.json));
-    }
-    if let Some(chip) = context.chip {
-        out.push_str(&r600_summary(&reports, chip, args.batch.json));
+    if context.compiler.is_some() {
+        out.push_str(&kernel_summary(
+            &reports,
+            args.batch.target,
+            context.baseline.is_some(),
+            args.batch.json,
+        ));
     }
     emit(&out)
 }
 
-/// shader-db's totals per stage and dispatch width: kernels, instructions, cycles, spills and fills;
-/// with a `--vs-pipeline`, over the kernels both pipelines compile, the totals of each, their
-/// change, and how many kernels `-p` makes smaller (helped) or larger (hurt).
-fn gen_summary(reports: &[StageReport], json: bool) -> String {
+/// shader-db's totals per stage and dispatch width: kernels and the sum of each figure; with a
+/// `--vs-pipeline`, over the kernels both pipelines compile, the totals of each, their change,
+/// and how many kernels `-p` makes smaller (helped) or larger (hurt).
+fn kernel_summary(reports: &[StageReport], target: &Target, compare: bool, json: bool) -> String {
     let mut text = String::new();
-    let mut widths = Vec::new();
-    let variants = [
-        (Stage::Fragment, 8u8),
-        (Stage::Fragment, 16),
-        (Stage::Fragment, 32),
-        (Stage::Vertex, 8),
-        (Stage::Compute, 8),
-        (Stage::Compute, 16),
-        (Stage::Compute, 32),
-    ];
-    for (stage, simd) in variants {
+    let mut groups = Vec::new();
+    // The backend's figures, as any of its kernels names them.
+    let names: Vec<&'static str> = reports
+        .iter()
+        .flat_map(|r| &r.kernels)
+        .find_map(|k| k.as_ref().ok())
+        .map(|k| k.figures.iter().map(|(name, _)| *name).collect())
+        .unwrap_or_default();
+    for stage in Stage::ALL {
         let reports: Vec<&StageReport> =
             reports.iter().filter(|r| r.stage == Some(stage)).collect();
-        if reports.is_empty() {
-            continue;
-        }
-        let of = |kernels: &Kernels| {
-            kernels
-                .gen_widths()
-                .iter()
-                .find(|(w, _)| *w == simd)
-                .and_then(|(_, k)| k.as_ref().ok())
-                .cloned()
-        };
-        let compiled: Vec<_> = reports.iter().filter_map(|r| of(&r.kernels)).collect();
-        let failed = reports
+        let mut widths: Vec<Option<u8>> = reports
             .iter()
-            .filter(|r| {
-                r.kernels
-                    .gen_widths()
-                    .iter()
-                    .any(|(w, k)| *w == simd && k.is_err())
-            })
-            .count();
-        let sum = |f: fn(&shrew_gen::compile::Stats) -> u64, ks: &[shrew_gen::compile::Stats]| {
-            ks.iter().map(f).sum::<u64>()
-        };
-        let instructions: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.instructions as u64;
-        let cycles: fn(&shrew_gen::compile::Stats) -> u64 = |s| s.cycles;
-        let mut width = serde_json::json!({
-            "stage": stage.name(),
-            "simd": simd,
-            "kernels": compiled.len(),
-            "not_compiled": failed,
-            "instructions": sum(instructions, &compiled),
-            "cycles": sum(cycles, &compiled),
-            "spills": sum(|s| s.spills as u64, &compiled),
-            "fills": sum(|s| s.fills as u64, &compiled),
-        });
-        text.push_str(&format!(
-            "Gen {} SIMD{simd}: {} kernels ({failed} not compiled or left out): {} instructions, {} cycles, \
-             {}:{} spills:fills\n",
-            stage.name(),
-            compiled.len(),
-            width["instructions"],
-            width["cycles"],
-            width["spills"],
-            width["fills"],
-        ));
-        let pairs: Vec<_> = reports
-            .iter()
-            .filter_map(|r| Some((of(&r.kernels)?, of(&r.baseline)?)))
+            .flat_map(|r| r.kernels.iter().map(width_of))
             .collect();
-        if reports.iter().any(|r| !matches!(r.baseline, Kernels::None)) {
-            let figures = [("instructions", instructions), ("cycles", cycles)];
-            width["vs_pipeline"] = compare_pipelines(&pairs, &figures, &mut text);
+        widths.sort();
+        widths.dedup();
+        for width in widths {
+            let of = |kernels: &Kernels| {
+                kernels
+                    .iter()
+                    .find(|k| width_of(k) == width)
+                    .and_then(|k| k.as_ref().ok())
+                    .cloned()
+            };
+            let compiled: Vec<KernelStats> =
+                reports.iter().filter_map(|r| of(&r.kernels)).collect();
+            let failed = reports
+                .iter()
+                .filter(|r| r.kernels.iter().any(|k| width_of(k) == width && k.is_err()))
+                .count();
+            let variant = width.map(|w| format!(" SIMD{w}")).unwrap_or_default();
+            let mut group = serde_json::json!({
+                "target": target.name,
+                "stage": stage.name(),
+                "kernels": compiled.len(),
+                "not_compiled": failed,
+            });
+            if let Some(width) = width {
+                group["simd"] = width.into();
+            }
+            text.push_str(&format!(
+                "{} {}{variant}: {} kernels ({failed} not compiled or left out):",
+                target.name,
+                stage.name(),
+                compiled.len(),
+            ));
+            for &name in &names {
+                let total: u64 = compiled.iter().map(|k| figure(k, name)).sum();
+                group[name] = total.into();
+                text.push_str(&format!(" {total} {name},"));
+            }
+            text.pop();
+            text.push('\n');
+            if compare {
+                let pairs: Vec<_> = reports
+                    .iter()
+                    .filter_map(|r| Some((of(&r.kernels)?, of(&r.baseline)?)))
+                    .collect();
+                group["vs_pipeline"] = compare_pipelines(&pairs, &names, &mut text);
+            }
+            groups.push(group);
         }
-        widths.push(width);
     }
     if json {
-        format!("{}\n", serde_json::json!({ "gen_summary": widths }))
+        format!("{}\n", serde_json::json!({ "kernel_summary": groups }))
     } else {
         text
     }
 }
 
-/// A statistic by name, read from a kernel's statistics.
-type Figure<S> = (&'static str, fn(&S) -> u64);
+/// The dispatch width of a kernel or of the variant that did not compile.
+fn width_of(kernel: &Result<KernelStats, VariantError>) -> Option<u8> {
+    match kernel {
+        Ok(stats) => stats.width,
+        Err(error) => error.width,
+    }
+}
+
+/// The figure called `name` of a kernel (0 if it has none).
+fn figure(kernel: &KernelStats, name: &str) -> u64 {
+    kernel
+        .figures
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(0, |(_, value)| *value)
+}
 
 /// shader-db's report of `-p` against `--vs-pipeline` over `pairs` of (ours, baseline)
-/// statistics of the kernels both compile: for each figure the totals, their change, and how
-/// many kernels `-p` makes smaller (helped) or larger (hurt). Appends the text to `text` and
-/// gives the JSON.
-fn compare_pipelines<S>(
-    pairs: &[(S, S)],
-    figures: &[Figure<S>],
+/// kernels both compile: for each figure the totals, their change, and how many kernels `-p`
+/// makes smaller (helped) or larger (hurt). Appends the text to `text` and gives the JSON.
+fn compare_pipelines(
+    pairs: &[(KernelStats, KernelStats)],
+    names: &[&'static str],
     text: &mut String,
 ) -> serde_json::Value {
     let mut comparison = serde_json::Map::new();
@@ -329,7 +302,8 @@ fn compare_pipelines<S>(
         "  against --vs-pipeline, over the {} kernels both compile:\n",
         pairs.len()
     ));
-    for &(name, f) in figures {
+    for &name in names {
+        let f = |k: &KernelStats| figure(k, name);
         let ours: u64 = pairs.iter().map(|(a, _)| f(a)).sum();
         let theirs: u64 = pairs.iter().map(|(_, b)| f(b)).sum();
         let helped = pairs.iter().filter(|(a, b)| f(a) < f(b)).count();
@@ -351,80 +325,6 @@ fn compare_pipelines<S>(
         );
     }
     comparison.into()
-}
-
-/// shader-db's totals of the R600 fragment and vertex shaders, per stage: shaders compiled,
-/// dwords, GPRs, ALU groups and slots, literals, CF instructions, ALU and fetch clauses,
-/// fetches, stack entries, loops and cycles; with a `--vs-pipeline`, the comparison of
-/// [`compare_pipelines`].
-fn r600_summary(reports: &[StageReport], chip: shrew_r600::isa::Chip, json: bool) -> String {
-    let (mut text, mut stages) = (String::new(), Vec::new());
-    for stage in [Stage::Fragment, Stage::Vertex] {
-        let (t, summary) = r600_stage_summary(reports, chip, stage);
-        text.push_str(&t);
-        stages.push(summary);
-    }
-    if json {
-        format!("{}\n", serde_json::json!({ "r600_summary": stages }))
-    } else {
-        text
-    }
-}
-
-/// The text and JSON of [`r600_summary`] for one stage.
-fn r600_stage_summary(
-    reports: &[StageReport],
-    chip: shrew_r600::isa::Chip,
-    stage: Stage,
-) -> (String, serde_json::Value) {
-    type Stats = shrew_r600::compile::Stats;
-    let reports: Vec<&StageReport> = reports
-        .iter()
-        .filter(|r| r.stage == Some(stage) && r.status == Status::Ok)
-        .collect();
-    let compiled: Vec<&Stats> = reports.iter().filter_map(|r| r.kernels.r600()).collect();
-    let failed = reports.len() - compiled.len();
-    let figures: [Figure<Stats>; 12] = [
-        ("dwords", |s| s.dwords as u64),
-        ("gprs", |s| s.gprs as u64),
-        ("alu_groups", |s| s.alu_groups as u64),
-        ("alu_slots", |s| s.alu_slots as u64),
-        ("literals", |s| s.literals as u64),
-        ("cf", |s| s.cf as u64),
-        ("alu_clauses", |s| s.alu_clauses as u64),
-        ("fetch_clauses", |s| s.fetch_clauses as u64),
-        ("fetches", |s| s.fetches as u64),
-        ("stack", |s| s.stack as u64),
-        ("loops", |s| s.loops as u64),
-        ("cycles", |s| s.cycles),
-    ];
-    let mut summary = serde_json::json!({
-        "chip": format!("{chip:?}"),
-        "stage": stage.name(),
-        "shaders": compiled.len(),
-        "not_compiled": failed,
-    });
-    let mut text = format!(
-        "{chip:?} {}: {} shaders ({failed} not compiled):",
-        stage.name(),
-        compiled.len()
-    );
-    for (name, f) in figures {
-        let total: u64 = compiled.iter().map(|s| f(s)).sum();
-        summary[name] = total.into();
-        text.push_str(&format!(" {total} {name},"));
-    }
-    text.pop();
-    text.push('\n');
-    if reports.iter().any(|r| !matches!(r.baseline, Kernels::None)) {
-        let pairs: Vec<(Stats, Stats)> = reports
-            .iter()
-            .filter_map(|r| Some((r.kernels.r600()?.clone(), r.baseline.r600()?.clone())))
-            .collect();
-        let compared = [figures[0], figures[1], figures[2], figures[11]];
-        summary["vs_pipeline"] = compare_pipelines(&pairs, &compared, &mut text);
-    }
-    (text, summary)
 }
 
 fn summary(reports: &[StageReport], json: bool) -> String {
@@ -521,14 +421,8 @@ struct Context {
     pipeline: Pipeline,
     /// The target's cost model, for the `cost` of each stage.
     model: Model,
-    /// The Gen generation when the target is one: its stages are compiled.
-    hw: Option<shrew_gen::isa::Gen>,
-    /// The R600 chip when the target is one: fragment and vertex stages are compiled.
-    chip: Option<shrew_r600::isa::Chip>,
-    /// What runs between the mid-end and a Gen backend.
-    backend_pipeline: Option<Pipeline>,
-    /// What runs after the mid-end on an R600.
-    r600: Option<R600Lowering>,
+    /// The target's backend, when it has one: the stages it takes are compiled.
+    compiler: Option<Box<dyn Compiler>>,
     save_spirv: Option<PathBuf>,
     /// The `--vs-pipeline` to compare against.
     baseline: Option<Pipeline>,
@@ -591,8 +485,8 @@ fn failure(name: String, status: Status, message: String) -> StageReport {
         cost: 0,
         time: 0.0,
         pipeline_time: 0.0,
-        kernels: Kernels::None,
-        baseline: Kernels::None,
+        kernels: Kernels::new(),
+        baseline: Kernels::new(),
     }
 }
 
@@ -608,7 +502,7 @@ fn finish(
     context: &Context,
 ) -> StageReport {
     let (mut instructions, mut cost, mut pipeline_time) = (0, 0, 0.0);
-    let (mut kernels, mut baseline) = (Kernels::None, Kernels::None);
+    let (mut kernels, mut baseline) = (Kernels::new(), Kernels::new());
     if let Some(mut shader) = shader {
         let unoptimized = context.baseline.as_ref().map(|_| shader.clone());
         let start = Instant::now();
@@ -625,7 +519,10 @@ fn finish(
             if let (Some(pipeline), Some(mut other)) = (&context.baseline, unoptimized) {
                 baseline = match pipeline.run(&mut other) {
                     Ok(_) => backend_kernels(other, context),
-                    Err(e) => backend_error(format!("--vs-pipeline: {e}"), context),
+                    Err(e) => vec![Err(VariantError {
+                        width: None,
+                        message: format!("--vs-pipeline: {e}"),
+                    })],
                 };
             }
         }
@@ -645,54 +542,22 @@ fn finish(
     }
 }
 
-/// The backend's kernels of a stage: on a Gen, of a fragment or compute stage (SIMD8, 16 and
-/// 32, as a driver compiles them) or a vertex stage (SIMD8); on an R600, of a fragment or
-/// vertex stage.
-fn backend_kernels(mut shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
-    let compiles = match (context.hw, context.chip) {
-        (Some(_), _) => matches!(
-            shader.stage,
-            Stage::Fragment | Stage::Vertex | Stage::Compute
-        ),
-        (_, Some(_)) => matches!(shader.stage, Stage::Fragment | Stage::Vertex),
-        _ => false,
+/// The backend's kernels of a stage, as a driver compiles them.
+fn backend_kernels(shader: shrew_engine::ir::Shader, context: &Context) -> Kernels {
+    let Some(compiler) = &context.compiler else {
+        return Kernels::new();
     };
-    if !compiles {
-        return Kernels::None;
-    }
-    if let Some(r600) = &context.r600 {
-        let kernel = r600.compile(&shader);
-        return Kernels::R600(kernel.map(|(_, k)| k.stats));
-    }
-    let Some(prepare) = &context.backend_pipeline else {
-        return Kernels::None;
-    };
-    if let Err(e) = prepare.run(&mut shader) {
-        return backend_error(format!("pipeline: {e}"), context);
-    }
-    let Some(hw) = context.hw else {
-        return Kernels::None;
-    };
-    let kernels = match shader.stage {
-        Stage::Vertex => vec![(8, shrew_gen::compile::compile_vertex(&shader, hw))],
-        Stage::Compute => shrew_gen::compile::compile_compute_variants(&shader, hw),
-        _ => shrew_gen::compile::compile_fragment_variants(&shader, hw),
-    };
-    Kernels::Gen(
-        kernels
-            .into_iter()
-            .map(|(width, kernel)| (width, kernel.map(|k| k.stats).map_err(|e| e.to_string())))
-            .collect(),
-    )
-}
-
-/// The kernels of a stage the backend could not get: `error` in the target's form.
-fn backend_error(error: String, context: &Context) -> Kernels {
-    if context.chip.is_some() {
-        Kernels::R600(Err(error))
-    } else {
-        Kernels::Gen(vec![(8, Err(error))])
-    }
+    compiler
+        .variants(&shader)
+        .into_iter()
+        .map(|kernel| {
+            kernel.map(|kernel| KernelStats {
+                width: kernel.width(),
+                figures: kernel.statistics(),
+                json: statistics_json(kernel.as_ref()),
+            })
+        })
+        .collect()
 }
 
 fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageReport> {

@@ -6,21 +6,17 @@ use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::text;
 use shrew_frontend::glsl::{glslang_stage_name, stage_for_extension};
 use shrew_frontend::{LoadError, LoadOptions};
+use shrew_targets::Target;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod compile;
 mod corpus;
-mod gen_fragments;
 mod opt;
 mod piglit;
-mod pipeline;
-mod r600_fragments;
-mod r600_lowering;
 mod rules;
 mod run;
-mod varyings;
 
 #[derive(Parser)]
 #[command(
@@ -54,6 +50,8 @@ enum Command {
     Rules(rules::RulesArgs),
     /// List the passes a pipeline may name, and the default pipeline.
     Passes,
+    /// List the targets `--target` takes, and what each compiles for.
+    Targets,
     /// Run piglit `.shader_test` files on the reference interpreter or a GPU's emulator.
     ///
     /// With a Gen `--target` (gen7, gen75, gen8, gen9) the fragment shaders, and on Gen8 and
@@ -65,8 +63,8 @@ enum Command {
     /// With a Gen or R600 `--target`, the stages its backend takes are also compiled, and the
     /// report gives their kernels' statistics.
     Corpus(corpus::CorpusArgs),
-    /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment and
-    /// compute shaders, and vertex shaders on Gen8 and later; R600 fragment and vertex shaders.
+    /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment,
+    /// vertex and compute shaders; R600 fragment and vertex shaders.
     Compile(compile::CompileArgs),
     /// Print the assembly of a native binary `shrew compile --binary` wrote.
     Disasm(compile::DisasmArgs),
@@ -82,7 +80,7 @@ impl<E: std::fmt::Display> From<E> for CliError {
 }
 
 fn passes() -> Result<(), CliError> {
-    let registry = pipeline::registry(pipeline::Target::Generic);
+    let registry = shrew_targets::generic().registry();
     let width = registry.passes().map(|p| p.name().len()).max().unwrap_or(0);
     let mut out = String::new();
     for pass in registry.passes() {
@@ -96,6 +94,32 @@ fn passes() -> Result<(), CliError> {
     emit(&out)
 }
 
+fn targets() -> Result<(), CliError> {
+    let width = shrew_targets::all()
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for target in shrew_targets::all() {
+        let name = target.name;
+        out.push_str(&format!("{name:<width$}  {}\n", target.description));
+    }
+    emit(&out)
+}
+
+/// `--target`: every target's name.
+pub fn target_parser() -> impl TypedValueParser<Value = &'static Target> {
+    PossibleValuesParser::new(shrew_targets::names())
+        .map(|name| shrew_targets::lookup(&name).expect("a listed target exists"))
+}
+
+/// `--target` of the commands that compile: the names of the targets with a backend.
+pub fn backend_target_parser() -> impl TypedValueParser<Value = &'static Target> {
+    PossibleValuesParser::new(shrew_targets::backend_names())
+        .map(|name| shrew_targets::lookup(&name).expect("a listed target exists"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -105,6 +129,7 @@ fn main() -> ExitCode {
         Command::Opt(args) => opt::opt(&args),
         Command::Rules(args) => rules::rules(&args),
         Command::Passes => passes(),
+        Command::Targets => targets(),
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
         Command::Compile(args) => compile::compile(&args),

@@ -1,11 +1,11 @@
 //! `shrew opt`: runs passes over a shader and prints the result.
 
-use crate::pipeline::{Pipeline, Target};
-use crate::{CliError, ShaderArgs, emit};
+use crate::{CliError, ShaderArgs, emit, target_parser};
 use clap::Args;
 use shrew_engine::egraph::rules::BUILTINS;
 use shrew_engine::passes::manager::RunReport;
 use shrew_engine::text;
+use shrew_targets::{Pipeline, Target};
 
 #[derive(Args)]
 pub struct OptArgs {
@@ -16,8 +16,8 @@ pub struct OptArgs {
     #[arg(short, long, default_value = "default")]
     pipeline: String,
     /// The target to optimize for: its rule options and the costs `eqsat` extracts with.
-    #[arg(long, value_enum, default_value_t)]
-    target: Target,
+    #[arg(long, value_parser = target_parser(), default_value = "generic")]
+    target: &'static Target,
     /// Print per pass how often it ran and changed the shader, its time and instruction delta,
     /// and how often each rule fired, to stderr.
     #[arg(long)]
@@ -88,7 +88,7 @@ fn format_stats(report: &RunReport) -> String {
                 .collect()
         } else {
             let set_name = name.strip_prefix("eqsat:").unwrap_or(name);
-            let Some(set) = crate::pipeline::rule_set(set_name) else {
+            let Some(set) = shrew_targets::pipeline::rule_set(set_name) else {
                 continue;
             };
             set.rules()

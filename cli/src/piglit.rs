@@ -1,16 +1,13 @@
 //! `shrew piglit`: runs piglit's executable `.shader_test` files on the reference interpreter,
 //! or with a Gen or R600 `--target`, their shaders through the backend on its emulator.
 
-use crate::compile::{chip_of, gen_of};
-use crate::gen_fragments::GenFragments;
-use crate::pipeline::Pipeline;
-use crate::r600_fragments::R600Fragments;
-use crate::{CliError, emit};
+use crate::{CliError, emit, target_parser};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
-use shrew_frontend::piglit::run::{FragmentBackend, Outcome, Status, run_file};
+use shrew_frontend::piglit::run::{Outcome, Status, run_file};
+use shrew_targets::{Pipeline, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -24,9 +21,10 @@ pub struct PiglitArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     batch: BatchArgs,
-    /// Dispatch width of the fragment kernels when a Gen target runs them: 8, 16 or 32.
-    #[arg(long, default_value_t = 8)]
-    simd: u8,
+    /// Dispatch width of the fragment kernels when a Gen target runs them: 8 (the default),
+    /// 16 or 32. R600 chips have no choice.
+    #[arg(long)]
+    simd: Option<u8>,
 }
 
 /// What the batch commands (`piglit`, `corpus`) share.
@@ -37,8 +35,8 @@ pub struct BatchArgs {
     pub pipeline: String,
     /// The target to optimize for: its rule options and the costs `eqsat` extracts with; a Gen
     /// or R600 target also selects its backend (see the command's description).
-    #[arg(long, value_enum, default_value_t)]
-    pub target: crate::pipeline::Target,
+    #[arg(long, value_parser = target_parser(), default_value = "generic")]
+    pub target: &'static Target,
     /// Print one JSON object per item and a summary object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -202,17 +200,22 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
     }));
     let bar = Progress::new(files.len(), "tests");
     let optimize = |shader: &mut shrew_engine::ir::Shader| pipeline.run(shader).map(|_| ());
-    let backend: Option<Box<dyn FragmentBackend>> =
-        match (gen_of(args.batch.target), chip_of(args.batch.target)) {
-            (Some(hw), _) => Some(Box::new(GenFragments::new(
-                hw,
-                args.simd,
-                args.batch.target,
-            )?)),
-            (_, Some(chip)) => Some(Box::new(R600Fragments::new(chip, args.batch.target)?)),
-            _ => None,
-        };
-    let backend = backend.as_deref();
+    let target = args.batch.target;
+    let compiler = if target.has_backend() {
+        Some(target.compiler()?)
+    } else if args.simd.is_some() {
+        return Err(CliError(format!(
+            "--simd: `{}` has no backend to run kernels",
+            target.name
+        )));
+    } else {
+        None
+    };
+    let stages = match &compiler {
+        Some(compiler) => Some(compiler.draw_stages(args.simd).map_err(CliError)?),
+        None => None,
+    };
+    let backend = stages.as_deref();
     let results: Vec<(usize, PathBuf, Outcome, f64)> =
         thread_pool(args.batch.jobs)?.install(|| {
             files
@@ -285,7 +288,7 @@ mod tests {
         assert!(parse_range("x").is_err());
         let batch = BatchArgs {
             pipeline: "none".into(),
-            target: crate::pipeline::Target::Generic,
+            target: shrew_targets::generic(),
             json: false,
             jobs: None,
             only_shaders: Some((2, 5)),
@@ -301,7 +304,7 @@ mod tests {
     fn a_sample_takes_one_file_in_n_of_every_directory() {
         let batch = BatchArgs {
             pipeline: "none".into(),
-            target: crate::pipeline::Target::Generic,
+            target: shrew_targets::generic(),
             json: false,
             jobs: None,
             only_shaders: None,

@@ -43,14 +43,17 @@ struct RuleEntry<'a> {
 
 pub fn rules(args: &RulesArgs) -> Result<(), CliError> {
     let sets: Vec<_> = match &args.set {
-        Some(name) => vec![crate::pipeline::rule_set(name).ok_or_else(|| {
-            let valid: Vec<&str> = crate::pipeline::all_rule_sets().map(|s| s.name).collect();
+        Some(name) => vec![shrew_targets::pipeline::rule_set(name).ok_or_else(|| {
+            let valid: Vec<&str> = shrew_targets::pipeline::all_rule_sets()
+                .iter()
+                .map(|s| s.name)
+                .collect();
             CliError(format!(
                 "unknown rule set `{name}`; the sets are {}",
                 valid.join(", ")
             ))
         })?],
-        None => crate::pipeline::all_rule_sets().collect(),
+        None => shrew_targets::pipeline::all_rule_sets(),
     };
     if let Some(pattern) = &args.test {
         return verify(&sets, pattern);

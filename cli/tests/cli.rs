@@ -802,8 +802,8 @@ fn corpus_compares_pipelines_on_gen_kernels() {
     let summary: serde_json::Value = text
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|v| v.get("gen_summary").cloned())
-        .unwrap_or_else(|| panic!("no gen_summary in {text}"));
+        .find_map(|v| v.get("kernel_summary").cloned())
+        .unwrap_or_else(|| panic!("no kernel_summary in {text}"));
     let widths: Vec<_> = summary
         .as_array()
         .unwrap()
@@ -827,4 +827,61 @@ fn corpus_compares_pipelines_on_gen_kernels() {
             "{width}"
         );
     }
+}
+
+/// `shrew targets` lists every target `--target` takes, with what it is.
+#[test]
+fn targets_lists_every_target() {
+    let out = shrew(&["targets"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed: Vec<String> = stdout(&out)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "generic",
+            "gen7",
+            "gen75",
+            "gen8",
+            "gen9",
+            "r600",
+            "r700",
+            "evergreen",
+            "cayman"
+        ]
+    );
+    let help = stdout(&shrew(&["opt", "--help"]));
+    for name in &listed {
+        assert!(help.contains(name.as_str()), "{name}: {help}");
+    }
+}
+
+/// A dispatch width is a choice on Gen only: R600 chips refuse `--simd`, and Gen names the
+/// widths a stage takes.
+#[test]
+fn simd_is_checked_against_the_target() {
+    let shader = temp_file(
+        "white.frag",
+        "#version 450\nlayout(location = 0) out vec4 color;\nvoid main() { color = vec4(1.0); }\n",
+    );
+    let path = shader.to_str().unwrap();
+    let out = shrew(&["compile", path, "--target", "evergreen", "--simd", "16"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("no choice of dispatch width"),
+        "{}",
+        stderr(&out)
+    );
+    let out = shrew(&["compile", path, "--target", "gen9", "--simd", "4"]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("SIMD8, SIMD16, SIMD32"),
+        "{}",
+        stderr(&out)
+    );
+    let out = shrew(&["compile", path, "--target", "evergreen"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("gprs"), "{}", stdout(&out));
 }

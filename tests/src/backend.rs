@@ -5,33 +5,19 @@
 use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture};
 use shrew_engine::ir::{Dim, Shader, Type};
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
-use shrew_engine::rewrite::{RuleSet, TargetOptions};
+use shrew_targets::Target;
 use std::collections::BTreeMap;
 
-/// `shader` after the default pipeline, the backend pipeline and the backend's own `passes`
-/// (if any) for a target of `options` and rule sets `sets`, verified after every pass.
-pub fn optimized(
-    shader: &Shader,
-    options: &TargetOptions,
-    sets: &[&'static RuleSet],
-    passes: Option<&str>,
-) -> Shader {
-    optimized_after("default", shader, options, sets, passes)
+/// `shader` after the default pipeline and `target`'s backend pipeline, verified after every
+/// pass.
+pub fn optimized(shader: &Shader, target: &Target) -> Shader {
+    optimized_after("default", shader, target)
 }
 
 /// [`optimized`] with the mid-end pipeline `mid_end` instead of the default one.
-pub fn optimized_after(
-    mid_end: &str,
-    shader: &Shader,
-    options: &TargetOptions,
-    sets: &[&'static RuleSet],
-    passes: Option<&str>,
-) -> Shader {
-    let registry = shrew_rules::registry(options, sets);
-    let mut pipeline = format!("{mid_end},{}", shrew_rules::BACKEND_PIPELINE);
-    if let Some(passes) = passes {
-        pipeline = format!("{pipeline},{passes}");
-    }
+pub fn optimized_after(mid_end: &str, shader: &Shader, target: &Target) -> Shader {
+    let registry = target.registry();
+    let pipeline = format!("{mid_end},{}", target.backend_pipeline());
     let pipeline = Pipeline::parse(&pipeline, &registry).unwrap();
     let mut shader = shader.clone();
     let options = RunOptions {

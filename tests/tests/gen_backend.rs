@@ -23,13 +23,12 @@ use std::path::{Path, PathBuf};
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
 
+fn gen9() -> &'static shrew_targets::Target {
+    shrew_targets::lookup("gen9").unwrap()
+}
+
 fn optimized(shader: &Shader) -> Shader {
-    backend::optimized(
-        shader,
-        &shrew_gen::target_options(),
-        shrew_gen::rules::RULE_SETS,
-        Some(shrew_gen::rules::BACKEND_PASSES),
-    )
+    backend::optimized(shader, gen9())
 }
 
 /// A draw with random planes and barycentrics, one uncovered pixel and random uniforms.
@@ -1395,13 +1394,7 @@ fn no_move_copies_a_region_onto_itself() {
         let source = std::fs::read_to_string(path).unwrap();
         let shader = text::parse(&source, &name).unwrap_or_else(|e| panic!("{e}"));
         for mid_end in ["none", "default"] {
-            let optimized = backend::optimized_after(
-                mid_end,
-                &shader,
-                &shrew_gen::target_options(),
-                shrew_gen::rules::RULE_SETS,
-                Some(shrew_gen::rules::BACKEND_PASSES),
-            );
+            let optimized = backend::optimized_after(mid_end, &shader, gen9());
             for width in [8, 16, 32] {
                 let kernel = match optimized.stage {
                     Stage::Vertex if width == 8 => compile_vertex(&optimized, Gen::Gen9),

@@ -8,7 +8,7 @@ use shrew_engine::rewrite::instance::check_matches;
 fn every_library_rule_matches_its_own_search_in_every_operand_order() {
     let mut failures = Vec::new();
     let (mut rules, mut instances) = (0, 0);
-    for set in shrew_rules::SETS.iter().chain(shrew_gen::rules::RULE_SETS) {
+    for set in shrew_targets::pipeline::all_rule_sets() {
         for group in set.groups {
             // Equalities have no greedy matcher: the e-graph tests run them.
             for (index, rule) in group.rules.iter().enumerate() {

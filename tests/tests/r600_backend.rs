@@ -24,13 +24,9 @@ fn optimized(shader: &Shader, chip: Chip) -> Shader {
 }
 
 fn optimized_after(mid_end: &str, shader: &Shader, chip: Chip) -> Shader {
-    backend::optimized_after(
-        mid_end,
-        shader,
-        &shrew_r600::target_options(chip),
-        &[],
-        None,
-    )
+    let name = format!("{chip:?}").to_lowercase();
+    let target = shrew_targets::lookup(&name).unwrap();
+    backend::optimized_after(mid_end, shader, target)
 }
 
 /// A draw with random inputs and barycentrics, one uncovered pixel and random uniforms.

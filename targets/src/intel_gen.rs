@@ -1,0 +1,397 @@
+//! The Intel Gen7–9 targets. A fragment or compute shader compiles at SIMD8, 16 or 32 (the
+//! driver's choice of widths in [`Compiler::variants`]), a vertex shader at SIMD8. In a draw,
+//! each triangle runs on the emulator with its varyings as attribute planes over the pixels'
+//! barycentrics, and on Gen8 and later the vertices run on it too, their outputs read back from
+//! their URB entries.
+
+use crate::varyings::{Places, components};
+use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
+use shrew_engine::interp::Resources;
+use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage};
+use shrew_engine::passes::lower_io::interp_of;
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
+use shrew_frontend::piglit::run::{
+    FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
+};
+use shrew_gen::compile;
+use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
+use shrew_gen::isa::Gen;
+use shrew_gen::lower::VueSlot;
+use std::collections::BTreeMap;
+
+pub const GEN7: Target = target("gen7", "Intel Gen7 (Ivy Bridge)", &GenBackend(Gen::Gen7));
+pub const GEN75: Target = target("gen75", "Intel Gen7.5 (Haswell)", &GenBackend(Gen::Gen75));
+pub const GEN8: Target = target("gen8", "Intel Gen8 (Broadwell)", &GenBackend(Gen::Gen8));
+pub const GEN9: Target = target("gen9", "Intel Gen9 (Skylake)", &GenBackend(Gen::Gen9));
+
+const fn target(
+    name: &'static str,
+    description: &'static str,
+    backend: &'static GenBackend,
+) -> Target {
+    Target {
+        name,
+        description,
+        backend: Some(backend),
+    }
+}
+
+/// A Gen generation's backend.
+struct GenBackend(Gen);
+
+impl Backend for GenBackend {
+    fn options(&self) -> TargetOptions {
+        shrew_gen::target_options()
+    }
+
+    fn rule_sets(&self) -> &'static [&'static RuleSet] {
+        shrew_gen::rules::RULE_SETS
+    }
+
+    fn passes(&self) -> Option<&'static str> {
+        Some(shrew_gen::rules::BACKEND_PASSES)
+    }
+
+    fn compiler(&self, target: &'static Target) -> Result<Box<dyn Compiler>, PipelineError> {
+        Ok(Box::new(GenCompiler {
+            hw: self.0,
+            target,
+            lower: Pipeline::parse(&target.backend_pipeline(), target)?,
+        }))
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<String, String> {
+        let insts =
+            shrew_gen::encoding::disassemble_binary(bytes, self.0).map_err(|e| e.to_string())?;
+        Ok(shrew_gen::disasm::listing(&insts, self.0))
+    }
+}
+
+/// The widths a stage compiles at.
+fn widths(stage: Stage) -> &'static [u8] {
+    match stage {
+        Stage::Fragment | Stage::Compute => &[8, 16, 32],
+        Stage::Vertex => &[8],
+        _ => &[],
+    }
+}
+
+struct GenCompiler {
+    hw: Gen,
+    target: &'static Target,
+    /// The backend pipeline.
+    lower: Pipeline,
+}
+
+impl GenCompiler {
+    /// Whether the backend compiles `stage`: fragment, vertex and compute shaders.
+    fn compiles(&self, stage: Stage) -> Result<(), String> {
+        if widths(stage).is_empty() {
+            return Err(format!(
+                "{} does not compile {} shaders",
+                self.target.name,
+                stage.name()
+            ));
+        }
+        Ok(())
+    }
+
+    fn lowered(&self, shader: &Shader) -> Result<Shader, String> {
+        let mut lowered = shader.clone();
+        self.lower.run(&mut lowered)?;
+        Ok(lowered)
+    }
+}
+
+impl Compiler for GenCompiler {
+    fn compile(&self, shader: &Shader, width: Option<u8>) -> Result<Box<dyn Kernel>, String> {
+        self.compiles(shader.stage)?;
+        let width = width.unwrap_or(8);
+        let valid = widths(shader.stage);
+        if !valid.contains(&width) {
+            let valid: Vec<String> = valid.iter().map(u8::to_string).collect();
+            return Err(format!(
+                "{} compiles {} shaders at SIMD{}, not SIMD{width}",
+                self.target.name,
+                shader.stage.name(),
+                valid.join(", SIMD")
+            ));
+        }
+        let lowered = self.lowered(shader)?;
+        let kernel = match lowered.stage {
+            Stage::Vertex => compile::compile_vertex(&lowered, self.hw),
+            Stage::Compute => compile::compile_compute(&lowered, self.hw, width),
+            _ => compile::compile_fragment(&lowered, self.hw, width),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Box::new(GenKernel(kernel)))
+    }
+
+    fn variants(&self, shader: &Shader) -> Vec<Result<Box<dyn Kernel>, VariantError>> {
+        if self.compiles(shader.stage).is_err() {
+            return Vec::new();
+        }
+        let lowered = match self.lowered(shader) {
+            Ok(lowered) => lowered,
+            Err(e) => {
+                return vec![Err(VariantError {
+                    width: Some(8),
+                    message: format!("pipeline: {e}"),
+                })];
+            }
+        };
+        let kernels = match lowered.stage {
+            Stage::Vertex => vec![(8, compile::compile_vertex(&lowered, self.hw))],
+            Stage::Compute => compile::compile_compute_variants(&lowered, self.hw),
+            _ => compile::compile_fragment_variants(&lowered, self.hw),
+        };
+        kernels
+            .into_iter()
+            .map(|(width, kernel)| match kernel {
+                Ok(kernel) => Ok(Box::new(GenKernel(kernel)) as Box<dyn Kernel>),
+                Err(e) => Err(VariantError {
+                    width: Some(width),
+                    message: e.to_string(),
+                }),
+            })
+            .collect()
+    }
+
+    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn FragmentBackend + '_>, String> {
+        let simd = width.unwrap_or(8);
+        if !widths(Stage::Fragment).contains(&simd) {
+            return Err(format!(
+                "{} shades fragments at SIMD8, SIMD16 or SIMD32, not SIMD{simd}",
+                self.target.name
+            ));
+        }
+        Ok(Box::new(GenDraw {
+            compiler: self,
+            simd,
+        }))
+    }
+}
+
+/// A compiled Gen kernel.
+struct GenKernel(compile::Kernel);
+
+impl Kernel for GenKernel {
+    fn width(&self) -> Option<u8> {
+        Some(self.0.dispatch_width)
+    }
+
+    fn statistics(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.0.stats;
+        vec![
+            ("instructions", s.instructions.into()),
+            ("loops", s.loops.into()),
+            ("cycles", s.cycles),
+            ("spills", s.spills.into()),
+            ("fills", s.fills.into()),
+            ("sends", s.sends.into()),
+        ]
+    }
+
+    fn statistics_line(&self) -> String {
+        let s = &self.0.stats;
+        format!(
+            "SIMD{} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends",
+            self.0.dispatch_width, s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends
+        )
+    }
+
+    fn listing(&self) -> Result<String, String> {
+        Ok(shrew_gen::disasm::listing(&self.0.insts, self.0.hw))
+    }
+
+    fn binary(&self) -> Result<Vec<u8>, String> {
+        shrew_gen::encoding::assemble(&self.0.insts, self.0.hw).map_err(|e| e.to_string())
+    }
+}
+
+/// The Gen stages of a draw at one dispatch width.
+struct GenDraw<'a> {
+    compiler: &'a GenCompiler,
+    simd: u8,
+}
+
+/// A compiled fragment kernel and where each input's components are in the attribute slots.
+struct GenFragmentKernel {
+    kernel: compile::Kernel,
+    /// By input variable name: where each of its components is.
+    inputs: Vec<(String, Vec<InputComponent>)>,
+}
+
+/// Where an input component is: its slot, its component in the slot, whether it is flat.
+#[derive(Copy, Clone)]
+struct InputComponent {
+    slot: u32,
+    comp: usize,
+    flat: bool,
+}
+
+impl FragmentBackend for GenDraw<'_> {
+    fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
+        let lowered = self.compiler.lowered(shader)?;
+        let kernel = compile::compile_fragment(&lowered, self.compiler.hw, self.simd)
+            .map_err(|e| e.to_string())?;
+        let inputs = components(&lowered, Mode::ShaderIn)?
+            .into_iter()
+            .map(|(name, slots)| {
+                let components = slots
+                    .into_iter()
+                    .map(|(slot, comp)| InputComponent {
+                        slot,
+                        comp,
+                        flat: interp_of(&lowered, slot) == Interp::Flat,
+                    })
+                    .collect();
+                (name, components)
+            })
+            .collect();
+        Ok(Box::new(GenFragmentKernel { kernel, inputs }))
+    }
+
+    fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
+        // The emulator reads vertex outputs back from URB entries as Gen8 lays them out.
+        if self.compiler.hw < Gen::Gen8 {
+            return Ok(None);
+        }
+        let lowered = self.compiler.lowered(shader)?;
+        let kernel =
+            compile::compile_vertex(&lowered, self.compiler.hw).map_err(|e| e.to_string())?;
+        let inputs = components(&lowered, Mode::ShaderIn)?;
+        // Each output component's place in the URB entry: its VUE slot and component.
+        let vue_index = |slot: &VueSlot| kernel.payload.vue.iter().position(|s| s == slot);
+        let slots = components(&lowered, Mode::ShaderOut)?;
+        let mut outputs = Vec::new();
+        for var in lowered
+            .variables
+            .iter()
+            .filter(|v| v.mode == Mode::ShaderOut)
+        {
+            let places = match var.builtin {
+                Some(Builtin::Position) => {
+                    (0..4).map(|c| (vue_index(&VueSlot::Position), c)).collect()
+                }
+                Some(Builtin::PointSize) => vec![(vue_index(&VueSlot::Header), 3)],
+                Some(_) => continue,
+                None => slots
+                    .iter()
+                    .find(|(name, _)| *name == var.name)
+                    .map(|(_, slots)| {
+                        slots
+                            .iter()
+                            .map(|&(slot, comp)| (vue_index(&VueSlot::Output(slot)), comp))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            };
+            outputs.push((var.name.clone(), places));
+        }
+        Ok(Some(Box::new(GenVertexKernel {
+            kernel,
+            inputs,
+            outputs,
+        })))
+    }
+}
+
+/// A compiled vertex shader, where its inputs are in the attributes and its outputs in the URB
+/// entry.
+struct GenVertexKernel {
+    kernel: compile::Kernel,
+    /// By input variable name: each component's attribute slot and component.
+    inputs: Places<u32>,
+    /// By output variable name: each component's VUE slot (if the entry has it) and component.
+    outputs: Places<Option<usize>>,
+}
+
+impl VertexKernel for GenVertexKernel {
+    fn run(
+        &self,
+        count: usize,
+        inputs: &BTreeMap<String, Vec<Vec<u64>>>,
+        resources: &mut Resources,
+    ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
+        let mut draw = VertexDraw {
+            vertices: vec![BTreeMap::new(); count],
+            uniform_data: resources.uniform_data.clone(),
+            ubos: resources.ubos.clone(),
+            ssbos: std::mem::take(&mut resources.ssbos),
+            textures: resources.textures.clone(),
+            samplers: resources.samplers.clone(),
+        };
+        for (name, places) in &self.inputs {
+            let Some(values) = inputs.get(name) else {
+                continue;
+            };
+            for (v, attributes) in draw.vertices.iter_mut().enumerate() {
+                // One value for all vertices, or one each.
+                let value = &values[if values.len() == 1 { 0 } else { v }];
+                for (&(slot, comp), &bits) in places.iter().zip(value) {
+                    attributes.entry(slot).or_insert([0; 4])[comp] = bits as u32;
+                }
+            }
+        }
+        let entries = run_vertex(&self.kernel, &mut draw);
+        resources.ssbos = draw.ssbos;
+        let entries = entries.map_err(|e| format!("emulator: {e}"))?;
+        Ok(entries
+            .iter()
+            .map(|entry| {
+                self.outputs
+                    .iter()
+                    .map(|(name, places)| {
+                        let values = places
+                            .iter()
+                            .map(|&(slot, comp)| slot.map_or(0, |s| entry[s][comp] as u64))
+                            .collect();
+                        (name.clone(), values)
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+impl FragmentKernel for GenFragmentKernel {
+    fn shade(
+        &self,
+        fragments: &TriangleFragments,
+        resources: &mut Resources,
+    ) -> Result<Vec<Option<[u32; 4]>>, String> {
+        // A plane gives v0 + b1 (v1 - v0) + b2 (v2 - v0); a flat one the provoking vertex's value.
+        let mut planes: BTreeMap<u32, [[f32; 4]; 4]> = BTreeMap::new();
+        for (name, components) in &self.inputs {
+            let Some(values) = fragments.varyings.get(name) else {
+                continue;
+            };
+            for (k, &InputComponent { slot, comp, flat }) in components.iter().enumerate() {
+                let at = |vertex: usize| {
+                    values[vertex]
+                        .get(k)
+                        .map_or(0.0, |&bits| f32::from_bits(bits as u32))
+                };
+                planes.entry(slot).or_default()[comp] = if flat {
+                    [0.0, 0.0, 0.0, at(2)]
+                } else {
+                    [at(1) - at(0), at(2) - at(0), 0.0, at(0)]
+                };
+            }
+        }
+        let mut draw = FragmentDraw {
+            pixels: fragments.pixels.clone(),
+            planes,
+            uniform_data: resources.uniform_data.clone(),
+            ubos: resources.ubos.clone(),
+            ssbos: std::mem::take(&mut resources.ssbos),
+            textures: resources.textures.clone(),
+            samplers: resources.samplers.clone(),
+        };
+        let outputs = run_fragment(&self.kernel, &mut draw);
+        resources.ssbos = draw.ssbos;
+        let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
+        Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
+    }
+}

@@ -1,0 +1,78 @@
+//! Pipelines as users write them (`-p/--pipeline`), for a target: parsed over every pass
+//! there is for it and run by the engine's pass manager ([`shrew_engine::passes::manager`]),
+//! the result verified.
+
+use crate::Target;
+use shrew_engine::ir::Shader;
+use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
+use shrew_engine::rewrite::{RuleSet, TargetOptions};
+use shrew_engine::verify;
+
+pub use manager::PipelineError;
+
+/// A parsed pipeline with the passes it names and how to run it.
+pub struct Pipeline {
+    registry: Registry,
+    pipeline: manager::Pipeline,
+    pub options: RunOptions,
+}
+
+impl Pipeline {
+    pub fn parse(spec: &str, target: &Target) -> Result<Pipeline, PipelineError> {
+        Pipeline::parse_with_options(spec, target, target.options())
+    }
+
+    /// [`Pipeline::parse`] with the passes made for `options` rather than the target's own.
+    pub fn parse_with_options(
+        spec: &str,
+        target: &Target,
+        options: TargetOptions,
+    ) -> Result<Pipeline, PipelineError> {
+        let registry = shrew_rules::registry(&options, target.rule_sets());
+        let pipeline = manager::Pipeline::parse(spec, &registry)?;
+        Ok(Pipeline {
+            registry,
+            pipeline,
+            options: RunOptions {
+                verify_each: false,
+                ..RunOptions::default()
+            },
+        })
+    }
+
+    /// Runs the pipeline; the result is verified even without `verify_each`.
+    pub fn run(&self, shader: &mut Shader) -> Result<RunReport, String> {
+        let report = manager::run(&self.pipeline, &self.registry, shader, &self.options)
+            .map_err(|e| e.to_string())?;
+        if !self.options.verify_each
+            && !self.pipeline.is_empty()
+            && let Err(errors) = verify::verify(shader)
+        {
+            let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            return Err(format!(
+                "internal error: invalid IR after the pipeline (rerun with --verify-each to \
+                 find the pass):\n{}",
+                lines.join("\n")
+            ));
+        }
+        Ok(report)
+    }
+}
+
+/// Every rule set: the shared ones, then each backend's (once, however many targets share it).
+pub fn all_rule_sets() -> Vec<&'static RuleSet> {
+    let mut sets: Vec<&'static RuleSet> = shrew_rules::SETS.to_vec();
+    for target in crate::all() {
+        for set in target.rule_sets() {
+            if !sets.iter().any(|s| std::ptr::eq(*s, *set)) {
+                sets.push(set);
+            }
+        }
+    }
+    sets
+}
+
+/// The rule set called `name`, shared or a backend's.
+pub fn rule_set(name: &str) -> Option<&'static RuleSet> {
+    all_rule_sets().into_iter().find(|s| s.name == name)
+}
