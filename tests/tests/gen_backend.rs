@@ -222,28 +222,7 @@ fn control_flow_with_calls_and_demote() {
 fn ubo_members_as_push_constants() {
     check(
         "ubo.shrew",
-        "shader fragment
-struct B { scale: f32 offset 0, bias: f32x4 offset 16 }
-var ubo B @b (binding=0)
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @b
-    32 %1 = deref_struct %0.scale
-    32 %2 = load_deref %1
-    32 %3 = deref_struct %0.bias
-    32x4 %4 = load_deref %3
-    32 %5 = deref_var @v
-    32x4 %6 = load_deref %5
-    32x4 %7 = fmul %6, %2.xxxx
-    32x4 %8 = fadd %7, %4
-    32 %9 = deref_var @color
-    store_deref %9, %8 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/ubo.shrew"),
     );
 }
 
@@ -252,28 +231,7 @@ b0:
 fn selects_of_constants_and_discard() {
     check(
         "selects.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (0.25)
-    1 %3 = flt %1.x, %2
-    32x4 %4 = load_const (0.5, 0, 3.0, 1.0)
-    32x4 %5 = load_const (0.5, 2.0, 0, 1.5)
-    32x4 %6 = bcsel %3.xxxx, %4, %5
-    32x4 %7 = bcsel %3.xxxx, %5, %1
-    32x4 %8 = fadd %6, %7
-    1 %9 = flt %1.y, %1.z
-    discard_if %9
-    32 %10 = deref_var @color
-    store_deref %10, %8 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/selects.shrew"),
     );
 }
 
@@ -284,28 +242,7 @@ b0:
 fn selects_of_a_value_and_zero() {
     check(
         "selects_of_zero.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    1 %2 = flt %1.x, %1.y
-    32 %3 = load_const (0)
-    32 %4 = bcsel %2, %1.z, %3
-    32 %5 = bcsel %2, %3, %1.w
-    32 %6 = b2f32 %2
-    32 %7 = fmul %6, %1.y
-    32 %8 = fneg %1.x
-    32 %9 = bcsel %2, %3, %8
-    32x4 %10 = vec4 %4, %5, %7, %9
-    32 %11 = deref_var @color
-    store_deref %11, %10 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/selects_of_zero.shrew"),
     );
 }
 
@@ -314,28 +251,7 @@ b0:
 /// modifiers) move the modifier onto the product's sources (no `mov`).
 #[test]
 fn gen_rules_divisors_and_modifiers() {
-    let source = "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (10.0)
-    32 %3 = fdiv %1.x, %2
-    32 %4 = fmul %1.y, %1.z
-    32 %5 = fneg %4
-    32 %6 = fmul %1.z, %1.w
-    32 %7 = fabs %6
-    32 %8 = ffma %1.x, %1.w, %1.y
-    32 %9 = fneg %8
-    32x4 %10 = vec4 %3, %5, %7, %9
-    32 %11 = deref_var @color
-    store_deref %11, %10 (write_mask=xyzw)
-    return
-}
-";
+    let source = include_str!("../filetests/target/gen/gen_rules.shrew");
     check("gen_rules.shrew", source);
     let shader = text::parse(source, "gen_rules.shrew").unwrap();
     let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 8).unwrap();
@@ -352,52 +268,7 @@ b0:
 fn source_modifiers_and_copies() {
     check(
         "modifiers.shrew",
-        "shader fragment
-struct B { scale: f32 offset 0, bias: f32x4 offset 16 }
-var ubo B @b (binding=0)
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @b
-    32 %1 = deref_struct %0.scale
-    32 %2 = load_deref %1
-    32 %3 = deref_struct %0.bias
-    32x4 %4 = load_deref %3
-    32 %5 = deref_var @v
-    32x4 %6 = load_deref %5
-    32 %7 = fneg %2
-    32 %8 = ffma %7, %6.x, %6.y
-    32 %9 = fabs %6.z
-    32 %10 = fmul %9, %4.y
-    32 %11 = fceil %6.w
-    32 %12 = fneg %11
-    32 %13 = frsq %9
-    32 %14 = fabs %4.x
-    32 %15 = fneg %14
-    32 %16 = fadd %15, %13
-    32 %17 = load_const (10.0)
-    32 %18 = fmul %6.x, %17
-    32 %19 = f2i32 %18
-    32 %20 = iabs %19
-    32 %21 = ineg %20
-    32 %22 = iadd %21, %19
-    32 %23 = i2f32 %22
-    1 %24 = flt %6.x, %6.y
-    32 %25 = load_const (0)
-    32 %26 = load_const (1.0)
-    32 %27 = bcsel %24, %25, %26
-    32 %28 = fadd %8, %27
-    32 %29 = fadd %10, %12
-    32 %30 = fadd %16, %23
-    32 %31 = fmul %12, %9
-    32x4 %32 = vec4 %28, %29, %30, %31
-    32 %33 = deref_var @color
-    store_deref %33, %32 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/modifiers.shrew"),
     );
 }
 
@@ -407,43 +278,7 @@ b0:
 fn integer_division() {
     check(
         "division.shrew",
-        "shader fragment
-struct B { n: i32 offset 0 }
-var ubo B @b (binding=0)
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (1000.0)
-    32 %3 = fmul %1.x, %2
-    32 %4 = f2i32 %3
-    32 %5 = load_const (7.0)
-    32 %6 = fmul %1.y, %5
-    32 %7 = f2i32 %6
-    32 %8 = idiv %4, %7
-    32 %9 = irem %4, %7
-    32 %10 = iabs %4
-    32 %11 = iabs %7
-    32 %12 = load_const (1)
-    32 %13 = iadd %11, %12
-    32 %14 = udiv %10, %13
-    32 %15 = deref_var @b
-    32 %16 = deref_struct %15.n
-    32 %17 = load_deref %16
-    32 %18 = umod %10, %17
-    32 %19 = i2f32 %8
-    32 %20 = i2f32 %9
-    32 %21 = u2f32 %14
-    32 %22 = u2f32 %18
-    32x4 %23 = vec4 %19, %20, %21, %22
-    32 %24 = deref_var @color
-    store_deref %24, %23 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/division.shrew"),
     );
 }
 
@@ -453,58 +288,7 @@ b0:
 fn constant_table() {
     check(
         "constant_table.shrew",
-        "shader fragment
-struct B { n: u32 offset 0 }
-var ubo B @b (binding=0)
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-var function_temp f32x4[5] @table
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = fabs %1.x
-    32 %3 = load_const (3.0)
-    32 %4 = fmul %2, %3
-    32 %5 = f2u32 %4
-    32 %6 = load_const (4)
-    32 %7 = umin %5, %6
-    32 %10 = deref_var @table
-    32 %11 = load_const (0)
-    32 %12 = deref_array %10[%11]
-    32x4 %13 = load_const (1.0, 2.0, 3.0, 4.0)
-    store_deref %12, %13 (write_mask=xyzw)
-    32 %14 = load_const (1)
-    32 %15 = deref_array %10[%14]
-    32x4 %16 = load_const (-1.5, 0.25, 8.0, 16.0)
-    store_deref %15, %16 (write_mask=xyzw)
-    32 %17 = load_const (2)
-    32 %18 = deref_array %10[%17]
-    32x4 %19 = load_const (0.5, 0.75, -2.0, 3.5)
-    store_deref %18, %19 (write_mask=xyzw)
-    32 %20 = load_const (3)
-    32 %21 = deref_array %10[%20]
-    32x4 %22 = load_const (10.0, 20.0, 30.0, 40.0)
-    store_deref %21, %22 (write_mask=xyzw)
-    32 %23 = deref_array %10[%6]
-    32x4 %24 = load_const (-7.0, 0.125, 64.0, 9.0)
-    store_deref %23, %24 (write_mask=xyzw)
-    32 %25 = deref_array %10[%7]
-    32x4 %26 = load_deref %25
-    32 %27 = deref_var @b
-    32 %28 = deref_struct %27.n
-    32 %29 = load_deref %28
-    32 %30 = umin %29, %6
-    32 %31 = deref_array %10[%30]
-    32x4 %32 = load_deref %31
-    32x4 %33 = fmul %26, %1
-    32x4 %34 = fadd %33, %32.wzyx
-    32 %35 = deref_var @color
-    store_deref %35, %34 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/constant_table.shrew"),
     );
 }
 
@@ -514,42 +298,7 @@ b0:
 fn pulled_uniforms() {
     check(
         "pulled_uniforms.shrew",
-        "shader fragment
-struct B { a: f32x4[160] offset 0 }
-var ubo B @b (binding=0)
-var uniform f32x4[4] @u
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32x4 %2 = fabs %1
-    32x2 %3 = load_const (3.0, 100.0)
-    32x2 %4 = fmul %2.xy, %3
-    32x2 %5 = f2u32 %4
-    32x2 %6 = load_const (3, 159)
-    32x2 %7 = umin %5, %6
-    32 %21 = mov %7.x
-    32 %22 = mov %7.y
-    32 %8 = deref_var @u
-    32 %9 = deref_array %8[%21]
-    32x4 %10 = load_deref %9
-    32 %11 = deref_var @b
-    32 %12 = deref_struct %11.a
-    32 %13 = deref_array %12[%22]
-    32x4 %14 = load_deref %13
-    32 %15 = load_const (159)
-    32 %16 = deref_array %12[%15]
-    32x4 %17 = load_deref %16
-    32x4 %18 = fadd %10, %14
-    32x4 %19 = fadd %18, %17.zwxy
-    32 %20 = deref_var @color
-    store_deref %20, %19 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/pulled_uniforms.shrew"),
     );
 }
 
@@ -559,28 +308,7 @@ b0:
 fn sign() {
     check(
         "sign.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32x4 %2 = ffloor %1
-    32x4 %3 = fsign %2
-    32 %4 = fabs %1.z
-    32 %5 = fneg %4
-    32 %6 = fsign %5
-    32 %7 = fsign %1.w
-    32 %8 = fabs %7
-    32 %9 = fmul %6, %8
-    32x4 %10 = fadd %3, %9.xxxx
-    32 %11 = deref_var @color
-    store_deref %11, %10 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/sign.shrew"),
     );
 }
 
@@ -589,20 +317,7 @@ b0:
 fn tangent() {
     check(
         "tangent.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32x4 %2 = ftan %1
-    32 %3 = deref_var @color
-    store_deref %3, %2 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/tangent.shrew"),
     );
 }
 
@@ -612,29 +327,7 @@ b0:
 fn inverse_trigonometry() {
     check_within(
         "inverse_trig.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (8.0)
-    32 %3 = fmul %1.x, %2
-    32 %4 = fatan %3
-    32 %5 = fatan2 %1.y, %1.z
-    32 %6 = fsat %1.w
-    32 %7 = fasin %6
-    32 %8 = load_const (0.5)
-    32 %9 = fmul %1.x, %8
-    32 %10 = facos %9
-    32x4 %11 = vec4 %4, %5, %7, %10
-    32 %12 = deref_var @color
-    store_deref %12, %11 (write_mask=xyzw)
-    return
-}
-",
+        include_str!("../filetests/target/gen/inverse_trig.shrew"),
         4e-4,
     );
 }
@@ -645,24 +338,7 @@ b0:
 fn output_read_back() {
     check(
         "output_read_back.shrew",
-        "shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = deref_var @color
-    store_deref %2, %1 (write_mask=xyzw)
-    32x4 %3 = load_deref %2
-    32 %4 = load_const (1.0)
-    32x2 %5 = fadd %3.yx, %4.xx
-    32x4 %6 = vec4 %5.x, %5.y, %3.z, %3.w
-    store_deref %2, %6 (write_mask=xy)
-    return
-}
-",
+        include_str!("../filetests/target/gen/output_read_back.shrew"),
     );
 }
 
@@ -680,35 +356,7 @@ fn rotation_nested_loops_and_early_return() {
 /// component: no copies in the loop body.
 #[test]
 fn accumulation_in_a_loop_is_in_place() {
-    let source = "shader fragment
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32x4 %0 = load_frag_coord
-    32 %1 = load_const (0)
-    32 %2 = load_const (1)
-    32x4 %3 = load_const (0.0, 0.0, 0.0, 0.0)
-    32 %4 = mov %0.x
-    32 %5 = f2i32 %4
-    jump b1
-b1: loop merge=b4 continue=b3
-    32 %6 = phi b0: %1, b3: %9
-    32x4 %7 = phi b0: %3, b3: %8
-    1 %10 = ilt %6, %5
-    branch %10, b2, b4
-    b2:
-        jump b3
-    b3:
-        32x4 %8 = fadd %7, %0
-        32 %9 = iadd %6, %2
-        jump b1
-b4:
-    32 %11 = deref_var @color
-    store_deref %11, %7 (write_mask=xyzw)
-    return
-}
-";
+    let source = include_str!("../filetests/target/gen/accumulate.shrew");
     check("accumulate.shrew", source);
     let shader = text::parse(source, "accumulate.shrew").unwrap();
     let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 8).unwrap();
@@ -731,63 +379,7 @@ b4:
 fn texture_sampling() {
     check(
         "texture_sampling",
-        r#"shader fragment
-var shader_in f32x4 @uv (location=0)
-var uniform texture(2d, float) @albedo (binding=0)
-var uniform texture(2d shadow, float) @depth (binding=1)
-var uniform texture(cube, float) @sky (binding=2)
-var uniform texture(3d, float) @volume (binding=3)
-var uniform texture(2d array, float) @layers (binding=4)
-var uniform texture(1d, float) @ramp (binding=5)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @uv
-    32x4 %1 = load_deref %0
-    32x2 %2 = mov %1.xy
-    32 %3 = deref_var @albedo
-    32x4 %4 = tex 2d %3 (texture_deref), %2 (coord)
-    32 %5 = mov %1.z
-    32x4 %6 = txb 2d %3 (texture_deref), %2 (coord), %5 (bias)
-    32x4 %7 = txl 2d %3 (texture_deref), %2 (coord), %5 (lod)
-    32 %8 = load_const (0)
-    32x4 %9 = txl 2d %3 (texture_deref), %2 (coord), %8 (lod)
-    32x2 %10 = fddx %2
-    32x2 %11 = fddy %2
-    32x4 %12 = txd 2d %3 (texture_deref), %2 (coord), %10 (ddx), %11 (ddy)
-    32 %13 = deref_var @depth
-    32 %14 = mov %1.w
-    32 %15 = tex 2d shadow %13 (texture_deref), %2 (coord), %14 (comparator)
-    32 %16 = fabs %5
-    32 %17 = load_const (1.0)
-    32 %18 = fadd %16, %17
-    32 %19 = txb 2d shadow %13 (texture_deref), %2 (coord), %18 (projector), %14 (comparator), %5 (bias)
-    32 %20 = deref_var @sky
-    32x3 %21 = mov %1.xyz
-    32x4 %22 = tex cube %20 (texture_deref), %21 (coord)
-    32 %23 = deref_var @volume
-    32x4 %24 = tex 3d %23 (texture_deref), %21 (coord)
-    32 %25 = deref_var @layers
-    32x4 %26 = txl 2d array %25 (texture_deref), %21 (coord), %16 (lod)
-    32 %27 = deref_var @ramp
-    32 %28 = mov %1.x
-    32x4 %29 = tex 1d %27 (texture_deref), %28 (coord)
-    32x4 %30 = fadd %4, %6
-    32x4 %31 = fadd %30, %7
-    32x4 %32 = fadd %31, %9
-    32x4 %33 = fadd %32, %12
-    32x4 %34 = fadd %33, %22
-    32x4 %35 = fadd %34, %24
-    32x4 %36 = fadd %35, %26
-    32x4 %37 = fadd %36, %29
-    32x4 %38 = vec4 %15, %19, %15, %19
-    32x4 %39 = fadd %37, %38
-    32 %40 = deref_var @color
-    store_deref %40, %39 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/texture_sampling.shrew"),
     );
 }
 
@@ -797,52 +389,7 @@ b0:
 fn ssbo_stores_loads_and_atomics() {
     check(
         "ssbo_stores_loads_and_atomics",
-        r#"shader fragment
-var shader_in f32x4 @v (location=0)
-var ssbo u32[64] @cells (binding=0)
-var ssbo u32 @count (binding=1)
-var ssbo i32[8] @extremes (binding=2)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (0.5)
-    1 %3 = flt %2, %1.z
-    discard_if %3
-    32x4 %4 = load_frag_coord
-    32 %5 = f2u32 %4.x
-    32 %6 = f2u32 %4.y
-    32 %7 = load_const (16)
-    32 %8 = imul %6, %7
-    32 %9 = iadd %8, %5
-    32 %10 = load_const (63)
-    32 %11 = iand %9, %10
-    32 %12 = load_const (100.0)
-    32 %13 = fmul %1.x, %12
-    32 %14 = f2i32 %13
-    32 %15 = deref_var @cells
-    32 %16 = deref_array %15[%11]
-    store_deref %16, %14 (write_mask=x)
-    32 %17 = load_deref %16
-    32 %18 = deref_var @count
-    32 %19 = load_const (1)
-    32 %20 = deref_atomic %18, %19
-    32 %21 = load_const (7)
-    32 %22 = iand %11, %21
-    32 %23 = deref_var @extremes
-    32 %24 = deref_array %23[%22]
-    32 %25 = fmul %1.y, %12
-    32 %26 = f2i32 %25
-    32 %27 = deref_atomic %24, %26 (atomic_op=imax)
-    32 %28 = i2f32 %17
-    32x4 %29 = vec4 %28, %28, %1.w, %28
-    32 %30 = deref_var @color
-    store_deref %30, %29 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/ssbo_stores_loads_and_atomics.shrew"),
     );
 }
 
@@ -852,23 +399,7 @@ b0:
 fn helpers_write_no_memory() {
     check(
         "helpers_write_no_memory",
-        r#"shader fragment
-var shader_in f32x4 @v (location=0)
-var ssbo u32 @count (binding=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = deref_var @count
-    32 %3 = load_const (1)
-    32 %4 = deref_atomic %2, %3
-    32 %5 = deref_var @color
-    store_deref %5, %1 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/helpers_write_no_memory.shrew"),
     );
 }
 
@@ -877,31 +408,7 @@ b0:
 fn texture_array_elements() {
     check(
         "texture_array_elements",
-        r#"shader fragment
-var shader_in f32x2 @uv (location=0)
-var uniform texture(2d, float)[2][3] @grid (binding=0)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @uv
-    32x2 %1 = load_deref %0
-    32 %2 = deref_var @grid
-    32 %3 = load_const (1)
-    32 %4 = deref_array %2[%3]
-    32 %5 = load_const (2)
-    32 %6 = deref_array %4[%5]
-    32x4 %7 = tex 2d %6 (texture_deref), %1 (coord)
-    32 %8 = load_const (0)
-    32 %9 = deref_array %2[%8]
-    32 %10 = deref_array %9[%3]
-    32x4 %11 = tex 2d %10 (texture_deref), %1 (coord)
-    32x4 %12 = fadd %7, %11
-    32 %13 = deref_var @color
-    store_deref %13, %12 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/texture_array_elements.shrew"),
     );
 }
 
@@ -910,48 +417,7 @@ b0:
 fn texel_fetches_and_queries() {
     check(
         "texel_fetches_and_queries",
-        r#"shader fragment
-var shader_in f32x4 @uv (location=0)
-var uniform texture(2d, float) @albedo (binding=0)
-var uniform texture(2d array, float) @layers (binding=1)
-var shader_out f32x4 @color (location=0)
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @uv
-    32x4 %1 = load_deref %0
-    32x4 %2 = ffract %1
-    32 %3 = load_const (4.0)
-    32x4 %4 = fmul %2, %3.xxxx
-    32x4 %5 = f2i32 %4
-    32x2 %6 = mov %5.xy
-    32 %7 = deref_var @albedo
-    32 %8 = load_const (0)
-    32 %9 = load_const (1)
-    32x4 %10 = txf 2d %7 (texture_deref), %6 (coord), %8 (lod)
-    32x4 %11 = txf 2d %7 (texture_deref), %6 (coord), %9 (lod)
-    32x2 %12 = txs 2d %7 (texture_deref), %9 (lod)
-    32 %13 = query_levels 2d %7 (texture_deref)
-    32x2 %14 = mov %1.xy
-    32x2 %15 = lod 2d %7 (texture_deref), %14 (coord)
-    32 %16 = deref_var @layers
-    32x3 %17 = txs 2d array %16 (texture_deref), %8 (lod)
-    32 %28 = load_const (2)
-    32 %29 = umin %5.z, %28
-    32x3 %18 = vec3 %5.x, %5.y, %29
-    32x4 %19 = txf 2d array %16 (texture_deref), %18 (coord), %8 (lod)
-    32x4 %20 = vec4 %12.x, %12.y, %13, %17.z
-    32x4 %21 = i2f32 %20
-    32x4 %22 = fadd %10, %11
-    32x4 %23 = fadd %22, %21
-    32x4 %24 = vec4 %15.x, %15.y, %15.x, %15.y
-    32x4 %25 = fadd %23, %24
-    32x4 %26 = fadd %25, %19
-    32 %27 = deref_var @color
-    store_deref %27, %26 (write_mask=xyzw)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/texel_fetches_and_queries.shrew"),
     );
 }
 
@@ -1121,57 +587,7 @@ fn pressure_spills_and_the_variants_follow_mesa() {
 /// channel's copy addressed dword by dword (DWord scattered reads and writes).
 #[test]
 fn temporaries_in_scratch_memory() {
-    let source = r#"shader fragment
-var shader_in f32x4 @v (location=0)
-var shader_out f32x4 @color (location=0)
-var function_temp f32x4[40] @table
-
-entry fn main() {
-b0:
-    32 %0 = deref_var @v
-    32x4 %1 = load_deref %0
-    32 %2 = load_const (0)
-    32 %3 = load_const (1)
-    32 %4 = load_const (40)
-    32 %5 = deref_var @table
-    jump b1
-b1: loop merge=b4 continue=b3
-    32 %6 = phi b0: %2, b3: %9
-    1 %7 = ilt %6, %4
-    branch %7, b2, b4
-    b2:
-        jump b3
-    b3:
-        32 %10 = i2f32 %6
-        32x4 %11 = fadd %1, %10.xxxx
-        32 %12 = deref_array %5[%6]
-        store_deref %12, %11 (write_mask=xyzw)
-        32 %9 = iadd %6, %3
-        jump b1
-b4:
-    32 %13 = load_const (10.0)
-    32 %14 = fabs %1.x
-    32 %15 = fmul %14, %13
-    32 %16 = f2u32 %15
-    32 %17 = load_const (31)
-    32 %18 = iand %16, %17
-    32 %19 = deref_array %5[%18]
-    32x4 %20 = load_const (0.0, 2.5, 0.0, 0.0)
-    store_deref %19, %20 (write_mask=y)
-    32 %21 = iadd %18, %3
-    32 %22 = deref_array %5[%21]
-    32x4 %23 = load_deref %22
-    32x4 %24 = load_deref %19
-    32x4 %25 = fadd %23, %24
-    32 %27 = load_const (3)
-    32 %28 = deref_array %5[%27]
-    32x4 %29 = load_deref %28
-    32x4 %30 = fmul %25, %29
-    32 %26 = deref_var @color
-    store_deref %26, %30 (write_mask=xyzw)
-    return
-}
-"#;
+    let source = include_str!("../filetests/target/gen/scratch.shrew");
     check("temporaries_in_scratch_memory", source);
     let shader = text::parse(source, "scratch.shrew").unwrap();
     let kernel = compile_fragment(&optimized(&shader), Gen::Gen9, 16).unwrap();
@@ -1251,56 +667,7 @@ fn shared_rotate_example() {
 fn workgroups_barriers_and_shared_memory() {
     check_compute(
         "workgroups_barriers_and_shared_memory",
-        r#"shader compute (workgroup_size=6,5,1)
-var ssbo u32[256] @out (binding=0)
-var ssbo u32[4] @counters (binding=1)
-var uniform u32 @scale
-var shared u32[30] @cells
-var shared u32 @arrivals
-
-entry fn main() {
-b0:
-    32x3 %0 = load_global_invocation_id
-    32x3 %1 = load_local_invocation_id
-    32 %2 = load_local_invocation_index
-    32x3 %3 = load_num_workgroups
-    32 %4 = deref_var @scale
-    32 %5 = load_deref %4
-    32 %6 = imul %0.x, %5
-    32 %7 = iadd %6, %0.y
-    32 %8 = iadd %7, %1.y
-    32 %9 = iadd %8, %3.x
-    32 %10 = deref_var @cells
-    32 %11 = deref_array %10[%2]
-    store_deref %11, %9 (write_mask=x)
-    32 %12 = deref_var @arrivals
-    32 %13 = load_const (1)
-    32 %14 = deref_atomic %12, %13
-    barrier (execution_scope=workgroup, memory_scope=workgroup, memory_semantics=acquire|release, memory_modes=shared)
-    32 %15 = load_const (29)
-    32 %16 = isub %15, %2
-    32 %17 = deref_array %10[%16]
-    32 %18 = load_deref %17
-    32 %19 = load_deref %12
-    32 %20 = imul %19, %14
-    32 %21 = iadd %18, %20
-    32x3 %22 = load_workgroup_id
-    32 %23 = imul %22.y, %3.x
-    32 %24 = iadd %23, %22.x
-    32 %25 = load_const (30)
-    32 %26 = imul %24, %25
-    32 %27 = iadd %26, %2
-    32 %28 = deref_var @out
-    32 %29 = deref_array %28[%27]
-    store_deref %29, %21 (write_mask=x)
-    32 %30 = load_const (3)
-    32 %31 = iand %2, %30
-    32 %32 = deref_var @counters
-    32 %33 = deref_array %32[%31]
-    32 %34 = deref_atomic %33, %18 (atomic_op=umax)
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/workgroups_barriers_and_shared_memory.shrew"),
         [3, 2, 1],
     );
 }
@@ -1312,66 +679,7 @@ b0:
 fn reduction_with_barriers_in_a_loop() {
     check_compute(
         "reduction_with_barriers_in_a_loop",
-        r#"shader compute (workgroup_size=16,1,1)
-var ssbo u32[64] @values (binding=0)
-var uniform u32 @shift
-var shared u32[16] @partial
-
-entry fn main() {
-b0:
-    32 %0 = load_local_invocation_index
-    32x3 %1 = load_global_invocation_id
-    32 %2 = deref_var @values
-    32 %3 = mov %1.x
-    32 %4 = deref_array %2[%3]
-    32 %5 = load_deref %4
-    32 %6 = deref_var @partial
-    32 %7 = deref_array %6[%0]
-    store_deref %7, %5 (write_mask=x)
-    barrier (execution_scope=workgroup, memory_scope=workgroup, memory_semantics=acquire|release, memory_modes=shared)
-    32 %8 = deref_var @shift
-    32 %9 = load_deref %8
-    32 %10 = load_const (1)
-    32 %11 = iand %9, %10
-    32 %12 = load_const (8)
-    32 %13 = ushr %12, %11
-    32 %15 = load_const (0)
-    jump b1
-b1: loop merge=b5 continue=b4
-    32 %14 = phi b0: %13, b4: %20
-    1 %16 = ine %14, %15
-    branch %16, b2, b5
-    b2: selection merge=b7
-        1 %17 = ult %0, %14
-        branch %17, b6, b7
-        b6:
-            32 %21 = iadd %0, %14
-            32 %22 = deref_array %6[%21]
-            32 %23 = load_deref %22
-            32 %24 = load_deref %7
-            32 %25 = iadd %24, %23
-            store_deref %7, %25 (write_mask=x)
-            jump b7
-        b7:
-            jump b4
-    b4:
-        barrier (execution_scope=workgroup, memory_scope=workgroup, memory_semantics=acquire|release, memory_modes=shared)
-        32 %20 = ushr %14, %10
-        jump b1
-b5: selection merge=b9
-    1 %26 = ieq %0, %15
-    branch %26, b8, b9
-    b8:
-        32x3 %27 = load_workgroup_id
-        32 %28 = mov %27.x
-        32 %29 = deref_array %2[%28]
-        32 %30 = load_deref %7
-        store_deref %29, %30 (write_mask=x)
-        jump b9
-b9:
-    return
-}
-"#,
+        include_str!("../filetests/target/gen/reduction_with_barriers_in_a_loop.shrew"),
         [2, 1, 1],
     );
 }
