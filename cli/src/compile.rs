@@ -2,9 +2,10 @@
 //! assembly and statistics, or writes its native binary; `shrew disasm` prints a binary's
 //! assembly again.
 
+use crate::opt::ObserveArgs;
 use crate::{CliError, ShaderArgs, backend_target_parser, emit};
 use clap::Args;
-use shrew_targets::{Pipeline, Target, statistics_json};
+use shrew_targets::{Target, statistics_json};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -24,12 +25,11 @@ pub struct CompileArgs {
     /// Print the assembly.
     #[arg(long)]
     asm: bool,
-    /// Print the statistics (the default when neither `--asm` nor `--json` is given).
-    #[arg(long)]
-    stats: bool,
     /// Print the statistics as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    observe: ObserveArgs,
     /// Write the native binary to this file: on Gen its uncompacted 16-byte instructions; on
     /// R600 a 12-byte header with what a driver programs beside the dwords (the chip, GPRs,
     /// stack and scratch sizes), then the dwords.
@@ -50,13 +50,15 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     let target = args.target;
     let file = args.shader.file.display();
     let mut shader = args.shader.load()?;
-    Pipeline::parse(&args.pipeline, target)?
-        .run(&mut shader)
-        .map_err(CliError)?;
-    let kernel = target
-        .compiler()?
-        .compile(&shader, args.simd)
+    let (kernel, report) = target
+        .compile_observed(
+            &args.pipeline,
+            &mut shader,
+            args.simd,
+            &args.observe.options(),
+        )
         .map_err(|e| CliError(format!("{file}: {e}")))?;
+    args.observe.print(&report);
     if let Some(path) = &args.binary {
         let bytes = kernel
             .binary()
@@ -70,7 +72,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     if args.json {
         out.push_str(&statistics_json(kernel.as_ref()).to_string());
         out.push('\n');
-    } else if args.stats || !args.asm {
+    } else if args.observe.stats || !args.asm {
         out.push_str(&kernel.statistics_line());
         out.push('\n');
     }

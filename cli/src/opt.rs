@@ -3,7 +3,7 @@
 use crate::{CliError, ShaderArgs, emit, target_parser};
 use clap::Args;
 use shrew_engine::egraph::rules::BUILTINS;
-use shrew_engine::passes::manager::RunReport;
+use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::text;
 use shrew_targets::{Pipeline, Target};
 
@@ -18,10 +18,18 @@ pub struct OptArgs {
     /// The target to optimize for: its rule options and the costs `eqsat` extracts with.
     #[arg(long, value_parser = target_parser(), default_value = "generic")]
     target: &'static Target,
+    #[command(flatten)]
+    observe: ObserveArgs,
+}
+
+/// How a run of passes is watched: the options `opt` and `compile` share.
+#[derive(Args)]
+pub struct ObserveArgs {
     /// Print per pass how often it ran and changed the shader, its time and instruction delta,
-    /// and how often each rule fired, to stderr.
+    /// and how often each rule fired, to stderr (`compile`: and the kernel's statistics, which
+    /// it prints anyway unless `--asm` or `--json` is given).
     #[arg(long)]
-    stats: bool,
+    pub stats: bool,
     /// Print the shader after every run of this pass (one the pipeline runs), to stderr
     /// (repeatable).
     #[arg(long, value_name = "PASS")]
@@ -38,31 +46,47 @@ pub struct OptArgs {
     bisect_limit: Option<u64>,
 }
 
+impl ObserveArgs {
+    /// The options of the run.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            print_after: self.print_after.clone(),
+            print_after_all: self.print_after_all,
+            verify_each: self.verify_each,
+            bisect_limit: self.bisect_limit,
+            ..Pipeline::quiet_options()
+        }
+    }
+
+    /// Prints to stderr what the options asked for of `report`: the dumps, the bisect
+    /// summary, the statistics.
+    pub fn print(&self, report: &RunReport) {
+        for (pass, dump) in &report.dumps {
+            eprintln!("; after {pass}\n{dump}");
+        }
+        if let Some(limit) = self.bisect_limit {
+            eprintln!(
+                "bisect limit {limit}: {} transformations made{}",
+                report.transformations,
+                report
+                    .last_transformation
+                    .as_deref()
+                    .map(|last| format!("; the last: {last}"))
+                    .unwrap_or_default()
+            );
+        }
+        if self.stats {
+            eprint!("{}", format_stats(report));
+        }
+    }
+}
+
 pub fn opt(args: &OptArgs) -> Result<(), CliError> {
     let mut shader = args.shader.load()?;
     let mut pipeline = Pipeline::parse(&args.pipeline, args.target)?;
-    pipeline.options.print_after = args.print_after.clone();
-    pipeline.options.print_after_all = args.print_after_all;
-    pipeline.options.verify_each = args.verify_each;
-    pipeline.options.bisect_limit = args.bisect_limit;
+    pipeline.options = args.observe.options();
     let report = pipeline.run(&mut shader).map_err(CliError)?;
-    for (pass, dump) in &report.dumps {
-        eprintln!("; after {pass}\n{dump}");
-    }
-    if let Some(limit) = args.bisect_limit {
-        eprintln!(
-            "bisect limit {limit}: {} transformations made{}",
-            report.transformations,
-            report
-                .last_transformation
-                .as_deref()
-                .map(|last| format!("; the last: {last}"))
-                .unwrap_or_default()
-        );
-    }
-    if args.stats {
-        eprint!("{}", format_stats(&report));
-    }
+    args.observe.print(&report);
     emit(&text::print(&shader))
 }
 

@@ -885,3 +885,64 @@ fn simd_is_checked_against_the_target() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("gprs"), "{}", stdout(&out));
 }
+
+/// `compile` watches the backend's passes as `opt` watches the mid-end's: `--print-after` names a
+/// machine pass, `--print-after-all` prints all three stages, `--bisect-limit` counts across them
+/// (lowerings still run, so every limit compiles), and an unknown pass is an error listing those
+/// that ran.
+#[test]
+fn compile_observes_backend_passes() {
+    let path = "../examples/lighting.shrew";
+    let out = shrew(&[
+        "compile",
+        path,
+        "--target",
+        "gen9",
+        "--print-after",
+        "gen-schedule",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("; after gen-schedule\nSIMD8 program:"),
+        "{}",
+        stderr(&out)
+    );
+    let out = shrew(&["compile", path, "--target", "gen9", "--print-after-all"]);
+    let dumps = stderr(&out);
+    for pass in [
+        "; after algebraic",
+        "; after lower-io",
+        "; after gen-copy-prop",
+        "; after gen-regalloc",
+    ] {
+        assert!(dumps.contains(pass), "{pass}: {dumps}");
+    }
+    let mut made = Vec::new();
+    for limit in ["0", "3", "1000"] {
+        let out = shrew(&["compile", path, "--target", "gen9", "--bisect-limit", limit]);
+        assert!(out.status.success(), "{limit}: {}", stderr(&out));
+        made.push(stderr(&out));
+    }
+    assert!(made[0].contains("0 transformations made"), "{}", made[0]);
+    assert!(made[1].contains("3 transformations made"), "{}", made[1]);
+    assert!(
+        made[2].contains("the last: machine pass `gen-"),
+        "{}",
+        made[2]
+    );
+    let out = shrew(&[
+        "compile",
+        path,
+        "--target",
+        "evergreen",
+        "--print-after",
+        "nosuch",
+    ]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("no pass of that name ran"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("lower-io"), "{}", stderr(&out));
+}

@@ -17,6 +17,7 @@ use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantE
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, InstKind, Interp, Mode, Shader, Stage};
 use shrew_engine::ops::Intrinsic;
+use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_frontend::piglit::run::{
     FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
@@ -102,6 +103,21 @@ impl R600Compiler {
     /// Lowers and compiles `shader`: the lowered shader and its kernel, the better of the two
     /// lowerings when they differ.
     fn lower_and_compile(&self, shader: &Shader) -> Result<(Shader, compile::Kernel), String> {
+        self.lower_and_compile_observed(
+            shader,
+            &Pipeline::quiet_options(),
+            &mut RunReport::default(),
+        )
+    }
+
+    /// [`R600Compiler::lower_and_compile`] with the backend pipelines run under `options` after
+    /// the passes `report` tells of; adds what they did to `report`.
+    fn lower_and_compile_observed(
+        &self,
+        shader: &Shader,
+        options: &RunOptions,
+        report: &mut RunReport,
+    ) -> Result<(Shader, compile::Kernel), String> {
         if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
             return Err(format!(
                 "{} compiles fragment and vertex shaders, not {} shaders",
@@ -110,13 +126,19 @@ impl R600Compiler {
             ));
         }
         let mut indexed = shader.clone();
-        self.indexed.run(&mut indexed)?;
+        let lowering = self
+            .indexed
+            .run_after(&mut indexed, options, report.transformations)?;
+        report.append(lowering);
         let first = compile(&indexed, self.chip).map_err(|e| e.to_string());
         if !accesses_scratch(&indexed) {
             return first.map(|kernel| (indexed, kernel));
         }
         let mut selected = shader.clone();
-        self.selected.run(&mut selected)?;
+        let lowering = self
+            .selected
+            .run_after(&mut selected, options, report.transformations)?;
+        report.append(lowering);
         let second = compile(&selected, self.chip).map_err(|e| e.to_string());
         let cost = |k: &compile::Kernel| (k.stats.gprs, k.stats.alu_groups, k.stats.dwords);
         match (first, second) {
@@ -140,14 +162,20 @@ fn accesses_scratch(shader: &Shader) -> bool {
 }
 
 impl Compiler for R600Compiler {
-    fn compile(&self, shader: &Shader, width: Option<u8>) -> Result<Box<dyn Kernel>, String> {
+    fn compile_observed(
+        &self,
+        shader: &Shader,
+        width: Option<u8>,
+        options: &RunOptions,
+        report: &mut RunReport,
+    ) -> Result<Box<dyn Kernel>, String> {
         if let Some(width) = width {
             return Err(format!(
                 "{} has no choice of dispatch width (wavefronts of 64), so no SIMD{width}",
                 self.target.name
             ));
         }
-        let (_, kernel) = self.lower_and_compile(shader)?;
+        let (_, kernel) = self.lower_and_compile_observed(shader, options, report)?;
         Ok(Box::new(R600Kernel(kernel)))
     }
 

@@ -9,6 +9,8 @@ use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantE
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage};
 use shrew_engine::passes::lower_io::interp_of;
+use shrew_engine::passes::machine::MachinePasses;
+use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_frontend::piglit::run::{
     FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
@@ -104,7 +106,13 @@ impl GenCompiler {
 }
 
 impl Compiler for GenCompiler {
-    fn compile(&self, shader: &Shader, width: Option<u8>) -> Result<Box<dyn Kernel>, String> {
+    fn compile_observed(
+        &self,
+        shader: &Shader,
+        width: Option<u8>,
+        options: &RunOptions,
+        report: &mut RunReport,
+    ) -> Result<Box<dyn Kernel>, String> {
         self.compiles(shader.stage)?;
         let width = width.unwrap_or(8);
         let valid = widths(shader.stage);
@@ -117,14 +125,16 @@ impl Compiler for GenCompiler {
                 valid.join(", SIMD")
             ));
         }
-        let lowered = self.lowered(shader)?;
-        let kernel = match lowered.stage {
-            Stage::Vertex => compile::compile_vertex(&lowered, self.hw),
-            Stage::Compute => compile::compile_compute(&lowered, self.hw, width),
-            _ => compile::compile_fragment(&lowered, self.hw, width),
-        }
-        .map_err(|e| e.to_string())?;
-        Ok(Box::new(GenKernel(kernel)))
+        let mut lowered = shader.clone();
+        let lowering = self
+            .lower
+            .run_after(&mut lowered, options, report.transformations)?;
+        report.append(lowering);
+        let machine_options = options.after(report.transformations, |_| true);
+        let mut passes = MachinePasses::new(&machine_options);
+        let kernel = compile::compile_stage(&lowered, self.hw, width, &mut passes);
+        report.append(passes.report);
+        Ok(Box::new(GenKernel(kernel.map_err(|e| e.to_string())?)))
     }
 
     fn variants(&self, shader: &Shader) -> Vec<Result<Box<dyn Kernel>, VariantError>> {

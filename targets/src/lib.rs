@@ -17,7 +17,7 @@ mod varyings;
 pub use pipeline::{Pipeline, PipelineError};
 
 use shrew_engine::ir::Shader;
-use shrew_engine::passes::manager::Registry;
+use shrew_engine::passes::manager::{Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_frontend::piglit::run::FragmentBackend;
 
@@ -126,6 +126,34 @@ impl Target {
     pub fn compiler(&'static self) -> Result<Box<dyn Compiler>, CompileSetupError> {
         Ok(self.backend()?.compiler(self)?)
     }
+
+    /// Runs the pipeline `mid_end` over `shader` and compiles the result at `width`, the whole
+    /// observed by `options` as one run: one bisect limit over the mid-end, the backend
+    /// pipeline and the machine passes, and `print_after` naming a pass of any of them.
+    pub fn compile_observed(
+        &'static self,
+        mid_end: &str,
+        shader: &mut Shader,
+        width: Option<u8>,
+        options: &RunOptions,
+    ) -> Result<(Box<dyn Kernel>, RunReport), String> {
+        let pipeline = Pipeline::parse(mid_end, self).map_err(|e| e.to_string())?;
+        let compiler = self.compiler().map_err(|e| e.to_string())?;
+        let mut report = pipeline.run_after(shader, options, 0)?;
+        let kernel = compiler.compile_observed(shader, width, options, &mut report)?;
+        let ran: Vec<&str> = report.passes.keys().map(String::as_str).collect();
+        if let Some(missing) = options
+            .print_after
+            .iter()
+            .find(|name| !ran.contains(&name.as_str()))
+        {
+            return Err(format!(
+                "cannot print after `{missing}`: no pass of that name ran (passes that ran: {})",
+                ran.join(", ")
+            ));
+        }
+        Ok((kernel, report))
+    }
 }
 
 /// A target without a backend asked to compile.
@@ -177,7 +205,21 @@ pub trait Backend: Sync {
 pub trait Compiler: Sync {
     /// Lowers `shader` (the mid-end's output: the backend pipeline runs here) and compiles it;
     /// `width` asks for a dispatch width where the backend has a choice (`None`: its default).
-    fn compile(&self, shader: &Shader, width: Option<u8>) -> Result<Box<dyn Kernel>, String>;
+    fn compile(&self, shader: &Shader, width: Option<u8>) -> Result<Box<dyn Kernel>, String> {
+        let mut report = RunReport::default();
+        self.compile_observed(shader, width, &Pipeline::quiet_options(), &mut report)
+    }
+
+    /// [`Compiler::compile`] with the backend pipeline and the machine passes run under
+    /// `options` (printing, validating, bisecting) after the passes `report` tells of, whose
+    /// transformations count against the same bisect limit; adds what they did to `report`.
+    fn compile_observed(
+        &self,
+        shader: &Shader,
+        width: Option<u8>,
+        options: &RunOptions,
+        report: &mut RunReport,
+    ) -> Result<Box<dyn Kernel>, String>;
 
     /// Every kernel a driver compiles for `shader`, as it chooses them (on Gen: a kernel per
     /// dispatch width, or why that width was not compiled). Empty when the backend does not

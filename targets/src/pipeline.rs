@@ -33,18 +33,45 @@ impl Pipeline {
         Ok(Pipeline {
             registry,
             pipeline,
-            options: RunOptions {
-                verify_each: false,
-                ..RunOptions::default()
-            },
+            options: Pipeline::quiet_options(),
         })
+    }
+
+    /// Options that observe nothing (the result is still verified once, at the end).
+    pub fn quiet_options() -> RunOptions {
+        RunOptions {
+            verify_each: false,
+            ..RunOptions::default()
+        }
     }
 
     /// Runs the pipeline; the result is verified even without `verify_each`.
     pub fn run(&self, shader: &mut Shader) -> Result<RunReport, String> {
-        let report = manager::run(&self.pipeline, &self.registry, shader, &self.options)
+        self.run_with(shader, &self.options)
+    }
+
+    /// Runs the pipeline as part of a longer compile, after passes that made
+    /// `transformations`: with what is left of `options`' bisect limit, printing after the
+    /// passes of `options` this pipeline runs.
+    pub fn run_after(
+        &self,
+        shader: &mut Shader,
+        options: &RunOptions,
+        transformations: u64,
+    ) -> Result<RunReport, String> {
+        let options = options.after(transformations, |name| self.runs_pass(name));
+        self.run_with(shader, &options)
+    }
+
+    /// Whether the pipeline runs the pass called `name`.
+    pub fn runs_pass(&self, name: &str) -> bool {
+        self.pipeline.runs_pass(&self.registry, name)
+    }
+
+    fn run_with(&self, shader: &mut Shader, options: &RunOptions) -> Result<RunReport, String> {
+        let report = manager::run(&self.pipeline, &self.registry, shader, options)
             .map_err(|e| e.to_string())?;
-        if !self.options.verify_each
+        if !options.verify_each
             && !self.pipeline.is_empty()
             && let Err(errors) = verify::verify(shader)
         {

@@ -18,7 +18,7 @@
 
 use filecheck::{CheckerBuilder, NO_VARIABLES};
 use shrew_engine::ir::Shader;
-use shrew_engine::passes::manager::{self, Pipeline, RunOptions};
+use shrew_engine::passes::manager::{self, Pipeline, RunOptions, RunReport};
 use shrew_engine::text;
 use shrew_targets::Target;
 use shrew_tests::backend::close;
@@ -115,10 +115,16 @@ fn with_assembly(source: &str, blocks: &[(String, String)]) -> String {
     out
 }
 
-/// The statistics line and listing `spec`'s target makes of `shader` (after the mid-end).
+/// The statistics line and listing `spec`'s target makes of `shader` (after the mid-end), the
+/// IR verified and the backend's IR validated after every pass.
 fn assembly(shader: &Shader, spec: &TargetSpec) -> Result<String, String> {
     let compiler = spec.target.compiler().map_err(|e| e.to_string())?;
-    let kernel = compiler.compile(shader, spec.width)?;
+    let checked = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    let mut report = RunReport::default();
+    let kernel = compiler.compile_observed(shader, spec.width, &checked, &mut report)?;
     Ok(format!(
         "{}\n{}",
         kernel.statistics_line(),

@@ -19,7 +19,9 @@ use crate::regalloc::{AllocError, allocate};
 use crate::schedule::schedule;
 use crate::self_moves::remove_self_moves;
 use crate::simd_width::{lower_simd_width, lowered_width};
-use shrew_engine::ir::Shader;
+use shrew_engine::ir::{Shader, Stage};
+use shrew_engine::passes::machine::MachinePasses;
+use shrew_engine::passes::manager::RunError;
 
 /// A compiled kernel.
 #[derive(Clone, Debug)]
@@ -56,6 +58,9 @@ pub enum CompileError {
     /// A variant the driver's choice of dispatch widths leaves out.
     #[error("{0}")]
     Skipped(String),
+    /// A machine pass left invalid IR (with `verify_each`).
+    #[error(transparent)]
+    Pass(#[from] RunError),
 }
 
 /// Compiles a fragment shader (after the mid-end and `lower-io`) at `width` channels, spilling
@@ -64,17 +69,38 @@ pub fn compile_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, C
     compile(shader, hw, width, true)
 }
 
+/// Compiles a shader of any stage the backend takes (after the mid-end and `lower-io`) at
+/// `width` channels (vertex shaders at 8), its machine passes run by `passes`.
+pub fn compile_stage(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+    passes: &mut MachinePasses,
+) -> Result<Kernel, CompileError> {
+    let lowered = match shader.stage {
+        Stage::Vertex => lower_vertex(shader, hw)?,
+        Stage::Compute => lower_compute(shader, hw, width)?,
+        _ => lower_fragment(shader, hw, width)?,
+    };
+    finish(lowered, hw, true, passes)
+}
+
 /// Compiles a vertex shader (after the mid-end and `lower-io`) at SIMD8, spilling to scratch
 /// what does not fit the registers.
 pub fn compile_vertex(shader: &Shader, hw: Gen) -> Result<Kernel, CompileError> {
     let lowered = lower_vertex(shader, hw)?;
-    finish(lowered, hw, true)
+    finish(lowered, hw, true, &mut MachinePasses::quiet())
 }
 
 /// Compiles a compute shader (after the mid-end and `lower-io`) at `width` channels, spilling
 /// to scratch what does not fit the registers.
 pub fn compile_compute(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
-    finish(lower_compute(shader, hw, width)?, hw, true)
+    finish(
+        lower_compute(shader, hw, width)?,
+        hw,
+        true,
+        &mut MachinePasses::quiet(),
+    )
 }
 
 /// The compute kernels a driver compiles, as Mesa chooses them for Gen7-9: SIMD8 when the
@@ -140,36 +166,56 @@ pub fn compile_fragment_variants(
 }
 
 fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kernel, CompileError> {
-    finish(lower_fragment(shader, hw, width)?, hw, may_spill)
+    finish(
+        lower_fragment(shader, hw, width)?,
+        hw,
+        may_spill,
+        &mut MachinePasses::quiet(),
+    )
 }
 
-/// The straight line after lowering.
+/// The straight line after lowering, each pass run by `passes` (which may print, validate,
+/// time it and, for the optional ones, stop at a bisect limit).
 fn finish(
     (mut program, payload): (Program, Payload),
     hw: Gen,
     may_spill: bool,
+    passes: &mut MachinePasses,
 ) -> Result<Kernel, CompileError> {
     let width = program.dispatch_width;
-    propagate_copies(&mut program, hw);
-    eliminate_common_subexpressions(&mut program);
-    remove_redundant_flags(&mut program);
-    dead_code(&mut program);
-    if coalesce_payloads(&mut program) {
-        dead_code(&mut program);
-    }
+    passes.optimize("gen-copy-prop", &mut program, |p| {
+        propagate_copies(p, hw);
+    })?;
+    passes.optimize("gen-cse", &mut program, |p| {
+        eliminate_common_subexpressions(p);
+    })?;
+    passes.optimize("gen-redundant-flags", &mut program, |p| {
+        remove_redundant_flags(p);
+    })?;
+    passes.optimize("gen-dce", &mut program, dead_code)?;
+    passes.optimize("gen-coalesce-payloads", &mut program, |p| {
+        if coalesce_payloads(p) {
+            dead_code(p);
+        }
+    })?;
     // Split last: the passes before see whole instructions, each register with one writer.
-    lower_simd_width(&mut program, hw);
+    passes.require("gen-lower-simd-width", &mut program, |p| {
+        lower_simd_width(p, hw)
+    })?;
     // Scheduled for latency if the result fits the register file without spilling, else as
     // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
     let mut scheduled = program.clone();
-    schedule(&mut scheduled, hw);
-    let (mut program, alloc) = match allocate(&mut scheduled, false) {
-        Ok(alloc) => (scheduled, alloc),
-        Err(_) => {
-            let alloc = allocate(&mut program, may_spill)?;
-            (program, alloc)
-        }
-    };
+    passes.optimize("gen-schedule", &mut scheduled, |p| schedule(p, hw))?;
+    let (mut program, alloc) =
+        match passes.require("gen-regalloc", &mut scheduled, |p| allocate(p, false))? {
+            Ok(alloc) => (scheduled, alloc),
+            Err(_) => {
+                let alloc = passes.require("gen-regalloc-spill", &mut program, |p| {
+                    allocate(p, may_spill)
+                })??;
+                (program, alloc)
+            }
+        };
     debug_assert!(
         program
             .insts
@@ -177,7 +223,9 @@ fn finish(
             .all(|inst| inst.exec_size <= lowered_width(inst, hw)),
         "an instruction wider than the hardware runs"
     );
-    remove_self_moves(&mut program, &alloc);
+    passes.optimize("gen-self-moves", &mut program, |p| {
+        remove_self_moves(p, &alloc);
+    })?;
     let insts = emit(&program, &alloc);
     let perf = estimate(&insts, hw, width);
     let stats = Stats {

@@ -15,6 +15,7 @@
 //! halted channels join again.
 
 use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
+use shrew_engine::passes::machine::MachineIr;
 use std::fmt;
 
 /// A virtual GRF run, numbered from 0.
@@ -296,7 +297,7 @@ impl Inst {
 }
 
 /// A lowered shader at one dispatch width.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub dispatch_width: u8,
     pub insts: Vec<Inst>,
@@ -462,6 +463,73 @@ impl fmt::Display for Inst {
     }
 }
 
+impl MachineIr for Program {
+    /// A header with the dispatch width, payload and virtual registers, then one instruction a
+    /// line.
+    fn print(&self) -> String {
+        let mut out = format!(
+            "SIMD{} program: {} payload GRFs, {} scratch bytes, vgrf sizes {:?}\n",
+            self.dispatch_width, self.payload_regs, self.scratch_bytes, self.vreg_sizes
+        );
+        for (i, inst) in self.insts.iter().enumerate() {
+            out.push_str(&format!("{i:>5}: {inst}\n"));
+        }
+        out
+    }
+
+    /// Every virtual register exists and every operand stays inside its register; execution
+    /// sizes are those of the hardware; control flow nests.
+    fn validate(&self) -> Result<(), String> {
+        let mut errors = Vec::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            if ![1, 2, 4, 8, 16, 32].contains(&inst.exec_size) {
+                errors.push(format!("{i}: execution size {}", inst.exec_size));
+            }
+            let operands = inst.dst.iter().map(|d| (d, inst.dst_span())).chain(
+                inst.srcs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, s)| s.reg().map(|r| (r, inst.src_span(k)))),
+            );
+            for (operand, span) in operands {
+                let Some(reg) = operand.vreg() else {
+                    continue;
+                };
+                match self.vreg_sizes.get(reg.0 as usize) {
+                    None => errors.push(format!("{i}: vgrf{} does not exist", reg.0)),
+                    Some(&grfs) if operand.offset + span > grfs * 32 => errors.push(format!(
+                        "{i}: {operand} reaches byte {} of vgrf{}, which has {grfs} GRFs",
+                        operand.offset + span,
+                        reg.0
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        let nesting = self.nesting();
+        for (i, inst) in self.insts.iter().enumerate() {
+            let unmatched = match inst.op {
+                Op::Hw(Opcode::If) | Op::Hw(Opcode::Else) => nesting.endif_of[i].is_none(),
+                Op::Do => nesting.while_of[i].is_none(),
+                Op::Hw(Opcode::While) => nesting.do_of[i].is_none(),
+                _ => false,
+            };
+            if unmatched {
+                errors.push(format!("{i}: `{inst}` does not nest"));
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+
+    fn instruction_count(&self) -> usize {
+        self.insts.len()
+    }
+}
+
 /// Small programs for the passes' unit tests.
 #[cfg(test)]
 pub mod testing {
@@ -485,5 +553,34 @@ pub mod testing {
 
     pub fn mov(dst: Operand, src: Src) -> Inst {
         Inst::new(Opcode::Mov, 8, Some(dst), vec![src])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{mov, program, v};
+    use super::*;
+
+    #[test]
+    fn the_validator_names_missing_registers_overruns_and_broken_nesting() {
+        let valid = program(2, vec![mov(v(1, Type::F), Src::Reg(v(0, Type::F)))]);
+        assert_eq!(valid.validate(), Ok(()));
+        assert!(
+            valid
+                .print()
+                .contains("mov(8) vgrf1+0<8,8,1>F vgrf0+0<8,8,1>F")
+        );
+
+        let missing = program(1, vec![mov(v(1, Type::F), Src::Reg(v(0, Type::F)))]);
+        let error = missing.validate().unwrap_err();
+        assert!(error.contains("vgrf1 does not exist"), "{error}");
+
+        let wide = Inst::new(Opcode::Mov, 16, Some(v(1, Type::F)), vec![Src::f(1.0)]);
+        let error = program(2, vec![wide]).validate().unwrap_err();
+        assert!(error.contains("which has 1 GRFs"), "{error}");
+
+        let open_if = Inst::control(Op::Hw(Opcode::If), 8);
+        let error = program(0, vec![open_if]).validate().unwrap_err();
+        assert!(error.contains("does not nest"), "{error}");
     }
 }

@@ -36,6 +36,10 @@ impl Pass for LowerAluToScalar {
         "lower-alu-to-scalar"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "splits vector ALU instructions into one per component, gathered by a vecN"
     }

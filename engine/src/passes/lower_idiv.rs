@@ -46,6 +46,10 @@ impl Pass for LowerIdiv {
         "lower-idiv"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "turns 32-bit integer division and remainder into a reciprocal estimate (targets without a divider)"
     }

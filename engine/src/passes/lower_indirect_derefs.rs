@@ -53,6 +53,10 @@ impl Pass for LowerIndirectDerefs {
         "lower-indirect-derefs"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "turns array accesses at run-time indices into accesses at every constant index and selects"
     }

@@ -56,6 +56,10 @@ impl Pass for LowerInverseTrig {
         "lower-inverse-trig"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "turns atan, atan2, asin and acos into polynomial approximations (targets without them)"
     }

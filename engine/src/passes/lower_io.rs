@@ -49,6 +49,10 @@ impl Pass for LowerIo {
         "lower-io"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "turns loads and stores of inputs, outputs and uniforms into load_input, store_output and load_uniform at offsets"
     }

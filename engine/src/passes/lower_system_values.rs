@@ -31,6 +31,10 @@ impl Pass for LowerSystemValues {
         "lower-system-values"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "computes the global invocation ID, the local invocation index and the workgroup size from the local and workgroup IDs"
     }

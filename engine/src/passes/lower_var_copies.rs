@@ -31,6 +31,10 @@ impl Pass for LowerVarCopies {
         "lower-var-copies"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "turns copy_deref into loads and stores of each scalar and vector it copies"
     }

@@ -27,6 +27,12 @@ pub trait Pass: Send + Sync {
     /// Transforms the shader, spending the context's budget on every transformation and making
     /// none once it is spent; returns whether anything changed.
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String>;
+
+    /// Whether the pass is a lowering a backend cannot do without: it runs with an unlimited
+    /// budget and even after the bisect limit is reached, so a bisected compile still compiles.
+    fn lowers(&self) -> bool {
+        false
+    }
 }
 
 /// What the passes of a run share.
@@ -123,6 +129,11 @@ impl Pipeline {
     }
 
     /// Whether the pipeline runs the pass at `index` of its registry.
+    /// Whether the pipeline runs the pass called `name` of `registry`.
+    pub fn runs_pass(&self, registry: &Registry, name: &str) -> bool {
+        registry.find(name).is_some_and(|index| self.runs(index))
+    }
+
     fn runs(&self, index: usize) -> bool {
         fn any(steps: &[Step], index: usize) -> bool {
             steps.iter().any(|step| match step {
@@ -295,6 +306,51 @@ pub struct RunReport {
     pub stopped_by_limit: bool,
 }
 
+impl RunReport {
+    /// Adds what a later run did (the next stage of a compile) to this report: its passes'
+    /// statistics, dumps, rule firings and transformations.
+    pub fn append(&mut self, later: RunReport) {
+        for (name, stats) in later.passes {
+            let mine = self.passes.entry(name).or_default();
+            mine.runs += stats.runs;
+            mine.progress += stats.progress;
+            mine.time += stats.time;
+            mine.instruction_delta += stats.instruction_delta;
+        }
+        self.dumps.extend(later.dumps);
+        for (set, stats) in later.rule_stats {
+            let mine = self.rule_stats.entry(set).or_default();
+            for (rule, &count) in stats.fired.iter().enumerate() {
+                mine.add(rule, count);
+            }
+        }
+        self.transformations += later.transformations;
+        if later.last_transformation.is_some() {
+            self.last_transformation = later.last_transformation;
+        }
+        self.stopped_by_limit |= later.stopped_by_limit;
+    }
+}
+
+impl RunOptions {
+    /// The options of a run that follows one that made `transformations`: what is left of the
+    /// bisect limit, and of the passes to print after, those `runs` says the run has.
+    pub fn after(&self, transformations: u64, runs: impl Fn(&str) -> bool) -> RunOptions {
+        RunOptions {
+            bisect_limit: self
+                .bisect_limit
+                .map(|limit| limit.saturating_sub(transformations)),
+            print_after: self
+                .print_after
+                .iter()
+                .filter(|name| runs(name))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
@@ -365,10 +421,10 @@ impl Runner<'_> {
     fn steps(&mut self, steps: &[Step], shader: &mut Shader) -> Result<bool, RunError> {
         let mut progress = false;
         for step in steps {
-            if self.context.budget.is_spent() {
-                break;
-            }
+            // Once the budget is spent only lowerings still run.
+            let spent = self.context.budget.is_spent();
             progress |= match step {
+                Step::Pass(index) if spent && !self.registry.passes[*index].lowers() => false,
                 Step::Pass(index) => self.pass(*index, shader)?,
                 Step::Repeat(group) => {
                     let mut any = false;
@@ -390,12 +446,18 @@ impl Runner<'_> {
         let name = pass.name().to_string();
         let before = instruction_count(shader);
         let start = Instant::now();
-        let changed = pass
-            .run(shader, &mut self.context)
-            .map_err(|message| RunError::Pass {
-                pass: name.clone(),
-                message,
-            })?;
+        // A lowering's changes are not transformations a bisection may skip.
+        let budget = pass
+            .lowers()
+            .then(|| std::mem::replace(&mut self.context.budget, Budget::unlimited()));
+        let changed = pass.run(shader, &mut self.context);
+        if let Some(budget) = budget {
+            self.context.budget = budget;
+        }
+        let changed = changed.map_err(|message| RunError::Pass {
+            pass: name.clone(),
+            message,
+        })?;
         let time = start.elapsed();
         let stats = self.report.passes.entry(name.clone()).or_default();
         stats.runs += 1;

@@ -21,6 +21,7 @@ pub mod lower_inverse_trig;
 pub mod lower_io;
 pub mod lower_system_values;
 pub mod lower_var_copies;
+pub mod machine;
 pub mod manager;
 pub mod memory_cse;
 pub mod move_discards;

@@ -44,6 +44,10 @@ impl Pass for OutputsToTemporaries {
         "outputs-to-temporaries"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "moves outputs read back or indexed at run time to temporaries copied out at each return"
     }

@@ -54,6 +54,10 @@ impl Pass for SplitVars {
         "split-vars"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "splits temporary structs and constant-indexed array dimensions, narrows vectors"
     }

@@ -46,6 +46,10 @@ impl Pass for VarsToSsa {
         "vars-to-ssa"
     }
 
+    fn lowers(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "promotes temporaries accessed only directly to SSA values, with phis"
     }
