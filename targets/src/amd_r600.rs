@@ -17,12 +17,13 @@ use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantE
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, InstKind, Interp, Mode, Shader, Stage};
 use shrew_engine::ops::Intrinsic;
+use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_frontend::piglit::run::{
     FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
 };
-use shrew_r600::compile::{self, compile};
+use shrew_r600::compile;
 use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
 use std::collections::BTreeMap;
@@ -130,7 +131,7 @@ impl R600Compiler {
             .indexed
             .run_after(&mut indexed, options, report.transformations)?;
         report.append(lowering);
-        let first = compile(&indexed, self.chip).map_err(|e| e.to_string());
+        let first = self.compile_lowered(&indexed, options, report);
         if !accesses_scratch(&indexed) {
             return first.map(|kernel| (indexed, kernel));
         }
@@ -139,7 +140,7 @@ impl R600Compiler {
             .selected
             .run_after(&mut selected, options, report.transformations)?;
         report.append(lowering);
-        let second = compile(&selected, self.chip).map_err(|e| e.to_string());
+        let second = self.compile_lowered(&selected, options, report);
         let cost = |k: &compile::Kernel| (k.stats.gprs, k.stats.alu_groups, k.stats.dwords);
         match (first, second) {
             (Ok(a), Ok(b)) if cost(&b) < cost(&a) => Ok((selected, b)),
@@ -147,6 +148,23 @@ impl R600Compiler {
             (Err(_), Ok(b)) => Ok((selected, b)),
             (Err(e), Err(_)) => Err(e),
         }
+    }
+}
+
+impl R600Compiler {
+    /// Compiles a lowered shader, its machine passes under what is left of `options` after
+    /// the passes `report` tells of; adds what they did to `report`.
+    fn compile_lowered(
+        &self,
+        lowered: &Shader,
+        options: &RunOptions,
+        report: &mut RunReport,
+    ) -> Result<compile::Kernel, String> {
+        let machine_options = options.after(report.transformations, |_| true);
+        let mut passes = MachinePasses::new(&machine_options);
+        let kernel = compile::compile_observed(lowered, self.chip, &mut passes);
+        report.append(passes.report);
+        kernel.map_err(|e| e.to_string())
     }
 }
 

@@ -14,6 +14,8 @@ use crate::program::{CfBody, Program};
 use crate::regalloc::{AllocError, allocate};
 use crate::units::form_units;
 use shrew_engine::ir::{Shader, Stage};
+use shrew_engine::passes::machine::MachinePasses;
+use shrew_engine::passes::manager::RunError;
 
 /// A compiled shader.
 #[derive(Clone, Debug)]
@@ -59,6 +61,9 @@ pub enum CompileError {
     Encode(#[from] EncodeError),
     #[error("internal error: {0}")]
     Emit(String),
+    /// A pass left invalid IR (with `verify_each`).
+    #[error(transparent)]
+    Pass(#[from] RunError),
 }
 
 /// Compiles a fragment or vertex shader (after the mid-end and the backend pipeline) for
@@ -66,11 +71,21 @@ pub enum CompileError {
 /// program, each with a window of GPRs above those of every function that calls it, so a
 /// call keeps its caller's registers.
 pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
+    compile_observed(shader, chip, &mut MachinePasses::quiet())
+}
+
+/// [`compile`] with the passes over the R600 IR run by `passes` (which may print, validate,
+/// time them and stop optional ones at a bisect limit).
+pub fn compile_observed(
+    shader: &Shader,
+    chip: Chip,
+    passes: &mut MachinePasses,
+) -> Result<Kernel, CompileError> {
     let (lir, mut interface) = lower(shader, chip)?;
     let main = Part::Main {
         fetch_shader: shader.stage == Stage::Vertex,
     };
-    let mut parts = vec![(shader.entry.0, compile_part(lir, chip, main, 0)?)];
+    let mut parts = vec![(shader.entry.0, compile_part(lir, chip, main, 0, passes)?)];
     for callee in shader.called_callers_first() {
         let first = parts
             .iter()
@@ -81,7 +96,10 @@ pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
         let (lir, used) = lower_subroutine(shader, callee, chip)?;
         interface.textures.extend(used.textures);
         interface.samplers.extend(used.samplers);
-        parts.push((callee.0, compile_part(lir, chip, Part::Subroutine, first)?));
+        parts.push((
+            callee.0,
+            compile_part(lir, chip, Part::Subroutine, first, passes)?,
+        ));
     }
     let program = link(&parts, chip);
     let binary = assemble(&program)?;
@@ -94,11 +112,23 @@ pub fn compile(shader: &Shader, chip: Chip) -> Result<Kernel, CompileError> {
     })
 }
 
-/// One function's part of the program, its registers from GPR `first` up.
-fn compile_part(mut lir: Lir, chip: Chip, part: Part, first: u8) -> Result<Emitted, CompileError> {
-    propagate_copies(&mut lir, chip);
-    legalize_operands(&mut lir, chip);
-    let units = form_units(&mut lir);
+/// One function's part of the program, its registers from GPR `first` up. The passes over the
+/// R600 IR run through `passes`; packing into ALU groups, allocation and emission follow on
+/// the packed program.
+fn compile_part(
+    mut lir: Lir,
+    chip: Chip,
+    part: Part,
+    first: u8,
+    passes: &mut MachinePasses,
+) -> Result<Emitted, CompileError> {
+    passes.optimize("r600-copy-prop", &mut lir, |lir| {
+        propagate_copies(lir, chip)
+    })?;
+    passes.require("r600-legalize", &mut lir, |lir| {
+        legalize_operands(lir, chip)
+    })?;
+    let units = passes.require("r600-units", &mut lir, form_units)?;
     let packed = pack(&lir, &units, chip)?;
     let alloc = allocate(&packed, &lir, &units, first)?;
     emit(&packed, &alloc, chip, part).map_err(CompileError::Emit)

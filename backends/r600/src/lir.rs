@@ -14,6 +14,7 @@
 
 use crate::isa::{AluOp, FetchOp};
 use crate::program::{ExportType, VtxFormat};
+use shrew_engine::passes::machine::MachineIr;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -427,5 +428,261 @@ impl Lir {
             }
         });
         counts
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Operand::Value(v) => write!(f, "{v}"),
+            Operand::Const(bits) => write!(f, "{bits:#x}"),
+            Operand::Kcache { bank, index, chan } => {
+                write!(f, "KC{bank}[{index}].{}", channel(chan))
+            }
+            Operand::Param { index, chan } => write!(f, "Param{index}.{}", channel(chan)),
+            Operand::Indexed(indexed) => write!(f, "{indexed}"),
+        }
+    }
+}
+
+impl fmt::Display for Indexed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "I{}", self.reg)?;
+        if let Some(index) = self.index {
+            write!(f, "[AR={index}]")?;
+        }
+        write!(f, ".{}", channel(self.chan))
+    }
+}
+
+impl fmt::Display for Src {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.neg, self.abs) {
+            (true, true) => write!(f, "-|{}|", self.operand),
+            (false, true) => write!(f, "|{}|", self.operand),
+            (true, false) => write!(f, "-{}", self.operand),
+            (false, false) => write!(f, "{}", self.operand),
+        }
+    }
+}
+
+impl fmt::Display for Lane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lane::Value(v) => write!(f, "{v}"),
+            Lane::Zero => f.write_str("0"),
+            Lane::One => f.write_str("1"),
+            Lane::Unused => f.write_str("_"),
+        }
+    }
+}
+
+/// `x`, `y`, `z` or `w`.
+fn channel(chan: u8) -> char {
+    ['x', 'y', 'z', 'w']
+        .get(chan as usize)
+        .copied()
+        .unwrap_or('?')
+}
+
+fn lanes_text(lanes: &[Lane]) -> String {
+    let lanes: Vec<String> = lanes.iter().map(Lane::to_string).collect();
+    format!("[{}]", lanes.join(" "))
+}
+
+fn srcs_text(srcs: &[Src]) -> String {
+    let srcs: Vec<String> = srcs.iter().map(Src::to_string).collect();
+    srcs.join(", ")
+}
+
+impl fmt::Display for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Inst::Alu(alu) => {
+                let dst = match (alu.dst, alu.indexed) {
+                    (Some(v), _) => v.to_string(),
+                    (None, Some(indexed)) => indexed.to_string(),
+                    (None, None) => "_".to_string(),
+                };
+                write!(f, "{dst} = {:?}", alu.op)?;
+                if alu.clamp {
+                    f.write_str(".sat")?;
+                }
+                if alu.pred {
+                    f.write_str(".pred")?;
+                }
+                write!(f, " {}", srcs_text(&alu.srcs))
+            }
+            Inst::Multi(m) => {
+                write!(f, "{:?}", m.op)?;
+                for (c, slot) in m.slots.iter().enumerate() {
+                    let dst = slot.dst.map_or("_".to_string(), |v| v.to_string());
+                    write!(
+                        f,
+                        " {}: {dst} = {};",
+                        channel(c as u8),
+                        srcs_text(&slot.srcs)
+                    )?;
+                }
+                Ok(())
+            }
+            Inst::Fetch(fetch) => {
+                let dsts: Vec<String> = fetch
+                    .dsts
+                    .iter()
+                    .map(|d| d.map_or("_".to_string(), |v| v.to_string()))
+                    .collect();
+                write!(
+                    f,
+                    "[{}] = {:?} R{} S{} {}",
+                    dsts.join(" "),
+                    fetch.op,
+                    fetch.resource,
+                    fetch.sampler,
+                    lanes_text(&fetch.srcs)
+                )?;
+                if let Some([h, v]) = &fetch.gradients {
+                    write!(f, " gradients {} {}", lanes_text(h), lanes_text(v))?;
+                }
+                Ok(())
+            }
+            Inst::Export(e) => write!(
+                f,
+                "export {:?} {} {} index {}",
+                e.kind,
+                e.base,
+                lanes_text(&e.srcs),
+                lanes_text(&e.index)
+            ),
+        }
+    }
+}
+
+impl MachineIr for Lir {
+    /// A header with the values, fixed registers and memory, then the tree, indented.
+    fn print(&self) -> String {
+        fn tree(out: &mut String, nodes: &[Node], depth: usize) {
+            let pad = "    ".repeat(depth);
+            for node in nodes {
+                match node {
+                    Node::Block(insts) => {
+                        for inst in insts {
+                            out.push_str(&format!("{pad}{inst}\n"));
+                        }
+                    }
+                    Node::If { then, otherwise } => {
+                        out.push_str(&format!("{pad}if {{\n"));
+                        tree(out, then, depth + 1);
+                        out.push_str(&format!("{pad}}} else {{\n"));
+                        tree(out, otherwise, depth + 1);
+                        out.push_str(&format!("{pad}}}\n"));
+                    }
+                    Node::Loop(body) => {
+                        out.push_str(&format!("{pad}loop {{\n"));
+                        tree(out, body, depth + 1);
+                        out.push_str(&format!("{pad}}}\n"));
+                    }
+                    Node::Break => out.push_str(&format!("{pad}break\n")),
+                    Node::Continue => out.push_str(&format!("{pad}continue\n")),
+                    Node::Call(function) => out.push_str(&format!("{pad}call {function}\n")),
+                }
+            }
+        }
+        let fixed: Vec<String> = self
+            .fixed
+            .iter()
+            .map(|(v, (gpr, chan))| format!("{v}=R{gpr}.{}", channel(*chan)))
+            .collect();
+        let mut out = format!(
+            "{} values, fixed [{}], {} scratch elements, {} indexed GPRs\n",
+            self.values,
+            fixed.join(" "),
+            self.scratch_elements,
+            self.indexed_gprs
+        );
+        tree(&mut out, &self.body, 0);
+        out
+    }
+
+    /// Every value read exists and has a definition; the block before each `if` ends with its
+    /// predicate instruction.
+    fn validate(&self) -> Result<(), String> {
+        fn ifs_follow_predicates(nodes: &[Node], errors: &mut Vec<String>) {
+            for (i, node) in nodes.iter().enumerate() {
+                match node {
+                    Node::If { then, otherwise } => {
+                        let predicated = i > 0
+                            && matches!(&nodes[i - 1], Node::Block(insts)
+                                if matches!(insts.last(), Some(Inst::Alu(alu)) if alu.pred));
+                        if !predicated {
+                            errors.push("an `if` without its predicate instruction".into());
+                        }
+                        ifs_follow_predicates(then, errors);
+                        ifs_follow_predicates(otherwise, errors);
+                    }
+                    Node::Loop(body) => ifs_follow_predicates(body, errors),
+                    _ => {}
+                }
+            }
+        }
+        let mut errors = Vec::new();
+        let mut read = Vec::new();
+        self.for_each_inst(&mut |inst| read.extend(inst.reads()));
+        let mut written = Vec::new();
+        self.for_each_inst(&mut |inst| written.extend(inst.writes()));
+        if let Some(v) = read
+            .iter()
+            .chain(&written)
+            .chain(self.fixed.keys())
+            .find(|v| v.0 >= self.values)
+        {
+            errors.push(format!("{v} is beyond the {} values", self.values));
+        } else {
+            let defined = self.def_counts();
+            read.sort();
+            read.dedup();
+            for v in read.iter().filter(|v| defined[v.0 as usize] == 0) {
+                errors.push(format!("{v} is read but never defined"));
+            }
+        }
+        ifs_follow_predicates(&self.body, &mut errors);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+
+    fn instruction_count(&self) -> usize {
+        let mut count = 0;
+        self.for_each_inst(&mut |_| count += 1);
+        count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_validator_names_undefined_values_and_unpredicated_ifs() {
+        let mut lir = Lir::default();
+        let (a, b) = (lir.new_value(), lir.new_value());
+        lir.body = vec![Node::Block(vec![Inst::Alu(Alu::new(
+            AluOp::Mov,
+            Some(b),
+            vec![Src::value(a)],
+        ))])];
+        let error = lir.validate().unwrap_err();
+        assert!(error.contains("v0 is read but never defined"), "{error}");
+        lir.fixed.insert(a, (0, 0));
+        assert_eq!(lir.validate(), Ok(()));
+        assert!(lir.print().contains("v1 = Mov v0"), "{}", lir.print());
+        lir.body.push(Node::If {
+            then: Vec::new(),
+            otherwise: Vec::new(),
+        });
+        let error = lir.validate().unwrap_err();
+        assert!(error.contains("without its predicate"), "{error}");
     }
 }
