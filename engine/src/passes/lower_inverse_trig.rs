@@ -7,7 +7,7 @@
 //!   `π/2 − atan(u)` when `x > 1`;
 //! - `atan2(y, x)` takes `u = min(|x|, |y|) / max(|x|, |y|)`, the same polynomial, `π/2 − p`
 //!   when `|y| > |x|`, `π − r` when `x < 0`, and the sign of `y` (`atan2(0, x < 0) = π`;
-//!   `atan2(0, 0) = 0`, as the interpreter computes it, though GLSL leaves it undefined);
+//!   `atan2(0, 0)`, which GLSL leaves undefined, is NaN);
 //! - `asin(a) = sign(a) · (π/2 − sqrt(1 − |a|) · (π/2 + |a| · (π/4 − 1 + |a| · (p0 + |a| ·
 //!   p1))))` and `acos(a) = π/2 − asin(a)` with its own `p0`, `p1`.
 //!
@@ -101,11 +101,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             let ax = b.alu(AluOp::Fabs, &[x]);
             let ay = b.alu(AluOp::Fabs, &[y]);
             let low = b.alu(AluOp::Fmin, &[ax, ay]);
-            // At the origin `0 / 0` would be NaN: the smallest normal divisor gives 0 there,
-            // the reference's `atan2(0, 0)`, and leaves every normal input alone.
-            let tiny = b.imm_f32(f32::MIN_POSITIVE);
-            let larger = b.alu(AluOp::Fmax, &[ax, ay]);
-            let high = b.alu(AluOp::Fmax, &[larger, tiny]);
+            let high = b.alu(AluOp::Fmax, &[ax, ay]);
             let u = b.alu(AluOp::Fdiv, &[low, high]);
             let steep = b.alu(AluOp::Flt, &[ax, ay]);
             let t = reduced_atan(b, u, steep);
