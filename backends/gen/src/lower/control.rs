@@ -1,0 +1,201 @@
+//! Control flow: the structured tree as `if`/`else`/`endif` and `do`…`while` with `break`
+//! and `cont`, the out-of-SSA copies at block edges, and the live-pixel flag that discards
+//! clear and memory and render-target writes are predicated on.
+
+use super::{LIVE_FLAG, LowerError, Lowering, halves};
+use crate::encoding::Predicate;
+use crate::isa::{CondMod, Opcode, Type};
+use crate::lir::{Base, Inst, Op, Operand, Src};
+use shrew_engine::ir::{Stage, Terminator};
+use shrew_engine::out_of_ssa::Reg;
+use shrew_engine::structure::Node;
+
+/// The any4h predicate control: a channel's quad has some flag bit set.
+const ANY4H: u8 = 6;
+
+impl Lowering<'_> {
+    pub(super) fn lower(&mut self, tree: &[Node]) -> Result<(), LowerError> {
+        if self.shader.stage == Stage::Vertex {
+            self.plan_urb_writes();
+        }
+        if self.discards {
+            // f1 starts as the dispatch's pixel mask (R1.7, and R2.7 for channels 16-31 at
+            // SIMD32): helpers are not live.
+            for half in 0..halves(self.width) {
+                let mut init = Inst::new(
+                    Opcode::Mov,
+                    1,
+                    Some(Operand::scalar(
+                        Base::Arf(crate::isa::ARF_FLAG + 1),
+                        2 * half as u32,
+                        Type::UW,
+                    )),
+                    vec![Src::Reg(Operand::scalar(
+                        Base::Fixed(1 + half),
+                        28,
+                        Type::UW,
+                    ))],
+                );
+                init.mask_all = true;
+                self.emit(init);
+            }
+        }
+        self.nodes(tree, true)?;
+        if self.halts {
+            self.emit(Inst::control(Op::HaltTarget, self.width));
+        }
+        match self.shader.stage {
+            Stage::Vertex => self.urb_writes(),
+            Stage::Compute => self.end_thread(),
+            _ => self.color_writes(),
+        }
+        Ok(())
+    }
+
+    /// Lowers a list of nodes; `tail` says nothing runs after it (the end of the shader).
+    fn nodes(&mut self, nodes: &[Node], tail: bool) -> Result<(), LowerError> {
+        for (i, node) in nodes.iter().enumerate() {
+            let node_tail = tail && i + 1 == nodes.len();
+            match node {
+                Node::Block(b) => self.block(*b)?,
+                Node::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let cond = self.read(*cond, 0, Type::D);
+                    if let Some((op, inverse)) = leave_only(then, otherwise) {
+                        self.flag_from_bool(cond, 0);
+                        let mut inst = Inst::control(Op::Hw(op), self.width);
+                        inst.predicate = Some(Predicate {
+                            control: 1,
+                            inverse,
+                        });
+                        self.emit(inst);
+                        continue;
+                    }
+                    self.flag_from_bool(cond, 0);
+                    let mut inst = Inst::control(Op::Hw(Opcode::If), self.width);
+                    inst.predicate = Some(Predicate {
+                        control: 1,
+                        inverse: false,
+                    });
+                    self.emit(inst);
+                    self.nodes(then, node_tail)?;
+                    if !otherwise.is_empty() {
+                        self.emit(Inst::control(Op::Hw(Opcode::Else), self.width));
+                        self.nodes(otherwise, node_tail)?;
+                    }
+                    self.emit(Inst::control(Op::Hw(Opcode::Endif), self.width));
+                }
+                Node::Loop(body) => {
+                    self.emit(Inst::control(Op::Do, self.width));
+                    self.nodes(body, false)?;
+                    self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
+                }
+                Node::Break => self.emit(Inst::control(Op::Hw(Opcode::Break), self.width)),
+                Node::Continue => self.emit(Inst::control(Op::Hw(Opcode::Cont), self.width)),
+                Node::Return(_) => {
+                    // Channels that return early wait at the end for the colour writes.
+                    if !node_tail {
+                        self.halts = true;
+                        self.emit(Inst::control(Op::Hw(Opcode::Halt), self.width));
+                    }
+                }
+                Node::Unreachable => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: shrew_engine::ir::BlockId) -> Result<(), LowerError> {
+        for copy in self.regs.copies_at_start(b).to_vec() {
+            self.copy(copy);
+        }
+        for &v in &self.func.block(b).insts.clone() {
+            self.inst(v)?;
+        }
+        for copy in self.regs.copies_at_end(b).to_vec() {
+            self.copy(copy);
+        }
+        if let Some(Terminator::Return { value: Some(_) }) = self.func.block(b).terminator {
+            return Err(LowerError(format!(
+                "fn {}: the entry point returns a value",
+                self.func.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn copy(&mut self, (dst, src): (Reg, Reg)) {
+        for c in 0..self.regs.reg_shape(dst).comps {
+            let (d, s) = (self.vreg(dst, c), self.vreg(src, c));
+            self.op(
+                Opcode::Mov,
+                Operand::vector(d, 0, Type::UD),
+                vec![Src::Reg(Operand::vector(s, 0, Type::UD))],
+            );
+        }
+    }
+
+    /// Clears the live bit of the channels where `cond` holds (all active ones without a
+    /// condition) and halts quads with no live pixel left.
+    pub(super) fn kill(&mut self, cond: Option<Src>) {
+        let (a, b) = match cond {
+            Some(c) => (self.in_register(c), Src::d(0)),
+            // x != x is false for every channel: R0's first dword compared with itself.
+            None => {
+                let r0 = Src::Reg(Operand::scalar(Base::Fixed(0), 0, Type::UD));
+                (r0, r0)
+            }
+        };
+        let cmp = self.op(Opcode::Cmp, Operand::null(Type::D), vec![a, b]);
+        cmp.cond = Some(if cond.is_some() {
+            CondMod::Z
+        } else {
+            CondMod::Nz
+        });
+        cmp.flag = LIVE_FLAG;
+        cmp.predicate = Some(Predicate {
+            control: 1,
+            inverse: false,
+        });
+        let mut halt = Inst::control(Op::Hw(Opcode::Halt), self.width);
+        // Inverted any4h: the quads none of whose pixels is live.
+        halt.predicate = Some(Predicate {
+            control: ANY4H,
+            inverse: true,
+        });
+        halt.flag = LIVE_FLAG;
+        self.emit(halt);
+        self.halts = true;
+    }
+
+    /// Emits a message that only live pixels may send (memory writes, render-target writes):
+    /// predicated on f1.0 when the shader keeps live pixels there.
+    pub(super) fn emit_for_live_pixels(&mut self, mut send: Inst) {
+        if self.discards {
+            send.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            send.flag = LIVE_FLAG;
+        }
+        self.emit(send);
+    }
+}
+
+/// The opcode of an `If` whose arms only leave the loop (one empty, the other a lone `Break`
+/// or `Continue`), and whether its predicate is inverted.
+fn leave_only(then: &[Node], otherwise: &[Node]) -> Option<(Opcode, bool)> {
+    let exit = |nodes: &[Node]| match nodes {
+        [Node::Break] => Some(Opcode::Break),
+        [Node::Continue] => Some(Opcode::Cont),
+        _ => None,
+    };
+    match (exit(then), exit(otherwise)) {
+        (Some(op), None) if otherwise.is_empty() => Some((op, false)),
+        (None, Some(op)) if then.is_empty() => Some((op, true)),
+        _ => None,
+    }
+}

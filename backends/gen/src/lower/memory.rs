@@ -1,0 +1,356 @@
+//! Memory through the data port: the binding table's surfaces, untyped surface reads (pulled
+//! uniforms, UBOs, the constant data, SSBOs, shared memory), writes and atomics, and the
+//! thread's scratch memory through DWord scattered messages.
+
+use super::{FIRST_SURFACE, LowerError, Lowering, SLM_SURFACE, Surface, halves};
+use crate::isa::{Gen, Opcode, Type};
+use crate::lir::{Inst, Message, Operand, Src, VReg};
+use crate::simd_width::part;
+use shrew_engine::ir::{IntrinsicInst, Value};
+use shrew_engine::ops::{AtomicOp, IndexKind};
+
+impl Lowering<'_> {
+    /// The binding table index of a surface, bound on first use.
+    pub(super) fn surface(&mut self, surface: Surface) -> u32 {
+        if surface == Surface::Shared {
+            return SLM_SURFACE;
+        }
+        let surfaces = &mut self.payload.surfaces;
+        let index = match surfaces.iter().position(|&s| s == surface) {
+            Some(i) => i,
+            None => {
+                surfaces.push(surface);
+                surfaces.len() - 1
+            }
+        };
+        FIRST_SURFACE + index as u32
+    }
+
+    /// The binding of an SSBO access, which must be a constant.
+    pub(super) fn ssbo_binding(&self, v: Value, binding: Value) -> Result<u32, LowerError> {
+        self.func
+            .constant_u32(binding)
+            .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
+    }
+
+    /// The components of a store's `data`, which must be a whole 32-bit value.
+    pub(super) fn whole_store(
+        &mut self,
+        v: Value,
+        data: Value,
+        ii: &IntrinsicInst,
+    ) -> Result<Vec<Src>, LowerError> {
+        let ty = self.func.value_type(data).expect("stores store a value");
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        if ty.bits != 32 || mask != (1 << ty.comps) - 1 {
+            return Err(self.error(v, "only whole stores of 32-bit values are supported"));
+        }
+        Ok((0..ty.comps)
+            .map(|c| self.read(data, c, Type::UD))
+            .collect())
+    }
+
+    /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each channel at
+    /// its own offset: an untyped surface write (HSW+ data cache 1, message 9; IVB data cache,
+    /// message 13); or, with `atomic`, the untyped atomic operation (data cache 1 message 2,
+    /// data cache message 6) whose old value goes to the atomic's value. In fragment shaders
+    /// only live pixels write (f1.0).
+    pub(super) fn untyped_write(
+        &mut self,
+        surface: Surface,
+        (offset, base): (Value, u32),
+        data: Vec<Src>,
+        atomic: Option<(Value, u32)>,
+    ) {
+        let bti = self.surface(surface);
+        let mut offset = self.read(offset, 0, Type::UD);
+        if base != 0 {
+            let address = self.temp_operand(Type::UD);
+            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+            offset = Src::Reg(address);
+        }
+        let width = self.width.min(16);
+        let per_comp = width as u32 / 8;
+        let simd8 = width == 8;
+        let (sfid, message_type, control) = match (atomic, self.hw >= Gen::Gen75) {
+            // The operation, SIMD8 mode (bit 4), return data (bit 5).
+            (Some((_, aop)), hw75) => {
+                let control = aop | (simd8 as u32) << 4 | 1 << 5;
+                if hw75 {
+                    (12, 2, control)
+                } else {
+                    (10, 6, control)
+                }
+            }
+            // SIMD mode (SIMD16 1, SIMD8 2) in bits 5:4, the disabled channels in 3:0.
+            (None, hw75) => {
+                let control = (if simd8 { 2 } else { 1 }) << 4 | (0xF & !((1 << data.len()) - 1));
+                if hw75 {
+                    (12, 9, control)
+                } else {
+                    (10, 13, control)
+                }
+            }
+        };
+        let message = Message {
+            sfid,
+            mlen: ((1 + data.len() as u32) * per_comp) as u8,
+            rlen: if atomic.is_some() { per_comp as u8 } else { 0 },
+            control: message_type << 14 | control << 8 | bti,
+            eot: false,
+        };
+        for half in 0..halves(self.width) {
+            let payload = self.program.new_vreg(message.mlen as u32);
+            for (k, &src) in [offset].iter().chain(&data).enumerate() {
+                let dst = Operand::vector(payload, k as u32 * per_comp * 32, Type::UD);
+                self.on_half(half, Opcode::Mov, dst, vec![src]);
+            }
+            let response = match atomic {
+                Some(_) => Operand::vector(self.program.new_vreg(per_comp), 0, Type::UD),
+                None => Operand::null(Type::UD),
+            };
+            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            let descriptor = Src::ud(message.descriptor(false));
+            // The payload is this half's alone: the send reads it from its start.
+            let send = Inst {
+                group: 16 * half,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    width,
+                    Some(response),
+                    vec![payload, descriptor],
+                )
+            };
+            self.emit_for_live_pixels(send);
+            if let Some((v, _)) = atomic {
+                let dst = part(self.comp(v, 0, Type::UD), 16 * half);
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
+                });
+            }
+        }
+    }
+
+    /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each
+    /// channel at its own offset: an untyped surface read of as many dwords as `v` has
+    /// components (HSW+ data cache 1, message 1; IVB data cache, message 5).
+    pub(super) fn pull(
+        &mut self,
+        v: Value,
+        surface: Surface,
+        base: u32,
+        offset: Value,
+    ) -> Result<(), LowerError> {
+        let def = self.func.inst(v).def.expect("loads define a value");
+        if def.bits != 32 || def.comps > 4 {
+            return Err(self.error(v, "only loads of 1 to 4 32-bit components are supported"));
+        }
+        let bti = self.surface(surface);
+        let address = self.temp_operand(Type::UD);
+        let offset = self.read(offset, 0, Type::UD);
+        if base == 0 {
+            self.op(Opcode::Mov, address, vec![offset]);
+        } else {
+            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+        }
+        let (sfid, message_type) = if self.hw >= Gen::Gen75 {
+            (12, 1)
+        } else {
+            (10, 5)
+        };
+        // One message per 16 channels: SIMD mode 13:12 (SIMD16 1, SIMD8 2), disabled channels
+        // 11:8, binding table index.
+        let width = self.width.min(16);
+        let per_comp = width / 8;
+        let simd_mode = if width == 16 { 1 } else { 2 };
+        let disabled = 0xF & !((1u32 << def.comps) - 1);
+        let message = Message {
+            sfid,
+            mlen: per_comp,
+            rlen: def.comps * per_comp,
+            control: message_type << 14 | simd_mode << 12 | disabled << 8 | bti,
+            eot: false,
+        };
+        for half in 0..halves(self.width) {
+            let data = self.program.new_vreg(message.rlen as u32);
+            let response = Operand::vector(data, 0, Type::UD);
+            let descriptor = Src::ud(message.descriptor(false));
+            let send = self.on_half(
+                half,
+                Opcode::Send,
+                response,
+                vec![Src::Reg(address), descriptor],
+            );
+            send.send = Some(message);
+            for c in 0..def.comps {
+                let dst = part(self.comp(v, c, Type::UD), 16 * half);
+                let at = c as u32 * per_comp as u32 * 32;
+                // The response is this half's alone: read from its start.
+                let response = Operand::vector(data, at, Type::UD);
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The data port's code of an atomic intrinsic's operation.
+    pub(super) fn atomic_operation(&self, v: Value, ii: &IntrinsicInst) -> Result<u32, LowerError> {
+        let op = ii.index(IndexKind::AtomicOp).and_then(AtomicOp::from_index);
+        op.and_then(atomic_opcode)
+            .ok_or_else(|| self.error(v, "this atomic operation is not supported yet"))
+    }
+
+    /// Each channel's index times 4, for every channel of the dispatch (WE_all): the vector
+    /// immediate 0-7 as words, 8 added for each further 8 channels, shifted into dwords.
+    pub(super) fn lane_offsets(&mut self) -> VReg {
+        let width = self.width;
+        let words = self.program.new_vreg((width as u32 * 2).div_ceil(32));
+        let all = |mut inst: Inst| {
+            inst.mask_all = true;
+            inst
+        };
+        self.emit(all(Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Operand::vector(words, 0, Type::UW)),
+            vec![Src::Imm(Type::UV, 0x7654_3210)],
+        )));
+        let mut done = 8;
+        while done < width {
+            self.emit(all(Inst::new(
+                Opcode::Add,
+                done,
+                Some(Operand::vector(words, 2 * done as u32, Type::UW)),
+                vec![
+                    Src::Reg(Operand::vector(words, 0, Type::UW)),
+                    Src::Imm(Type::UW, done as u64),
+                ],
+            )));
+            done *= 2;
+        }
+        let offsets = self.temp(1);
+        self.emit(all(Inst::new(
+            Opcode::Shl,
+            width,
+            Some(Operand::vector(offsets, 0, Type::UD)),
+            vec![Src::Reg(Operand::vector(words, 0, Type::UW)), Src::ud(2)],
+        )));
+        offsets
+    }
+
+    /// Each channel's byte address in scratch of the dword at byte `base` + `offset` of its
+    /// temporaries ([`Lowering::lane_offsets`]' layout).
+    pub(super) fn scratch_address(&mut self, offset: Value, base: u32) -> Operand {
+        let lanes = self
+            .lane_offsets
+            .expect("planned for shaders that use scratch");
+        let lanes = Src::Reg(Operand::vector(lanes, 0, Type::UD));
+        let width = self.width as u32;
+        let address = self.temp_operand(Type::UD);
+        match self.func.constant_u32(offset) {
+            Some(offset) => {
+                let first = (base + offset) * width;
+                self.alu2(Opcode::Add, address, lanes, Src::ud(first), true);
+            }
+            None => {
+                let offset = self.read(offset, 0, Type::UD);
+                let scaled = self.temp_operand(Type::UD);
+                let shift = width.trailing_zeros();
+                self.alu2(Opcode::Shl, scaled, offset, Src::ud(shift), false);
+                let sum = self.temp_operand(Type::UD);
+                self.alu2(Opcode::Add, sum, Src::Reg(scaled), lanes, true);
+                self.alu2(
+                    Opcode::Add,
+                    address,
+                    Src::Reg(sum),
+                    Src::ud(base * width),
+                    true,
+                );
+            }
+        }
+        address
+    }
+
+    /// A DWord scattered read into `dst` (or, with `data`, write) of each channel's dword at
+    /// its scratch `address`: data cache messages 3 and 11 on the stateless surface (Gen8+'s
+    /// non-coherent 253, Gen7's 255), the header a copy of R0 (which holds the thread's
+    /// scratch base); one message per 16 channels.
+    pub(super) fn scratch_message(&mut self, address: Operand, dst: Operand, data: Option<Src>) {
+        let width = self.width.min(16);
+        let per_value = width as u32 / 8;
+        let (message_type, rlen) = match data {
+            Some(_) => (11, 0),
+            None => (3, per_value),
+        };
+        let surface = if self.hw.is_gen8_plus() { 253 } else { 255 };
+        // Block size (bits 9:8): SIMD8 2, SIMD16 3.
+        let block = if width == 16 { 3 } else { 2 };
+        let message = Message {
+            sfid: 10,
+            mlen: (1 + per_value * (1 + data.is_some() as u32)) as u8,
+            rlen: rlen as u8,
+            control: message_type << 14 | block << 8 | surface,
+            eot: false,
+        };
+        for half in 0..halves(self.width) {
+            let payload = self.program.new_vreg(message.mlen as u32);
+            self.copy_header(payload);
+            let at_address = Operand::vector(payload, 32, Type::UD);
+            self.on_half(half, Opcode::Mov, at_address, vec![Src::Reg(address)]);
+            if let Some(value) = data {
+                let at_data = Operand::vector(payload, 32 * (1 + per_value), Type::UD);
+                self.on_half(half, Opcode::Mov, at_data, vec![value]);
+            }
+            let response = match data {
+                Some(_) => Operand::null(Type::UD),
+                None => Operand::vector(self.program.new_vreg(per_value), 0, Type::UD),
+            };
+            // The payload and response are this half's alone: read from their start.
+            self.emit(Inst {
+                group: 16 * half,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    width,
+                    Some(response),
+                    vec![
+                        Src::Reg(Operand::vector(payload, 0, Type::UD)),
+                        Src::ud(message.descriptor(true)),
+                    ],
+                )
+            });
+            if data.is_none() {
+                self.emit(Inst {
+                    group: 16 * half,
+                    ..Inst::new(
+                        Opcode::Mov,
+                        width,
+                        Some(part(dst, 16 * half)),
+                        vec![Src::Reg(response)],
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// The data port's code of an atomic operation (Mesa's BRW_AOP_*), for those the backend emits.
+fn atomic_opcode(op: AtomicOp) -> Option<u32> {
+    Some(match op {
+        AtomicOp::Iand => 1,
+        AtomicOp::Ior => 2,
+        AtomicOp::Ixor => 3,
+        AtomicOp::Xchg => 4,
+        AtomicOp::Iadd => 7,
+        AtomicOp::Imax => 10,
+        AtomicOp::Imin => 11,
+        AtomicOp::Umax => 12,
+        AtomicOp::Umin => 13,
+        _ => return None,
+    })
+}

@@ -1,0 +1,407 @@
+//! Lowering of a fragment or compute shader (at a dispatch width of 8, 16 or 32) or a vertex
+//! shader (at 8, Gen8 and later) from the shrew IR to the Gen IR ([`crate::lir`]).
+//!
+//! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
+//! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
+//! gives each of its registers a virtual GRF run (one GRF per 32-bit component at SIMD8, two at
+//! SIMD16, four at SIMD32), and walks the structured tree ([`shrew_engine::structure`]) emitting:
+//! - ALU operations component by component, each one SIMD instruction over all channels.
+//!   Booleans are 32-bit: all ones for true, zero for false, as `cmp` writes them.
+//!   Constants become immediates where the hardware takes one (the last source of a 2-source
+//!   instruction) and are moved to a register elsewhere.
+//! - Uniforms at constant offsets read the push constants in the payload directly, as scalars
+//!   (at most 64 GRFs of them, the default block first).
+//! - The constant data (`load_constant`), uniforms at run-time offsets and uniforms past the
+//!   pushed ones are pulled with untyped surface reads: each channel loads the dwords at its
+//!   own byte address from a surface of the binding table ([`Payload::surfaces`]).
+//! - SSBO loads, stores and atomics (as `lower-io` leaves them) are untyped surface reads,
+//!   writes and atomic operations, each channel at its own byte address; in fragment shaders
+//!   only live pixels write (predicated on f1.0, loaded from the pixel mask as for `discard`).
+//! - Temporaries kept in memory (`load_scratch`, `store_scratch`: arrays indexed at run time,
+//!   too large for select ladders) live in the thread's scratch memory, each channel's copy
+//!   interleaved dword by dword with the others' (dword `d` of channel `c` at `4 · (d · width +
+//!   c)`), and are read and written with DWord scattered messages; spills go after them.
+//! - Texture instructions become sampler messages ([`crate::sampler`]): the parameters in the
+//!   message's order, coordinates and reference divided by a projector, one message per 16
+//!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
+//!   table entry ([`Surface::Texture`]), the sampler the texture's binding.
+//! - Vertex shaders read their attributes from the payload (a GRF per component) and write
+//!   their outputs straight into the payloads of SIMD8 URB writes, which send the vertex's
+//!   URB entry at the end ([`Payload::vue`]: the header with the point size, the position, the
+//!   other outputs by slot; the header only when the point size is written).
+//! - Compute shaders read each channel's local invocation ID from the payload (per-thread push
+//!   constants), the workgroup's ID from R0.1, R0.6 and R0.7, and the number of workgroups from
+//!   a pushed GRF; shared memory is the SLM surface ([`SLM_SURFACE`]) of untyped messages; a
+//!   barrier is a data-cache fence (when it orders memory), the gateway's barrier message and a
+//!   `wait` on n0 (when it synchronizes the workgroup); the thread ends with the thread
+//!   spawner's EOT message.
+//! - Inputs of fragment shaders are interpolated with `pln` from the barycentrics and the attribute's plane in the
+//!   payload; flat inputs read the plane's constant term.
+//! - Control flow as `if`/`else`/`endif` and `do`…`while` with `break` and `cont`; an `if`
+//!   whose arms only leave the loop becomes a predicated `break` or `cont`.
+//! - `discard` clears the channel's bit in the live-pixel flag f1.0 (loaded from the dispatch's
+//!   pixel mask) and halts quads with no live pixel left; a `return` inside control flow halts
+//!   the channel. Halted channels join again at the end, where one render-target write per
+//!   colour output sends the colours (the last with EOT), predicated on f1.0 when the shader
+//!   discards.
+//!
+//! Why: this is the first step of the backend's straight line (lowering, optimization, register
+//! allocation, emission); the Gen IR keeps the hardware's instruction form so later steps see
+//! exactly what will run.
+//!
+//! Invariants: every virtual register is written before it is read on every path the source
+//! program takes; a flag is written in the same straight-line code as the instructions that
+//! read it, before them. Unsupported input (64-bit or 16-bit values, images, partial SSBO
+//! stores, compare-exchange and float atomics, texel offsets, gathers, multisampled or buffer
+//! textures, textures at run-time indices or with separate samplers, a dynamically indexed input
+//! or output, a UBO or SSBO at a run-time binding) is a
+//! [`LowerError`] naming the instruction, never wrong code.
+//!
+//! Options: the generation and the dispatch width. The generation only picks the data port of
+//! untyped surface reads (IVB's data cache, HSW+'s data cache 1). ALU instructions run at the
+//! dispatch width; [`crate::simd_width`] splits those the generation cannot run that wide.
+
+mod alu;
+mod control;
+mod intrinsic;
+mod memory;
+mod operands;
+mod output;
+mod payload;
+mod texture;
+mod thread;
+
+use crate::isa::{Gen, Opcode, Type};
+use crate::lir::{Program, VReg};
+use crate::sampler::TextureSurface;
+use payload::{plan_payload, storage_bytes};
+use shrew_engine::interp::memory::{constant_data, layout_variables};
+use shrew_engine::ir::{Function, InstKind, Mode, Shader, Stage, Value};
+use shrew_engine::ops::Intrinsic;
+use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
+use shrew_engine::structure::structurize;
+use std::collections::BTreeMap;
+
+/// Why a shader cannot be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LowerError(pub String);
+
+/// Where the dispatcher puts what the thread reads: the fragment or vertex thread payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Payload {
+    pub dispatch_width: u8,
+    /// Vertex threads: what each slot of the vertex's URB entry (its VUE) holds, in order.
+    /// Empty for fragment threads.
+    pub vue: Vec<VueSlot>,
+    /// First GRF of the perspective pixel barycentrics (b1 then b2, each a GRF per 8 channels).
+    pub perspective_bary: Option<u8>,
+    /// First GRF of the linear (noperspective) pixel barycentrics.
+    pub linear_bary: Option<u8>,
+    /// First GRF of the interpolated window depth.
+    pub source_depth: Option<u8>,
+    /// First GRF of the interpolated 1/w.
+    pub source_w: Option<u8>,
+    /// The push constants: byte ranges of the uniform block and of UBOs, each from a GRF.
+    pub push: Vec<PushRange>,
+    /// First GRF of the attribute setup: for fragment threads two GRFs per input slot in
+    /// [`Payload::inputs`], each component's plane as four floats (b1 coefficient, b2
+    /// coefficient, unused, constant); for vertex threads four GRFs per input slot, a
+    /// component's value per channel in each ([`Payload::attribute`]).
+    pub setup_start: u8,
+    /// The input slots, in setup order.
+    pub inputs: Vec<u32>,
+    /// GRFs the payload occupies.
+    pub regs: u8,
+    /// The buffers the kernel reads through data-port messages and the textures it samples:
+    /// entry `i` at binding table index [`FIRST_SURFACE`] + `i` (the render targets come
+    /// first).
+    pub surfaces: Vec<Surface>,
+    /// The shader's constant data ([`shrew_engine::interp::memory::constant_data`]), uploaded
+    /// with the kernel as [`Surface::ConstantData`].
+    pub constant_data: Vec<u8>,
+    /// Compute threads: the GRF whose dwords 0-2 hold the number of workgroups (a push
+    /// constant).
+    pub num_workgroups: Option<u8>,
+    /// Compute threads: the first of the GRFs holding each channel's local invocation ID, x,
+    /// y and z one after the other, each a GRF per 8 channels (a per-thread push constant).
+    pub local_ids: Option<u8>,
+    /// Compute threads: the workgroup's size.
+    pub workgroup_size: [u32; 3],
+    /// Compute threads: bytes of shared local memory the workgroup needs.
+    pub shared_bytes: u32,
+}
+
+/// What a slot of a vertex's URB entry holds, as the later stages read it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum VueSlot {
+    /// The VUE header: dword 3 the point size, the rest zero.
+    Header,
+    /// `gl_Position`.
+    Position,
+    /// The output at this slot of the shader's outputs (as `lower-io` placed them).
+    Output(u32),
+}
+
+/// A buffer or texture bound in the binding table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// The shader's constant data.
+    ConstantData,
+    /// The default uniform block.
+    UniformBlock,
+    /// The UBO at a binding.
+    Ubo(u32),
+    /// The SSBO at a binding.
+    Ssbo(u32),
+    /// A texture the sampler reads.
+    Texture(TextureSurface),
+    /// The workgroup's shared local memory, at binding table index [`SLM_SURFACE`].
+    Shared,
+}
+
+/// The binding table index that addresses shared local memory (Gen7-9).
+pub const SLM_SURFACE: u32 = 254;
+
+/// The message gateway's barrier message (SFID 3, descriptor bits 2:0).
+pub const GATEWAY_BARRIER: u32 = 4;
+
+/// The data cache's memory fence message type (SFID 10).
+pub const MEMORY_FENCE: u32 = 7;
+
+/// The thread spawner's shared function, which ends compute threads.
+pub const THREAD_SPAWNER: u8 = 7;
+
+/// Binding table index of the first surface after the render targets.
+pub const FIRST_SURFACE: u32 = 8;
+
+/// Bytes `0..bytes` of a buffer, pushed into the payload from GRF `grf`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushRange {
+    /// The UBO's binding; `None` for the default uniform block.
+    pub binding: Option<u32>,
+    pub grf: u8,
+    pub bytes: u32,
+}
+
+/// Where each output slot's components are written: the register and the byte offset of
+/// component 0 (a render target's colour, or a slot of a URB write's payload).
+type Outputs = BTreeMap<u32, (VReg, u32)>;
+
+/// The URB's SIMD8 write message (opcode, descriptor bits 3:0).
+pub const URB_SIMD8_WRITE: u32 = 7;
+
+/// The flag subregister holding live (covered, not discarded) pixels: f1.0.
+pub const LIVE_FLAG: u8 = 2;
+
+/// Lowers the entry function of a fragment shader for `hw` at dispatch width `width` (8, 16 or
+/// 32).
+pub fn lower_fragment(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Fragment {
+        return Err(LowerError(format!(
+            "a {} shader is not a fragment shader",
+            shader.stage.name()
+        )));
+    }
+    if ![8, 16, 32].contains(&width) {
+        return Err(LowerError(format!("SIMD{width} is not supported")));
+    }
+    lower_entry(shader, hw, width)
+}
+
+/// Lowers the entry function of a vertex shader for `hw` at SIMD8: each channel one vertex,
+/// its attributes in the payload and its outputs written to its URB entry.
+pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Vertex {
+        return Err(LowerError(format!(
+            "a {} shader is not a vertex shader",
+            shader.stage.name()
+        )));
+    }
+    if hw < Gen::Gen8 {
+        return Err(LowerError(
+            "vertex shaders need Gen8's SIMD8 vertex dispatch (Gen7 runs them as SIMD4x2)".into(),
+        ));
+    }
+    lower_entry(shader, hw, 8)
+}
+
+/// Lowers the entry function of a compute shader for `hw` at dispatch width `width` (8, 16 or
+/// 32): each channel one invocation of a workgroup, its local ID in the payload.
+pub fn lower_compute(
+    shader: &Shader,
+    hw: Gen,
+    width: u8,
+) -> Result<(Program, Payload), LowerError> {
+    if shader.stage != Stage::Compute {
+        return Err(LowerError(format!(
+            "a {} shader is not a compute shader",
+            shader.stage.name()
+        )));
+    }
+    if ![8, 16, 32].contains(&width) {
+        return Err(LowerError(format!("SIMD{width} is not supported")));
+    }
+    let invocations: u64 = shader.workgroup_size.iter().map(|&n| n as u64).product();
+    let threads = invocations.div_ceil(width as u64);
+    if threads > MAX_WORKGROUP_THREADS {
+        return Err(LowerError(format!(
+            "a workgroup of {invocations} invocations needs {threads} SIMD{width} threads; at most {MAX_WORKGROUP_THREADS} share a barrier"
+        )));
+    }
+    lower_entry(shader, hw, width)
+}
+
+/// Most threads of one workgroup (the barrier's thread count on Gen7-9).
+pub const MAX_WORKGROUP_THREADS: u64 = 64;
+
+fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload), LowerError> {
+    let func = &shader.functions[shader.entry.0 as usize];
+    let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
+    let destruction = destruct(func);
+    let mut payload = plan_payload(shader, func, width)?;
+    payload.constant_data = layout_variables(shader)
+        .and_then(|layouts| constant_data(shader, &layouts))
+        .map_err(|e| LowerError(e.to_string()))?;
+    let mut lowering = Lowering {
+        shader,
+        func,
+        hw,
+        width,
+        regs: destruction,
+        vregs: BTreeMap::new(),
+        staged: None,
+        program: Program {
+            dispatch_width: width,
+            insts: Vec::new(),
+            vreg_sizes: Vec::new(),
+            payload_regs: payload.regs as u32,
+            scratch_bytes: 0,
+        },
+        payload,
+        outputs: BTreeMap::new(),
+        urb_messages: Vec::new(),
+        discards: uses_intrinsic(func, is_kill)
+            || (shader.stage == Stage::Fragment && uses_intrinsic(func, writes_memory)),
+        halts: false,
+        lane_offsets: None,
+    };
+    if uses_intrinsic(func, |op| {
+        matches!(op, Intrinsic::LoadScratch | Intrinsic::StoreScratch)
+    }) {
+        // Each channel's copy of the temporaries, dword by dword: dword `d` of channel `c` at
+        // byte `4 · (d · width + c)`, so a message's channels address one run of GRF size.
+        let private = storage_bytes(shader, &[Mode::FunctionTemp, Mode::ShaderTemp])?;
+        lowering.program.scratch_bytes = (private * width as u32).next_multiple_of(32);
+        lowering.lane_offsets = Some(lowering.lane_offsets());
+    }
+    lowering.lower(&tree)?;
+    Ok((lowering.program, lowering.payload))
+}
+
+/// The 16-channel halves of a dispatch (one below SIMD16): messages and the per-half parts of
+/// the payload go half by half.
+fn halves(width: u8) -> u8 {
+    width.div_ceil(16)
+}
+
+fn is_kill(op: Intrinsic) -> bool {
+    matches!(
+        op,
+        Intrinsic::Discard
+            | Intrinsic::DiscardIf
+            | Intrinsic::Terminate
+            | Intrinsic::TerminateIf
+            | Intrinsic::Demote
+            | Intrinsic::DemoteIf
+    )
+}
+
+/// Whether the intrinsic writes memory: in fragment shaders, only live pixels may.
+fn writes_memory(op: Intrinsic) -> bool {
+    matches!(op, Intrinsic::StoreSsbo | Intrinsic::SsboAtomic)
+}
+
+fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
+    func.insts.iter().flatten().any(|inst| match &inst.kind {
+        InstKind::Intrinsic(ii) => pred(ii.op),
+        _ => false,
+    })
+}
+
+struct Lowering<'s> {
+    shader: &'s Shader,
+    func: &'s Function,
+    hw: Gen,
+    width: u8,
+    regs: Destruction,
+    vregs: BTreeMap<(Reg, u8), VReg>,
+    /// A value computed into fresh registers instead of its own (see [`Lowering::alu`]).
+    staged: Option<(Value, Vec<VReg>)>,
+    program: Program,
+    payload: Payload,
+    outputs: Outputs,
+    /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the
+    /// header, then four GRFs per slot), which the outputs are written into.
+    urb_messages: Vec<(u32, VReg)>,
+    /// Whether the fragment shader discards or writes memory: it keeps live pixels in f1.0.
+    discards: bool,
+    /// Whether some channel may halt: the end needs a halt target.
+    halts: bool,
+    /// Each channel's byte offset in a dword of scratch (4 times its index), when the shader
+    /// keeps temporaries there.
+    lane_offsets: Option<VReg>,
+}
+
+impl Lowering<'_> {
+    fn error(&self, v: Value, what: &str) -> LowerError {
+        LowerError(format!(
+            "fn {}: {v} (`{}`): {what}",
+            self.func.name,
+            self.func.inst(v).kind.name()
+        ))
+    }
+
+    fn inst(&mut self, v: Value) -> Result<(), LowerError> {
+        let inst = self.func.inst(v);
+        if let Some(def) = inst.def
+            && def.bits != 32
+            && def.bits != 1
+            && !matches!(inst.kind, InstKind::Deref(_))
+        {
+            let what = format!("{}-bit values are not supported yet", def.bits);
+            return Err(self.error(v, &what));
+        }
+        match &inst.kind {
+            InstKind::Const(values) => {
+                // Registers for constants that copies or other non-immediate reads need; dead
+                // ones go in dead-code elimination.
+                for c in 0..values.len() as u8 {
+                    let src = self.read(v, c, Type::UD);
+                    let dst = self.comp(v, c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![src]);
+                }
+                Ok(())
+            }
+            InstKind::Undef | InstKind::Phi(_) | InstKind::Deref(_) => Ok(()),
+            InstKind::Alu(alu) => {
+                let alu = alu.clone();
+                let def = inst.def.expect("ALU instructions define a value");
+                self.alu(v, &alu, def.comps)
+            }
+            InstKind::Intrinsic(ii) => {
+                let ii = ii.clone();
+                self.intrinsic(v, &ii)
+            }
+            InstKind::Tex(t) => {
+                let t = t.clone();
+                self.texture(v, &t)
+            }
+            InstKind::Call { .. } => Err(self.error(v, "calls must be inlined first")),
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The shader's outputs: stores into the payloads of a vertex's URB writes or into a
+//! fragment's colours, and the URB or render-target writes that send them at the end of the
+//! thread.
+
+use super::thread::simd8_send;
+use super::{LowerError, Lowering, URB_SIMD8_WRITE, VueSlot, halves};
+use crate::isa::{Opcode, Type};
+use crate::lir::{Inst, Message, Operand, Src, VReg};
+use shrew_engine::interp::memory::layout_variables;
+use shrew_engine::ir::{
+    Builtin, Deref, Function, InstKind, IntrinsicInst, Mode, Shader, Stage, Value,
+};
+use shrew_engine::ops::{IndexKind, Intrinsic};
+
+impl Lowering<'_> {
+    /// Writes the components of `data` the store's write mask has, from component `first` of
+    /// output `slot` on (a render target's colour, or a slot of the vertex's URB entry).
+    pub(super) fn store_output(
+        &mut self,
+        v: Value,
+        slot: u32,
+        first: u8,
+        data: Value,
+        ii: &IntrinsicInst,
+    ) -> Result<(), LowerError> {
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        if self.func.value_type(data).is_some_and(|t| t.bits != 32) {
+            return Err(self.error(v, "only 32-bit outputs are supported"));
+        }
+        let out = match self.outputs.get(&slot) {
+            Some(&out) => out,
+            None if self.shader.stage == Stage::Vertex => {
+                return Err(self.error(v, "the output has no slot in the URB entry"));
+            }
+            None => {
+                let out = (self.temp(4), 0);
+                self.outputs.insert(slot, out);
+                out
+            }
+        };
+        let n = self.func.value_type(data).map_or(0, |t| t.comps);
+        for c in 0..n {
+            if mask & (1 << c) == 0 || first + c >= 4 {
+                continue;
+            }
+            let src = self.read(data, c, Type::UD);
+            self.write_colour(out, (first + c) as u32, src);
+        }
+        Ok(())
+    }
+
+    /// Plans the URB writes of a vertex shader's outputs ([`Payload::vue`]), two slots to a
+    /// message, from slot 1 unless the shader writes the point size (slot 0, the header's
+    /// fourth dword): each output slot is written straight into its message's payload.
+    ///
+    /// [`Payload::vue`]: super::Payload::vue
+    pub(super) fn plan_urb_writes(&mut self) {
+        let position = builtin_slot(self.shader, Builtin::Position);
+        let point_size = builtin_slot(self.shader, Builtin::PointSize)
+            .filter(|_| stores_builtin(self.shader, self.func, Builtin::PointSize));
+        let vue = self.payload.vue.clone();
+        let first = if point_size.is_some() { 0 } else { 1 };
+        for (m, slots) in vue[first..].chunks(2).enumerate() {
+            let first_slot = (first + 2 * m) as u32;
+            let payload = self.program.new_vreg(1 + 4 * slots.len() as u32);
+            for (k, slot) in slots.iter().enumerate() {
+                let at = (1 + 4 * k as u32) * 32;
+                let output = match *slot {
+                    VueSlot::Header => point_size.map(|s| (s, at + 3 * 32)),
+                    VueSlot::Position => position.map(|s| (s, at)),
+                    VueSlot::Output(s) => Some((s, at)),
+                };
+                if let Some((s, at)) = output {
+                    self.outputs.insert(s, (payload, at));
+                }
+            }
+            self.urb_messages.push((first_slot, payload));
+        }
+    }
+
+    /// The URB writes [`Lowering::plan_urb_writes`] planned, the last with EOT: each payload's
+    /// header holds the URB handles; the header's other dwords and the slots the shader never
+    /// writes are zero.
+    pub(super) fn urb_writes(&mut self) {
+        let written: Vec<(VReg, u32)> = self.outputs.values().copied().collect();
+        let messages = self.urb_messages.clone();
+        for (m, &(first_slot, payload)) in messages.iter().enumerate() {
+            let slots = (self.program.vreg_sizes[payload.0 as usize] - 1) / 4;
+            let mut header = Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Operand::vector(payload, 0, Type::UD)),
+                vec![Src::Reg(Operand::payload(1, 0, Type::UD))],
+            );
+            header.mask_all = true;
+            self.emit(header);
+            for k in 0..slots {
+                let at = (1 + 4 * k) * 32;
+                let zeros = match self.payload.vue[(first_slot + k) as usize] {
+                    VueSlot::Header => 0..3,
+                    _ if written.contains(&(payload, at)) => 0..0,
+                    _ => 0..4,
+                };
+                for c in zeros {
+                    let dst = Operand::vector(payload, at + 32 * c, Type::UD);
+                    self.op(Opcode::Mov, dst, vec![Src::ud(0)]);
+                }
+            }
+            let message = Message {
+                sfid: 6,
+                mlen: (1 + 4 * slots) as u8,
+                rlen: 0,
+                // SIMD8 write (7) at the first slot's offset in 128-bit units.
+                control: URB_SIMD8_WRITE | first_slot << 4,
+                eot: m + 1 == messages.len(),
+            };
+            self.emit(simd8_send(payload, message));
+        }
+    }
+
+    /// The render-target writes: one per colour output, the last with EOT.
+    pub(super) fn color_writes(&mut self) {
+        let outputs: Vec<(u32, VReg)> = self.outputs.iter().map(|(&s, &(r, _))| (s, r)).collect();
+        if outputs.is_empty() {
+            // A thread must end: a write of nothing to render target 0 with EOT.
+            let r = self.temp(4);
+            for c in 0..4 {
+                self.write_colour((r, 0), c, Src::ud(0));
+            }
+            self.render_target_write(0, r, true);
+            return;
+        }
+        let last = outputs.len() - 1;
+        for (i, (slot, reg)) in outputs.into_iter().enumerate() {
+            self.render_target_write(slot, reg, i == last);
+        }
+    }
+
+    /// Byte offset of component `c` of `half`'s render-target payload in a colour register:
+    /// each 16 channels' payload (four components of one or two GRFs) after the other's.
+    fn colour_at(&self, half: u8, c: u32) -> u32 {
+        (4 * half as u32 + c) * self.width.min(16) as u32 / 8 * 32
+    }
+
+    /// Writes component `c` of an output (`colour_at`'s layout from the given byte offset).
+    fn write_colour(&mut self, (reg, base): (VReg, u32), c: u32, src: Src) {
+        for half in 0..halves(self.width) {
+            let dst = Operand::vector(reg, base + self.colour_at(half, c), Type::UD);
+            self.on_half(half, Opcode::Mov, dst, vec![src]);
+        }
+    }
+
+    /// Writes the colour in `colour` (laid out by [`Lowering::colour_at`]) to a render target:
+    /// one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
+    fn render_target_write(&mut self, target: u32, colour: VReg, last: bool) {
+        let (mlen, subtype) = if self.width >= 16 { (8, 0) } else { (4, 4) };
+        let halves = halves(self.width);
+        for half in 0..halves {
+            let message = Message {
+                sfid: 5,
+                mlen,
+                rlen: 0,
+                // Render-target write (12), subtype, last render target, binding table index.
+                control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
+                eot: last && half + 1 == halves,
+            };
+            let payload = Operand::vector(colour, self.colour_at(half, 0), Type::UD);
+            let mut send = Inst::new(
+                Opcode::Sendc,
+                self.width.min(16),
+                Some(Operand::null(Type::UW)),
+                vec![Src::Reg(payload), Src::ud(message.descriptor(false))],
+            );
+            send.group = 16 * half;
+            send.send = Some(message);
+            self.emit_for_live_pixels(send);
+        }
+    }
+}
+
+/// Whether the function stores the built-in output `builtin`.
+fn stores_builtin(shader: &Shader, func: &Function, builtin: Builtin) -> bool {
+    func.insts.iter().flatten().any(|inst| match &inst.kind {
+        InstKind::Intrinsic(ii) if ii.op == Intrinsic::StoreDeref => {
+            matches!(&func.inst(ii.srcs[0]).kind, InstKind::Deref(Deref::Var(var))
+                if shader.variables[var.0 as usize].builtin == Some(builtin))
+        }
+        _ => false,
+    })
+}
+
+/// The output slot of the vertex shader's `builtin`, if it has one.
+pub(super) fn builtin_slot(shader: &Shader, builtin: Builtin) -> Option<u32> {
+    let layouts = layout_variables(shader).ok()?;
+    shader
+        .variables
+        .iter()
+        .zip(&layouts)
+        .find(|(var, _)| var.mode == Mode::ShaderOut && var.builtin == Some(builtin))
+        .map(|(_, layout)| layout.offset / 16)
+}

@@ -1,0 +1,209 @@
+//! The thread payload: what the dispatcher puts in the GRFs before the thread starts
+//! (barycentrics, push constants, the attribute setup, compute IDs), planned from what the
+//! shader reads before any instruction is lowered, and where each part of it is.
+
+use super::{LowerError, Payload, PushRange, VueSlot, halves};
+use shrew_engine::interp::memory::layout_variables;
+use shrew_engine::ir::{Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage};
+use shrew_engine::ops::{IndexKind, Intrinsic};
+use shrew_engine::passes::lower_io::interp_of;
+use std::collections::BTreeMap;
+
+impl Payload {
+    /// The push-constant register holding byte `offset` of a buffer, and the byte in it.
+    pub fn pushed(&self, binding: Option<u32>, offset: u32) -> Option<(u8, u32)> {
+        let range = self.push.iter().find(|r| r.binding == binding)?;
+        (offset < range.bytes).then(|| (range.grf + (offset / 32) as u8, offset % 32))
+    }
+
+    /// The GRF holding component `comp` of vertex attribute `slot`, one dword per channel.
+    pub fn attribute(&self, slot: u32, comp: u32) -> Option<u8> {
+        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
+        Some(self.setup_start + (4 * index + comp) as u8)
+    }
+
+    /// The GRF holding component `comp`'s plane of input `slot`, and its byte offset.
+    pub fn plane(&self, slot: u32, comp: u32) -> Option<(u8, u32)> {
+        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
+        Some((
+            self.setup_start + (2 * index + comp / 2) as u8,
+            (comp % 2) * 16,
+        ))
+    }
+}
+
+/// Most GRFs the whole thread payload may take, leaving the rest of the 128 to the kernel.
+const MAX_PAYLOAD_REGS: u32 = 100;
+
+/// Most GRFs of push constants (Mesa's limit too); the rest of the uniforms are pulled.
+const MAX_PUSH_REGS: u32 = 64;
+
+/// Decides what the payload holds from what the shader reads.
+pub(super) fn plan_payload(
+    shader: &Shader,
+    func: &Function,
+    width: u8,
+) -> Result<Payload, LowerError> {
+    let vertex = shader.stage == Stage::Vertex;
+    let compute = shader.stage == Stage::Compute;
+    let per_value = (width / 8) as u32;
+    let mut inputs = Vec::new();
+    let (mut local_ids, mut num_workgroups) = (false, false);
+    let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
+    // Bytes read of each pushed buffer (`None`: the default uniform block).
+    let mut push_ends: BTreeMap<Option<u32>, u32> = BTreeMap::new();
+    for inst in func.insts.iter().flatten() {
+        let InstKind::Intrinsic(ii) = &inst.kind else {
+            continue;
+        };
+        match ii.op {
+            Intrinsic::LoadInput => {
+                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                if !inputs.contains(&slot) {
+                    inputs.push(slot);
+                }
+                match interp_of(shader, slot) {
+                    _ if vertex => {}
+                    Interp::NoPerspective => linear = true,
+                    Interp::Flat => {}
+                    _ => perspective = true,
+                }
+            }
+            Intrinsic::LoadFragCoord => {
+                depth = true;
+                w = true;
+            }
+            Intrinsic::LoadLocalInvocationId => local_ids = true,
+            Intrinsic::LoadNumWorkgroups => num_workgroups = true,
+            Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
+                if let Some((binding, offset)) = push_location(func, ii) {
+                    let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
+                    let end = push_ends.entry(binding).or_default();
+                    *end = (*end).max(offset + bytes);
+                }
+            }
+            _ => {}
+        }
+    }
+    inputs.sort_unstable();
+    // Fragment threads: R1 holds the subspans and pixel mask of channels 0-15; at SIMD32, R2
+    // those of 16-31. Vertex threads: R1 holds each vertex's URB handle. Compute threads: R0
+    // alone (the workgroup's ID and the barrier's).
+    let mut next = if vertex {
+        2
+    } else if compute {
+        1
+    } else {
+        1 + halves(width) as u32
+    };
+    let mut take = |used: bool, regs: u32| {
+        used.then(|| {
+            let at = next;
+            next += regs;
+            at as u8
+        })
+    };
+    let perspective_bary = take(perspective, 2 * per_value);
+    let linear_bary = take(linear, 2 * per_value);
+    let source_depth = take(depth, per_value);
+    let source_w = take(w, per_value);
+    // The default block first, then UBOs by binding, until MAX_PUSH_REGS are taken: loads
+    // past what is pushed are pulled.
+    let mut push = Vec::new();
+    let mut push_regs_left = MAX_PUSH_REGS;
+    for (binding, bytes) in push_ends {
+        let regs = bytes.div_ceil(32).min(push_regs_left);
+        if regs == 0 {
+            break;
+        }
+        push.push(PushRange {
+            binding,
+            grf: next as u8,
+            bytes: bytes.min(regs * 32),
+        });
+        next += regs;
+        push_regs_left -= regs;
+    }
+    // Compute threads: the push constants shared by the workgroup's threads, then those of
+    // each thread (Mesa's order for Gen7-9): the local IDs.
+    let mut take = |used: bool, regs: u32| {
+        used.then(|| {
+            let at = next;
+            next += regs;
+            at as u8
+        })
+    };
+    let num_workgroups = take(num_workgroups, 1);
+    let local_ids = take(local_ids, 3 * per_value);
+    let setup_start = next;
+    let regs_per_input = if vertex { 4 } else { 2 };
+    let regs = setup_start + regs_per_input * inputs.len() as u32;
+    if regs > MAX_PAYLOAD_REGS {
+        return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
+    }
+    Ok(Payload {
+        dispatch_width: width,
+        vue: if vertex { plan_vue(func) } else { Vec::new() },
+        perspective_bary,
+        linear_bary,
+        source_depth,
+        source_w,
+        push,
+        setup_start: setup_start as u8,
+        inputs,
+        regs: regs as u8,
+        surfaces: Vec::new(),
+        constant_data: Vec::new(),
+        num_workgroups,
+        local_ids,
+        workgroup_size: shader.workgroup_size,
+        shared_bytes: storage_bytes(shader, &[Mode::Shared])?,
+    })
+}
+
+/// The slots of a vertex's URB entry: the header, the position, then the other outputs the
+/// shader writes, by slot. The point size goes in the header. (`lower-io` leaves built-in
+/// outputs as variables, so every `store_output` is of another output.)
+fn plan_vue(func: &Function) -> Vec<VueSlot> {
+    let mut outputs: Vec<u32> = func
+        .insts
+        .iter()
+        .flatten()
+        .filter_map(|inst| match &inst.kind {
+            InstKind::Intrinsic(ii) if ii.op == Intrinsic::StoreOutput => {
+                Some(ii.index(IndexKind::Base).unwrap_or(0))
+            }
+            _ => None,
+        })
+        .collect();
+    outputs.sort_unstable();
+    outputs.dedup();
+    let mut vue = vec![VueSlot::Header, VueSlot::Position];
+    vue.extend(outputs.into_iter().map(VueSlot::Output));
+    vue
+}
+
+/// The pushed buffer (`None`: the default uniform block) and byte offset a uniform or UBO load
+/// reads, when both are constant.
+pub(super) fn push_location(func: &Function, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
+    if ii.op == Intrinsic::LoadUbo {
+        let binding = func.constant_u32(ii.srcs[0])?;
+        Some((Some(binding), func.constant_u32(ii.srcs[1])?))
+    } else {
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        Some((None, base + func.constant_u32(ii.srcs[0])?))
+    }
+}
+
+/// Bytes the shader's variables of the given modes take in their storage.
+pub(super) fn storage_bytes(shader: &Shader, modes: &[Mode]) -> Result<u32, LowerError> {
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    Ok(shader
+        .variables
+        .iter()
+        .zip(&layouts)
+        .filter(|(var, _)| modes.contains(&var.mode))
+        .map(|(_, layout)| layout.offset + layout.size)
+        .max()
+        .unwrap_or(0))
+}
