@@ -3,7 +3,7 @@
 use crate::{CliError, emit};
 use clap::Args;
 use serde::Serialize;
-use shrew_engine::rewrite::verify::verify_rule;
+use shrew_engine::rewrite::check::verify_rule;
 use shrew_engine::rewrite::{RuleInfo, RuleSet};
 
 #[derive(Args)]

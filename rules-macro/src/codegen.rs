@@ -72,13 +72,13 @@ pub fn expand(mut group: Group) -> TokenStream {
         }
 
         /// One test per rule: search and replacement evaluated on special and random values
-        /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::verify`).
+        /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::check`).
         #[cfg(test)]
         mod verify {
             #(
                 #[test]
                 fn #fn_names() {
-                    ::shrew_engine::rewrite::verify::assert_rule(&super::#name.rules[#indices]);
+                    ::shrew_engine::rewrite::check::assert_rule(&super::#name.rules[#indices]);
                 }
             )*
         }

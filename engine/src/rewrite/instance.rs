@@ -1,6 +1,6 @@
 //! Instances of a rule's search pattern in IR, to test the generated matcher.
 //!
-//! [`verify`](super::verify) checks that a rule is *true*; this module checks that its
+//! [`check`](super::check) checks that a rule is *true*; this module checks that its
 //! generated code *fires*: that the group's dispatcher, with its shared checks, and the rule's
 //! function accept an instruction tree built from the rule's own search, in every operand
 //! order of its commutative ops. A dispatcher check that is not a necessary condition of the
@@ -14,8 +14,8 @@
 //! instruction of the pattern's opcode with identity swizzles and no float controls, so
 //! expression conditions such as `is_used_once` hold.
 
+use super::check::{assignments, literal_bits};
 use super::rewriter::{Placements, Rewriter};
-use super::verify::{assignments, literal_bits};
 use super::{Ctx, Pattern, RangeCache, RuleGroup, RuleInfo, Size, Src};
 use crate::ir::{self, AluSrc, IDENTITY_SWIZZLE, InstKind, Shader, Stage, ValType, Value};
 use crate::uses::Uses;

@@ -16,12 +16,12 @@
 //! preserve signed zeros, NaNs or infinities (`~`, or the `nsz`/`nnan`/`ninf` flags) is blocked
 //! by any matched instruction that must preserve them.
 
+pub mod check;
 pub mod conds;
 pub mod instance;
 mod range;
 mod rewriter;
 pub mod shadow;
-pub mod verify;
 
 pub use range::{Range, RangeCache, Sign, alu_range};
 pub use rewriter::{
