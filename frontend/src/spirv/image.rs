@@ -116,7 +116,7 @@ impl Tx<'_> {
                 return Ok(true);
             }
             ImageTexelPointer => {
-                let Val::Ptr(super::function::Ptr::Deref(image)) = self.val(id(inst, 0)?)? else {
+                let Val::Ptr(super::memory::Ptr::Deref(image)) = self.val(id(inst, 0)?)? else {
                     return Err(SpirvError::malformed("a texel pointer into a non-image"));
                 };
                 let coord = self.ssa(id(inst, 1)?)?;

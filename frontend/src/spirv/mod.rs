@@ -27,6 +27,7 @@ mod alu;
 mod function;
 mod glsl450;
 mod image;
+mod memory;
 mod module;
 mod types;
 
