@@ -2,17 +2,17 @@
 //! the reference interpreter ([`interp`]), analyses ([`cfg`], [`uses`]), the passes with their
 //! pipeline ([`passes`]), equality saturation with target-aware extraction ([`egraph`]), and the
 //! out-of-SSA translation and the structured control-flow tree the backends start from
-//! ([`out_of_ssa`], [`structure`]), and the rasterizer's pixel grid fragment executors read
-//! ([`raster`]).
+//! ([`out_of_ssa`], [`structure`]), and the draw contract between a rasterizer and the stages
+//! that run on the interpreter or an emulator ([`draw`]).
 
 pub mod cfg;
+pub mod draw;
 pub mod egraph;
 pub mod interp;
 pub mod ir;
 pub mod memory;
 pub mod out_of_ssa;
 pub mod passes;
-pub mod raster;
 pub mod rewrite;
 pub mod rng;
 pub mod structure;

@@ -8,26 +8,24 @@
 //! GPRs (then ALU groups, then dwords) is kept: a choice by measured cost, per shader.
 //!
 //! In a draw, the vertices run on the emulator with their attributes where the fetch shader
-//! would load them, their outputs read from the exports; each triangle runs on it with each
-//! input component as `[p0, p10, p20]` over the pixels' barycentrics (flat ones the provoking
-//! vertex's value).
+//! would load them, their outputs read from the exports; each triangle runs on it with its
+//! varyings in the kernel's input slots (the dispatcher makes their interpolation parameters).
 
-use crate::varyings::{Places, components};
+use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
+use shrew_engine::draw::{
+    DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw, VertexKernel,
+};
 use shrew_engine::interp::Resources;
-use shrew_engine::ir::{Builtin, InstKind, Interp, Mode, Shader, Stage};
+use shrew_engine::ir::{Builtin, InstKind, Mode, Shader, Stage};
 use shrew_engine::ops::Intrinsic;
 use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
-use shrew_frontend::piglit::run::{
-    FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
-};
 use shrew_r600::compile;
-use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
+use shrew_r600::dispatch::{run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 pub const R600: Target = target(
     "r600",
@@ -210,7 +208,7 @@ impl Compiler for R600Compiler {
         }]
     }
 
-    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn FragmentBackend + '_>, String> {
+    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn DrawStages + '_>, String> {
         if let Some(width) = width {
             return Err(format!(
                 "{} has no choice of dispatch width (wavefronts of 64), so no SIMD{width}",
@@ -283,11 +281,11 @@ struct R600Draw<'a>(&'a R600Compiler);
 /// A compiled shader and where each input variable's components are: slot and component.
 struct R600FragmentKernel {
     kernel: compile::Kernel,
-    inputs: Vec<(String, Vec<(u32, usize)>)>,
+    inputs: Places<u32>,
 }
 
-impl FragmentBackend for R600Draw<'_> {
-    fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
+impl DrawStages for R600Draw<'_> {
+    fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
         let (lowered, kernel) = self.0.lower_and_compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;
         Ok(Box::new(R600FragmentKernel { kernel, inputs }))
@@ -345,27 +343,14 @@ impl VertexKernel for R600VertexKernel {
         inputs: &BTreeMap<String, Vec<Vec<u64>>>,
         resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
-        let mut draw = VertexDraw {
+        let draw = VertexDraw {
             count,
-            resources: Arc::new(resources.clone()),
-            ..VertexDraw::default()
+            attributes: vertex_attributes(&self.inputs, inputs),
+            resources: std::mem::take(resources),
         };
-        for (name, places) in &self.inputs {
-            let Some(values) = inputs.get(name) else {
-                continue;
-            };
-            // One value for all vertices, or one each.
-            for (v, value) in values.iter().enumerate() {
-                for (&(slot, comp), &bits) in places.iter().zip(value) {
-                    let attribute = draw.attributes.entry(slot).or_default();
-                    if attribute.len() <= v {
-                        attribute.resize(v + 1, [0; 4]);
-                    }
-                    attribute[v][comp] = bits as u32;
-                }
-            }
-        }
-        let exports = run_vertex(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
+        let exports = run_vertex(&self.kernel, &draw);
+        *resources = draw.resources;
+        let exports = exports.map_err(|e| format!("emulator: {e}"))?;
         Ok(exports
             .iter()
             .map(|vertex| {
@@ -398,30 +383,14 @@ impl FragmentKernel for R600FragmentKernel {
         fragments: &TriangleFragments,
         resources: &mut Resources,
     ) -> Result<Vec<Option<[u32; 4]>>, String> {
-        let mut draw = FragmentDraw {
+        let draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
-            resources: Arc::new(resources.clone()),
-            ..FragmentDraw::default()
+            inputs: fragment_inputs(&self.inputs, &fragments.varyings),
+            resources: std::mem::take(resources),
         };
-        for (name, places) in &self.inputs {
-            let Some(values) = fragments.varyings.get(name) else {
-                continue;
-            };
-            for (k, &(slot, comp)) in places.iter().enumerate() {
-                let at = |vertex: usize| {
-                    values[vertex]
-                        .get(k)
-                        .map_or(0.0, |&bits| f32::from_bits(bits as u32))
-                };
-                let flat = self.kernel.interface.interp.get(&slot) == Some(&Interp::Flat);
-                draw.inputs.entry(slot).or_default()[comp] = if flat {
-                    [at(2), 0.0, 0.0]
-                } else {
-                    [at(0), at(1) - at(0), at(2) - at(0)]
-                };
-            }
-        }
-        let outputs = run_fragment(&self.kernel, &draw).map_err(|e| format!("emulator: {e}"))?;
+        let outputs = run_fragment(&self.kernel, &draw);
+        *resources = draw.resources;
+        let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
         Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
     }
 }

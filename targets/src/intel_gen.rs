@@ -1,22 +1,21 @@
 //! The Intel Gen7–9 targets. A fragment or compute shader compiles at SIMD8, 16 or 32 (the
 //! driver's choice of widths in [`Compiler::variants`]), a vertex shader at SIMD8. In a draw,
-//! each triangle runs on the emulator with its varyings as attribute planes over the pixels'
-//! barycentrics, and on Gen8 and later the vertices run on it too, their outputs read back from
-//! their URB entries.
+//! each triangle runs on the emulator with its varyings in the kernel's input slots (the
+//! dispatcher makes their attribute planes), and on Gen8 and later the vertices run on it too,
+//! their outputs read back from their URB entries.
 
-use crate::varyings::{Places, components};
+use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
+use shrew_engine::draw::{
+    DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw, VertexKernel,
+};
 use shrew_engine::interp::Resources;
-use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage};
-use shrew_engine::passes::lower_io::interp_of;
+use shrew_engine::ir::{Builtin, Mode, Shader, Stage};
 use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
-use shrew_frontend::piglit::run::{
-    FragmentBackend, FragmentKernel, TriangleFragments, VertexKernel,
-};
 use shrew_gen::compile;
-use shrew_gen::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
+use shrew_gen::dispatch::{run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
 use shrew_gen::lower::VueSlot;
 use std::collections::BTreeMap;
@@ -167,7 +166,7 @@ impl Compiler for GenCompiler {
             .collect()
     }
 
-    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn FragmentBackend + '_>, String> {
+    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn DrawStages + '_>, String> {
         let simd = width.unwrap_or(8);
         if !widths(Stage::Fragment).contains(&simd) {
             return Err(format!(
@@ -228,37 +227,16 @@ struct GenDraw<'a> {
 /// A compiled fragment kernel and where each input's components are in the attribute slots.
 struct GenFragmentKernel {
     kernel: compile::Kernel,
-    /// By input variable name: where each of its components is.
-    inputs: Vec<(String, Vec<InputComponent>)>,
+    /// By input variable name: each component's slot and component.
+    inputs: Places<u32>,
 }
 
-/// Where an input component is: its slot, its component in the slot, whether it is flat.
-#[derive(Copy, Clone)]
-struct InputComponent {
-    slot: u32,
-    comp: usize,
-    flat: bool,
-}
-
-impl FragmentBackend for GenDraw<'_> {
-    fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
+impl DrawStages for GenDraw<'_> {
+    fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
         let lowered = self.compiler.lowered(shader)?;
         let kernel = compile::compile_fragment(&lowered, self.compiler.hw, self.simd)
             .map_err(|e| e.to_string())?;
-        let inputs = components(&lowered, Mode::ShaderIn)?
-            .into_iter()
-            .map(|(name, slots)| {
-                let components = slots
-                    .into_iter()
-                    .map(|(slot, comp)| InputComponent {
-                        slot,
-                        comp,
-                        flat: interp_of(&lowered, slot) == Interp::Flat,
-                    })
-                    .collect();
-                (name, components)
-            })
-            .collect();
+        let inputs = components(&lowered, Mode::ShaderIn)?;
         Ok(Box::new(GenFragmentKernel { kernel, inputs }))
     }
 
@@ -325,27 +303,12 @@ impl VertexKernel for GenVertexKernel {
         resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
         let mut draw = VertexDraw {
-            vertices: vec![BTreeMap::new(); count],
-            uniform_data: resources.uniform_data.clone(),
-            ubos: resources.ubos.clone(),
-            ssbos: std::mem::take(&mut resources.ssbos),
-            textures: resources.textures.clone(),
-            samplers: resources.samplers.clone(),
+            count,
+            attributes: vertex_attributes(&self.inputs, inputs),
+            resources: std::mem::take(resources),
         };
-        for (name, places) in &self.inputs {
-            let Some(values) = inputs.get(name) else {
-                continue;
-            };
-            for (v, attributes) in draw.vertices.iter_mut().enumerate() {
-                // One value for all vertices, or one each.
-                let value = &values[if values.len() == 1 { 0 } else { v }];
-                for (&(slot, comp), &bits) in places.iter().zip(value) {
-                    attributes.entry(slot).or_insert([0; 4])[comp] = bits as u32;
-                }
-            }
-        }
         let entries = run_vertex(&self.kernel, &mut draw);
-        resources.ssbos = draw.ssbos;
+        *resources = draw.resources;
         let entries = entries.map_err(|e| format!("emulator: {e}"))?;
         Ok(entries
             .iter()
@@ -371,36 +334,13 @@ impl FragmentKernel for GenFragmentKernel {
         fragments: &TriangleFragments,
         resources: &mut Resources,
     ) -> Result<Vec<Option<[u32; 4]>>, String> {
-        // A plane gives v0 + b1 (v1 - v0) + b2 (v2 - v0); a flat one the provoking vertex's value.
-        let mut planes: BTreeMap<u32, [[f32; 4]; 4]> = BTreeMap::new();
-        for (name, components) in &self.inputs {
-            let Some(values) = fragments.varyings.get(name) else {
-                continue;
-            };
-            for (k, &InputComponent { slot, comp, flat }) in components.iter().enumerate() {
-                let at = |vertex: usize| {
-                    values[vertex]
-                        .get(k)
-                        .map_or(0.0, |&bits| f32::from_bits(bits as u32))
-                };
-                planes.entry(slot).or_default()[comp] = if flat {
-                    [0.0, 0.0, 0.0, at(2)]
-                } else {
-                    [at(1) - at(0), at(2) - at(0), 0.0, at(0)]
-                };
-            }
-        }
         let mut draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
-            planes,
-            uniform_data: resources.uniform_data.clone(),
-            ubos: resources.ubos.clone(),
-            ssbos: std::mem::take(&mut resources.ssbos),
-            textures: resources.textures.clone(),
-            samplers: resources.samplers.clone(),
+            inputs: fragment_inputs(&self.inputs, &fragments.varyings),
+            resources: std::mem::take(resources),
         };
         let outputs = run_fragment(&self.kernel, &mut draw);
-        resources.ssbos = draw.ssbos;
+        *resources = draw.resources;
         let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
         Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
     }

@@ -16,10 +16,10 @@ mod varyings;
 
 pub use pipeline::{Pipeline, PipelineError};
 
+use shrew_engine::draw::DrawStages;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
-use shrew_frontend::piglit::run::FragmentBackend;
 
 /// A target: a name, and the backend compiling for it if it has one.
 pub struct Target {
@@ -228,7 +228,7 @@ pub trait Compiler: Sync {
 
     /// The backend's stages of a draw at `width`: fragment shaders (and vertex shaders where the
     /// backend has them) run as kernels on the emulator.
-    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn FragmentBackend + '_>, String>;
+    fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn DrawStages + '_>, String>;
 }
 
 /// A variant of a shader that did not compile, or that the driver leaves out.

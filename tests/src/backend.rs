@@ -1,6 +1,6 @@
 //! What the backends' differential tests share: the optimization of a shader for a target,
-//! random textures for a shader's texture variables, and the comparison of an emulator's
-//! result with the interpreter's.
+//! random inputs of a triangle and random textures for a shader's texture variables, and the
+//! comparison of an emulator's result with the interpreter's.
 
 use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture};
 use shrew_engine::ir::{Dim, Shader, Type};
@@ -34,6 +34,21 @@ pub fn close(a: u32, b: u32, tolerance: f32) -> bool {
     a == b
         || (x.is_nan() && y.is_nan())
         || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
+}
+
+/// A random input slot of a triangle: its four components (raw bits) at the three vertices,
+/// each component `4 r` at the first vertex and within 1 of it at the others (`r` and the
+/// changes from `random`, in [-1, 1]).
+pub fn random_input(random: &mut dyn FnMut() -> f32) -> [[u32; 4]; 3] {
+    let mut at = [[0; 4]; 3];
+    for c in 0..4 {
+        let v0 = 4.0 * random();
+        let [v1, v2] = [v0 + random(), v0 + random()];
+        for (vertex, value) in at.iter_mut().zip([v0, v1, v2]) {
+            vertex[c] = value.to_bits();
+        }
+    }
+    at
 }
 
 /// Textures and samplers, by binding, for every texture variable of `shader` (an array of

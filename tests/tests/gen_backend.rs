@@ -1,23 +1,21 @@
 //! The Gen backend against the reference interpreter: each fragment shader is optimized for
 //! the target, compiled at SIMD8 and SIMD16, run on the emulator over a grid of pixels, and its
 //! colours compared with what the interpreter computes from the unoptimized shader on the same
-//! inputs (planes over barycentrics, so both sides see the same values).
+//! inputs (the values the kernels' `pln` computes from the planes the dispatcher makes, so both
+//! sides see the same values).
 
+use shrew_engine::draw::{FragmentDraw, QuadGrid, VertexDraw};
 use shrew_engine::interp::{Launch, Resources, run};
-use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage};
+use shrew_engine::ir::{Builtin, Mode, Shader, Stage};
 use shrew_engine::passes::lower_io::interp_of;
-use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
 use shrew_gen::compile::{compile_compute, compile_fragment, compile_vertex};
-use shrew_gen::dispatch::{
-    ComputeDispatch, FragmentDraw, VertexDraw, run_compute, run_fragment, run_vertex,
-};
+use shrew_gen::dispatch::{ComputeDispatch, input, run_compute, run_fragment, run_vertex};
 use shrew_gen::encoding::{Inst, Src};
 use shrew_gen::isa::{Gen, Opcode};
 use shrew_gen::lower::VueSlot;
-use shrew_tests::backend::{self, close, random_textures};
-use std::collections::BTreeMap;
+use shrew_tests::backend::{self, close, random_input, random_textures};
 use std::path::{Path, PathBuf};
 
 const WIDTH: u32 = 8;
@@ -31,7 +29,7 @@ fn optimized(shader: &Shader) -> Shader {
     backend::optimized(shader, gen9())
 }
 
-/// A draw with random planes and barycentrics, one uncovered pixel and random uniforms.
+/// A draw with random inputs and barycentrics, one uncovered pixel and random uniforms.
 fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     let mut rng = Rng::new(seed);
     let mut small = || (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0;
@@ -56,20 +54,23 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
     for var in &shader.variables {
         if var.mode == Mode::ShaderIn && var.builtin.is_none() {
             let slot = var.location.unwrap_or(0);
-            let planes = [0; 4].map(|_| [small(), small(), 0.0, 4.0 * small()]);
-            draw.planes.insert(slot, planes);
+            draw.inputs.insert(slot, random_input(&mut small));
         }
     }
-    draw.uniform_data = vec![0; 4096];
-    for chunk in draw.uniform_data.chunks_mut(4) {
+    let resources = &mut draw.resources;
+    resources.uniform_data = vec![0; 4096];
+    for chunk in resources.uniform_data.chunks_mut(4) {
         chunk.copy_from_slice(&small().to_bits().to_le_bytes());
     }
-    draw.ubos
-        .insert(0, draw.uniform_data.iter().rev().copied().collect());
+    resources
+        .ubos
+        .insert(0, resources.uniform_data.iter().rev().copied().collect());
     for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
-        draw.ssbos.insert(var.binding.unwrap_or(0), vec![0; 1024]);
+        resources
+            .ssbos
+            .insert(var.binding.unwrap_or(0), vec![0; 1024]);
     }
-    (draw.textures, draw.samplers) = random_textures(shader, &mut || small().abs());
+    (resources.textures, resources.samplers) = random_textures(shader, &mut || small().abs());
     draw
 }
 
@@ -91,12 +92,8 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
         let values = (0..pixels)
             .map(|i| {
                 (0..comps)
-                    .map(|c| {
-                        // Integer inputs are flat: the constant's bits, as `mov` copies them.
-                        let flat = interp == Interp::Flat;
-                        let perspective = interp != Interp::NoPerspective;
-                        draw.input(slot, c, i, flat, perspective).to_bits() as u64
-                    })
+                    // Integer inputs are flat: the constant's bits, as `mov` copies them.
+                    .map(|c| input(draw, slot, c, i, interp).to_bits() as u64)
                     .collect()
             })
             .collect();
@@ -124,14 +121,7 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
     for seed in 0..3 {
         let draw = draw(&shader, seed);
         let launch = launch(&shader, &draw);
-        let mut resources = Resources {
-            uniform_data: draw.uniform_data.clone(),
-            ubos: draw.ubos.clone(),
-            ssbos: draw.ssbos.clone(),
-            textures: draw.textures.clone(),
-            samplers: draw.samplers.clone(),
-            ..Resources::default()
-        };
+        let mut resources = draw.resources.clone();
         let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
         for hw in [Gen::Gen7, Gen::Gen75, Gen::Gen8, Gen::Gen9] {
             for width in [8, 16, 32] {
@@ -146,7 +136,7 @@ fn check_within(name: &str, source: &str, tolerance: f32) {
                             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
                             .collect()
                     };
-                    let (want, have) = (words(buffer), words(&run_draw.ssbos[binding]));
+                    let (want, have) = (words(buffer), words(&run_draw.resources.ssbos[binding]));
                     let at = (0..want.len()).find(|&i| want[i] != have[i]);
                     assert_eq!(
                         at,
@@ -450,8 +440,11 @@ fn check_vertex(name: &str, source: &str) {
     let vertices = 13;
     let mut launch = Launch::invocations(vertices);
     let mut draw = VertexDraw {
-        vertices: vec![BTreeMap::new(); vertices],
-        uniform_data: (0..256).flat_map(|_| small().to_le_bytes()).collect(),
+        count: vertices,
+        resources: Resources {
+            uniform_data: (0..256).flat_map(|_| small().to_le_bytes()).collect(),
+            ..Resources::default()
+        },
         ..VertexDraw::default()
     };
     for (var, layout) in shader.variables.iter().zip(
@@ -462,19 +455,15 @@ fn check_vertex(name: &str, source: &str) {
         if var.mode != Mode::ShaderIn {
             continue;
         }
-        let values: Vec<Vec<u64>> = (0..vertices)
-            .map(|v| {
-                let attribute = [0; 4].map(|_| small());
-                draw.vertices[v].insert(layout.offset / 16, attribute);
-                attribute.iter().map(|&x| x as u64).collect()
-            })
+        let attributes: Vec<[u32; 4]> = (0..vertices).map(|_| [0; 4].map(|_| small())).collect();
+        let values = attributes
+            .iter()
+            .map(|a| a.iter().map(|&x| x as u64).collect())
             .collect();
+        draw.attributes.insert(layout.offset / 16, attributes);
         launch.inputs.insert(var.name.clone(), values);
     }
-    let mut resources = Resources {
-        uniform_data: draw.uniform_data.clone(),
-        ..Resources::default()
-    };
+    let mut resources = draw.resources.clone();
     let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
     for hw in [Gen::Gen8, Gen::Gen9] {
         let kernel = compile_vertex(&optimized, hw).unwrap_or_else(|e| panic!("{name}: {e}"));

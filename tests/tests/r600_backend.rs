@@ -1,20 +1,20 @@
 //! The R600 backend against the reference interpreter: each fragment shader is optimized for
 //! the chip, compiled, run on the emulator over a grid of pixels, and its colours compared with
-//! what the interpreter computes from the unoptimized shader on the same inputs (planes over
-//! barycentrics, so both sides see the same values), on R600, R700, Evergreen and Cayman; each
+//! what the interpreter computes from the unoptimized shader on the same inputs (the values the
+//! hardware interpolates from the parameters the dispatcher makes, so both sides see the same
+//! values), on R600, R700, Evergreen and Cayman; each
 //! vertex shader likewise over a batch of vertices with random attributes.
 
+use shrew_engine::draw::{FragmentDraw, QuadGrid, VertexDraw};
 use shrew_engine::interp::{Launch, Resources, layout_variables, run};
 use shrew_engine::ir::{Builtin, Mode, Shader};
 use shrew_engine::passes::lower_io::interp_of;
-use shrew_engine::raster::QuadGrid;
 use shrew_engine::rng::Rng;
 use shrew_engine::text;
 use shrew_r600::compile::compile;
-use shrew_r600::dispatch::{FragmentDraw, VertexDraw, run_fragment, run_vertex};
+use shrew_r600::dispatch::{input, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
-use shrew_tests::backend::{self, close, random_textures};
-use std::sync::Arc;
+use shrew_tests::backend::{self, close, random_input, random_textures};
 
 const WIDTH: u32 = 8;
 const HEIGHT: u32 = 4;
@@ -56,8 +56,7 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
             // An array of inputs takes a slot per element.
             let first = var.location.unwrap_or(0);
             for slot in first..first + var.ty.innermost_element().1 {
-                let planes = [0; 4].map(|_| [4.0 * small(), small(), small()]);
-                draw.inputs.insert(slot, planes);
+                draw.inputs.insert(slot, random_input(&mut small));
             }
         }
     }
@@ -72,7 +71,7 @@ fn draw(shader: &Shader, seed: u64) -> FragmentDraw {
         .ubos
         .insert(0, resources.uniform_data.iter().rev().copied().collect());
     (resources.textures, resources.samplers) = random_textures(shader, &mut || small().abs());
-    draw.resources = Arc::new(resources);
+    draw.resources = resources;
     draw
 }
 
@@ -96,7 +95,7 @@ fn launch(shader: &Shader, draw: &FragmentDraw) -> Launch {
             .map(|i| {
                 (first..first + count)
                     .flat_map(|slot| {
-                        (0..comps).map(move |c| draw.input(slot, c, i, interp).to_bits() as u64)
+                        (0..comps).map(move |c| input(draw, slot, c, i, interp).to_bits() as u64)
                     })
                     .collect()
             })
@@ -132,7 +131,7 @@ fn check_after(mid_end: &str, chips: &[Chip], name: &str, source: &str) {
         for seed in 0..3 {
             let draw = draw(&shader, seed);
             let launch = launch(&shader, &draw);
-            let mut resources = (*draw.resources).clone();
+            let mut resources = draw.resources.clone();
             let expected = run(&shader, &launch, &mut resources).unwrap_or_else(|e| panic!("{e}"));
             let got = run_fragment(&kernel, &draw).unwrap_or_else(|e| {
                 let listing = shrew_r600::disasm::listing(&kernel.binary).unwrap_or_default();
@@ -352,7 +351,7 @@ fn check_vertex(name: &str, source: &str) {
     resources
         .ubos
         .insert(0, resources.uniform_data.iter().rev().copied().collect());
-    draw.resources = Arc::new(resources.clone());
+    draw.resources = resources.clone();
     let expected = run(&shader, &launch, &mut resources.clone()).unwrap_or_else(|e| panic!("{e}"));
     for chip in Chip::ALL {
         let optimized = optimized(&shader, chip);

@@ -11,9 +11,14 @@
 //! planes), runs it, and gives each pixel's render-target writes. What runs is the kernel's
 //! native binary decoded again, which must equal the compiled instructions.
 //!
+//! The draw is the engine's ([`shrew_engine::draw`]): each input's values at the triangle's
+//! three vertices, from which the dispatcher makes the planes the hardware's setup would, `v0 +
+//! b1 (v1 - v0) + b2 (v2 - v0)` over the pixel's barycentrics, or the provoking vertex's value
+//! for an input the kernel reads flat ([`Payload::interp`]).
+//!
 //! Why: the backend's differential tests and `shrew piglit --target gen*` run kernels against
-//! the interpreter; both sides must see the same inputs, so the inputs are planes over the
-//! pixels' barycentrics, and [`FragmentDraw::input`] gives the value a pixel's `pln` computes.
+//! the interpreter; both sides must see the same inputs, so [`input`] gives the value a pixel's
+//! `pln` computes from the same planes.
 //!
 //! Invariants: a pixel that is not covered runs as a helper (its quad's derivatives need it)
 //! and is never written. Threads run one after another; fragment threads share nothing, a
@@ -25,54 +30,36 @@ use crate::emu::{EmuError, Execution, Stop, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
 use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, Surface};
+use shrew_engine::draw::{FragmentDraw, VertexDraw};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
-use shrew_engine::raster::QuadGrid;
+use shrew_engine::ir::Interp;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// One primitive's fragments: its pixels, its attribute planes and the shader's buffers.
-#[derive(Clone, Debug, Default)]
-pub struct FragmentDraw {
-    pub pixels: QuadGrid,
-    /// Per input slot, each component's plane: b1 and b2 coefficients, unused, constant.
-    pub planes: BTreeMap<u32, [[f32; 4]; 4]>,
-    /// The default uniform block.
-    pub uniform_data: Vec<u8>,
-    /// UBO contents by binding.
-    pub ubos: BTreeMap<u32, Vec<u8>>,
-    /// SSBO contents by binding, as the kernel leaves them.
-    pub ssbos: BTreeMap<u32, Vec<u8>>,
-    /// Textures by binding.
-    pub textures: BTreeMap<u32, Texture>,
-    /// Sampler states by binding (the sampler index of the messages).
-    pub samplers: BTreeMap<u32, SamplerState>,
-}
 
 /// The render-target writes of one pixel, by render target.
 pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
 
-impl FragmentDraw {
-    /// The value `pln` gives component `comp` of input `slot` at pixel `index` (flat inputs
-    /// take the constant).
-    pub fn input(
-        &self,
-        slot: u32,
-        comp: usize,
-        index: usize,
-        flat: bool,
-        perspective: bool,
-    ) -> f32 {
-        let plane = self.planes.get(&slot).map_or([0.0; 4], |p| p[comp]);
-        if flat {
-            return plane[3];
-        }
-        let [b1, b2] = if perspective {
-            self.pixels.perspective[index]
-        } else {
-            self.pixels.linear[index]
-        };
-        pln(plane, b1, b2)
+/// The plane of component `comp` of input `slot`: b1 and b2 coefficients, unused, constant
+/// (a flat input's only the constant, the provoking vertex's value).
+fn plane(draw: &FragmentDraw, slot: u32, comp: usize, flat: bool) -> [f32; 4] {
+    let [v0, v1, v2] = draw.at_vertices(slot, comp);
+    if flat {
+        [0.0, 0.0, 0.0, v2]
+    } else {
+        [v1 - v0, v2 - v0, 0.0, v0]
     }
+}
+
+/// The value a kernel reading component `comp` of input `slot` with `interp` gets at pixel
+/// `index`: `pln` of its plane, or the constant of a flat one.
+pub fn input(draw: &FragmentDraw, slot: u32, comp: usize, index: usize, interp: Interp) -> f32 {
+    let plane = plane(draw, slot, comp, interp == Interp::Flat);
+    let [b1, b2] = match interp {
+        Interp::Flat => return plane[3],
+        Interp::NoPerspective => draw.pixels.linear[index],
+        _ => draw.pixels.perspective[index],
+    };
+    pln(plane, b1, b2)
 }
 
 /// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
@@ -86,7 +73,16 @@ pub fn run_fragment(
     let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(p, &draw.textures, &draw.samplers);
+    let sampling = sampling(p, &draw.resources.textures, &draw.resources.samplers);
+    // Each input slot's planes, as the hardware's setup makes them.
+    let planes: Vec<[[f32; 4]; 4]> = p
+        .inputs
+        .iter()
+        .map(|slot| {
+            let flat = p.interp.get(slot) == Some(&Interp::Flat);
+            std::array::from_fn(|comp| plane(draw, *slot, comp, flat))
+        })
+        .collect();
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
         let mut pixel_of_channel = vec![None; width];
@@ -155,10 +151,16 @@ pub fn run_fragment(
             let bits = (pixel_mask >> (16 * half)) & 0xFFFF;
             thread.set(1 + half as u8, 14, Type::UW, bits as u64);
         }
-        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
-        lend(&mut thread, p, &mut draw.ssbos);
-        for (k, slot) in p.inputs.iter().enumerate() {
-            let planes = draw.planes.get(slot).copied().unwrap_or_default();
+        let resources = &mut draw.resources;
+        bind(
+            &mut thread,
+            p,
+            &resources.uniform_data,
+            &resources.ubos,
+            &sampling,
+        );
+        lend(&mut thread, p, &mut resources.ssbos);
+        for (k, planes) in planes.iter().enumerate() {
             for (comp, plane) in planes.iter().enumerate() {
                 let grf = p.setup_start + (2 * k + comp / 2) as u8;
                 for (e, &x) in plane.iter().enumerate() {
@@ -167,7 +169,7 @@ pub fn run_fragment(
             }
         }
         run(&program, kernel.hw, &mut thread)?;
-        take_back(&mut thread, p, &mut draw.ssbos);
+        take_back(&mut thread, p, &mut resources.ssbos);
         for (&target, writes) in &thread.render_targets {
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {
@@ -285,48 +287,42 @@ fn take_back(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>
     }
 }
 
-/// One draw's vertices: each vertex's attributes and the shader's buffers and textures.
-#[derive(Clone, Debug, Default)]
-pub struct VertexDraw {
-    /// Per vertex, its attributes by input slot: four raw components each.
-    pub vertices: Vec<BTreeMap<u32, [u32; 4]>>,
-    /// The default uniform block.
-    pub uniform_data: Vec<u8>,
-    /// UBO contents by binding.
-    pub ubos: BTreeMap<u32, Vec<u8>>,
-    /// SSBO contents by binding, as the kernel leaves them.
-    pub ssbos: BTreeMap<u32, Vec<u8>>,
-    pub textures: BTreeMap<u32, Texture>,
-    pub samplers: BTreeMap<u32, SamplerState>,
-}
-
 /// Runs a vertex kernel over the draw's vertices, eight to a thread (vertex `v` in channel
 /// `v % 8`, its URB handle `v`); gives each vertex's URB entry as the slots of
 /// [`Payload::vue`], four raw dwords each (zero where nothing was written).
 pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(p, &draw.textures, &draw.samplers);
+    let sampling = sampling(p, &draw.resources.textures, &draw.resources.samplers);
     let mut entries = Vec::new();
-    for (first, vertices) in draw.vertices.chunks(8).enumerate() {
+    for first in (0..draw.count).step_by(8) {
+        let lanes = (draw.count - first).min(8);
         let mut thread = Thread::new(8);
-        thread.live = (1u32 << vertices.len()) - 1;
-        for (lane, attributes) in vertices.iter().enumerate() {
-            thread.set(1, lane, Type::UD, (8 * first + lane) as u64);
-            for (&slot, values) in attributes {
-                for (c, &value) in values.iter().enumerate() {
+        thread.live = (1u32 << lanes) - 1;
+        for lane in 0..lanes {
+            let vertex = first + lane;
+            thread.set(1, lane, Type::UD, vertex as u64);
+            for &slot in draw.attributes.keys() {
+                for (c, value) in draw.attribute(slot, vertex).into_iter().enumerate() {
                     if let Some(grf) = p.attribute(slot, c as u32) {
                         thread.set(grf, lane, Type::UD, value as u64);
                     }
                 }
             }
         }
-        bind(&mut thread, p, &draw.uniform_data, &draw.ubos, &sampling);
-        lend(&mut thread, p, &mut draw.ssbos);
+        let resources = &mut draw.resources;
+        bind(
+            &mut thread,
+            p,
+            &resources.uniform_data,
+            &resources.ubos,
+            &sampling,
+        );
+        lend(&mut thread, p, &mut resources.ssbos);
         run(&program, kernel.hw, &mut thread)?;
-        take_back(&mut thread, p, &mut draw.ssbos);
-        for lane in 0..vertices.len() {
-            let dwords = thread.urb.get(&((8 * first + lane) as u32));
+        take_back(&mut thread, p, &mut resources.ssbos);
+        for lane in 0..lanes {
+            let dwords = thread.urb.get(&((first + lane) as u32));
             let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);
             entries.push(
                 (0..p.vue.len())

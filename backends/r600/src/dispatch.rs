@@ -11,10 +11,16 @@
 //! kcache reads, and as buffer resources for vertex fetches) and the textures, runs
 //! the program decoded from its binary, and gives each covered pixel's colour exports.
 //!
+//! The draw is the engine's ([`shrew_engine::draw`]): each input's values at the triangle's
+//! three vertices, from which the dispatcher makes the interpolation parameters the hardware's
+//! setup would: `[p0, p10, p20]`, the value at the first vertex and its changes towards the
+//! second and third, or for an input the kernel reads flat
+//! ([`crate::lower::Interface::interp`]) the provoking vertex's value as `p0`.
+//!
 //! Why: the backend's differential tests and `shrew piglit --target r600|…` compare against
-//! the interpreter, which must see the same inputs: an input component is `p0 + b1·p10 +
-//! b2·p20` over the pixel's barycentrics (b1, b2), perspective or linear, and a flat one the
-//! provoking vertex's value `p0`.
+//! the interpreter, which must see the same inputs: [`input`] gives an input component as the
+//! hardware computes it, `p0 + b1·p10 + b2·p20` over the pixel's barycentrics (b1, b2),
+//! perspective or linear, and a flat one `p0`.
 //!
 //! [`run_vertex`] runs up to 64 vertices per wavefront, each lane's R0.x its vertex index and
 //! its attributes where [`crate::lower::Interface::input_gprs`] says (the fetch shader's work),
@@ -29,41 +35,39 @@ use crate::encoding::decode;
 use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK};
 use crate::program::ExportType;
 use crate::texture::TextureState;
+use shrew_engine::draw::{FragmentDraw, VertexDraw};
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::Interp;
-use shrew_engine::raster::QuadGrid;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Lanes of a wavefront.
 pub const WAVEFRONT: usize = 64;
 
-/// One primitive's fragments: its pixels, its inputs and the shader's resources.
-#[derive(Clone, Debug, Default)]
-pub struct FragmentDraw {
-    pub pixels: QuadGrid,
-    /// Per input slot, each component's `[p0, p10, p20]`: the value at the first vertex and its
-    /// changes towards the second and third (for flat inputs `p0` is the provoking vertex's).
-    pub inputs: BTreeMap<u32, [[f32; 3]; 4]>,
-    /// The interpreter's resources the shader reads: the default uniform block, UBOs, textures
-    /// and samplers.
-    pub resources: Arc<Resources>,
-}
-
 /// The colour exports of one pixel, by render target.
 pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
 
-impl FragmentDraw {
-    /// The value of component `comp` of input `slot` at pixel `index`.
-    pub fn input(&self, slot: u32, comp: usize, index: usize, interp: Interp) -> f32 {
-        let [p0, p10, p20] = self.inputs.get(&slot).map_or([0.0; 3], |p| p[comp]);
-        let [b1, b2] = match interp {
-            Interp::Flat => return p0,
-            Interp::NoPerspective => self.pixels.linear[index],
-            _ => self.pixels.perspective[index],
-        };
-        p0 + b1 * p10 + b2 * p20
+/// The interpolation parameters `[p0, p10, p20]` of component `comp` of input `slot` (a flat
+/// input's `p0` the provoking vertex's value, the others zero).
+fn parameters(draw: &FragmentDraw, slot: u32, comp: usize, flat: bool) -> [f32; 3] {
+    let [v0, v1, v2] = draw.at_vertices(slot, comp);
+    if flat {
+        [v2, 0.0, 0.0]
+    } else {
+        [v0, v1 - v0, v2 - v0]
     }
+}
+
+/// The value a kernel reading component `comp` of input `slot` with `interp` gets at pixel
+/// `index`.
+pub fn input(draw: &FragmentDraw, slot: u32, comp: usize, index: usize, interp: Interp) -> f32 {
+    let [p0, p10, p20] = parameters(draw, slot, comp, interp == Interp::Flat);
+    let [b1, b2] = match interp {
+        Interp::Flat => return p0,
+        Interp::NoPerspective => draw.pixels.linear[index],
+        _ => draw.pixels.perspective[index],
+    };
+    p0 + b1 * p10 + b2 * p20
 }
 
 /// Why a draw failed.
@@ -85,7 +89,10 @@ pub fn run_fragment(
     env.params = interface
         .params
         .iter()
-        .map(|slot| draw.inputs.get(slot).copied().unwrap_or_default())
+        .map(|slot| {
+            let flat = interface.interp.get(slot) == Some(&Interp::Flat);
+            std::array::from_fn(|comp| parameters(draw, *slot, comp, flat))
+        })
         .collect();
     let grid = &draw.pixels;
     let quads_x = grid.width as usize / 2;
@@ -112,7 +119,7 @@ pub fn run_fragment(
                 for (&slot, &g) in &interface.input_gprs {
                     let interp = interface.interp[&slot];
                     gprs[g as usize] =
-                        std::array::from_fn(|c| draw.input(slot, c, index, interp).to_bits());
+                        std::array::from_fn(|c| input(draw, slot, c, index, interp).to_bits());
                 }
                 if let Some(g) = interface.frag_coord {
                     let [z, w] = grid.depth_w.get(index).copied().unwrap_or([0.0, 1.0]);
@@ -147,7 +154,7 @@ pub fn run_fragment(
 /// The units' state for running `kernel`, whose binary must decode to its program: the
 /// constant buffers (for kcache reads, and as buffer resources), the constant data and the
 /// textures.
-fn environment(kernel: &Kernel, resources: &Arc<Resources>) -> Result<Env, DispatchError> {
+fn environment(kernel: &Kernel, resources: &Resources) -> Result<Env, DispatchError> {
     let program = decode(&kernel.binary).map_err(|e| DispatchError::Encoding(e.to_string()))?;
     if program != kernel.program {
         return Err(DispatchError::Encoding(
@@ -183,19 +190,13 @@ fn environment(kernel: &Kernel, resources: &Arc<Resources>) -> Result<Env, Dispa
     env.textures = TextureState {
         views: interface.textures.clone(),
         sampler_bindings: interface.samplers.clone(),
-        resources: resources.clone(),
+        resources: Arc::new(Resources {
+            textures: resources.textures.clone(),
+            samplers: resources.samplers.clone(),
+            ..Resources::default()
+        }),
     };
     Ok(env)
-}
-
-/// One draw's vertices: their count, their attributes and the shader's resources.
-#[derive(Clone, Debug, Default)]
-pub struct VertexDraw {
-    pub count: usize,
-    /// Per attribute location, each vertex's four components (raw bits); one entry stands for
-    /// every vertex.
-    pub attributes: BTreeMap<u32, Vec<[u32; 4]>>,
-    pub resources: Arc<Resources>,
 }
 
 /// What a vertex exports: its position, its point size if the shader writes it, and its
@@ -219,12 +220,7 @@ pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<VertexOutput
             let vertex = first + lane;
             wave.gprs[lane][0][0] = vertex as u32;
             for (&slot, &gpr) in &interface.input_gprs {
-                let values = draw.attributes.get(&slot).map_or(&[][..], Vec::as_slice);
-                let value = match values {
-                    [one] => *one,
-                    many => many.get(vertex).copied().unwrap_or_default(),
-                };
-                wave.gprs[lane][gpr as usize] = value;
+                wave.gprs[lane][gpr as usize] = draw.attribute(slot, vertex);
             }
         }
         for export in run(&kernel.program, &mut wave, &env)? {

@@ -19,7 +19,7 @@
 //! tolerance for 8-bit channels (3/256), or the test's own `tolerance`. Out-of-bounds array
 //! accesses read zero and drop writes ([`Launch::robust_access`]), as GL drivers behave.
 //!
-//! With a [`FragmentBackend`], the vertex shader runs as the backend's compiled kernel on its
+//! With a backend's [`DrawStages`], the vertex shader runs as the backend's compiled kernel on its
 //! emulator when the backend has a vertex stage for its hardware, and the fragment shader
 //! always does: each triangle is shaded on its own, as hardware does, from the varyings at
 //! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
@@ -31,11 +31,11 @@ use super::{
 };
 use crate::glsl::{Glslang, LegacyInterface};
 use crate::spirv;
+use shrew_engine::draw::{DrawStages, FragmentKernel, QuadGrid, TriangleFragments, VertexKernel};
 use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Launch, Resources, SamplerState, Texture, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
-use shrew_engine::raster::QuadGrid;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
@@ -79,58 +79,13 @@ impl Outcome {
     }
 }
 
-/// A backend whose kernels shade fragments, and possibly run vertices, in the interpreter's
-/// place.
-pub trait FragmentBackend: Sync {
-    /// Compiles the (optimized) fragment shader, or says why it cannot.
-    fn compile(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String>;
-
-    /// Compiles the (optimized) vertex shader, or says why it cannot; `None` when the backend
-    /// has no vertex stage for its hardware (the interpreter runs the vertices).
-    fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String>;
-}
-
-/// A compiled vertex shader.
-pub trait VertexKernel {
-    /// Runs `count` vertices with their inputs by variable name (a value per vertex, or one
-    /// for all); gives each vertex's outputs by variable name (raw bits) and leaves the SSBOs
-    /// as the vertices wrote them.
-    fn run(
-        &self,
-        count: usize,
-        inputs: &BTreeMap<String, Vec<Vec<u64>>>,
-        resources: &mut Resources,
-    ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String>;
-}
-
-/// A compiled fragment shader.
-pub trait FragmentKernel {
-    /// Shades one triangle's fragments; gives each pixel's colour output 0 (raw bits), `None`
-    /// where nothing was written, and leaves the SSBOs as the fragments wrote them.
-    fn shade(
-        &self,
-        fragments: &TriangleFragments,
-        resources: &mut Resources,
-    ) -> Result<Vec<Option<[u32; 4]>>, String>;
-}
-
-/// One triangle's fragments: its pixels (covered where the triangle covers them and a probe
-/// looks) and its varyings.
-#[derive(Clone, Debug, Default)]
-pub struct TriangleFragments {
-    pub pixels: QuadGrid,
-    /// Each fragment input's components at the three vertices, by variable name; the third
-    /// vertex is the provoking one.
-    pub varyings: BTreeMap<String, [Vec<u64>; 3]>,
-}
-
 /// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution,
 /// and `backend`, if given, runs the fragment shader.
 pub fn run_file(
     path: &Path,
     glslang: &Glslang,
     optimize: &dyn Fn(&mut Shader) -> Result<(), String>,
-    backend: Option<&dyn FragmentBackend>,
+    backend: Option<&dyn DrawStages>,
 ) -> Outcome {
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
@@ -174,7 +129,7 @@ pub fn run_file(
     let (Some(vs), Some(fs)) = (vs, fs) else {
         return Outcome::skip("no vertex and fragment shader pair");
     };
-    let kernel = match backend.map(|b| b.compile(&fs.0)).transpose() {
+    let kernel = match backend.map(|b| b.compile_fragment(&fs.0)).transpose() {
         Ok(k) => k,
         Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
     };

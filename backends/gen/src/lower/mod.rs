@@ -76,7 +76,7 @@ use crate::lir::{Program, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
-use shrew_engine::ir::{Function, InstKind, Mode, Shader, Stage, Value};
+use shrew_engine::ir::{Function, InstKind, Interp, Mode, Shader, Stage, Value};
 use shrew_engine::ops::Intrinsic;
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::structure::structurize;
@@ -111,6 +111,8 @@ pub struct Payload {
     pub setup_start: u8,
     /// The input slots, in setup order.
     pub inputs: Vec<u32>,
+    /// Fragment threads: how each input slot is interpolated (flat ones read the constant).
+    pub interp: BTreeMap<u32, Interp>,
     /// GRFs the payload occupies.
     pub regs: u8,
     /// The buffers the kernel reads through data-port messages and the textures it samples:

@@ -48,6 +48,7 @@ pub(super) fn plan_payload(
     let compute = shader.stage == Stage::Compute;
     let per_value = (width / 8) as u32;
     let mut inputs = Vec::new();
+    let mut interp = BTreeMap::new();
     let (mut local_ids, mut num_workgroups) = (false, false);
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
     // Bytes read of each pushed buffer (`None`: the default uniform block).
@@ -62,11 +63,14 @@ pub(super) fn plan_payload(
                 if !inputs.contains(&slot) {
                     inputs.push(slot);
                 }
-                match interp_of(shader, slot) {
-                    _ if vertex => {}
-                    Interp::NoPerspective => linear = true,
-                    Interp::Flat => {}
-                    _ => perspective = true,
+                if !vertex {
+                    let mode = interp_of(shader, slot);
+                    match mode {
+                        Interp::NoPerspective => linear = true,
+                        Interp::Flat => {}
+                        _ => perspective = true,
+                    }
+                    interp.insert(slot, mode);
                 }
             }
             Intrinsic::LoadFragCoord => {
@@ -151,6 +155,7 @@ pub(super) fn plan_payload(
         push,
         setup_start: setup_start as u8,
         inputs,
+        interp,
         regs: regs as u8,
         surfaces: Vec::new(),
         constant_data: Vec::new(),
