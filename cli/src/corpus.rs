@@ -10,7 +10,7 @@ use shrew_engine::egraph::shader_cost;
 use shrew_engine::ir::Stage;
 use shrew_engine::rewrite::Model;
 use shrew_frontend::glsl::{Glslang, stage_for_extension};
-use shrew_frontend::piglit::{parse_shader_test, stage_sources};
+use shrew_frontend::shader_test::{parse_sources, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
 use shrew_frontend::{LoadError, LoadOptions, load_file};
 use shrew_targets::{Compiler, Pipeline, Target, VariantError, statistics_json};
@@ -566,8 +566,8 @@ fn shader_test_reports(path: &Path, name: &str, context: &Context) -> Vec<StageR
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return fail(Status::FrontendError, format!("cannot read: {e}")),
     };
-    let mut test = match parse_shader_test(&text) {
-        Ok(t) => t,
+    let mut test = match parse_sources(&text) {
+        Ok((sources, _)) => sources,
         Err(e) => return fail(Status::FrontendError, format!("cannot parse: {e}")),
     };
     if let Some(dir) = path.parent()

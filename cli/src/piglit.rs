@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
-use shrew_frontend::piglit::run::{Outcome, Status, run_file};
+use shrew_harness::{Outcome, Status, run_file};
 use shrew_targets::{Pipeline, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;

@@ -4,13 +4,14 @@
 //! - [`glsl`]: GLSL source compiled to SPIR-V by `glslangValidator` (an external process), with
 //!   the SPIR-V cached by content hash.
 //! - [`wgsl`]: WGSL through `naga` (WGSL → naga IR → SPIR-V), then the SPIR-V path.
-//! - [`piglit`]: piglit's `.shader_test` files: parsing, the GLSL preparation glslang needs, and
-//!   running the executable tests on the reference interpreter.
+//! - [`shader_test`]: piglit's `.shader_test` files read as shader sources: their sections and
+//!   the GLSL of each stage as piglit's `shader_runner` prepares it (running the tests is the
+//!   harness's).
 //!
 //! `.shrew` IR text is parsed by the engine ([`shrew_engine::text::parse`]).
 
 pub mod glsl;
-pub mod piglit;
+pub mod shader_test;
 pub mod spirv;
 pub mod wgsl;
 
@@ -171,13 +172,13 @@ fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
 }
 
 /// A `.shader_test`'s first section of `stage`, as `shader_runner` compiles it.
-fn shader_test_stage(path: &Path, stage: Stage) -> Result<piglit::StageSource, String> {
+fn shader_test_stage(path: &Path, stage: Stage) -> Result<shader_test::StageSource, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut test = piglit::parse_shader_test(&text).map_err(|e| e.to_string())?;
+    let (mut sources, _) = shader_test::parse_sources(&text).map_err(|e| e.to_string())?;
     if let Some(dir) = path.parent() {
-        test.load_shader_files(dir).map_err(|e| e.to_string())?;
+        sources.load_shader_files(dir).map_err(|e| e.to_string())?;
     }
-    piglit::stage_sources(&test)
+    shader_test::stage_sources(&sources)
         .map_err(|e| e.to_string())?
         .into_iter()
         .find(|section| section.stage == stage)

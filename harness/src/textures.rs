@@ -7,11 +7,11 @@
 //! [0, 1], so it clamps to the edge here too (the reference sampler has no border). Depth
 //! textures hold `x / (w − 1)` and compare with `GREATER`.
 
-use super::commands::TextureImage;
+use crate::commands::TextureImage;
 use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture, Wrap};
 
 /// The texture and sampler state a `texture` command makes, or why it cannot be made here.
-pub(super) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {
+pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {
     let clamped = SamplerState::default().with_wrap(Wrap::ClampToEdge);
     let (width, height, texels, sampler): (u32, u32, Vec<[f32; 4]>, SamplerState) = match *image {
         TextureImage::Rgbw { width, height } => {
@@ -72,7 +72,7 @@ fn grid(width: u32, height: u32, texel: impl Fn(u32, u32) -> [f32; 4]) -> Vec<[f
 }
 
 /// Applies `texparameter NAME VALUE` to a sampler, or says why it cannot be applied here.
-pub(super) fn set_parameter(
+pub(crate) fn set_parameter(
     sampler: &mut SamplerState,
     name: &str,
     value: &str,

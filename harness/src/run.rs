@@ -3,7 +3,7 @@
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
 //! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
 //! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance`, the `probe` family, and the
-//! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`super::textures`])
+//! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`crate::textures`])
 //! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
 //! unit, 0 unless set). Anything
 //! else is skipped with the reason, and so is a shader glslang cannot compile. GL's
@@ -25,17 +25,17 @@
 //! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
 //! them); a shader the backend cannot compile fails the test.
 
-use super::{
-    Command, ExpectedColor, ProbeRegion, ShaderTest, TextureImage, parse_shader_test,
-    stage_sources, textures,
-};
-use crate::glsl::{Glslang, LegacyInterface};
-use crate::spirv;
+use crate::commands::{Command, ExpectedColor, ProbeRegion, TextureImage};
+use crate::parse::{ShaderTest, parse_shader_test};
+use crate::textures;
 use shrew_engine::draw::{DrawStages, FragmentKernel, QuadGrid, TriangleFragments, VertexKernel};
 use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Launch, Resources, SamplerState, Texture, run};
 use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
+use shrew_frontend::glsl::{Glslang, LegacyInterface};
+use shrew_frontend::shader_test::{ShaderSection, ShaderSource, stage_sources};
+use shrew_frontend::spirv;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
@@ -96,18 +96,18 @@ pub fn run_file(
         Err(e) => return Outcome::fail(format!("cannot parse the test: {e}")),
     };
     if let Some(dir) = path.parent()
-        && let Err(e) = test.load_shader_files(dir)
+        && let Err(e) = test.sources.load_shader_files(dir)
     {
         return Outcome::skip(e.to_string());
     }
     if let Err(reason) = executable(&test).and_then(|()| constant_initialized_uniforms(&mut test)) {
         return Outcome::skip(reason);
     }
-    if test.shaders_of(Stage::Vertex).count() == 0 {
+    if test.sources.shaders_of(Stage::Vertex).count() == 0 {
         // GL's fixed-function vertex stage stands in for a missing vertex shader.
-        test.shaders.push(super::ShaderSection {
+        test.sources.shaders.push(ShaderSection {
             stage: Stage::Vertex,
-            source: super::ShaderSource::Glsl(FIXED_FUNCTION_VERTEX_SHADER.into()),
+            source: ShaderSource::Glsl(FIXED_FUNCTION_VERTEX_SHADER.into()),
             line: 0,
         });
     }
@@ -159,17 +159,17 @@ const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
 
 /// Why a test cannot run here, if it cannot.
 fn executable(test: &ShaderTest) -> Result<(), String> {
-    for section in &test.shaders {
+    for section in &test.sources.shaders {
         if !matches!(section.stage, Stage::Vertex | Stage::Fragment) {
             return Err(format!("uses a {} shader", section.stage.name()));
         }
     }
     for stage in [Stage::Vertex, Stage::Fragment] {
-        if test.shaders_of(stage).count() > 1 {
+        if test.sources.shaders_of(stage).count() > 1 {
             return Err(format!("links several {} shaders", stage.name()));
         }
     }
-    if test.shaders_of(Stage::Fragment).count() == 0 {
+    if test.sources.shaders_of(Stage::Fragment).count() == 0 {
         return Err("has no fragment shader".into());
     }
     if test.vertex_data.is_some() {
@@ -221,16 +221,17 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
 fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
     // Each section's declarations, found once (none in sections that are not GLSL text).
     let declarations: Vec<Vec<UniformDeclaration>> = test
+        .sources
         .shaders
         .iter()
         .map(|section| match &section.source {
-            super::ShaderSource::Glsl(source) => uniform_declarations(source),
+            ShaderSource::Glsl(source) => uniform_declarations(source),
             _ => Vec::new(),
         })
         .collect();
     let mut constants: HashMap<String, String> = HashMap::new();
-    for (section, found) in test.shaders.iter().zip(&declarations) {
-        let super::ShaderSource::Glsl(source) = &section.source else {
+    for (section, found) in test.sources.shaders.iter().zip(&declarations) {
+        let ShaderSource::Glsl(source) = &section.source else {
             continue;
         };
         for d in found {
@@ -256,8 +257,8 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
             ));
         }
     }
-    for (section, found) in test.shaders.iter_mut().zip(declarations) {
-        let super::ShaderSource::Glsl(source) = &mut section.source else {
+    for (section, found) in test.sources.shaders.iter_mut().zip(declarations) {
+        let ShaderSource::Glsl(source) = &mut section.source else {
             continue;
         };
         // From the end, so that the ranges still to replace keep their offsets.
@@ -371,7 +372,7 @@ type Stages = Vec<(Stage, Shader, Option<LegacyInterface>)>;
 /// Compiles and translates every stage of the test at `path`; a glslang failure skips the test,
 /// a translation failure fails it.
 fn compile(test: &ShaderTest, path: &Path, glslang: &Glslang) -> Result<Stages, Outcome> {
-    let sources = stage_sources(test).map_err(|e| Outcome::skip(e.to_string()))?;
+    let sources = stage_sources(&test.sources).map_err(|e| Outcome::skip(e.to_string()))?;
     let file = path.display().to_string();
     let mut out = Vec::new();
     for source in sources {
@@ -1284,7 +1285,7 @@ fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{constant_initialized_uniforms, parse_shader_test, uniform_declarations};
-    use crate::piglit::ShaderSource;
+    use shrew_frontend::shader_test::ShaderSource;
 
     #[test]
     fn uniform_declarations_and_their_initializers() {
@@ -1316,6 +1317,7 @@ mod tests {
         let mut test = parse_shader_test(TWO_STAGES).unwrap();
         constant_initialized_uniforms(&mut test).unwrap();
         let sources: Vec<&str> = test
+            .sources
             .shaders
             .iter()
             .map(|s| match &s.source {

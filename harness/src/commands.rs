@@ -5,7 +5,7 @@
 //! to integers. Like shader_runner, a command ignores values beyond those it needs
 //! (`probe rgb 0 0 0 1 0 1` is `probe rgb 0 0 0 1 0`) and text after `#` is a comment.
 
-use super::parse::ParseError;
+use crate::parse::ParseError;
 
 /// A `[test]` command and its 1-based line.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,7 +170,7 @@ fn parse_float(text: &str) -> Option<f32> {
 
 /// Parses the `[test]` line `line_text` (line `line` of the file); `None` for blank lines and
 /// comments.
-pub(super) fn parse_command(
+pub(crate) fn parse_command(
     line: usize,
     line_text: &str,
 ) -> Result<Option<TestCommand>, ParseError> {

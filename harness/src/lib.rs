@@ -1,0 +1,24 @@
+//! piglit's executable tests: the harness that runs `.shader_test` files on the reference
+//! interpreter or on a target's emulator.
+//!
+//! - [`parse_shader_test`] reads a whole file: the shader sources through the front end
+//!   ([`shrew_frontend::shader_test`]), the rest of `[require]`, and the `[test]` commands
+//!   ([`Command`]).
+//! - [`run_file`] runs one file: it compiles the stages through glslang and the front end,
+//!   optimizes them, and executes the commands, every draw through the stages of the engine's
+//!   draw contract ([`shrew_engine::draw`]).
+//!
+//! Why a crate of its own: running tests needs a rasterizer, textures, a framebuffer and
+//! probes, none of which the front end (which reads shaders) or the backends (which the
+//! executor drives through the draw contract, never the other way round) should carry.
+
+mod commands;
+mod parse;
+mod run;
+mod textures;
+
+pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, TextureImage};
+pub use parse::{
+    OtherRequirement, ParseError, Requirements, ShaderTest, TextSection, parse_shader_test,
+};
+pub use run::{Outcome, Status, run_file};
