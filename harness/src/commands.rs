@@ -1,4 +1,5 @@
-//! The commands of the `[test]` section.
+//! The commands of the `[test]` section, parsed once into [`Command`]s so that the executor
+//! matches on what it runs and names what it skips.
 //!
 //! Numbers are read as shader_runner reads them: floats with `strtod` (so `inf` and `nan`
 //! work) or, written `0x...`, as the bits of an IEEE float; pixel coordinates are truncated

@@ -13,7 +13,9 @@
 //! executor drives through the draw contract, never the other way round) should carry.
 
 mod commands;
+mod interpreter;
 mod parse;
+mod raster;
 mod run;
 mod textures;
 

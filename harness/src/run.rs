@@ -1,37 +1,38 @@
-//! Running piglit's executable tests on the reference interpreter.
+//! The executor: runs one piglit executable test, every draw through the stages of the draw
+//! contract, the reference interpreter's or a backend's on its emulator.
 //!
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
 //! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
 //! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance`, the `probe` family, and the
 //! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`crate::textures`])
 //! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
-//! unit, 0 unless set). Anything
-//! else is skipped with the reason, and so is a shader glslang cannot compile. GL's
-//! fixed-function vertex stage stands in for a missing vertex shader. A uniform with an
-//! initializer becomes a constant, unless the test sets it (then the test is skipped).
+//! unit, 0 unless set). Anything else is skipped with the reason, and so is a shader glslang
+//! cannot compile. GL's fixed-function vertex stage stands in for a missing vertex shader. A
+//! uniform with an initializer becomes a constant, unless the test sets it (then the test is
+//! skipped).
 //!
 //! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
-//! strip), rasterizes its two triangles at pixel centres, interpolates the varyings
-//! (perspective-correct, `noperspective` or flat from the provoking last vertex), and runs the
-//! fragment shader in 2×2 quads — only for quads that hold a pixel some probe of the test looks
-//! at; the quad's other pixels run as helpers so derivatives stay right. Colour output 0 is
-//! clamped to [0, 1] and quantized to the RGBA8 framebuffer. Probes compare with piglit's
-//! tolerance for 8-bit channels (3/256), or the test's own `tolerance`. Out-of-bounds array
-//! accesses read zero and drop writes ([`Launch::robust_access`]), as GL drivers behave.
+//! strip), rasterizes its two triangles at pixel centres ([`crate::raster`]), and shades each
+//! triangle on its own, as hardware does, from the varyings at its three vertices and every
+//! pixel's barycentrics — only the pixels some probe of the test looks at, in whole 2×2 quads
+//! whose other pixels run as helpers so derivatives stay right. Colour output 0 is clamped to
+//! [0, 1] and quantized to the RGBA8 framebuffer. Probes compare with piglit's tolerance for
+//! 8-bit channels (3/256), or the test's own `tolerance`.
 //!
-//! With a backend's [`DrawStages`], the vertex shader runs as the backend's compiled kernel on its
-//! emulator when the backend has a vertex stage for its hardware, and the fragment shader
-//! always does: each triangle is shaded on its own, as hardware does, from the varyings at
-//! its three vertices and every pixel's barycentrics (helpers outside the triangle extrapolate
-//! them); a shader the backend cannot compile fails the test.
+//! The stages are the reference interpreter's ([`crate::interpreter`]) unless a backend's
+//! [`DrawStages`] are given: then the fragment shader always runs as the backend's kernel on
+//! its emulator, and the vertex shader does when the backend has a vertex stage for its
+//! hardware (else on the interpreter); a shader the backend cannot compile fails the test.
 
 use crate::commands::{Command, ExpectedColor, ProbeRegion, TextureImage};
+use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
+use crate::raster::{self, STRIP};
 use crate::textures;
 use shrew_engine::draw::{DrawStages, FragmentKernel, QuadGrid, TriangleFragments, VertexKernel};
 use shrew_engine::interp::memory::{Layout, LayoutRule};
-use shrew_engine::interp::{Launch, Resources, SamplerState, Texture, run};
-use shrew_engine::ir::{Builtin, Interp, Mode, Shader, Stage, StructId, Type};
+use shrew_engine::interp::{Resources, SamplerState, Texture};
+use shrew_engine::ir::{Builtin, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
 use shrew_frontend::glsl::{Glslang, LegacyInterface};
 use shrew_frontend::shader_test::{ShaderSection, ShaderSource, stage_sources};
@@ -80,7 +81,7 @@ impl Outcome {
 }
 
 /// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution,
-/// and `backend`, if given, runs the fragment shader.
+/// and `backend`'s stages, if given, run the draws (else the reference interpreter's).
 pub fn run_file(
     path: &Path,
     glslang: &Glslang,
@@ -129,19 +130,21 @@ pub fn run_file(
     let (Some(vs), Some(fs)) = (vs, fs) else {
         return Outcome::skip("no vertex and fragment shader pair");
     };
-    let kernel = match backend.map(|b| b.compile_fragment(&fs.0)).transpose() {
+    let stages = backend.unwrap_or(&Interpreter);
+    let kernel = match stages.compile_fragment(&fs.0) {
         Ok(k) => k,
         Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
     };
-    let vertex_kernel = match backend.map(|b| b.compile_vertex(&vs.0)).transpose() {
-        Ok(k) => k.flatten(),
+    // Stages without a vertex stage leave the vertices to the interpreter.
+    let vertex_kernel = match stages.compile_vertex(&vs.0) {
+        Ok(Some(k)) => k,
+        Ok(None) => Box::new(Vertices(vs.0.clone())),
         Err(e) => return Outcome::fail(format!("vertex shader: backend: {e}")),
     };
-    let mut ctx = match Context::new(&test, vs, fs, kernel) {
+    let mut ctx = match Context::new(&test, vs, fs, kernel, vertex_kernel) {
         Ok(c) => c,
         Err(e) => return Outcome::fail(e),
     };
-    ctx.vertex_kernel = vertex_kernel;
     match ctx.execute(&test) {
         Ok(()) => Outcome {
             status: Status::Pass,
@@ -406,10 +409,10 @@ struct Context {
     /// `texture` command (the one `texparameter` changes).
     units: BTreeMap<u32, (Texture, SamplerState)>,
     active_unit: u32,
-    /// The backend's fragment kernel, when it runs the fragment shader.
-    kernel: Option<Box<dyn FragmentKernel>>,
-    /// The backend's vertex kernel, when it runs the vertex shader.
-    vertex_kernel: Option<Box<dyn VertexKernel>>,
+    /// The fragment stage's kernel.
+    kernel: Box<dyn FragmentKernel>,
+    /// The vertex stage's kernel.
+    vertex_kernel: Box<dyn VertexKernel>,
     width: u32,
     height: u32,
     framebuffer: Vec<[u8; 4]>,
@@ -424,7 +427,8 @@ impl Context {
         test: &ShaderTest,
         vs: (Shader, Option<LegacyInterface>),
         fs: (Shader, Option<LegacyInterface>),
-        kernel: Option<Box<dyn FragmentKernel>>,
+        kernel: Box<dyn FragmentKernel>,
+        vertex_kernel: Box<dyn VertexKernel>,
     ) -> Result<Context, String> {
         let (width, height) = test.requirements.window_size.unwrap_or(DEFAULT_SIZE);
         let mut ctx = Context {
@@ -433,7 +437,7 @@ impl Context {
             units: BTreeMap::new(),
             active_unit: 0,
             kernel,
-            vertex_kernel: None,
+            vertex_kernel,
             width,
             height,
             framebuffer: vec![[0; 4]; (width * height) as usize],
@@ -592,141 +596,46 @@ impl Context {
         let corners = [[x0, y0], [x1, y0], [x0, y1], [x1, y1]];
         let vertices = self.run_vertices(&corners)?;
         let positions: Vec<[f32; 4]> = vertices.iter().map(|v| v.position).collect();
-        // Window coordinates and 1/w of each vertex.
-        let window: Vec<[f32; 4]> = positions
-            .iter()
-            .map(|p| {
-                let inv_w = 1.0 / p[3];
-                [
-                    (p[0] * inv_w + 1.0) * 0.5 * self.width as f32,
-                    (p[1] * inv_w + 1.0) * 0.5 * self.height as f32,
-                    (p[2] * inv_w + 1.0) * 0.5,
-                    inv_w,
-                ]
-            })
-            .collect();
-        // The strip's triangles, each with its provoking (last) vertex.
-        let triangles = [[0usize, 1, 2], [2, 1, 3]];
-        let mut pixels: BTreeMap<(u32, u32), Fragment> = BTreeMap::new();
-        for tri in triangles {
-            let [a, b, c] = tri.map(|i| window[i]);
-            let area = edge(a, b, c);
-            if area == 0.0 || !area.is_finite() {
-                continue;
-            }
-            let min_x = a[0].min(b[0]).min(c[0]).floor().max(0.0) as u32;
-            let max_x = (a[0].max(b[0]).max(c[0]).ceil().max(0.0) as u32).min(self.width);
-            let min_y = a[1].min(b[1]).min(c[1]).floor().max(0.0) as u32;
-            let max_y = (a[1].max(b[1]).max(c[1]).ceil().max(0.0) as u32).min(self.height);
-            for py in min_y..max_y {
-                for px in min_x..max_x {
-                    if pixels.contains_key(&(px, py)) {
-                        continue;
-                    }
-                    let p = [px as f32 + 0.5, py as f32 + 0.5, 0.0, 0.0];
-                    let l = [
-                        edge(b, c, p) / area,
-                        edge(c, a, p) / area,
-                        edge(a, b, p) / area,
-                    ];
-                    if l.iter().any(|&v| v < 0.0) {
-                        continue;
-                    }
-                    pixels.insert(
-                        (px, py),
-                        Fragment {
-                            tri,
-                            bary: l,
-                            z: l[0] * a[2] + l[1] * b[2] + l[2] * c[2],
-                            inv_w: l[0] * a[3] + l[1] * b[3] + l[2] * c[3],
-                        },
-                    );
-                }
+        let window = raster::window_positions(&positions, self.width, self.height);
+        let grids = raster::rasterize(&window, &STRIP, self.width, self.height, &self.probed);
+        for (tri, grid) in STRIP.into_iter().zip(grids) {
+            if let Some(grid) = grid {
+                self.shade_triangle(tri, grid, &vertices)?;
             }
         }
-        if self.kernel.is_some() {
-            for tri in triangles {
-                self.shade_triangle(tri, &pixels, &vertices, &window)?;
-            }
-            return Ok(());
-        }
-        self.shade(&pixels, &vertices, &window)
+        Ok(())
     }
 
-    /// Runs the backend's kernel on one triangle's probed pixels (and their quads).
+    /// Shades one triangle's pixels and writes the covered ones the shader wrote.
     fn shade_triangle(
         &mut self,
         tri: [usize; 3],
-        pixels: &BTreeMap<(u32, u32), Fragment>,
+        pixels: QuadGrid,
         vertices: &[VertexOut],
-        window: &[[f32; 4]],
     ) -> Result<(), String> {
-        let mine: Vec<(u32, u32)> = pixels
-            .iter()
-            .filter(|&(&(x, y), f)| f.tri == tri && self.probed[(y * self.width + x) as usize])
-            .map(|(&p, _)| p)
-            .collect();
-        let (Some(kernel), false) = (&self.kernel, mine.is_empty()) else {
-            return Ok(());
-        };
-        let min_x = mine.iter().map(|p| p.0).min().unwrap_or(0) & !1;
-        let min_y = mine.iter().map(|p| p.1).min().unwrap_or(0) & !1;
-        let max_x = mine.iter().map(|p| p.0).max().unwrap_or(0) + 1;
-        let max_y = mine.iter().map(|p| p.1).max().unwrap_or(0) + 1;
-        let mut grid = QuadGrid {
-            width: (max_x - min_x).next_multiple_of(2),
-            height: (max_y - min_y).next_multiple_of(2),
-            origin: [min_x, min_y],
-            ..QuadGrid::default()
-        };
-        let [a, b, c] = tri.map(|i| window[i]);
-        let area = edge(a, b, c);
-        for gy in 0..grid.height {
-            for gx in 0..grid.width {
-                let (x, y) = (min_x + gx, min_y + gy);
-                let p = [x as f32 + 0.5, y as f32 + 0.5, 0.0, 0.0];
-                let l = [
-                    edge(b, c, p) / area,
-                    edge(c, a, p) / area,
-                    edge(a, b, p) / area,
-                ];
-                let inv_w = l[0] * a[3] + l[1] * b[3] + l[2] * c[3];
-                let covered = pixels.get(&(x, y)).is_some_and(|f| f.tri == tri)
-                    && x < self.width
-                    && y < self.height
-                    && self.probed[(y * self.width + x) as usize];
-                grid.covered.push(covered);
-                grid.linear.push([l[1], l[2]]);
-                grid.perspective
-                    .push([l[1] * b[3] / inv_w, l[2] * c[3] / inv_w]);
-                grid.depth_w
-                    .push([l[0] * a[2] + l[1] * b[2] + l[2] * c[2], inv_w]);
-            }
-        }
-        let shader = &self.fs.shader;
         let mut varyings = BTreeMap::new();
-        for var in shader.variables.iter() {
+        for var in &self.fs.shader.variables {
             if var.mode != Mode::ShaderIn || var.builtin.is_some() {
                 continue;
             }
             if let Some(per_vertex) = varying(vertices, &var.name, var.location, &self.vs.shader) {
-                let at = |i: usize| per_vertex[tri[i]].clone();
-                varyings.insert(var.name.clone(), [at(0), at(1), at(2)]);
+                varyings.insert(var.name.clone(), tri.map(|i| per_vertex[i].clone()));
             }
         }
-        let frags = TriangleFragments {
-            pixels: grid,
-            varyings,
-        };
-        let colors = kernel.shade(&frags, &mut self.fs.resources)?;
+        let fragments = TriangleFragments { pixels, varyings };
+        let colors = self
+            .kernel
+            .shade(&fragments, &mut self.fs.resources)
+            .map_err(|e| format!("fragment shader: {e}"))?;
+        let grid = &fragments.pixels;
         for (i, rgba) in colors.iter().enumerate() {
             let Some(rgba) = rgba else { continue };
-            if !frags.pixels.covered[i] {
+            if !grid.covered[i] {
                 continue;
             }
             let (x, y) = (
-                min_x + i as u32 % frags.pixels.width,
-                min_y + i as u32 / frags.pixels.width,
+                grid.origin[0] + i as u32 % grid.width,
+                grid.origin[1] + i as u32 / grid.width,
             );
             let px = rgba.map(|bits| quantize(f32::from_bits(bits)));
             self.framebuffer[(y * self.width + x) as usize] = px;
@@ -737,32 +646,22 @@ impl Context {
     /// Runs the vertex shader on the corners.
     fn run_vertices(&mut self, corners: &[[f32; 2]]) -> Result<Vec<VertexOut>, String> {
         let shader = &self.vs.shader;
-        let mut launch = Launch::invocations(corners.len());
-        launch.robust_access = true;
         let vertex: Vec<Vec<u64>> = corners
             .iter()
             .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
             .collect();
+        let mut inputs = BTreeMap::new();
         for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
             if var.name == "piglit_vertex" {
-                launch.inputs.insert(var.name.clone(), vertex.clone());
+                inputs.insert(var.name.clone(), vertex.clone());
             } else if let Some(default) = self.vs.legacy_input_default(&var.name) {
-                launch
-                    .inputs
-                    .insert(var.name.clone(), vec![floats(&default)]);
+                inputs.insert(var.name.clone(), vec![floats(&default)]);
             }
         }
-        let outputs: Vec<BTreeMap<String, Vec<u64>>> = match &self.vertex_kernel {
-            Some(kernel) => kernel
-                .run(corners.len(), &launch.inputs, &mut self.vs.resources)
-                .map_err(|e| format!("vertex shader: {e}"))?,
-            None => run(shader, &launch, &mut self.vs.resources)
-                .map_err(|e| format!("vertex shader: {e}"))?
-                .invocations
-                .into_iter()
-                .map(|inv| inv.outputs)
-                .collect(),
-        };
+        let outputs = self
+            .vertex_kernel
+            .run(corners.len(), &inputs, &mut self.vs.resources)
+            .map_err(|e| format!("vertex shader: {e}"))?;
         let position = shader
             .variables
             .iter()
@@ -810,120 +709,11 @@ impl Context {
         }
         Ok(out)
     }
-
-    /// Runs the fragment shader on the probed pixels (and their quads) and writes the results.
-    fn shade(
-        &mut self,
-        pixels: &BTreeMap<(u32, u32), Fragment>,
-        vertices: &[VertexOut],
-        window: &[[f32; 4]],
-    ) -> Result<(), String> {
-        let needed: Vec<(u32, u32)> = pixels
-            .keys()
-            .copied()
-            .filter(|&(x, y)| self.probed[(y * self.width + x) as usize])
-            .collect();
-        if needed.is_empty() {
-            return Ok(());
-        }
-        let min_x = needed.iter().map(|p| p.0).min().unwrap_or(0) & !1;
-        let min_y = needed.iter().map(|p| p.1).min().unwrap_or(0) & !1;
-        let max_x = needed.iter().map(|p| p.0).max().unwrap_or(0) + 1;
-        let max_y = needed.iter().map(|p| p.1).max().unwrap_or(0) + 1;
-        let grid_w = (max_x - min_x).next_multiple_of(2);
-        let grid_h = (max_y - min_y).next_multiple_of(2);
-        let n = (grid_w * grid_h) as usize;
-        let shader = &self.fs.shader;
-        let mut launch = Launch::invocations(n);
-        launch.robust_access = true;
-        launch.width = grid_w;
-        launch.origin = [min_x, min_y];
-        launch.covered = vec![false; n];
-        launch.frag_coord_zw = vec![[0.0, 1.0]; n];
-        let inputs: Vec<_> = shader
-            .variables
-            .iter()
-            .filter(|v| v.mode == Mode::ShaderIn && v.builtin.is_none())
-            .map(|v| {
-                let is_float = v_is_f32(shader, &v.ty);
-                (v.name.clone(), v.interp, is_float, v.location)
-            })
-            .collect();
-        let mut values: Vec<Vec<Vec<u64>>> = vec![vec![Vec::new(); n]; inputs.len()];
-        for gy in 0..grid_h {
-            for gx in 0..grid_w {
-                let (x, y) = (min_x + gx, min_y + gy);
-                if x >= self.width || y >= self.height {
-                    continue;
-                }
-                let Some(frag) = pixels.get(&(x, y)) else {
-                    continue;
-                };
-                let i = (gy * grid_w + gx) as usize;
-                // Pixels nobody probes still run as helpers for their quad's derivatives.
-                launch.covered[i] = self.probed[(y * self.width + x) as usize];
-                launch.frag_coord_zw[i] = [frag.z, frag.inv_w];
-                for (k, (name, interp, is_float, location)) in inputs.iter().enumerate() {
-                    let Some(per_vertex) = varying(vertices, name, *location, &self.vs.shader)
-                    else {
-                        continue;
-                    };
-                    values[k][i] = interpolate(&per_vertex, frag, window, *interp, *is_float);
-                }
-            }
-        }
-        for ((name, ..), v) in inputs.iter().zip(values) {
-            let width = v.iter().map(|c| c.len()).max().unwrap_or(0);
-            let v = v
-                .into_iter()
-                .map(|c| if c.is_empty() { vec![0; width] } else { c })
-                .collect();
-            launch.inputs.insert(name.clone(), v);
-        }
-        let result = run(shader, &launch, &mut self.fs.resources)
-            .map_err(|e| format!("fragment shader: {e}"))?;
-        // A shader without a colour output leaves the framebuffer undefined: keep it as it is.
-        let Some(color) = color_output(shader) else {
-            return Ok(());
-        };
-        for (i, inv) in result.invocations.iter().enumerate() {
-            if !launch.covered[i] || inv.discarded || inv.helper {
-                continue;
-            }
-            let (gx, gy) = (i as u32 % grid_w, i as u32 / grid_w);
-            let (x, y) = (min_x + gx, min_y + gy);
-            let Some(out) = inv.outputs.get(&color) else {
-                continue;
-            };
-            let rgba: Vec<f32> = out
-                .iter()
-                .take(4)
-                .map(|&b| f32::from_bits(b as u32))
-                .collect();
-            let mut px = [0.0f32, 0.0, 0.0, 1.0];
-            px[..rgba.len()].copy_from_slice(&rgba);
-            self.framebuffer[(y * self.width + x) as usize] = px.map(quantize);
-        }
-        Ok(())
-    }
-}
-
-/// A covered pixel: its triangle, barycentrics, window depth and interpolated 1/w.
-struct Fragment {
-    tri: [usize; 3],
-    bary: [f32; 3],
-    z: f32,
-    inv_w: f32,
 }
 
 struct VertexOut {
     position: [f32; 4],
     outputs: BTreeMap<String, Vec<u64>>,
-}
-
-/// Twice the signed area of (a, b, p).
-fn edge(a: [f32; 4], b: [f32; 4], p: [f32; 4]) -> f32 {
-    (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
 }
 
 fn floats(xs: &[f32]) -> Vec<u64> {
@@ -933,13 +723,6 @@ fn floats(xs: &[f32]) -> Vec<u64> {
 fn quantize(x: f32) -> u8 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
     (x * 255.0).round() as u8
-}
-
-/// Whether every component of a type is a 32-bit float (so it can be interpolated).
-fn v_is_f32(shader: &Shader, ty: &Type) -> bool {
-    shrew_engine::interp::memory::flatten_type(shader, ty)
-        .iter()
-        .all(|s| s.base == BaseType::Float && s.bits == 32)
 }
 
 /// The per-vertex values of the vertex output that feeds the fragment input `name`: the output
@@ -963,53 +746,6 @@ fn varying(
         .iter()
         .map(|v| v.outputs.get(&out_name).cloned())
         .collect()
-}
-
-fn interpolate(
-    per_vertex: &[Vec<u64>],
-    frag: &Fragment,
-    window: &[[f32; 4]],
-    interp: Interp,
-    is_float: bool,
-) -> Vec<u64> {
-    let [a, b, c] = frag.tri;
-    if interp == Interp::Flat || !is_float {
-        return per_vertex[c].clone();
-    }
-    let l = frag.bary;
-    let n = per_vertex[a].len();
-    (0..n)
-        .map(|k| {
-            let v = |i: usize| f32::from_bits(per_vertex[i][k] as u32) as f64;
-            let (la, lb, lc) = (l[0] as f64, l[1] as f64, l[2] as f64);
-            let x = if interp == Interp::NoPerspective {
-                la * v(a) + lb * v(b) + lc * v(c)
-            } else {
-                let (wa, wb, wc) = (
-                    window[a][3] as f64,
-                    window[b][3] as f64,
-                    window[c][3] as f64,
-                );
-                let denom = la * wa + lb * wb + lc * wc;
-                (la * wa * v(a) + lb * wb * v(b) + lc * wc * v(c)) / denom
-            };
-            (x as f32).to_bits() as u64
-        })
-        .collect()
-}
-
-/// The name of the fragment shader's colour output 0.
-fn color_output(shader: &Shader) -> Option<String> {
-    let outputs = || {
-        shader
-            .variables
-            .iter()
-            .filter(|v| v.mode == Mode::ShaderOut && v.builtin.is_none())
-    };
-    outputs()
-        .find(|v| v.location == Some(0))
-        .or_else(|| outputs().next())
-        .map(|v| v.name.clone())
 }
 
 impl StageState {

@@ -1,4 +1,6 @@
-//! The textures of shader_runner's `texture` commands and the state `texparameter` sets.
+//! The textures of shader_runner's `texture` commands and the state `texparameter` sets, as
+//! the interpreter's textures and sampler states, which the executor binds to the units the
+//! shaders' sampler uniforms name (and the emulators sample through the same).
 //!
 //! Each texture is what piglit's helpers upload: one mip level, nearest filtering, row 0 at the
 //! bottom (texture coordinate t = 0). Colour textures are RGBA8, so their texels are rounded to
