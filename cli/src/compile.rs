@@ -70,7 +70,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         out.push_str(&kernel.listing().map_err(CliError)?);
     }
     if args.json {
-        out.push_str(&statistics_json(kernel.as_ref()).to_string());
+        out.push_str(&statistics_json(kernel.width(), &kernel.statistics()).to_string());
         out.push('\n');
     } else if args.observe.stats || !args.asm {
         out.push_str(&kernel.statistics_line());

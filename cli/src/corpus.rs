@@ -82,7 +82,6 @@ type Kernels = Vec<Result<KernelStats, VariantError>>;
 struct KernelStats {
     width: Option<u8>,
     figures: Vec<(&'static str, u64)>,
-    json: serde_json::Value,
 }
 
 /// The kernels as JSON: each one's statistics (and `simd`), or its width and error.
@@ -90,7 +89,7 @@ fn kernels_json(kernels: &Kernels) -> serde_json::Value {
     kernels
         .iter()
         .map(|kernel| match kernel {
-            Ok(stats) => stats.json.clone(),
+            Ok(stats) => statistics_json(stats.width, &stats.figures),
             Err(VariantError { width, message }) => {
                 let mut error = serde_json::json!({ "error": message });
                 if let Some(width) = width {
@@ -554,7 +553,6 @@ fn backend_kernels(shader: shrew_engine::ir::Shader, context: &Context) -> Kerne
             kernel.map(|kernel| KernelStats {
                 width: kernel.width(),
                 figures: kernel.statistics(),
-                json: statistics_json(kernel.as_ref()),
             })
         })
         .collect()

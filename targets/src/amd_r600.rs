@@ -150,6 +150,17 @@ impl R600Compiler {
 }
 
 impl R600Compiler {
+    /// An error for a dispatch width asked of a chip that has no choice.
+    fn no_width(&self, width: Option<u8>) -> Result<(), String> {
+        match width {
+            Some(width) => Err(format!(
+                "{} has no choice of dispatch width (wavefronts of 64), so no SIMD{width}",
+                self.target.name
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Compiles a lowered shader, its machine passes under what is left of `options` after
     /// the passes `report` tells of; adds what they did to `report`.
     fn compile_lowered(
@@ -185,12 +196,7 @@ impl Compiler for R600Compiler {
         options: &RunOptions,
         report: &mut RunReport,
     ) -> Result<Box<dyn Kernel>, String> {
-        if let Some(width) = width {
-            return Err(format!(
-                "{} has no choice of dispatch width (wavefronts of 64), so no SIMD{width}",
-                self.target.name
-            ));
-        }
+        self.no_width(width)?;
         let (_, kernel) = self.lower_and_compile_observed(shader, options, report)?;
         Ok(Box::new(R600Kernel(kernel)))
     }
@@ -209,12 +215,7 @@ impl Compiler for R600Compiler {
     }
 
     fn draw_stages(&self, width: Option<u8>) -> Result<Box<dyn DrawStages + '_>, String> {
-        if let Some(width) = width {
-            return Err(format!(
-                "{} has no choice of dispatch width (wavefronts of 64), so no SIMD{width}",
-                self.target.name
-            ));
-        }
+        self.no_width(width)?;
         Ok(Box::new(R600Draw(self)))
     }
 }

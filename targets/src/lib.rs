@@ -257,14 +257,14 @@ pub trait Kernel: Send {
     fn binary(&self) -> Result<Vec<u8>, String>;
 }
 
-/// The kernel's statistics and, where the backend has a choice, its width (`simd`), as one JSON
-/// object.
-pub fn statistics_json(kernel: &dyn Kernel) -> serde_json::Value {
+/// A kernel's statistics (its [`Kernel::statistics`]) and, where the backend has a choice, its
+/// width (`simd`), as one JSON object.
+pub fn statistics_json(width: Option<u8>, figures: &[(&'static str, u64)]) -> serde_json::Value {
     let mut object = serde_json::Map::new();
-    for (name, value) in kernel.statistics() {
+    for &(name, value) in figures {
         object.insert(name.to_string(), value.into());
     }
-    if let Some(width) = kernel.width() {
+    if let Some(width) = width {
         object.insert("simd".into(), width.into());
     }
     object.into()

@@ -29,7 +29,7 @@
 //!   call's mask, less the lanes killed since. RET with anything else on top of the stack, a
 //!   pop count reaching a call frame, and a LOOP_BREAK or LOOP_CONTINUE with no loop frame
 //!   above the innermost call frame are errors.
-//! - Stack depth (fact sheet B4.4): after each push or loop start the stack's elements are
+//! - Stack depth (the hardware's stack-size rule): after each push or loop start the stack's elements are
 //!   counted, a push 1 and a loop or call frame 4 (the entry size of wave-64 chips; the
 //!   call's size is an assumption, the documents at hand do not give it), plus 2 on
 //!   R600/R700 and 1 on Evergreen when a push is on the stack, plus 2 always on Cayman; more

@@ -8,8 +8,9 @@
 //! program, however malformed, gives a result or an [`EmuError`] naming the CF instruction,
 //! group and instruction (or fetch) and why; nothing panics.
 //!
-//! The facts are the ISA fact sheet's (../shared/reference/isa-gen-r600.md, B1-B6). Where it is
-//! silent or only recalls the documents, the emulator picks a model, stated below for lanes and
+//! The facts are those of AMD's R600, R700, Evergreen and Cayman ISA documents (CF, ALU, fetch
+//! and export instructions, clause rules, the stack). Where they leave a behaviour open, the
+//! emulator picks a model, stated below for lanes and
 //! in the submodule that runs each part for the rest: `alu` (ALU clauses, interpolation),
 //! `arith` (the operations' arithmetic), `cf` (control flow, exports), `scratch` (scratch
 //! memory) and `fetch` (fetch clauses).
