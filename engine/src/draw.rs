@@ -5,6 +5,7 @@
 //! whole 2×2 quads ([`QuadGrid`]) with each pixel's barycentrics; its inputs are their values
 //! at the triangle's three vertices, the third the provoking one (flat inputs take its value).
 //! A vertex stage runs a number of vertices, each input one value for all of them or one each.
+//! A compute stage runs a number of workgroups over the resources ([`ComputeDispatch`]).
 //! The stages see the inputs by variable name ([`TriangleFragments`], [`VertexKernel::run`]),
 //! as [`DrawStages`] compiles them; an emulator's dispatcher sees them in the kernel's slots
 //! ([`FragmentDraw`], [`VertexDraw`]) and derives its hardware's form from them itself (Gen's
@@ -47,7 +48,8 @@ pub struct TriangleFragments {
     pub varyings: BTreeMap<String, [Vec<u64>; 3]>,
 }
 
-/// The stages of a draw: shaders compiled into kernels that run vertices and shade fragments.
+/// The stages of a draw (and of a compute dispatch): shaders compiled into kernels that run
+/// vertices, shade fragments and run workgroups.
 pub trait DrawStages: Sync {
     /// Compiles the (optimized) fragment shader, or says why it cannot.
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String>;
@@ -55,6 +57,24 @@ pub trait DrawStages: Sync {
     /// Compiles the (optimized) vertex shader, or says why it cannot; `None` when these stages
     /// have no vertex stage (the reference interpreter runs the vertices).
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String>;
+
+    /// Compiles the (optimized) compute shader, or says why it cannot.
+    fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String>;
+}
+
+/// A compiled compute shader.
+pub trait ComputeKernel {
+    /// Runs the dispatch's workgroups and leaves its SSBOs as the invocations wrote them.
+    fn dispatch(&self, dispatch: &mut ComputeDispatch) -> Result<(), String>;
+}
+
+/// A compute dispatch: how many workgroups, and the resources the shader reads and writes.
+#[derive(Clone, Debug, Default)]
+pub struct ComputeDispatch {
+    pub workgroups: [u32; 3],
+    /// The buffers, textures and samplers the shader reads; the SSBOs as the invocations leave
+    /// them.
+    pub resources: Resources,
 }
 
 /// A compiled vertex shader.

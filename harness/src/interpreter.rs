@@ -1,22 +1,26 @@
 //! The reference interpreter behind the draw contract's stage traits, so that the executor runs
 //! a draw the same way whether the interpreter or an emulator shades it.
 //!
-//! A vertex kernel runs its vertices as invocations of the shader. A fragment kernel shades a
-//! triangle's grid of pixels as one launch: each input interpolated at every pixel from its
-//! values at the three vertices and the pixel's barycentrics (in `f64`, rounded once; a flat
-//! or non-float input takes the provoking vertex's value), helpers where the triangle does not
-//! cover the pixel, and colour output 0 of every covered pixel that was not discarded (missing
-//! components as `(0, 0, 0, 1)` fill them). Out-of-bounds array accesses read zero and drop
-//! writes ([`Launch::robust_access`]), as GL drivers behave.
+//! A vertex kernel runs its vertices as invocations of the shader, a compute kernel its
+//! workgroups. A fragment kernel shades a triangle's grid of pixels as one launch: each input
+//! interpolated at every pixel from its values at the three vertices and the pixel's
+//! barycentrics (in `f64`, rounded once; a flat or non-float input takes the provoking
+//! vertex's value), helpers where the triangle does not cover the pixel, and colour output 0
+//! of every covered pixel that was not discarded (missing components as `(0, 0, 0, 1)` fill
+//! them). Out-of-bounds array accesses read zero and drop writes ([`Launch::robust_access`]),
+//! as GL drivers behave.
 
-use shrew_engine::draw::{DrawStages, FragmentKernel, QuadGrid, TriangleFragments, VertexKernel};
+use shrew_engine::draw::{
+    ComputeDispatch, ComputeKernel, DrawStages, FragmentKernel, QuadGrid, TriangleFragments,
+    VertexKernel,
+};
 use shrew_engine::interp::{Launch, Resources, run};
 use shrew_engine::ir::{Interp, Mode, Shader, Type};
 use shrew_engine::ops::BaseType;
 use std::collections::BTreeMap;
 
 /// The interpreter's stages: every shader "compiles".
-pub(crate) struct Interpreter;
+pub struct Interpreter;
 
 impl DrawStages for Interpreter {
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
@@ -25,6 +29,26 @@ impl DrawStages for Interpreter {
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
         Ok(Some(Box::new(Vertices(shader.clone()))))
+    }
+
+    fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
+        Ok(Box::new(Workgroups(shader.clone())))
+    }
+}
+
+/// A compute shader the interpreter runs.
+struct Workgroups(Shader);
+
+impl ComputeKernel for Workgroups {
+    fn dispatch(&self, dispatch: &mut ComputeDispatch) -> Result<(), String> {
+        let launch = Launch {
+            workgroups: dispatch.workgroups,
+            robust_access: true,
+            ..Launch::default()
+        };
+        run(&self.0, &launch, &mut dispatch.resources)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 }
 

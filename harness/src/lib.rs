@@ -13,7 +13,7 @@
 //! executor drives through the draw contract, never the other way round) should carry.
 
 mod commands;
-mod interpreter;
+pub mod interpreter;
 mod parse;
 mod raster;
 mod run;

@@ -14,7 +14,8 @@
 use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
 use shrew_engine::draw::{
-    DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw, VertexKernel,
+    ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw,
+    VertexKernel,
 };
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, InstKind, Mode, Shader, Stage};
@@ -290,6 +291,13 @@ impl DrawStages for R600Draw<'_> {
         let (lowered, kernel) = self.0.lower_and_compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;
         Ok(Box::new(R600FragmentKernel { kernel, inputs }))
+    }
+
+    fn compile_compute(&self, _: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
+        Err(format!(
+            "{} does not compile compute shaders",
+            self.0.target.name
+        ))
     }
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {

@@ -7,7 +7,8 @@
 use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
 use shrew_engine::draw::{
-    DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw, VertexKernel,
+    ComputeDispatch, ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments,
+    VertexDraw, VertexKernel,
 };
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, Mode, Shader, Stage};
@@ -15,7 +16,7 @@ use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 use shrew_gen::compile;
-use shrew_gen::dispatch::{run_fragment, run_vertex};
+use shrew_gen::dispatch::{run_compute, run_fragment, run_vertex};
 use shrew_gen::isa::Gen;
 use shrew_gen::lower::VueSlot;
 use std::collections::BTreeMap;
@@ -232,6 +233,13 @@ struct GenFragmentKernel {
 }
 
 impl DrawStages for GenDraw<'_> {
+    fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
+        let lowered = self.compiler.lowered(shader)?;
+        let kernel = compile::compile_compute(&lowered, self.compiler.hw, self.simd)
+            .map_err(|e| e.to_string())?;
+        Ok(Box::new(GenComputeKernel(kernel)))
+    }
+
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
         let lowered = self.compiler.lowered(shader)?;
         let kernel = compile::compile_fragment(&lowered, self.compiler.hw, self.simd)
@@ -325,6 +333,15 @@ impl VertexKernel for GenVertexKernel {
                     .collect()
             })
             .collect())
+    }
+}
+
+/// A compiled compute shader.
+struct GenComputeKernel(compile::Kernel);
+
+impl ComputeKernel for GenComputeKernel {
+    fn dispatch(&self, dispatch: &mut ComputeDispatch) -> Result<(), String> {
+        run_compute(&self.0, dispatch).map_err(|e| format!("emulator: {e}"))
     }
 }
 

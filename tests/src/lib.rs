@@ -1,8 +1,8 @@
 //! Support for shrew's integration tests and benchmarks: a generator of large random programs
 //! that exercise the algebraic rules, and running them on the interpreter; what the backends'
-//! differential tests share ([`backend`]).
+//! differential runs on a target against the interpreter ([`differential`]).
 
-pub mod backend;
+pub mod differential;
 
 use shrew_engine::interp::{self, Launch, Resources};
 use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value, Variable};

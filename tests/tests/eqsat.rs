@@ -8,14 +8,17 @@ use shrew_engine::passes::eqsat::Eqsat;
 use shrew_engine::passes::manager::{self, Pass, PassContext, Pipeline};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_engine::{text, verify};
-use shrew_gen::GenCost;
-use shrew_r600::R600Cost;
 use shrew_tests::{assert_outputs_agree, outputs, run_with_small_resources, same_float};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The cost model of the target called `name`.
+fn model(name: &str) -> Arc<dyn CostModel> {
+    shrew_targets::lookup(name).unwrap().options().costs.model.0
+}
+
 fn models() -> Vec<Arc<dyn CostModel>> {
-    vec![Arc::new(UnitCost), Arc::new(GenCost), Arc::new(R600Cost)]
+    vec![Arc::new(UnitCost), model("gen9"), model("evergreen")]
 }
 
 /// Runs `eqsat` with the main rules and the default options under `model`; the IR must verify.
@@ -96,7 +99,7 @@ fn gen_and_evergreen_choose_different_forms_of_one_select() {
     let original = text::parse(SELECT_ONE_ZERO, "select.shrew").unwrap();
     let (reference, _) = run_with_small_resources(&original).unwrap();
     let mut printed = Vec::new();
-    for model in [Arc::new(GenCost) as Arc<dyn CostModel>, Arc::new(R600Cost)] {
+    for model in [model("gen9"), model("evergreen")] {
         let mut shader = original.clone();
         eqsat(&mut shader, model);
         let (result, _) = run_with_small_resources(&shader).unwrap();
@@ -125,10 +128,11 @@ fn eqsat_beats_the_greedy_rules_under_evergreen_costs() {
     let original = text::parse(SELECT_ONE_ZERO, "select.shrew").unwrap();
     let mut rewritten = original.clone();
     greedy(&mut rewritten);
-    let greedy_cost = shader_cost(&rewritten, &R600Cost);
+    let evergreen = model("evergreen");
+    let greedy_cost = shader_cost(&rewritten, evergreen.as_ref());
     let mut shader = original.clone();
-    eqsat(&mut shader, Arc::new(R600Cost));
-    let saturated = shader_cost(&shader, &R600Cost);
+    eqsat(&mut shader, evergreen.clone());
+    let saturated = shader_cost(&shader, evergreen.as_ref());
     assert!(
         saturated < greedy_cost,
         "eqsat {saturated}, greedy {greedy_cost}"
@@ -167,14 +171,15 @@ fn eqsat_takes_a_temporarily_worse_step_that_greedy_cannot() {
     let before = outputs(&original);
     let mut rewritten = original.clone();
     greedy(&mut rewritten);
+    let gen9 = model("gen9");
     assert_eq!(
-        shader_cost(&rewritten, &GenCost),
-        shader_cost(&original, &GenCost),
+        shader_cost(&rewritten, gen9.as_ref()),
+        shader_cost(&original, gen9.as_ref()),
         "the greedy rules found a way:\n{}",
         text::print(&rewritten)
     );
     let mut saturated = original.clone();
-    assert!(eqsat(&mut saturated, Arc::new(GenCost)));
+    assert!(eqsat(&mut saturated, gen9));
     let printed = text::print(&saturated);
     assert_eq!(printed.matches(" imul ").count(), 1, "{printed}");
     assert!(

@@ -15,13 +15,19 @@
 //! filetests` rewrites those blocks in place when a change of the output is intended (review
 //! the diff). A `// tolerance: X` line lets 32-bit outputs on the interpreter differ by X
 //! relative to the larger magnitude, for pipelines that approximate.
-
+//!
+//! A `// run: TARGET... [simdN...] [-p PIPELINE]` line runs the shader, after the file's
+//! pipeline (or PIPELINE), on each
+//! named target's emulator at each named width and compares what it computes with the
+//! interpreter running the original shader on the same random inputs
+//! ([`shrew_tests::differential`]), within the file's tolerance (1e-4 without one); a compute
+//! shader runs the workgroups of the file's `// workgroups: X Y Z` line (one without it).
 use filecheck::{CheckerBuilder, NO_VARIABLES};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions, RunReport};
 use shrew_engine::text;
 use shrew_targets::Target;
-use shrew_tests::backend::close;
+use shrew_tests::differential::{self, Run, close};
 use shrew_tests::run_with_small_resources;
 use std::path::{Path, PathBuf};
 
@@ -61,6 +67,74 @@ fn target_specs(source: &str) -> Result<Vec<TargetSpec>, String> {
         });
     }
     Ok(specs)
+}
+
+/// The runs of the file's `// run:` lines (every target a line names at every width it names)
+/// after the mid-end pipeline `pipeline`, within `tolerance`.
+fn runs(source: &str, pipeline: &str, tolerance: Option<f32>) -> Result<Vec<Run>, String> {
+    let workgroups = match directive(source, "// workgroups:") {
+        None => [1, 1, 1],
+        Some(text) => {
+            let counts: Vec<u32> = text
+                .split_whitespace()
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("`// workgroups: {text}`: {e}"))?;
+            counts
+                .try_into()
+                .map_err(|_| format!("`// workgroups: {text}`: expected three counts"))?
+        }
+    };
+    let mut runs = Vec::new();
+    for line in source.lines() {
+        let Some(spec) = line.trim().strip_prefix("// run:") else {
+            continue;
+        };
+        let (mut targets, mut widths, mut mid_end) = (Vec::new(), Vec::new(), pipeline);
+        let mut words = spec.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "-p" {
+                mid_end = words
+                    .next()
+                    .ok_or("`// run:` line: `-p` names no pipeline")?;
+                continue;
+            }
+            match word.strip_prefix("simd") {
+                Some(width) => widths.push(Some(
+                    width
+                        .parse()
+                        .map_err(|_| format!("`{word}`: expected simdN"))?,
+                )),
+                None => targets.push(shrew_targets::lookup(word).map_err(|e| e.to_string())?),
+            }
+        }
+        if targets.is_empty() {
+            return Err("`// run:` names no target".into());
+        }
+        if widths.is_empty() {
+            widths.push(None);
+        }
+        for &target in &targets {
+            for &width in &widths {
+                runs.push(Run {
+                    target,
+                    width,
+                    mid_end: mid_end.to_string(),
+                    tolerance: tolerance.unwrap_or(1e-4),
+                    workgroups,
+                });
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// The trimmed text after the first line starting with `prefix`.
+fn directive<'s>(source: &'s str, prefix: &str) -> Option<&'s str> {
+    source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(prefix))
+        .map(str::trim)
 }
 
 const ASSEMBLY: &str = "// assembly:";
@@ -152,27 +226,18 @@ fn filetests(dir: &Path, out: &mut Vec<PathBuf>) {
 fn check(path: &Path, bless: bool) -> Result<(), String> {
     let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let specs = target_specs(&source)?;
-    let pipeline_text = source
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("// pipeline:"))
-        .map(str::trim)
-        .or(if specs.is_empty() {
-            None
-        } else {
-            Some("default")
-        })
+    let runs_on_targets = source.lines().any(|l| l.trim().starts_with("// run:"));
+    let pipeline_text = directive(&source, "// pipeline:")
+        .or((!specs.is_empty() || runs_on_targets).then_some("default"))
         .ok_or("no `// pipeline:` line")?;
-    let tolerance = match source
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("// tolerance:"))
-    {
+    let tolerance = match directive(&source, "// tolerance:") {
         Some(t) => Some(
-            t.trim()
-                .parse::<f32>()
-                .map_err(|e| format!("`// tolerance:{t}`: {e}"))?,
+            t.parse::<f32>()
+                .map_err(|e| format!("`// tolerance: {t}`: {e}"))?,
         ),
         None => None,
     };
+    let runs = runs(&source, pipeline_text, tolerance)?;
     let input = text::parse(&source, &path.display().to_string()).map_err(|e| e.to_string())?;
     shrew_engine::verify::verify(&input).map_err(|e| format!("the input is invalid: {e:?}"))?;
     let checker = CheckerBuilder::new()
@@ -190,7 +255,7 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     // directives, or with assembly blocks, checks the backend's output.
     let compiles = checker.is_empty() || !expected.is_empty();
     let compiled = compiles && specs.iter().any(|s| s.target.has_backend());
-    if checker.is_empty() && !compiled {
+    if checker.is_empty() && !compiled && runs.is_empty() {
         return Err("no check directives".into());
     }
     let mut blessed = Vec::new();
@@ -225,6 +290,9 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
                 line_diff(want, &got)
             ));
         }
+    }
+    for run in &runs {
+        differential::run_on_target(&input, run)?;
     }
     if bless && compiled {
         let rewritten = with_assembly(&source, &blessed);

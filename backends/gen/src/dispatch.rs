@@ -30,7 +30,7 @@ use crate::emu::{EmuError, Execution, Stop, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
 use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, Surface};
-use shrew_engine::draw::{FragmentDraw, VertexDraw};
+use shrew_engine::draw::{ComputeDispatch, FragmentDraw, VertexDraw};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::ir::Interp;
 use std::collections::BTreeMap;
@@ -334,20 +334,6 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
     Ok(entries)
 }
 
-/// One dispatch of a compute kernel: how many workgroups, and the shader's buffers.
-#[derive(Clone, Debug, Default)]
-pub struct ComputeDispatch {
-    pub workgroups: [u32; 3],
-    /// The default uniform block.
-    pub uniform_data: Vec<u8>,
-    /// UBO contents by binding.
-    pub ubos: BTreeMap<u32, Vec<u8>>,
-    /// SSBO contents by binding, as the kernel leaves them.
-    pub ssbos: BTreeMap<u32, Vec<u8>>,
-    pub textures: BTreeMap<u32, Texture>,
-    pub samplers: BTreeMap<u32, SamplerState>,
-}
-
 /// Runs a compute kernel over the dispatch's workgroups, one after another (x fastest): each
 /// workgroup's invocations in threads of the dispatch width (local index `i` in channel `i %
 /// width` of thread `i / width`, the last thread partial), their local IDs in the payload,
@@ -357,7 +343,11 @@ pub struct ComputeDispatch {
 pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<(), EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(p, &dispatch.textures, &dispatch.samplers);
+    let sampling = sampling(
+        p,
+        &dispatch.resources.textures,
+        &dispatch.resources.samplers,
+    );
     let width = kernel.dispatch_width as usize;
     let [sx, sy, sz] = p.workgroup_size.map(|n| n as usize);
     let invocations = sx * sy * sz;
@@ -391,8 +381,8 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
             bind(
                 &mut thread,
                 p,
-                &dispatch.uniform_data,
-                &dispatch.ubos,
+                &dispatch.resources.uniform_data,
+                &dispatch.resources.ubos,
                 &sampling,
             );
             let execution = Execution::new(&program, thread.live)?;
@@ -403,13 +393,13 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
             let mut waiting = Vec::new();
             for &t in &running {
                 let (thread, execution) = &mut threads[t];
-                lend(thread, p, &mut dispatch.ssbos);
+                lend(thread, p, &mut dispatch.resources.ssbos);
                 thread
                     .surfaces
                     .insert(SLM_SURFACE, std::mem::take(&mut slm));
                 let stop = execution.resume(&program, kernel.hw, thread)?;
                 slm = thread.surfaces.remove(&SLM_SURFACE).unwrap_or_default();
-                take_back(thread, p, &mut dispatch.ssbos);
+                take_back(thread, p, &mut dispatch.resources.ssbos);
                 if stop == Stop::Barrier {
                     waiting.push(t);
                 }

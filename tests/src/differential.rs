@@ -1,0 +1,404 @@
+//! Differential runs: a shader on a target's emulator against the reference interpreter,
+//! through the draw contract's stage traits on both sides ([`shrew_engine::draw`]), so the
+//! tests never name a backend.
+//!
+//! [`run_on_target`] optimizes the shader for the target (the mid-end verified after every
+//! pass), compiles it through the target's draw stages and runs it with random inputs; the
+//! interpreter runs the unoptimized shader on the same inputs. A fragment shader shades one
+//! triangle's 8×4 pixels (one of them uncovered, so a helper) for three seeds: every covered
+//! pixel's colour must agree within the tolerance, and every SSBO exactly. A vertex shader runs
+//! 70 vertices (more than a wavefront or a few SIMD8 threads hold): every output must agree. A
+//! compute shader runs the stated workgroups: every SSBO must agree exactly.
+//!
+//! The inputs: each varying or attribute component a float in [-4, 4] (integer inputs get
+//! those bits too), barycentrics in [-1, 1], 4 KiB of small floats as the default uniform block
+//! and reversed as UBO 0, zeroed SSBOs of 1 KiB (random bytes for compute shaders), and random
+//! textures with linear filtering.
+
+use shrew_engine::draw::{ComputeDispatch, DrawStages, QuadGrid, TriangleFragments};
+use shrew_engine::interp::memory::flatten_type;
+use shrew_engine::interp::{CompareFunc, MipLevel, Resources, SamplerState, Texture};
+use shrew_engine::ir::{Builtin, Dim, Mode, Shader, Stage, Type};
+use shrew_engine::passes::manager::RunOptions;
+use shrew_engine::rng::Rng;
+use shrew_harness::interpreter::Interpreter;
+use shrew_targets::{Kernel, Pipeline, Target};
+use std::collections::BTreeMap;
+
+/// How a shader runs on a target against the interpreter.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub target: &'static Target,
+    /// The dispatch width, where the target has a choice.
+    pub width: Option<u8>,
+    /// The mid-end pipeline before the target's backend.
+    pub mid_end: String,
+    /// How far 32-bit outputs may differ, relative to the larger magnitude (absolute below 1).
+    pub tolerance: f32,
+    /// The workgroups a compute shader runs.
+    pub workgroups: [u32; 3],
+}
+
+impl Run {
+    /// The default pipeline on `target` at `width`, within 1e-4 (the rounding of reassociated
+    /// arithmetic), one workgroup.
+    pub fn new(target: &str, width: Option<u8>) -> Run {
+        Run {
+            target: shrew_targets::lookup(target).unwrap_or_else(|e| panic!("{e}")),
+            width,
+            mid_end: "default".into(),
+            tolerance: 1e-4,
+            workgroups: [1, 1, 1],
+        }
+    }
+
+    /// What the run is, for messages: the target, the width and a pipeline other than the
+    /// default.
+    pub fn describe(&self) -> String {
+        let mut text = self.target.name.to_string();
+        if let Some(width) = self.width {
+            text += &format!(" simd{width}");
+        }
+        if self.mid_end != "default" {
+            text += &format!(" -p {}", self.mid_end);
+        }
+        text
+    }
+}
+
+/// Runs `shader` on `run`'s target and on the interpreter and compares what they compute; the
+/// error says where they differ (with the kernel's listing) or why the shader did not run.
+pub fn run_on_target(shader: &Shader, run: &Run) -> Result<(), String> {
+    let optimized = optimized(shader, &run.mid_end, run.target)?;
+    let compiler = run.target.compiler().map_err(|e| e.to_string())?;
+    let stages = compiler.draw_stages(run.width)?;
+    let compared = match shader.stage {
+        Stage::Fragment => compare_fragments(shader, &optimized, stages.as_ref(), run),
+        Stage::Vertex => compare_vertices(shader, &optimized, stages.as_ref(), run),
+        Stage::Compute => compare_compute(shader, &optimized, stages.as_ref(), run),
+        stage => Err(format!("no differential run of {} shaders", stage.name())),
+    };
+    compared.map_err(|e| {
+        let listing = compiler
+            .compile(&optimized, run.width)
+            .and_then(|kernel| kernel.listing())
+            .unwrap_or_else(|e| format!("(no listing: {e})"));
+        format!("{}: {e}\n{listing}", run.describe())
+    })
+}
+
+/// `shader` after the mid-end pipeline `mid_end` for `target`, verified after every pass.
+pub fn optimized(shader: &Shader, mid_end: &str, target: &Target) -> Result<Shader, String> {
+    let pipeline = Pipeline::parse(mid_end, target).map_err(|e| e.to_string())?;
+    let mut optimized = shader.clone();
+    let options = RunOptions {
+        verify_each: true,
+        ..RunOptions::default()
+    };
+    pipeline.run_after(&mut optimized, &options, 0)?;
+    Ok(optimized)
+}
+
+/// The kernel `target` compiles at `width` from `shader` after the mid-end pipeline `mid_end`.
+pub fn compiled(
+    shader: &Shader,
+    mid_end: &str,
+    target: &'static Target,
+    width: Option<u8>,
+) -> Result<Box<dyn Kernel>, String> {
+    let optimized = optimized(shader, mid_end, target)?;
+    let compiler = target.compiler().map_err(|e| e.to_string())?;
+    compiler.compile(&optimized, width)
+}
+
+/// Equal, both NaN, or within `tolerance` relative to the larger magnitude (absolute below 1).
+pub fn close(a: u32, b: u32, tolerance: f32) -> bool {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    a == b
+        || (x.is_nan() && y.is_nan())
+        || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
+}
+
+const WIDTH: u32 = 8;
+const HEIGHT: u32 = 4;
+/// The pixel the triangle does not cover: a helper of its quad.
+const UNCOVERED: usize = 5;
+const VERTICES: usize = 70;
+
+/// A source of small random floats in [-1, 1], in thousandths.
+fn small_floats(seed: u64) -> impl FnMut() -> f32 {
+    let mut rng = Rng::new(seed);
+    move || (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0
+}
+
+/// The 32-bit components of a variable (an array's elements one after another).
+fn component_count(shader: &Shader, ty: &Type) -> usize {
+    flatten_type(shader, ty).len()
+}
+
+/// The default uniform block (4 KiB of small floats), UBO 0 (the same bytes reversed), an SSBO
+/// of 1 KiB for each of the shader's, filled by `ssbo_byte`, and random textures.
+fn random_resources(
+    shader: &Shader,
+    small: &mut dyn FnMut() -> f32,
+    ssbo_byte: &mut dyn FnMut() -> u8,
+) -> Resources {
+    let mut resources = Resources {
+        uniform_data: (0..1024)
+            .flat_map(|_| small().to_bits().to_le_bytes())
+            .collect(),
+        ..Resources::default()
+    };
+    resources
+        .ubos
+        .insert(0, resources.uniform_data.iter().rev().copied().collect());
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
+        let bytes = (0..1024).map(|_| ssbo_byte()).collect();
+        resources.ssbos.insert(var.binding.unwrap_or(0), bytes);
+    }
+    (resources.textures, resources.samplers) = random_textures(shader, &mut || small().abs());
+    resources
+}
+
+/// One triangle's fragments: random barycentrics and depths over the grid, the pixel
+/// [`UNCOVERED`] left out, and each input's components at the three vertices, `4 r` at the
+/// first and within 1 of it at the others.
+fn random_fragments(shader: &Shader, small: &mut dyn FnMut() -> f32) -> TriangleFragments {
+    let pixels = (WIDTH * HEIGHT) as usize;
+    let mut grid = QuadGrid {
+        width: WIDTH,
+        height: HEIGHT,
+        origin: [2, 4],
+        covered: (0..pixels).map(|i| i != UNCOVERED).collect(),
+        ..QuadGrid::default()
+    };
+    for _ in 0..pixels {
+        grid.perspective.push([small(), small()]);
+        grid.linear.push([small(), small()]);
+        grid.depth_w.push([small().abs(), 1.0 + small().abs()]);
+    }
+    let mut varyings = BTreeMap::new();
+    for var in &shader.variables {
+        if var.mode == Mode::ShaderIn && var.builtin.is_none() {
+            let mut at: [Vec<u64>; 3] = Default::default();
+            for _ in 0..component_count(shader, &var.ty) {
+                let first = 4.0 * small();
+                let values = [first, first + small(), first + small()];
+                for (vertex, value) in at.iter_mut().zip(values) {
+                    vertex.push(value.to_bits() as u64);
+                }
+            }
+            varyings.insert(var.name.clone(), at);
+        }
+    }
+    TriangleFragments {
+        pixels: grid,
+        varyings,
+    }
+}
+
+fn compare_fragments(
+    shader: &Shader,
+    optimized: &Shader,
+    stages: &dyn DrawStages,
+    run: &Run,
+) -> Result<(), String> {
+    let reference = Interpreter.compile_fragment(shader)?;
+    let kernel = stages.compile_fragment(optimized)?;
+    let color_components = shader
+        .variables
+        .iter()
+        .find(|v| v.mode == Mode::ShaderOut && v.location == Some(0))
+        .map_or(4, |v| component_count(shader, &v.ty).min(4));
+    for seed in 0..3 {
+        let mut small = small_floats(seed);
+        let fragments = random_fragments(shader, &mut small);
+        let resources = random_resources(shader, &mut small, &mut || 0);
+        let mut want_resources = resources.clone();
+        let want = reference
+            .shade(&fragments, &mut want_resources)
+            .map_err(|e| format!("seed {seed}: the interpreter: {e}"))?;
+        let mut have_resources = resources;
+        let have = kernel
+            .shade(&fragments, &mut have_resources)
+            .map_err(|e| format!("seed {seed}: {e}"))?;
+        compare_ssbos(&want_resources, &have_resources).map_err(|e| format!("seed {seed}: {e}"))?;
+        for (i, (want, have)) in want.iter().zip(&have).enumerate() {
+            let (want, have) = match (want, have) {
+                (None, None) => continue,
+                (Some(want), Some(have)) => (want, have),
+                (None, Some(_)) => {
+                    return Err(format!("seed {seed}: pixel {i} must not be written"));
+                }
+                (Some(_), None) => return Err(format!("seed {seed}: pixel {i} was not written")),
+            };
+            for c in 0..color_components {
+                if !close(want[c], have[c], run.tolerance) {
+                    return Err(format!(
+                        "seed {seed}: pixel {i} component {c}: interpreter {} ({:#x}), \
+                         emulator {} ({:#x})",
+                        f32::from_bits(want[c]),
+                        want[c],
+                        f32::from_bits(have[c]),
+                        have[c]
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare_vertices(
+    shader: &Shader,
+    optimized: &Shader,
+    stages: &dyn DrawStages,
+    run: &Run,
+) -> Result<(), String> {
+    let Some(kernel) = stages.compile_vertex(optimized)? else {
+        return Err("the target's draws run no vertex kernels".into());
+    };
+    let reference = Interpreter
+        .compile_vertex(shader)?
+        .expect("the interpreter runs vertices");
+    let mut small = small_floats(7);
+    let mut inputs = BTreeMap::new();
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
+        let comps = component_count(shader, &var.ty);
+        let each: Vec<Vec<u64>> = (0..VERTICES)
+            .map(|_| (0..comps).map(|_| small().to_bits() as u64).collect())
+            .collect();
+        inputs.insert(var.name.clone(), each);
+    }
+    let resources = random_resources(shader, &mut small, &mut || 0);
+    let mut want_resources = resources.clone();
+    let want = reference
+        .run(VERTICES, &inputs, &mut want_resources)
+        .map_err(|e| format!("the interpreter: {e}"))?;
+    let mut have_resources = resources;
+    let have = kernel.run(VERTICES, &inputs, &mut have_resources)?;
+    compare_ssbos(&want_resources, &have_resources)?;
+    // Every output the rasterizer or the next stage reads: the position, the point size and
+    // the varyings.
+    let compared = shader.variables.iter().filter(|v| {
+        v.mode == Mode::ShaderOut
+            && matches!(
+                v.builtin,
+                None | Some(Builtin::Position | Builtin::PointSize)
+            )
+    });
+    for var in compared {
+        for (v, (want, have)) in want.iter().zip(&have).enumerate() {
+            let want = &want[&var.name];
+            let have = have
+                .get(&var.name)
+                .ok_or_else(|| format!("the kernel does not write @{}", var.name))?;
+            for (c, (&w, &h)) in want.iter().zip(have).enumerate() {
+                if !close(w as u32, h as u32, run.tolerance) {
+                    return Err(format!(
+                        "vertex {v} @{} component {c}: interpreter {}, emulator {}",
+                        var.name,
+                        f32::from_bits(w as u32),
+                        f32::from_bits(h as u32)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare_compute(
+    shader: &Shader,
+    optimized: &Shader,
+    stages: &dyn DrawStages,
+    run: &Run,
+) -> Result<(), String> {
+    let kernel = stages.compile_compute(optimized)?;
+    let reference = Interpreter.compile_compute(shader)?;
+    let mut rng = Rng::new(11);
+    let mut small = small_floats(11);
+    let resources = random_resources(shader, &mut small, &mut || rng.next_u64() as u8);
+    let mut want = ComputeDispatch {
+        workgroups: run.workgroups,
+        resources,
+    };
+    let mut have = want.clone();
+    reference
+        .dispatch(&mut want)
+        .map_err(|e| format!("the interpreter: {e}"))?;
+    kernel.dispatch(&mut have)?;
+    compare_ssbos(&want.resources, &have.resources)
+}
+
+/// Every SSBO dword equal.
+fn compare_ssbos(want: &Resources, have: &Resources) -> Result<(), String> {
+    for (binding, want) in &want.ssbos {
+        let have = have
+            .ssbos
+            .get(binding)
+            .ok_or_else(|| format!("SSBO {binding} is gone"))?;
+        let dword = |bytes: &[u8], i: usize| bytes.get(4 * i..4 * i + 4).map(<[u8]>::to_vec);
+        if let Some(i) = (0..want.len().div_ceil(4)).find(|&i| dword(want, i) != dword(have, i)) {
+            return Err(format!(
+                "SSBO {binding} dword {i}: interpreter {:?}, emulator {:?}",
+                dword(want, i),
+                dword(have, i)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Textures and samplers, by binding, for every texture variable of `shader` (an array of
+/// them takes one binding per element): random texels, linear filtering, and a less-or-equal
+/// comparison for shadow textures.
+pub fn random_textures(
+    shader: &Shader,
+    random: &mut dyn FnMut() -> f32,
+) -> (BTreeMap<u32, Texture>, BTreeMap<u32, SamplerState>) {
+    let (mut textures, mut samplers) = (BTreeMap::new(), BTreeMap::new());
+    for var in &shader.variables {
+        let (ty, count) = var.ty.innermost_element();
+        if let Type::Texture {
+            dim,
+            arrayed,
+            shadow,
+            ..
+        } = *ty
+        {
+            let first = var.binding.unwrap_or(0);
+            for binding in first..first + count {
+                textures.insert(binding, random_texture(dim, arrayed, random));
+                let sampler = SamplerState {
+                    compare: shadow.then_some(CompareFunc::LessOrEqual),
+                    ..SamplerState::linear()
+                };
+                samplers.insert(binding, sampler);
+            }
+        }
+    }
+    (textures, samplers)
+}
+
+/// A texture of `dim` with a full mip chain from 8 texels a side (cube maps: six faces;
+/// arrays: three layers or cubes) of random texels.
+pub fn random_texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) -> Texture {
+    let faces = if dim == Dim::Cube { 6 } else { 1 };
+    let layers = faces * if arrayed { 3 } else { 1 };
+    let size = |n: u32| match dim {
+        Dim::D1 => [n, 1, 1],
+        Dim::D3 => [n, n, n],
+        _ => [n, n, 1],
+    };
+    let levels = (0..4)
+        .map(|l| {
+            let [w, h, d] = size(8 >> l);
+            let texels: Vec<[f32; 4]> = (0..w * h * d * layers)
+                .map(|_| [0; 4].map(|_| random()))
+                .collect();
+            MipLevel::from_f32(w, h, d, &texels)
+        })
+        .collect();
+    Texture { layers, levels }
+}
