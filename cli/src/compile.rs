@@ -1,10 +1,12 @@
 //! `shrew compile`: runs the mid-end and a backend over a shader and prints the kernel's
-//! assembly and statistics, or writes its native binary; `shrew disasm` prints a binary's
-//! assembly again.
+//! assembly and statistics, or writes its native binary, and with `--check` compares the kernel
+//! on the target's emulator with the interpreter; `shrew disasm` prints a binary's assembly
+//! again.
 
 use crate::opt::ObserveArgs;
 use crate::{CliError, ShaderArgs, backend_target_parser, emit};
 use clap::Args;
+use shrew_harness::differential::{Run, run_on_target};
 use shrew_targets::{Target, statistics_json};
 use std::path::PathBuf;
 
@@ -22,7 +24,7 @@ pub struct CompileArgs {
     /// The mid-end pipeline before the backend (the target's backend pipeline always follows it).
     #[arg(short, long, default_value = "default")]
     pipeline: String,
-    /// Print the assembly.
+    /// Print the assembly after the statistics.
     #[arg(long)]
     asm: bool,
     /// Print the statistics as JSON.
@@ -35,6 +37,18 @@ pub struct CompileArgs {
     /// stack and scratch sizes), then the dwords.
     #[arg(long)]
     binary: Option<PathBuf>,
+    /// Also run the kernel on the target's emulator and the original shader on the reference
+    /// interpreter, with the same random inputs, and compare them: a fragment shader over three
+    /// triangles of 8x4 pixels, a vertex shader over 70 vertices, a compute shader over
+    /// `--workgroups`; fails where they differ.
+    #[arg(long)]
+    check: bool,
+    /// How far 32-bit results may differ under `--check`, relative to the larger magnitude.
+    #[arg(long, default_value_t = 1e-4, requires = "check")]
+    tolerance: f32,
+    /// Workgroups of a compute shader under `--check`, `X,Y,Z`.
+    #[arg(long, default_value = "1,1,1", value_parser = crate::run::parse_workgroups, requires = "check")]
+    workgroups: [u32; 3],
 }
 
 #[derive(Args)]
@@ -50,6 +64,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
     let target = args.target;
     let file = args.shader.file.display();
     let mut shader = args.shader.load()?;
+    let original = args.check.then(|| shader.clone());
     let (kernel, report) = target
         .compile_observed(
             &args.pipeline,
@@ -66,15 +81,26 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     let mut out = String::new();
+    if args.json {
+        out.push_str(&statistics_json(kernel.width(), &kernel.statistics()).to_string());
+    } else {
+        out.push_str(&kernel.statistics_line());
+    }
+    out.push('\n');
     if args.asm {
         out.push_str(&kernel.listing().map_err(CliError)?);
     }
-    if args.json {
-        out.push_str(&statistics_json(kernel.width(), &kernel.statistics()).to_string());
-        out.push('\n');
-    } else if args.observe.stats || !args.asm {
-        out.push_str(&kernel.statistics_line());
-        out.push('\n');
+    if let Some(original) = original {
+        let run = Run {
+            target,
+            width: args.simd,
+            mid_end: args.pipeline.clone(),
+            tolerance: args.tolerance,
+            workgroups: args.workgroups,
+        };
+        let agreement =
+            run_on_target(&original, &run).map_err(|e| CliError(format!("{file}: {e}")))?;
+        out.push_str(&format!("{agreement}\n"));
     }
     emit(&out)
 }

@@ -34,7 +34,7 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-fn parse_workgroups(text: &str) -> Result<[u32; 3], String> {
+pub fn parse_workgroups(text: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = text.split(',').collect();
     let numbers: Result<Vec<u32>, _> = parts.iter().map(|p| p.trim().parse::<u32>()).collect();
     match numbers {

@@ -544,6 +544,11 @@ fn compile_prints_gen_assembly_and_statistics() {
         "--asm",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("SIMD8 shader: "),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("EOT"), "{}", stdout(&out));
     let out = shrew(&[
         "compile",
@@ -625,7 +630,9 @@ fn compiled_binaries_disassemble_to_their_assembly() {
         assert!(out.status.success(), "{}", stderr(&out));
         let listing = shrew(&["disasm", binary.to_str().unwrap(), "--target", target]);
         assert!(listing.status.success(), "{}", stderr(&listing));
-        assert_eq!(stdout(&listing), stdout(&out), "{target}");
+        let compiled = stdout(&out);
+        let (_statistics, compiled_listing) = compiled.split_once('\n').unwrap();
+        assert_eq!(stdout(&listing), compiled_listing, "{target}");
     }
     let bytes = std::fs::read(&binary).unwrap();
     std::fs::write(&binary, &bytes[..bytes.len() - 3]).unwrap();
@@ -658,7 +665,10 @@ fn r600_binaries_disassemble_with_their_gprs_and_stack() {
             assert!(out.status.success(), "{shader} {target}: {}", stderr(&out));
             let listing = shrew(&["disasm", binary, "--target", target]);
             assert!(listing.status.success(), "{}", stderr(&listing));
-            assert_eq!(stdout(&listing), stdout(&out), "{shader} {target}");
+            let compiled = stdout(&out);
+            let (statistics, compiled_listing) = compiled.split_once('\n').unwrap();
+            assert!(statistics.starts_with("shader: "), "{statistics}");
+            assert_eq!(stdout(&listing), compiled_listing, "{shader} {target}");
             let stats: serde_json::Value =
                 serde_json::from_str(&stdout(&shrew(&[&args[..], &["--json"]].concat()))).unwrap();
             let header = format!("-- {} gprs -- {} nstack --", stats["gprs"], stats["stack"]);
@@ -945,4 +955,87 @@ fn compile_observes_backend_passes() {
         stderr(&out)
     );
     assert!(stderr(&out).contains("lower-io"), "{}", stderr(&out));
+}
+
+/// `compile --check` runs the kernel on the target's emulator against the interpreter and says
+/// what it compared; its options need it.
+#[test]
+fn compile_checks_the_emulator_against_the_interpreter() {
+    let cases = [
+        (
+            "examples/lighting.shrew",
+            "gen9",
+            &["--simd", "16"][..],
+            "31 covered pixels",
+        ),
+        (
+            "examples/lighting.shrew",
+            "evergreen",
+            &[],
+            "31 covered pixels",
+        ),
+        ("tests/ir/vertex_outputs.shrew", "r700", &[], "70 vertices"),
+        (
+            "examples/shared_rotate.shrew",
+            "gen8",
+            &["--workgroups", "2,1,1"],
+            "2x1x1 workgroups",
+        ),
+    ];
+    for (file, target, extra, compared) in cases {
+        let path = repo_path(file);
+        let args = [
+            "compile",
+            path.to_str().unwrap(),
+            "--target",
+            target,
+            "--check",
+        ];
+        let out = shrew(&[&args[..], extra].concat());
+        assert!(out.status.success(), "{file} {target}: {}", stderr(&out));
+        let last = stdout(&out).lines().last().unwrap_or_default().to_string();
+        assert!(
+            last.contains("the emulator agrees with the interpreter") && last.contains(compared),
+            "{file} {target}: {last}"
+        );
+    }
+    let example = repo_path("examples/lighting.shrew");
+    let out = shrew(&[
+        "compile",
+        example.to_str().unwrap(),
+        "--target",
+        "gen9",
+        "--tolerance",
+        "0.1",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--check"), "{}", stderr(&out));
+}
+
+/// The README's first command (the main job on a shipped example) runs and ends with the line
+/// the README quotes.
+#[test]
+fn readme_first_command_checks_the_example() {
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    let prefix = "cargo run --release -p shrew-cli -- ";
+    let command = readme
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .expect("the README runs shrew");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_shrew"))
+        .args(command.split_whitespace())
+        .current_dir(repo_path(""))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last = stdout(&out).lines().last().unwrap_or_default().to_string();
+    let quoted: String = readme
+        .split("It ends with `")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("the README quotes the last line")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(last, quoted);
 }

@@ -7,12 +7,16 @@
 //! - [`run_file`] runs one file: it compiles the stages through glslang and the front end,
 //!   optimizes them, and executes the commands, every draw through the stages of the engine's
 //!   draw contract ([`shrew_engine::draw`]).
+//! - [`differential::run_on_target`] runs one shader on a target's emulator and on the
+//!   interpreter with the same random inputs and compares what they compute (`shrew compile
+//!   --check`, the target filetests' `// run:` lines).
 //!
 //! Why a crate of its own: running tests needs a rasterizer, textures, a framebuffer and
 //! probes, none of which the front end (which reads shaders) or the backends (which the
 //! executor drives through the draw contract, never the other way round) should carry.
 
 mod commands;
+pub mod differential;
 pub mod interpreter;
 mod parse;
 mod raster;

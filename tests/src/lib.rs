@@ -1,8 +1,5 @@
 //! Support for shrew's integration tests and benchmarks: a generator of large random programs
-//! that exercise the algebraic rules, and running them on the interpreter; what the backends'
-//! differential runs on a target against the interpreter ([`differential`]).
-
-pub mod differential;
+//! that exercise the algebraic rules, and running them on the interpreter.
 
 use shrew_engine::interp::{self, Launch, Resources};
 use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value, Variable};

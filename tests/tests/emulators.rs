@@ -1,5 +1,5 @@
 //! The shipped examples and IR test files on every emulator, against the reference interpreter
-//! ([`shrew_tests::differential`]): fragment shaders on every Gen generation at SIMD8, 16 and
+//! ([`shrew_harness::differential`]): fragment shaders on every Gen generation at SIMD8, 16 and
 //! 32 and on every R600 chip, vertex shaders on Gen8 and later (the emulator reads Gen8's URB
 //! layout) and on every R600 chip, compute shaders on every Gen generation (R600 compiles
 //! none). The target filetests (`tests/filetests/target`) hold the backends' own shaders, with
@@ -11,7 +11,7 @@
 //! without a colour output or an SSBO (nothing to compare).
 
 use shrew_engine::text;
-use shrew_tests::differential::{Run, run_on_target};
+use shrew_harness::differential::{Run, run_on_target};
 use std::path::Path;
 
 const GEN: [&str; 4] = ["gen7", "gen75", "gen8", "gen9"];

@@ -20,14 +20,14 @@
 //! pipeline (or PIPELINE), on each
 //! named target's emulator at each named width and compares what it computes with the
 //! interpreter running the original shader on the same random inputs
-//! ([`shrew_tests::differential`]), within the file's tolerance (1e-4 without one); a compute
+//! ([`shrew_harness::differential`]), within the file's tolerance (1e-4 without one); a compute
 //! shader runs the workgroups of the file's `// workgroups: X Y Z` line (one without it).
 use filecheck::{CheckerBuilder, NO_VARIABLES};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions, RunReport};
 use shrew_engine::text;
+use shrew_harness::differential::{self, Run, close};
 use shrew_targets::Target;
-use shrew_tests::differential::{self, Run, close};
 use shrew_tests::run_with_small_resources;
 use std::path::{Path, PathBuf};
 

@@ -6,8 +6,8 @@
 
 use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::text;
+use shrew_harness::differential::{Run, compiled, optimized, run_on_target};
 use shrew_targets::Kernel;
-use shrew_tests::differential::{Run, compiled, optimized, run_on_target};
 use std::path::{Path, PathBuf};
 
 fn gen9() -> &'static shrew_targets::Target {

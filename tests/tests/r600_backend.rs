@@ -5,8 +5,8 @@
 
 use shrew_engine::ir::Shader;
 use shrew_engine::text;
+use shrew_harness::differential::compiled;
 use shrew_targets::{Kernel, Target};
-use shrew_tests::differential::compiled;
 use std::path::Path;
 
 const CHIPS: [&str; 4] = ["r600", "r700", "evergreen", "cayman"];

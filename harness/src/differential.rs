@@ -15,13 +15,13 @@
 //! and reversed as UBO 0, zeroed SSBOs of 1 KiB (random bytes for compute shaders), and random
 //! textures with linear filtering.
 
+use crate::interpreter::Interpreter;
 use shrew_engine::draw::{ComputeDispatch, DrawStages, QuadGrid, TriangleFragments};
 use shrew_engine::interp::memory::flatten_type;
 use shrew_engine::interp::{CompareFunc, MipLevel, Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Dim, Mode, Shader, Stage, Type};
 use shrew_engine::passes::manager::RunOptions;
 use shrew_engine::rng::Rng;
-use shrew_harness::interpreter::Interpreter;
 use shrew_targets::{Kernel, Pipeline, Target};
 use std::collections::BTreeMap;
 
@@ -66,9 +66,29 @@ impl Run {
     }
 }
 
+/// What a differential run compared, when the target and the interpreter agreed.
+#[derive(Clone, Debug)]
+pub struct Agreement {
+    /// The run, as [`Run::describe`] gives it.
+    pub run: String,
+    /// What was compared, e.g. "3 triangles of 31 covered pixels: colours within 1e-4, SSBOs
+    /// exactly".
+    pub compared: String,
+}
+
+impl std::fmt::Display for Agreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the emulator agrees with the interpreter on {}",
+            self.run, self.compared
+        )
+    }
+}
+
 /// Runs `shader` on `run`'s target and on the interpreter and compares what they compute; the
 /// error says where they differ (with the kernel's listing) or why the shader did not run.
-pub fn run_on_target(shader: &Shader, run: &Run) -> Result<(), String> {
+pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
     let optimized = optimized(shader, &run.mid_end, run.target)?;
     let compiler = run.target.compiler().map_err(|e| e.to_string())?;
     let stages = compiler.draw_stages(run.width)?;
@@ -76,15 +96,21 @@ pub fn run_on_target(shader: &Shader, run: &Run) -> Result<(), String> {
         Stage::Fragment => compare_fragments(shader, &optimized, stages.as_ref(), run),
         Stage::Vertex => compare_vertices(shader, &optimized, stages.as_ref(), run),
         Stage::Compute => compare_compute(shader, &optimized, stages.as_ref(), run),
-        stage => Err(format!("no differential run of {} shaders", stage.name())),
+        stage => Err(format!("no run of {} shaders", stage.name())),
     };
-    compared.map_err(|e| {
-        let listing = compiler
-            .compile(&optimized, run.width)
-            .and_then(|kernel| kernel.listing())
-            .unwrap_or_else(|e| format!("(no listing: {e})"));
-        format!("{}: {e}\n{listing}", run.describe())
-    })
+    match compared {
+        Ok(compared) => Ok(Agreement {
+            run: run.describe(),
+            compared,
+        }),
+        Err(e) => {
+            let listing = compiler
+                .compile(&optimized, run.width)
+                .and_then(|kernel| kernel.listing())
+                .unwrap_or_else(|e| format!("(no listing: {e})"));
+            Err(format!("{}: {e}\n{listing}", run.describe()))
+        }
+    }
 }
 
 /// `shader` after the mid-end pipeline `mid_end` for `target`, verified after every pass.
@@ -197,12 +223,17 @@ fn random_fragments(shader: &Shader, small: &mut dyn FnMut() -> f32) -> Triangle
     }
 }
 
+/// What was compared, or where the two differ.
+type Compared = Result<String, String>;
+
+const SEEDS: u64 = 3;
+
 fn compare_fragments(
     shader: &Shader,
     optimized: &Shader,
     stages: &dyn DrawStages,
     run: &Run,
-) -> Result<(), String> {
+) -> Compared {
     let reference = Interpreter.compile_fragment(shader)?;
     let kernel = stages.compile_fragment(optimized)?;
     let color_components = shader
@@ -210,7 +241,7 @@ fn compare_fragments(
         .iter()
         .find(|v| v.mode == Mode::ShaderOut && v.location == Some(0))
         .map_or(4, |v| component_count(shader, &v.ty).min(4));
-    for seed in 0..3 {
+    for seed in 0..SEEDS {
         let mut small = small_floats(seed);
         let fragments = random_fragments(shader, &mut small);
         let resources = random_resources(shader, &mut small, &mut || 0);
@@ -246,7 +277,11 @@ fn compare_fragments(
             }
         }
     }
-    Ok(())
+    Ok(format!(
+        "{SEEDS} triangles of {} covered pixels: colours within {:e}, SSBOs exactly",
+        WIDTH * HEIGHT - 1,
+        run.tolerance
+    ))
 }
 
 fn compare_vertices(
@@ -254,7 +289,7 @@ fn compare_vertices(
     optimized: &Shader,
     stages: &dyn DrawStages,
     run: &Run,
-) -> Result<(), String> {
+) -> Compared {
     let Some(kernel) = stages.compile_vertex(optimized)? else {
         return Err("the target's draws run no vertex kernels".into());
     };
@@ -305,7 +340,10 @@ fn compare_vertices(
             }
         }
     }
-    Ok(())
+    Ok(format!(
+        "{VERTICES} vertices: outputs within {:e}, SSBOs exactly",
+        run.tolerance
+    ))
 }
 
 fn compare_compute(
@@ -313,7 +351,7 @@ fn compare_compute(
     optimized: &Shader,
     stages: &dyn DrawStages,
     run: &Run,
-) -> Result<(), String> {
+) -> Compared {
     let kernel = stages.compile_compute(optimized)?;
     let reference = Interpreter.compile_compute(shader)?;
     let mut rng = Rng::new(11);
@@ -328,7 +366,9 @@ fn compare_compute(
         .dispatch(&mut want)
         .map_err(|e| format!("the interpreter: {e}"))?;
     kernel.dispatch(&mut have)?;
-    compare_ssbos(&want.resources, &have.resources)
+    compare_ssbos(&want.resources, &have.resources)?;
+    let [x, y, z] = run.workgroups;
+    Ok(format!("{x}x{y}x{z} workgroups: SSBOs exactly"))
 }
 
 /// Every SSBO dword equal.
