@@ -955,6 +955,30 @@ fn compile_observes_backend_passes() {
         stderr(&out)
     );
     assert!(stderr(&out).contains("lower-io"), "{}", stderr(&out));
+    // R600's packing, allocation and emission show the IR each makes.
+    let out = shrew(&[
+        "compile",
+        path,
+        "--target",
+        "cayman",
+        "--verify-each",
+        "--print-after",
+        "r600-pack",
+        "--print-after",
+        "r600-regalloc",
+        "--print-after",
+        "r600-emit",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dumps = stderr(&out);
+    for shown in [
+        "; after r600-pack\n0 scratch elements\nalu clause",
+        "; after r600-regalloc\n",
+        " GPRs: v",
+        "; after r600-emit\nbytecode ",
+    ] {
+        assert!(dumps.contains(shown), "{shown}: {dumps}");
+    }
 }
 
 /// `compile --check` runs the kernel on the target's emulator against the interpreter and says

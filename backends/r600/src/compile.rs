@@ -11,7 +11,7 @@ use crate::lir::Lir;
 use crate::lower::{Interface, LowerError, lower, lower_subroutine};
 use crate::pack::{PackError, pack};
 use crate::program::{CfBody, Program};
-use crate::regalloc::{AllocError, allocate};
+use crate::regalloc::{AllocError, Allocated, allocate};
 use crate::units::form_units;
 use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::passes::machine::MachinePasses;
@@ -112,9 +112,10 @@ pub fn compile_observed(
     })
 }
 
-/// One function's part of the program, its registers from GPR `first` up. The passes over the
-/// R600 IR run through `passes`; packing into ALU groups, allocation and emission follow on
-/// the packed program.
+/// One function's part of the program, its registers from GPR `first` up. Every step runs
+/// through `passes`: the passes over the R600 IR, then packing into ALU groups, register
+/// allocation and emission, each making the next IR (the packed program, the packed program
+/// with its registers, the part's machine program).
 fn compile_part(
     mut lir: Lir,
     chip: Chip,
@@ -129,9 +130,16 @@ fn compile_part(
         legalize_operands(lir, chip)
     })?;
     let units = passes.require("r600-units", &mut lir, form_units)?;
-    let packed = pack(&lir, &units, chip)?;
-    let alloc = allocate(&packed, &lir, &units, first)?;
-    emit(&packed, &alloc, chip, part).map_err(CompileError::Emit)
+    let packed = passes.translate("r600-pack", &lir, |lir| {
+        pack(lir, &units, chip).map_err(CompileError::from)
+    })?;
+    let allocated = passes.translate("r600-regalloc", &packed, |packed| {
+        let alloc = allocate(packed, &lir, &units, first)?;
+        Ok::<_, CompileError>(Allocated { packed, alloc })
+    })?;
+    passes.translate("r600-emit", &allocated, |allocated| {
+        emit(allocated.packed, &allocated.alloc, chip, part).map_err(CompileError::Emit)
+    })
 }
 
 /// The parts as one program: the main program, then the subroutines, each CALL aimed at its

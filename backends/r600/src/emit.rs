@@ -21,6 +21,8 @@
 //! covers the deepest nesting.
 
 use crate::bank;
+use crate::disasm::listing;
+use crate::encoding::assemble;
 use crate::isa::{CfOp, Chip, FetchOp, sel};
 use crate::lir::{Indexed, Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
@@ -29,6 +31,7 @@ use crate::program::{
     Src, end_program,
 };
 use crate::regalloc::Allocation;
+use shrew_engine::passes::machine::MachineIr;
 
 /// Which part of a program is emitted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -86,7 +89,7 @@ impl Nesting {
 }
 
 /// An emitted part and what linking it needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Emitted {
     /// The part; its stack size covers its own nesting, not its calls'.
     pub program: Program,
@@ -619,4 +622,30 @@ fn writes_scratch(nodes: &[PNode]) -> bool {
         PNode::Loop(body) => writes_scratch(body),
         PNode::Break | PNode::Continue | PNode::Call(_) => false,
     })
+}
+
+impl MachineIr for Emitted {
+    /// The part's assembly, as the disassembler prints its binary (a CALL still aims at the
+    /// part's start until linking).
+    fn print(&self) -> String {
+        assemble(&self.program)
+            .map_err(|e| e.to_string())
+            .and_then(|binary| listing(&binary).map_err(|e| e.to_string()))
+            .unwrap_or_else(|e| format!("(not encodable: {e})\n{:#?}\n", self.program))
+    }
+
+    /// The part encodes: every field fits and every group is one the hardware can issue.
+    fn validate(&self) -> Result<(), String> {
+        assemble(&self.program).map(drop).map_err(|e| e.to_string())
+    }
+
+    /// ALU instructions, fetches and CF instructions.
+    fn instruction_count(&self) -> usize {
+        let clauses = self.program.cf.iter().map(|cf| match &cf.body {
+            CfBody::Alu { groups, .. } => groups.iter().map(|g| g.insts.len()).sum(),
+            CfBody::Fetch(fetches) => fetches.len(),
+            _ => 0,
+        });
+        self.program.cf.len() + clauses.sum::<usize>()
+    }
 }

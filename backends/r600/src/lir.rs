@@ -478,7 +478,7 @@ impl fmt::Display for Lane {
 }
 
 /// `x`, `y`, `z` or `w`.
-fn channel(chan: u8) -> char {
+pub(crate) fn channel(chan: u8) -> char {
     ['x', 'y', 'z', 'w']
         .get(chan as usize)
         .copied()

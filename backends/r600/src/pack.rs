@@ -27,9 +27,10 @@
 
 use crate::bank::{self, Reads};
 use crate::isa::{AluOp, Chip, FetchOp, Slots, flag, sel};
-use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, V};
+use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, V, channel};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
+use shrew_engine::passes::machine::MachineIr;
 use std::collections::{HashMap, HashSet};
 
 /// Live values of a block (channels: four to a GPR) from which the scheduler favours
@@ -44,7 +45,7 @@ const CLAUSE_SLOT_LIMIT: usize = 120;
 
 /// A packed program: the tree of blocks, each a list of clauses and exports, and each value's
 /// channel.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Packed {
     pub body: Vec<PNode>,
     pub chans: Vec<Option<u8>>,
@@ -52,7 +53,7 @@ pub struct Packed {
     pub scratch_elements: u16,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PNode {
     Block(Vec<Item>),
     If {
@@ -66,7 +67,7 @@ pub enum PNode {
 }
 
 /// A clause or export of a block.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     Alu(Clause),
     /// A TEX clause, or a VTX clause of vertex fetches.
@@ -75,7 +76,7 @@ pub enum Item {
 }
 
 /// An ALU clause.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Clause {
     pub groups: Vec<Vec<Placed>>,
     pub kcache: Vec<Kcache>,
@@ -84,7 +85,7 @@ pub struct Clause {
 }
 
 /// An instruction in its slot.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     pub slot: Slot,
     pub op: AluOp,
@@ -1070,5 +1071,337 @@ fn ar_index(inst: &Inst) -> Result<Option<V>, PackError> {
             .relative_index()
             .ok_or_else(|| PackError("an instruction relative to two different indices".into())),
         _ => Ok(None),
+    }
+}
+
+impl Packed {
+    /// Each ALU clause's groups, in program order.
+    pub(crate) fn clauses(&self) -> Vec<&Clause> {
+        fn walk<'p>(nodes: &'p [PNode], out: &mut Vec<&'p Clause>) {
+            for node in nodes {
+                match node {
+                    PNode::Block(items) => out.extend(items.iter().filter_map(|item| match item {
+                        Item::Alu(clause) => Some(clause),
+                        _ => None,
+                    })),
+                    PNode::If { then, otherwise } => {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }
+                    PNode::Loop(body) => walk(body, out),
+                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.body, &mut out);
+        out
+    }
+
+    /// Every fetch and export, in program order.
+    fn fetches_and_exports(&self) -> Vec<&Item> {
+        fn walk<'p>(nodes: &'p [PNode], out: &mut Vec<&'p Item>) {
+            for node in nodes {
+                match node {
+                    PNode::Block(items) => {
+                        out.extend(items.iter().filter(|item| !matches!(item, Item::Alu(_))))
+                    }
+                    PNode::If { then, otherwise } => {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }
+                    PNode::Loop(body) => walk(body, out),
+                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.body, &mut out);
+        out
+    }
+}
+
+impl Placed {
+    /// The instruction as a line: its slot, destination (value and channel), opcode and
+    /// sources, where a value read is named with its channel and PV/PS stand for the previous
+    /// group's results.
+    fn text(&self, chans: &[Option<u8>]) -> String {
+        let value = |v: V| {
+            let chan = chans.get(v.0 as usize).copied().flatten();
+            format!("{v}.{}", chan.map_or('?', channel))
+        };
+        let dst = match (self.dst, self.indexed) {
+            (Some(v), _) => format!("{v}.{}", channel(self.chan)),
+            (None, Some(indexed)) => indexed.to_string(),
+            (None, None) => "_".into(),
+        };
+        let srcs: Vec<String> = self
+            .srcs
+            .iter()
+            .map(|src| {
+                let operand = match src.kind {
+                    PKind::Operand(Operand::Value(v)) => value(v),
+                    PKind::Operand(operand) => operand.to_string(),
+                    PKind::Pv(c) => format!("PV.{}", channel(c)),
+                    PKind::Ps => "PS".into(),
+                };
+                match (src.neg, src.abs) {
+                    (true, true) => format!("-|{operand}|"),
+                    (true, false) => format!("-{operand}"),
+                    (false, true) => format!("|{operand}|"),
+                    (false, false) => operand,
+                }
+            })
+            .collect();
+        let modifiers = match (self.clamp, self.pred) {
+            (true, true) => ".sat.pred",
+            (true, false) => ".sat",
+            (false, true) => ".pred",
+            (false, false) => "",
+        };
+        format!(
+            "{}: {dst} = {}{modifiers} {}",
+            self.slot.letter(),
+            self.op.mnemonic(),
+            srcs.join(", ")
+        )
+    }
+}
+
+impl MachineIr for Packed {
+    /// The tree, indented: each ALU clause's groups numbered, an instruction a line with its
+    /// slot; fetches and exports as the R600 IR prints them.
+    fn print(&self) -> String {
+        fn tree(out: &mut String, nodes: &[PNode], chans: &[Option<u8>], depth: usize) {
+            let pad = "    ".repeat(depth);
+            for node in nodes {
+                match node {
+                    PNode::Block(items) => {
+                        for item in items {
+                            match item {
+                                Item::Alu(clause) => {
+                                    let push = if clause.push { " push" } else { "" };
+                                    out.push_str(&format!("{pad}alu clause{push}\n"));
+                                    for (g, group) in clause.groups.iter().enumerate() {
+                                        for placed in group {
+                                            out.push_str(&format!(
+                                                "{pad}{g:>4} {}\n",
+                                                placed.text(chans)
+                                            ));
+                                        }
+                                    }
+                                }
+                                Item::Fetch(fetches) => {
+                                    out.push_str(&format!("{pad}fetch clause\n"));
+                                    for fetch in fetches {
+                                        let fetch = Inst::Fetch(fetch.clone());
+                                        out.push_str(&format!("{pad}     {fetch}\n"));
+                                    }
+                                }
+                                Item::Export(export) => {
+                                    let export = Inst::Export(export.clone());
+                                    out.push_str(&format!("{pad}{export}\n"));
+                                }
+                            }
+                        }
+                    }
+                    PNode::If { then, otherwise } => {
+                        out.push_str(&format!("{pad}if {{\n"));
+                        tree(out, then, chans, depth + 1);
+                        out.push_str(&format!("{pad}}} else {{\n"));
+                        tree(out, otherwise, chans, depth + 1);
+                        out.push_str(&format!("{pad}}}\n"));
+                    }
+                    PNode::Loop(body) => {
+                        out.push_str(&format!("{pad}loop {{\n"));
+                        tree(out, body, chans, depth + 1);
+                        out.push_str(&format!("{pad}}}\n"));
+                    }
+                    PNode::Break => out.push_str(&format!("{pad}break\n")),
+                    PNode::Continue => out.push_str(&format!("{pad}continue\n")),
+                    PNode::Call(function) => out.push_str(&format!("{pad}call {function}\n")),
+                }
+            }
+        }
+        let mut out = format!("{} scratch elements\n", self.scratch_elements);
+        tree(&mut out, &self.body, &self.chans, 0);
+        out
+    }
+
+    /// Every group holds one to five instructions in distinct slots, each in a vector slot
+    /// writing that slot's channel; every value keeps one channel; a PV or PS read follows a
+    /// group of the same clause that wrote that slot.
+    fn validate(&self) -> Result<(), String> {
+        let mut errors = Vec::new();
+        for clause in self.clauses() {
+            let mut previous: Option<&Vec<Placed>> = None;
+            for (g, group) in clause.groups.iter().enumerate() {
+                if group.is_empty() || group.len() > 5 {
+                    errors.push(format!("group {g}: {} instructions", group.len()));
+                }
+                let mut slots: Vec<Slot> = group.iter().map(|p| p.slot).collect();
+                slots.sort();
+                if slots.windows(2).any(|pair| pair[0] == pair[1]) {
+                    errors.push(format!("group {g}: two instructions in one slot"));
+                }
+                for placed in group {
+                    let text = placed.text(&self.chans);
+                    if placed.slot != Slot::T && placed.chan != placed.slot as u8 {
+                        errors.push(format!("group {g}: `{text}` writes another slot's channel"));
+                    }
+                    if let Some(v) = placed.dst
+                        && self.chans.get(v.0 as usize).copied().flatten() != Some(placed.chan)
+                    {
+                        errors.push(format!("group {g}: `{text}` writes {v} off its channel"));
+                    }
+                    for src in &placed.srcs {
+                        let forwarded = match src.kind {
+                            PKind::Pv(c) => Some(Slot::VECTOR[c as usize & 3]),
+                            PKind::Ps => Some(Slot::T),
+                            PKind::Operand(_) => None,
+                        };
+                        let Some(slot) = forwarded else { continue };
+                        let wrote = previous.is_some_and(|group| {
+                            group
+                                .iter()
+                                .any(|p| p.slot == slot && (p.dst.is_some() || p.indexed.is_some()))
+                        });
+                        if !wrote {
+                            errors.push(format!(
+                                "group {g}: `{text}` reads a result the previous group did not \
+                                 write"
+                            ));
+                        }
+                    }
+                }
+                previous = Some(group);
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(errors.join("\n")),
+        }
+    }
+
+    fn instruction_count(&self) -> usize {
+        let alu: usize = (self.clauses().iter())
+            .map(|clause| clause.groups.iter().map(Vec::len).sum::<usize>())
+            .sum();
+        let others: usize = (self.fetches_and_exports().iter())
+            .map(|item| match item {
+                Item::Fetch(fetches) => fetches.len(),
+                _ => 1,
+            })
+            .sum();
+        alu + others
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regalloc::{Allocated, Allocation};
+
+    /// `dst = MOV src` in `slot`, writing channel `chan`.
+    fn mov(slot: Slot, dst: u32, chan: u8, src: PKind) -> Placed {
+        Placed {
+            slot,
+            op: AluOp::Mov,
+            dst: Some(V(dst)),
+            indexed: None,
+            chan,
+            srcs: vec![PSrc {
+                kind: src,
+                neg: false,
+                abs: false,
+            }],
+            clamp: false,
+            pred: false,
+        }
+    }
+
+    fn packed(groups: Vec<Vec<Placed>>, chans: Vec<Option<u8>>) -> Packed {
+        Packed {
+            body: vec![PNode::Block(vec![Item::Alu(Clause {
+                groups,
+                ..Clause::default()
+            })])],
+            chans,
+            scratch_elements: 0,
+        }
+    }
+
+    #[test]
+    fn the_validator_checks_slots_channels_and_forwarding() {
+        let good = packed(
+            vec![
+                vec![mov(Slot::X, 0, 0, PKind::Operand(Operand::Const(0)))],
+                vec![mov(Slot::Y, 1, 1, PKind::Pv(0))],
+            ],
+            vec![Some(0), Some(1)],
+        );
+        assert_eq!(good.validate(), Ok(()));
+        assert!(
+            good.print().contains("1 y: v1.y = MOV PV.x"),
+            "{}",
+            good.print()
+        );
+        let forwarded_from_nothing = packed(
+            vec![vec![mov(Slot::Y, 1, 1, PKind::Pv(0))]],
+            vec![None, Some(1)],
+        );
+        let error = forwarded_from_nothing.validate().unwrap_err();
+        assert!(error.contains("previous group did not write"), "{error}");
+        let off_channel = packed(
+            vec![vec![mov(Slot::X, 0, 0, PKind::Operand(Operand::Const(0)))]],
+            vec![Some(2)],
+        );
+        let error = off_channel.validate().unwrap_err();
+        assert!(error.contains("off its channel"), "{error}");
+        let wrong_slot = packed(
+            vec![vec![mov(Slot::Z, 0, 0, PKind::Operand(Operand::Const(0)))]],
+            vec![Some(0)],
+        );
+        let error = wrong_slot.validate().unwrap_err();
+        assert!(error.contains("another slot's channel"), "{error}");
+    }
+
+    #[test]
+    fn the_allocation_validator_checks_registers() {
+        let packed = packed(
+            vec![vec![
+                mov(Slot::X, 1, 0, PKind::Operand(Operand::Value(V(0)))),
+                mov(Slot::Y, 2, 1, PKind::Operand(Operand::Value(V(0)))),
+            ]],
+            vec![Some(0), Some(0), Some(1)],
+        );
+        let allocated = |gpr: Vec<Option<u8>>| Allocated {
+            packed: &packed,
+            alloc: Allocation {
+                gpr,
+                gprs: 2,
+                indexed_base: 0,
+            },
+        };
+        assert_eq!(
+            allocated(vec![Some(0), Some(1), Some(1)]).validate(),
+            Ok(())
+        );
+        let unallocated = allocated(vec![None, Some(1), Some(1)])
+            .validate()
+            .unwrap_err();
+        assert!(
+            unallocated.contains("v0 is read from a GPR but has none"),
+            "{unallocated}"
+        );
+        let beyond = allocated(vec![Some(5), Some(1), Some(1)])
+            .validate()
+            .unwrap_err();
+        assert!(beyond.contains("past the 2 GPRs"), "{beyond}");
+        let printed = allocated(vec![Some(0), Some(1), Some(1)]).print();
+        assert!(
+            printed.starts_with("2 GPRs: v0=R0.x v1=R1.x v2=R1.y"),
+            "{printed}"
+        );
     }
 }

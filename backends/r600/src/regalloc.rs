@@ -19,10 +19,11 @@
 //! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
 
 use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
-use crate::lir::{Lir, Operand, V};
+use crate::lir::{Lir, Operand, V, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use fixedbitset::FixedBitSet;
+use shrew_engine::passes::machine::MachineIr;
 
 /// The register of each value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -323,4 +324,117 @@ pub fn allocate(
         gprs: most as u8,
         indexed_base: indexed_base as u8,
     })
+}
+
+/// A packed program with its registers: what emission reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocated<'p> {
+    pub packed: &'p Packed,
+    pub alloc: Allocation,
+}
+
+impl Allocated<'_> {
+    /// `v`'s register and channel (`R3.y`, `T1.x` for a clause temporary), `-` without one.
+    fn register(&self, v: V) -> String {
+        let chan = self.packed.chans.get(v.0 as usize).copied().flatten();
+        let chan = chan.map_or('?', channel);
+        match self.alloc.gpr.get(v.0 as usize).copied().flatten() {
+            Some(gpr) if gpr >= CLAUSE_TEMP_BASE => format!("T{}.{chan}", gpr - CLAUSE_TEMP_BASE),
+            Some(gpr) => format!("R{gpr}.{chan}"),
+            None => "-".into(),
+        }
+    }
+
+    /// Every value read from a GPR: ALU operands, fetch and export lanes.
+    fn values_read(&self) -> Vec<V> {
+        fn walk(nodes: &[PNode], out: &mut Vec<V>) {
+            for node in nodes {
+                match node {
+                    PNode::Block(items) => {
+                        for item in items {
+                            match item {
+                                Item::Alu(clause) => {
+                                    let placed = clause.groups.iter().flatten();
+                                    out.extend(placed.flat_map(|p| &p.srcs).filter_map(|src| {
+                                        match src.kind {
+                                            PKind::Operand(Operand::Value(v)) => Some(v),
+                                            _ => None,
+                                        }
+                                    }))
+                                }
+                                Item::Fetch(fetches) => {
+                                    out.extend(fetches.iter().flat_map(|f| f.reads()))
+                                }
+                                Item::Export(export) => out.extend(export.reads()),
+                            }
+                        }
+                    }
+                    PNode::If { then, otherwise } => {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }
+                    PNode::Loop(body) => walk(body, out),
+                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.packed.body, &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+impl MachineIr for Allocated<'_> {
+    /// The registers of the values that have one, then the packed program.
+    fn print(&self) -> String {
+        let registers: Vec<String> = (0..self.alloc.gpr.len() as u32)
+            .map(V)
+            .filter(|&v| self.alloc.gpr[v.0 as usize].is_some())
+            .map(|v| format!("{v}={}", self.register(v)))
+            .collect();
+        format!(
+            "{} GPRs: {}\n{}",
+            self.alloc.gprs,
+            registers.join(" "),
+            self.packed.print()
+        )
+    }
+
+    /// Every value read from a GPR has one, below the program's count or among the clause
+    /// temporaries, and no group writes one GPR component twice.
+    fn validate(&self) -> Result<(), String> {
+        let mut errors = Vec::new();
+        for v in self.values_read() {
+            match self.alloc.gpr.get(v.0 as usize).copied().flatten() {
+                None => errors.push(format!("{v} is read from a GPR but has none")),
+                Some(gpr) if gpr >= self.alloc.gprs && gpr < CLAUSE_TEMP_BASE => errors.push(
+                    format!("{v} is in R{gpr}, past the {} GPRs", self.alloc.gprs),
+                ),
+                Some(_) => {}
+            }
+        }
+        for (c, clause) in self.packed.clauses().iter().enumerate() {
+            for (g, group) in clause.groups.iter().enumerate() {
+                let mut written: Vec<String> = (group.iter())
+                    .filter_map(|p| p.dst)
+                    .map(|v| self.register(v))
+                    .filter(|register| register != "-")
+                    .collect();
+                written.sort();
+                if let Some(pair) = written.windows(2).find(|pair| pair[0] == pair[1]) {
+                    errors.push(format!("clause {c} group {g} writes {} twice", pair[0]));
+                }
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(errors.join("\n")),
+        }
+    }
+
+    fn instruction_count(&self) -> usize {
+        self.packed.instruction_count()
+    }
 }

@@ -1,9 +1,11 @@
 //! Machine passes: the passes a backend runs on its own IR after lowering (copy propagation,
 //! CSE, scheduling, register allocation, ...), run with the mid-end's observability.
 //!
-//! What: a backend calls [`MachinePasses::optimize`] for each optional pass and
-//! [`MachinePasses::require`] for each step the kernel cannot do without, in its own order and
-//! control flow (a schedule tried on a copy, an allocation retried with spilling). The runner
+//! What: a backend calls [`MachinePasses::optimize`] for each optional pass,
+//! [`MachinePasses::require`] for each step the kernel cannot do without, and
+//! [`MachinePasses::translate`] for each step from one of its IRs to the next (packing into
+//! instruction groups, register allocation, emission), in its own order and control flow (a
+//! schedule tried on a copy, an allocation retried with spilling). The runner
 //! keeps per-pass statistics, prints the IR after the passes [`RunOptions`] asks for, validates
 //! it after every pass with `verify_each`, and counts transformations against the bisect limit:
 //! a run of an optional pass that changes the IR is one transformation, and once the limit is
@@ -107,6 +109,23 @@ impl<'o> MachinePasses<'o> {
         Ok(result.expect("the step ran"))
     }
 
+    /// Runs the step `name` that makes the backend's next IR from `ir` (packing, allocation,
+    /// emission): always, whatever the bisect limit; prints and validates what it gives as the
+    /// options ask. The step's own error passes through; what it gives may borrow from `ir`.
+    pub fn translate<'i, I: MachineIr, O: MachineIr, E: From<RunError>>(
+        &mut self,
+        name: &str,
+        ir: &'i I,
+        step: impl FnOnce(&'i I) -> Result<O, E>,
+    ) -> Result<O, E> {
+        let start = Instant::now();
+        let next = step(ir)?;
+        let delta = next.instruction_count() as i64 - ir.instruction_count() as i64;
+        self.record(name, true, start.elapsed(), delta);
+        self.observe(name, &next)?;
+        Ok(next)
+    }
+
     /// Runs `pass`, keeping its statistics, printing and validating as asked; whether it
     /// changed the IR.
     fn run<I: MachineIr>(
@@ -120,12 +139,23 @@ impl<'o> MachinePasses<'o> {
         pass(ir);
         let time = start.elapsed();
         let changed = *ir != before;
+        let delta = ir.instruction_count() as i64 - before.instruction_count() as i64;
+        self.record(name, changed, time, delta);
+        self.observe(name, ir)?;
+        Ok(changed)
+    }
+
+    /// Adds a run of pass `name` to the statistics.
+    fn record(&mut self, name: &str, changed: bool, time: std::time::Duration, delta: i64) {
         let stats: &mut PassStats = self.report.passes.entry(name.to_string()).or_default();
         stats.runs += 1;
         stats.progress += u64::from(changed);
         stats.time += time;
-        stats.instruction_delta +=
-            ir.instruction_count() as i64 - before.instruction_count() as i64;
+        stats.instruction_delta += delta;
+    }
+
+    /// Prints and validates `ir`, as it is after pass `name`, as the options ask.
+    fn observe<I: MachineIr>(&mut self, name: &str, ir: &I) -> Result<(), RunError> {
         if self.options.print_after_all || self.options.print_after.iter().any(|p| p == name) {
             self.report.dumps.push((name.to_string(), ir.print()));
         }
@@ -137,7 +167,7 @@ impl<'o> MachinePasses<'o> {
                 errors,
             });
         }
-        Ok(changed)
+        Ok(())
     }
 }
 
@@ -225,5 +255,55 @@ mod tests {
         assert_eq!(passes.report.passes["drop"].progress, 1);
         assert_eq!(passes.report.passes["drop"].instruction_delta, -1);
         assert_eq!(passes.report.passes["nothing"].progress, 0);
+    }
+
+    /// The toy IR's next form: the numbers as text, invalid when one is empty.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Words(Vec<String>);
+
+    impl MachineIr for Words {
+        fn print(&self) -> String {
+            self.0.join(" ")
+        }
+        fn validate(&self) -> Result<(), String> {
+            match self.0.iter().any(String::is_empty) {
+                true => Err("an empty word".into()),
+                false => Ok(()),
+            }
+        }
+        fn instruction_count(&self) -> usize {
+            self.0.len()
+        }
+    }
+
+    #[test]
+    fn translations_run_past_the_limit_and_show_the_next_ir() {
+        let options = RunOptions {
+            bisect_limit: Some(0),
+            print_after: vec!["spell".into()],
+            verify_each: true,
+            ..RunOptions::default()
+        };
+        let mut passes = MachinePasses::new(&options);
+        let numbers = Numbers(vec![1, 22]);
+        let spell =
+            |n: &Numbers| Ok::<_, RunError>(Words(n.0.iter().map(i32::to_string).collect()));
+        let words = passes.translate("spell", &numbers, spell).unwrap();
+        assert_eq!(words, Words(vec!["1".into(), "22".into()]));
+        assert_eq!(
+            passes.report.dumps,
+            [("spell".to_string(), "1 22".to_string())]
+        );
+        assert_eq!(passes.report.passes["spell"].runs, 1);
+        assert_eq!(passes.report.transformations, 0);
+        let error = passes
+            .translate("blank", &numbers, |_| {
+                Ok::<_, RunError>(Words(vec![String::new()]))
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&error, RunError::Invalid { pass, .. } if pass == "blank"),
+            "{error}"
+        );
     }
 }
