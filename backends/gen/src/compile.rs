@@ -8,7 +8,7 @@
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
 use crate::cse::eliminate_common_subexpressions;
-use crate::emit::emit;
+use crate::emit::{Native, emit};
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
 use crate::lir::{Op, Program};
@@ -226,7 +226,10 @@ fn finish(
     passes.optimize("gen-self-moves", &mut program, |p| {
         remove_self_moves(p, &alloc);
     })?;
-    let insts = emit(&program, &alloc);
+    let Native { insts, .. } = passes.translate("gen-emit", &program, |program| {
+        let insts = emit(program, &alloc);
+        Ok::<_, CompileError>(Native { hw, insts })
+    })?;
     let perf = estimate(&insts, hw, width);
     let stats = Stats {
         instructions: insts.iter().filter(|i| i.opcode != Opcode::Nop).count() as u32,

@@ -17,13 +17,40 @@
 //!
 //! Options: none.
 
-use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
-use crate::isa::{ARF_NULL, Opcode, RegFile, Region};
+use crate::disasm::listing;
+use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src, assemble};
+use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region};
 use crate::lir::{self, Base, Op, Operand, Program};
 use crate::regalloc::Allocation;
+use shrew_engine::passes::machine::MachineIr;
 
 /// Bytes of a native instruction.
 const INST_BYTES: i32 = 16;
+
+/// A generation's native instructions: what emission makes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Native {
+    pub hw: Gen,
+    pub insts: Vec<Inst>,
+}
+
+impl MachineIr for Native {
+    /// The assembly, as the disassembler prints it.
+    fn print(&self) -> String {
+        listing(&self.insts, self.hw)
+    }
+
+    /// Every instruction encodes on the generation.
+    fn validate(&self) -> Result<(), String> {
+        assemble(&self.insts, self.hw)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn instruction_count(&self) -> usize {
+        self.insts.len()
+    }
+}
 
 /// The native program of an allocated Gen IR program.
 pub fn emit(program: &Program, alloc: &Allocation) -> Vec<Inst> {
