@@ -16,7 +16,7 @@
 //! constants 0 and 1.0, and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
 
-use crate::isa::AluOp;
+use crate::isa::AluOpcode;
 use crate::isa::Chip;
 use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, V};
 use crate::pack::fits_alone;
@@ -29,7 +29,7 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
         let mut candidates = Vec::new();
         lir.for_each_inst(&mut |inst| {
             if let Inst::Alu(alu) = inst
-                && alu.op == AluOp::Mov
+                && alu.op == AluOpcode::Mov
                 && !alu.clamp
                 && let Some(dst) = alu.dst
                 && defs[dst.0 as usize] == 1
@@ -122,7 +122,11 @@ pub fn legalize_operands(lir: &mut Lir, chip: Chip) {
                 next += 1;
                 let plain = Src::of(src.operand);
                 src.operand = Operand::Value(value);
-                out.push(Inst::Alu(Alu::new(AluOp::Mov, Some(value), vec![plain])));
+                out.push(Inst::Alu(Alu::new(
+                    AluOpcode::Mov,
+                    Some(value),
+                    vec![plain],
+                )));
             }
             out.push(inst);
         }
@@ -157,7 +161,7 @@ fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
     }
     lir.for_each_block_mut(&mut |insts| {
         insts.retain(
-            |inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == AluOp::Mov),
+            |inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == AluOpcode::Mov),
         );
         for inst in insts.iter_mut() {
             rewrite(inst, dst, src);
@@ -226,12 +230,12 @@ mod tests {
     use crate::lir::{Indexed, Node};
 
     fn mov(dst: u32, src: Src) -> Inst {
-        Inst::Alu(Alu::new(AluOp::Mov, Some(V(dst)), vec![src]))
+        Inst::Alu(Alu::new(AluOpcode::Mov, Some(V(dst)), vec![src]))
     }
 
     fn add(dst: u32, a: u32, b: u32) -> Inst {
         let srcs = vec![Src::value(V(a)), Src::value(V(b))];
-        Inst::Alu(Alu::new(AluOp::Add, Some(V(dst)), srcs))
+        Inst::Alu(Alu::new(AluOpcode::Add, Some(V(dst)), srcs))
     }
 
     fn only_block(lir: &Lir) -> &[Inst] {
@@ -293,7 +297,7 @@ mod tests {
             };
             block.push(Inst::Alu(Alu {
                 indexed: Some(write),
-                ..Alu::new(AluOp::Mov, None, vec![Src::float(2.0)])
+                ..Alu::new(AluOpcode::Mov, None, vec![Src::float(2.0)])
             }));
         }
         block.push(add(2, 0, 0));

@@ -368,21 +368,21 @@ fn export_operands(line: &mut String, export: &Export) {
 mod tests {
     use super::*;
     use crate::encoding::assemble;
-    use crate::isa::{AluOp, Chip};
+    use crate::isa::{AluOpcode, Chip};
     use crate::program::{Dst, Kcache, MemRead, Program, VtxFormat};
 
     /// A small Evergreen fragment shader: a branch on a constant, a sample, a multiply-add
     /// with a literal, a reciprocal in the trans slot and the colour export.
     fn shader() -> Program {
         let mut pred = AluInst::new(
-            AluOp::PredSetneInt,
+            AluOpcode::PredSetneInt,
             Dst::none(0),
             &[Src::sel(sel::KCACHE[0] + 1, 0), Src::sel(sel::ZERO, 0)],
         );
         pred.update_exec_mask = true;
         pred.update_pred = true;
         let mut muladd = AluInst::new(
-            AluOp::MuladdIeee,
+            AluOpcode::MuladdIeee,
             Dst {
                 clamp: true,
                 ..Dst::gpr(1, 0)
@@ -394,10 +394,10 @@ mod tests {
             ],
         );
         muladd.src[0].neg = true;
-        let mut recip = AluInst::new(AluOp::RecipIeee, Dst::gpr(125, 3), &[Src::gpr(0, 2)]);
+        let mut recip = AluInst::new(AluOpcode::RecipIeee, Dst::gpr(125, 3), &[Src::gpr(0, 2)]);
         recip.src[0].abs = true;
         recip.bank_swizzle = 1;
-        let mut mov = AluInst::new(AluOp::Mov, Dst::gpr(1, 1), &[Src::sel(sel::PV, 0)]);
+        let mut mov = AluInst::new(AluOpcode::Mov, Dst::gpr(1, 1), &[Src::sel(sel::PV, 0)]);
         mov.omod = 1;
         mov.pred_sel = PredSel::One;
         let sample = Fetch {

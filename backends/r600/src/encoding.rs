@@ -22,7 +22,7 @@
 //! and compares, so a set bit the program has no field for, a reserved value or a layout the
 //! encoder would not write is an error rather than silently dropped. Neither function panics.
 
-use crate::isa::{AluOp, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
+use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
 use crate::program::{
     AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, MemRead, PredSel, Program,
     Src, VtxFormat,
@@ -1304,7 +1304,7 @@ impl Reader<'_> {
             (false, Chip::R600) => get(word1, 8, 10),
             (false, _) => get(word1, 7, 11),
         };
-        let op = AluOp::decode(chip, op3, opcode as u16).ok_or(DecodeError::UnknownOp {
+        let op = AluOpcode::decode(chip, op3, opcode as u16).ok_or(DecodeError::UnknownOp {
             at,
             kind: if op3 { "ALU OP3" } else { "ALU OP2" },
             opcode,
@@ -1553,7 +1553,7 @@ mod tests {
         Src { neg: true, ..src }
     }
 
-    fn inst(op: AluOp, dst: Dst, srcs: &[Src]) -> AluInst {
+    fn inst(op: AluOpcode, dst: Dst, srcs: &[Src]) -> AluInst {
         AluInst::new(op, dst, srcs)
     }
 
@@ -1582,7 +1582,7 @@ mod tests {
     }
 
     fn mov(gpr: u8, chan: u8, src: Src) -> Group {
-        group(vec![inst(AluOp::Mov, Dst::gpr(gpr, chan), &[src])], &[])
+        group(vec![inst(AluOpcode::Mov, Dst::gpr(gpr, chan), &[src])], &[])
     }
 
     fn export(op: CfOp, kind: ExportType, base: u16, gpr: u8, burst: u8) -> Cf {
@@ -1680,32 +1680,40 @@ mod tests {
             let g0 = group(
                 vec![
                     inst(
-                        AluOp::Muladd,
+                        AluOpcode::Muladd,
                         Dst::gpr(1, 0),
                         &[Src::gpr(0, 0), lit(0), Src::sel(sel::HALF, 0)],
                     ),
-                    inst(AluOp::Mov, Dst::gpr(1, 1), &[kc(0, 3, 2)]),
+                    inst(AluOpcode::Mov, Dst::gpr(1, 1), &[kc(0, 3, 2)]),
                 ],
                 &[0x4049_0fdb],
             );
             let g1 = group(
                 vec![
-                    inst(AluOp::Add, Dst::gpr(2, 0), &[lit(0), lit(1)]),
-                    inst(AluOp::Mul, Dst::gpr(2, 1), &[lit(2), Src::sel(sel::PV, 0)]),
+                    inst(AluOpcode::Add, Dst::gpr(2, 0), &[lit(0), lit(1)]),
+                    inst(
+                        AluOpcode::Mul,
+                        Dst::gpr(2, 1),
+                        &[lit(2), Src::sel(sel::PV, 0)],
+                    ),
                 ],
                 &[0x3fc0_0000, 0x4020_0000, 0x4060_0000],
             );
-            let mut g2 = vec![inst(AluOp::Mov, Dst::gpr(3, 2), &[Src::sel(sel::PV, 1)])];
+            let mut g2 = vec![inst(
+                AluOpcode::Mov,
+                Dst::gpr(3, 2),
+                &[Src::sel(sel::PV, 1)],
+            )];
             if chip.has_trans() {
                 // z is taken, so this ADD goes to the trans slot.
                 g2.push(inst(
-                    AluOp::Add,
+                    AluOpcode::Add,
                     Dst::gpr(4, 2),
                     &[Src::sel(sel::PS, 0), Src::sel(sel::ONE, 0)],
                 ));
             } else {
                 g2.push(inst(
-                    AluOp::Mov,
+                    AluOpcode::Mov,
                     Dst::gpr(3, 3),
                     &[Src::sel(sel::MINUS_ONE_INT, 0)],
                 ));
@@ -1740,8 +1748,8 @@ mod tests {
             let sets = [kcache(1, 2, 2), kcache(15, 7, 1)];
             let reads = group(
                 vec![
-                    inst(AluOp::Mov, Dst::gpr(0, 0), &[kc(0, 31, 3)]),
-                    inst(AluOp::Mov, Dst::gpr(0, 1), &[kc(1, 15, 0)]),
+                    inst(AluOpcode::Mov, Dst::gpr(0, 0), &[kc(0, 31, 3)]),
+                    inst(AluOpcode::Mov, Dst::gpr(0, 1), &[kc(1, 15, 0)]),
                 ],
                 &[],
             );
@@ -1795,8 +1803,8 @@ mod tests {
             ];
             let reads = group(
                 vec![
-                    inst(AluOp::Mov, Dst::gpr(0, 0), &[kc(2, 20, 0)]),
-                    inst(AluOp::Mov, Dst::gpr(0, 1), &[kc(3, 15, 1)]),
+                    inst(AluOpcode::Mov, Dst::gpr(0, 0), &[kc(2, 20, 0)]),
+                    inst(AluOpcode::Mov, Dst::gpr(0, 1), &[kc(3, 15, 1)]),
                 ],
                 &[],
             );
@@ -1849,12 +1857,12 @@ mod tests {
     fn op3_instructions_use_the_three_source_layout() {
         for chip in Chip::ALL {
             let muladd = inst(
-                AluOp::Muladd,
+                AluOpcode::Muladd,
                 Dst::gpr(5, 1),
                 &[neg(Src::gpr(1, 0)), Src::gpr(2, 3), neg(Src::gpr(3, 2))],
             );
             let cnde = inst(
-                AluOp::CndeInt,
+                AluOpcode::CndeInt,
                 Dst::gpr(6, 2),
                 &[Src::gpr(1, 3), Src::gpr(2, 0), Src::gpr(7, 1)],
             );
@@ -1864,12 +1872,12 @@ mod tests {
             let (m, c) = (words[b + 1], words[b + 3]);
             assert_eq!(
                 get(m, 13, 5),
-                u32::from(AluOp::Muladd.opcode(chip).unwrap()),
+                u32::from(AluOpcode::Muladd.opcode(chip).unwrap()),
                 "{chip:?}"
             );
             assert_eq!(
                 get(c, 13, 5),
-                u32::from(AluOp::CndeInt.opcode(chip).unwrap()),
+                u32::from(AluOpcode::CndeInt.opcode(chip).unwrap()),
                 "{chip:?}"
             );
             assert_ne!(get(m, 15, 3), 0, "{chip:?}: OP3 marker");
@@ -1891,11 +1899,11 @@ mod tests {
                 write,
                 ..Dst::gpr(2, chan)
             };
-            inst(AluOp::RecipIeee, dst, &[Src::gpr(1, 1)])
+            inst(AluOpcode::RecipIeee, dst, &[Src::gpr(1, 1)])
         };
         let vliw5 = group(
             vec![
-                inst(AluOp::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+                inst(AluOpcode::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
                 recip(3, true),
             ],
             &[],
@@ -1932,14 +1940,14 @@ mod tests {
     fn op2_flags_sit_where_each_chip_puts_them() {
         for chip in Chip::ALL {
             let mut pred = inst(
-                AluOp::PredSetne,
+                AluOpcode::PredSetne,
                 Dst::none(0),
                 &[Src::gpr(0, 0), Src::sel(sel::ZERO, 0)],
             );
             pred.update_exec_mask = true;
             pred.update_pred = true;
             let mut doubled = inst(
-                AluOp::Mov,
+                AluOpcode::Mov,
                 Dst::gpr(1, 1),
                 &[Src {
                     abs: true,
@@ -2181,14 +2189,14 @@ mod tests {
     fn flow_targets_are_cf_indices_in_the_program_and_addresses_in_the_words() {
         for chip in Chip::ALL {
             let mut pred = inst(
-                AluOp::PredSetneInt,
+                AluOpcode::PredSetneInt,
                 Dst::none(0),
                 &[Src::gpr(0, 0), Src::sel(sel::ZERO, 0)],
             );
             pred.update_exec_mask = true;
             pred.update_pred = true;
             let mut loop_pred = pred.clone();
-            loop_pred.op = AluOp::PredSeteInt;
+            loop_pred.op = AluOpcode::PredSeteInt;
             let cf = vec![
                 alu(CfOp::AluPushBefore, &[], vec![group(vec![pred], &[])]), // 0
                 Cf::flow(CfOp::Jump, 3, 0),                                  // 1
@@ -2321,8 +2329,8 @@ mod tests {
 
         let two_trans = group(
             vec![
-                inst(AluOp::RecipIeee, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
-                inst(AluOp::SqrtIeee, Dst::gpr(0, 1), &[Src::gpr(1, 1)]),
+                inst(AluOpcode::RecipIeee, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+                inst(AluOpcode::SqrtIeee, Dst::gpr(0, 1), &[Src::gpr(1, 1)]),
             ],
             &[],
         );
@@ -2331,8 +2339,8 @@ mod tests {
         );
         let reversed = group(
             vec![
-                inst(AluOp::Mov, Dst::gpr(0, 1), &[Src::gpr(1, 0)]),
-                inst(AluOp::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
+                inst(AluOpcode::Mov, Dst::gpr(0, 1), &[Src::gpr(1, 0)]),
+                inst(AluOpcode::Mov, Dst::gpr(0, 0), &[Src::gpr(1, 0)]),
             ],
             &[],
         );
@@ -2340,7 +2348,7 @@ mod tests {
             matches!(assemble_err(&one_group(eg, &[], reversed)), EncodeError::Group { why, .. } if why.contains("slot order"))
         );
         let mova = group(
-            vec![inst(AluOp::Mova, Dst::gpr(0, 0), &[Src::gpr(1, 0)])],
+            vec![inst(AluOpcode::Mova, Dst::gpr(0, 0), &[Src::gpr(1, 0)])],
             &[],
         );
         assert_eq!(
@@ -2359,7 +2367,7 @@ mod tests {
         );
 
         let mut abs = inst(
-            AluOp::Muladd,
+            AluOpcode::Muladd,
             Dst::gpr(0, 0),
             &[Src::gpr(1, 0), Src::gpr(2, 0), Src::gpr(3, 0)],
         );
@@ -2369,7 +2377,7 @@ mod tests {
             matches!(err, EncodeError::Unused { at, field: "source abs", .. } if at == at_inst)
         );
         let no_write = inst(
-            AluOp::CndeInt,
+            AluOpcode::CndeInt,
             Dst::none(0),
             &[Src::gpr(1, 0), Src::gpr(2, 0), Src::gpr(3, 0)],
         );
@@ -2382,7 +2390,7 @@ mod tests {
             }
         ));
         let wide = group(
-            vec![inst(AluOp::Mov, Dst::gpr(128, 0), &[Src::gpr(1, 0)])],
+            vec![inst(AluOpcode::Mov, Dst::gpr(128, 0), &[Src::gpr(1, 0)])],
             &[],
         );
         let err = assemble_err(&one_group(eg, &[], wide));
@@ -2563,8 +2571,8 @@ mod tests {
         }
     }
 
-    fn alu_ops(chip: Chip, wanted: impl Fn(Slots) -> bool) -> Vec<AluOp> {
-        AluOp::ALL
+    fn alu_ops(chip: Chip, wanted: impl Fn(Slots) -> bool) -> Vec<AluOpcode> {
+        AluOpcode::ALL
             .iter()
             .copied()
             .filter(|op| wanted(op.slots(chip)))
@@ -2599,7 +2607,13 @@ mod tests {
         }
     }
 
-    fn random_inst(chip: Chip, kcache: &[Kcache], op: AluOp, chan: u8, rng: &mut Rng) -> AluInst {
+    fn random_inst(
+        chip: Chip,
+        kcache: &[Kcache],
+        op: AluOpcode,
+        chan: u8,
+        rng: &mut Rng,
+    ) -> AluInst {
         let op2 = !op.is_op3();
         let dst = Dst {
             gpr: rng.below(128) as u8,
@@ -2629,7 +2643,7 @@ mod tests {
         let mut insts = Vec::new();
         if rng.below(10) == 0 {
             for chan in 0..4 {
-                insts.push(random_inst(chip, kcache, AluOp::Dot4, chan, rng));
+                insts.push(random_inst(chip, kcache, AluOpcode::Dot4, chan, rng));
             }
         } else {
             // On Cayman a trans operation may stand alone in a vector slot (one replica).
@@ -2659,7 +2673,7 @@ mod tests {
                 insts.push(random_inst(chip, kcache, op, chan, rng));
             }
             if insts.is_empty() {
-                insts.push(random_inst(chip, kcache, AluOp::Mov, 0, rng));
+                insts.push(random_inst(chip, kcache, AluOpcode::Mov, 0, rng));
             }
         }
         let literals = (0..literals_read(&insts))

@@ -1,5 +1,5 @@
 //! The R600 family's hardware model: the chips ([`Chip`]), the ALU opcodes with their encodings,
-//! slot legality and semantics flags ([`AluOp`]), the fetch opcodes ([`FetchOp`]), the
+//! slot legality and semantics flags ([`AluOpcode`]), the fetch opcodes ([`FetchOp`]), the
 //! control-flow opcodes ([`CfOp`]) and the special source selects ([`sel`]).
 //!
 //! The opcode tables are the fact sheet's (../shared/reference/isa-gen-r600.md, B4.3 and B6),
@@ -223,7 +223,7 @@ macro_rules! alu_ops {
     ($(($name:ident, $mnemonic:literal, $nsrc:literal, $opcode:expr, [$($slot:ident),*], $cc:expr, $flags:expr)),* $(,)?) => {
         /// An ALU opcode (fact sheet B6; the LDS operations are left out).
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum AluOp {
+        pub enum AluOpcode {
             $($name),*
         }
 
@@ -238,8 +238,8 @@ macro_rules! alu_ops {
             }),*
         ];
 
-        impl AluOp {
-            pub const ALL: &[AluOp] = &[$(AluOp::$name),*];
+        impl AluOpcode {
+            pub const ALL: &[AluOpcode] = &[$(AluOpcode::$name),*];
         }
     };
 }
@@ -463,7 +463,7 @@ alu_ops! {
     (MuladdIeeeD2, "MULADD_IEEE_D2", 3, [Some(0x17), None], [Any, Any, No, No], None, COMM | ASSOC | IEEE),
 }
 
-impl AluOp {
+impl AluOpcode {
     pub fn info(self) -> &'static AluInfo {
         &ALU_OPS[self as usize]
     }
@@ -499,8 +499,8 @@ impl AluOp {
     }
 
     /// The opcode `chip` encodes as `opcode` in the OP3 (`op3`) or OP2 field.
-    pub fn decode(chip: Chip, op3: bool, opcode: u16) -> Option<AluOp> {
-        AluOp::ALL
+    pub fn decode(chip: Chip, op3: bool, opcode: u16) -> Option<AluOpcode> {
+        AluOpcode::ALL
             .iter()
             .copied()
             .find(|op| op.is_op3() == op3 && op.opcode(chip) == Some(opcode))
@@ -512,7 +512,7 @@ impl AluOp {
     }
 }
 
-impl std::fmt::Display for AluOp {
+impl std::fmt::Display for AluOpcode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.mnemonic())
     }
@@ -751,10 +751,10 @@ mod tests {
     #[test]
     fn every_opcode_decodes_to_itself() {
         for chip in Chip::ALL {
-            for &op in AluOp::ALL {
+            for &op in AluOpcode::ALL {
                 if let Some(code) = op.opcode(chip) {
                     assert_eq!(
-                        AluOp::decode(chip, op.is_op3(), code),
+                        AluOpcode::decode(chip, op.is_op3(), code),
                         Some(op),
                         "{op} {chip:?}"
                     );
@@ -783,10 +783,10 @@ mod tests {
 
     #[test]
     fn cayman_has_no_trans_slot_but_keeps_its_operations() {
-        assert_eq!(AluOp::RecipIeee.slots(Chip::Cayman), Slots::Trans);
-        assert_eq!(AluOp::MulloInt.slots(Chip::Cayman), Slots::Vec4);
-        assert_eq!(AluOp::RecipInt.opcode(Chip::Cayman), None);
-        assert_eq!(AluOp::FltToInt.slots(Chip::R700), Slots::Trans);
-        assert_eq!(AluOp::FltToInt.slots(Chip::Evergreen), Slots::Vec);
+        assert_eq!(AluOpcode::RecipIeee.slots(Chip::Cayman), Slots::Trans);
+        assert_eq!(AluOpcode::MulloInt.slots(Chip::Cayman), Slots::Vec4);
+        assert_eq!(AluOpcode::RecipInt.opcode(Chip::Cayman), None);
+        assert_eq!(AluOpcode::FltToInt.slots(Chip::R700), Slots::Trans);
+        assert_eq!(AluOpcode::FltToInt.slots(Chip::Evergreen), Slots::Vec);
     }
 }

@@ -12,7 +12,7 @@
 //! (and a fetch writes) share one GPR, so [`crate::units`] gives each such set its own values;
 //! a block that precedes an `if` ends with the `if`'s predicate instruction ([`Alu::pred`]).
 
-use crate::isa::{AluOp, FetchOp};
+use crate::isa::{AluOpcode, FetchOp};
 use crate::program::{ExportType, VtxFormat};
 use shrew_engine::passes::machine::MachineIr;
 use std::collections::BTreeMap;
@@ -125,7 +125,7 @@ impl Src {
 /// An ALU instruction of one slot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alu {
-    pub op: AluOp,
+    pub op: AluOpcode,
     /// `None` when the result is not kept (predicate sets, kills) or goes to `indexed`.
     pub dst: Option<V>,
     /// Where the result goes when it goes to the indexed registers.
@@ -139,7 +139,7 @@ pub struct Alu {
 }
 
 impl Alu {
-    pub fn new(op: AluOp, dst: Option<V>, srcs: Vec<Src>) -> Alu {
+    pub fn new(op: AluOpcode, dst: Option<V>, srcs: Vec<Src>) -> Alu {
         Alu {
             op,
             dst,
@@ -180,7 +180,7 @@ pub struct SlotPart {
 /// own sources; slot `c` writes channel `c`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Multi {
-    pub op: AluOp,
+    pub op: AluOpcode,
     pub slots: [SlotPart; 4],
 }
 
@@ -669,7 +669,7 @@ mod tests {
         let mut lir = Lir::default();
         let (a, b) = (lir.new_value(), lir.new_value());
         lir.body = vec![Node::Block(vec![Inst::Alu(Alu::new(
-            AluOp::Mov,
+            AluOpcode::Mov,
             Some(b),
             vec![Src::value(a)],
         ))])];

@@ -52,7 +52,7 @@
 //!
 //! Options: the chip.
 
-use crate::isa::{AluOp, Chip, FetchOp};
+use crate::isa::{AluOpcode, Chip, FetchOp};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V,
 };
@@ -63,7 +63,7 @@ use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
     Tex, TexOp, TexSrc, ValType, Value,
 };
-use shrew_engine::ops::{AluOp as IrOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::structure::{Node as Tree, structurize};
@@ -443,19 +443,19 @@ impl<'a> Lowering<'a> {
         self.reg_value(r, c)
     }
 
-    fn emit(&mut self, op: AluOp, dst: Option<V>, srcs: Vec<Src>) {
+    fn emit(&mut self, op: AluOpcode, dst: Option<V>, srcs: Vec<Src>) {
         self.block.push(Inst::Alu(Alu::new(op, dst, srcs)));
     }
 
     /// A MOV, unless it would copy a value onto itself.
     fn mov(&mut self, dst: V, src: Src) {
         if src != Src::value(dst) {
-            self.emit(AluOp::Mov, Some(dst), vec![src]);
+            self.emit(AluOpcode::Mov, Some(dst), vec![src]);
         }
     }
 
     /// A fresh value computed by `op` over `srcs`.
-    fn temp(&mut self, op: AluOp, srcs: Vec<Src>) -> Src {
+    fn temp(&mut self, op: AluOpcode, srcs: Vec<Src>) -> Src {
         let t = self.lir.new_value();
         self.emit(op, Some(t), srcs);
         Src::value(t)
@@ -544,7 +544,7 @@ impl<'a> Lowering<'a> {
                 for (c, &v) in values.iter().enumerate().filter(|&(c, _)| read(c)) {
                     let fixed = self.fixed(gpr, c as u8);
                     block.push(Inst::Alu(Alu::new(
-                        AluOp::Mov,
+                        AluOpcode::Mov,
                         Some(v),
                         vec![Src::value(fixed)],
                     )));
@@ -561,7 +561,7 @@ impl<'a> Lowering<'a> {
                     Interp::Flat => {
                         for (c, &v) in values.iter().enumerate().filter(|&(c, _)| read(c)) {
                             block.push(Inst::Alu(Alu::new(
-                                AluOp::InterpLoadP0,
+                                AluOpcode::InterpLoadP0,
                                 Some(v),
                                 vec![param(c as u8)],
                             )));
@@ -576,7 +576,8 @@ impl<'a> Lowering<'a> {
                         };
                         let i = Src::value(self.fixed(0, base));
                         let j = Src::value(self.fixed(0, base + 1));
-                        for (op, written) in [(AluOp::InterpZw, [2, 3]), (AluOp::InterpXy, [0, 1])]
+                        for (op, written) in
+                            [(AluOpcode::InterpZw, [2, 3]), (AluOpcode::InterpXy, [0, 1])]
                         {
                             if !written.iter().any(|&c| read(c as usize)) {
                                 continue;
@@ -664,7 +665,7 @@ impl<'a> Lowering<'a> {
                         && contains_return(body)
                     {
                         let mut pred = Alu::new(
-                            AluOp::PredSetneInt,
+                            AluOpcode::PredSetneInt,
                             None,
                             vec![Src::value(returned), Src::constant(0)],
                         );
@@ -818,7 +819,7 @@ impl<'a> Lowering<'a> {
     /// defining it ([`Self::folded_compare`]), or PRED_SETNE_INT (PRED_SETE_INT) of the boolean.
     /// `None` for the opposite of a float compare, which is not a compare (NaNs).
     fn predicate(&mut self, cond: Value, negated: bool) -> Option<Alu> {
-        use AluOp as H;
+        use AluOpcode as H;
         let (op, a, b) = match self.folded_compare(cond) {
             Some((op, a, b)) => {
                 let (a, b) = (
@@ -853,8 +854,8 @@ impl<'a> Lowering<'a> {
     /// The predicate set an `if` on `cond` can do instead of testing it, when `cond` is a
     /// scalar compare: the opcode and its two operands, in order. Not when an operand's register
     /// is shared: a phi copy at the end of the block could overwrite it before the `if`.
-    fn folded_compare(&self, cond: Value) -> Option<(AluOp, AluSrc, AluSrc)> {
-        use AluOp as H;
+    fn folded_compare(&self, cond: Value) -> Option<(AluOpcode, AluSrc, AluSrc)> {
+        use AluOpcode as H;
         let inst = self.func.inst(cond);
         let InstKind::Alu(alu) = &inst.kind else {
             return None;
@@ -863,16 +864,16 @@ impl<'a> Lowering<'a> {
             return None;
         }
         let (op, swapped) = match alu.op {
-            IrOp::Flt => (H::PredSetgt, true),
-            IrOp::Fge => (H::PredSetge, false),
-            IrOp::Feq => (H::PredSete, false),
-            IrOp::Fneu => (H::PredSetne, false),
-            IrOp::Ieq => (H::PredSeteInt, false),
-            IrOp::Ine => (H::PredSetneInt, false),
-            IrOp::Ilt => (H::PredSetgtInt, true),
-            IrOp::Ige => (H::PredSetgeInt, false),
-            IrOp::Ult => (H::PredSetgtUint, true),
-            IrOp::Uge => (H::PredSetgeUint, false),
+            AluOp::Flt => (H::PredSetgt, true),
+            AluOp::Fge => (H::PredSetge, false),
+            AluOp::Feq => (H::PredSete, false),
+            AluOp::Fneu => (H::PredSetne, false),
+            AluOp::Ieq => (H::PredSeteInt, false),
+            AluOp::Ine => (H::PredSetneInt, false),
+            AluOp::Ilt => (H::PredSetgtInt, true),
+            AluOp::Ige => (H::PredSetgeInt, false),
+            AluOp::Ult => (H::PredSetgtUint, true),
+            AluOp::Uge => (H::PredSetgeUint, false),
             _ => return None,
         };
         let stable = |s: &AluSrc| {
@@ -904,29 +905,29 @@ impl<'a> Lowering<'a> {
     }
 
     /// Component `c` of ALU instruction `v`.
-    fn lower_alu(&mut self, v: Value, op: IrOp, srcs: &[AluSrc], c: u8) -> Result<(), LowerError> {
-        use AluOp as H;
+    fn lower_alu(&mut self, v: Value, op: AluOp, srcs: &[AluSrc], c: u8) -> Result<(), LowerError> {
+        use AluOpcode as H;
         let s = |this: &mut Self, i: usize| {
             let src = &srcs[i];
             this.src(src.value, src.swizzle[c as usize])
         };
         let dst = self.dst(v, c);
-        let unary = |this: &mut Self, hw: AluOp| {
+        let unary = |this: &mut Self, hw: AluOpcode| {
             let x = s(this, 0);
             this.emit(hw, Some(dst), vec![x]);
         };
-        let binary = |this: &mut Self, hw: AluOp, a: usize, b: usize| {
+        let binary = |this: &mut Self, hw: AluOpcode, a: usize, b: usize| {
             let (x, y) = (s(this, a), s(this, b));
             this.emit(hw, Some(dst), vec![x, y]);
         };
         match op {
-            IrOp::Mov | IrOp::Vec2 | IrOp::Vec3 | IrOp::Vec4 => {
-                let src = &srcs[if matches!(op, IrOp::Mov) {
+            AluOp::Mov | AluOp::Vec2 | AluOp::Vec3 | AluOp::Vec4 => {
+                let src = &srcs[if matches!(op, AluOp::Mov) {
                     0
                 } else {
                     c as usize
                 }];
-                let comp = if matches!(op, IrOp::Mov) {
+                let comp = if matches!(op, AluOp::Mov) {
                     src.swizzle[c as usize]
                 } else {
                     src.swizzle[0]
@@ -934,11 +935,11 @@ impl<'a> Lowering<'a> {
                 let x = self.src(src.value, comp);
                 self.mov(dst, x);
             }
-            IrOp::Fneg => {
+            AluOp::Fneg => {
                 let x = s(self, 0);
                 self.mov(dst, x.negated());
             }
-            IrOp::Fabs => {
+            AluOp::Fabs => {
                 let x = s(self, 0);
                 self.mov(
                     dst,
@@ -949,19 +950,19 @@ impl<'a> Lowering<'a> {
                     },
                 );
             }
-            IrOp::Fsat => {
+            AluOp::Fsat => {
                 let x = s(self, 0);
                 let mut mov = Alu::new(H::Mov, Some(dst), vec![x]);
                 mov.clamp = true;
                 self.block.push(Inst::Alu(mov));
             }
-            IrOp::Fadd => binary(self, H::Add, 0, 1),
-            IrOp::Fsub => {
+            AluOp::Fadd => binary(self, H::Add, 0, 1),
+            AluOp::Fsub => {
                 let (x, y) = (s(self, 0), s(self, 1));
                 self.emit(H::Add, Some(dst), vec![x, y.negated()]);
             }
-            IrOp::Fmul => binary(self, H::MulIeee, 0, 1),
-            IrOp::Ffma => {
+            AluOp::Fmul => binary(self, H::MulIeee, 0, 1),
+            AluOp::Ffma => {
                 let (x, y, z) = (s(self, 0), s(self, 1), s(self, 2));
                 // Evergreen's FMA rounds once, as `ffma` must; R600 and R700 have none, and
                 // their target options split `ffma`.
@@ -970,60 +971,60 @@ impl<'a> Lowering<'a> {
                 }
                 self.emit(H::Fma, Some(dst), vec![x, y, z]);
             }
-            IrOp::Fmin => binary(self, H::MinDx10, 0, 1),
-            IrOp::Fmax => binary(self, H::MaxDx10, 0, 1),
-            IrOp::Ffloor => unary(self, H::Floor),
-            IrOp::Fceil => unary(self, H::Ceil),
-            IrOp::Ftrunc => unary(self, H::Trunc),
-            IrOp::FroundEven => unary(self, H::Rndne),
-            IrOp::Ffract => unary(self, H::Fract),
-            IrOp::Frcp => unary(self, H::RecipIeee),
-            IrOp::Frsq => unary(self, H::RecipsqrtIeee),
-            IrOp::Fsqrt => unary(self, H::SqrtIeee),
-            IrOp::Fexp2 => unary(self, H::ExpIeee),
-            IrOp::Flog2 => unary(self, H::LogIeee),
-            IrOp::Fsin | IrOp::Fcos => {
+            AluOp::Fmin => binary(self, H::MinDx10, 0, 1),
+            AluOp::Fmax => binary(self, H::MaxDx10, 0, 1),
+            AluOp::Ffloor => unary(self, H::Floor),
+            AluOp::Fceil => unary(self, H::Ceil),
+            AluOp::Ftrunc => unary(self, H::Trunc),
+            AluOp::FroundEven => unary(self, H::Rndne),
+            AluOp::Ffract => unary(self, H::Fract),
+            AluOp::Frcp => unary(self, H::RecipIeee),
+            AluOp::Frsq => unary(self, H::RecipsqrtIeee),
+            AluOp::Fsqrt => unary(self, H::SqrtIeee),
+            AluOp::Fexp2 => unary(self, H::ExpIeee),
+            AluOp::Flog2 => unary(self, H::LogIeee),
+            AluOp::Fsin | AluOp::Fcos => {
                 let x = s(self, 0);
                 let arg = self.trig_argument(x);
-                let hw = if op == IrOp::Fsin { H::Sin } else { H::Cos };
+                let hw = if op == AluOp::Fsin { H::Sin } else { H::Cos };
                 self.emit(hw, Some(dst), vec![arg]);
             }
-            IrOp::Feq => binary(self, H::SeteDx10, 0, 1),
-            IrOp::Fneu => binary(self, H::SetneDx10, 0, 1),
-            IrOp::Flt => binary(self, H::SetgtDx10, 1, 0),
-            IrOp::Fge => binary(self, H::SetgeDx10, 0, 1),
-            IrOp::Ieq => binary(self, H::SeteInt, 0, 1),
-            IrOp::Ine => binary(self, H::SetneInt, 0, 1),
-            IrOp::Ilt => binary(self, H::SetgtInt, 1, 0),
-            IrOp::Ige => binary(self, H::SetgeInt, 0, 1),
-            IrOp::Ult => binary(self, H::SetgtUint, 1, 0),
-            IrOp::Uge => binary(self, H::SetgeUint, 0, 1),
-            IrOp::Iadd => binary(self, H::AddInt, 0, 1),
-            IrOp::Isub => binary(self, H::SubInt, 0, 1),
-            IrOp::Ineg => {
+            AluOp::Feq => binary(self, H::SeteDx10, 0, 1),
+            AluOp::Fneu => binary(self, H::SetneDx10, 0, 1),
+            AluOp::Flt => binary(self, H::SetgtDx10, 1, 0),
+            AluOp::Fge => binary(self, H::SetgeDx10, 0, 1),
+            AluOp::Ieq => binary(self, H::SeteInt, 0, 1),
+            AluOp::Ine => binary(self, H::SetneInt, 0, 1),
+            AluOp::Ilt => binary(self, H::SetgtInt, 1, 0),
+            AluOp::Ige => binary(self, H::SetgeInt, 0, 1),
+            AluOp::Ult => binary(self, H::SetgtUint, 1, 0),
+            AluOp::Uge => binary(self, H::SetgeUint, 0, 1),
+            AluOp::Iadd => binary(self, H::AddInt, 0, 1),
+            AluOp::Isub => binary(self, H::SubInt, 0, 1),
+            AluOp::Ineg => {
                 let x = s(self, 0);
                 self.emit(H::SubInt, Some(dst), vec![Src::constant(0), x]);
             }
-            IrOp::Iabs => {
+            AluOp::Iabs => {
                 let x = s(self, 0);
                 let neg = self.temp(H::SubInt, vec![Src::constant(0), x]);
                 self.emit(H::MaxInt, Some(dst), vec![x, neg]);
             }
-            IrOp::Imul => binary(self, H::MulloInt, 0, 1),
-            IrOp::ImulHigh => binary(self, H::MulhiInt, 0, 1),
-            IrOp::UmulHigh => binary(self, H::MulhiUint, 0, 1),
-            IrOp::Imin => binary(self, H::MinInt, 0, 1),
-            IrOp::Imax => binary(self, H::MaxInt, 0, 1),
-            IrOp::Umin => binary(self, H::MinUint, 0, 1),
-            IrOp::Umax => binary(self, H::MaxUint, 0, 1),
-            IrOp::Iand => binary(self, H::AndInt, 0, 1),
-            IrOp::Ior => binary(self, H::OrInt, 0, 1),
-            IrOp::Ixor => binary(self, H::XorInt, 0, 1),
-            IrOp::Inot => unary(self, H::NotInt),
-            IrOp::Ishl => binary(self, H::LshlInt, 0, 1),
-            IrOp::Ishr => binary(self, H::AshrInt, 0, 1),
-            IrOp::Ushr => binary(self, H::LshrInt, 0, 1),
-            IrOp::Bcsel => {
+            AluOp::Imul => binary(self, H::MulloInt, 0, 1),
+            AluOp::ImulHigh => binary(self, H::MulhiInt, 0, 1),
+            AluOp::UmulHigh => binary(self, H::MulhiUint, 0, 1),
+            AluOp::Imin => binary(self, H::MinInt, 0, 1),
+            AluOp::Imax => binary(self, H::MaxInt, 0, 1),
+            AluOp::Umin => binary(self, H::MinUint, 0, 1),
+            AluOp::Umax => binary(self, H::MaxUint, 0, 1),
+            AluOp::Iand => binary(self, H::AndInt, 0, 1),
+            AluOp::Ior => binary(self, H::OrInt, 0, 1),
+            AluOp::Ixor => binary(self, H::XorInt, 0, 1),
+            AluOp::Inot => unary(self, H::NotInt),
+            AluOp::Ishl => binary(self, H::LshlInt, 0, 1),
+            AluOp::Ishr => binary(self, H::AshrInt, 0, 1),
+            AluOp::Ushr => binary(self, H::LshrInt, 0, 1),
+            AluOp::Bcsel => {
                 let (cond, a, b) = (s(self, 0), s(self, 1), s(self, 2));
                 if a == b {
                     // A component both sides agree on (constant vectors): a copy, which an
@@ -1033,23 +1034,23 @@ impl<'a> Lowering<'a> {
                     self.emit(H::CndeInt, Some(dst), vec![cond, b, a]);
                 }
             }
-            IrOp::B2f32 => {
+            AluOp::B2f32 => {
                 let x = s(self, 0);
                 self.emit(H::AndInt, Some(dst), vec![x, Src::float(1.0)]);
             }
-            IrOp::B2i32 => {
+            AluOp::B2i32 => {
                 let x = s(self, 0);
                 self.emit(H::AndInt, Some(dst), vec![x, Src::constant(1)]);
             }
-            IrOp::F2b1 => {
+            AluOp::F2b1 => {
                 let x = s(self, 0);
                 self.emit(H::SetneDx10, Some(dst), vec![x, Src::constant(0)]);
             }
-            IrOp::I2b1 => {
+            AluOp::I2b1 => {
                 let x = s(self, 0);
                 self.emit(H::SetneInt, Some(dst), vec![x, Src::constant(0)]);
             }
-            IrOp::F2i32 | IrOp::F2u32 => {
+            AluOp::F2i32 | AluOp::F2u32 => {
                 let x = s(self, 0);
                 // Evergreen's conversions round to nearest: truncate first.
                 let x = if self.chip.is_evergreen_class() {
@@ -1057,31 +1058,31 @@ impl<'a> Lowering<'a> {
                 } else {
                     x
                 };
-                let hw = if op == IrOp::F2i32 {
+                let hw = if op == AluOp::F2i32 {
                     H::FltToInt
                 } else {
                     H::FltToUint
                 };
                 self.emit(hw, Some(dst), vec![x]);
             }
-            IrOp::I2f32 => unary(self, H::IntToFlt),
-            IrOp::U2f32 => unary(self, H::UintToFlt),
-            IrOp::Fddx
-            | IrOp::FddxCoarse
-            | IrOp::FddxFine
-            | IrOp::Fddy
-            | IrOp::FddyCoarse
-            | IrOp::FddyFine => {
+            AluOp::I2f32 => unary(self, H::IntToFlt),
+            AluOp::U2f32 => unary(self, H::UintToFlt),
+            AluOp::Fddx
+            | AluOp::FddxCoarse
+            | AluOp::FddxFine
+            | AluOp::Fddy
+            | AluOp::FddyCoarse
+            | AluOp::FddyFine => {
                 let x = s(self, 0);
-                let along_x = matches!(op, IrOp::Fddx | IrOp::FddxCoarse | IrOp::FddxFine);
-                let fine = matches!(op, IrOp::FddxFine | IrOp::FddyFine);
+                let along_x = matches!(op, AluOp::Fddx | AluOp::FddxCoarse | AluOp::FddxFine);
+                let fine = matches!(op, AluOp::FddxFine | AluOp::FddyFine);
                 self.derivative(dst, x, along_x, fine)
                     .map_err(|e| self.error(v, &e))?;
             }
-            IrOp::Fdot2 | IrOp::Fdot3 | IrOp::Fdot4 => {
+            AluOp::Fdot2 | AluOp::Fdot3 | AluOp::Fdot4 => {
                 let n = match op {
-                    IrOp::Fdot2 => 2,
-                    IrOp::Fdot3 => 3,
+                    AluOp::Fdot2 => 2,
+                    AluOp::Fdot3 => 3,
                     _ => 4,
                 };
                 let mut slots: [SlotPart; 4] = std::array::from_fn(|_| SlotPart {
@@ -1114,17 +1115,17 @@ impl<'a> Lowering<'a> {
     fn trig_argument(&mut self, x: Src) -> Src {
         use std::f32::consts::PI;
         let scaled = self.temp(
-            AluOp::MuladdIeee,
+            AluOpcode::MuladdIeee,
             vec![x, Src::float(0.5 / PI), Src::float(0.5)],
         );
-        let fract = self.temp(AluOp::Fract, vec![scaled]);
+        let fract = self.temp(AluOpcode::Fract, vec![scaled]);
         if self.chip == Chip::R600 {
             self.temp(
-                AluOp::MuladdIeee,
+                AluOpcode::MuladdIeee,
                 vec![fract, Src::float(2.0 * PI), Src::float(-PI)],
             )
         } else {
-            self.temp(AluOp::Add, vec![fract, Src::float(-0.5)])
+            self.temp(AluOpcode::Add, vec![fract, Src::float(-0.5)])
         }
     }
 
@@ -1250,7 +1251,7 @@ impl<'a> Lowering<'a> {
             Intrinsic::LoadScratch | Intrinsic::StoreScratch => self.scratch_access(v, ii),
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
                 self.emit(
-                    AluOp::KilleInt,
+                    AluOpcode::KilleInt,
                     None,
                     vec![Src::constant(0), Src::constant(0)],
                 );
@@ -1258,7 +1259,7 @@ impl<'a> Lowering<'a> {
             }
             Intrinsic::DiscardIf | Intrinsic::TerminateIf | Intrinsic::DemoteIf => {
                 let cond = self.src(ii.srcs[0], 0);
-                self.emit(AluOp::KillneInt, None, vec![cond, Src::constant(0)]);
+                self.emit(AluOpcode::KillneInt, None, vec![cond, Src::constant(0)]);
                 Ok(())
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
@@ -1314,7 +1315,11 @@ impl<'a> Lowering<'a> {
                 None => {
                     let bytes = self.src(offset, 0);
                     let index = self.lir.new_value();
-                    self.emit(AluOp::LshrInt, Some(index), vec![bytes, Src::constant(4)]);
+                    self.emit(
+                        AluOpcode::LshrInt,
+                        Some(index),
+                        vec![bytes, Src::constant(4)],
+                    );
                     self.ar_indices.insert(offset, index);
                     index
                 }
@@ -1337,7 +1342,7 @@ impl<'a> Lowering<'a> {
                     let src = self.src(data, c);
                     self.block.push(Inst::Alu(Alu {
                         indexed: Some(indexed),
-                        ..Alu::new(AluOp::Mov, None, vec![src])
+                        ..Alu::new(AluOpcode::Mov, None, vec![src])
                     }));
                 }
                 Some(_) => {}
@@ -1388,7 +1393,11 @@ impl<'a> Lowering<'a> {
             Some(offset) => {
                 let offset = self.src(offset, 0);
                 let index = self.lir.new_value();
-                self.emit(AluOp::LshrInt, Some(index), vec![offset, Src::constant(2)]);
+                self.emit(
+                    AluOpcode::LshrInt,
+                    Some(index),
+                    vec![offset, Src::constant(2)],
+                );
                 Lane::Value(index)
             }
         };
@@ -1458,7 +1467,11 @@ impl<'a> Lowering<'a> {
             .map_err(|_| self.error(v, "a uniform base offset above 65535 bytes"))?;
         let offset = self.src(offset, 0);
         let index = self.lir.new_value();
-        self.emit(AluOp::LshrInt, Some(index), vec![offset, Src::constant(2)]);
+        self.emit(
+            AluOpcode::LshrInt,
+            Some(index),
+            vec![offset, Src::constant(2)],
+        );
         let mut dsts = [None; 4];
         for (c, dst) in dsts.iter_mut().enumerate().take(comps as usize) {
             *dst = Some(self.dst(v, c as u8));
@@ -1533,9 +1546,9 @@ impl<'a> Lowering<'a> {
             .collect();
         let mut reference = read(self, TexSrc::Comparator, 0);
         if let Some(q) = read(self, TexSrc::Projector, 0) {
-            let inverse = self.temp(AluOp::RecipIeee, vec![q]);
+            let inverse = self.temp(AluOpcode::RecipIeee, vec![q]);
             for x in coords[..axes].iter_mut().chain(reference.as_mut()) {
-                *x = self.temp(AluOp::MulIeee, vec![*x, inverse]);
+                *x = self.temp(AluOpcode::MulIeee, vec![*x, inverse]);
             }
         }
         let mut srcs = [Lane::Unused; 4];

@@ -26,7 +26,7 @@
 //! assign; each value keeps the channel of its first definition; dependences hold.
 
 use crate::bank::{self, Reads};
-use crate::isa::{AluOp, Chip, FetchOp, Slots, flag, sel};
+use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
 use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, V, channel};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
@@ -88,7 +88,7 @@ pub struct Clause {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     pub slot: Slot,
-    pub op: AluOp,
+    pub op: AluOpcode,
     /// The value written (by this slot, for replicated and four-slot operations).
     pub dst: Option<V>,
     /// The indexed register component written instead.
@@ -547,7 +547,7 @@ impl Packer<'_> {
             // R600 needs a NOP group after a relative write.
             clause.groups.push(vec![Placed {
                 slot: Slot::X,
-                op: AluOp::AluNop,
+                op: AluOpcode::AluNop,
                 dst: None,
                 indexed: None,
                 chan: 0,
@@ -573,7 +573,7 @@ impl Packer<'_> {
     /// Puts a MOVA_INT of `v` (the index instruction `i` reads) in `group`, if a slot takes it,
     /// so that AR holds `v` from the next group on.
     fn load_ar(&self, state: &BlockState, group: &mut GroupBuilder, i: usize, v: V) {
-        let mova = Alu::new(AluOp::MovaInt, None, vec![Src::value(v)]);
+        let mova = Alu::new(AluOpcode::MovaInt, None, vec![Src::value(v)]);
         let srcs = vec![self.placed_src(state, &mova.srcs[0], i)];
         let order = state.chans_by_load(&self.chans, &self.carried);
         let clause = state.clause.as_ref().expect("open");
@@ -1306,7 +1306,7 @@ mod tests {
     fn mov(slot: Slot, dst: u32, chan: u8, src: PKind) -> Placed {
         Placed {
             slot,
-            op: AluOp::Mov,
+            op: AluOpcode::Mov,
             dst: Some(V(dst)),
             indexed: None,
             chan,

@@ -8,7 +8,7 @@
 //! and [`Group::slots`] gives each its slot; literal sources index [`Group::literals`]; a flow
 //! instruction's `addr` is the index of a CF instruction of the same program.
 
-use crate::isa::{AluOp, CfOp, Chip, FetchOp, Slots};
+use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, Slots};
 
 /// A compiled program.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,9 +166,9 @@ impl Group {
 /// An ALU instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AluInst {
-    pub op: AluOp,
+    pub op: AluOpcode,
     pub dst: Dst,
-    /// The sources the opcode reads ([`AluOp::nsrc`] of them); the rest are zero.
+    /// The sources the opcode reads ([`AluOpcode::nsrc`] of them); the rest are zero.
     pub src: [Src; 3],
     /// Output modifier (OP2): 0 none, 1 ×2, 2 ×4, 3 ÷2.
     pub omod: u8,
@@ -185,7 +185,7 @@ pub struct AluInst {
 
 impl AluInst {
     /// `op dst, srcs` with no modifier, writing `dst`.
-    pub fn new(op: AluOp, dst: Dst, srcs: &[Src]) -> AluInst {
+    pub fn new(op: AluOpcode, dst: Dst, srcs: &[Src]) -> AluInst {
         let mut src = [Src::default(); 3];
         src[..srcs.len()].copy_from_slice(srcs);
         AluInst {

@@ -155,7 +155,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
 }
 
 fn mov(dst: V, src: Src) -> Inst {
-    Inst::Alu(Alu::new(crate::isa::AluOp::Mov, Some(dst), vec![src]))
+    Inst::Alu(Alu::new(crate::isa::AluOpcode::Mov, Some(dst), vec![src]))
 }
 
 /// Whether `lanes` read exactly the values of one unit (each on its lane's channel when

@@ -53,7 +53,7 @@
 
 use super::arith::{eval_op, holds, is_pred_set, max_legacy, mul_legacy};
 use super::{At, EmuError, Machine, Why, Within, bit, dword, invalid, lanes, unsupported};
-use crate::isa::{AluOp, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, flag, sel};
+use crate::isa::{AluOpcode, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, flag, sel};
 use crate::program::{AluInst, Group, Kcache, PredSel, Slot, Src};
 
 const CHANS: [char; 4] = ['x', 'y', 'z', 'w'];
@@ -160,7 +160,7 @@ impl Machine<'_> {
             return Err(unsupported("a relative source outside the GPRs"));
         }
         if op.has(flag::MOVA) {
-            if op != AluOp::MovaInt {
+            if op != AluOpcode::MovaInt {
                 return Err(unsupported(format!("{op} (only MOVA_INT is modelled)")));
             }
             if inst.dst.write || relative {
@@ -245,7 +245,7 @@ impl Machine<'_> {
         }
         if self.chip == Chip::R600
             && clause.relative_write
-            && group.insts.iter().any(|i| i.op != AluOp::AluNop)
+            && group.insts.iter().any(|i| i.op != AluOpcode::AluNop)
         {
             return Err(
                 invalid("on R600 the group after a relative write must be a NOP").at(at_group),
@@ -272,7 +272,11 @@ impl Machine<'_> {
             }
             let inst = &group.insts[i];
             match inst.op {
-                AluOp::Dot4 | AluOp::Dot4Ieee | AluOp::Max4 | AluOp::InterpXy | AluOp::InterpZw => {
+                AluOpcode::Dot4
+                | AluOpcode::Dot4Ieee
+                | AluOpcode::Max4
+                | AluOpcode::InterpXy
+                | AluOpcode::InterpZw => {
                     let members =
                         four_slots(group, &slots, inst.op).map_err(|w| w.at(at_inst(i)))?;
                     let values = self
@@ -282,7 +286,7 @@ impl Machine<'_> {
                         results[m] = Some(v);
                     }
                 }
-                AluOp::AluNop => {}
+                AluOpcode::AluNop => {}
                 _ => {
                     let values = self
                         .one_slot_op(clause, group, inst, exec[i], &mut effects)
@@ -461,11 +465,11 @@ impl Machine<'_> {
     ) -> Result<Vec<u32>, Why> {
         let op = inst.op;
         let mut out = vec![0; self.wave.lanes];
-        if let AluOp::InterpLoadP0 | AluOp::InterpLoadP10 | AluOp::InterpLoadP20 = op {
+        if let AluOpcode::InterpLoadP0 | AluOpcode::InterpLoadP10 | AluOpcode::InterpLoadP20 = op {
             let param = self.param(&inst.src[0])?;
             let which = match op {
-                AluOp::InterpLoadP0 => 0,
-                AluOp::InterpLoadP10 => 1,
+                AluOpcode::InterpLoadP0 => 0,
+                AluOpcode::InterpLoadP10 => 1,
                 _ => 2,
             };
             let v = param[inst.src[0].chan as usize][which].to_bits();
@@ -524,11 +528,11 @@ impl Machine<'_> {
             let src = |k: usize, which: usize| self.read(clause, group, lane, &insts[k].src[which]);
             let f = |k: usize, which: usize| src(k, which).map(f32::from_bits);
             match op {
-                AluOp::Dot4 | AluOp::Dot4Ieee => {
+                AluOpcode::Dot4 | AluOpcode::Dot4Ieee => {
                     let mut sum = 0.0f32;
                     for k in 0..4 {
                         let (a, b) = (f(k, 0)?, f(k, 1)?);
-                        let p = if op == AluOp::Dot4 {
+                        let p = if op == AluOpcode::Dot4 {
                             mul_legacy(a, b)
                         } else {
                             a * b
@@ -539,7 +543,7 @@ impl Machine<'_> {
                         o[lane] = sum.to_bits();
                     }
                 }
-                AluOp::Max4 => {
+                AluOpcode::Max4 => {
                     let mut max = f(0, 0)?;
                     for k in 1..4 {
                         max = max_legacy(max, f(k, 0)?);
@@ -550,7 +554,7 @@ impl Machine<'_> {
                 }
                 _ => {
                     // INTERP_XY: slots x, y from the (x, y) pair; INTERP_ZW: z, w from (z, w).
-                    let pair = if op == AluOp::InterpXy { 0 } else { 2 };
+                    let pair = if op == AluOpcode::InterpXy { 0 } else { 2 };
                     let (j, i) = (f(pair, 0)?, f(pair + 1, 0)?);
                     for c in [pair, pair + 1] {
                         let [p0, p10, p20] = self.param(&insts[c].src[1])?[c];
@@ -564,7 +568,7 @@ impl Machine<'_> {
 }
 
 /// The instructions of a four-slot operation `op`: exactly one in each vector slot.
-fn four_slots(group: &Group, slots: &[Slot], op: AluOp) -> Result<[usize; 4], Why> {
+fn four_slots(group: &Group, slots: &[Slot], op: AluOpcode) -> Result<[usize; 4], Why> {
     let mut members = [None; 4];
     for (i, inst) in group.insts.iter().enumerate() {
         if inst.op == op {

@@ -36,17 +36,17 @@
 //!   computing from its own sources: each is run independently (MULLO_INT and the others too).
 
 use super::{ONE, Why, unsupported};
-use crate::isa::{AluOp, Chip, flag};
+use crate::isa::{AluOpcode, Chip, flag};
 use shrew_engine::ops::eval;
 
 /// Whether `op` is a predicate set with a condition (PRED_SETcc, not the pushing forms).
-pub(super) fn is_pred_set(op: AluOp) -> bool {
+pub(super) fn is_pred_set(op: AluOpcode) -> bool {
     op.has(flag::PRED) && op.info().cc.is_some()
 }
 
 /// Whether `a cc b` holds for `op`'s condition and compare type (float unless INT_CMP or
 /// UINT_CMP); conditional moves compare `a` with 0, whose bits are zero in every type.
-pub(super) fn holds(op: AluOp, a: u32, b: u32) -> bool {
+pub(super) fn holds(op: AluOpcode, a: u32, b: u32) -> bool {
     use std::cmp::Ordering::*;
     let order = if op.has(flag::INT_CMP) {
         Some((a as i32).cmp(&(b as i32)))
@@ -96,8 +96,8 @@ fn clamp_infinite(x: f64) -> f64 {
 }
 
 /// The result of a one-slot operation `op` on `chip` from its sources' raw bits.
-pub(super) fn eval_op(op: AluOp, chip: Chip, s: [u32; 3]) -> Result<u32, Why> {
-    use AluOp::*;
+pub(super) fn eval_op(op: AluOpcode, chip: Chip, s: [u32; 3]) -> Result<u32, Why> {
+    use AluOpcode::*;
     let f = |k: usize| f32::from_bits(s[k]);
     let d = |k: usize| f32::from_bits(s[k]) as f64;
     let i = |k: usize| s[k] as i32;
@@ -227,60 +227,60 @@ mod tests {
 
     #[test]
     fn scalar_operations() {
-        let e = |op: AluOp, s: [u32; 3]| eval_op(op, Chip::Evergreen, s).unwrap();
+        let e = |op: AluOpcode, s: [u32; 3]| eval_op(op, Chip::Evergreen, s).unwrap();
         let fl = |x: f32| x.to_bits();
         let nan = f32::NAN.to_bits();
-        assert_eq!(e(AluOp::MaxDx10, [nan, fl(2.0), 0]), fl(2.0));
-        assert_eq!(e(AluOp::MinDx10, [fl(3.0), nan, 0]), fl(3.0));
-        assert_eq!(e(AluOp::Max, [nan, fl(2.0), 0]), fl(2.0));
-        assert!(f32::from_bits(e(AluOp::Max, [fl(2.0), nan, 0])).is_nan());
-        assert_eq!(e(AluOp::Setne, [nan, nan, 0]), fl(1.0));
-        assert_eq!(e(AluOp::SetgtDx10, [fl(1.0), fl(-1.0), 0]), u32::MAX);
-        assert_eq!(e(AluOp::SetgtUint, [u32::MAX, 1, 0]), u32::MAX);
-        assert_eq!(e(AluOp::SetgtInt, [u32::MAX, 1, 0]), 0);
-        assert_eq!(e(AluOp::PredSetgt, [fl(1.0), 0, 0]), 0);
-        assert_eq!(e(AluOp::PredSetgt, [0, fl(1.0), 0]), fl(1.0));
-        assert_eq!(e(AluOp::Cndge, [fl(-0.0), 1, 2]), 1);
-        assert_eq!(e(AluOp::CndgtInt, [u32::MAX, 1, 2]), 2);
-        assert_eq!(e(AluOp::LogClamped, [0, 0, 0]), fl(f32::MIN));
-        assert_eq!(e(AluOp::RecipClamped, [fl(-0.0), 0, 0]), fl(f32::MIN));
-        assert_eq!(e(AluOp::RecipsqrtIeee, [fl(4.0), 0, 0]), fl(0.5));
-        assert_eq!(e(AluOp::ExpIeee, [fl(-2.0), 0, 0]), fl(0.25));
-        assert_eq!(e(AluOp::Fract, [fl(-1.25), 0, 0]), fl(0.75));
-        assert_eq!(e(AluOp::Rndne, [fl(2.5), 0, 0]), fl(2.0));
-        assert_eq!(e(AluOp::FltToUint, [fl(-3.0), 0, 0]), 0);
-        assert_eq!(e(AluOp::UintToFlt, [u32::MAX, 0, 0]), fl(4294967296.0));
-        assert_eq!(e(AluOp::AshrInt, [0x8000_0000, 33, 0]), 0xc000_0000);
-        assert_eq!(e(AluOp::LshlInt, [1, 36, 0]), 16);
-        assert_eq!(e(AluOp::MulhiInt, [(-2i32) as u32, 0x8000_0000, 0]), 1);
-        assert_eq!(e(AluOp::MulhiUint, [u32::MAX, 2, 0]), 1);
-        assert_eq!(e(AluOp::RecipUint, [3, 0, 0]), 0x5555_5555);
-        assert_eq!(e(AluOp::RecipUint, [1, 0, 0]), u32::MAX);
-        assert_eq!(e(AluOp::RecipUint, [0, 0, 0]), u32::MAX);
-        assert_eq!(e(AluOp::BfeUint, [0xabcd_1234, 8, 8]), 0x12);
-        assert_eq!(e(AluOp::BfeInt, [0x0000_f000, 12, 4]), u32::MAX);
-        assert_eq!(e(AluOp::BfeUint, [0xabcd_1234, 16, 0]), 0);
-        assert_eq!(e(AluOp::BfeUint, [0xabcd_1234, 28, 8]), 0xa);
-        assert_eq!(e(AluOp::BfiInt, [0xff00, 0x1234, 0xabcd]), 0x12cd);
-        assert_eq!(e(AluOp::BfmInt, [4, 8, 0]), 0xf00);
-        assert_eq!(e(AluOp::BcntInt, [0xf0f0, 0, 0]), 8);
-        assert_eq!(e(AluOp::FfbhUint, [1, 0, 0]), 31);
-        assert_eq!(e(AluOp::FfbhUint, [0, 0, 0]), u32::MAX);
-        assert_eq!(e(AluOp::FfbhInt, [(-2i32) as u32, 0, 0]), 31);
-        assert_eq!(e(AluOp::FfbhInt, [u32::MAX, 0, 0]), u32::MAX);
-        assert_eq!(e(AluOp::FfblInt, [8, 0, 0]), 3);
-        assert_eq!(e(AluOp::BfrevInt, [1, 0, 0]), 0x8000_0000);
-        assert_eq!(e(AluOp::AddcUint, [u32::MAX, 1, 0]), 1);
-        assert_eq!(e(AluOp::SubbUint, [1, 2, 0]), 1);
-        assert_eq!(e(AluOp::MulUint24, [0x0100_0003, 5, 0]), 15);
+        assert_eq!(e(AluOpcode::MaxDx10, [nan, fl(2.0), 0]), fl(2.0));
+        assert_eq!(e(AluOpcode::MinDx10, [fl(3.0), nan, 0]), fl(3.0));
+        assert_eq!(e(AluOpcode::Max, [nan, fl(2.0), 0]), fl(2.0));
+        assert!(f32::from_bits(e(AluOpcode::Max, [fl(2.0), nan, 0])).is_nan());
+        assert_eq!(e(AluOpcode::Setne, [nan, nan, 0]), fl(1.0));
+        assert_eq!(e(AluOpcode::SetgtDx10, [fl(1.0), fl(-1.0), 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::SetgtUint, [u32::MAX, 1, 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::SetgtInt, [u32::MAX, 1, 0]), 0);
+        assert_eq!(e(AluOpcode::PredSetgt, [fl(1.0), 0, 0]), 0);
+        assert_eq!(e(AluOpcode::PredSetgt, [0, fl(1.0), 0]), fl(1.0));
+        assert_eq!(e(AluOpcode::Cndge, [fl(-0.0), 1, 2]), 1);
+        assert_eq!(e(AluOpcode::CndgtInt, [u32::MAX, 1, 2]), 2);
+        assert_eq!(e(AluOpcode::LogClamped, [0, 0, 0]), fl(f32::MIN));
+        assert_eq!(e(AluOpcode::RecipClamped, [fl(-0.0), 0, 0]), fl(f32::MIN));
+        assert_eq!(e(AluOpcode::RecipsqrtIeee, [fl(4.0), 0, 0]), fl(0.5));
+        assert_eq!(e(AluOpcode::ExpIeee, [fl(-2.0), 0, 0]), fl(0.25));
+        assert_eq!(e(AluOpcode::Fract, [fl(-1.25), 0, 0]), fl(0.75));
+        assert_eq!(e(AluOpcode::Rndne, [fl(2.5), 0, 0]), fl(2.0));
+        assert_eq!(e(AluOpcode::FltToUint, [fl(-3.0), 0, 0]), 0);
+        assert_eq!(e(AluOpcode::UintToFlt, [u32::MAX, 0, 0]), fl(4294967296.0));
+        assert_eq!(e(AluOpcode::AshrInt, [0x8000_0000, 33, 0]), 0xc000_0000);
+        assert_eq!(e(AluOpcode::LshlInt, [1, 36, 0]), 16);
+        assert_eq!(e(AluOpcode::MulhiInt, [(-2i32) as u32, 0x8000_0000, 0]), 1);
+        assert_eq!(e(AluOpcode::MulhiUint, [u32::MAX, 2, 0]), 1);
+        assert_eq!(e(AluOpcode::RecipUint, [3, 0, 0]), 0x5555_5555);
+        assert_eq!(e(AluOpcode::RecipUint, [1, 0, 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::RecipUint, [0, 0, 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::BfeUint, [0xabcd_1234, 8, 8]), 0x12);
+        assert_eq!(e(AluOpcode::BfeInt, [0x0000_f000, 12, 4]), u32::MAX);
+        assert_eq!(e(AluOpcode::BfeUint, [0xabcd_1234, 16, 0]), 0);
+        assert_eq!(e(AluOpcode::BfeUint, [0xabcd_1234, 28, 8]), 0xa);
+        assert_eq!(e(AluOpcode::BfiInt, [0xff00, 0x1234, 0xabcd]), 0x12cd);
+        assert_eq!(e(AluOpcode::BfmInt, [4, 8, 0]), 0xf00);
+        assert_eq!(e(AluOpcode::BcntInt, [0xf0f0, 0, 0]), 8);
+        assert_eq!(e(AluOpcode::FfbhUint, [1, 0, 0]), 31);
+        assert_eq!(e(AluOpcode::FfbhUint, [0, 0, 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::FfbhInt, [(-2i32) as u32, 0, 0]), 31);
+        assert_eq!(e(AluOpcode::FfbhInt, [u32::MAX, 0, 0]), u32::MAX);
+        assert_eq!(e(AluOpcode::FfblInt, [8, 0, 0]), 3);
+        assert_eq!(e(AluOpcode::BfrevInt, [1, 0, 0]), 0x8000_0000);
+        assert_eq!(e(AluOpcode::AddcUint, [u32::MAX, 1, 0]), 1);
+        assert_eq!(e(AluOpcode::SubbUint, [1, 2, 0]), 1);
+        assert_eq!(e(AluOpcode::MulUint24, [0x0100_0003, 5, 0]), 15);
         // MULADD_IEEE rounds the product: (1 + 2^-23)² − 1 loses its 2^-46 term, FMA keeps it.
         let x = fl(1.0 + f32::EPSILON);
-        let rounded = f32::from_bits(e(AluOp::MuladdIeee, [x, x, fl(-1.0)]));
+        let rounded = f32::from_bits(e(AluOpcode::MuladdIeee, [x, x, fl(-1.0)]));
         assert_eq!(rounded, 2.0 * f32::EPSILON);
-        let fused = f32::from_bits(e(AluOp::Fma, [x, x, fl(-1.0)]));
+        let fused = f32::from_bits(e(AluOpcode::Fma, [x, x, fl(-1.0)]));
         assert_eq!(fused, 2.0 * f32::EPSILON + f32::EPSILON * f32::EPSILON);
         assert!(matches!(
-            eval_op(AluOp::Cube, Chip::Evergreen, [0; 3]),
+            eval_op(AluOpcode::Cube, Chip::Evergreen, [0; 3]),
             Err(Why::Unsupported(_))
         ));
     }

@@ -31,7 +31,7 @@ mod scratch;
 #[cfg(test)]
 mod tests;
 
-use crate::isa::{AluOp, CfOp, Chip, FetchOp};
+use crate::isa::{AluOpcode, CfOp, Chip, FetchOp};
 use crate::program::{ExportType, Program};
 use crate::texture::TextureState;
 use cf::Entry;
@@ -123,7 +123,7 @@ pub enum Within {
     Inst {
         group: usize,
         inst: usize,
-        op: AluOp,
+        op: AluOpcode,
     },
     /// A fetch of a TEX or VTX clause.
     Fetch { index: usize, op: FetchOp },

@@ -49,12 +49,12 @@ fn group(insts: Vec<AluInst>) -> Group {
     }
 }
 
-fn inst(op: AluOp, dst: Dst, srcs: &[Src]) -> AluInst {
+fn inst(op: AluOpcode, dst: Dst, srcs: &[Src]) -> AluInst {
     AluInst::new(op, dst, srcs)
 }
 
 fn mov(dst: Dst, src: Src) -> AluInst {
-    inst(AluOp::Mov, dst, &[src])
+    inst(AluOpcode::Mov, dst, &[src])
 }
 
 fn r(gpr: u8, chan: u8) -> Src {
@@ -70,7 +70,7 @@ fn lit(chan: u8) -> Src {
 }
 
 /// A predicate set that updates the predicate and the exec mask (Mesa's `if`).
-fn pred_set(op: AluOp, a: Src, b: Src) -> AluInst {
+fn pred_set(op: AluOpcode, a: Src, b: Src) -> AluInst {
     AluInst {
         update_exec_mask: true,
         update_pred: true,
@@ -136,27 +136,27 @@ fn constants(values: &[(usize, [f32; 4])]) -> Vec<u8> {
 fn a_group_reads_literals_kcache_pv_and_ps() {
     let g0 = Group {
         insts: vec![
-            inst(AluOp::Mul, d(1, 0), &[r(0, 0), lit(0)]),
+            inst(AluOpcode::Mul, d(1, 0), &[r(0, 0), lit(0)]),
             inst(
-                AluOp::Add,
+                AluOpcode::Add,
                 d(1, 1),
                 &[Src::sel(129, 1), Src::sel(sel::ONE, 0)],
             ),
             mov(Dst::none(2), Src::sel(160 + 17, 3)),
-            inst(AluOp::RecipIeee, d(2, 0), &[r(0, 1)]),
+            inst(AluOpcode::RecipIeee, d(2, 0), &[r(0, 1)]),
         ],
         literals: vec![f(2.5)],
     };
     let g1 = Group {
         insts: vec![
             inst(
-                AluOp::Add,
+                AluOpcode::Add,
                 d(3, 0),
                 &[Src::sel(sel::PV, 0), Src::sel(sel::PS, 0)],
             ),
             mov(d(3, 1), Src::sel(sel::PV, 2)),
             inst(
-                AluOp::Muladd,
+                AluOpcode::Muladd,
                 d(3, 2),
                 &[
                     Src::sel(sel::PV, 1),
@@ -230,7 +230,7 @@ fn operands_the_clause_lacks_are_errors() {
                 within: Within::Inst {
                     group: 0,
                     inst: 0,
-                    op: AluOp::Mov
+                    op: AluOpcode::Mov
                 }
             },
             why: "reads literal y of a group with 1".into()
@@ -263,7 +263,7 @@ fn operands_the_clause_lacks_are_errors() {
     assert!(e.to_string().contains("T1.z read before"), "{e}");
     let e = err(
         &one_group(
-            vec![inst(AluOp::Cube, d(1, 0), &[r(0, 0), r(0, 1)])],
+            vec![inst(AluOpcode::Cube, d(1, 0), &[r(0, 0), r(0, 1)])],
             vec![],
         ),
         &mut w,
@@ -292,16 +292,16 @@ fn operands_the_clause_lacks_are_errors() {
 #[test]
 fn cayman_runs_trans_operations_in_each_vector_slot() {
     let recips = group(vec![
-        inst(AluOp::RecipIeee, d(1, 0), &[r(0, 0)]),
-        inst(AluOp::RecipIeee, Dst::none(1), &[r(0, 1)]),
-        inst(AluOp::RecipIeee, Dst::none(2), &[r(0, 2)]),
+        inst(AluOpcode::RecipIeee, d(1, 0), &[r(0, 0)]),
+        inst(AluOpcode::RecipIeee, Dst::none(1), &[r(0, 1)]),
+        inst(AluOpcode::RecipIeee, Dst::none(2), &[r(0, 2)]),
     ]);
     let mullo = group(vec![
         mov(d(1, 1), Src::sel(sel::PV, 1)),
-        inst(AluOp::MulloInt, d(2, 0), &[r(3, 0), r(3, 1)]),
-        inst(AluOp::MulloInt, Dst::none(1), &[r(3, 0), r(3, 0)]),
-        inst(AluOp::MulloInt, Dst::none(2), &[r(3, 0), r(3, 0)]),
-        inst(AluOp::MulloInt, Dst::none(3), &[r(3, 0), r(3, 0)]),
+        inst(AluOpcode::MulloInt, d(2, 0), &[r(3, 0), r(3, 1)]),
+        inst(AluOpcode::MulloInt, Dst::none(1), &[r(3, 0), r(3, 0)]),
+        inst(AluOpcode::MulloInt, Dst::none(2), &[r(3, 0), r(3, 0)]),
+        inst(AluOpcode::MulloInt, Dst::none(3), &[r(3, 0), r(3, 0)]),
     ]);
     // The MOV and the MULLO_INT of slot x collide: split them.
     let [mov_pv, rest @ ..] = &mullo.insts[..] else {
@@ -342,16 +342,16 @@ fn cayman_runs_trans_operations_in_each_vector_slot() {
 #[test]
 fn legacy_multiplies_ignore_infinity_times_zero() {
     let g = group(vec![
-        inst(AluOp::Mul, d(1, 0), &[r(0, 0), r(0, 1)]),
-        inst(AluOp::MulIeee, d(1, 1), &[r(0, 0), r(0, 1)]),
-        inst(AluOp::Muladd, d(1, 2), &[r(0, 0), r(0, 1), r(0, 2)]),
-        inst(AluOp::MuladdIeee, d(1, 3), &[r(0, 0), r(0, 1), r(0, 2)]),
-        inst(AluOp::MuladdM2, d(2, 0), &[r(0, 2), r(0, 2), r(0, 2)]),
+        inst(AluOpcode::Mul, d(1, 0), &[r(0, 0), r(0, 1)]),
+        inst(AluOpcode::MulIeee, d(1, 1), &[r(0, 0), r(0, 1)]),
+        inst(AluOpcode::Muladd, d(1, 2), &[r(0, 0), r(0, 1), r(0, 2)]),
+        inst(AluOpcode::MuladdIeee, d(1, 3), &[r(0, 0), r(0, 1), r(0, 2)]),
+        inst(AluOpcode::MuladdM2, d(2, 0), &[r(0, 2), r(0, 2), r(0, 2)]),
     ]);
-    let mut sat = inst(AluOp::MulIeee, d(2, 1), &[r(0, 2), r(0, 3)]);
+    let mut sat = inst(AluOpcode::MulIeee, d(2, 1), &[r(0, 2), r(0, 3)]);
     sat.omod = 1;
     sat.dst.clamp = true;
-    let mut halved = inst(AluOp::Add, d(2, 2), &[r(0, 2), r(0, 3)]);
+    let mut halved = inst(AluOpcode::Add, d(2, 2), &[r(0, 2), r(0, 3)]);
     halved.omod = 3;
     // PV holds the result after the output modifier and clamp.
     let pv = group(vec![mov(d(2, 3), Src::sel(sel::PV, 1))]);
@@ -389,7 +389,7 @@ fn flt_to_int_truncates_before_evergreen_and_rounds_after() {
         (Chip::Evergreen, [2, -2, 4, i32::MAX, 0, i32::MIN]),
         (Chip::Cayman, [2, -2, 4, i32::MAX, 0, i32::MIN]),
     ] {
-        let g = group(vec![inst(AluOp::FltToInt, d(1, 0), &[r(0, 0)])]);
+        let g = group(vec![inst(AluOpcode::FltToInt, d(1, 0), &[r(0, 0)])]);
         let p = program(chip, vec![alu(CfOp::Alu, vec![g])], 0);
         let mut w = wave(inputs.len(), &[(0, 0, &inputs)]);
         run_ok(&p, &mut w);
@@ -409,8 +409,8 @@ fn sin_takes_radians_on_r600_and_revolutions_later() {
             vec![alu(
                 CfOp::Alu,
                 vec![
-                    group(vec![inst(AluOp::Sin, d(1, 0), &[r(0, 0)])]),
-                    group(vec![inst(AluOp::Cos, d(1, 1), &[r(0, 1)])]),
+                    group(vec![inst(AluOpcode::Sin, d(1, 0), &[r(0, 0)])]),
+                    group(vec![inst(AluOpcode::Cos, d(1, 1), &[r(0, 1)])]),
                 ],
             )],
             0,
@@ -433,7 +433,7 @@ fn if_else(chip: Chip) -> Program {
             alu(
                 CfOp::AluPushBefore,
                 vec![group(vec![pred_set(
-                    AluOp::PredSetgt,
+                    AluOpcode::PredSetgt,
                     r(0, 0),
                     Src::sel(sel::ZERO, 0),
                 )])],
@@ -488,7 +488,11 @@ fn counting_loop(chip: Chip, stack_size: u8) -> Program {
             Cf::flow(CfOp::LoopStartDx10, 8, 0),
             alu(
                 CfOp::AluPushBefore,
-                vec![group(vec![pred_set(AluOp::PredSetgeInt, r(1, 0), r(0, 0))])],
+                vec![group(vec![pred_set(
+                    AluOpcode::PredSetgeInt,
+                    r(1, 0),
+                    r(0, 0),
+                )])],
             ),
             Cf::flow(CfOp::Jump, 6, 1),
             Cf::flow(CfOp::LoopBreak, 7, 0),
@@ -496,7 +500,7 @@ fn counting_loop(chip: Chip, stack_size: u8) -> Program {
             alu(
                 CfOp::Alu,
                 vec![group(vec![inst(
-                    AluOp::AddInt,
+                    AluOpcode::AddInt,
                     d(1, 0),
                     &[r(1, 0), Src::sel(sel::ONE_INT, 0)],
                 )])],
@@ -545,7 +549,7 @@ fn a_call_runs_its_subroutine_on_the_active_lanes_and_returns() {
                 alu(
                     CfOp::AluPushBefore,
                     vec![group(vec![pred_set(
-                        AluOp::PredSetgtInt,
+                        AluOpcode::PredSetgtInt,
                         r(0, 0),
                         Src::sel(sel::ZERO, 0),
                     )])],
@@ -559,7 +563,7 @@ fn a_call_runs_its_subroutine_on_the_active_lanes_and_returns() {
                 alu(
                     CfOp::Alu,
                     vec![group(vec![inst(
-                        AluOp::AddInt,
+                        AluOpcode::AddInt,
                         d(1, 0),
                         &[r(0, 0), Src::sel(sel::ONE_INT, 0)],
                     )])],
@@ -680,7 +684,11 @@ fn continue_parks_lanes_until_the_next_iteration() {
             Cf::flow(CfOp::LoopStartDx10, 13, 0),
             alu(
                 CfOp::AluPushBefore,
-                vec![group(vec![pred_set(AluOp::PredSetgeInt, r(1, 0), r(0, 0))])],
+                vec![group(vec![pred_set(
+                    AluOpcode::PredSetgeInt,
+                    r(1, 0),
+                    r(0, 0),
+                )])],
             ),
             Cf::flow(CfOp::Jump, 6, 1),
             Cf::flow(CfOp::LoopBreak, 12, 0),
@@ -688,7 +696,7 @@ fn continue_parks_lanes_until_the_next_iteration() {
             alu(
                 CfOp::Alu,
                 vec![group(vec![inst(
-                    AluOp::AddInt,
+                    AluOpcode::AddInt,
                     d(1, 0),
                     &[r(1, 0), Src::sel(sel::ONE_INT, 0)],
                 )])],
@@ -697,12 +705,12 @@ fn continue_parks_lanes_until_the_next_iteration() {
                 CfOp::AluPushBefore,
                 vec![
                     group(vec![inst(
-                        AluOp::AndInt,
+                        AluOpcode::AndInt,
                         Dst::none(0),
                         &[r(1, 0), Src::sel(sel::ONE_INT, 0)],
                     )]),
                     group(vec![pred_set(
-                        AluOp::PredSetneInt,
+                        AluOpcode::PredSetneInt,
                         Src::sel(sel::PV, 0),
                         Src::sel(sel::ZERO, 0),
                     )]),
@@ -714,7 +722,7 @@ fn continue_parks_lanes_until_the_next_iteration() {
             alu(
                 CfOp::Alu,
                 vec![group(vec![inst(
-                    AluOp::AddInt,
+                    AluOpcode::AddInt,
                     d(3, 0),
                     &[r(3, 0), Src::sel(sel::ONE_INT, 0)],
                 )])],
@@ -788,7 +796,7 @@ fn malformed_control_flow_is_an_error() {
 #[test]
 fn killed_lanes_stay_out_and_export_nothing() {
     let kill = inst(
-        AluOp::Killgt,
+        AluOpcode::Killgt,
         Dst::none(0),
         &[Src::sel(sel::ZERO, 0), r(0, 0)],
     );
@@ -806,7 +814,7 @@ fn killed_lanes_stay_out_and_export_nothing() {
             alu(
                 CfOp::AluPushBefore,
                 vec![group(vec![pred_set(
-                    AluOp::PredSetgt,
+                    AluOpcode::PredSetgt,
                     r(0, 1),
                     Src::sel(sel::ZERO, 0),
                 )])],
@@ -869,7 +877,7 @@ fn else_and_loop_end_do_not_bring_killed_lanes_back() {
         alu(
             CfOp::Alu,
             vec![group(vec![inst(
-                AluOp::Killgt,
+                AluOpcode::Killgt,
                 Dst::none(0),
                 &[Src::sel(sel::ZERO, 0), r(0, 0)],
             )])],
@@ -888,7 +896,7 @@ fn else_and_loop_end_do_not_bring_killed_lanes_back() {
             alu(
                 CfOp::AluPushBefore,
                 vec![group(vec![pred_set(
-                    AluOp::PredSetgt,
+                    AluOpcode::PredSetgt,
                     r(0, 1),
                     Src::sel(sel::ZERO, 0),
                 )])],
@@ -933,7 +941,7 @@ fn else_and_loop_end_do_not_bring_killed_lanes_back() {
 #[test]
 fn interp_weighs_the_parameters_by_i_and_j() {
     let param = |n: u16| Src::sel(sel::PARAM + n, 0);
-    let pairs = |op: AluOp, writes: [bool; 4]| {
+    let pairs = |op: AluOpcode, writes: [bool; 4]| {
         group(
             (0..4u8)
                 .map(|c| {
@@ -953,10 +961,10 @@ fn interp_weighs_the_parameters_by_i_and_j() {
         vec![alu(
             CfOp::Alu,
             vec![
-                pairs(AluOp::InterpZw, [false, false, true, true]),
-                pairs(AluOp::InterpXy, [true, true, false, false]),
+                pairs(AluOpcode::InterpZw, [false, false, true, true]),
+                pairs(AluOpcode::InterpXy, [true, true, false, false]),
                 group(vec![inst(
-                    AluOp::InterpLoadP0,
+                    AluOpcode::InterpLoadP0,
                     d(2, 0),
                     &[Src::sel(sel::PARAM + 1, 2)],
                 )]),
@@ -991,7 +999,7 @@ fn interp_weighs_the_parameters_by_i_and_j() {
 
 #[test]
 fn dot4_fills_the_vector_slots_and_replicates() {
-    let dot = |op: AluOp, n: u8| {
+    let dot = |op: AluOpcode, n: u8| {
         group(
             (0..n)
                 .map(|c| {
@@ -1006,12 +1014,12 @@ fn dot4_fills_the_vector_slots_and_replicates() {
         vec![alu(
             CfOp::Alu,
             vec![
-                dot(AluOp::Dot4, 4),
+                dot(AluOpcode::Dot4, 4),
                 group(vec![
                     mov(d(2, 1), Src::sel(sel::PV, 0)),
                     mov(d(2, 2), Src::sel(sel::PV, 3)),
                 ]),
-                dot(AluOp::Dot4Ieee, 4),
+                dot(AluOpcode::Dot4Ieee, 4),
             ],
         )],
         0,
@@ -1024,7 +1032,7 @@ fn dot4_fills_the_vector_slots_and_replicates() {
     assert_eq!(w.gprs[0][2][1..3], floats(&[49.0, 49.0]));
     let short = program(
         Chip::Evergreen,
-        vec![alu(CfOp::Alu, vec![dot(AluOp::Dot4, 3)])],
+        vec![alu(CfOp::Alu, vec![dot(AluOpcode::Dot4, 3)])],
         0,
     );
     assert!(
@@ -1339,7 +1347,7 @@ fn relative(src: Src) -> Src {
 /// MOVA_INT of R1.x, then a group that reads R[2+AR].y and writes R[4+AR].z.
 fn relative_clause() -> Vec<Group> {
     vec![
-        group(vec![inst(AluOp::MovaInt, Dst::none(0), &[r(1, 0)])]),
+        group(vec![inst(AluOpcode::MovaInt, Dst::none(0), &[r(1, 0)])]),
         group(vec![mov(
             Dst {
                 rel: true,
@@ -1399,7 +1407,7 @@ fn on_r600_a_nop_group_follows_a_relative_write() {
     let p = program(Chip::R600, vec![alu(CfOp::Alu, groups.clone())], 0);
     let e = err(&p, &mut wave(1, &[]));
     assert!(e.to_string().contains("must be a NOP"), "{e}");
-    groups.insert(2, group(vec![inst(AluOp::AluNop, Dst::none(0), &[])]));
+    groups.insert(2, group(vec![inst(AluOpcode::AluNop, Dst::none(0), &[])]));
     let p = program(Chip::R600, vec![alu(CfOp::Alu, groups)], 0);
     run_ok(&p, &mut wave(1, &[]));
 }
