@@ -1,8 +1,10 @@
-//! Hardware instructions and their native 128-bit encoding, Gen7–Gen9 (fact sheet A8): the
-//! Align1 layout of 0–2 source instructions, the Align16 layout of 3-source ones, jump offsets of
-//! control flow and send descriptors. [`decode`] is [`encode`]'s inverse; the tests hold it to
+//! Hardware instructions and their native 128-bit encoding, Gen7–Gen9: the Align1 layout of
+//! 0–2 source instructions, the Align16 layout of 3-source ones, jump offsets of control flow
+//! and send descriptors. Every field's bits are declared once, in [`crate::fields`], which the
+//! encoder and the decoder both read. [`decode`] is [`encode`]'s inverse; the tests hold it to
 //! that and to encodings taken from real hardware programs.
 
+use crate::fields::{Align1, Bits, Header, Imm, Jumps, ThreeSrc};
 use crate::isa::{
     CondMod, Gen, MathFn, Opcode, RegFile, Region, Type, hstride_code, hstride_from_code,
 };
@@ -174,86 +176,14 @@ impl Inst {
 #[error("{0}")]
 pub struct EncodingError(String);
 
+impl EncodingError {
+    pub(crate) fn new(message: String) -> EncodingError {
+        EncodingError(message)
+    }
+}
+
 fn error<T>(message: impl Into<String>) -> Result<T, EncodingError> {
     Err(EncodingError(message.into()))
-}
-
-/// The 128 bits of an instruction, with field access by bit positions.
-#[derive(Copy, Clone, Default)]
-struct Bits(u128);
-
-impl Bits {
-    fn set(&mut self, hi: u32, lo: u32, value: u64) {
-        let width = hi - lo + 1;
-        let mask = if width == 128 {
-            u128::MAX
-        } else {
-            (1u128 << width) - 1
-        };
-        debug_assert!((value as u128) <= mask, "field {hi}:{lo} overflows");
-        self.0 = (self.0 & !(mask << lo)) | ((value as u128 & mask) << lo);
-    }
-
-    fn get(&self, hi: u32, lo: u32) -> u64 {
-        let width = hi - lo + 1;
-        ((self.0 >> lo) & ((1u128 << width) - 1)) as u64
-    }
-
-    fn bit(&self, at: u32) -> bool {
-        self.get(at, at) != 0
-    }
-
-    fn set_bit(&mut self, at: u32, on: bool) {
-        self.set(at, at, on as u64);
-    }
-}
-
-/// The bit positions that differ between the Gen7 and the Gen8+ Align1 layouts.
-struct Layout {
-    /// The last bit of a type field, from its first (3-bit fields on Gen7, 4-bit on Gen8+).
-    type_span: u32,
-    mask_all: u32,
-    nib_ctrl: u32,
-    flag_subreg: u32,
-    flag_reg: u32,
-    dst_file: u32,
-    dst_type: u32,
-    src0_file: u32,
-    src0_type: u32,
-    src1_file: u32,
-    src1_type: u32,
-}
-
-fn layout(hw: Gen) -> Layout {
-    if hw.is_gen8_plus() {
-        Layout {
-            type_span: 3,
-            mask_all: 34,
-            nib_ctrl: 11,
-            flag_subreg: 32,
-            flag_reg: 33,
-            dst_file: 35,
-            dst_type: 37,
-            src0_file: 41,
-            src0_type: 43,
-            src1_file: 89,
-            src1_type: 91,
-        }
-    } else {
-        Layout {
-            type_span: 2,
-            mask_all: 9,
-            nib_ctrl: 47,
-            flag_subreg: 89,
-            flag_reg: 90,
-            dst_file: 32,
-            dst_type: 34,
-            src0_file: 37,
-            src0_type: 39,
-            src1_file: 42,
-            src1_type: 44,
-        }
-    }
 }
 
 const FILE_ARF: u64 = 0;
@@ -286,105 +216,91 @@ fn exec_size_code(exec_size: u8) -> Result<u64, EncodingError> {
     }
 }
 
-/// The 4-bit field at 27:24: conditional modifier, math function or shared function.
-fn function_code(inst: &Inst) -> u64 {
+/// The header's function field: conditional modifier, math function or shared function.
+fn function_code(inst: &Inst) -> u8 {
     if inst.opcode == Opcode::Math {
-        inst.math.map_or(0, MathFn::code) as u64
+        inst.math.map_or(0, MathFn::code)
     } else if inst.opcode.is_send() {
-        inst.sfid as u64
+        inst.sfid
     } else {
-        inst.cond.map_or(0, CondMod::code) as u64
+        inst.cond.map_or(0, CondMod::code)
     }
 }
 
 /// Encodes `inst` for `hw` as four little-endian dwords.
 pub fn encode(inst: &Inst, hw: Gen) -> Result<[u32; 4], EncodingError> {
     let mut b = Bits::default();
-    let l = layout(hw);
-    b.set(6, 0, inst.opcode.code() as u64);
-    b.set_bit(8, inst.is_three_src());
-    b.set_bit(l.mask_all, inst.mask_all);
+    let h = Header::of(hw);
+    b.put(h.opcode, inst.opcode.code())?;
+    b.put(h.access_mode, inst.is_three_src())?;
+    b.put(h.mask_all, inst.mask_all)?;
     if !inst.group.is_multiple_of(4) || inst.group >= 32 {
         return error(format!(
             "channel group {} is not a multiple of 4 below 32",
             inst.group
         ));
     }
-    b.set(13, 12, (inst.group / 8) as u64);
-    b.set_bit(l.nib_ctrl, inst.group / 4 % 2 == 1);
+    b.put(h.qtr_ctrl, inst.group / 8)?;
+    b.put(h.nib_ctrl, inst.group / 4 % 2 == 1)?;
     if let Some(p) = inst.predicate {
         if p.control == 0 || p.control > 13 {
             return error(format!("predicate control {} is not 1–13", p.control));
         }
-        b.set(19, 16, p.control as u64);
-        b.set_bit(20, p.inverse);
+        b.put(h.pred_control, p.control)?;
+        b.put(h.pred_inv, p.inverse)?;
     }
-    b.set(23, 21, exec_size_code(inst.exec_size)?);
-    b.set(27, 24, function_code(inst));
-    b.set_bit(28, inst.acc_write);
-    b.set_bit(31, inst.saturate);
+    b.put(h.exec_size, exec_size_code(inst.exec_size)?)?;
+    b.put(h.function, function_code(inst))?;
+    b.put(h.acc_wr_ctrl, inst.acc_write)?;
+    b.put(h.saturate, inst.saturate)?;
     if inst.flag > 3 {
         return error(format!("flag subregister {} is not 0–3", inst.flag));
     }
     if inst.is_three_src() {
         encode_three_src(inst, hw, &mut b)?;
     } else {
-        b.set_bit(l.flag_subreg, inst.flag % 2 == 1);
-        b.set_bit(l.flag_reg, inst.flag / 2 == 1);
+        let a = Align1::of(hw);
+        b.put(a.flag_subreg, inst.flag % 2 == 1)?;
+        b.put(a.flag_reg, inst.flag / 2 == 1)?;
         if inst.opcode.is_control_flow() {
-            encode_jumps(inst, hw, &l, &mut b)?;
+            encode_jumps(inst, hw, &mut b)?;
         } else {
-            encode_align1(inst, hw, &l, &mut b)?;
+            encode_align1(inst, hw, &mut b)?;
         }
     }
     Ok([0, 1, 2, 3].map(|i| (b.0 >> (32 * i)) as u32))
 }
 
-fn encode_jumps(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), EncodingError> {
+fn encode_jumps(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingError> {
     // A D-typed null destination with stride 1; the offsets sit where the immediate does: in
     // source 0's slot on Gen8+ (UIP overlaps source 1's fields), in source 1's on Gen7.
-    let d = |code: Option<u8>| code.expect("D exists everywhere") as u64;
-    b.set(
-        l.dst_type + l.type_span,
-        l.dst_type,
-        d(Type::D.reg_code(hw)),
-    );
-    b.set(62, 61, 1);
+    let (a, jumps) = (Align1::of(hw), Jumps::of(hw));
+    let d = |code: Option<u8>| code.expect("D exists everywhere");
+    b.put(a.dst_type, d(Type::D.reg_code(hw)))?;
+    b.put(a.dst_hstride, hstride_code(1).expect("stride 1 exists"))?;
     if hw.is_gen8_plus() {
-        b.set(l.src0_file + 1, l.src0_file, FILE_IMM);
-        b.set(
-            l.src0_type + l.type_span,
-            l.src0_type,
-            d(Type::D.imm_code(hw)),
-        );
-        b.set(127, 96, inst.jip as u32 as u64);
-        b.set(95, 64, inst.uip as u32 as u64);
+        b.put(a.src0_file, FILE_IMM)?;
+        b.put(a.src0_type, d(Type::D.imm_code(hw)))?;
+        b.put(jumps.jip, inst.jip as u32)?;
+        b.put(jumps.uip, inst.uip as u32)?;
     } else {
-        b.set(
-            l.src0_type + l.type_span,
-            l.src0_type,
-            d(Type::D.reg_code(hw)),
-        );
-        b.set(l.src1_file + 1, l.src1_file, FILE_IMM);
-        b.set(
-            l.src1_type + l.type_span,
-            l.src1_type,
-            d(Type::D.imm_code(hw)),
-        );
+        b.put(a.src0_type, d(Type::D.reg_code(hw)))?;
+        b.put(a.src1_file, FILE_IMM)?;
+        b.put(a.src1_type, d(Type::D.imm_code(hw)))?;
         // Gen7 counts in 64-bit units, in 16-bit fields.
-        let units = |bytes: i32| -> Result<u64, EncodingError> {
+        let units = |bytes: i32| -> Result<u16, EncodingError> {
             if bytes % 8 != 0 || bytes / 8 > i16::MAX as i32 || bytes / 8 < i16::MIN as i32 {
                 return error(format!("jump of {bytes} bytes does not fit Gen7's field"));
             }
-            Ok((bytes / 8) as i16 as u16 as u64)
+            Ok((bytes / 8) as i16 as u16)
         };
-        b.set(111, 96, units(inst.jip)?);
-        b.set(127, 112, units(inst.uip)?);
+        b.put(jumps.jip, units(inst.jip)?)?;
+        b.put(jumps.uip, units(inst.uip)?)?;
     }
     Ok(())
 }
 
-fn encode_align1(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), EncodingError> {
+fn encode_align1(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingError> {
     let Some(dst) = inst.dst else {
         return error(format!("`{}` needs a destination", inst.opcode.name()));
     };
@@ -396,16 +312,13 @@ fn encode_align1(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), E
             inst.srcs.len()
         ));
     }
-    b.set(l.dst_file + 1, l.dst_file, file_code(dst.file));
-    b.set(
-        l.dst_type + l.type_span,
-        l.dst_type,
-        reg_type(dst.ty, hw)? as u64,
-    );
-    b.set(52, 48, dst.subnr as u64);
-    b.set(60, 53, dst.nr as u64);
+    let a = Align1::of(hw);
+    b.put(a.dst_file, file_code(dst.file))?;
+    b.put(a.dst_type, reg_type(dst.ty, hw)?)?;
+    b.put(a.dst_subnr, dst.subnr)?;
+    b.put(a.dst_nr, dst.nr)?;
     match hstride_code(dst.hstride) {
-        Some(code) if dst.hstride != 0 => b.set(62, 61, code as u64),
+        Some(code) if dst.hstride != 0 => b.put(a.dst_hstride, code)?,
         _ => {
             return error(format!(
                 "destination stride {} is not 1, 2 or 4",
@@ -413,52 +326,37 @@ fn encode_align1(inst: &Inst, hw: Gen, l: &Layout, b: &mut Bits) -> Result<(), E
             ));
         }
     }
-    let fields = [
-        (l.src0_file, l.src0_type, 64),
-        (l.src1_file, l.src1_type, 96),
-    ];
     for (i, src) in inst.srcs.iter().enumerate() {
-        let (file_at, type_at, base) = fields[i];
+        let f = a.src(i);
         match *src {
             Src::Reg(reg) => {
-                b.set(file_at + 1, file_at, file_code(reg.file));
-                b.set(type_at + l.type_span, type_at, reg_type(reg.ty, hw)? as u64);
-                b.set(base + 4, base, reg.subnr as u64);
-                b.set(base + 12, base + 5, reg.nr as u64);
-                b.set_bit(base + 13, reg.abs);
-                b.set_bit(base + 14, reg.negate);
+                b.put(f.file, file_code(reg.file))?;
+                b.put(f.ty, reg_type(reg.ty, hw)?)?;
+                b.put(f.subnr, reg.subnr)?;
+                b.put(f.nr, reg.nr)?;
+                b.put(f.abs, reg.abs)?;
+                b.put(f.negate, reg.negate)?;
                 let region = reg.region;
                 let bad = || EncodingError(format!("region {region:?} cannot be encoded"));
-                b.set(
-                    base + 17,
-                    base + 16,
-                    hstride_code(region.hstride).ok_or_else(bad)? as u64,
-                );
-                b.set(
-                    base + 20,
-                    base + 18,
-                    region.width_code().ok_or_else(bad)? as u64,
-                );
-                b.set(
-                    base + 24,
-                    base + 21,
-                    region.vstride_code().ok_or_else(bad)? as u64,
-                );
+                b.put(f.hstride, hstride_code(region.hstride).ok_or_else(bad)?)?;
+                b.put(f.width, region.width_code().ok_or_else(bad)?)?;
+                b.put(f.vstride, region.vstride_code().ok_or_else(bad)?)?;
             }
             Src::Imm(ty, bits) => {
-                // An immediate is the last source; it takes the src1 type field's slot.
+                // An immediate is the last source; its type takes that source's type field.
                 if i + 1 != inst.srcs.len() {
                     return error("only the last source may be an immediate");
                 }
                 let code = ty
                     .imm_code(hw)
                     .ok_or_else(|| EncodingError(format!("no {ty} immediates on {hw:?}")))?;
-                b.set(file_at + 1, file_at, FILE_IMM);
-                b.set(type_at + l.type_span, type_at, code as u64);
+                b.put(f.file, FILE_IMM)?;
+                b.put(f.ty, code)?;
+                let imm = Imm::of(hw);
                 if ty.size() == 8 {
-                    b.set(127, 64, bits);
+                    b.put(imm.imm64, bits)?;
                 } else {
-                    b.set(127, 96, bits & 0xffff_ffff);
+                    b.put(imm.imm32, bits & 0xffff_ffff)?;
                 }
             }
         }
@@ -471,42 +369,10 @@ fn reg_type(ty: Type, hw: Gen) -> Result<u8, EncodingError> {
         .ok_or_else(|| EncodingError(format!("no {ty} registers on {hw:?}")))
 }
 
-/// Bit positions of the 3-source layout that differ between Gen7 and Gen8+.
-struct ThreeSrcLayout {
-    src_type: (u32, u32),
-    dst_type: (u32, u32),
-    abs_neg: u32,
-    flag_subreg: u32,
-    flag_reg: u32,
-}
-
-fn three_src_layout(hw: Gen) -> ThreeSrcLayout {
-    if hw.is_gen8_plus() {
-        ThreeSrcLayout {
-            src_type: (45, 43),
-            dst_type: (48, 46),
-            abs_neg: 37,
-            flag_subreg: 32,
-            flag_reg: 33,
-        }
-    } else {
-        ThreeSrcLayout {
-            src_type: (43, 42),
-            dst_type: (45, 44),
-            abs_neg: 36,
-            flag_subreg: 33,
-            flag_reg: 34,
-        }
-    }
-}
-
-/// Where each 3-source operand's RepCtrl, swizzle, subregister and register number start.
-const THREE_SRC_FIELDS: [u32; 3] = [64, 85, 106];
-
 fn encode_three_src(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingError> {
-    let l = three_src_layout(hw);
-    b.set_bit(l.flag_subreg, inst.flag % 2 == 1);
-    b.set_bit(l.flag_reg, inst.flag / 2 == 1);
+    let t = ThreeSrc::of(hw);
+    b.put(t.flag_subreg, inst.flag % 2 == 1)?;
+    b.put(t.flag_reg, inst.flag / 2 == 1)?;
     let Some(dst) = inst.dst else {
         return error(format!("`{}` needs a destination", inst.opcode.name()));
     };
@@ -514,18 +380,18 @@ fn encode_three_src(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingEr
         t.three_src_code(hw)
             .ok_or_else(|| EncodingError(format!("3-source instructions cannot use {t}")))
     };
-    b.set(l.dst_type.0, l.dst_type.1, ty(dst.ty)? as u64);
+    b.put(t.dst_type, ty(dst.ty)?)?;
     if dst.file != RegFile::Grf || dst.subnr % 4 != 0 {
         return error("a 3-source destination is a GRF at a dword offset");
     }
-    b.set(63, 56, dst.nr as u64);
-    b.set(55, 53, (dst.subnr / 4) as u64);
-    b.set(52, 49, dst.writemask as u64);
+    b.put(t.dst_nr, dst.nr)?;
+    b.put(t.dst_subnr, dst.subnr / 4)?;
+    b.put(t.dst_writemask, dst.writemask)?;
     if inst.srcs.len() != 3 {
         return error(format!("`{}` takes 3 sources", inst.opcode.name()));
     }
     let mut src_type = None;
-    for (i, src) in inst.srcs.iter().enumerate() {
+    for (src, f) in inst.srcs.iter().zip(t.srcs()) {
         let Src::Reg(reg) = *src else {
             return error("3-source instructions take no immediates");
         };
@@ -544,19 +410,14 @@ fn encode_three_src(inst: &Inst, hw: Gen, b: &mut Bits) -> Result<(), EncodingEr
                 ));
             }
         };
-        let at = THREE_SRC_FIELDS[i];
-        b.set_bit(at, rep);
-        b.set(at + 8, at + 1, if rep { 0 } else { reg.swizzle as u64 });
-        b.set(at + 11, at + 9, (reg.subnr / 4) as u64);
-        b.set(at + 19, at + 12, reg.nr as u64);
-        b.set_bit(l.abs_neg + 2 * i as u32, reg.abs);
-        b.set_bit(l.abs_neg + 2 * i as u32 + 1, reg.negate);
+        b.put(f.rep_ctrl, rep)?;
+        b.put(f.swizzle, if rep { 0 } else { reg.swizzle })?;
+        b.put(f.subnr, reg.subnr / 4)?;
+        b.put(f.nr, reg.nr)?;
+        b.put(f.abs, reg.abs)?;
+        b.put(f.negate, reg.negate)?;
     }
-    b.set(
-        l.src_type.0,
-        l.src_type.1,
-        ty(src_type.expect("three sources"))? as u64,
-    );
+    b.put(t.src_type, ty(src_type.expect("three sources"))?)?;
     Ok(())
 }
 
@@ -600,28 +461,28 @@ pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
             .map(|(i, &w)| (w as u128) << (32 * i))
             .sum(),
     );
-    if b.bit(29) {
+    let h = Header::of(hw);
+    if b.bit(h.cmpt_ctrl) {
         return error("compacted instructions are not supported");
     }
-    let code = b.get(6, 0) as u8;
+    let code = b.get(h.opcode) as u8;
     let opcode = Opcode::from_code(code)
         .ok_or_else(|| EncodingError(format!("unknown opcode {code:#x}")))?;
-    let l = layout(hw);
     let exec_size = 1u8
-        .checked_shl(b.get(23, 21) as u32)
+        .checked_shl(b.get(h.exec_size) as u32)
         .filter(|&e| e <= 32)
         .ok_or_else(|| EncodingError("exec size field above 32".into()))?;
     let mut inst = Inst::new(opcode, exec_size, None, Vec::new());
-    inst.mask_all = b.bit(l.mask_all);
-    inst.group = b.get(13, 12) as u8 * 8 + b.bit(l.nib_ctrl) as u8 * 4;
-    let control = b.get(19, 16) as u8;
+    inst.mask_all = b.bit(h.mask_all);
+    inst.group = b.get(h.qtr_ctrl) as u8 * 8 + b.bit(h.nib_ctrl) as u8 * 4;
+    let control = b.get(h.pred_control) as u8;
     if control != 0 {
         inst.predicate = Some(Predicate {
             control,
-            inverse: b.bit(20),
+            inverse: b.bit(h.pred_inv),
         });
     }
-    let function = b.get(27, 24) as u8;
+    let function = b.get(h.function) as u8;
     if opcode == Opcode::Math {
         inst.math = Some(
             MathFn::from_code(function)
@@ -635,31 +496,33 @@ pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
                 EncodingError(format!("unknown conditional modifier {function}"))
             })?);
     }
-    inst.acc_write = b.bit(28);
-    inst.saturate = b.bit(31);
+    inst.acc_write = b.bit(h.acc_wr_ctrl);
+    inst.saturate = b.bit(h.saturate);
     if inst.is_three_src() {
         decode_three_src(&b, hw, &mut inst)?;
         return Ok(inst);
     }
-    inst.flag = b.bit(l.flag_subreg) as u8 + 2 * b.bit(l.flag_reg) as u8;
+    let a = Align1::of(hw);
+    inst.flag = b.bit(a.flag_subreg) as u8 + 2 * b.bit(a.flag_reg) as u8;
     if opcode.is_control_flow() {
+        let jumps = Jumps::of(hw);
         if hw.is_gen8_plus() {
-            inst.jip = b.get(127, 96) as u32 as i32;
-            inst.uip = b.get(95, 64) as u32 as i32;
+            inst.jip = b.get(jumps.jip) as u32 as i32;
+            inst.uip = b.get(jumps.uip) as u32 as i32;
         } else {
-            inst.jip = b.get(111, 96) as u16 as i16 as i32 * 8;
-            inst.uip = b.get(127, 112) as u16 as i16 as i32 * 8;
+            inst.jip = b.get(jumps.jip) as u16 as i16 as i32 * 8;
+            inst.uip = b.get(jumps.uip) as u16 as i16 as i32 * 8;
         }
         return Ok(inst);
     }
-    let dst_type = b.get(l.dst_type + l.type_span, l.dst_type) as u8;
+    let dst_type = b.get(a.dst_type) as u8;
     inst.dst = Some(Dst {
-        file: file_from_code(b.get(l.dst_file + 1, l.dst_file))?,
-        nr: b.get(60, 53) as u8,
-        subnr: b.get(52, 48) as u8,
+        file: file_from_code(b.get(a.dst_file))?,
+        nr: b.get(a.dst_nr) as u8,
+        subnr: b.get(a.dst_subnr) as u8,
         ty: Type::from_reg_code(dst_type, hw)
             .ok_or_else(|| EncodingError(format!("unknown destination type {dst_type}")))?,
-        hstride: hstride_from_code(b.get(62, 61) as u8),
+        hstride: hstride_from_code(b.get(a.dst_hstride) as u8),
         writemask: 0xF,
     });
     let count = if opcode.is_send() {
@@ -667,39 +530,36 @@ pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
     } else {
         opcode.num_srcs().clamp(1, 2)
     };
-    let fields = [
-        (l.src0_file, l.src0_type, 64),
-        (l.src1_file, l.src1_type, 96),
-    ];
-    for &(file_at, type_at, base) in &fields[..count] {
-        let file = b.get(file_at + 1, file_at);
-        let ty_code = b.get(type_at + l.type_span, type_at) as u8;
+    for f in (0..count).map(|i| a.src(i)) {
+        let file = b.get(f.file);
+        let ty_code = b.get(f.ty) as u8;
         if file == FILE_IMM {
             let ty = Type::from_imm_code(ty_code, hw)
                 .ok_or_else(|| EncodingError(format!("unknown immediate type {ty_code}")))?;
+            let imm = Imm::of(hw);
             let bits = if ty.size() == 8 {
-                b.get(127, 64)
+                b.get(imm.imm64)
             } else {
-                b.get(127, 96)
+                b.get(imm.imm32)
             };
             inst.srcs.push(Src::Imm(ty, bits));
             break;
         }
         let region = Region::from_codes(
-            b.get(base + 24, base + 21) as u8,
-            b.get(base + 20, base + 18) as u8,
-            b.get(base + 17, base + 16) as u8,
+            b.get(f.vstride) as u8,
+            b.get(f.width) as u8,
+            b.get(f.hstride) as u8,
         )
         .ok_or_else(|| EncodingError("invalid source region".into()))?;
         inst.srcs.push(Src::Reg(Reg {
             file: file_from_code(file)?,
-            nr: b.get(base + 12, base + 5) as u8,
-            subnr: b.get(base + 4, base) as u8,
+            nr: b.get(f.nr) as u8,
+            subnr: b.get(f.subnr) as u8,
             ty: Type::from_reg_code(ty_code, hw)
                 .ok_or_else(|| EncodingError(format!("unknown source type {ty_code}")))?,
             region,
-            negate: b.bit(base + 14),
-            abs: b.bit(base + 13),
+            negate: b.bit(f.negate),
+            abs: b.bit(f.abs),
             swizzle: IDENTITY_SWIZZLE,
         }));
     }
@@ -707,36 +567,36 @@ pub fn decode(words: [u32; 4], hw: Gen) -> Result<Inst, EncodingError> {
 }
 
 fn decode_three_src(b: &Bits, hw: Gen, inst: &mut Inst) -> Result<(), EncodingError> {
-    let l = three_src_layout(hw);
-    inst.flag = b.bit(l.flag_subreg) as u8 + 2 * b.bit(l.flag_reg) as u8;
+    let t = ThreeSrc::of(hw);
+    inst.flag = b.bit(t.flag_subreg) as u8 + 2 * b.bit(t.flag_reg) as u8;
     let ty = |code: u64| {
         Type::from_three_src_code(code as u8, hw)
             .ok_or_else(|| EncodingError(format!("unknown 3-source type {code}")))
     };
     inst.dst = Some(Dst {
         file: RegFile::Grf,
-        nr: b.get(63, 56) as u8,
-        subnr: b.get(55, 53) as u8 * 4,
-        ty: ty(b.get(l.dst_type.0, l.dst_type.1))?,
+        nr: b.get(t.dst_nr) as u8,
+        subnr: b.get(t.dst_subnr) as u8 * 4,
+        ty: ty(b.get(t.dst_type))?,
         hstride: 1,
-        writemask: b.get(52, 49) as u8,
+        writemask: b.get(t.dst_writemask) as u8,
     });
-    let src_type = ty(b.get(l.src_type.0, l.src_type.1))?;
-    for (i, &at) in THREE_SRC_FIELDS.iter().enumerate() {
-        let rep = b.bit(at);
+    let src_type = ty(b.get(t.src_type))?;
+    for f in t.srcs() {
+        let rep = b.bit(f.rep_ctrl);
         inst.srcs.push(Src::Reg(Reg {
             file: RegFile::Grf,
-            nr: b.get(at + 19, at + 12) as u8,
-            subnr: b.get(at + 11, at + 9) as u8 * 4,
+            nr: b.get(f.nr) as u8,
+            subnr: b.get(f.subnr) as u8 * 4,
             ty: src_type,
             region: if rep {
                 Region::SCALAR
             } else {
                 Region::new(4, 4, 1)
             },
-            negate: b.bit(l.abs_neg + 2 * i as u32 + 1),
-            abs: b.bit(l.abs_neg + 2 * i as u32),
-            swizzle: if rep { 0 } else { b.get(at + 8, at + 1) as u8 },
+            negate: b.bit(f.negate),
+            abs: b.bit(f.abs),
+            swizzle: if rep { 0 } else { b.get(f.swizzle) as u8 },
         }));
     }
     Ok(())

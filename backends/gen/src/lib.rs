@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod emit;
 pub mod emu;
 pub mod encoding;
+mod fields;
 pub mod isa;
 pub mod lir;
 pub mod lower;
