@@ -1,5 +1,5 @@
 //! The binary form of a [`Program`]: [`assemble`] writes the hardware's dwords and [`decode`]
-//! reads them back (fact sheet ../shared/reference/isa-gen-r600.md, B4.1, B4.3 and B7).
+//! reads them back, both through the field declarations of [`crate::fields`].
 //!
 //! Layout, as Mesa lays a program out: every CF instruction first, two dwords each, in program
 //! order (on Evergreen/Cayman an ALU clause locking more than two kcache sets is preceded by an
@@ -22,6 +22,11 @@
 //! and compares, so a set bit the program has no field for, a reserved value or a layout the
 //! encoder would not write is an error rather than silently dropped. Neither function panics.
 
+use crate::fields::{
+    AluExtendedWords, AluOp2, AluOp3, AluWords, CfAluWords, CfCommon, CfWords, ExportBuffer,
+    ExportSwizzle, ExportWords, FetchWords, Field, MemReadWords, SrcFields, TexWords,
+    VertexFetchWords, VtxWords, Writer, bit, get, signed,
+};
 use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
 use crate::program::{
     AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, MemRead, PredSel, Program,
@@ -287,54 +292,6 @@ fn needs_extension(chip: Chip, cf: &Cf) -> bool {
         && matches!(&cf.body, CfBody::Alu { kcache, .. } if kcache.len() > 2)
 }
 
-/// `bits` bits of `word` from bit `lo`.
-fn get(word: u32, lo: u32, bits: u32) -> u32 {
-    ((u64::from(word) >> lo) & ((1 << bits) - 1)) as u32
-}
-
-fn bit(word: u32, at: u32) -> bool {
-    word >> at & 1 != 0
-}
-
-/// `value` as a field of at most `max`.
-fn fit_max(
-    at: At,
-    field: &'static str,
-    value: impl Into<i64>,
-    max: i64,
-) -> Result<u32, EncodeError> {
-    let value = value.into();
-    if (0..=max).contains(&value) {
-        Ok(value as u32)
-    } else {
-        Err(EncodeError::Field { at, field, value })
-    }
-}
-
-/// `value` as an unsigned field `bits` wide.
-fn fit(at: At, field: &'static str, value: impl Into<i64>, bits: u32) -> Result<u32, EncodeError> {
-    fit_max(at, field, value, (1 << bits) - 1)
-}
-
-/// `value` as a two's-complement field `bits` wide.
-fn fit_signed(at: At, field: &'static str, value: i8, bits: u32) -> Result<u32, EncodeError> {
-    let half = 1i64 << (bits - 1);
-    if (-half..half).contains(&i64::from(value)) {
-        Ok(value as u32 & ((1 << bits) - 1))
-    } else {
-        Err(EncodeError::Field {
-            at,
-            field,
-            value: value.into(),
-        })
-    }
-}
-
-/// The signed value of a two's-complement field `bits` wide.
-fn sign_extend(field: u32, bits: u32) -> i8 {
-    ((field << (32 - bits)) as i32 >> (32 - bits)) as i8
-}
-
 fn unused(at: At, field: &'static str, expected: &'static str) -> EncodeError {
     EncodeError::Unused {
         at,
@@ -450,11 +407,14 @@ pub fn assemble(program: &Program) -> Result<Binary, EncodeError> {
                 cond,
                 cf_const,
             } => {
-                let word1 = fit(at, "pop_count", pop_count, 3)?
-                    | fit(at, "cf_const", cf_const, 5)? << 3
-                    | fit(at, "cond", cond, 2)? << 8
-                    | cf_flags(chip, cf, opcode);
-                [cf_addr(chip, at, hw_addr(addr, at)?)?, word1]
+                let f = CfWords::of(chip);
+                let mut w = Writer::new(at);
+                w.put(f.pop_count, pop_count)?;
+                w.put(f.cf_const, cf_const)?;
+                w.put(f.cond, cond)?;
+                put_common(&mut w, chip, cf, opcode)?;
+                put_addr(&mut w, at, f.addr, hw_addr(addr, at)?)?;
+                w.words
             }
             CfBody::Export(export) => encode_export(chip, at, cf, opcode, export)?,
         };
@@ -513,55 +473,30 @@ fn check_end(program: &Program) -> Result<(), EncodeError> {
     })
 }
 
-/// A CF_WORD0 holding `addr`.
-fn cf_addr(chip: Chip, at: At, addr: usize) -> Result<u32, EncodeError> {
-    let bits = if chip.is_evergreen_class() { 24 } else { 32 };
-    fit(at, "ADDR", addr as i64, bits).map_err(|_| EncodeError::TooLarge { at, addr, bits })
-}
-
-/// The opcode and flag bits of a CF_WORD1 or export WORD1 (not of the CF_ALU words).
-fn cf_flags(chip: Chip, cf: &Cf, opcode: u8) -> u32 {
-    let (inst_lo, vpm) = if chip.is_evergreen_class() {
-        (22, 20)
-    } else {
-        (23, 22)
+/// Writes a clause body's or a jump target's address (64-bit units) to `field`.
+fn put_addr<const N: usize>(
+    w: &mut Writer<N>,
+    at: At,
+    field: Field,
+    addr: usize,
+) -> Result<(), EncodeError> {
+    let too_large = EncodeError::TooLarge {
+        at,
+        addr,
+        bits: field.bits,
     };
-    u32::from(opcode) << inst_lo
-        | u32::from(cf.valid_pixel_mode) << vpm
-        | u32::from(cf.end_of_program) << 21
-        | u32::from(cf.whole_quad_mode) << 30
-        | u32::from(cf.barrier) << 31
+    let value = i64::try_from(addr).map_err(|_| too_large.clone())?;
+    w.put(field, value).map_err(|_| too_large)
 }
 
-/// The (bank, mode, line) fields of the four kcache sets, zero for sets not locked.
-fn kcache_fields(chip: Chip, at: At, kcache: &[Kcache]) -> Result<[[u32; 3]; 4], EncodeError> {
-    if kcache.len() > chip.kcache_sets() {
-        return Err(EncodeError::KcacheSets {
-            at,
-            sets: kcache.len(),
-            max: chip.kcache_sets(),
-            chip,
-        });
-    }
-    let mut fields = [[0; 3]; 4];
-    for (set, k) in kcache.iter().enumerate() {
-        if !(1..=2).contains(&k.lines) {
-            return Err(EncodeError::Kcache {
-                at,
-                why: format!(
-                    "kcache set {set} locks {} lines; it can lock 1 or 2",
-                    k.lines
-                ),
-            });
-        }
-        // The mode is LOCK_1 (1) or LOCK_2 (2): the number of lines.
-        fields[set] = [
-            fit(at, "kcache bank", k.bank, 4)?,
-            u32::from(k.lines),
-            u32::from(k.line),
-        ];
-    }
-    Ok(fields)
+/// The opcode and flags of a CF_WORD1 or export WORD1 (not of the CF_ALU words).
+fn put_common(w: &mut Writer<2>, chip: Chip, cf: &Cf, opcode: u8) -> Result<(), EncodeError> {
+    let f = CfCommon::of(chip);
+    w.put(f.cf_inst, opcode)?;
+    w.put(f.valid_pixel_mode, cf.valid_pixel_mode)?;
+    w.put(f.end_of_program, cf.end_of_program)?;
+    w.put(f.whole_quad_mode, cf.whole_quad_mode)?;
+    w.put(f.barrier, cf.barrier)
 }
 
 /// The CF_ALU pair of an ALU clause whose body starts at `addr` (64-bit units), and the
@@ -584,32 +519,52 @@ fn encode_alu_cf(
     if cf.valid_pixel_mode {
         return Err(unused(at, "valid_pixel_mode", "false"));
     }
-    let sets = kcache_fields(chip, at, kcache)?;
-    let slots: usize = groups.iter().map(Group::clause_slots).sum();
-    let word0 = fit(at, "ADDR", addr as i64, 22).map_err(|_| EncodeError::TooLarge {
-        at,
-        addr,
-        bits: 22,
-    })? | sets[0][0] << 22
-        | sets[1][0] << 26
-        | sets[0][1] << 30;
-    let flags = u32::from(cf.whole_quad_mode) << 30 | u32::from(cf.barrier) << 31;
-    let word1 = sets[1][1]
-        | sets[0][2] << 2
-        | sets[1][2] << 10
-        | (slots as u32 - 1) << 18
-        | u32::from(opcode) << 26
-        | flags;
-    let extension = CfOp::AluExtended
-        .opcode(chip)
-        .filter(|_| kcache.len() > 2)
-        .map(|code| {
-            [
-                sets[2][0] << 22 | sets[3][0] << 26 | sets[2][1] << 30,
-                sets[3][1] | sets[2][2] << 2 | sets[3][2] << 10 | u32::from(code) << 26 | flags,
-            ]
+    if kcache.len() > chip.kcache_sets() {
+        return Err(EncodeError::KcacheSets {
+            at,
+            sets: kcache.len(),
+            max: chip.kcache_sets(),
+            chip,
         });
-    Ok((extension, [word0, word1]))
+    }
+    let (f, e) = (CfAluWords::of(chip), AluExtendedWords::of(chip));
+    let (mut pair, mut prefix) = (Writer::new(at), Writer::new(at));
+    for (set, k) in kcache.iter().enumerate() {
+        if !(1..=2).contains(&k.lines) {
+            return Err(EncodeError::Kcache {
+                at,
+                why: format!(
+                    "kcache set {set} locks {} lines; it can lock 1 or 2",
+                    k.lines
+                ),
+            });
+        }
+        let (w, [bank, mode, line]) = if set < 2 {
+            (&mut pair, f.kcache(set))
+        } else {
+            (&mut prefix, e.kcache(set))
+        };
+        w.put(bank, k.bank)?;
+        // The mode is LOCK_1 (1) or LOCK_2 (2): the number of lines.
+        w.put(mode, k.lines)?;
+        w.put(line, k.line)?;
+    }
+    put_addr(&mut pair, at, f.addr, addr)?;
+    let slots: usize = groups.iter().map(Group::clause_slots).sum();
+    pair.put(f.count, slots as i64 - 1)?;
+    pair.put(f.cf_inst, opcode)?;
+    pair.put(f.whole_quad_mode, cf.whole_quad_mode)?;
+    pair.put(f.barrier, cf.barrier)?;
+    let extension = match CfOp::AluExtended.opcode(chip) {
+        Some(code) if kcache.len() > 2 => {
+            prefix.put(e.cf_inst, code)?;
+            prefix.put(e.whole_quad_mode, cf.whole_quad_mode)?;
+            prefix.put(e.barrier, cf.barrier)?;
+            Some(prefix.words)
+        }
+        _ => None,
+    };
+    Ok((extension, pair.words))
 }
 
 /// The body of an ALU clause.
@@ -715,12 +670,12 @@ fn encode_group(
     Ok(())
 }
 
-/// SEL, REL, CHAN and NEG of a source, as the 13 bits of ALU_WORD0 (and of OP3's SRC2).
-fn encode_src(at: At, src: &Src) -> Result<u32, EncodeError> {
-    Ok(fit(at, "source select", src.sel, 9)?
-        | u32::from(src.rel) << 9
-        | fit(at, "source channel", src.chan, 2)? << 10
-        | u32::from(src.neg) << 12)
+/// Writes a source's select, relative flag, channel and negation to its fields.
+fn put_src(w: &mut Writer<2>, f: &SrcFields, src: &Src) -> Result<(), EncodeError> {
+    w.put(f.sel, src.sel)?;
+    w.put(f.rel, src.rel)?;
+    w.put(f.chan, src.chan)?;
+    w.put(f.neg, src.neg)
 }
 
 /// A source reading the constant file must read a set the clause locks, within its lines.
@@ -774,18 +729,21 @@ fn encode_alu(
         PredSel::Zero => 2,
         PredSel::One => 3,
     };
-    let word0 = encode_src(at, &inst.src[0])?
-        | encode_src(at, &inst.src[1])? << 13
-        | fit(at, "index_mode", inst.index_mode, 3)? << 26
-        | pred_sel << 29
-        | u32::from(last) << 31;
+    let f = AluWords::of(chip);
+    let mut w = Writer::new(at);
+    for (fields, src) in f.srcs().iter().zip(&inst.src) {
+        put_src(&mut w, fields, src)?;
+    }
+    w.put(f.index_mode, inst.index_mode)?;
+    w.put(f.pred_sel, pred_sel)?;
+    w.put(f.last, last)?;
     let dst = &inst.dst;
-    let common = fit(at, "bank_swizzle", inst.bank_swizzle, 3)? << 18
-        | fit(at, "dst.gpr", dst.gpr, 7)? << 21
-        | u32::from(dst.rel) << 28
-        | fit(at, "dst.chan", dst.chan, 2)? << 29
-        | u32::from(dst.clamp) << 31;
-    let word1 = if inst.op.is_op3() {
+    w.put(f.bank_swizzle, inst.bank_swizzle)?;
+    w.put(f.dst_gpr, dst.gpr)?;
+    w.put(f.dst_rel, dst.rel)?;
+    w.put(f.dst_chan, dst.chan)?;
+    w.put(f.clamp, dst.clamp)?;
+    if inst.op.is_op3() {
         if inst.src.iter().any(|src| src.abs) {
             return Err(unused(at, "source abs", "false (OP3)"));
         }
@@ -798,20 +756,20 @@ fn encode_alu(
         if !dst.write {
             return Err(unused(at, "dst.write", "true (OP3 always writes)"));
         }
-        common | encode_src(at, &inst.src[2])? | u32::from(opcode) << 13
+        let op3 = AluOp3::of(chip);
+        put_src(&mut w, &op3.src2(), &inst.src[2])?;
+        w.put(op3.alu_inst, opcode)?;
     } else {
-        // R600's OP2 words hold FOG_MERGE (always 0) at bit 5, moving OMOD and ALU_INST up.
-        let (omod_lo, inst_lo) = if chip == Chip::R600 { (6, 8) } else { (5, 7) };
-        common
-            | u32::from(inst.src[0].abs)
-            | u32::from(inst.src[1].abs) << 1
-            | u32::from(inst.update_exec_mask) << 2
-            | u32::from(inst.update_pred) << 3
-            | u32::from(dst.write) << 4
-            | fit(at, "omod", inst.omod, 2)? << omod_lo
-            | u32::from(opcode) << inst_lo
-    };
-    Ok([word0, word1])
+        let op2 = AluOp2::of(chip);
+        w.put(op2.src0_abs, inst.src[0].abs)?;
+        w.put(op2.src1_abs, inst.src[1].abs)?;
+        w.put(op2.update_exec_mask, inst.update_exec_mask)?;
+        w.put(op2.update_pred, inst.update_pred)?;
+        w.put(op2.write_mask, dst.write)?;
+        w.put(op2.omod, inst.omod)?;
+        w.put(op2.alu_inst, opcode)?;
+    }
+    Ok(w.words)
 }
 
 /// The CF pair of a TEX or VTX clause of `count` instructions at `addr` (64-bit units).
@@ -831,14 +789,15 @@ fn encode_fetch_cf(
             max: chip.max_fetches(),
         });
     }
-    let n = count as u32 - 1;
-    // COUNT is 12:10; R700 adds a fourth bit (COUNT_3) at 19, Evergreen widens it to 15:10.
-    let count = match chip {
-        Chip::R600 => n << 10,
-        Chip::R700 => (n & 7) << 10 | (n >> 3) << 19,
-        Chip::Evergreen | Chip::Cayman => n << 10,
-    };
-    Ok([cf_addr(chip, at, addr)?, count | cf_flags(chip, cf, opcode)])
+    let f = CfWords::of(chip);
+    let mut w = Writer::new(at);
+    put_addr(&mut w, at, f.addr, addr)?;
+    // The count less one; the bits above COUNT go to COUNT_3 (R700's fourth bit).
+    let n = count as i64 - 1;
+    w.put(f.count, n & f.count.max())?;
+    w.put(f.count_3, n >> f.count.bits)?;
+    put_common(&mut w, chip, cf, opcode)?;
+    Ok(w.words)
 }
 
 /// The four dwords of a fetch in a clause launched by `clause`.
@@ -849,7 +808,9 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
         chip,
     })?;
     let (inst, modifier) = (code & 0xff, code >> 8);
-    let inst = fit(at, "fetch instruction", inst, 5)?;
+    let f = FetchWords::of(chip);
+    let mut w = Writer::new(at);
+    w.put(f.fetch_inst, inst)?;
     if fetch.op.is_vertex_fetch() {
         if modifier != 0 {
             return Err(EncodeError::Unsupported {
@@ -857,7 +818,7 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
                 what: format!("{} (the VTX words have no instruction modifier)", fetch.op),
             });
         }
-        return encode_vtx(chip, at, fetch, inst);
+        return encode_vtx(chip, at, fetch, w);
     }
     if clause != CfOp::Tex {
         return Err(EncodeError::Unsupported {
@@ -865,14 +826,9 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
             what: format!("{} in a {clause} clause", fetch.op),
         });
     }
-    // INST_MOD (6:5) exists from Evergreen on; R600/R700 have BC_FRAC_MODE at bit 5.
-    if modifier != 0 && !chip.is_evergreen_class() {
-        return Err(EncodeError::Field {
-            at,
-            field: "fetch instruction modifier",
-            value: modifier.into(),
-        });
-    }
+    // The modifier exists from Evergreen on; R600/R700's field has no bits.
+    let t = TexWords::of(chip);
+    w.put(t.inst_mod, modifier)?;
     if fetch.vtx != VtxFormat::default() {
         return Err(unused(
             at,
@@ -880,28 +836,32 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
             "VtxFormat::default() (a TEX instruction)",
         ));
     }
-    let word0 = inst
-        | fit(at, "fetch instruction modifier", modifier, 2)? << 5
-        | fit(at, "resource", fetch.resource, 8)? << 8
-        | fit(at, "src_gpr", fetch.src_gpr, 7)? << 16;
-    let mut word1 = fit(at, "dst_gpr", fetch.dst_gpr, 7)?
-        | fit_signed(at, "lod_bias", fetch.lod_bias, 7)? << 21;
-    let mut word2 = fit(at, "sampler", fetch.sampler, 5)? << 15;
+    w.put(t.resource_id, fetch.resource)?;
+    w.put(f.src_gpr, fetch.src_gpr)?;
+    w.put(f.dst_gpr, fetch.dst_gpr)?;
+    w.put_signed(t.lod_bias, fetch.lod_bias)?;
+    w.put(t.sampler_id, fetch.sampler)?;
+    let (dst_sel, coord_type, src_sel) = (f.dst_sel(), t.coord_type(), t.src_sel());
     for c in 0..4 {
-        word1 |= fit(at, "dst_sel", fetch.dst_sel[c], 3)? << (9 + 3 * c);
-        word1 |= u32::from(fetch.coord_normalized[c]) << (28 + c);
-        word2 |= fit(at, "src_sel", fetch.src_sel[c], 3)? << (20 + 3 * c);
+        w.put(dst_sel[c], fetch.dst_sel[c])?;
+        w.put(coord_type[c], fetch.coord_normalized[c])?;
+        w.put(src_sel[c], fetch.src_sel[c])?;
     }
-    for (c, &offset) in fetch.offset.iter().enumerate() {
-        word2 |= fit_signed(at, "offset", offset, 5)? << (5 * c);
+    for (field, offset) in t.offset().into_iter().zip(fetch.offset) {
+        w.put_signed(field, offset)?;
     }
-    Ok([word0, word1, word2, 0])
+    Ok(w.words)
 }
 
 /// The four dwords of a vertex fetch (VFETCH and its kin) or a memory read (READ_SCRATCH,
 /// the MEM_RD words: the VTX words with the memory fields where the buffer, fetch type,
-/// mega-fetch count and offset are).
-fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], EncodeError> {
+/// mega-fetch count and offset are), `w` holding the instruction.
+fn encode_vtx(
+    chip: Chip,
+    at: At,
+    fetch: &Fetch,
+    mut w: Writer<4>,
+) -> Result<[u32; 4], EncodeError> {
     if fetch.sampler != 0 {
         return Err(unused(at, "sampler", "0 (a vertex fetch)"));
     }
@@ -920,18 +880,18 @@ fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], 
         ));
     }
     let vtx = &fetch.vtx;
-    let mut word1 = fit(at, "dst_gpr", fetch.dst_gpr, 7)?
-        | u32::from(vtx.use_const_fields) << 21
-        | fit(at, "data_format", vtx.data_format, 6)? << 22
-        | fit(at, "num_format", vtx.num_format, 2)? << 28
-        | u32::from(vtx.format_comp_signed) << 30
-        | u32::from(vtx.srf_mode) << 31;
-    for (c, &sel) in fetch.dst_sel.iter().enumerate() {
-        word1 |= fit(at, "dst_sel", sel, 3)? << (9 + 3 * c);
+    let (f, v) = (FetchWords::of(chip), VertexFetchWords::of(chip));
+    w.put(f.dst_gpr, fetch.dst_gpr)?;
+    w.put(v.data_format, vtx.data_format)?;
+    w.put(v.num_format_all, vtx.num_format)?;
+    w.put(v.format_comp_all, vtx.format_comp_signed)?;
+    w.put(v.srf_mode_all, vtx.srf_mode)?;
+    for (field, sel) in f.dst_sel().into_iter().zip(fetch.dst_sel) {
+        w.put(field, sel)?;
     }
-    let source = fit(at, "src_gpr", fetch.src_gpr, 7)? << 16
-        | fit(at, "src_sel[0]", fetch.src_sel[0], 2)? << 24;
-    let endian_swap = fit(at, "endian_swap", vtx.endian_swap, 2)? << 16;
+    w.put(f.src_gpr, fetch.src_gpr)?;
+    w.put(v.src_sel_x, fetch.src_sel[0])?;
+    w.put(v.endian_swap, vtx.endian_swap)?;
     if fetch.op == FetchOp::ReadScratch {
         let rest = VtxFormat {
             data_format: 0,
@@ -949,17 +909,12 @@ fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], 
                 "0 (a memory read)",
             ));
         }
-        let mem = &vtx.mem;
-        return Ok([
-            inst | fit(at, "elem_size", mem.elem_size, 2)? << 5
-                | u32::from(mem.indexed) << 12
-                | source,
-            word1,
-            fit(at, "array_base", mem.array_base, 13)?
-                | endian_swap
-                | fit(at, "array_size", mem.array_size, 12)? << 20,
-            0,
-        ]);
+        let (m, mem) = (MemReadWords::of(chip), &vtx.mem);
+        w.put(m.elem_size, mem.elem_size)?;
+        w.put(m.indexed, mem.indexed)?;
+        w.put(m.array_base, mem.array_base)?;
+        w.put(m.array_size, mem.array_size)?;
+        return Ok(w.words);
     }
     if vtx.mem != MemRead::default() {
         return Err(unused(at, "mem", "MemRead::default() (a vertex fetch)"));
@@ -973,15 +928,22 @@ fn encode_vtx(chip: Chip, at: At, fetch: &Fetch, inst: u32) -> Result<[u32; 4], 
             "0 (Cayman has no mega-fetch)",
         ));
     }
-    Ok([
-        inst | fit_max(at, "fetch_type", vtx.fetch_type, 2)? << 5
-            | fit(at, "resource", fetch.resource, 8)? << 8
-            | source
-            | fit(at, "mega_fetch_count", vtx.mega_fetch_count, 6)? << 26,
-        word1,
-        u32::from(vtx.offset) | endian_swap | u32::from(mega) << 19,
-        0,
-    ])
+    let x = VtxWords::of(chip);
+    // Fetch type 3 is reserved.
+    if vtx.fetch_type > 2 {
+        return Err(EncodeError::Field {
+            at,
+            field: x.fetch_type.name,
+            value: vtx.fetch_type.into(),
+        });
+    }
+    w.put(x.fetch_type, vtx.fetch_type)?;
+    w.put(x.buffer_id, fetch.resource)?;
+    w.put(x.mega_fetch_count, vtx.mega_fetch_count)?;
+    w.put(x.use_const_fields, vtx.use_const_fields)?;
+    w.put(x.offset, vtx.offset)?;
+    w.put(x.mega_fetch, mega)?;
+    Ok(w.words)
 }
 
 /// The CF_ALLOC_EXPORT pair of an export or a scratch write. A scratch write (MEM_SCRATCH)
@@ -1005,8 +967,10 @@ fn encode_export(
             what: format!("{} of type {:?}", cf.op, export.kind),
         });
     }
-    let (kind, form) = if scratch {
-        let mut comp_mask = 0;
+    let f = ExportWords::of(chip);
+    let mut w = Writer::new(at);
+    if scratch {
+        let mut comp_mask = 0u8;
         for (c, &sel) in export.swizzle.iter().enumerate() {
             match sel {
                 7 => {}
@@ -1014,10 +978,14 @@ fn encode_export(
                 _ => return Err(unused(at, "swizzle", "c or 7 (a scratch write's mask)")),
             }
         }
-        (
-            u32::from(export.index_gpr.is_some()) | u32::from(export.ack) << 1,
-            fit(at, "array_size", export.array_size, 12)? | comp_mask << 12,
-        )
+        let b = ExportBuffer::of(chip);
+        // A scratch write's type: indexed in bit 0, acknowledged in bit 1.
+        w.put(
+            f.export_type,
+            u8::from(export.index_gpr.is_some()) | u8::from(export.ack) << 1,
+        )?;
+        w.put(b.array_size, export.array_size)?;
+        w.put(b.comp_mask, comp_mask)?;
     } else {
         if export.index_gpr.is_some() || export.ack || export.array_size != 0 {
             return Err(unused(
@@ -1026,26 +994,27 @@ fn encode_export(
                 "None/false/0 (an export)",
             ));
         }
-        let mut swizzle = 0;
-        for (c, &sel) in export.swizzle.iter().enumerate() {
-            swizzle |= fit(at, "swizzle", sel, 3)? << (3 * c);
+        for (field, sel) in ExportSwizzle::of(chip)
+            .sel()
+            .into_iter()
+            .zip(export.swizzle)
+        {
+            w.put(field, sel)?;
         }
         let kind = match export.kind {
             ExportType::Pixel => 0,
             ExportType::Pos => 1,
             _ => 2,
         };
-        (kind, swizzle)
-    };
-    let word0 = fit(at, "array base", export.base, 13)?
-        | kind << 13
-        | fit(at, "gpr", export.gpr, 7)? << 15
-        | fit(at, "index_gpr", export.index_gpr.unwrap_or(0), 7)? << 23
-        | fit(at, "elem_size", export.elem_size, 2)? << 30;
-    let burst_lo = if chip.is_evergreen_class() { 16 } else { 17 };
-    let burst = i64::from(export.burst) - 1;
-    let word1 = fit(at, "burst - 1", burst, 4)? << burst_lo | cf_flags(chip, cf, opcode) | form;
-    Ok([word0, word1])
+        w.put(f.export_type, kind)?;
+    }
+    w.put(f.array_base, export.base)?;
+    w.put(f.rw_gpr, export.gpr)?;
+    w.put(f.index_gpr, export.index_gpr.unwrap_or(0))?;
+    w.put(f.elem_size, export.elem_size)?;
+    w.put(f.burst_count, i64::from(export.burst) - 1)?;
+    put_common(&mut w, chip, cf, opcode)?;
+    Ok(w.words)
 }
 
 /// Decodes the words [`assemble`] wrote back into the program. Errors name the CF instruction
@@ -1125,9 +1094,10 @@ impl Reader<'_> {
                     len: self.words.len(),
                 });
             };
-            // Bit 29 is the top bit of CF_INST, set only by the ALU clause opcodes (8-15).
-            if bit(word1, 29) {
-                let code = get(word1, 26, 4);
+            // The ALU clause opcodes (8-15) set the top bit of CF_ALU's 4-bit CF_INST, which
+            // is the top bit of every CF_INST, clear in all other CF opcodes.
+            let code = get(&[word0, word1], CfAluWords::of(chip).cf_inst);
+            if code >= 8 {
                 let op = CfOp::decode(chip, true, code as u8).ok_or(DecodeError::UnknownOp {
                     at,
                     kind: "CF_ALU",
@@ -1192,14 +1162,16 @@ impl Reader<'_> {
         extension: Option<[u32; 2]>,
     ) -> Result<Cf, DecodeError> {
         let at = At::Cf(cf);
+        let words = [word0, word1];
+        let (f, e) = (CfAluWords::of(self.chip), AluExtendedWords::of(self.chip));
         // (bank, mode, line) of each set.
-        let mut sets = vec![
-            (get(word0, 22, 4), get(word0, 30, 2), get(word1, 2, 8)),
-            (get(word0, 26, 4), get(word1, 0, 2), get(word1, 10, 8)),
-        ];
-        if let Some([ext0, ext1]) = extension {
-            sets.push((get(ext0, 22, 4), get(ext0, 30, 2), get(ext1, 2, 8)));
-            sets.push((get(ext0, 26, 4), get(ext1, 0, 2), get(ext1, 10, 8)));
+        let read = |words: &[u32; 2], [bank, mode, line]: [Field; 3]| {
+            (get(words, bank), get(words, mode), get(words, line))
+        };
+        let mut sets = vec![read(&words, f.kcache(0)), read(&words, f.kcache(1))];
+        if let Some(prefix) = extension {
+            sets.push(read(&prefix, e.kcache(2)));
+            sets.push(read(&prefix, e.kcache(3)));
         }
         let mut kcache = Vec::new();
         for (set, (bank, mode, line)) in sets.into_iter().enumerate() {
@@ -1224,18 +1196,18 @@ impl Reader<'_> {
                 }
             }
         }
-        let start = 2 * get(word0, 0, 22) as usize;
-        let slots = get(word1, 18, 7) as usize + 1;
+        let start = 2 * get(&words, f.addr) as usize;
+        let slots = get(&words, f.count) as usize + 1;
         Ok(Cf {
             op,
             body: CfBody::Alu {
                 kcache,
                 groups: self.alu_clause(cf, start, slots)?,
             },
-            barrier: bit(word1, 31),
+            barrier: bit(&words, f.barrier),
             end_of_program: false,
             valid_pixel_mode: false,
-            whole_quad_mode: bit(word1, 30),
+            whole_quad_mode: bit(&words, f.whole_quad_mode),
         })
     }
 
@@ -1264,10 +1236,10 @@ impl Reader<'_> {
                     group: g,
                     inst: group.insts.len(),
                 };
-                let [word0, word1] = self.read(at, pos)?;
+                let words = self.read(at, pos)?;
                 pos += 2;
-                group.insts.push(self.alu(at, word0, word1)?);
-                if bit(word0, 31) {
+                group.insts.push(self.alu(at, words)?);
+                if bit(&words, AluWords::of(self.chip).last) {
                     break;
                 }
             }
@@ -1295,87 +1267,82 @@ impl Reader<'_> {
     }
 
     /// An ALU instruction.
-    fn alu(&self, at: At, word0: u32, word1: u32) -> Result<AluInst, DecodeError> {
+    fn alu(&self, at: At, words: [u32; 2]) -> Result<AluInst, DecodeError> {
         let chip = self.chip;
-        // The ENCODING bits 17:15 are zero for every OP2 opcode, not for any OP3 one.
-        let op3 = get(word1, 15, 3) != 0;
-        let opcode = match (op3, chip) {
-            (true, _) => get(word1, 13, 5),
-            (false, Chip::R600) => get(word1, 8, 10),
-            (false, _) => get(word1, 7, 11),
-        };
-        let op = AluOpcode::decode(chip, op3, opcode as u16).ok_or(DecodeError::UnknownOp {
+        let (f, op2, op3) = (AluWords::of(chip), AluOp2::of(chip), AluOp3::of(chip));
+        // Every OP3 opcode is 4 or more: the top three bits of its ALU_INST, zero in the words
+        // of every OP2 opcode.
+        let is_op3 = get(&words, op3.alu_inst) >= 4;
+        let opcode = get(&words, if is_op3 { op3.alu_inst } else { op2.alu_inst });
+        let op = AluOpcode::decode(chip, is_op3, opcode as u16).ok_or(DecodeError::UnknownOp {
             at,
-            kind: if op3 { "ALU OP3" } else { "ALU OP2" },
+            kind: if is_op3 { "ALU OP3" } else { "ALU OP2" },
             opcode,
             chip,
         })?;
-        let src = |bits: u32, abs: bool| Src {
-            sel: get(bits, 0, 9) as u16,
-            rel: bit(bits, 9),
-            chan: get(bits, 10, 2) as u8,
-            neg: bit(bits, 12),
+        let src = |fields: &SrcFields, abs: bool| Src {
+            sel: get(&words, fields.sel) as u16,
+            rel: bit(&words, fields.rel),
+            chan: get(&words, fields.chan) as u8,
+            neg: bit(&words, fields.neg),
             abs,
         };
-        let pred_sel = match get(word0, 29, 2) {
+        let pred_sel = match get(&words, f.pred_sel) {
             0 => PredSel::Off,
             2 => PredSel::Zero,
             3 => PredSel::One,
             _ => return Err(malformed(at, "PRED_SEL 1 is reserved")),
         };
-        let omod_lo = if chip == Chip::R600 { 6 } else { 5 };
+        let op2_bit = |field: Field| !is_op3 && bit(&words, field);
+        let [src0, src1] = f.srcs();
         Ok(AluInst {
             op,
             dst: Dst {
-                gpr: get(word1, 21, 7) as u8,
-                chan: get(word1, 29, 2) as u8,
-                rel: bit(word1, 28),
-                clamp: bit(word1, 31),
-                write: op3 || bit(word1, 4),
+                gpr: get(&words, f.dst_gpr) as u8,
+                chan: get(&words, f.dst_chan) as u8,
+                rel: bit(&words, f.dst_rel),
+                clamp: bit(&words, f.clamp),
+                write: is_op3 || bit(&words, op2.write_mask),
             },
             src: [
-                src(word0, !op3 && bit(word1, 0)),
-                src(word0 >> 13, !op3 && bit(word1, 1)),
-                if op3 {
-                    src(word1, false)
+                src(&src0, op2_bit(op2.src0_abs)),
+                src(&src1, op2_bit(op2.src1_abs)),
+                if is_op3 {
+                    src(&op3.src2(), false)
                 } else {
                     Src::default()
                 },
             ],
-            omod: if op3 { 0 } else { get(word1, omod_lo, 2) as u8 },
+            omod: if is_op3 {
+                0
+            } else {
+                get(&words, op2.omod) as u8
+            },
             pred_sel,
-            update_exec_mask: !op3 && bit(word1, 2),
-            update_pred: !op3 && bit(word1, 3),
-            bank_swizzle: get(word1, 18, 3) as u8,
-            index_mode: get(word0, 26, 3) as u8,
+            update_exec_mask: op2_bit(op2.update_exec_mask),
+            update_pred: op2_bit(op2.update_pred),
+            bank_swizzle: get(&words, f.bank_swizzle) as u8,
+            index_mode: get(&words, f.index_mode) as u8,
         })
     }
 
     /// A CF instruction other than an ALU clause launch, with its fetch clause if it has one.
     /// Flow targets stay hardware addresses; the caller maps them.
-    fn cf(&self, cf: usize, [word0, word1]: [u32; 2]) -> Result<Cf, DecodeError> {
+    fn cf(&self, cf: usize, words: [u32; 2]) -> Result<Cf, DecodeError> {
         let chip = self.chip;
         let at = At::Cf(cf);
-        let evergreen = chip.is_evergreen_class();
-        let code = if evergreen {
-            get(word1, 22, 8)
-        } else {
-            get(word1, 23, 7)
-        };
+        let (f, common) = (CfWords::of(chip), CfCommon::of(chip));
+        let code = get(&words, common.cf_inst);
         let op = CfOp::decode(chip, false, code as u8).ok_or(DecodeError::UnknownOp {
             at,
             kind: "CF",
             opcode: code,
             chip,
         })?;
-        let addr = if evergreen { get(word0, 0, 24) } else { word0 };
+        let addr = get(&words, f.addr);
         let body = match op {
             CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => {
-                let n = match chip {
-                    Chip::R600 => get(word1, 10, 3),
-                    Chip::R700 => get(word1, 10, 3) | get(word1, 19, 1) << 3,
-                    Chip::Evergreen | Chip::Cayman => get(word1, 10, 6),
-                };
+                let n = get(&words, f.count) | get(&words, f.count_3) << f.count.bits;
                 let start = (addr as usize).saturating_mul(2);
                 let fetches = (0..=n as usize)
                     .map(|k| {
@@ -1386,51 +1353,52 @@ impl Reader<'_> {
                     .collect::<Result<_, _>>()?;
                 CfBody::Fetch(fetches)
             }
-            _ if op.is_export() => CfBody::Export(self.export(at, op, word0, word1)?),
+            _ if op.is_export() => CfBody::Export(self.export(at, op, words)?),
             _ => CfBody::Flow {
                 addr,
-                pop_count: get(word1, 0, 3) as u8,
-                cf_const: get(word1, 3, 5) as u8,
-                cond: get(word1, 8, 2) as u8,
+                pop_count: get(&words, f.pop_count) as u8,
+                cf_const: get(&words, f.cf_const) as u8,
+                cond: get(&words, f.cond) as u8,
             },
         };
-        // Evergreen's exports have MARK, not WHOLE_QUAD_MODE, at bit 30.
-        let whole_quad_mode = bit(word1, 30) && !(evergreen && op.is_export());
+        // Evergreen's exports have MARK, not WHOLE_QUAD_MODE, in that bit.
+        let mark = chip.is_evergreen_class() && op.is_export();
         Ok(Cf {
             op,
             body,
-            barrier: bit(word1, 31),
-            end_of_program: bit(word1, 21),
-            valid_pixel_mode: bit(word1, if evergreen { 20 } else { 22 }),
-            whole_quad_mode,
+            barrier: bit(&words, common.barrier),
+            end_of_program: bit(&words, common.end_of_program),
+            valid_pixel_mode: bit(&words, common.valid_pixel_mode),
+            whole_quad_mode: bit(&words, common.whole_quad_mode) && !mark,
         })
     }
 
-    fn export(&self, at: At, op: CfOp, word0: u32, word1: u32) -> Result<Export, DecodeError> {
-        let burst_lo = if self.chip.is_evergreen_class() {
-            16
-        } else {
-            17
-        };
+    fn export(&self, at: At, op: CfOp, words: [u32; 2]) -> Result<Export, DecodeError> {
+        let f = ExportWords::of(self.chip);
+        let kind = get(&words, f.export_type);
         let mut export = Export {
-            burst: get(word1, burst_lo, 4) as u8 + 1,
-            elem_size: get(word0, 30, 2) as u8,
+            burst: get(&words, f.burst_count) as u8 + 1,
+            elem_size: get(&words, f.elem_size) as u8,
             ..Export::new(
                 ExportType::Scratch,
-                get(word0, 0, 13) as u16,
-                get(word0, 15, 7) as u8,
-                [0, 1, 2, 3].map(|c| get(word1, 3 * c, 3) as u8),
+                get(&words, f.array_base) as u16,
+                get(&words, f.rw_gpr) as u8,
+                ExportSwizzle::of(self.chip)
+                    .sel()
+                    .map(|sel| get(&words, sel) as u8),
             )
         };
         if op == CfOp::MemScratch {
-            let kind = get(word0, 13, 2);
-            export.index_gpr = bit(kind, 0).then(|| get(word0, 23, 7) as u8);
-            export.ack = bit(kind, 1);
-            export.array_size = get(word1, 0, 12) as u16;
-            export.swizzle = [0, 1, 2, 3].map(|c| if bit(word1, 12 + c) { c as u8 } else { 7 });
+            // Indexed in bit 0 of the type, acknowledged in bit 1.
+            let b = ExportBuffer::of(self.chip);
+            export.index_gpr = (kind & 1 != 0).then(|| get(&words, f.index_gpr) as u8);
+            export.ack = kind & 2 != 0;
+            export.array_size = get(&words, b.array_size) as u16;
+            let mask = get(&words, b.comp_mask);
+            export.swizzle = [0, 1, 2, 3].map(|c| if mask >> c & 1 != 0 { c as u8 } else { 7 });
             return Ok(export);
         }
-        export.kind = match get(word0, 13, 2) {
+        export.kind = match kind {
             0 => ExportType::Pixel,
             1 => ExportType::Pos,
             2 => ExportType::Param,
@@ -1445,9 +1413,10 @@ impl Reader<'_> {
     /// vertex-fetch and a texture instruction the same number there.
     fn fetch(&self, at: At, clause: CfOp, words: [u32; 4]) -> Result<Fetch, DecodeError> {
         let chip = self.chip;
-        let inst = get(words[0], 0, 5);
+        let f = FetchWords::of(chip);
+        let inst = get(&words, f.fetch_inst);
         if let Some(op) = FetchOp::decode(chip, true, inst) {
-            return Ok(vertex_fetch(op, words));
+            return Ok(vertex_fetch(chip, op, words));
         }
         if clause != CfOp::Tex {
             return Err(DecodeError::UnknownOp {
@@ -1457,72 +1426,70 @@ impl Reader<'_> {
                 chip,
             });
         }
-        let modifier = if chip.is_evergreen_class() {
-            get(words[0], 5, 2)
-        } else {
-            0
-        };
-        let code = inst | modifier << 8;
+        let t = TexWords::of(chip);
+        let code = inst | get(&words, t.inst_mod) << 8;
         let op = FetchOp::decode(chip, false, code).ok_or(DecodeError::UnknownOp {
             at,
             kind: "TEX",
             opcode: code,
             chip,
         })?;
-        let [word0, word1, word2, _] = words;
         Ok(Fetch {
             op,
-            resource: get(word0, 8, 8) as u8,
-            sampler: get(word2, 15, 5) as u8,
-            src_gpr: get(word0, 16, 7) as u8,
-            src_sel: [0, 1, 2, 3].map(|c| get(word2, 20 + 3 * c, 3) as u8),
-            dst_gpr: get(word1, 0, 7) as u8,
-            dst_sel: [0, 1, 2, 3].map(|c| get(word1, 9 + 3 * c, 3) as u8),
-            coord_normalized: [0, 1, 2, 3].map(|c| bit(word1, 28 + c)),
-            lod_bias: sign_extend(get(word1, 21, 7), 7),
-            offset: [0, 1, 2].map(|c| sign_extend(get(word2, 5 * c, 5), 5)),
+            resource: get(&words, t.resource_id) as u8,
+            sampler: get(&words, t.sampler_id) as u8,
+            src_gpr: get(&words, f.src_gpr) as u8,
+            src_sel: t.src_sel().map(|sel| get(&words, sel) as u8),
+            dst_gpr: get(&words, f.dst_gpr) as u8,
+            dst_sel: f.dst_sel().map(|sel| get(&words, sel) as u8),
+            coord_normalized: t.coord_type().map(|normalized| bit(&words, normalized)),
+            lod_bias: signed(&words, t.lod_bias),
+            offset: t.offset().map(|offset| signed(&words, offset)),
             vtx: VtxFormat::default(),
         })
     }
 }
 
-/// A vertex fetch.
-fn vertex_fetch(op: FetchOp, [word0, word1, word2, _]: [u32; 4]) -> Fetch {
-    let memory = op == FetchOp::ReadScratch;
-    let vtx_field = |word: u32, lo: u32, bits: u32| if memory { 0 } else { get(word, lo, bits) };
-    Fetch {
+/// A vertex fetch or a memory read.
+fn vertex_fetch(chip: Chip, op: FetchOp, words: [u32; 4]) -> Fetch {
+    let (f, v) = (FetchWords::of(chip), VertexFetchWords::of(chip));
+    let mut fetch = Fetch {
         op,
-        resource: vtx_field(word0, 8, 8) as u8,
+        resource: 0,
         sampler: 0,
-        src_gpr: get(word0, 16, 7) as u8,
-        src_sel: [get(word0, 24, 2) as u8, 7, 7, 7],
-        dst_gpr: get(word1, 0, 7) as u8,
-        dst_sel: [0, 1, 2, 3].map(|c| get(word1, 9 + 3 * c, 3) as u8),
+        src_gpr: get(&words, f.src_gpr) as u8,
+        src_sel: [get(&words, v.src_sel_x) as u8, 7, 7, 7],
+        dst_gpr: get(&words, f.dst_gpr) as u8,
+        dst_sel: f.dst_sel().map(|sel| get(&words, sel) as u8),
         coord_normalized: [false; 4],
         lod_bias: 0,
         offset: [0; 3],
         vtx: VtxFormat {
-            offset: vtx_field(word2, 0, 16) as u16,
-            fetch_type: vtx_field(word0, 5, 2) as u8,
-            mega_fetch_count: vtx_field(word0, 26, 6) as u8,
-            data_format: get(word1, 22, 6) as u8,
-            num_format: get(word1, 28, 2) as u8,
-            format_comp_signed: bit(word1, 30),
-            srf_mode: bit(word1, 31),
-            use_const_fields: vtx_field(word1, 21, 1) != 0,
-            endian_swap: get(word2, 16, 2) as u8,
-            mem: if memory {
-                MemRead {
-                    array_base: get(word2, 0, 13) as u16,
-                    array_size: get(word2, 20, 12) as u16,
-                    elem_size: get(word0, 5, 2) as u8,
-                    indexed: bit(word0, 12),
-                }
-            } else {
-                MemRead::default()
-            },
+            data_format: get(&words, v.data_format) as u8,
+            num_format: get(&words, v.num_format_all) as u8,
+            format_comp_signed: bit(&words, v.format_comp_all),
+            srf_mode: bit(&words, v.srf_mode_all),
+            endian_swap: get(&words, v.endian_swap) as u8,
+            ..VtxFormat::default()
         },
+    };
+    if op == FetchOp::ReadScratch {
+        let m = MemReadWords::of(chip);
+        fetch.vtx.mem = MemRead {
+            array_base: get(&words, m.array_base) as u16,
+            array_size: get(&words, m.array_size) as u16,
+            elem_size: get(&words, m.elem_size) as u8,
+            indexed: bit(&words, m.indexed),
+        };
+    } else {
+        let x = VtxWords::of(chip);
+        fetch.resource = get(&words, x.buffer_id) as u8;
+        fetch.vtx.offset = get(&words, x.offset) as u16;
+        fetch.vtx.fetch_type = get(&words, x.fetch_type) as u8;
+        fetch.vtx.mega_fetch_count = get(&words, x.mega_fetch_count) as u8;
+        fetch.vtx.use_const_fields = bit(&words, x.use_const_fields);
     }
+    fetch
 }
 
 fn malformed(at: At, why: impl Into<String>) -> DecodeError {
@@ -1664,14 +1631,20 @@ mod tests {
         assemble(program).expect_err("the program should not encode")
     }
 
-    /// The dword where the body of CF `cf` starts, as its CF words say (64-bit units × 2).
-    fn body_of(words: &[u32], cf_dword: usize, alu: bool) -> usize {
+    /// Field `f` of the instruction whose first dword is `words[at]`.
+    fn field(words: &[u32], at: usize, f: Field) -> u32 {
+        get(&words[at..], f)
+    }
+
+    /// The dword where the body of the clause whose CF words start at `cf_dword` starts, as
+    /// they say (64-bit units × 2).
+    fn body_of(chip: Chip, words: &[u32], cf_dword: usize, alu: bool) -> usize {
         let addr = if alu {
-            get(words[cf_dword], 0, 22)
+            CfAluWords::of(chip).addr
         } else {
-            words[cf_dword] & 0xff_ffff
+            CfWords::of(chip).addr
         };
-        2 * addr as usize
+        2 * field(words, cf_dword, addr) as usize
     }
 
     #[test]
@@ -1720,24 +1693,25 @@ mod tests {
             }
             let clause = alu(CfOp::Alu, &[kcache(2, 0, 1)], vec![g0, g1, group(g2, &[])]);
             let words = round_trip(&program(chip, vec![clause, pixel_export()]));
-            let b = body_of(&words, 0, true);
+            let b = body_of(chip, &words, 0, true);
             assert_eq!(
                 b,
                 if chip == Chip::Cayman { 6 } else { 4 },
                 "{chip:?}: the body follows the CF words"
             );
+            let last = |at| field(&words, at, AluWords::of(chip).last);
             // Group 0: LAST on its second instruction, then the literal and a zero.
-            assert!(!bit(words[b], 31) && bit(words[b + 2], 31), "{chip:?}");
+            assert_eq!([last(b), last(b + 2)], [0, 1], "{chip:?}");
             assert_eq!(words[b + 4..b + 6], [0x4049_0fdb, 0], "{chip:?}");
             // Group 1: three literals and a zero.
-            assert!(bit(words[b + 8], 31), "{chip:?}");
+            assert_eq!(last(b + 8), 1, "{chip:?}");
             assert_eq!(
                 words[b + 10..b + 14],
                 [0x3fc0_0000, 0x4020_0000, 0x4060_0000, 0],
                 "{chip:?}"
             );
             // COUNT = slots - 1: 3 + 4 + 2.
-            assert_eq!(get(words[1], 18, 7), 8, "{chip:?}");
+            assert_eq!(field(&words, 0, CfAluWords::of(chip).count), 8, "{chip:?}");
             assert_eq!(words.len(), b + 18, "{chip:?}");
         }
     }
@@ -1757,18 +1731,11 @@ mod tests {
                 chip,
                 vec![alu(CfOp::Alu, &sets, vec![reads]), pixel_export()],
             ));
-            let (w0, w1) = (words[0], words[1]);
-            assert_eq!(
-                [get(w0, 22, 4), get(w0, 26, 4), get(w0, 30, 2)],
-                [1, 15, 2],
-                "{chip:?}"
-            );
-            assert_eq!(
-                [get(w1, 0, 2), get(w1, 2, 8), get(w1, 10, 8)],
-                [1, 2, 7],
-                "{chip:?}"
-            );
-            assert_eq!(get(w1, 26, 4), 8, "{chip:?}: CF_INST ALU");
+            let f = CfAluWords::of(chip);
+            let sets = [0, 1].map(|set| f.kcache(set).map(|bits| field(&words, 0, bits)));
+            // (bank, mode, line) of each set.
+            assert_eq!(sets, [[1, 2, 2], [15, 1, 7]], "{chip:?}");
+            assert_eq!(field(&words, 0, f.cf_inst), 8, "{chip:?}: CF_INST ALU");
         }
         for chip in [Chip::R600, Chip::R700] {
             let sets = [kcache(0, 0, 1), kcache(1, 0, 1), kcache(2, 0, 1)];
@@ -1825,29 +1792,26 @@ mod tests {
                 words[12], 2,
                 "{chip:?}: the backward jump targets CF 2's prefix"
             );
+            let e = AluExtendedWords::of(chip);
+            let set = |prefix, set| e.kcache(set).map(|bits| field(&words, prefix, bits));
             for (prefix, mode3) in [(4, 1), (8, 0)] {
-                let (e0, e1) = (words[prefix], words[prefix + 1]);
-                assert_eq!(get(e1, 26, 4), 12, "{chip:?}: ALU_EXTENDED");
                 assert_eq!(
-                    [get(e0, 22, 4), get(e0, 30, 2), get(e1, 2, 8)],
-                    [9, 2, 3],
-                    "{chip:?}: set 2"
+                    field(&words, prefix, e.cf_inst),
+                    12,
+                    "{chip:?}: ALU_EXTENDED"
                 );
-                assert_eq!(get(e1, 0, 2), mode3, "{chip:?}: set 3's mode");
+                assert_eq!(set(prefix, 2), [9, 2, 3], "{chip:?}: set 2");
+                assert_eq!(set(prefix, 3)[1], mode3, "{chip:?}: set 3's mode");
                 assert_eq!(
-                    get(words[prefix + 3], 26, 4),
+                    field(&words, prefix + 2, CfAluWords::of(chip).cf_inst),
                     8,
                     "{chip:?}: the CF_ALU pair follows"
                 );
             }
-            assert_eq!(
-                [get(words[4], 26, 4), get(words[5], 10, 8)],
-                [12, 200],
-                "{chip:?}: set 3"
-            );
+            assert_eq!(set(4, 3), [12, 1, 200], "{chip:?}: set 3");
             // The bodies follow the 8 CF pairs (9 with Cayman's CF_END); CF 0's takes 2 dwords.
             assert_eq!(
-                body_of(&words, 6, true),
+                body_of(chip, &words, 6, true),
                 if chip == Chip::Cayman { 20 } else { 18 }
             );
         }
@@ -1868,27 +1832,32 @@ mod tests {
             );
             let clause = alu(CfOp::Alu, &[], vec![group(vec![muladd, cnde], &[])]);
             let words = round_trip(&program(chip, vec![clause, pixel_export()]));
-            let b = body_of(&words, 0, true);
-            let (m, c) = (words[b + 1], words[b + 3]);
+            let b = body_of(chip, &words, 0, true);
+            let (f, op3) = (AluWords::of(chip), AluOp3::of(chip));
+            let (m, c) = (b, b + 2);
             assert_eq!(
-                get(m, 13, 5),
+                field(&words, m, op3.alu_inst),
                 u32::from(AluOpcode::Muladd.opcode(chip).unwrap()),
                 "{chip:?}"
             );
             assert_eq!(
-                get(c, 13, 5),
+                field(&words, c, op3.alu_inst),
                 u32::from(AluOpcode::CndeInt.opcode(chip).unwrap()),
                 "{chip:?}"
             );
-            assert_ne!(get(m, 15, 3), 0, "{chip:?}: OP3 marker");
             // SRC2 of MULADD: -R3.z.
+            let src2 = op3.src2();
             assert_eq!(
-                [get(m, 0, 9), get(m, 10, 2), get(m, 12, 1)],
+                [src2.sel, src2.chan, src2.neg].map(|bits| field(&words, m, bits)),
                 [3, 2, 1],
                 "{chip:?}"
             );
-            assert_eq!([get(m, 21, 7), get(m, 29, 2)], [5, 1], "{chip:?}: dst R5.y");
-            assert_eq!(get(words[b], 12, 1), 1, "{chip:?}: SRC0 negated");
+            assert_eq!(
+                [f.dst_gpr, f.dst_chan].map(|bits| field(&words, m, bits)),
+                [5, 1],
+                "{chip:?}: dst R5.y"
+            );
+            assert_eq!(field(&words, m, f.src0_neg), 1, "{chip:?}: SRC0 negated");
         }
     }
 
@@ -1913,13 +1882,19 @@ mod tests {
             Chip::Evergreen,
             vec![alu(CfOp::Alu, &[], vec![vliw5]), pixel_export()],
         ));
-        let b = body_of(&words, 0, true);
+        let b = body_of(Chip::Evergreen, &words, 0, true);
+        let op2 = AluOp2::of(Chip::Evergreen);
         assert_eq!(
-            get(words[b + 3], 7, 11),
+            field(&words, b + 2, op2.alu_inst),
             0x86,
             "RECIP_IEEE's Evergreen opcode"
         );
-        assert!(bit(words[b + 2], 31), "LAST on the trans instruction");
+        let last = AluWords::of(Chip::Evergreen).last;
+        assert_eq!(
+            field(&words, b + 2, last),
+            1,
+            "LAST on the trans instruction"
+        );
 
         let replicated = group(vec![recip(0, false), recip(1, true), recip(2, false)], &[]);
         assert_eq!(
@@ -1930,10 +1905,13 @@ mod tests {
             Chip::Cayman,
             vec![alu(CfOp::Alu, &[], vec![replicated]), pixel_export()],
         ));
-        let b = body_of(&words, 0, true);
-        let writes: Vec<u32> = (0..3).map(|k| get(words[b + 2 * k + 1], 4, 1)).collect();
+        let b = body_of(Chip::Cayman, &words, 0, true);
+        let op2 = AluOp2::of(Chip::Cayman);
+        let writes: Vec<u32> = (0..3)
+            .map(|k| field(&words, b + 2 * k, op2.write_mask))
+            .collect();
         assert_eq!(writes, [0, 1, 0], "only the y replica writes");
-        assert!((0..3).all(|k| get(words[b + 2 * k + 1], 7, 11) == 0x86));
+        assert!((0..3).all(|k| field(&words, b + 2 * k, op2.alu_inst) == 0x86));
     }
 
     #[test]
@@ -1967,23 +1945,24 @@ mod tests {
                 pixel_export(),
             ];
             let words = round_trip(&program(chip, cf));
-            let b = body_of(&words, 0, true);
-            let (inst_lo, omod_lo) = if chip == Chip::R600 { (8, 6) } else { (7, 5) };
-            let w1 = words[b + 1];
-            assert_eq!(get(w1, inst_lo, 18 - inst_lo), 0x23, "{chip:?}: PRED_SETNE");
+            let b = body_of(chip, &words, 0, true);
+            let (f, op2) = (AluWords::of(chip), AluOp2::of(chip));
+            assert_eq!(field(&words, b, op2.alu_inst), 0x23, "{chip:?}: PRED_SETNE");
             assert_eq!(
-                get(w1, 2, 3),
-                0b011,
+                [op2.update_exec_mask, op2.update_pred, op2.write_mask]
+                    .map(|bits| field(&words, b, bits)),
+                [1, 1, 0],
                 "{chip:?}: exec mask and predicate, no write"
             );
-            let (w0, w1) = (words[b + 2], words[b + 3]);
-            assert_eq!(get(w1, omod_lo, 2), 1, "{chip:?}: OMOD ×2");
+            let doubled = b + 2;
+            assert_eq!(field(&words, doubled, op2.omod), 1, "{chip:?}: OMOD ×2");
             assert_eq!(
-                [get(w1, 0, 1), get(w1, 18, 3), get(w0, 29, 2)],
+                [op2.src0_abs, f.bank_swizzle, f.pred_sel].map(|bits| field(&words, doubled, bits)),
                 [1, 5, 2],
                 "{chip:?}"
             );
-            assert_eq!(get(words[1], 26, 4), 9, "{chip:?}: ALU_PUSH_BEFORE");
+            let cf_inst = CfAluWords::of(chip).cf_inst;
+            assert_eq!(field(&words, 0, cf_inst), 9, "{chip:?}: ALU_PUSH_BEFORE");
         }
     }
 
@@ -2019,42 +1998,41 @@ mod tests {
                 pixel_export(),
             ];
             let words = round_trip(&program(chip, cf));
-            let b = body_of(&words, 2, false);
+            let b = body_of(chip, &words, 2, false);
             // CF words 6 (8 on Cayman), then the ALU body's 4: the TEX body is aligned from
             // 10 up to 12 (on Cayman it starts there).
             assert_eq!(b, 12, "{chip:?}");
             if chip != Chip::Cayman {
                 assert_eq!(words[10..12], [0, 0], "{chip:?}: alignment padding");
             }
-            let [w0, w1, w2, w3] = words[b..b + 4] else {
-                unreachable!()
-            };
+            let (f, t) = (FetchWords::of(chip), TexWords::of(chip));
+            let get = |bits| field(&words, b, bits);
             assert_eq!(
-                [get(w0, 0, 5), get(w0, 8, 8), get(w0, 16, 7)],
-                [0x10, 3, 4],
+                [
+                    f.fetch_inst,
+                    t.resource_id,
+                    f.src_gpr,
+                    f.dst_gpr,
+                    t.sampler_id
+                ]
+                .map(get),
+                [0x10, 3, 4, 1, 2],
                 "{chip:?}"
             );
+            assert_eq!(f.dst_sel().map(get), [0, 1, 2, 3], "{chip:?}");
+            assert_eq!(t.coord_type().map(get), [1, 1, 0, 0], "{chip:?}");
+            assert_eq!(get(t.lod_bias), 0x7b, "{chip:?}: LOD bias -5");
+            assert_eq!(t.offset().map(get), [0x1d, 2, 0], "{chip:?}");
+            assert_eq!(t.src_sel().map(get), [0, 1, 7, 7], "{chip:?}: xy__");
+            assert_eq!(words[b + 3], 0, "{chip:?}: padding dword");
             assert_eq!(
-                [get(w1, 0, 7), get(w1, 9, 12), get(w1, 28, 4)],
-                [1, 0o3210, 0b0011],
-                "{chip:?}"
-            );
-            assert_eq!(get(w1, 21, 7), 0x7b, "{chip:?}: LOD bias -5");
-            assert_eq!(
-                [get(w2, 0, 5), get(w2, 5, 5), get(w2, 15, 5)],
-                [0x1d, 2, 2],
-                "{chip:?}"
-            );
-            assert_eq!(get(w2, 20, 12), 0o7710, "{chip:?}: source swizzle xy__");
-            assert_eq!(w3, 0, "{chip:?}: padding dword");
-            assert_eq!(
-                get(words[3], 10, 3),
+                field(&words, 2, CfWords::of(chip).count),
                 fetches.len() as u32 - 1,
                 "{chip:?}: COUNT"
             );
             if chip.is_evergreen_class() {
                 assert_eq!(
-                    [get(words[b + 4], 0, 5), get(words[b + 4], 5, 2)],
+                    [f.fetch_inst, t.inst_mod].map(|bits| field(&words, b + 4, bits)),
                     [3, 1],
                     "LD, modifier 1"
                 );
@@ -2063,7 +2041,11 @@ mod tests {
         // R700's fourth COUNT bit; R600's eight-fetch limit.
         let twelve = Cf::new(CfOp::Tex, CfBody::Fetch(vec![sample(); 12]));
         let words = round_trip(&program(Chip::R700, vec![twelve.clone(), pixel_export()]));
-        assert_eq!([get(words[1], 10, 3), get(words[1], 19, 1)], [3, 1]);
+        let f = CfWords::of(Chip::R700);
+        assert_eq!(
+            [f.count, f.count_3].map(|bits| field(&words, 0, bits)),
+            [3, 1]
+        );
         let err = assemble_err(&program(Chip::R600, vec![twelve, pixel_export()]));
         assert_eq!(
             err,
@@ -2109,32 +2091,41 @@ mod tests {
             Cf::new(CfOp::Vtx, CfBody::Fetch(vec![vfetch()])),
             pixel_export(),
         ];
-        let words = round_trip(&program(Chip::Evergreen, cf));
-        assert_eq!(get(words[1], 22, 8), 2, "CF_INST VTX");
-        let [w0, w1, w2, _] = words[4..8] else {
-            unreachable!()
-        };
+        let chip = Chip::Evergreen;
+        let words = round_trip(&program(chip, cf));
+        let cf_inst = CfCommon::of(chip).cf_inst;
+        assert_eq!(field(&words, 0, cf_inst), 2, "CF_INST VTX");
+        let (f, v, x) = (
+            FetchWords::of(chip),
+            VertexFetchWords::of(chip),
+            VtxWords::of(chip),
+        );
+        let get = |bits| field(&words, 4, bits);
         assert_eq!(
             [
-                get(w0, 0, 5),
-                get(w0, 5, 2),
-                get(w0, 8, 8),
-                get(w0, 24, 2),
-                get(w0, 26, 6)
-            ],
+                f.fetch_inst,
+                x.fetch_type,
+                x.buffer_id,
+                v.src_sel_x,
+                x.mega_fetch_count
+            ]
+            .map(get),
             [0, 1, 5, 1, 15]
         );
+        assert_eq!(f.dst_sel().map(get), [0, 1, 2, 5]);
         assert_eq!(
             [
-                get(w1, 0, 7),
-                get(w1, 9, 12),
-                get(w1, 22, 6),
-                get(w1, 28, 4)
-            ],
-            [2, 0o5210, 0x23, 0b1110]
+                f.dst_gpr,
+                v.data_format,
+                v.num_format_all,
+                v.format_comp_all,
+                v.srf_mode_all
+            ]
+            .map(get),
+            [2, 0x23, 2, 1, 1]
         );
         assert_eq!(
-            [get(w2, 0, 16), get(w2, 19, 1)],
+            [x.offset, x.mega_fetch].map(get),
             [16, 1],
             "offset, MEGA_FETCH"
         );
@@ -2152,7 +2143,8 @@ mod tests {
             pixel_export(),
         ];
         let words = round_trip(&program(Chip::Cayman, cf));
-        assert_eq!(get(words[8 + 2], 19, 1), 0, "no MEGA_FETCH on Cayman");
+        let mega_fetch = VtxWords::of(Chip::Cayman).mega_fetch;
+        assert_eq!(field(&words, 8, mega_fetch), 0, "no MEGA_FETCH on Cayman");
         let cf = vec![
             Cf::new(CfOp::Vtx, CfBody::Fetch(vec![fetch])),
             pixel_export(),
@@ -2217,17 +2209,15 @@ mod tests {
             let words = round_trip(&program(chip, cf));
             let targets: Vec<u32> = [1, 3, 5, 7, 9].iter().map(|&cf| words[2 * cf]).collect();
             assert_eq!(targets, [3, 5, 10, 9, 6], "{chip:?}");
-            let (inst_lo, bits) = if chip.is_evergreen_class() {
-                (22, 8)
-            } else {
-                (23, 7)
-            };
-            let ops: Vec<u32> = [1, 3, 5, 7, 8, 9]
-                .iter()
-                .map(|&cf| get(words[2 * cf + 1], inst_lo, bits))
-                .collect();
+            let cf_inst = CfCommon::of(chip).cf_inst;
+            let ops = [1, 3, 5, 7, 8, 9].map(|cf| field(&words, 2 * cf, cf_inst));
             assert_eq!(ops, [0x0a, 0x0d, 0x06, 0x09, 0x0e, 0x05], "{chip:?}");
-            assert_eq!(get(words[7], 0, 3), 1, "{chip:?}: ELSE pops one entry");
+            let pop_count = CfWords::of(chip).pop_count;
+            assert_eq!(
+                field(&words, 6, pop_count),
+                1,
+                "{chip:?}: ELSE pops one entry"
+            );
         }
     }
 
@@ -2251,25 +2241,21 @@ mod tests {
                 pixel_export(),
             ];
             let words = round_trip(&program(chip, cf));
-            let burst_lo = if chip.is_evergreen_class() { 16 } else { 17 };
+            let f = ExportWords::of(chip);
             assert_eq!(
-                [
-                    get(words[0], 0, 13),
-                    get(words[0], 13, 2),
-                    get(words[0], 15, 7)
-                ],
+                [f.array_base, f.export_type, f.rw_gpr].map(|bits| field(&words, 0, bits)),
                 [60, 1, 1]
             );
             assert_eq!(
-                [
-                    get(words[2], 13, 2),
-                    get(words[3], 0, 12),
-                    get(words[3], burst_lo, 4)
-                ],
-                [2, 0o5472, 1]
+                [f.export_type, f.burst_count].map(|bits| field(&words, 2, bits)),
+                [2, 1]
             );
-            assert!(
-                bit(words[5], 21) != (chip == Chip::Cayman),
+            let sel = ExportSwizzle::of(chip).sel();
+            assert_eq!(sel.map(|bits| field(&words, 2, bits)), [2, 7, 4, 5]);
+            let end_of_program = CfCommon::of(chip).end_of_program;
+            assert_eq!(
+                field(&words, 4, end_of_program) == 1,
+                chip != Chip::Cayman,
                 "{chip:?}: END_OF_PROGRAM"
             );
         }
@@ -2285,8 +2271,13 @@ mod tests {
             ],
         );
         let words = round_trip(&p);
-        assert_eq!(get(words[5], 22, 8), 0x20, "CF_INST CF_END");
-        assert!(!bit(words[3], 21), "no END_OF_PROGRAM bit");
+        let common = CfCommon::of(Chip::Cayman);
+        assert_eq!(field(&words, 4, common.cf_inst), 0x20, "CF_INST CF_END");
+        assert_eq!(
+            field(&words, 2, common.end_of_program),
+            0,
+            "no END_OF_PROGRAM bit"
+        );
 
         let mut no_end = p.clone();
         no_end.cf.pop();
@@ -2398,7 +2389,7 @@ mod tests {
             err,
             EncodeError::Field {
                 at: at_inst,
-                field: "dst.gpr",
+                field: "dst_gpr",
                 value: 128
             }
         );
@@ -2494,7 +2485,7 @@ mod tests {
             b.words[dword] = word;
             decode(&b)
         };
-        // USES_WATERFALL has no field in the program.
+        // USES_WATERFALL (bit 25 of CF_ALU_WORD1) has no field in the program.
         assert_eq!(
             with(1, good.words[1] | 1 << 25),
             Err(DecodeError::NotCanonical {
@@ -2503,16 +2494,19 @@ mod tests {
                 expected: good.words[1]
             })
         );
+        let cf_inst = CfCommon::of(Chip::R700).cf_inst;
         assert!(matches!(
-            with(3, good.words[3] & !(0x7f << 23) | 0x3f << 23),
+            with(3, good.words[3] & !cf_inst.mask() | 0x3f << cf_inst.lo),
             Err(DecodeError::UnknownOp {
                 at: At::Cf(1),
                 kind: "CF",
                 ..
             })
         ));
+        // PRED_SEL 1 is reserved.
+        let pred_sel = AluWords::of(Chip::R700).pred_sel;
         assert!(matches!(
-            with(4, good.words[4] | 1 << 29),
+            with(4, good.words[4] | 1 << pred_sel.lo),
             Err(DecodeError::Malformed {
                 at: At::Inst {
                     cf: 0,

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod emit;
 pub mod emu;
 pub mod encoding;
+mod fields;
 pub mod isa;
 pub mod lir;
 pub mod lower;
