@@ -129,7 +129,7 @@ pub fn compile_compute_variants(
     vec![(8, simd8), (16, simd16), (32, simd32)]
 }
 
-/// The fragment kernels a driver keeps, as Mesa chooses them (fact sheet A10): SIMD8 always,
+/// The fragment kernels a driver keeps, as Mesa chooses them: SIMD8 always,
 /// spilling if it must; SIMD16 only when SIMD8 did not spill, and only if it fits the registers
 /// without spilling; SIMD32 only when both did, if it fits without spilling, and only if the
 /// performance model gives it a better throughput than both.

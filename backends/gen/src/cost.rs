@@ -1,9 +1,9 @@
 //! What operations cost on Gen9 at SIMD8, for e-graph extraction.
 //!
 //! The backend is scalar: an IR operation on `n` components becomes `n` instructions, so every
-//! cost is per component. The unit is one ALU instruction's issue time (the fact sheet's
-//! performance model: 2 cycles of dispatch and FPU time at SIMD8), and the other figures follow
-//! the same table: extended-math operations (rcp, rsq, sqrt, exp2, log2, sin, cos) keep the EM
+//! cost is per component. The unit is one ALU instruction's issue time (in the performance
+//! model of [`crate::perf`]: 2 cycles of dispatch and FPU time at SIMD8), and the other figures
+//! follow the same model: extended-math operations (rcp, rsq, sqrt, exp2, log2, sin, cos) keep the EM
 //! unit twice as long, pow and fdiv four times, integer division about thirteen times.
 //! Source modifiers (neg, abs) and the saturate destination modifier are free; so are moves,
 //! vector constructions and swizzles, which copy propagation and register allocation absorb,

@@ -1,4 +1,4 @@
-//! Assembly text in the style of Mesa's Gen disassembler (fact sheet A9):
+//! Assembly text in the style of Mesa's Gen disassembler:
 //! `[(±fN.S[.pred])] opcode[.sat][.cmod[.fN.S]](exec) dst src0 [src1 [src2]] { ctrl };`, with
 //! the operands in columns 16, 32, 48 and 64 (one space when a column is already passed).
 //! Jump targets print as byte offsets (`JIP: +32`) unless the caller names them, as a program
@@ -396,7 +396,7 @@ mod tests {
         Src::Reg(Reg::grf(nr, subnr, ty, region))
     }
 
-    /// Lines from Mesa's Gen9 assembler tests, as the fact sheet quotes them.
+    /// Lines of Mesa's Gen9 assembler tests, as its disassembler prints them.
     #[test]
     fn prints_like_mesa() {
         let scalar = Region::SCALAR;

@@ -1,5 +1,5 @@
-//! An emulator of Gen programs: one hardware thread running native instructions (fact sheet
-//! A2, A4, A5) on 128 32-byte GRFs, two flag registers and a per-channel execution mask.
+//! An emulator of Gen programs: one hardware thread running native instructions on 128
+//! 32-byte GRFs, two flag registers and a per-channel execution mask.
 //!
 //! It reads operands through their regions, converts sources to the execution type (float when
 //! any source is a float) and the result to the destination type, applies source modifiers,

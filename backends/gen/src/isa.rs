@@ -1,6 +1,5 @@
 //! The Gen7–Gen9 execution unit as the encoder, the disassembler and the emulator see it:
-//! generations, register files, data types, regions and hardware opcodes, with their encodings
-//! (fact sheet part A: A1–A4).
+//! generations, register files, data types, regions and hardware opcodes, with their encodings.
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
-//! The static performance model of Mesa's Gen backend (fact sheet A11): the "cycles" of
-//! shader-db statistics, from a program of native instructions.
+//! The static performance model of Mesa's Gen backend: the "cycles" of shader-db statistics,
+//! from a program of native instructions.
 //!
 //! Every instruction occupies the front end for `df` cycles and, when it runs on a unit (the FPU,
 //! extended math, a shared function), that unit for `db` cycles; its destination registers are
@@ -8,7 +8,7 @@
 //! ready and its unit is free. The estimate is the front end's elapsed time, with everything
 //! inside a loop weighted ten times per loop level.
 //!
-//! The figures are the fact sheet's per generation (IVB, HSW, Gen8–9). Where it gives only the
+//! The figures are Mesa's per generation (IVB, HSW, Gen8–9). Where Mesa gives only the
 //! destination latency of a class, the accumulator is ready four cycles earlier and the flags
 //! six cycles later on Gen7 (four on Gen8+), as in the classes it gives in full.
 //! Atomics are costed as other data-cache messages for now.

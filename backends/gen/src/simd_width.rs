@@ -2,8 +2,8 @@
 //! pieces.
 //!
 //! What: [`lower_simd_width`] asks [`lowered_width`] how many channels each instruction may
-//! run at once on a generation (the rules of the fact sheet, A6, for the instructions lowering
-//! emits) and replaces each wider one by pieces of that width, lowest channel group first.
+//! run at once on a generation (the hardware's execution-size limits, below, for the
+//! instructions lowering emits) and replaces each wider one by pieces of that width, lowest channel group first.
 //! Piece k runs channels k·width onwards: its channel group moves by as much, and each operand
 //! that differs per channel moves to the bytes those channels read or write (a scalar operand
 //! and an immediate stay whole; `pln`'s barycentrics move a GRF pair per 8 channels). Flags

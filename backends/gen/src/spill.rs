@@ -15,7 +15,7 @@
 //! that divergent control flow disables) gets a fill first, and the spill after it writes back
 //! what the register held in the other channels. The temporaries are marked unspillable.
 //!
-//! The messages (fact sheet A7): Gen7+ scratch block read and write on the data cache, offset in
+//! The messages: Gen7+ scratch block read and write on the data cache, offset in
 //! the descriptor in 32-byte units and a header whose dword 5 (the per-thread scratch offset) the
 //! thread's g0 provides: a fill reads with g0 itself as its one-GRF message; a spill's message is
 //! a copy of g0 and the data after it, so the temporary of a write keeps a header GRF before its

@@ -1,4 +1,4 @@
-//! GPR read ports and bank swizzles (fact sheet B3.3): whether a group's operands can be read
+//! GPR read ports and bank swizzles: whether a group's operands can be read
 //! in its three read cycles, and with which BANK_SWIZZLE per instruction.
 //!
 //! What: each cycle has one GPR read port per channel; a vector-slot instruction's swizzle

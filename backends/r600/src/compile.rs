@@ -226,7 +226,7 @@ pub fn statistics(program: &Program, binary: &Binary) -> Stats {
     stats
 }
 
-/// Cycles of one 64-lane wavefront, statically (fact sheet B10): a group or a fetch issues in
+/// Cycles of one 64-lane wavefront, statically: a group or a fetch issues in
 /// four cycles, and a CF instruction costs what sb's heuristics say AMD's documents say, about
 /// 40 groups. Loops count once.
 pub fn estimate_cycles(stats: &Stats) -> u64 {

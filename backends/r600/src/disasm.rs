@@ -1,8 +1,8 @@
-//! The assembly listing of a [`Binary`], in the style of Mesa's `r600_bytecode_disasm` (fact
-//! sheet ../shared/reference/isa-gen-r600.md, B8.1): a header with the size, GPRs and stack
-//! entries; one line per CF instruction with its dword index and two words; under an ALU
-//! clause one indented line per instruction and per literal dword, under a fetch clause one per
-//! fetch; a closing line of dashes. Addresses print as dword indices, like the line numbers.
+//! The assembly listing of a [`Binary`], in the style of Mesa's `r600_bytecode_disasm`: a
+//! header with the size, GPRs and stack entries; one line per CF instruction with its dword
+//! index and two words; under an ALU clause one indented line per instruction and per literal
+//! dword, under a fetch clause one per fetch; a closing line of dashes. Addresses print as
+//! dword indices, like the line numbers.
 //!
 //! Fields start at fixed columns so that listings line up: an ALU destination at 60 (its bank
 //! swizzle at 84), an export's type at 43, its register at 55 and its element size at 68, a

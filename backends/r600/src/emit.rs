@@ -8,8 +8,8 @@
 //! POP), the other arm, `POP`; a loop is `LOOP_START_DX10` (past its end), the body,
 //! `LOOP_END` (to the body), with `LOOP_BREAK` and `LOOP_CONTINUE` pointing at the LOOP_END. A
 //! POP right after a plain ALU clause (and targeted by no jump) folds into it as ALU_POP_AFTER
-//! (ALU_POP2_AFTER after an ALU_POP_AFTER). The stack size follows Mesa's count (fact sheet
-//! B4.4): an entry per push, four per loop, plus the chip's extra entries. Scratch writes are
+//! (ALU_POP2_AFTER after an ALU_POP_AFTER). The stack size follows Mesa's count: an
+//! entry per push, four per loop, plus the chip's extra entries. Scratch writes are
 //! MEM_SCRATCH with acknowledgement, and a WAIT_ACK goes before a fetch clause that reads
 //! scratch memory when a write may still be in flight there: after one on some path to it,
 //! taking every path through ifs (an arm may be skipped) and around loops.
@@ -62,7 +62,7 @@ pub struct Nesting {
 }
 
 impl Nesting {
-    /// The stack elements this nesting takes on `chip` (fact sheet B4.4): four per loop, one
+    /// The stack elements this nesting takes on `chip`: four per loop, one
     /// per push, plus the chip's extra elements.
     pub fn elements(self, chip: Chip) -> u32 {
         let mut elements = self.loops * 4 + self.pushes;

@@ -2,8 +2,8 @@
 //! slot legality and semantics flags ([`AluOpcode`]), the fetch opcodes ([`FetchOp`]), the
 //! control-flow opcodes ([`CfOp`]) and the special source selects ([`sel`]).
 //!
-//! The opcode tables are the fact sheet's (../shared/reference/isa-gen-r600.md, B4.3 and B6),
-//! written as data: the encoder, decoder, disassembler, packer and emulator all read them, so
+//! The opcode tables (each opcode's number on each chip, its name and, for ALU opcodes, its
+//! source count, legal slots and semantics flags) are written as data: the encoder, decoder, disassembler, packer and emulator all read them, so
 //! an opcode's number, name and legal slots are stated once.
 
 /// A member of the family. Each column of the opcode tables is one of these.
@@ -95,7 +95,8 @@ pub const MAX_ALU_CLAUSE_SLOTS: usize = 128;
 /// Distinct literal dwords an instruction group may carry.
 pub const MAX_LITERALS: usize = 4;
 
-/// Special source selects of ALU operands (fact sheet B2).
+/// Special values of an ALU source's 9-bit select: 0-127 are GPRs, the others kcache
+/// constants, inline constants, the literal, PV/PS and (Evergreen+) interpolation parameters.
 pub mod sel {
     /// First select of kcache set 0; set 1 at 160; sets 2 and 3 (Evergreen+) at 256 and 288.
     pub const KCACHE: [u16; 4] = [128, 160, 256, 288];
@@ -221,7 +222,7 @@ pub struct AluInfo {
 
 macro_rules! alu_ops {
     ($(($name:ident, $mnemonic:literal, $nsrc:literal, $opcode:expr, [$($slot:ident),*], $cc:expr, $flags:expr)),* $(,)?) => {
-        /// An ALU opcode (fact sheet B6; the LDS operations are left out).
+        /// An ALU opcode (the LDS operations are left out).
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum AluOpcode {
             $($name),*
@@ -520,7 +521,7 @@ impl std::fmt::Display for AluOpcode {
 
 macro_rules! fetch_ops {
     ($(($name:ident, $mnemonic:literal, $opcode:expr)),* $(,)?) => {
-        /// A fetch opcode of TEX and VTX clauses (fact sheet B6). The number's low byte is the
+        /// A fetch opcode of TEX and VTX clauses. The number's low byte is the
         /// instruction field, the bits above it the instruction modifier.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
         pub enum FetchOp {
@@ -636,7 +637,7 @@ impl std::fmt::Display for FetchOp {
 
 macro_rules! cf_ops {
     ($(($name:ident, $mnemonic:literal, $opcode:expr)),* $(,)?) => {
-        /// A control-flow opcode (fact sheet B4.3). The ALU clause launches (`Alu*`) use the
+        /// A control-flow opcode. The ALU clause launches (`Alu*`) use the
         /// 4-bit field of the CF_ALU words, the others the CF_INST field.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
         pub enum CfOp {

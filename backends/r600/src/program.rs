@@ -177,7 +177,7 @@ pub struct AluInst {
     pub update_exec_mask: bool,
     /// OP2: a predicate set writes the lane's predicate bit.
     pub update_pred: bool,
-    /// Which read cycle each source uses (fact sheet B3.3).
+    /// BANK_SWIZZLE: which read cycle each source uses (see [`crate::bank`]).
     pub bank_swizzle: u8,
     /// The address register relative operands use (0-3 AR.x-w, 4 loop index, ...).
     pub index_mode: u8,
@@ -242,7 +242,7 @@ impl Dst {
 }
 
 /// An ALU source: a select (a GPR, a constant window, an inline constant, a literal, PV, PS or
-/// an interpolation parameter, fact sheet B2), a channel and modifiers.
+/// an interpolation parameter; see [`crate::isa::sel`]), a channel and modifiers.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Src {
     pub sel: u16,
