@@ -1,0 +1,223 @@
+"""How compile time grows with the shape of a shader: per shape, stage and pass.
+
+usage: bench_scaling.py [--shrew PATH] [--targets gen9,evergreen] [--shapes a,b,...]
+                        [--sizes 1000,2000,4000,8000] [--timeout SECONDS] [--json FILE]
+
+Generates GLSL fragment shaders of each shape at growing sizes (the size is the number of IR
+instructions the front end makes, which the generator aims at):
+
+- chain:     one long dependency chain, `x = x * 1.0001 + 0.5` over and over;
+- live:      many values live at once, each a sine of the input, summed at the end;
+- ifs:       `if`s nested in one another;
+- loops:     loops (bounds from a uniform, so never unrolled) nested in one another;
+- switch:    one `switch` with many cases;
+- ternaries: a ternary nested in the false arm of the one before;
+- calls:     a chain of small functions, each calling the one before.
+
+For each shader it times the front end (`shrew verify`: glslang, the SPIR-V reader, the
+verifier) and `shrew compile --stats` for each target (the default pipeline, the backend
+pipeline and the backend's own passes, each pass's time from `--stats`; "backend" is what the
+compile takes beyond its passes: lowering to the backend IR, allocation, emission where they are
+not passes, and the process). It prints, per shape, each stage's time at every size and the
+growth exponent between the last two sizes (log of the time ratio over log of the size ratio:
+1 is linear, 2 quadratic), the stages whose exponent is above 1.2 first. A run that exceeds the
+timeout or fails is reported as such (a budget must never reject a valid shader).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HEADER = """#version 450
+layout(location = 0) in vec4 v;
+layout(location = 0) out vec4 color;
+layout(binding = 0, std140) uniform Block { vec4 u; int n; };
+"""
+
+# Each shape: a function from a count to GLSL, and roughly how many IR instructions one unit
+# of the count makes (to aim at the sizes asked for; the measured size is what is reported).
+SHAPES = {}
+
+
+def shape(per_unit):
+    def register(generate):
+        SHAPES[generate.__name__] = (generate, per_unit)
+        return generate
+    return register
+
+
+@shape(per_unit=2)
+def chain(count):
+    body = "".join("    x = x * 1.0001 + 0.5;\n" for _ in range(count))
+    return f"{HEADER}void main() {{\n    float x = v.x;\n{body}    color = vec4(x);\n}}\n"
+
+
+@shape(per_unit=4)
+def live(count):
+    values = "".join(f"    float a{k} = sin(v.x + {k}.0);\n" for k in range(count))
+    total = " + ".join(f"a{k}" for k in reversed(range(count)))
+    return f"{HEADER}void main() {{\n{values}    color = vec4({total});\n}}\n"
+
+
+@shape(per_unit=5)
+def ifs(count):
+    opens = "".join(f"    if (v.x > {k}.0 * u.x) {{ x = x * u.y + {k}.0;\n" for k in range(count))
+    return (f"{HEADER}void main() {{\n    float x = v.y;\n{opens}" + "    }\n" * count
+            + "    color = vec4(x);\n}\n")
+
+
+@shape(per_unit=8)
+def loops(count):
+    opens = "".join(f"    for (int i{k} = 0; i{k} < n; i{k}++) {{ x = x * u.y + 1.0;\n"
+                    for k in range(count))
+    return (f"{HEADER}void main() {{\n    float x = v.y;\n{opens}" + "    }\n" * count
+            + "    color = vec4(x);\n}\n")
+
+
+@shape(per_unit=4)
+def switch(count):
+    cases = "".join(f"    case {k}: x = v.y * {k}.0 + u.z; break;\n" for k in range(count))
+    return (f"{HEADER}void main() {{\n    float x = 0.0;\n    switch (int(v.x * 1000.0)) {{\n"
+            f"{cases}    default: x = u.w; break;\n    }}\n    color = vec4(x);\n}}\n")
+
+
+@shape(per_unit=4)
+def ternaries(count):
+    expression = "u.w"
+    for k in reversed(range(count)):
+        expression = f"(v.x > {k}.0 * u.x ? v.y * {k}.0 : {expression})"
+    return f"{HEADER}void main() {{\n    color = vec4({expression});\n}}\n"
+
+
+@shape(per_unit=6)
+def calls(count):
+    functions = "float f0(float x) { return x * 1.0001 + 1.0; }\n"
+    functions += "".join(f"float f{k}(float x) {{ return f{k - 1}(x) * 1.0001 + u.x; }}\n"
+                         for k in range(1, count))
+    return f"{HEADER}{functions}void main() {{\n    color = vec4(f{count - 1}(v.x));\n}}\n"
+
+
+INSTRUCTION = re.compile(r"^\s+(\d+(x\d+)? %\d+ = |store_|jump|branch|return|discard|demote|"
+                         r"terminate|call |barrier|emit)")
+
+
+def instructions(shrew, path, timeout):
+    """The IR instructions the front end makes of `path`, and its time (`shrew verify`)."""
+    start = time.perf_counter()
+    verify = subprocess.run([shrew, "verify", path], capture_output=True, text=True,
+                            timeout=timeout)
+    seconds = time.perf_counter() - start
+    if verify.returncode != 0:
+        raise RuntimeError(f"front end: {verify.stderr.strip()[:300]}")
+    printed = subprocess.run([shrew, "fmt", path], capture_output=True, text=True,
+                             timeout=timeout, check=True).stdout
+    return sum(1 for line in printed.splitlines() if INSTRUCTION.match(line)), seconds
+
+
+PASS_LINE = re.compile(r"^([\w-]+): (\d+) runs, \d+ with progress, ([\d.]+) ms")
+
+
+def compile_times(shrew, path, target, timeout):
+    """Each pass's time (seconds) in one compile for `target`, and "backend": the rest."""
+    start = time.perf_counter()
+    run = subprocess.run([shrew, "compile", path, "--target", target, "--stats"],
+                         capture_output=True, text=True, timeout=timeout)
+    total = time.perf_counter() - start
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip().splitlines()[-1][:300] if run.stderr else "failed")
+    times = {}
+    for line in run.stderr.splitlines():
+        match = PASS_LINE.match(line)
+        if match:
+            times[match.group(1)] = float(match.group(3)) / 1000
+    times["backend"] = max(total - sum(times.values()), 0.0)
+    return times
+
+
+def exponent(size_a, time_a, size_b, time_b):
+    """The growth exponent between two measurements (None when the times are too small to
+    tell: the larger under 5 ms, where the machine's noise decides)."""
+    if time_b < 5e-3 or time_a <= 0 or size_b == size_a:
+        return None
+    return math.log(time_b / time_a) / math.log(size_b / size_a)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shrew", default="target/release/shrew")
+    parser.add_argument("--targets", default="gen9,evergreen")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--sizes", default="1000,2000,4000,8000",
+                        help="IR instructions to aim at (at least two sizes)")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--json", help="also write every measurement to this file")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    targets = args.targets.split(",")
+    results = []
+    with tempfile.TemporaryDirectory() as directory:
+        for name in args.shapes.split(","):
+            generate, per_unit = SHAPES[name]
+            rows = []  # (size, {stage: seconds}) or (size, error)
+            for aimed in sizes:
+                path = os.path.join(directory, f"{name}-{aimed}.frag")
+                with open(path, "w") as out:
+                    out.write(generate(max(aimed // per_unit, 1)))
+                try:
+                    size, front_end = instructions(args.shrew, path, args.timeout)
+                    stages = {"front end": front_end}
+                    for target in targets:
+                        for stage, seconds in compile_times(args.shrew, path, target,
+                                                            args.timeout).items():
+                            stages[f"{target} {stage}"] = seconds
+                    rows.append((size, stages))
+                except subprocess.TimeoutExpired:
+                    rows.append((aimed, f"timeout after {args.timeout:.0f} s"))
+                except (RuntimeError, subprocess.CalledProcessError) as error:
+                    rows.append((aimed, f"error: {error}"))
+                print(f"{name} {aimed}: {rows[-1][1] if isinstance(rows[-1][1], str) else 'ok'}",
+                      file=sys.stderr, flush=True)
+            results.append({"shape": name, "rows": [
+                {"size": size, "stages" if isinstance(r, dict) else "error": r}
+                for size, r in rows]})
+            report(name, rows)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+
+
+def report(name, rows):
+    """The shape's table: each stage's time at every size and its last growth exponent,
+    steepest first; stages under a millisecond everywhere are left out."""
+    print(f"\n## {name}")
+    measured = [(size, r) for size, r in rows if isinstance(r, dict)]
+    for size, r in rows:
+        if isinstance(r, str):
+            print(f"  size {size}: {r}")
+    if len(measured) < 2:
+        return
+    stages = sorted({stage for _, r in measured for stage in r})
+    lines = []
+    for stage in stages:
+        times = [r.get(stage, 0.0) for _, r in measured]
+        if max(times) < 1e-3:
+            continue
+        (size_a, _), (size_b, _) = measured[-2], measured[-1]
+        growth = exponent(size_a, times[-2], size_b, times[-1])
+        lines.append((growth if growth is not None else -1, stage, times))
+    header = "  ".join(f"{size:>9}" for size, _ in measured)
+    print(f"  {'stage':<34} {header}  exponent")
+    for growth, stage, times in sorted(lines, reverse=True):
+        cells = "  ".join(f"{t * 1000:>7.1f}ms" for t in times)
+        mark = "" if growth <= 1.2 else "  <-- super-linear"
+        shown = f"{growth:.2f}" if growth >= 0 else "-"
+        print(f"  {stage:<34} {cells}  {shown}{mark}")
+
+
+if __name__ == "__main__":
+    main()
