@@ -326,3 +326,108 @@ fn unsupported_stages_say_so() {
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.to_string().contains("Geometry"), "{e}");
 }
+
+/// The word offset of the first instruction with opcode `op` in a module.
+fn find(words: &[u32], op: rspirv::spirv::Op) -> usize {
+    let mut offset = 5;
+    while words[offset] & 0xffff != op as u32 {
+        offset += (words[offset] >> 16) as usize;
+    }
+    offset
+}
+
+/// The translation of `words` fails with a malformed-module error saying `what`, located at an
+/// instruction.
+fn rejected(words: &[u32], what: &str) {
+    let e = translate(words, &Options::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Malformed, "{e}");
+    assert!(e.offset.is_some() && e.to_string().contains(what), "{e}");
+}
+
+/// A fragment shader writing `color = vec4(1.0)`.
+fn white() -> Vec<u32> {
+    let mut m = Frag::new();
+    let one = m.f(1.0);
+    m.store_color([one, one, one, one]);
+    m.finish()
+}
+
+/// What the translator relies on is checked first: ids defined once and below the bound, types
+/// that name only earlier, well-formed types, function types that match.
+#[test]
+fn malformed_structure_is_rejected_before_translation() {
+    let good = white();
+    translate_ok(&good);
+    // `%vec4 = OpTypeVector %vec4 4`: a type naming itself.
+    let mut bad = good.clone();
+    let at = find(&bad, rspirv::spirv::Op::TypeVector);
+    bad[at + 2] = bad[at + 1];
+    rejected(&bad, "before its declaration");
+    // A result id at the bound, and one defined twice.
+    let mut bad = good.clone();
+    let at = find(&bad, rspirv::spirv::Op::TypeVector);
+    bad[at + 1] = bad[3];
+    rejected(&bad, "the module's bound");
+    let mut bad = good.clone();
+    let (void, float) = (
+        find(&bad, rspirv::spirv::Op::TypeVoid),
+        find(&bad, rspirv::spirv::Op::TypeFloat),
+    );
+    bad[float + 1] = bad[void + 1];
+    rejected(&bad, "defined twice");
+    // A matrix of zero columns.
+    let mut b = Frag::new();
+    let mat = b.b.type_matrix(b.vec4, 0);
+    let _ = mat;
+    let one = b.f(1.0);
+    b.store_color([one, one, one, one]);
+    rejected(&b.finish(), "a matrix of 0 columns");
+    // A vector of vectors.
+    let mut b = Frag::new();
+    b.b.type_vector(b.vec4, 2);
+    let one = b.f(1.0);
+    b.store_color([one, one, one, one]);
+    rejected(&b.finish(), "as a vector's component");
+    // `main` declared as returning a float while its function type returns void.
+    let mut bad = good.clone();
+    let at = find(&bad, rspirv::spirv::Op::Function);
+    let float = find(&bad, rspirv::spirv::Op::TypeFloat);
+    bad[at + 1] = bad[float + 1];
+    rejected(&bad, "is not its function type's");
+}
+
+/// A call must pass as many arguments as its callee has parameters.
+#[test]
+fn calls_must_match_their_callee() {
+    for arguments in [1, 0, 2] {
+        let mut m = Frag::new();
+        let float = m.float;
+        let fn_ty = m.b.type_function(float, [float]);
+        let twice = m.b.id();
+        let one = m.f(1.0);
+        let passed = vec![one; arguments];
+        let result = m.b.function_call(float, None, twice, passed).unwrap();
+        m.store_color([result, one, one, one]);
+        m.b.ret().unwrap();
+        m.b.end_function().unwrap();
+        // float twice(float x) { return x + x; }
+        m.b.begin_function(float, Some(twice), FunctionControl::NONE, fn_ty)
+            .unwrap();
+        let x = m.b.function_parameter(float).unwrap();
+        m.b.begin_block(None).unwrap();
+        let sum = m.b.f_add(float, None, x, x).unwrap();
+        m.b.ret_value(sum).unwrap();
+        m.b.end_function().unwrap();
+        m.b.entry_point(ExecutionModel::Fragment, m.main, "main", [m.color]);
+        m.b.execution_mode(m.main, ExecutionMode::OriginUpperLeft, []);
+        let words = m.b.module().assemble();
+        if arguments == 1 {
+            assert_eq!(color_of(&translate_ok(&words)), [2.0, 1.0, 1.0, 1.0]);
+        } else {
+            rejected(
+                &words,
+                &format!("{arguments} arguments to %{twice}, which takes 1"),
+            );
+        }
+    }
+}

@@ -1,8 +1,9 @@
 //! SPIR-V → shrew IR, the way Mesa's `spirv_to_nir` turns SPIR-V into NIR.
 //!
 //! `rspirv` parses the binary into a flat list of instructions, each remembered with its word
-//! offset so every error can name the instruction and where it is. [`module`] then reads the
-//! module-level sections (types, constants, decorations, names, global variables, entry points)
+//! offset so every error can name the instruction and where it is. [`validate`] checks the
+//! structure the translator relies on (ids, types, function types, block targets), [`module`]
+//! then reads the module-level sections (types, constants, decorations, names, global variables, entry points)
 //! into tables, and [`function`] translates each function reachable from the entry point:
 //!
 //! - SPIR-V blocks become IR blocks one to one; `OpSelectionMerge`/`OpLoopMerge` become the IR's
@@ -30,6 +31,7 @@ mod image;
 mod memory;
 mod module;
 mod types;
+mod validate;
 
 use rspirv::binary::{Consumer, ParseAction};
 use rspirv::dr;
@@ -134,6 +136,8 @@ pub fn translate_bytes(bytes: &[u8], options: &Options) -> std::result::Result<S
 /// Translates a SPIR-V module into a verified shader.
 pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader, SpirvError> {
     let insts = parse(words)?;
+    // The parser accepted the module, so its header (with the id bound) is there.
+    validate::check(words[3], &insts)?;
     let module = module::Module::read(&insts)?;
     let shader = function::translate_module(&module, &insts, options)?;
     if let Err(errors) = shrew_engine::verify::verify(&shader) {
