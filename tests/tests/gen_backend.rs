@@ -234,3 +234,35 @@ fn a_copy_onto_itself_is_recognized() {
         assert!(!copies_onto_itself(other), "{other}");
     }
 }
+
+/// A sampler index past the descriptor's four bits is a compile error at the texture
+/// instruction, naming the field, not a descriptor whose sampler spills into other fields.
+#[test]
+fn a_sampler_index_too_wide_for_its_field_is_a_located_error() {
+    let source = "shader fragment
+var shader_in f32x4 @uv (location=0)
+var uniform texture(2d, float) @far (binding=16)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x4 %1 = load_deref %0
+    32x2 %2 = mov %1.xy
+    32 %3 = deref_var @far
+    32x4 %4 = tex 2d %3 (texture_deref), %2 (coord)
+    32 %5 = deref_var @color
+    store_deref %5, %4 (write_mask=xyzw)
+    return
+}
+";
+    let error = match compiled(&parse(source, "far.shrew"), "default", gen9(), Some(8)) {
+        Ok(_) => panic!("compiled a sampler index of 16"),
+        Err(error) => error,
+    };
+    assert!(error.contains("`tex`"), "{error}");
+    assert!(
+        error.contains("sampler_index = 16 does not fit its 4-bit field"),
+        "{error}"
+    );
+}

@@ -192,10 +192,10 @@ fn finish(
     passes.optimize("gen-redundant-flags", &mut program, |p| {
         remove_redundant_flags(p);
     })?;
-    passes.optimize("gen-dce", &mut program, dead_code)?;
+    passes.optimize("gen-dce", &mut program, |p| dead_code(p, hw))?;
     passes.optimize("gen-coalesce-payloads", &mut program, |p| {
         if coalesce_payloads(p) {
-            dead_code(p);
+            dead_code(p, hw);
         }
     })?;
     // Split last: the passes before see whole instructions, each register with one writer.
@@ -207,11 +207,11 @@ fn finish(
     let mut scheduled = program.clone();
     passes.optimize("gen-schedule", &mut scheduled, |p| schedule(p, hw))?;
     let (mut program, alloc) =
-        match passes.require("gen-regalloc", &mut scheduled, |p| allocate(p, false))? {
+        match passes.require("gen-regalloc", &mut scheduled, |p| allocate(p, hw, false))? {
             Ok(alloc) => (scheduled, alloc),
             Err(_) => {
                 let alloc = passes.require("gen-regalloc-spill", &mut program, |p| {
-                    allocate(p, may_spill)
+                    allocate(p, hw, may_spill)
                 })??;
                 (program, alloc)
             }
@@ -252,7 +252,7 @@ fn finish(
 
 /// Removes instructions whose only effect is a virtual register nothing reads, until none is
 /// left.
-fn dead_code(program: &mut Program) {
+fn dead_code(program: &mut Program, hw: Gen) {
     loop {
         let mut read = vec![false; program.vreg_sizes.len()];
         for inst in &program.insts {
@@ -265,7 +265,7 @@ fn dead_code(program: &mut Program) {
         let before = program.insts.len();
         program.insts.retain(|inst| {
             let writes_flag = inst.cond.is_some() && inst.opcode() != Some(Opcode::Sel);
-            let send_effect = inst.send.is_some_and(|m| m.has_effect());
+            let send_effect = inst.send.is_some_and(|m| m.has_effect(hw));
             let effect = writes_flag || send_effect || !matches!(inst.op, Op::Hw(_));
             let dead = inst
                 .dst

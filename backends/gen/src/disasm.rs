@@ -5,11 +5,11 @@
 //! listing does with `LABELn`.
 
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src};
+use crate::fields::{Descriptor, desc};
 use crate::isa::{
     ARF_ACCUMULATOR, ARF_ADDRESS, ARF_FLAG, ARF_NOTIFICATION, ARF_NULL, Gen, Opcode, RegFile, Type,
     restricted_float,
 };
-use crate::lower::{GATEWAY_BARRIER, MEMORY_FENCE, URB_SIMD8_WRITE};
 use crate::sampler::SamplerMsg;
 
 /// The names of the Align1 predicate controls 2–13.
@@ -38,77 +38,109 @@ pub fn sfid_name(sfid: u8) -> &'static str {
 
 /// The decoded function control of a send's descriptor, as Mesa's disassembler prints it, for
 /// the messages the backend emits; `None` for the others (printed as raw bits).
-fn message_text(sfid: u8, desc: u32, hw: Gen) -> Option<String> {
-    let surface = desc & 0xFF;
-    let message_type = desc >> 14 & 0xF;
+fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
+    let get = |field| descriptor.get(field);
+    let surface = get(desc::Surface::of(hw).binding_table_index);
+    let message_type = desc::data_port_message_type(sfid, descriptor, hw);
+    let untyped = desc::UntypedPort::of(hw);
     match sfid {
-        2 => {
-            let name = SamplerMsg::from_code(desc >> 12 & 0x1F, hw)?.name();
-            let simd = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"][(desc >> 17 & 3) as usize];
-            let sampler = desc >> 8 & 0xF;
+        desc::Sampler::SFID => {
+            let f = desc::Sampler::of(hw);
+            let name = SamplerMsg::from_code(get(f.message_type), hw)?.name();
+            let simd = desc::Sampler::SIMD_NAMES[get(f.simd_mode) as usize];
+            let sampler = get(f.sampler_index);
             Some(format!(
                 "{name} {simd} Surface = {surface} Sampler = {sampler}"
             ))
         }
-        6 if desc & 0xF == URB_SIMD8_WRITE => Some(format!("{} SIMD8 write", desc >> 4 & 0x7FF)),
-        5 if message_type == 12 => {
-            let subtype = match desc >> 8 & 7 {
-                0 => "SIMD16",
-                1 => "SIMD16 replicated",
-                2 => "SIMD8 dual source low",
-                3 => "SIMD8 dual source high",
-                4 => "SIMD8",
-                _ => return None,
-            };
-            let last = if desc >> 12 & 1 != 0 { " LastRT" } else { "" };
-            Some(format!("RT write {subtype}{last} Surface = {surface}"))
-        }
-        3 if desc & 7 == GATEWAY_BARRIER => Some("(barrier msg)".into()),
-        10 if message_type == MEMORY_FENCE => Some(format!("( DC mfence, Surface = {surface})")),
-        10 if matches!(message_type, 3 | 11) => {
-            let direction = if message_type == 11 { "write" } else { "read" };
-            let simd = if desc >> 8 & 3 == 3 {
-                "SIMD16"
+        desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_WRITE => Some(
+            format!("{} SIMD8 write", get(desc::Urb::of(hw).global_offset)),
+        ),
+        desc::RenderCache::SFID if message_type == Some(desc::RenderCache::RENDER_TARGET_WRITE) => {
+            let f = desc::RenderTargetWrite::of(hw);
+            let subtype = desc::RenderTargetWrite::SUBTYPE_NAMES.get(get(f.subtype) as usize)?;
+            let high = if descriptor.bit(f.slot_group) {
+                " Hi"
             } else {
-                "SIMD8"
+                ""
             };
+            let last = if descriptor.bit(f.last_render_target) {
+                " LastRT"
+            } else {
+                ""
+            };
+            Some(format!(
+                "RT write {subtype}{high}{last} Surface = {surface}"
+            ))
+        }
+        desc::Gateway::SFID if get(desc::Gateway::of(hw).subfunction) == desc::Gateway::BARRIER => {
+            Some("(barrier msg)".into())
+        }
+        desc::DataCache::SFID if message_type == Some(desc::DataCache::MEMORY_FENCE) => {
+            Some(format!("( DC mfence, Surface = {surface})"))
+        }
+        desc::DataCache::SFID
+            if matches!(
+                message_type,
+                Some(
+                    desc::DataCache::DWORD_SCATTERED_READ | desc::DataCache::DWORD_SCATTERED_WRITE
+                )
+            ) =>
+        {
+            let direction = if message_type == Some(desc::DataCache::DWORD_SCATTERED_WRITE) {
+                "write"
+            } else {
+                "read"
+            };
+            let simd =
+                if get(desc::DwordScattered::of(hw).block_size) == desc::DwordScattered::SIMD16 {
+                    "SIMD16"
+                } else {
+                    "SIMD8"
+                };
             Some(format!(
                 "( DC DWORD scattered {direction}, Surface = {surface}, {simd})"
             ))
         }
-        10 if desc >> 18 & 1 != 0 => {
-            let direction = if desc >> 17 & 1 != 0 { "write" } else { "read" };
-            let grfs = 1 << (desc >> 12 & 3);
-            let offset = desc & 0xFFF;
+        desc::DataCache::SFID if message_type.is_none() => {
+            let f = desc::Scratch::of(hw);
+            let direction = if descriptor.bit(f.write) {
+                "write"
+            } else {
+                "read"
+            };
+            let grfs = 1 << get(f.block_size);
+            let offset = get(f.offset);
             Some(format!(
                 "( DC scratch block {direction}, offset {offset}, {grfs} GRF{})",
                 if grfs > 1 { "s" } else { "" }
             ))
         }
-        10 | 12 if [(10, 6), (12, 2)].contains(&(sfid, message_type)) => {
+        sfid if sfid == untyped.sfid && message_type == Some(untyped.atomic) => {
             const OPS: [&str; 16] = [
                 "", "and", "or", "xor", "mov", "inc", "dec", "add", "sub", "rsub", "imax", "imin",
                 "umax", "umin", "cmpwr", "predec",
             ];
-            let simd = if desc >> 12 & 1 != 0 {
+            let f = desc::UntypedAtomic::of(hw);
+            let simd = if descriptor.bit(f.simd8) {
                 "SIMD8"
             } else {
                 "SIMD16"
             };
-            let op = OPS[(desc >> 8 & 0xF) as usize];
+            let op = OPS[get(f.operation) as usize];
             Some(format!(
                 "( DC untyped atomic op, Surface = {surface}, {simd}, {op})"
             ))
         }
-        10 | 12 => {
-            // Untyped surface read and write: IVB data cache 5 and 13, HSW+ data cache 1 and 9.
-            let direction = match (sfid, message_type) {
-                (10, 5) | (12, 1) => "read",
-                (10, 13) | (12, 9) => "write",
+        sfid if sfid == untyped.sfid => {
+            let direction = match message_type {
+                Some(t) if t == untyped.read => "read",
+                Some(t) if t == untyped.write => "write",
                 _ => return None,
             };
-            let simd = ["SIMD4x2", "SIMD16", "SIMD8", "SIMD4x2"][(desc >> 12 & 3) as usize];
-            let mask = desc >> 8 & 0xF;
+            let f = desc::UntypedSurface::of(hw);
+            let simd = desc::UntypedSurface::SIMD_NAMES[get(f.simd_mode) as usize];
+            let mask = get(f.disabled_channels);
             Some(format!(
                 "( DC untyped surface {direction}, Surface = {surface}, {simd}, Mask = {mask:#x})"
             ))
@@ -185,16 +217,19 @@ pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) 
             line.0.push_str(&src_text(src, logic, inst.is_three_src()));
             column += 16;
         }
-        if let Some(desc) = inst.send_desc() {
+        if let Some(descriptor) = inst.descriptor() {
             line.0.push('\n');
             line.0.push_str(&" ".repeat(28));
-            let function = message_text(inst.sfid, desc, hw)
-                .unwrap_or_else(|| format!("{:#x}", desc & 0x7_ffff));
+            let send = desc::Send::of(hw);
+            // The shared function's own bits: those below the header bit.
+            let control = descriptor.0 & ((1 << send.header_present.lo) - 1);
+            let function =
+                message_text(inst.sfid, descriptor, hw).unwrap_or_else(|| format!("{control:#x}"));
             line.0.push_str(&format!(
                 "{} MsgDesc: {function} mlen {} rlen {}",
                 sfid_name(inst.sfid),
-                (desc >> 25) & 0xF,
-                (desc >> 20) & 0x1F
+                descriptor.get(send.mlen),
+                descriptor.get(send.rlen)
             ));
         }
     }

@@ -23,10 +23,10 @@
 //! indirection are not modelled yet: running them is an error that names the instruction.
 
 use crate::encoding::{Dst, Inst, Reg, Src};
+use crate::fields::desc;
 use crate::isa::{
     ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
 };
-use crate::lower::{GATEWAY_BARRIER, MEMORY_FENCE, URB_SIMD8_WRITE};
 use crate::sampler::{self, TextureSurface};
 use shrew_engine::interp::Resources;
 use std::collections::BTreeMap;
@@ -856,45 +856,50 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
         index: 0,
         opcode: inst.opcode.name(),
     };
-    let (Some(desc), Some(Src::Reg(payload))) = (inst.send_desc(), inst.srcs.first()) else {
+    let (Some(descriptor), Some(Src::Reg(payload))) = (inst.descriptor(), inst.srcs.first()) else {
         return Err(unsupported);
     };
-    let message_type = desc >> 14 & 0xF;
+    let message_type = desc::data_port_message_type(inst.sfid, descriptor, hw);
+    let bti = descriptor.get(desc::Surface::of(hw).binding_table_index);
+    let untyped = desc::UntypedPort::of(hw);
     match inst.sfid {
-        2 => sampler::emulate(inst, hw, thread, desc, payload.nr, enabled)?,
+        desc::Sampler::SFID => sampler::emulate(inst, hw, thread, descriptor, payload.nr, enabled)?,
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
         // enabled and in the dispatch's pixel mask (R1.7; R2.7 for channels 16-31 of SIMD32).
-        5 if message_type == 12 => {
+        desc::RenderCache::SFID if message_type == Some(desc::RenderCache::RENDER_TARGET_WRITE) => {
             let pixels = if thread.live >> 16 != 0 {
                 thread.get(1, 14, Type::UW) as u32 | (thread.get(2, 14, Type::UW) as u32) << 16
             } else {
                 thread.get(1, 14, Type::UW) as u32
             };
-            let target = desc & 0xFF;
+            let first_pixel = inst.group as usize;
             let width = inst.exec_size as usize;
             let per_comp = width.div_ceil(8) as u8;
             let writes: Vec<(usize, [u32; 4])> = (0..width)
-                .filter(|&i| (enabled & pixels) >> (inst.group as usize + i) & 1 != 0)
+                .filter(|&i| {
+                    enabled >> (inst.group as usize + i) & 1 != 0
+                        && pixels >> (first_pixel + i) & 1 != 0
+                })
                 .map(|i| {
                     let rgba = [0u8, 1, 2, 3]
                         .map(|c| thread.get(payload.nr + c * per_comp, i, Type::UD) as u32);
-                    (inst.group as usize + i, rgba)
+                    (first_pixel + i, rgba)
                 })
                 .collect();
             let out = thread
                 .render_targets
-                .entry(target)
+                .entry(bti)
                 .or_insert_with(|| vec![None; 32]);
-            for (channel, rgba) in writes {
-                out[channel] = Some(rgba);
+            for (pixel, rgba) in writes {
+                out[pixel] = Some(rgba);
             }
         }
         // URB SIMD8 write: each enabled channel writes the data GRFs' dwords to its URB entry
         // (the handle in the header's dword for the channel), from the descriptor's offset in
         // 128-bit units.
-        6 if desc & 0xF == URB_SIMD8_WRITE => {
-            let dwords = (desc >> 25 & 0xF) as usize - 1;
-            let offset = (desc >> 4 & 0x7FF) as usize * 4;
+        desc::Urb::SFID if descriptor.get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_WRITE => {
+            let dwords = descriptor.get(desc::Send::of(hw).mlen) as usize - 1;
+            let offset = descriptor.get(desc::Urb::of(hw).global_offset) as usize * 4;
             for i in (0..8).filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0) {
                 let handle = thread.read(payload.nr as usize * 32 + 4 * i, 4)? as u32;
                 let values = (0..dwords)
@@ -910,15 +915,26 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
             }
         }
         // The gateway's barrier message: the thread has arrived (its `wait` stops it).
-        3 if desc & 7 == GATEWAY_BARRIER => thread.barrier_sent = true,
+        desc::Gateway::SFID
+            if descriptor.get(desc::Gateway::of(hw).subfunction) == desc::Gateway::BARRIER =>
+        {
+            thread.barrier_sent = true
+        }
         // A memory fence: messages run in order here, so earlier writes are already visible.
-        10 if message_type == MEMORY_FENCE => {}
+        desc::DataCache::SFID if message_type == Some(desc::DataCache::MEMORY_FENCE) => {}
         // The thread spawner's end of thread.
-        7 if inst.is_eot() => {}
+        desc::ThreadSpawner::SFID if inst.is_eot() => {}
         // DWord scattered read and write (data cache messages 3 and 11) on a stateless
         // surface: after the header, each enabled channel's byte address in the thread's
         // scratch memory (and, to write, its dword).
-        10 if matches!(message_type, 3 | 11) && matches!(desc & 0xFF, 253 | 255) => {
+        desc::DataCache::SFID
+            if matches!(
+                message_type,
+                Some(
+                    desc::DataCache::DWORD_SCATTERED_READ | desc::DataCache::DWORD_SCATTERED_WRITE
+                )
+            ) && matches!(bti, 253 | 255) =>
+        {
             let per_value = (inst.exec_size as usize).div_ceil(8);
             let dword = |thread: &Thread, k: usize, i: usize| {
                 thread.read((payload.nr as usize + k + i / 8) * 32 + i % 8 * 4, 4)
@@ -927,7 +943,7 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0);
             for i in lanes {
                 let at = dword(thread, 1, i)? as usize;
-                if message_type == 11 {
+                if message_type == Some(desc::DataCache::DWORD_SCATTERED_WRITE) {
                     let value = dword(thread, 1 + per_value, i)? as u32;
                     if thread.scratch.len() < at + 4 {
                         thread.scratch.resize(at + 4, 0);
@@ -945,13 +961,14 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
-        // Scratch block write and read (Gen7+, data cache, the scratch category MD 18): whole
-        // GRFs at the descriptor's offset in 32-byte units, whatever the execution mask; a
-        // write's data follows its header.
-        10 if desc >> 18 & 1 != 0 => {
-            let grfs = 1usize << (desc >> 12 & 3);
-            let at = (desc & 0xFFF) as usize * 32;
-            if desc >> 17 & 1 != 0 {
+        // Scratch block write and read (the data cache's scratch category): whole GRFs at the
+        // descriptor's offset in 32-byte units, whatever the execution mask; a write's data
+        // follows its header.
+        desc::DataCache::SFID if message_type.is_none() => {
+            let scratch = desc::Scratch::of(hw);
+            let grfs = 1usize << descriptor.get(scratch.block_size);
+            let at = descriptor.get(scratch.offset) as usize * 32;
+            if descriptor.bit(scratch.write) {
                 if thread.scratch.len() < at + grfs * 32 {
                     thread.scratch.resize(at + grfs * 32, 0);
                 }
@@ -974,20 +991,20 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
-        // Untyped surface read (IVB data cache message 5, HSW+ data cache 1 message 1): each
-        // enabled channel reads the dwords of the unmasked components at its byte address.
-        10 | 12 if message_type == [5, 1][(inst.sfid == 12) as usize] => {
+        // Untyped surface read: each enabled channel reads the dwords of the unmasked
+        // components at its byte address.
+        sfid if sfid == untyped.sfid && message_type == Some(untyped.read) => {
             let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
                 return Err(unsupported);
             };
-            let disabled = desc >> 8 & 0xF;
+            let disabled = descriptor.get(desc::UntypedSurface::of(hw).disabled_channels);
             let width = inst.exec_size as usize;
             let per_comp = width.div_ceil(8);
             let mut writes = Vec::new();
             for i in (0..width).filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0) {
                 let (grf, lane) = (i / 8, i % 8);
                 let address = thread.read((payload.nr as usize + grf) * 32 + lane * 4, 4)?;
-                let surface = thread.surfaces.get(&(desc & 0xFF));
+                let surface = thread.surfaces.get(&bti);
                 let comps = (0..4).filter(|k| disabled >> k & 1 == 0);
                 for (j, k) in comps.enumerate() {
                     let at = address as usize + 4 * k;
@@ -1002,13 +1019,11 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 thread.write(at, 4, dword as u64)?;
             }
         }
-        // Untyped surface write (IVB data cache message 13, HSW+ data cache 1 message 9): each
-        // enabled channel writes the unmasked components' dwords at its byte address; writes
-        // past the buffer's end are dropped.
-        10 | 12 if message_type == [13, 9][(inst.sfid == 12) as usize] => {
-            let disabled = desc >> 8 & 0xF;
+        // Untyped surface write: each enabled channel writes the unmasked components' dwords
+        // at its byte address; writes past the buffer's end are dropped.
+        sfid if sfid == untyped.sfid && message_type == Some(untyped.write) => {
+            let disabled = descriptor.get(desc::UntypedSurface::of(hw).disabled_channels);
             let per_comp = (inst.exec_size as usize).div_ceil(8);
-            let bti = desc & 0xFF;
             for i in (0..inst.exec_size as usize)
                 .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0)
             {
@@ -1033,13 +1048,12 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
-        // Untyped atomic operation (IVB data cache message 6, HSW+ data cache 1 message 2):
-        // each enabled channel in order applies the operation to the dword at its byte address
-        // and gets the old value back; outside the buffer it reads zero and writes nothing.
-        10 | 12 if message_type == [6, 2][(inst.sfid == 12) as usize] => {
+        // Untyped atomic operation: each enabled channel in order applies the operation to
+        // the dword at its byte address and gets the old value back; outside the buffer it
+        // reads zero and writes nothing.
+        sfid if sfid == untyped.sfid && message_type == Some(untyped.atomic) => {
             let per_comp = (inst.exec_size as usize).div_ceil(8);
-            let bti = desc & 0xFF;
-            let aop = desc >> 8 & 0xF;
+            let aop = descriptor.get(desc::UntypedAtomic::of(hw).operation);
             let mut results = Vec::new();
             for i in (0..inst.exec_size as usize)
                 .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0)
@@ -1128,6 +1142,7 @@ fn math(function: Option<MathFn>, a: Num, b: Num, unsigned: bool) -> Option<Num>
 mod tests {
     use super::*;
     use crate::encoding::{Predicate, decode, encode};
+    use crate::fields::Descriptor;
     use crate::isa::{Gen, Region};
 
     const VEC8: Region = Region::new(8, 8, 1);
@@ -1463,17 +1478,27 @@ mod tests {
             }
         }
         // Components x and z (mask 0b1010 disables y and w), SIMD8, surface 9.
-        let control = 1 << 14 | 2 << 12 | 0b1010 << 8 | 9;
+        let (port, send, f) = (
+            desc::UntypedPort::of(Gen::Gen9),
+            desc::Send::FIELDS,
+            desc::UntypedSurface::of(Gen::Gen9),
+        );
+        let read = Descriptor::build(&[
+            (send.mlen, 1),
+            (send.rlen, 2),
+            (port.message_type, port.read),
+            (f.simd_mode, desc::UntypedSurface::SIMD8),
+            (f.disabled_channels, 0b1010),
+            (desc::Surface::of(Gen::Gen9).binding_table_index, 9),
+        ])
+        .unwrap();
         let mut send = Inst::new(
             Opcode::Send,
             8,
             Some(Dst::grf(10, 0, Type::UD)),
-            vec![
-                grf(2, Type::UD),
-                Src::Imm(Type::UD, 1 << 25 | 2 << 20 | control),
-            ],
+            vec![grf(2, Type::UD), Src::Imm(Type::UD, read.0.into())],
         );
-        send.sfid = 12;
+        send.sfid = port.sfid;
         assert_eq!(run(&[send], Gen::Gen9, &mut thread), Ok(()));
         for lane in 0..6 {
             assert_eq!(thread.get(10, lane, Type::UD), lane as u64);
@@ -1487,14 +1512,15 @@ mod tests {
     #[test]
     fn sends_are_reported_not_modelled() {
         let mut thread = Thread::new(8);
+        // A URB message with opcode 0, which the emulator does not model.
+        let one_grf = Descriptor::build(&[(desc::Send::FIELDS.mlen, 1)]).unwrap();
         let mut send = Inst::new(
             Opcode::Send,
             8,
             Some(Dst::grf(10, 0, Type::UW)),
-            vec![grf(2, Type::UD), Src::Imm(Type::UD, 1 << 25)],
+            vec![grf(2, Type::UD), Src::Imm(Type::UD, one_grf.0.into())],
         );
-        // The URB.
-        send.sfid = 6;
+        send.sfid = desc::Urb::SFID;
         assert_eq!(
             run(&[send], Gen::Gen9, &mut thread),
             Err(EmuError::Unsupported {

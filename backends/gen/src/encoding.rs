@@ -4,7 +4,7 @@
 //! encoder and the decoder both read. [`decode`] is [`encode`]'s inverse; the tests hold it to
 //! that and to encodings taken from real hardware programs.
 
-use crate::fields::{Align1, Bits, Header, Imm, Jumps, ThreeSrc};
+use crate::fields::{Align1, Bits, Descriptor, Header, Imm, Jumps, ThreeSrc, desc};
 use crate::isa::{
     CondMod, Gen, MathFn, Opcode, RegFile, Region, Type, hstride_code, hstride_from_code,
 };
@@ -159,15 +159,21 @@ impl Inst {
 
     /// The send descriptor (a send's immediate second source).
     pub fn send_desc(&self) -> Option<u32> {
+        self.descriptor().map(|desc| desc.0)
+    }
+
+    /// The send descriptor, to read field by field.
+    pub(crate) fn descriptor(&self) -> Option<Descriptor> {
         match self.srcs.get(1) {
-            Some(&Src::Imm(_, bits)) if self.opcode.is_send() => Some(bits as u32),
+            Some(&Src::Imm(_, bits)) if self.opcode.is_send() => Some(Descriptor(bits as u32)),
             _ => None,
         }
     }
 
     /// A send that ends the thread.
     pub fn is_eot(&self) -> bool {
-        self.send_desc().is_some_and(|desc| desc >> 31 != 0)
+        self.descriptor()
+            .is_some_and(|desc| desc.bit(desc::Send::FIELDS.eot))
     }
 }
 

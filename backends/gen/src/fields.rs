@@ -1,16 +1,21 @@
-//! The fields of the native 128-bit instruction, each declared once with its bits on Gen7/7.5
-//! and on Gen8+ (the two layouts differ in the control and type fields, and Gen8 widens the
-//! type fields to four bits). [`Bits::put`] and [`Bits::get`] read a declaration, so the
-//! encoder and the decoder share every position, and an encoding error names the field.
+//! The fields of the native 128-bit instruction and of a send's 32-bit message descriptor, each
+//! declared once with its bits on Gen7/7.5 and on Gen8+ (the instruction's layouts differ in
+//! the control and type fields, and Gen8 widens the type fields to four bits). [`Bits::put`]
+//! and [`Bits::get`] read a declaration, so the encoder and the decoder share every position,
+//! and an encoding error names the field; [`Descriptor`] does the same for descriptors, which
+//! lowering builds and the emulator, the performance model and the disassembler read.
 //!
-//! The parts: [`Header`] (every instruction), [`Align1`] (instructions of up to two sources,
-//! control flow included), [`Imm`] and [`Jumps`] (an immediate or the jump offsets, in place
-//! of source register fields) and [`ThreeSrc`] (the Align16 layout of 3-source instructions).
+//! The instruction's parts: [`Header`] (every instruction), [`Align1`] (instructions of up to
+//! two sources, control flow included), [`Imm`] and [`Jumps`] (an immediate or the jump
+//! offsets, in place of source register fields) and [`ThreeSrc`] (the Align16 layout of
+//! 3-source instructions). The descriptor's parts are in [`desc`]: the fields every message
+//! has, then those of each shared function and message.
 
 use crate::encoding::EncodingError;
 use crate::isa::Gen;
 
-/// One field of the instruction: its name and its bits `hi:lo` of the 128.
+/// One field of the instruction or of a descriptor: its name and its bits `hi:lo` of the
+/// 128 or the 32.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Field {
     pub name: &'static str,
@@ -19,11 +24,9 @@ pub(crate) struct Field {
 }
 
 impl Field {
-    const fn new(name: &'static str, (hi, lo): (u32, u32)) -> Field {
-        assert!(
-            lo <= hi && hi < 128,
-            "a field lies within the instruction's 128 bits"
-        );
+    /// A field of a word of `bits` bits.
+    const fn new(name: &'static str, (hi, lo): (u32, u32), bits: u32) -> Field {
+        assert!(lo <= hi && hi < bits, "a field lies within its word");
         Field { name, hi, lo }
     }
 
@@ -65,6 +68,31 @@ impl Bits {
     }
 }
 
+/// A send's 32-bit message descriptor, read and written field by field (the fields of
+/// [`desc`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Descriptor(pub u32);
+
+impl Descriptor {
+    /// The descriptor with `fields` set to their values; a value wider than its field is an
+    /// error naming it.
+    pub fn build(fields: &[(Field, u32)]) -> Result<Descriptor, EncodingError> {
+        let mut bits = Bits::default();
+        for &(field, value) in fields {
+            bits.put(field, value)?;
+        }
+        Ok(Descriptor(bits.0 as u32))
+    }
+
+    pub fn get(self, field: Field) -> u32 {
+        Bits(self.0.into()).get(field) as u32
+    }
+
+    pub fn bit(self, field: Field) -> bool {
+        self.get(field) != 0
+    }
+}
+
 /// A field's `(hi, lo)`: `[hi:lo]` or `[bit]` on every generation, or
 /// `{ gen7 [..], gen8 [..] }` where Gen8 moved it.
 macro_rules! position {
@@ -83,16 +111,18 @@ macro_rules! position {
     };
 }
 
-/// Declares parts of the instruction: a struct per part with a [`Field`] per declared field,
-/// named as declared, and its tables for Gen7/7.5 and Gen8+.
+/// Declares parts of a word of `$bits` bits (the instruction or the descriptor): a struct per
+/// part with a [`Field`] per declared field, named as declared, and its tables for Gen7/7.5
+/// and Gen8+.
 macro_rules! parts {
-    ($(
+    (within $bits:literal; $(
         $(#[$doc:meta])*
         struct $part:ident {
             $($(#[$field_doc:meta])* $name:ident: $at:tt,)+
         }
     )+) => {$(
         $(#[$doc])*
+        #[derive(Debug, PartialEq, Eq)]
         pub(crate) struct $part {
             $($(#[$field_doc])* pub $name: Field,)+
         }
@@ -102,7 +132,7 @@ macro_rules! parts {
             #[allow(unused_variables)]
             const fn layout(gen8: bool) -> $part {
                 $part {
-                    $($name: Field::new(stringify!($name), position!(gen8; $at)),)+
+                    $($name: Field::new(stringify!($name), position!(gen8; $at), $bits),)+
                 }
             }
 
@@ -120,7 +150,7 @@ macro_rules! parts {
 
             /// Every field, in declaration order.
             #[cfg(test)]
-            fn all(&self) -> Vec<Field> {
+            pub(crate) fn all(&self) -> Vec<Field> {
                 vec![$(self.$name),+]
             }
         }
@@ -128,6 +158,8 @@ macro_rules! parts {
 }
 
 parts! {
+    within 128;
+
     /// The fields every instruction has.
     struct Header {
         opcode: [6:0],
@@ -313,6 +345,242 @@ impl ThreeSrc {
     }
 }
 
+/// The fields of a send's message descriptor (the immediate second source of `send` and
+/// `sendc`): those every message has ([`Send`]), then each shared function's and each
+/// message's own. Gen7.5 lays out every message it shares with Gen7 alike, so the Gen7 table
+/// serves both; the message types and codes the backend uses are named beside their fields.
+pub(crate) mod desc {
+    use super::{Descriptor, Field};
+    use crate::isa::Gen;
+
+    parts! {
+        within 32;
+
+        /// The fields every message has, alike on Gen7–9: the end of the thread (the
+        /// instruction's bit 127), the lengths in GRFs of the payload and of the response,
+        /// and whether the payload starts with a header GRF.
+        struct Send {
+            eot: [31],
+            mlen: [28:25],
+            rlen: [24:20],
+            header_present: [19],
+        }
+
+        /// The binding table index of the surface a sampler or data-port message addresses.
+        struct Surface {
+            binding_table_index: [7:0],
+        }
+
+        /// The sampler (SFID 2), Gen7–9: the SIMD mode, the message type (five bits; Gen9's
+        /// messages for an LOD of zero are 24–26) and the sampler state's index.
+        struct Sampler {
+            simd_mode: [18:17],
+            message_type: [16:12],
+            sampler_index: [11:8],
+        }
+
+        /// The data cache (SFID 10; data cache 0 from Gen7.5 on), Gen7–9. Bit 18 is the
+        /// category: 0 for the messages bits 17:14 type (four bits, every type below 16; a
+        /// decoder that reads Gen8's five-bit type 18:14 reads the same values), 1 for the
+        /// scratch block messages, whose own fields ([`Scratch`]) take bits 17:0.
+        struct DataCache {
+            category: [18],
+            message_type: [17:14],
+        }
+
+        /// Data cache 1 (SFID 12, Gen7.5+; Gen7 has none), which takes the untyped surface
+        /// messages from Gen7.5 on: a four-bit message type on Gen7.5, five bits on Gen8+
+        /// (Gen8's A64 messages are 16 and up).
+        struct DataCache1 {
+            message_type: { gen7 [17:14], gen8 [18:14] },
+        }
+
+        /// The render cache (SFID 5), Gen7–9: the message type, four bits.
+        struct RenderCache {
+            message_type: [17:14],
+        }
+
+        /// Untyped surface read and write (Gen7's data cache messages 5 and 13, Gen7.5+'s data
+        /// cache 1 messages 1 and 9): the SIMD mode and the components not read or written at
+        /// each address (bit 0 x … bit 3 w).
+        struct UntypedSurface {
+            simd_mode: [13:12],
+            disabled_channels: [11:8],
+        }
+
+        /// Untyped atomic operation (Gen7's data cache message 6, Gen7.5+'s data cache 1
+        /// message 2): whether the old values come back, SIMD8 (else SIMD16), the operation.
+        struct UntypedAtomic {
+            return_data: [13],
+            simd8: [12],
+            operation: [11:8],
+        }
+
+        /// DWord scattered read and write (data cache messages 3 and 11): the block size.
+        struct DwordScattered {
+            block_size: [9:8],
+        }
+
+        /// Scratch block read and write (data cache category 1), Gen7–9: write (else read),
+        /// log2 of the GRFs moved, and the offset in GRFs from the thread's scratch base (the
+        /// header's dword 5). Bit 16 is the channel mode (0 OWord, as here) and bit 15
+        /// invalidates after a read.
+        struct Scratch {
+            write: [17],
+            block_size: [13:12],
+            offset: [11:0],
+        }
+
+        /// Render-target write (render cache message 12), Gen7–9: the thread's last render
+        /// target, the slot group (1: the message's pixels are the second 16 of a SIMD32
+        /// dispatch) and the subtype (0 SIMD16, 1 SIMD16 replicated, 2 and 3 SIMD8 dual
+        /// source low and high, 4 SIMD8).
+        struct RenderTargetWrite {
+            last_render_target: [12],
+            slot_group: [11],
+            subtype: [10:8],
+        }
+
+        /// The URB (SFID 6): the offset in 128-bit units from each channel's URB handle (the
+        /// header holds the handles) and the opcode, three bits on Gen7/7.5 and four on Gen8+,
+        /// whose SIMD8 write is opcode 7.
+        struct Urb {
+            global_offset: { gen7 [13:3], gen8 [14:4] },
+            opcode: { gen7 [2:0], gen8 [3:0] },
+        }
+
+        /// The message gateway (SFID 3): the sub-function.
+        struct Gateway {
+            subfunction: [2:0],
+        }
+
+        /// The thread spawner (SFID 7): the resource select (1: the fixed-function unit frees
+        /// the thread's resources itself).
+        struct ThreadSpawner {
+            resource_select: [4],
+        }
+    }
+
+    impl Send {
+        /// The fields, alike on every generation.
+        pub const FIELDS: Send = Send::GEN7;
+    }
+
+    impl Sampler {
+        pub const SFID: u8 = 2;
+        pub const SIMD8: u32 = 1;
+        pub const SIMD16: u32 = 2;
+        /// The SIMD modes' names, by their code.
+        pub const SIMD_NAMES: [&'static str; 4] = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"];
+    }
+
+    impl DataCache {
+        pub const SFID: u8 = 10;
+        pub const SCRATCH_CATEGORY: u32 = 1;
+        pub const DWORD_SCATTERED_READ: u32 = 3;
+        pub const MEMORY_FENCE: u32 = 7;
+        pub const DWORD_SCATTERED_WRITE: u32 = 11;
+    }
+
+    impl DataCache1 {
+        pub const SFID: u8 = 12;
+    }
+
+    impl RenderCache {
+        pub const SFID: u8 = 5;
+        pub const RENDER_TARGET_WRITE: u32 = 12;
+    }
+
+    impl UntypedSurface {
+        pub const SIMD16: u32 = 1;
+        pub const SIMD8: u32 = 2;
+        /// The SIMD modes' names, by their code.
+        pub const SIMD_NAMES: [&'static str; 4] = ["SIMD4x2", "SIMD16", "SIMD8", "SIMD4x2"];
+    }
+
+    impl DwordScattered {
+        /// The block sizes of 8 and 16 dwords: one per channel of SIMD8 and SIMD16.
+        pub const SIMD8: u32 = 2;
+        pub const SIMD16: u32 = 3;
+    }
+
+    impl RenderTargetWrite {
+        pub const SIMD16: u32 = 0;
+        pub const SIMD8: u32 = 4;
+        /// The subtypes' names, by their code.
+        pub const SUBTYPE_NAMES: [&'static str; 5] = [
+            "SIMD16",
+            "SIMD16 replicated",
+            "SIMD8 dual source low",
+            "SIMD8 dual source high",
+            "SIMD8",
+        ];
+    }
+
+    impl Urb {
+        pub const SFID: u8 = 6;
+        /// Gen8+.
+        pub const SIMD8_WRITE: u32 = 7;
+    }
+
+    impl Gateway {
+        pub const SFID: u8 = 3;
+        pub const BARRIER: u32 = 4;
+    }
+
+    impl ThreadSpawner {
+        pub const SFID: u8 = 7;
+    }
+
+    /// Where the untyped surface messages go on a generation: the shared function, its
+    /// message type field and the read, write and atomic operation's types.
+    pub(crate) struct UntypedPort {
+        pub sfid: u8,
+        pub message_type: Field,
+        pub read: u32,
+        pub write: u32,
+        pub atomic: u32,
+    }
+
+    impl UntypedPort {
+        /// Gen7's data cache (messages 5, 13, 6) or Gen7.5+'s data cache 1 (1, 9, 2).
+        pub fn of(hw: Gen) -> UntypedPort {
+            if hw >= Gen::Gen75 {
+                UntypedPort {
+                    sfid: DataCache1::SFID,
+                    message_type: DataCache1::of(hw).message_type,
+                    read: 1,
+                    write: 9,
+                    atomic: 2,
+                }
+            } else {
+                UntypedPort {
+                    sfid: DataCache::SFID,
+                    message_type: DataCache::of(hw).message_type,
+                    read: 5,
+                    write: 13,
+                    atomic: 6,
+                }
+            }
+        }
+    }
+
+    /// The message type of a data-port message to `sfid`: `None` for the other shared
+    /// functions and for the data cache's scratch block messages, which have none.
+    pub fn data_port_message_type(sfid: u8, desc: Descriptor, hw: Gen) -> Option<u32> {
+        match sfid {
+            DataCache::SFID => {
+                let dc = DataCache::of(hw);
+                (desc.get(dc.category) != DataCache::SCRATCH_CATEGORY)
+                    .then(|| desc.get(dc.message_type))
+            }
+            DataCache1::SFID => Some(desc.get(DataCache1::of(hw).message_type)),
+            RenderCache::SFID => Some(desc.get(RenderCache::of(hw).message_type)),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +629,150 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every message the backend sends, by name, with its descriptor's fields: those every
+    /// message has, then the shared function's and the message's own.
+    fn message_layouts(hw: Gen) -> Vec<(&'static str, Vec<Field>)> {
+        let with = |parts: &[Vec<Field>]| [desc::Send::of(hw).all(), parts.concat()].concat();
+        let surface = desc::Surface::of(hw).all();
+        let data_cache = desc::DataCache::of(hw);
+        let untyped = desc::UntypedPort::of(hw);
+        let untyped_type = if untyped.sfid == desc::DataCache::SFID {
+            data_cache.all()
+        } else {
+            desc::DataCache1::of(hw).all()
+        };
+        vec![
+            (
+                "sample",
+                with(&[surface.clone(), desc::Sampler::of(hw).all()]),
+            ),
+            (
+                "untyped surface read or write",
+                with(&[
+                    surface.clone(),
+                    untyped_type.clone(),
+                    desc::UntypedSurface::of(hw).all(),
+                ]),
+            ),
+            (
+                "untyped atomic",
+                with(&[
+                    surface.clone(),
+                    untyped_type,
+                    desc::UntypedAtomic::of(hw).all(),
+                ]),
+            ),
+            (
+                "dword scattered read or write",
+                with(&[
+                    surface.clone(),
+                    data_cache.all(),
+                    desc::DwordScattered::of(hw).all(),
+                ]),
+            ),
+            ("memory fence", with(&[surface.clone(), data_cache.all()])),
+            (
+                "scratch block read or write",
+                with(&[vec![data_cache.category], desc::Scratch::of(hw).all()]),
+            ),
+            (
+                "render-target write",
+                with(&[
+                    surface,
+                    desc::RenderCache::of(hw).all(),
+                    desc::RenderTargetWrite::of(hw).all(),
+                ]),
+            ),
+            ("URB write", with(&[desc::Urb::of(hw).all()])),
+            ("barrier", with(&[desc::Gateway::of(hw).all()])),
+            ("end of thread", with(&[desc::ThreadSpawner::of(hw).all()])),
+        ]
+    }
+
+    const MESSAGE_GENS: [Gen; 4] = [Gen::Gen7, Gen::Gen75, Gen::Gen8, Gen::Gen9];
+
+    /// Every descriptor field of every message holds its largest value, a pattern and 1 with
+    /// the message's other fields full or empty, and reads them back; a value one bit too wide
+    /// is an error naming the field.
+    #[test]
+    fn every_descriptor_field_round_trips() {
+        for hw in MESSAGE_GENS {
+            for (message, fields) in message_layouts(hw) {
+                let max = |f: Field| u32::MAX >> (32 - f.width());
+                for (i, &field) in fields.iter().enumerate() {
+                    for value in [max(field), 0x5555_5555 & max(field), 1] {
+                        for others_full in [false, true] {
+                            let setting: Vec<(Field, u32)> = fields
+                                .iter()
+                                .enumerate()
+                                .map(|(k, &f)| match (k == i, others_full) {
+                                    (true, _) => (f, value),
+                                    (false, true) => (f, max(f)),
+                                    (false, false) => (f, 0),
+                                })
+                                .collect();
+                            let desc = Descriptor::build(&setting).unwrap();
+                            for (f, v) in setting {
+                                assert_eq!(desc.get(f), v, "{hw:?} {message}: {}", f.name);
+                            }
+                        }
+                    }
+                    let err = Descriptor::build(&[(field, max(field) + 1)]).unwrap_err();
+                    assert!(err.to_string().starts_with(field.name), "{err}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_two_fields_of_a_message_overlap() {
+        for hw in MESSAGE_GENS {
+            for (message, fields) in message_layouts(hw) {
+                assert_eq!(overlap(&fields), None, "{hw:?} {message}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_fields_every_message_has_are_alike_on_every_generation() {
+        for hw in MESSAGE_GENS {
+            assert_eq!(desc::Send::of(hw), &desc::Send::FIELDS);
+        }
+    }
+
+    /// The data cache's scratch messages have no message type; its other messages, and data
+    /// cache 1's, have one of their port's width.
+    #[test]
+    fn data_port_message_types_follow_the_port_and_the_category() {
+        let dc = desc::DataCache::of(Gen::Gen9);
+        let fence = Descriptor::build(&[(dc.message_type, desc::DataCache::MEMORY_FENCE)]);
+        let scratch_write = Descriptor::build(&[
+            (dc.category, desc::DataCache::SCRATCH_CATEGORY),
+            (desc::Scratch::of(Gen::Gen9).write, 1),
+        ]);
+        let type_of = |d: Result<Descriptor, EncodingError>, sfid, hw| {
+            desc::data_port_message_type(sfid, d.unwrap(), hw)
+        };
+        assert_eq!(
+            type_of(fence, desc::DataCache::SFID, Gen::Gen9),
+            Some(desc::DataCache::MEMORY_FENCE)
+        );
+        assert_eq!(
+            type_of(scratch_write, desc::DataCache::SFID, Gen::Gen9),
+            None
+        );
+        // Gen8's data cache 1 types reach bit 18; Gen7.5's stop at bit 17.
+        let a64 = |hw| Descriptor::build(&[(desc::DataCache1::of(hw).message_type, 0x11)]);
+        assert_eq!(
+            type_of(a64(Gen::Gen8), desc::DataCache1::SFID, Gen::Gen8),
+            Some(0x11)
+        );
+        assert!(a64(Gen::Gen75).is_err());
+        let port = |hw| desc::UntypedPort::of(hw).sfid;
+        assert_eq!(port(Gen::Gen7), desc::DataCache::SFID);
+        assert_eq!(port(Gen::Gen75), desc::DataCache1::SFID);
     }
 
     #[test]

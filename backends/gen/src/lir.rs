@@ -14,7 +14,9 @@
 //! mark where a loop starts (Gen6+ has no `do` instruction), and [`Op::HaltTarget`], where
 //! halted channels join again.
 
-use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
+use crate::encoding::EncodingError;
+use crate::fields::{Descriptor, Field, desc};
+use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use shrew_engine::passes::machine::MachineIr;
 use std::fmt;
 
@@ -199,41 +201,58 @@ pub struct Inst {
     pub cond: Option<CondMod>,
     pub saturate: bool,
     pub math: Option<MathFn>,
-    /// Sends: the shared function, the message and response lengths in GRFs and the
-    /// descriptor's function control bits.
+    /// Sends: the shared function and the descriptor.
     pub send: Option<Message>,
     pub dst: Option<Operand>,
     pub srcs: Vec<Src>,
 }
 
-/// A send's message.
+/// A send's message: the shared function and the descriptor, which [`Message::new`] builds
+/// through the declared fields ([`crate::fields::desc`]) and the accessors read back.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub sfid: u8,
-    pub mlen: u8,
-    pub rlen: u8,
-    /// Bits 18:0 of the descriptor (the shared function's own control).
-    pub control: u32,
-    pub eot: bool,
+    desc: Descriptor,
 }
 
 impl Message {
-    /// Whether the message does more than read into its response: it writes memory (no
-    /// response, or an atomic operation, IVB data cache 6 or HSW+ data cache 1 message 2) or
-    /// ends the thread.
-    pub fn has_effect(&self) -> bool {
-        let message_type = self.control >> 14 & 0x1F;
-        let atomic = matches!((self.sfid, message_type), (10, 6) | (12, 2));
-        self.rlen == 0 || self.eot || atomic
+    /// A message to shared function `sfid` whose descriptor has `fields` set to their values:
+    /// the lengths, header and EOT ([`desc::Send`]) and the shared function's own fields. A
+    /// value too wide for its field is an error naming it.
+    pub(crate) fn new(sfid: u8, fields: &[(Field, u32)]) -> Result<Message, EncodingError> {
+        Ok(Message {
+            sfid,
+            desc: Descriptor::build(fields)?,
+        })
     }
 
-    /// The descriptor: mlen 28:25, rlen 24:20, header 19, function control, EOT 31.
-    pub fn descriptor(&self, header: bool) -> u32 {
-        (self.eot as u32) << 31
-            | (self.mlen as u32) << 25
-            | (self.rlen as u32) << 20
-            | (header as u32) << 19
-            | self.control
+    /// The payload's length in GRFs.
+    pub fn mlen(&self) -> u32 {
+        self.desc.get(desc::Send::FIELDS.mlen)
+    }
+
+    /// The response's length in GRFs.
+    pub fn rlen(&self) -> u32 {
+        self.desc.get(desc::Send::FIELDS.rlen)
+    }
+
+    /// Whether the message ends the thread.
+    pub fn eot(&self) -> bool {
+        self.desc.bit(desc::Send::FIELDS.eot)
+    }
+
+    /// The descriptor, the send's immediate second source.
+    pub fn descriptor(&self) -> u32 {
+        self.desc.0
+    }
+
+    /// Whether the message on `hw` does more than read into its response: it writes memory (no
+    /// response, or an untyped atomic operation) or ends the thread.
+    pub fn has_effect(&self, hw: Gen) -> bool {
+        let untyped = desc::UntypedPort::of(hw);
+        let atomic = self.sfid == untyped.sfid
+            && desc::data_port_message_type(self.sfid, self.desc, hw) == Some(untyped.atomic);
+        self.rlen() == 0 || self.eot() || atomic
     }
 }
 
@@ -280,7 +299,7 @@ impl Inst {
     /// Bytes the destination covers from its offset.
     pub fn dst_span(&self) -> u32 {
         match (&self.dst, self.send) {
-            (Some(_), Some(m)) => m.rlen as u32 * 32,
+            (Some(_), Some(m)) => m.rlen() * 32,
             (Some(d), None) => d.span(self.exec_size),
             (None, _) => 0,
         }
@@ -289,7 +308,7 @@ impl Inst {
     /// Bytes source `i` covers from its offset.
     pub fn src_span(&self, i: usize) -> u32 {
         match (&self.srcs[i], self.send) {
-            (Src::Reg(_), Some(m)) if i == 0 => m.mlen as u32 * 32,
+            (Src::Reg(_), Some(m)) if i == 0 => m.mlen() * 32,
             (Src::Reg(r), _) => r.span(self.exec_size),
             (Src::Imm(..), _) => 0,
         }
@@ -451,9 +470,9 @@ impl fmt::Display for Inst {
                 f,
                 " sfid {} mlen {} rlen {}{}",
                 m.sfid,
-                m.mlen,
-                m.rlen,
-                if m.eot { " EOT" } else { "" }
+                m.mlen(),
+                m.rlen(),
+                if m.eot() { " EOT" } else { "" }
             )?;
         }
         if self.mask_all {
@@ -560,6 +579,29 @@ pub mod testing {
 mod tests {
     use super::testing::{mov, program, v};
     use super::*;
+
+    /// A message's lengths and EOT read back from its descriptor; a value too wide for its
+    /// field is an error naming it.
+    #[test]
+    fn messages_are_built_field_by_field() {
+        let send = desc::Send::of(Gen::Gen9);
+        let sampler = desc::Sampler::of(Gen::Gen9);
+        let end = Message::new(7, &[(send.eot, 1), (send.mlen, 1), (send.rlen, 0)]).unwrap();
+        assert_eq!((end.mlen(), end.rlen(), end.eot()), (1, 0, true));
+        assert!(end.has_effect(Gen::Gen9));
+        let too_many = Message::new(desc::Sampler::SFID, &[(send.rlen, 32)]).unwrap_err();
+        assert_eq!(
+            too_many.to_string(),
+            "rlen = 32 does not fit its 5-bit field"
+        );
+        let too_far = Message::new(desc::Sampler::SFID, &[(sampler.sampler_index, 16)]);
+        assert!(
+            too_far
+                .unwrap_err()
+                .to_string()
+                .starts_with("sampler_index")
+        );
+    }
 
     #[test]
     fn the_validator_names_missing_registers_overruns_and_broken_nesting() {

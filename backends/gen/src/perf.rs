@@ -14,6 +14,7 @@
 //! Atomics are costed as other data-cache messages for now.
 
 use crate::encoding::{Dst, Inst, Src};
+use crate::fields::desc;
 use crate::isa::{Gen, MathFn, Opcode, RegFile, Type};
 use crate::lir;
 
@@ -104,7 +105,7 @@ impl Shape {
         };
         let exec_type = exec_type_size(inst.srcs.iter().map(|s| s.ty()), inst.dst.map(|d| d.ty));
         let ss = match inst.send {
-            Some(m) => m.mlen as i64,
+            Some(m) => m.mlen() as i64,
             None => (0..inst.srcs.len())
                 .map(|i| grfs(inst.src_span(i)))
                 .max()
@@ -244,8 +245,8 @@ fn reads(inst: &Inst) -> Vec<usize> {
         {
             let bytes = if inst.opcode.is_send() {
                 // The payload: `mlen` registers.
-                inst.send_desc()
-                    .map_or(32, |desc| ((desc >> 25) & 0xF) * 32)
+                inst.descriptor()
+                    .map_or(32, |desc| desc.get(desc::Send::FIELDS.mlen) * 32)
             } else {
                 src_bytes(inst, src)
             };
@@ -266,8 +267,8 @@ fn writes(inst: &Inst) -> Vec<usize> {
     if let Some(dst) = &inst.dst
         && dst.file == RegFile::Grf
     {
-        let bytes = match inst.send_desc() {
-            Some(desc) => ((desc >> 20) & 0x1F) * 32,
+        let bytes = match inst.descriptor() {
+            Some(desc) => desc.get(desc::Send::FIELDS.rlen) * 32,
             None => dst_bytes(inst, dst),
         };
         if bytes > 0 {
@@ -291,8 +292,8 @@ fn sizes(inst: &Inst, hw: Gen) -> (i64, i64, i64, i64) {
         .map_or(0, |dst| dst_bytes(inst, &dst).div_ceil(32).max(1) as i64);
     let exec_type = exec_type_size(inst.srcs.iter().map(Src::ty), inst.dst.map(|d| d.ty));
     let sx = (inst.exec_size as u32 * exec_type).div_ceil(32).max(1) as i64;
-    let ss = match inst.send_desc() {
-        Some(desc) => ((desc >> 25) & 0xF) as i64,
+    let ss = match inst.descriptor() {
+        Some(desc) => desc.get(desc::Send::of(hw).mlen) as i64,
         None => inst
             .srcs
             .iter()
@@ -469,6 +470,7 @@ fn timing(shape: &Shape, hw: Gen) -> Timing {
 mod tests {
     use super::*;
     use crate::encoding::Reg;
+    use crate::fields::Descriptor;
     use crate::isa::Region;
 
     fn add(dst: u8, a: u8, b: u8) -> Inst {
@@ -514,17 +516,18 @@ mod tests {
 
     #[test]
     fn a_sample_is_ready_hundreds_of_cycles_later() {
+        let send = desc::Send::FIELDS;
+        let lengths = Descriptor::build(&[(send.mlen, 2), (send.rlen, 4)]).unwrap();
         let mut sample = Inst::new(
             Opcode::Send,
             8,
             Some(Dst::grf(10, 0, Type::UW)),
             vec![
                 Src::Reg(Reg::grf(2, 0, Type::UD, Region::new(8, 8, 1))),
-                // mlen 2, rlen 4.
-                Src::Imm(Type::UD, (2 << 25) | (4 << 20)),
+                Src::Imm(Type::UD, lengths.0.into()),
             ],
         );
-        sample.sfid = 2;
+        sample.sfid = desc::Sampler::SFID;
         let reads_result = add(20, 10, 13);
         let cycles = estimate(&[sample, reads_result], Gen::Gen9, 8).cycles;
         // Issue at 2; the result is ready at 2 + 750 + 2·2; the add takes 2 more.

@@ -32,7 +32,8 @@
 //! Options: whether to spill; without it, an error says how many GRFs were live where the
 //! file ran out.
 
-use crate::isa::Opcode;
+use crate::encoding::EncodingError;
+use crate::isa::{Gen, Opcode};
 use crate::lir::{Op, Program, Src, VReg};
 use crate::spill::{MAX_SCRATCH_BYTES, spill, spill_costs};
 
@@ -68,6 +69,9 @@ pub enum AllocError {
         "register allocation failed: spilling needs more than {MAX_SCRATCH_BYTES} bytes of scratch"
     )]
     OutOfScratch,
+    /// A spill's message cannot be encoded.
+    #[error("register allocation failed: a scratch message: {0}")]
+    ScratchMessage(EncodingError),
 }
 
 /// A basic block: instruction range and successors (block indices).
@@ -244,10 +248,10 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
     result
 }
 
-/// Assigns GRFs to every virtual register of `program`, spilling registers to scratch when
-/// they do not fit and `may_spill` allows it (the spill and fill instructions go into
+/// Assigns GRFs to every virtual register of `program` for `hw`, spilling registers to scratch
+/// when they do not fit and `may_spill` allows it (the spill and fill instructions go into
 /// `program`).
-pub fn allocate(program: &mut Program, may_spill: bool) -> Result<Allocation, AllocError> {
+pub fn allocate(program: &mut Program, hw: Gen, may_spill: bool) -> Result<Allocation, AllocError> {
     let mut unspillable = vec![false; program.vreg_sizes.len()];
     let (mut spills, mut fills, mut scratch_bytes) = (0, 0, program.scratch_bytes);
     loop {
@@ -305,7 +309,8 @@ pub fn allocate(program: &mut Program, may_spill: bool) -> Result<Allocation, Al
         if scratch_bytes + size > MAX_SCRATCH_BYTES {
             return Err(AllocError::OutOfScratch);
         }
-        let done = spill(program, VReg(best as u32), scratch_bytes);
+        let done = spill(program, hw, VReg(best as u32), scratch_bytes)
+            .map_err(AllocError::ScratchMessage)?;
         scratch_bytes += size;
         spills += done.spills;
         fills += done.fills;
@@ -346,7 +351,7 @@ impl Graph {
         }
         let mut fixed = vec![None; n];
         for inst in &program.insts {
-            if inst.send.is_some_and(|m| m.eot)
+            if inst.send.is_some_and(|m| m.eot())
                 && let Some(v) = inst.srcs[0].reg().and_then(|r| r.vreg())
             {
                 fixed[v.0 as usize] = Some(GRFS - program.vreg_sizes[v.0 as usize]);
@@ -456,10 +461,10 @@ mod tests {
     fn pressure_beyond_the_file_spills_and_keeps_every_value() {
         let mut p = pressure();
         assert!(matches!(
-            allocate(&mut p.clone(), false),
+            allocate(&mut p.clone(), Gen::Gen9, false),
             Err(AllocError::OutOfRegisters { needed, .. }) if needed > GRFS - 2
         ));
-        let alloc = allocate(&mut p, true).expect("spills");
+        let alloc = allocate(&mut p, Gen::Gen9, true).expect("spills");
         assert!(alloc.spills > 0 && alloc.fills > 0, "{alloc:?}");
         assert!(alloc.grfs_used <= GRFS);
         let mut thread = Thread::new(8);
@@ -533,7 +538,7 @@ mod tests {
             ],
         );
         p.vreg_sizes = vec![4, 3, 2];
-        let alloc = allocate(&mut p, false).expect("fits");
+        let alloc = allocate(&mut p, Gen::Gen9, false).expect("fits");
         let run = |r: usize| {
             let first = alloc.first_grf[r].expect("allocated") as u32;
             first..first + p.vreg_sizes[r]

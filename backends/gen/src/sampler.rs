@@ -1,7 +1,8 @@
 //! The sampler shared function (SFID 2): its messages, their parameter layouts, and the model
 //! of the unit the emulator runs.
 //!
-//! What: [`SamplerMsg`] names the message types of Gen7–Gen9 (descriptor bits 16:12) that
+//! What: [`SamplerMsg`] names the message types of Gen7–Gen9 (the descriptor's
+//! [`desc::Sampler`] message type field) that
 //! lowering emits for the IR's texture operations, and [`SamplerMsg::params`] lays out each
 //! one's payload: one parameter per GRF (SIMD8) or GRF pair (SIMD16), no header. Lowering
 //! writes the payload from this layout and the emulator reads it back by the same layout, so
@@ -20,6 +21,7 @@
 
 use crate::emu::{EmuError, Thread};
 use crate::encoding::Inst;
+use crate::fields::{Descriptor, desc};
 use crate::isa::{Gen, RegFile};
 use shrew_engine::interp::{TexKind, TexOperands, texture_op};
 use shrew_engine::ir::{Dim, TexOp, TexSrc};
@@ -81,7 +83,7 @@ const ALL: [SamplerMsg; 14] = [
 pub const MAX_SAMPLER_MESSAGE_SIZE: u32 = 11;
 
 impl SamplerMsg {
-    /// The message type field of the descriptor (bits 16:12).
+    /// The value of the descriptor's message type field.
     pub fn code(self) -> u32 {
         match self {
             SamplerMsg::Sample => 0,
@@ -263,25 +265,24 @@ pub struct TextureSurface {
     pub dest_type: BaseType,
 }
 
-/// Runs a sampler message (`desc` its descriptor) on the `enabled` channels of a send whose
-/// payload starts at GRF `payload`: each channel's result goes to its four response
+/// Runs a sampler message (`descriptor` its descriptor) on the `enabled` channels of a send
+/// whose payload starts at GRF `payload`: each channel's result goes to its four response
 /// components, a GRF per 8 channels each.
 pub(crate) fn emulate(
     inst: &Inst,
     hw: Gen,
     thread: &mut Thread,
-    desc: u32,
+    descriptor: Descriptor,
     payload: u8,
     enabled: u32,
 ) -> Result<(), EmuError> {
     let fault = |what: String| EmuError::Sampler(what);
-    let msg = SamplerMsg::from_code(desc >> 12 & 0x1F, hw).ok_or_else(|| {
-        fault(format!(
-            "message type {} is not modelled",
-            desc >> 12 & 0x1F
-        ))
-    })?;
-    let (bti, sampler) = (desc & 0xFF, desc >> 8 & 0xF);
+    let fields = desc::Sampler::of(hw);
+    let code = descriptor.get(fields.message_type);
+    let msg = SamplerMsg::from_code(code, hw)
+        .ok_or_else(|| fault(format!("message type {code} is not modelled")))?;
+    let bti = descriptor.get(desc::Surface::of(hw).binding_table_index);
+    let sampler = descriptor.get(fields.sampler_index);
     let surface = *thread
         .sampler_views
         .get(&bti)

@@ -56,7 +56,7 @@ pub fn schedule(program: &mut Program, hw: Gen) {
 fn is_barrier(inst: &Inst) -> bool {
     match inst.op {
         Op::Hw(op) => {
-            op.is_control_flow() || op == Opcode::Wait || inst.send.is_some_and(|m| m.eot)
+            op.is_control_flow() || op == Opcode::Wait || inst.send.is_some_and(|m| m.eot())
         }
         Op::Do | Op::HaltTarget => true,
     }
@@ -290,7 +290,7 @@ mod tests {
 
     fn cycles(program: &Program) -> u64 {
         let mut program = program.clone();
-        let alloc = crate::regalloc::allocate(&mut program, false).expect("fits");
+        let alloc = crate::regalloc::allocate(&mut program, Gen::Gen9, false).expect("fits");
         crate::perf::estimate(&crate::emit::emit(&program, &alloc), Gen::Gen9, 8).cycles
     }
 

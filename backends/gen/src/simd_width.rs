@@ -359,7 +359,7 @@ mod tests {
     /// Runs a SIMD16 program over inputs in g2..g5 (two float vectors) and returns g6..g7.
     fn execute(program: &Program, hw: Gen) -> Vec<u64> {
         let mut program = program.clone();
-        let alloc = allocate(&mut program, false).expect("fits");
+        let alloc = allocate(&mut program, Gen::Gen9, false).expect("fits");
         let mut thread = Thread::new(16);
         for c in 0..16 {
             let x = c as f32 * 0.75 - 4.0;

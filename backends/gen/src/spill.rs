@@ -23,17 +23,14 @@
 //!
 //! Options: none.
 
-use crate::isa::{Opcode, Type};
+use crate::encoding::EncodingError;
+use crate::fields::desc;
+use crate::isa::{Gen, Opcode, Type};
 use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
 
-/// The data cache's shared function number.
-const DATA_CACHE: u8 = 10;
-/// Descriptor bits of the scratch block messages: the scratch category and the write bit.
-const SCRATCH: u32 = 1 << 18;
-const SCRATCH_WRITE: u32 = 1 << 17;
 /// The widest scratch block, in GRFs.
 const MAX_BLOCK: u32 = 4;
-/// Scratch offsets are 12 bits of 32-byte units.
+/// Scratch offsets are 12 bits of 32-byte units ([`desc::Scratch`]'s offset field).
 pub const MAX_SCRATCH_BYTES: u32 = 4096 * 32;
 
 /// What spilling one register added.
@@ -102,26 +99,49 @@ fn blocks(first: u32, count: u32) -> Vec<(u32, u32)> {
     pieces
 }
 
+/// A scratch block read or write (`write`) on `hw` of `size` GRFs at scratch GRF `slot`: the
+/// header is the payload's first GRF, a write's data follows it.
+fn scratch_block(hw: Gen, write: bool, slot: u32, size: u32) -> Result<Message, EncodingError> {
+    let send = desc::Send::of(hw);
+    let scratch = desc::Scratch::of(hw);
+    let (mlen, rlen) = if write { (1 + size, 0) } else { (1, size) };
+    Message::new(
+        desc::DataCache::SFID,
+        &[
+            (send.mlen, mlen),
+            (send.rlen, rlen),
+            (send.header_present, 1),
+            (
+                desc::DataCache::of(hw).category,
+                desc::DataCache::SCRATCH_CATEGORY,
+            ),
+            (scratch.write, write as u32),
+            (scratch.block_size, size.trailing_zeros()),
+            (scratch.offset, slot),
+        ],
+    )
+}
+
 /// A scratch block read of `size` GRFs at scratch GRF `slot` into `dst` bytes into `reg`.
-fn fill(width: u8, reg: VReg, dst: u32, slot: u32, size: u32) -> Inst {
-    let message = Message {
-        sfid: DATA_CACHE,
-        mlen: 1,
-        rlen: size as u8,
-        control: SCRATCH | size.trailing_zeros() << 12 | slot,
-        eot: false,
-    };
+fn fill(
+    hw: Gen,
+    width: u8,
+    (reg, dst): (VReg, u32),
+    slot: u32,
+    size: u32,
+) -> Result<Inst, EncodingError> {
+    let message = scratch_block(hw, false, slot, size)?;
     let g0 = Operand::payload(0, 0, Type::UD);
     let mut inst = Inst::new(
         Opcode::Send,
         width,
         Some(Operand::vector(reg, dst, Type::UD)),
-        vec![Src::Reg(g0), Src::ud(message.descriptor(true))],
+        vec![Src::Reg(g0), Src::ud(message.descriptor())],
     );
     inst.send = Some(message);
     // Whole GRFs, as the spill that wrote them.
     inst.mask_all = true;
-    inst
+    Ok(inst)
 }
 
 /// A whole-GRF copy whatever the execution mask: `mov(8) dst src WE_all` as dwords.
@@ -133,35 +153,36 @@ fn copy_grf(dst: Operand, src: Operand) -> Inst {
 
 /// The spill of `size` GRFs at `payload` + 32 (after its header GRF) to scratch GRF `slot`:
 /// the header copied from g0, then a scratch block write.
-fn spill_from(width: u8, payload: VReg, slot: u32, size: u32) -> [Inst; 2] {
+fn spill_from(
+    hw: Gen,
+    width: u8,
+    payload: VReg,
+    slot: u32,
+    size: u32,
+) -> Result<[Inst; 2], EncodingError> {
     let header = copy_grf(
         Operand::vector(payload, 0, Type::UD),
         Operand::payload(0, 0, Type::UD),
     );
-    let message = Message {
-        sfid: DATA_CACHE,
-        mlen: 1 + size as u8,
-        rlen: 0,
-        control: SCRATCH | SCRATCH_WRITE | size.trailing_zeros() << 12 | slot,
-        eot: false,
-    };
+    let message = scratch_block(hw, true, slot, size)?;
     let mut send = Inst::new(
         Opcode::Send,
         width,
         Some(Operand::null(Type::UW)),
         vec![
             Src::Reg(Operand::vector(payload, 0, Type::UD)),
-            Src::ud(message.descriptor(true)),
+            Src::ud(message.descriptor()),
         ],
     );
     send.send = Some(message);
     send.mask_all = true;
-    [header, send]
+    Ok([header, send])
 }
 
-/// Moves virtual register `v` to scratch at byte `slot` (a multiple of 32): every instruction
-/// touching it goes through a temporary filled before and spilled after it.
-pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
+/// Moves virtual register `v` to scratch at byte `slot` (a multiple of 32) on `hw`: every
+/// instruction touching it goes through a temporary filled before and spilled after it. A
+/// slot past the scratch messages' offsets is an error naming the field.
+pub fn spill(program: &mut Program, hw: Gen, v: VReg, slot: u32) -> Result<Spilled, EncodingError> {
     let width = program.dispatch_width;
     let slot_grf = slot / 32;
     let depths = depths(program);
@@ -204,12 +225,12 @@ pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
         if !reads.is_empty() || partial {
             for (at, size) in blocks(lo, hi - lo + 1) {
                 out.push(fill(
+                    hw,
                     width,
-                    temp,
-                    (header + at - lo) * 32,
+                    (temp, (header + at - lo) * 32),
                     slot_grf + at,
                     size,
-                ));
+                )?);
                 done.fills += 1;
             }
         }
@@ -230,14 +251,20 @@ pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
         out.push(inst);
         let Some((first, last)) = write else { continue };
         if direct {
-            out.extend(spill_from(width, temp, slot_grf + first, last - first + 1));
+            out.extend(spill_from(
+                hw,
+                width,
+                temp,
+                slot_grf + first,
+                last - first + 1,
+            )?);
             done.spills += 1;
             continue;
         }
         for (at, size) in blocks(first, last - first + 1) {
             let payload = program.new_vreg(1 + size);
             done.temporaries.push(payload);
-            let [header, send] = spill_from(width, payload, slot_grf + at, size);
+            let [header, send] = spill_from(hw, width, payload, slot_grf + at, size)?;
             out.push(header);
             for k in 0..size {
                 out.push(copy_grf(
@@ -250,7 +277,7 @@ pub fn spill(program: &mut Program, v: VReg, slot: u32) -> Spilled {
         }
     }
     program.insts = out;
-    done
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -287,7 +314,7 @@ mod tests {
                 Inst::control(Op::Hw(Opcode::Endif), 8),
             ],
         );
-        let done = spill(&mut p, VReg(0), 64);
+        let done = spill(&mut p, Gen::Gen9, VReg(0), 64).unwrap();
         assert_eq!((done.spills, done.fills), (2, 1));
         let ops: Vec<String> = p.insts.iter().map(|i| i.to_string()).collect();
         // The first write is whole: no fill. The one under the `if` fills first.

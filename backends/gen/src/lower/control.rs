@@ -49,7 +49,6 @@ impl Lowering<'_> {
             Stage::Compute => self.end_thread(),
             _ => self.color_writes(),
         }
-        Ok(())
     }
 
     /// Lowers a list of nodes; `tail` says nothing runs after it (the end of the shader).

@@ -25,20 +25,13 @@ impl Lowering<'_> {
             Intrinsic::StoreSsbo => {
                 let binding = self.ssbo_binding(v, ii.srcs[1])?;
                 let data = self.whole_store(v, ii.srcs[0], ii)?;
-                self.untyped_write(Surface::Ssbo(binding), (ii.srcs[2], 0), data, None);
-                Ok(())
+                self.untyped_write(v, Surface::Ssbo(binding), (ii.srcs[2], 0), data, None)
             }
             Intrinsic::SsboAtomic => {
                 let binding = self.ssbo_binding(v, ii.srcs[0])?;
                 let aop = self.atomic_operation(v, ii)?;
                 let data = vec![self.read(ii.srcs[2], 0, Type::UD)];
-                self.untyped_write(
-                    Surface::Ssbo(binding),
-                    (ii.srcs[1], 0),
-                    data,
-                    Some((v, aop)),
-                );
-                Ok(())
+                self.untyped_write(v, Surface::Ssbo(binding), (ii.srcs[1], 0), data, Some(aop))
             }
             Intrinsic::LoadShared => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
@@ -47,15 +40,13 @@ impl Lowering<'_> {
             Intrinsic::StoreShared => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
                 let data = self.whole_store(v, ii.srcs[0], ii)?;
-                self.untyped_write(Surface::Shared, (ii.srcs[1], base), data, None);
-                Ok(())
+                self.untyped_write(v, Surface::Shared, (ii.srcs[1], base), data, None)
             }
             Intrinsic::SharedAtomic => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
                 let aop = self.atomic_operation(v, ii)?;
                 let data = vec![self.read(ii.srcs[1], 0, Type::UD)];
-                self.untyped_write(Surface::Shared, (ii.srcs[0], base), data, Some((v, aop)));
-                Ok(())
+                self.untyped_write(v, Surface::Shared, (ii.srcs[0], base), data, Some(aop))
             }
             Intrinsic::Barrier => self.barrier(v, ii),
             Intrinsic::LoadScratch => {
@@ -67,7 +58,7 @@ impl Lowering<'_> {
                 for c in 0..comps {
                     let address = self.scratch_address(ii.srcs[0], base + 4 * c as u32);
                     let dst = self.comp(v, c, Type::UD);
-                    self.scratch_message(address, dst, None);
+                    self.scratch_message(v, address, dst, None)?;
                 }
                 Ok(())
             }
@@ -82,7 +73,7 @@ impl Lowering<'_> {
                 for c in (0..ty.comps).filter(|c| mask >> c & 1 != 0) {
                     let address = self.scratch_address(ii.srcs[1], base + 4 * c as u32);
                     let value = self.read(data, c, Type::UD);
-                    self.scratch_message(address, Operand::null(Type::UD), Some(value));
+                    self.scratch_message(v, address, Operand::null(Type::UD), Some(value))?;
                 }
                 Ok(())
             }

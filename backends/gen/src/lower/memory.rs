@@ -3,8 +3,9 @@
 //! thread's scratch memory through DWord scattered messages.
 
 use super::{FIRST_SURFACE, LowerError, Lowering, SLM_SURFACE, Surface, halves};
-use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Inst, Message, Operand, Src, VReg};
+use crate::fields::desc;
+use crate::isa::{Opcode, Type};
+use crate::lir::{Inst, Operand, Src, VReg};
 use crate::simd_width::part;
 use shrew_engine::ir::{IntrinsicInst, Value};
 use shrew_engine::ops::{AtomicOp, IndexKind};
@@ -50,18 +51,18 @@ impl Lowering<'_> {
             .collect())
     }
 
-    /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each channel at
-    /// its own offset: an untyped surface write (HSW+ data cache 1, message 9; IVB data cache,
-    /// message 13); or, with `atomic`, the untyped atomic operation (data cache 1 message 2,
-    /// data cache message 6) whose old value goes to the atomic's value. In fragment shaders
+    /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each
+    /// channel at its own offset, for the intrinsic `v`: an untyped surface write; or, with
+    /// `atomic`, the untyped atomic operation whose old value goes to `v`. In fragment shaders
     /// only live pixels write (f1.0).
     pub(super) fn untyped_write(
         &mut self,
+        v: Value,
         surface: Surface,
         (offset, base): (Value, u32),
         data: Vec<Src>,
-        atomic: Option<(Value, u32)>,
-    ) {
+        atomic: Option<u32>,
+    ) -> Result<(), LowerError> {
         let bti = self.surface(surface);
         let mut offset = self.read(offset, 0, Type::UD);
         if base != 0 {
@@ -72,35 +73,41 @@ impl Lowering<'_> {
         let width = self.width.min(16);
         let per_comp = width as u32 / 8;
         let simd8 = width == 8;
-        let (sfid, message_type, control) = match (atomic, self.hw >= Gen::Gen75) {
-            // The operation, SIMD8 mode (bit 4), return data (bit 5).
-            (Some((_, aop)), hw75) => {
-                let control = aop | (simd8 as u32) << 4 | 1 << 5;
-                if hw75 {
-                    (12, 2, control)
-                } else {
-                    (10, 6, control)
-                }
+        let port = desc::UntypedPort::of(self.hw);
+        let send = desc::Send::of(self.hw);
+        let common = [
+            (send.mlen, (1 + data.len() as u32) * per_comp),
+            (send.rlen, if atomic.is_some() { per_comp } else { 0 }),
+            (desc::Surface::of(self.hw).binding_table_index, bti),
+        ];
+        let message = match atomic {
+            Some(aop) => {
+                let f = desc::UntypedAtomic::of(self.hw);
+                let fields = [
+                    (port.message_type, port.atomic),
+                    (f.return_data, 1),
+                    (f.simd8, simd8 as u32),
+                    (f.operation, aop),
+                ];
+                self.message(v, port.sfid, &[&common[..], &fields].concat())?
             }
-            // SIMD mode (SIMD16 1, SIMD8 2) in bits 5:4, the disabled channels in 3:0.
-            (None, hw75) => {
-                let control = (if simd8 { 2 } else { 1 }) << 4 | (0xF & !((1 << data.len()) - 1));
-                if hw75 {
-                    (12, 9, control)
+            None => {
+                let f = desc::UntypedSurface::of(self.hw);
+                let simd_mode = if simd8 {
+                    desc::UntypedSurface::SIMD8
                 } else {
-                    (10, 13, control)
-                }
+                    desc::UntypedSurface::SIMD16
+                };
+                let fields = [
+                    (port.message_type, port.write),
+                    (f.simd_mode, simd_mode),
+                    (f.disabled_channels, 0xF & !((1 << data.len()) - 1)),
+                ];
+                self.message(v, port.sfid, &[&common[..], &fields].concat())?
             }
-        };
-        let message = Message {
-            sfid,
-            mlen: ((1 + data.len() as u32) * per_comp) as u8,
-            rlen: if atomic.is_some() { per_comp as u8 } else { 0 },
-            control: message_type << 14 | control << 8 | bti,
-            eot: false,
         };
         for half in 0..halves(self.width) {
-            let payload = self.program.new_vreg(message.mlen as u32);
+            let payload = self.program.new_vreg(message.mlen());
             for (k, &src) in [offset].iter().chain(&data).enumerate() {
                 let dst = Operand::vector(payload, k as u32 * per_comp * 32, Type::UD);
                 self.on_half(half, Opcode::Mov, dst, vec![src]);
@@ -110,7 +117,7 @@ impl Lowering<'_> {
                 None => Operand::null(Type::UD),
             };
             let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            let descriptor = Src::ud(message.descriptor(false));
+            let descriptor = Src::ud(message.descriptor());
             // The payload is this half's alone: the send reads it from its start.
             let send = Inst {
                 group: 16 * half,
@@ -123,7 +130,7 @@ impl Lowering<'_> {
                 )
             };
             self.emit_for_live_pixels(send);
-            if let Some((v, _)) = atomic {
+            if atomic.is_some() {
                 let dst = part(self.comp(v, 0, Type::UD), 16 * half);
                 self.emit(Inst {
                     group: 16 * half,
@@ -131,6 +138,7 @@ impl Lowering<'_> {
                 });
             }
         }
+        Ok(())
     }
 
     /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each
@@ -155,28 +163,33 @@ impl Lowering<'_> {
         } else {
             self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
         }
-        let (sfid, message_type) = if self.hw >= Gen::Gen75 {
-            (12, 1)
-        } else {
-            (10, 5)
-        };
-        // One message per 16 channels: SIMD mode 13:12 (SIMD16 1, SIMD8 2), disabled channels
-        // 11:8, binding table index.
+        // One message per 16 channels, reading the components `v` has.
         let width = self.width.min(16);
-        let per_comp = width / 8;
-        let simd_mode = if width == 16 { 1 } else { 2 };
-        let disabled = 0xF & !((1u32 << def.comps) - 1);
-        let message = Message {
-            sfid,
-            mlen: per_comp,
-            rlen: def.comps * per_comp,
-            control: message_type << 14 | simd_mode << 12 | disabled << 8 | bti,
-            eot: false,
+        let per_comp = width as u32 / 8;
+        let simd_mode = if width == 16 {
+            desc::UntypedSurface::SIMD16
+        } else {
+            desc::UntypedSurface::SIMD8
         };
+        let port = desc::UntypedPort::of(self.hw);
+        let send = desc::Send::of(self.hw);
+        let f = desc::UntypedSurface::of(self.hw);
+        let message = self.message(
+            v,
+            port.sfid,
+            &[
+                (send.mlen, per_comp),
+                (send.rlen, def.comps as u32 * per_comp),
+                (port.message_type, port.read),
+                (f.simd_mode, simd_mode),
+                (f.disabled_channels, 0xF & !((1u32 << def.comps) - 1)),
+                (desc::Surface::of(self.hw).binding_table_index, bti),
+            ],
+        )?;
         for half in 0..halves(self.width) {
-            let data = self.program.new_vreg(message.rlen as u32);
+            let data = self.program.new_vreg(message.rlen());
             let response = Operand::vector(data, 0, Type::UD);
-            let descriptor = Src::ud(message.descriptor(false));
+            let descriptor = Src::ud(message.descriptor());
             let send = self.on_half(
                 half,
                 Opcode::Send,
@@ -186,7 +199,7 @@ impl Lowering<'_> {
             send.send = Some(message);
             for c in 0..def.comps {
                 let dst = part(self.comp(v, c, Type::UD), 16 * half);
-                let at = c as u32 * per_comp as u32 * 32;
+                let at = c as u32 * per_comp * 32;
                 // The response is this half's alone: read from its start.
                 let response = Operand::vector(data, at, Type::UD);
                 self.emit(Inst {
@@ -277,28 +290,43 @@ impl Lowering<'_> {
     }
 
     /// A DWord scattered read into `dst` (or, with `data`, write) of each channel's dword at
-    /// its scratch `address`: data cache messages 3 and 11 on the stateless surface (Gen8+'s
-    /// non-coherent 253, Gen7's 255), the header a copy of R0 (which holds the thread's
-    /// scratch base); one message per 16 channels.
-    pub(super) fn scratch_message(&mut self, address: Operand, dst: Operand, data: Option<Src>) {
+    /// its scratch `address`, for the intrinsic `v`: data cache messages 3 and 11 on the
+    /// stateless surface (Gen8+'s non-coherent 253, Gen7's 255), the header a copy of R0
+    /// (which holds the thread's scratch base); one message per 16 channels.
+    pub(super) fn scratch_message(
+        &mut self,
+        v: Value,
+        address: Operand,
+        dst: Operand,
+        data: Option<Src>,
+    ) -> Result<(), LowerError> {
         let width = self.width.min(16);
         let per_value = width as u32 / 8;
         let (message_type, rlen) = match data {
-            Some(_) => (11, 0),
-            None => (3, per_value),
+            Some(_) => (desc::DataCache::DWORD_SCATTERED_WRITE, 0),
+            None => (desc::DataCache::DWORD_SCATTERED_READ, per_value),
         };
         let surface = if self.hw.is_gen8_plus() { 253 } else { 255 };
-        // Block size (bits 9:8): SIMD8 2, SIMD16 3.
-        let block = if width == 16 { 3 } else { 2 };
-        let message = Message {
-            sfid: 10,
-            mlen: (1 + per_value * (1 + data.is_some() as u32)) as u8,
-            rlen: rlen as u8,
-            control: message_type << 14 | block << 8 | surface,
-            eot: false,
+        let block_size = if width == 16 {
+            desc::DwordScattered::SIMD16
+        } else {
+            desc::DwordScattered::SIMD8
         };
+        let send = desc::Send::of(self.hw);
+        let message = self.message(
+            v,
+            desc::DataCache::SFID,
+            &[
+                (send.mlen, 1 + per_value * (1 + data.is_some() as u32)),
+                (send.rlen, rlen),
+                (send.header_present, 1),
+                (desc::DataCache::of(self.hw).message_type, message_type),
+                (desc::DwordScattered::of(self.hw).block_size, block_size),
+                (desc::Surface::of(self.hw).binding_table_index, surface),
+            ],
+        )?;
         for half in 0..halves(self.width) {
-            let payload = self.program.new_vreg(message.mlen as u32);
+            let payload = self.program.new_vreg(message.mlen());
             self.copy_header(payload);
             let at_address = Operand::vector(payload, 32, Type::UD);
             self.on_half(half, Opcode::Mov, at_address, vec![Src::Reg(address)]);
@@ -320,7 +348,7 @@ impl Lowering<'_> {
                     Some(response),
                     vec![
                         Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                        Src::ud(message.descriptor(true)),
+                        Src::ud(message.descriptor()),
                     ],
                 )
             });
@@ -336,6 +364,7 @@ impl Lowering<'_> {
                 });
             }
         }
+        Ok(())
     }
 }
 

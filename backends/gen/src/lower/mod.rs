@@ -71,8 +71,9 @@ mod payload;
 mod texture;
 mod thread;
 
+use crate::fields::Field;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Program, VReg};
+use crate::lir::{Message, Program, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
@@ -165,15 +166,6 @@ pub enum Surface {
 /// The binding table index that addresses shared local memory (Gen7-9).
 pub const SLM_SURFACE: u32 = 254;
 
-/// The message gateway's barrier message (SFID 3, descriptor bits 2:0).
-pub const GATEWAY_BARRIER: u32 = 4;
-
-/// The data cache's memory fence message type (SFID 10).
-pub const MEMORY_FENCE: u32 = 7;
-
-/// The thread spawner's shared function, which ends compute threads.
-pub const THREAD_SPAWNER: u8 = 7;
-
 /// Binding table index of the first surface after the render targets.
 pub const FIRST_SURFACE: u32 = 8;
 
@@ -189,9 +181,6 @@ pub struct PushRange {
 /// Where each output slot's components are written: the register and the byte offset of
 /// component 0 (a render target's colour, or a slot of a URB write's payload).
 type Outputs = BTreeMap<u32, (VReg, u32)>;
-
-/// The URB's SIMD8 write message (opcode, descriptor bits 3:0).
-pub const URB_SIMD8_WRITE: u32 = 7;
 
 /// The flag subregister holding live (covered, not discarded) pixels: f1.0.
 pub const LIVE_FLAG: u8 = 2;
@@ -366,6 +355,23 @@ impl Lowering<'_> {
             self.func.name,
             self.func.inst(v).kind.name()
         ))
+    }
+
+    /// The message to `sfid` with `fields` ([`Message::new`]); a value too wide for its
+    /// descriptor field is an error at `v`.
+    fn message(&self, v: Value, sfid: u8, fields: &[(Field, u32)]) -> Result<Message, LowerError> {
+        Message::new(sfid, fields).map_err(|e| self.error(v, &format!("its message: {e}")))
+    }
+
+    /// A message that ends the thread's work (`what`), made as [`Lowering::message`] makes one.
+    fn final_message(
+        &self,
+        what: &str,
+        sfid: u8,
+        fields: &[(Field, u32)],
+    ) -> Result<Message, LowerError> {
+        Message::new(sfid, fields)
+            .map_err(|e| LowerError(format!("fn {}: {what}: {e}", self.func.name)))
     }
 
     fn inst(&mut self, v: Value) -> Result<(), LowerError> {

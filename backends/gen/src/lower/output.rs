@@ -3,9 +3,10 @@
 //! thread.
 
 use super::thread::simd8_send;
-use super::{LowerError, Lowering, URB_SIMD8_WRITE, VueSlot, halves};
+use super::{LowerError, Lowering, VueSlot, halves};
+use crate::fields::desc;
 use crate::isa::{Opcode, Type};
-use crate::lir::{Inst, Message, Operand, Src, VReg};
+use crate::lir::{Inst, Operand, Src, VReg};
 use shrew_engine::interp::memory::layout_variables;
 use shrew_engine::ir::{
     Builtin, Deref, Function, InstKind, IntrinsicInst, Mode, Shader, Stage, Value,
@@ -81,7 +82,7 @@ impl Lowering<'_> {
     /// The URB writes [`Lowering::plan_urb_writes`] planned, the last with EOT: each payload's
     /// header holds the URB handles; the header's other dwords and the slots the shader never
     /// writes are zero.
-    pub(super) fn urb_writes(&mut self) {
+    pub(super) fn urb_writes(&mut self) -> Result<(), LowerError> {
         let written: Vec<(VReg, u32)> = self.outputs.values().copied().collect();
         let messages = self.urb_messages.clone();
         for (m, &(first_slot, payload)) in messages.iter().enumerate() {
@@ -106,20 +107,26 @@ impl Lowering<'_> {
                     self.op(Opcode::Mov, dst, vec![Src::ud(0)]);
                 }
             }
-            let message = Message {
-                sfid: 6,
-                mlen: (1 + 4 * slots) as u8,
-                rlen: 0,
-                // SIMD8 write (7) at the first slot's offset in 128-bit units.
-                control: URB_SIMD8_WRITE | first_slot << 4,
-                eot: m + 1 == messages.len(),
-            };
+            // A SIMD8 write at the first slot's offset in 128-bit units.
+            let send = desc::Send::of(self.hw);
+            let urb = desc::Urb::of(self.hw);
+            let message = self.final_message(
+                "the vertex's URB write",
+                desc::Urb::SFID,
+                &[
+                    (send.eot, (m + 1 == messages.len()) as u32),
+                    (send.mlen, 1 + 4 * slots),
+                    (urb.opcode, desc::Urb::SIMD8_WRITE),
+                    (urb.global_offset, first_slot),
+                ],
+            )?;
             self.emit(simd8_send(payload, message));
         }
+        Ok(())
     }
 
     /// The render-target writes: one per colour output, the last with EOT.
-    pub(super) fn color_writes(&mut self) {
+    pub(super) fn color_writes(&mut self) -> Result<(), LowerError> {
         let outputs: Vec<(u32, VReg)> = self.outputs.iter().map(|(&s, &(r, _))| (s, r)).collect();
         if outputs.is_empty() {
             // A thread must end: a write of nothing to render target 0 with EOT.
@@ -127,13 +134,13 @@ impl Lowering<'_> {
             for c in 0..4 {
                 self.write_colour((r, 0), c, Src::ud(0));
             }
-            self.render_target_write(0, r, true);
-            return;
+            return self.render_target_write(0, r, true);
         }
         let last = outputs.len() - 1;
         for (i, (slot, reg)) in outputs.into_iter().enumerate() {
-            self.render_target_write(slot, reg, i == last);
+            self.render_target_write(slot, reg, i == last)?;
         }
+        Ok(())
     }
 
     /// Byte offset of component `c` of `half`'s render-target payload in a colour register:
@@ -152,29 +159,48 @@ impl Lowering<'_> {
 
     /// Writes the colour in `colour` (laid out by [`Lowering::colour_at`]) to a render target:
     /// one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
-    fn render_target_write(&mut self, target: u32, colour: VReg, last: bool) {
-        let (mlen, subtype) = if self.width >= 16 { (8, 0) } else { (4, 4) };
+    fn render_target_write(
+        &mut self,
+        target: u32,
+        colour: VReg,
+        last: bool,
+    ) -> Result<(), LowerError> {
+        let (mlen, subtype) = if self.width >= 16 {
+            (8, desc::RenderTargetWrite::SIMD16)
+        } else {
+            (4, desc::RenderTargetWrite::SIMD8)
+        };
         let halves = halves(self.width);
+        let send = desc::Send::of(self.hw);
+        let rt = desc::RenderTargetWrite::of(self.hw);
         for half in 0..halves {
-            let message = Message {
-                sfid: 5,
-                mlen,
-                rlen: 0,
-                // Render-target write (12), subtype, last render target, binding table index.
-                control: 12 << 14 | subtype << 8 | (last as u32) << 12 | target,
-                eot: last && half + 1 == halves,
-            };
+            let message = self.final_message(
+                "the render-target write",
+                desc::RenderCache::SFID,
+                &[
+                    (send.eot, (last && half + 1 == halves) as u32),
+                    (send.mlen, mlen),
+                    (
+                        desc::RenderCache::of(self.hw).message_type,
+                        desc::RenderCache::RENDER_TARGET_WRITE,
+                    ),
+                    (rt.last_render_target, last as u32),
+                    (rt.subtype, subtype),
+                    (desc::Surface::of(self.hw).binding_table_index, target),
+                ],
+            )?;
             let payload = Operand::vector(colour, self.colour_at(half, 0), Type::UD);
             let mut send = Inst::new(
                 Opcode::Sendc,
                 self.width.min(16),
                 Some(Operand::null(Type::UW)),
-                vec![Src::Reg(payload), Src::ud(message.descriptor(false))],
+                vec![Src::Reg(payload), Src::ud(message.descriptor())],
             );
             send.group = 16 * half;
             send.send = Some(message);
             self.emit_for_live_pixels(send);
         }
+        Ok(())
     }
 }
 

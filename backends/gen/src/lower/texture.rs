@@ -2,8 +2,9 @@
 //! [`crate::sampler`] lays out for the message.
 
 use super::{LowerError, Lowering, Surface};
+use crate::fields::desc;
 use crate::isa::{MathFn, Opcode, Type};
-use crate::lir::{Inst, Message, Operand, Src};
+use crate::lir::{Inst, Operand, Src};
 use crate::sampler::{Param, SamplerMsg, TextureSurface, coord_comps};
 use crate::simd_width::part;
 use shrew_engine::ir::{Dim, Tex, TexOp, TexSrc, Value};
@@ -44,9 +45,6 @@ impl Lowering<'_> {
         let (binding, sampler) = t
             .bindings(self.shader, self.func)
             .map_err(|e| self.error(v, &e))?;
-        if sampler > 15 {
-            return Err(self.error(v, "sampler indices past 15 are not supported"));
-        }
         let lod_zero = t
             .src(TexSrc::Lod)
             .is_some_and(|l| self.func.constant_u32(l) == Some(0));
@@ -98,23 +96,35 @@ impl Lowering<'_> {
             self.width.min(16)
         };
         let per_param = piece as u32 / 8;
-        let message = Message {
-            sfid: 2,
-            mlen: (params.len() as u32 * per_param) as u8,
-            rlen: (4 * per_param) as u8,
-            control: per_param << 17 | msg.code() << 12 | sampler << 8 | bti,
-            eot: false,
+        let simd_mode = if piece == 16 {
+            desc::Sampler::SIMD16
+        } else {
+            desc::Sampler::SIMD8
         };
+        let send = desc::Send::of(self.hw);
+        let f = desc::Sampler::of(self.hw);
+        let message = self.message(
+            v,
+            desc::Sampler::SFID,
+            &[
+                (send.mlen, params.len() as u32 * per_param),
+                (send.rlen, 4 * per_param),
+                (f.simd_mode, simd_mode),
+                (f.message_type, msg.code()),
+                (f.sampler_index, sampler),
+                (desc::Surface::of(self.hw).binding_table_index, bti),
+            ],
+        )?;
         for group in (0..self.width).step_by(piece as usize) {
-            let payload = self.program.new_vreg(message.mlen as u32);
+            let payload = self.program.new_vreg(message.mlen());
             for (k, &p) in params.iter().enumerate() {
                 let dst = Operand::vector(payload, k as u32 * per_param * 32, ty);
                 let src = payload_of(self, p);
                 self.on_channels(group, piece, Opcode::Mov, dst, vec![src]);
             }
-            let response = self.program.new_vreg(message.rlen as u32);
+            let response = self.program.new_vreg(message.rlen());
             let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            let descriptor = Src::ud(message.descriptor(false));
+            let descriptor = Src::ud(message.descriptor());
             let dst = Operand::vector(response, 0, Type::UD);
             // The payload is this piece's alone: the send reads it from its start.
             self.emit(Inst {

@@ -1,7 +1,8 @@
 //! Messages about the thread itself, each a copy of its R0 header: memory fences, the
 //! workgroup barrier and the end of a compute thread.
 
-use super::{GATEWAY_BARRIER, LowerError, Lowering, MEMORY_FENCE, THREAD_SPAWNER};
+use super::{LowerError, Lowering};
+use crate::fields::desc;
 use crate::isa::{ARF_NOTIFICATION, Gen, Opcode, Type};
 use crate::lir::{Base, Inst, Message, Operand, Src, VReg};
 use shrew_engine::ir::{IntrinsicInst, Stage, Value};
@@ -19,25 +20,35 @@ impl Lowering<'_> {
         if synchronizes && self.shader.stage != Stage::Compute {
             return Err(self.error(v, "only compute shaders synchronize workgroups"));
         }
+        let send = desc::Send::of(self.hw);
         if orders_memory {
-            let fence = Message {
-                sfid: 10,
-                mlen: 1,
-                rlen: 0,
-                control: MEMORY_FENCE << 14,
-                eot: false,
-            };
+            let fence = self.message(
+                v,
+                desc::DataCache::SFID,
+                &[
+                    (send.mlen, 1),
+                    (
+                        desc::DataCache::of(self.hw).message_type,
+                        desc::DataCache::MEMORY_FENCE,
+                    ),
+                ],
+            )?;
             let header = self.header();
             self.send_header(header, fence);
         }
         if synchronizes {
-            let barrier = Message {
-                sfid: 3,
-                mlen: 1,
-                rlen: 0,
-                control: GATEWAY_BARRIER,
-                eot: false,
-            };
+            // Gateway messages have no header bit: their one GRF holds the barrier's ID (R0.2).
+            let barrier = self.message(
+                v,
+                desc::Gateway::SFID,
+                &[
+                    (send.mlen, 1),
+                    (
+                        desc::Gateway::of(self.hw).subfunction,
+                        desc::Gateway::BARRIER,
+                    ),
+                ],
+            )?;
             // The barrier's ID comes from R0.2 (bits 27:24; Gen9 also keeps bit 31).
             let header = self.header();
             let mask = if self.hw >= Gen::Gen9 {
@@ -91,21 +102,25 @@ impl Lowering<'_> {
     }
 
     /// The end of a compute thread: the thread spawner's message with EOT.
-    pub(super) fn end_thread(&mut self) {
-        // Resource select (bit 4): the fixed-function unit frees the thread's resources.
-        let end = Message {
-            sfid: THREAD_SPAWNER,
-            mlen: 1,
-            rlen: 0,
-            control: 1 << 4,
-            eot: true,
-        };
+    pub(super) fn end_thread(&mut self) -> Result<(), LowerError> {
+        let send = desc::Send::of(self.hw);
+        let end = self.final_message(
+            "the thread spawner's end of thread",
+            desc::ThreadSpawner::SFID,
+            &[
+                (send.eot, 1),
+                (send.mlen, 1),
+                // The fixed-function unit frees the thread's resources.
+                (desc::ThreadSpawner::of(self.hw).resource_select, 1),
+            ],
+        )?;
         let header = self.header();
         self.send_header(header, end);
+        Ok(())
     }
 }
 
-/// A SIMD8 send of `message` (without a header bit) from `payload`, answering nothing.
+/// A SIMD8 send of `message` from `payload`, answering nothing.
 pub(super) fn simd8_send(payload: VReg, message: Message) -> Inst {
     Inst {
         send: Some(message),
@@ -115,7 +130,7 @@ pub(super) fn simd8_send(payload: VReg, message: Message) -> Inst {
             Some(Operand::null(Type::UD)),
             vec![
                 Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                Src::ud(message.descriptor(false)),
+                Src::ud(message.descriptor()),
             ],
         )
     }
