@@ -591,6 +591,31 @@ mod tests {
         );
     }
 
+    /// The second SIMD16 render-target write of a SIMD32 thread writes the second 16 pixels:
+    /// its slot group prints as Mesa prints it.
+    #[test]
+    fn a_render_target_write_names_its_slot_group() {
+        let mut write = Inst::new(
+            Opcode::Sendc,
+            16,
+            Some(Dst {
+                file: RegFile::Arf,
+                ..Dst::grf(ARF_NULL, 0, Type::UW)
+            }),
+            vec![
+                grf(120, 0, Type::UD, Region::new(8, 8, 1)),
+                Src::Imm(Type::UD, 0x9003_1800),
+            ],
+        );
+        write.sfid = 5;
+        write.group = 16;
+        assert_eq!(
+            disassemble(&write, Gen::Gen9, &no_labels),
+            "sendc(16)       null<1>UW       g120<8,8,1>UD   0x90031800UD\n                            \
+             render MsgDesc: RT write SIMD16 Hi LastRT Surface = 0 mlen 8 rlen 0 { align1 2H EOT };"
+        );
+    }
+
     #[test]
     fn scratch_messages_print_offset_and_size() {
         let mut write = Inst::new(

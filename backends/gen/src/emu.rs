@@ -864,15 +864,17 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
     let untyped = desc::UntypedPort::of(hw);
     match inst.sfid {
         desc::Sampler::SFID => sampler::emulate(inst, hw, thread, descriptor, payload.nr, enabled)?,
-        // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels that are
-        // enabled and in the dispatch's pixel mask (R1.7; R2.7 for channels 16-31 of SIMD32).
+        // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels of the
+        // message's slot group (16 pixels each) that its channels enable and that are in the
+        // dispatch's pixel mask (R1.7; R2.7 for pixels 16-31 of SIMD32).
         desc::RenderCache::SFID if message_type == Some(desc::RenderCache::RENDER_TARGET_WRITE) => {
             let pixels = if thread.live >> 16 != 0 {
                 thread.get(1, 14, Type::UW) as u32 | (thread.get(2, 14, Type::UW) as u32) << 16
             } else {
                 thread.get(1, 14, Type::UW) as u32
             };
-            let first_pixel = inst.group as usize;
+            let first_pixel =
+                16 * descriptor.get(desc::RenderTargetWrite::of(hw).slot_group) as usize;
             let width = inst.exec_size as usize;
             let per_comp = width.div_ceil(8) as u8;
             let writes: Vec<(usize, [u32; 4])> = (0..width)

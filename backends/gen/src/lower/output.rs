@@ -107,7 +107,8 @@ impl Lowering<'_> {
                     self.op(Opcode::Mov, dst, vec![Src::ud(0)]);
                 }
             }
-            // A SIMD8 write at the first slot's offset in 128-bit units.
+            // A SIMD8 write at the first slot's offset in 128-bit units. URB messages require
+            // their header: the payload's first GRF, with the URB handles.
             let send = desc::Send::of(self.hw);
             let urb = desc::Urb::of(self.hw);
             let message = self.final_message(
@@ -116,6 +117,7 @@ impl Lowering<'_> {
                 &[
                     (send.eot, (m + 1 == messages.len()) as u32),
                     (send.mlen, 1 + 4 * slots),
+                    (send.header_present, 1),
                     (urb.opcode, desc::Urb::SIMD8_WRITE),
                     (urb.global_offset, first_slot),
                 ],
@@ -158,7 +160,8 @@ impl Lowering<'_> {
     }
 
     /// Writes the colour in `colour` (laid out by [`Lowering::colour_at`]) to a render target:
-    /// one SIMD16 or SIMD8 message per 16 channels, the last of all with EOT.
+    /// one SIMD16 or SIMD8 message per 16 channels, each to its slot group (the second 16
+    /// pixels of SIMD32 are slot group 1), the last of all with EOT.
     fn render_target_write(
         &mut self,
         target: u32,
@@ -185,6 +188,7 @@ impl Lowering<'_> {
                         desc::RenderCache::RENDER_TARGET_WRITE,
                     ),
                     (rt.last_render_target, last as u32),
+                    (rt.slot_group, half as u32),
                     (rt.subtype, subtype),
                     (desc::Surface::of(self.hw).binding_table_index, target),
                 ],

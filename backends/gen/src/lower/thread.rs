@@ -22,11 +22,14 @@ impl Lowering<'_> {
         }
         let send = desc::Send::of(self.hw);
         if orders_memory {
+            // The data cache's fence requires its header (the copy of R0); binding table
+            // index 0.
             let fence = self.message(
                 v,
                 desc::DataCache::SFID,
                 &[
                     (send.mlen, 1),
+                    (send.header_present, 1),
                     (
                         desc::DataCache::of(self.hw).message_type,
                         desc::DataCache::MEMORY_FENCE,
