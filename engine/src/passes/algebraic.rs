@@ -99,6 +99,8 @@ pub fn run(
             *flag = false;
         }
     }
+    // Not `Budget::each_function`: a rule cycle stops the run with an error, and the rules'
+    // worklist checks the budget itself before each rewrite.
     let mut progress = false;
     for func in &mut shader.functions {
         progress |= run_function(func, set, &enabled, stats, budget)?;

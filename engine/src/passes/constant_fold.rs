@@ -16,8 +16,8 @@
 //!
 //! Options: none.
 
+use super::insts_in_reverse_post_order;
 use super::manager::{Pass, PassContext};
-use crate::cfg::reverse_post_order;
 use crate::ir::fold::fold_alu;
 use crate::ir::{InstKind, Shader};
 
@@ -34,27 +34,16 @@ impl Pass for ConstantFold {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            for b in reverse_post_order(func) {
-                for i in 0..func.cfg[b].insts.len() {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
-                    }
-                    let v = func.cfg[b].insts[i];
-                    let Some(values) = fold_alu(func, v) else {
-                        continue;
-                    };
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = &mut shader.functions[f];
+                transformations.each(insts_in_reverse_post_order(func), |v| {
+                    let values = fold_alu(func, v)?;
                     let op = func.inst(v).kind.name();
                     func.inst_mut(v).kind = InstKind::Const(values);
-                    progress = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("constant-fold: {op} {v} in `{name}`"));
-                }
-            }
-        }
-        Ok(progress)
+                    Some(move || format!("constant-fold: {op} {v}"))
+                });
+            }))
     }
 }

@@ -19,8 +19,8 @@
 //!
 //! Options: none.
 
+use super::insts_in_reverse_post_order;
 use super::manager::{Pass, PassContext};
-use crate::cfg::reverse_post_order;
 use crate::ir::{Function, InstKind, Shader, Value};
 use crate::uses::{User, Uses};
 
@@ -37,30 +37,19 @@ impl Pass for CopyProp {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            let uses = Uses::build(func);
-            for b in reverse_post_order(func) {
-                for i in 0..func.cfg[b].insts.len() {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
-                    }
-                    let copy = func.cfg[b].insts[i];
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = &mut shader.functions[f];
+                let uses = Uses::build(func);
+                transformations.each(insts_in_reverse_post_order(func), |copy| {
                     let changed = match as_copy(func, copy) {
                         Some((source, map)) => forward(func, &uses, copy, source, &map),
                         None => read_vec_parts(func, copy),
                     };
-                    if changed {
-                        progress = true;
-                        let name = &func.name;
-                        context
-                            .budget
-                            .spend(|| format!("copy-prop: {copy} in `{name}`"));
-                    }
-                }
-            }
-        }
-        Ok(progress)
+                    changed.then_some(move || format!("copy-prop: {copy}"))
+                });
+            }))
     }
 }
 

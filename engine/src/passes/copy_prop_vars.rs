@@ -20,6 +20,7 @@
 //!
 //! Options: none.
 
+use super::Transformations;
 use super::manager::{Pass, PassContext};
 use super::vars::{AccessKind, DerefPath, is_private, owned_temporaries, var_accesses};
 use crate::cfg::reverse_post_order;
@@ -40,11 +41,8 @@ impl Pass for CopyPropVars {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            progress |= propagate(shader, f, context);
-        }
-        Ok(remove_unread_temporaries(shader, context) || progress)
+        let propagated = context.budget.each_function(shader, propagate);
+        Ok(remove_unread_temporaries(shader, context) || propagated)
     }
 }
 
@@ -57,9 +55,8 @@ struct KnownCopy {
     src_deref: Value,
 }
 
-/// Rewrites the loads of copied destinations of function `f`; returns whether it did.
-fn propagate(shader: &mut Shader, f: usize, context: &mut PassContext) -> bool {
-    let mut progress = false;
+/// Rewrites the loads of copied destinations of function `f`.
+fn propagate(shader: &mut Shader, f: usize, transformations: &mut Transformations) {
     let mut leaving: HashMap<BlockId, Vec<KnownCopy>> = HashMap::new();
     for b in reverse_post_order(&shader.functions[f]) {
         let func = &shader.functions[f];
@@ -92,17 +89,12 @@ fn propagate(shader: &mut Shader, f: usize, context: &mut PassContext) -> bool {
                     let Some(copy) = known.iter().find(|c| c.dst.is_prefix_of(&path)) else {
                         continue;
                     };
-                    if volatile || context.budget.is_spent() {
+                    if volatile || !transformations.take(|| format!("copy-prop-vars: load {v}")) {
                         continue;
                     }
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("copy-prop-vars: load {v} in `{name}`"));
                     let depth = copy.dst.steps.len();
                     let src_deref = copy.src_deref;
                     i += read_from_source(&mut shader.functions[f], v, depth, src_deref);
-                    progress = true;
                 }
                 Intrinsic::CopyDeref => {
                     forget(&mut known, root(0));
@@ -129,7 +121,6 @@ fn propagate(shader: &mut Shader, f: usize, context: &mut PassContext) -> bool {
         }
         leaving.insert(b, known);
     }
-    progress
 }
 
 /// Forgets the copies a write to `var` may change (all of them when the variable is unknown).
@@ -170,37 +161,37 @@ fn read_from_source(func: &mut Function, load: Value, depth: usize, src_deref: V
 fn remove_unread_temporaries(shader: &mut Shader, context: &mut PassContext) -> bool {
     let owned = owned_temporaries(shader);
     let mut deleted = HashSet::new();
-    for (f, temps) in owned.iter().enumerate() {
-        let mut accesses: Vec<_> = var_accesses(&shader.functions[f])
-            .into_iter()
-            .filter(|(var, acc)| {
-                temps.contains(var)
-                    && !acc.escapes
-                    && acc
-                        .accesses
-                        .iter()
-                        .all(|a| matches!(a.kind, AccessKind::Store | AccessKind::CopyDst))
-            })
-            .collect();
-        accesses.sort_by_key(|(var, _)| *var);
-        for (var, acc) in accesses {
-            if context.budget.is_spent() {
-                break;
+    context
+        .budget
+        .each_function(shader, |shader, f, transformations| {
+            let temps = &owned[f];
+            let mut accesses: Vec<_> = var_accesses(&shader.functions[f])
+                .into_iter()
+                .filter(|(var, acc)| {
+                    temps.contains(var)
+                        && !acc.escapes
+                        && acc
+                            .accesses
+                            .iter()
+                            .all(|a| matches!(a.kind, AccessKind::Store | AccessKind::CopyDst))
+                })
+                .collect();
+            accesses.sort_by_key(|(var, _)| *var);
+            for (var, acc) in accesses {
+                let name = &shader.variable(var).name;
+                if !transformations.take(|| format!("copy-prop-vars: unread @{name}")) {
+                    return;
+                }
+                let func = &mut shader.functions[f];
+                for a in &acc.accesses {
+                    func.remove_inst(a.inst);
+                }
+                for &d in acc.derefs.iter().rev() {
+                    func.remove_inst(d);
+                }
+                deleted.insert(var);
             }
-            let name = &shader.variable(var).name;
-            context
-                .budget
-                .spend(|| format!("copy-prop-vars: unread @{name}"));
-            let func = &mut shader.functions[f];
-            for a in &acc.accesses {
-                func.remove_inst(a.inst);
-            }
-            for &d in acc.derefs.iter().rev() {
-                func.remove_inst(d);
-            }
-            deleted.insert(var);
-        }
-    }
+        });
     if deleted.is_empty() {
         return false;
     }

@@ -22,7 +22,8 @@
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use crate::cfg::{DomTree, reverse_post_order};
+use super::{Transformations, insts_in_reverse_post_order};
+use crate::cfg::DomTree;
 use crate::ir::{
     Alu, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value, Variable,
     deref_chain,
@@ -44,15 +45,11 @@ impl Pass for Cse {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        let variables = &shader.variables;
-        for func in &mut shader.functions {
-            progress |= eliminate(func, variables, context);
-            if context.budget.is_spent() {
-                break;
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                eliminate(&mut shader.functions[f], &shader.variables, transformations);
+            }))
     }
 }
 
@@ -112,40 +109,26 @@ fn key(func: &Function, variables: &[Variable], v: Value) -> Option<Key> {
     Some((kind, inst.def, block))
 }
 
-/// Merges the duplicates of one function; returns whether any went.
-fn eliminate(func: &mut Function, variables: &[Variable], context: &mut PassContext) -> bool {
+/// Merges the duplicates of one function.
+fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut Transformations) {
     let dom = DomTree::new(func);
     let mut uses = Uses::build(func);
     let mut seen: HashMap<Key, Vec<Value>> = HashMap::new();
-    let mut progress = false;
-    for b in reverse_post_order(func) {
-        for v in func.cfg[b].insts.clone() {
-            if context.budget.is_spent() {
-                return progress;
-            }
-            let Some(k) = key(func, variables, v) else {
-                continue;
-            };
-            let candidates = seen.entry(k).or_default();
-            let earlier = candidates
-                .iter()
-                .copied()
-                .find(|&c| dom.dominates(func.inst(c).block, b));
-            match earlier {
-                Some(kept) => {
-                    uses.replace_all(func, v, kept);
-                    uses.remove_inst(func, v);
-                    progress = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("cse: {v} is {kept} in `{name}`"));
-                }
-                None => candidates.push(v),
-            }
-        }
-    }
-    progress
+    transformations.each(insts_in_reverse_post_order(func), |v| {
+        let b = func.inst(v).block;
+        let candidates = seen.entry(key(func, variables, v)?).or_default();
+        let earlier = candidates
+            .iter()
+            .copied()
+            .find(|&c| dom.dominates(func.inst(c).block, b));
+        let Some(kept) = earlier else {
+            candidates.push(v);
+            return None;
+        };
+        uses.replace_all(func, v, kept);
+        uses.remove_inst(func, v);
+        Some(move || format!("cse: {v} is {kept}"))
+    });
 }
 
 #[cfg(test)]

@@ -34,21 +34,14 @@ impl Pass for Dce {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            if context.budget.is_spent() {
-                break;
-            }
-            let deleted = eliminate(func);
-            if deleted > 0 {
-                progress = true;
-                let name = &func.name;
-                context
-                    .budget
-                    .spend(|| format!("dce: {deleted} instructions of `{name}`"));
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                transformations.attempt(|| {
+                    let deleted = eliminate(&mut shader.functions[f]);
+                    (deleted > 0).then_some(move || format!("dce: {deleted} instructions"))
+                });
+            }))
     }
 }
 

@@ -60,64 +60,33 @@ impl Pass for DeadCf {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            let known = known_conditions(func);
-            if known > 0 {
-                progress = true;
-                let name = &func.name;
-                context
-                    .budget
-                    .spend(|| format!("dead-cf: {known} uses of known conditions in `{name}`"));
-            }
-            for b in func.blocks() {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                if fold_branch(func, b) {
-                    progress = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("dead-cf: the branch of b{} in `{name}`", b.index()));
-                }
-            }
-            while !context.budget.is_spent()
-                && let Some(header) = unloop_one_trip_loop(func)
-            {
-                progress = true;
-                let name = &func.name;
-                context.budget.spend(|| {
-                    format!(
-                        "dead-cf: the loop at b{} in `{name}` runs once",
-                        header.index()
-                    )
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = &mut shader.functions[f];
+                transformations.attempt(|| {
+                    let known = known_conditions(func);
+                    (known > 0)
+                        .then_some(move || format!("dead-cf: {known} uses of known conditions"))
                 });
-            }
-            if context.budget.is_spent() {
-                return Ok(progress);
-            }
-            let deleted = delete_unreachable(func);
-            if deleted > 0 {
-                progress = true;
-                let name = &func.name;
-                context
-                    .budget
-                    .spend(|| format!("dead-cf: {deleted} unreachable blocks of `{name}`"));
-            }
-            if context.budget.is_spent() {
-                return Ok(progress);
-            }
-            let merged = merge_chains(func);
-            if merged > 0 {
-                progress = true;
-                let name = &func.name;
-                context
-                    .budget
-                    .spend(|| format!("dead-cf: {merged} blocks merged in `{name}`"));
-            }
-        }
-        Ok(progress)
+                transformations.each(func.blocks(), |b| {
+                    fold_branch(func, b)
+                        .then_some(move || format!("dead-cf: the branch of b{}", b.index()))
+                });
+                transformations.to_fixpoint(|| {
+                    let header = unloop_one_trip_loop(func)?;
+                    Some(move || format!("dead-cf: the loop at b{} runs once", header.index()))
+                });
+                transformations.attempt(|| {
+                    let deleted = delete_unreachable(func);
+                    (deleted > 0)
+                        .then_some(move || format!("dead-cf: {deleted} unreachable blocks"))
+                });
+                transformations.attempt(|| {
+                    let merged = merge_chains(func);
+                    (merged > 0).then_some(move || format!("dead-cf: {merged} blocks merged"))
+                });
+            }))
     }
 }
 

@@ -36,24 +36,16 @@ impl Pass for DiscardIf {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            for b in shader.functions[f].blocks() {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                // A conversion removes the arm's block, which may still be in the list.
-                if shader.functions[f].cfg.contains_node(b) && convert(shader, FuncId(f as u32), b)
-                {
-                    progress = true;
-                    let name = &shader.functions[f].name;
-                    context
-                        .budget
-                        .spend(|| format!("discard-if: b{} in `{name}`", b.index()));
-                }
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                transformations.each(shader.functions[f].blocks(), |b| {
+                    // A conversion removes the arm's block, which may still be in the list.
+                    (shader.functions[f].cfg.contains_node(b)
+                        && convert(shader, FuncId(f as u32), b))
+                    .then_some(move || format!("discard-if: b{}", b.index()))
+                });
+            }))
     }
 }
 

@@ -163,22 +163,15 @@ impl Pass for Eqsat {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            let variables = &shader.variables;
-            for block in func.blocks() {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                if self.run_block(func, variables, block, &mut context.rule_stats) {
-                    progress = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("eqsat: block {block:?} of `{name}`"));
-                }
-            }
-        }
-        Ok(progress)
+        let stats = &mut context.rule_stats;
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let (func, variables) = (&mut shader.functions[f], &shader.variables);
+                transformations.each(func.blocks(), |block| {
+                    self.run_block(func, variables, block, stats)
+                        .then_some(move || format!("eqsat: block {block:?}"))
+                });
+            }))
     }
 }

@@ -42,27 +42,22 @@ impl Pass for FindArrayCopies {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let owned = owned_temporaries(shader);
-        let mut progress = false;
-        for (f, temps) in owned.iter().enumerate() {
-            let targets = indirectly_read(&shader.functions[f], temps);
-            if targets.is_empty() {
-                continue;
-            }
-            for b in shader.functions[f].blocks() {
-                for copy in find_copies(shader, &shader.functions[f], b, &targets) {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
-                    }
-                    let name = &shader.functions[f].name;
-                    context
-                        .budget
-                        .spend(|| format!("find-array-copies: {} stores in `{name}`", copy.len()));
-                    make_copy(&mut shader.functions[f], &copy);
-                    progress = true;
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let targets = indirectly_read(&shader.functions[f], &owned[f]);
+                if targets.is_empty() {
+                    return;
                 }
-            }
-        }
-        Ok(progress)
+                for b in shader.functions[f].blocks() {
+                    let copies = find_copies(shader, &shader.functions[f], b, &targets);
+                    transformations.each(copies, |copy| {
+                        make_copy(&mut shader.functions[f], &copy);
+                        let stores = copy.len();
+                        Some(move || format!("find-array-copies: {stores} stores"))
+                    });
+                }
+            }))
     }
 }
 

@@ -47,27 +47,15 @@ impl Pass for IfConvert {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            for header in post_order(&shader.functions[f]) {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                if let Some(shape) = self.flattenable(shader, &shader.functions[f], header) {
-                    let func = &mut shader.functions[f];
-                    flatten(func, header, shape);
-                    progress = true;
-                    let name = &func.name;
-                    context.budget.spend(|| {
-                        format!(
-                            "if-convert: the selection of b{} in `{name}`",
-                            header.index()
-                        )
-                    });
-                }
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                transformations.each(post_order(&shader.functions[f]), |header| {
+                    let shape = self.flattenable(shader, &shader.functions[f], header)?;
+                    flatten(&mut shader.functions[f], header, shape);
+                    Some(move || format!("if-convert: the selection of b{}", header.index()))
+                });
+            }))
     }
 }
 

@@ -69,24 +69,22 @@ impl Pass for Inline {
         }
         // Per function, once its own calls are done: its size and how it returns.
         let mut done: HashMap<usize, (usize, Returns)> = HashMap::new();
+        // Callees first, so that what they became is known when their callers take them in:
+        // not the functions' order, which `Budget::each_function` would follow.
         for f in shader.callees_first() {
             let mut caller_size = size(&shader.functions[f]);
             let mut sites = call_sites(&shader.functions[f]);
             // Inlining splits blocks: later sites of the same block move to the split-off part,
             // so sites are taken last first.
             sites.reverse();
-            for call in sites {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
+            let mut transformations = context.budget.in_function(&shader.functions[f].name);
+            transformations.each(sites, |call| {
                 let InstKind::Call { func: callee, .. } = shader.functions[f].inst(call).kind
                 else {
-                    continue;
+                    return None;
                 };
                 let callee = callee.0 as usize;
-                let Some(&(mut callee_size, mut returns)) = done.get(&callee) else {
-                    continue;
-                };
+                let &(mut callee_size, mut returns) = done.get(&callee)?;
                 if returns == Returns::InsideLoop && lower_returns_in_loops(shader, callee) {
                     let func = &shader.functions[callee];
                     (callee_size, returns) = (size(func), how_it_returns(func));
@@ -98,7 +96,7 @@ impl Pass for Inline {
                     || returns == Returns::InsideLoop
                     || in_continue_block(&shader.functions[f], call)
                 {
-                    continue;
+                    return None;
                 }
                 let body = shader.functions[callee].clone();
                 inline_call(&mut shader.functions[f], call, &body, returns);
@@ -109,11 +107,12 @@ impl Pass for Inline {
                         call_counts[inner.0 as usize] += 1;
                     }
                 }
-                progress = true;
-                let (caller, callee) = (&shader.functions[f].name, &body.name);
-                context
-                    .budget
-                    .spend(|| format!("inline: a call of `{callee}` in `{caller}`"));
+                let callee = body.name;
+                Some(move || format!("inline: a call of `{callee}`"))
+            });
+            progress |= transformations.made_any();
+            if transformations.is_spent() {
+                return Ok(progress);
             }
             let func = &shader.functions[f];
             done.insert(f, (caller_size, how_it_returns(func)));

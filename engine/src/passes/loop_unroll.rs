@@ -56,24 +56,19 @@ impl Pass for LoopUnroll {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            while !context.budget.is_spent() {
-                let Some(plan) = find_unrollable(func) else {
-                    break;
-                };
-                let what = format!(
-                    "loop-unroll: the loop at {:?} in `{}`, {} iterations",
-                    plan.header,
-                    func.name,
-                    plan.walks.len()
-                );
-                unroll(func, &plan);
-                progress = true;
-                context.budget.spend(|| what);
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = &mut shader.functions[f];
+                transformations.to_fixpoint(|| {
+                    let plan = find_unrollable(func)?;
+                    unroll(func, &plan);
+                    let (header, iterations) = (plan.header, plan.walks.len());
+                    Some(move || {
+                        format!("loop-unroll: the loop at {header:?}, {iterations} iterations")
+                    })
+                });
+            }))
     }
 }
 

@@ -21,7 +21,9 @@
 //! rest gains nothing its backend does not do anyway).
 
 use super::manager::{Pass, PassContext};
-use crate::ir::{Alu, AluSrc, Builder, Cursor, FuncId, Function, InstKind, Shader, ValType, Value};
+use crate::ir::{
+    Alu, AluSrc, BlockId, Builder, Cursor, FuncId, Function, InstKind, Shader, ValType, Value,
+};
 use crate::ops::AluOp;
 use crate::rewrite::Scalarize;
 use crate::uses::{User, Uses};
@@ -45,69 +47,82 @@ impl Pass for LowerAluToScalar {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            let func_id = FuncId(f as u32);
-            let mut uses = Uses::build(&shader.functions[f]);
-            for b in shader.functions[f].blocks() {
-                let mut pos = 0;
-                while pos < shader.functions[f].cfg[b].insts.len() {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
-                    }
-                    let v = shader.functions[f].cfg[b].insts[pos];
-                    let Some((alu, def, vec)) = splittable(&shader.functions[f], v, self.which)
-                    else {
-                        pos += 1;
-                        continue;
-                    };
-                    let block_len = shader.functions[f].cfg[b].insts.len();
-                    let mut builder = Builder::new(shader, func_id);
-                    builder.cursor = Cursor {
-                        block: b,
-                        pos: Some(pos),
-                    };
-                    let components: Vec<_> = (0..def.comps as usize)
-                        .map(|c| {
-                            let srcs = alu
-                                .srcs
-                                .iter()
-                                .map(|s| component(&mut builder, s, c))
-                                .collect();
-                            builder.insert(
-                                InstKind::Alu(Alu {
-                                    srcs,
-                                    ..alu.clone()
-                                }),
-                                Some(ValType::new(def.bits, 1)),
-                            )
-                        })
-                        .collect();
-                    builder.alu(vec, &components);
-                    let func = &mut shader.functions[f];
-                    // The new instructions: scalar constants, the components and the vecN.
-                    let added = func.cfg[b].insts.len() - block_len;
-                    let new = func.cfg[b].insts[pos..pos + added].to_vec();
-                    for &inst in &new {
-                        for src in func.inst_sources(inst) {
-                            uses.add(src, User::Inst(inst));
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let mut uses = Uses::build(&shader.functions[f]);
+                for b in shader.functions[f].blocks() {
+                    // Splitting inserts before the split instruction: walk the block by position.
+                    let mut pos = 0;
+                    while pos < shader.functions[f].cfg[b].insts.len() {
+                        let ran = transformations.attempt(|| {
+                            let v = shader.functions[f].cfg[b].insts[pos];
+                            let Some(added) = split(shader, f, b, pos, &mut uses, self.which)
+                            else {
+                                pos += 1;
+                                return None;
+                            };
+                            // Past the new instructions; the split one is gone.
+                            pos += added;
+                            Some(move || format!("lower-alu-to-scalar: {v}"))
+                        });
+                        if !ran {
+                            return;
                         }
                     }
-                    let gathered = new[added - 1];
-                    uses.replace_all(func, v, gathered);
-                    uses.remove_inst(func, v);
-                    // Past the new instructions; the split one is gone.
-                    pos += added;
-                    progress = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("lower-alu-to-scalar: {v} in `{name}`"));
                 }
-            }
-        }
-        Ok(progress)
+            }))
     }
+}
+
+/// Splits the instruction at `pos` of block `b` of function `f` if it is one to split;
+/// gives how many instructions it inserted in its place.
+fn split(
+    shader: &mut Shader,
+    f: usize,
+    b: BlockId,
+    pos: usize,
+    uses: &mut Uses,
+    which: Scalarize,
+) -> Option<usize> {
+    let v = shader.functions[f].cfg[b].insts[pos];
+    let (alu, def, vec) = splittable(&shader.functions[f], v, which)?;
+    let block_len = shader.functions[f].cfg[b].insts.len();
+    let mut builder = Builder::new(shader, FuncId(f as u32));
+    builder.cursor = Cursor {
+        block: b,
+        pos: Some(pos),
+    };
+    let components: Vec<_> = (0..def.comps as usize)
+        .map(|c| {
+            let srcs = alu
+                .srcs
+                .iter()
+                .map(|s| component(&mut builder, s, c))
+                .collect();
+            builder.insert(
+                InstKind::Alu(Alu {
+                    srcs,
+                    ..alu.clone()
+                }),
+                Some(ValType::new(def.bits, 1)),
+            )
+        })
+        .collect();
+    builder.alu(vec, &components);
+    let func = &mut shader.functions[f];
+    // The new instructions: scalar constants, the components and the vecN.
+    let added = func.cfg[b].insts.len() - block_len;
+    let new = func.cfg[b].insts[pos..pos + added].to_vec();
+    for &inst in &new {
+        for src in func.inst_sources(inst) {
+            uses.add(src, User::Inst(inst));
+        }
+    }
+    let gathered = new[added - 1];
+    uses.replace_all(func, v, gathered);
+    uses.remove_inst(func, v);
+    Some(added)
 }
 
 /// Component `c` of source `src`: a vector constant's as a scalar constant of its own, so that

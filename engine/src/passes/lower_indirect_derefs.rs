@@ -62,27 +62,17 @@ impl Pass for LowerIndirectDerefs {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
         let indexed = self.indexed_variables(shader);
-        for f in 0..shader.functions.len() {
-            while !context.budget.is_spent() {
-                let func = &shader.functions[f];
-                let Some(access) = self.find_indirect(shader, func, &indexed) else {
-                    break;
-                };
-                let func = &mut shader.functions[f];
-                let what = format!(
-                    "lower-indirect-derefs: %{} in `{}`, {} elements",
-                    access.access.index(),
-                    func.name,
-                    access.elements
-                );
-                lower(func, &access);
-                progress = true;
-                context.budget.spend(|| what);
-            }
-        }
-        Ok(progress)
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                transformations.to_fixpoint(|| {
+                    let access = self.find_indirect(shader, &shader.functions[f], &indexed)?;
+                    lower(&mut shader.functions[f], &access);
+                    let (value, elements) = (access.access.index(), access.elements);
+                    Some(move || format!("lower-indirect-derefs: %{value}, {elements} elements"))
+                });
+            }))
     }
 }
 

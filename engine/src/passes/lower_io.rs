@@ -61,28 +61,19 @@ impl Pass for LowerIo {
         let Ok(placement) = layout_variables(shader) else {
             return Ok(false);
         };
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            let func = FuncId(f as u32);
-            for b in shader.functions[f].blocks() {
-                let insts = shader.functions[f].cfg[b].insts.clone();
-                for v in insts {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
-                    }
-                    let Some(access) = access_of(shader, func, v, &placement) else {
-                        continue;
-                    };
-                    lower(shader, func, v, access);
-                    progress = true;
-                    let name = &shader.functions[f].name;
-                    context
-                        .budget
-                        .spend(|| format!("lower-io: {v} in `{name}`"));
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = FuncId(f as u32);
+                for b in shader.functions[f].blocks() {
+                    let insts = shader.functions[f].cfg[b].insts.clone();
+                    transformations.each(insts, |v| {
+                        let access = access_of(shader, func, v, &placement)?;
+                        lower(shader, func, v, access);
+                        Some(move || format!("lower-io: {v}"))
+                    });
                 }
-            }
-        }
-        Ok(progress)
+            }))
     }
 }
 

@@ -40,8 +40,7 @@ impl Pass for LowerVarCopies {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
+        Ok(context.budget.each_function(shader, |shader, f, transformations| {
             let func = &shader.functions[f];
             let copies: Vec<_> = func
                 .all_insts()
@@ -49,20 +48,15 @@ impl Pass for LowerVarCopies {
                     matches!(&func.inst(v).kind, InstKind::Intrinsic(i) if i.op == Intrinsic::CopyDeref)
                 })
                 .collect();
-            for copy in copies {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
+            transformations.each(copies, |copy| {
                 let func = &shader.functions[f];
                 let InstKind::Intrinsic(intr) = &func.inst(copy).kind else {
-                    continue;
+                    return None;
                 };
                 let (dst, src) = (intr.srcs[0], intr.srcs[1]);
-                let Some((_, ty)) = shader.deref_target(func, dst) else {
-                    continue;
-                };
+                let (_, ty) = shader.deref_target(func, dst)?;
                 if !copyable(shader, &ty) {
-                    continue;
+                    return None;
                 }
                 let block = func.inst(copy).block;
                 let pos = func.cfg[block].insts.iter().position(|&v| v == copy);
@@ -70,13 +64,8 @@ impl Pass for LowerVarCopies {
                 b.cursor = Cursor { block, pos };
                 copy_leaves(&mut b, dst, src, &ty);
                 shader.functions[f].remove_inst(copy);
-                progress = true;
-                let name = shader.functions[f].name.clone();
-                context
-                    .budget
-                    .spend(|| format!("lower-var-copies: {copy} in `{name}`"));
-            }
-        }
-        Ok(progress)
+                Some(move || format!("lower-var-copies: {copy}"))
+            });
+        }))
     }
 }

@@ -32,6 +32,7 @@
 //!
 //! Options: none.
 
+use super::Transformations;
 use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
 use crate::ir::{BlockId, Function, Shader, Terminator, Value};
@@ -51,37 +52,33 @@ impl Pass for MemoryCse {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for f in 0..shader.functions.len() {
-            if context.budget.is_spent() {
-                break;
-            }
-            let replaced = find_redundant_loads(shader, &shader.functions[f], context);
-            if replaced.is_empty() {
-                continue;
-            }
-            progress = true;
-            let func = &mut shader.functions[f];
-            // A load may be replaced by one that is itself replaced: follow to the end.
-            let resolve = |mut v: Value| {
-                while let Some(&next) = replaced.get(&v) {
-                    v = next;
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let replaced = find_redundant_loads(shader, &shader.functions[f], transformations);
+                if replaced.is_empty() {
+                    return;
                 }
-                v
-            };
-            for inst in func.insts.iter_mut().flatten() {
-                inst.kind.for_each_src_mut(|v| *v = resolve(*v));
-            }
-            for block in func.cfg.node_weights_mut() {
-                if let Some(v) = block.terminator.as_mut().and_then(Terminator::src_mut) {
-                    *v = resolve(*v);
+                let func = &mut shader.functions[f];
+                // A load may be replaced by one that is itself replaced: follow to the end.
+                let resolve = |mut v: Value| {
+                    while let Some(&next) = replaced.get(&v) {
+                        v = next;
+                    }
+                    v
+                };
+                for inst in func.insts.iter_mut().flatten() {
+                    inst.kind.for_each_src_mut(|v| *v = resolve(*v));
                 }
-            }
-            for &load in replaced.keys() {
-                func.remove_inst(load);
-            }
-        }
-        Ok(progress)
+                for block in func.cfg.node_weights_mut() {
+                    if let Some(v) = block.terminator.as_mut().and_then(Terminator::src_mut) {
+                        *v = resolve(*v);
+                    }
+                }
+                for &load in replaced.keys() {
+                    func.remove_inst(load);
+                }
+            }))
     }
 }
 
@@ -100,7 +97,7 @@ enum Token {
 fn find_redundant_loads(
     shader: &Shader,
     func: &Function,
-    context: &mut PassContext,
+    transformations: &mut Transformations,
 ) -> HashMap<Value, Value> {
     let effects: HashMap<Value, Effect> = func
         .all_insts()
@@ -126,12 +123,10 @@ fn find_redundant_loads(
                         })
                     });
                     match earlier {
-                        Some(&(value, _)) if !context.budget.is_spent() => {
+                        Some(&(value, _))
+                            if transformations.take(|| format!("memory-cse: {v} is {value}")) =>
+                        {
                             replaced.insert(v, value);
-                            let name = &func.name;
-                            context
-                                .budget
-                                .spend(|| format!("memory-cse: {v} is {value} in `{name}`"));
                         }
                         _ => {
                             by_token.entry(key.0).or_default().push(key.1.clone());

@@ -32,7 +32,7 @@ pub mod split_vars;
 pub mod vars;
 pub mod vars_to_ssa;
 
-use crate::ir::{Builder, Cursor, FuncId, Inst, InstKind, Shader, Value};
+use crate::ir::{Builder, Cursor, FuncId, Function, Inst, InstKind, Shader, Value};
 use crate::ops::AluOp;
 use crate::rewrite::TargetOptions;
 use manager::{Pass, PassContext};
@@ -83,7 +83,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
 
 /// How many transformations passes may still make: LLVM's opt-bisect-limit. Every rule firing
 /// and every pass-level change spends one; once the limit is reached, passes make no more, and
-/// the last transformation made is remembered so a bad one can be found by bisection.
+/// the last transformation made is remembered so a bad one can be found by bisection. Passes
+/// make their transformations through [`Transformations`], per function
+/// ([`Budget::each_function`]) or on the whole shader.
 #[derive(Clone, Debug, Default)]
 pub struct Budget {
     limit: Option<u64>,
@@ -125,6 +127,112 @@ impl Budget {
     pub fn last(&self) -> Option<&str> {
         self.last.as_deref()
     }
+
+    /// Runs `work` on each function of the shader (by index) while the budget lasts, with the
+    /// transformations it makes there, described as made in that function; gives whether any
+    /// was made.
+    pub fn each_function(
+        &mut self,
+        shader: &mut Shader,
+        mut work: impl FnMut(&mut Shader, usize, &mut Transformations),
+    ) -> bool {
+        let mut made = false;
+        for f in 0..shader.functions.len() {
+            if self.is_spent() {
+                break;
+            }
+            let mut transformations = self.in_function(&shader.functions[f].name);
+            work(shader, f, &mut transformations);
+            made |= transformations.made;
+        }
+        made
+    }
+
+    /// The transformations a pass makes in the function called `name`, for passes that visit
+    /// the functions in an order of their own.
+    pub fn in_function(&mut self, name: &str) -> Transformations<'_> {
+        Transformations {
+            budget: self,
+            place: format!(" in `{name}`"),
+            made: false,
+        }
+    }
+
+    /// The transformations a pass makes on the shader as a whole, not within one function.
+    pub fn whole_shader(&mut self) -> Transformations<'_> {
+        Transformations {
+            budget: self,
+            place: String::new(),
+            made: false,
+        }
+    }
+}
+
+/// The transformations a pass makes in one place (a function, or the whole shader), each step
+/// tried only while the budget lasts. A step says what it changed, if anything: that is one
+/// transformation of the budget, described as what the step says followed by the place.
+pub struct Transformations<'b> {
+    budget: &'b mut Budget,
+    /// Where the steps are made: `` in `main` `` for a function, empty for the whole shader.
+    place: String,
+    made: bool,
+}
+
+impl Transformations<'_> {
+    /// Runs `step` unless the budget is spent; gives whether it ran. `step` gives the
+    /// description of the change it made, or `None` if it made none.
+    pub fn attempt<D: FnOnce() -> String>(&mut self, step: impl FnOnce() -> Option<D>) -> bool {
+        if self.budget.is_spent() {
+            return false;
+        }
+        if let Some(what) = step() {
+            self.made = true;
+            let place = &self.place;
+            self.budget.spend(|| format!("{}{place}", what()));
+        }
+        true
+    }
+
+    /// Spends one transformation, described by `what`, if the budget has one left; whether it
+    /// had. For steps decided before they are made (the caller then makes it).
+    pub fn take(&mut self, what: impl FnOnce() -> String) -> bool {
+        self.attempt(|| Some(what))
+    }
+
+    /// Runs `step` on each item in turn while the budget lasts.
+    pub fn each<T, D: FnOnce() -> String>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        mut step: impl FnMut(T) -> Option<D>,
+    ) {
+        for item in items {
+            if !self.attempt(|| step(item)) {
+                return;
+            }
+        }
+    }
+
+    /// Runs `step` again and again until it changes nothing or the budget is spent.
+    pub fn to_fixpoint<D: FnOnce() -> String>(&mut self, mut step: impl FnMut() -> Option<D>) {
+        let mut changed = true;
+        while changed
+            && self.attempt(|| {
+                let made = step();
+                changed = made.is_some();
+                made
+            })
+        {}
+    }
+
+    /// Whether no more steps may run.
+    pub fn is_spent(&self) -> bool {
+        self.budget.is_spent()
+    }
+
+    /// Whether any step made a change.
+    pub fn made_any(&self) -> bool {
+        self.made
+    }
 }
 
 /// What the lowering passes that replace one instruction by a sequence share: `lower` runs on
@@ -137,21 +245,25 @@ pub(crate) fn lower_each(
     lowers: impl Fn(&Inst) -> bool,
     mut lower: impl FnMut(&mut Shader, FuncId, Value),
 ) -> bool {
-    let mut progress = false;
-    for f in 0..shader.functions.len() {
-        let func = &shader.functions[f];
-        let targets: Vec<Value> = func.all_insts().filter(|&v| lowers(func.inst(v))).collect();
-        for v in targets {
-            if context.budget.is_spent() {
-                return progress;
-            }
-            lower(shader, FuncId(f as u32), v);
-            progress = true;
-            let name = &shader.functions[f].name;
-            context.budget.spend(|| format!("{pass}: {v} in `{name}`"));
-        }
-    }
-    progress
+    context
+        .budget
+        .each_function(shader, |shader, f, transformations| {
+            let func = &shader.functions[f];
+            let targets: Vec<Value> = func.all_insts().filter(|&v| lowers(func.inst(v))).collect();
+            transformations.each(targets, |v| {
+                lower(shader, FuncId(f as u32), v);
+                Some(move || format!("{pass}: {v}"))
+            });
+        })
+}
+
+/// The instructions of `func`, block by block in reverse post-order, so that every instruction
+/// but a phi comes after the definitions of its sources.
+pub(crate) fn insts_in_reverse_post_order(func: &Function) -> Vec<Value> {
+    crate::cfg::reverse_post_order(func)
+        .into_iter()
+        .flat_map(|b| func.cfg[b].insts.iter().copied())
+        .collect()
 }
 
 /// Replaces ALU instruction `v` of `func` by what `build` makes of its opcode and its sources

@@ -60,11 +60,8 @@ impl Pass for MoveDiscards {
         let func = shader.entry_function_mut();
         let top = func.entry;
         let mut at = 0;
-        let mut progress = false;
-        for (kill, cone) in plan {
-            if context.budget.is_spent() {
-                break;
-            }
+        let mut transformations = context.budget.whole_shader();
+        transformations.each(plan, |(kill, cone)| {
             let before = func.cfg[top].insts.clone();
             for v in cone.into_iter().chain([kill]) {
                 let block = func.inst(v).block;
@@ -77,15 +74,11 @@ impl Pass for MoveDiscards {
                 func.inst_mut(v).block = top;
                 at += 1;
             }
-            if func.cfg[top].insts != before {
-                progress = true;
-                let name = func.inst(kill).kind.name();
-                context
-                    .budget
-                    .spend(|| format!("move-discards: {name} {kill}"));
-            }
-        }
-        Ok(progress)
+            let name = func.inst(kill).kind.name();
+            (func.cfg[top].insts != before)
+                .then_some(move || format!("move-discards: {name} {kill}"))
+        });
+        Ok(transformations.made_any())
     }
 }
 

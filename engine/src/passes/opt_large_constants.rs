@@ -45,35 +45,28 @@ impl Pass for OptLargeConstants {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for (f, temps) in owned_temporaries(shader).into_iter().enumerate() {
-            let mut temps: Vec<VarId> = temps.into_iter().collect();
-            temps.sort();
-            for var in temps {
-                if context.budget.is_spent() {
-                    return Ok(progress);
-                }
-                let Some(init) = initializer(shader, &shader.functions[f], var) else {
-                    continue;
-                };
-                let name = shader.variable(var).name.clone();
-                let func = &mut shader.functions[f];
-                let accesses = var_accesses(func).remove(&var).unwrap_or_default();
-                for access in accesses.accesses {
-                    if access.kind == AccessKind::Store {
-                        func.remove_inst(access.inst);
+        let owned = owned_temporaries(shader);
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let mut temps: Vec<VarId> = owned[f].iter().copied().collect();
+                temps.sort();
+                transformations.each(temps, |var| {
+                    let init = initializer(shader, &shader.functions[f], var)?;
+                    let name = shader.variable(var).name.clone();
+                    let func = &mut shader.functions[f];
+                    let accesses = var_accesses(func).remove(&var).unwrap_or_default();
+                    for access in accesses.accesses {
+                        if access.kind == AccessKind::Store {
+                            func.remove_inst(access.inst);
+                        }
                     }
-                }
-                let variable = &mut shader.variables[var.0 as usize];
-                variable.mode = Mode::Constant;
-                variable.init = Some(init);
-                progress = true;
-                context
-                    .budget
-                    .spend(|| format!("opt-large-constants: @{name}"));
-            }
-        }
-        Ok(progress)
+                    let variable = &mut shader.variables[var.0 as usize];
+                    variable.mode = Mode::Constant;
+                    variable.init = Some(init);
+                    Some(move || format!("opt-large-constants: @{name}"))
+                });
+            }))
     }
 }
 

@@ -53,19 +53,13 @@ impl Pass for OutputsToTemporaries {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for output in outputs_needing_temporaries(shader) {
-            if context.budget.is_spent() {
-                break;
-            }
+        let mut transformations = context.budget.whole_shader();
+        transformations.each(outputs_needing_temporaries(shader), |output| {
             move_to_temporary(shader, output);
-            progress = true;
-            let name = &shader.variables[output.0 as usize].name;
-            context
-                .budget
-                .spend(|| format!("outputs-to-temporaries: @{name}"));
-        }
-        Ok(progress)
+            let name = shader.variables[output.0 as usize].name.clone();
+            Some(move || format!("outputs-to-temporaries: @{name}"))
+        });
+        Ok(transformations.made_any())
     }
 }
 

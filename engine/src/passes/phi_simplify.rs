@@ -31,33 +31,26 @@ impl Pass for PhiSimplify {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
-        for func in &mut shader.functions {
-            let mut uses = Uses::build(func);
-            loop {
-                let mut changed = false;
-                for v in func.all_insts().collect::<Vec<_>>() {
-                    if context.budget.is_spent() {
-                        return Ok(progress);
+        Ok(context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let func = &mut shader.functions[f];
+                let mut uses = Uses::build(func);
+                // Rounds over every instruction, until one removes no phi.
+                loop {
+                    let mut changed = false;
+                    transformations.each(func.all_insts().collect::<Vec<_>>(), |v| {
+                        let same = trivial_phi(func, v)?;
+                        uses.replace_all(func, v, same);
+                        uses.remove_inst(func, v);
+                        changed = true;
+                        Some(move || format!("phi-simplify: {v} is {same}"))
+                    });
+                    if !changed || transformations.is_spent() {
+                        break;
                     }
-                    let Some(same) = trivial_phi(func, v) else {
-                        continue;
-                    };
-                    uses.replace_all(func, v, same);
-                    uses.remove_inst(func, v);
-                    changed = true;
-                    let name = &func.name;
-                    context
-                        .budget
-                        .spend(|| format!("phi-simplify: {v} is {same} in `{name}`"));
                 }
-                progress |= changed;
-                if !changed {
-                    break;
-                }
-            }
-        }
-        Ok(progress)
+            }))
     }
 }
 

@@ -32,6 +32,7 @@
 //!
 //! Options: none.
 
+use super::Transformations;
 use super::manager::{Pass, PassContext};
 use super::vars::{
     AccessKind, VarAccesses, components_read, owned_temporaries, read, rewrite_as_alu, unique_name,
@@ -63,16 +64,19 @@ impl Pass for SplitVars {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
+        // Variables are split wherever they are used, in several functions: they are
+        // transformations of the shader as a whole.
+        let mut transformations = context.budget.whole_shader();
         let mut progress = false;
         loop {
-            let structs = split_structs(shader, context);
-            let arrays = split_arrays(shader, context);
+            let structs = split_structs(shader, &mut transformations);
+            let arrays = split_arrays(shader, &mut transformations);
             if !(structs || arrays) {
                 break;
             }
             progress = true;
         }
-        Ok(narrow_vectors(shader, context) || progress)
+        Ok(narrow_vectors(shader, &mut transformations) || progress)
     }
 }
 
@@ -106,15 +110,9 @@ fn candidates(
 }
 
 /// Records one split or narrowed variable; `false` once the budget is spent.
-fn spend(context: &mut PassContext, what: &str, shader: &Shader, var: VarId) -> bool {
-    if context.budget.is_spent() {
-        return false;
-    }
+fn spend(transformations: &mut Transformations, what: &str, shader: &Shader, var: VarId) -> bool {
     let name = &shader.variable(var).name;
-    context
-        .budget
-        .spend(|| format!("split-vars: {what} @{name}"));
-    true
+    transformations.take(|| format!("split-vars: {what} @{name}"))
 }
 
 /// The types a deref chain's steps reach, the one after the variable first.
@@ -131,7 +129,7 @@ fn step_types(shader: &Shader, func: &Function, steps: &[Value], mut ty: Type) -
         .collect()
 }
 
-fn split_structs(shader: &mut Shader, context: &mut PassContext) -> bool {
+fn split_structs(shader: &mut Shader, transformations: &mut Transformations) -> bool {
     let mut replaced = HashSet::new();
     for (f, vars) in candidates(shader, |v| matches!(v.ty, Type::Struct(_))) {
         for (var, acc) in vars {
@@ -141,7 +139,7 @@ fn split_structs(shader: &mut Shader, context: &mut PassContext) -> bool {
                     .deref_target(&shader.functions[f], a.deref)
                     .is_none_or(|(_, ty)| matches!(ty, Type::Struct(_)))
             });
-            if copies_a_struct || !spend(context, "struct", shader, var) {
+            if copies_a_struct || !spend(transformations, "struct", shader, var) {
                 continue;
             }
             split_struct(shader, f, var, &acc.derefs);
@@ -251,7 +249,7 @@ fn without_dims(ty: &Type, split: &[bool]) -> Type {
     }
 }
 
-fn split_arrays(shader: &mut Shader, context: &mut PassContext) -> bool {
+fn split_arrays(shader: &mut Shader, transformations: &mut Transformations) -> bool {
     let mut replaced = HashSet::new();
     for (f, vars) in candidates(shader, |v| !array_dims(&v.ty).is_empty()) {
         for (var, acc) in vars {
@@ -260,7 +258,7 @@ fn split_arrays(shader: &mut Shader, context: &mut PassContext) -> bool {
             let Some(split) = splittable_dims(func, &dims, &acc) else {
                 continue;
             };
-            if !spend(context, "array", shader, var) {
+            if !spend(transformations, "array", shader, var) {
                 continue;
             }
             split_array(shader, f, var, &split, &acc.derefs);
@@ -412,7 +410,7 @@ fn with_leaf(ty: &Type, leaf: Type) -> Type {
     }
 }
 
-fn narrow_vectors(shader: &mut Shader, context: &mut PassContext) -> bool {
+fn narrow_vectors(shader: &mut Shader, transformations: &mut Transformations) -> bool {
     let mut deleted = HashSet::new();
     let mut progress = false;
     for (f, vars) in candidates(shader, |v| vector_leaf(&v.ty).is_some()) {
@@ -437,7 +435,7 @@ fn narrow_vectors(shader: &mut Shader, context: &mut PassContext) -> bool {
                 .filter(|a| a.kind == AccessKind::Load)
                 .fold(0, |m, a| m | components_read(func, &uses, a.inst));
             let full = (1u32 << width) - 1;
-            if live == full || !spend(context, "vector", shader, var) {
+            if live == full || !spend(transformations, "vector", shader, var) {
                 continue;
             }
             progress = true;

@@ -57,31 +57,27 @@ impl Pass for VarsToSsa {
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let owned = super::vars::owned_temporaries(shader);
         let mut promoted = HashSet::new();
-        for (f, candidates) in owned.iter().enumerate() {
-            if candidates.is_empty() {
-                continue;
-            }
-            let mut accesses = find_accesses(shader, &shader.functions[f], candidates);
-            let mut chosen: Vec<VarId> = accesses.promotable.iter().copied().collect();
-            chosen.sort();
-            let name = shader.functions[f].name.clone();
-            chosen.retain(|&var| {
-                if context.budget.is_spent() {
-                    return false;
+        context
+            .budget
+            .each_function(shader, |shader, f, transformations| {
+                let candidates = &owned[f];
+                if candidates.is_empty() {
+                    return;
                 }
-                let var_name = &shader.variable(var).name;
-                context
-                    .budget
-                    .spend(|| format!("vars-to-ssa: @{var_name} in `{name}`"));
-                true
+                let mut accesses = find_accesses(shader, &shader.functions[f], candidates);
+                let mut chosen: Vec<VarId> = accesses.promotable.iter().copied().collect();
+                chosen.sort();
+                chosen.retain(|&var| {
+                    let name = &shader.variable(var).name;
+                    transformations.take(|| format!("vars-to-ssa: @{name}"))
+                });
+                if chosen.is_empty() {
+                    return;
+                }
+                accesses.keep_only(&chosen);
+                promote(&mut shader.functions[f], &accesses);
+                promoted.extend(chosen);
             });
-            if chosen.is_empty() {
-                continue;
-            }
-            accesses.keep_only(&chosen);
-            promote(&mut shader.functions[f], &accesses);
-            promoted.extend(chosen);
-        }
         if promoted.is_empty() {
             return Ok(false);
         }
