@@ -935,6 +935,19 @@ fn compile_observes_backend_passes() {
     }
     assert!(made[0].contains("0 transformations made"), "{}", made[0]);
     assert!(made[1].contains("3 transformations made"), "{}", made[1]);
+    // The last transformation is described after the name of the pass that made it.
+    let passes = stdout(&shrew(&["passes"]));
+    let last = made[1]
+        .split("; the last: ")
+        .nth(1)
+        .expect("a last transformation");
+    let pass = last.split(": ").next().unwrap();
+    assert!(
+        passes
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(pass)),
+        "{last}"
+    );
     assert!(
         made[2].contains("the last: machine pass `gen-"),
         "{}",

@@ -275,10 +275,10 @@ impl State {
             budget.spend(|| {
                 let info = self.rule_list[rule];
                 format!(
-                    "{}: `{}` ({}) at {root}",
-                    func.name,
+                    "`{}` ({}) at {root} in `{}`",
                     info.text,
-                    info.location()
+                    info.location(),
+                    func.name
                 )
             });
             self.rewrites += 1;

@@ -42,7 +42,7 @@ impl Pass for ConstantFold {
                     let values = fold_alu(func, v)?;
                     let op = func.inst(v).kind.name();
                     func.inst_mut(v).kind = InstKind::Const(values);
-                    Some(move || format!("constant-fold: {op} {v}"))
+                    Some(move || format!("{op} {v}"))
                 });
             }))
     }

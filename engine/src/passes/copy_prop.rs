@@ -47,7 +47,7 @@ impl Pass for CopyProp {
                         Some((source, map)) => forward(func, &uses, copy, source, &map),
                         None => read_vec_parts(func, copy),
                     };
-                    changed.then_some(move || format!("copy-prop: {copy}"))
+                    changed.then_some(move || format!("{copy}"))
                 });
             }))
     }

@@ -89,7 +89,7 @@ fn propagate(shader: &mut Shader, f: usize, transformations: &mut Transformation
                     let Some(copy) = known.iter().find(|c| c.dst.is_prefix_of(&path)) else {
                         continue;
                     };
-                    if volatile || !transformations.take(|| format!("copy-prop-vars: load {v}")) {
+                    if volatile || !transformations.take(|| format!("load {v}")) {
                         continue;
                     }
                     let depth = copy.dst.steps.len();
@@ -179,7 +179,7 @@ fn remove_unread_temporaries(shader: &mut Shader, context: &mut PassContext) -> 
             accesses.sort_by_key(|(var, _)| *var);
             for (var, acc) in accesses {
                 let name = &shader.variable(var).name;
-                if !transformations.take(|| format!("copy-prop-vars: unread @{name}")) {
+                if !transformations.take(|| format!("unread @{name}")) {
                     return;
                 }
                 let func = &mut shader.functions[f];

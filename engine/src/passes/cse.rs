@@ -127,7 +127,7 @@ fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut 
         };
         uses.replace_all(func, v, kept);
         uses.remove_inst(func, v);
-        Some(move || format!("cse: {v} is {kept}"))
+        Some(move || format!("{v} is {kept}"))
     });
 }
 

@@ -39,7 +39,7 @@ impl Pass for Dce {
             .each_function(shader, |shader, f, transformations| {
                 transformations.attempt(|| {
                     let deleted = eliminate(&mut shader.functions[f]);
-                    (deleted > 0).then_some(move || format!("dce: {deleted} instructions"))
+                    (deleted > 0).then_some(move || format!("{deleted} instructions"))
                 });
             }))
     }

@@ -66,25 +66,22 @@ impl Pass for DeadCf {
                 let func = &mut shader.functions[f];
                 transformations.attempt(|| {
                     let known = known_conditions(func);
-                    (known > 0)
-                        .then_some(move || format!("dead-cf: {known} uses of known conditions"))
+                    (known > 0).then_some(move || format!("{known} uses of known conditions"))
                 });
                 transformations.each(func.blocks(), |b| {
-                    fold_branch(func, b)
-                        .then_some(move || format!("dead-cf: the branch of b{}", b.index()))
+                    fold_branch(func, b).then_some(move || format!("the branch of b{}", b.index()))
                 });
                 transformations.to_fixpoint(|| {
                     let header = unloop_one_trip_loop(func)?;
-                    Some(move || format!("dead-cf: the loop at b{} runs once", header.index()))
+                    Some(move || format!("the loop at b{} runs once", header.index()))
                 });
                 transformations.attempt(|| {
                     let deleted = delete_unreachable(func);
-                    (deleted > 0)
-                        .then_some(move || format!("dead-cf: {deleted} unreachable blocks"))
+                    (deleted > 0).then_some(move || format!("{deleted} unreachable blocks"))
                 });
                 transformations.attempt(|| {
                     let merged = merge_chains(func);
-                    (merged > 0).then_some(move || format!("dead-cf: {merged} blocks merged"))
+                    (merged > 0).then_some(move || format!("{merged} blocks merged"))
                 });
             }))
     }

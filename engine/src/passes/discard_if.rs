@@ -43,7 +43,7 @@ impl Pass for DiscardIf {
                     // A conversion removes the arm's block, which may still be in the list.
                     (shader.functions[f].cfg.contains_node(b)
                         && convert(shader, FuncId(f as u32), b))
-                    .then_some(move || format!("discard-if: b{}", b.index()))
+                    .then_some(move || format!("b{}", b.index()))
                 });
             }))
     }

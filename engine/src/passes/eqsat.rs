@@ -170,7 +170,7 @@ impl Pass for Eqsat {
                 let (func, variables) = (&mut shader.functions[f], &shader.variables);
                 transformations.each(func.blocks(), |block| {
                     self.run_block(func, variables, block, stats)
-                        .then_some(move || format!("eqsat: block {block:?}"))
+                        .then_some(move || format!("block {block:?}"))
                 });
             }))
     }

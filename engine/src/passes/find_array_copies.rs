@@ -54,7 +54,7 @@ impl Pass for FindArrayCopies {
                     transformations.each(copies, |copy| {
                         make_copy(&mut shader.functions[f], &copy);
                         let stores = copy.len();
-                        Some(move || format!("find-array-copies: {stores} stores"))
+                        Some(move || format!("{stores} stores"))
                     });
                 }
             }))

@@ -53,7 +53,7 @@ impl Pass for IfConvert {
                 transformations.each(post_order(&shader.functions[f]), |header| {
                     let shape = self.flattenable(shader, &shader.functions[f], header)?;
                     flatten(&mut shader.functions[f], header, shape);
-                    Some(move || format!("if-convert: the selection of b{}", header.index()))
+                    Some(move || format!("the selection of b{}", header.index()))
                 });
             }))
     }

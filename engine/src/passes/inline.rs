@@ -108,7 +108,7 @@ impl Pass for Inline {
                     }
                 }
                 let callee = body.name;
-                Some(move || format!("inline: a call of `{callee}`"))
+                Some(move || format!("a call of `{callee}`"))
             });
             progress |= transformations.made_any();
             if transformations.is_spent() {

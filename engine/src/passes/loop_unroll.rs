@@ -64,9 +64,7 @@ impl Pass for LoopUnroll {
                     let plan = find_unrollable(func)?;
                     unroll(func, &plan);
                     let (header, iterations) = (plan.header, plan.walks.len());
-                    Some(move || {
-                        format!("loop-unroll: the loop at {header:?}, {iterations} iterations")
-                    })
+                    Some(move || format!("the loop at {header:?}, {iterations} iterations"))
                 });
             }))
     }

@@ -64,7 +64,7 @@ impl Pass for LowerAluToScalar {
                             };
                             // Past the new instructions; the split one is gone.
                             pos += added;
-                            Some(move || format!("lower-alu-to-scalar: {v}"))
+                            Some(move || format!("{v}"))
                         });
                         if !ran {
                             return;

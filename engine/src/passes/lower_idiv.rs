@@ -61,7 +61,6 @@ impl Pass for LowerIdiv {
         Ok(lower_each(
             shader,
             context,
-            "lower-idiv",
             |inst| {
                 matches!(&inst.kind, InstKind::Alu(alu)
                     if matches!(alu.op, AluOp::Udiv | AluOp::Umod | AluOp::Idiv | AluOp::Irem | AluOp::Imod))
@@ -358,6 +357,7 @@ mod tests {
             ..PassContext::default()
         };
         let pass = LowerIdiv { enabled: true };
+        context.budget.start_pass(pass.name());
         assert!(pass.run(&mut shader, &mut context).unwrap());
         verify(&shader).unwrap();
         assert_eq!(context.budget.spent(), 3);

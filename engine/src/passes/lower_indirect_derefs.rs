@@ -70,7 +70,7 @@ impl Pass for LowerIndirectDerefs {
                     let access = self.find_indirect(shader, &shader.functions[f], &indexed)?;
                     lower(&mut shader.functions[f], &access);
                     let (value, elements) = (access.access.index(), access.elements);
-                    Some(move || format!("lower-indirect-derefs: %{value}, {elements} elements"))
+                    Some(move || format!("%{value}, {elements} elements"))
                 });
             }))
     }

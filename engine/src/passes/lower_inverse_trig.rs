@@ -71,7 +71,6 @@ impl Pass for LowerInverseTrig {
         Ok(lower_each(
             shader,
             context,
-            "lower-inverse-trig",
             |inst| {
                 matches!(&inst.kind, InstKind::Alu(alu)
                     if matches!(alu.op, AluOp::Fatan | AluOp::Fatan2 | AluOp::Fasin | AluOp::Facos))

@@ -70,7 +70,7 @@ impl Pass for LowerIo {
                     transformations.each(insts, |v| {
                         let access = access_of(shader, func, v, &placement)?;
                         lower(shader, func, v, access);
-                        Some(move || format!("lower-io: {v}"))
+                        Some(move || format!("{v}"))
                     });
                 }
             }))

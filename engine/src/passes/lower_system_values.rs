@@ -46,7 +46,6 @@ impl Pass for LowerSystemValues {
         Ok(lower_each(
             shader,
             context,
-            "lower-system-values",
             |inst| derived(&inst.kind).is_some(),
             lower,
         ))

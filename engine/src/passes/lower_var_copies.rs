@@ -64,7 +64,7 @@ impl Pass for LowerVarCopies {
                 b.cursor = Cursor { block, pos };
                 copy_leaves(&mut b, dst, src, &ty);
                 shader.functions[f].remove_inst(copy);
-                Some(move || format!("lower-var-copies: {copy}"))
+                Some(move || format!("{copy}"))
             });
         }))
     }

@@ -446,6 +446,7 @@ impl Runner<'_> {
         let name = pass.name().to_string();
         let before = instruction_count(shader);
         let start = Instant::now();
+        self.context.budget.start_pass(&name);
         // A lowering's changes are not transformations a bisection may skip.
         let budget = pass
             .lowers()
@@ -502,7 +503,7 @@ mod tests {
             }
             *x -= 1;
             let now = *x;
-            context.budget.spend(|| format!("shrink to {now}"));
+            context.budget.spend(|| format!("to {now}"));
             Ok(true)
         }
     }
@@ -622,7 +623,7 @@ mod tests {
         let (s, report) = run_text("shrink,(shrink)*,shrink", 10, &options);
         assert_eq!(s.workgroup_size[0], 7);
         assert_eq!(report.transformations, 3);
-        assert_eq!(report.last_transformation.as_deref(), Some("shrink to 7"));
+        assert_eq!(report.last_transformation.as_deref(), Some("shrink: to 7"));
         assert!(report.stopped_by_limit);
         let (_, unlimited) = run_text("shrink", 10, &RunOptions::default());
         assert!(!unlimited.stopped_by_limit);

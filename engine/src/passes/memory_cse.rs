@@ -123,9 +123,7 @@ fn find_redundant_loads(
                         })
                     });
                     match earlier {
-                        Some(&(value, _))
-                            if transformations.take(|| format!("memory-cse: {v} is {value}")) =>
-                        {
+                        Some(&(value, _)) if transformations.take(|| format!("{v} is {value}")) => {
                             replaced.insert(v, value);
                         }
                         _ => {

@@ -91,6 +91,8 @@ pub struct Budget {
     limit: Option<u64>,
     spent: u64,
     last: Option<String>,
+    /// The pass making the transformations, whose name starts their descriptions.
+    pass: Option<String>,
 }
 
 impl Budget {
@@ -111,11 +113,22 @@ impl Budget {
         self.limit.is_some_and(|limit| self.spent >= limit)
     }
 
-    /// Records a transformation just made; `what` describes it (called only under a limit).
+    /// Names the pass whose transformations follow: their descriptions start with its name.
+    pub fn start_pass(&mut self, name: &str) {
+        if self.limit.is_some() {
+            self.pass = Some(name.to_string());
+        }
+    }
+
+    /// Records a transformation just made; `what` describes it (called only under a limit),
+    /// after the name of the pass that made it.
     pub fn spend(&mut self, what: impl FnOnce() -> String) {
         self.spent += 1;
         if self.limit.is_some() {
-            self.last = Some(what());
+            self.last = Some(match &self.pass {
+                Some(pass) => format!("{pass}: {}", what()),
+                None => what(),
+            });
         }
     }
 
@@ -237,11 +250,10 @@ impl Transformations<'_> {
 
 /// What the lowering passes that replace one instruction by a sequence share: `lower` runs on
 /// every instruction of every function that `lowers` accepts, each one transformation of the
-/// budget (named after `pass`), until the budget is spent; gives whether any ran.
+/// budget, until the budget is spent; gives whether any ran.
 pub(crate) fn lower_each(
     shader: &mut Shader,
     context: &mut PassContext,
-    pass: &str,
     lowers: impl Fn(&Inst) -> bool,
     mut lower: impl FnMut(&mut Shader, FuncId, Value),
 ) -> bool {
@@ -252,7 +264,7 @@ pub(crate) fn lower_each(
             let targets: Vec<Value> = func.all_insts().filter(|&v| lowers(func.inst(v))).collect();
             transformations.each(targets, |v| {
                 lower(shader, FuncId(f as u32), v);
-                Some(move || format!("{pass}: {v}"))
+                Some(move || v.to_string())
             });
         })
 }

@@ -75,8 +75,7 @@ impl Pass for MoveDiscards {
                 at += 1;
             }
             let name = func.inst(kill).kind.name();
-            (func.cfg[top].insts != before)
-                .then_some(move || format!("move-discards: {name} {kill}"))
+            (func.cfg[top].insts != before).then_some(move || format!("{name} {kill}"))
         });
         Ok(transformations.made_any())
     }

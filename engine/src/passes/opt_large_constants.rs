@@ -64,7 +64,7 @@ impl Pass for OptLargeConstants {
                     let variable = &mut shader.variables[var.0 as usize];
                     variable.mode = Mode::Constant;
                     variable.init = Some(init);
-                    Some(move || format!("opt-large-constants: @{name}"))
+                    Some(move || format!("@{name}"))
                 });
             }))
     }

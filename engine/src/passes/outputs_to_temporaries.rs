@@ -57,7 +57,7 @@ impl Pass for OutputsToTemporaries {
         transformations.each(outputs_needing_temporaries(shader), |output| {
             move_to_temporary(shader, output);
             let name = shader.variables[output.0 as usize].name.clone();
-            Some(move || format!("outputs-to-temporaries: @{name}"))
+            Some(move || format!("@{name}"))
         });
         Ok(transformations.made_any())
     }

@@ -44,7 +44,7 @@ impl Pass for PhiSimplify {
                         uses.replace_all(func, v, same);
                         uses.remove_inst(func, v);
                         changed = true;
-                        Some(move || format!("phi-simplify: {v} is {same}"))
+                        Some(move || format!("{v} is {same}"))
                     });
                     if !changed || transformations.is_spent() {
                         break;

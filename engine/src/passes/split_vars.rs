@@ -112,7 +112,7 @@ fn candidates(
 /// Records one split or narrowed variable; `false` once the budget is spent.
 fn spend(transformations: &mut Transformations, what: &str, shader: &Shader, var: VarId) -> bool {
     let name = &shader.variable(var).name;
-    transformations.take(|| format!("split-vars: {what} @{name}"))
+    transformations.take(|| format!("{what} @{name}"))
 }
 
 /// The types a deref chain's steps reach, the one after the variable first.

@@ -69,7 +69,7 @@ impl Pass for VarsToSsa {
                 chosen.sort();
                 chosen.retain(|&var| {
                     let name = &shader.variable(var).name;
-                    transformations.take(|| format!("vars-to-ssa: @{name}"))
+                    transformations.take(|| format!("@{name}"))
                 });
                 if chosen.is_empty() {
                     return;
