@@ -2,7 +2,7 @@
 //! instruction dominates which in the structured program.
 
 use crate::isa::Opcode;
-use crate::lir::{Base, Op, Program, Src};
+use crate::lir::{Base, Lir, Op, Src};
 
 /// Who writes each register.
 pub struct Writers {
@@ -14,7 +14,7 @@ pub struct Writers {
 }
 
 impl Writers {
-    pub fn of(program: &Program) -> Writers {
+    pub fn of(program: &Lir) -> Writers {
         let mut writers = Writers {
             last: vec![None; program.vreg_sizes.len()],
             count: vec![0; program.vreg_sizes.len()],
@@ -77,7 +77,7 @@ pub struct Blocks {
 }
 
 impl Blocks {
-    pub fn of(program: &Program) -> Blocks {
+    pub fn of(program: &Lir) -> Blocks {
         let mut blocks = Blocks {
             parent: vec![0],
             block_of: Vec::with_capacity(program.insts.len()),

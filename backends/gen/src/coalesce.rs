@@ -16,10 +16,10 @@
 //! Options: none.
 
 use crate::isa::Opcode;
-use crate::lir::{Base, Op, Program, Src, VReg};
+use crate::lir::{Base, Lir, Op, Src, VReg};
 
 /// Runs the pass; gives whether it changed anything.
-pub fn coalesce_payloads(program: &mut Program) -> bool {
+pub fn coalesce_payloads(program: &mut Lir) -> bool {
     let vregs = program.vreg_sizes.len();
     let mut reads = vec![0u32; vregs];
     let mut read_by_other_than_send = vec![false; vregs];

@@ -11,7 +11,7 @@ use crate::cse::eliminate_common_subexpressions;
 use crate::emit::{Native, emit};
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
-use crate::lir::{Op, Program};
+use crate::lir::{Lir, Op};
 use crate::lower::{LowerError, Payload, lower_compute, lower_fragment, lower_vertex};
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
@@ -177,7 +177,7 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
 /// The straight line after lowering, each pass run by `passes` (which may print, validate,
 /// time it and, for the optional ones, stop at a bisect limit).
 fn finish(
-    (mut program, payload): (Program, Payload),
+    (mut program, payload): (Lir, Payload),
     hw: Gen,
     may_spill: bool,
     passes: &mut MachinePasses,
@@ -252,7 +252,7 @@ fn finish(
 
 /// Removes instructions whose only effect is a virtual register nothing reads, until none is
 /// left.
-fn dead_code(program: &mut Program, hw: Gen) {
+fn dead_code(program: &mut Lir, hw: Gen) {
     loop {
         let mut read = vec![false; program.vreg_sizes.len()];
         for inst in &program.insts {

@@ -31,11 +31,11 @@
 
 use crate::analysis::{Blocks, Writers};
 use crate::isa::{Gen, Opcode, Region, Type};
-use crate::lir::{Inst, Op, Operand, Program, Src};
+use crate::lir::{Inst, Lir, Op, Operand, Src};
 use crate::simd_width::part;
 
 /// Runs the pass; gives whether it changed anything.
-pub fn propagate_copies(program: &mut Program, hw: Gen) -> bool {
+pub fn propagate_copies(program: &mut Lir, hw: Gen) -> bool {
     let mut changed = false;
     while propagate_once(program, hw) {
         changed = true;
@@ -43,7 +43,7 @@ pub fn propagate_copies(program: &mut Program, hw: Gen) -> bool {
     changed
 }
 
-fn propagate_once(program: &mut Program, hw: Gen) -> bool {
+fn propagate_once(program: &mut Lir, hw: Gen) -> bool {
     let writers = Writers::of(program);
     let blocks = Blocks::of(program);
     let mut changed = false;
@@ -222,7 +222,7 @@ mod tests {
         let mut p = program(
             3,
             vec![
-                mov(v(0, Type::F), Src::f(2.0)),
+                mov(v(0, Type::F), Src::imm_f(2.0)),
                 mov(v(1, Type::F), Src::Reg(v(0, Type::F).absolute().negated())),
                 Inst::new(
                     Opcode::Add,
@@ -243,27 +243,27 @@ mod tests {
         // v0 is written twice (the second time under a predicate, as `fsign` is), negated into
         // v1, and v1 is read: the reader takes -v0. With one more write of v0 after the copy,
         // the reader stays on v1.
-        let mut predicated = mov(v(0, Type::F), Src::f(1.0));
+        let mut predicated = mov(v(0, Type::F), Src::imm_f(1.0));
         predicated.predicate = Some(crate::encoding::Predicate {
             control: 1,
             inverse: false,
         });
         let mut insts = vec![
-            mov(v(0, Type::F), Src::f(2.0)),
+            mov(v(0, Type::F), Src::imm_f(2.0)),
             predicated,
             mov(v(1, Type::F), Src::Reg(v(0, Type::F).negated())),
             Inst::new(
                 Opcode::Add,
                 8,
                 Some(v(2, Type::F)),
-                vec![Src::Reg(v(1, Type::F)), Src::f(1.0)],
+                vec![Src::Reg(v(1, Type::F)), Src::imm_f(1.0)],
             ),
         ];
         let mut p = program(3, insts.clone());
         assert!(propagate_copies(&mut p, Gen::Gen9));
         assert_eq!(p.insts[3].srcs[0], Src::Reg(v(0, Type::F).negated()));
 
-        insts.insert(3, mov(v(0, Type::F), Src::f(3.0)));
+        insts.insert(3, mov(v(0, Type::F), Src::imm_f(3.0)));
         let mut p = program(3, insts);
         assert!(!propagate_copies(&mut p, Gen::Gen9));
     }
@@ -273,7 +273,7 @@ mod tests {
         let mut p = program(
             3,
             vec![
-                mov(v(0, Type::F), Src::f(2.0)),
+                mov(v(0, Type::F), Src::imm_f(2.0)),
                 Inst::new(
                     Opcode::Add,
                     8,
@@ -285,7 +285,7 @@ mod tests {
         );
         assert!(propagate_copies(&mut p, Gen::Gen9));
         assert_eq!(p.insts[1].srcs[0], Src::Reg(v(0, Type::F)), "not src0");
-        assert_eq!(p.insts[1].srcs[1], Src::f(2.0));
+        assert_eq!(p.insts[1].srcs[1], Src::imm_f(2.0));
         assert_eq!(
             p.insts[2].srcs[0],
             Src::Imm(Type::UD, 2.0f32.to_bits() as u64)
@@ -333,7 +333,7 @@ mod tests {
                 Opcode::And,
                 8,
                 Some(v(2, Type::UD)),
-                vec![Src::Reg(v(1, Type::UD)), Src::ud(0x3F80_0000)],
+                vec![Src::Reg(v(1, Type::UD)), Src::imm_ud(0x3F80_0000)],
             ),
         ];
         let mut gen7 = program(3, insts.clone());
@@ -362,7 +362,7 @@ mod tests {
                     Opcode::Add,
                     32,
                     Some(at(0, 0)),
-                    vec![Src::Reg(Operand::payload(2, 0, Type::F)), Src::f(1.0)],
+                    vec![Src::Reg(Operand::payload(2, 0, Type::F)), Src::imm_f(1.0)],
                 ),
                 Inst::new(Opcode::Mov, 32, Some(at(1, 0)), vec![Src::Reg(at(0, 0))]),
                 half(2, at(1, 64)),

@@ -29,11 +29,11 @@
 
 use crate::analysis::{Blocks, Writers};
 use crate::isa::Opcode;
-use crate::lir::{Base, Inst, Op, Operand, Program, Src, VReg};
+use crate::lir::{Base, Inst, Lir, Op, Operand, Src, VReg};
 use std::collections::HashMap;
 
 /// Runs the pass; gives whether it removed anything.
-pub fn eliminate_common_subexpressions(program: &mut Program) -> bool {
+pub fn eliminate_common_subexpressions(program: &mut Lir) -> bool {
     let writers = Writers::of(program);
     let blocks = Blocks::of(program);
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); program.vreg_sizes.len()];
@@ -91,7 +91,7 @@ pub fn eliminate_common_subexpressions(program: &mut Program) -> bool {
 fn is_candidate(
     inst: &Inst,
     index: usize,
-    program: &Program,
+    program: &Lir,
     writers: &Writers,
     blocks: &Blocks,
 ) -> bool {
@@ -121,7 +121,7 @@ fn is_candidate(
 }
 
 /// Whether `a` and `b` compute the same thing into registers of the same size.
-fn same_computation(a: &Inst, b: &Inst, program: &Program) -> bool {
+fn same_computation(a: &Inst, b: &Inst, program: &Lir) -> bool {
     let (Some(da), Some(db)) = (a.dst, b.dst) else {
         return false;
     };
@@ -158,10 +158,10 @@ mod tests {
         let mut p = program(
             5,
             vec![
-                mov(v(0, Type::F), Src::f(1.5)),
+                mov(v(0, Type::F), Src::imm_f(1.5)),
                 mad(1, [0, 0, 0]),
-                mov(v(2, Type::F), Src::f(1.5)),
-                mov(v(3, Type::F), Src::f(2.5)),
+                mov(v(2, Type::F), Src::imm_f(1.5)),
+                mov(v(3, Type::F), Src::imm_f(2.5)),
                 mad(4, [2, 3, 1]),
             ],
         );
@@ -177,8 +177,8 @@ mod tests {
         let mut p = program(
             5,
             vec![
-                mov(v(0, Type::F), Src::f(1.5)),
-                mov(v(1, Type::F), Src::f(1.5)),
+                mov(v(0, Type::F), Src::imm_f(1.5)),
+                mov(v(1, Type::F), Src::imm_f(1.5)),
                 mad(2, [0, 0, 0]),
                 mad(3, [1, 1, 1]),
                 mad(4, [2, 3, 3]),
@@ -193,10 +193,10 @@ mod tests {
     fn an_instruction_in_an_arm_is_not_reused_after_it() {
         let insts = vec![
             Inst::control(Op::Hw(Opcode::If), 8),
-            mov(v(0, Type::F), Src::f(1.5)),
+            mov(v(0, Type::F), Src::imm_f(1.5)),
             mad(1, [0, 0, 0]),
             Inst::control(Op::Hw(Opcode::Endif), 8),
-            mov(v(2, Type::F), Src::f(1.5)),
+            mov(v(2, Type::F), Src::imm_f(1.5)),
             mad(3, [2, 2, 2]),
         ];
         let mut p = program(4, insts.clone());
@@ -214,11 +214,11 @@ mod tests {
                 Opcode::Add,
                 8,
                 Some(v(d, Type::F)),
-                vec![Src::Reg(v(s, Type::F)), Src::f(1.0)],
+                vec![Src::Reg(v(s, Type::F)), Src::imm_f(1.0)],
             )
         };
         let insts = vec![
-            mov(v(0, Type::F), Src::f(1.5)),
+            mov(v(0, Type::F), Src::imm_f(1.5)),
             Inst::control(Op::Do, 8),
             add(2, 0),
             Inst::control(Op::Hw(Opcode::Break), 8),
@@ -240,9 +240,9 @@ mod tests {
     #[test]
     fn sources_written_twice_keep_instructions_apart() {
         let insts = vec![
-            mov(v(0, Type::F), Src::f(1.5)),
+            mov(v(0, Type::F), Src::imm_f(1.5)),
             mad(1, [0, 0, 0]),
-            mov(v(0, Type::F), Src::f(2.5)),
+            mov(v(0, Type::F), Src::imm_f(2.5)),
             mad(2, [0, 0, 0]),
         ];
         let mut p = program(3, insts.clone());

@@ -20,7 +20,7 @@
 use crate::disasm::listing;
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src, assemble};
 use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region};
-use crate::lir::{self, Base, Op, Operand, Program};
+use crate::lir::{self, Base, Op, Operand, Lir};
 use crate::regalloc::Allocation;
 use shrew_engine::passes::machine::MachineIr;
 
@@ -53,7 +53,7 @@ impl MachineIr for Native {
 }
 
 /// The native program of an allocated Gen IR program.
-pub fn emit(program: &Program, alloc: &Allocation) -> Vec<Inst> {
+pub fn emit(program: &Lir, alloc: &Allocation) -> Vec<Inst> {
     // Native index of each Gen IR instruction (the `do` marks take none).
     let mut native_index = Vec::with_capacity(program.insts.len());
     let mut n = 0usize;
@@ -86,7 +86,7 @@ pub fn emit(program: &Program, alloc: &Allocation) -> Vec<Inst> {
 }
 
 /// The JIP and UIP targets (Gen IR indices) of each control-flow instruction.
-fn jump_targets(program: &Program) -> Vec<Option<(usize, usize)>> {
+fn jump_targets(program: &Lir) -> Vec<Option<(usize, usize)>> {
     let insts = &program.insts;
     let nesting = program.nesting();
     let last = insts.len().saturating_sub(1);

@@ -138,15 +138,18 @@ pub enum Src {
 }
 
 impl Src {
-    pub fn f(x: f32) -> Src {
+    /// An immediate of type F (a 32-bit float).
+    pub fn imm_f(x: f32) -> Src {
         Src::Imm(Type::F, x.to_bits() as u64)
     }
 
-    pub fn d(x: i32) -> Src {
+    /// An immediate of type D (a 32-bit signed integer).
+    pub fn imm_d(x: i32) -> Src {
         Src::Imm(Type::D, x as u32 as u64)
     }
 
-    pub fn ud(x: u32) -> Src {
+    /// An immediate of type UD (a 32-bit unsigned integer).
+    pub fn imm_ud(x: u32) -> Src {
         Src::Imm(Type::UD, x as u64)
     }
 
@@ -315,9 +318,9 @@ impl Inst {
     }
 }
 
-/// A lowered shader at one dispatch width.
+/// The virtual-register LIR: a lowered shader at one dispatch width, before register allocation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Program {
+pub struct Lir {
     pub dispatch_width: u8,
     pub insts: Vec<Inst>,
     /// The size in GRFs of each virtual register.
@@ -329,7 +332,7 @@ pub struct Program {
     pub scratch_bytes: u32,
 }
 
-impl Program {
+impl Lir {
     pub fn new_vreg(&mut self, grfs: u32) -> VReg {
         self.vreg_sizes.push(grfs);
         VReg(self.vreg_sizes.len() as u32 - 1)
@@ -482,7 +485,7 @@ impl fmt::Display for Inst {
     }
 }
 
-impl MachineIr for Program {
+impl MachineIr for Lir {
     /// A header with the dispatch width, payload and virtual registers, then one instruction a
     /// line.
     fn print(&self) -> String {
@@ -555,8 +558,8 @@ pub mod testing {
     use super::*;
 
     /// A SIMD8 program over `vregs` one-GRF virtual registers.
-    pub fn program(vregs: u32, insts: Vec<Inst>) -> Program {
-        Program {
+    pub fn program(vregs: u32, insts: Vec<Inst>) -> Lir {
+        Lir {
             dispatch_width: 8,
             insts,
             vreg_sizes: vec![1; vregs as usize],
@@ -617,7 +620,7 @@ mod tests {
         let error = missing.validate().unwrap_err();
         assert!(error.contains("vgrf1 does not exist"), "{error}");
 
-        let wide = Inst::new(Opcode::Mov, 16, Some(v(1, Type::F)), vec![Src::f(1.0)]);
+        let wide = Inst::new(Opcode::Mov, 16, Some(v(1, Type::F)), vec![Src::imm_f(1.0)]);
         let error = program(2, vec![wide]).validate().unwrap_err();
         assert!(error.contains("which has 1 GRFs"), "{error}");
 

@@ -16,10 +16,10 @@
 //! Options: none.
 
 use crate::isa::{CondMod, Opcode};
-use crate::lir::{Base, Op, Operand, Program, Src};
+use crate::lir::{Base, Lir, Op, Operand, Src};
 
 /// Runs the pass; gives whether it removed anything.
-pub fn remove_redundant_flags(program: &mut Program) -> bool {
+pub fn remove_redundant_flags(program: &mut Lir) -> bool {
     // The register whose `!= 0` f0.0 holds, as (base, offset).
     let mut known: Option<(Base, u32)> = None;
     let mut remove = vec![false; program.insts.len()];

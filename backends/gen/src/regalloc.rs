@@ -34,7 +34,7 @@
 
 use crate::encoding::EncodingError;
 use crate::isa::{Gen, Opcode};
-use crate::lir::{Op, Program, Src, VReg};
+use crate::lir::{Op, Lir, Src, VReg};
 use crate::spill::{MAX_SCRATCH_BYTES, spill, spill_costs};
 
 /// GRFs in the file.
@@ -82,7 +82,7 @@ struct Block {
 }
 
 /// Splits the program into basic blocks with their structured control-flow edges.
-fn blocks(program: &Program) -> Vec<Block> {
+fn blocks(program: &Lir) -> Vec<Block> {
     let insts = &program.insts;
     let ends_block = |i: usize| {
         matches!(
@@ -150,7 +150,7 @@ fn blocks(program: &Program) -> Vec<Block> {
 }
 
 /// Live intervals `[first, last]` (instruction indices) of each virtual register.
-pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
+pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
     // One liveness variable per GRF of each virtual register.
     let mut var_base = Vec::with_capacity(program.vreg_sizes.len());
     let mut vars = 0usize;
@@ -251,7 +251,7 @@ pub fn intervals(program: &Program) -> Vec<Option<(usize, usize)>> {
 /// Assigns GRFs to every virtual register of `program` for `hw`, spilling registers to scratch
 /// when they do not fit and `may_spill` allows it (the spill and fill instructions go into
 /// `program`).
-pub fn allocate(program: &mut Program, hw: Gen, may_spill: bool) -> Result<Allocation, AllocError> {
+pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocation, AllocError> {
     let mut unspillable = vec![false; program.vreg_sizes.len()];
     let (mut spills, mut fills, mut scratch_bytes) = (0, 0, program.scratch_bytes);
     loop {
@@ -333,7 +333,7 @@ struct Graph {
 }
 
 impl Graph {
-    fn of(program: &Program, intervals: &[Option<(usize, usize)>]) -> Graph {
+    fn of(program: &Lir, intervals: &[Option<(usize, usize)>]) -> Graph {
         let n = intervals.len();
         let mut order: Vec<usize> = (0..n).filter(|&v| intervals[v].is_some()).collect();
         order.sort_by_key(|&v| intervals[v].map(|i| i.0));
@@ -413,7 +413,7 @@ mod tests {
 
     /// `VALUES` products of the input (g1) live at once, replaced in the channels whose input
     /// exceeds 0.5 (writes under divergent control flow), then summed into g1.
-    fn pressure() -> Program {
+    fn pressure() -> Lir {
         let input = Src::Reg(Operand::payload(1, 0, Type::F));
         let mut insts: Vec<Inst> = (0..VALUES)
             .map(|k| {
@@ -421,7 +421,7 @@ mod tests {
                     Opcode::Mul,
                     8,
                     Some(v(k, Type::F)),
-                    vec![input, Src::f(k as f32)],
+                    vec![input, Src::imm_f(k as f32)],
                 )
             })
             .collect();
@@ -429,7 +429,7 @@ mod tests {
             Opcode::Cmp,
             8,
             Some(Operand::null(Type::F)),
-            vec![input, Src::f(0.5)],
+            vec![input, Src::imm_f(0.5)],
         );
         cmp.cond = Some(CondMod::G);
         insts.push(cmp);
@@ -439,9 +439,9 @@ mod tests {
             inverse: false,
         });
         insts.push(branch);
-        insts.extend((0..VALUES).map(|k| mov(v(k, Type::F), Src::f(-(k as f32)))));
+        insts.extend((0..VALUES).map(|k| mov(v(k, Type::F), Src::imm_f(-(k as f32)))));
         insts.push(Inst::control(Op::Hw(Opcode::Endif), 8));
-        insts.push(mov(v(VALUES, Type::F), Src::f(0.0)));
+        insts.push(mov(v(VALUES, Type::F), Src::imm_f(0.0)));
         for k in 0..VALUES {
             insts.push(Inst::new(
                 Opcode::Add,
@@ -505,14 +505,14 @@ mod tests {
             Opcode::Cmp,
             8,
             Some(Operand::null(Type::F)),
-            vec![Src::Reg(v(0, Type::F)), Src::f(0.5)],
+            vec![Src::Reg(v(0, Type::F)), Src::imm_f(0.5)],
         );
         cmp.cond = Some(CondMod::G);
         let p = program(
             4,
             vec![
-                mov(v(0, Type::F), Src::f(1.0)),
-                mov(v(1, Type::F), Src::f(2.0)),
+                mov(v(0, Type::F), Src::imm_f(1.0)),
+                mov(v(1, Type::F), Src::imm_f(2.0)),
                 cmp,
                 predicated(Opcode::Sel, 2),
                 predicated(Opcode::Add, 3),
@@ -531,8 +531,8 @@ mod tests {
         let mut p = program(
             3,
             vec![
-                mov(v(0, Type::F), Src::f(1.0)),
-                mov(v(1, Type::F), Src::f(2.0)),
+                mov(v(0, Type::F), Src::imm_f(1.0)),
+                mov(v(1, Type::F), Src::imm_f(2.0)),
                 mov(v(2, Type::F), Src::Reg(v(0, Type::F))),
                 mov(v(2, Type::F), Src::Reg(v(1, Type::F))),
             ],

@@ -31,12 +31,12 @@
 //! turn.
 
 use crate::isa::{ARF_FLAG, ARF_NULL, Gen, Opcode};
-use crate::lir::{Base, Inst, Op, Operand, Program};
+use crate::lir::{Base, Inst, Lir, Op, Operand};
 use crate::perf::{Timing, UNITS, lir_timing};
 use std::collections::HashMap;
 
 /// Reorders every basic block of `program` for `hw`'s latencies.
-pub fn schedule(program: &mut Program, hw: Gen) {
+pub fn schedule(program: &mut Lir, hw: Gen) {
     let mut start = 0;
     let mut out = Vec::with_capacity(program.insts.len());
     let insts = std::mem::take(&mut program.insts);
@@ -265,8 +265,8 @@ mod tests {
     use crate::isa::Type;
     use crate::lir::{Src, VReg};
 
-    fn program(insts: Vec<Inst>) -> Program {
-        Program {
+    fn program(insts: Vec<Inst>) -> Lir {
+        Lir {
             dispatch_width: 8,
             insts,
             vreg_sizes: vec![1; 16],
@@ -288,7 +288,7 @@ mod tests {
         )
     }
 
-    fn cycles(program: &Program) -> u64 {
+    fn cycles(program: &Lir) -> u64 {
         let mut program = program.clone();
         let alloc = crate::regalloc::allocate(&mut program, Gen::Gen9, false).expect("fits");
         crate::perf::estimate(&crate::emit::emit(&program, &alloc), Gen::Gen9, 8).cycles
@@ -323,7 +323,7 @@ mod tests {
             Opcode::Cmp,
             8,
             Some(Operand::null(Type::F)),
-            vec![Src::Reg(v(0)), Src::f(0.0)],
+            vec![Src::Reg(v(0)), Src::imm_f(0.0)],
         );
         cmp.cond = Some(crate::isa::CondMod::G);
         let mut sel = add(4, 1, 1);

@@ -16,11 +16,11 @@
 
 use crate::emit::register;
 use crate::isa::{Opcode, RegFile};
-use crate::lir::{Inst, Program, Src};
+use crate::lir::{Inst, Lir, Src};
 use crate::regalloc::Allocation;
 
 /// Runs the pass on an allocated program; gives whether it removed anything.
-pub fn remove_self_moves(program: &mut Program, alloc: &Allocation) -> bool {
+pub fn remove_self_moves(program: &mut Lir, alloc: &Allocation) -> bool {
     let before = program.insts.len();
     program.insts.retain(|inst| !is_self_move(inst, alloc));
     program.insts.len() != before

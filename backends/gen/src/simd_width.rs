@@ -25,7 +25,7 @@
 //! Options: the generation.
 
 use crate::isa::{Gen, MathFn, Opcode, Type};
-use crate::lir::{Inst, Op, Operand, Program, Src};
+use crate::lir::{Inst, Lir, Op, Operand, Src};
 
 /// Most channels `inst` may run at once on `hw`.
 pub fn lowered_width(inst: &Inst, hw: Gen) -> u8 {
@@ -117,7 +117,7 @@ pub fn lowered_width(inst: &Inst, hw: Gen) -> u8 {
 }
 
 /// Splits every instruction of `program` wider than `hw` runs.
-pub fn lower_simd_width(program: &mut Program, hw: Gen) {
+pub fn lower_simd_width(program: &mut Lir, hw: Gen) {
     let insts = std::mem::take(&mut program.insts);
     for inst in insts {
         let width = lowered_width(&inst, hw);
@@ -265,7 +265,7 @@ mod tests {
             Opcode::Add,
             32,
             Operand::vector(VReg(0), 0, Type::F),
-            vec![Src::Reg(v(1, 0)), Src::f(1.0)],
+            vec![Src::Reg(v(1, 0)), Src::imm_f(1.0)],
         );
         assert_eq!(lowered_width(&add32, Gen::Gen9), 16, "two GRFs per operand");
         let mov16 = inst(Opcode::Mov, 16, v(0, 0), vec![Src::Reg(v(1, 0))]);
@@ -281,7 +281,7 @@ mod tests {
             Opcode::Cmp,
             16,
             v(0, 0),
-            vec![Src::Reg(v(1, 0)), Src::f(0.0)],
+            vec![Src::Reg(v(1, 0)), Src::imm_f(0.0)],
         );
         cmp.cond = Some(CondMod::G);
         assert_eq!(
@@ -319,7 +319,7 @@ mod tests {
             Opcode::Mul,
             16,
             v(0, 0),
-            vec![Src::Reg(scalar), Src::f(2.0)],
+            vec![Src::Reg(scalar), Src::imm_f(2.0)],
         );
         assert_eq!(
             lowered_width(&broadcast, Gen::Gen7),
@@ -357,7 +357,7 @@ mod tests {
     }
 
     /// Runs a SIMD16 program over inputs in g2..g5 (two float vectors) and returns g6..g7.
-    fn execute(program: &Program, hw: Gen) -> Vec<u64> {
+    fn execute(program: &Lir, hw: Gen) -> Vec<u64> {
         let mut program = program.clone();
         let alloc = allocate(&mut program, Gen::Gen9, false).expect("fits");
         let mut thread = Thread::new(16);
@@ -412,7 +412,7 @@ mod tests {
                 vec![Src::Reg(v(4, 0)), Src::Reg(v(0, 0))],
             ),
         ];
-        let program = Program {
+        let program = Lir {
             dispatch_width: 16,
             insts,
             vreg_sizes: vec![3, 2, 2, 2, 2],

@@ -26,7 +26,7 @@
 use crate::encoding::EncodingError;
 use crate::fields::desc;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Base, Inst, Message, Op, Operand, Program, Src, VReg};
+use crate::lir::{Base, Inst, Message, Op, Operand, Lir, Src, VReg};
 
 /// The widest scratch block, in GRFs.
 const MAX_BLOCK: u32 = 4;
@@ -43,7 +43,7 @@ pub struct Spilled {
 }
 
 /// Per instruction: the loop depth and the `if` depth around it.
-fn depths(program: &Program) -> Vec<(u32, u32)> {
+fn depths(program: &Lir) -> Vec<(u32, u32)> {
     let (mut loops, mut ifs) = (0u32, 0u32);
     program
         .insts
@@ -67,7 +67,7 @@ fn depths(program: &Program) -> Vec<(u32, u32)> {
 
 /// Mesa's spill cost of each virtual register: the GRFs its instructions read and write, each
 /// ×10 per loop around it and ×0.5 per `if`.
-pub fn spill_costs(program: &Program) -> Vec<f32> {
+pub fn spill_costs(program: &Lir) -> Vec<f32> {
     let mut costs = vec![0f32; program.vreg_sizes.len()];
     for (inst, (loops, ifs)) in program.insts.iter().zip(depths(program)) {
         let scale = 10f32.powi(loops as i32) * 0.5f32.powi(ifs as i32);
@@ -136,7 +136,7 @@ fn fill(
         Opcode::Send,
         width,
         Some(Operand::vector(reg, dst, Type::UD)),
-        vec![Src::Reg(g0), Src::ud(message.descriptor())],
+        vec![Src::Reg(g0), Src::imm_ud(message.descriptor())],
     );
     inst.send = Some(message);
     // Whole GRFs, as the spill that wrote them.
@@ -171,7 +171,7 @@ fn spill_from(
         Some(Operand::null(Type::UW)),
         vec![
             Src::Reg(Operand::vector(payload, 0, Type::UD)),
-            Src::ud(message.descriptor()),
+            Src::imm_ud(message.descriptor()),
         ],
     );
     send.send = Some(message);
@@ -182,7 +182,7 @@ fn spill_from(
 /// Moves virtual register `v` to scratch at byte `slot` (a multiple of 32) on `hw`: every
 /// instruction touching it goes through a temporary filled before and spilled after it. A
 /// slot past the scratch messages' offsets is an error naming the field.
-pub fn spill(program: &mut Program, hw: Gen, v: VReg, slot: u32) -> Result<Spilled, EncodingError> {
+pub fn spill(program: &mut Lir, hw: Gen, v: VReg, slot: u32) -> Result<Spilled, EncodingError> {
     let width = program.dispatch_width;
     let slot_grf = slot / 32;
     let depths = depths(program);
@@ -290,7 +290,7 @@ mod tests {
         let mut p = program(
             2,
             vec![
-                mov(v(0, Type::F), Src::f(1.0)),
+                mov(v(0, Type::F), Src::imm_f(1.0)),
                 Inst::control(Op::Do, 8),
                 mov(v(1, Type::F), Src::Reg(v(0, Type::F))),
                 Inst::control(Op::Hw(Opcode::If), 8),
@@ -308,9 +308,9 @@ mod tests {
         let mut p = program(
             1,
             vec![
-                mov(v(0, Type::F), Src::f(1.0)),
+                mov(v(0, Type::F), Src::imm_f(1.0)),
                 Inst::control(Op::Hw(Opcode::If), 8),
-                mov(v(0, Type::F), Src::f(2.0)),
+                mov(v(0, Type::F), Src::imm_f(2.0)),
                 Inst::control(Op::Hw(Opcode::Endif), 8),
             ],
         );

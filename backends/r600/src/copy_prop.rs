@@ -18,7 +18,7 @@
 
 use crate::isa::AluOpcode;
 use crate::isa::Chip;
-use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, V};
+use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, VReg};
 use crate::pack::fits_alone;
 use std::collections::HashMap;
 
@@ -56,7 +56,7 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
         });
         let mut changed = false;
         // What each propagated value became: later candidates may read it.
-        let mut replaced: HashMap<V, Src> = HashMap::new();
+        let mut replaced: HashMap<VReg, Src> = HashMap::new();
         for (dst, mut src) in candidates {
             let original = src;
             while let Operand::Value(v) = src.operand
@@ -82,7 +82,7 @@ pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
 
 /// Whether every read of `dst` (defined by a MOV) follows that MOV in its block with no
 /// instruction that `overwrites` the MOV's source between.
-fn read_unchanged(lir: &Lir, dst: V, overwrites: impl Fn(&Inst) -> bool) -> bool {
+fn read_unchanged(lir: &Lir, dst: VReg, overwrites: impl Fn(&Inst) -> bool) -> bool {
     let mut unchanged = true;
     lir.for_each_block(&mut |insts| {
         // Whether the MOV has run in this block and its source kept its value since.
@@ -118,7 +118,7 @@ pub fn legalize_operands(lir: &mut Lir, chip: Chip) {
                 else {
                     break;
                 };
-                let value = V(next);
+                let value = VReg(next);
                 next += 1;
                 let plain = Src::of(src.operand);
                 src.operand = Operand::Value(value);
@@ -145,7 +145,7 @@ fn is_constant_read(operand: Operand) -> bool {
 }
 
 /// Replaces every read of `dst` by `src` and removes the MOV, if every reader can take it.
-fn try_propagate(lir: &mut Lir, chip: Chip, dst: V, src: Src) -> bool {
+fn try_propagate(lir: &mut Lir, chip: Chip, dst: VReg, src: Src) -> bool {
     let mut ok = true;
     lir.for_each_inst(&mut |inst| {
         if !ok || !inst.reads().contains(&dst) {
@@ -188,7 +188,7 @@ fn combine(read: Src, src: Src) -> Src {
 }
 
 /// Makes `inst` read `src` where it reads `dst`; false if it cannot take it.
-fn rewrite(inst: &mut Inst, dst: V, src: Src) -> bool {
+fn rewrite(inst: &mut Inst, dst: VReg, src: Src) -> bool {
     let three_sources = matches!(inst, Inst::Alu(alu) if alu.op.is_op3());
     for s in inst.srcs_mut() {
         if s.operand != Operand::Value(dst) {
@@ -230,12 +230,12 @@ mod tests {
     use crate::lir::{Indexed, Node};
 
     fn mov(dst: u32, src: Src) -> Inst {
-        Inst::Alu(Alu::new(AluOpcode::Mov, Some(V(dst)), vec![src]))
+        Inst::Alu(Alu::new(AluOpcode::Mov, Some(VReg(dst)), vec![src]))
     }
 
     fn add(dst: u32, a: u32, b: u32) -> Inst {
-        let srcs = vec![Src::value(V(a)), Src::value(V(b))];
-        Inst::Alu(Alu::new(AluOpcode::Add, Some(V(dst)), srcs))
+        let srcs = vec![Src::value(VReg(a)), Src::value(VReg(b))];
+        Inst::Alu(Alu::new(AluOpcode::Add, Some(VReg(dst)), srcs))
     }
 
     fn only_block(lir: &Lir) -> &[Inst] {
@@ -250,7 +250,7 @@ mod tests {
         let mut block = vec![
             mov(0, Src::float(1.0)),
             mov(0, Src::float(2.0)),
-            mov(1, Src::value(V(0))),
+            mov(1, Src::value(VReg(0))),
         ];
         if rewrite_between {
             block.push(mov(0, Src::float(3.0)));
@@ -292,7 +292,7 @@ mod tests {
         if write_between {
             let write = Indexed {
                 reg: 2,
-                index: Some(V(1)),
+                index: Some(VReg(1)),
                 ..element
             };
             block.push(Inst::Alu(Alu {

@@ -304,11 +304,11 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn chan(&self, v: crate::lir::V) -> u8 {
+    fn chan(&self, v: crate::lir::VReg) -> u8 {
         self.packed.chans[v.0 as usize].unwrap_or(0)
     }
 
-    fn gpr(&self, v: crate::lir::V) -> Option<u8> {
+    fn gpr(&self, v: crate::lir::VReg) -> Option<u8> {
         self.alloc.gpr[v.0 as usize]
     }
 

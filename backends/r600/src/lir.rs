@@ -1,6 +1,6 @@
 //! The R600 IR: what lowering produces and the packer, register allocator and emitter consume.
 //!
-//! What: scalar 32-bit virtual values ([`V`]) computed by ALU instructions (one slot each, or
+//! What: scalar 32-bit virtual values ([`VReg`]) computed by ALU instructions (one slot each, or
 //! the four vector slots together for [`Multi`] operations such as DOT4 and INTERP), fetches
 //! and exports that read and write a whole vec4 register, in a structured tree of blocks, ifs
 //! and loops ([`Node`]). A value's channel is not fixed here: the packer chooses it when it
@@ -18,11 +18,11 @@ use shrew_engine::passes::machine::MachineIr;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A virtual 32-bit value.
+/// A virtual register: one 32-bit value, before register allocation gives it a channel of a GPR.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct V(pub u32);
+pub struct VReg(pub u32);
 
-impl fmt::Display for V {
+impl fmt::Display for VReg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "v{}", self.0)
     }
@@ -31,7 +31,7 @@ impl fmt::Display for V {
 /// What an ALU source reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
-    Value(V),
+    Value(VReg),
     /// Raw bits: an inline constant or a literal.
     Const(u32),
     /// Component `chan` of vec4 constant `index` of constant buffer `bank`.
@@ -57,7 +57,7 @@ pub enum Operand {
 pub struct Indexed {
     pub reg: u16,
     pub chan: u8,
-    pub index: Option<V>,
+    pub index: Option<VReg>,
 }
 
 impl Indexed {
@@ -78,7 +78,7 @@ pub struct Src {
 }
 
 impl Src {
-    pub fn value(v: V) -> Src {
+    pub fn value(v: VReg) -> Src {
         Src::of(Operand::Value(v))
     }
 
@@ -105,7 +105,7 @@ impl Src {
         }
     }
 
-    pub fn value_read(&self) -> Option<V> {
+    pub fn value_read(&self) -> Option<VReg> {
         match self.operand {
             Operand::Value(v) => Some(v),
             _ => None,
@@ -113,7 +113,7 @@ impl Src {
     }
 
     /// The values the source reads: its value, or an indexed operand's index.
-    fn values_read(&self) -> Option<V> {
+    fn values_read(&self) -> Option<VReg> {
         match self.operand {
             Operand::Value(v) => Some(v),
             Operand::Indexed(Indexed { index, .. }) => index,
@@ -127,7 +127,7 @@ impl Src {
 pub struct Alu {
     pub op: AluOpcode,
     /// `None` when the result is not kept (predicate sets, kills) or goes to `indexed`.
-    pub dst: Option<V>,
+    pub dst: Option<VReg>,
     /// Where the result goes when it goes to the indexed registers.
     pub indexed: Option<Indexed>,
     pub srcs: Vec<Src>,
@@ -139,7 +139,7 @@ pub struct Alu {
 }
 
 impl Alu {
-    pub fn new(op: AluOpcode, dst: Option<V>, srcs: Vec<Src>) -> Alu {
+    pub fn new(op: AluOpcode, dst: Option<VReg>, srcs: Vec<Src>) -> Alu {
         Alu {
             op,
             dst,
@@ -153,7 +153,7 @@ impl Alu {
     /// The one index the instruction's relative operands add to AR (`Some(None)` when it has
     /// none); `None` when they add different ones, which no group can place, since one AR
     /// value serves a group.
-    pub fn relative_index(&self) -> Option<Option<V>> {
+    pub fn relative_index(&self) -> Option<Option<VReg>> {
         let mut indices = self.indexed_accesses().filter_map(|(a, _)| a.index);
         let first = indices.next();
         indices.all(|v| Some(v) == first).then_some(first)
@@ -172,7 +172,7 @@ impl Alu {
 /// What one vector slot of a [`Multi`] operation writes and reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlotPart {
-    pub dst: Option<V>,
+    pub dst: Option<VReg>,
     pub srcs: Vec<Src>,
 }
 
@@ -187,7 +187,7 @@ pub struct Multi {
 /// What a fetch source channel or an export component reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Lane {
-    Value(V),
+    Value(VReg),
     Zero,
     One,
     Unused,
@@ -202,7 +202,7 @@ pub struct Fetch {
     /// What each of the fetch's source channels x, y, z, w carries.
     pub srcs: [Lane; 4],
     /// The value each result component goes to.
-    pub dsts: [Option<V>; 4],
+    pub dsts: [Option<VReg>; 4],
     pub coord_normalized: [bool; 4],
     pub offset: [i8; 3],
     pub vtx: VtxFormat,
@@ -214,7 +214,7 @@ pub struct Fetch {
 
 impl Fetch {
     /// The values the fetch reads: its sources and gradients.
-    pub fn reads(&self) -> Vec<V> {
+    pub fn reads(&self) -> Vec<VReg> {
         lanes(
             self.srcs
                 .iter()
@@ -249,7 +249,7 @@ impl Export {
     }
 
     /// The values the export reads: its sources and index.
-    pub fn reads(&self) -> Vec<V> {
+    pub fn reads(&self) -> Vec<VReg> {
         lanes(self.srcs.iter().chain(&self.index))
     }
 }
@@ -264,7 +264,7 @@ pub enum Inst {
 
 impl Inst {
     /// The values the instruction reads.
-    pub fn reads(&self) -> Vec<V> {
+    pub fn reads(&self) -> Vec<VReg> {
         match self {
             Inst::Alu(alu) => alu
                 .srcs
@@ -283,7 +283,7 @@ impl Inst {
     }
 
     /// The values the instruction writes.
-    pub fn writes(&self) -> Vec<V> {
+    pub fn writes(&self) -> Vec<VReg> {
         match self {
             Inst::Alu(alu) => alu.dst.into_iter().collect(),
             Inst::Multi(m) => m.slots.iter().filter_map(|s| s.dst).collect(),
@@ -326,7 +326,7 @@ impl Inst {
     }
 }
 
-fn lanes<'a>(lanes: impl IntoIterator<Item = &'a Lane>) -> Vec<V> {
+fn lanes<'a>(lanes: impl IntoIterator<Item = &'a Lane>) -> Vec<VReg> {
     lanes
         .into_iter()
         .filter_map(|l| match l {
@@ -360,7 +360,7 @@ pub struct Lir {
     /// How many values there are (numbered from 0).
     pub values: u32,
     /// Values the hardware loads before the shader starts, at a fixed GPR and channel.
-    pub fixed: BTreeMap<V, (u8, u8)>,
+    pub fixed: BTreeMap<VReg, (u8, u8)>,
     /// Vec4 elements of scratch memory per lane (one per dword of the shader's temporaries
     /// in memory: each element holds one in its x channel).
     pub scratch_elements: u16,
@@ -370,9 +370,9 @@ pub struct Lir {
 }
 
 impl Lir {
-    pub fn new_value(&mut self) -> V {
+    pub fn new_value(&mut self) -> VReg {
         self.values += 1;
-        V(self.values - 1)
+        VReg(self.values - 1)
     }
 
     /// Calls `f` on every instruction, in program order.

@@ -23,7 +23,7 @@
 //!   GET_TEXTURE_RESINFO) with their parameters in the channels [`crate::texture::layout`]
 //!   gives; the texture at binding `b` is resource [`TEXTURE_RESOURCE_BASE`]` + b` with
 //!   sampler `b` ([`Interface::textures`], [`Interface::samplers`]). Projected coordinates are
-//!   divided first. Derivatives are GET_GRADIENTS_H/V fetches (the _FINE forms on Evergreen
+//!   divided first. Derivatives are GET_GRADIENTS_H/VReg fetches (the _FINE forms on Evergreen
 //!   and Cayman).
 //! - `discard` is a KILL of every lane, `discard_if` a KILLNE_INT of the condition.
 //! - Colour outputs are gathered in values of their own and exported at the end, one EXPORT per
@@ -54,7 +54,7 @@
 
 use crate::isa::{AluOpcode, Chip, FetchOp};
 use crate::lir::{
-    Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, V,
+    Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
 use crate::program::{ExportType, MemRead, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
@@ -280,7 +280,7 @@ struct Lowering<'a> {
     /// Registers that must hold their values (see [`shared_regs`]).
     shared: BTreeSet<Reg>,
     /// Each register's component values.
-    reg_values: HashMap<Reg, Vec<V>>,
+    reg_values: HashMap<Reg, Vec<VReg>>,
     /// Who reads each IR value.
     uses: Uses,
     /// IR values read as operands rather than from their register: constants, uniforms.
@@ -290,25 +290,25 @@ struct Lowering<'a> {
     lir: Lir,
     interface: Interface,
     /// Each input slot's component values, interpolated in the prologue.
-    inputs: BTreeMap<u32, [V; 4]>,
+    inputs: BTreeMap<u32, [VReg; 4]>,
     /// The components of each input slot the shader reads (a bit each).
     input_masks: BTreeMap<u32, u8>,
     /// Each output's component values.
-    outputs: BTreeMap<Output, [Option<V>; 4]>,
+    outputs: BTreeMap<Output, [Option<VReg>; 4]>,
     /// The block being filled.
     block: Vec<Inst>,
     /// Where the components of the ALU instruction being lowered that a source in its own
     /// register still has to be read from are written instead of the register.
-    redirect: Option<Vec<Option<V>>>,
+    redirect: Option<Vec<Option<VReg>>>,
     /// When the shader returns early: the flag a `return` inside an inner loop sets.
-    returned: Option<V>,
+    returned: Option<VReg>,
     /// How many of the shader's own loops enclose the node being lowered.
     loop_depth: u32,
     /// Dwords of the temporaries in memory (the interpreter's private area).
     scratch_dwords: u32,
     /// The register index (offset / 16) computed for each run-time offset of the indexed
     /// registers, in the block being filled.
-    ar_indices: HashMap<Value, V>,
+    ar_indices: HashMap<Value, VReg>,
     /// Whether the function is a subroutine (no inputs, no outputs).
     subroutine: bool,
 }
@@ -410,7 +410,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The value of component `c` of register `r`.
-    fn reg_value(&mut self, r: Reg, c: u8) -> V {
+    fn reg_value(&mut self, r: Reg, c: u8) -> VReg {
         let comps = self.regs.reg_shape(r).comps as usize;
         if !self.reg_values.contains_key(&r) {
             let values = (0..comps.max(1)).map(|_| self.lir.new_value()).collect();
@@ -435,7 +435,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The value component `c` of IR value `v` is written to.
-    fn dst(&mut self, v: Value, c: u8) -> V {
+    fn dst(&mut self, v: Value, c: u8) -> VReg {
         if let Some(t) = self.redirect.as_ref().and_then(|temps| temps[c as usize]) {
             return t;
         }
@@ -443,12 +443,12 @@ impl<'a> Lowering<'a> {
         self.reg_value(r, c)
     }
 
-    fn emit(&mut self, op: AluOpcode, dst: Option<V>, srcs: Vec<Src>) {
+    fn emit(&mut self, op: AluOpcode, dst: Option<VReg>, srcs: Vec<Src>) {
         self.block.push(Inst::Alu(Alu::new(op, dst, srcs)));
     }
 
     /// A MOV, unless it would copy a value onto itself.
-    fn mov(&mut self, dst: V, src: Src) {
+    fn mov(&mut self, dst: VReg, src: Src) {
         if src != Src::value(dst) {
             self.emit(AluOpcode::Mov, Some(dst), vec![src]);
         }
@@ -516,7 +516,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// A value the hardware loads into `gpr`.`chan` before the shader starts.
-    fn fixed(&mut self, gpr: u8, chan: u8) -> V {
+    fn fixed(&mut self, gpr: u8, chan: u8) -> VReg {
         if let Some((&v, _)) = self.lir.fixed.iter().find(|(_, at)| **at == (gpr, chan)) {
             return v;
         }
@@ -764,7 +764,7 @@ impl<'a> Lowering<'a> {
                     !self.direct.contains_key(&s.value) && self.regs.reg_of(s.value) == reg
                 };
                 if def.comps > 1 && alu.srcs.iter().any(aliased) {
-                    let deferred: Vec<Option<V>> = (0..def.comps)
+                    let deferred: Vec<Option<VReg>> = (0..def.comps)
                         .map(|c| {
                             let read_later =
                                 ((c + 1)..def.comps).any(|later| {
@@ -1626,7 +1626,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// Component `c` of a derivative of `x` along x or y: a gradient fetch.
-    fn derivative(&mut self, dst: V, x: Src, along_x: bool, fine: bool) -> Result<(), String> {
+    fn derivative(&mut self, dst: VReg, x: Src, along_x: bool, fine: bool) -> Result<(), String> {
         if fine && !self.chip.is_evergreen_class() {
             return Err("fine derivatives need Evergreen or Cayman".into());
         }
@@ -1681,7 +1681,7 @@ impl<'a> Lowering<'a> {
     /// (POS 61), then each output slot as a PARAM (at least one: the hardware expects it).
     fn export_vertex(&mut self, out: &mut Vec<Node>) {
         let outputs = std::mem::take(&mut self.outputs);
-        let lanes = |comps: &[Option<V>; 4]| comps.map(|c| c.map_or(Lane::Zero, Lane::Value));
+        let lanes = |comps: &[Option<VReg>; 4]| comps.map(|c| c.map_or(Lane::Zero, Lane::Value));
         let position = outputs
             .get(&Output::Position)
             .map_or([Lane::Unused; 4], lanes);

@@ -27,7 +27,7 @@
 
 use crate::bank::{self, Reads};
 use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
-use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, V, channel};
+use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, VReg, channel};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use shrew_engine::passes::machine::MachineIr;
@@ -90,7 +90,7 @@ pub struct Placed {
     pub slot: Slot,
     pub op: AluOpcode,
     /// The value written (by this slot, for replicated and four-slot operations).
-    pub dst: Option<V>,
+    pub dst: Option<VReg>,
     /// The indexed register component written instead.
     pub indexed: Option<Indexed>,
     /// The destination channel (the slot's, in a vector slot).
@@ -136,7 +136,7 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
     let carried = (0..lir.values)
         .zip(lir.def_counts())
         .filter(|&(_, defs)| defs > 1)
-        .map(|(v, _)| V(v))
+        .map(|(v, _)| VReg(v))
         .collect();
     let mut packer = Packer {
         chip,
@@ -225,7 +225,7 @@ struct Packer<'a> {
     chans: Vec<Option<u8>>,
     /// The values several instructions write (registers phi copies carry across blocks): live
     /// beyond the blocks the scheduler sees, so they weigh on their channel everywhere.
-    carried: Vec<V>,
+    carried: Vec<VReg>,
 }
 
 /// How an instruction must be placed relative to one it depends on.
@@ -264,12 +264,12 @@ impl Packer<'_> {
         let n = insts.len();
         // Dependences and, for each read, the instruction whose write it reads.
         let mut deps: Vec<Vec<(usize, Dep)>> = vec![Vec::new(); n];
-        let mut producer: HashMap<(usize, V), usize> = HashMap::new();
-        let mut last_writer: HashMap<V, usize> = HashMap::new();
+        let mut producer: HashMap<(usize, VReg), usize> = HashMap::new();
+        let mut last_writer: HashMap<VReg, usize> = HashMap::new();
         // The readers of each value's latest write, and every read of each value (a register
         // written twice keeps the readers of both writes).
-        let mut readers: HashMap<V, Vec<usize>> = HashMap::new();
-        let mut reads_in_block: HashMap<V, u32> = HashMap::new();
+        let mut readers: HashMap<VReg, Vec<usize>> = HashMap::new();
+        let mut reads_in_block: HashMap<VReg, u32> = HashMap::new();
         let mut effects: Vec<usize> = Vec::new();
         // Scratch reads after the writes before them, writes after the reads before them.
         let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
@@ -416,7 +416,7 @@ impl Packer<'_> {
         chosen.sort_unstable();
         let item = state.items.len();
         let mut fetches = Vec::new();
-        let mut written: Vec<V> = Vec::new();
+        let mut written: Vec<VReg> = Vec::new();
         for i in chosen {
             let Inst::Fetch(fetch) = &state.insts[i] else {
                 unreachable!()
@@ -437,7 +437,7 @@ impl Packer<'_> {
 
     /// Gives `v` a channel if it has none: the first in `order` its unit's other values do not
     /// use.
-    fn choose_chan(&mut self, v: V, order: [u8; 4]) {
+    fn choose_chan(&mut self, v: VReg, order: [u8; 4]) {
         if self.chans[v.0 as usize].is_some() {
             return;
         }
@@ -450,7 +450,7 @@ impl Packer<'_> {
     }
 
     /// The channels `v` may take: its own if it has one, else those no value of its unit has.
-    fn allowed_chans(&self, v: V) -> [bool; 4] {
+    fn allowed_chans(&self, v: VReg) -> [bool; 4] {
         if let Some(c) = self.chans[v.0 as usize] {
             return std::array::from_fn(|k| k == c as usize);
         }
@@ -478,7 +478,7 @@ impl Packer<'_> {
             ..GroupBuilder::default()
         };
         // The first ready instruction that waits for AR to hold its index.
-        let mut waits_for_ar: Option<(usize, V)> = None;
+        let mut waits_for_ar: Option<(usize, VReg)> = None;
         loop {
             let at = state.next_group_pos();
             let mut ready = state.ready_alu(at);
@@ -565,14 +565,14 @@ impl Packer<'_> {
 
     /// Whether AR holds `v` for the group being filled: loaded by an earlier group of the
     /// clause, and not by this one.
-    fn ar_holds(&self, state: &BlockState, group: &GroupBuilder, v: V) -> bool {
+    fn ar_holds(&self, state: &BlockState, group: &GroupBuilder, v: VReg) -> bool {
         let clause = state.clause.as_ref().expect("open");
         group.loads_ar.is_none() && clause.ar == Some(v)
     }
 
     /// Puts a MOVA_INT of `v` (the index instruction `i` reads) in `group`, if a slot takes it,
     /// so that AR holds `v` from the next group on.
-    fn load_ar(&self, state: &BlockState, group: &mut GroupBuilder, i: usize, v: V) {
+    fn load_ar(&self, state: &BlockState, group: &mut GroupBuilder, i: usize, v: VReg) {
         let mova = Alu::new(AluOpcode::MovaInt, None, vec![Src::value(v)]);
         let srcs = vec![self.placed_src(state, &mova.srcs[0], i)];
         let order = state.chans_by_load(&self.chans, &self.carried);
@@ -759,14 +759,14 @@ pub fn uses_vtx_clause(op: FetchOp, chip: Chip) -> bool {
 struct BlockState<'a> {
     insts: &'a [Inst],
     deps: Vec<Vec<(usize, Dep)>>,
-    producer: HashMap<(usize, V), usize>,
+    producer: HashMap<(usize, VReg), usize>,
     height: Vec<u32>,
     /// Each value's readers in the block not placed yet.
-    readers_left: HashMap<V, u32>,
+    readers_left: HashMap<VReg, u32>,
     /// Values written by placed instructions that unplaced ones still read.
     live: u32,
     /// Values placed instructions write.
-    written: HashSet<V>,
+    written: HashSet<VReg>,
     pos: Vec<Option<Pos>>,
     items: Vec<Item>,
     clause: Option<ClauseBuilder>,
@@ -794,7 +794,7 @@ impl BlockState<'_> {
     /// The four channels, those holding the fewest live values of the block and `carried`
     /// registers first: where a value's channel is free, it goes where it is likeliest to share
     /// a GPR.
-    fn chans_by_load(&self, chans: &[Option<u8>], carried: &[V]) -> [u8; 4] {
+    fn chans_by_load(&self, chans: &[Option<u8>], carried: &[VReg]) -> [u8; 4] {
         let mut load = [0u32; 4];
         for v in carried {
             if let Some(c) = chans[v.0 as usize] {
@@ -900,7 +900,7 @@ impl BlockState<'_> {
     }
 
     /// The slot in which instruction `w` (placed in the open clause's last group) wrote `v`.
-    fn slot_of_write(&self, w: usize, v: V) -> Option<Slot> {
+    fn slot_of_write(&self, w: usize, v: VReg) -> Option<Slot> {
         let clause = self.clause.as_ref()?;
         let group = clause.groups.last()?;
         group
@@ -922,7 +922,7 @@ struct ClauseBuilder {
     /// Which instruction of the block each (group, slot) holds.
     origin: HashMap<(usize, Slot), usize>,
     /// The value AR holds (loaded by a finished group): AR does not outlive its clause.
-    ar: Option<V>,
+    ar: Option<VReg>,
 }
 
 /// The group being filled.
@@ -939,7 +939,7 @@ struct GroupBuilder {
     /// Holds an instruction with an operand relative to AR, which a MOVA may not join.
     relative: bool,
     /// Holds a MOVA_INT of this value, which a relative operand may not join.
-    loads_ar: Option<V>,
+    loads_ar: Option<VReg>,
 }
 
 impl GroupBuilder {
@@ -1065,7 +1065,7 @@ fn indexed_read_key(indexed: Indexed) -> u32 {
 }
 
 /// The index an instruction's relative operands add to AR, if it has any.
-fn ar_index(inst: &Inst) -> Result<Option<V>, PackError> {
+fn ar_index(inst: &Inst) -> Result<Option<VReg>, PackError> {
     match inst {
         Inst::Alu(alu) => alu
             .relative_index()
@@ -1126,7 +1126,7 @@ impl Placed {
     /// sources, where a value read is named with its channel and PV/PS stand for the previous
     /// group's results.
     fn text(&self, chans: &[Option<u8>]) -> String {
-        let value = |v: V| {
+        let value = |v: VReg| {
             let chan = chans.get(v.0 as usize).copied().flatten();
             format!("{v}.{}", chan.map_or('?', channel))
         };
@@ -1307,7 +1307,7 @@ mod tests {
         Placed {
             slot,
             op: AluOpcode::Mov,
-            dst: Some(V(dst)),
+            dst: Some(VReg(dst)),
             indexed: None,
             chan,
             srcs: vec![PSrc {
@@ -1370,8 +1370,8 @@ mod tests {
     fn the_allocation_validator_checks_registers() {
         let packed = packed(
             vec![vec![
-                mov(Slot::X, 1, 0, PKind::Operand(Operand::Value(V(0)))),
-                mov(Slot::Y, 2, 1, PKind::Operand(Operand::Value(V(0)))),
+                mov(Slot::X, 1, 0, PKind::Operand(Operand::Value(VReg(0)))),
+                mov(Slot::Y, 2, 1, PKind::Operand(Operand::Value(VReg(0)))),
             ]],
             vec![Some(0), Some(0), Some(1)],
         );

@@ -19,7 +19,7 @@
 //! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
 
 use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
-use crate::lir::{Lir, Operand, V, channel};
+use crate::lir::{Lir, Operand, VReg, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use fixedbitset::FixedBitSet;
@@ -276,7 +276,10 @@ pub fn allocate(
         })
         .collect();
     for v in 0..n as u32 {
-        if needs[v as usize] && !units.of.contains_key(&V(v)) && !lir.fixed.contains_key(&V(v)) {
+        if needs[v as usize]
+            && !units.of.contains_key(&VReg(v))
+            && !lir.fixed.contains_key(&VReg(v))
+        {
             groups.push(vec![v]);
         }
     }
@@ -305,7 +308,7 @@ pub fn allocate(
             })
         };
         let temporary = group.len() == 1
-            && !units.of.contains_key(&V(group[0]))
+            && !units.of.contains_key(&VReg(group[0]))
             && matches!(clause_of[group[0] as usize], Some(Some(_)));
         let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + 4)
             .filter(|_| temporary)
@@ -335,7 +338,7 @@ pub struct Allocated<'p> {
 
 impl Allocated<'_> {
     /// `v`'s register and channel (`R3.y`, `T1.x` for a clause temporary), `-` without one.
-    fn register(&self, v: V) -> String {
+    fn register(&self, v: VReg) -> String {
         let chan = self.packed.chans.get(v.0 as usize).copied().flatten();
         let chan = chan.map_or('?', channel);
         match self.alloc.gpr.get(v.0 as usize).copied().flatten() {
@@ -346,8 +349,8 @@ impl Allocated<'_> {
     }
 
     /// Every value read from a GPR: ALU operands, fetch and export lanes.
-    fn values_read(&self) -> Vec<V> {
-        fn walk(nodes: &[PNode], out: &mut Vec<V>) {
+    fn values_read(&self) -> Vec<VReg> {
+        fn walk(nodes: &[PNode], out: &mut Vec<VReg>) {
             for node in nodes {
                 match node {
                     PNode::Block(items) => {
@@ -390,7 +393,7 @@ impl MachineIr for Allocated<'_> {
     /// The registers of the values that have one, then the packed program.
     fn print(&self) -> String {
         let registers: Vec<String> = (0..self.alloc.gpr.len() as u32)
-            .map(V)
+            .map(VReg)
             .filter(|&v| self.alloc.gpr[v.0 as usize].is_some())
             .map(|v| format!("{v}={}", self.register(v)))
             .collect();

@@ -21,7 +21,7 @@
 //! export reading fixed values beside others reads copies of them), and [`Units::forced`]
 //! holds every channel fixed before packing.
 
-use crate::lir::{Alu, Inst, Lane, Lir, Src, V};
+use crate::lir::{Alu, Inst, Lane, Lir, Src, VReg};
 use crate::program::ExportType;
 use std::collections::HashMap;
 
@@ -29,16 +29,16 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default)]
 pub struct Units {
     /// The unit of each value that is in one.
-    pub of: HashMap<V, usize>,
-    pub members: Vec<Vec<V>>,
+    pub of: HashMap<VReg, usize>,
+    pub members: Vec<Vec<VReg>>,
     /// The values whose channel is fixed before packing: fixed inputs, INTERP results and
     /// the lanes of scratch writes.
-    pub forced: HashMap<V, u8>,
+    pub forced: HashMap<VReg, u8>,
 }
 
 /// Gives every fetch and export its unit, inserting copies where a value cannot join.
 pub fn form_units(lir: &mut Lir) -> Units {
-    let mut forced: HashMap<V, u8> = lir.fixed.iter().map(|(&v, &(_, c))| (v, c)).collect();
+    let mut forced: HashMap<VReg, u8> = lir.fixed.iter().map(|(&v, &(_, c))| (v, c)).collect();
     lir.for_each_inst(&mut |inst| {
         if let Inst::Multi(m) = inst
             && m.op.has(crate::isa::flag::INTERP)
@@ -55,7 +55,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
     let mut next = lir.values;
     let mut new_value = || {
         next += 1;
-        V(next - 1)
+        VReg(next - 1)
     };
     lir.for_each_block_mut(&mut |insts| {
         let mut out = Vec::with_capacity(insts.len());
@@ -69,7 +69,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
                         continue;
                     }
                     let unit = units.members.len();
-                    let mut members: Vec<V> = Vec::new();
+                    let mut members: Vec<VReg> = Vec::new();
                     // Fixed values stay where the hardware put them only when every value of
                     // the unit is fixed in the same GPR; otherwise they are copied like the
                     // rest.
@@ -154,14 +154,19 @@ pub fn form_units(lir: &mut Lir) -> Units {
     units
 }
 
-fn mov(dst: V, src: Src) -> Inst {
+fn mov(dst: VReg, src: Src) -> Inst {
     Inst::Alu(Alu::new(crate::isa::AluOpcode::Mov, Some(dst), vec![src]))
 }
 
 /// Whether `lanes` read exactly the values of one unit (each on its lane's channel when
 /// `pinned`): then they read that unit's GPR, with no copies.
-fn reads_a_unit(lanes: &[Lane; 4], pinned: bool, units: &Units, forced: &HashMap<V, u8>) -> bool {
-    let mut values: Vec<V> = Vec::new();
+fn reads_a_unit(
+    lanes: &[Lane; 4],
+    pinned: bool,
+    units: &Units,
+    forced: &HashMap<VReg, u8>,
+) -> bool {
+    let mut values: Vec<VReg> = Vec::new();
     for (k, lane) in lanes.iter().enumerate() {
         match *lane {
             Lane::Value(v) if pinned && forced.get(&v) != Some(&(k as u8)) => return false,
@@ -179,17 +184,17 @@ fn reads_a_unit(lanes: &[Lane; 4], pinned: bool, units: &Units, forced: &HashMap
 
 /// Whether `v` can join a unit of `members`.
 fn joinable(
-    v: V,
-    members: &[V],
+    v: VReg,
+    members: &[VReg],
     units: &Units,
-    fixed: &std::collections::BTreeMap<V, (u8, u8)>,
-    forced: &HashMap<V, u8>,
+    fixed: &std::collections::BTreeMap<VReg, (u8, u8)>,
+    forced: &HashMap<VReg, u8>,
 ) -> bool {
     if units.of.contains_key(&v) {
         return false;
     }
     // Fixed values stay in their GPR: they share a unit only with values fixed in the same one.
-    let gpr = |v: &V| fixed.get(v).map(|&(g, _)| g);
+    let gpr = |v: &VReg| fixed.get(v).map(|&(g, _)| g);
     if members.iter().any(|m| gpr(m) != gpr(&v)) {
         return false;
     }

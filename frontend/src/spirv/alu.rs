@@ -1,6 +1,6 @@
 //! Arithmetic, logic, conversions, composites and matrices.
 
-use super::function::{Tx, Val, describe};
+use super::function::{Translator, Val, describe};
 use super::module::{id, literal, result_type};
 use super::types::SpvType;
 use super::{Inst, Result, SpirvError};
@@ -116,7 +116,7 @@ pub(super) fn constant_op(op: Op, bits: u8) -> Option<(AluOp, bool)> {
     simple_op(op).or_else(|| conversion(op, bits).map(|alu| (alu, false)))
 }
 
-impl Tx<'_> {
+impl Translator<'_> {
     /// Translates an ALU-like instruction; `false` when the opcode is not one.
     pub fn alu_inst(&mut self, inst: &Inst) -> Result<bool> {
         let op = inst.inst.class.opcode;
@@ -139,7 +139,7 @@ impl Tx<'_> {
                     *src = self.uint32(*src)?;
                 }
             }
-            let mut v = self.b().alu(alu, &srcs);
+            let mut v = self.builder().alu(alu, &srcs);
             if alu == AluOp::BitCount {
                 v = self.resize_int(v, result_type(inst)?, false)?;
             }
@@ -158,11 +158,11 @@ impl Tx<'_> {
                 let alu = conversion(op, bits)
                     .ok_or_else(|| SpirvError::unsupported(format!("Op{op:?} to {bits} bits")))?;
                 let a = self.ssa(id(inst, 0)?)?;
-                Val::Ssa(self.b().alu(alu, &[a]))
+                Val::Ssa(self.builder().alu(alu, &[a]))
             }
             Op::Bitcast => {
                 let a = self.ssa(id(inst, 0)?)?;
-                let from = self.b().value_type(a);
+                let from = self.builder().value_type(a);
                 let to = self.val_type(result_type(inst)?)?;
                 let pack = match (from.bits, from.comps, to.bits, to.comps) {
                     _ if from == to => None,
@@ -177,7 +177,7 @@ impl Tx<'_> {
                     }
                 };
                 Val::Ssa(match pack {
-                    Some(op) => self.b().alu(op, &[a]),
+                    Some(op) => self.builder().alu(op, &[a]),
                     None => a,
                 })
             }
@@ -191,14 +191,14 @@ impl Tx<'_> {
             }
             Op::IsNan => {
                 let a = self.ssa(id(inst, 0)?)?;
-                Val::Ssa(self.b().alu(AluOp::Fneu, &[a, a]))
+                Val::Ssa(self.builder().alu(AluOp::Fneu, &[a, a]))
             }
             Op::IsInf => {
                 let a = self.ssa(id(inst, 0)?)?;
-                let bits = self.b().value_type(a).bits;
-                let abs = self.b().alu(AluOp::Fabs, &[a]);
-                let inf = self.b().imm_float(f64::INFINITY, bits);
-                Val::Ssa(self.b().alu(AluOp::Feq, &[abs, inf]))
+                let bits = self.builder().value_type(a).bits;
+                let abs = self.builder().alu(AluOp::Fabs, &[a]);
+                let inf = self.builder().imm_float(f64::INFINITY, bits);
+                Val::Ssa(self.builder().alu(AluOp::Feq, &[abs, inf]))
             }
             Op::Any | Op::All => {
                 let a = self.ssa(id(inst, 0)?)?;
@@ -221,23 +221,23 @@ impl Tx<'_> {
                     Op::FwidthFine => (AluOp::FddxFine, AluOp::FddyFine),
                     _ => (AluOp::FddxCoarse, AluOp::FddyCoarse),
                 };
-                let x = self.b().alu(dx, &[a]);
-                let y = self.b().alu(dy, &[a]);
-                let ax = self.b().alu(AluOp::Fabs, &[x]);
-                let ay = self.b().alu(AluOp::Fabs, &[y]);
-                Val::Ssa(self.b().alu(AluOp::Fadd, &[ax, ay]))
+                let x = self.builder().alu(dx, &[a]);
+                let y = self.builder().alu(dy, &[a]);
+                let ax = self.builder().alu(AluOp::Fabs, &[x]);
+                let ay = self.builder().alu(AluOp::Fabs, &[y]);
+                Val::Ssa(self.builder().alu(AluOp::Fadd, &[ax, ay]))
             }
             Op::VectorTimesScalar => {
                 let a = self.ssa(id(inst, 0)?)?;
                 let s = self.ssa(id(inst, 1)?)?;
-                Val::Ssa(self.b().alu(AluOp::Fmul, &[a, s]))
+                Val::Ssa(self.builder().alu(AluOp::Fmul, &[a, s]))
             }
             Op::MatrixTimesScalar => {
                 let m = self.columns(id(inst, 0)?)?;
                 let s = self.ssa(id(inst, 1)?)?;
                 let cols = m
                     .into_iter()
-                    .map(|c| Val::Ssa(self.b().alu(AluOp::Fmul, &[c, s])))
+                    .map(|c| Val::Ssa(self.builder().alu(AluOp::Fmul, &[c, s])))
                     .collect();
                 Val::Composite(cols)
             }
@@ -267,11 +267,11 @@ impl Tx<'_> {
             Op::OuterProduct => {
                 let a = self.ssa(id(inst, 0)?)?;
                 let b = self.ssa(id(inst, 1)?)?;
-                let n = self.b().value_type(b).comps;
+                let n = self.builder().value_type(b).comps;
                 let mut cols = Vec::new();
                 for j in 0..n {
-                    let bj = self.b().channel(b, j);
-                    cols.push(Val::Ssa(self.b().alu(AluOp::Fmul, &[a, bj])));
+                    let bj = self.builder().channel(b, j);
+                    cols.push(Val::Ssa(self.builder().alu(AluOp::Fmul, &[a, bj])));
                 }
                 Val::Composite(cols)
             }
@@ -284,15 +284,15 @@ impl Tx<'_> {
                 let parts = (0..nops)
                     .map(|i| self.val(id(inst, i)?))
                     .collect::<Result<Vec<_>>>()?;
-                if matches!(self.m.ty(rt)?, SpvType::Vector { .. }) {
+                if matches!(self.module.ty(rt)?, SpvType::Vector { .. }) {
                     let mut comps = Vec::new();
                     for p in &parts {
                         let Val::Ssa(v) = p else {
                             return Err(SpirvError::malformed("a vector built from composites"));
                         };
-                        let n = self.b().value_type(*v).comps;
+                        let n = self.builder().value_type(*v).comps;
                         for c in 0..n {
-                            comps.push(self.b().channel(*v, c));
+                            comps.push(self.builder().channel(*v, c));
                         }
                     }
                     Val::Ssa(self.vector(&comps)?)
@@ -326,40 +326,41 @@ impl Tx<'_> {
                 let x = self.ssa(id(inst, 1)?)?;
                 let i = self.ssa(id(inst, 2)?)?;
                 let i = self.uint32(i)?;
-                let n = self.b().value_type(v).comps;
+                let n = self.builder().value_type(v).comps;
                 let mut comps = Vec::new();
                 for c in 0..n {
-                    let k = self.b().imm_u32(c as u32);
-                    let is_c = self.b().alu(AluOp::Ieq, &[i, k]);
-                    let old = self.b().channel(v, c);
-                    comps.push(self.b().alu(AluOp::Bcsel, &[is_c, x, old]));
+                    let k = self.builder().imm_u32(c as u32);
+                    let is_c = self.builder().alu(AluOp::Ieq, &[i, k]);
+                    let old = self.builder().channel(v, c);
+                    comps.push(self.builder().alu(AluOp::Bcsel, &[is_c, x, old]));
                 }
                 Val::Ssa(self.vector(&comps)?)
             }
             Op::VectorShuffle => {
                 let a = self.ssa(id(inst, 0)?)?;
                 let b = self.ssa(id(inst, 1)?)?;
-                let na = self.b().value_type(a).comps as u32;
-                let nb = self.b().value_type(b).comps as u32;
+                let na = self.builder().value_type(a).comps as u32;
+                let nb = self.builder().value_type(b).comps as u32;
                 let sel = (2..nops)
                     .map(|i| literal(inst, i))
                     .collect::<Result<Vec<_>>>()?;
                 let mut comps = Vec::new();
                 for s in &sel {
                     comps.push(match *s {
-                        s if s < na => self.b().channel(a, s as u8),
-                        s if s < na + nb => self.b().channel(b, (s - na) as u8),
-                        0xffff_ffff => self.b().channel(a, 0),
+                        s if s < na => self.builder().channel(a, s as u8),
+                        s if s < na + nb => self.builder().channel(b, (s - na) as u8),
+                        0xffff_ffff => self.builder().channel(a, 0),
                         _ => return Err(SpirvError::malformed("a shuffle index out of range")),
                     });
                 }
                 if sel.iter().all(|&s| s < na) && !sel.is_empty() {
                     let swz: Vec<u8> = sel.iter().map(|&s| s as u8).collect();
                     let n = swz.len() as u8;
-                    Val::Ssa(
-                        self.b()
-                            .alu_swizzled(AluOp::Mov, vec![AluSrc::swizzled(a, &swz)], n),
-                    )
+                    Val::Ssa(self.builder().alu_swizzled(
+                        AluOp::Mov,
+                        vec![AluSrc::swizzled(a, &swz)],
+                        n,
+                    ))
                 } else {
                     Val::Ssa(self.vector(&comps)?)
                 }
@@ -373,8 +374,8 @@ impl Tx<'_> {
                     Op::UMulExtended => (AluOp::Imul, AluOp::UmulHigh),
                     _ => (AluOp::Imul, AluOp::ImulHigh),
                 };
-                let lo = self.b().alu(lo, &[a, b]);
-                let hi = self.b().alu(hi, &[a, b]);
+                let lo = self.builder().alu(lo, &[a, b]);
+                let hi = self.builder().alu(hi, &[a, b]);
                 Val::Composite(vec![Val::Ssa(lo), Val::Ssa(hi)])
             }
             _ => return Ok(false),
@@ -385,21 +386,21 @@ impl Tx<'_> {
 
     /// An integer value as 32 bits (shift counts, bit offsets, indices).
     pub fn uint32(&mut self, v: Value) -> Result<Value> {
-        Ok(match self.b().value_type(v).bits {
+        Ok(match self.builder().value_type(v).bits {
             32 => v,
             1 => {
                 return Err(SpirvError::malformed(
                     "a boolean where an integer is expected",
                 ));
             }
-            _ => self.b().alu(AluOp::U2u32, &[v]),
+            _ => self.builder().alu(AluOp::U2u32, &[v]),
         })
     }
 
     /// Converts a 32-bit integer result to the width of type `ty`.
     fn resize_int(&mut self, v: Value, ty: Word, signed: bool) -> Result<Value> {
         let bits = self.val_type(ty)?.bits;
-        if bits == self.b().value_type(v).bits {
+        if bits == self.builder().value_type(v).bits {
             return Ok(v);
         }
         let op = match (bits, signed) {
@@ -411,7 +412,7 @@ impl Tx<'_> {
             (64, true) => AluOp::I2i64,
             _ => AluOp::U2u32,
         };
-        Ok(self.b().alu(op, &[v]))
+        Ok(self.builder().alu(op, &[v]))
     }
 
     /// A vector from scalars (a scalar stays itself).
@@ -422,22 +423,22 @@ impl Tx<'_> {
                 comps.len()
             )));
         }
-        Ok(self.b().vec(comps))
+        Ok(self.builder().vec(comps))
     }
 
     /// Combines the components of a vector with `op`.
     pub fn reduce(&mut self, v: Value, op: AluOp) -> Value {
-        let n = self.b().value_type(v).comps;
-        let mut acc = self.b().channel(v, 0);
+        let n = self.builder().value_type(v).comps;
+        let mut acc = self.builder().channel(v, 0);
         for c in 1..n {
-            let x = self.b().channel(v, c);
-            acc = self.b().alu(op, &[acc, x]);
+            let x = self.builder().channel(v, c);
+            acc = self.builder().alu(op, &[acc, x]);
         }
         acc
     }
 
     pub fn dot(&mut self, a: Value, b: Value) -> Result<Value> {
-        let op = match self.b().value_type(a).comps {
+        let op = match self.builder().value_type(a).comps {
             1 => AluOp::Fmul,
             2 => AluOp::Fdot2,
             3 => AluOp::Fdot3,
@@ -448,7 +449,7 @@ impl Tx<'_> {
                 )));
             }
         };
-        Ok(self.b().alu(op, &[a, b]))
+        Ok(self.builder().alu(op, &[a, b]))
     }
 
     /// The columns of a matrix operand.
@@ -474,10 +475,10 @@ impl Tx<'_> {
     pub fn matrix_times_vector(&mut self, m: &[Value], v: Value) -> Value {
         let mut acc = None;
         for (j, &col) in m.iter().enumerate() {
-            let vj = self.b().channel(v, j as u8);
-            let term = self.b().alu(AluOp::Fmul, &[col, vj]);
+            let vj = self.builder().channel(v, j as u8);
+            let term = self.builder().alu(AluOp::Fmul, &[col, vj]);
             acc = Some(match acc {
-                Some(a) => self.b().alu(AluOp::Fadd, &[a, term]),
+                Some(a) => self.builder().alu(AluOp::Fadd, &[a, term]),
                 None => term,
             });
         }
@@ -485,10 +486,10 @@ impl Tx<'_> {
     }
 
     pub fn transpose(&mut self, m: &[Value]) -> Result<Vec<Value>> {
-        let rows = m.first().map_or(0, |&c| self.b().value_type(c).comps);
+        let rows = m.first().map_or(0, |&c| self.builder().value_type(c).comps);
         let mut out = Vec::new();
         for r in 0..rows {
-            let comps: Vec<Value> = m.iter().map(|&c| self.b().channel(c, r)).collect();
+            let comps: Vec<Value> = m.iter().map(|&c| self.builder().channel(c, r)).collect();
             out.push(self.vector(&comps)?);
         }
         Ok(out)
@@ -497,7 +498,9 @@ impl Tx<'_> {
     /// `OpSelect`: per leaf for composites.
     pub fn select(&mut self, cond: Value, a: &Val, b: &Val) -> Result<Val> {
         match (a, b) {
-            (Val::Ssa(x), Val::Ssa(y)) => Ok(Val::Ssa(self.b().alu(AluOp::Bcsel, &[cond, *x, *y]))),
+            (Val::Ssa(x), Val::Ssa(y)) => {
+                Ok(Val::Ssa(self.builder().alu(AluOp::Bcsel, &[cond, *x, *y])))
+            }
             (Val::Composite(xs), Val::Composite(ys)) if xs.len() == ys.len() => {
                 let mut out = Vec::new();
                 for (x, y) in xs.iter().zip(ys) {
@@ -526,10 +529,10 @@ impl Tx<'_> {
                 self.extract(&part, rest)
             }
             Val::Ssa(v) if rest.is_empty() => {
-                if first >= self.b().value_type(*v).comps as u32 {
+                if first >= self.builder().value_type(*v).comps as u32 {
                     return Err(SpirvError::malformed("an extract index out of range"));
                 }
-                Ok(Val::Ssa(self.b().channel(*v, first as u8)))
+                Ok(Val::Ssa(self.builder().channel(*v, first as u8)))
             }
             other => Err(SpirvError::malformed(format!(
                 "extracting from {}",
@@ -556,7 +559,7 @@ impl Tx<'_> {
                 let Val::Ssa(x) = obj else {
                     return Err(SpirvError::malformed("inserting a composite into a vector"));
                 };
-                let n = self.b().value_type(*v).comps;
+                let n = self.builder().value_type(*v).comps;
                 if first >= n as u32 {
                     return Err(SpirvError::malformed("an insert index out of range"));
                 }
@@ -565,7 +568,7 @@ impl Tx<'_> {
                         if c as u32 == first {
                             x
                         } else {
-                            self.b().channel(*v, c)
+                            self.builder().channel(*v, c)
                         }
                     })
                     .collect();

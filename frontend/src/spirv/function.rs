@@ -92,21 +92,24 @@ struct PendingPhi {
     inst: usize,
 }
 
-/// Per-function state.
-struct FuncState {
+/// The translation's state within the function being translated.
+struct FunctionState {
     func: FuncId,
     values: HashMap<Word, Val>,
     blocks: HashMap<Word, BlockId>,
     /// The block constants and variable derefs are materialised in.
     consts: BlockId,
-    cur: BlockId,
+    /// The block instructions are added to.
+    block: BlockId,
     /// IR predecessor of a SPIR-V edge, where it is not the source's own block (switches).
     edges: HashMap<(Word, Word), BlockId>,
     phis: Vec<PendingPhi>,
 }
 
-pub(super) struct Tx<'m> {
-    pub m: &'m Module,
+/// Translates a SPIR-V module into a shader: what it knows of the module, the shader it builds,
+/// and the function being translated.
+pub(super) struct Translator<'m> {
+    pub module: &'m Module,
     insts: &'m [Inst],
     pub shader: Shader,
     types: TypeMap,
@@ -117,7 +120,8 @@ pub(super) struct Tx<'m> {
     specializations: HashMap<(Word, Vec<OpaqueArg>), FuncInfo>,
     /// Specializations declared by calls and not translated yet.
     pending: Vec<(Word, FuncInfo)>,
-    f: Option<FuncState>,
+    /// The function being translated, if any.
+    state: Option<FunctionState>,
     names: HashSet<String>,
 }
 
@@ -150,8 +154,8 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
             shader.workgroup_size = [args[0], args[1], args[2]];
         }
     }
-    let mut tx = Tx {
-        m,
+    let mut translator = Translator {
+        module: m,
         insts,
         shader,
         types: TypeMap::default(),
@@ -159,34 +163,36 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
         funcs: HashMap::new(),
         specializations: HashMap::new(),
         pending: Vec::new(),
-        f: None,
+        state: None,
         names: HashSet::new(),
     };
-    tx.workgroup_size_builtin()?;
+    translator.workgroup_size_builtin()?;
     for &var in &m.global_order {
-        tx.declare_global(var).map_err(|e| tx.at_def(e, var))?;
+        translator
+            .declare_global(var)
+            .map_err(|e| translator.at_def(e, var))?;
     }
-    let order = tx.reachable_functions(ep.function)?;
+    let order = translator.reachable_functions(ep.function)?;
     for (i, &fid) in order.iter().enumerate() {
-        if let Some(info) = tx.declare_function(fid, i == 0, &ep.name, None)? {
-            tx.funcs.insert(fid, info);
+        if let Some(info) = translator.declare_function(fid, i == 0, &ep.name, None)? {
+            translator.funcs.insert(fid, info);
         }
     }
     for &fid in &order {
-        if let Some(info) = tx.funcs.get(&fid).cloned() {
-            tx.translate_function(fid, info)?;
+        if let Some(info) = translator.funcs.get(&fid).cloned() {
+            translator.translate_function(fid, info)?;
         }
     }
-    while let Some((fid, info)) = tx.pending.pop() {
-        tx.translate_function(fid, info)?;
+    while let Some((fid, info)) = translator.pending.pop() {
+        translator.translate_function(fid, info)?;
     }
-    Ok(tx.shader)
+    Ok(translator.shader)
 }
 
-impl<'m> Tx<'m> {
+impl<'m> Translator<'m> {
     /// Attaches the instruction defining `id` to an error.
     fn at_def(&self, e: SpirvError, id: Word) -> SpirvError {
-        match self.m.defs.get(&id) {
+        match self.module.defs.get(&id) {
             Some(&i) => e.at(&self.insts[i]),
             None => e,
         }
@@ -194,8 +200,8 @@ impl<'m> Tx<'m> {
 
     /// A constant decorated `BuiltIn WorkgroupSize` sets the workgroup size.
     fn workgroup_size_builtin(&mut self) -> Result<()> {
-        for (&id, k) in &self.m.constants {
-            if self.m.builtin(id, None) == Some(BuiltIn::WorkgroupSize)
+        for (&id, k) in &self.module.constants {
+            if self.module.builtin(id, None) == Some(BuiltIn::WorkgroupSize)
                 && let Konst::Vector(v) = k
                 && v.len() == 3
             {
@@ -211,7 +217,7 @@ impl<'m> Tx<'m> {
     }
 
     fn declare_global(&mut self, id: Word) -> Result<()> {
-        let m = self.m;
+        let m = self.module;
         let g = &m.globals[&id];
         let ty = m.ty(g.ty)?;
         if g.storage == StorageClass::Input
@@ -306,7 +312,7 @@ impl<'m> Tx<'m> {
     /// The entry function first, then every function it calls, each once.
     fn reachable_functions(&self, entry: Word) -> Result<Vec<Word>> {
         let by_id: HashMap<Word, &FunctionDef> =
-            self.m.functions.iter().map(|f| (f.id, f)).collect();
+            self.module.functions.iter().map(|f| (f.id, f)).collect();
         let mut order = vec![entry];
         let mut seen: HashSet<Word> = order.iter().copied().collect();
         let mut i = 0;
@@ -330,7 +336,7 @@ impl<'m> Tx<'m> {
     }
 
     fn function_def(&self, fid: Word) -> Result<&'m FunctionDef> {
-        self.m
+        self.module
             .functions
             .iter()
             .find(|f| f.id == fid)
@@ -348,10 +354,10 @@ impl<'m> Tx<'m> {
         opaque: Option<Vec<OpaqueArg>>,
     ) -> Result<Option<FuncInfo>> {
         let def = self.function_def(fid)?;
-        let m = self.m;
+        let m = self.module;
         let at = |e: SpirvError| e.at(&self.insts[def.start]);
-        let points_to_opaque = |tx: &Self, ty: Word| match m.ty(ty) {
-            Ok(SpvType::Pointer { pointee, .. }) => tx.contains_opaque(*pointee),
+        let points_to_opaque = |translator: &Self, ty: Word| match m.ty(ty) {
+            Ok(SpvType::Pointer { pointee, .. }) => translator.contains_opaque(*pointee),
             _ => Ok(false),
         };
         let mut takes_opaque = false;
@@ -461,7 +467,7 @@ impl<'m> Tx<'m> {
     }
 
     fn contains_opaque(&self, ty: Word) -> Result<bool> {
-        Ok(match self.m.ty(ty)? {
+        Ok(match self.module.ty(ty)? {
             t if t.is_opaque() => true,
             SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } => {
                 self.contains_opaque(*elem)?
@@ -485,12 +491,12 @@ impl<'m> Tx<'m> {
         for (label, _) in &def.blocks {
             blocks.insert(*label, func.add_block());
         }
-        self.f = Some(FuncState {
+        self.state = Some(FunctionState {
             func: info.id,
             values: HashMap::new(),
             blocks,
             consts,
-            cur: consts,
+            block: consts,
             edges: HashMap::new(),
             phis: Vec::new(),
         });
@@ -498,7 +504,7 @@ impl<'m> Tx<'m> {
         for (&(pid, _), param) in def.params.iter().zip(&info.params) {
             let v = match param {
                 Param::Value(i) => {
-                    let ty = self.val_type(self.m.result_types[&pid])?;
+                    let ty = self.val_type(self.module.result_types[&pid])?;
                     let v = self.in_consts(|b| {
                         b.intrinsic(
                             Intrinsic::LoadParam,
@@ -518,8 +524,8 @@ impl<'m> Tx<'m> {
                     copy_out: false,
                 } => {
                     let d = self.in_consts(|b| b.deref_var(*var));
-                    self.f_mut().cur = self.f().blocks[&def.blocks[0].0];
-                    let ty = self.m.result_types[&pid];
+                    self.state_mut().block = self.state().blocks[&def.blocks[0].0];
+                    let ty = self.module.result_types[&pid];
                     self.load(&Ptr::Deref(d), ty)?
                 }
                 Param::Opaque(k) => {
@@ -535,14 +541,14 @@ impl<'m> Tx<'m> {
                     Val::Ptr(Ptr::Deref(d))
                 }
             };
-            self.f_mut().values.insert(pid, v);
+            self.state_mut().values.insert(pid, v);
         }
         let first = def.blocks.first().ok_or_else(|| {
             SpirvError::malformed("a function without blocks").at(&self.insts[def.start])
         })?;
         for (i, (label, range)) in def.blocks.iter().enumerate() {
-            let block = self.f().blocks[label];
-            self.f_mut().cur = block;
+            let block = self.state().blocks[label];
+            self.state_mut().block = block;
             if i == 0 && info.id == self.shader.entry {
                 self.initialize_globals()?;
             }
@@ -553,7 +559,7 @@ impl<'m> Tx<'m> {
                 self.translate_inst(inst, index, *label, &mut structure, &info)
                     .map_err(|e| e.at(inst))?;
                 if let Some(r) = inst.inst.result_id
-                    && self.m.has_decoration(r, Decoration::NoContraction)
+                    && self.module.has_decoration(r, Decoration::NoContraction)
                 {
                     self.mark_exact(before);
                 }
@@ -564,23 +570,23 @@ impl<'m> Tx<'m> {
                     .at(inst));
                 }
             }
-            if self.func().cfg[self.f().cur].terminator.is_none() {
+            if self.func().cfg[self.state().block].terminator.is_none() {
                 return Err(SpirvError::malformed("a block without a terminator")
                     .at(&self.insts[range.end.saturating_sub(1).max(def.start)]));
             }
         }
         self.resolve_phis()?;
-        let first_block = self.f().blocks[&first.0];
-        let consts = self.f().consts;
+        let first_block = self.state().blocks[&first.0];
+        let consts = self.state().consts;
         self.func_mut().set_jump(consts, first_block);
-        self.f = None;
+        self.state = None;
         Ok(())
     }
 
     /// Stores the initializers of global variables (the entry function starts with them).
     fn initialize_globals(&mut self) -> Result<()> {
-        for &var in &self.m.global_order {
-            let g = &self.m.globals[&var];
+        for &var in &self.module.global_order {
+            let g = &self.module.globals[&var];
             let Some(init) = g.init else { continue };
             let Some(Global::Var(v)) = self.globals.get(&var).cloned() else {
                 continue;
@@ -600,26 +606,26 @@ impl<'m> Tx<'m> {
         }
     }
 
-    fn f(&self) -> &FuncState {
-        self.f.as_ref().expect("inside a function")
+    fn state(&self) -> &FunctionState {
+        self.state.as_ref().expect("inside a function")
     }
 
-    fn f_mut(&mut self) -> &mut FuncState {
-        self.f.as_mut().expect("inside a function")
+    fn state_mut(&mut self) -> &mut FunctionState {
+        self.state.as_mut().expect("inside a function")
     }
 
     pub fn func(&self) -> &shrew_engine::ir::Function {
-        &self.shader.functions[self.f().func.0 as usize]
+        &self.shader.functions[self.state().func.0 as usize]
     }
 
     fn func_mut(&mut self) -> &mut shrew_engine::ir::Function {
-        let id = self.f().func;
+        let id = self.state().func;
         &mut self.shader.functions[id.0 as usize]
     }
 
     /// A builder at the end of the current block.
-    pub fn b(&mut self) -> Builder<'_> {
-        let (func, cur) = (self.f().func, self.f().cur);
+    pub fn builder(&mut self) -> Builder<'_> {
+        let (func, cur) = (self.state().func, self.state().block);
         Builder {
             shader: &mut self.shader,
             func,
@@ -629,7 +635,7 @@ impl<'m> Tx<'m> {
 
     /// Runs `f` with a builder in the function's constant block.
     pub fn in_consts<T>(&mut self, f: impl FnOnce(&mut Builder) -> T) -> T {
-        let (func, consts) = (self.f().func, self.f().consts);
+        let (func, consts) = (self.state().func, self.state().consts);
         let mut b = Builder {
             shader: &mut self.shader,
             func,
@@ -640,13 +646,13 @@ impl<'m> Tx<'m> {
 
     /// The IR value shape of a scalar or vector type.
     pub fn val_type(&self, ty: Word) -> Result<ValType> {
-        let t = self.m.ty(ty)?;
+        let t = self.module.ty(ty)?;
         match t {
             SpvType::Bool
             | SpvType::Int { .. }
             | SpvType::Float { .. }
             | SpvType::Vector { .. } => t
-                .val_type(self.m)
+                .val_type(self.module)
                 .ok_or_else(|| SpirvError::malformed("a vector of non-scalars")),
             other => Err(SpirvError::malformed(format!(
                 "expected a scalar or vector type, found {other:?}"
@@ -656,7 +662,7 @@ impl<'m> Tx<'m> {
 
     /// The type of a result or constant.
     pub fn type_of(&self, id: Word) -> Result<Word> {
-        self.m
+        self.module
             .result_types
             .get(&id)
             .copied()
@@ -665,10 +671,10 @@ impl<'m> Tx<'m> {
 
     /// The value of an id: a result of this function, a constant or a global variable.
     pub fn val(&mut self, id: Word) -> Result<Val> {
-        if let Some(v) = self.f().values.get(&id) {
+        if let Some(v) = self.state().values.get(&id) {
             return Ok(v.clone());
         }
-        let v = if let Some(k) = self.m.constants.get(&id) {
+        let v = if let Some(k) = self.module.constants.get(&id) {
             let ty = self.type_of(id)?;
             let k = k.clone();
             self.materialize(&k, ty)?
@@ -686,7 +692,7 @@ impl<'m> Tx<'m> {
                 "%{id} is used before it is defined (or is not a value)"
             )));
         };
-        self.f_mut().values.insert(id, v.clone());
+        self.state_mut().values.insert(id, v.clone());
         Ok(v)
     }
 
@@ -713,7 +719,7 @@ impl<'m> Tx<'m> {
 
     /// A constant of a type, placed in the constant block.
     fn materialize(&mut self, k: &Konst, ty: Word) -> Result<Val> {
-        let t = self.m.ty(ty)?.clone();
+        let t = self.module.ty(ty)?.clone();
         match (k, &t) {
             (Konst::Undef, _) => self.undef(ty),
             (Konst::Vector(comps), _) => {
@@ -743,7 +749,7 @@ impl<'m> Tx<'m> {
 
     /// An undefined value of a type.
     pub fn undef(&mut self, ty: Word) -> Result<Val> {
-        match self.m.ty(ty)? {
+        match self.module.ty(ty)? {
             SpvType::Matrix { .. } | SpvType::Array { .. } | SpvType::Struct { .. } => {
                 let mut out = Vec::new();
                 for et in self.member_types(ty)? {
@@ -760,10 +766,10 @@ impl<'m> Tx<'m> {
 
     /// The types of a composite type's members, elements or columns, in order.
     pub fn member_types(&self, ty: Word) -> Result<Vec<Word>> {
-        Ok(match self.m.ty(ty)? {
+        Ok(match self.module.ty(ty)? {
             SpvType::Matrix { col, cols } => vec![*col; *cols as usize],
             SpvType::Array { elem, len } => {
-                let n = self.m.array_len(*len)?;
+                let n = self.module.array_len(*len)?;
                 if n > 1 << 16 {
                     return Err(SpirvError::unsupported(format!(
                         "an array value of {n} elements (arrays are handled element by element)"
@@ -782,7 +788,7 @@ impl<'m> Tx<'m> {
 
     /// The type of element `index` of a composite or vector type.
     pub fn element_type(&self, ty: Word, index: u32) -> Result<Word> {
-        Ok(match self.m.ty(ty)? {
+        Ok(match self.module.ty(ty)? {
             SpvType::Vector { elem, .. } => *elem,
             SpvType::Matrix { col, .. } => *col,
             SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } => *elem,
@@ -799,7 +805,7 @@ impl<'m> Tx<'m> {
 
     /// The value of a constant scalar integer id.
     pub fn const_u32(&self, id: Word) -> Result<u32> {
-        match self.m.constants.get(&id) {
+        match self.module.constants.get(&id) {
             Some(Konst::Vector(v)) if v.len() == 1 => Ok(v[0] as u32),
             _ => Err(SpirvError::malformed(format!(
                 "%{id} should be a constant integer"
@@ -810,7 +816,7 @@ impl<'m> Tx<'m> {
     /// An index operand as a 32-bit IR value.
     pub fn index32(&mut self, id: Word) -> Result<Value> {
         let v = self.ssa(id)?;
-        let t = self.m.ty(self.type_of(id)?)?.clone();
+        let t = self.module.ty(self.type_of(id)?)?.clone();
         Ok(match t {
             SpvType::Int { bits: 32, .. } => v,
             SpvType::Int { signed, .. } => {
@@ -819,7 +825,7 @@ impl<'m> Tx<'m> {
                 } else {
                     shrew_engine::ops::AluOp::U2u32
                 };
-                self.b().alu(op, &[v])
+                self.builder().alu(op, &[v])
             }
             _ => return Err(SpirvError::malformed("an index that is not an integer")),
         })
@@ -842,13 +848,13 @@ impl<'m> Tx<'m> {
             Op::Phi => self.phi(inst, index, label)?,
             Op::Branch => {
                 let target = self.block_of(id(inst, 0)?)?;
-                self.b().jump(target);
+                self.builder().jump(target);
                 self.set_structure(*structure)?;
             }
             Op::BranchConditional => {
                 let cond = self.ssa(id(inst, 0)?)?;
                 let (t, f) = (self.block_of(id(inst, 1)?)?, self.block_of(id(inst, 2)?)?);
-                let cur = self.f().cur;
+                let cur = self.state().block;
                 if t == f {
                     self.func_mut().set_jump(cur, t);
                     if matches!(structure, Some((_, None))) {
@@ -861,7 +867,7 @@ impl<'m> Tx<'m> {
             }
             Op::Switch => self.switch(inst, label, structure.map(|s| s.0))?,
             Op::Return => {
-                self.b().ret(None);
+                self.builder().ret(None);
             }
             Op::ReturnValue => {
                 let v = self.val(id(inst, 0)?)?;
@@ -870,13 +876,13 @@ impl<'m> Tx<'m> {
                         let Val::Ssa(v) = v else {
                             return Err(SpirvError::malformed("returning a non-scalar"));
                         };
-                        self.b().ret(Some(v));
+                        self.builder().ret(Some(v));
                     }
                     Ret::Var(var) => {
                         let ty = self.type_of(id(inst, 0)?)?;
                         let d = self.in_consts(|b| b.deref_var(*var));
                         self.store(&Ptr::Deref(d), ty, &v)?;
-                        self.b().ret(None);
+                        self.builder().ret(None);
                     }
                     Ret::None => {
                         return Err(SpirvError::malformed("a void function returns a value"));
@@ -890,22 +896,22 @@ impl<'m> Tx<'m> {
                 } else {
                     Intrinsic::Terminate
                 };
-                self.b().intrinsic(which, &[], None, &[]);
-                let cur = self.f().cur;
+                self.builder().intrinsic(which, &[], None, &[]);
+                let cur = self.state().block;
                 self.func_mut().set_exit(cur, Terminator::Unreachable);
             }
             Op::DemoteToHelperInvocation => {
                 self.require_fragment(op)?;
-                self.b().intrinsic(Intrinsic::Demote, &[], None, &[]);
+                self.builder().intrinsic(Intrinsic::Demote, &[], None, &[]);
             }
             Op::IsHelperInvocationEXT => {
                 let v = self
-                    .b()
+                    .builder()
                     .intrinsic(Intrinsic::IsHelperInvocation, &[], None, &[]);
                 self.set(inst, Val::Ssa(v))?;
             }
             Op::Unreachable => {
-                let cur = self.f().cur;
+                let cur = self.state().block;
                 self.func_mut().set_exit(cur, Terminator::Unreachable);
             }
             Op::Load => {
@@ -962,12 +968,12 @@ impl<'m> Tx<'m> {
     /// Records the result of an instruction.
     pub fn set(&mut self, inst: &Inst, v: Val) -> Result<()> {
         let r = result_id(inst)?;
-        self.f_mut().values.insert(r, v);
+        self.state_mut().values.insert(r, v);
         Ok(())
     }
 
     fn block_of(&self, label: Word) -> Result<BlockId> {
-        self.f().blocks.get(&label).copied().ok_or_else(|| {
+        self.state().blocks.get(&label).copied().ok_or_else(|| {
             SpirvError::malformed(format!("%{label} is not a block of this function"))
         })
     }
@@ -984,7 +990,7 @@ impl<'m> Tx<'m> {
                 cont: self.block_of(c)?,
             },
             None => {
-                let cur = self.f().cur;
+                let cur = self.state().block;
                 if !matches!(
                     self.func().cfg[cur].terminator,
                     Some(Terminator::Branch { .. })
@@ -994,7 +1000,7 @@ impl<'m> Tx<'m> {
                 Structure::Selection { merge }
             }
         };
-        let cur = self.f().cur;
+        let cur = self.state().block;
         self.func_mut().cfg[cur].structure = Some(s);
         Ok(())
     }
@@ -1026,23 +1032,25 @@ impl<'m> Tx<'m> {
         let merge = merge.map(|m| self.block_of(m)).transpose()?;
         let default_block = self.block_of(default)?;
         if targets.is_empty() {
-            self.b().jump(default_block);
+            self.builder().jump(default_block);
             return Ok(());
         }
         let n = targets.len();
         for (i, (target, lits)) in targets.into_iter().enumerate() {
             let mut cond = None;
             for lit in lits {
-                let c = self.b().imm(bits, &[lit]);
-                let eq = self.b().alu(shrew_engine::ops::AluOp::Ieq, &[sel, c]);
+                let c = self.builder().imm(bits, &[lit]);
+                let eq = self.builder().alu(shrew_engine::ops::AluOp::Ieq, &[sel, c]);
                 cond = Some(match cond {
-                    Some(prev) => self.b().alu(shrew_engine::ops::AluOp::Ior, &[prev, eq]),
+                    Some(prev) => self
+                        .builder()
+                        .alu(shrew_engine::ops::AluOp::Ior, &[prev, eq]),
                     None => eq,
                 });
             }
             let cond = cond.expect("a target has at least one case");
             let target_block = self.block_of(target)?;
-            let cur = self.f().cur;
+            let cur = self.state().block;
             let next = if i + 1 == n {
                 default_block
             } else {
@@ -1052,11 +1060,11 @@ impl<'m> Tx<'m> {
             if let Some(merge) = merge {
                 self.func_mut().cfg[cur].structure = Some(Structure::Selection { merge });
             }
-            self.f_mut().edges.insert((label, target), cur);
+            self.state_mut().edges.insert((label, target), cur);
             if i + 1 == n {
-                self.f_mut().edges.insert((label, default), cur);
+                self.state_mut().edges.insert((label, default), cur);
             } else {
-                self.f_mut().cur = next;
+                self.state_mut().block = next;
             }
         }
         Ok(())
@@ -1078,7 +1086,7 @@ impl<'m> Tx<'m> {
                 }
             }
         }
-        self.f_mut().phis.push(PendingPhi {
+        self.state_mut().phis.push(PendingPhi {
             leaves,
             srcs,
             label,
@@ -1089,7 +1097,7 @@ impl<'m> Tx<'m> {
 
     /// Empty phis shaped like a value of the type.
     fn phi_leaves(&mut self, ty: Word) -> Result<Val> {
-        match self.m.ty(ty)? {
+        match self.module.ty(ty)? {
             SpvType::Matrix { .. } | SpvType::Array { .. } | SpvType::Struct { .. } => {
                 let mut out = Vec::new();
                 for et in self.member_types(ty)? {
@@ -1100,17 +1108,17 @@ impl<'m> Tx<'m> {
             SpvType::Pointer { .. } => Err(SpirvError::unsupported("phis of pointers")),
             _ => {
                 let vt = self.val_type(ty)?;
-                Ok(Val::Ssa(self.b().phi(vt, Vec::new())))
+                Ok(Val::Ssa(self.builder().phi(vt, Vec::new())))
             }
         }
     }
 
     fn resolve_phis(&mut self) -> Result<()> {
-        let phis = std::mem::take(&mut self.f_mut().phis);
+        let phis = std::mem::take(&mut self.state_mut().phis);
         for phi in phis {
             let inst = &self.insts[phi.inst];
             for (value, parent) in &phi.srcs {
-                let pred = match self.f().edges.get(&(*parent, phi.label)) {
+                let pred = match self.state().edges.get(&(*parent, phi.label)) {
                     Some(b) => *b,
                     None => self.block_of(*parent).map_err(|e| e.at(inst))?,
                 };
@@ -1133,10 +1141,10 @@ impl<'m> Tx<'m> {
     fn local_variable(&mut self, inst: &Inst) -> Result<()> {
         let ptr_ty = result_type(inst)?;
         let pointee = self.pointee(ptr_ty)?;
-        let ir_ty = self.types.ir_type(self.m, &mut self.shader, pointee)?;
+        let ir_ty = self.types.ir_type(self.module, &mut self.shader, pointee)?;
         let r = result_id(inst)?;
         let fname = self.func().name.clone();
-        let vname = self.m.name(r).unwrap_or("tmp");
+        let vname = self.module.name(r).unwrap_or("tmp");
         let var = self.add_variable(Variable::new(
             format!("{fname}.{vname}"),
             Mode::FunctionTemp,
@@ -1152,7 +1160,7 @@ impl<'m> Tx<'m> {
 
     /// The pointee of a pointer type.
     pub fn pointee(&self, ptr_ty: Word) -> Result<Word> {
-        match self.m.ty(ptr_ty)? {
+        match self.module.ty(ptr_ty)? {
             SpvType::Pointer { pointee, .. } => Ok(*pointee),
             other => Err(SpirvError::malformed(format!(
                 "{other:?} is not a pointer type"
@@ -1163,13 +1171,13 @@ impl<'m> Tx<'m> {
     /// Component `index` (a 32-bit value) of a vector, as a select ladder.
     pub fn extract_dynamic(&mut self, v: Value, index: Value) -> Value {
         use shrew_engine::ops::AluOp;
-        let comps = self.b().value_type(v).comps;
-        let mut out = self.b().channel(v, 0);
+        let comps = self.builder().value_type(v).comps;
+        let mut out = self.builder().channel(v, 0);
         for c in 1..comps {
-            let k = self.b().imm_u32(c as u32);
-            let is_c = self.b().alu(AluOp::Ieq, &[index, k]);
-            let comp = self.b().channel(v, c);
-            out = self.b().alu(AluOp::Bcsel, &[is_c, comp, out]);
+            let k = self.builder().imm_u32(c as u32);
+            let is_c = self.builder().alu(AluOp::Ieq, &[index, k]);
+            let comp = self.builder().channel(v, c);
+            out = self.builder().alu(AluOp::Bcsel, &[is_c, comp, out]);
         }
         out
     }
@@ -1208,7 +1216,7 @@ impl<'m> Tx<'m> {
                 }
             }
         }
-        let result = self.b().call(info.id, &args);
+        let result = self.builder().call(info.id, &args);
         for (p, d, ty) in copy_back {
             if self.is_writable(&p) {
                 let v = self.load(&Ptr::Deref(d), ty)?;
@@ -1232,7 +1240,7 @@ impl<'m> Tx<'m> {
         let def = self.function_def(callee)?;
         let mut opaque = Vec::new();
         for (i, &(_, pty)) in def.params.iter().enumerate() {
-            if let SpvType::Pointer { pointee, .. } = self.m.ty(pty)?
+            if let SpvType::Pointer { pointee, .. } = self.module.ty(pty)?
                 && self.contains_opaque(*pointee)?
             {
                 let Ptr::Deref(d) = self.ptr(id(inst, i + 1)?)? else {

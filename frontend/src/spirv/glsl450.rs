@@ -1,6 +1,6 @@
 //! The GLSL.std.450 extended instruction set.
 
-use super::function::{Tx, Val};
+use super::function::{Translator, Val};
 use super::module::{id, literal, result_type};
 use super::{Inst, Result, SpirvError};
 use shrew_engine::ir::Value;
@@ -64,16 +64,16 @@ fn direct(op: u32) -> Option<AluOp> {
     })
 }
 
-impl Tx<'_> {
+impl Translator<'_> {
     pub fn ext_inst(&mut self, inst: &Inst) -> Result<()> {
         let set = id(inst, 0)?;
         let op = literal(inst, 1)?;
         let args = (2..inst.inst.operands.len())
             .map(|i| id(inst, i))
             .collect::<Result<Vec<_>>>()?;
-        let v = if self.m.glsl450.contains(&set) {
+        let v = if self.module.glsl450.contains(&set) {
             self.glsl450(inst, op, &args)?
-        } else if self.m.trinary_minmax.contains(&set) {
+        } else if self.module.trinary_minmax.contains(&set) {
             self.trinary_minmax(op, &args)?
         } else {
             return Err(SpirvError::unsupported(
@@ -104,19 +104,19 @@ impl Tx<'_> {
         };
         let v = match op {
             1..=3 => {
-                let ab = self.b().alu(min, &[a, b]);
-                self.b().alu(min, &[ab, c])
+                let ab = self.builder().alu(min, &[a, b]);
+                self.builder().alu(min, &[ab, c])
             }
             4..=6 => {
-                let ab = self.b().alu(max, &[a, b]);
-                self.b().alu(max, &[ab, c])
+                let ab = self.builder().alu(max, &[a, b]);
+                self.builder().alu(max, &[ab, c])
             }
             // The median: max(min(a, b), min(max(a, b), c)).
             _ => {
-                let low = self.b().alu(min, &[a, b]);
-                let high = self.b().alu(max, &[a, b]);
-                let high_c = self.b().alu(min, &[high, c]);
-                self.b().alu(max, &[low, high_c])
+                let low = self.builder().alu(min, &[a, b]);
+                let high = self.builder().alu(max, &[a, b]);
+                let high_c = self.builder().alu(min, &[high, c]);
+                self.builder().alu(max, &[low, high_c])
             }
         };
         Ok(Val::Ssa(v))
@@ -148,7 +148,7 @@ impl Tx<'_> {
             if alu == A::Fldexp {
                 srcs[1] = self.int32(srcs[1])?;
             }
-            let mut v = self.b().alu(alu, &srcs);
+            let mut v = self.builder().alu(alu, &srcs);
             if matches!(alu, A::FindLsb | A::IfindMsb | A::UfindMsb) {
                 let want = self.val_type(result_type(inst)?)?.bits;
                 if want != 32 {
@@ -156,12 +156,12 @@ impl Tx<'_> {
                         "bit searches with {want}-bit results"
                     )));
                 }
-                v = self.b().alu(A::Mov, &[v]);
+                v = self.builder().alu(A::Mov, &[v]);
             }
             return Ok(Val::Ssa(v));
         }
         let bits = match x.first() {
-            Some(&a) => self.b().value_type(a).bits,
+            Some(&a) => self.builder().value_type(a).bits,
             None => 32,
         };
         let v = match op {
@@ -172,20 +172,20 @@ impl Tx<'_> {
                 } else {
                     180.0 / std::f64::consts::PI
                 };
-                let k = self.b().imm_float(factor, bits);
-                self.b().alu(A::Fmul, &[x[0], k])
+                let k = self.builder().imm_float(factor, bits);
+                self.builder().alu(A::Fmul, &[x[0], k])
             }
             27 | 28 => {
                 // exp(x) = 2^(x·log2 e); log(x) = log2(x)·ln 2.
                 need(1)?;
                 if op == 27 {
-                    let k = self.b().imm_float(std::f64::consts::LOG2_E, bits);
-                    let t = self.b().alu(A::Fmul, &[x[0], k]);
-                    self.b().alu(A::Fexp2, &[t])
+                    let k = self.builder().imm_float(std::f64::consts::LOG2_E, bits);
+                    let t = self.builder().alu(A::Fmul, &[x[0], k]);
+                    self.builder().alu(A::Fexp2, &[t])
                 } else {
-                    let k = self.b().imm_float(std::f64::consts::LN_2, bits);
-                    let t = self.b().alu(A::Flog2, &[x[0]]);
-                    self.b().alu(A::Fmul, &[t, k])
+                    let k = self.builder().imm_float(std::f64::consts::LN_2, bits);
+                    let t = self.builder().alu(A::Flog2, &[x[0]]);
+                    self.builder().alu(A::Fmul, &[t, k])
                 }
             }
             43 | 44 | 45 | 81 => {
@@ -195,12 +195,12 @@ impl Tx<'_> {
                     44 => (A::Umax, A::Umin),
                     _ => (A::Imax, A::Imin),
                 };
-                let lo = self.b().alu(max, &[x[0], x[1]]);
-                self.b().alu(min, &[lo, x[2]])
+                let lo = self.builder().alu(max, &[x[0], x[1]]);
+                self.builder().alu(min, &[lo, x[2]])
             }
             46 => {
                 need(3)?;
-                self.b().alu(A::Flrp, &[x[0], x[1], x[2]])
+                self.builder().alu(A::Flrp, &[x[0], x[1], x[2]])
             }
             47 => {
                 // IMix is not in GLSL; select by a boolean-ish integer.
@@ -209,24 +209,24 @@ impl Tx<'_> {
             48 => {
                 // step(edge, x) = x < edge ? 0 : 1
                 need(2)?;
-                let lt = self.b().alu(A::Flt, &[x[1], x[0]]);
-                let zero = self.b().imm_float(0.0, bits);
-                let one = self.b().imm_float(1.0, bits);
-                self.b().alu(A::Bcsel, &[lt, zero, one])
+                let lt = self.builder().alu(A::Flt, &[x[1], x[0]]);
+                let zero = self.builder().imm_float(0.0, bits);
+                let one = self.builder().imm_float(1.0, bits);
+                self.builder().alu(A::Bcsel, &[lt, zero, one])
             }
             49 => {
                 // t = clamp((x - e0) / (e1 - e0), 0, 1); t·t·(3 − 2t)
                 need(3)?;
-                let num = self.b().alu(A::Fsub, &[x[2], x[0]]);
-                let den = self.b().alu(A::Fsub, &[x[1], x[0]]);
-                let q = self.b().alu(A::Fdiv, &[num, den]);
-                let t = self.b().alu(A::Fsat, &[q]);
-                let two = self.b().imm_float(2.0, bits);
-                let three = self.b().imm_float(3.0, bits);
-                let t2 = self.b().alu(A::Fmul, &[two, t]);
-                let s = self.b().alu(A::Fsub, &[three, t2]);
-                let tt = self.b().alu(A::Fmul, &[t, t]);
-                self.b().alu(A::Fmul, &[tt, s])
+                let num = self.builder().alu(A::Fsub, &[x[2], x[0]]);
+                let den = self.builder().alu(A::Fsub, &[x[1], x[0]]);
+                let q = self.builder().alu(A::Fdiv, &[num, den]);
+                let t = self.builder().alu(A::Fsat, &[q]);
+                let two = self.builder().imm_float(2.0, bits);
+                let three = self.builder().imm_float(3.0, bits);
+                let t2 = self.builder().alu(A::Fmul, &[two, t]);
+                let s = self.builder().alu(A::Fsub, &[three, t2]);
+                let tt = self.builder().alu(A::Fmul, &[t, t]);
+                self.builder().alu(A::Fmul, &[tt, s])
             }
             66 => {
                 need(1)?;
@@ -234,75 +234,78 @@ impl Tx<'_> {
             }
             67 => {
                 need(2)?;
-                let d = self.b().alu(A::Fsub, &[x[0], x[1]]);
+                let d = self.builder().alu(A::Fsub, &[x[0], x[1]]);
                 self.length(d)?
             }
             68 => {
                 need(2)?;
                 let (a, b) = (x[0], x[1]);
-                let comps = |tx: &mut Self, v: Value, s: [u8; 3]| {
-                    tx.b()
-                        .alu_swizzled(A::Mov, vec![shrew_engine::ir::AluSrc::swizzled(v, &s)], 3)
+                let comps = |translator: &mut Self, v: Value, s: [u8; 3]| {
+                    translator.builder().alu_swizzled(
+                        A::Mov,
+                        vec![shrew_engine::ir::AluSrc::swizzled(v, &s)],
+                        3,
+                    )
                 };
                 let a_yzx = comps(self, a, [1, 2, 0]);
                 let b_zxy = comps(self, b, [2, 0, 1]);
                 let a_zxy = comps(self, a, [2, 0, 1]);
                 let b_yzx = comps(self, b, [1, 2, 0]);
-                let l = self.b().alu(A::Fmul, &[a_yzx, b_zxy]);
-                let r = self.b().alu(A::Fmul, &[a_zxy, b_yzx]);
-                self.b().alu(A::Fsub, &[l, r])
+                let l = self.builder().alu(A::Fmul, &[a_yzx, b_zxy]);
+                let r = self.builder().alu(A::Fmul, &[a_zxy, b_yzx]);
+                self.builder().alu(A::Fsub, &[l, r])
             }
             69 => {
                 need(1)?;
-                let n = self.b().value_type(x[0]).comps;
+                let n = self.builder().value_type(x[0]).comps;
                 if n == 1 {
-                    self.b().alu(A::Fsign, &[x[0]])
+                    self.builder().alu(A::Fsign, &[x[0]])
                 } else {
                     let d = self.dot(x[0], x[0])?;
-                    let r = self.b().alu(A::Frsq, &[d]);
-                    self.b().alu(A::Fmul, &[x[0], r])
+                    let r = self.builder().alu(A::Frsq, &[d]);
+                    self.builder().alu(A::Fmul, &[x[0], r])
                 }
             }
             70 => {
                 // faceforward(N, I, Nref) = dot(Nref, I) < 0 ? N : -N
                 need(3)?;
                 let d = self.dot(x[2], x[1])?;
-                let zero = self.b().imm_float(0.0, bits);
-                let lt = self.b().alu(A::Flt, &[d, zero]);
-                let neg = self.b().alu(A::Fneg, &[x[0]]);
-                self.b().alu(A::Bcsel, &[lt, x[0], neg])
+                let zero = self.builder().imm_float(0.0, bits);
+                let lt = self.builder().alu(A::Flt, &[d, zero]);
+                let neg = self.builder().alu(A::Fneg, &[x[0]]);
+                self.builder().alu(A::Bcsel, &[lt, x[0], neg])
             }
             71 => {
                 // reflect(I, N) = I − 2·dot(N, I)·N
                 need(2)?;
                 let d = self.dot(x[1], x[0])?;
-                let two = self.b().imm_float(2.0, bits);
-                let d2 = self.b().alu(A::Fmul, &[d, two]);
-                let t = self.b().alu(A::Fmul, &[x[1], d2]);
-                self.b().alu(A::Fsub, &[x[0], t])
+                let two = self.builder().imm_float(2.0, bits);
+                let d2 = self.builder().alu(A::Fmul, &[d, two]);
+                let t = self.builder().alu(A::Fmul, &[x[1], d2]);
+                self.builder().alu(A::Fsub, &[x[0], t])
             }
             72 => {
                 // k = 1 − η²(1 − dot(N,I)²); k < 0 ? 0 : η·I − (η·dot(N,I) + √k)·N
                 need(3)?;
                 let (i, n, eta) = (x[0], x[1], x[2]);
                 let d = self.dot(n, i)?;
-                let one = self.b().imm_float(1.0, bits);
-                let dd = self.b().alu(A::Fmul, &[d, d]);
-                let omd = self.b().alu(A::Fsub, &[one, dd]);
-                let ee = self.b().alu(A::Fmul, &[eta, eta]);
-                let e_omd = self.b().alu(A::Fmul, &[ee, omd]);
-                let k = self.b().alu(A::Fsub, &[one, e_omd]);
-                let ei = self.b().alu(A::Fmul, &[i, eta]);
-                let ed = self.b().alu(A::Fmul, &[eta, d]);
-                let sk = self.b().alu(A::Fsqrt, &[k]);
-                let s = self.b().alu(A::Fadd, &[ed, sk]);
-                let sn = self.b().alu(A::Fmul, &[n, s]);
-                let r = self.b().alu(A::Fsub, &[ei, sn]);
-                let zero_s = self.b().imm_float(0.0, bits);
-                let neg = self.b().alu(A::Flt, &[k, zero_s]);
-                let comps = self.b().value_type(r).comps;
-                let zero = self.b().imm(bits, &vec![0; comps as usize]);
-                self.b().alu(A::Bcsel, &[neg, zero, r])
+                let one = self.builder().imm_float(1.0, bits);
+                let dd = self.builder().alu(A::Fmul, &[d, d]);
+                let omd = self.builder().alu(A::Fsub, &[one, dd]);
+                let ee = self.builder().alu(A::Fmul, &[eta, eta]);
+                let e_omd = self.builder().alu(A::Fmul, &[ee, omd]);
+                let k = self.builder().alu(A::Fsub, &[one, e_omd]);
+                let ei = self.builder().alu(A::Fmul, &[i, eta]);
+                let ed = self.builder().alu(A::Fmul, &[eta, d]);
+                let sk = self.builder().alu(A::Fsqrt, &[k]);
+                let s = self.builder().alu(A::Fadd, &[ed, sk]);
+                let sn = self.builder().alu(A::Fmul, &[n, s]);
+                let r = self.builder().alu(A::Fsub, &[ei, sn]);
+                let zero_s = self.builder().imm_float(0.0, bits);
+                let neg = self.builder().alu(A::Flt, &[k, zero_s]);
+                let comps = self.builder().value_type(r).comps;
+                let zero = self.builder().imm(bits, &vec![0; comps as usize]);
+                self.builder().alu(A::Bcsel, &[neg, zero, r])
             }
             33 => {
                 let m = self.columns(args[0])?;
@@ -316,8 +319,8 @@ impl Tx<'_> {
             35 | 36 => {
                 // modf: the fraction part is x − trunc(x), the whole part trunc(x).
                 let a = self.ssa(args[0])?;
-                let whole = self.b().alu(A::Ftrunc, &[a]);
-                let frac = self.b().alu(A::Fsub, &[a, whole]);
+                let whole = self.builder().alu(A::Ftrunc, &[a]);
+                let frac = self.builder().alu(A::Fsub, &[a, whole]);
                 if op == 36 {
                     return Ok(Val::Composite(vec![Val::Ssa(frac), Val::Ssa(whole)]));
                 }
@@ -332,8 +335,8 @@ impl Tx<'_> {
             }
             51 | 52 => {
                 let a = self.ssa(args[0])?;
-                let sig = self.b().alu(A::FrexpSig, &[a]);
-                let exp = self.b().alu(A::FrexpExp, &[a]);
+                let sig = self.builder().alu(A::FrexpSig, &[a]);
+                let exp = self.builder().alu(A::FrexpExp, &[a]);
                 if op == 52 {
                     return Ok(Val::Composite(vec![Val::Ssa(sig), Val::Ssa(exp)]));
                 }
@@ -361,26 +364,26 @@ impl Tx<'_> {
     }
 
     fn int32(&mut self, v: Value) -> Result<Value> {
-        Ok(match self.b().value_type(v).bits {
+        Ok(match self.builder().value_type(v).bits {
             32 => v,
-            _ => self.b().alu(AluOp::I2i32, &[v]),
+            _ => self.builder().alu(AluOp::I2i32, &[v]),
         })
     }
 
     fn length(&mut self, v: Value) -> Result<Value> {
-        if self.b().value_type(v).comps == 1 {
-            return Ok(self.b().alu(AluOp::Fabs, &[v]));
+        if self.builder().value_type(v).comps == 1 {
+            return Ok(self.builder().alu(AluOp::Fabs, &[v]));
         }
         let d = self.dot(v, v)?;
-        Ok(self.b().alu(AluOp::Fsqrt, &[d]))
+        Ok(self.builder().alu(AluOp::Fsqrt, &[d]))
     }
 
     /// The scalar entries of a matrix, `m[col][row]`.
     fn entries(&mut self, m: &[Value]) -> Vec<Vec<Value>> {
         m.iter()
             .map(|&c| {
-                let n = self.b().value_type(c).comps;
-                (0..n).map(|r| self.b().channel(c, r)).collect()
+                let n = self.builder().value_type(c).comps;
+                (0..n).map(|r| self.builder().channel(c, r)).collect()
             })
             .collect()
     }
@@ -405,11 +408,11 @@ impl Tx<'_> {
         for r in 0..n {
             let minor = self.minor(e, 0, r);
             let d = self.det(&minor);
-            let term = self.b().alu(AluOp::Fmul, &[e[0][r], d]);
+            let term = self.builder().alu(AluOp::Fmul, &[e[0][r], d]);
             acc = Some(match acc {
                 None => term,
-                Some(a) if r % 2 == 1 => self.b().alu(AluOp::Fsub, &[a, term]),
-                Some(a) => self.b().alu(AluOp::Fadd, &[a, term]),
+                Some(a) if r % 2 == 1 => self.builder().alu(AluOp::Fsub, &[a, term]),
+                Some(a) => self.builder().alu(AluOp::Fadd, &[a, term]),
             });
         }
         acc.expect("a matrix has entries")
@@ -439,9 +442,9 @@ impl Tx<'_> {
             return Err(SpirvError::malformed("the inverse of a non-square matrix"));
         }
         let det = self.det(&e);
-        let bits = self.b().value_type(det).bits;
-        let one = self.b().imm_float(1.0, bits);
-        let inv_det = self.b().alu(AluOp::Fdiv, &[one, det]);
+        let bits = self.builder().value_type(det).bits;
+        let one = self.builder().imm_float(1.0, bits);
+        let inv_det = self.builder().alu(AluOp::Fdiv, &[one, det]);
         let mut cols = Vec::new();
         for c in 0..n {
             let mut comps = Vec::new();
@@ -449,9 +452,9 @@ impl Tx<'_> {
                 let minor = self.minor(&e, r, c);
                 let mut d = self.det(&minor);
                 if (r + c) % 2 == 1 {
-                    d = self.b().alu(AluOp::Fneg, &[d]);
+                    d = self.builder().alu(AluOp::Fneg, &[d]);
                 }
-                comps.push(self.b().alu(AluOp::Fmul, &[d, inv_det]));
+                comps.push(self.builder().alu(AluOp::Fmul, &[d, inv_det]));
             }
             cols.push(self.vector(&comps)?);
         }

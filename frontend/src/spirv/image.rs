@@ -1,6 +1,6 @@
 //! Textures (sampled images) and storage images.
 
-use super::function::{Tx, Val, describe};
+use super::function::{Translator, Val, describe};
 use super::module::{id, result_type};
 use super::{Inst, Result, SpirvError};
 use rspirv::dr::Operand;
@@ -19,7 +19,7 @@ struct Extra {
     min_lod: Option<Value>,
 }
 
-impl Tx<'_> {
+impl Translator<'_> {
     /// Translates an image instruction; `false` when the opcode is not one.
     pub fn image_inst(&mut self, inst: &Inst) -> Result<bool> {
         use Op::*;
@@ -57,7 +57,10 @@ impl Tx<'_> {
                 let (texture, sampler) = self.sampled_or_image(id(inst, 0)?)?;
                 let mut tex = self.tex_for(TexOp::QueryLevels, texture, sampler)?;
                 tex.srcs.retain(|(k, _)| *k != TexSrc::SamplerDeref);
-                Val::Ssa(self.b().tex(tex, shrew_engine::ir::ValType::scalar(32)))
+                Val::Ssa(
+                    self.builder()
+                        .tex(tex, shrew_engine::ir::ValType::scalar(32)),
+                )
             }
             ImageQueryLod => {
                 let (texture, sampler) = self.sampled_or_image(id(inst, 0)?)?;
@@ -68,15 +71,18 @@ impl Tx<'_> {
                 let axes = self.first_comps(axes, tex.dim.coord_components())?;
                 let coord = if tex.is_array {
                     let mut comps: Vec<Value> = (0..tex.dim.coord_components())
-                        .map(|c| self.b().channel(axes, c))
+                        .map(|c| self.builder().channel(axes, c))
                         .collect();
-                    comps.push(self.b().imm_f32(0.0));
-                    self.b().vec(&comps)
+                    comps.push(self.builder().imm_f32(0.0));
+                    self.builder().vec(&comps)
                 } else {
                     axes
                 };
                 tex.srcs.push((TexSrc::Coord, coord));
-                Val::Ssa(self.b().tex(tex, shrew_engine::ir::ValType::new(32, 2)))
+                Val::Ssa(
+                    self.builder()
+                        .tex(tex, shrew_engine::ir::ValType::new(32, 2)),
+                )
             }
             ImageRead => {
                 let image = self.handle(id(inst, 0)?)?;
@@ -86,7 +92,7 @@ impl Tx<'_> {
                 let (dim, arrayed) = self.image_dim(image)?;
                 let sample = self.or_zero(extra.sample);
                 let lod = self.or_zero(extra.lod);
-                Val::Ssa(self.b().intrinsic(
+                Val::Ssa(self.builder().intrinsic(
                     Intrinsic::ImageDerefLoad,
                     &[image, coord, sample, lod],
                     Some(vt),
@@ -104,7 +110,7 @@ impl Tx<'_> {
                 let (dim, arrayed) = self.image_dim(image)?;
                 let sample = self.or_zero(extra.sample);
                 let lod = self.or_zero(extra.lod);
-                self.b().intrinsic(
+                self.builder().intrinsic(
                     Intrinsic::ImageDerefStore,
                     &[image, coord, sample, data, lod],
                     None,
@@ -136,7 +142,7 @@ impl Tx<'_> {
     fn or_zero(&mut self, v: Option<Value>) -> Value {
         match v {
             Some(v) => v,
-            None => self.b().imm_u32(0),
+            None => self.builder().imm_u32(0),
         }
     }
 
@@ -194,7 +200,7 @@ impl Tx<'_> {
 
     /// The first `n` components of a coordinate as 32-bit values.
     fn first_comps(&mut self, v: Value, n: u8) -> Result<Value> {
-        let have = self.b().value_type(v).comps;
+        let have = self.builder().value_type(v).comps;
         if have < n {
             return Err(SpirvError::malformed(format!(
                 "a coordinate of {have} components where {n} are needed"
@@ -205,7 +211,7 @@ impl Tx<'_> {
         }
         let swz: Vec<u8> = (0..n).collect();
         Ok(self
-            .b()
+            .builder()
             .alu_swizzled(AluOp::Mov, vec![AluSrc::swizzled(v, &swz)], n))
     }
 
@@ -231,8 +237,8 @@ impl Tx<'_> {
             ));
         }
         let mut i = at + 1;
-        let mut next = |tx: &mut Self| -> Result<Value> {
-            let v = tx.ssa(id(inst, i)?)?;
+        let mut next = |translator: &mut Self| -> Result<Value> {
+            let v = translator.ssa(id(inst, i)?)?;
             i += 1;
             Ok(v)
         };
@@ -308,7 +314,7 @@ impl Tx<'_> {
         let coord = self.first_comps(raw, n)?;
         tex.srcs.push((TexSrc::Coord, coord));
         if proj {
-            let q = self.b().channel(raw, n);
+            let q = self.builder().channel(raw, n);
             tex.srcs.push((TexSrc::Projector, q));
         }
         if let Some(c) = comparator {
@@ -321,7 +327,9 @@ impl Tx<'_> {
         }
         self.push_extra(&mut tex, &extra);
         let comps = if tex.is_shadow && dref { 1 } else { 4 };
-        let v = self.b().tex(tex, shrew_engine::ir::ValType::new(32, comps));
+        let v = self
+            .builder()
+            .tex(tex, shrew_engine::ir::ValType::new(32, comps));
         Ok(Val::Ssa(v))
     }
 
@@ -365,7 +373,8 @@ impl Tx<'_> {
             tex.srcs.push((TexSrc::Offset, o));
         }
         Ok(Val::Ssa(
-            self.b().tex(tex, shrew_engine::ir::ValType::new(32, 4)),
+            self.builder()
+                .tex(tex, shrew_engine::ir::ValType::new(32, 4)),
         ))
     }
 
@@ -386,7 +395,8 @@ impl Tx<'_> {
             tex.srcs.push((TexSrc::Offset, o));
         }
         Ok(Val::Ssa(
-            self.b().tex(tex, shrew_engine::ir::ValType::new(32, 4)),
+            self.builder()
+                .tex(tex, shrew_engine::ir::ValType::new(32, 4)),
         ))
     }
 
@@ -402,7 +412,7 @@ impl Tx<'_> {
         let ty = self.shader.deref_target(self.func(), image).map(|(_, t)| t);
         if let Some(Type::Image { dim, arrayed, .. }) = ty {
             let lod = self.or_zero(lod);
-            let v = self.b().intrinsic(
+            let v = self.builder().intrinsic(
                 Intrinsic::ImageDerefSize,
                 &[image, lod],
                 Some(vt),
@@ -423,6 +433,6 @@ impl Tx<'_> {
                 "a size query with a LOD on a multisampled image",
             ));
         }
-        Ok(Val::Ssa(self.b().tex(tex, vt)))
+        Ok(Val::Ssa(self.builder().tex(tex, vt)))
     }
 }

@@ -3,7 +3,7 @@
 //! atomics and barriers, kept apart from the functions, blocks and calls of
 //! [`super::function`].
 
-use super::function::{Tx, Val, describe, expect_ssa};
+use super::function::{Translator, Val, describe, expect_ssa};
 use super::module::{id, result_type};
 use super::types::SpvType;
 use super::{Inst, Result, SpirvError};
@@ -26,12 +26,12 @@ pub enum Ptr {
     RowMajorColumn { rows: Value, column: Value },
 }
 
-impl Tx<'_> {
+impl Translator<'_> {
     pub fn access_chain(&mut self, base: Ptr, base_ty: Word, indices: &[Word]) -> Result<Ptr> {
         let mut p = base;
         let mut ty = base_ty;
         for &index in indices {
-            let is_struct = matches!(self.m.ty(ty)?, SpvType::Struct { .. });
+            let is_struct = matches!(self.module.ty(ty)?, SpvType::Struct { .. });
             let next_ty = if is_struct {
                 self.element_type(ty, self.const_u32(index)?)?
             } else {
@@ -40,7 +40,7 @@ impl Tx<'_> {
             p = match p {
                 Ptr::Deref(d) if is_struct => {
                     let member = self.const_u32(index)?;
-                    let e = self.b().deref_struct(d, member);
+                    let e = self.builder().deref_struct(d, member);
                     if self.is_row_major(ty, member) {
                         Ptr::RowMajor(e)
                     } else {
@@ -49,22 +49,22 @@ impl Tx<'_> {
                 }
                 Ptr::Deref(d) => {
                     let i = self.index32(index)?;
-                    Ptr::Deref(self.b().deref_array(d, i))
+                    Ptr::Deref(self.builder().deref_array(d, i))
                 }
                 Ptr::RowMajor(d) => {
                     let i = self.index32(index)?;
-                    match self.m.ty(ty)? {
+                    match self.module.ty(ty)? {
                         SpvType::Matrix { .. } => Ptr::RowMajorColumn { rows: d, column: i },
                         SpvType::Array { .. } | SpvType::RuntimeArray { .. } => {
-                            Ptr::RowMajor(self.b().deref_array(d, i))
+                            Ptr::RowMajor(self.builder().deref_array(d, i))
                         }
                         _ => return Err(SpirvError::malformed("RowMajor on a non-matrix member")),
                     }
                 }
                 Ptr::RowMajorColumn { rows, column } => {
                     let r = self.index32(index)?;
-                    let row = self.b().deref_array(rows, r);
-                    Ptr::Deref(self.b().deref_array(row, column))
+                    let row = self.builder().deref_array(rows, r);
+                    Ptr::Deref(self.builder().deref_array(row, column))
                 }
                 Ptr::Split(vars) => {
                     let member = self.const_u32(index)?;
@@ -105,21 +105,21 @@ impl Tx<'_> {
                     let e = self.row_major_element(*rows, r, *column);
                     comps.push(expect_ssa(&self.load_deref(e, elem)?)?);
                 }
-                Ok(Val::Ssa(self.b().vec(&comps)))
+                Ok(Val::Ssa(self.builder().vec(&comps)))
             }
         }
     }
 
     /// Whether member `member` of struct type `ty` holds row-major matrices.
     fn is_row_major(&self, ty: Word, member: u32) -> bool {
-        self.m
+        self.module
             .member_decoration(ty, member, Decoration::RowMajor)
             .is_some()
     }
 
     /// The component type and count of a vector type.
     fn vector_parts(&self, ty: Word) -> Result<(Word, u32)> {
-        match self.m.ty(ty)? {
+        match self.module.ty(ty)? {
             SpvType::Vector { elem, n } => Ok((*elem, *n as u32)),
             _ => Err(SpirvError::malformed(
                 "a matrix column that is not a vector",
@@ -129,14 +129,14 @@ impl Tx<'_> {
 
     /// The deref of element (`row`, `column`) of a row-major matrix.
     fn row_major_element(&mut self, rows: Value, row: u32, column: Value) -> Value {
-        let r = self.b().imm_u32(row);
-        let row = self.b().deref_array(rows, r);
-        self.b().deref_array(row, column)
+        let r = self.builder().imm_u32(row);
+        let row = self.builder().deref_array(rows, r);
+        self.builder().deref_array(row, column)
     }
 
     /// Loads a row-major matrix (or an array of them): its rows, transposed into columns.
     fn load_row_major(&mut self, d: Value, ty: Word) -> Result<Val> {
-        match self.m.ty(ty)?.clone() {
+        match self.module.ty(ty)?.clone() {
             SpvType::Matrix { col, cols } => {
                 let (_, rows) = self.vector_parts(col)?;
                 let bits = self.val_type(col)?.bits;
@@ -144,7 +144,7 @@ impl Tx<'_> {
                     .map(|r| {
                         let e = self.child_deref(d, false, r);
                         let vt = shrew_engine::ir::ValType::new(bits, cols);
-                        self.b()
+                        self.builder()
                             .intrinsic(Intrinsic::LoadDeref, &[e], Some(vt), &[])
                     })
                     .collect();
@@ -152,16 +152,16 @@ impl Tx<'_> {
                     .map(|c| {
                         let comps: Vec<Value> = row_values
                             .iter()
-                            .map(|&row| self.b().channel(row, c))
+                            .map(|&row| self.builder().channel(row, c))
                             .collect();
-                        Val::Ssa(self.b().vec(&comps))
+                        Val::Ssa(self.builder().vec(&comps))
                     })
                     .collect();
                 Ok(Val::Composite(columns))
             }
             SpvType::Array { elem, len } => {
                 let mut out = Vec::new();
-                for i in 0..self.m.array_len(len)? {
+                for i in 0..self.module.array_len(len)? {
                     let e = self.child_deref(d, false, i);
                     out.push(self.load_row_major(e, elem)?);
                 }
@@ -176,22 +176,22 @@ impl Tx<'_> {
         let Val::Composite(parts) = v else {
             return Err(SpirvError::malformed("a stored value of the wrong shape"));
         };
-        match self.m.ty(ty)?.clone() {
+        match self.module.ty(ty)?.clone() {
             SpvType::Matrix { col, cols } if parts.len() == cols as usize => {
                 let (_, rows) = self.vector_parts(col)?;
                 let columns = parts.iter().map(expect_ssa).collect::<Result<Vec<_>>>()?;
                 for r in 0..rows {
                     let comps: Vec<Value> = columns
                         .iter()
-                        .map(|&c| self.b().channel(c, r as u8))
+                        .map(|&c| self.builder().channel(c, r as u8))
                         .collect();
-                    let row = self.b().vec(&comps);
+                    let row = self.builder().vec(&comps);
                     let e = self.child_deref(d, false, r);
-                    self.b().store_deref_all(e, row);
+                    self.builder().store_deref_all(e, row);
                 }
                 Ok(())
             }
-            SpvType::Array { elem, len } if parts.len() as u32 == self.m.array_len(len)? => {
+            SpvType::Array { elem, len } if parts.len() as u32 == self.module.array_len(len)? => {
                 for (i, part) in parts.iter().enumerate() {
                     let e = self.child_deref(d, false, i as u32);
                     self.store_row_major(e, elem, part)?;
@@ -203,7 +203,7 @@ impl Tx<'_> {
     }
 
     fn load_deref(&mut self, d: Value, ty: Word) -> Result<Val> {
-        let t = self.m.ty(ty)?.clone();
+        let t = self.module.ty(ty)?.clone();
         match t {
             SpvType::Image(_) | SpvType::Sampler => Ok(Val::Handle(d)),
             SpvType::SampledImage { .. } => Ok(Val::Sampled {
@@ -229,7 +229,7 @@ impl Tx<'_> {
             }
             _ => {
                 let vt = self.val_type(ty)?;
-                Ok(Val::Ssa(self.b().intrinsic(
+                Ok(Val::Ssa(self.builder().intrinsic(
                     Intrinsic::LoadDeref,
                     &[d],
                     Some(vt),
@@ -242,10 +242,10 @@ impl Tx<'_> {
     /// The deref of member or element `i` of a struct or array (matrix) deref.
     fn child_deref(&mut self, d: Value, is_struct: bool, i: u32) -> Value {
         if is_struct {
-            self.b().deref_struct(d, i)
+            self.builder().deref_struct(d, i)
         } else {
-            let idx = self.b().imm_u32(i);
-            self.b().deref_array(d, idx)
+            let idx = self.builder().imm_u32(i);
+            self.builder().deref_array(d, idx)
         }
     }
 
@@ -270,9 +270,9 @@ impl Tx<'_> {
                 let (_, n) = self.vector_parts(ty)?;
                 let column_value = expect_ssa(v)?;
                 for r in 0..n {
-                    let comp = self.b().channel(column_value, r as u8);
+                    let comp = self.builder().channel(column_value, r as u8);
                     let e = self.row_major_element(*rows, r, *column);
-                    self.b().store_deref_all(e, comp);
+                    self.builder().store_deref_all(e, comp);
                 }
                 Ok(())
             }
@@ -282,12 +282,12 @@ impl Tx<'_> {
     fn store_deref(&mut self, d: Value, ty: Word, v: &Val) -> Result<()> {
         match v {
             Val::Ssa(value) => {
-                let comps = self.b().value_type(*value).comps as u32;
-                self.b().store_deref(d, *value, (1u32 << comps) - 1);
+                let comps = self.builder().value_type(*value).comps as u32;
+                self.builder().store_deref(d, *value, (1u32 << comps) - 1);
                 Ok(())
             }
             Val::Composite(parts) => {
-                let is_struct = matches!(self.m.ty(ty)?, SpvType::Struct { .. });
+                let is_struct = matches!(self.module.ty(ty)?, SpvType::Struct { .. });
                 let types = self.member_types(ty)?;
                 if types.len() != parts.len() {
                     return Err(SpirvError::malformed("a stored value of the wrong shape"));
@@ -313,7 +313,9 @@ impl Tx<'_> {
     /// Reads a built-in input as a system value, then selects along the access chain.
     fn load_builtin(&mut self, builtin: BuiltIn, path: &[Value]) -> Result<Val> {
         use shrew_engine::ops::AluOp;
-        let load = |tx: &mut Self, op: Intrinsic| tx.b().intrinsic(op, &[], None, &[]);
+        let load = |translator: &mut Self, op: Intrinsic| {
+            translator.builder().intrinsic(op, &[], None, &[])
+        };
         let v = match builtin {
             BuiltIn::FragCoord => load(self, Intrinsic::LoadFragCoord),
             BuiltIn::FrontFacing => load(self, Intrinsic::LoadFrontFace),
@@ -325,7 +327,7 @@ impl Tx<'_> {
             BuiltIn::InstanceIndex => {
                 let id = load(self, Intrinsic::LoadInstanceId);
                 let base = load(self, Intrinsic::LoadBaseInstance);
-                self.b().alu(AluOp::Iadd, &[id, base])
+                self.builder().alu(AluOp::Iadd, &[id, base])
             }
             BuiltIn::BaseVertex => load(self, Intrinsic::LoadBaseVertex),
             BuiltIn::BaseInstance => load(self, Intrinsic::LoadBaseInstance),
@@ -408,7 +410,7 @@ impl Tx<'_> {
         }
         let exec_scope = if control { scope(exec) } else { 0 };
         let mem_scope = if sem_flags.is_empty() { 0 } else { scope(mem) };
-        self.b().intrinsic(
+        self.builder().intrinsic(
             Intrinsic::Barrier,
             &[],
             None,
@@ -464,7 +466,7 @@ impl Tx<'_> {
         // Data operands come after the pointer, scope and semantics (two for compare-exchange).
         let mut data = match op {
             AtomicIIncrement | AtomicIDecrement => {
-                let one = self.b().imm(vt.bits, &[1]);
+                let one = self.builder().imm(vt.bits, &[1]);
                 vec![one]
             }
             AtomicCompareExchange => {
@@ -476,7 +478,9 @@ impl Tx<'_> {
             _ => vec![self.ssa(id(inst, 3)?)?],
         };
         if matches!(op, AtomicISub | AtomicIDecrement) {
-            data[0] = self.b().alu(shrew_engine::ops::AluOp::Ineg, &[data[0]]);
+            data[0] = self
+                .builder()
+                .alu(shrew_engine::ops::AluOp::Ineg, &[data[0]]);
         }
         let swap = data.len() == 2;
         let v = match target {
@@ -488,7 +492,7 @@ impl Tx<'_> {
                 };
                 let mut srcs = vec![d];
                 srcs.extend(data);
-                self.b()
+                self.builder()
                     .intrinsic(intr, &srcs, Some(vt), &[(IndexKind::AtomicOp, kind)])
             }
             Val::Texel {
@@ -504,7 +508,7 @@ impl Tx<'_> {
                 let (dim, arrayed) = self.image_dim(image)?;
                 let mut srcs = vec![image, coord, sample];
                 srcs.extend(data);
-                self.b().intrinsic(
+                self.builder().intrinsic(
                     intr,
                     &srcs,
                     Some(vt),

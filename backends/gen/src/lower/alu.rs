@@ -230,17 +230,21 @@ impl Lowering<'_> {
                 // sign(x): x's sign bit, with 1.0's bits ORed in where x != 0 (±0 stays).
                 let a = f(self, 0);
                 let a = self.in_register(a);
-                let cmp = self.op(Opcode::Cmp, Operand::null(Type::F), vec![a, Src::f(0.0)]);
+                let cmp = self.op(
+                    Opcode::Cmp,
+                    Operand::null(Type::F),
+                    vec![a, Src::imm_f(0.0)],
+                );
                 cmp.cond = Some(CondMod::Nz);
                 self.op(
                     Opcode::And,
                     dst_ud,
-                    vec![a.retype(Type::UD), Src::ud(0x8000_0000)],
+                    vec![a.retype(Type::UD), Src::imm_ud(0x8000_0000)],
                 );
                 let or = self.op(
                     Opcode::Or,
                     dst_ud,
-                    vec![Src::Reg(dst_ud), Src::ud(0x3F80_0000)],
+                    vec![Src::Reg(dst_ud), Src::imm_ud(0x3F80_0000)],
                 );
                 or.predicate = Some(Predicate {
                     control: 1,
@@ -347,12 +351,12 @@ impl Lowering<'_> {
                 // Booleans are all ones or zero: `cond & a` is `cond ? a : 0`, and `!cond & b`
                 // is `cond ? 0 : b` (copy propagation makes the `not` a source modifier on
                 // Gen8+).
-                if b == Src::ud(0) {
+                if b == Src::imm_ud(0) {
                     let cond = self.in_register(cond);
                     self.alu2(Opcode::And, dst_ud, cond.retype(Type::UD), a, true);
                     return Ok(());
                 }
-                if a == Src::ud(0) {
+                if a == Src::imm_ud(0) {
                     let cond = self.in_register(cond);
                     let inverse = self.temp_operand(Type::UD);
                     self.op(Opcode::Not, inverse, vec![cond.retype(Type::UD)]);
@@ -375,7 +379,7 @@ impl Lowering<'_> {
             A::B2f32 => {
                 let a = ud(self, 0);
                 let a = self.in_register(a);
-                self.op(Opcode::And, dst_ud, vec![a, Src::ud(0x3F80_0000)]);
+                self.op(Opcode::And, dst_ud, vec![a, Src::imm_ud(0x3F80_0000)]);
             }
             A::B2i32 => {
                 let a = d(self, 0);
@@ -383,11 +387,11 @@ impl Lowering<'_> {
             }
             A::F2b1 => {
                 let a = f(self, 0);
-                cmp(self, dst_d, a, Src::f(0.0), CondMod::Nz);
+                cmp(self, dst_d, a, Src::imm_f(0.0), CondMod::Nz);
             }
             A::I2b1 => {
                 let a = d(self, 0);
-                cmp(self, dst_d, a, Src::d(0), CondMod::Nz);
+                cmp(self, dst_d, a, Src::imm_d(0), CondMod::Nz);
             }
             A::F2i32 => {
                 let a = f(self, 0);
@@ -480,7 +484,7 @@ fn swapped(cond: CondMod) -> CondMod {
 fn negate_src(src: Src) -> Src {
     match src {
         Src::Reg(r) => Src::Reg(r.negated()),
-        Src::Imm(Type::F, bits) => Src::f(-f32::from_bits(bits as u32)),
+        Src::Imm(Type::F, bits) => Src::imm_f(-f32::from_bits(bits as u32)),
         Src::Imm(ty, bits) => Src::Imm(ty, (bits as u32).wrapping_neg() as u64),
     }
 }

@@ -141,7 +141,7 @@ impl Lowering<'_> {
     /// condition) and halts quads with no live pixel left.
     pub(super) fn kill(&mut self, cond: Option<Src>) {
         let (a, b) = match cond {
-            Some(c) => (self.in_register(c), Src::d(0)),
+            Some(c) => (self.in_register(c), Src::imm_d(0)),
             // x != x is false for every channel: R0's first dword compared with itself.
             None => {
                 let r0 = Src::Reg(Operand::scalar(Base::Fixed(0), 0, Type::UD));

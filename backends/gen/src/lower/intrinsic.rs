@@ -220,7 +220,7 @@ impl Lowering<'_> {
             Intrinsic::LoadFrontFace => {
                 // Front-facing only, as the interpreter's default draw: all ones.
                 let dst = self.comp(v, 0, Type::D);
-                self.op(Opcode::Mov, dst, vec![Src::d(-1)]);
+                self.op(Opcode::Mov, dst, vec![Src::imm_d(-1)]);
                 Ok(())
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
@@ -259,7 +259,7 @@ impl Lowering<'_> {
                 });
             }
             let dst = self.comp(v, c, Type::F);
-            self.op(Opcode::Add, dst, vec![Src::Reg(ints), Src::f(0.5)]);
+            self.op(Opcode::Add, dst, vec![Src::Reg(ints), Src::imm_f(0.5)]);
         }
         for (c, grf) in [(2u8, self.payload.source_depth), (3, self.payload.source_w)] {
             let grf = grf.expect("planned with the payload");

@@ -67,7 +67,7 @@ impl Lowering<'_> {
         let mut offset = self.read(offset, 0, Type::UD);
         if base != 0 {
             let address = self.temp_operand(Type::UD);
-            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+            self.alu2(Opcode::Add, address, offset, Src::imm_ud(base), true);
             offset = Src::Reg(address);
         }
         let width = self.width.min(16);
@@ -117,7 +117,7 @@ impl Lowering<'_> {
                 None => Operand::null(Type::UD),
             };
             let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            let descriptor = Src::ud(message.descriptor());
+            let descriptor = Src::imm_ud(message.descriptor());
             // The payload is this half's alone: the send reads it from its start.
             let send = Inst {
                 group: 16 * half,
@@ -161,7 +161,7 @@ impl Lowering<'_> {
         if base == 0 {
             self.op(Opcode::Mov, address, vec![offset]);
         } else {
-            self.alu2(Opcode::Add, address, offset, Src::ud(base), true);
+            self.alu2(Opcode::Add, address, offset, Src::imm_ud(base), true);
         }
         // One message per 16 channels, reading the components `v` has.
         let width = self.width.min(16);
@@ -189,7 +189,7 @@ impl Lowering<'_> {
         for half in 0..halves(self.width) {
             let data = self.program.new_vreg(message.rlen());
             let response = Operand::vector(data, 0, Type::UD);
-            let descriptor = Src::ud(message.descriptor());
+            let descriptor = Src::imm_ud(message.descriptor());
             let send = self.on_half(
                 half,
                 Opcode::Send,
@@ -251,7 +251,10 @@ impl Lowering<'_> {
             Opcode::Shl,
             width,
             Some(Operand::vector(offsets, 0, Type::UD)),
-            vec![Src::Reg(Operand::vector(words, 0, Type::UW)), Src::ud(2)],
+            vec![
+                Src::Reg(Operand::vector(words, 0, Type::UW)),
+                Src::imm_ud(2),
+            ],
         )));
         offsets
     }
@@ -268,20 +271,20 @@ impl Lowering<'_> {
         match self.func.constant_u32(offset) {
             Some(offset) => {
                 let first = (base + offset) * width;
-                self.alu2(Opcode::Add, address, lanes, Src::ud(first), true);
+                self.alu2(Opcode::Add, address, lanes, Src::imm_ud(first), true);
             }
             None => {
                 let offset = self.read(offset, 0, Type::UD);
                 let scaled = self.temp_operand(Type::UD);
                 let shift = width.trailing_zeros();
-                self.alu2(Opcode::Shl, scaled, offset, Src::ud(shift), false);
+                self.alu2(Opcode::Shl, scaled, offset, Src::imm_ud(shift), false);
                 let sum = self.temp_operand(Type::UD);
                 self.alu2(Opcode::Add, sum, Src::Reg(scaled), lanes, true);
                 self.alu2(
                     Opcode::Add,
                     address,
                     Src::Reg(sum),
-                    Src::ud(base * width),
+                    Src::imm_ud(base * width),
                     true,
                 );
             }
@@ -348,7 +351,7 @@ impl Lowering<'_> {
                     Some(response),
                     vec![
                         Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                        Src::ud(message.descriptor()),
+                        Src::imm_ud(message.descriptor()),
                     ],
                 )
             });

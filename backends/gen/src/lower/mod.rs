@@ -73,7 +73,7 @@ mod thread;
 
 use crate::fields::Field;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Message, Program, VReg};
+use crate::lir::{Message, Lir, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
@@ -187,11 +187,7 @@ pub const LIVE_FLAG: u8 = 2;
 
 /// Lowers the entry function of a fragment shader for `hw` at dispatch width `width` (8, 16 or
 /// 32).
-pub fn lower_fragment(
-    shader: &Shader,
-    hw: Gen,
-    width: u8,
-) -> Result<(Program, Payload), LowerError> {
+pub fn lower_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), LowerError> {
     if shader.stage != Stage::Fragment {
         return Err(LowerError(format!(
             "a {} shader is not a fragment shader",
@@ -206,7 +202,7 @@ pub fn lower_fragment(
 
 /// Lowers the entry function of a vertex shader for `hw` at SIMD8: each channel one vertex,
 /// its attributes in the payload and its outputs written to its URB entry.
-pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Program, Payload), LowerError> {
+pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Lir, Payload), LowerError> {
     if shader.stage != Stage::Vertex {
         return Err(LowerError(format!(
             "a {} shader is not a vertex shader",
@@ -223,11 +219,7 @@ pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Program, Payload), Lowe
 
 /// Lowers the entry function of a compute shader for `hw` at dispatch width `width` (8, 16 or
 /// 32): each channel one invocation of a workgroup, its local ID in the payload.
-pub fn lower_compute(
-    shader: &Shader,
-    hw: Gen,
-    width: u8,
-) -> Result<(Program, Payload), LowerError> {
+pub fn lower_compute(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), LowerError> {
     if shader.stage != Stage::Compute {
         return Err(LowerError(format!(
             "a {} shader is not a compute shader",
@@ -250,7 +242,7 @@ pub fn lower_compute(
 /// Most threads of one workgroup (the barrier's thread count on Gen7-9).
 pub const MAX_WORKGROUP_THREADS: u64 = 64;
 
-fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload), LowerError> {
+fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), LowerError> {
     let func = &shader.functions[shader.entry.0 as usize];
     let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
     let destruction = destruct(func);
@@ -266,7 +258,7 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Program, Payload)
         regs: destruction,
         vregs: BTreeMap::new(),
         staged: None,
-        program: Program {
+        program: Lir {
             dispatch_width: width,
             insts: Vec::new(),
             vreg_sizes: Vec::new(),
@@ -333,7 +325,7 @@ struct Lowering<'s> {
     vregs: BTreeMap<(Reg, u8), VReg>,
     /// A value computed into fresh registers instead of its own (see [`Lowering::alu`]).
     staged: Option<(Value, Vec<VReg>)>,
-    program: Program,
+    program: Lir,
     payload: Payload,
     outputs: Outputs,
     /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the

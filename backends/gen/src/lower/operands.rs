@@ -148,7 +148,11 @@ impl Lowering<'_> {
     /// Sets flag `flag` to `src != 0` per channel.
     pub(super) fn flag_from_bool(&mut self, src: Src, flag: u8) {
         let src = self.in_register(src);
-        let inst = self.op(Opcode::Cmp, Operand::null(Type::D), vec![src, Src::d(0)]);
+        let inst = self.op(
+            Opcode::Cmp,
+            Operand::null(Type::D),
+            vec![src, Src::imm_d(0)],
+        );
         inst.cond = Some(CondMod::Nz);
         inst.flag = flag;
     }

@@ -104,7 +104,7 @@ impl Lowering<'_> {
                 };
                 for c in zeros {
                     let dst = Operand::vector(payload, at + 32 * c, Type::UD);
-                    self.op(Opcode::Mov, dst, vec![Src::ud(0)]);
+                    self.op(Opcode::Mov, dst, vec![Src::imm_ud(0)]);
                 }
             }
             // A SIMD8 write at the first slot's offset in 128-bit units. URB messages require
@@ -134,7 +134,7 @@ impl Lowering<'_> {
             // A thread must end: a write of nothing to render target 0 with EOT.
             let r = self.temp(4);
             for c in 0..4 {
-                self.write_colour((r, 0), c, Src::ud(0));
+                self.write_colour((r, 0), c, Src::imm_ud(0));
             }
             return self.render_target_write(0, r, true);
         }
@@ -198,7 +198,7 @@ impl Lowering<'_> {
                 Opcode::Sendc,
                 self.width.min(16),
                 Some(Operand::null(Type::UW)),
-                vec![Src::Reg(payload), Src::ud(message.descriptor())],
+                vec![Src::Reg(payload), Src::imm_ud(message.descriptor())],
             );
             send.group = 16 * half;
             send.send = Some(message);

@@ -124,7 +124,7 @@ impl Lowering<'_> {
             }
             let response = self.program.new_vreg(message.rlen());
             let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            let descriptor = Src::ud(message.descriptor());
+            let descriptor = Src::imm_ud(message.descriptor());
             let dst = Operand::vector(response, 0, Type::UD);
             // The payload is this piece's alone: the send reads it from its start.
             self.emit(Inst {

@@ -64,7 +64,7 @@ impl Lowering<'_> {
                 Opcode::And,
                 1,
                 Some(Operand::scalar(Base::Vgrf(header), 8, Type::UD)),
-                vec![Src::Reg(id), Src::ud(mask)],
+                vec![Src::Reg(id), Src::imm_ud(mask)],
             );
             and.mask_all = true;
             self.emit(and);
@@ -133,7 +133,7 @@ pub(super) fn simd8_send(payload: VReg, message: Message) -> Inst {
             Some(Operand::null(Type::UD)),
             vec![
                 Src::Reg(Operand::vector(payload, 0, Type::UD)),
-                Src::ud(message.descriptor()),
+                Src::imm_ud(message.descriptor()),
             ],
         )
     }
