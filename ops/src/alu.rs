@@ -1,7 +1,9 @@
 //! The ALU opcode table.
 //!
 //! Each line of [`alu_table!`]'s invocation is one opcode: its Rust name, its IR name, the
-//! source operands, the destination, its algebraic properties and its semantics. Operand types
+//! source operands, the destination, its properties (algebraic and numeric: [`COMMUTATIVE`],
+//! [`ASSOCIATIVE`], [`UNDERFLOWS`], [`PASSES_THROUGH`]), its semantics and, where it is not 1,
+//! the number of roundings it makes (`rounds N`). Operand types
 //! follow NIR: a size of 0 means *unsized* — every unsized source and an unsized destination share
 //! the instruction's one bit size — and a component count of 0 means *per component* — the
 //! operand has as many components as the destination. Opcodes with a fixed destination component
@@ -97,6 +99,14 @@ pub const COMMUTATIVE: u8 = 1;
 /// inexact rewriting is allowed).
 pub const ASSOCIATIVE: u8 = 2;
 
+/// A float operation whose result loses precision when it underflows (comes out denormal, or
+/// zero from nonzero operands): products, quotients, reciprocals, exponentials. Sums and
+/// differences are exact when their result is denormal.
+pub const UNDERFLOWS: u8 = 4;
+/// The result is one of the sources of the destination's base type, unchanged: moves, vectors
+/// and selects (whose boolean selector does not pass through).
+pub const PASSES_THROUGH: u8 = 8;
+
 /// Everything the table says about one opcode.
 pub struct OpInfo {
     pub op: AluOp,
@@ -105,6 +115,9 @@ pub struct OpInfo {
     pub dst: Operand,
     pub flags: u8,
     pub eval: Eval,
+    /// How many times one component of the result is rounded: formula opcodes round after
+    /// each of their operations (`ffma` 2, `fdot3` 3 products and 2 sums), every other 1.
+    pub rounding_steps: u8,
 }
 
 impl OpInfo {
@@ -118,6 +131,17 @@ impl OpInfo {
 
     pub fn is_associative(&self) -> bool {
         self.flags & ASSOCIATIVE != 0
+    }
+
+    /// See [`UNDERFLOWS`].
+    pub fn may_underflow(&self) -> bool {
+        self.flags & UNDERFLOWS != 0
+    }
+
+    /// Whether source `i` is passed through to the destination unchanged, so that its type is
+    /// the type the destination is used as (see [`PASSES_THROUGH`]).
+    pub fn passes_through(&self, i: usize) -> bool {
+        self.flags & PASSES_THROUGH != 0 && self.srcs[i].base == self.dst.base
     }
 
     /// Whether the destination's component count follows the instruction (per-component op).
@@ -347,7 +371,10 @@ macro_rules! derivative {
 }
 
 macro_rules! alu_table {
-    ($( $variant:ident $name:literal ( $($src:expr),* ) -> $dst:expr, $flags:expr, $eval:expr; )*) => {
+    (@rounds) => { 1 };
+    (@rounds $steps:literal) => { $steps };
+    ($( $variant:ident $name:literal ( $($src:expr),* ) -> $dst:expr, $flags:expr, $eval:expr
+        $(, rounds $steps:literal)?; )*) => {
         /// An ALU opcode. See [`ALU_OPS`] for what each one is.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u16)]
@@ -364,6 +391,7 @@ macro_rules! alu_table {
                 dst: $dst,
                 flags: $flags,
                 eval: $eval,
+                rounding_steps: alu_table!(@rounds $($steps)?),
             }),*
         ];
 
@@ -511,17 +539,19 @@ impl std::fmt::Display for AluOp {
 
 const C: u8 = COMMUTATIVE;
 const CA: u8 = COMMUTATIVE | ASSOCIATIVE;
+const P: u8 = PASSES_THROUGH;
+const UF: u8 = UNDERFLOWS;
 
 alu_table! {
     // Moves and vector construction. `mov` with a swizzle is component extraction.
-    Mov "mov" (U) -> U, 0, u1!(|a| a);
-    Vec2 "vec2" (U.n(1), U.n(1)) -> U.n(2), 0, vec_n!();
-    Vec3 "vec3" (U.n(1), U.n(1), U.n(1)) -> U.n(3), 0, vec_n!();
-    Vec4 "vec4" (U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(4), 0, vec_n!();
-    Vec8 "vec8" (U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(8), 0, vec_n!();
+    Mov "mov" (U) -> U, P, u1!(|a| a);
+    Vec2 "vec2" (U.n(1), U.n(1)) -> U.n(2), P, vec_n!();
+    Vec3 "vec3" (U.n(1), U.n(1), U.n(1)) -> U.n(3), P, vec_n!();
+    Vec4 "vec4" (U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(4), P, vec_n!();
+    Vec8 "vec8" (U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(8), P, vec_n!();
     Vec16 "vec16" (U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1),
-                   U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(16), 0, vec_n!();
-    Bcsel "bcsel" (B, U, U) -> U, 0, Eval::Comp(|s, _| if s[0] & 1 != 0 { s[1] } else { s[2] });
+                   U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(16), P, vec_n!();
+    Bcsel "bcsel" (B, U, U) -> U, P, Eval::Comp(|s, _| if s[0] & 1 != 0 { s[1] } else { s[2] });
 
     // Float arithmetic.
     Fneg "fneg" (F) -> F, 0, f1!(|a| -a);
@@ -530,37 +560,37 @@ alu_table! {
     Fsign "fsign" (F) -> F, 0, f1!(|a| if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else { a });
     Fadd "fadd" (F, F) -> F, CA, f2!(|a, b| a + b);
     Fsub "fsub" (F, F) -> F, 0, f2!(|a, b| a - b);
-    Fmul "fmul" (F, F) -> F, CA, f2!(|a, b| a * b);
-    Fdiv "fdiv" (F, F) -> F, 0, f2!(|a, b| a / b);
-    Ffma "ffma" (F, F, F) -> F, C, Eval::Comp(|s, b| ffma(s[0], s[1], s[2], b.dst));
-    Flrp "flrp" (F, F, F) -> F, 0, Eval::Comp(|s, b| {
+    Fmul "fmul" (F, F) -> F, CA | UF, f2!(|a, b| a * b);
+    Fdiv "fdiv" (F, F) -> F, UF, f2!(|a, b| a / b);
+    Ffma "ffma" (F, F, F) -> F, C | UF, Eval::Comp(|s, b| ffma(s[0], s[1], s[2], b.dst)), rounds 2;
+    Flrp "flrp" (F, F, F) -> F, UF, Eval::Comp(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y, t) = (fget(s[0], b.dst), fget(s[1], b.dst), fget(s[2], b.dst));
         fput(r(x * r(1.0 - t)) + r(y * t), b.dst)
-    });
+    }), rounds 4;
     Fmin "fmin" (F, F) -> F, CA, f2!(|a, b| fmin(a, b));
     Fmax "fmax" (F, F) -> F, CA, f2!(|a, b| fmax(a, b));
     Fmod "fmod" (F, F) -> F, 0, Eval::Comp(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
         fput(x - r(y * r(x / y).floor()), b.dst)
-    });
+    }), rounds 4;
     Frem "frem" (F, F) -> F, 0, Eval::Comp(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
         fput(x - r(y * r(x / y).trunc()), b.dst)
-    });
+    }), rounds 4;
     Ffloor "ffloor" (F) -> F, 0, f1!(|a| a.floor());
     Fceil "fceil" (F) -> F, 0, f1!(|a| a.ceil());
     Ftrunc "ftrunc" (F) -> F, 0, f1!(|a| a.trunc());
     FroundEven "fround_even" (F) -> F, 0, f1!(|a| round_even(a));
     Ffract "ffract" (F) -> F, 0, f1!(|a| a - a.floor());
-    Frcp "frcp" (F) -> F, 0, f1!(|a| 1.0 / a);
-    Frsq "frsq" (F) -> F, 0, f1!(|a| 1.0 / a.sqrt());
+    Frcp "frcp" (F) -> F, UF, f1!(|a| 1.0 / a);
+    Frsq "frsq" (F) -> F, UF, f1!(|a| 1.0 / a.sqrt());
     Fsqrt "fsqrt" (F) -> F, 0, f1!(|a| a.sqrt());
-    Fexp2 "fexp2" (F) -> F, 0, f1!(|a| a.exp2());
+    Fexp2 "fexp2" (F) -> F, UF, f1!(|a| a.exp2());
     Flog2 "flog2" (F) -> F, 0, f1!(|a| a.log2());
-    Fpow "fpow" (F, F) -> F, 0, f2!(|a, b| a.powf(b));
+    Fpow "fpow" (F, F) -> F, UF, f2!(|a, b| a.powf(b));
     Fsin "fsin" (F) -> F, 0, f1!(|a| a.sin());
     Fcos "fcos" (F) -> F, 0, f1!(|a| a.cos());
     Ftan "ftan" (F) -> F, 0, f1!(|a| a.tan());
@@ -574,7 +604,7 @@ alu_table! {
     Fasinh "fasinh" (F) -> F, 0, f1!(|a| a.asinh());
     Facosh "facosh" (F) -> F, 0, f1!(|a| a.acosh());
     Fatanh "fatanh" (F) -> F, 0, f1!(|a| a.atanh());
-    Fldexp "fldexp" (F, I32) -> F, 0,
+    Fldexp "fldexp" (F, I32) -> F, UF,
         Eval::Comp(|s, b| fput(ldexp(fget(s[0], b.src[0]), sext(s[1], 32)), b.dst));
     FrexpSig "frexp_sig" (F) -> F, 0, f1!(|a| frexp(a).0);
     FrexpExp "frexp_exp" (F) -> I32, 0, Eval::Comp(|s, b| mask(frexp(fget(s[0], b.src[0])).1 as u64, 32));
@@ -756,9 +786,9 @@ alu_table! {
     Unpack32_2x16 "unpack_32_2x16" (U32.n(1)) -> U16.n(2), 0, unpack_2x!(16);
 
     // Reductions.
-    Fdot2 "fdot2" (F.n(2), F.n(2)) -> F.n(1), C, fdot!();
-    Fdot3 "fdot3" (F.n(3), F.n(3)) -> F.n(1), C, fdot!();
-    Fdot4 "fdot4" (F.n(4), F.n(4)) -> F.n(1), C, fdot!();
+    Fdot2 "fdot2" (F.n(2), F.n(2)) -> F.n(1), C, fdot!(), rounds 3;
+    Fdot3 "fdot3" (F.n(3), F.n(3)) -> F.n(1), C, fdot!(), rounds 5;
+    Fdot4 "fdot4" (F.n(4), F.n(4)) -> F.n(1), C, fdot!(), rounds 7;
 
     // Screen-space derivatives (fragment shaders).
     Fddx "fddx" (F) -> F, 0, derivative!(X, Default);
@@ -807,6 +837,31 @@ impl AluOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The numeric columns the rule checker reads: roundings, underflow, pass-through.
+    #[test]
+    fn the_table_states_the_numeric_facts_of_opcodes() {
+        let rounds = |op: AluOp| op.info().rounding_steps;
+        assert_eq!(
+            [
+                AluOp::Fadd,
+                AluOp::Ffma,
+                AluOp::Flrp,
+                AluOp::Fdot2,
+                AluOp::Fdot4
+            ]
+            .map(rounds),
+            [1, 2, 4, 3, 7]
+        );
+        assert!(AluOp::all().all(|op| rounds(op) >= 1));
+        let underflow = |op: AluOp| op.info().may_underflow();
+        assert!([AluOp::Fmul, AluOp::Fdiv, AluOp::Frcp, AluOp::Fexp2].map(underflow) == [true; 4]);
+        assert!([AluOp::Fadd, AluOp::Fsub, AluOp::Fsqrt, AluOp::Imul].map(underflow) == [false; 4]);
+        let bcsel = AluOp::Bcsel.info();
+        assert!(!bcsel.passes_through(0) && bcsel.passes_through(1) && bcsel.passes_through(2));
+        assert!(AluOp::Mov.info().passes_through(0) && AluOp::Vec4.info().passes_through(3));
+        assert!(!AluOp::Fneg.info().passes_through(0) && !AluOp::F2f32.info().passes_through(0));
+    }
 
     fn eval1(op: AluOp, srcs: &[u64], src_bits: &[u8], dst_bits: u8) -> u64 {
         let srcs: Vec<[u64; 1]> = srcs.iter().map(|&s| [s]).collect();

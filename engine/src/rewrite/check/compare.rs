@@ -9,24 +9,12 @@ use crate::rewrite::Pattern;
 use shrew_ops::eval::{Bits, fget, fput, mask};
 use shrew_ops::{AluOp, Eval, MAX_COMPONENTS};
 
-/// Rounding steps of an opcode: formula opcodes round after each operation.
-pub(super) fn rounding_steps(op: AluOp) -> usize {
-    use AluOp::*;
-    match op {
-        Ffma => 2,
-        Flrp | Fmod | Frem => 4,
-        Fdot2 => 3,
-        Fdot3 => 5,
-        Fdot4 => 7,
-        _ => 1,
-    }
-}
-
 /// Magnitudes inside one component of an operation that the tolerance must cover besides its
 /// operands and result: the products inside formula opcodes, and for exponentials the result
 /// scaled by how much a relative error of the exponent moves it (`exp2(x)` turns a relative
 /// error e of x into a relative error e·|x|·ln 2 of the result). `src(j, k)` is component `k`
-/// of operand `j`; vector operands have `vector_comps` components.
+/// of operand `j`; vector operands have `vector_comps` components. (A formula per opcode over
+/// its operands, so code here rather than a column of the opcode table.)
 fn inner_magnitudes(
     op: AluOp,
     src: &impl Fn(usize, usize) -> f64,
@@ -56,16 +44,6 @@ fn inner_magnitudes(
     }
 }
 
-/// Float opcodes that lose precision when their result underflows (sums and differences of
-/// floats are exact when they are denormal).
-pub(super) fn may_underflow(op: AluOp) -> bool {
-    use AluOp::*;
-    matches!(
-        op,
-        Fmul | Fdiv | Ffma | Frcp | Frsq | Fexp2 | Fpow | Fldexp | Flrp
-    )
-}
-
 impl Plan<'_> {
     /// Whether a case is outside what the rule preserves: NaN or infinity anywhere, or (for
     /// inexact rules) an underflowing float operation.
@@ -85,7 +63,7 @@ impl Plan<'_> {
                 let Kind::Op { op, srcs, .. } = &node.kind else {
                     continue;
                 };
-                if !self.rule.inexact || !may_underflow(*op) {
+                if !self.rule.inexact || !op.info().may_underflow() {
                     continue;
                 }
                 // A denormal result, or zero from nonzero operands, lost precision.

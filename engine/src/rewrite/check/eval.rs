@@ -2,10 +2,8 @@
 //! into a flat post-order program that evaluates the tree in place with the opcode table's
 //! semantics, so that the many inputs of a rule cost no tree walks.
 
-use super::compare::rounding_steps;
 use super::inputs::VarPlan;
 use super::literal_bits;
-use super::shape::passes_through;
 use crate::rewrite::{Literal, Pattern, Size};
 use shrew_ops::eval::{Bits, fget, fput};
 use shrew_ops::{AluOp, BaseType, MAX_COMPONENTS};
@@ -67,7 +65,7 @@ impl Prog {
             .iter()
             .filter(|n| n.float_op)
             .map(|n| match &n.kind {
-                Kind::Op { op, .. } => rounding_steps(*op),
+                Kind::Op { op, .. } => op.info().rounding_steps as usize,
                 _ => 1,
             })
             .sum()
@@ -243,19 +241,19 @@ impl Compiler<'_> {
                         comps
                     };
                     let src_float =
-                        operand.base == BaseType::Float || (passes_through(name, i) && float_ctx);
+                        operand.base == BaseType::Float || (info.passes_through(i) && float_ctx);
                     children.push(self.compile(src, src_ctx, src_float, bits)?);
                     src_bits.push(bits);
                     src_comps.push(src_ctx);
                 }
                 let float = info.dst.base == BaseType::Float
                     || children.iter().enumerate().any(|(i, &c)| {
-                        passes_through(name, i) && (float_ctx || self.nodes[c].float)
+                        info.passes_through(i) && (float_ctx || self.nodes[c].float)
                     });
                 if self.wide {
                     for (i, operand) in info.srcs.iter().enumerate() {
                         let float_operand =
-                            operand.base == BaseType::Float || (passes_through(name, i) && float);
+                            operand.base == BaseType::Float || (info.passes_through(i) && float);
                         if operand.bits == 0 && float_operand {
                             src_bits[i] = 64;
                         }

@@ -3,7 +3,7 @@
 //! any size assignment is planned.
 
 use crate::rewrite::{Literal, OpName, Pattern, RuleInfo};
-use shrew_ops::{AluOp, BaseType, OpInfo};
+use shrew_ops::{BaseType, OpInfo};
 
 /// The opcode table entry describing every member of `name` (a family's members share their
 /// base types and component counts).
@@ -11,17 +11,6 @@ fn representative(name: OpName) -> &'static OpInfo {
     match name {
         OpName::Op(op) => op.info(),
         OpName::Conv(family) => family.members()[0].info(),
-    }
-}
-
-/// Whether source `i` of `op` passes its value through to the destination unchanged, so that
-/// its type is the type the destination is used as.
-pub(super) fn passes_through(name: OpName, i: usize) -> bool {
-    use AluOp::*;
-    match name {
-        OpName::Op(Mov | Vec2 | Vec3 | Vec4 | Vec8 | Vec16) => true,
-        OpName::Op(Bcsel) => i > 0,
-        _ => false,
     }
 }
 
@@ -113,7 +102,7 @@ impl Shape {
                         comps
                     };
                     let src_float =
-                        operand.base == BaseType::Float || (passes_through(*op, i) && float);
+                        operand.base == BaseType::Float || (info.passes_through(i) && float);
                     self.visit(src, src_ctx, src_float);
                 }
             }
@@ -130,7 +119,7 @@ impl Shape {
                     || srcs
                         .iter()
                         .enumerate()
-                        .any(|(i, s)| passes_through(*op, i) && self.float_valued(s))
+                        .any(|(i, s)| representative(*op).passes_through(i) && self.float_valued(s))
             }
         }
     }
