@@ -3,10 +3,12 @@
 //! The backend is scalar: an IR operation on `n` components becomes `n` instructions, so every
 //! cost is per component. The unit is one ALU instruction's issue time (in the performance
 //! model of [`crate::perf`]: 2 cycles of dispatch and FPU time at SIMD8), and the other figures
-//! follow the same model: extended-math operations (rcp, rsq, sqrt, exp2, log2, sin, cos) keep the EM
-//! unit twice as long, pow and fdiv four times, integer division about thirteen times.
-//! Source modifiers (neg, abs) and the saturate destination modifier are free; so are moves,
-//! vector constructions and swizzles, which copy propagation and register allocation absorb,
+//! follow the same model: extended-math operations (rcp, rsq, sqrt, exp2, log2, sin, cos) keep
+//! the EM unit twice as long, pow and fdiv four times, integer division about thirteen times.
+//! Operations the backend lowers cost what their lowering does (`tests/tests/cost_models.rs`
+//! checks each against what the backend emits). Source modifiers (neg, abs) and the saturate
+//! destination modifier are free; so are moves, vector constructions and swizzles, which copy
+//! propagation and register allocation absorb,
 //! and constants, which become immediates. A load (a data-port send) counts four, and so does a
 //! UBO load; other pure intrinsics (system values, inputs, push constants) come in the payload.
 
@@ -51,9 +53,20 @@ fn per_component(op: AluOp) -> u32 {
         Fpow | Fdiv => 4,
         Idiv | Udiv | Imod | Umod | Irem => 13,
         // `cmp` to set the flag, then `sel`.
-        Bcsel | Fsign | Isign => 2,
-        // 32-bit integer products need `mul` and `mach`.
-        Imul | ImulHigh | UmulHigh => 2,
+        Bcsel | Isign => 2,
+        // `cmp` with zero, `and` of the sign bit, a predicated `or` of 1.0.
+        Fsign => 3,
+        // What the backend pipeline lowers them to: `x - y * floor(x / y)` (the division
+        // counting 4), `sin / cos`, and the polynomials of `lower-inverse-trig`.
+        Fmod | Frem => 6,
+        Ftan => 8,
+        Fasin | Facos => 15,
+        Fatan => 26,
+        Fatan2 => 28,
+        // Gen8 and later multiply 32-bit integers in one `mul`; the high half needs `mul` and
+        // `mach`.
+        Imul => 1,
+        ImulHigh | UmulHigh => 2,
         // `mul` then a `mad` per further component pair.
         Fdot2 => 2,
         Fdot3 => 3,

@@ -1,10 +1,11 @@
 //! What operations cost on Evergreen (VLIW5), for e-graph extraction.
 //!
 //! The unit is one slot of an ALU instruction group. Operations only the trans slot runs
-//! (RECIP, RECIPSQRT, SQRT, EXP, LOG, SIN, COS, MULLO_INT, INT_TO_FLT, UINT_TO_FLT) count two:
-//! a group has one trans slot against four vector slots, so they pack worst. A dot product is
-//! one DOT4 over the four vector slots. Operations the hardware lacks cost what their lowering
-//! does: `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
+//! (RECIP, RECIPSQRT, SQRT, EXP, LOG, SIN, COS, MULLO_INT, INT_TO_FLT, UINT_TO_FLT,
+//! FLT_TO_UINT) count two: a group has one trans slot against four vector slots, so they pack
+//! worst. A dot product is one DOT4 over the four vector slots. Operations the hardware lacks
+//! cost what their lowering does, slots and literal dwords (`tests/tests/cost_models.rs` checks
+//! each against what the backend emits): `fpow` is LOG, MUL, EXP; `fdiv` is RECIP and MUL. Source modifiers (neg, abs) and the
 //! clamp output modifier are free. A constant costs a literal dword per distinct component value
 //! (components with one value share a literal), except the inline constants 0, 1, -1, 1.0 and
 //! 0.5, which take no literal slot. A load (a fetch, often
@@ -65,19 +66,49 @@ fn per_component(op: AluOp) -> u32 {
     match op {
         Mov | Vec2 | Vec3 | Vec4 | Vec8 | Vec16 => 0,
         Fneg | Fabs | Fsat => 0,
-        Frcp | Frsq | Fsqrt | Fexp2 | Flog2 | Fsin | Fcos => 2,
+        Frcp | Frsq | Fsqrt | Fexp2 | Flog2 => 2,
         Imul | ImulHigh | UmulHigh | I2f32 | U2f32 => 2,
+        // The argument scaled to turns (MULADD by 1/2π, FRACT, ADD -0.5: two literals), then
+        // the trans-slot SIN or COS.
+        Fsin | Fcos => 7,
         // RECIP then MUL; LOG, MUL, EXP.
         Fdiv => 3,
         Fpow => 5,
-        // No integer divider: a reciprocal and a correction sequence.
-        Idiv | Udiv | Imod | Umod | Irem => 12,
+        // No integer divider: a reciprocal and a correction sequence, with their literals.
+        Idiv => 38,
+        Udiv => 30,
+        Irem => 35,
+        Imod => 41,
+        Umod => 28,
         // SUB_INT from zero; MAX_INT of the value and its negation.
         Ineg => 1,
-        Iabs => 2,
+        Iabs | Isign => 2,
         // AND_INT with the literal 1.0.
         B2f32 => 2,
+        // TRUNC, then FLT_TO_INT (a vector slot) or FLT_TO_UINT (the trans slot).
+        F2i32 => 2,
+        F2u32 => 3,
         Fdot2 | Fdot3 | Fdot4 => 4,
+        // What the backend lowers them to: SETGT twice and two CNDE_INT with a literal -1.0;
+        // two MULADDs; `x - y * floor(x / y)` (the RECIP counting 2); `sin / cos`; the
+        // polynomials of `lower-inverse-trig`.
+        Fsign => 5,
+        Flrp => 3,
+        Fmod | Frem => 5,
+        Ftan => 15,
+        Fasin => 19,
+        Facos => 20,
+        Fatan | Fatan2 => 28,
+        // Saturating and carrying arithmetic, rotates and bit fields: compare-and-select
+        // sequences, with their literals.
+        IaddSat => 11,
+        IsubSat => 10,
+        UaddSat | UsubSat | UaddCarry => 3,
+        UsubBorrow => 2,
+        Urol | Uror => 4,
+        BitfieldInsert => 16,
+        UbitfieldExtract => 9,
+        IbitfieldExtract => 12,
         _ => 1,
     }
 }
