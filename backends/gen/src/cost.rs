@@ -8,9 +8,9 @@
 //! Operations the backend lowers cost what their lowering does (`tests/tests/cost_models.rs`
 //! checks each against what the backend emits). Source modifiers (neg, abs) and the saturate
 //! destination modifier are free; so are moves, vector constructions and swizzles, which copy
-//! propagation and register allocation absorb,
-//! and constants, which become immediates. A load (a data-port send) counts four, and so does a
-//! UBO load; other pure intrinsics (system values, inputs, push constants) come in the payload.
+//! propagation and register allocation absorb, and constants, which become immediates. A load
+//! (a data-port send) counts four, and so does a UBO load; other pure intrinsics (system values,
+//! inputs, push constants) come in the payload.
 
 use shrew_engine::egraph::{CostModel, Facts, Node};
 use shrew_engine::ops::{AluOp, Intrinsic};

@@ -20,7 +20,7 @@
 use crate::disasm::listing;
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src, assemble};
 use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region};
-use crate::lir::{self, Base, Op, Operand, Lir};
+use crate::lir::{self, Base, Lir, Op, Operand};
 use crate::regalloc::Allocation;
 use shrew_engine::passes::machine::MachineIr;
 

@@ -34,7 +34,7 @@
 
 use crate::encoding::EncodingError;
 use crate::isa::{Gen, Opcode};
-use crate::lir::{Op, Lir, Src, VReg};
+use crate::lir::{Lir, Op, Src, VReg};
 use crate::spill::{MAX_SCRATCH_BYTES, spill, spill_costs};
 
 /// GRFs in the file.

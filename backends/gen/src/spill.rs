@@ -26,7 +26,7 @@
 use crate::encoding::EncodingError;
 use crate::fields::desc;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Base, Inst, Message, Op, Operand, Lir, Src, VReg};
+use crate::lir::{Base, Inst, Lir, Message, Op, Operand, Src, VReg};
 
 /// The widest scratch block, in GRFs.
 const MAX_BLOCK: u32 = 4;

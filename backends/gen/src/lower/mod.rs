@@ -73,7 +73,7 @@ mod thread;
 
 use crate::fields::Field;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Message, Lir, VReg};
+use crate::lir::{Lir, Message, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
