@@ -58,8 +58,8 @@ impl ObserveArgs {
         }
     }
 
-    /// Prints to stderr what the options asked for of `report`: the dumps, the bisect
-    /// summary, the statistics.
+    /// Prints to stderr what the options asked for of `report` (the dumps, the bisect summary,
+    /// the statistics) and, always, a note for each pass that stopped early.
     pub fn print(&self, report: &RunReport) {
         for (pass, dump) in &report.dumps {
             eprintln!("; after {pass}\n{dump}");
@@ -77,6 +77,9 @@ impl ObserveArgs {
         }
         if self.stats {
             eprint!("{}", format_stats(report));
+        }
+        for stop in &report.stopped_early {
+            eprintln!("note: stopped early (the result is valid, only less optimized): {stop}");
         }
     }
 }

@@ -1076,3 +1076,32 @@ fn readme_first_command_checks_the_example() {
         .join(" ");
     assert_eq!(last, quoted);
 }
+
+/// A shader on which a rule set reaches its cap on rewrites still compiles: the pass stops, the
+/// pipeline goes on, and a note says so.
+#[test]
+fn a_rule_set_reaching_its_cap_does_not_reject_the_shader() {
+    let chain = "    x = x * 1.0001;\n".repeat(300);
+    let shader = temp_file(
+        "chain.frag",
+        &format!(
+            "#version 450\nlayout(location = 0) in vec4 v;\nlayout(location = 0) out vec4 color;\n\
+             void main() {{\n    float x = v.x;\n{chain}    color = vec4(x);\n}}\n"
+        ),
+    );
+    for target in ["gen9", "evergreen"] {
+        let out = shrew(&[
+            "compile",
+            shader.to_str().unwrap(),
+            "--target",
+            target,
+            "--check",
+        ]);
+        assert!(out.status.success(), "{target}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("the emulator agrees with the interpreter"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}

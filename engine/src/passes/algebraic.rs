@@ -17,7 +17,8 @@
 //! replaced (a structural hash) at its original position; when the same expression comes back
 //! there for the third time, two rules are fighting, and the pass stops and reports both instead
 //! of looping. A cap on the number of rewrites per function (16 per instruction plus 1024)
-//! backs this up.
+//! backs this up. Either stop ends the pass with the shader valid (every rewrite made is
+//! complete): [`run`] returns it as an error, and the pass in a pipeline reports it and goes on.
 //!
 //! Invariants: every rewrite keeps the program's semantics up to the rule's exactness (verified
 //! per rule by the rule tests); the IR stays valid after each rewrite.
@@ -123,20 +124,31 @@ impl Pass for RuleSetPass {
         self.set.description
     }
 
+    /// A rule cycle or the cap on rewrites stops the pass, not the pipeline: every rewrite
+    /// made is complete, so the shader is valid; the stop is reported in
+    /// [`PassContext::stopped_early`]. The pass then counts as having made no progress, so
+    /// fixpoint loops around it end.
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let stats = context
             .rule_stats
             .entry(self.set.name.to_string())
             .or_default();
-        run(
+        match run(
             shader,
             self.set,
             &self.opts,
             &[],
             stats,
             &mut context.budget,
-        )
-        .map_err(|e| e.to_string())
+        ) {
+            Ok(progress) => Ok(progress),
+            Err(stop) => {
+                context
+                    .stopped_early
+                    .push(format!("{}: {stop}", self.set.name));
+                Ok(false)
+            }
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct PassContext {
     /// e-graph under `eqsat:<set>`, and of its built-in equalities under `eqsat:built-in`
     /// (indexed like [`crate::egraph::rules::BUILTINS`]).
     pub rule_stats: BTreeMap<String, RuleStats>,
+    /// Why passes stopped before their own end (a limit of theirs, such as a rule set's cap on
+    /// rewrites): the shader is valid, only less optimized.
+    pub stopped_early: Vec<String>,
 }
 
 /// The passes a pipeline may name, and the default pipeline.
@@ -304,6 +307,8 @@ pub struct RunReport {
     pub last_transformation: Option<String>,
     /// The bisect limit stopped the pipeline.
     pub stopped_by_limit: bool,
+    /// Why passes stopped before their own end ([`PassContext::stopped_early`]).
+    pub stopped_early: Vec<String>,
 }
 
 impl RunReport {
@@ -329,6 +334,7 @@ impl RunReport {
             self.last_transformation = later.last_transformation;
         }
         self.stopped_by_limit |= later.stopped_by_limit;
+        self.stopped_early.extend(later.stopped_early);
     }
 }
 
@@ -396,6 +402,7 @@ pub fn run(
         context: PassContext {
             budget: Budget::new(options.bisect_limit),
             rule_stats: BTreeMap::new(),
+            stopped_early: Vec::new(),
         },
         report: RunReport::default(),
     };
@@ -406,6 +413,7 @@ pub fn run(
     report.last_transformation = budget.last().map(str::to_string);
     report.stopped_by_limit = budget.is_spent();
     report.rule_stats = runner.context.rule_stats;
+    report.stopped_early = runner.context.stopped_early;
     Ok(report)
 }
 
