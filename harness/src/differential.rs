@@ -10,10 +10,11 @@
 //! 70 vertices (more than a wavefront or a few SIMD8 threads hold): every output must agree. A
 //! compute shader runs the stated workgroups: every SSBO must agree exactly.
 //!
-//! The inputs: each varying or attribute component a float in [-4, 4] (integer inputs get
-//! those bits too), barycentrics in [-1, 1], 4 KiB of small floats as the default uniform block
-//! and reversed as UBO 0, zeroed SSBOs of 1 KiB (random bytes for compute shaders), and random
-//! textures with linear filtering.
+//! The inputs: each varying component a dyadic float in [-4, 4] and barycentrics of quarters,
+//! so that interpolation is exact (integer inputs get those bits too), each attribute a float
+//! in [-1, 1], 4 KiB of small floats as the default uniform block and reversed as UBO 0, zeroed
+//! SSBOs of 1 KiB (random bytes for compute shaders), and random textures with linear
+//! filtering.
 
 use crate::interpreter::Interpreter;
 use shrew_engine::draw::{ComputeDispatch, DrawStages, QuadGrid, TriangleFragments};
@@ -187,8 +188,12 @@ fn random_resources(
 }
 
 /// One triangle's fragments: random barycentrics and depths over the grid, the pixel
-/// [`UNCOVERED`] left out, and each input's components at the three vertices, `4 r` at the
-/// first and within 1 of it at the others.
+/// [`UNCOVERED`] left out, and each input's components at the three vertices. The values are
+/// dyadic so that interpolating them is exact in `f32` as in `f64`: each barycentric is 0, 1/4,
+/// 1/2 or 3/4, each input an odd number of sixteenths in [-4, 4] at the first vertex and an even
+/// number of sixteenths (within 1) away from it at the others. The interpreter and every
+/// emulator then see the same input values, however each interpolates, and a shader that
+/// floors, converts or compares its inputs gets the same answer on both sides.
 fn random_fragments(shader: &Shader, small: &mut dyn FnMut() -> f32) -> TriangleFragments {
     let pixels = (WIDTH * HEIGHT) as usize;
     let mut grid = QuadGrid {
@@ -198,18 +203,30 @@ fn random_fragments(shader: &Shader, small: &mut dyn FnMut() -> f32) -> Triangle
         covered: (0..pixels).map(|i| i != UNCOVERED).collect(),
         ..QuadGrid::default()
     };
+    // 0, 1/4, 1/2 or 3/4; an odd or even number of sixteenths up to `range`.
+    let mut quarter = || (small().abs() * 3.99).floor() / 4.0;
     for _ in 0..pixels {
-        grid.perspective.push([small(), small()]);
-        grid.linear.push([small(), small()]);
+        grid.perspective.push([quarter(), quarter()]);
+        grid.linear.push([quarter(), quarter()]);
+    }
+    for _ in 0..pixels {
         grid.depth_w.push([small().abs(), 1.0 + small().abs()]);
     }
+    let mut sixteenths = |range: f32, odd: bool| {
+        let half_steps = (small() * range * 8.0).round();
+        (2.0 * half_steps + f32::from(u8::from(odd))) / 16.0
+    };
     let mut varyings = BTreeMap::new();
     for var in &shader.variables {
         if var.mode == Mode::ShaderIn && var.builtin.is_none() {
             let mut at: [Vec<u64>; 3] = Default::default();
             for _ in 0..component_count(shader, &var.ty) {
-                let first = 4.0 * small();
-                let values = [first, first + small(), first + small()];
+                let first = sixteenths(3.9, true);
+                let values = [
+                    first,
+                    first + sixteenths(1.0, false),
+                    first + sixteenths(1.0, false),
+                ];
                 for (vertex, value) in at.iter_mut().zip(values) {
                     vertex.push(value.to_bits() as u64);
                 }
