@@ -31,7 +31,7 @@ use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
 use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, Surface};
 use shrew_engine::draw::{ComputeDispatch, FragmentDraw, VertexDraw};
-use shrew_engine::interp::{Resources, SamplerState, Texture};
+use shrew_engine::interp::Resources;
 use shrew_engine::ir::Interp;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -73,7 +73,7 @@ pub fn run_fragment(
     let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(p, &draw.resources.textures, &draw.resources.samplers);
+    let sampling = sampling(p, &draw.resources);
     // Each input slot's planes, as the hardware's setup makes them.
     let planes: Vec<[[f32; 4]; 4]> = p
         .inputs
@@ -152,13 +152,7 @@ pub fn run_fragment(
             thread.set(1 + half as u8, 14, Type::UW, bits as u64);
         }
         let resources = &mut draw.resources;
-        bind(
-            &mut thread,
-            p,
-            &resources.uniform_data,
-            &resources.ubos,
-            &sampling,
-        );
+        bind(&mut thread, p, resources, &sampling);
         lend(&mut thread, p, &mut resources.ssbos);
         for (k, planes) in planes.iter().enumerate() {
             for (comp, plane) in planes.iter().enumerate() {
@@ -202,18 +196,14 @@ fn decoded(kernel: &Kernel) -> Result<Vec<crate::encoding::Inst>, EmuError> {
 }
 
 /// The sampler's view of a draw: its textures by binding table index, samplers by index.
-fn sampling(
-    p: &Payload,
-    textures: &BTreeMap<u32, Texture>,
-    samplers: &BTreeMap<u32, SamplerState>,
-) -> Arc<Resources> {
+fn sampling(p: &Payload, resources: &Resources) -> Arc<Resources> {
     let mut sampling = Resources {
-        samplers: samplers.clone(),
+        samplers: resources.samplers.clone(),
         ..Resources::default()
     };
     for (i, surface) in p.surfaces.iter().enumerate() {
         if let Surface::Texture(view) = surface
-            && let Some(texture) = textures.get(&view.binding)
+            && let Some(texture) = resources.textures.get(&view.binding)
         {
             sampling
                 .textures
@@ -225,13 +215,8 @@ fn sampling(
 
 /// Gives a thread the push constants of its payload, the buffers of its binding table but the
 /// SSBOs (which [`lend`] moves in) and the sampler's view of the textures.
-fn bind(
-    thread: &mut Thread,
-    p: &Payload,
-    uniform_data: &[u8],
-    ubos: &BTreeMap<u32, Vec<u8>>,
-    sampling: &Arc<Resources>,
-) {
+fn bind(thread: &mut Thread, p: &Payload, resources: &Resources, sampling: &Arc<Resources>) {
+    let (uniform_data, ubos) = (&resources.uniform_data, &resources.ubos);
     for range in &p.push {
         let buffer: &[u8] = match range.binding {
             None => uniform_data,
@@ -293,7 +278,7 @@ fn take_back(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>
 pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(p, &draw.resources.textures, &draw.resources.samplers);
+    let sampling = sampling(p, &draw.resources);
     let mut entries = Vec::new();
     for first in (0..draw.count).step_by(8) {
         let lanes = (draw.count - first).min(8);
@@ -311,13 +296,7 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
             }
         }
         let resources = &mut draw.resources;
-        bind(
-            &mut thread,
-            p,
-            &resources.uniform_data,
-            &resources.ubos,
-            &sampling,
-        );
+        bind(&mut thread, p, resources, &sampling);
         lend(&mut thread, p, &mut resources.ssbos);
         run(&program, kernel.hw, &mut thread)?;
         take_back(&mut thread, p, &mut resources.ssbos);
@@ -343,11 +322,7 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
 pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<(), EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
-    let sampling = sampling(
-        p,
-        &dispatch.resources.textures,
-        &dispatch.resources.samplers,
-    );
+    let sampling = sampling(p, &dispatch.resources);
     let width = kernel.dispatch_width as usize;
     let [sx, sy, sz] = p.workgroup_size.map(|n| n as usize);
     let invocations = sx * sy * sz;
@@ -378,13 +353,7 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
                     }
                 }
             }
-            bind(
-                &mut thread,
-                p,
-                &dispatch.resources.uniform_data,
-                &dispatch.resources.ubos,
-                &sampling,
-            );
+            bind(&mut thread, p, &dispatch.resources, &sampling);
             let execution = Execution::new(&program, thread.live)?;
             threads.push((thread, execution));
         }

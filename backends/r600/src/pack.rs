@@ -1075,15 +1075,12 @@ fn ar_index(inst: &Inst) -> Result<Option<VReg>, PackError> {
 }
 
 impl Packed {
-    /// Each ALU clause's groups, in program order.
-    pub(crate) fn clauses(&self) -> Vec<&Clause> {
-        fn walk<'p>(nodes: &'p [PNode], out: &mut Vec<&'p Clause>) {
+    /// Every ALU clause, fetch clause and export, in program order.
+    pub(crate) fn items(&self) -> Vec<&Item> {
+        fn walk<'p>(nodes: &'p [PNode], out: &mut Vec<&'p Item>) {
             for node in nodes {
                 match node {
-                    PNode::Block(items) => out.extend(items.iter().filter_map(|item| match item {
-                        Item::Alu(clause) => Some(clause),
-                        _ => None,
-                    })),
+                    PNode::Block(items) => out.extend(items),
                     PNode::If { then, otherwise } => {
                         walk(then, out);
                         walk(otherwise, out);
@@ -1098,26 +1095,14 @@ impl Packed {
         out
     }
 
-    /// Every fetch and export, in program order.
-    fn fetches_and_exports(&self) -> Vec<&Item> {
-        fn walk<'p>(nodes: &'p [PNode], out: &mut Vec<&'p Item>) {
-            for node in nodes {
-                match node {
-                    PNode::Block(items) => {
-                        out.extend(items.iter().filter(|item| !matches!(item, Item::Alu(_))))
-                    }
-                    PNode::If { then, otherwise } => {
-                        walk(then, out);
-                        walk(otherwise, out);
-                    }
-                    PNode::Loop(body) => walk(body, out),
-                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.body, &mut out);
-        out
+    /// Each ALU clause, in program order.
+    pub(crate) fn clauses(&self) -> Vec<&Clause> {
+        (self.items().into_iter())
+            .filter_map(|item| match item {
+                Item::Alu(clause) => Some(clause),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -1284,16 +1269,13 @@ impl MachineIr for Packed {
     }
 
     fn instruction_count(&self) -> usize {
-        let alu: usize = (self.clauses().iter())
-            .map(|clause| clause.groups.iter().map(Vec::len).sum::<usize>())
-            .sum();
-        let others: usize = (self.fetches_and_exports().iter())
+        (self.items().iter())
             .map(|item| match item {
+                Item::Alu(clause) => clause.groups.iter().map(Vec::len).sum(),
                 Item::Fetch(fetches) => fetches.len(),
-                _ => 1,
+                Item::Export(_) => 1,
             })
-            .sum();
-        alu + others
+            .sum()
     }
 }
 

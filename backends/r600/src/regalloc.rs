@@ -350,39 +350,20 @@ impl Allocated<'_> {
 
     /// Every value read from a GPR: ALU operands, fetch and export lanes.
     fn values_read(&self) -> Vec<VReg> {
-        fn walk(nodes: &[PNode], out: &mut Vec<VReg>) {
-            for node in nodes {
-                match node {
-                    PNode::Block(items) => {
-                        for item in items {
-                            match item {
-                                Item::Alu(clause) => {
-                                    let placed = clause.groups.iter().flatten();
-                                    out.extend(placed.flat_map(|p| &p.srcs).filter_map(|src| {
-                                        match src.kind {
-                                            PKind::Operand(Operand::Value(v)) => Some(v),
-                                            _ => None,
-                                        }
-                                    }))
-                                }
-                                Item::Fetch(fetches) => {
-                                    out.extend(fetches.iter().flat_map(|f| f.reads()))
-                                }
-                                Item::Export(export) => out.extend(export.reads()),
-                            }
-                        }
-                    }
-                    PNode::If { then, otherwise } => {
-                        walk(then, out);
-                        walk(otherwise, out);
-                    }
-                    PNode::Loop(body) => walk(body, out),
-                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
+        let mut out: Vec<VReg> = Vec::new();
+        for item in self.packed.items() {
+            match item {
+                Item::Alu(clause) => {
+                    let srcs = clause.groups.iter().flatten().flat_map(|p| &p.srcs);
+                    out.extend(srcs.filter_map(|src| match src.kind {
+                        PKind::Operand(Operand::Value(v)) => Some(v),
+                        _ => None,
+                    }))
                 }
+                Item::Fetch(fetches) => out.extend(fetches.iter().flat_map(|f| f.reads())),
+                Item::Export(export) => out.extend(export.reads()),
             }
         }
-        let mut out = Vec::new();
-        walk(&self.packed.body, &mut out);
         out.sort();
         out.dedup();
         out

@@ -19,7 +19,7 @@
 //! Invariants: after `check` succeeds, every id operand resolves, type declarations form a DAG
 //! (a declaration only names earlier ones), and calls, function types and parameters agree.
 
-use super::module::result_id;
+use super::module::{id, literal, result_id};
 use super::types::SpvType;
 use super::{Inst, Result, SpirvError};
 use rspirv::dr::Operand;
@@ -134,8 +134,11 @@ impl Checker<'_> {
                 return Err(SpirvError::malformed(format!("%{id} is not defined")).at(inst));
             };
             let declaration = module_level && inst.inst.result_id.is_some();
-            let forward_pointer = op == Op::TypePointer && self.forward_declared(id, index);
-            if declaration && def >= index && !forward_pointer {
+            // Only a use before its declaration looks for an announcing forward pointer.
+            if declaration
+                && def >= index
+                && !(op == Op::TypePointer && self.forward_declared(id, index))
+            {
                 return Err(
                     SpirvError::malformed(format!("%{id} is used before its declaration")).at(inst),
                 );
@@ -186,24 +189,6 @@ impl Checker<'_> {
         self.op_of(id).is_some_and(SpvType::is_type_op)
     }
 
-    /// The id operand `i` of `inst`.
-    fn id(inst: &Inst, i: usize) -> Result<Word> {
-        match inst.inst.operands.get(i) {
-            Some(&Operand::IdRef(id)) => Ok(id),
-            _ => Err(SpirvError::malformed(format!("operand {i} is not an id"))),
-        }
-    }
-
-    /// The literal operand `i` of `inst`.
-    fn literal(inst: &Inst, i: usize) -> Result<u32> {
-        match inst.inst.operands.get(i) {
-            Some(&Operand::LiteralBit32(n)) => Ok(n),
-            _ => Err(SpirvError::malformed(format!(
-                "operand {i} is not a number"
-            ))),
-        }
-    }
-
     /// The type declaration `inst` is well formed.
     fn check_type(&self, inst: &Inst) -> Result<()> {
         let kind = |id: Word, what: &str, ok: bool| {
@@ -215,7 +200,7 @@ impl Checker<'_> {
         };
         match inst.inst.class.opcode {
             Op::TypeVector => {
-                let elem = Self::id(inst, 0)?;
+                let elem = id(inst, 0)?;
                 let scalar = matches!(
                     self.op_of(elem),
                     Some(Op::TypeInt | Op::TypeFloat | Op::TypeBool)
@@ -223,8 +208,8 @@ impl Checker<'_> {
                 kind(elem, "a scalar type, as a vector's component", scalar)
             }
             Op::TypeMatrix => {
-                let column = Self::id(inst, 0)?;
-                let cols = Self::literal(inst, 1)?;
+                let column = id(inst, 0)?;
+                let cols = literal(inst, 1)?;
                 if !(2..=4).contains(&cols) {
                     return Err(SpirvError::malformed(format!(
                         "a matrix of {cols} columns (2 to 4)"
@@ -232,8 +217,8 @@ impl Checker<'_> {
                 }
                 let float_vector = self.def(column).is_some_and(|def| {
                     def.inst.class.opcode == Op::TypeVector
-                        && Self::id(def, 0).is_ok_and(|c| self.op_of(c) == Some(Op::TypeFloat))
-                        && Self::literal(def, 1).is_ok_and(|n| (2..=4).contains(&n))
+                        && id(def, 0).is_ok_and(|c| self.op_of(c) == Some(Op::TypeFloat))
+                        && literal(def, 1).is_ok_and(|n| (2..=4).contains(&n))
                 });
                 kind(
                     column,
@@ -242,13 +227,13 @@ impl Checker<'_> {
                 )
             }
             Op::TypeArray => {
-                let elem = Self::id(inst, 0)?;
+                let elem = id(inst, 0)?;
                 kind(
                     elem,
                     "a data type, as an array's element",
                     self.is_data_type(elem),
                 )?;
-                let len = Self::id(inst, 1)?;
+                let len = id(inst, 1)?;
                 let constant = self.def(len).filter(|def| {
                     matches!(
                         def.inst.class.opcode,
@@ -272,7 +257,7 @@ impl Checker<'_> {
                 }
             }
             Op::TypeRuntimeArray => {
-                let elem = Self::id(inst, 0)?;
+                let elem = id(inst, 0)?;
                 kind(
                     elem,
                     "a data type, as an array's element",
@@ -290,7 +275,7 @@ impl Checker<'_> {
                 Ok(())
             }
             Op::TypePointer => {
-                let pointee = Self::id(inst, 1)?;
+                let pointee = id(inst, 1)?;
                 kind(
                     pointee,
                     "a type, as a pointer's pointee",
@@ -298,7 +283,7 @@ impl Checker<'_> {
                 )
             }
             Op::TypeFunction => {
-                let result = Self::id(inst, 0)?;
+                let result = id(inst, 0)?;
                 kind(
                     result,
                     "a type, as a function's result",
@@ -311,7 +296,7 @@ impl Checker<'_> {
                 Ok(())
             }
             Op::TypeSampledImage => {
-                let image = Self::id(inst, 0)?;
+                let image = id(inst, 0)?;
                 kind(
                     image,
                     "an image type",
@@ -319,7 +304,7 @@ impl Checker<'_> {
                 )
             }
             Op::TypeImage => {
-                let sampled = Self::id(inst, 0)?;
+                let sampled = id(inst, 0)?;
                 let ok = matches!(
                     self.op_of(sampled),
                     Some(Op::TypeVoid | Op::TypeInt | Op::TypeFloat)
@@ -338,7 +323,7 @@ impl Checker<'_> {
     fn open_function(&self, inst: &Inst) -> Result<Function> {
         let index = self.defs[&result_id(inst)?];
         let result = inst.inst.result_type.unwrap_or(0);
-        let ty = Self::id(inst, 1).map_err(|e| e.at(inst))?;
+        let ty = id(inst, 1).map_err(|e| e.at(inst))?;
         let function_type = self
             .def(ty)
             .filter(|def| def.inst.class.opcode == Op::TypeFunction)
@@ -396,12 +381,12 @@ impl Checker<'_> {
     /// identical types: glslang passes a struct of samplers with a pointer type of its own, and
     /// the translator copies arguments member by member.)
     fn check_call(&self, inst: &Inst) -> Result<()> {
-        let callee = Self::id(inst, 0)?;
+        let callee = id(inst, 0)?;
         let function = self
             .def(callee)
             .filter(|def| def.inst.class.opcode == Op::Function)
             .ok_or_else(|| SpirvError::malformed(format!("%{callee} is not a function")))?;
-        let ty = Self::id(function, 1)?;
+        let ty = id(function, 1)?;
         let declared: Vec<Word> = self
             .def(ty)
             .map(|t| referenced(t).collect())
