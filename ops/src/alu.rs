@@ -407,9 +407,91 @@ macro_rules! alu_table {
     };
 }
 
+/// How far from the exact result an implementation may be, for 32-bit floats: at most
+/// `ulps + ulps_per_operand × |operand|` units in the last place of the result, plus
+/// `absolute`. The figures are Vulkan's precision requirements for SPIR-V's operations, and
+/// for those it inherits from a formula (`asin` from `atan2(x, sqrt(1 - x²))`, `sinh` from
+/// exponentials) the formula's own figures combined; what a driver lowers must stay inside
+/// them. Operations not listed are correctly rounded or exact.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Accuracy {
+    pub ulps: f64,
+    pub ulps_per_operand: f64,
+    pub absolute: f64,
+}
+
+impl Accuracy {
+    /// Correctly rounded: half an ulp.
+    pub const ROUNDED: Accuracy = Accuracy::ulps(0.5);
+
+    const fn ulps(ulps: f64) -> Accuracy {
+        Accuracy {
+            ulps,
+            ulps_per_operand: 0.0,
+            absolute: 0.0,
+        }
+    }
+
+    const fn absolute(absolute: f64) -> Accuracy {
+        Accuracy {
+            ulps: 0.0,
+            ulps_per_operand: 0.0,
+            absolute,
+        }
+    }
+
+    /// The error allowed for a 32-bit result of magnitude at most `result` from an operand of
+    /// magnitude at most `operand`.
+    pub fn error(&self, result: f64, operand: f64) -> f64 {
+        let ulp = result.max(f32::MIN_POSITIVE as f64) * f32::EPSILON as f64;
+        (self.ulps + self.ulps_per_operand * operand) * ulp + self.absolute
+    }
+}
+
 impl AluOp {
     pub fn info(self) -> &'static OpInfo {
         &ALU_OPS[self as usize]
+    }
+
+    /// See [`Accuracy`].
+    pub fn accuracy(self) -> Accuracy {
+        use AluOp::*;
+        match self {
+            Fdiv | Frcp => Accuracy::ulps(2.5),
+            Frsq => Accuracy::ulps(2.0),
+            // 1 / inversesqrt(x).
+            Fsqrt => Accuracy::ulps(5.0),
+            Fexp2 => Accuracy {
+                ulps: 3.0,
+                ulps_per_operand: 2.0,
+                absolute: 0.0,
+            },
+            // 3 ulps outside [0.5, 2], 2^-21 inside.
+            Flog2 => Accuracy {
+                ulps: 3.0,
+                ulps_per_operand: 0.0,
+                absolute: 1.0 / 2_097_152.0,
+            },
+            // exp2(y · log2(x)): the logarithm's error grows with y and the exponent's.
+            Fpow => Accuracy {
+                ulps: 3.0,
+                ulps_per_operand: 16.0,
+                absolute: 0.0,
+            },
+            // Inside [-π, π].
+            Fsin | Fcos => Accuracy::absolute(1.0 / 2048.0),
+            // sin / cos.
+            Ftan => Accuracy::absolute(1.0 / 256.0),
+            Fatan | Fatan2 | Fasin | Facos => Accuracy::ulps(4096.0),
+            // From exponentials and logarithms.
+            Fsinh | Fcosh | Ftanh | Fasinh | Facosh | Fatanh => Accuracy {
+                ulps: 8.0,
+                ulps_per_operand: 4.0,
+                absolute: 1.0 / 2_097_152.0,
+            },
+            Ffma => Accuracy::ulps(1.0),
+            _ => Accuracy::ROUNDED,
+        }
     }
 
     pub fn name(self) -> &'static str {

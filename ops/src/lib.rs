@@ -10,7 +10,7 @@ pub mod alu;
 pub mod eval;
 pub mod intrinsics;
 
-pub use alu::{AluOp, ConvFamily, Eval, OpInfo, Operand};
+pub use alu::{Accuracy, AluOp, ConvFamily, Eval, OpInfo, Operand};
 pub use intrinsics::{
     ACCESS_COHERENT, ACCESS_RESTRICT, ACCESS_VOLATILE, AtomicOp, DestShape, IndexKind, Intrinsic,
     IntrinsicInfo, MemClass, SrcShape,
