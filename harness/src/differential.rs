@@ -91,8 +91,16 @@ impl std::fmt::Display for Agreement {
 /// error says where they differ (with the kernel's listing) or why the shader did not run.
 pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
     let optimized = optimized(shader, &run.mid_end, run.target)?;
-    let compiler = run.target.compiler().map_err(|e| e.to_string())?;
-    let stages = compiler.draw_stages(run.width)?;
+    // A target without a backend checks the mid-end alone: the optimized shader runs on the
+    // interpreter too.
+    let compiler = match run.target.has_backend() {
+        true => Some(run.target.compiler().map_err(|e| e.to_string())?),
+        false => None,
+    };
+    let stages: Box<dyn DrawStages> = match &compiler {
+        Some(compiler) => compiler.draw_stages(run.width)?,
+        None => Box::new(Interpreter),
+    };
     let compared = match shader.stage {
         Stage::Fragment => compare_fragments(shader, &optimized, stages.as_ref(), run),
         Stage::Vertex => compare_vertices(shader, &optimized, stages.as_ref(), run),
@@ -105,11 +113,114 @@ pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
             compared,
         }),
         Err(e) => {
-            let listing = compiler
-                .compile(&optimized, run.width)
-                .and_then(|kernel| kernel.listing())
-                .unwrap_or_else(|e| format!("(no listing: {e})"));
+            let listing = match &compiler {
+                Some(compiler) => compiler
+                    .compile(&optimized, run.width)
+                    .and_then(|kernel| kernel.listing())
+                    .unwrap_or_else(|e| format!("(no listing: {e})")),
+                None => shrew_engine::text::print(&optimized),
+            };
             Err(format!("{}: {e}\n{listing}", run.describe()))
+        }
+    }
+}
+
+/// The runs a test file's `// run:` lines name (every target a line names at every width it names)
+/// after the mid-end pipeline `pipeline`, within `tolerance`.
+pub fn file_runs(source: &str, pipeline: &str, tolerance: Option<f32>) -> Result<Vec<Run>, String> {
+    let workgroups = match directive(source, "// workgroups:") {
+        None => [1, 1, 1],
+        Some(text) => {
+            let counts: Vec<u32> = text
+                .split_whitespace()
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("`// workgroups: {text}`: {e}"))?;
+            counts
+                .try_into()
+                .map_err(|_| format!("`// workgroups: {text}`: expected three counts"))?
+        }
+    };
+    let mut runs = Vec::new();
+    for line in source.lines() {
+        let Some(spec) = line.trim().strip_prefix("// run:") else {
+            continue;
+        };
+        let (mut targets, mut widths, mut mid_end) = (Vec::new(), Vec::new(), pipeline);
+        let mut words = spec.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "-p" {
+                mid_end = words
+                    .next()
+                    .ok_or("`// run:` line: `-p` names no pipeline")?;
+                continue;
+            }
+            match word.strip_prefix("simd") {
+                Some(width) => widths.push(Some(
+                    width
+                        .parse()
+                        .map_err(|_| format!("`{word}`: expected simdN"))?,
+                )),
+                None => targets.push(shrew_targets::lookup(word).map_err(|e| e.to_string())?),
+            }
+        }
+        if targets.is_empty() {
+            return Err("`// run:` names no target".into());
+        }
+        if widths.is_empty() {
+            widths.push(None);
+        }
+        for &target in &targets {
+            for &width in &widths {
+                runs.push(Run {
+                    target,
+                    width,
+                    mid_end: mid_end.to_string(),
+                    tolerance: tolerance.unwrap_or(1e-4),
+                    workgroups,
+                });
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// The trimmed text after the first line starting with `prefix`.
+pub fn directive<'s>(source: &'s str, prefix: &str) -> Option<&'s str> {
+    source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(prefix))
+        .map(str::trim)
+}
+
+/// How a run of [`run_on_target`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The shader did not compile (or set up): the message without its numbers, which name
+    /// values and change as a shader is reduced.
+    Refused(String),
+    /// The target computed something other than the interpreter.
+    Differs,
+    /// The interpreter itself could not run the shader.
+    Interpreter,
+}
+
+impl Failure {
+    /// The failure an error of [`run_on_target`] reports.
+    pub fn of(message: &str) -> Failure {
+        let first = message.lines().next().unwrap_or("");
+        // After the run's description, differences start with the seed, pixel, SSBO, vertex
+        // or invocation they are at.
+        let what = first.split_once(": ").map_or(first, |(_, rest)| rest);
+        if what.contains("the interpreter") {
+            Failure::Interpreter
+        } else if ["seed ", "pixel ", "SSBO ", "vertex ", "invocation "]
+            .iter()
+            .any(|p| what.starts_with(p))
+        {
+            Failure::Differs
+        } else {
+            Failure::Refused(what.replace(|c: char| c.is_ascii_digit(), "#"))
         }
     }
 }

@@ -69,6 +69,10 @@ impl Backend for R600Backend {
         shrew_r600::target_options(self.0)
     }
 
+    fn compiles(&self, stage: Stage) -> bool {
+        matches!(stage, Stage::Fragment | Stage::Vertex)
+    }
+
     fn compiler(&self, target: &'static Target) -> Result<Box<dyn Compiler>, PipelineError> {
         let spec = target.backend_pipeline();
         let selected = TargetOptions {

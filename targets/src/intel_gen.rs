@@ -54,6 +54,14 @@ impl Backend for GenBackend {
         Some(shrew_gen::rules::BACKEND_PASSES)
     }
 
+    fn compiles(&self, stage: Stage) -> bool {
+        !widths(stage).is_empty()
+    }
+
+    fn widths(&self, stage: Stage) -> &'static [u8] {
+        widths(stage)
+    }
+
     fn compiler(&self, target: &'static Target) -> Result<Box<dyn Compiler>, PipelineError> {
         Ok(Box::new(GenCompiler {
             hw: self.0,

@@ -17,7 +17,7 @@ mod varyings;
 pub use pipeline::{Pipeline, PipelineError};
 
 use shrew_engine::draw::DrawStages;
-use shrew_engine::ir::Shader;
+use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::passes::manager::{Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
 
@@ -117,6 +117,21 @@ impl Target {
         self.backend.ok_or(NoBackend(self.name))
     }
 
+    /// Every width a shader of `stage` may ask for: `None` (the backend's default) where it
+    /// has no choice or no backend.
+    pub fn widths(&self, stage: Stage) -> Vec<Option<u8>> {
+        match self.backend.map_or(&[][..], |b| b.widths(stage)) {
+            [] => vec![None],
+            widths => widths.iter().map(|&w| Some(w)).collect(),
+        }
+    }
+
+    /// Whether the target compiles shaders of `stage` (without a backend, the mid-end takes
+    /// every stage).
+    pub fn compiles(&self, stage: Stage) -> bool {
+        self.backend.is_none_or(|b| b.compiles(stage))
+    }
+
     /// Whether the target has a backend.
     pub fn has_backend(&self) -> bool {
         self.backend.is_some()
@@ -192,6 +207,15 @@ pub trait Backend: Sync {
     /// The backend's own passes, after the shared backend pipeline.
     fn passes(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Whether the backend compiles shaders of `stage`.
+    fn compiles(&self, stage: Stage) -> bool;
+
+    /// The dispatch widths a shader of `stage` compiles at, where the backend has a choice
+    /// (empty: one way, `None` as the width).
+    fn widths(&self, _stage: Stage) -> &'static [u8] {
+        &[]
     }
 
     /// Prepares compiles for `target` (whose pipelines name this backend's passes).

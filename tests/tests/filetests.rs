@@ -26,7 +26,7 @@ use filecheck::{CheckerBuilder, NO_VARIABLES};
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Pipeline, RunOptions, RunReport};
 use shrew_engine::text;
-use shrew_harness::differential::{self, Run, close};
+use shrew_harness::differential::{self, close, directive, file_runs};
 use shrew_targets::Target;
 use shrew_tests::run_with_small_resources;
 use std::path::{Path, PathBuf};
@@ -67,74 +67,6 @@ fn target_specs(source: &str) -> Result<Vec<TargetSpec>, String> {
         });
     }
     Ok(specs)
-}
-
-/// The runs of the file's `// run:` lines (every target a line names at every width it names)
-/// after the mid-end pipeline `pipeline`, within `tolerance`.
-fn runs(source: &str, pipeline: &str, tolerance: Option<f32>) -> Result<Vec<Run>, String> {
-    let workgroups = match directive(source, "// workgroups:") {
-        None => [1, 1, 1],
-        Some(text) => {
-            let counts: Vec<u32> = text
-                .split_whitespace()
-                .map(str::parse)
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("`// workgroups: {text}`: {e}"))?;
-            counts
-                .try_into()
-                .map_err(|_| format!("`// workgroups: {text}`: expected three counts"))?
-        }
-    };
-    let mut runs = Vec::new();
-    for line in source.lines() {
-        let Some(spec) = line.trim().strip_prefix("// run:") else {
-            continue;
-        };
-        let (mut targets, mut widths, mut mid_end) = (Vec::new(), Vec::new(), pipeline);
-        let mut words = spec.split_whitespace();
-        while let Some(word) = words.next() {
-            if word == "-p" {
-                mid_end = words
-                    .next()
-                    .ok_or("`// run:` line: `-p` names no pipeline")?;
-                continue;
-            }
-            match word.strip_prefix("simd") {
-                Some(width) => widths.push(Some(
-                    width
-                        .parse()
-                        .map_err(|_| format!("`{word}`: expected simdN"))?,
-                )),
-                None => targets.push(shrew_targets::lookup(word).map_err(|e| e.to_string())?),
-            }
-        }
-        if targets.is_empty() {
-            return Err("`// run:` names no target".into());
-        }
-        if widths.is_empty() {
-            widths.push(None);
-        }
-        for &target in &targets {
-            for &width in &widths {
-                runs.push(Run {
-                    target,
-                    width,
-                    mid_end: mid_end.to_string(),
-                    tolerance: tolerance.unwrap_or(1e-4),
-                    workgroups,
-                });
-            }
-        }
-    }
-    Ok(runs)
-}
-
-/// The trimmed text after the first line starting with `prefix`.
-fn directive<'s>(source: &'s str, prefix: &str) -> Option<&'s str> {
-    source
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(prefix))
-        .map(str::trim)
 }
 
 const ASSEMBLY: &str = "// assembly:";
@@ -237,7 +169,7 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
         ),
         None => None,
     };
-    let runs = runs(&source, pipeline_text, tolerance)?;
+    let runs = file_runs(&source, pipeline_text, tolerance)?;
     let input = text::parse(&source, &path.display().to_string()).map_err(|e| e.to_string())?;
     shrew_engine::verify::verify(&input).map_err(|e| format!("the input is invalid: {e:?}"))?;
     let checker = CheckerBuilder::new()
