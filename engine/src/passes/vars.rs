@@ -14,8 +14,14 @@ use std::collections::{HashMap, HashSet};
 
 /// For each function, the temporaries no other function reaches: its `function_temp`
 /// variables and, for the entry function, `shader_temp` ones. Only these can be rewritten by
-/// looking at one function.
+/// looking at one function. None once `lower-io` has placed temporaries in scratch memory:
+/// the scratch accesses' offsets follow the variables' layout, which deleting, splitting or
+/// narrowing any temporary would move.
 pub fn owned_temporaries(shader: &Shader) -> Vec<HashSet<VarId>> {
+    let mut owned = vec![HashSet::new(); shader.functions.len()];
+    if uses_scratch(shader) {
+        return owned;
+    }
     let mut owners: HashMap<VarId, Option<usize>> = HashMap::new();
     for (f, func) in shader.functions.iter().enumerate() {
         for inst in func.insts.iter().flatten() {
@@ -27,7 +33,6 @@ pub fn owned_temporaries(shader: &Shader) -> Vec<HashSet<VarId>> {
             }
         }
     }
-    let mut owned = vec![HashSet::new(); shader.functions.len()];
     for (var, owner) in owners {
         let Some(f) = owner else { continue };
         let is_temporary = match shader.variable(var).mode {
@@ -40,6 +45,16 @@ pub fn owned_temporaries(shader: &Shader) -> Vec<HashSet<VarId>> {
         }
     }
     owned
+}
+
+/// Whether any instruction reads or writes scratch memory (temporaries `lower-io` placed).
+fn uses_scratch(shader: &Shader) -> bool {
+    shader.functions.iter().any(|func| {
+        func.insts.iter().flatten().any(|inst| {
+            matches!(&inst.kind, InstKind::Intrinsic(i)
+                if matches!(i.op, Intrinsic::LoadScratch | Intrinsic::StoreScratch))
+        })
+    })
 }
 
 /// Whether only this invocation's own accesses through derefs change variables of this mode:
