@@ -67,6 +67,14 @@ fn per_component(op: AluOp) -> u32 {
         // `mach`.
         Imul => 1,
         ImulHigh | UmulHigh => 2,
+        // Saturating and carrying arithmetic, rotates and bit fields are lowered (no BFE, BFI,
+        // ADDC or SUBB selected yet): shift, mask, compare and select sequences.
+        IaddSat | IsubSat => 10,
+        UaddSat | UsubSat | UaddCarry => 3,
+        UsubBorrow => 2,
+        Urol | Uror => 4,
+        BitfieldInsert => 13,
+        UbitfieldExtract | IbitfieldExtract => 9,
         // `mul` then a `mad` per further component pair.
         Fdot2 => 2,
         Fdot3 => 3,

@@ -56,6 +56,16 @@ pub fn target_options() -> TargetOptions {
         lower_inverse_trig: true,
         lower_b2f_mul: true,
         lower_unordered_cmp: true,
+        // Not selected to native instructions yet (BFE, BFI, ADDC, SUBB, the saturating
+        // modifier on integer adds): lowered to shifts, masks and compares, so that no rule
+        // produces them and shaders using them compile.
+        lower_isign: true,
+        lower_bitfield_extract: true,
+        lower_bitfield_insert: true,
+        lower_uadd_carry: true,
+        lower_usub_borrow: true,
+        lower_add_sat: true,
+        lower_rotate: true,
         indirect_uniform_loads: true,
         scalarize: Scalarize::MixedConstants,
         costs: CostOptions {

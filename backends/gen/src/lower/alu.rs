@@ -452,6 +452,17 @@ impl Lowering<'_> {
                 let a = self.in_register(a);
                 self.op(Opcode::Fbl, dst_ud, vec![a]);
             }
+            // A boolean is all ones when true: its one bit is the lowest.
+            A::BitCount
+                if self
+                    .func
+                    .value_type(srcs[0].value)
+                    .is_some_and(|t| t.bits == 1) =>
+            {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                self.op(Opcode::And, dst_ud, vec![a, Src::imm_ud(1)]);
+            }
             A::BitCount => {
                 let a = ud(self, 0);
                 let a = self.in_register(a);
