@@ -65,6 +65,12 @@ phase "build (release)"
 cargo build --release --locked -p shrew-cli
 shrew=target/release/shrew
 
+# Random valid shaders on every target's emulator, the default and eqsat pipelines and random
+# pass orders, against the unoptimized interpreter: a fixed-seed slice (`shrew fuzz` runs any
+# number; see docs/testing.md).
+phase "random differential testing (fixed seed)"
+"$shrew" fuzz --programs 200 --seed 1
+
 executable=(
     "$piglit/generated_tests/spec/glsl-1.10/execution"
     "$piglit/generated_tests/spec/glsl-1.20/execution"

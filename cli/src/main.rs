@@ -13,8 +13,11 @@ use std::process::ExitCode;
 
 mod compile;
 mod corpus;
+mod fuzz;
+mod ops;
 mod opt;
 mod piglit;
+mod reduce;
 mod rules;
 mod run;
 
@@ -68,6 +71,15 @@ enum Command {
     Compile(compile::CompileArgs),
     /// Print the assembly of a native binary `shrew compile --binary` wrote.
     Disasm(compile::DisasmArgs),
+    /// Random differential testing: random valid shaders on the interpreter against every
+    /// target's emulator, the default and eqsat pipelines and random pass orders.
+    Fuzz(fuzz::FuzzArgs),
+    /// The op × target matrix: every ALU opcode at every bit size, and whether each target
+    /// compiles it (natively or lowered) and runs it as the interpreter does, or why not.
+    Ops(ops::OpsArgs),
+    /// Shrink a failing shader file (`shrew fuzz --save` writes them) while its run keeps
+    /// failing the same way: delta debugging over the IR.
+    Reduce(reduce::ReduceArgs),
 }
 
 /// An error the CLI reports: already formatted with its location.
@@ -134,6 +146,9 @@ fn main() -> ExitCode {
         Command::Corpus(args) => corpus::corpus(&args),
         Command::Compile(args) => compile::compile(&args),
         Command::Disasm(args) => compile::disasm(&args),
+        Command::Fuzz(args) => fuzz::fuzz(&args),
+        Command::Ops(args) => ops::ops(&args),
+        Command::Reduce(args) => reduce::reduce(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,9 +17,13 @@
 
 mod commands;
 pub mod differential;
+pub mod fuzz;
 pub mod interpreter;
+pub mod op_matrix;
 mod parse;
+pub mod random_shader;
 mod raster;
+pub mod reduce;
 mod run;
 mod textures;
 

@@ -1,0 +1,247 @@
+//! The op × target matrix: for every ALU opcode at every bit size it allows, whether each
+//! target compiles it (natively, or after a pass lowered it to other opcodes) and runs it as
+//! the interpreter does, or why not.
+//!
+//! Each entry is a probe: a fragment shader applying the opcode once to operands loaded from
+//! uniforms (so nothing folds it away), its result written to the colour: floats converted to
+//! 32 bits, compared within the differential runner's tolerance; other results folded to 32
+//! bits and written a byte per component, so compared exactly. The uniforms hold small random
+//! floats in thousandths; integer operands see their bits, so integer opcodes run on large
+//! values of both signs.
+
+use crate::differential::{Failure, Run, run_on_target};
+use shrew_engine::ir::{
+    Builder, FuncId, InstKind, Mode, Scalar, Shader, Stage, Type, Value, Variable,
+};
+use shrew_engine::ops::{AluOp, BaseType, Operand};
+use shrew_targets::{Pipeline, Target};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, OnceLock};
+
+/// How a target fares with one opcode at one bit size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Compiled as the opcode itself, and runs as the interpreter does.
+    Native,
+    /// Compiled after a pass turned it into other opcodes, and runs as the interpreter does.
+    Lowered,
+    /// Compiled, but computes something else.
+    Wrong(String),
+    /// Not compiled: the reason.
+    Refused(String),
+}
+
+impl Support {
+    pub fn compiles(&self) -> bool {
+        !matches!(self, Support::Refused(_))
+    }
+
+    /// A short word for tables.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Support::Native => "native",
+            Support::Lowered => "lowered",
+            Support::Wrong(_) => "WRONG",
+            Support::Refused(_) => "no",
+        }
+    }
+
+    /// Why not, for the entries that do not work.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Support::Wrong(why) | Support::Refused(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// Every opcode and the bit sizes it allows (0 for an opcode whose operands are all sized).
+pub fn entries() -> Vec<(AluOp, u8)> {
+    AluOp::all()
+        .flat_map(|op| {
+            let sizes = op.info().unsized_bit_sizes();
+            if sizes.is_empty() {
+                vec![(op, 0)]
+            } else {
+                sizes.into_iter().map(|bits| (op, bits)).collect()
+            }
+        })
+        .collect()
+}
+
+/// The probe of `op` at `bits` (see the module's documentation).
+pub fn probe(op: AluOp, bits: u8) -> Shader {
+    let info = op.info();
+    let mut shader = Shader::new(Stage::Fragment);
+    let mut b = Builder::new(&mut shader, FuncId(0));
+    let srcs: Vec<Value> = info
+        .srcs
+        .iter()
+        .enumerate()
+        .map(|(i, operand)| uniform_operand(&mut b, i, operand, bits))
+        .collect();
+    let result = b.alu(op, &srcs);
+    let ty = b.value_type(result);
+    let floats = info.dst.base == BaseType::Float && ty.bits > 1;
+    let colour: Vec<Value> = if floats {
+        let result = match ty.bits {
+            32 => result,
+            _ => b.alu(AluOp::F2f32, &[result]),
+        };
+        (0..4).map(|c| b.channel(result, c % ty.comps)).collect()
+    } else {
+        // Every component's bits, folded into 32 (sign- or zero-extension is the same for
+        // telling results apart), then a byte per colour component: integers below 2^8,
+        // which the colour's tolerance tells apart.
+        let mut folded: Option<Value> = None;
+        for c in 0..ty.comps {
+            let x = b.channel(result, c);
+            let x = match ty.bits {
+                32 => x,
+                64 => {
+                    let halves = b.alu(AluOp::Unpack64_2x32, &[x]);
+                    let (low, high) = (b.channel(halves, 0), b.channel(halves, 1));
+                    b.alu(AluOp::Ixor, &[low, high])
+                }
+                1 => b.alu(AluOp::B2i32, &[x]),
+                _ => b.alu(AluOp::U2u32, &[x]),
+            };
+            folded = Some(match folded {
+                None => x,
+                Some(f) => {
+                    let seven = b.imm_u32(7);
+                    let rotated = b.alu(AluOp::Urol, &[f, seven]);
+                    b.alu(AluOp::Ixor, &[rotated, x])
+                }
+            });
+        }
+        let folded = folded.expect("a result has components");
+        (0..4)
+            .map(|k| {
+                let shift = b.imm_u32(8 * k);
+                let high = b.alu(AluOp::Ushr, &[folded, shift]);
+                let byte = b.imm_u32(0xff);
+                let low = b.alu(AluOp::Iand, &[high, byte]);
+                b.alu(AluOp::U2f32, &[low])
+            })
+            .collect()
+    };
+    let colour = b.vec(&colour);
+    let mut var = Variable::new("colour", Mode::ShaderOut, Type::Vector(Scalar::F32, 4));
+    var.location = Some(0);
+    let var = b.shader.add_variable(var);
+    let deref = b.deref_var(var);
+    b.store_deref_all(deref, colour);
+    b.ret(None);
+    shader
+}
+
+/// Source `i` of the probe: a uniform of the operand's type (booleans: a uniform compared
+/// with zero).
+fn uniform_operand(b: &mut Builder, i: usize, operand: &Operand, bits: u8) -> Value {
+    let size = match operand.bits {
+        0 => bits,
+        fixed => fixed,
+    };
+    let comps = operand.comps.max(1);
+    let boolean = operand.base == BaseType::Bool || size == 1;
+    let scalar = if boolean {
+        Scalar::U32
+    } else {
+        Scalar::new(operand.base, size)
+    };
+    let ty = match comps {
+        1 => Type::Scalar(scalar),
+        n => Type::Vector(scalar, n),
+    };
+    let var = b
+        .shader
+        .add_variable(Variable::new(format!("s{i}"), Mode::Uniform, ty));
+    let deref = b.deref_var(var);
+    let value = b.load_deref(deref);
+    if boolean {
+        let zero = b.imm_u32(0);
+        b.alu(AluOp::Ine, &[value, zero])
+    } else {
+        value
+    }
+}
+
+/// How `target` fares with `op` at `bits`: the probe run at the target's first width.
+pub fn support(target: &'static Target, op: AluOp, bits: u8) -> Support {
+    let shader = probe(op, bits);
+    let mut run = Run::new(target.name, target.widths(Stage::Fragment)[0]);
+    // Operands below 1 in magnitude, results below 4: what the opcode's accuracy allows there.
+    run.tolerance = run
+        .tolerance
+        .max(2.0 * op.accuracy().error(4.0, 1.0) as f32);
+    match run_on_target(&shader, &run) {
+        Ok(_) if survives(&shader, op, target) => Support::Native,
+        Ok(_) => Support::Lowered,
+        Err(e) => match Failure::of(&e) {
+            Failure::Refused(_) => Support::Refused(first_line(&e)),
+            _ => Support::Wrong(first_line(&e)),
+        },
+    }
+}
+
+/// Whether `op` is still in `shader` after the default pipeline and `target`'s backend
+/// pipeline: what the backend itself then compiles.
+fn survives(shader: &Shader, op: AluOp, target: &'static Target) -> bool {
+    let spec = format!("default,{}", target.backend_pipeline());
+    let mut lowered = shader.clone();
+    let Ok(pipeline) = Pipeline::parse(&spec, target) else {
+        return false;
+    };
+    if pipeline.run(&mut lowered).is_err() {
+        return false;
+    }
+    lowered.functions.iter().any(|f| {
+        f.insts
+            .iter()
+            .flatten()
+            .any(|inst| matches!(&inst.kind, InstKind::Alu(alu) if alu.op == op))
+    })
+}
+
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").to_string()
+}
+
+/// The 32-bit opcodes `target` compiles into shaders of any stage it takes (probed once per
+/// target, then remembered).
+pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
+    static KNOWN: OnceLock<Mutex<HashMap<&'static str, OpSet>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
+    let remembered = known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(target.name)
+        .cloned();
+    if let Some(ops) = remembered {
+        return ops;
+    }
+    let ops: OpSet = entries()
+        .into_iter()
+        .filter(|&(op, bits)| bits == 32 || (bits == 0 && op_is_32_bit(op)))
+        .filter(|&(op, bits)| support(target, op, bits).compiles())
+        .map(|(op, _)| op)
+        .collect();
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(target.name, ops.clone());
+    ops
+}
+
+type OpSet = BTreeSet<AluOp>;
+
+/// An opcode whose operands are all sized, none of them wider or narrower than 32 bits
+/// (booleans aside).
+fn op_is_32_bit(op: AluOp) -> bool {
+    let info = op.info();
+    info.srcs
+        .iter()
+        .chain([&info.dst])
+        .all(|o| o.bits == 32 || o.bits == 1)
+}

@@ -1,0 +1,1411 @@
+//! Random shaders for differential testing: valid IR whose every result is defined, so that the
+//! unoptimized interpreter is an oracle for any pipeline and any target.
+//!
+//! [`random_shader`] builds a fragment or compute shader from a seed: arithmetic on floats,
+//! integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops with
+//! bounded trip counts (some data dependent), `break` and `continue`, `discard`, derivatives,
+//! function-local variables carrying values across control flow, and SSBO reads. Its results
+//! leave through the colour of a fragment shader and the SSBO of a compute shader (see
+//! `outputs`): integers and exact floats compared bit for bit, other floats within a
+//! tolerance.
+//!
+//! What "defined" means here, and how the generator keeps to it:
+//! - No operation whose result GLSL leaves undefined: divisors and remainders are odd positive
+//!   numbers, shift counts and bitfield offsets and counts are masked below the bit size, float
+//!   to integer conversions take values in range, and no float is ever NaN or infinite
+//!   (reciprocals, roots, logarithms and the like take operands kept inside their domain).
+//! - Every float carries [`Facts`]: a bound on its magnitude and either *exact* (a multiple of
+//!   2^-n computed without any rounding, so every reassociation, fusion or reordering gives the
+//!   same bits) or an estimate of how far rounding and each operation's allowed inaccuracy
+//!   (the opcode table's [`Accuracy`](shrew_engine::ops::Accuracy)) may have moved it.
+//!   Operations that are discontinuous (comparisons, floor, sign, float to integer) read exact
+//!   values only, so a one-ulp difference upstream can never flip a branch or an integer;
+//!   values whose possible error grows past what the comparison tolerates are scaled down
+//!   until it does not.
+//! - Derivatives are taken in uniform control flow only (top level, before any discard).
+
+use shrew_engine::ir::{
+    AluSrc, Builder, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type, Value, VarId, Variable,
+};
+use shrew_engine::ops::{AluOp, Intrinsic};
+use shrew_engine::rng::Rng;
+use std::collections::BTreeSet;
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// [`Stage::Fragment`] or [`Stage::Compute`].
+    pub stage: Stage,
+    /// How many statements (expressions, stores, control flow) the shader has, at most.
+    pub statements: usize,
+    /// How deeply `if`s and loops nest.
+    pub max_depth: usize,
+    /// The opcodes the shader may use, beyond the few every target has (adds, multiplies,
+    /// minimum and maximum, bitwise operations, shifts, comparisons and conversions between
+    /// 32-bit floats and integers, which keep operands in their domains and combine the
+    /// results); every opcode when `None`.
+    pub allowed: Option<BTreeSet<AluOp>>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            stage: Stage::Fragment,
+            statements: 40,
+            max_depth: 3,
+            allowed: None,
+        }
+    }
+}
+
+/// The workgroup size of generated compute shaders and how many workgroups a run dispatches:
+/// 16 invocations, each writing [`SLOTS`] dwords of the 256-dword output SSBO.
+pub const WORKGROUP_SIZE: [u32; 3] = [4, 2, 1];
+pub const WORKGROUPS: [u32; 3] = [2, 1, 1];
+/// Running hashes of the results: output dwords per invocation of a compute shader.
+const SLOTS: u32 = 8;
+
+/// A random valid shader: see the module's documentation.
+pub fn random_shader(seed: u64, options: &Options) -> Shader {
+    let mut shader = Shader::new(options.stage);
+    if options.stage == Stage::Compute {
+        shader.workgroup_size = WORKGROUP_SIZE;
+    }
+    let mut generator = Generator {
+        b: Builder::new(&mut shader, FuncId(0)),
+        rng: Rng::new(seed),
+        stage: options.stage,
+        max_depth: options.max_depth,
+        pool: Vec::new(),
+        locals: Vec::new(),
+        loops: Vec::new(),
+        depth: 0,
+        may_have_discarded: false,
+        budget: options.statements,
+        input_ssbo: None,
+        allowed: options.allowed.clone(),
+    };
+    generator.inputs();
+    generator.declare_locals();
+    while generator.budget > 0 {
+        generator.statement();
+    }
+    generator.outputs();
+    shader
+}
+
+/// The kind of value, which says which operations read it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Class {
+    Float,
+    Int,
+    Bool,
+}
+
+/// What is known of every component of a value.
+#[derive(Copy, Clone, Debug)]
+struct Facts {
+    /// The largest magnitude (integers: as signed numbers; infinite when unknown).
+    bound: f64,
+    /// Floats: `Some(n)` when the value is a multiple of 2^-n computed without rounding.
+    exact: Option<u32>,
+    /// Floats: how far rounding and approximate operations may have moved the value.
+    error: f64,
+}
+
+impl Facts {
+    const ANY_INT: Facts = Facts {
+        bound: f64::INFINITY,
+        exact: None,
+        error: 0.0,
+    };
+
+    fn small_int(bound: f64) -> Facts {
+        Facts {
+            bound,
+            ..Facts::ANY_INT
+        }
+    }
+
+    fn exact(bound: f64, frac: u32) -> Facts {
+        Facts {
+            bound,
+            exact: Some(frac),
+            error: 0.0,
+        }
+    }
+
+    /// The facts of a float result of magnitude at most `bound` computed from operands
+    /// exact to `frac` bits (if they all are) and otherwise off by `error`: exact if it fits
+    /// the significand, else rounded once more.
+    fn float(bound: f64, frac: Option<u32>, error: f64) -> Facts {
+        match frac {
+            Some(frac) if bound * 2f64.powi(frac as i32) < SIGNIFICAND => Facts::exact(bound, frac),
+            _ => Facts {
+                bound,
+                exact: None,
+                error: error + bound * ROUNDING,
+            },
+        }
+    }
+
+    /// Either of two values (a select, a minimum).
+    fn either(a: Facts, b: Facts) -> Facts {
+        Facts {
+            bound: a.bound.max(b.bound),
+            exact: a.exact.zip(b.exact).map(|(x, y)| x.max(y)),
+            error: a.error.max(b.error),
+        }
+    }
+}
+
+/// Exact float values stay below 2^24 units of their last bit: f32's significand.
+const SIGNIFICAND: f64 = 16_777_216.0;
+/// One rounding to f32, relative.
+const ROUNDING: f64 = 1.0 / 8_388_608.0;
+/// Values that may be off by more than this are scaled down by a power of two until they
+/// are not: the outputs are compared within 1e-4 of their magnitude (absolute below 1), and
+/// sums of several such values must stay inside that.
+const MAX_ERROR: f64 = 1e-5;
+/// Floats are clamped back to this magnitude when they grow past it.
+const MAX_FLOAT: f64 = 4096.0;
+
+#[derive(Copy, Clone, Debug)]
+struct Item {
+    value: Value,
+    class: Class,
+    comps: u8,
+    facts: Facts,
+}
+
+/// A function-local variable and what every value stored in it satisfies.
+#[derive(Copy, Clone)]
+struct Local {
+    var: VarId,
+    class: Class,
+    comps: u8,
+    facts: Facts,
+}
+
+impl Local {
+    fn accepts(&self, item: &Item) -> bool {
+        item.class == self.class
+            && item.comps == self.comps
+            && item.facts.bound <= self.facts.bound
+            && item.facts.error <= self.facts.error
+            && match self.facts.exact {
+                Some(frac) => item.facts.exact.is_some_and(|f| f <= frac),
+                None => true,
+            }
+    }
+}
+
+struct Generator<'a> {
+    b: Builder<'a>,
+    rng: Rng,
+    stage: Stage,
+    max_depth: usize,
+    /// The values the current position may use, innermost last.
+    pool: Vec<Item>,
+    locals: Vec<Local>,
+    /// The loops around the current position, innermost last.
+    loops: Vec<LoopBuilder>,
+    depth: usize,
+    may_have_discarded: bool,
+    /// Statements left to generate.
+    budget: usize,
+    input_ssbo: Option<VarId>,
+    allowed: Option<BTreeSet<AluOp>>,
+}
+
+const EXACT_CONSTANTS: [f64; 12] = [
+    0.0, 1.0, -1.0, 0.5, 2.0, -0.25, 3.0, 1.5, -8.0, 0.125, 16.0, -0.75,
+];
+const INT_CONSTANTS: [i64; 10] = [0, 1, -1, 2, 7, 31, 255, -256, 0x7fff_ffff, 0x1234_5678];
+
+impl Generator<'_> {
+    /// `Some` when the options allow `op`.
+    fn allows(&self, op: AluOp) -> Option<()> {
+        self.allowed
+            .as_ref()
+            .is_none_or(|allowed| allowed.contains(&op))
+            .then_some(())
+    }
+
+    /// `Some` when the shader's outputs show inexact floats: a fragment shader's colour does
+    /// (within a tolerance); a compute shader's SSBO, compared bit for bit, only shows exact
+    /// ones, so it makes no inexact ones.
+    fn observes_inexact_floats(&self) -> Option<()> {
+        (self.stage == Stage::Fragment).then_some(())
+    }
+
+    /// One of the allowed `ops`.
+    fn choose(&mut self, ops: &[AluOp]) -> Option<AluOp> {
+        let allowed: Vec<AluOp> = ops
+            .iter()
+            .copied()
+            .filter(|&op| self.allows(op).is_some())
+            .collect();
+        (!allowed.is_empty()).then(|| self.rng.pick(&allowed))
+    }
+
+    fn push(&mut self, item: Item) {
+        let item = self.tame(item);
+        self.pool.push(item);
+    }
+
+    fn float(&mut self, value: Value, facts: Facts) -> Item {
+        let comps = self.b.value_type(value).comps;
+        Item {
+            value,
+            class: Class::Float,
+            comps,
+            facts,
+        }
+    }
+
+    fn int(&mut self, value: Value, facts: Facts) -> Item {
+        let comps = self.b.value_type(value).comps;
+        Item {
+            value,
+            class: Class::Int,
+            comps,
+            facts,
+        }
+    }
+
+    fn boolean(&mut self, value: Value) -> Item {
+        let comps = self.b.value_type(value).comps;
+        Item {
+            value,
+            class: Class::Bool,
+            comps,
+            facts: Facts::small_int(1.0),
+        }
+    }
+
+    // ---- inputs, locals, outputs ----
+
+    fn inputs(&mut self) {
+        match self.stage {
+            Stage::Fragment => {
+                let mut input = Variable::new("v", Mode::ShaderIn, Type::Vector(Scalar::F32, 4));
+                input.location = Some(0);
+                let input = self.b.shader.add_variable(input);
+                let deref = self.b.deref_var(input);
+                let v = self.b.load_deref(deref);
+                // Dyadic inputs: multiples of 1/64 within 5 (see the differential runner).
+                let item = self.float(v, Facts::exact(5.0, 6));
+                self.push(item);
+                let coord = self.b.intrinsic(Intrinsic::LoadFragCoord, &[], None, &[]);
+                let xy = self.swizzle(coord, &[0, 1]);
+                let item = self.float(xy, Facts::exact(8.5, 1));
+                self.push(item);
+            }
+            Stage::Compute => {
+                let id = self
+                    .b
+                    .intrinsic(Intrinsic::LoadLocalInvocationIndex, &[], None, &[]);
+                let item = self.int(id, Facts::small_int(8.0));
+                self.push(item);
+                let ssbo = self.b.shader.add_variable(ssbo_variable("data", 0));
+                self.input_ssbo = Some(ssbo);
+            }
+            stage => panic!("no random {} shaders", stage.name()),
+        }
+        // The default uniform block holds small floats in thousandths: rounded, but the same
+        // bits on both sides.
+        let uniform = self.b.shader.add_variable(Variable::new(
+            "u",
+            Mode::Uniform,
+            Type::Vector(Scalar::F32, 4),
+        ));
+        let deref = self.b.deref_var(uniform);
+        let u = self.b.load_deref(deref);
+        let item = self.float(
+            u,
+            Facts {
+                bound: 1.0,
+                exact: None,
+                error: 0.0,
+            },
+        );
+        self.push(item);
+        for _ in 0..3 {
+            let c = self.constant(Class::Float, 1);
+            self.push(c);
+            let c = self.constant(Class::Int, 1);
+            self.push(c);
+        }
+    }
+
+    fn declare_locals(&mut self) {
+        let kinds = [
+            (Class::Float, 1, Facts::exact(64.0, 6)),
+            (Class::Float, 4, Facts::exact(64.0, 6)),
+            (
+                Class::Float,
+                2,
+                Facts {
+                    bound: MAX_FLOAT,
+                    exact: None,
+                    error: 1e-6,
+                },
+            ),
+            (Class::Int, 1, Facts::ANY_INT),
+            (Class::Int, 2, Facts::ANY_INT),
+            (Class::Bool, 1, Facts::small_int(1.0)),
+        ];
+        for (i, (class, comps, facts)) in kinds.into_iter().enumerate() {
+            let scalar = match class {
+                Class::Float => Scalar::F32,
+                Class::Int => Scalar::I32,
+                Class::Bool => Scalar::BOOL,
+            };
+            let ty = if comps == 1 {
+                Type::Scalar(scalar)
+            } else {
+                Type::Vector(scalar, comps)
+            };
+            let var =
+                self.b
+                    .shader
+                    .add_variable(Variable::new(format!("l{i}"), Mode::FunctionTemp, ty));
+            let local = Local {
+                var,
+                class,
+                comps,
+                facts,
+            };
+            let init = self.constant(class, comps);
+            let deref = self.b.deref_var(var);
+            self.b.store_deref_all(deref, init.value);
+            self.locals.push(local);
+        }
+    }
+
+    /// The results. Integers, booleans and exact floats (scaled to integers) are hashed into
+    /// [`SLOTS`] running hashes; other floats are summed into two running `acc * 0.5 + x`
+    /// (which keeps magnitudes and errors bounded). A compute shader writes the hashes to its
+    /// slots of the output SSBO, compared bit for bit. A fragment shader writes the colour
+    /// (the two sums, then 26 bits of a digest of the hashes as two integers below 2^13, which
+    /// the colour's tolerance tells apart): every target writes colours, not every one SSBOs.
+    fn outputs(&mut self) {
+        for i in 0..self.locals.len() {
+            self.load_local(i);
+        }
+        let items = self.pool.clone();
+        let half = self.b.imm_f32(0.5);
+        let mut sums: Vec<Value> = (0..2).map(|_| self.b.imm_f32(0.0)).collect();
+        let mut hashes: Vec<Value> = Vec::new();
+        let mut slot = 0;
+        for item in &items {
+            for c in 0..item.comps {
+                let x = self.b.channel(item.value, c);
+                let int = match item.class {
+                    Class::Float => {
+                        let k = (c as usize + slot) % 2;
+                        let scaled = self.b.alu(AluOp::Fmul, &[sums[k], half]);
+                        sums[k] = self.b.alu(AluOp::Fadd, &[scaled, x]);
+                        match item.facts.exact {
+                            // Exactly an integer once scaled by 2^frac (a power of two, so
+                            // the product is exact).
+                            Some(frac) => {
+                                let scale = self.b.imm_f32(2f32.powi(frac as i32));
+                                let scaled = self.b.alu(AluOp::Fmul, &[x, scale]);
+                                Some(self.b.alu(AluOp::F2i32, &[scaled]))
+                            }
+                            None => None,
+                        }
+                    }
+                    Class::Int => Some(x),
+                    Class::Bool => Some(self.b.alu(AluOp::B2i32, &[x])),
+                };
+                if let Some(int) = int {
+                    let k = slot % SLOTS as usize;
+                    if hashes.len() <= k {
+                        hashes.push(int);
+                    } else {
+                        hashes[k] = self.mix(hashes[k], int);
+                    }
+                    slot += 1;
+                }
+            }
+        }
+        if hashes.is_empty() {
+            hashes.push(self.b.imm_u32(0));
+        }
+        match self.stage {
+            Stage::Fragment => {
+                let digest = hashes[1..]
+                    .iter()
+                    .copied()
+                    .fold(hashes[0], |d, h| self.mix(d, h));
+                let digest = self.avalanche(digest);
+                let mut colour = sums;
+                for shift in [0, 13] {
+                    let amount = self.imm_i(shift);
+                    let high = self.b.alu(AluOp::Ushr, &[digest, amount]);
+                    let bits = self.imm_i(0x1fff);
+                    let low = self.b.alu(AluOp::Iand, &[high, bits]);
+                    colour.push(self.b.alu(AluOp::U2f32, &[low]));
+                }
+                let mut var =
+                    Variable::new("colour", Mode::ShaderOut, Type::Vector(Scalar::F32, 4));
+                var.location = Some(0);
+                let var = self.b.shader.add_variable(var);
+                let colour = self.b.vec(&colour);
+                let deref = self.b.deref_var(var);
+                self.b.store_deref_all(deref, colour);
+            }
+            _ => {
+                // Each invocation's slots: global x + y × the grid's width.
+                let index = self
+                    .b
+                    .intrinsic(Intrinsic::LoadGlobalInvocationId, &[], None, &[]);
+                let x = self.b.channel(index, 0);
+                let y = self.b.channel(index, 1);
+                let width = self.imm_i(WORKGROUP_SIZE[0] * WORKGROUPS[0]);
+                let row = self.b.alu(AluOp::Imul, &[y, width]);
+                let invocation = self.b.alu(AluOp::Iadd, &[row, x]);
+                let output = self.b.shader.add_variable(ssbo_variable("results", 1));
+                let slots = self.imm_i(SLOTS);
+                let base = self.b.alu(AluOp::Imul, &[invocation, slots]);
+                let array = self.b.deref_var(output);
+                for (k, &hash) in hashes.iter().enumerate() {
+                    let offset = self.imm_i(k as u32);
+                    let index = self.b.alu(AluOp::Iadd, &[base, offset]);
+                    let element = self.b.deref_array(array, index);
+                    self.b.store_deref_all(element, hash);
+                }
+            }
+        }
+        self.b.ret(None);
+    }
+
+    /// `hash × 0x9e3779b1 + x`.
+    fn mix(&mut self, hash: Value, x: Value) -> Value {
+        let multiplier = self.imm_i(0x9e37_79b1);
+        let mixed = self.b.alu(AluOp::Imul, &[hash, multiplier]);
+        self.b.alu(AluOp::Iadd, &[mixed, x])
+    }
+
+    /// Makes every bit of `hash` reach the low bits (products only carry upwards).
+    fn avalanche(&mut self, hash: Value) -> Value {
+        let mut h = hash;
+        for (shift, multiplier) in [(16, 0x85eb_ca6b_u32), (13, 0xc2b2_ae35)] {
+            let amount = self.imm_i(shift);
+            let high = self.b.alu(AluOp::Ushr, &[h, amount]);
+            let folded = self.b.alu(AluOp::Ixor, &[h, high]);
+            let m = self.imm_i(multiplier);
+            h = self.b.alu(AluOp::Imul, &[folded, m]);
+        }
+        let amount = self.imm_i(16);
+        let high = self.b.alu(AluOp::Ushr, &[h, amount]);
+        self.b.alu(AluOp::Ixor, &[h, high])
+    }
+
+    // ---- statements ----
+
+    fn statement(&mut self) {
+        self.budget = self.budget.saturating_sub(1);
+        let nested = self.depth < self.max_depth && self.budget > 2;
+        match self.rng.below(100) {
+            0..=54 => self.expression(),
+            55..=62 => self.store_local(),
+            63..=69 => {
+                let i = self.rng.below(self.locals.len());
+                self.load_local(i);
+            }
+            70..=79 if nested => self.if_statement(),
+            80..=86 if nested => self.loop_statement(),
+            87..=90 if !self.loops.is_empty() => self.leave_iteration(),
+            91..=92 if self.stage == Stage::Fragment => self.discard(),
+            93..=96 if self.stage == Stage::Fragment => self.derivative(),
+            97..=99 if self.stage == Stage::Compute => self.load_ssbo(),
+            _ => self.expression(),
+        }
+    }
+
+    /// Statements until `count` more have been generated (or the budget runs out).
+    fn block(&mut self, count: usize) {
+        let end = self.budget.saturating_sub(count);
+        while self.budget > end {
+            self.statement();
+        }
+    }
+
+    fn store_local(&mut self) {
+        let i = self.rng.below(self.locals.len());
+        let local = self.locals[i];
+        let candidates: Vec<Item> = self
+            .pool
+            .iter()
+            .filter(|item| local.accepts(item))
+            .copied()
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let item = candidates[self.rng.below(candidates.len())];
+        let deref = self.b.deref_var(local.var);
+        self.b.store_deref_all(deref, item.value);
+    }
+
+    fn load_local(&mut self, i: usize) {
+        let local = self.locals[i];
+        let deref = self.b.deref_var(local.var);
+        let value = self.b.load_deref(deref);
+        self.push(Item {
+            value,
+            class: local.class,
+            comps: local.comps,
+            facts: local.facts,
+        });
+    }
+
+    fn condition(&mut self) -> Value {
+        let item = self.operand(Class::Bool, |_| true);
+        match item {
+            Some(item) => self
+                .b
+                .channel(item.value, self.rng.below(item.comps as usize) as u8),
+            None => self.b.imm_bool(self.rng.below(2) == 0),
+        }
+    }
+
+    fn if_statement(&mut self) {
+        let cond = self.condition();
+        let mut nif = self.b.push_if(cond);
+        self.depth += 1;
+        let scope = self.pool.len();
+        let size = 1 + self.rng.below(6);
+        self.block(size);
+        self.pool.truncate(scope);
+        if self.rng.below(2) == 0 {
+            self.b.push_else(&mut nif);
+            let size = 1 + self.rng.below(6);
+            self.block(size);
+            self.pool.truncate(scope);
+        }
+        self.depth -= 1;
+        self.b.pop_if(nif);
+    }
+
+    /// `for (i = 0; i < n; i++)` with `n` from 1 to 4, a constant or taken from a value (so
+    /// invocations may run different trip counts).
+    fn loop_statement(&mut self) {
+        let counter = self.b.shader.add_variable(Variable::new(
+            format!("i{}", self.b.shader.variables.len()),
+            Mode::FunctionTemp,
+            Type::Scalar(Scalar::I32),
+        ));
+        let zero = self.b.imm_u32(0);
+        let deref = self.b.deref_var(counter);
+        self.b.store_deref_all(deref, zero);
+        let trips = match self.operand(Class::Int, |_| true) {
+            Some(item) if self.rng.below(2) == 0 => {
+                let x = self.b.channel(item.value, 0);
+                let three = self.b.imm_u32(3);
+                let low = self.b.alu(AluOp::Iand, &[x, three]);
+                let one = self.b.imm_u32(1);
+                self.b.alu(AluOp::Iadd, &[low, one])
+            }
+            _ => self.b.imm_u32(1 + self.rng.below(4) as u32),
+        };
+        let lp = self.b.push_loop();
+        let deref = self.b.deref_var(counter);
+        let i = self.b.load_deref(deref);
+        let done = self.b.alu(AluOp::Ige, &[i, trips]);
+        let nif = self.b.push_if(done);
+        self.b.break_loop(&lp);
+        self.b.pop_if(nif);
+        let one = self.b.imm_u32(1);
+        let next = self.b.alu(AluOp::Iadd, &[i, one]);
+        self.b.store_deref_all(deref, next);
+        let scope = self.pool.len();
+        self.push(Item {
+            value: i,
+            class: Class::Int,
+            comps: 1,
+            facts: Facts::small_int(4.0),
+        });
+        self.loops.push(lp);
+        self.depth += 1;
+        let size = 1 + self.rng.below(8);
+        self.block(size);
+        self.depth -= 1;
+        let lp = self.loops.pop().expect("the loop just pushed");
+        self.pool.truncate(scope);
+        self.b.pop_loop(lp);
+    }
+
+    /// `if (c) { break; }` or `if (c) { continue; }` out of the innermost loop.
+    fn leave_iteration(&mut self) {
+        let cond = self.condition();
+        let nif = self.b.push_if(cond);
+        let lp = self.loops.last().expect("inside a loop");
+        if self.rng.below(2) == 0 {
+            self.b.break_loop(lp);
+        } else {
+            self.b.continue_loop(lp);
+        }
+        self.b.pop_if(nif);
+    }
+
+    fn discard(&mut self) {
+        let cond = self.condition();
+        let nif = self.b.push_if(cond);
+        self.b.intrinsic(Intrinsic::Discard, &[], None, &[]);
+        self.b.pop_if(nif);
+        self.may_have_discarded = true;
+    }
+
+    /// A screen-space derivative, where every invocation of the quad takes the same path.
+    fn derivative(&mut self) {
+        if self.depth > 0 || self.may_have_discarded {
+            return self.expression();
+        }
+        let Some(x) = self.operand(Class::Float, |_| true) else {
+            return;
+        };
+        let Some(op) = self.choose(&[
+            AluOp::Fddx,
+            AluOp::Fddy,
+            AluOp::FddxFine,
+            AluOp::FddyFine,
+            AluOp::FddxCoarse,
+            AluOp::FddyCoarse,
+        ]) else {
+            return;
+        };
+        let value = self.b.alu(op, &[x.value]);
+        let facts = Facts::float(2.0 * x.facts.bound, x.facts.exact, 2.0 * x.facts.error);
+        let item = self.float(value, facts);
+        self.push(item);
+    }
+
+    fn load_ssbo(&mut self) {
+        let Some(ssbo) = self.input_ssbo else { return };
+        let index = match self.operand(Class::Int, |_| true) {
+            Some(item) => {
+                let x = self.b.channel(item.value, 0);
+                let mask = self.b.imm_u32(255);
+                self.b.alu(AluOp::Iand, &[x, mask])
+            }
+            None => self.b.imm_u32(self.rng.below(256) as u32),
+        };
+        let array = self.b.deref_var(ssbo);
+        let element = self.b.deref_array(array, index);
+        let value = self.b.load_deref(element);
+        let item = self.int(value, Facts::ANY_INT);
+        self.push(item);
+    }
+
+    // ---- expressions ----
+
+    fn expression(&mut self) {
+        let made = match self.rng.below(20) {
+            0..=9 => self.float_expression(),
+            10..=16 => self.int_expression(),
+            _ => self.bool_expression(),
+        };
+        if let Some(item) = made {
+            self.push(item);
+        }
+    }
+
+    /// A value of the pool of `class` satisfying `accept`, any width.
+    fn operand(&mut self, class: Class, accept: impl Fn(&Item) -> bool) -> Option<Item> {
+        let candidates: Vec<usize> = (0..self.pool.len())
+            .filter(|&i| self.pool[i].class == class && accept(&self.pool[i]))
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        // Recent values more often, so chains form.
+        let k = candidates.len();
+        let pick = if self.rng.below(2) == 0 {
+            k - 1 - self.rng.below(k.min(4))
+        } else {
+            self.rng.below(k)
+        };
+        Some(self.pool[candidates[pick]])
+    }
+
+    /// An operand of `class` with `comps` components: a pool value, swizzled to the width.
+    fn operand_of(
+        &mut self,
+        class: Class,
+        comps: u8,
+        accept: impl Fn(&Item) -> bool,
+    ) -> Option<Item> {
+        let item = self.operand(class, accept)?;
+        Some(self.reshape(item, comps))
+    }
+
+    fn reshape(&mut self, item: Item, comps: u8) -> Item {
+        if item.comps == comps {
+            return item;
+        }
+        let swizzle: Vec<u8> = (0..comps)
+            .map(|_| self.rng.below(item.comps as usize) as u8)
+            .collect();
+        Item {
+            value: self.swizzle(item.value, &swizzle),
+            comps,
+            ..item
+        }
+    }
+
+    fn swizzle(&mut self, value: Value, components: &[u8]) -> Value {
+        self.b.alu_swizzled(
+            AluOp::Mov,
+            vec![AluSrc::swizzled(value, components)],
+            components.len() as u8,
+        )
+    }
+
+    fn constant(&mut self, class: Class, comps: u8) -> Item {
+        match class {
+            Class::Float => {
+                let xs: Vec<f64> = (0..comps)
+                    .map(|_| self.rng.pick(&EXACT_CONSTANTS))
+                    .collect();
+                let bits: Vec<u64> = xs.iter().map(|&x| (x as f32).to_bits() as u64).collect();
+                let value = self.b.imm(32, &bits);
+                let bound = xs.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                self.float(value, Facts::exact(bound, 3))
+            }
+            Class::Int => {
+                let xs: Vec<u64> = (0..comps)
+                    .map(|_| self.rng.pick(&INT_CONSTANTS) as u64)
+                    .collect();
+                let value = self.b.imm(32, &xs);
+                self.int(value, Facts::ANY_INT)
+            }
+            Class::Bool => {
+                let xs: Vec<u64> = (0..comps).map(|_| self.rng.below(2) as u64).collect();
+                let value = self.b.imm(1, &xs);
+                self.boolean(value)
+            }
+        }
+    }
+
+    fn width(&mut self) -> u8 {
+        self.rng.pick(&[1, 1, 1, 2, 3, 4])
+    }
+
+    /// A float operand, or a constant when the pool has none that fits.
+    fn float_operand(&mut self, comps: u8, accept: impl Fn(&Item) -> bool) -> Item {
+        match self.operand_of(Class::Float, comps, accept) {
+            Some(item) => item,
+            None => self.constant(Class::Float, comps),
+        }
+    }
+
+    fn int_operand(&mut self, comps: u8) -> Item {
+        match self.operand_of(Class::Int, comps, |_| true) {
+            Some(item) => item,
+            None => self.constant(Class::Int, comps),
+        }
+    }
+
+    fn imm_f(&mut self, x: f32) -> Value {
+        self.b.imm_f32(x)
+    }
+
+    fn imm_i(&mut self, x: u32) -> Value {
+        self.b.imm_u32(x)
+    }
+
+    /// Clamps a float that grew past [`MAX_FLOAT`] back into range, and scales one whose
+    /// error grew past [`MAX_ERROR`] down by a power of two (both exactly): the operation that
+    /// made it is still checked, at the precision the comparison can see.
+    fn tame(&mut self, mut item: Item) -> Item {
+        if item.class != Class::Float {
+            return item;
+        }
+        if item.facts.bound > MAX_FLOAT {
+            let (lo, hi) = (self.imm_f(-MAX_FLOAT as f32), self.imm_f(MAX_FLOAT as f32));
+            let low = self.b.alu(AluOp::Fmax, &[item.value, lo]);
+            item.value = self.b.alu(AluOp::Fmin, &[low, hi]);
+            item.facts.bound = MAX_FLOAT;
+        }
+        if item.facts.error > MAX_ERROR {
+            let shift = (item.facts.error / MAX_ERROR).log2().ceil() as i32;
+            let scale = 2f64.powi(-shift);
+            let factor = self.imm_f(scale as f32);
+            item.value = self.b.alu(AluOp::Fmul, &[item.value, factor]);
+            item.facts.bound *= scale;
+            item.facts.error *= scale;
+        }
+        item
+    }
+
+    fn float_expression(&mut self) -> Option<Item> {
+        let n = self.width();
+        let exact = |item: &Item| item.facts.exact.is_some();
+        Some(match self.rng.below(16) {
+            // Sums, products, minimum and maximum: exact on exact operands.
+            0..=4 => {
+                let op = self.choose(&[
+                    AluOp::Fadd,
+                    AluOp::Fsub,
+                    AluOp::Fmul,
+                    AluOp::Fmin,
+                    AluOp::Fmax,
+                ])?;
+                let x = self.float_operand(n, |_| true);
+                let y = self.float_operand(n, |_| true);
+                let value = self.b.alu(op, &[x.value, y.value]);
+                let facts = match op {
+                    AluOp::Fmul => product(x.facts, y.facts),
+                    AluOp::Fmin | AluOp::Fmax => Facts::either(x.facts, y.facts),
+                    _ => sum(x.facts, y.facts),
+                };
+                self.float(value, facts)
+            }
+            5 => {
+                let op = self.choose(&[AluOp::Fneg, AluOp::Fabs, AluOp::Fsat])?;
+                let x = self.float_operand(n, |_| true);
+                let value = self.b.alu(op, &[x.value]);
+                let mut facts = x.facts;
+                if op == AluOp::Fsat {
+                    facts.bound = facts.bound.min(1.0);
+                }
+                self.float(value, facts)
+            }
+            // Discontinuous: exact operands only.
+            6 => {
+                let op = self.choose(&[
+                    AluOp::Ffloor,
+                    AluOp::Fceil,
+                    AluOp::Ftrunc,
+                    AluOp::FroundEven,
+                    AluOp::Ffract,
+                    AluOp::Fsign,
+                ])?;
+                let x = self.float_operand(n, exact);
+                let value = self.b.alu(op, &[x.value]);
+                let facts = match op {
+                    AluOp::Ffract => Facts::exact(1.0, x.facts.exact.unwrap_or(0)),
+                    AluOp::Fsign => Facts::exact(1.0, 0),
+                    _ => Facts::exact(x.facts.bound.ceil() + 1.0, 0),
+                };
+                self.float(value, facts)
+            }
+            7 => {
+                let op = self.choose(&[AluOp::Ffma, AluOp::Flrp])?;
+                let x = self.float_operand(n, |_| true);
+                let y = self.float_operand(n, |_| true);
+                let z = self.float_operand(n, |_| true);
+                if op == AluOp::Ffma {
+                    let value = self.b.alu(AluOp::Ffma, &[x.value, y.value, z.value]);
+                    self.float(value, sum(product(x.facts, y.facts), z.facts))
+                } else {
+                    // x + (y - x) t, however the target computes it.
+                    let value = self.b.alu(AluOp::Flrp, &[x.value, y.value, z.value]);
+                    let t = z.facts;
+                    let one_minus_t = sum(Facts::exact(1.0, 0), t);
+                    let facts = sum(product(x.facts, one_minus_t), product(y.facts, t));
+                    self.float(value, Facts { ..facts })
+                }
+            }
+            8 => {
+                let n = self.rng.pick(&[2u8, 3, 4]);
+                let op = [AluOp::Fdot2, AluOp::Fdot3, AluOp::Fdot4][n as usize - 2];
+                self.allows(op)?;
+                let x = self.float_operand(n, |_| true);
+                let y = self.float_operand(n, |_| true);
+                let value = self.b.alu(op, &[x.value, y.value]);
+                let term = product(x.facts, y.facts);
+                let facts = (1..n).fold(term, |acc, _| sum(acc, term));
+                self.float(value, facts)
+            }
+            9..=11 => self.approximate(n)?,
+            12 => {
+                let x = self.int_operand(n);
+                let (op, small) = if self.rng.below(2) == 0 {
+                    (AluOp::I2f32, self.small_signed(x))
+                } else {
+                    (AluOp::U2f32, self.masked(x, 0xffff))
+                };
+                self.allows(op)?;
+                let value = self.b.alu(op, &[small.value]);
+                self.float(value, Facts::exact(small.facts.bound, 0))
+            }
+            13 => {
+                let c = self.operand_of(Class::Bool, n, |_| true)?;
+                if self.rng.below(2) == 0 {
+                    self.allows(AluOp::B2f32)?;
+                    let value = self.b.alu(AluOp::B2f32, &[c.value]);
+                    self.float(value, Facts::exact(1.0, 0))
+                } else {
+                    let x = self.float_operand(n, |_| true);
+                    let y = self.float_operand(n, |_| true);
+                    let value = self.b.alu(AluOp::Bcsel, &[c.value, x.value, y.value]);
+                    self.float(value, Facts::either(x.facts, y.facts))
+                }
+            }
+            14 => {
+                // A vector from scalars of the pool.
+                let n = self.rng.pick(&[2u8, 3, 4]);
+                let parts: Vec<Item> = (0..n).map(|_| self.float_operand(1, |_| true)).collect();
+                let values: Vec<Value> = parts.iter().map(|p| p.value).collect();
+                let value = self.b.vec(&values);
+                let facts = parts[1..]
+                    .iter()
+                    .fold(parts[0].facts, |f, p| Facts::either(f, p.facts));
+                self.float(value, facts)
+            }
+            _ => self.unpack()?,
+        })
+    }
+
+    /// Division, roots, exponentials, logarithms and trigonometry, each on operands kept
+    /// inside the domain where it is finite and well conditioned.
+    fn approximate(&mut self, n: u8) -> Option<Item> {
+        self.observes_inexact_floats()?;
+        let x = self.float_operand(n, |_| true);
+        let f = x.facts;
+        let op = self.choose(&[
+            AluOp::Fdiv,
+            AluOp::Frcp,
+            AluOp::Fsqrt,
+            AluOp::Frsq,
+            AluOp::Fexp2,
+            AluOp::Flog2,
+            AluOp::Fpow,
+            AluOp::Fsin,
+            AluOp::Fcos,
+            AluOp::Ftan,
+            AluOp::Fatan,
+            AluOp::Fatan2,
+            AluOp::Fasin,
+            AluOp::Facos,
+            AluOp::Fsinh,
+            AluOp::Fcosh,
+            AluOp::Ftanh,
+            AluOp::Fasinh,
+            AluOp::Facosh,
+            AluOp::Fatanh,
+        ])?;
+        // |x| + c: at least c.
+        let at_least = |g: &mut Self, x: Item, c: f32| {
+            let abs = g.b.alu(AluOp::Fabs, &[x.value]);
+            let c = g.imm_f(c);
+            g.b.alu(AluOp::Fadd, &[abs, c])
+        };
+        // x clamped to [-c, c].
+        let within = |g: &mut Self, x: Item, c: f32| {
+            let (lo, hi) = (g.imm_f(-c), g.imm_f(c));
+            let low = g.b.alu(AluOp::Fmax, &[x.value, lo]);
+            g.b.alu(AluOp::Fmin, &[low, hi])
+        };
+        // The result's facts: magnitude at most `bound`, `slope` bounds the derivative over
+        // the domain (how much the operand's error grows), and the opcode's accuracy adds
+        // its own error.
+        let operand = f.bound;
+        let approx = |bound: f64, slope: f64, error: f64| Facts {
+            bound,
+            exact: None,
+            error: slope * error + op.accuracy().error(bound, operand),
+        };
+        let (value, facts) = match op {
+            AluOp::Fdiv => {
+                let y = self.float_operand(n, |_| true);
+                let d = at_least(self, y, 1.0);
+                let value = self.b.alu(op, &[x.value, d]);
+                (
+                    value,
+                    approx(f.bound, 1.0, f.error + f.bound * y.facts.error),
+                )
+            }
+            AluOp::Frcp | AluOp::Frsq => {
+                let d = at_least(self, x, 1.0);
+                (self.b.alu(op, &[d]), approx(1.0, 1.0, f.error))
+            }
+            AluOp::Fsqrt if f.exact.is_some() => {
+                let abs = self.b.alu(AluOp::Fabs, &[x.value]);
+                (self.b.alu(op, &[abs]), approx(f.bound.sqrt(), 0.0, 0.0))
+            }
+            AluOp::Fsqrt => {
+                let d = at_least(self, x, 1.0);
+                (
+                    self.b.alu(op, &[d]),
+                    approx((f.bound + 1.0).sqrt(), 0.5, f.error),
+                )
+            }
+            AluOp::Fexp2 => {
+                let d = within(self, x, 8.0);
+                (self.b.alu(op, &[d]), approx(256.0, 178.0, f.error))
+            }
+            AluOp::Flog2 => {
+                let d = at_least(self, x, 1.0);
+                (
+                    self.b.alu(op, &[d]),
+                    approx((f.bound + 1.0).log2(), 1.5, f.error),
+                )
+            }
+            AluOp::Fpow => {
+                let base = at_least(self, x, 1.0);
+                let y = self.float_operand(n, |_| true);
+                let exponent = within(self, y, 2.0);
+                let b = f.bound + 1.0;
+                let bound = b * b;
+                let error = 2.0 * b * f.error + b.ln() * bound * y.facts.error;
+                (self.b.alu(op, &[base, exponent]), approx(bound, 1.0, error))
+            }
+            AluOp::Fsin | AluOp::Fcos => {
+                // Where their accuracy is defined: [-π, π].
+                let d = within(self, x, 3.0);
+                (self.b.alu(op, &[d]), approx(1.0, 1.0, f.error))
+            }
+            AluOp::Ftan => {
+                let d = within(self, x, 1.2);
+                (self.b.alu(op, &[d]), approx(2.6, 7.6, f.error))
+            }
+            AluOp::Fatan | AluOp::Ftanh => (self.b.alu(op, &[x.value]), approx(1.6, 1.0, f.error)),
+            AluOp::Fatan2 => {
+                let y = self.float_operand(n, |_| true);
+                let d = at_least(self, y, 1.0);
+                let value = self.b.alu(op, &[x.value, d]);
+                (value, approx(1.6, 1.0, f.error + y.facts.error))
+            }
+            AluOp::Fasin | AluOp::Facos | AluOp::Fatanh => {
+                let d = within(self, x, 0.75);
+                (self.b.alu(op, &[d]), approx(3.2, 2.3, f.error))
+            }
+            AluOp::Fsinh | AluOp::Fcosh => {
+                let d = within(self, x, 4.0);
+                (self.b.alu(op, &[d]), approx(27.3, 27.3, f.error))
+            }
+            AluOp::Fasinh => (
+                self.b.alu(op, &[x.value]),
+                approx((2.0 * f.bound + 1.0).ln() + 1.0, 1.0, f.error),
+            ),
+            _ => {
+                let d = at_least(self, x, 2.0);
+                let bound = (2.0 * (f.bound + 2.0)).ln();
+                (self.b.alu(AluOp::Facosh, &[d]), approx(bound, 0.6, f.error))
+            }
+        };
+        Some(self.float(value, facts))
+    }
+
+    /// Floats unpacked from an integer: halves (kept normal and finite) or normalized bytes
+    /// and shorts.
+    fn unpack(&mut self) -> Option<Item> {
+        let x = self.int_operand(1);
+        Some(match self.rng.below(3) {
+            0 => {
+                self.allows(AluOp::UnpackHalf2x16)?;
+                // Sign and mantissa free, exponent field 1 to 14: normal, below 1.
+                let masked = self.masked(x, 0xbbff_bbff);
+                let normal = self.imm_i(0x0400_0400);
+                let half = self.b.alu(AluOp::Ior, &[masked.value, normal]);
+                let value = self.b.alu(AluOp::UnpackHalf2x16, &[half]);
+                self.float(value, Facts::exact(1.0, 24))
+            }
+            1 => {
+                self.observes_inexact_floats()?;
+                let op = self.choose(&[AluOp::UnpackUnorm4x8, AluOp::UnpackUnorm2x16])?;
+                let value = self.b.alu(op, &[x.value]);
+                self.float(value, Facts::float(1.0, None, 0.0))
+            }
+            _ => {
+                self.observes_inexact_floats()?;
+                let op = self.choose(&[AluOp::UnpackSnorm4x8, AluOp::UnpackSnorm2x16])?;
+                let value = self.b.alu(op, &[x.value]);
+                self.float(value, Facts::float(1.0, None, 0.0))
+            }
+        })
+    }
+
+    /// `x & mask`.
+    fn masked(&mut self, x: Item, mask: u32) -> Item {
+        let m = self.imm_i(mask);
+        let value = self.b.alu(AluOp::Iand, &[x.value, m]);
+        self.int(value, Facts::small_int(mask as f64))
+    }
+
+    /// `(x & 0x3ff) - 512`: a small signed integer.
+    fn small_signed(&mut self, x: Item) -> Item {
+        if x.facts.bound < SIGNIFICAND {
+            return x;
+        }
+        let low = self.masked(x, 0x3ff);
+        let half = self.imm_i(512);
+        let value = self.b.alu(AluOp::Isub, &[low.value, half]);
+        self.int(value, Facts::small_int(512.0))
+    }
+
+    fn int_expression(&mut self) -> Option<Item> {
+        let n = self.width();
+        Some(match self.rng.below(12) {
+            0..=3 => {
+                let op = self.choose(&[
+                    AluOp::Iadd,
+                    AluOp::Isub,
+                    AluOp::Imul,
+                    AluOp::Iand,
+                    AluOp::Ior,
+                    AluOp::Ixor,
+                    AluOp::Imin,
+                    AluOp::Imax,
+                    AluOp::Umin,
+                    AluOp::Umax,
+                    AluOp::IaddSat,
+                    AluOp::UaddSat,
+                    AluOp::IsubSat,
+                    AluOp::UsubSat,
+                    AluOp::UaddCarry,
+                    AluOp::UsubBorrow,
+                    AluOp::ImulHigh,
+                    AluOp::UmulHigh,
+                ])?;
+                let x = self.int_operand(n);
+                let y = self.int_operand(n);
+                let value = self.b.alu(op, &[x.value, y.value]);
+                let facts = match op {
+                    AluOp::UaddCarry | AluOp::UsubBorrow => Facts::small_int(1.0),
+                    AluOp::Iadd | AluOp::Isub => Facts::small_int(x.facts.bound + y.facts.bound),
+                    AluOp::Imin | AluOp::Imax => Facts::small_int(x.facts.bound.max(y.facts.bound)),
+                    _ => Facts::ANY_INT,
+                };
+                self.int(value, facts)
+            }
+            4 => {
+                let op = self.choose(&[
+                    AluOp::Ineg,
+                    AluOp::Iabs,
+                    AluOp::Isign,
+                    AluOp::Inot,
+                    AluOp::BitCount,
+                    AluOp::UfindMsb,
+                    AluOp::IfindMsb,
+                    AluOp::FindLsb,
+                    AluOp::BitfieldReverse,
+                ])?;
+                let x = self.int_operand(n);
+                let value = self.b.alu(op, &[x.value]);
+                let facts = match op {
+                    AluOp::Ineg | AluOp::Iabs => x.facts,
+                    AluOp::Isign => Facts::small_int(1.0),
+                    AluOp::BitCount | AluOp::UfindMsb | AluOp::IfindMsb | AluOp::FindLsb => {
+                        Facts::small_int(32.0)
+                    }
+                    _ => Facts::ANY_INT,
+                };
+                self.int(value, facts)
+            }
+            5 => {
+                let op = self.choose(&[
+                    AluOp::Ishl,
+                    AluOp::Ishr,
+                    AluOp::Ushr,
+                    AluOp::Urol,
+                    AluOp::Uror,
+                ])?;
+                let x = self.int_operand(n);
+                let y = self.int_operand(n);
+                let count = self.masked(y, 31);
+                let value = self.b.alu(op, &[x.value, count.value]);
+                self.int(value, Facts::ANY_INT)
+            }
+            6 => {
+                let op = self.choose(&[
+                    AluOp::Idiv,
+                    AluOp::Irem,
+                    AluOp::Imod,
+                    AluOp::Udiv,
+                    AluOp::Umod,
+                ])?;
+                let x = self.int_operand(n);
+                let y = self.int_operand(n);
+                // An odd positive divisor: never zero, never -1.
+                let mask = if matches!(op, AluOp::Udiv | AluOp::Umod) {
+                    0xffff
+                } else {
+                    0x7f
+                };
+                let low = self.masked(y, mask);
+                let one = self.imm_i(1);
+                let divisor = self.b.alu(AluOp::Ior, &[low.value, one]);
+                let value = self.b.alu(op, &[x.value, divisor]);
+                let facts = match op {
+                    AluOp::Idiv | AluOp::Udiv => x.facts,
+                    _ => Facts::small_int(mask as f64),
+                };
+                self.int(value, facts)
+            }
+            7 => {
+                // Offsets and counts below 16: the field always fits the 32 bits.
+                let x = self.int_operand(n);
+                let offset = self.int_operand(n);
+                let count = self.int_operand(n);
+                let offset = self.masked(offset, 15);
+                let count = self.masked(count, 15);
+                let op = self.choose(&[
+                    AluOp::BitfieldInsert,
+                    AluOp::UbitfieldExtract,
+                    AluOp::IbitfieldExtract,
+                ])?;
+                let value = match op {
+                    AluOp::BitfieldInsert => {
+                        let insert = self.int_operand(n);
+                        self.b
+                            .alu(op, &[x.value, insert.value, offset.value, count.value])
+                    }
+                    _ => self.b.alu(op, &[x.value, offset.value, count.value]),
+                };
+                self.int(value, Facts::ANY_INT)
+            }
+            8 => {
+                // Float to integer: exact operands, in range by construction.
+                let x = self.float_operand(n, |item| item.facts.exact.is_some());
+                let op = self.choose(&[AluOp::F2i32, AluOp::F2u32])?;
+                let operand = match op {
+                    AluOp::F2i32 => x.value,
+                    _ => self.b.alu(AluOp::Fabs, &[x.value]),
+                };
+                let value = self.b.alu(op, &[operand]);
+                self.int(value, Facts::small_int(x.facts.bound))
+            }
+            9 => {
+                let c = self.operand_of(Class::Bool, n, |_| true)?;
+                if self.rng.below(2) == 0 {
+                    let value = self.b.alu(AluOp::B2i32, &[c.value]);
+                    self.int(value, Facts::small_int(1.0))
+                } else {
+                    let x = self.int_operand(n);
+                    let y = self.int_operand(n);
+                    let value = self.b.alu(AluOp::Bcsel, &[c.value, x.value, y.value]);
+                    self.int(value, Facts::small_int(x.facts.bound.max(y.facts.bound)))
+                }
+            }
+            10 => {
+                let n = self.rng.pick(&[2u8, 3, 4]);
+                let parts: Vec<Item> = (0..n).map(|_| self.int_operand(1)).collect();
+                let values: Vec<Value> = parts.iter().map(|p| p.value).collect();
+                let value = self.b.vec(&values);
+                let bound = parts.iter().fold(0.0f64, |m, p| m.max(p.facts.bound));
+                self.int(value, Facts::small_int(bound))
+            }
+            _ => {
+                // Halves of exact floats with at most 11 significant bits and no exponent
+                // below f16's smallest normal: every conversion gives the same bits.
+                let fits = |item: &Item| {
+                    item.facts.exact.is_some_and(|frac| {
+                        frac <= 14 && item.facts.bound * 2f64.powi(frac as i32) < 2048.0
+                    })
+                };
+                self.allows(AluOp::PackHalf2x16)?;
+                let x = self.float_operand(2, fits);
+                // The packed bits show the sign of a zero, which optimizations need not keep
+                // (`0 × -1` may become +0): packed as magnitudes.
+                let magnitude = self.b.alu(AluOp::Fabs, &[x.value]);
+                let value = self.b.alu(AluOp::PackHalf2x16, &[magnitude]);
+                self.int(value, Facts::ANY_INT)
+            }
+        })
+    }
+
+    fn bool_expression(&mut self) -> Option<Item> {
+        let n = self.width();
+        Some(match self.rng.below(4) {
+            0 => {
+                let op = self.choose(&[
+                    AluOp::Flt,
+                    AluOp::Fge,
+                    AluOp::Feq,
+                    AluOp::Fneu,
+                    AluOp::Fltu,
+                    AluOp::Fgeu,
+                    AluOp::Fequ,
+                    AluOp::Fneo,
+                    AluOp::Ford,
+                    AluOp::Funord,
+                ])?;
+                let exact = |item: &Item| item.facts.exact.is_some();
+                let x = self.float_operand(n, exact);
+                let y = self.float_operand(n, exact);
+                let value = self.b.alu(op, &[x.value, y.value]);
+                self.boolean(value)
+            }
+            1 => {
+                let op = self.choose(&[
+                    AluOp::Ilt,
+                    AluOp::Ige,
+                    AluOp::Ult,
+                    AluOp::Uge,
+                    AluOp::Ieq,
+                    AluOp::Ine,
+                ])?;
+                let x = self.int_operand(n);
+                let y = self.int_operand(n);
+                let value = self.b.alu(op, &[x.value, y.value]);
+                self.boolean(value)
+            }
+            2 => {
+                let x = self.operand_of(Class::Bool, n, |_| true)?;
+                let value = match self.rng.below(5) {
+                    0 => {
+                        self.allows(AluOp::Inot)?;
+                        self.b.alu(AluOp::Inot, &[x.value])
+                    }
+                    k => {
+                        let y = self.operand_of(Class::Bool, n, |_| true)?;
+                        let op = [AluOp::Iand, AluOp::Ior, AluOp::Ixor, AluOp::Bcsel][k - 1];
+                        self.allows(op)?;
+                        if op == AluOp::Bcsel {
+                            let z = self.operand_of(Class::Bool, n, |_| true)?;
+                            self.b.alu(op, &[x.value, y.value, z.value])
+                        } else {
+                            self.b.alu(op, &[x.value, y.value])
+                        }
+                    }
+                };
+                self.boolean(value)
+            }
+            _ => {
+                let op = self.choose(&[AluOp::I2b1, AluOp::F2b1])?;
+                let x = match op {
+                    AluOp::I2b1 => self.int_operand(n),
+                    _ => self.float_operand(n, |item| item.facts.exact.is_some()),
+                };
+                let value = self.b.alu(op, &[x.value]);
+                self.boolean(value)
+            }
+        })
+    }
+}
+
+/// The facts of `x + y` (or `x - y`).
+fn sum(x: Facts, y: Facts) -> Facts {
+    let frac = x.exact.zip(y.exact).map(|(a, b)| a.max(b));
+    Facts::float(x.bound + y.bound, frac, x.error + y.error)
+}
+
+/// The facts of `x * y`.
+fn product(x: Facts, y: Facts) -> Facts {
+    let frac = x.exact.zip(y.exact).map(|(a, b)| a + b);
+    let error = x.error * y.bound + y.error * x.bound + x.error * y.error;
+    Facts::float(x.bound * y.bound, frac, error)
+}
+
+/// An SSBO of 256 dwords at `binding`.
+fn ssbo_variable(name: &str, binding: u32) -> Variable {
+    let mut var = Variable::new(
+        name,
+        Mode::Ssbo,
+        Type::Array {
+            elem: Box::new(Type::Scalar(Scalar::U32)),
+            len: 256,
+            stride: 0,
+        },
+    );
+    var.binding = Some(binding);
+    var
+}

@@ -1,0 +1,90 @@
+//! Random differential testing, the reducer and the op matrix (`shrew_harness::fuzz`,
+//! `reduce`, `op_matrix`): generated programs are valid and defined, a small fixed-seed slice
+//! agrees on every target, the reducer keeps a failure while shrinking, and the matrix tells
+//! native, lowered and refused opcodes apart. The long runs are `shrew fuzz`.
+
+use shrew_engine::ir::{InstKind, Shader};
+use shrew_engine::ops::AluOp;
+use shrew_harness::differential::{Run, run_on_target};
+use shrew_harness::fuzz::{self, Campaign};
+use shrew_harness::op_matrix::{self, Support};
+use shrew_harness::reduce;
+
+fn uses(shader: &Shader, op: AluOp) -> bool {
+    shader.functions.iter().any(|f| {
+        f.insts
+            .iter()
+            .flatten()
+            .any(|inst| matches!(&inst.kind, InstKind::Alu(alu) if alu.op == op))
+    })
+}
+
+#[test]
+fn generated_programs_verify_and_run_through_the_default_pipeline() {
+    let everything: Vec<_> = Vec::new();
+    for seed in 0..24 {
+        let shader = fuzz::program(seed, 40, &everything);
+        shrew_engine::verify::verify(&shader)
+            .unwrap_or_else(|e| panic!("program {seed} does not verify: {e:?}"));
+        let mut run = Run::new("generic", None);
+        run.workgroups = shrew_harness::random_shader::WORKGROUPS;
+        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("program {seed}: {e}"));
+    }
+}
+
+#[test]
+fn a_fixed_seed_slice_agrees_on_every_target_and_pipeline() {
+    let mut campaign = Campaign::new(7, 4);
+    campaign.random_pipelines = 1;
+    let summary = fuzz::run_campaign(&campaign, |_| {});
+    assert_eq!(summary.programs, 4);
+    assert!(summary.comparisons >= 4 * 10, "{summary:?}");
+    let found: Vec<String> = summary
+        .findings
+        .iter()
+        .map(|f| format!("program {}: {}", f.seed, f.message))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_reducer_keeps_the_failure_and_shrinks_the_shader() {
+    // Fragment shaders (even seeds) observe their inexact floats through the colour.
+    let shader = (0..)
+        .map(|seed| fuzz::program(2 * seed, 40, &[]))
+        .find(|s| uses(s, AluOp::Fsin) && reduce::size(s) > 200)
+        .expect("some program computes a sine");
+    let fails = |s: &Shader| uses(s, AluOp::Fsin);
+    let reduced = reduce::reduce(&shader, &fails, 3000);
+    assert!(uses(&reduced, AluOp::Fsin));
+    shrew_engine::verify::verify(&reduced).expect("the reduced shader verifies");
+    assert!(
+        reduce::size(&reduced) * 10 < reduce::size(&shader),
+        "{} instructions left of {}",
+        reduce::size(&reduced),
+        reduce::size(&shader)
+    );
+}
+
+#[test]
+fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
+    let gen9 = shrew_targets::lookup("gen9").unwrap();
+    let r600 = shrew_targets::lookup("r600").unwrap();
+    let evergreen = shrew_targets::lookup("evergreen").unwrap();
+    assert_eq!(op_matrix::support(gen9, AluOp::Iadd, 32), Support::Native);
+    // Gen has no atan: lower-inverse-trig turns it into a polynomial, within its accuracy.
+    assert_eq!(op_matrix::support(gen9, AluOp::Fatan, 32), Support::Lowered);
+    // A boolean is all ones on Gen: its bit count must still be 1.
+    assert_eq!(
+        op_matrix::support(gen9, AluOp::BitCount, 1),
+        Support::Native
+    );
+    assert!(matches!(
+        op_matrix::support(r600, AluOp::FddxFine, 32),
+        Support::Refused(why) if why.contains("Evergreen")
+    ));
+    assert_eq!(
+        op_matrix::support(evergreen, AluOp::FddxFine, 32),
+        Support::Native
+    );
+}
