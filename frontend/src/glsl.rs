@@ -335,6 +335,21 @@ impl Drop for TempFile {
     }
 }
 
+/// The module a file of the SPIR-V cache holds (see [`Glslang::cache_dir`]); `None` when the
+/// entry is glslang's rejection of its shader, or does not check out. For tools that sample
+/// what glslang compiled (the differential test against `spirv-val`).
+pub fn cached_spirv(path: &Path) -> Option<Vec<u32>> {
+    match SpirvCache::load_file(path)? {
+        CachedOutcome::Spirv(words) => Some(words),
+        CachedOutcome::Rejected(_) => None,
+    }
+}
+
+/// The SPIR-V cache's directory when it is not given: see [`Glslang::cache_dir`].
+pub fn default_cache_dir() -> Option<PathBuf> {
+    SpirvCache::default_dir()
+}
+
 /// SPIR-V magic number, the first word of every module.
 const SPIRV_MAGIC: u32 = 0x0723_0203;
 

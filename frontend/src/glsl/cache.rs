@@ -84,7 +84,12 @@ impl SpirvCache {
 
     /// The entry of `key`, if there is a valid one.
     pub fn load(&self, key: &str) -> Option<CachedOutcome> {
-        let bytes = std::fs::read(self.dir.join(key)).ok()?;
+        SpirvCache::load_file(&self.dir.join(key))
+    }
+
+    /// The entry in the file `path`, if it is a valid one.
+    pub fn load_file(path: &Path) -> Option<CachedOutcome> {
+        let bytes = std::fs::read(path).ok()?;
         let rest = bytes.strip_prefix(HEADER)?;
         let (&kind, rest) = rest.split_first()?;
         let (digest, payload) = rest.split_at_checked(DIGEST_LEN)?;

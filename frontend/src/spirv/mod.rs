@@ -30,6 +30,7 @@ mod glsl450;
 mod image;
 mod memory;
 mod module;
+pub mod mutate;
 mod types;
 mod validate;
 
