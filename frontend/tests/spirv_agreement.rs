@@ -267,9 +267,12 @@ fn run(sources: &[(String, Vec<u32>)], mutants: u64, seed: u64) -> Tally {
         .reduce(Tally::default, Tally::merge)
 }
 
-/// Whether a source module is one both accept unmutated.
-fn both_accept(words: &[u32]) -> bool {
-    matches!(shrew(words), Verdict::Accepted) && spirv_val(words).is_ok()
+/// Whether a source module is one both accept unmutated; `Err` says which does not, and why.
+fn both_accept(words: &[u32]) -> Result<(), String> {
+    match shrew(words) {
+        Verdict::Accepted => spirv_val(words).map_err(|e| format!("spirv-val: {e}")),
+        Verdict::Rejected(e) | Verdict::Panicked(e) => Err(format!("shrew: {e}")),
+    }
 }
 
 /// Shaders of the kinds glslang emits for piglit: structured control flow of every kind,
@@ -412,7 +415,9 @@ fn mutated_modules_agree_with_spirv_val() {
             let compiled = glslang
                 .compile_cascade(source, *stage)
                 .unwrap_or_else(|e| panic!("shader {i}: {e}"));
-            assert!(both_accept(&compiled.words), "shader {i} is not accepted");
+            if let Err(e) = both_accept(&compiled.words) {
+                panic!("shader {i} is not accepted: {e}");
+            }
             (format!("shader {i}"), compiled.words)
         })
         .collect();
@@ -466,7 +471,7 @@ fn corpus_agreement() {
     let looked_at = candidates.len();
     let accepted: Vec<bool> = candidates
         .par_iter()
-        .map(|(_, words)| both_accept(words))
+        .map(|(_, words)| both_accept(words).is_ok())
         .collect();
     let sources: Vec<(String, Vec<u32>)> = (candidates.into_iter().zip(accepted))
         .filter_map(|(source, ok)| ok.then_some(source))

@@ -19,24 +19,48 @@
 //! Invariants: after `check` succeeds, every id operand resolves, type declarations form a DAG
 //! (a declaration only names earlier ones), and calls, function types and parameters agree.
 
+mod annotations;
+mod cfg;
+mod layout;
+mod typing;
+
 use super::module::{id, literal, result_id};
 use super::types::SpvType;
 use super::{Inst, Result, SpirvError};
 use rspirv::dr::Operand;
-use rspirv::spirv::{Op, Word};
-use std::collections::HashMap;
+use rspirv::spirv::{Capability, Op, Word};
+use std::collections::{HashMap, HashSet};
 
 /// Checks `insts` (the module's instructions, after the header whose id bound is `bound`).
 pub(crate) fn check(bound: Word, insts: &[Inst]) -> Result<()> {
     let defs = definitions(bound, insts)?;
-    let checker = Checker { insts, defs: &defs };
+    layout::check(insts)?;
+    let capabilities = (insts.iter())
+        .filter(|inst| inst.inst.class.opcode == Op::Capability)
+        .filter_map(|inst| match inst.inst.operands.first() {
+            Some(&Operand::Capability(capability)) => Some(capability),
+            _ => None,
+        })
+        .collect();
+    let checker = Checker {
+        insts,
+        defs: &defs,
+        capabilities,
+    };
+    let mut declared = typing::Declared::new();
     let mut function: Option<Function> = None;
     for (index, inst) in insts.iter().enumerate() {
         let op = inst.inst.class.opcode;
+        let at = |e: SpirvError| e.at(inst);
         checker.check_references(index, inst, function.is_none())?;
         if SpvType::is_type_op(op) {
-            checker.check_type(inst).map_err(|e| e.at(inst))?;
+            checker.check_type(inst).map_err(at)?;
+            checker
+                .check_type_literals(inst, &mut declared)
+                .map_err(at)?;
         }
+        let function_result = function.as_ref().map(|f| f.result);
+        checker.check_typing(inst, function_result).map_err(at)?;
         match op {
             Op::Function => function = Some(checker.open_function(inst)?),
             Op::FunctionParameter => {
@@ -57,7 +81,7 @@ pub(crate) fn check(bound: Word, insts: &[Inst]) -> Result<()> {
             checker.check_call(inst).map_err(|e| e.at(inst))?;
         }
     }
-    Ok(())
+    checker.check_annotations()
 }
 
 fn outside(inst: &Inst) -> SpirvError {
@@ -104,6 +128,7 @@ fn referenced(inst: &Inst) -> impl Iterator<Item = Word> + '_ {
 /// read so far and the indices of its other instructions.
 struct Function {
     at: usize,
+    result: Word,
     expected: Vec<Word>,
     parameters: Vec<Word>,
     body: Vec<usize>,
@@ -112,6 +137,7 @@ struct Function {
 struct Checker<'m> {
     insts: &'m [Inst],
     defs: &'m HashMap<Word, usize>,
+    capabilities: HashSet<Capability>,
 }
 
 impl Checker<'_> {
@@ -340,14 +366,15 @@ impl Checker<'_> {
         }
         Ok(Function {
             at: index,
+            result,
             expected: declared[1..].to_vec(),
             parameters: Vec::new(),
             body: Vec::new(),
         })
     }
 
-    /// The function's parameters match its type, and every branch, merge and phi target is one
-    /// of its blocks.
+    /// The function's parameters match its type, every branch, merge and phi target is one of
+    /// its blocks, and its control flow is structured.
     fn close_function(&self, function: &Function) -> Result<()> {
         let start = &self.insts[function.at];
         if function.parameters != function.expected {
@@ -358,7 +385,7 @@ impl Checker<'_> {
             ))
             .at(start));
         }
-        let labels: Vec<Word> = (function.body.iter())
+        let labels: HashSet<Word> = (function.body.iter())
             .map(|&i| &self.insts[i])
             .filter(|inst| inst.inst.class.opcode == Op::Label)
             .filter_map(|inst| inst.inst.result_id)
@@ -373,7 +400,7 @@ impl Checker<'_> {
                 .at(inst));
             }
         }
-        Ok(())
+        cfg::check_function(self.insts, &function.body)
     }
 
     /// A call names a function and passes as many arguments as it has parameters; its result
