@@ -431,3 +431,361 @@ fn calls_must_match_their_callee() {
         }
     }
 }
+
+/// A module's header and its instructions, each as its words.
+fn split(words: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut insts = Vec::new();
+    let mut offset = 5;
+    while offset < words.len() {
+        let count = (words[offset] >> 16) as usize;
+        insts.push(words[offset..offset + count].to_vec());
+        offset += count;
+    }
+    (words[..5].to_vec(), insts)
+}
+
+fn join(header: &[u32], insts: &[Vec<u32>]) -> Vec<u32> {
+    header
+        .iter()
+        .chain(insts.iter().flatten())
+        .copied()
+        .collect()
+}
+
+/// The index of the first instruction with opcode `op`.
+fn position(insts: &[Vec<u32>], op: rspirv::spirv::Op) -> usize {
+    insts
+        .iter()
+        .position(|inst| inst[0] & 0xffff == op as u32)
+        .unwrap_or_else(|| panic!("no Op{op:?}"))
+}
+
+/// An instruction from its opcode and operand words.
+fn inst(op: rspirv::spirv::Op, operands: &[u32]) -> Vec<u32> {
+    let mut words = vec![((operands.len() as u32 + 1) << 16) | op as u32];
+    words.extend(operands);
+    words
+}
+
+/// The sections come in order, one memory model, every function instruction in a block.
+#[test]
+fn logical_layout_is_checked() {
+    use rspirv::spirv::Op;
+    let (header, insts) = split(&white());
+    // OpName after the decorations.
+    let mut bad = insts.clone();
+    let name = bad.remove(position(&bad, Op::Name));
+    bad.insert(position(&bad, Op::Decorate) + 1, name);
+    rejected(&join(&header, &bad), "module section's order");
+    // A second memory model.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::MemoryModel);
+    bad.insert(at, bad[at].clone());
+    rejected(&join(&header, &bad), "a second memory model");
+    // A second OpReturn, after the block has ended.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::Return);
+    bad.insert(at, bad[at].clone());
+    rejected(&join(&header, &bad), "an instruction outside a block");
+    // A branch's merge instruction away from the branch.
+    let mut bad = insts.clone();
+    let label = bad[position(&bad, Op::Label)][1];
+    let at = position(&bad, Op::Store);
+    bad.insert(at, inst(Op::SelectionMerge, &[label, 0]));
+    rejected(
+        &join(&header, &bad),
+        "a merge instruction not right before a branch",
+    );
+}
+
+/// Names and decorations name what they apply to; entry points are functions whose interfaces
+/// are input and output variables; a fragment shader has an origin.
+#[test]
+fn names_decorations_and_entry_points_are_checked() {
+    use rspirv::spirv::Op;
+    let (header, insts) = split(&white());
+    let constant = insts[position(&insts, Op::Constant)][2];
+    let vec4 = insts[position(&insts, Op::TypeVector)][1];
+    // `Location` on a constant.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::Decorate);
+    bad[at][1] = constant;
+    rejected(
+        &join(&header, &bad),
+        "which is not a variable or struct member",
+    );
+    // `Block` on a vector type.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::Decorate);
+    bad[at] = inst(Op::Decorate, &[vec4, Decoration::Block as u32]);
+    rejected(&join(&header, &bad), "which is not a struct type");
+    // A member name on a vector type.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::Name);
+    bad.insert(at + 1, inst(Op::MemberName, &[vec4, 0, 0]));
+    rejected(&join(&header, &bad), "is not a struct type");
+    // An interface that is a constant.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::EntryPoint);
+    *bad[at].last_mut().unwrap() = constant;
+    rejected(&join(&header, &bad), "is not an input or output variable");
+    // An output the entry point does not list.
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::EntryPoint);
+    bad[at].pop();
+    bad[at][0] -= 1 << 16;
+    rejected(&join(&header, &bad), "is in no entry point's interface");
+    // A fragment shader without OriginUpperLeft.
+    let mut bad = insts.clone();
+    bad.remove(position(&bad, Op::ExecutionMode));
+    rejected(&join(&header, &bad), "without an origin execution mode");
+}
+
+/// The members of a uniform block's struct have an offset, one.
+#[test]
+fn uniform_blocks_are_laid_out_explicitly() {
+    for offsets in [1, 0, 2] {
+        let mut m = Frag::new();
+        let vec4 = m.vec4;
+        let block = m.b.type_struct([vec4]);
+        m.b.decorate(block, Decoration::Block, []);
+        for _ in 0..offsets {
+            m.b.member_decorate(block, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        }
+        let block_ptr = m.b.type_pointer(None, StorageClass::Uniform, block);
+        let member_ptr = m.b.type_pointer(None, StorageClass::Uniform, vec4);
+        // A global variable: declared while no block is selected.
+        let block_index = m.b.selected_block();
+        m.b.select_block(None).unwrap();
+        let params = m.b.variable(block_ptr, None, StorageClass::Uniform, None);
+        m.b.select_block(block_index).unwrap();
+        m.b.decorate(params, Decoration::Binding, [Operand::LiteralBit32(0)]);
+        m.b.decorate(
+            params,
+            Decoration::DescriptorSet,
+            [Operand::LiteralBit32(0)],
+        );
+        let zero = m.u(0);
+        let member = m.b.access_chain(member_ptr, None, params, [zero]).unwrap();
+        let value = m.b.load(vec4, None, member, None, []).unwrap();
+        m.b.store(m.color, value, None, []).unwrap();
+        let words = m.finish();
+        match offsets {
+            1 => drop(translate_ok(&words)),
+            0 => rejected(&words, "member 0 of the block struct"),
+            _ => rejected(&words, "decorated Offset again"),
+        }
+    }
+}
+
+/// Every instruction's operands and result have the types its opcode requires.
+#[test]
+fn operand_and_result_types_are_checked() {
+    use rspirv::spirv::Op;
+    // An OpFAdd of an integer.
+    let mut m = Frag::new();
+    let (two, three) = (m.f(2.0), m.u(3));
+    let sum = m.b.f_add(m.float, None, two, three).unwrap();
+    m.store_color([sum, two, two, two]);
+    rejected(&m.finish(), "is of type");
+    // A load whose result type is not its pointer's pointee.
+    let mut m = Frag::new();
+    let loaded = m.b.load(m.float, None, m.color, None, []).unwrap();
+    m.store_color([loaded, loaded, loaded, loaded]);
+    rejected(&m.finish(), "is not the pointee");
+    // A boolean OpConstant.
+    let mut m = Frag::new();
+    m.b.constant_bit32(m.boolean, 1);
+    let one = m.f(1.0);
+    m.store_color([one, one, one, one]);
+    rejected(&m.finish(), "is not a scalar numeric type");
+    // A shuffle of a component past both vectors'.
+    let mut m = Frag::new();
+    let one = m.f(1.0);
+    let v =
+        m.b.composite_construct(m.vec4, None, [one, one, one, one])
+            .unwrap();
+    let shuffled =
+        m.b.vector_shuffle(m.vec4, None, v, v, [0, 1, 2, 9])
+            .unwrap();
+    m.b.store(m.color, shuffled, None, []).unwrap();
+    rejected(&m.finish(), "the component 9 of 8");
+    // An integer type of signedness 2, and a second float type.
+    let (header, insts) = split(&white());
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::TypeInt);
+    bad[at][3] = 2;
+    rejected(&join(&header, &bad), "signedness 2");
+    let mut bad = insts.clone();
+    let at = position(&bad, Op::TypeFloat);
+    let mut again = bad[at].clone();
+    again[1] = header[3];
+    bad.insert(at + 1, again);
+    let mut bigger = header.clone();
+    bigger[3] += 1;
+    rejected(
+        &join(&bigger, &bad),
+        "a second declaration of the same type",
+    );
+    // A value returned from the void `main`.
+    let mut bad = insts.clone();
+    let constant = bad[position(&bad, Op::Constant)][2];
+    let at = position(&bad, Op::Return);
+    bad[at] = inst(Op::ReturnValue, &[constant]);
+    rejected(
+        &join(&header, &bad),
+        "a value returned from a void function",
+    );
+}
+
+/// Where the branches of `if (true) { then } else { else }` go, and the merge block's, in
+/// [`if_else`]: the blocks by name.
+#[derive(Copy, Clone)]
+enum To {
+    Header,
+    Then,
+    Merge,
+    End,
+}
+
+/// `header: if (true) then else; then: -> then_to; else: -> merge; merge: -> merge_to; end:
+/// color = 1, return` as a fragment shader.
+fn if_else(then_to: To, merge_to: To) -> Vec<u32> {
+    let mut m = Frag::new();
+    let t = m.b.constant_true(m.boolean);
+    let one = m.f(1.0);
+    let [header, then, other, merge, end] = [(); 5].map(|()| m.b.id());
+    let label = |to: To| match to {
+        To::Header => header,
+        To::Then => then,
+        To::Merge => merge,
+        To::End => end,
+    };
+    m.b.branch(header).unwrap();
+    m.b.begin_block(Some(header)).unwrap();
+    m.b.selection_merge(merge, SelectionControl::NONE).unwrap();
+    m.b.branch_conditional(t, then, other, []).unwrap();
+    m.b.begin_block(Some(then)).unwrap();
+    m.b.branch(label(then_to)).unwrap();
+    m.b.begin_block(Some(other)).unwrap();
+    m.b.branch(merge).unwrap();
+    m.b.begin_block(Some(merge)).unwrap();
+    m.b.branch(label(merge_to)).unwrap();
+    m.b.begin_block(Some(end)).unwrap();
+    m.store_color([one, one, one, one]);
+    m.finish()
+}
+
+/// Constructs are entered through their headers and left through their merge blocks; back
+/// edges go to loop headers; a block merges one construct.
+#[test]
+fn structured_control_flow_is_checked() {
+    use rspirv::spirv::Op;
+    translate_ok(&if_else(To::Merge, To::End));
+    rejected(&if_else(To::Header, To::End), "a back edge to");
+    rejected(&if_else(To::End, To::End), "construct");
+    rejected(&if_else(To::Merge, To::Then), "a branch into a construct");
+    // A second selection whose merge block is the first's.
+    let (header, mut insts) = split(&if_else(To::Merge, To::End));
+    let merge = insts[position(&insts, Op::SelectionMerge)][1];
+    let branch = insts
+        .iter()
+        .rposition(|i| i[0] & 0xffff == Op::Branch as u32);
+    let at = branch.unwrap();
+    let end = insts[at][1];
+    let condition = insts[position(&insts, Op::BranchConditional)][1];
+    insts[at] = inst(Op::BranchConditional, &[condition, end, end]);
+    insts.insert(at, inst(Op::SelectionMerge, &[merge, 0]));
+    rejected(
+        &join(&header, &insts),
+        "is already another header's merge block",
+    );
+}
+
+/// A call may pass a pointer whose type is another declaration of the parameter's pointer type
+/// (glslang does, for a struct of samplers): the translator copies arguments member by member.
+#[test]
+fn pointer_arguments_may_have_another_pointer_type() {
+    use rspirv::spirv::Op;
+    let mut b = Builder::new();
+    b.set_version(1, 0);
+    b.capability(Capability::Shader);
+    b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+    let void = b.type_void();
+    let float = b.type_float(32, None);
+    let vec4 = b.type_vector(float, 4);
+    let out_ptr = b.type_pointer(None, StorageClass::Output, vec4);
+    let fptr = b.type_pointer(None, StorageClass::Function, float);
+    let color = b.variable(out_ptr, None, StorageClass::Output, None);
+    b.name(color, "color");
+    b.decorate(color, Decoration::Location, [Operand::LiteralBit32(0)]);
+    let three = b.constant_bit32(float, 3f32.to_bits());
+    let zero = b.constant_bit32(float, 0);
+    let main_ty = b.type_function(void, []);
+    let twice_ty = b.type_function(void, [fptr]);
+    let twice = b.id();
+    let main = b
+        .begin_function(void, None, FunctionControl::NONE, main_ty)
+        .unwrap();
+    b.begin_block(None).unwrap();
+    let v = b.variable(fptr, None, StorageClass::Function, Some(three));
+    b.function_call(void, None, twice, [v]).unwrap();
+    let x = b.load(float, None, v, None, []).unwrap();
+    let c = b
+        .composite_construct(vec4, None, [x, zero, zero, zero])
+        .unwrap();
+    b.store(color, c, None, []).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.begin_function(void, Some(twice), FunctionControl::NONE, twice_ty)
+        .unwrap();
+    let p = b.function_parameter(fptr).unwrap();
+    b.begin_block(None).unwrap();
+    let y = b.load(float, None, p, None, []).unwrap();
+    let yy = b.f_add(float, None, y, y).unwrap();
+    b.store(p, yy, None, []).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::Fragment, main, "main", [color]);
+    b.execution_mode(main, ExecutionMode::OriginUpperLeft, []);
+    // `v` gets a pointer type of its own, declared after the parameter's.
+    let (mut header, mut insts) = split(&b.module().assemble());
+    let own = header[3];
+    header[3] += 1;
+    let at = (insts.iter())
+        .position(|i| i[0] & 0xffff == Op::TypePointer as u32 && i[1] == fptr)
+        .unwrap();
+    let mut pointer = insts[at].clone();
+    pointer[1] = own;
+    insts.insert(at + 1, pointer);
+    let variable = (insts.iter())
+        .position(|i| i[0] & 0xffff == Op::Variable as u32 && i[2] == v)
+        .unwrap();
+    insts[variable][1] = own;
+    let shader = translate_ok(&join(&header, &insts));
+    assert_eq!(color_of(&shader), [6.0, 0.0, 0.0, 0.0]);
+}
+
+/// A seed gives the same mutant every time, a changed module; every kind of mutation that
+/// applies is made.
+#[test]
+fn mutations_are_deterministic() {
+    use shrew_frontend::spirv::mutate::{Mutation, mutate};
+    let words = if_else(To::Merge, To::End);
+    let mut kinds = std::collections::HashSet::new();
+    for seed in 0..200 {
+        let a = mutate(&words, seed).unwrap();
+        let b = mutate(&words, seed).unwrap();
+        assert_eq!((&a.words, &a.description), (&b.words, &b.description));
+        assert_ne!(a.words, words, "seed {seed}: {}", a.description);
+        kinds.insert(a.mutation);
+    }
+    // The module has one function type: there is no other to give its function.
+    let applicable = Mutation::ALL
+        .iter()
+        .filter(|&&k| k != Mutation::FunctionType);
+    assert!(
+        applicable.into_iter().all(|k| kinds.contains(k)),
+        "{kinds:?}"
+    );
+}

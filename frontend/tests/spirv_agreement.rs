@@ -5,7 +5,8 @@
 //! accepts glslang's `-V -R` output unchanged) rejects it and the translator accepts it, that is
 //! translates it into IR the verifier accepts. The reverse, `spirv-val` accepting what the
 //! reader rejects, is counted apart: it is over-strictness or an unsupported feature, not a
-//! missed error. Only sources that both accept unmutated are mutated.
+//! missed error. Only sources that both accept unmutated are mutated; the few mutants
+//! `spirv-val` takes more than ten seconds on are listed and not counted.
 //!
 //! - `mutated_modules_agree_with_spirv_val`: the CI slice, 200 mutants of a fixed seed of a few
 //!   shaders compiled here, must show no disagreement (needs glslangValidator and spirv-val; see
@@ -26,9 +27,13 @@ use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-/// `spirv-val`'s verdict: `Err` holds its message.
-fn spirv_val(words: &[u32]) -> Result<(), String> {
+/// How long `spirv-val` may take on one module: it runs for minutes on a few mutants.
+const SPIRV_VAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `spirv-val`'s verdict: `Err` holds its message; `None` when it did not finish in time.
+fn spirv_val(words: &[u32]) -> Option<Result<(), String>> {
     let mut child = Command::new("spirv-val")
         .args(["--target-env", "opengl4.5", "-"])
         .stdin(Stdio::piped())
@@ -41,14 +46,24 @@ fn spirv_val(words: &[u32]) -> Result<(), String> {
     // spirv-val may stop reading early on a broken module: a closed pipe is its verdict.
     let _ = stdin.write_all(&bytes);
     drop(stdin);
+    let start = Instant::now();
+    // Its messages are short: they fit in the pipes while it runs.
+    while child.try_wait().expect("spirv-val runs").is_none() {
+        if start.elapsed() > SPIRV_VAL_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let output = child.wait_with_output().expect("spirv-val ends");
-    if output.status.success() {
+    Some(if output.status.success() {
         Ok(())
     } else {
         let mut message = String::from_utf8_lossy(&output.stderr).into_owned();
         message.push_str(&String::from_utf8_lossy(&output.stdout));
         Err(message.trim().to_string())
-    }
+    })
 }
 
 /// Whether `spirv-val` is installed; a missing one fails the test under
@@ -118,6 +133,8 @@ struct Tally {
     stricter: Vec<Case>,
     /// The translator panicked.
     panics: Vec<Case>,
+    /// `spirv-val` did not finish in time (not counted).
+    timeouts: Vec<Case>,
     by_mutation: BTreeMap<Mutation, (usize, usize)>,
 }
 
@@ -135,7 +152,11 @@ impl Tally {
             description: mutant.description.clone(),
             message,
         };
-        let (val, ours) = (spirv_val(&mutant.words), shrew(&mutant.words));
+        let ours = shrew(&mutant.words);
+        let Some(val) = spirv_val(&mutant.words) else {
+            self.timeouts.push(case("spirv-val timed out".into()));
+            return;
+        };
         let entry = self.by_mutation.entry(mutant.mutation).or_default();
         entry.0 += 1;
         match (val, ours) {
@@ -159,6 +180,7 @@ impl Tally {
         self.missed.extend(other.missed);
         self.stricter.extend(other.stricter);
         self.panics.extend(other.panics);
+        self.timeouts.extend(other.timeouts);
         for (mutation, (n, bad)) in other.by_mutation {
             let entry = self.by_mutation.entry(mutation).or_default();
             entry.0 += n;
@@ -178,18 +200,23 @@ impl Tally {
         let total = self.total() + self.panics.len();
         let mut out = format!(
             "{total} mutants: {} both accept, {} both reject, {} spirv-val rejects and shrew \
-             accepts, {} spirv-val accepts and shrew rejects, {} panics\n\
+             accepts, {} spirv-val accepts and shrew rejects, {} panics ({} more on which \
+             spirv-val timed out)\n\
              agreement (no missed rejection, no panic): {:.2}%\n",
             self.both_accept,
             self.both_reject,
             self.missed.len(),
             self.stricter.len(),
             self.panics.len(),
+            self.timeouts.len(),
             self.agreement(),
         );
         out.push_str("by mutation (mutants, missed or panicked):\n");
         for (mutation, (n, bad)) in &self.by_mutation {
             out.push_str(&format!("  {mutation:?}: {n}, {bad}\n"));
+        }
+        for case in &self.timeouts {
+            out.push_str(&format!("spirv-val timed out on {case}\n"));
         }
         for (title, cases) in [
             ("panics", &self.panics),
@@ -270,7 +297,10 @@ fn run(sources: &[(String, Vec<u32>)], mutants: u64, seed: u64) -> Tally {
 /// Whether a source module is one both accept unmutated; `Err` says which does not, and why.
 fn both_accept(words: &[u32]) -> Result<(), String> {
     match shrew(words) {
-        Verdict::Accepted => spirv_val(words).map_err(|e| format!("spirv-val: {e}")),
+        Verdict::Accepted => match spirv_val(words) {
+            Some(verdict) => verdict.map_err(|e| format!("spirv-val: {e}")),
+            None => Err("spirv-val timed out".into()),
+        },
         Verdict::Rejected(e) | Verdict::Panicked(e) => Err(format!("shrew: {e}")),
     }
 }
@@ -422,7 +452,10 @@ fn mutated_modules_agree_with_spirv_val() {
         })
         .collect();
     let tally = run(&sources, 20, 1);
-    assert_eq!(tally.total() + tally.panics.len(), 200);
+    assert_eq!(
+        tally.total() + tally.panics.len() + tally.timeouts.len(),
+        200
+    );
     assert!(
         tally.missed.is_empty() && tally.panics.is_empty(),
         "{}",

@@ -137,8 +137,8 @@ pub fn translate_bytes(bytes: &[u8], options: &Options) -> std::result::Result<S
 /// Translates a SPIR-V module into a verified shader.
 pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader, SpirvError> {
     let insts = parse(words)?;
-    // The parser accepted the module, so its header (with the id bound) is there.
-    validate::check(words[3], &insts)?;
+    // The parser accepted the module, so its header (with the version and id bound) is there.
+    validate::check(words[1], words[3], &insts)?;
     let module = module::Module::read(&insts)?;
     let shader = function::translate_module(&module, &insts, options)?;
     if let Err(errors) = shrew_engine::verify::verify(&shader) {

@@ -288,7 +288,7 @@ impl Mutable {
                 };
                 let old = *value;
                 let small = rng.below(8) as u32;
-                let new = rng.pick(&[
+                let picked = rng.pick(&[
                     0,
                     1,
                     old.wrapping_add(1),
@@ -297,6 +297,11 @@ impl Mutable {
                     u32::MAX,
                     small,
                 ]);
+                let new = if picked == old {
+                    old.wrapping_add(1)
+                } else {
+                    picked
+                };
                 *value = new;
                 Some(format!("{name}: operand {o} {old} -> {new}"))
             }

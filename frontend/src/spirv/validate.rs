@@ -31,8 +31,9 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, Op, Word};
 use std::collections::{HashMap, HashSet};
 
-/// Checks `insts` (the module's instructions, after the header whose id bound is `bound`).
-pub(crate) fn check(bound: Word, insts: &[Inst]) -> Result<()> {
+/// Checks `insts`, the instructions of a module of SPIR-V `version` (the header's word) whose
+/// id bound is `bound`.
+pub(crate) fn check(version: Word, bound: Word, insts: &[Inst]) -> Result<()> {
     let defs = definitions(bound, insts)?;
     layout::check(insts)?;
     let capabilities = (insts.iter())
@@ -46,6 +47,7 @@ pub(crate) fn check(bound: Word, insts: &[Inst]) -> Result<()> {
         insts,
         defs: &defs,
         capabilities,
+        version,
     };
     let mut declared = typing::Declared::new();
     let mut function: Option<Function> = None;
@@ -138,6 +140,8 @@ struct Checker<'m> {
     insts: &'m [Inst],
     defs: &'m HashMap<Word, usize>,
     capabilities: HashSet<Capability>,
+    /// The module's SPIR-V version, `0x00MMmm00`.
+    version: Word,
 }
 
 impl Checker<'_> {

@@ -2,13 +2,15 @@
 //!
 //! What: a member name or decoration names a struct and one of its members; a decoration is
 //! on what it applies to (an interface or resource decoration on a variable, `Block` on a
-//! struct, `ArrayStride` on an array or pointer, layout decorations on members) and a
-//! member's layout (offset, matrix stride and order) given once; the structs of uniform and storage blocks are laid out explicitly (every
-//! member an `Offset`, matrices a `MatrixStride`, arrays an `ArrayStride`); a struct with
-//! built-in members is a block; an entry point is a function returning void
-//! without parameters, named once per execution model, whose interface is input and output
-//! variables; execution modes are an entry point's and fit its model, and a
-//! fragment entry point has an origin; a GLSL memory model comes with the `Shader` capability.
+//! struct, `ArrayStride` on an array or pointer, layout decorations on members) and layout
+//! (offset, array and matrix stride, order) is given once; the structs of uniform and storage
+//! blocks are laid out explicitly (every member an `Offset`, matrices a `MatrixStride`, arrays
+//! an `ArrayStride`); a struct with built-in members is a block; an entry point is a function
+//! returning void without parameters, named once per execution model, whose interface is
+//! input and output variables, with at most one input and one output block of built-ins, and
+//! lists every input and output the functions use; execution modes are an entry point's and
+//! fit its model, and a fragment entry point has an origin; a GLSL memory model comes with the
+//! `Shader` capability.
 //!
 //! Why: the translator reads interfaces, bindings, block layouts and built-ins from these
 //! tables. A location on a constant, an offset missing from a uniform block member or an
@@ -34,9 +36,30 @@ impl Checker<'_> {
         let mut entry_points: BTreeMap<Word, ExecutionModel> = BTreeMap::new();
         let mut entry_names = HashSet::new();
         let mut origins = HashSet::new();
+        // Every entry point's interface, and the input and output variables declared.
+        let mut interfaces: Vec<&Inst> = Vec::new();
+        let mut listed = HashSet::new();
+        let mut inputs_and_outputs = HashSet::new();
+        let mut in_function = false;
         for inst in self.insts {
             let at = |e: SpirvError| e.at(inst);
-            match inst.inst.class.opcode {
+            let op = inst.inst.class.opcode;
+            in_function = (in_function || op == Op::Function) && op != Op::FunctionEnd;
+            if in_function {
+                // The functions come last: every interface has been listed.
+                let unlisted = super::referenced(inst)
+                    .find(|id| inputs_and_outputs.contains(id) && !listed.contains(id));
+                if let Some(variable) = unlisted {
+                    return Err(at(SpirvError::malformed(format!(
+                        "the input or output %{variable} is in no entry point's interface"
+                    ))));
+                }
+                continue;
+            }
+            match op {
+                Op::Variable if is_input_or_output(inst) => {
+                    inputs_and_outputs.insert(inst.inst.result_id.unwrap_or(0));
+                }
                 Op::MemoryModel => {
                     let glsl = matches!(
                         inst.inst.operands.get(1),
@@ -75,9 +98,10 @@ impl Checker<'_> {
                     self.check_decoration_target(target, member, decoration)
                         .map_err(at)?;
                     let on_target = decorations.entry((target, member)).or_default();
-                    // A member's layout is given once (an id may repeat its decorations).
+                    // Layout is given once (other decorations may be repeated).
                     let layout = [
                         Decoration::Offset,
+                        Decoration::ArrayStride,
                         Decoration::MatrixStride,
                         Decoration::RowMajor,
                         Decoration::ColMajor,
@@ -90,19 +114,27 @@ impl Checker<'_> {
                                     | (Decoration::ColMajor, Decoration::RowMajor)
                             )
                     };
-                    if member.is_some()
-                        && layout.contains(&decoration)
-                        && on_target.iter().any(conflicting)
-                    {
+                    if layout.contains(&decoration) && on_target.iter().any(conflicting) {
+                        let what = match member {
+                            Some(member) => format!("member {member} of %{target}"),
+                            None => format!("%{target}"),
+                        };
                         return Err(at(SpirvError::malformed(format!(
-                            "member {} of %{target} decorated {decoration:?} again",
-                            member.unwrap_or_default()
+                            "{what} decorated {decoration:?} again"
                         ))));
                     }
-                    on_target.push(decoration);
+                    // The largest offset leaves no room for a member: it is none (as
+                    // spirv-val has it).
+                    let no_offset = decoration == Decoration::Offset
+                        && inst.inst.operands.last() == Some(&Operand::LiteralBit32(u32::MAX));
+                    if !no_offset {
+                        on_target.push(decoration);
+                    }
                 }
                 Op::EntryPoint => {
-                    self.check_entry_point(inst, &mut entry_points, &mut entry_names)?
+                    self.check_entry_point(inst, &mut entry_points, &mut entry_names)?;
+                    listed.extend(super::referenced(inst).skip(1));
+                    interfaces.push(inst);
                 }
                 Op::ExecutionMode | Op::ExecutionModeId => {
                     let function = id(inst, 0)?;
@@ -141,7 +173,50 @@ impl Checker<'_> {
             }
         }
         self.check_block_layouts(&decorations)?;
-        self.check_builtin_structs(&decorations)
+        self.check_builtin_structs(&decorations)?;
+        for entry_point in interfaces {
+            self.check_builtin_blocks(entry_point, &decorations)
+                .map_err(|e| e.at(entry_point))?;
+        }
+        Ok(())
+    }
+
+    /// An entry point's interface holds at most one input and one output variable of a struct
+    /// (or array of structs) with built-in members: the per-vertex blocks.
+    fn check_builtin_blocks(
+        &self,
+        entry_point: &Inst,
+        decorations: &BTreeMap<Target, Vec<Decoration>>,
+    ) -> Result<()> {
+        let mut storages = HashSet::new();
+        for variable in super::referenced(entry_point).skip(1) {
+            let Some(def) = self.def(variable) else {
+                continue;
+            };
+            let Some(&Operand::StorageClass(storage)) = def.inst.operands.first() else {
+                continue;
+            };
+            let mut ty = (def.inst.result_type)
+                .and_then(|ptr| self.def(ptr))
+                .and_then(|ptr| id(ptr, 1).ok());
+            while let Some(array) = ty
+                .and_then(|t| self.def(t))
+                .filter(|d| matches!(d.inst.class.opcode, Op::TypeArray | Op::TypeRuntimeArray))
+            {
+                ty = id(array, 0).ok();
+            }
+            let has_builtins = ty.is_some_and(|ty| {
+                decorations
+                    .range((ty, Some(0))..=(ty, Some(u32::MAX)))
+                    .any(|(_, list)| list.contains(&Decoration::BuiltIn))
+            });
+            if has_builtins && !storages.insert(storage) {
+                return Err(SpirvError::malformed(format!(
+                    "a second {storage:?} block of built-ins, %{variable}"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// `member` is one of the struct `target`'s members.
@@ -276,16 +351,7 @@ impl Checker<'_> {
             let &Operand::IdRef(variable) = operand else {
                 return Err(at(SpirvError::malformed("an interface that is not an id")));
             };
-            let input_or_output = self.def(variable).is_some_and(|def| {
-                def.inst.class.opcode == Op::Variable
-                    && matches!(
-                        def.inst.operands.first(),
-                        Some(Operand::StorageClass(
-                            StorageClass::Input | StorageClass::Output
-                        ))
-                    )
-            });
-            if !input_or_output {
+            if !self.def(variable).is_some_and(is_input_or_output) {
                 return Err(at(SpirvError::malformed(format!(
                     "%{variable} is not an input or output variable"
                 ))));
@@ -424,4 +490,15 @@ fn mode_fits(mode: ExecutionMode, model: ExecutionModel) -> bool {
         }
         _ => true,
     }
+}
+
+/// Whether `inst` declares an input or output variable.
+fn is_input_or_output(inst: &Inst) -> bool {
+    inst.inst.class.opcode == Op::Variable
+        && matches!(
+            inst.inst.operands.first(),
+            Some(Operand::StorageClass(
+                StorageClass::Input | StorageClass::Output
+            ))
+        )
 }

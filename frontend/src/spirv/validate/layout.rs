@@ -83,7 +83,7 @@ pub(super) fn is_constant(op: Op) -> bool {
 }
 
 /// Whether `op` ends a block.
-pub(super) fn is_terminator(op: Op) -> bool {
+fn is_terminator(op: Op) -> bool {
     matches!(
         op,
         Op::Branch

@@ -360,7 +360,9 @@ impl Checker<'_> {
                 }
                 let condition = self.expect_value(operand(0)?, Bool)?;
                 let n = self.shape(result).map_or(1, |shape| shape.n);
-                if condition.n != 1 && condition.n != n {
+                // SPIR-V 1.4 lets one condition select whole vectors.
+                let scalar_allowed = self.version >= 0x0001_0400;
+                if condition.n != n && !(condition.n == 1 && scalar_allowed) {
                     return malformed("a select condition of another component count".into());
                 }
                 all_of_result_type(1)?;
