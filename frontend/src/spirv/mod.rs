@@ -2,7 +2,8 @@
 //!
 //! `rspirv` parses the binary into a flat list of instructions, each remembered with its word
 //! offset so every error can name the instruction and where it is. [`validate`] checks the
-//! structure the translator relies on (ids, types, function types, block targets), [`module`]
+//! structure the translator relies on (ids, layout, decorations, types of every operand,
+//! structured control flow) the way `spirv-val` does, [`module`]
 //! then reads the module-level sections (types, constants, decorations, names, global variables, entry points)
 //! into tables, and [`function`] translates each function reachable from the entry point:
 //!
