@@ -7,11 +7,11 @@
 //! Trying roots before the instructions feeding them lets a large pattern match before a smaller
 //! rule rewrites one of its sub-trees away. After a rewrite, the users of the new value and the
 //! instructions just built go back on the worklist. Use lists are kept up to date, so conditions
-//! such as `is_used_once` see the current program; the replaced root is deleted, while the rest
-//! of the matched tree stays for dead-code elimination. A rewrite can also enable matches the
-//! worklist does not revisit (a value that became used once, a change deep inside a larger
-//! pattern), so the pass repeats such rounds over the whole function until one changes nothing:
-//! it ends at a fixpoint.
+//! such as `is_used_once` see the current program; the replaced root is deleted, and so is a
+//! dead ALU instruction when the worklist reaches it (other dead code is left to dead-code
+//! elimination). A rewrite can also enable matches the worklist does not revisit (a value that
+//! became used once, a change deep inside a larger pattern), so the pass repeats such rounds
+//! over the whole function until one changes nothing: it ends at a fixpoint.
 //!
 //! Termination: rules must not undo each other. Each rewrite remembers the expression it
 //! replaced (a structural hash) at its original position; when the same expression comes back
@@ -261,10 +261,16 @@ impl State {
                 break;
             }
             queued[root.index()] = false;
-            // Dead instructions are left for dead-code elimination: rewriting one would only
-            // build more dead code, whose new uses of live values could feed further rewrites.
+            // A dead ALU instruction is deleted, not rewritten: rewriting it would only build
+            // more dead code, and while it stays its sources count its use, so a chain a rewrite
+            // left dead would be taken link by link as live roots (quadratic on long chains).
             let op = match func.get_inst(root).map(|i| &i.kind) {
                 Some(InstKind::Alu(alu)) if uses.count(root) > 0 => alu.op,
+                Some(InstKind::Alu(_)) => {
+                    uses.forget_sources(func, root);
+                    func.insts[root.index()] = None;
+                    continue;
+                }
                 _ => continue,
             };
             let mut rw = Rewriter::new(func, &mut uses, &ranges, placements, &[]);
