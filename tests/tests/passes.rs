@@ -188,7 +188,8 @@ fn inlining_an_exponential_call_tree_stops_at_the_budget() {
         .flat_map(|f| f.insts.iter().flatten())
         .filter(|i| i.kind.name() == "call")
         .count();
-    assert!(calls > 0 && shader.functions.len() < depth, "{sizes:?}");
+    // Top down: the entry function takes copies until the budget, the remaining calls stay.
+    assert!(calls > 0 && sizes[0] > budget / 2, "{sizes:?}");
 }
 
 /// `lower-inverse-trig` replaces the exact functions (which the interpreter computes) by

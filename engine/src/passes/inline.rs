@@ -1,12 +1,15 @@
 //! `inline`: replaces calls by the bodies of the functions they call, within a size budget.
 //!
-//! What: functions are visited callees first (a function's calls are inlined before it is
-//! inlined anywhere), and each call is replaced by a copy of the callee when the caller, grown
+//! What: the entry function's calls are taken top down: each is replaced by a copy of the
+//! callee as written, whose own calls are then taken in turn, while the entry function, grown
 //! by the callee, stays within [`MAX_FUNCTION_SIZE`] instructions and the callee, if called
-//! from several places, is within [`MAX_SHARED_CALLEE_SIZE`]. The call's block is split at
+//! from several places, is within [`MAX_SHARED_CALLEE_SIZE`]. (Inlining callees first would
+//! copy each callee with its own callees already inside: quadratic on a chain of calls; top
+//! down, the work is linear in what the entry function becomes.) The call's block is split at
 //! the call; the callee's blocks are copied in between, its `load_param`s read the call's
-//! arguments, and its returns jump to the rest of the block, where a phi gathers the returned
-//! values when there are several. A callee that returns from inside a selection is wrapped in a
+//! arguments, and its returns jump to the rest of the block, where the call's instruction
+//! becomes a move of the returned value, or a phi of them when there are several (so its
+//! readers need no rewriting). A callee that returns from inside a selection is wrapped in a
 //! loop that runs once, so that its returns are structured breaks. Functions no call reaches
 //! from the entry any more are deleted.
 //!
@@ -32,10 +35,10 @@ use super::manager::{Pass, PassContext};
 use super::vars::unique_name;
 use crate::cfg::{DomTree, innermost_constructs};
 use crate::ir::{
-    BlockId, Builder, Cursor, Edge, FuncId, Function, Inst, InstKind, Mode, Scalar, Shader,
-    Structure, Terminator, Type, Value, Variable,
+    Alu, AluSrc, BlockId, Builder, Cursor, Edge, FpFlags, FuncId, Function, Inst, InstKind, Mode,
+    Scalar, Shader, Structure, Terminator, Type, Value, Variable,
 };
-use shrew_ops::{BaseType, IndexKind, Intrinsic};
+use shrew_ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
 /// The most instructions a caller may grow to by inlining.
@@ -58,7 +61,6 @@ impl Pass for Inline {
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
-        let mut progress = false;
         let mut call_counts = vec![0usize; shader.functions.len()];
         for func in &shader.functions {
             for call in call_sites(func) {
@@ -67,56 +69,73 @@ impl Pass for Inline {
                 }
             }
         }
-        // Per function, once its own calls are done: its size and how it returns.
-        let mut done: HashMap<usize, (usize, Returns)> = HashMap::new();
-        // Callees first, so that what they became is known when their callers take them in:
-        // not the functions' order, which `Budget::each_function` would follow.
-        for f in shader.callees_first() {
-            let mut caller_size = size(&shader.functions[f]);
-            let mut sites = call_sites(&shader.functions[f]);
-            // Inlining splits blocks: later sites of the same block move to the split-off part,
-            // so sites are taken last first.
-            sites.reverse();
-            let mut transformations = context.budget.in_function(&shader.functions[f].name);
-            transformations.each(sites, |call| {
+        // Top down from the entry: each call takes a copy of its callee as written, whose own
+        // calls are then taken in turn. Inlining callees first instead would copy each callee
+        // with its callees already inside it: quadratic on a chain of calls.
+        let f = shader.entry.0 as usize;
+        let mut caller_size = size(&shader.functions[f]);
+        // Inlining splits blocks: later sites of the same block move to the split-off part,
+        // so sites are taken last first (a stack).
+        let mut sites = call_sites(&shader.functions[f]);
+        let mut continues: HashSet<BlockId> = shader.functions[f]
+            .cfg
+            .node_weights()
+            .filter_map(|b| match b.structure {
+                Some(Structure::Loop { cont, .. }) => Some(cont),
+                _ => None,
+            })
+            .collect();
+        let mut returns_of: HashMap<usize, Returns> = HashMap::new();
+        let mut transformations = context.budget.in_function(&shader.functions[f].name);
+        while let Some(call) = sites.pop() {
+            let made = transformations.attempt(|| {
                 let InstKind::Call { func: callee, .. } = shader.functions[f].inst(call).kind
                 else {
                     return None;
                 };
                 let callee = callee.0 as usize;
-                let &(mut callee_size, mut returns) = done.get(&callee)?;
+                let mut returns = *returns_of
+                    .entry(callee)
+                    .or_insert_with(|| how_it_returns(&shader.functions[callee]));
                 if returns == Returns::InsideLoop && lower_returns_in_loops(shader, callee) {
-                    let func = &shader.functions[callee];
-                    (callee_size, returns) = (size(func), how_it_returns(func));
-                    done.insert(callee, (callee_size, returns));
+                    returns = how_it_returns(&shader.functions[callee]);
+                    returns_of.insert(callee, returns);
                 }
+                let callee_size = size(&shader.functions[callee]);
                 let shared = call_counts[callee] > 1;
+                let block = shader.functions[f].inst(call).block;
                 if caller_size + callee_size > MAX_FUNCTION_SIZE
                     || (shared && callee_size > MAX_SHARED_CALLEE_SIZE)
                     || returns == Returns::InsideLoop
-                    || in_continue_block(&shader.functions[f], call)
+                    || continues.contains(&block)
                 {
                     return None;
                 }
                 let body = shader.functions[callee].clone();
-                inline_call(&mut shader.functions[f], call, &body, returns);
+                let inlined = inline_call(&mut shader.functions[f], call, &body, returns);
                 caller_size += callee_size - 1;
+                // The copy's calls count; once the last call of the callee is gone, its own
+                // calls no longer do.
                 call_counts[callee] -= 1;
-                for site in call_sites(&body) {
-                    if let InstKind::Call { func: inner, .. } = body.inst(site).kind {
+                for &site in &inlined.calls {
+                    if let InstKind::Call { func: inner, .. } = shader.functions[f].inst(site).kind
+                    {
                         call_counts[inner.0 as usize] += 1;
+                        if call_counts[callee] == 0 {
+                            call_counts[inner.0 as usize] -= 1;
+                        }
                     }
                 }
+                sites.extend(inlined.calls);
+                continues.extend(inlined.continues);
                 let callee = body.name;
                 Some(move || format!("a call of `{callee}`"))
             });
-            progress |= transformations.made_any();
-            if transformations.is_spent() {
-                return Ok(progress);
+            if !made {
+                break;
             }
-            let func = &shader.functions[f];
-            done.insert(f, (caller_size, how_it_returns(func)));
         }
+        let progress = transformations.made_any();
         if progress {
             delete_uncalled(shader);
         }
@@ -289,17 +308,8 @@ fn lower_returns_in_loops(shader: &mut Shader, f: usize) -> bool {
     }
 }
 
-/// Whether the call sits in a loop's continue block.
-fn in_continue_block(caller: &Function, call: Value) -> bool {
-    let block = caller.inst(call).block;
-    caller
-        .cfg
-        .node_weights()
-        .any(|b| matches!(b.structure, Some(Structure::Loop { cont, .. }) if cont == block))
-}
-
 /// Replaces `call` in `caller` by a copy of `callee`.
-fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Returns) {
+fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Returns) -> Inlined {
     let block = caller.inst(call).block;
     let InstKind::Call { args, .. } = caller.inst(call).kind.clone() else {
         unreachable!("inline_call on a call");
@@ -313,6 +323,7 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
         .map(|b| (b, caller.add_block()))
         .collect();
     let mut values: HashMap<Value, Value> = HashMap::new();
+    let mut calls = Vec::new();
     for b in callee.blocks() {
         for &v in &callee.cfg[b].insts {
             let inst = callee.inst(v);
@@ -329,6 +340,9 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
                 block: blocks[&b],
                 ..inst.clone()
             });
+            if matches!(inst.kind, InstKind::Call { .. }) {
+                calls.push(copy);
+            }
             values.insert(v, copy);
             caller.cfg[blocks[&b]].insts.push(copy);
         }
@@ -378,6 +392,7 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
 
     // Enter the copy, through a loop that runs once when returns need to break out.
     let entry = blocks[&callee.entry];
+    let mut continue_of_wrapper = None;
     if how == Returns::InsideSelection {
         let header = caller.add_block();
         let cont = caller.add_block();
@@ -385,32 +400,60 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
         caller.set_jump(header, entry);
         caller.set_jump(cont, header);
         caller.set_jump(block, header);
+        continue_of_wrapper = Some(cont);
     } else {
         caller.set_jump(block, entry);
     }
 
-    // The call's value: the one returned, or a phi of them.
-    let result = match (&returns[..], caller.inst(call).def) {
+    // The call's value: the one returned (a move of it), or a phi of them. The call's own
+    // instruction becomes it, at the top of the rest of the block, so that its readers need
+    // no rewriting (a search of the whole caller per call, quadratic on chains of calls).
+    let kind = match (&returns[..], caller.inst(call).def) {
         (_, None) => None,
-        ([(_, value)], _) => *value,
-        (_, Some(def)) => {
-            let srcs = returns
+        ([(_, value)], _) => value.map(|v| {
+            InstKind::Alu(Alu {
+                op: AluOp::Mov,
+                srcs: vec![AluSrc::new(v)],
+                exact: false,
+                fp: FpFlags::default(),
+            })
+        }),
+        (_, Some(_)) => Some(InstKind::Phi(
+            returns
                 .iter()
                 .filter_map(|&(b, value)| Some((b, value?)))
-                .collect();
-            let phi = caller.alloc_inst(Inst {
-                kind: InstKind::Phi(srcs),
-                def: Some(def),
-                block: rest,
-            });
-            caller.cfg[rest].insts.insert(0, phi);
-            Some(phi)
-        }
+                .collect(),
+        )),
     };
-    caller.remove_inst(call);
-    if let Some(result) = result {
-        caller.replace_uses(call, result);
+    match kind {
+        Some(kind) => {
+            caller.cfg[block].insts.pop();
+            let inst = caller.inst_mut(call);
+            inst.kind = kind;
+            inst.block = rest;
+            caller.cfg[rest].insts.insert(0, call);
+        }
+        None => caller.remove_inst(call),
     }
+    Inlined {
+        calls,
+        continues: callee
+            .cfg
+            .node_weights()
+            .filter_map(|b| match b.structure {
+                Some(Structure::Loop { cont, .. }) => Some(blocks[&cont]),
+                _ => None,
+            })
+            .chain(continue_of_wrapper)
+            .collect(),
+    }
+}
+
+/// What [`inline_call`] added to the caller: the calls of the copy, in the callee's order,
+/// and the continue blocks of its loops.
+struct Inlined {
+    calls: Vec<Value>,
+    continues: Vec<BlockId>,
 }
 
 /// [`split_at`] after instruction `at`.
