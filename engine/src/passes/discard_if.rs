@@ -1,10 +1,10 @@
 //! `discard-if`: `if (c) { discard }` becomes `discard_if c`.
 //!
 //! What: a selection one of whose arms is a single block holding only `discard`, `terminate`
-//! or `demote` (and ending there, or jumping to the merge block) becomes the conditional
-//! intrinsic at the end of the header — `discard_if`, `terminate_if`, `demote_if`, on the
-//! condition or its negation — and a jump to the other arm; the arm block goes, and the header
-//! stops being a selection header.
+//! or `demote` (and ending there, or jumping to the merge block), a block no other header names
+//! as its merge or continue block, becomes the conditional intrinsic at the end of the header —
+//! `discard_if`, `terminate_if`, `demote_if`, on the condition or its negation — and a jump to
+//! the other arm; the arm block goes, and the header stops being a selection header.
 //!
 //! Why: the conditional form needs no control flow, so the header's block keeps growing
 //! (better scheduling, no branch) and `move-discards` can hoist it; backends have native
@@ -62,7 +62,8 @@ fn conditional(op: Intrinsic) -> Option<Intrinsic> {
 /// What a kill-only arm of header `b` holds: the arm's block and its conditional intrinsic.
 fn kill_arm(func: &Function, b: BlockId, arm: BlockId, merge: BlockId) -> Option<Intrinsic> {
     let block = &func.cfg[arm];
-    if arm == merge || func.predecessors(arm) != [b] {
+    // The arm goes: no other header may name it as its merge or continue block.
+    if arm == merge || func.predecessors(arm) != [b] || func.structure_targets().contains(&arm) {
         return None;
     }
     let [only] = block.insts[..] else {

@@ -2,7 +2,7 @@
 //! `bcsel`.
 //!
 //! What: a selection header whose arms are each a single block (or missing: a branch straight
-//! to the merge block) holding only side-effect-free ALU code with no derivative, derefs, and
+//! to the merge block) that no other header names as its merge or continue block, holding only side-effect-free ALU code with no derivative, derefs, and
 //! loads of read-only memory at constant in-bounds addresses (see `is_invariant_load`;
 //! Mesa's peephole select takes the same loads), and whose merge block is reached from the
 //! arms alone, is flattened: the arms' instructions move to the end of the header, each phi of
@@ -78,6 +78,8 @@ impl IfConvert {
             return None;
         };
         let mut alu_count = 0;
+        // A block another header names as its merge or continue block must stay.
+        let named = func.structure_targets();
         let mut arm = |edge| -> Option<BlockId> {
             let target = func.successor(header, edge)?;
             if target == merge {
@@ -86,7 +88,11 @@ impl IfConvert {
             let arm = &func.cfg[target];
             let ends_at_merge = arm.terminator == Some(Terminator::Jump)
                 && func.successor(target, Edge::Jump) == Some(merge);
-            if !ends_at_merge || arm.structure.is_some() || func.predecessors(target) != [header] {
+            if !ends_at_merge
+                || arm.structure.is_some()
+                || named.contains(&target)
+                || func.predecessors(target) != [header]
+            {
                 return None;
             }
             for &v in &arm.insts {
