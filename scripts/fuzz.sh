@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 ALL_TARGETS=(spirv_reader ir_text piglit_parser pipeline)
 # The CI slice's executions per target: about 2.5 minutes in all on two cores.
-declare -A CI_RUNS=([spirv_reader]=60000 [ir_text]=60000 [piglit_parser]=200000 [pipeline]=400)
+declare -A CI_RUNS=([spirv_reader]=100000 [ir_text]=200000 [piglit_parser]=300000 [pipeline]=40000)
 
 targets=()
 seconds=600

@@ -4,11 +4,12 @@ usage: fuzz_corpus.py TARGET DIR [--piglit DIR]
 
 The committed seeds always: `fuzz/seeds/spirv/*.spv` (made from `fuzz/seeds/glsl/` with
 `glslangValidator -V -R --amb --aml`) for `spirv_reader` and `pipeline`, every `.shrew` file of
-the repository for `ir_text`, `fuzz/seeds/piglit/` for `piglit_parser`. With `--piglit`, also a
-fixed sample of piglit: SAMPLE_SIZE entries evenly spaced by name among the glslang results the
-front end caches (the SPIR-V of piglit's shaders, once the piglit runs have filled the cache),
-or among piglit's `.shader_test` files under DIR, of at most MAX_SEED_BYTES. Files already in DIR stay (a
-long run keeps what it found); a seed is named by its source, so copying again is harmless.
+the repository for `ir_text`, `fuzz/seeds/piglit/` for `piglit_parser`, and the inputs of the
+bugs found before, `fuzz/regressions/TARGET/`. With `--piglit`, also a fixed sample of piglit:
+SAMPLE_SIZE entries evenly spaced by name among the glslang results the front end caches (the
+SPIR-V of piglit's shaders, once the piglit runs have filled the cache), or among piglit's
+`.shader_test` files under DIR, of at most MAX_SEED_BYTES. Files already in DIR stay (a long
+run keeps what it found); a seed is named by its source, so copying again is harmless.
 """
 import argparse
 import hashlib
@@ -92,6 +93,9 @@ def seeds(target, piglit):
         files = [(p.name, p.read_bytes()) for p in sorted((SEEDS / "piglit").iterdir())]
         if piglit:
             files += piglit_sample(piglit)
+    regressions = ROOT / "fuzz" / "regressions" / target
+    if regressions.is_dir():
+        files += [(p.name, p.read_bytes()) for p in sorted(regressions.iterdir())]
     return files
 
 
