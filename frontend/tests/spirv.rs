@@ -396,6 +396,38 @@ fn malformed_structure_is_rejected_before_translation() {
     rejected(&bad, "is not its function type's");
 }
 
+/// A GLSL.std.450 instruction without the operands it reads is a located error: those of
+/// composite or pointer operands (determinant, inverse, modf, frexp and their struct forms) as
+/// much as the arithmetic ones (found by fuzzing: determinant without operands panicked).
+#[test]
+fn extended_instructions_missing_operands_are_rejected() {
+    const DETERMINANT: u32 = 33;
+    const MATRIX_INVERSE: u32 = 34;
+    const MODF: u32 = 35;
+    const MODF_STRUCT: u32 = 36;
+    const FREXP: u32 = 51;
+    const FREXP_STRUCT: u32 = 52;
+    const FMIN: u32 = 37;
+    for (op, given) in [
+        (DETERMINANT, 0),
+        (MATRIX_INVERSE, 0),
+        (MODF, 1),
+        (MODF_STRUCT, 0),
+        (FREXP, 1),
+        (FREXP_STRUCT, 0),
+        (FMIN, 1),
+    ] {
+        let mut m = Frag::new();
+        let glsl = m.b.ext_inst_import("GLSL.std.450");
+        let one = m.f(1.0);
+        let float = m.float;
+        let operands = vec![Operand::IdRef(one); given];
+        let result = m.b.ext_inst(float, None, glsl, op, operands).unwrap();
+        m.store_color([result, one, one, one]);
+        rejected(&m.finish(), &format!("extended instruction {op} needs"));
+    }
+}
+
 /// A call must pass as many arguments as its callee has parameters.
 #[test]
 fn calls_must_match_their_callee() {

@@ -129,6 +129,18 @@ impl Translator<'_> {
             33 | 34 | 35 | 36 | 51 | 52 | 76..=78 => 0,
             _ => args.len(),
         };
+        // The operands those read: a matrix (determinant, inverse), a value (modfStruct,
+        // frexpStruct), or a value and a pointer (modf, frexp).
+        let composite_operands = match op {
+            33 | 34 | 36 | 52 => 1,
+            35 | 51 => 2,
+            _ => 0,
+        };
+        if args.len() < composite_operands {
+            return Err(SpirvError::malformed(format!(
+                "extended instruction {op} needs {composite_operands} operands"
+            )));
+        }
         let mut x = Vec::with_capacity(arity);
         for &a in &args[..arity] {
             x.push(self.ssa(a)?);
@@ -324,11 +336,7 @@ impl Translator<'_> {
                 if op == 36 {
                     return Ok(Val::Composite(vec![Val::Ssa(frac), Val::Ssa(whole)]));
                 }
-                let p = self.ptr(
-                    *args
-                        .get(1)
-                        .ok_or_else(|| SpirvError::malformed("modf needs a pointer"))?,
-                )?;
+                let p = self.ptr(args[1])?;
                 let ty = self.type_of(args[0])?;
                 self.store(&p, ty, &Val::Ssa(whole))?;
                 frac
@@ -340,11 +348,7 @@ impl Translator<'_> {
                 if op == 52 {
                     return Ok(Val::Composite(vec![Val::Ssa(sig), Val::Ssa(exp)]));
                 }
-                let p = self.ptr(
-                    *args
-                        .get(1)
-                        .ok_or_else(|| SpirvError::malformed("frexp needs a pointer"))?,
-                )?;
+                let p = self.ptr(args[1])?;
                 let ty = self.pointee(self.type_of(args[1])?)?;
                 self.store(&p, ty, &Val::Ssa(exp))?;
                 sig
