@@ -14,16 +14,20 @@
 //! four distinct literals, one KILL or PRED_SET, constant-file reads the clause's kcache sets
 //! cover (at most two per group, or four on R600), and operands the read ports can serve
 //! ([`crate::bank`]). A read of a value the previous group of the clause wrote reads PV or PS
-//! instead of a GPR. Fetches whose operands are ready, once they are more urgent than the
-//! ready ALU work, close the ALU clause and form a TEX (or VTX) clause. An ALU clause ends
-//! after 120 slots, after a KILL, when its kcache sets run out, and with the predicate set of
-//! an `if` (then it is an ALU_PUSH_BEFORE).
+//! instead of a GPR. A four-slot operation that no group can hold, its slots reading more
+//! registers on one channel than the channel's three read cycles serve (a DOT4 of four values
+//! earlier groups all put on x), reads copies of some of them instead: fresh values on the
+//! channels of the slots that read them, written by MOVs before it. Fetches whose operands are
+//! ready, once they are more urgent than the ready ALU work, close the ALU clause and form a
+//! TEX (or VTX) clause. An ALU clause ends after 120 slots, after a KILL, when its kcache sets
+//! run out, and with the predicate set of an `if` (then it is an ALU_PUSH_BEFORE).
 //!
 //! Why: groups are the hardware's unit of issue, and how full they are is most of the code's
 //! speed; packing before register allocation is free to choose channels.
 //!
 //! Invariants: every group [`bank::solve`] accepts and [`crate::program::Group::slots`] can
-//! assign; each value keeps the channel of its first definition; dependences hold.
+//! assign; each value keeps the channel of its first definition; dependences hold; an
+//! instruction no empty group takes is made to fit one, so a [`PackError`] is a bug.
 
 use crate::bank::{self, Reads};
 use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
@@ -44,7 +48,7 @@ const PRESSURE: u32 = 16;
 const CLAUSE_SLOT_LIMIT: usize = 120;
 
 /// A packed program: the tree of blocks, each a list of clauses and exports, and each value's
-/// channel.
+/// channel (the values of the R600 IR, then the copies the packer added).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Packed {
     pub body: Vec<PNode>,
@@ -120,7 +124,7 @@ pub enum PKind {
 }
 
 /// Why a block could not be packed (an internal error: lowering produced something no group
-/// can hold).
+/// can hold, or the packer failed to make it fit).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("packing: {0}")]
 pub struct PackError(pub String);
@@ -357,7 +361,7 @@ impl Packer<'_> {
             }
         }
         let mut state = BlockState {
-            insts,
+            insts: insts.to_vec(),
             deps,
             producer,
             height,
@@ -383,11 +387,12 @@ impl Packer<'_> {
                 self.group(&mut state)?;
             } else if let Some(e) = state.ready_export() {
                 state.close_clause();
-                let Inst::Export(export) = &insts[e] else {
+                let Inst::Export(export) = &state.insts[e] else {
                     unreachable!()
                 };
+                let export = export.clone();
                 state.place(e, (state.items.len(), 0));
-                state.items.push(Item::Export(export.clone()));
+                state.items.push(Item::Export(export));
             } else {
                 return Err(PackError("no instruction of the block is ready".into()));
             }
@@ -429,8 +434,8 @@ impl Packer<'_> {
             for v in fetch.dsts.iter().flatten() {
                 self.choose_chan(*v, state.chans_by_load(&self.chans, &self.carried));
             }
-            state.place(i, (item, 0));
             fetches.push(fetch.clone());
+            state.place(i, (item, 0));
         }
         state.items.push(Item::Fetch(fetches));
     }
@@ -507,6 +512,11 @@ impl Packer<'_> {
                     }
                     state.place(i, at);
                     added = true;
+                } else if group.placed.is_empty() && !self.fits_empty_group(state, &state.insts[i])
+                {
+                    // No group will ever take it as it stands.
+                    self.separate_operands(state, i)?;
+                    added = true;
                 }
             }
             if !added {
@@ -563,6 +573,53 @@ impl Packer<'_> {
         Ok(())
     }
 
+    /// Makes instruction `i`, which no group can hold, placeable: a four-slot operation whose
+    /// slots read more registers on one channel than the channel's three read cycles serve
+    /// (a DOT4 of four values earlier groups all put on x). Slot by slot, each register it
+    /// reads off its own channel is copied by a MOV before it to a fresh value on that
+    /// channel, until the operation fits an empty group; at the latest when every slot reads
+    /// its own channel only, which each slot's swizzle serves alone. (An instruction of one
+    /// slot reads at most three operands, one a cycle, and Cayman's replicated operations the
+    /// same ones in every slot: once their constants fit, an empty group takes them.)
+    fn separate_operands(&mut self, state: &mut BlockState, i: usize) -> Result<(), PackError> {
+        let Inst::Multi(mut multi) = state.insts[i].clone() else {
+            return Err(PackError(format!("no group can hold `{}`", state.insts[i])));
+        };
+        let mut copies = Vec::new();
+        for c in 0..4u8 {
+            let slot = c as usize;
+            for k in 0..multi.slots[slot].srcs.len() {
+                let operand = multi.slots[slot].srcs[k].operand;
+                if !takes_port(operand) || self.operand_chan(operand) == c {
+                    continue;
+                }
+                let copy = VReg(self.chans.len() as u32);
+                self.chans.push(Some(c));
+                copies.push((copy, operand));
+                // The slot's other reads of the operand read the copy too.
+                for s in &mut multi.slots[slot].srcs {
+                    if s.operand == operand {
+                        s.operand = Operand::Value(copy);
+                    }
+                }
+                if self.fits_empty_group(state, &Inst::Multi(multi.clone())) {
+                    state.insert_copies(i, Inst::Multi(multi), &copies);
+                    return Ok(());
+                }
+            }
+        }
+        Err(PackError(format!("no group can hold `{}`", state.insts[i])))
+    }
+
+    /// The channel an operand that takes a read port reads.
+    fn operand_chan(&self, operand: Operand) -> u8 {
+        match operand {
+            Operand::Value(v) => self.chans[v.0 as usize].unwrap_or(0),
+            Operand::Indexed(indexed) => indexed.chan,
+            _ => unreachable!("{operand} takes no read port"),
+        }
+    }
+
     /// Whether AR holds `v` for the group being filled: loaded by an earlier group of the
     /// clause, and not by this one.
     fn ar_holds(&self, state: &BlockState, group: &GroupBuilder, v: VReg) -> bool {
@@ -617,27 +674,57 @@ impl Packer<'_> {
     /// Where instruction `i` can go in `group`, if anywhere: its placed slot(s).
     fn try_place(&self, state: &BlockState, group: &GroupBuilder, i: usize) -> Option<Vec<Placed>> {
         let clause = state.clause.as_ref().expect("open");
-        let src = |s: &Src, i: usize| self.placed_src(state, s, i);
-        let options: Vec<Vec<Placed>> = match &state.insts[i] {
+        let order = state.chans_by_load(&self.chans, &self.carried);
+        self.options(&state.insts[i], group, order, |s| {
+            self.placed_src(state, s, i)
+        })
+        .into_iter()
+        .find(|placed| group.accepts(placed, clause, self.chip, &self.chans))
+    }
+
+    /// Whether `inst` fits a group of its own at the start of a clause, where it reads every
+    /// operand from where it lives (no PV or PS).
+    fn fits_empty_group(&self, state: &BlockState, inst: &Inst) -> bool {
+        let group = GroupBuilder::default();
+        let order = state.chans_by_load(&self.chans, &self.carried);
+        let unforwarded = |s: &Src| PSrc {
+            kind: PKind::Operand(s.operand),
+            neg: s.neg,
+            abs: s.abs,
+        };
+        self.options(inst, &group, order, unforwarded)
+            .iter()
+            .any(|placed| group.accepts(placed, &ClauseBuilder::default(), self.chip, &self.chans))
+    }
+
+    /// The ways to place `inst` in the free slots of `group`, best first, its sources read as
+    /// `src` says.
+    fn options(
+        &self,
+        inst: &Inst,
+        group: &GroupBuilder,
+        order: [u8; 4],
+        src: impl Fn(&Src) -> PSrc,
+    ) -> Vec<Vec<Placed>> {
+        match inst {
             Inst::Alu(alu) => {
-                let srcs: Vec<PSrc> = alu.srcs.iter().map(|s| src(s, i)).collect();
-                self.alu_options(
-                    alu,
-                    srcs,
-                    group,
-                    state.chans_by_load(&self.chans, &self.carried),
-                )
+                self.alu_options(alu, alu.srcs.iter().map(src).collect(), group, order)
             }
             Inst::Multi(m) => {
                 if group.used.iter().take(4).any(|&u| u) {
-                    return None;
+                    return Vec::new();
                 }
                 let write_chan = if m.op.has(flag::INTERP) {
                     None
                 } else {
-                    let v = m.slots.iter().find_map(|s| s.dst)?;
+                    let Some(v) = m.slots.iter().find_map(|s| s.dst) else {
+                        return Vec::new();
+                    };
                     let allowed = self.allowed_chans(v);
-                    Some((0..4).find(|&c| allowed[c as usize])?)
+                    let Some(c) = (0..4).find(|&c| allowed[c as usize]) else {
+                        return Vec::new();
+                    };
+                    Some(c)
                 };
                 let placed = (0..4u8)
                     .map(|c| {
@@ -653,7 +740,7 @@ impl Packer<'_> {
                             dst,
                             indexed: None,
                             chan: c,
-                            srcs: part.srcs.iter().map(|s| src(s, i)).collect(),
+                            srcs: part.srcs.iter().map(&src).collect(),
                             clamp: false,
                             pred: false,
                         }
@@ -661,16 +748,13 @@ impl Packer<'_> {
                     .collect();
                 vec![placed]
             }
-            Inst::Fetch(_) | Inst::Export(_) => return None,
-        };
-        options
-            .into_iter()
-            .find(|placed| group.accepts(placed, clause, self.chip, &self.chans))
+            Inst::Fetch(_) | Inst::Export(_) => Vec::new(),
+        }
     }
 
-    /// The ways an ALU instruction can be placed in the free slots of `group`, best first.
-    /// The ways to place `alu` in `group`; where the slot leaves the channel free (the trans
-    /// slot, Cayman's multi-slot operations), the channel of fewest live values in `order`.
+    /// The ways to place `alu` in the free slots of `group`, best first; where the slot leaves
+    /// the channel free (the trans slot, Cayman's multi-slot operations), the channel of fewest
+    /// live values in `order`.
     fn alu_options(
         &self,
         alu: &Alu,
@@ -756,8 +840,9 @@ pub fn uses_vtx_clause(op: FetchOp, chip: Chip) -> bool {
 }
 
 /// The scheduling state of one block.
-struct BlockState<'a> {
-    insts: &'a [Inst],
+struct BlockState {
+    /// The block's instructions, then the copies [`Packer::separate_operands`] adds.
+    insts: Vec<Inst>,
     deps: Vec<Vec<(usize, Dep)>>,
     producer: HashMap<(usize, VReg), usize>,
     height: Vec<u32>,
@@ -772,7 +857,7 @@ struct BlockState<'a> {
     clause: Option<ClauseBuilder>,
 }
 
-impl BlockState<'_> {
+impl BlockState {
     /// Places instruction `i` at `at`, keeping the live values' count.
     fn place(&mut self, i: usize, at: Pos) {
         self.pos[i] = Some(at);
@@ -788,6 +873,37 @@ impl BlockState<'_> {
             if self.readers_left.get(&v).is_some_and(|&left| left > 0) && self.written.insert(v) {
                 self.live += 1;
             }
+        }
+    }
+
+    /// Puts MOVs writing `copies` (a fresh value and the operand it copies) before instruction
+    /// `i`, which becomes `rewritten` (reading the copies instead); they read what `i` read in
+    /// its place and are as urgent.
+    fn insert_copies(&mut self, i: usize, rewritten: Inst, copies: &[(VReg, Operand)]) {
+        let before = std::mem::replace(&mut self.insts[i], rewritten).reads();
+        // Everything `i` waited for is placed: the copies may go where `i` could.
+        let deps = self.deps[i].clone();
+        for &(copy, operand) in copies {
+            let n = self.insts.len();
+            let mov = Inst::Alu(Alu::new(AluOpcode::Mov, Some(copy), vec![Src::of(operand)]));
+            for v in mov.reads() {
+                if let Some(&w) = self.producer.get(&(i, v)) {
+                    self.producer.insert((n, v), w);
+                }
+                *self.readers_left.entry(v).or_default() += 1;
+            }
+            self.producer.insert((i, copy), n);
+            self.deps.push(deps.clone());
+            self.deps[i].push((n, Dep::After));
+            self.height.push(self.height[i] + 1);
+            self.pos.push(None);
+            self.insts.push(mov);
+        }
+        for v in self.insts[i].reads() {
+            *self.readers_left.entry(v).or_default() += 1;
+        }
+        for v in before {
+            *self.readers_left.get_mut(&v).expect("counted") -= 1;
         }
     }
 
@@ -1055,6 +1171,11 @@ fn reads_of(p: &Placed, chans: &[Option<u8>]) -> Reads {
             })
             .collect(),
     }
+}
+
+/// Whether reading `operand` takes a GPR read port.
+fn takes_port(operand: Operand) -> bool {
+    matches!(operand, Operand::Value(_) | Operand::Indexed(_))
 }
 
 /// The read-port key of an indexed register read, apart from every value's: a relative read
@@ -1346,6 +1467,74 @@ mod tests {
         );
         let error = wrong_slot.validate().unwrap_err();
         assert!(error.contains("another slot's channel"), "{error}");
+    }
+
+    /// A DOT4 of eight values an earlier block put on the channels `chans` (of its first
+    /// operands, then its second ones), exported.
+    fn dot_of_values_on(chans: [u8; 8]) -> (Lir, Units) {
+        use crate::lir::{Lane, Multi, SlotPart};
+        let define = (0..8)
+            .map(|v| mov_of(v, 1.5 + v as f32))
+            .collect::<Vec<_>>();
+        let slots = std::array::from_fn(|k| SlotPart {
+            dst: (k == 0).then_some(VReg(8)),
+            srcs: vec![Src::value(VReg(k as u32)), Src::value(VReg(4 + k as u32))],
+        });
+        let dot = Inst::Multi(Multi {
+            op: AluOpcode::Dot4Ieee,
+            slots,
+        });
+        let export = Inst::Export(Export::new(
+            ExportType::Pixel,
+            0,
+            [Lane::Value(VReg(8)), Lane::Zero, Lane::Zero, Lane::Zero],
+        ));
+        let mut lir = Lir {
+            body: vec![Node::Block(define), Node::Block(vec![dot, export])],
+            values: 9,
+            ..Lir::default()
+        };
+        let mut units = crate::units::form_units(&mut lir);
+        units
+            .forced
+            .extend((0..8).map(|v| (VReg(v), chans[v as usize])));
+        (lir, units)
+    }
+
+    fn mov_of(dst: u32, x: f32) -> Inst {
+        Inst::Alu(Alu::new(
+            AluOpcode::Mov,
+            Some(VReg(dst)),
+            vec![Src::float(x)],
+        ))
+    }
+
+    #[test]
+    fn a_dot4_packs_whatever_channels_its_operands_have() {
+        // Every operand on one channel, then a spread of channel assignments.
+        let mut cases: Vec<[u8; 8]> = (0..4).map(|c| [c; 8]).collect();
+        let mut seed = 1u32;
+        cases.extend((0..300).map(|_| {
+            std::array::from_fn(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (seed >> 16) as u8 % 4
+            })
+        }));
+        for chip in [Chip::Evergreen, Chip::Cayman] {
+            for chans in &cases {
+                let (lir, units) = dot_of_values_on(*chans);
+                let packed =
+                    pack(&lir, &units, chip).unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e}"));
+                assert_eq!(packed.validate(), Ok(()), "{chip:?} {chans:?}");
+                let alloc = crate::regalloc::allocate(&packed, &lir, &units, 0)
+                    .unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e}"));
+                let main = crate::emit::Part::Main {
+                    fetch_shader: false,
+                };
+                crate::emit::emit(&packed, &alloc, chip, main)
+                    .unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e}"));
+            }
+        }
     }
 
     #[test]

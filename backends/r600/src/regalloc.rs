@@ -177,7 +177,8 @@ pub fn allocate(
     units: &Units,
     first: u8,
 ) -> Result<Allocation, AllocError> {
-    let n = lir.values as usize;
+    // The packer's copies follow the values of `lir`.
+    let n = packed.chans.len();
     let chan = |v: u32| packed.chans[v as usize].unwrap_or(0);
     let mut graph = Graph {
         points: vec![Point {
