@@ -80,24 +80,30 @@ pub fn dominance_frontiers(func: &Function, dom: &DomTree) -> HashMap<BlockId, V
     frontiers
 }
 
-/// The iterated dominance frontier of a set of blocks: where SSA construction places the phis of
-/// a variable defined in them (Cytron et al.). Sorted by block id.
+/// The iterated dominance frontier of a set of blocks, restricted to the blocks where `wanted`
+/// holds: where SSA construction places the phis of a variable defined in them (Cytron et al.),
+/// pruned to where the variable is live. A block left out does not extend the frontier either:
+/// a phi nothing reads defines nothing another phi needs. Sorted by block id.
 pub fn iterated_dominance_frontier(
     frontiers: &HashMap<BlockId, Vec<BlockId>>,
     blocks: impl IntoIterator<Item = BlockId>,
+    wanted: impl Fn(BlockId) -> bool,
 ) -> Vec<BlockId> {
-    let mut result = HashSet::new();
+    let mut result = Vec::new();
     let mut work: Vec<BlockId> = blocks.into_iter().collect();
     let mut seen: HashSet<BlockId> = work.iter().copied().collect();
+    let mut placed = HashSet::new();
     while let Some(b) = work.pop() {
         for &f in frontiers.get(&b).map_or(&[][..], Vec::as_slice) {
-            result.insert(f);
+            if !wanted(f) || !placed.insert(f) {
+                continue;
+            }
+            result.push(f);
             if seen.insert(f) {
                 work.push(f);
             }
         }
     }
-    let mut result: Vec<BlockId> = result.into_iter().collect();
     result.sort();
     result
 }

@@ -5,10 +5,11 @@
 //! `load_deref` or `store_deref` through a chain of constant, in-bounds indices (struct
 //! members, array elements, matrix columns, and at the end optionally one vector component).
 //! Each distinct scalar or vector such a chain ends at is a *leaf*: an SSA variable of its own.
-//! Phis go at the iterated dominance frontier of each loaded leaf's stores (Cytron et al.);
-//! then, in reverse post-order, every load becomes a `mov` of the leaf's current value (with a
-//! swizzle for a component) and every store becomes the leaf's next value — a `mov` of the
-//! data, or a `vecN` mixing the written components into the old value (write masks, stores to
+//! Phis go at the iterated dominance frontier of each loaded leaf's stores (Cytron et al.), in
+//! the blocks where the leaf is live (pruned SSA, so the phis grow with the live ranges, not
+//! with the nesting around them); then, in reverse post-order, every load becomes a `mov` of
+//! the leaf's current value (with a swizzle for a component) and every store becomes the
+//! leaf's next value — a `mov` of the data, or a `vecN` mixing the written components into the old value (write masks, stores to
 //! a component). The value reaching a block is its phi or the value leaving its immediate
 //! dominator. The promoted variables, their derefs, loads and stores are then gone; `copy-prop`
 //! and `dce` clean up the moves and the phis nothing reads.
@@ -94,6 +95,15 @@ struct Access {
     component: Option<u8>,
     /// Stores: the data and the components written (of the leaf, or of the component).
     store: Option<(Value, u32)>,
+}
+
+impl Access {
+    /// Whether this is a store of every component of its leaf, of `comps` components: one
+    /// that keeps nothing of the old value.
+    fn replaces_leaf(&self, comps: u8) -> bool {
+        let every = (1u32 << comps) - 1;
+        self.component.is_none() && self.store.is_some_and(|(_, mask)| mask & every == every)
+    }
 }
 
 /// The accesses of one function to its candidate variables.
@@ -245,11 +255,13 @@ fn promote(func: &mut Function, acc: &Accesses) {
         }
     }
     let mut phis: HashMap<(BlockId, usize), Value> = HashMap::new();
+    let (exposed, replaced) = exposed_reads(func, acc);
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
         if !loaded[leaf] {
             continue;
         }
-        for b in iterated_dominance_frontier(&frontiers, blocks) {
+        let live_in = live_in_blocks(func, leaf, &exposed[leaf], &replaced);
+        for b in iterated_dominance_frontier(&frontiers, blocks, |b| live_in.contains(&b)) {
             let phi = func.alloc_inst(Inst {
                 kind: InstKind::Phi(Vec::new()),
                 def: Some(acc.leaves[leaf].1),
@@ -304,8 +316,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
                             None => (mask & (1 << c) != 0).then_some(c),
                         })
                         .collect();
-                    let all_new = written.iter().enumerate().all(|(c, w)| *w == Some(c as u8));
-                    if all_new {
+                    if access.replaces_leaf(ty.comps) {
                         rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![AluSrc::new(data)]);
                     } else {
                         let old = value_of(func, &current);
@@ -356,11 +367,61 @@ fn promote(func: &mut Function, acc: &Accesses) {
     }
 }
 
+/// Per leaf, the blocks that read it before any store of the whole leaf (a load, or a store
+/// keeping some old components); and the blocks, with leaves, that store a whole leaf.
+fn exposed_reads(
+    func: &Function,
+    acc: &Accesses,
+) -> (Vec<Vec<BlockId>>, HashSet<(BlockId, usize)>) {
+    let mut exposed = vec![Vec::new(); acc.leaves.len()];
+    let mut replaced = HashSet::new();
+    for b in func.blocks() {
+        for v in &func.cfg[b].insts {
+            let Some(access) = acc.by_inst.get(v) else {
+                continue;
+            };
+            let leaf = access.leaf;
+            if replaced.contains(&(b, leaf)) {
+                continue;
+            }
+            if access.replaces_leaf(acc.leaves[leaf].1.comps) {
+                replaced.insert((b, leaf));
+            } else if exposed[leaf].last() != Some(&b) {
+                exposed[leaf].push(b);
+            }
+        }
+    }
+    (exposed, replaced)
+}
+
+/// The blocks `leaf` is live on entry to: those with a path to a read of it (`exposed`) along
+/// which nothing stores the whole leaf (`replaced`). Phis go only there (pruned SSA): a variable
+/// live in a small region, like the temporary of a ternary, gets none at the merges around it.
+/// The search visits only the blocks where the leaf is live.
+fn live_in_blocks(
+    func: &Function,
+    leaf: usize,
+    exposed: &[BlockId],
+    replaced: &HashSet<(BlockId, usize)>,
+) -> HashSet<BlockId> {
+    let mut live: HashSet<BlockId> = exposed.iter().copied().collect();
+    let mut work = exposed.to_vec();
+    while let Some(b) = work.pop() {
+        for p in func.predecessors(b) {
+            if !replaced.contains(&(p, leaf)) && live.insert(p) {
+                work.push(p);
+            }
+        }
+    }
+    live
+}
+
 /// The values of the leaves at block boundaries.
 struct Renamer<'a> {
     dom: &'a DomTree,
     phis: &'a HashMap<(BlockId, usize), Value>,
-    /// The last value a block gave a leaf, for blocks that store to it.
+    /// The value a block leaves a leaf with: for the blocks that store to it, and for those whose
+    /// value has been asked for.
     leaving: HashMap<(BlockId, usize), Value>,
     /// One `undef` per leaf, for the entry block: the value before any store.
     undefs: HashMap<usize, Value>,
@@ -384,24 +445,32 @@ impl Renamer<'_> {
     }
 
     /// The value of `leaf` when `b` ends.
+    /// Every block of the walk up the dominator tree remembers the answer, so queries from
+    /// blocks deep in a long dominator chain stay linear in total.
     fn leaving(&mut self, func: &mut Function, b: BlockId, leaf: usize, ty: ValType) -> Value {
+        let mut walked = Vec::new();
         let mut block = b;
-        loop {
+        let value = loop {
             if let Some(&value) = self.leaving.get(&(block, leaf)) {
-                return value;
+                break value;
             }
             if let Some(&phi) = self.phis.get(&(block, leaf)) {
-                return phi;
+                break phi;
             }
+            walked.push(block);
             match self
                 .dom
                 .immediate_dominator(block)
                 .filter(|_| self.dom.is_reachable(block))
             {
                 Some(idom) if idom != block => block = idom,
-                _ => return self.undef(func, leaf, ty),
+                _ => break self.undef(func, leaf, ty),
             }
+        };
+        for block in walked {
+            self.leaving.insert((block, leaf), value);
         }
+        value
     }
 
     /// The leaf's `undef`, made in the arena; [`promote`] places it in the entry block.
