@@ -3,39 +3,76 @@
 
 use crate::ir::{BlockId, Function};
 use petgraph::algo::dominators::{self, Dominators};
-use petgraph::visit::{DfsPostOrder, Walker};
+use petgraph::visit::{DfsPostOrder, NodeIndexable, Walker};
 use std::collections::{HashMap, HashSet};
 
 /// Dominator information of one function.
 pub struct DomTree {
     doms: Dominators<BlockId>,
-    reachable: HashMap<BlockId, usize>,
+    /// Per block index: its position in reverse post-order, for reachable blocks.
+    rpo_index: Vec<Option<usize>>,
+    /// Per block index: where the block enters and leaves a preorder walk of the dominator
+    /// tree, so that dominance is two comparisons. Unset for unreachable blocks.
+    walk: Vec<(usize, usize)>,
+    /// The reachable blocks in preorder of the dominator tree, children in reverse post-order.
+    preorder: Vec<BlockId>,
 }
 
 impl DomTree {
     pub fn new(func: &Function) -> DomTree {
         let doms = dominators::simple_fast(&func.cfg, func.entry);
-        let reachable = reverse_post_order(func)
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (b, i))
-            .collect();
-        DomTree { doms, reachable }
+        let order = reverse_post_order(func);
+        let bound = func.cfg.node_bound();
+        let mut rpo_index = vec![None; bound];
+        let mut children: Vec<Vec<BlockId>> = vec![Vec::new(); bound];
+        for (i, &b) in order.iter().enumerate() {
+            rpo_index[b.index()] = Some(i);
+            if let Some(idom) = doms.immediate_dominator(b).filter(|&d| d != b) {
+                children[idom.index()].push(b);
+            }
+        }
+        let mut walk = vec![(usize::MAX, usize::MAX); bound];
+        let mut preorder = Vec::with_capacity(order.len());
+        let mut stack = vec![(func.entry, 0)];
+        while let Some((b, next_child)) = stack.pop() {
+            if next_child == 0 {
+                walk[b.index()].0 = preorder.len();
+                preorder.push(b);
+            }
+            match children[b.index()].get(next_child) {
+                Some(&child) => {
+                    stack.push((b, next_child + 1));
+                    stack.push((child, 0));
+                }
+                None => walk[b.index()].1 = preorder.len(),
+            }
+        }
+        DomTree {
+            doms,
+            rpo_index,
+            walk,
+            preorder,
+        }
     }
 
     pub fn is_reachable(&self, b: BlockId) -> bool {
-        self.reachable.contains_key(&b)
+        self.rpo_index(b).is_some()
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). Unreachable blocks are
-    /// dominated by nothing and dominate nothing.
+    /// dominated by nothing and dominate nothing. Constant time.
     pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
         if !self.is_reachable(a) || !self.is_reachable(b) {
             return false;
         }
-        self.doms
-            .dominators(b)
-            .is_some_and(|mut chain| chain.any(|d| d == a))
+        let (enter, leave) = self.walk[a.index()];
+        (enter..leave).contains(&self.walk[b.index()].0)
+    }
+
+    /// The reachable blocks in a preorder walk of the dominator tree: every block after its
+    /// dominators, each subtree contiguous.
+    pub fn preorder(&self) -> &[BlockId] {
+        &self.preorder
     }
 
     pub fn immediate_dominator(&self, b: BlockId) -> Option<BlockId> {
@@ -44,7 +81,7 @@ impl DomTree {
 
     /// Position of a reachable block in reverse post-order.
     pub fn rpo_index(&self, b: BlockId) -> Option<usize> {
-        self.reachable.get(&b).copied()
+        self.rpo_index.get(b.index()).copied().flatten()
     }
 }
 

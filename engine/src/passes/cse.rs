@@ -3,9 +3,9 @@
 //! What: two pure instructions with the same operation, sources, indices and shape compute the
 //! same value; the later one's users read the earlier one instead, when the earlier one's block
 //! dominates the later one's (or it comes first in the same block), and the later one goes.
-//! Blocks are visited in reverse post-order, so a source merged early makes its users equal
-//! too. Commutative ALU operations match with their two sources in either order. Phis match
-//! only within one block.
+//! Blocks are visited in a preorder walk of the dominator tree, so a source merged early makes
+//! its users equal too. Commutative ALU operations match with their two sources in either
+//! order. Phis match only within one block.
 //!
 //! Pure: ALU operations, constants, derefs, texture instructions, intrinsics the opcode table
 //! marks both reorderable and eliminable, and loads of variables the shader cannot write
@@ -21,8 +21,8 @@
 //!
 //! Options: none.
 
+use super::Transformations;
 use super::manager::{Pass, PassContext};
-use super::{Transformations, insts_in_reverse_post_order};
 use crate::cfg::DomTree;
 use crate::ir::{
     Alu, BlockId, FpFlags, Function, IDENTITY_SWIZZLE, InstKind, Shader, ValType, Value, Variable,
@@ -109,20 +109,34 @@ fn key(func: &Function, variables: &[Variable], v: Value) -> Option<Key> {
     Some((kind, inst.def, block))
 }
 
-/// Merges the duplicates of one function.
+/// Merges the duplicates of one function: a walk of the dominator tree in preorder with a
+/// scoped table, so that the values in the table always dominate the block being visited and a
+/// lookup is one hash probe.
 fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut Transformations) {
     let dom = DomTree::new(func);
     let mut uses = Uses::build(func);
-    let mut seen: HashMap<Key, Vec<Value>> = HashMap::new();
-    transformations.each(insts_in_reverse_post_order(func), |v| {
-        let b = func.inst(v).block;
-        let candidates = seen.entry(key(func, variables, v)?).or_default();
-        let earlier = candidates
-            .iter()
-            .copied()
-            .find(|&c| dom.dominates(func.inst(c).block, b));
-        let Some(kept) = earlier else {
-            candidates.push(v);
+    let mut available: HashMap<Key, Value> = HashMap::new();
+    // The blocks on the path from the entry to the one visited, with the keys each added.
+    let mut scopes: Vec<(BlockId, Vec<Key>)> = Vec::new();
+    let insts: Vec<(BlockId, Value)> = (dom.preorder().iter())
+        .flat_map(|&b| func.cfg[b].insts.iter().map(move |&v| (b, v)))
+        .collect();
+    transformations.each(insts, |(b, v)| {
+        if scopes.last().is_none_or(|(top, _)| *top != b) {
+            while let Some((top, keys)) = scopes.last()
+                && !dom.dominates(*top, b)
+            {
+                for key in keys {
+                    available.remove(key);
+                }
+                scopes.pop();
+            }
+            scopes.push((b, Vec::new()));
+        }
+        let key = key(func, variables, v)?;
+        let Some(&kept) = available.get(&key) else {
+            available.insert(key.clone(), v);
+            scopes.last_mut().expect("the block's scope").1.push(key);
             return None;
         };
         uses.replace_all(func, v, kept);
