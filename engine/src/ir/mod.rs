@@ -24,6 +24,7 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::visit::{Dfs, Walker};
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
+use std::collections::HashMap;
 
 /// An SSA value: the index of its defining instruction in [`Function::insts`]. Instructions
 /// without a result (stores) have an id too, which nothing refers to.
@@ -112,6 +113,33 @@ impl Variable {
     }
 }
 
+/// The merge and continue blocks of a function's headers, with how many headers name each:
+/// a pass that takes headers' structure away keeps it up to date with
+/// [`StructureTargets::forget`] instead of collecting it again (a sweep of every block).
+#[derive(Clone, Debug, Default)]
+pub struct StructureTargets {
+    names: HashMap<BlockId, usize>,
+}
+
+impl StructureTargets {
+    /// Whether some header names `b`.
+    pub fn contains(&self, b: BlockId) -> bool {
+        self.names.contains_key(&b)
+    }
+
+    /// Forgets the blocks `structure` named: its header is no longer one.
+    pub fn forget(&mut self, structure: Structure) {
+        for target in structure.targets() {
+            if let Some(count) = self.names.get_mut(&target) {
+                *count -= 1;
+                if *count == 0 {
+                    self.names.remove(&target);
+                }
+            }
+        }
+    }
+}
+
 /// A function: parameters are read with `load_param`, a result is returned by `return %v`.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -163,6 +191,14 @@ impl Structure {
     pub fn merge(self) -> BlockId {
         match self {
             Structure::Selection { merge } | Structure::Loop { merge, .. } => merge,
+        }
+    }
+
+    /// The blocks the construct names: its merge block, and a loop's continue block.
+    pub fn targets(self) -> Vec<BlockId> {
+        match self {
+            Structure::Selection { merge } => vec![merge],
+            Structure::Loop { merge, cont } => vec![merge, cont],
         }
     }
 
@@ -560,11 +596,20 @@ impl Function {
 
     /// Makes every reader of `old` — instructions and terminators — read `new`.
     pub fn replace_uses(&mut self, old: Value, new: Value) {
-        let swap = |v: &mut Value| {
-            if *v == old {
-                *v = new;
-            }
-        };
+        self.map_reads(|v| if v == old { new } else { v });
+    }
+
+    /// Makes every read of a key of `replacements` read its value instead: one sweep of the
+    /// function for any number of replacements (chains are not followed).
+    pub fn replace_uses_by(&mut self, replacements: &HashMap<Value, Value>) {
+        if !replacements.is_empty() {
+            self.map_reads(|v| replacements.get(&v).copied().unwrap_or(v));
+        }
+    }
+
+    /// Replaces every value read, by instructions and terminators, by what `map` makes of it.
+    fn map_reads(&mut self, map: impl Fn(Value) -> Value) {
+        let swap = |v: &mut Value| *v = map(*v);
         for inst in self.insts.iter_mut().flatten() {
             inst.kind.for_each_src_mut(swap);
         }
@@ -577,22 +622,21 @@ impl Function {
         }
     }
 
+    /// The merge and continue blocks headers name: blocks whose identity structured control
+    /// flow needs.
+    pub fn structure_targets(&self) -> StructureTargets {
+        let mut targets = StructureTargets::default();
+        for structure in self.cfg.node_weights().filter_map(|b| b.structure) {
+            for target in structure.targets() {
+                *targets.names.entry(target).or_default() += 1;
+            }
+        }
+        targets
+    }
+
     /// Appends block `b`, whose only predecessor `a` jumps to it, to `a`: `b`'s phis become
     /// their single sources, its header role (if `a` has none) and terminator move to `a`, and
     /// the phis of its successors name `a`.
-    /// The merge and continue blocks headers name: blocks whose identity structured control
-    /// flow needs.
-    pub fn structure_targets(&self) -> std::collections::HashSet<BlockId> {
-        self.cfg
-            .node_weights()
-            .filter_map(|b| b.structure)
-            .flat_map(|s| match s {
-                Structure::Selection { merge } => vec![merge],
-                Structure::Loop { merge, cont } => vec![merge, cont],
-            })
-            .collect()
-    }
-
     pub fn merge_into(&mut self, a: BlockId, b: BlockId) {
         let insts = std::mem::take(&mut self.cfg[b].insts);
         let mut kept = Vec::with_capacity(insts.len());
@@ -733,6 +777,34 @@ impl Function {
     }
 
     /// Deletes an instruction whose value nothing uses any more.
+    /// The value the next instruction made in this function gets: what
+    /// [`Function::replace_inst`] takes to tell new instructions from old ones.
+    pub fn next_value(&self) -> Value {
+        Value(self.insts.len() as u32)
+    }
+
+    /// Removes instruction `v`, whose readers read `new` instead. When `new` was made since
+    /// `first_new` (the [`Function::next_value`] before making it) and sits just before `v`,
+    /// nothing reads it yet: it moves into `v`'s place under `v`'s name, so `v`'s readers need
+    /// no rewriting (finding them takes a scan of the whole function, which would make a pass
+    /// replacing many instructions quadratic). Otherwise the readers are found by that scan.
+    pub fn replace_inst(&mut self, v: Value, new: Value, first_new: Value) {
+        let block = self.inst(v).block;
+        let insts = &self.cfg[block].insts;
+        let pos = insts.iter().position(|&i| i == v);
+        let just_before = pos.is_some_and(|p| p > 0 && insts[p - 1] == new);
+        if new >= first_new && new != v && just_before {
+            let moved = self.insts[new.index()].take().expect("a live instruction");
+            self.cfg[block].insts.retain(|&i| i != new);
+            let inst = self.inst_mut(v);
+            inst.kind = moved.kind;
+            inst.def = moved.def;
+        } else {
+            self.replace_uses(v, new);
+            self.remove_inst(v);
+        }
+    }
+
     pub fn remove_inst(&mut self, v: Value) {
         let block = self.inst(v).block;
         self.cfg[block].insts.retain(|&i| i != v);

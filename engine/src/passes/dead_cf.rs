@@ -337,7 +337,7 @@ fn merge_chains(func: &mut Function) -> usize {
             };
             if b == a
                 || b == func.entry
-                || named.contains(&b)
+                || named.contains(b)
                 || func.predecessors(b) != [a]
                 || (func.cfg[a].structure.is_some() && func.cfg[b].structure.is_some())
             {

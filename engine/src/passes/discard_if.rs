@@ -17,8 +17,8 @@
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{
-    BlockId, Builder, Cursor, Edge, FuncId, Function, InstKind, Shader, Structure, Terminator,
-    Value,
+    BlockId, Builder, Cursor, Edge, FuncId, Function, InstKind, Shader, Structure,
+    StructureTargets, Terminator, Value,
 };
 use crate::ops::AluOp;
 use shrew_ops::Intrinsic;
@@ -39,10 +39,11 @@ impl Pass for DiscardIf {
         Ok(context
             .budget
             .each_function(shader, |shader, f, transformations| {
+                let mut named = shader.functions[f].structure_targets();
                 transformations.each(shader.functions[f].blocks(), |b| {
                     // A conversion removes the arm's block, which may still be in the list.
                     (shader.functions[f].cfg.contains_node(b)
-                        && convert(shader, FuncId(f as u32), b))
+                        && convert(shader, FuncId(f as u32), b, &mut named))
                     .then_some(move || format!("b{}", b.index()))
                 });
             }))
@@ -60,10 +61,16 @@ fn conditional(op: Intrinsic) -> Option<Intrinsic> {
 }
 
 /// What a kill-only arm of header `b` holds: the arm's block and its conditional intrinsic.
-fn kill_arm(func: &Function, b: BlockId, arm: BlockId, merge: BlockId) -> Option<Intrinsic> {
+fn kill_arm(
+    func: &Function,
+    b: BlockId,
+    arm: BlockId,
+    merge: BlockId,
+    named: &StructureTargets,
+) -> Option<Intrinsic> {
     let block = &func.cfg[arm];
     // The arm goes: no other header may name it as its merge or continue block.
-    if arm == merge || func.predecessors(arm) != [b] || func.structure_targets().contains(&arm) {
+    if arm == merge || func.predecessors(arm) != [b] || named.contains(arm) {
         return None;
     }
     let [only] = block.insts[..] else {
@@ -85,7 +92,8 @@ fn kill_arm(func: &Function, b: BlockId, arm: BlockId, merge: BlockId) -> Option
     fits.then_some(op)
 }
 
-fn convert(shader: &mut Shader, func: FuncId, b: BlockId) -> bool {
+/// Converts the selection of `b` if it has a kill-only arm; `named` are the blocks headers name.
+fn convert(shader: &mut Shader, func: FuncId, b: BlockId, named: &mut StructureTargets) -> bool {
     let f = func.0 as usize;
     let function = &shader.functions[f];
     let block = &function.cfg[b];
@@ -105,7 +113,7 @@ fn convert(shader: &mut Shader, func: FuncId, b: BlockId) -> bool {
         ) else {
             return false;
         };
-        let Some(op) = kill_arm(function, b, arm, merge) else {
+        let Some(op) = kill_arm(function, b, arm, merge, named) else {
             continue;
         };
         let end = shader.functions[f].cfg[b].insts.len();
@@ -124,6 +132,7 @@ fn convert(shader: &mut Shader, func: FuncId, b: BlockId) -> bool {
         let function = &mut shader.functions[f];
         function.set_jump(b, other);
         function.cfg[b].structure = None;
+        named.forget(Structure::Selection { merge });
         function.forget_predecessor(merge, arm);
         function.remove_block(arm);
         return true;

@@ -26,7 +26,7 @@ use super::manager::{Pass, PassContext};
 use crate::cfg::post_order;
 use crate::ir::{
     Alu, AluSrc, BlockId, Deref, Edge, FpFlags, Function, InstKind, IntrinsicInst, Mode, Shader,
-    Structure, Terminator, Value, deref_chain,
+    Structure, StructureTargets, Terminator, Value, deref_chain,
 };
 use crate::ops::AluOp;
 use crate::rewrite::CostOptions;
@@ -50,9 +50,11 @@ impl Pass for IfConvert {
         Ok(context
             .budget
             .each_function(shader, |shader, f, transformations| {
+                let mut named = shader.functions[f].structure_targets();
                 transformations.each(post_order(&shader.functions[f]), |header| {
-                    let shape = self.flattenable(shader, &shader.functions[f], header)?;
-                    flatten(&mut shader.functions[f], header, shape);
+                    let function = &shader.functions[f];
+                    let shape = self.flattenable(shader, function, header, &named)?;
+                    flatten(&mut shader.functions[f], header, shape, &mut named);
                     Some(move || format!("the selection of b{}", header.index()))
                 });
             }))
@@ -69,8 +71,15 @@ struct Diamond {
 }
 
 impl IfConvert {
-    /// The selection of `header` in `func` (a function of `shader`) if it can be flattened.
-    fn flattenable(&self, shader: &Shader, func: &Function, header: BlockId) -> Option<Diamond> {
+    /// The selection of `header` in `func` (a function of `shader`) if it can be flattened;
+    /// `named` are the blocks headers name.
+    fn flattenable(
+        &self,
+        shader: &Shader,
+        func: &Function,
+        header: BlockId,
+        named: &StructureTargets,
+    ) -> Option<Diamond> {
         let block = &func.cfg[header];
         let (Some(Structure::Selection { merge }), Some(Terminator::Branch { cond })) =
             (block.structure, &block.terminator)
@@ -79,7 +88,6 @@ impl IfConvert {
         };
         let mut alu_count = 0;
         // A block another header names as its merge or continue block must stay.
-        let named = func.structure_targets();
         let mut arm = |edge| -> Option<BlockId> {
             let target = func.successor(header, edge)?;
             if target == merge {
@@ -90,7 +98,7 @@ impl IfConvert {
                 && func.successor(target, Edge::Jump) == Some(merge);
             if !ends_at_merge
                 || arm.structure.is_some()
-                || named.contains(&target)
+                || named.contains(target)
                 || func.predecessors(target) != [header]
             {
                 return None;
@@ -184,7 +192,7 @@ fn is_invariant_load(shader: &Shader, func: &Function, load: &IntrinsicInst) -> 
 }
 
 /// Moves the arms into the header and turns the merge block's phis into selects.
-fn flatten(func: &mut Function, header: BlockId, d: Diamond) {
+fn flatten(func: &mut Function, header: BlockId, d: Diamond, named: &mut StructureTargets) {
     for arm in [d.then_end, d.else_end] {
         if arm == header {
             continue;
@@ -231,10 +239,11 @@ fn flatten(func: &mut Function, header: BlockId, d: Diamond) {
         }
     }
     func.cfg[header].structure = None;
+    named.forget(Structure::Selection { merge: d.merge });
     func.set_jump(header, d.merge);
     // The merge block, now reached from the header alone, joins it, so that an enclosing
     // selection sees a one-block arm.
-    if func.predecessors(d.merge) == [header] && !func.structure_targets().contains(&d.merge) {
+    if func.predecessors(d.merge) == [header] && !named.contains(d.merge) {
         func.merge_into(header, d.merge);
     }
 }

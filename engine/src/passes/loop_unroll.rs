@@ -533,13 +533,7 @@ fn unroll(func: &mut Function, plan: &Plan) {
         }
     }
     // Later uses read the last iteration's copies (the plan checked they all have one).
-    for &b in &plan.blocks {
-        for v in func.cfg[b].insts.clone() {
-            if let Some(&new) = last_values.get(&v) {
-                func.replace_uses(v, new);
-            }
-        }
-    }
+    func.replace_uses_by(last_values);
     for &b in &plan.blocks {
         func.remove_block(b);
     }

@@ -214,6 +214,7 @@ fn kept_step(shader: &Shader, layout: &Layout, func: &Function, step: Value) -> 
 
 fn lower(func: &mut Function, indirect: &Indirect) {
     let at = indirect.access;
+    let first_new = func.next_value();
     let InstKind::Intrinsic(original) = func.inst(at).kind.clone() else {
         unreachable!("an access");
     };
@@ -309,8 +310,8 @@ fn lower(func: &mut Function, indirect: &Indirect) {
         }
     }
     // A load's users read the pick.
-    if let Some(value) = picked {
-        func.replace_uses(at, value);
+    match picked {
+        Some(value) => func.replace_inst(at, value, first_new),
+        None => func.remove_inst(at),
     }
-    func.remove_inst(at);
 }

@@ -191,6 +191,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
     let InstKind::Intrinsic(ii) = inst.kind.clone() else {
         unreachable!("access_of accepts intrinsics only")
     };
+    let first_new = function.next_value();
     let mut builder = Builder::new(shader, func);
     builder.cursor = Cursor { block, pos };
     // The dynamic part, in bytes for uniforms and in slots for inputs and outputs.
@@ -255,9 +256,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
                 &[index(IndexKind::AtomicOp), index(IndexKind::Access)],
             ),
         };
-        let function = &mut shader.functions[func.0 as usize];
-        function.replace_uses(v, lowered);
-        function.remove_inst(v);
+        shader.functions[func.0 as usize].replace_inst(v, lowered, first_new);
         return;
     }
     let dynamic = dynamic.unwrap_or_else(|| builder.imm_u32(0));
@@ -282,11 +281,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
                 ],
             ),
         };
-        let function = &mut shader.functions[func.0 as usize];
-        if def.is_some() {
-            function.replace_uses(v, lowered);
-        }
-        function.remove_inst(v);
+        shader.functions[func.0 as usize].replace_inst(v, lowered, first_new);
         return;
     }
     if access.mode == Mode::Shared {
@@ -318,9 +313,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
                 &[base, index(IndexKind::AtomicOp)],
             ),
         };
-        let function = &mut shader.functions[func.0 as usize];
-        function.replace_uses(v, lowered);
-        function.remove_inst(v);
+        shader.functions[func.0 as usize].replace_inst(v, lowered, first_new);
         return;
     }
     let (base, component) = if bytes {
@@ -365,11 +358,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value, access: Access) {
             ],
         ),
     };
-    let function = &mut shader.functions[func.0 as usize];
-    if def.is_some() {
-        function.replace_uses(v, lowered);
-    }
-    function.remove_inst(v);
+    shader.functions[func.0 as usize].replace_inst(v, lowered, first_new);
 }
 
 /// The `align_mul` of a scratch access whose dynamic offset is a sum of indices times

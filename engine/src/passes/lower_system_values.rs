@@ -77,6 +77,7 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
     let block = inst.block;
     let op = derived(&inst.kind).expect("only derived system values are lowered");
     let pos = function.cfg[block].insts.iter().position(|&i| i == v);
+    let first_new = function.next_value();
     let mut b = Builder::new(shader, func);
     b.cursor = Cursor { block, pos };
     // A dimension of size 1 has local ID 0.
@@ -109,7 +110,5 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             b.alu(AluOp::Iadd, &[rows, x])
         }
     };
-    let function = &mut shader.functions[func.0 as usize];
-    function.replace_uses(v, result);
-    function.remove_inst(v);
+    shader.functions[func.0 as usize].replace_inst(v, result, first_new);
 }

@@ -294,6 +294,7 @@ pub(crate) fn replace_alu(
         unreachable!("only ALU instructions are replaced")
     };
     let pos = function.cfg[block].insts.iter().position(|&i| i == v);
+    let first_new = function.next_value();
     let mut b = Builder::new(shader, func);
     b.cursor = Cursor { block, pos };
     let srcs: Vec<Value> = alu
@@ -302,7 +303,5 @@ pub(crate) fn replace_alu(
         .map(|s| b.alu_swizzled(AluOp::Mov, vec![s], comps))
         .collect();
     let result = build(&mut b, alu.op, &srcs);
-    let function = &mut shader.functions[func.0 as usize];
-    function.replace_uses(v, result);
-    function.remove_inst(v);
+    shader.functions[func.0 as usize].replace_inst(v, result, first_new);
 }
