@@ -180,8 +180,18 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
             children.entry(idom).or_default().push(b);
         }
     }
+    // The headers whose construct each block is the merge block of.
+    let mut merging_at: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    for b in func.blocks() {
+        if let Some(structure) = func.cfg[b].structure {
+            merging_at.entry(structure.merge()).or_default().push(b);
+        }
+    }
     let mut innermost: HashMap<BlockId, Option<BlockId>> = HashMap::new();
+    // How many constructs contain each block: the length of its chain of innermost constructs.
+    let mut level: HashMap<BlockId, usize> = HashMap::new();
     innermost.insert(func.entry, None);
+    level.insert(func.entry, 0);
     let mut stack = vec![func.entry];
     while let Some(parent) = stack.pop() {
         let base = if func.cfg[parent].structure.is_some() {
@@ -189,15 +199,35 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
         } else {
             innermost[&parent]
         };
+        let chain_level = |h: BlockId, level: &HashMap<BlockId, usize>| level[&h] + 1;
         for &child in children.get(&parent).map_or(&[][..], Vec::as_slice) {
-            // The outermost construct `child` is the merge block of, if any.
-            let left = std::iter::successors(base, |h| innermost[h])
-                .filter(|&h| func.cfg[h].structure.is_some_and(|s| s.merge() == child))
-                .last();
+            // The outermost construct of the chain from `base` that `child` is the merge block
+            // of, if any. Only headers dominating `child` can be in the chain, and the chain's
+            // levels fall by one per step, so the walk stops below the lowest such header's
+            // level: it visits only the constructs `child` leaves.
+            let candidates: &[BlockId] = merging_at.get(&child).map_or(&[], Vec::as_slice);
+            let lowest = (candidates.iter())
+                .filter(|&&h| dom.dominates(h, child) && level.contains_key(&h))
+                .map(|&h| chain_level(h, &level))
+                .min();
+            let mut left = None;
+            if let Some(lowest) = lowest {
+                let candidates: HashSet<BlockId> = candidates.iter().copied().collect();
+                let mut walk = base;
+                while let Some(h) = walk
+                    && chain_level(h, &level) >= lowest
+                {
+                    if candidates.contains(&h) {
+                        left = Some(h);
+                    }
+                    walk = innermost[&h];
+                }
+            }
             let inside = match left {
                 Some(h) => innermost[&h],
                 None => base,
             };
+            level.insert(child, inside.map_or(0, |h| chain_level(h, &level)));
             innermost.insert(child, inside);
             stack.push(child);
         }

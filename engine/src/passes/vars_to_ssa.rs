@@ -123,6 +123,7 @@ struct Accesses {
 impl Accesses {
     /// Forgets the variables not chosen for promotion.
     fn keep_only(&mut self, chosen: &[VarId]) {
+        let chosen: HashSet<VarId> = chosen.iter().copied().collect();
         let leaves = &self.leaves;
         self.by_inst
             .retain(|_, access| chosen.contains(&leaves[access.leaf].0));
