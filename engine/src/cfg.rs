@@ -16,6 +16,8 @@ pub struct DomTree {
     walk: Vec<(usize, usize)>,
     /// The reachable blocks in preorder of the dominator tree, children in reverse post-order.
     preorder: Vec<BlockId>,
+    /// Per block index: the blocks it immediately dominates, in reverse post-order.
+    children: Vec<Vec<BlockId>>,
 }
 
 impl DomTree {
@@ -52,6 +54,7 @@ impl DomTree {
             rpo_index,
             walk,
             preorder,
+            children,
         }
     }
 
@@ -67,6 +70,11 @@ impl DomTree {
         }
         let (enter, leave) = self.walk[a.index()];
         (enter..leave).contains(&self.walk[b.index()].0)
+    }
+
+    /// The blocks `b` immediately dominates, in reverse post-order.
+    pub fn children(&self, b: BlockId) -> &[BlockId] {
+        self.children.get(b.index()).map_or(&[], Vec::as_slice)
     }
 
     /// The reachable blocks in a preorder walk of the dominator tree: every block after its

@@ -7,11 +7,12 @@
 //! Each distinct scalar or vector such a chain ends at is a *leaf*: an SSA variable of its own.
 //! Phis go at the iterated dominance frontier of each loaded leaf's stores (Cytron et al.), in
 //! the blocks where the leaf is live (pruned SSA, so the phis grow with the live ranges, not
-//! with the nesting around them); then, in reverse post-order, every load becomes a `mov` of
-//! the leaf's current value (with a swizzle for a component) and every store becomes the
-//! leaf's next value — a `mov` of the data, or a `vecN` mixing the written components into the old value (write masks, stores to
-//! a component). The value reaching a block is its phi or the value leaving its immediate
-//! dominator. The promoted variables, their derefs, loads and stores are then gone; `copy-prop`
+//! with the nesting around them). Then, walking down the dominator tree with each leaf's
+//! current value (Cytron et al.'s renaming), every load becomes a `mov` of that value (with a
+//! swizzle for a component) and every store becomes the leaf's next value — a `mov` of the
+//! data, or a `vecN` mixing the written components into the old value (write masks, stores to
+//! a component); a block starts from its phi or from what its immediate dominator left, and
+//! each phi receives what each predecessor leaves. The promoted variables, their derefs, loads and stores are then gone; `copy-prop`
 //! and `dce` clean up the moves and the phis nothing reads.
 //!
 //! Why: loads and stores of temporaries hide every value from the other passes and cost
@@ -31,7 +32,7 @@
 
 use super::manager::{Pass, PassContext};
 use super::vars::{AccessKind, read, rewrite_as_alu, var_accesses};
-use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier, reverse_post_order};
+use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier};
 use crate::ir::{
     AluSrc, BlockId, Deref, Function, Inst, InstKind, Shader, ValType, Value, VarId, deref_chain,
 };
@@ -255,7 +256,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
             loaded[access.leaf] = true;
         }
     }
-    let mut phis: HashMap<(BlockId, usize), Value> = HashMap::new();
+    let mut phis: HashMap<BlockId, Vec<(usize, Value)>> = HashMap::new();
     let (exposed, replaced) = exposed_reads(func, acc);
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
         if !loaded[leaf] {
@@ -269,7 +270,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
                 block: b,
             });
             func.cfg[b].insts.insert(0, phi);
-            phis.insert((b, leaf), phi);
+            phis.entry(b).or_default().push((leaf, phi));
         }
     }
 
@@ -279,85 +280,55 @@ fn promote(func: &mut Function, acc: &Accesses) {
             None => func.remove_inst(v),
         }
     }
-    let mut ssa = Renamer {
-        dom: &dom,
+    let mut renamer = Renamer {
+        acc,
         phis: &phis,
-        leaving: HashMap::new(),
+        current: vec![None; acc.leaves.len()],
+        phi_sources: HashMap::new(),
         undefs: HashMap::new(),
     };
-    // Reachable blocks after their dominators, then the unreachable ones.
-    let mut order = reverse_post_order(func);
-    let reachable: HashSet<BlockId> = order.iter().copied().collect();
-    order.extend(func.blocks().into_iter().filter(|b| !reachable.contains(b)));
-    for b in order {
-        let mut current: HashMap<usize, Value> = HashMap::new();
-        for i in 0..func.cfg[b].insts.len() {
-            let v = func.cfg[b].insts[i];
-            let Some(access) = acc.by_inst.get(&v) else {
-                continue;
-            };
-            let leaf = access.leaf;
-            let ty = acc.leaves[leaf].1;
-            let mut value_of =
-                |func: &mut Function, current: &HashMap<usize, Value>| match current.get(&leaf) {
-                    Some(&value) => value,
-                    None => ssa.entering(func, b, leaf, ty),
-                };
-            match access.store {
-                None => {
-                    let source = value_of(func, &current);
-                    let swizzle = access.component.map_or_else(Vec::new, |c| vec![c]);
-                    rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![read(source, &swizzle)]);
-                }
-                Some((data, mask)) => {
-                    // For each component of the leaf: read from the data or keep the old value.
-                    let written: Vec<Option<u8>> = (0..ty.comps)
-                        .map(|c| match access.component {
-                            Some(k) => (c == k && mask & 1 != 0).then_some(0),
-                            None => (mask & (1 << c) != 0).then_some(c),
-                        })
-                        .collect();
-                    if access.replaces_leaf(ty.comps) {
-                        rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![AluSrc::new(data)]);
-                    } else {
-                        let old = value_of(func, &current);
-                        let srcs: Vec<AluSrc> = written
-                            .iter()
-                            .enumerate()
-                            .map(|(c, w)| match w {
-                                Some(d) => read(data, &[*d]),
-                                None => read(old, &[c as u8]),
-                            })
-                            .collect();
-                        let op = AluOp::vec_of(ty.comps).unwrap_or(AluOp::Mov);
-                        rewrite_as_alu(func.inst_mut(v), op, srcs);
-                    }
-                    func.inst_mut(v).def = Some(ty);
-                    current.insert(leaf, v);
-                }
+    // The reachable blocks down the dominator tree, each leaf's current value restored on the
+    // way back up; then each unreachable block on its own, from nothing.
+    let mut stack: Vec<(BlockId, usize, Undo)> = Vec::new();
+    let undo = renamer.rename(func, func.entry);
+    stack.push((func.entry, 0, undo));
+    while let Some((b, next_child, undo)) = stack.pop() {
+        match dom.children(b).get(next_child) {
+            Some(&child) => {
+                stack.push((b, next_child + 1, undo));
+                let child_undo = renamer.rename(func, child);
+                stack.push((child, 0, child_undo));
             }
+            None => renamer.restore(undo),
         }
-        for (leaf, value) in current {
-            ssa.leaving.insert((b, leaf), value);
+    }
+    for b in func.blocks() {
+        if !dom.is_reachable(b) {
+            let undo = renamer.rename(func, b);
+            renamer.restore(undo);
         }
     }
 
     // Phi sources: the value leaving each predecessor.
-    let mut phi_list: Vec<(&(BlockId, usize), &Value)> = phis.iter().collect();
+    let mut phi_list: Vec<(BlockId, usize, Value)> = (phis.iter())
+        .flat_map(|(&b, list)| list.iter().map(move |&(leaf, phi)| (b, leaf, phi)))
+        .collect();
     phi_list.sort();
-    for (&(b, leaf), &phi) in phi_list {
-        let ty = acc.leaves[leaf].1;
+    for (b, leaf, phi) in phi_list {
         let srcs: Vec<(BlockId, Value)> = func
             .predecessors(b)
             .into_iter()
-            .map(|p| (p, ssa.leaving(func, p, leaf, ty)))
+            .map(|p| {
+                let source = renamer.phi_sources.get(&(phi, p)).copied();
+                (p, source.unwrap_or_else(|| renamer.undef(func, leaf)))
+            })
             .collect();
         func.inst_mut(phi).kind = InstKind::Phi(srcs);
     }
     // The undefs go first in the entry block only now: inserting them while its instructions
     // were being walked would have shifted the walk.
     let entry = func.entry;
-    let mut undefs: Vec<Value> = ssa.undefs.into_values().collect();
+    let mut undefs: Vec<Value> = renamer.undefs.into_values().collect();
     undefs.sort();
     func.cfg[entry].insts.splice(0..0, undefs);
 
@@ -417,65 +388,97 @@ fn live_in_blocks(
     live
 }
 
-/// The values of the leaves at block boundaries.
+/// The leaves' values a block's renaming replaced, in order, to put back after its subtree.
+type Undo = Vec<(usize, Option<Value>)>;
+
+/// The renaming walk: each leaf's current value, and what each phi gets from each predecessor.
 struct Renamer<'a> {
-    dom: &'a DomTree,
-    phis: &'a HashMap<(BlockId, usize), Value>,
-    /// The value a block leaves a leaf with: for the blocks that store to it, and for those whose
-    /// value has been asked for.
-    leaving: HashMap<(BlockId, usize), Value>,
+    acc: &'a Accesses,
+    /// The phis of each block, with their leaves.
+    phis: &'a HashMap<BlockId, Vec<(usize, Value)>>,
+    /// Each leaf's value at the point of the walk; `None` before any store.
+    current: Vec<Option<Value>>,
+    /// The value each phi receives from each predecessor block.
+    phi_sources: HashMap<(Value, BlockId), Value>,
     /// One `undef` per leaf, for the entry block: the value before any store.
     undefs: HashMap<usize, Value>,
 }
 
 impl Renamer<'_> {
-    /// The value of `leaf` when `b` starts: its phi there, else the value leaving the immediate
-    /// dominator (no other definition can reach `b` without a phi).
-    fn entering(&mut self, func: &mut Function, b: BlockId, leaf: usize, ty: ValType) -> Value {
-        if let Some(&phi) = self.phis.get(&(b, leaf)) {
-            return phi;
+    /// Rewrites the loads and stores of block `b` from the current values (its phis first),
+    /// records what its successors' phis receive, and returns how to undo the changes to the
+    /// current values.
+    fn rename(&mut self, func: &mut Function, b: BlockId) -> Undo {
+        let mut undo = Vec::new();
+        for &(leaf, phi) in self.phis.get(&b).map_or(&[][..], Vec::as_slice) {
+            undo.push((leaf, self.current[leaf].replace(phi)));
         }
-        match self
-            .dom
-            .immediate_dominator(b)
-            .filter(|_| self.dom.is_reachable(b))
-        {
-            Some(idom) if idom != b => self.leaving(func, idom, leaf, ty),
-            _ => self.undef(func, leaf, ty),
+        for i in 0..func.cfg[b].insts.len() {
+            let v = func.cfg[b].insts[i];
+            let Some(access) = self.acc.by_inst.get(&v) else {
+                continue;
+            };
+            let leaf = access.leaf;
+            let ty = self.acc.leaves[leaf].1;
+            match access.store {
+                None => {
+                    let source = self.value(func, leaf);
+                    let swizzle = access.component.map_or_else(Vec::new, |c| vec![c]);
+                    rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![read(source, &swizzle)]);
+                }
+                Some((data, mask)) => {
+                    if access.replaces_leaf(ty.comps) {
+                        rewrite_as_alu(func.inst_mut(v), AluOp::Mov, vec![AluSrc::new(data)]);
+                    } else {
+                        // Per component of the leaf: read from the data or keep the old value.
+                        let old = self.value(func, leaf);
+                        let srcs: Vec<AluSrc> = (0..ty.comps)
+                            .map(|c| {
+                                let written = match access.component {
+                                    Some(k) => (c == k && mask & 1 != 0).then_some(0),
+                                    None => (mask & (1 << c) != 0).then_some(c),
+                                };
+                                match written {
+                                    Some(d) => read(data, &[d]),
+                                    None => read(old, &[c]),
+                                }
+                            })
+                            .collect();
+                        let op = AluOp::vec_of(ty.comps).unwrap_or(AluOp::Mov);
+                        rewrite_as_alu(func.inst_mut(v), op, srcs);
+                    }
+                    func.inst_mut(v).def = Some(ty);
+                    undo.push((leaf, self.current[leaf].replace(v)));
+                }
+            }
+        }
+        for s in func.successors(b) {
+            for &(leaf, phi) in self.phis.get(&s).map_or(&[][..], Vec::as_slice) {
+                let value = self.value(func, leaf);
+                self.phi_sources.insert((phi, b), value);
+            }
+        }
+        undo
+    }
+
+    /// Puts back the current values a [`Renamer::rename`] changed.
+    fn restore(&mut self, undo: Undo) {
+        for (leaf, value) in undo.into_iter().rev() {
+            self.current[leaf] = value;
         }
     }
 
-    /// The value of `leaf` when `b` ends.
-    /// Every block of the walk up the dominator tree remembers the answer, so queries from
-    /// blocks deep in a long dominator chain stay linear in total.
-    fn leaving(&mut self, func: &mut Function, b: BlockId, leaf: usize, ty: ValType) -> Value {
-        let mut walked = Vec::new();
-        let mut block = b;
-        let value = loop {
-            if let Some(&value) = self.leaving.get(&(block, leaf)) {
-                break value;
-            }
-            if let Some(&phi) = self.phis.get(&(block, leaf)) {
-                break phi;
-            }
-            walked.push(block);
-            match self
-                .dom
-                .immediate_dominator(block)
-                .filter(|_| self.dom.is_reachable(block))
-            {
-                Some(idom) if idom != block => block = idom,
-                _ => break self.undef(func, leaf, ty),
-            }
-        };
-        for block in walked {
-            self.leaving.insert((block, leaf), value);
+    /// The current value of `leaf`: its `undef` before any store.
+    fn value(&mut self, func: &mut Function, leaf: usize) -> Value {
+        match self.current[leaf] {
+            Some(value) => value,
+            None => self.undef(func, leaf),
         }
-        value
     }
 
     /// The leaf's `undef`, made in the arena; [`promote`] places it in the entry block.
-    fn undef(&mut self, func: &mut Function, leaf: usize, ty: ValType) -> Value {
+    fn undef(&mut self, func: &mut Function, leaf: usize) -> Value {
+        let ty = self.acc.leaves[leaf].1;
         *self.undefs.entry(leaf).or_insert_with(|| {
             func.alloc_inst(Inst {
                 kind: InstKind::Undef,
