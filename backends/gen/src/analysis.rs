@@ -72,16 +72,17 @@ impl Writers {
 /// The blocks of the structured program: the whole program, each `if` and `else` arm and each
 /// loop body, nested.
 pub struct Blocks {
-    parent: Vec<usize>,
+    /// Per instruction: the innermost block it is in.
     block_of: Vec<usize>,
+    /// Per block: one past the last block nested in it. Blocks are numbered in the order they
+    /// open, so the blocks nested in `b` are `b + 1..end[b]`.
+    end: Vec<usize>,
 }
 
 impl Blocks {
     pub fn of(program: &Lir) -> Blocks {
-        let mut blocks = Blocks {
-            parent: vec![0],
-            block_of: Vec::with_capacity(program.insts.len()),
-        };
+        let mut block_of = Vec::with_capacity(program.insts.len());
+        let mut end = vec![usize::MAX];
         let mut open = vec![0usize];
         for inst in &program.insts {
             let top = *open.last().expect("the program block stays open");
@@ -91,34 +92,28 @@ impl Blocks {
             );
             let outer = if closes && open.len() > 1 {
                 open.pop();
+                end[top] = end.len();
                 *open.last().expect("still open")
             } else {
                 top
             };
-            blocks.block_of.push(outer);
+            block_of.push(outer);
             if matches!(inst.op, Op::Hw(Opcode::If | Opcode::Else) | Op::Do) {
-                blocks.parent.push(outer);
-                open.push(blocks.parent.len() - 1);
+                open.push(end.len());
+                end.push(usize::MAX);
             }
         }
-        blocks
+        // Blocks left open (the program's, and any an unbalanced program leaves) end last.
+        for &b in &open {
+            end[b] = end.len();
+        }
+        Blocks { block_of, end }
     }
 
-    /// Whether every path to instruction `b` passes instruction `a` first.
+    /// Whether every path to instruction `b` passes instruction `a` first: `a` comes first, in a
+    /// block that encloses `b`'s.
     pub fn dominates(&self, a: usize, b: usize) -> bool {
-        if a >= b {
-            return false;
-        }
-        let outer = self.block_of[a];
-        let mut block = self.block_of[b];
-        loop {
-            if block == outer {
-                return true;
-            }
-            if block == 0 {
-                return false;
-            }
-            block = self.parent[block];
-        }
+        let (outer, inner) = (self.block_of[a], self.block_of[b]);
+        a < b && outer <= inner && inner < self.end[outer]
     }
 }

@@ -28,7 +28,7 @@
 //! Options: none.
 
 use crate::analysis::{Blocks, Writers};
-use crate::isa::Opcode;
+use crate::isa::{CondMod, MathFn, Opcode};
 use crate::lir::{Base, Inst, Lir, Op, Operand, Src, VReg};
 use std::collections::HashMap;
 
@@ -42,8 +42,13 @@ pub fn eliminate_common_subexpressions(program: &mut Lir) -> bool {
             readers[v.0 as usize].push(index);
         }
     }
-    // Earlier candidates by opcode, and what each dropped destination reads as instead.
-    let mut available: HashMap<Op, Vec<usize>> = HashMap::new();
+    // The earlier candidates that dominate the instruction at hand, by what they compute, each
+    // list in program order; and all of them in program order, the latest in the innermost
+    // block. A candidate stops dominating once its block closes, and so do the candidates after
+    // it (they are in blocks nested in its own): leaving a block drops a suffix of `open`.
+    let mut available: HashMap<Computation, Vec<usize>> = HashMap::new();
+    let mut open: Vec<(usize, Computation)> = Vec::new();
+    // What each dropped destination reads as instead.
     let mut renamed: HashMap<VReg, VReg> = HashMap::new();
     // In program order.
     let mut dropped = Vec::new();
@@ -60,23 +65,31 @@ pub fn eliminate_common_subexpressions(program: &mut Lir) -> bool {
         if !is_candidate(inst, index, program, &writers, &blocks) {
             continue;
         }
+        while let Some((e, _)) = open.last()
+            && !blocks.dominates(*e, index)
+        {
+            let (_, computation) = open.pop().expect("checked");
+            available
+                .get_mut(&computation)
+                .expect("an open candidate is available")
+                .pop();
+        }
         let dst = inst.dst.and_then(|d| d.vreg()).expect("a candidate");
         let replaceable = readers[dst.0 as usize]
             .iter()
             .all(|&r| blocks.dominates(index, r));
-        let candidates = available.entry(inst.op).or_default();
-        let earlier = candidates.iter().copied().find(|&e| {
-            replaceable
-                && blocks.dominates(e, index)
-                && same_computation(&program.insts[e], inst, program)
-        });
-        match earlier {
-            Some(e) => {
+        let computation = Computation::of(inst, program);
+        let candidates = available.entry(computation.clone()).or_default();
+        match candidates.first().filter(|_| replaceable) {
+            Some(&e) => {
                 let kept = program.insts[e].dst.and_then(|d| d.vreg());
                 renamed.insert(dst, kept.expect("a candidate"));
                 dropped.push(index);
             }
-            None => candidates.push(index),
+            None => {
+                candidates.push(index);
+                open.push((index, computation));
+            }
         }
     }
     let mut index = 0;
@@ -85,6 +98,47 @@ pub fn eliminate_common_subexpressions(program: &mut Lir) -> bool {
         dropped.binary_search(&(index - 1)).is_err()
     });
     !renamed.is_empty()
+}
+
+/// What a candidate computes: everything about it but its destination register. Two
+/// instructions compute the same thing into registers of the same size when these are equal.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Computation {
+    op: Op,
+    exec_size: u8,
+    group: u8,
+    mask_all: bool,
+    flag: u8,
+    cond: Option<CondMod>,
+    saturate: bool,
+    math: Option<MathFn>,
+    /// The destination with its register left out, and the register's size in GRFs.
+    dst: Operand,
+    dst_size: u32,
+    srcs: Vec<Src>,
+}
+
+impl Computation {
+    fn of(inst: &Inst, program: &Lir) -> Computation {
+        let dst = inst.dst.expect("a candidate writes a register");
+        let v = dst.vreg().expect("a candidate writes a virtual register");
+        Computation {
+            op: inst.op,
+            exec_size: inst.exec_size,
+            group: inst.group,
+            mask_all: inst.mask_all,
+            flag: inst.flag,
+            cond: inst.cond,
+            saturate: inst.saturate,
+            math: inst.math,
+            dst: Operand {
+                base: Base::Vgrf(VReg(0)),
+                ..dst
+            },
+            dst_size: program.vreg_sizes[v.0 as usize],
+            srcs: inst.srcs.clone(),
+        }
+    }
 }
 
 /// Whether `inst` (at `index`) computes a value from stable sources into a register of its own.
@@ -118,28 +172,6 @@ fn is_candidate(
         .iter()
         .all(|src| writers.is_stable(src, index, blocks));
     pure && own_register && stable
-}
-
-/// Whether `a` and `b` compute the same thing into registers of the same size.
-fn same_computation(a: &Inst, b: &Inst, program: &Lir) -> bool {
-    let (Some(da), Some(db)) = (a.dst, b.dst) else {
-        return false;
-    };
-    let size = |d: Operand| d.vreg().map(|v| program.vreg_sizes[v.0 as usize]);
-    let same_shape = Operand {
-        base: db.base,
-        ..da
-    } == db;
-    same_shape
-        && size(da) == size(db)
-        && a.exec_size == b.exec_size
-        && a.group == b.group
-        && a.mask_all == b.mask_all
-        && a.flag == b.flag
-        && a.cond == b.cond
-        && a.saturate == b.saturate
-        && a.math == b.math
-        && a.srcs == b.srcs
 }
 
 #[cfg(test)]

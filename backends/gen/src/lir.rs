@@ -36,7 +36,7 @@ pub enum Base {
 
 /// A register operand: `offset` bytes into its base, read through `region` (sources) or written
 /// every `region.hstride` elements (destinations).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Operand {
     pub base: Base,
     pub offset: u32,
@@ -131,7 +131,7 @@ impl Operand {
 }
 
 /// A source.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Src {
     Reg(Operand),
     Imm(Type, u64),
