@@ -33,7 +33,8 @@
 use crate::isa::{ARF_FLAG, ARF_NULL, Gen, Opcode};
 use crate::lir::{Base, Inst, Lir, Op, Operand};
 use crate::perf::{Timing, UNITS, lir_timing};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 /// Reorders every basic block of `program` for `hw`'s latencies.
 pub fn schedule(program: &mut Lir, hw: Gen) {
@@ -196,6 +197,58 @@ fn dependences(block: &[Inst], timings: &[Timing]) -> Vec<Vec<Edge>> {
     succs
 }
 
+/// The ready instructions of one unit. An instruction issues at the latest of the clock, its
+/// unit's next free cycle and its `earliest` cycle; the first two are the same for the whole
+/// queue and never decrease, so the queue keeps apart the instructions whose `earliest` has
+/// passed (their start is the same: the best has the longest path) from the others (the best
+/// has the least `earliest`, then the longest path).
+#[derive(Default)]
+struct ReadyQueue {
+    /// By longest path, then original order.
+    now: BinaryHeap<Reverse<(i64, usize)>>,
+    /// By earliest cycle, longest path, original order.
+    later: BinaryHeap<Reverse<(i64, i64, usize)>>,
+}
+
+impl ReadyQueue {
+    fn push(&mut self, inst: usize, earliest: i64, critical: i64) {
+        self.later.push(Reverse((earliest, -critical, inst)));
+    }
+
+    /// Moves the instructions whose `earliest` is at most `free` (the clock or the unit's free
+    /// cycle, whichever is later) to `now`.
+    fn settle(&mut self, free: i64) {
+        while let Some(&Reverse((earliest, critical, inst))) = self.later.peek()
+            && earliest <= free
+        {
+            self.later.pop();
+            self.now.push(Reverse((critical, inst)));
+        }
+    }
+
+    /// The best instruction to issue once the clock and the unit allow from `free`: its start
+    /// cycle, negated longest path and index (the scheduler's key, as the stall is the start
+    /// less the clock).
+    fn best(&mut self, free: i64) -> Option<(i64, i64, usize)> {
+        self.settle(free);
+        match self.now.peek() {
+            Some(&Reverse((critical, inst))) => Some((free, critical, inst)),
+            None => self
+                .later
+                .peek()
+                .map(|&Reverse((earliest, critical, inst))| (earliest, critical, inst)),
+        }
+    }
+
+    /// Removes the instruction [`ReadyQueue::best`] gave for `free`.
+    fn pop(&mut self, free: i64) {
+        self.settle(free);
+        if self.now.pop().is_none() {
+            self.later.pop();
+        }
+    }
+}
+
 /// The block's instructions in their scheduled order.
 fn schedule_block(block: &[Inst], hw: Gen) -> Vec<Inst> {
     if block.len() < 2 {
@@ -223,34 +276,36 @@ fn schedule_block(block: &[Inst], hw: Gen) -> Vec<Inst> {
     }
     // The cycle from which each instruction's dependences allow it to issue.
     let mut earliest = vec![0i64; block.len()];
-    let mut ready: Vec<usize> = (0..block.len()).filter(|&i| waiting[i] == 0).collect();
+    // The ready instructions by the unit they run on (the last queue: none).
+    let mut ready: Vec<ReadyQueue> = (0..=UNITS).map(|_| ReadyQueue::default()).collect();
+    let queue_of = |i: usize| timings[i].unit.map_or(UNITS, |u| u as usize);
+    for i in (0..block.len()).filter(|&i| waiting[i] == 0) {
+        ready[queue_of(i)].push(i, 0, critical[i]);
+    }
     let mut unit_free = [0i64; UNITS];
     let mut clock = 0i64;
     let mut order = Vec::with_capacity(block.len());
-    while !ready.is_empty() {
-        let start = |i: usize| {
-            let unit = timings[i].unit.map_or(0, |u| unit_free[u as usize]);
-            clock.max(earliest[i]).max(unit)
-        };
-        let &pick = ready
-            .iter()
-            .min_by_key(|&&i| {
-                let stall = start(i) - clock;
-                (stall, -critical[i], i)
-            })
-            .expect("the ready list is not empty");
-        ready.retain(|&i| i != pick);
-        let issue = start(pick);
+    // Each queue's best by (stall, longest path, original order); the least of those issues.
+    while let Some((issue, queue)) = (0..=UNITS)
+        .filter_map(|q| {
+            let free = unit_free.get(q).copied().unwrap_or(0);
+            ready[q].best(clock.max(free)).map(|best| (best, q))
+        })
+        .min()
+    {
+        let (start, _, pick) = issue;
+        ready[queue].pop(clock.max(unit_free.get(queue).copied().unwrap_or(0)));
         let t = &timings[pick];
-        clock = issue + t.df;
+        clock = start + t.df;
         if let Some(unit) = t.unit {
+            debug_assert!(clock + t.db >= unit_free[unit as usize]);
             unit_free[unit as usize] = clock + t.db;
         }
         for e in &succs[pick] {
             earliest[e.to] = earliest[e.to].max(clock + e.latency);
             waiting[e.to] -= 1;
             if waiting[e.to] == 0 {
-                ready.push(e.to);
+                ready[queue_of(e.to)].push(e.to, earliest[e.to], critical[e.to]);
             }
         }
         order.push(pick);
