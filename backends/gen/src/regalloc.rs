@@ -2,10 +2,13 @@
 //! hardware GRFs, and under pressure some live in scratch memory instead ([`crate::spill`]).
 //!
 //! What: [`allocate`] computes liveness per GRF of every virtual register (a GRF is defined by
-//! an unpredicated write that covers it whole, as Mesa's `fs_live_variables` does) by backward
-//! dataflow over the basic blocks of the structured program, and turns it into one live
-//! interval of instruction indices per virtual register; two registers interfere when their
-//! intervals overlap. The interference graph is an interval graph, so chordal: colouring it
+//! an unpredicated write that covers it whole, as Mesa's `fs_live_variables` does) over the
+//! basic blocks of the structured program (the least solution of the backward dataflow
+//! equations, found by a search back from each GRF's uses that visits only the blocks where it
+//! is live), and turns it into one live interval of instruction indices per virtual register;
+//! two registers interfere when their intervals overlap. The interference graph is an interval
+//! graph, so it is never built: a sweep over the intervals in order of start colours it and
+//! counts each register's neighbours. It is chordal: colouring it
 //! first fit in a perfect elimination order (by interval start, where the neighbours coloured
 //! before a register are all live at once with it) needs no more GRFs than are live at once for
 //! one-GRF registers, where optimistic Chaitin–Briggs colouring can fail near the limit. Runs of
@@ -153,17 +156,20 @@ fn blocks(program: &Lir) -> Vec<Block> {
 pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
     // One liveness variable per GRF of each virtual register.
     let mut var_base = Vec::with_capacity(program.vreg_sizes.len());
-    let mut vars = 0usize;
-    for &size in &program.vreg_sizes {
-        var_base.push(vars);
-        vars += size as usize;
+    let mut vreg_of_var = Vec::new();
+    for (v, &size) in program.vreg_sizes.iter().enumerate() {
+        var_base.push(vreg_of_var.len());
+        vreg_of_var.extend(std::iter::repeat_n(v, size as usize));
     }
+    let vars = vreg_of_var.len();
     let blocks = blocks(program);
-    let words = vars.div_ceil(64);
-    let mut uses = vec![vec![0u64; words]; blocks.len()];
-    let mut defs = vec![vec![0u64; words]; blocks.len()];
-    let set = |bits: &mut Vec<u64>, v: usize| bits[v / 64] |= 1 << (v % 64);
-    let get = |bits: &Vec<u64>, v: usize| bits[v / 64] >> (v % 64) & 1 != 0;
+    // Per variable, the blocks that read it before writing it whole (upward-exposed uses) and
+    // the blocks that write it whole, each in block order.
+    let mut exposed = Vec::new();
+    let mut defined = Vec::new();
+    // The last block that wrote each variable whole, and the last that read it exposed.
+    let mut defined_in = vec![usize::MAX; vars];
+    let mut exposed_in = vec![usize::MAX; vars];
     for (b, block) in blocks.iter().enumerate() {
         for inst in &program.insts[block.start..block.end] {
             for (i, src) in inst.srcs.iter().enumerate() {
@@ -171,8 +177,9 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
                 let Some(v) = r.vreg() else { continue };
                 for g in r.grfs(inst.src_span(i)) {
                     let var = var_base[v.0 as usize] + g as usize;
-                    if !get(&defs[b], var) {
-                        set(&mut uses[b], var);
+                    if defined_in[var] != b && exposed_in[var] != b {
+                        exposed_in[var] = b;
+                        exposed.push((var, b));
                     }
                 }
             }
@@ -183,34 +190,21 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
                 let whole = inst.is_full_write();
                 for g in d.grfs(span) {
                     let covers = d.offset <= g * 32 && d.offset + span >= g * 32 + 32;
-                    if whole && covers {
-                        set(&mut defs[b], var_base[v.0 as usize] + g as usize);
+                    let var = var_base[v.0 as usize] + g as usize;
+                    if whole && covers && defined_in[var] != b {
+                        defined_in[var] = b;
+                        defined.push((var, b));
                     }
                 }
             }
         }
     }
-    // Backward dataflow to a fixed point.
-    let mut live_in = vec![vec![0u64; words]; blocks.len()];
-    let mut live_out = vec![vec![0u64; words]; blocks.len()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..blocks.len()).rev() {
-            let mut out = vec![0u64; words];
-            for &s in &blocks[b].succs {
-                for (o, i) in out.iter_mut().zip(&live_in[s]) {
-                    *o |= i;
-                }
-            }
-            let inn: Vec<u64> = (0..words)
-                .map(|w| uses[b][w] | (out[w] & !defs[b][w]))
-                .collect();
-            if inn != live_in[b] || out != live_out[b] {
-                live_in[b] = inn;
-                live_out[b] = out;
-                changed = true;
-            }
+    let exposed = by_variable(vars, &exposed);
+    let defined = by_variable(vars, &defined);
+    let mut preds = vec![Vec::new(); blocks.len()];
+    for (b, block) in blocks.iter().enumerate() {
+        for &s in &block.succs {
+            preds[s].push(b);
         }
     }
     let mut result: Vec<Option<(usize, usize)>> = vec![None; program.vreg_sizes.len()];
@@ -233,19 +227,70 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
             }
         }
     }
-    for (b, block) in blocks.iter().enumerate() {
-        for (v, &base) in var_base.iter().enumerate() {
-            for g in 0..program.vreg_sizes[v] as usize {
-                if get(&live_in[b], base + g) {
-                    extend(v, block.start);
+    // Each variable is live into the blocks from which a path reaches an upward-exposed use
+    // without passing a block that writes it whole, and out of their predecessors: a backward
+    // search from its uses, which visits only where it is live (the least fixed point of the
+    // dataflow equations). Marks hold the variable they were set for.
+    let mut live_in = vec![usize::MAX; blocks.len()];
+    let mut live_out = vec![usize::MAX; blocks.len()];
+    let mut defines = vec![usize::MAX; blocks.len()];
+    let mut search = Vec::new();
+    for (var, &v) in vreg_of_var.iter().enumerate() {
+        for &b in defined.of(var) {
+            defines[b] = var;
+        }
+        for &b in exposed.of(var) {
+            live_in[b] = var;
+            extend(v, blocks[b].start);
+            search.push(b);
+        }
+        while let Some(b) = search.pop() {
+            for &p in &preds[b] {
+                if live_out[p] == var {
+                    continue;
                 }
-                if get(&live_out[b], base + g) {
-                    extend(v, block.end.saturating_sub(1).max(block.start));
+                live_out[p] = var;
+                let block = &blocks[p];
+                extend(v, block.end.saturating_sub(1).max(block.start));
+                if defines[p] != var && live_in[p] != var {
+                    live_in[p] = var;
+                    extend(v, block.start);
+                    search.push(p);
                 }
             }
         }
     }
     result
+}
+
+/// Pairs `(variable, block)` grouped by variable, in their order within each group.
+struct ByVariable {
+    /// Where each variable's blocks start in `blocks` (one more entry: the end).
+    start: Vec<usize>,
+    blocks: Vec<usize>,
+}
+
+impl ByVariable {
+    fn of(&self, var: usize) -> &[usize] {
+        &self.blocks[self.start[var]..self.start[var + 1]]
+    }
+}
+
+fn by_variable(vars: usize, pairs: &[(usize, usize)]) -> ByVariable {
+    let mut start = vec![0usize; vars + 1];
+    for &(var, _) in pairs {
+        start[var + 1] += 1;
+    }
+    for var in 0..vars {
+        start[var + 1] += start[var];
+    }
+    let mut next = start.clone();
+    let mut blocks = vec![0; pairs.len()];
+    for &(var, b) in pairs {
+        blocks[next[var]] = b;
+        next[var] += 1;
+    }
+    ByVariable { start, blocks }
 }
 
 /// Assigns GRFs to every virtual register of `program` for `hw`, spilling registers to scratch
@@ -257,17 +302,6 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
     loop {
         let intervals = intervals(program);
         let graph = Graph::of(program, &intervals);
-        let costs = spill_costs(program);
-        // Benefit over cost; registers that must not or need not spill rank last.
-        let rank: Vec<f32> = (0..intervals.len())
-            .map(|v| match intervals[v] {
-                Some((start, end)) if !unspillable[v] && end - start >= 2 => {
-                    let cost = costs[v] / ((end - start) as f32).ln();
-                    graph.benefit(v) as f32 / cost.max(f32::MIN_POSITIVE)
-                }
-                _ => -1.0,
-            })
-            .collect();
         let stuck = match graph.colour(program.payload_regs) {
             Ok(first_grf) => {
                 let grfs_used = (0..first_grf.len())
@@ -283,22 +317,28 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
             }
             Err(stuck) => stuck,
         };
+        let costs = spill_costs(program);
+        let benefits = graph.benefits();
+        // Benefit over cost; registers that must not or need not spill rank last.
+        let rank: Vec<f32> = (0..intervals.len())
+            .map(|v| match intervals[v] {
+                Some((start, end)) if !unspillable[v] && end - start >= 2 => {
+                    let cost = costs[v] / ((end - start) as f32).ln();
+                    benefits[v] as f32 / cost.max(f32::MIN_POSITIVE)
+                }
+                _ => -1.0,
+            })
+            .collect();
         let best = (0..rank.len())
             .filter(|&v| rank[v] >= 0.0)
             .max_by(|&a, &b| rank[a].total_cmp(&rank[b]));
         let Some(best) = best.filter(|_| may_spill) else {
-            // Where the register that found no place meets the most pressure.
+            // Where the register that found no place meets the most pressure (the last such
+            // instruction).
             let (start, end) = intervals[stuck].expect("coloured registers are live");
-            let live_at = |at: usize| -> u32 {
-                (0..intervals.len())
-                    .filter(|&v| intervals[v].is_some_and(|(s, e)| s <= at && at <= e))
-                    .map(|v| program.vreg_sizes[v])
-                    .sum()
-            };
-            let at = (start..=end)
-                .max_by_key(|&at| live_at(at))
-                .expect("nonempty");
-            let needed = live_at(at);
+            let live = live_grfs(program, &intervals);
+            let at = (start..=end).max_by_key(|&at| live[at]).expect("nonempty");
+            let needed = live[at];
             return Err(AllocError::OutOfRegisters {
                 at,
                 needed,
@@ -322,33 +362,41 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
     }
 }
 
-/// The interference graph of the live virtual registers.
-struct Graph {
-    sizes: Vec<u32>,
-    neighbours: Vec<Vec<usize>>,
+/// The GRFs live at each instruction: the sizes of the registers whose intervals cover it.
+fn live_grfs(program: &Lir, intervals: &[Option<(usize, usize)>]) -> Vec<u32> {
+    let mut change = vec![0i64; program.insts.len() + 1];
+    for (v, interval) in intervals.iter().enumerate() {
+        if let Some((start, end)) = *interval {
+            change[start] += i64::from(program.vreg_sizes[v]);
+            change[end + 1] -= i64::from(program.vreg_sizes[v]);
+        }
+    }
+    let mut live = 0i64;
+    change[..program.insts.len()]
+        .iter()
+        .map(|c| {
+            live += c;
+            live as u32
+        })
+        .collect()
+}
+
+/// The interference graph of the live virtual registers. It is an interval graph, so it is kept
+/// as the intervals: a register's neighbours are the registers whose intervals overlap its own.
+struct Graph<'a> {
+    intervals: &'a [Option<(usize, usize)>],
+    sizes: &'a [u32],
     /// The live registers by interval start.
     order: Vec<usize>,
     /// Pre-coloured registers: the end-of-thread payloads, at the top of the file.
     fixed: Vec<Option<u32>>,
 }
 
-impl Graph {
-    fn of(program: &Lir, intervals: &[Option<(usize, usize)>]) -> Graph {
+impl<'a> Graph<'a> {
+    fn of(program: &'a Lir, intervals: &'a [Option<(usize, usize)>]) -> Graph<'a> {
         let n = intervals.len();
         let mut order: Vec<usize> = (0..n).filter(|&v| intervals[v].is_some()).collect();
         order.sort_by_key(|&v| intervals[v].map(|i| i.0));
-        let mut neighbours = vec![Vec::new(); n];
-        // Sweep in order of start: a register interferes with those still live where it starts.
-        let mut active: Vec<usize> = Vec::new();
-        for &v in &order {
-            let (start, _) = intervals[v].expect("live");
-            active.retain(|&a| intervals[a].is_some_and(|(_, end)| end >= start));
-            for &a in &active {
-                neighbours[a].push(v);
-                neighbours[v].push(a);
-            }
-            active.push(v);
-        }
         let mut fixed = vec![None; n];
         for inst in &program.insts {
             if inst.send.is_some_and(|m| m.eot())
@@ -358,42 +406,96 @@ impl Graph {
             }
         }
         Graph {
-            sizes: program.vreg_sizes.clone(),
-            neighbours,
+            intervals,
+            sizes: &program.vreg_sizes,
             order,
             fixed,
         }
     }
 
-    /// The places a neighbour of `m` GRFs can take from a run of `n`.
-    fn blocked(n: u32, m: u32) -> u32 {
-        n + m - 1
+    fn interval(&self, v: usize) -> (usize, usize) {
+        self.intervals[v].expect("a live register")
     }
 
-    /// The places register `v` takes from its neighbours.
-    fn benefit(&self, v: usize) -> u32 {
-        self.neighbours[v]
-            .iter()
-            .map(|&m| Graph::blocked(self.sizes[m], self.sizes[v]))
-            .sum()
+    fn overlap(&self, a: usize, b: usize) -> bool {
+        let ((start_a, end_a), (start_b, end_b)) = (self.interval(a), self.interval(b));
+        start_a <= end_b && start_b <= end_a
+    }
+
+    /// The places each register takes from its neighbours (0 for registers not live): a
+    /// neighbour of `m` GRFs can take `n + m - 1` places of a run of `n`.
+    fn benefits(&self) -> Vec<u32> {
+        // The intervals overlapping `[start, end]` are those starting at or before `end` but
+        // those ending before `start`, which all start before `end` too: counts and sizes of
+        // both come from the starts and ends in order.
+        let prefix = |mut points: Vec<(usize, u32)>| {
+            points.sort_unstable();
+            let mut sums = Vec::with_capacity(points.len() + 1);
+            sums.push(0u64);
+            for &(_, size) in &points {
+                sums.push(sums.last().expect("nonempty") + u64::from(size));
+            }
+            (points, sums)
+        };
+        let size = |v: usize| self.sizes[v];
+        let (starts, start_sums) = prefix(
+            self.order
+                .iter()
+                .map(|&v| (self.interval(v).0, size(v)))
+                .collect(),
+        );
+        let (ends, end_sums) = prefix(
+            self.order
+                .iter()
+                .map(|&v| (self.interval(v).1, size(v)))
+                .collect(),
+        );
+        let mut benefits = vec![0; self.intervals.len()];
+        for &v in &self.order {
+            let (start, end) = self.interval(v);
+            let upto_end = starts.partition_point(|&(s, _)| s <= end);
+            let before_start = ends.partition_point(|&(e, _)| e < start);
+            // Less the register itself.
+            let neighbours = (upto_end - before_start - 1) as u64;
+            let sizes = start_sums[upto_end] - end_sums[before_start] - u64::from(size(v));
+            // Each neighbour of `m` GRFs blocks `m + size(v) - 1` places.
+            benefits[v] = (sizes + neighbours * u64::from(size(v)) - neighbours) as u32;
+        }
+        benefits
     }
 
     /// The first GRF of every live register, or one that found no place. Registers are coloured
     /// first fit in order of interval start: a perfect elimination order of the interval graph,
-    /// where the neighbours coloured before a register are all live where it starts.
+    /// where the neighbours coloured before a register are all live where it starts. Besides the
+    /// pre-coloured registers, those are the ones still live there: the sweep keeps them, no more
+    /// than the file holds at once.
     fn colour(&self, payload: u32) -> Result<Vec<Option<u8>>, usize> {
         let mut first: Vec<Option<u8>> = self.fixed.iter().map(|f| f.map(|g| g as u8)).collect();
+        let fixed: Vec<usize> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|&v| self.fixed[v].is_some())
+            .collect();
+        let run = |v: usize, first: &[Option<u8>]| {
+            let g = first[v].expect("coloured");
+            ((1u128 << self.sizes[v]) - 1) << g
+        };
+        let mut active: Vec<usize> = Vec::new();
         for &v in self.order.iter().filter(|&&v| self.fixed[v].is_none()) {
+            let (start, _) = self.interval(v);
+            active.retain(|&a| self.interval(a).1 >= start);
             let mut taken = 0u128;
-            for &m in &self.neighbours[v] {
-                if let Some(g) = first[m] {
-                    let run = (1u128 << self.sizes[m]) - 1;
-                    taken |= run << g;
-                }
+            for &m in active
+                .iter()
+                .chain(fixed.iter().filter(|&&m| self.overlap(m, v)))
+            {
+                taken |= run(m, &first);
             }
             let run = (1u128 << self.sizes[v]) - 1;
             let place = (payload..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0);
             first[v] = Some(place.ok_or(v)? as u8);
+            active.push(v);
         }
         Ok(first)
     }
