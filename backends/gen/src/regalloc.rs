@@ -16,11 +16,13 @@
 //! neighbours. The payload is pre-coloured from g0, and the end-of-thread payload at the top of
 //! the file (g128 − its size), as the hardware wants EOT payloads high.
 //!
-//! When a register finds no place, and spilling is allowed, the register with the best ratio
-//! of benefit (the places its neighbours lose to it: a neighbour of `m` GRFs blocks at most
-//! `n + m − 1` places of a run of `n`, after Runeson and Nyström) to Mesa's spill cost (GRFs read
-//! and written, ×10 per loop around them, ×0.5 per `if`, divided by the logarithm of the live
-//! interval's length) goes to scratch, and allocation starts over on the rewritten program.
+//! When a register finds no place, and spilling is allowed, of it and the registers live where
+//! it starts the one with the best ratio of benefit (the places its neighbours lose to it: a
+//! neighbour of `m` GRFs blocks at most `n + m − 1` places of a run of `n`, after Runeson and
+//! Nyström) to Mesa's spill cost (GRFs read and written, ×10 per loop around them, ×0.5 per
+//! `if`, divided by the logarithm of the live interval's length) leaves the graph, until it
+//! fits; the colouring goes on, the registers that left go to scratch together, and allocation
+//! starts over on the rewritten program.
 //!
 //! Why: intervals over the linear program are conservative under SIMD control flow: a value a
 //! loop carries or that one arm of an `if` writes while the other reads another stays live
@@ -302,8 +304,10 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
     loop {
         let intervals = intervals(program);
         let graph = Graph::of(program, &intervals);
-        let stuck = match graph.colour(program.payload_regs) {
-            Ok(first_grf) => {
+        let rank = may_spill.then(|| spill_ranks(program, &graph, &unspillable));
+        let colouring = graph.colour(program.payload_regs, rank.as_deref());
+        let spilled = match colouring {
+            Ok(Colouring { first_grf, spilled }) if spilled.is_empty() => {
                 let grfs_used = (0..first_grf.len())
                     .filter_map(|v| first_grf[v].map(|g| g as u32 + program.vreg_sizes[v]))
                     .fold(program.payload_regs, u32::max);
@@ -315,51 +319,53 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
                     scratch_bytes,
                 });
             }
-            Err(stuck) => stuck,
+            Ok(Colouring { spilled, .. }) => spilled,
+            Err(stuck) => {
+                // Where the register that found no place meets the most pressure (the last such
+                // instruction).
+                let (start, end) = intervals[stuck].expect("coloured registers are live");
+                let live = live_grfs(program, &intervals);
+                let at = (start..=end).max_by_key(|&at| live[at]).expect("nonempty");
+                return Err(AllocError::OutOfRegisters {
+                    at,
+                    needed: live[at],
+                    available: GRFS - program.payload_regs,
+                });
+            }
         };
-        let costs = spill_costs(program);
-        let benefits = graph.benefits();
-        // Benefit over cost; registers that must not or need not spill rank last.
-        let rank: Vec<f32> = (0..intervals.len())
-            .map(|v| match intervals[v] {
-                Some((start, end)) if !unspillable[v] && end - start >= 2 => {
-                    let cost = costs[v] / ((end - start) as f32).ln();
-                    benefits[v] as f32 / cost.max(f32::MIN_POSITIVE)
-                }
-                _ => -1.0,
-            })
-            .collect();
-        let best = (0..rank.len())
-            .filter(|&v| rank[v] >= 0.0)
-            .max_by(|&a, &b| rank[a].total_cmp(&rank[b]));
-        let Some(best) = best.filter(|_| may_spill) else {
-            // Where the register that found no place meets the most pressure (the last such
-            // instruction).
-            let (start, end) = intervals[stuck].expect("coloured registers are live");
-            let live = live_grfs(program, &intervals);
-            let at = (start..=end).max_by_key(|&at| live[at]).expect("nonempty");
-            let needed = live[at];
-            return Err(AllocError::OutOfRegisters {
-                at,
-                needed,
-                available: GRFS - program.payload_regs,
-            });
-        };
-        let size = program.vreg_sizes[best] * 32;
-        if scratch_bytes + size > MAX_SCRATCH_BYTES {
+        let mut slots = Vec::with_capacity(spilled.len());
+        for v in spilled {
+            slots.push((VReg(v as u32), scratch_bytes));
+            scratch_bytes += program.vreg_sizes[v] * 32;
+        }
+        if scratch_bytes > MAX_SCRATCH_BYTES {
             return Err(AllocError::OutOfScratch);
         }
-        let done = spill(program, hw, VReg(best as u32), scratch_bytes)
-            .map_err(AllocError::ScratchMessage)?;
-        scratch_bytes += size;
+        let done = spill(program, hw, &slots).map_err(AllocError::ScratchMessage)?;
         spills += done.spills;
         fills += done.fills;
         unspillable.resize(program.vreg_sizes.len(), false);
-        unspillable[best] = true;
-        for t in done.temporaries {
-            unspillable[t.0 as usize] = true;
+        for v in slots.into_iter().map(|(v, _)| v).chain(done.temporaries) {
+            unspillable[v.0 as usize] = true;
         }
     }
+}
+
+/// How much spilling each register of `graph` is worth: the benefit over the cost, or a negative
+/// rank for registers that must not spill (`unspillable`) or gain nothing by it (live over fewer
+/// than three instructions).
+fn spill_ranks(program: &Lir, graph: &Graph, unspillable: &[bool]) -> Vec<f32> {
+    let costs = spill_costs(program);
+    let benefits = graph.benefits();
+    (0..graph.intervals.len())
+        .map(|v| match graph.intervals[v] {
+            Some((start, end)) if !unspillable[v] && end - start >= 2 => {
+                let cost = costs[v] / ((end - start) as f32).ln();
+                benefits[v] as f32 / cost.max(f32::MIN_POSITIVE)
+            }
+            _ => -1.0,
+        })
+        .collect()
 }
 
 /// The GRFs live at each instruction: the sizes of the registers whose intervals cover it.
@@ -427,39 +433,39 @@ impl<'a> Graph<'a> {
     fn benefits(&self) -> Vec<u32> {
         // The intervals overlapping `[start, end]` are those starting at or before `end` but
         // those ending before `start`, which all start before `end` too: counts and sizes of
-        // both come from the starts and ends in order.
-        let prefix = |mut points: Vec<(usize, u32)>| {
-            points.sort_unstable();
-            let mut sums = Vec::with_capacity(points.len() + 1);
-            sums.push(0u64);
-            for &(_, size) in &points {
-                sums.push(sums.last().expect("nonempty") + u64::from(size));
+        // both, per instruction, are prefix sums.
+        let points = self
+            .order
+            .iter()
+            .map(|&v| self.interval(v).1)
+            .max()
+            .map_or(0, |e| e + 1);
+        let mut starting = vec![(0u64, 0u64); points + 1];
+        let mut ending = vec![(0u64, 0u64); points + 1];
+        for &v in &self.order {
+            let (start, end) = self.interval(v);
+            let size = u64::from(self.sizes[v]);
+            starting[start + 1].0 += 1;
+            starting[start + 1].1 += size;
+            ending[end + 1].0 += 1;
+            ending[end + 1].1 += size;
+        }
+        for at in 1..=points {
+            for sums in [&mut starting, &mut ending] {
+                sums[at].0 += sums[at - 1].0;
+                sums[at].1 += sums[at - 1].1;
             }
-            (points, sums)
-        };
-        let size = |v: usize| self.sizes[v];
-        let (starts, start_sums) = prefix(
-            self.order
-                .iter()
-                .map(|&v| (self.interval(v).0, size(v)))
-                .collect(),
-        );
-        let (ends, end_sums) = prefix(
-            self.order
-                .iter()
-                .map(|&v| (self.interval(v).1, size(v)))
-                .collect(),
-        );
+        }
+        // `starting[at]`: the intervals starting before `at`; `ending[at]`: those ending before.
         let mut benefits = vec![0; self.intervals.len()];
         for &v in &self.order {
             let (start, end) = self.interval(v);
-            let upto_end = starts.partition_point(|&(s, _)| s <= end);
-            let before_start = ends.partition_point(|&(e, _)| e < start);
+            let size = u64::from(self.sizes[v]);
             // Less the register itself.
-            let neighbours = (upto_end - before_start - 1) as u64;
-            let sizes = start_sums[upto_end] - end_sums[before_start] - u64::from(size(v));
-            // Each neighbour of `m` GRFs blocks `m + size(v) - 1` places.
-            benefits[v] = (sizes + neighbours * u64::from(size(v)) - neighbours) as u32;
+            let neighbours = starting[end + 1].0 - ending[start].0 - 1;
+            let sizes = starting[end + 1].1 - ending[start].1 - size;
+            // Each neighbour of `m` GRFs blocks `m + size - 1` places.
+            benefits[v] = (sizes + neighbours * size - neighbours) as u32;
         }
         benefits
     }
@@ -469,36 +475,70 @@ impl<'a> Graph<'a> {
     /// where the neighbours coloured before a register are all live where it starts. Besides the
     /// pre-coloured registers, those are the ones still live there: the sweep keeps them, no more
     /// than the file holds at once.
-    fn colour(&self, payload: u32) -> Result<Vec<Option<u8>>, usize> {
-        let mut first: Vec<Option<u8>> = self.fixed.iter().map(|f| f.map(|g| g as u8)).collect();
+    ///
+    /// With `rank`, a register that finds no place does not stop the sweep: the best ranked of
+    /// it and the registers live where it starts leave the graph until it fits or is the one that
+    /// leaves, and the colouring names the registers that left. As Chaitin–Briggs colouring
+    /// does, one colouring picks every register to spill: spilling them leaves short
+    /// temporaries around their uses in their place, so a few more attempts settle, where one
+    /// attempt per spilled register would take time quadratic in the program.
+    fn colour(&self, payload: u32, rank: Option<&[f32]>) -> Result<Colouring, usize> {
+        let mut first_grf: Vec<Option<u8>> =
+            self.fixed.iter().map(|f| f.map(|g| g as u8)).collect();
         let fixed: Vec<usize> = self
             .order
             .iter()
             .copied()
             .filter(|&v| self.fixed[v].is_some())
             .collect();
-        let run = |v: usize, first: &[Option<u8>]| {
-            let g = first[v].expect("coloured");
+        let run = |v: usize, first_grf: &[Option<u8>]| {
+            let g = first_grf[v].expect("coloured");
             ((1u128 << self.sizes[v]) - 1) << g
         };
+        let mut spilled = Vec::new();
         let mut active: Vec<usize> = Vec::new();
         for &v in self.order.iter().filter(|&&v| self.fixed[v].is_none()) {
             let (start, _) = self.interval(v);
             active.retain(|&a| self.interval(a).1 >= start);
-            let mut taken = 0u128;
-            for &m in active
-                .iter()
-                .chain(fixed.iter().filter(|&&m| self.overlap(m, v)))
-            {
-                taken |= run(m, &first);
+            loop {
+                let mut taken = 0u128;
+                for &m in active
+                    .iter()
+                    .chain(fixed.iter().filter(|&&m| self.overlap(m, v)))
+                {
+                    taken |= run(m, &first_grf);
+                }
+                let run = (1u128 << self.sizes[v]) - 1;
+                if let Some(g) = (payload..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0) {
+                    first_grf[v] = Some(g as u8);
+                    active.push(v);
+                    break;
+                }
+                // Of equal ranks, the highest-numbered register.
+                let rank = rank.ok_or(v)?;
+                let best = active
+                    .iter()
+                    .copied()
+                    .chain([v])
+                    .filter(|&m| rank[m] >= 0.0)
+                    .max_by(|&a, &b| rank[a].total_cmp(&rank[b]).then(a.cmp(&b)))
+                    .ok_or(v)?;
+                spilled.push(best);
+                if best == v {
+                    break;
+                }
+                first_grf[best] = None;
+                active.retain(|&a| a != best);
             }
-            let run = (1u128 << self.sizes[v]) - 1;
-            let place = (payload..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0);
-            first[v] = Some(place.ok_or(v)? as u8);
-            active.push(v);
         }
-        Ok(first)
+        Ok(Colouring { first_grf, spilled })
     }
+}
+
+/// A colouring: the first GRF of every live register but those to spill.
+struct Colouring {
+    first_grf: Vec<Option<u8>>,
+    spilled: Vec<usize>,
 }
 
 #[cfg(test)]

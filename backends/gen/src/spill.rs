@@ -179,105 +179,145 @@ fn spill_from(
     Ok([header, send])
 }
 
-/// Moves virtual register `v` to scratch at byte `slot` (a multiple of 32) on `hw`: every
-/// instruction touching it goes through a temporary filled before and spilled after it. A
-/// slot past the scratch messages' offsets is an error naming the field.
-pub fn spill(program: &mut Lir, hw: Gen, v: VReg, slot: u32) -> Result<Spilled, EncodingError> {
-    let width = program.dispatch_width;
-    let slot_grf = slot / 32;
+/// Moves each virtual register of `regs` to scratch at its byte slot (a multiple of 32) on `hw`:
+/// every instruction touching it goes through a temporary filled before and spilled after it.
+/// Several registers give the program spilling them one after the other would: an instruction
+/// touching several gets each one's fills after the earlier ones' and its spills before them.
+/// A slot past the scratch messages' offsets is an error naming the field.
+pub fn spill(program: &mut Lir, hw: Gen, regs: &[(VReg, u32)]) -> Result<Spilled, EncodingError> {
+    let mut position = vec![None; program.vreg_sizes.len()];
+    for (k, &(v, _)) in regs.iter().enumerate() {
+        position[v.0 as usize] = Some(k);
+    }
     let depths = depths(program);
     let insts = std::mem::take(&mut program.insts);
     let mut out = Vec::with_capacity(insts.len());
     let mut done = Spilled::default();
-    for (mut inst, (loops, ifs)) in insts.into_iter().zip(depths) {
-        let reads: Vec<(u32, u32)> = (0..inst.srcs.len())
-            .filter_map(|i| {
-                let r = inst.srcs[i].reg()?;
-                (r.vreg() == Some(v)).then(|| r.grfs(inst.src_span(i)).into_inner())
-            })
-            .collect();
-        let write = inst
-            .dst
-            .filter(|d| d.vreg() == Some(v))
-            .map(|d| d.grfs(inst.dst_span()).into_inner());
-        if reads.is_empty() && write.is_none() {
+    let mut touched = Vec::new();
+    for (mut inst, depth) in insts.into_iter().zip(depths) {
+        touched.clear();
+        let operands = inst.srcs.iter().filter_map(Src::reg).chain(&inst.dst);
+        touched.extend(operands.filter_map(|r| position[r.vreg()?.0 as usize]));
+        if touched.is_empty() {
             out.push(inst);
             continue;
         }
-        let lo = reads.iter().chain(&write).map(|r| r.0).min().expect("one");
-        let hi = reads.iter().chain(&write).map(|r| r.1).max().expect("one");
-        // Whether the write leaves bytes or channels of its GRFs as they were.
-        let partial = write.is_some_and(|(first, last)| {
-            let d = inst.dst.expect("written");
-            let whole_grfs = d.offset % 32 == 0
-                && inst.dst_span() == (last - first + 1) * 32
-                && (inst.send.is_some() || d.region.hstride == 1);
-            let every_channel = inst.mask_all || (loops == 0 && ifs == 0);
-            !whole_grfs || !inst.is_full_write() || !every_channel || (lo, hi) != (first, last)
-        });
-        // The write's own message when it covers the temporary whole in one block.
-        let direct = write.is_some_and(|(first, last)| {
-            first == lo && last == hi && [1, 2, 4].contains(&(last - first + 1))
-        });
-        let header = direct as u32;
-        let temp = program.new_vreg(header + hi - lo + 1);
-        done.temporaries.push(temp);
-        if !reads.is_empty() || partial {
-            for (at, size) in blocks(lo, hi - lo + 1) {
-                out.push(fill(
-                    hw,
-                    width,
-                    (temp, (header + at - lo) * 32),
-                    slot_grf + at,
-                    size,
-                )?);
-                done.fills += 1;
-            }
-        }
-        let rebase = |r: &mut Operand| {
-            if r.vreg() == Some(v) {
-                r.base = Base::Vgrf(temp);
-                r.offset = r.offset + header * 32 - lo * 32;
-            }
-        };
-        for src in &mut inst.srcs {
-            if let Src::Reg(r) = src {
-                rebase(r);
-            }
-        }
-        if let Some(d) = &mut inst.dst {
-            rebase(d);
+        touched.sort_unstable();
+        touched.dedup();
+        let mut after = Vec::new();
+        for &k in &touched {
+            let (v, slot) = regs[k];
+            let mut spills = spill_around(
+                program,
+                hw,
+                (v, slot / 32),
+                &mut inst,
+                depth,
+                &mut out,
+                &mut done,
+            )?;
+            spills.append(&mut after);
+            after = spills;
         }
         out.push(inst);
-        let Some((first, last)) = write else { continue };
-        if direct {
-            out.extend(spill_from(
-                hw,
-                width,
-                temp,
-                slot_grf + first,
-                last - first + 1,
-            )?);
-            done.spills += 1;
-            continue;
-        }
-        for (at, size) in blocks(first, last - first + 1) {
-            let payload = program.new_vreg(1 + size);
-            done.temporaries.push(payload);
-            let [header, send] = spill_from(hw, width, payload, slot_grf + at, size)?;
-            out.push(header);
-            for k in 0..size {
-                out.push(copy_grf(
-                    Operand::vector(payload, 32 * (1 + k), Type::UD),
-                    Operand::vector(temp, 32 * (at + k - lo), Type::UD),
-                ));
-            }
-            out.push(send);
-            done.spills += 1;
-        }
+        out.append(&mut after);
     }
     program.insts = out;
     Ok(done)
+}
+
+/// Rewrites `inst` (at loop and `if` depths `depth`) to use a temporary in place of `v`, which
+/// lives at scratch GRF `slot_grf`: the fills go to `before`; gives the spills to follow it.
+fn spill_around(
+    program: &mut Lir,
+    hw: Gen,
+    (v, slot_grf): (VReg, u32),
+    inst: &mut Inst,
+    (loops, ifs): (u32, u32),
+    before: &mut Vec<Inst>,
+    done: &mut Spilled,
+) -> Result<Vec<Inst>, EncodingError> {
+    let width = program.dispatch_width;
+    let reads: Vec<(u32, u32)> = (0..inst.srcs.len())
+        .filter_map(|i| {
+            let r = inst.srcs[i].reg()?;
+            (r.vreg() == Some(v)).then(|| r.grfs(inst.src_span(i)).into_inner())
+        })
+        .collect();
+    let write = inst
+        .dst
+        .filter(|d| d.vreg() == Some(v))
+        .map(|d| d.grfs(inst.dst_span()).into_inner());
+    if reads.is_empty() && write.is_none() {
+        return Ok(Vec::new());
+    }
+    let lo = reads.iter().chain(&write).map(|r| r.0).min().expect("one");
+    let hi = reads.iter().chain(&write).map(|r| r.1).max().expect("one");
+    // Whether the write leaves bytes or channels of its GRFs as they were.
+    let partial = write.is_some_and(|(first, last)| {
+        let d = inst.dst.expect("written");
+        let whole_grfs = d.offset.is_multiple_of(32)
+            && inst.dst_span() == (last - first + 1) * 32
+            && (inst.send.is_some() || d.region.hstride == 1);
+        let every_channel = inst.mask_all || (loops == 0 && ifs == 0);
+        !whole_grfs || !inst.is_full_write() || !every_channel || (lo, hi) != (first, last)
+    });
+    // The write's own message when it covers the temporary whole in one block.
+    let direct = write.is_some_and(|(first, last)| {
+        first == lo && last == hi && [1, 2, 4].contains(&(last - first + 1))
+    });
+    let header = direct as u32;
+    let temp = program.new_vreg(header + hi - lo + 1);
+    done.temporaries.push(temp);
+    if !reads.is_empty() || partial {
+        for (at, size) in blocks(lo, hi - lo + 1) {
+            before.push(fill(
+                hw,
+                width,
+                (temp, (header + at - lo) * 32),
+                slot_grf + at,
+                size,
+            )?);
+            done.fills += 1;
+        }
+    }
+    let rebase = |r: &mut Operand| {
+        if r.vreg() == Some(v) {
+            r.base = Base::Vgrf(temp);
+            r.offset = r.offset + header * 32 - lo * 32;
+        }
+    };
+    for src in &mut inst.srcs {
+        if let Src::Reg(r) = src {
+            rebase(r);
+        }
+    }
+    if let Some(d) = &mut inst.dst {
+        rebase(d);
+    }
+    let Some((first, last)) = write else {
+        return Ok(Vec::new());
+    };
+    if direct {
+        done.spills += 1;
+        return Ok(spill_from(hw, width, temp, slot_grf + first, last - first + 1)?.to_vec());
+    }
+    let mut after = Vec::new();
+    for (at, size) in blocks(first, last - first + 1) {
+        let payload = program.new_vreg(1 + size);
+        done.temporaries.push(payload);
+        let [header, send] = spill_from(hw, width, payload, slot_grf + at, size)?;
+        after.push(header);
+        for k in 0..size {
+            after.push(copy_grf(
+                Operand::vector(payload, 32 * (1 + k), Type::UD),
+                Operand::vector(temp, 32 * (at + k - lo), Type::UD),
+            ));
+        }
+        after.push(send);
+        done.spills += 1;
+    }
+    Ok(after)
 }
 
 #[cfg(test)]
@@ -314,7 +354,7 @@ mod tests {
                 Inst::control(Op::Hw(Opcode::Endif), 8),
             ],
         );
-        let done = spill(&mut p, Gen::Gen9, VReg(0), 64).unwrap();
+        let done = spill(&mut p, Gen::Gen9, &[(VReg(0), 64)]).unwrap();
         assert_eq!((done.spills, done.fills), (2, 1));
         let ops: Vec<String> = p.insts.iter().map(|i| i.to_string()).collect();
         // The first write is whole: no fill. The one under the `if` fills first.
