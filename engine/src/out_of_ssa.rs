@@ -17,8 +17,9 @@
 //!    of a block, for the phis of all its successors, are one parallel copy, and so are the
 //!    copies at the top of a block. This program is already correct, because `p'` lives only
 //!    from the end of a predecessor to the top of `p`'s block.
-//! 2. Liveness of that program by backward dataflow (a block's live-out is the union of its
-//!    successors' live-in), and interference: two values interfere when one is live just after
+//! 2. Liveness of that program (a block's live-out is the union of its successors' live-in),
+//!    of the values copies name only, each found by a backward search from its uses; and
+//!    interference among them: two values interfere when one is live just after
 //!    a definition of the other, except where that definition is a copy of it (Chaitin's
 //!    rule: the copy holds its source's value). The destinations of one parallel copy
 //!    interfere with each other, because they are written at once, unless they copy one
@@ -229,59 +230,93 @@ impl CopyProgram {
         program
     }
 
-    /// Step 2: the nodes live at the end of each block (after its terminator), by backward
-    /// dataflow to a fixed point.
-    fn live_out(&self, func: &Function) -> FxHashMap<BlockId, FxHashSet<Node>> {
-        // Per block: what it reads before writing it, and what it writes.
-        let mut exposed: FxHashMap<BlockId, FxHashSet<Node>> = FxHashMap::default();
-        let mut written: FxHashMap<BlockId, FxHashSet<Node>> = FxHashMap::default();
+    /// Step 2: the `related` nodes live at the end of each block (after its terminator), by
+    /// block index. A node is live into the blocks from which a path reaches a use of it not
+    /// preceded by a definition in its block, without passing a block that defines it, and out of
+    /// their predecessors: a backward search from its uses, which visits only where it is live
+    /// and finds the least solution of the dataflow equations (live-out the union of the
+    /// successors' live-in) without iterating them to a fixed point.
+    fn live_out(&self, func: &Function, related: &[bool]) -> Vec<Vec<Node>> {
+        let ids = func.blocks();
+        let blocks = ids.last().map_or(0, |b| b.index() + 1);
+        let mut preds = vec![Vec::new(); blocks];
+        for &b in &ids {
+            for s in func.successors(b) {
+                preds[s.index()].push(b.index());
+            }
+        }
+        // Per node, the blocks that read it before writing it and the blocks that write it.
+        let nodes = related.len();
+        let (mut exposed, mut written) = (Vec::new(), Vec::new());
+        let (mut exposed_in, mut written_in) = (vec![usize::MAX; nodes], vec![usize::MAX; nodes]);
         for (&b, steps) in &self.steps {
-            let (reads, writes) = (exposed.entry(b).or_default(), written.entry(b).or_default());
+            let b = b.index();
             for step in steps {
-                reads.extend(step.uses.iter().filter(|u| !writes.contains(u)));
-                writes.extend(&step.defs);
-            }
-        }
-        let blocks = func.blocks();
-        let mut live_in: FxHashMap<BlockId, FxHashSet<Node>> = FxHashMap::default();
-        let mut live_out: FxHashMap<BlockId, FxHashSet<Node>> = FxHashMap::default();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            // Reverse block order roughly follows the flow backwards, so few rounds are needed.
-            for &b in blocks.iter().rev() {
-                let out: FxHashSet<Node> = func
-                    .successors(b)
-                    .iter()
-                    .flat_map(|s| live_in.get(s).into_iter().flatten().copied())
-                    .collect();
-                let mut inn = exposed[&b].clone();
-                inn.extend(out.iter().filter(|n| !written[&b].contains(n)));
-                if live_in.get(&b) != Some(&inn) {
-                    live_in.insert(b, inn);
-                    changed = true;
+                for &u in step.uses.iter().filter(|&&u| related[u as usize]) {
+                    if written_in[u as usize] != b && exposed_in[u as usize] != b {
+                        exposed_in[u as usize] = b;
+                        exposed.push((u, b));
+                    }
                 }
-                live_out.insert(b, out);
+                for &d in step.defs.iter().filter(|&&d| related[d as usize]) {
+                    if written_in[d as usize] != b {
+                        written_in[d as usize] = b;
+                        written.push((d, b));
+                    }
+                }
             }
         }
-        live_out
+        exposed.sort_unstable();
+        written.sort_unstable();
+        let blocks_of = |pairs: &[(Node, usize)], node: Node| {
+            let from = pairs.partition_point(|&(n, _)| n < node);
+            let to = pairs.partition_point(|&(n, _)| n <= node);
+            pairs[from..to].iter().map(|&(_, b)| b).collect::<Vec<_>>()
+        };
+        // Marks hold the node they were set for.
+        let mut live_in = vec![usize::MAX; blocks];
+        let mut live_out = vec![usize::MAX; blocks];
+        let mut defines = vec![usize::MAX; blocks];
+        let mut result = vec![Vec::new(); blocks];
+        let mut search = Vec::new();
+        for node in (0..nodes as Node).filter(|&n| related[n as usize]) {
+            let mark = node as usize;
+            for b in blocks_of(&written, node) {
+                defines[b] = mark;
+            }
+            for b in blocks_of(&exposed, node) {
+                live_in[b] = mark;
+                search.push(b);
+            }
+            while let Some(b) = search.pop() {
+                for &p in &preds[b] {
+                    if live_out[p] == mark {
+                        continue;
+                    }
+                    live_out[p] = mark;
+                    result[p].push(node);
+                    if defines[p] != mark && live_in[p] != mark {
+                        live_in[p] = mark;
+                        search.push(p);
+                    }
+                }
+            }
+        }
+        result
     }
 
     /// The pairs of nodes (smaller first) that interfere, among the `related` nodes (the only
     /// ones coalescing asks about): a walk back through each block from its live-out set pairs
     /// every definition with what is live just after it and with the other destinations of its
     /// step.
-    fn interference(
-        &self,
-        live_out: &FxHashMap<BlockId, FxHashSet<Node>>,
-        related: &FxHashSet<Node>,
-    ) -> FxHashSet<(Node, Node)> {
+    fn interference(&self, live_out: &[Vec<Node>], related: &[bool]) -> FxHashSet<(Node, Node)> {
+        let is_related = |n: &Node| related[*n as usize];
         let mut pairs = FxHashSet::default();
         for (b, steps) in &self.steps {
-            let mut live = live_out[b].clone();
+            let mut live: FxHashSet<Node> = live_out[b.index()].iter().copied().collect();
             for step in steps.iter().rev() {
                 for (i, &d) in step.defs.iter().enumerate() {
-                    if !related.contains(&d) {
+                    if !is_related(&d) {
                         continue;
                     }
                     // A copy holds its source's value: it may share a register with the
@@ -295,7 +330,7 @@ impl CopyProgram {
                         .chain(source)
                         .collect();
                     for &x in live.iter().chain(&step.defs) {
-                        if x != d && related.contains(&x) && !same_value.contains(&x) {
+                        if x != d && is_related(&x) && !same_value.contains(&x) {
                             pairs.insert(ordered(d, x));
                         }
                     }
@@ -303,7 +338,7 @@ impl CopyProgram {
                 for d in &step.defs {
                     live.remove(d);
                 }
-                live.extend(&step.uses);
+                live.extend(step.uses.iter().filter(|u| is_related(u)));
             }
         }
         pairs
@@ -321,8 +356,12 @@ impl CopyProgram {
                 copies.extend(parallel.iter().map(|&(dst, src)| (depth, dst, src)));
             }
         }
-        let related: FxHashSet<Node> = copies.iter().flat_map(|&(_, d, s)| [d, s]).collect();
-        let interfering = self.interference(&self.live_out(func), &related);
+        let mut related = vec![false; self.shapes.len()];
+        for &(_, dst, src) in &copies {
+            related[dst as usize] = true;
+            related[src as usize] = true;
+        }
+        let interfering = self.interference(&self.live_out(func, &related), &related);
         // Stable, so copies at one depth keep block order.
         copies.sort_by_key(|&(depth, _, _)| std::cmp::Reverse(depth));
         let mut classes = Classes::new(self.shapes.len());
