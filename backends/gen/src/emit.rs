@@ -90,25 +90,7 @@ fn jump_targets(program: &Lir) -> Vec<Option<(usize, usize)>> {
     let insts = &program.insts;
     let nesting = program.nesting();
     let last = insts.len().saturating_sub(1);
-    // The end of the innermost block: the next else/endif/while (or the halt target) at the
-    // same depth.
-    let block_end = |from: usize| {
-        let mut depth = 0i32;
-        for (k, inst) in insts.iter().enumerate().skip(from + 1) {
-            match inst.op {
-                Op::Hw(Opcode::If) | Op::Do => depth += 1,
-                Op::Hw(Opcode::Else) | Op::HaltTarget if depth == 0 => return k,
-                Op::Hw(Opcode::Endif | Opcode::While) => {
-                    if depth == 0 {
-                        return k;
-                    }
-                    depth -= 1;
-                }
-                _ => {}
-            }
-        }
-        last
-    };
+    let block_end = block_ends(insts);
     insts
         .iter()
         .enumerate()
@@ -124,16 +106,48 @@ fn jump_targets(program: &Lir) -> Vec<Option<(usize, usize)>> {
                 // The loop starts after its `do` mark.
                 Op::Hw(Opcode::While) => nesting.do_of[i].map(|d| (d + 1, d + 1)),
                 Op::Hw(Opcode::Break | Opcode::Cont) => {
-                    Some((block_end(i), nesting.while_of[i].unwrap_or(last)))
+                    Some((block_end[i], nesting.while_of[i].unwrap_or(last)))
                 }
                 Op::Hw(Opcode::Halt) => {
                     let target = nesting.halt_target.unwrap_or(last);
-                    Some((block_end(i).min(target), target))
+                    Some((block_end[i].min(target), target))
                 }
                 _ => None,
             }
         })
         .collect()
+}
+
+/// For each `break`, `continue` and `halt`, the end of the innermost block around it: the next
+/// else, endif or while (or the halt target) at its depth, or the last instruction. One pass
+/// keeps the jumps still waiting for their block's end, per construct open there.
+fn block_ends(insts: &[lir::Inst]) -> Vec<usize> {
+    let last = insts.len().saturating_sub(1);
+    let mut ends = vec![last; insts.len()];
+    let mut waiting: Vec<Vec<usize>> = vec![Vec::new()];
+    for (k, inst) in insts.iter().enumerate() {
+        match inst.op {
+            Op::Hw(Opcode::If) | Op::Do => waiting.push(Vec::new()),
+            Op::Hw(Opcode::Else) | Op::HaltTarget => {
+                for i in waiting.last_mut().expect("a level").drain(..) {
+                    ends[i] = k;
+                }
+            }
+            Op::Hw(Opcode::Endif | Opcode::While) => {
+                for i in waiting.last_mut().expect("a level").drain(..) {
+                    ends[i] = k;
+                }
+                if waiting.len() > 1 {
+                    waiting.pop();
+                }
+            }
+            Op::Hw(Opcode::Break | Opcode::Cont | Opcode::Halt) => {
+                waiting.last_mut().expect("a level").push(k);
+            }
+            _ => {}
+        }
+    }
+    ends
 }
 
 /// The register file, number and byte offset of an operand once allocated.
