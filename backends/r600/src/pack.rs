@@ -35,7 +35,8 @@ use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, VRe
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use shrew_engine::passes::machine::MachineIr;
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Live values of a block (channels: four to a GPR) from which the scheduler favours
 /// instructions that end values over those that start them, so that wide independent work
@@ -137,16 +138,19 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
     for (v, &c) in &units.forced {
         chans[v.0 as usize] = Some(c);
     }
-    let carried = (0..lir.values)
-        .zip(lir.def_counts())
-        .filter(|&(_, defs)| defs > 1)
-        .map(|(v, _)| VReg(v))
-        .collect();
+    let carried: Vec<bool> = lir.def_counts().iter().map(|&defs| defs > 1).collect();
+    let mut carried_load = [0; 4];
+    for (v, _) in carried.iter().enumerate().filter(|&(_, &c)| c) {
+        if let Some(c) = chans[v] {
+            carried_load[c as usize] += 1;
+        }
+    }
     let mut packer = Packer {
         chip,
         units,
         chans,
         carried,
+        carried_load,
     };
     let body = packer.nodes(&lir.body)?;
     Ok(Packed {
@@ -227,9 +231,12 @@ struct Packer<'a> {
     chip: Chip,
     units: &'a Units,
     chans: Vec<Option<u8>>,
-    /// The values several instructions write (registers phi copies carry across blocks): live
-    /// beyond the blocks the scheduler sees, so they weigh on their channel everywhere.
-    carried: Vec<VReg>,
+    /// By value: whether several instructions write it (a register phi copies carry across
+    /// blocks): live beyond the blocks the scheduler sees, so it weighs on its channel
+    /// everywhere.
+    carried: Vec<bool>,
+    /// How many carried values each channel holds.
+    carried_load: [u32; 4],
 }
 
 /// How an instruction must be placed relative to one it depends on.
@@ -274,7 +281,8 @@ impl Packer<'_> {
         // written twice keeps the readers of both writes).
         let mut readers: HashMap<VReg, Vec<usize>> = HashMap::new();
         let mut reads_in_block: HashMap<VReg, u32> = HashMap::new();
-        let mut effects: Vec<usize> = Vec::new();
+        // The latest KILL or export: each keeps its order with the one before.
+        let mut last_effect: Option<usize> = None;
         // Scratch reads after the writes before them, writes after the reads before them.
         let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
         // Accesses of the indexed registers that may touch one component keep their order.
@@ -329,10 +337,8 @@ impl Packer<'_> {
             }
             let is_kill = matches!(inst, Inst::Alu(a) if a.op.has(flag::KILL));
             if is_kill || matches!(inst, Inst::Export(_)) {
-                for &e in &effects {
-                    deps[i].push((e, Dep::After));
-                }
-                effects.push(i);
+                deps[i].extend(last_effect.map(|e| (e, Dep::After)));
+                last_effect = Some(i);
             }
             if matches!(inst, Inst::Alu(a) if a.pred) {
                 for j in 0..i {
@@ -360,19 +366,44 @@ impl Packer<'_> {
                 );
             }
         }
+        let mut users: HashMap<VReg, Vec<usize>> = HashMap::new();
+        for (i, inst) in insts.iter().enumerate() {
+            for v in inst.reads().into_iter().chain(inst.writes()) {
+                users.entry(v).or_default().push(i);
+            }
+        }
+        let mut dependents = vec![Vec::new(); n];
+        for (i, deps) in deps.iter().enumerate() {
+            for &(j, _) in deps {
+                dependents[j].push(i);
+            }
+        }
         let mut state = BlockState {
             insts: insts.to_vec(),
+            waiting: deps.iter().map(Vec::len).collect(),
             deps,
+            dependents,
             producer,
             height,
             readers_left: reads_in_block,
+            users,
             live: 0,
             written: HashSet::new(),
+            load: [0; 4],
+            counted: HashMap::new(),
             pos: vec![None; n],
+            unplaced: n,
+            ready: Ready::default(),
+            pressure: vec![0; n],
             items: Vec::new(),
             clause: None,
         };
-        while state.pos.iter().any(Option::is_none) {
+        for i in 0..n {
+            if state.waiting[i] == 0 {
+                state.make_ready(i);
+            }
+        }
+        while state.unplaced > 0 {
             let fetches = state.ready_fetches();
             let alu_ready = state.ready_alu(state.next_group_pos());
             let fetch_first = match (fetches.first(), alu_ready.first()) {
@@ -391,7 +422,7 @@ impl Packer<'_> {
                     unreachable!()
                 };
                 let export = export.clone();
-                state.place(e, (state.items.len(), 0));
+                state.place(e, (state.items.len(), 0), &self.chans);
                 state.items.push(Item::Export(export));
             } else {
                 return Err(PackError("no instruction of the block is ready".into()));
@@ -413,6 +444,9 @@ impl Packer<'_> {
         let mut room = self.chip.max_fetches();
         let mut chosen: Vec<usize> = Vec::new();
         for &i in ready.iter().filter(|&&i| vertex(i) == kind) {
+            if room == 0 {
+                break;
+            }
             if size(i) <= room {
                 room -= size(i);
                 chosen.push(i);
@@ -431,27 +465,39 @@ impl Packer<'_> {
                 continue;
             }
             written.extend(fetch.dsts.iter().flatten());
-            for v in fetch.dsts.iter().flatten() {
-                self.choose_chan(*v, state.chans_by_load(&self.chans, &self.carried));
+            let fetch = fetch.clone();
+            for &v in fetch.dsts.iter().flatten() {
+                self.choose_chan(state, v);
             }
-            fetches.push(fetch.clone());
-            state.place(i, (item, 0));
+            fetches.push(fetch);
+            state.place(i, (item, 0), &self.chans);
         }
         state.items.push(Item::Fetch(fetches));
     }
 
-    /// Gives `v` a channel if it has none: the first in `order` its unit's other values do not
-    /// use.
-    fn choose_chan(&mut self, v: VReg, order: [u8; 4]) {
+    /// Gives `v` a channel if it has none: the first of the channels by load its unit's other
+    /// values do not use.
+    fn choose_chan(&mut self, state: &mut BlockState, v: VReg) {
         if self.chans[v.0 as usize].is_some() {
             return;
         }
         let allowed = self.allowed_chans(v);
-        let c = order
-            .into_iter()
+        let c = (state.chans_by_load(self.carried_load).into_iter())
             .find(|&c| allowed[c as usize])
             .unwrap_or(0);
+        self.set_chan(state, v, c);
+    }
+
+    /// Puts `v` on channel `c` if it has no channel yet, keeping the channels' loads.
+    fn set_chan(&mut self, state: &mut BlockState, v: VReg, c: u8) {
+        if self.chans[v.0 as usize].is_some() {
+            return;
+        }
         self.chans[v.0 as usize] = Some(c);
+        if self.carried.get(v.0 as usize).copied().unwrap_or(false) {
+            self.carried_load[c as usize] += 1;
+        }
+        state.recount(v, &self.chans);
     }
 
     /// The channels `v` may take: its own if it has one, else those no value of its unit has.
@@ -486,8 +532,7 @@ impl Packer<'_> {
         let mut waits_for_ar: Option<(usize, VReg)> = None;
         loop {
             let at = state.next_group_pos();
-            let mut ready = state.ready_alu(at);
-            ready.retain(|i| !group.members.contains(i));
+            let ready = state.ready_alu(at);
             let mut added = false;
             for i in ready {
                 let index = ar_index(&state.insts[i])?;
@@ -500,17 +545,19 @@ impl Packer<'_> {
                 // A value read before its definition is placed (a register a loop carries)
                 // takes its channel now: the read ports are checked with it.
                 for v in state.insts[i].reads() {
-                    self.choose_chan(v, state.chans_by_load(&self.chans, &self.carried));
+                    self.choose_chan(state, v);
                 }
                 if let Some(placed) = self.try_place(state, &group, i) {
                     group.relative |= index.is_some();
                     group.commit(i, placed, self.chip, state);
-                    for p in &group.placed[group.placed.len() - 1] {
-                        if let Some(v) = p.dst {
-                            self.chans[v.0 as usize].get_or_insert(p.chan);
-                        }
+                    let writes: Vec<(VReg, u8)> = (group.placed.last().expect("committed"))
+                        .iter()
+                        .filter_map(|p| Some((p.dst?, p.chan)))
+                        .collect();
+                    for (v, c) in writes {
+                        self.set_chan(state, v, c);
                     }
-                    state.place(i, at);
+                    state.place(i, at, &self.chans);
                     added = true;
                 } else if group.placed.is_empty() && !self.fits_empty_group(state, &state.insts[i])
                 {
@@ -603,7 +650,7 @@ impl Packer<'_> {
                     }
                 }
                 if self.fits_empty_group(state, &Inst::Multi(multi.clone())) {
-                    state.insert_copies(i, Inst::Multi(multi), &copies);
+                    state.insert_copies(i, Inst::Multi(multi), &copies, &self.chans);
                     return Ok(());
                 }
             }
@@ -632,7 +679,7 @@ impl Packer<'_> {
     fn load_ar(&self, state: &BlockState, group: &mut GroupBuilder, i: usize, v: VReg) {
         let mova = Alu::new(AluOpcode::MovaInt, None, vec![Src::value(v)]);
         let srcs = vec![self.placed_src(state, &mova.srcs[0], i)];
-        let order = state.chans_by_load(&self.chans, &self.carried);
+        let order = state.chans_by_load(self.carried_load);
         let clause = state.clause.as_ref().expect("open");
         if let Some(placed) = self
             .alu_options(&mova, srcs, group, order)
@@ -674,7 +721,7 @@ impl Packer<'_> {
     /// Where instruction `i` can go in `group`, if anywhere: its placed slot(s).
     fn try_place(&self, state: &BlockState, group: &GroupBuilder, i: usize) -> Option<Vec<Placed>> {
         let clause = state.clause.as_ref().expect("open");
-        let order = state.chans_by_load(&self.chans, &self.carried);
+        let order = state.chans_by_load(self.carried_load);
         self.options(&state.insts[i], group, order, |s| {
             self.placed_src(state, s, i)
         })
@@ -686,7 +733,7 @@ impl Packer<'_> {
     /// operand from where it lives (no PV or PS).
     fn fits_empty_group(&self, state: &BlockState, inst: &Inst) -> bool {
         let group = GroupBuilder::default();
-        let order = state.chans_by_load(&self.chans, &self.carried);
+        let order = state.chans_by_load(self.carried_load);
         let unforwarded = |s: &Src| PSrc {
             kind: PKind::Operand(s.operand),
             neg: s.neg,
@@ -844,27 +891,59 @@ struct BlockState {
     /// The block's instructions, then the copies [`Packer::separate_operands`] adds.
     insts: Vec<Inst>,
     deps: Vec<Vec<(usize, Dep)>>,
+    /// By instruction: its dependences not placed yet.
+    waiting: Vec<usize>,
+    /// By instruction: the instructions that depend on it (once per dependence).
+    dependents: Vec<Vec<usize>>,
     producer: HashMap<(usize, VReg), usize>,
     height: Vec<u32>,
     /// Each value's readers in the block not placed yet.
     readers_left: HashMap<VReg, u32>,
+    /// Each value's readers and writers in the block.
+    users: HashMap<VReg, Vec<usize>>,
     /// Values written by placed instructions that unplaced ones still read.
     live: u32,
     /// Values placed instructions write.
     written: HashSet<VReg>,
+    /// How many of the live values each channel holds, and the channel each is counted on.
+    load: [u32; 4],
+    counted: HashMap<VReg, u8>,
     pos: Vec<Option<Pos>>,
+    unplaced: usize,
+    ready: Ready,
+    /// By ready ALU instruction: its [`BlockState::pressure_change`] as `ready` sorts it.
+    pressure: Vec<i32>,
     items: Vec<Item>,
     clause: Option<ClauseBuilder>,
 }
 
+/// The unplaced instructions whose dependences are all placed, by kind, most urgent first
+/// (kept as they change, so that choosing the next instruction does not scan the block).
+#[derive(Default)]
+struct Ready {
+    /// ALU instructions by height.
+    by_height: BTreeSet<(Reverse<u32>, usize)>,
+    /// ALU instructions by the live values they start minus those they end, then height.
+    by_pressure: BTreeSet<(i32, Reverse<u32>, usize)>,
+    fetches: BTreeSet<(Reverse<u32>, usize)>,
+    exports: BTreeSet<usize>,
+}
+
+/// The ready ALU instructions a group considers, most urgent first: the scheduler's window,
+/// so that a group costs the same however much independent work the block holds.
+const READY_WINDOW: usize = 64;
+
 impl BlockState {
-    /// Places instruction `i` at `at`, keeping the live values' count.
-    fn place(&mut self, i: usize, at: Pos) {
+    /// Places instruction `i` at `at`, keeping the live values' count, the channels' loads and
+    /// the ready instructions.
+    fn place(&mut self, i: usize, at: Pos, chans: &[Option<u8>]) {
         self.pos[i] = Some(at);
+        self.unplaced -= 1;
+        self.unready(i);
         for v in self.insts[i].reads() {
-            if let Some(left) = self.readers_left.get_mut(&v) {
-                *left -= 1;
-                if *left == 0 && self.written.contains(&v) {
+            if self.readers_left.contains_key(&v) {
+                self.add_readers(v, -1, chans);
+                if self.readers_left[&v] == 0 && self.written.contains(&v) {
                     self.live -= 1;
                 }
             }
@@ -872,6 +951,91 @@ impl BlockState {
         for v in self.insts[i].writes() {
             if self.readers_left.get(&v).is_some_and(|&left| left > 0) && self.written.insert(v) {
                 self.live += 1;
+                self.recount(v, chans);
+                self.reprioritize_users(v);
+            }
+        }
+        for k in 0..self.dependents[i].len() {
+            let d = self.dependents[i][k];
+            self.waiting[d] -= 1;
+            if self.waiting[d] == 0 {
+                self.make_ready(d);
+            }
+        }
+    }
+
+    /// Adds `delta` readers to `v`'s unplaced ones, updating what depends on the count.
+    fn add_readers(&mut self, v: VReg, delta: i32, chans: &[Option<u8>]) {
+        let left = self.readers_left.entry(v).or_default();
+        let before = *left;
+        *left = left.checked_add_signed(delta).expect("counted");
+        let after = *left;
+        self.recount(v, chans);
+        // Whether `v` starts or ends a live value changes only between none, one and more.
+        if before.min(after) <= 1 {
+            self.reprioritize_users(v);
+        }
+    }
+
+    /// Counts `v` on its channel's load if it is live now, and only then.
+    fn recount(&mut self, v: VReg, chans: &[Option<u8>]) {
+        let live =
+            self.written.contains(&v) && self.readers_left.get(&v).is_some_and(|&left| left > 0);
+        let now = chans[v.0 as usize].filter(|_| live);
+        let was = self.counted.get(&v).copied();
+        if now == was {
+            return;
+        }
+        if let Some(c) = was {
+            self.load[c as usize] -= 1;
+            self.counted.remove(&v);
+        }
+        if let Some(c) = now {
+            self.load[c as usize] += 1;
+            self.counted.insert(v, c);
+        }
+    }
+
+    /// Instruction `i`'s dependences are all placed.
+    fn make_ready(&mut self, i: usize) {
+        let height = Reverse(self.height[i]);
+        match self.insts[i] {
+            Inst::Alu(_) | Inst::Multi(_) => {
+                self.pressure[i] = self.pressure_change(i);
+                self.ready.by_height.insert((height, i));
+                self.ready.by_pressure.insert((self.pressure[i], height, i));
+            }
+            Inst::Fetch(_) => {
+                self.ready.fetches.insert((height, i));
+            }
+            Inst::Export(_) => {
+                self.ready.exports.insert(i);
+            }
+        }
+    }
+
+    /// Instruction `i` is placed, or waits again.
+    fn unready(&mut self, i: usize) {
+        let height = Reverse(self.height[i]);
+        self.ready.by_height.remove(&(height, i));
+        self.ready
+            .by_pressure
+            .remove(&(self.pressure[i], height, i));
+        self.ready.fetches.remove(&(height, i));
+        self.ready.exports.remove(&i);
+    }
+
+    /// Sorts again the ready ALU instructions that read or write `v`, whose count of readers
+    /// left or whose being written changed.
+    fn reprioritize_users(&mut self, v: VReg) {
+        let Some(users) = self.users.get(&v) else {
+            return;
+        };
+        for i in users.clone() {
+            let key = (self.pressure[i], Reverse(self.height[i]), i);
+            if self.ready.by_pressure.remove(&key) {
+                self.pressure[i] = self.pressure_change(i);
+                self.ready.by_pressure.insert((self.pressure[i], key.1, i));
             }
         }
     }
@@ -879,51 +1043,61 @@ impl BlockState {
     /// Puts MOVs writing `copies` (a fresh value and the operand it copies) before instruction
     /// `i`, which becomes `rewritten` (reading the copies instead); they read what `i` read in
     /// its place and are as urgent.
-    fn insert_copies(&mut self, i: usize, rewritten: Inst, copies: &[(VReg, Operand)]) {
+    fn insert_copies(
+        &mut self,
+        i: usize,
+        rewritten: Inst,
+        copies: &[(VReg, Operand)],
+        chans: &[Option<u8>],
+    ) {
+        self.unready(i);
         let before = std::mem::replace(&mut self.insts[i], rewritten).reads();
         // Everything `i` waited for is placed: the copies may go where `i` could.
         let deps = self.deps[i].clone();
+        let first = self.insts.len();
         for &(copy, operand) in copies {
             let n = self.insts.len();
             let mov = Inst::Alu(Alu::new(AluOpcode::Mov, Some(copy), vec![Src::of(operand)]));
+            self.users.entry(copy).or_default().extend([n, i]);
             for v in mov.reads() {
                 if let Some(&w) = self.producer.get(&(i, v)) {
                     self.producer.insert((n, v), w);
                 }
-                *self.readers_left.entry(v).or_default() += 1;
+                self.users.entry(v).or_default().push(n);
             }
             self.producer.insert((i, copy), n);
             self.deps.push(deps.clone());
+            self.waiting.push(0);
+            self.dependents.push(vec![i]);
             self.deps[i].push((n, Dep::After));
+            self.waiting[i] += 1;
             self.height.push(self.height[i] + 1);
+            self.pressure.push(0);
             self.pos.push(None);
+            self.unplaced += 1;
             self.insts.push(mov);
         }
+        for n in first..self.insts.len() {
+            for v in self.insts[n].reads() {
+                self.add_readers(v, 1, chans);
+            }
+        }
         for v in self.insts[i].reads() {
-            *self.readers_left.entry(v).or_default() += 1;
+            self.add_readers(v, 1, chans);
         }
         for v in before {
-            *self.readers_left.get_mut(&v).expect("counted") -= 1;
+            self.add_readers(v, -1, chans);
+        }
+        for n in first..self.insts.len() {
+            self.make_ready(n);
         }
     }
 
-    /// The four channels, those holding the fewest live values of the block and `carried`
-    /// registers first: where a value's channel is free, it goes where it is likeliest to share
-    /// a GPR.
-    fn chans_by_load(&self, chans: &[Option<u8>], carried: &[VReg]) -> [u8; 4] {
-        let mut load = [0u32; 4];
-        for v in carried {
-            if let Some(c) = chans[v.0 as usize] {
-                load[c as usize] += 1;
-            }
-        }
-        for v in &self.written {
-            if self.readers_left.get(v).is_some_and(|&left| left > 0)
-                && let Some(c) = chans[v.0 as usize]
-            {
-                load[c as usize] += 1;
-            }
-        }
+    /// The four channels, those holding the fewest live values of the block and carried
+    /// registers (`carried_load`) first: where a value's channel is free, it goes where it is
+    /// likeliest to share a GPR.
+    fn chans_by_load(&self, carried_load: [u32; 4]) -> [u8; 4] {
+        let load: [u32; 4] = std::array::from_fn(|c| carried_load[c] + self.load[c]);
         let mut order = [0, 1, 2, 3];
         order.sort_by_key(|&c| load[c as usize]);
         order
@@ -973,46 +1147,35 @@ impl BlockState {
             })
     }
 
-    /// Unplaced ALU instructions that may go in a group at `at`, most urgent first.
+    /// Unplaced ALU instructions that may go in a group at `at`, most urgent first, at most
+    /// [`READY_WINDOW`] of them.
     fn ready_alu(&self, at: Pos) -> Vec<usize> {
-        let mut ready: Vec<usize> = (0..self.insts.len())
-            .filter(|&i| self.pos[i].is_none())
-            .filter(|&i| matches!(self.insts[i], Inst::Alu(_) | Inst::Multi(_)))
-            .filter(|&i| self.deps_allow(i, at))
-            .collect();
+        let allowed = |&i: &usize| self.deps_allow(i, at);
         if self.live >= PRESSURE {
-            ready.sort_by_key(|&i| {
-                (
-                    self.pressure_change(i),
-                    std::cmp::Reverse(self.height[i]),
-                    i,
-                )
-            });
+            (self.ready.by_pressure.iter().map(|&(_, _, i)| i))
+                .filter(allowed)
+                .take(READY_WINDOW)
+                .collect()
         } else {
-            ready.sort_by_key(|&i| (std::cmp::Reverse(self.height[i]), i));
+            (self.ready.by_height.iter().map(|&(_, i)| i))
+                .filter(allowed)
+                .take(READY_WINDOW)
+                .collect()
         }
-        ready
     }
 
     /// Unplaced fetches whose operands are ready for a clause after everything placed, most
     /// urgent first.
     fn ready_fetches(&self) -> Vec<usize> {
         let at = (self.items.len() + 1, 0);
-        let mut ready: Vec<usize> = (0..self.insts.len())
-            .filter(|&i| self.pos[i].is_none() && matches!(self.insts[i], Inst::Fetch(_)))
+        (self.ready.fetches.iter().map(|&(_, i)| i))
             .filter(|&i| self.deps_allow(i, at))
-            .collect();
-        ready.sort_by_key(|&i| (std::cmp::Reverse(self.height[i]), i));
-        ready
+            .collect()
     }
 
     fn ready_export(&self) -> Option<usize> {
         let at = (self.items.len() + 1, 0);
-        (0..self.insts.len()).find(|&i| {
-            self.pos[i].is_none()
-                && matches!(self.insts[i], Inst::Export(_))
-                && self.deps_allow(i, at)
-        })
+        (self.ready.exports.iter().copied()).find(|&i| self.deps_allow(i, at))
     }
 
     /// The slot in which instruction `w` (placed in the open clause's last group) wrote `v`.
