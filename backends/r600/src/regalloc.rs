@@ -22,7 +22,6 @@ use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
 use crate::lir::{Lir, Operand, VReg, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
-use fixedbitset::FixedBitSet;
 use shrew_engine::passes::machine::MachineIr;
 
 /// The register of each value.
@@ -168,7 +167,53 @@ impl Graph {
     }
 }
 
-/// Allocates the GPRs of a packed program.
+/// The values live into and out of each point, each list ascending: live-in = uses ∪
+/// (live-out − defs), live-out = ∪ live-in of the successors, the least solution. Each value
+/// is followed back from its uses to its definitions on its own, so the work is the size of
+/// the live ranges, not the points times the values.
+fn liveness(points: &[Point], values: usize) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    let mut preds = vec![Vec::new(); points.len()];
+    let mut used_at = vec![Vec::new(); values];
+    for (p, point) in points.iter().enumerate() {
+        for &s in &point.succs {
+            preds[s].push(p);
+        }
+        for &u in &point.uses {
+            used_at[u as usize].push(p);
+        }
+    }
+    let mut live_in = vec![Vec::new(); points.len()];
+    let mut live_out = vec![Vec::new(); points.len()];
+    // The last value each point's lists took: values go in ascending, each once.
+    let mut in_of = vec![u32::MAX; points.len()];
+    let mut out_of = vec![u32::MAX; points.len()];
+    let mut work = Vec::new();
+    for (v, uses) in (0..values as u32).zip(&used_at) {
+        for &p in uses {
+            if in_of[p] != v {
+                in_of[p] = v;
+                live_in[p].push(v);
+                work.push(p);
+            }
+        }
+        while let Some(p) = work.pop() {
+            for &q in &preds[p] {
+                if out_of[q] == v {
+                    continue;
+                }
+                out_of[q] = v;
+                live_out[q].push(v);
+                if in_of[q] != v && !points[q].defs.iter().any(|&(d, _)| d == v) {
+                    in_of[q] = v;
+                    live_in[q].push(v);
+                    work.push(q);
+                }
+            }
+        }
+    }
+    (live_in, live_out)
+}
+
 /// Allocates the registers of `lir` from GPR `first` up (a subroutine's window lies above its
 /// callers' registers).
 pub fn allocate(
@@ -191,31 +236,7 @@ pub fn allocate(
     graph.build(&packed.body, 0);
     let points = &graph.points;
 
-    // Liveness: live-in = uses ∪ (live-out − defs), live-out = ∪ live-in of the successors.
-    let mut live_in = vec![FixedBitSet::with_capacity(n); points.len()];
-    let mut live_out = vec![FixedBitSet::with_capacity(n); points.len()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for p in (0..points.len()).rev() {
-            let mut out = FixedBitSet::with_capacity(n);
-            for &s in &points[p].succs {
-                out.union_with(&live_in[s]);
-            }
-            let mut inn = out.clone();
-            for &(d, _) in &points[p].defs {
-                inn.set(d as usize, false);
-            }
-            for &u in &points[p].uses {
-                inn.insert(u as usize);
-            }
-            if inn != live_in[p] {
-                live_in[p] = inn;
-                changed = true;
-            }
-            live_out[p] = out;
-        }
-    }
+    let (live_in, live_out) = liveness(points, n);
 
     // Interference (same channel only), which values need a register, and where they live.
     let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -225,10 +246,7 @@ pub fn allocate(
     // outside a clause or in two.
     let mut clause_of: Vec<Option<Option<usize>>> = vec![None; n];
     for (p, point) in points.iter().enumerate() {
-        let seen = live_in[p]
-            .ones()
-            .chain(live_out[p].ones())
-            .map(|v| v as u32)
+        let seen = (live_in[p].iter().chain(&live_out[p]).copied())
             .chain(point.uses.iter().copied())
             .chain(point.defs.iter().map(|&(d, _)| d));
         for v in seen {
@@ -241,10 +259,10 @@ pub fn allocate(
         }
         for &(d, must_write) in &point.defs {
             first_def[d as usize] = first_def[d as usize].min(p);
-            if must_write || live_out[p].contains(d as usize) {
+            if must_write || live_out[p].binary_search(&d).is_ok() {
                 needs[d as usize] = true;
             }
-            for l in live_out[p].ones().map(|l| l as u32) {
+            for &l in &live_out[p] {
                 if l != d && chan(l) == chan(d) {
                     neighbours[d as usize].push(l);
                     neighbours[l as usize].push(d);
