@@ -117,6 +117,7 @@ pub fn emit(
         calls: Vec::new(),
         loop_exits: Vec::new(),
         targets: Vec::new(),
+        loop_writes: loops_writing_scratch(&packed.body).into_iter(),
         // A subroutine's caller may have written scratch memory just before the call.
         writes_in_flight: part == Part::Subroutine,
     };
@@ -143,6 +144,8 @@ struct Emitter<'a> {
     loop_exits: Vec<Vec<usize>>,
     /// CF indices some instruction jumps to.
     targets: Vec<usize>,
+    /// Whether each loop holds a scratch write, in the order the loops are emitted.
+    loop_writes: std::vec::IntoIter<bool>,
     /// Whether a scratch write may not have landed at this point of the program.
     writes_in_flight: bool,
 }
@@ -205,7 +208,7 @@ impl Emitter<'_> {
                     self.loop_exits.push(Vec::new());
                     // A write of one iteration may be in flight in the next, and after the
                     // loop (a break may leave before the iteration's WAIT_ACK).
-                    let writes = writes_scratch(body);
+                    let writes = self.loop_writes.next().expect("one per loop");
                     self.writes_in_flight |= writes;
                     self.nodes(body)?;
                     self.writes_in_flight |= writes;
@@ -565,38 +568,46 @@ impl Emitter<'_> {
 
     /// Folds each POP:1 that no jump targets into the plain ALU clause before it.
     fn fold_pops(&mut self) {
-        let mut i = 1;
-        while i < self.cf.len() {
-            let foldable = self.cf[i].op == CfOp::Pop
-                && matches!(self.cf[i].body, CfBody::Flow { pop_count: 1, .. })
-                && !self.targets.contains(&i)
-                && matches!(self.cf[i - 1].op, CfOp::Alu | CfOp::AluPopAfter);
-            if !foldable {
-                i += 1;
+        let mut targeted = vec![false; self.cf.len() + 1];
+        for &t in &self.targets {
+            targeted[t] = true;
+        }
+        // Each old CF index's new one (a folded POP's is the next instruction's).
+        let mut moved = Vec::with_capacity(self.cf.len() + 1);
+        let mut kept: Vec<Cf> = Vec::with_capacity(self.cf.len());
+        for (i, cf) in std::mem::take(&mut self.cf).into_iter().enumerate() {
+            moved.push(kept.len());
+            let foldable = cf.op == CfOp::Pop
+                && matches!(cf.body, CfBody::Flow { pop_count: 1, .. })
+                && !targeted[i];
+            if let Some(alu) = kept.last_mut()
+                && foldable
+                && matches!(alu.op, CfOp::Alu | CfOp::AluPopAfter)
+            {
+                alu.op = if alu.op == CfOp::Alu {
+                    CfOp::AluPopAfter
+                } else {
+                    CfOp::AluPop2After
+                };
                 continue;
             }
-            self.cf[i - 1].op = if self.cf[i - 1].op == CfOp::Alu {
-                CfOp::AluPopAfter
-            } else {
-                CfOp::AluPop2After
-            };
-            self.cf.remove(i);
-            // Later CF indices move down by one.
-            let shift = |a: usize| if a > i { a - 1 } else { a };
-            for cf in &mut self.cf {
-                if let CfBody::Flow { addr, .. } = &mut cf.body
-                    && cf.op != CfOp::CfEnd
-                {
-                    *addr = shift(*addr as usize) as u32;
-                }
-            }
-            for t in &mut self.targets {
-                *t = shift(*t);
-            }
-            for call in &mut self.calls {
-                call.at = shift(call.at);
+            kept.push(cf);
+        }
+        moved.push(kept.len());
+        for cf in &mut kept {
+            if let CfBody::Flow { addr, .. } = &mut cf.body
+                && cf.op != CfOp::CfEnd
+            {
+                *addr = moved[*addr as usize] as u32;
             }
         }
+        for t in &mut self.targets {
+            *t = moved[*t];
+        }
+        for call in &mut self.calls {
+            call.at = moved[call.at];
+        }
+        self.cf = kept;
     }
 }
 
@@ -612,16 +623,32 @@ fn forwarded(previous: &[(Slot, Slot)], slot: Slot) -> Src {
     }
 }
 
-/// Whether `nodes` hold a scratch write.
-fn writes_scratch(nodes: &[PNode]) -> bool {
-    nodes.iter().any(|node| match node {
-        PNode::Block(items) => items
-            .iter()
-            .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
-        PNode::If { then, otherwise } => writes_scratch(then) || writes_scratch(otherwise),
-        PNode::Loop(body) => writes_scratch(body),
-        PNode::Break | PNode::Continue | PNode::Call(_) => false,
-    })
+/// Whether each loop of `nodes` holds a scratch write, outer loops before the loops they
+/// hold (the order of emission), in one walk however deep the loops nest.
+fn loops_writing_scratch(nodes: &[PNode]) -> Vec<bool> {
+    /// Whether `nodes` hold a scratch write; pushes their loops' entries to `out`.
+    fn walk(nodes: &[PNode], out: &mut Vec<bool>) -> bool {
+        let mut writes = false;
+        for node in nodes {
+            writes |= match node {
+                PNode::Block(items) => (items.iter())
+                    .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
+                PNode::If { then, otherwise } => walk(then, out) | walk(otherwise, out),
+                PNode::Loop(body) => {
+                    let at = out.len();
+                    out.push(false);
+                    let inner = walk(body, out);
+                    out[at] = inner;
+                    inner
+                }
+                PNode::Break | PNode::Continue | PNode::Call(_) => false,
+            };
+        }
+        writes
+    }
+    let mut out = Vec::new();
+    walk(nodes, &mut out);
+    out
 }
 
 impl MachineIr for Emitted {
