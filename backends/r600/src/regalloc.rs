@@ -36,7 +36,10 @@ pub struct Allocation {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("GPR limit exceeded: the shader needs {0} GPRs, at most {MAX_GPRS} are available")]
+#[error(
+    "GPR limit exceeded: the shader needs at least {0} GPRs, at most {MAX_GPRS} are available \
+     (the R600 backend does not spill values to scratch memory)"
+)]
 pub struct AllocError(pub u32);
 
 /// A point of the program.
@@ -214,6 +217,20 @@ fn liveness(points: &[Point], values: usize) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     (live_in, live_out)
 }
 
+/// GPRs the most values live at once on one channel take (at least one past the limit): what
+/// an allocation that ran out of GPRs needed at the least.
+fn peak_gprs(live_out: &[Vec<u32>], needs: &[bool], chan: impl Fn(u32) -> u8) -> u32 {
+    let mut peak = MAX_GPRS as u32 + 1;
+    for out in live_out {
+        let mut on = [0u32; 4];
+        for &v in out.iter().filter(|&&v| needs[v as usize]) {
+            on[chan(v) as usize] += 1;
+        }
+        peak = peak.max(on.into_iter().max().unwrap_or(0));
+    }
+    peak
+}
+
 /// Allocates the registers of `lir` from GPR `first` up (a subroutine's window lies above its
 /// callers' registers).
 pub fn allocate(
@@ -333,7 +350,7 @@ pub fn allocate(
             .filter(|_| temporary)
             .chain((first..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
             .find(|&g| fits(g, &gpr))
-            .ok_or(AllocError(MAX_GPRS as u32 + 1))?;
+            .ok_or_else(|| AllocError(peak_gprs(&live_out, &needs, chan)))?;
         for &v in &group {
             gpr[v as usize] = Some(g);
         }
