@@ -192,6 +192,44 @@ fn inlining_an_exponential_call_tree_stops_at_the_budget() {
     assert!(calls > 0 && sizes[0] > budget / 2, "{sizes:?}");
 }
 
+/// A chain of functions each called once is inlined whole, however long: inlining a callee
+/// called from one place does not grow the shader, so no budget stops it (a target without
+/// calls would otherwise reject the shader).
+#[test]
+fn a_chain_of_single_calls_is_inlined_past_the_budget() {
+    let depth = 4_000;
+    let mut source = String::from(
+        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\n\
+         entry fn main() {\nb0:\n    call f0()\n    return\n}\n",
+    );
+    for i in 0..depth {
+        source.push_str(&format!("\nfn f{i}() {{\nb0:\n"));
+        source.push_str(
+            "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
+             32x4 %2 = fexp2 %1\n    32x4 %3 = fsin %2\n    32x4 %4 = fcos %3\n    \
+             store_deref %0, %4 (write_mask=xyzw)\n",
+        );
+        if i + 1 < depth {
+            source.push_str(&format!("    call f{}()\n", i + 1));
+        }
+        source.push_str("    return\n}\n");
+    }
+    let mut shader = text::parse(&source, "chain.shrew").unwrap();
+    let sizes_before: usize = shader.functions.iter().map(|f| f.all_insts().count()).sum();
+    assert!(sizes_before > shrew_engine::passes::inline::MAX_FUNCTION_SIZE);
+    let registry = registry();
+    let pipeline = Pipeline::parse("inline", &registry).unwrap();
+    manager::run(&pipeline, &registry, &mut shader, &RunOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let calls = shader
+        .functions
+        .iter()
+        .flat_map(|f| f.insts.iter().flatten())
+        .filter(|i| i.kind.name() == "call")
+        .count();
+    assert_eq!((calls, shader.functions.len()), (0, 1));
+}
+
 /// `lower-inverse-trig` replaces the exact functions (which the interpreter computes) by
 /// approximations: over a dense grid of inputs, each stays within a small absolute error of
 /// the exact result, and the pass changes nothing where the target has the functions.

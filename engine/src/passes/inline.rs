@@ -1,9 +1,11 @@
 //! `inline`: replaces calls by the bodies of the functions they call, within a size budget.
 //!
 //! What: the entry function's calls are taken top down: each is replaced by a copy of the
-//! callee as written, whose own calls are then taken in turn, while the entry function, grown
-//! by the callee, stays within [`MAX_FUNCTION_SIZE`] instructions and the callee, if called
-//! from several places, is within [`MAX_SHARED_CALLEE_SIZE`]. (Inlining callees first would
+//! callee as written, whose own calls are then taken in turn. A callee called from one place
+//! only is always inlined (its original then goes, so the shader does not grow); a copy of a
+//! callee called from several places is made while the entry function, grown by it, stays
+//! within [`MAX_FUNCTION_SIZE`] instructions and the callee is within
+//! [`MAX_SHARED_CALLEE_SIZE`]. (Inlining callees first would
 //! copy each callee with its own callees already inside: quadratic on a chain of calls; top
 //! down, the work is linear in what the entry function becomes.) The call's block is split at
 //! the call; the callee's blocks are copied in between, its `load_param`s read the call's
@@ -41,7 +43,7 @@ use crate::ir::{
 use shrew_ops::{AluOp, BaseType, IndexKind, Intrinsic};
 use std::collections::{HashMap, HashSet};
 
-/// The most instructions a caller may grow to by inlining.
+/// The most instructions a caller may grow to by inlining copies of shared callees.
 pub const MAX_FUNCTION_SIZE: usize = 20_000;
 
 /// The most instructions of a callee copied into each of several call sites (a callee called
@@ -57,7 +59,7 @@ impl Pass for Inline {
     }
 
     fn description(&self) -> &str {
-        "inlines calls, callees first, while the caller stays within a size budget"
+        "inlines calls top down; copies of shared callees within a size budget"
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
@@ -104,8 +106,11 @@ impl Pass for Inline {
                 let callee_size = size(&shader.functions[callee]);
                 let shared = call_counts[callee] > 1;
                 let block = shader.functions[f].inst(call).block;
-                if caller_size + callee_size > MAX_FUNCTION_SIZE
-                    || (shared && callee_size > MAX_SHARED_CALLEE_SIZE)
+                // A callee called once goes once inlined: the shader does not grow, so only
+                // copies of shared callees count against the budgets.
+                let too_big = caller_size + callee_size > MAX_FUNCTION_SIZE
+                    || callee_size > MAX_SHARED_CALLEE_SIZE;
+                if (shared && too_big)
                     || returns == Returns::InsideLoop
                     || continues.contains(&block)
                 {

@@ -401,7 +401,12 @@ impl Lowering<'_> {
                 let t = t.clone();
                 self.texture(v, &t)
             }
-            InstKind::Call { .. } => Err(self.error(v, "calls must be inlined first")),
+            InstKind::Call { .. } => Err(self.error(
+                v,
+                "a call is left after inlining (Gen has no subroutine calls): a call in a \
+                 loop's continue block, a callee returning from inside a loop, or copies of a \
+                 shared callee past the inliner's size budget",
+            )),
         }
     }
 }
