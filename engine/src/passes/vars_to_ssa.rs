@@ -259,7 +259,12 @@ fn promote(func: &mut Function, acc: &Accesses) {
     let mut phis: HashMap<BlockId, Vec<(usize, Value)>> = HashMap::new();
     let (exposed, replaced) = exposed_reads(func, acc);
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
-        if !loaded[leaf] {
+        // No store block with a frontier, no phi: the liveness search (as long as the live
+        // range, which nested live ranges make quadratic in total) is not needed.
+        let meets_others = blocks
+            .iter()
+            .any(|b| frontiers.get(b).is_some_and(|f| !f.is_empty()));
+        if !loaded[leaf] || !meets_others {
             continue;
         }
         let live_in = live_in_blocks(func, leaf, &exposed[leaf], &replaced);
