@@ -144,30 +144,43 @@ fn every_pass_and_the_default_pipeline_keep_the_ir_files_and_examples() {
     assert!(compared >= 20, "only {compared} comparisons ran");
 }
 
+/// A fragment shader whose `main` calls `f0`, and functions `f0` to `f{count - 1}`, each with
+/// the body `body` gives it (`b0`, then a return).
+fn functions_called_from_main(count: usize, body: impl Fn(usize) -> String) -> Shader {
+    let mut source = String::from(
+        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\n\
+         entry fn main() {\nb0:\n    call f0()\n    return\n}\n",
+    );
+    for i in 0..count {
+        source.push_str(&format!("\nfn f{i}() {{\nb0:\n{}    return\n}}\n", body(i)));
+    }
+    text::parse(&source, "calls.shrew").unwrap()
+}
+
+/// How many calls the shader's functions make.
+fn count_calls(shader: &Shader) -> usize {
+    (shader.functions.iter())
+        .flat_map(|f| f.insts.iter().flatten())
+        .filter(|i| i.kind.name() == "call")
+        .count()
+}
+
 /// piglit's inline-explosion shape: each of 64 functions calls the next twice, so inlining
 /// everything would take 2^64 copies of the last. `inline` must stop at its size budget,
 /// leave calls behind and keep the IR valid.
 #[test]
 fn inlining_an_exponential_call_tree_stops_at_the_budget() {
     let depth = 64;
-    let mut source = String::from(
-        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\n\
-         entry fn main() {\nb0:\n    call f0()\n    return\n}\n",
-    );
-    for i in 0..depth {
-        source.push_str(&format!("\nfn f{i}() {{\nb0:\n"));
+    let mut shader = functions_called_from_main(depth, |i| {
         if i + 1 < depth {
             let next = i + 1;
-            source.push_str(&format!("    call f{next}()\n    call f{next}()\n"));
+            format!("    call f{next}()\n    call f{next}()\n")
         } else {
-            source.push_str(
-                "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
-                 32x4 %2 = fexp2 %1\n    store_deref %0, %2 (write_mask=xyzw)\n",
-            );
+            "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
+             32x4 %2 = fexp2 %1\n    store_deref %0, %2 (write_mask=xyzw)\n"
+                .to_string()
         }
-        source.push_str("    return\n}\n");
-    }
-    let mut shader = text::parse(&source, "explosion.shrew").unwrap();
+    });
     let registry = registry();
     let pipeline = Pipeline::parse("inline", &registry).unwrap();
     let options = RunOptions {
@@ -182,12 +195,7 @@ fn inlining_an_exponential_call_tree_stops_at_the_budget() {
         .collect();
     let budget = shrew_engine::passes::inline::MAX_FUNCTION_SIZE;
     assert!(sizes.iter().all(|&n| n <= budget), "{sizes:?}");
-    let calls = shader
-        .functions
-        .iter()
-        .flat_map(|f| f.insts.iter().flatten())
-        .filter(|i| i.kind.name() == "call")
-        .count();
+    let calls = count_calls(&shader);
     // Top down: the entry function takes copies until the budget, the remaining calls stay.
     assert!(calls > 0 && sizes[0] > budget / 2, "{sizes:?}");
 }
@@ -198,35 +206,25 @@ fn inlining_an_exponential_call_tree_stops_at_the_budget() {
 #[test]
 fn a_chain_of_single_calls_is_inlined_past_the_budget() {
     let depth = 4_000;
-    let mut source = String::from(
-        "shader fragment\nvar shader_out f32x4 @color (location=0)\n\n\
-         entry fn main() {\nb0:\n    call f0()\n    return\n}\n",
-    );
-    for i in 0..depth {
-        source.push_str(&format!("\nfn f{i}() {{\nb0:\n"));
-        source.push_str(
-            "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
-             32x4 %2 = fexp2 %1\n    32x4 %3 = fsin %2\n    32x4 %4 = fcos %3\n    \
-             store_deref %0, %4 (write_mask=xyzw)\n",
-        );
-        if i + 1 < depth {
-            source.push_str(&format!("    call f{}()\n", i + 1));
-        }
-        source.push_str("    return\n}\n");
-    }
-    let mut shader = text::parse(&source, "chain.shrew").unwrap();
+    let mut shader = functions_called_from_main(depth, |i| {
+        let call = if i + 1 < depth {
+            format!("    call f{}()\n", i + 1)
+        } else {
+            String::new()
+        };
+        "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
+         32x4 %2 = fexp2 %1\n    32x4 %3 = fsin %2\n    32x4 %4 = fcos %3\n    \
+         store_deref %0, %4 (write_mask=xyzw)\n"
+            .to_string()
+            + &call
+    });
     let sizes_before: usize = shader.functions.iter().map(|f| f.all_insts().count()).sum();
     assert!(sizes_before > shrew_engine::passes::inline::MAX_FUNCTION_SIZE);
     let registry = registry();
     let pipeline = Pipeline::parse("inline", &registry).unwrap();
     manager::run(&pipeline, &registry, &mut shader, &RunOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let calls = shader
-        .functions
-        .iter()
-        .flat_map(|f| f.insts.iter().flatten())
-        .filter(|i| i.kind.name() == "call")
-        .count();
+    let calls = count_calls(&shader);
     assert_eq!((calls, shader.functions.len()), (0, 1));
 }
 

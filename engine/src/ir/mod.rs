@@ -791,11 +791,12 @@ impl Function {
     pub fn replace_inst(&mut self, v: Value, new: Value, first_new: Value) {
         let block = self.inst(v).block;
         let insts = &self.cfg[block].insts;
-        let pos = insts.iter().position(|&i| i == v);
-        let just_before = pos.is_some_and(|p| p > 0 && insts[p - 1] == new);
-        if new >= first_new && new != v && just_before {
+        let before = (insts.iter().position(|&i| i == v))
+            .and_then(|p| p.checked_sub(1))
+            .filter(|&p| insts[p] == new);
+        if let Some(p) = before.filter(|_| new >= first_new && new != v) {
             let moved = self.insts[new.index()].take().expect("a live instruction");
-            self.cfg[block].insts.retain(|&i| i != new);
+            self.cfg[block].insts.remove(p);
             let inst = self.inst_mut(v);
             inst.kind = moved.kind;
             inst.def = moved.def;
