@@ -23,6 +23,7 @@
 //!
 //! Options: none.
 
+use crate::deep::{Children, nested};
 use crate::ir::{BlockId, Edge, Function, Structure, Terminator, Value};
 
 /// A node of the structured tree.
@@ -34,11 +35,11 @@ pub enum Node {
     /// Runs `then` on the channels where `cond` holds and `otherwise` on the others.
     If {
         cond: Value,
-        then: Vec<Node>,
-        otherwise: Vec<Node>,
+        then: Children<Vec<Node>>,
+        otherwise: Children<Vec<Node>>,
     },
     /// Repeats its body until every channel has left it by a `Break` (or a `Return`).
-    Loop(Vec<Node>),
+    Loop(Children<Vec<Node>>),
     /// Leaves the innermost loop.
     Break,
     /// Ends the innermost loop's iteration.
@@ -58,9 +59,11 @@ pub struct StructureError {
     pub reason: String,
 }
 
-/// Most blocks the tree may hold, counting each copy of a continue construct: bounds the walk on
-/// CFGs whose annotations do not describe them.
-const MAX_TREE_BLOCKS: usize = 1 << 16;
+/// Most blocks the tree may hold per block of the function (and at least [`MIN_TREE_BLOCKS`]),
+/// counting each copy of a continue construct: bounds the walk on CFGs whose annotations do not
+/// describe them, and the copies, without limiting how large a function may be.
+const TREE_BLOCKS_PER_BLOCK: usize = 16;
+const MIN_TREE_BLOCKS: usize = 1 << 16;
 
 /// The structured tree of `func`. It must verify (see [`crate::verify`]).
 pub fn structurize(func: &Function) -> Result<Vec<Node>, StructureError> {
@@ -68,6 +71,7 @@ pub fn structurize(func: &Function) -> Result<Vec<Node>, StructureError> {
         func,
         loops: Vec::new(),
         emitted: 0,
+        max_emitted: MIN_TREE_BLOCKS.max(TREE_BLOCKS_PER_BLOCK * func.cfg.node_count()),
     };
     let mut out = Vec::new();
     walker.run(func.entry, None, &mut out)?;
@@ -89,6 +93,7 @@ struct Walker<'f> {
     func: &'f Function,
     loops: Vec<LoopScope>,
     emitted: usize,
+    max_emitted: usize,
 }
 
 impl Walker<'_> {
@@ -101,8 +106,18 @@ impl Walker<'_> {
     }
 
     /// Emits blocks from `b` (a block that is no exit) until the walk leaves the region that ends
-    /// at `stop`.
+    /// at `stop`. Every recursion of the walk (into arms, loop bodies and continue constructs)
+    /// comes through here, one nesting level each.
     fn run(
+        &mut self,
+        b: BlockId,
+        stop: Option<BlockId>,
+        out: &mut Vec<Node>,
+    ) -> Result<(), StructureError> {
+        nested(|| self.run_level(b, stop, out))
+    }
+
+    fn run_level(
         &mut self,
         mut b: BlockId,
         stop: Option<BlockId>,
@@ -110,8 +125,16 @@ impl Walker<'_> {
     ) -> Result<(), StructureError> {
         loop {
             self.emitted += 1;
-            if self.emitted > MAX_TREE_BLOCKS {
-                return Err(self.error(b, "the control flow does not follow its structure"));
+            if self.emitted > self.max_emitted {
+                return Err(self.error(
+                    b,
+                    format!(
+                        "the structured tree would hold more than {} blocks: the control flow \
+                         does not follow its structure, or continue constructs are copied once \
+                         per continue statement too many times",
+                        self.max_emitted
+                    ),
+                ));
             }
             let next = match self.func.block(b).structure {
                 Some(Structure::Loop { merge, cont }) => {
@@ -131,7 +154,7 @@ impl Walker<'_> {
                     self.loops.pop();
                     inner?;
                     drop_tail_continue(&mut body);
-                    out.push(Node::Loop(body));
+                    out.push(Node::Loop(body.into()));
                     self.edge(merge, stop, out)?
                 }
                 _ => self.block(b, stop, out)?,
@@ -166,8 +189,8 @@ impl Walker<'_> {
                     let otherwise = self.arm(on_false, merge)?;
                     out.push(Node::If {
                         cond,
-                        then,
-                        otherwise,
+                        then: then.into(),
+                        otherwise: otherwise.into(),
                     });
                     return self.edge(merge, stop, out);
                 }
@@ -184,8 +207,8 @@ impl Walker<'_> {
                 }
                 out.push(Node::If {
                     cond,
-                    then,
-                    otherwise,
+                    then: then.into(),
+                    otherwise: otherwise.into(),
                 });
                 Ok(true_goes_on.or(false_goes_on))
             }
@@ -262,8 +285,10 @@ fn drop_tail_continue(body: &mut Vec<Node>) {
         Some(Node::If {
             then, otherwise, ..
         }) => {
-            drop_tail_continue(then);
-            drop_tail_continue(otherwise);
+            nested(|| {
+                drop_tail_continue(then);
+                drop_tail_continue(otherwise);
+            });
         }
         _ => {}
     }

@@ -119,3 +119,132 @@ fn vertex_shader_outputs() {
         [1, 1, 1],
     );
 }
+
+/// A fragment shader whose `if`s (`loops` false) or counted loops nest `depth` deep, each level
+/// changing `x`, which starts as the input's first component and ends as the colour.
+fn nested_shader(depth: usize, loops: bool) -> String {
+    let mut text = String::from(
+        "shader fragment\nvar shader_in f32x4 @v (location=0)\n\
+         var shader_out f32x4 @color (location=0)\nvar function_temp f32 @x\n",
+    );
+    for k in 0..depth * usize::from(loops) {
+        text += &format!("var function_temp i32 @i{k}\n");
+    }
+    text += "entry fn main() {\nb0:\n    32 %0 = deref_var @x\n    32 %1 = deref_var @v\n\
+             32 %2 = load_const (0)\n    32 %3 = deref_array %1[%2]\n    32 %4 = load_deref %3\n\
+             store_deref %0, %4 (write_mask=x)\n    32 %5 = load_const (1)\n    jump b1\n";
+    // Level k: blocks from 3k + 1; its merge (and a loop's continue block) after all levels.
+    let end = 3 * depth + 1;
+    let merge = |k: usize| end + 2 * (depth - k);
+    let cont = |k: usize| merge(k) - 1;
+    let mut value = 6;
+    let mut next = || {
+        value += 1;
+        value - 1
+    };
+    for k in 0..depth {
+        let (header, body) = (3 * k + 1, 3 * k + 2);
+        let inner = if k + 1 < depth { body + 2 } else { end };
+        let (x, c, sum, cond) = (next(), next(), next(), next());
+        if loops {
+            let (i, now, n) = (next(), next(), next());
+            text += &format!(
+                "b{header}: loop merge=b{m} continue=b{cnt}\n    32 %{i} = deref_var @i{k}\n\
+                 32 %{now} = load_deref %{i}\n    32 %{n} = load_const (2)\n\
+                 1 %{cond} = ilt %{now}, %{n}\n    branch %{cond}, b{body}, b{m}\n",
+                m = merge(k),
+                cnt = cont(k),
+            );
+        } else {
+            text += &format!(
+                "b{header}: selection merge=b{m}\n    32 %{x} = load_deref %0\n\
+                 32 %{c} = load_const ({k}.5)\n    1 %{cond} = flt %{c}, %{x}\n\
+                 branch %{cond}, b{body}, b{m}\n",
+                m = merge(k),
+            );
+        }
+        let (y, half) = (next(), next());
+        text += &format!(
+            "b{body}:\n    32 %{y} = load_deref %0\n    32 %{half} = load_const (0.75)\n\
+             32 %{sum} = ffma %{y}, %{half}, %{half}\n    store_deref %0, %{sum} (write_mask=x)\n"
+        );
+        if loops && k + 1 < depth {
+            let i = next();
+            text += &format!(
+                "    32 %{i} = deref_var @i{}\n    store_deref %{i}, %2 (write_mask=x)\n",
+                k + 1
+            );
+        }
+        text += &format!(
+            "    jump b{}\nb{}:\n    jump b{}\n",
+            body + 1,
+            body + 1,
+            inner
+        );
+    }
+    text += &format!(
+        "b{end}:\n    jump b{}\n",
+        if loops {
+            cont(depth - 1)
+        } else {
+            merge(depth - 1)
+        }
+    );
+    for k in (0..depth).rev() {
+        if loops {
+            let (i, now, inc) = (next(), next(), next());
+            text += &format!(
+                "b{}:\n    32 %{i} = deref_var @i{k}\n    32 %{now} = load_deref %{i}\n\
+                 32 %{inc} = iadd %{now}, %5\n    store_deref %{i}, %{inc} (write_mask=x)\n\
+                 jump b{}\n",
+                cont(k),
+                3 * k + 1
+            );
+        } else {
+            text += &format!("b{}:\n    jump b{}\n", cont(k), merge(k));
+        }
+        let after = if k == 0 {
+            merge(0) + 1
+        } else if loops {
+            cont(k - 1)
+        } else {
+            merge(k - 1)
+        };
+        text += &format!("b{}:\n    jump b{after}\n", merge(k));
+    }
+    let (x, out, color) = (next(), next(), next());
+    text += &format!(
+        "b{}:\n    32 %{x} = load_deref %0\n    32x4 %{out} = vec4 %{x}, %{x}, %{x}, %{x}\n\
+         32 %{color} = deref_var @color\n    store_deref %{color}, %{out} (write_mask=xyzw)\n\
+         return\n}}\n",
+        merge(0) + 1
+    );
+    text
+}
+
+/// Control flow nested far deeper than a thread's stack holds when every level of a walk over
+/// it takes a frame: structurizing, lowering, packing, printing and dropping the trees grow
+/// their stack instead, so the shader compiles and runs as the interpreter runs it. (The
+/// loops count to 2 at every level, so they are few enough levels for the interpreter.)
+#[test]
+fn nesting_a_thousand_deep_compiles_on_a_small_stack() {
+    let shaders = [
+        ("ifs", nested_shader(1000, false)),
+        ("loops", nested_shader(12, true)),
+    ];
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            for (name, source) in shaders {
+                let shader = text::parse(&source, name).unwrap_or_else(|e| panic!("{e}"));
+                for (target, width) in [("gen9", Some(8)), ("evergreen", None), ("r600", None)] {
+                    if let Err(e) = run_on_target(&shader, &Run::new(target, width)) {
+                        panic!("{name} on {target}: {e}");
+                    }
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

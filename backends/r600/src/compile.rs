@@ -61,6 +61,13 @@ pub enum CompileError {
     Encode(#[from] EncodeError),
     #[error("internal error: {0}")]
     Emit(String),
+    /// The control flow nests deeper than the CF stack a program may declare.
+    #[error(
+        "the control flow nests too deep for the hardware: it needs {entries} CF stack entries \
+         of four elements (a loop takes four or eight elements, an `if` one), and STACK_SIZE, 8 \
+         bits wide, declares at most 255"
+    )]
+    StackTooDeep { entries: u32 },
     /// A pass left invalid IR (with `verify_each`).
     #[error(transparent)]
     Pass(#[from] RunError),
@@ -101,7 +108,7 @@ pub fn compile_observed(
             compile_part(lir, chip, Part::Subroutine, first, passes)?,
         ));
     }
-    let program = link(&parts, chip);
+    let program = link(&parts, chip)?;
     let binary = assemble(&program)?;
     let stats = statistics(&program, &binary);
     Ok(Kernel {
@@ -145,7 +152,7 @@ fn compile_part(
 /// The parts as one program: the main program, then the subroutines, each CALL aimed at its
 /// subroutine; the GPRs of the widest window; the stack of the deepest chain of calls (a
 /// call frame takes a loop's four elements).
-fn link(parts: &[(u32, Emitted)], chip: Chip) -> Program {
+fn link(parts: &[(u32, Emitted)], chip: Chip) -> Result<Program, CompileError> {
     let mut starts = Vec::new();
     let mut cf = Vec::new();
     for (_, part) in parts {
@@ -173,7 +180,7 @@ fn link(parts: &[(u32, Emitted)], chip: Chip) -> Program {
     let mut elements = vec![0; parts.len()];
     for (k, (_, part)) in parts.iter().enumerate().rev() {
         reach[k] = part.nesting;
-        elements[k] = u32::from(part.program.stack_size) * 4;
+        elements[k] = part.stack_elements.div_ceil(4) * 4;
         for call in &part.calls {
             let callee = index(call.callee);
             let chain = Nesting {
@@ -184,13 +191,14 @@ fn link(parts: &[(u32, Emitted)], chip: Chip) -> Program {
             elements[k] = elements[k].max(chain.elements(chip));
         }
     }
-    Program {
+    let entries = elements[0].div_ceil(4);
+    Ok(Program {
         chip,
         cf,
         gprs: parts.iter().map(|(_, p)| p.program.gprs).max().unwrap_or(0),
-        stack_size: elements[0].div_ceil(4) as u8,
+        stack_size: u8::try_from(entries).map_err(|_| CompileError::StackTooDeep { entries })?,
         scratch_elements: parts[0].1.program.scratch_elements,
-    }
+    })
 }
 
 /// The statistics of a compiled program.

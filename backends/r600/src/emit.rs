@@ -31,6 +31,7 @@ use crate::program::{
     Src, end_program,
 };
 use crate::regalloc::Allocation;
+use shrew_engine::deep::nested;
 use shrew_engine::passes::machine::MachineIr;
 
 /// Which part of a program is emitted.
@@ -91,8 +92,11 @@ impl Nesting {
 /// An emitted part and what linking it needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Emitted {
-    /// The part; its stack size covers its own nesting, not its calls'.
+    /// The part; its stack size covers its own nesting, not its calls' (at most the field's
+    /// 255 entries: [`Emitted::stack_elements`] is the true need).
     pub program: Program,
+    /// The most stack elements the part's own nesting uses at once.
+    pub stack_elements: u32,
     pub calls: Vec<CallSite>,
     /// The most loops and the most pushes on the stack at once (each counted on its own).
     pub nesting: Nesting,
@@ -185,13 +189,13 @@ impl Emitter<'_> {
                     let jump = self.push_cf(Cf::flow(CfOp::Jump, 0, if has_else { 0 } else { 1 }));
                     // Either arm may run, or be skipped, without the other.
                     let before = self.writes_in_flight;
-                    self.nodes(then)?;
+                    nested(|| self.nodes(then))?;
                     self.writes_in_flight |= before;
                     if has_else {
                         let else_at = self.push_cf(Cf::flow(CfOp::Else, 0, 1));
                         self.set_addr(jump, else_at);
                         let after_then = self.writes_in_flight;
-                        self.nodes(otherwise)?;
+                        nested(|| self.nodes(otherwise))?;
                         self.writes_in_flight |= after_then;
                         let pop = self.push_cf(Cf::flow(CfOp::Pop, 0, 1));
                         self.set_addr(else_at, pop + 1);
@@ -210,7 +214,7 @@ impl Emitter<'_> {
                     // loop (a break may leave before the iteration's WAIT_ACK).
                     let writes = self.loop_writes.next().expect("one per loop");
                     self.writes_in_flight |= writes;
-                    self.nodes(body)?;
+                    nested(|| self.nodes(body))?;
                     self.writes_in_flight |= writes;
                     let end = self.push_cf(Cf::flow(CfOp::LoopEnd, 0, 0));
                     self.set_addr(end, start + 1);
@@ -558,10 +562,11 @@ impl Emitter<'_> {
                 chip: self.chip,
                 cf: self.cf,
                 gprs: self.alloc.gprs,
-                stack_size: self.deepest.div_ceil(4) as u8,
+                stack_size: u8::try_from(self.deepest.div_ceil(4)).unwrap_or(u8::MAX),
                 scratch_elements: self.packed.scratch_elements,
             },
             calls: self.calls,
+            stack_elements: self.deepest,
             nesting: self.most,
         }
     }
@@ -633,11 +638,11 @@ fn loops_writing_scratch(nodes: &[PNode]) -> Vec<bool> {
             writes |= match node {
                 PNode::Block(items) => (items.iter())
                     .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
-                PNode::If { then, otherwise } => walk(then, out) | walk(otherwise, out),
+                PNode::If { then, otherwise } => nested(|| walk(then, out) | walk(otherwise, out)),
                 PNode::Loop(body) => {
                     let at = out.len();
                     out.push(false);
-                    let inner = walk(body, out);
+                    let inner = nested(|| walk(body, out));
                     out[at] = inner;
                     inner
                 }

@@ -14,7 +14,9 @@
 
 use crate::isa::{AluOpcode, FetchOp};
 use crate::program::{ExportType, VtxFormat};
+use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::text::indentation;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -343,10 +345,10 @@ pub enum Node {
     /// Runs `then` on the lanes whose predicate (set at the end of the block before) holds,
     /// `otherwise` on the others.
     If {
-        then: Vec<Node>,
-        otherwise: Vec<Node>,
+        then: Children<Vec<Node>>,
+        otherwise: Children<Vec<Node>>,
     },
-    Loop(Vec<Node>),
+    Loop(Children<Vec<Node>>),
     Break,
     Continue,
     /// Runs the subroutine compiled from the shader's function of this index.
@@ -386,11 +388,11 @@ impl Lir {
             for node in nodes {
                 match node {
                     Node::Block(insts) => f(insts),
-                    Node::If { then, otherwise } => {
+                    Node::If { then, otherwise } => nested(|| {
                         walk(then, f);
                         walk(otherwise, f);
-                    }
-                    Node::Loop(body) => walk(body, f),
+                    }),
+                    Node::Loop(body) => nested(|| walk(body, f)),
                     Node::Break | Node::Continue | Node::Call(_) => {}
                 }
             }
@@ -404,11 +406,11 @@ impl Lir {
             for node in nodes {
                 match node {
                     Node::Block(insts) => f(insts),
-                    Node::If { then, otherwise } => {
+                    Node::If { then, otherwise } => nested(|| {
                         walk(then, f);
                         walk(otherwise, f);
-                    }
-                    Node::Loop(body) => walk(body, f),
+                    }),
+                    Node::Loop(body) => nested(|| walk(body, f)),
                     Node::Break | Node::Continue | Node::Call(_) => {}
                 }
             }
@@ -562,7 +564,7 @@ impl MachineIr for Lir {
     /// A header with the values, fixed registers and memory, then the tree, indented.
     fn print(&self) -> String {
         fn tree(out: &mut String, nodes: &[Node], depth: usize) {
-            let pad = "    ".repeat(depth);
+            let pad = indentation(depth);
             for node in nodes {
                 match node {
                     Node::Block(insts) => {
@@ -572,14 +574,14 @@ impl MachineIr for Lir {
                     }
                     Node::If { then, otherwise } => {
                         out.push_str(&format!("{pad}if {{\n"));
-                        tree(out, then, depth + 1);
+                        nested(|| tree(out, then, depth + 1));
                         out.push_str(&format!("{pad}}} else {{\n"));
-                        tree(out, otherwise, depth + 1);
+                        nested(|| tree(out, otherwise, depth + 1));
                         out.push_str(&format!("{pad}}}\n"));
                     }
                     Node::Loop(body) => {
                         out.push_str(&format!("{pad}loop {{\n"));
-                        tree(out, body, depth + 1);
+                        nested(|| tree(out, body, depth + 1));
                         out.push_str(&format!("{pad}}}\n"));
                     }
                     Node::Break => out.push_str(&format!("{pad}break\n")),
@@ -617,10 +619,12 @@ impl MachineIr for Lir {
                         if !predicated {
                             errors.push("an `if` without its predicate instruction".into());
                         }
-                        ifs_follow_predicates(then, errors);
-                        ifs_follow_predicates(otherwise, errors);
+                        nested(|| {
+                            ifs_follow_predicates(then, errors);
+                            ifs_follow_predicates(otherwise, errors);
+                        });
                     }
-                    Node::Loop(body) => ifs_follow_predicates(body, errors),
+                    Node::Loop(body) => nested(|| ifs_follow_predicates(body, errors)),
                     _ => {}
                 }
             }
@@ -679,8 +683,8 @@ mod tests {
         assert_eq!(lir.validate(), Ok(()));
         assert!(lir.print().contains("v1 = Mov v0"), "{}", lir.print());
         lir.body.push(Node::If {
-            then: Vec::new(),
-            otherwise: Vec::new(),
+            then: Vec::new().into(),
+            otherwise: Vec::new().into(),
         });
         let error = lir.validate().unwrap_err();
         assert!(error.contains("without its predicate"), "{error}");

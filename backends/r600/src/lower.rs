@@ -58,6 +58,7 @@ use crate::lir::{
 };
 use crate::program::{ExportType, MemRead, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
+use shrew_engine::deep::nested;
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
@@ -218,8 +219,8 @@ fn contains_return(nodes: &[Tree]) -> bool {
         Tree::Return(_) => true,
         Tree::If {
             then, otherwise, ..
-        } => contains_return(then) || contains_return(otherwise),
-        Tree::Loop(body) => contains_return(body),
+        } => nested(|| contains_return(then) || contains_return(otherwise)),
+        Tree::Loop(body) => nested(|| contains_return(body)),
         _ => false,
     })
 }
@@ -381,7 +382,7 @@ impl<'a> Lowering<'a> {
             if once.last() != Some(&Node::Break) {
                 once.push(Node::Break);
             }
-            body.push(Node::Loop(once));
+            body.push(Node::Loop(once.into()));
         } else {
             self.lower_nodes(&tree, &mut body, true)?;
         }
@@ -626,9 +627,9 @@ impl<'a> Lowering<'a> {
                 } => {
                     let before = std::mem::take(&mut self.block);
                     let (mut t, mut e) = (Vec::new(), Vec::new());
-                    self.lower_nodes(then, &mut t, false)?;
+                    nested(|| self.lower_nodes(then, &mut t, false))?;
                     self.flush(&mut t);
-                    self.lower_nodes(otherwise, &mut e, false)?;
+                    nested(|| self.lower_nodes(otherwise, &mut e, false))?;
                     self.flush(&mut e);
                     // With nothing to do where the condition holds, the predicate tests the
                     // opposite and the other arm runs without an ELSE.
@@ -648,18 +649,18 @@ impl<'a> Lowering<'a> {
                     self.block.push(Inst::Alu(pred));
                     self.flush(out);
                     out.push(Node::If {
-                        then: t,
-                        otherwise: e,
+                        then: t.into(),
+                        otherwise: e.into(),
                     });
                 }
                 Tree::Loop(body) => {
                     self.flush(out);
                     let mut b = Vec::new();
                     self.loop_depth += 1;
-                    self.lower_nodes(body, &mut b, false)?;
+                    nested(|| self.lower_nodes(body, &mut b, false))?;
                     self.loop_depth -= 1;
                     self.flush(&mut b);
-                    out.push(Node::Loop(b));
+                    out.push(Node::Loop(b.into()));
                     // Lanes that returned inside the loop leave the enclosing one too.
                     if let Some(returned) = self.returned
                         && contains_return(body)
@@ -673,8 +674,8 @@ impl<'a> Lowering<'a> {
                         self.block.push(Inst::Alu(pred));
                         self.flush(out);
                         out.push(Node::If {
-                            then: vec![Node::Break],
-                            otherwise: Vec::new(),
+                            then: vec![Node::Break].into(),
+                            otherwise: Vec::new().into(),
                         });
                     }
                 }

@@ -34,7 +34,9 @@ use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
 use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, VReg, channel};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
+use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::text::indentation;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -62,10 +64,10 @@ pub struct Packed {
 pub enum PNode {
     Block(Vec<Item>),
     If {
-        then: Vec<PNode>,
-        otherwise: Vec<PNode>,
+        then: Children<Vec<PNode>>,
+        otherwise: Children<Vec<PNode>>,
     },
-    Loop(Vec<PNode>),
+    Loop(Children<Vec<PNode>>),
     Break,
     Continue,
     Call(u32),
@@ -259,10 +261,10 @@ impl Packer<'_> {
                 Ok(match node {
                     Node::Block(insts) => PNode::Block(self.block(insts)?),
                     Node::If { then, otherwise } => PNode::If {
-                        then: self.nodes(then)?,
-                        otherwise: self.nodes(otherwise)?,
+                        then: nested(|| self.nodes(then))?.into(),
+                        otherwise: nested(|| self.nodes(otherwise))?.into(),
                     },
-                    Node::Loop(body) => PNode::Loop(self.nodes(body)?),
+                    Node::Loop(body) => PNode::Loop(nested(|| self.nodes(body))?.into()),
                     Node::Break => PNode::Break,
                     Node::Continue => PNode::Continue,
                     &Node::Call(f) => PNode::Call(f),
@@ -1365,11 +1367,11 @@ impl Packed {
             for node in nodes {
                 match node {
                     PNode::Block(items) => out.extend(items),
-                    PNode::If { then, otherwise } => {
+                    PNode::If { then, otherwise } => nested(|| {
                         walk(then, out);
                         walk(otherwise, out);
-                    }
-                    PNode::Loop(body) => walk(body, out),
+                    }),
+                    PNode::Loop(body) => nested(|| walk(body, out)),
                     PNode::Break | PNode::Continue | PNode::Call(_) => {}
                 }
             }
@@ -1442,7 +1444,7 @@ impl MachineIr for Packed {
     /// slot; fetches and exports as the R600 IR prints them.
     fn print(&self) -> String {
         fn tree(out: &mut String, nodes: &[PNode], chans: &[Option<u8>], depth: usize) {
-            let pad = "    ".repeat(depth);
+            let pad = indentation(depth);
             for node in nodes {
                 match node {
                     PNode::Block(items) => {
@@ -1476,14 +1478,14 @@ impl MachineIr for Packed {
                     }
                     PNode::If { then, otherwise } => {
                         out.push_str(&format!("{pad}if {{\n"));
-                        tree(out, then, chans, depth + 1);
+                        nested(|| tree(out, then, chans, depth + 1));
                         out.push_str(&format!("{pad}}} else {{\n"));
-                        tree(out, otherwise, chans, depth + 1);
+                        nested(|| tree(out, otherwise, chans, depth + 1));
                         out.push_str(&format!("{pad}}}\n"));
                     }
                     PNode::Loop(body) => {
                         out.push_str(&format!("{pad}loop {{\n"));
-                        tree(out, body, chans, depth + 1);
+                        nested(|| tree(out, body, chans, depth + 1));
                         out.push_str(&format!("{pad}}}\n"));
                     }
                     PNode::Break => out.push_str(&format!("{pad}break\n")),

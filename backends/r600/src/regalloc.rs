@@ -22,6 +22,7 @@ use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
 use crate::lir::{Lir, Operand, VReg, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
+use shrew_engine::deep::nested;
 use shrew_engine::passes::machine::MachineIr;
 
 /// The register of each value.
@@ -83,8 +84,8 @@ impl Graph {
                     }
                 }
                 PNode::If { then, otherwise } => {
-                    let t = self.build(then, cur);
-                    let e = self.build(otherwise, cur);
+                    let t = nested(|| self.build(then, cur));
+                    let e = nested(|| self.build(otherwise, cur));
                     let join = self.empty();
                     self.points[t].succs.push(join);
                     self.points[e].succs.push(join);
@@ -93,7 +94,7 @@ impl Graph {
                 PNode::Loop(body) => {
                     let header = self.add(cur, Point::default());
                     self.loops.push((header, Vec::new()));
-                    let end = self.build(body, header);
+                    let end = nested(|| self.build(body, header));
                     self.points[end].succs.push(header);
                     let (_, breaks) = self.loops.pop().expect("pushed");
                     let join = self.empty();

@@ -149,7 +149,7 @@ mod parse;
 mod print;
 
 pub use parse::{ParseError, parse};
-pub use print::{print, print_function};
+pub use print::{indentation, print, print_function};
 
 use crate::ir::{Type, ValType, parse_scalar};
 use shrew_ops::AluOp;

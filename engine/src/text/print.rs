@@ -7,6 +7,16 @@ use shrew_ops::{IndexKind, swizzle_letters};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+/// Deepest nesting the indentation shows: deeper lines are indented as this deep, so that a
+/// deeply nested shader prints in size linear in its own.
+const MAX_INDENT_DEPTH: usize = 32;
+
+/// The indentation of a line `depth` levels deep (four spaces a level), for printers of nested
+/// code.
+pub fn indentation(depth: usize) -> String {
+    "    ".repeat(depth.min(MAX_INDENT_DEPTH))
+}
+
 /// Column, counted from an instruction's indentation, at which deref comments start.
 const COMMENT_COLUMN: usize = 48;
 
@@ -238,7 +248,7 @@ impl<'a> Printer<'a> {
             blocks.insert(0, entry);
         }
         for b in blocks {
-            let indent = 4 * depths.get(&b).copied().unwrap_or(0);
+            let indent = indentation(depths.get(&b).copied().unwrap_or(0)).len();
             self.block(func, b, indent, out);
         }
         out.push_str("}\n");

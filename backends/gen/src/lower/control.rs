@@ -6,6 +6,7 @@ use super::{LIVE_FLAG, LowerError, Lowering, halves};
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Opcode, Type};
 use crate::lir::{Base, Inst, Op, Operand, Src};
+use shrew_engine::deep::nested;
 use shrew_engine::ir::{Stage, Terminator};
 use shrew_engine::out_of_ssa::Reg;
 use shrew_engine::structure::Node;
@@ -80,16 +81,16 @@ impl Lowering<'_> {
                         inverse: false,
                     });
                     self.emit(inst);
-                    self.nodes(then, node_tail)?;
+                    nested(|| self.nodes(then, node_tail))?;
                     if !otherwise.is_empty() {
                         self.emit(Inst::control(Op::Hw(Opcode::Else), self.width));
-                        self.nodes(otherwise, node_tail)?;
+                        nested(|| self.nodes(otherwise, node_tail))?;
                     }
                     self.emit(Inst::control(Op::Hw(Opcode::Endif), self.width));
                 }
                 Node::Loop(body) => {
                     self.emit(Inst::control(Op::Do, self.width));
-                    self.nodes(body, false)?;
+                    nested(|| self.nodes(body, false))?;
                     self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
                 }
                 Node::Break => self.emit(Inst::control(Op::Hw(Opcode::Break), self.width)),
