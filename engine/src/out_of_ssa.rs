@@ -52,7 +52,7 @@
 //!
 //! Options: none. The function must verify (see [`crate::verify`]).
 
-use crate::cfg::{DomTree, innermost_constructs};
+use crate::cfg::{DomTree, innermost_constructs, reverse_post_order};
 use crate::ir::{BlockId, Function, InstKind, Structure, ValType, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -475,18 +475,23 @@ impl Classes {
 }
 
 /// How many loops contain each reachable block, a loop header counting as inside its loop (its
-/// top copies run on every iteration).
+/// top copies run on every iteration). In reverse post-order a construct's header comes before
+/// its blocks, so each block's count of enclosing loops is its innermost header's plus one.
 fn loop_depths(func: &Function) -> FxHashMap<BlockId, usize> {
     let innermost = innermost_constructs(func, &DomTree::new(func));
     let is_loop = |h: BlockId| matches!(func.cfg[h].structure, Some(Structure::Loop { .. }));
-    innermost
+    let mut enclosing: FxHashMap<BlockId, usize> = FxHashMap::default();
+    for b in reverse_post_order(func) {
+        let count = innermost
+            .get(&b)
+            .copied()
+            .flatten()
+            .map_or(0, |h| enclosing[&h] + usize::from(is_loop(h)));
+        enclosing.insert(b, count);
+    }
+    enclosing
         .iter()
-        .map(|(&b, &inner)| {
-            let enclosing = std::iter::successors(inner, |h| innermost[h])
-                .filter(|&h| is_loop(h))
-                .count();
-            (b, enclosing + usize::from(is_loop(b)))
-        })
+        .map(|(&b, &count)| (b, count + usize::from(is_loop(b))))
         .collect()
 }
 
