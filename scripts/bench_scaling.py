@@ -3,7 +3,7 @@
 usage: bench_scaling.py [--shrew PATH] [--targets gen9,evergreen] [--shapes a,b,...]
                         [--sizes 1000,2000,4000,8000] [--timeout SECONDS] [--json FILE]
 
-Generates GLSL fragment shaders of each shape at growing sizes (the size is the number of IR
+Generates fragment shaders of each shape at growing sizes (the size is the number of IR
 instructions the front end makes, which the generator aims at):
 
 - chain:     one long dependency chain, `x = x * 1.0001 + 0.5` over and over;
@@ -12,7 +12,9 @@ instructions the front end makes, which the generator aims at):
 - loops:     loops (bounds from a uniform, so never unrolled) nested in one another;
 - switch:    one `switch` with many cases;
 - ternaries: a ternary nested in the false arm of the one before;
-- calls:     a chain of small functions, each calling the one before.
+- calls:     a chain of small functions, each calling the one before;
+- deep-ifs, deep-loops: `if`s and counted loops nested in one another, written as IR text
+  (`.shrew`): GLSL cannot nest deeper than about 1,250 levels (glslang's parser overflows).
 
 For each shader it times the front end (`shrew verify`: glslang, the SPIR-V reader, the
 verifier) and `shrew compile --stats` for each target (the default pipeline, the backend
@@ -44,9 +46,9 @@ layout(binding = 0, std140) uniform Block { vec4 u; int n; };
 SHAPES = {}
 
 
-def shape(per_unit):
+def shape(per_unit, suffix="frag"):
     def register(generate):
-        SHAPES[generate.__name__] = (generate, per_unit)
+        SHAPES[generate.__name__.replace("_", "-")] = (generate, per_unit, suffix)
         return generate
     return register
 
@@ -100,6 +102,85 @@ def calls(count):
     functions += "".join(f"float f{k}(float x) {{ return f{k - 1}(x) * 1.0001 + u.x; }}\n"
                          for k in range(1, count))
     return f"{HEADER}{functions}void main() {{\n    color = vec4(f{count - 1}(v.x));\n}}\n"
+
+
+# Nesting GLSL cannot reach (glslang's parser overflows around 1,250 nested lines) is written
+# as IR text: `x` is a variable the passes promote, `n` a uniform bound that keeps loops.
+IR_HEADER = """shader fragment
+struct Block { u: f32x4 offset 0, n: i32 offset 16 }
+var shader_in f32x4 @v (location=0)
+var ubo Block @Block (binding=0, desc_set=0)
+var shader_out f32x4 @color (location=0)
+var function_temp f32 @x
+"""
+
+
+def ir_main(variables, entry, blocks, last):
+    """A `main` whose entry block sets `x` from the input and runs `entry` lines before jumping
+    to `b1`; `blocks` follow; block `b<last>` writes `x` to the output and returns. Values are
+    written `%name` here and numbered in the text."""
+    text = "\n".join([
+        IR_HEADER + variables, "entry fn main() {", "b0:",
+        "    32 %x = deref_var @x", "    32 %v = deref_var @v", "    32 %block = deref_var @Block",
+        "    32 %u = deref_struct %block.u", "    32 %n_ref = deref_struct %block.n",
+        "    32 %zero = load_const (0)", "    32 %one = load_const (1)",
+        "    32 %v1 = deref_array %v[%one]", "    32 %u1 = deref_array %u[%one]",
+        "    32 %in = load_deref %v1", "    store_deref %x, %in (write_mask=x)",
+        *entry, "    jump b1", *blocks, f"b{last}:", "    32 %out = load_deref %x",
+        "    32x4 %out4 = vec4 %out, %out, %out, %out", "    32 %color = deref_var @color",
+        "    store_deref %color, %out4 (write_mask=xyzw)", "    return", "}", ""])
+    numbers = {}
+    return re.sub(r"%([a-z]\w*)", lambda m: f"%{numbers.setdefault(m.group(1), len(numbers))}",
+                  text)
+
+
+def update_x(k):
+    """`x = x * u.y + k`."""
+    return [f"    32 %a{k} = load_deref %x", f"    32 %uy{k} = load_deref %u1",
+            f"    32 %k{k} = load_const ({k}.0)", f"    32 %m{k} = fmul %a{k}, %uy{k}",
+            f"    32 %s{k} = fadd %m{k}, %k{k}", f"    store_deref %x, %s{k} (write_mask=x)"]
+
+
+@shape(per_unit=9, suffix="shrew")
+def deep_ifs(count):
+    """`if (x > k) { x = x * u.y + k; ... }` nested `count` deep."""
+    blocks = []
+    merge = lambda k: 2 * count + 1 - k  # noqa: E731 (the merge of level k)
+    for k in range(count):
+        blocks += [f"b{k + 1}: selection merge=b{merge(k)}", *update_x(k),
+                   f"    1 %c{k} = flt %k{k}, %s{k}", f"    branch %c{k}, b{k + 2}, b{merge(k)}"]
+    blocks += [f"b{count + 1}:", f"    jump b{merge(count - 1)}"]
+    blocks += [line for k in reversed(range(count))
+               for line in (f"b{merge(k)}:", f"    jump b{merge(k) + 1}")]
+    return ir_main("", [], blocks, 2 * count + 2)
+
+
+@shape(per_unit=14, suffix="shrew")
+def deep_loops(count):
+    """`for (int i = 0; i < n; i++) { x = x * u.y + k; ... }` nested `count` deep."""
+    variables = "".join(f"var function_temp i32 @i{k}\n" for k in range(count))
+    entry = [f"    32 %i{k} = deref_var @i{k}" for k in range(count)]
+    entry.append("    store_deref %i0, %zero (write_mask=x)")
+    base = 3 * count + 1
+    cont = lambda k: base + 2 * (count - 1 - k)  # noqa: E731 (level k's continue block)
+    blocks = []
+    for k in range(count):
+        header = 3 * k + 1
+        inner = (f"    store_deref %i{k + 1}, %zero (write_mask=x)", f"    jump b{header + 3}") \
+            if k + 1 < count else (f"    jump b{cont(k)}",)
+        blocks += [f"b{header}: loop merge=b{cont(k) + 1} continue=b{cont(k)}",
+                   f"    jump b{header + 1}", f"b{header + 1}:",
+                   f"    32 %i{k}_now = load_deref %i{k}", f"    32 %n{k} = load_deref %n_ref",
+                   f"    1 %c{k} = ilt %i{k}_now, %n{k}",
+                   f"    branch %c{k}, b{header + 2}, b{cont(k) + 1}",
+                   f"b{header + 2}:", *update_x(k), *inner]
+    for k in reversed(range(count)):
+        after = f"b{cont(k - 1)}" if k > 0 else f"b{base + 2 * count}"
+        blocks += [f"b{cont(k)}:", f"    32 %i{k}_last = load_deref %i{k}",
+                   f"    32 %i{k}_next = iadd %i{k}_last, %one",
+                   f"    store_deref %i{k}, %i{k}_next (write_mask=x)", f"    jump b{3 * k + 1}",
+                   f"b{cont(k) + 1}:", f"    jump {after}"]
+    return ir_main(variables, entry, blocks, base + 2 * count)
 
 
 INSTRUCTION = re.compile(r"^\s+(\d+(x\d+)? %\d+ = |store_|jump|branch|return|discard|demote|"
@@ -162,10 +243,10 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as directory:
         for name in args.shapes.split(","):
-            generate, per_unit = SHAPES[name]
+            generate, per_unit, suffix = SHAPES[name]
             rows = []  # (size, {stage: seconds}) or (size, error)
             for aimed in sizes:
-                path = os.path.join(directory, f"{name}-{aimed}.frag")
+                path = os.path.join(directory, f"{name}-{aimed}.{suffix}")
                 with open(path, "w") as out:
                     out.write(generate(max(aimed // per_unit, 1)))
                 try:
