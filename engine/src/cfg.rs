@@ -1,14 +1,15 @@
 //! Control-flow analyses over a function's petgraph CFG: reachability, dominators, post-order,
 //! and the structured-construct nesting of blocks.
 
+use crate::dominators::immediate_dominators;
 use crate::ir::{BlockId, Function};
-use petgraph::algo::dominators::{self, Dominators};
 use petgraph::visit::{DfsPostOrder, NodeIndexable, Walker};
 use std::collections::{HashMap, HashSet};
 
 /// Dominator information of one function.
 pub struct DomTree {
-    doms: Dominators<BlockId>,
+    /// Per block index: its immediate dominator; `None` for the entry and unreachable blocks.
+    idom: Vec<Option<BlockId>>,
     /// Per block index: its position in reverse post-order, for reachable blocks.
     rpo_index: Vec<Option<usize>>,
     /// Per block index: where the block enters and leaves a preorder walk of the dominator
@@ -22,15 +23,20 @@ pub struct DomTree {
 
 impl DomTree {
     pub fn new(func: &Function) -> DomTree {
-        let doms = dominators::simple_fast(&func.cfg, func.entry);
-        let order = reverse_post_order(func);
         let bound = func.cfg.node_bound();
+        let idom: Vec<Option<BlockId>> = immediate_dominators(bound, func.entry.index(), |b| {
+            func.cfg.neighbors(BlockId::new(b)).map(|s| s.index())
+        })
+        .into_iter()
+        .map(|d| d.map(BlockId::new))
+        .collect();
+        let order = reverse_post_order(func);
         let mut rpo_index = vec![None; bound];
         let mut children: Vec<Vec<BlockId>> = vec![Vec::new(); bound];
         for (i, &b) in order.iter().enumerate() {
             rpo_index[b.index()] = Some(i);
-            if let Some(idom) = doms.immediate_dominator(b).filter(|&d| d != b) {
-                children[idom.index()].push(b);
+            if let Some(parent) = idom[b.index()] {
+                children[parent.index()].push(b);
             }
         }
         let mut walk = vec![(usize::MAX, usize::MAX); bound];
@@ -50,7 +56,7 @@ impl DomTree {
             }
         }
         DomTree {
-            doms,
+            idom,
             rpo_index,
             walk,
             preorder,
@@ -83,8 +89,9 @@ impl DomTree {
         &self.preorder
     }
 
+    /// The immediate dominator of a reachable block other than the entry.
     pub fn immediate_dominator(&self, b: BlockId) -> Option<BlockId> {
-        self.doms.immediate_dominator(b)
+        self.idom.get(b.index()).copied().flatten()
     }
 
     /// Position of a reachable block in reverse post-order.
@@ -262,7 +269,7 @@ pub fn construct_depths(func: &Function, dom: &DomTree) -> HashMap<BlockId, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Builder, FuncId, Shader, Stage};
+    use crate::ir::{Builder, Edge, FuncId, Shader, Stage};
 
     #[test]
     fn a_break_target_is_outside_the_selection_it_breaks_from() {
@@ -282,5 +289,40 @@ mod tests {
         assert_eq!(depths[&merge], 0);
         assert_eq!(depths[&inner_merge], 1);
         assert_eq!(depths[&func.entry], 0);
+    }
+
+    /// Diamonds nested 100,000 deep, each in the true arm of the one around it: the dominator
+    /// tree is as deep, and neither finding it nor walking it may recurse that deep.
+    #[test]
+    fn dominators_of_diamonds_nested_100000_deep() {
+        const DEPTH: usize = 100_000;
+        let mut func = Function::new("deep");
+        let headers: Vec<BlockId> = std::iter::once(func.entry)
+            .chain((1..DEPTH).map(|_| func.add_block()))
+            .collect();
+        let false_arms: Vec<BlockId> = (0..DEPTH).map(|_| func.add_block()).collect();
+        let merges: Vec<BlockId> = (0..DEPTH).map(|_| func.add_block()).collect();
+        for i in 0..DEPTH {
+            let inner = headers.get(i + 1).unwrap_or(&merges[i]);
+            func.cfg.add_edge(headers[i], *inner, Edge::True);
+            func.cfg.add_edge(headers[i], false_arms[i], Edge::False);
+            func.cfg.add_edge(false_arms[i], merges[i], Edge::Jump);
+            if i > 0 {
+                func.cfg.add_edge(merges[i], merges[i - 1], Edge::Jump);
+            }
+        }
+        let dom = DomTree::new(&func);
+        assert_eq!(dom.immediate_dominator(headers[0]), None);
+        for i in 0..DEPTH {
+            if i > 0 {
+                assert_eq!(dom.immediate_dominator(headers[i]), Some(headers[i - 1]));
+            }
+            assert_eq!(dom.immediate_dominator(false_arms[i]), Some(headers[i]));
+            assert_eq!(dom.immediate_dominator(merges[i]), Some(headers[i]));
+        }
+        assert_eq!(dom.preorder().len(), 3 * DEPTH);
+        assert!(dom.dominates(headers[0], merges[DEPTH - 1]));
+        assert!(!dom.dominates(false_arms[0], merges[0]));
+        assert!(!dom.dominates(headers[DEPTH - 1], merges[0]));
     }
 }

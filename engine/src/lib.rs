@@ -1,13 +1,14 @@
 //! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]),
-//! the reference interpreter ([`interp`]), analyses ([`cfg`], [`uses`]), the passes with their
-//! pipeline ([`passes`]), equality saturation with target-aware extraction ([`egraph`]), and the
-//! out-of-SSA translation and the structured control-flow tree the backends start from
-//! ([`out_of_ssa`], [`structure`]), and the draw contract between a rasterizer and the stages
-//! that run on the interpreter or an emulator ([`draw`]), and [`deep`] for walks whose
-//! recursion follows the shader's nesting.
+//! the reference interpreter ([`interp`]), analyses ([`cfg`], [`dominators`], [`uses`]), the
+//! passes with their pipeline ([`passes`]), equality saturation with target-aware extraction
+//! ([`egraph`]), and the out-of-SSA translation and the structured control-flow tree the
+//! backends start from ([`out_of_ssa`], [`structure`]), and the draw contract between a
+//! rasterizer and the stages that run on the interpreter or an emulator ([`draw`]), and
+//! [`deep`] for walks whose recursion follows the shader's nesting.
 
 pub mod cfg;
 pub mod deep;
+pub mod dominators;
 pub mod draw;
 pub mod egraph;
 pub mod interp;

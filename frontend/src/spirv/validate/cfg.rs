@@ -25,6 +25,7 @@
 use crate::spirv::module::id;
 use crate::spirv::{Inst, Result, SpirvError};
 use rspirv::spirv::{Op, Word};
+use shrew_engine::dominators::immediate_dominators;
 use std::collections::{HashMap, HashSet};
 
 /// A block: where its label and terminator are, its successors and merge instruction.
@@ -58,6 +59,7 @@ struct Construct {
 /// The dominator tree of the reachable blocks, with pre- and post-order numbers that answer
 /// "does a dominate b" in constant time.
 struct Dominators {
+    /// Per block its immediate dominator (block 0's is itself); `None` for unreachable blocks.
     idom: Vec<Option<usize>>,
     pre: Vec<usize>,
     post: Vec<usize>,
@@ -79,8 +81,8 @@ impl Dominators {
 
     /// Structural dominance (the dominance of the graph where every header also branches to
     /// its merge block and continue target, so that a break or continue does not pull those
-    /// into the constructs it leaves), by Cooper, Harvey and Kennedy's iteration over the
-    /// reverse postorder from block 0.
+    /// into the constructs it leaves), from block 0; each block's children in the tree in
+    /// reverse postorder.
     fn new(blocks: &[Block]) -> Dominators {
         let n = blocks.len();
         let structural: Vec<Vec<usize>> = (blocks.iter())
@@ -108,49 +110,8 @@ impl Dominators {
             }
         }
         order.reverse();
-        let mut rpo = vec![usize::MAX; n];
-        for (i, &block) in order.iter().enumerate() {
-            rpo[block] = i;
-        }
-        let mut predecessors = vec![Vec::new(); n];
-        for (block, successors) in structural.iter().enumerate() {
-            for &succ in successors {
-                predecessors[succ].push(block);
-            }
-        }
-        let mut idom: Vec<Option<usize>> = vec![None; n];
+        let mut idom = immediate_dominators(n, 0, |block| structural[block].iter().copied());
         idom[0] = Some(0);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &block in &order[1..] {
-                let mut new: Option<usize> = None;
-                for &pred in &predecessors[block] {
-                    if idom[pred].is_none() {
-                        continue;
-                    }
-                    new = Some(match new {
-                        None => pred,
-                        Some(mut a) => {
-                            let mut b = pred;
-                            while a != b {
-                                while rpo[a] > rpo[b] {
-                                    a = idom[a].unwrap_or(0);
-                                }
-                                while rpo[b] > rpo[a] {
-                                    b = idom[b].unwrap_or(0);
-                                }
-                            }
-                            a
-                        }
-                    });
-                }
-                if new.is_some() && idom[block] != new {
-                    idom[block] = new;
-                    changed = true;
-                }
-            }
-        }
         let mut children = vec![Vec::new(); n];
         for &block in &order[1..] {
             if let Some(parent) = idom[block] {
