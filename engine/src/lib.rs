@@ -1,10 +1,10 @@
 //! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]),
-//! the reference interpreter ([`interp`]), analyses ([`cfg`], [`dominators`], [`uses`]), the
-//! passes with their pipeline ([`passes`]), equality saturation with target-aware extraction
-//! ([`egraph`]), and the out-of-SSA translation and the structured control-flow tree the
-//! backends start from ([`out_of_ssa`], [`structure`]), and the draw contract between a
-//! rasterizer and the stages that run on the interpreter or an emulator ([`draw`]), and
-//! [`deep`] for walks whose recursion follows the shader's nesting.
+//! the reference interpreter ([`interp`]), analyses ([`cfg`], [`dominators`], [`liveness`],
+//! [`uses`]), the passes with their pipeline ([`passes`]), equality saturation with
+//! target-aware extraction ([`egraph`]), and the out-of-SSA translation and the structured
+//! control-flow tree the backends start from ([`out_of_ssa`], [`structure`]), and the draw
+//! contract between a rasterizer and the stages that run on the interpreter or an emulator
+//! ([`draw`]), and [`deep`] for walks whose recursion follows the shader's nesting.
 
 pub mod cfg;
 pub mod deep;
@@ -13,6 +13,7 @@ pub mod draw;
 pub mod egraph;
 pub mod interp;
 pub mod ir;
+pub mod liveness;
 pub mod memory;
 pub mod out_of_ssa;
 pub mod passes;

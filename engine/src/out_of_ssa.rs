@@ -54,6 +54,7 @@
 
 use crate::cfg::{DomTree, innermost_constructs, reverse_post_order};
 use crate::ir::{BlockId, Function, InstKind, Structure, ValType, Value};
+use crate::liveness::{Live, LiveRangeSearch};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A register of a destructed function, numbered from 0.
@@ -231,20 +232,10 @@ impl CopyProgram {
     }
 
     /// Step 2: the `related` nodes live at the end of each block (after its terminator), by
-    /// block index. A node is live into the blocks from which a path reaches a use of it not
-    /// preceded by a definition in its block, without passing a block that defines it, and out of
-    /// their predecessors: a backward search from its uses, which visits only where it is live
-    /// and finds the least solution of the dataflow equations (live-out the union of the
-    /// successors' live-in) without iterating them to a fixed point.
+    /// block index, each found by a search back from its uses ([`LiveRangeSearch`]).
     fn live_out(&self, func: &Function, related: &[bool]) -> Vec<Vec<Node>> {
         let ids = func.blocks();
         let blocks = ids.last().map_or(0, |b| b.index() + 1);
-        let mut preds = vec![Vec::new(); blocks];
-        for &b in &ids {
-            for s in func.successors(b) {
-                preds[s.index()].push(b.index());
-            }
-        }
         // Per node, the blocks that read it before writing it and the blocks that write it.
         let nodes = related.len();
         let (mut exposed, mut written) = (Vec::new(), Vec::new());
@@ -273,34 +264,15 @@ impl CopyProgram {
             let to = pairs.partition_point(|&(n, _)| n <= node);
             pairs[from..to].iter().map(|&(_, b)| b).collect::<Vec<_>>()
         };
-        // Marks hold the node they were set for.
-        let mut live_in = vec![usize::MAX; blocks];
-        let mut live_out = vec![usize::MAX; blocks];
-        let mut defines = vec![usize::MAX; blocks];
+        let mut search = LiveRangeSearch::over_blocks(func);
         let mut result = vec![Vec::new(); blocks];
-        let mut search = Vec::new();
         for node in (0..nodes as Node).filter(|&n| related[n as usize]) {
-            let mark = node as usize;
-            for b in blocks_of(&written, node) {
-                defines[b] = mark;
-            }
-            for b in blocks_of(&exposed, node) {
-                live_in[b] = mark;
-                search.push(b);
-            }
-            while let Some(b) = search.pop() {
-                for &p in &preds[b] {
-                    if live_out[p] == mark {
-                        continue;
-                    }
-                    live_out[p] = mark;
-                    result[p].push(node);
-                    if defines[p] != mark && live_in[p] != mark {
-                        live_in[p] = mark;
-                        search.push(p);
-                    }
+            let (exposed, written) = (blocks_of(&exposed, node), blocks_of(&written, node));
+            search.search(exposed, written, |live| {
+                if let Live::Out(b) = live {
+                    result[b].push(node);
                 }
-            }
+            });
         }
         result
     }

@@ -41,6 +41,7 @@ use crate::encoding::EncodingError;
 use crate::isa::{Gen, Opcode};
 use crate::lir::{Lir, Op, Src, VReg};
 use crate::spill::{MAX_SCRATCH_BYTES, spill, spill_costs};
+use shrew_engine::liveness::{Live, LiveRangeSearch};
 
 /// GRFs in the file.
 pub const GRFS: u32 = 128;
@@ -203,12 +204,6 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
     }
     let exposed = by_variable(vars, &exposed);
     let defined = by_variable(vars, &defined);
-    let mut preds = vec![Vec::new(); blocks.len()];
-    for (b, block) in blocks.iter().enumerate() {
-        for &s in &block.succs {
-            preds[s].push(b);
-        }
-    }
     let mut result: Vec<Option<(usize, usize)>> = vec![None; program.vreg_sizes.len()];
     let mut extend = |v: usize, at: usize| {
         let entry = &mut result[v];
@@ -229,38 +224,18 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
             }
         }
     }
-    // Each variable is live into the blocks from which a path reaches an upward-exposed use
-    // without passing a block that writes it whole, and out of their predecessors: a backward
-    // search from its uses, which visits only where it is live (the least fixed point of the
-    // dataflow equations). Marks hold the variable they were set for.
-    let mut live_in = vec![usize::MAX; blocks.len()];
-    let mut live_out = vec![usize::MAX; blocks.len()];
-    let mut defines = vec![usize::MAX; blocks.len()];
-    let mut search = Vec::new();
+    // Each variable lives from the start of each block it is live into to the end of each block
+    // it is live out of.
+    let mut search = LiveRangeSearch::new(blocks.len(), |b| blocks[b].succs.iter().copied());
     for (var, &v) in vreg_of_var.iter().enumerate() {
-        for &b in defined.of(var) {
-            defines[b] = var;
-        }
-        for &b in exposed.of(var) {
-            live_in[b] = var;
-            extend(v, blocks[b].start);
-            search.push(b);
-        }
-        while let Some(b) = search.pop() {
-            for &p in &preds[b] {
-                if live_out[p] == var {
-                    continue;
-                }
-                live_out[p] = var;
-                let block = &blocks[p];
-                extend(v, block.end.saturating_sub(1).max(block.start));
-                if defines[p] != var && live_in[p] != var {
-                    live_in[p] = var;
-                    extend(v, block.start);
-                    search.push(p);
-                }
-            }
-        }
+        let (exposed, defined) = (exposed.of(var), defined.of(var));
+        search.search(exposed.iter().copied(), defined.iter().copied(), |live| {
+            let at = match live {
+                Live::In(b) => blocks[b].start,
+                Live::Out(b) => blocks[b].end.saturating_sub(1).max(blocks[b].start),
+            };
+            extend(v, at);
+        });
     }
     result
 }

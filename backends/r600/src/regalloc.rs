@@ -23,6 +23,7 @@ use crate::lir::{Lir, Operand, VReg, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use shrew_engine::deep::nested;
+use shrew_engine::liveness::{Live, LiveRangeSearch};
 use shrew_engine::passes::machine::MachineIr;
 
 /// The register of each value.
@@ -172,48 +173,31 @@ impl Graph {
 }
 
 /// The values live into and out of each point, each list ascending: live-in = uses ∪
-/// (live-out − defs), live-out = ∪ live-in of the successors, the least solution. Each value
-/// is followed back from its uses to its definitions on its own, so the work is the size of
-/// the live ranges, not the points times the values.
+/// (live-out − defs), live-out = ∪ live-in of the successors, the least solution, found one
+/// value at a time by a search back from its uses ([`LiveRangeSearch`]).
 fn liveness(points: &[Point], values: usize) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let mut preds = vec![Vec::new(); points.len()];
     let mut used_at = vec![Vec::new(); values];
+    let mut defined_at = vec![Vec::new(); values];
     for (p, point) in points.iter().enumerate() {
-        for &s in &point.succs {
-            preds[s].push(p);
-        }
         for &u in &point.uses {
             used_at[u as usize].push(p);
+        }
+        for &(d, _) in &point.defs {
+            defined_at[d as usize].push(p);
         }
     }
     let mut live_in = vec![Vec::new(); points.len()];
     let mut live_out = vec![Vec::new(); points.len()];
-    // The last value each point's lists took: values go in ascending, each once.
-    let mut in_of = vec![u32::MAX; points.len()];
-    let mut out_of = vec![u32::MAX; points.len()];
-    let mut work = Vec::new();
-    for (v, uses) in (0..values as u32).zip(&used_at) {
-        for &p in uses {
-            if in_of[p] != v {
-                in_of[p] = v;
-                live_in[p].push(v);
-                work.push(p);
-            }
-        }
-        while let Some(p) = work.pop() {
-            for &q in &preds[p] {
-                if out_of[q] == v {
-                    continue;
-                }
-                out_of[q] = v;
-                live_out[q].push(v);
-                if in_of[q] != v && !points[q].defs.iter().any(|&(d, _)| d == v) {
-                    in_of[q] = v;
-                    live_in[q].push(v);
-                    work.push(q);
-                }
-            }
-        }
+    let mut search = LiveRangeSearch::new(points.len(), |p| points[p].succs.iter().copied());
+    for (v, (uses, defs)) in (0..values as u32).zip(used_at.iter().zip(&defined_at)) {
+        search.search(
+            uses.iter().copied(),
+            defs.iter().copied(),
+            |live| match live {
+                Live::In(p) => live_in[p].push(v),
+                Live::Out(p) => live_out[p].push(v),
+            },
+        );
     }
     (live_in, live_out)
 }

@@ -36,6 +36,7 @@ use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier};
 use crate::ir::{
     AluSrc, BlockId, Deref, Function, Inst, InstKind, Shader, ValType, Value, VarId, deref_chain,
 };
+use crate::liveness::LiveRangeSearch;
 use crate::ops::AluOp;
 use shrew_ops::IndexKind;
 use std::collections::{HashMap, HashSet};
@@ -257,7 +258,10 @@ fn promote(func: &mut Function, acc: &Accesses) {
         }
     }
     let mut phis: HashMap<BlockId, Vec<(usize, Value)>> = HashMap::new();
-    let (exposed, replaced) = exposed_reads(func, acc);
+    let (exposed, replacing) = exposed_reads(func, acc);
+    // Phis go only where their leaf is live (pruned SSA): a variable live in a small region,
+    // like the temporary of a ternary, gets none at the merges around it.
+    let mut liveness = LiveRangeSearch::over_blocks(func);
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
         // No store block with a frontier, no phi: the liveness search (as long as the live
         // range, which nested live ranges make quadratic in total) is not needed.
@@ -267,8 +271,15 @@ fn promote(func: &mut Function, acc: &Accesses) {
         if !loaded[leaf] || !meets_others {
             continue;
         }
-        let live_in = live_in_blocks(func, leaf, &exposed[leaf], &replaced);
-        for b in iterated_dominance_frontier(&frontiers, blocks, |b| live_in.contains(&b)) {
+        let (exposed, replacing) = (&exposed[leaf], &replacing[leaf]);
+        let index = |b: &BlockId| b.index();
+        liveness.search(
+            exposed.iter().map(index),
+            replacing.iter().map(index),
+            |_| {},
+        );
+        let live_in = |b: BlockId| liveness.is_live_in(b.index());
+        for b in iterated_dominance_frontier(&frontiers, blocks, live_in) {
             let phi = func.alloc_inst(Inst {
                 kind: InstKind::Phi(Vec::new()),
                 def: Some(acc.leaves[leaf].1),
@@ -345,52 +356,27 @@ fn promote(func: &mut Function, acc: &Accesses) {
 }
 
 /// Per leaf, the blocks that read it before any store of the whole leaf (a load, or a store
-/// keeping some old components); and the blocks, with leaves, that store a whole leaf.
-fn exposed_reads(
-    func: &Function,
-    acc: &Accesses,
-) -> (Vec<Vec<BlockId>>, HashSet<(BlockId, usize)>) {
+/// keeping some old components), and the blocks that store the whole leaf; each in block order.
+fn exposed_reads(func: &Function, acc: &Accesses) -> (Vec<Vec<BlockId>>, Vec<Vec<BlockId>>) {
     let mut exposed = vec![Vec::new(); acc.leaves.len()];
-    let mut replaced = HashSet::new();
+    let mut replacing = vec![Vec::new(); acc.leaves.len()];
     for b in func.blocks() {
         for v in &func.cfg[b].insts {
             let Some(access) = acc.by_inst.get(v) else {
                 continue;
             };
             let leaf = access.leaf;
-            if replaced.contains(&(b, leaf)) {
+            if replacing[leaf].last() == Some(&b) {
                 continue;
             }
             if access.replaces_leaf(acc.leaves[leaf].1.comps) {
-                replaced.insert((b, leaf));
+                replacing[leaf].push(b);
             } else if exposed[leaf].last() != Some(&b) {
                 exposed[leaf].push(b);
             }
         }
     }
-    (exposed, replaced)
-}
-
-/// The blocks `leaf` is live on entry to: those with a path to a read of it (`exposed`) along
-/// which nothing stores the whole leaf (`replaced`). Phis go only there (pruned SSA): a variable
-/// live in a small region, like the temporary of a ternary, gets none at the merges around it.
-/// The search visits only the blocks where the leaf is live.
-fn live_in_blocks(
-    func: &Function,
-    leaf: usize,
-    exposed: &[BlockId],
-    replaced: &HashSet<(BlockId, usize)>,
-) -> HashSet<BlockId> {
-    let mut live: HashSet<BlockId> = exposed.iter().copied().collect();
-    let mut work = exposed.to_vec();
-    while let Some(b) = work.pop() {
-        for p in func.predecessors(b) {
-            if !replaced.contains(&(p, leaf)) && live.insert(p) {
-                work.push(p);
-            }
-        }
-    }
-    live
+    (exposed, replacing)
 }
 
 /// The leaves' values a block's renaming replaced, in order, to put back after its subtree.
