@@ -29,7 +29,8 @@
 //! loop left by a return when a value of the loop is used after it. Each unrolled loop is one
 //! transformation.
 //!
-//! Options: [`MAX_ITERATIONS`], [`MAX_UNROLLED_INSTS`].
+//! Options: [`MAX_ITERATIONS`], [`MAX_UNROLLED_INSTS`] (which also bounds the loop body
+//! searched: a loop larger than that is not unrolled even when one iteration's path is smaller).
 
 use super::manager::{Pass, PassContext};
 use crate::cfg::DomTree;
@@ -134,12 +135,19 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
     let Some(Structure::Loop { merge, cont }) = func.cfg[header].structure else {
         return None;
     };
-    // The body: what the header reaches without passing the merge block or going round.
+    // The body: what the header reaches without passing the merge block or going round. A body
+    // larger than all the copies may be is not unrolled, and not searched further: so the
+    // loops of a deep nest, each tried in turn, cost no more than that each.
     let mut body: BTreeSet<BlockId> = BTreeSet::from([header]);
+    let mut body_size = func.cfg[header].insts.len();
     let mut stack = vec![header];
     while let Some(b) = stack.pop() {
         for s in func.successors(b) {
             if s != merge && s != header && body.insert(s) {
+                body_size += func.cfg[s].insts.len();
+                if body_size > MAX_UNROLLED_INSTS {
+                    return None;
+                }
                 stack.push(s);
             }
         }
