@@ -20,85 +20,187 @@ use crate::isa::AluOpcode;
 use crate::isa::Chip;
 use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, VReg};
 use crate::pack::fits_alone;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Propagates copies until none is left to propagate.
+///
+/// Round by round: the MOVs that may go are taken in program order, and each goes if all its
+/// readers take its source. A round walks the program a fixed number of times (counting
+/// definitions; finding, for every MOV at once, whether its readers see its source unchanged:
+/// [`sources_unchanged`]; listing each value's readers) and then visits only each MOV's
+/// readers, which it keeps by position as propagation moves them from value to value.
 pub fn propagate_copies(lir: &mut Lir, chip: Chip) {
-    loop {
-        let defs = lir.def_counts();
-        let mut candidates = Vec::new();
-        lir.for_each_inst(&mut |inst| {
-            if let Inst::Alu(alu) = inst
-                && alu.op == AluOpcode::Mov
-                && !alu.clamp
-                && let Some(dst) = alu.dst
-                && defs[dst.0 as usize] == 1
-                && !lir.fixed.contains_key(&dst)
-            {
-                let src = alu.srcs[0];
-                let once = match src.operand {
-                    Operand::Value(s) => {
-                        s != dst
-                            && (defs[s.0 as usize] == 1
-                                || read_unchanged(lir, dst, |inst| inst.writes().contains(&s)))
-                    }
-                    Operand::Const(_) | Operand::Kcache { .. } => true,
-                    Operand::Indexed(indexed) => read_unchanged(lir, dst, |inst| {
-                        matches!(inst, Inst::Alu(alu)
-                            if alu.indexed.is_some_and(|w| w.may_alias(indexed)))
-                    }),
-                    Operand::Param { .. } => false,
-                };
-                if once {
-                    candidates.push((dst, src));
-                }
-            }
-        });
-        let mut changed = false;
-        // What each propagated value became: later candidates may read it.
-        let mut replaced: HashMap<VReg, Src> = HashMap::new();
-        for (dst, mut src) in candidates {
-            let original = src;
-            while let Operand::Value(v) = src.operand
-                && let Some(&by) = replaced.get(&v)
-            {
-                src = combine(src, by);
-            }
-            // Whether the readers see the indexed register unchanged was not checked for this
-            // MOV: the next round does.
-            if src != original && matches!(src.operand, Operand::Indexed(_)) {
-                continue;
-            }
-            if try_propagate(lir, chip, dst, src) {
-                replaced.insert(dst, src);
-                changed = true;
-            }
-        }
-        if !changed {
-            return;
-        }
-    }
+    let mut blocks: Vec<Vec<Option<Inst>>> = Vec::new();
+    lir.for_each_block_mut(&mut |insts| blocks.push(insts.drain(..).map(Some).collect()));
+    while propagation_round(&mut blocks, lir, chip) {}
+    let mut blocks = blocks.into_iter();
+    lir.for_each_block_mut(&mut |insts| {
+        *insts = (blocks.next().expect("one taken for each block"))
+            .into_iter()
+            .flatten()
+            .collect()
+    });
 }
 
-/// Whether every read of `dst` (defined by a MOV) follows that MOV in its block with no
-/// instruction that `overwrites` the MOV's source between.
-fn read_unchanged(lir: &Lir, dst: VReg, overwrites: impl Fn(&Inst) -> bool) -> bool {
-    let mut unchanged = true;
-    lir.for_each_block(&mut |insts| {
-        // Whether the MOV has run in this block and its source kept its value since.
-        let mut after_copy = false;
-        for inst in insts {
-            if inst.reads().contains(&dst) && !after_copy {
-                unchanged = false;
-            }
-            if inst.writes().contains(&dst) {
-                after_copy = true;
-            } else if overwrites(inst) {
-                after_copy = false;
+/// Where an instruction is while copies are propagated: its block and its index there (a
+/// propagated MOV leaves `None` in its place, so positions hold for the whole round).
+type At = (usize, usize);
+
+/// The instructions left, with their positions, in program order.
+fn insts(blocks: &[Vec<Option<Inst>>]) -> impl Iterator<Item = (At, &Inst)> {
+    blocks.iter().enumerate().flat_map(|(b, block)| {
+        (block.iter().enumerate()).filter_map(move |(i, inst)| Some(((b, i), inst.as_ref()?)))
+    })
+}
+
+/// One round of propagation; whether it propagated anything.
+fn propagation_round(blocks: &mut [Vec<Option<Inst>>], lir: &Lir, chip: Chip) -> bool {
+    let mut defs = vec![0u32; lir.values as usize];
+    for v in lir.fixed.keys() {
+        defs[v.0 as usize] += 1;
+    }
+    for (_, inst) in insts(blocks) {
+        for v in inst.writes() {
+            defs[v.0 as usize] += 1;
+        }
+    }
+    let unchanged = sources_unchanged(blocks);
+    let mut candidates = Vec::new();
+    // The instructions that read each value.
+    let mut readers: Vec<Vec<At>> = vec![Vec::new(); lir.values as usize];
+    for (at, inst) in insts(blocks) {
+        for v in inst.reads() {
+            let readers = &mut readers[v.0 as usize];
+            if readers.last() != Some(&at) {
+                readers.push(at);
             }
         }
-    });
-    unchanged
+        if let Inst::Alu(alu) = inst
+            && alu.op == AluOpcode::Mov
+            && !alu.clamp
+            && let Some(dst) = alu.dst
+            && defs[dst.0 as usize] == 1
+            && !lir.fixed.contains_key(&dst)
+        {
+            let src = alu.srcs[0];
+            let once = match src.operand {
+                Operand::Value(s) => {
+                    s != dst && (defs[s.0 as usize] == 1 || unchanged.contains(&dst))
+                }
+                Operand::Const(_) | Operand::Kcache { .. } => true,
+                Operand::Indexed(_) => unchanged.contains(&dst),
+                Operand::Param { .. } => false,
+            };
+            if once {
+                candidates.push((at, dst, src));
+            }
+        }
+    }
+    let mut changed = false;
+    // What each propagated value became: later candidates may read it.
+    let mut replaced: HashMap<VReg, Src> = HashMap::new();
+    for (at, dst, mut src) in candidates {
+        let original = src;
+        while let Operand::Value(v) = src.operand
+            && let Some(&by) = replaced.get(&v)
+        {
+            src = combine(src, by);
+        }
+        // Whether the readers see the indexed register unchanged was not checked for this
+        // MOV: the next round does.
+        if src != original && matches!(src.operand, Operand::Indexed(_)) {
+            continue;
+        }
+        if try_propagate(blocks, &mut readers, chip, at, dst, src) {
+            replaced.insert(dst, src);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The values defined by a MOV of a value or of an indexed register component whose every
+/// read follows that MOV in its block with no instruction between that may write the MOV's
+/// source (the values defined once among them hold the source's value wherever they are
+/// read). One sweep in program order, keeping the position of each value's and indexed
+/// register component's latest write.
+fn sources_unchanged(blocks: &[Vec<Option<Inst>>]) -> HashSet<VReg> {
+    // Positions count the instructions in program order.
+    let mut copies: HashMap<VReg, (usize, Operand)> = HashMap::new();
+    let mut last_writes = LastWrites::default();
+    let mut broken = HashSet::new();
+    let mut position = 0;
+    for block in blocks {
+        let block_start = position;
+        for inst in block.iter().flatten() {
+            for v in inst.reads() {
+                let holds = copies.get(&v).is_some_and(|&(copy, source)| {
+                    copy >= block_start && last_writes.of(source).is_none_or(|w| w <= copy)
+                });
+                if !holds {
+                    broken.insert(v);
+                }
+            }
+            last_writes.record(inst, position);
+            if let Inst::Alu(alu) = inst
+                && alu.op == AluOpcode::Mov
+                && let Some(dst) = alu.dst
+                && matches!(alu.srcs[0].operand, Operand::Value(_) | Operand::Indexed(_))
+            {
+                copies.insert(dst, (position, alu.srcs[0].operand));
+            }
+            position += 1;
+        }
+    }
+    (copies.into_keys())
+        .filter(|v| !broken.contains(v))
+        .collect()
+}
+
+/// The position of the latest write of each value, and of each indexed register component by
+/// a write of that component, by a relative write of its channel, and by any write of its
+/// channel.
+#[derive(Default)]
+struct LastWrites {
+    values: HashMap<VReg, usize>,
+    components: HashMap<(u16, u8), usize>,
+    relative: HashMap<u8, usize>,
+    channels: HashMap<u8, usize>,
+}
+
+impl LastWrites {
+    fn record(&mut self, inst: &Inst, position: usize) {
+        for v in inst.writes() {
+            self.values.insert(v, position);
+        }
+        if let Inst::Alu(Alu {
+            indexed: Some(write),
+            ..
+        }) = inst
+        {
+            self.channels.insert(write.chan, position);
+            if write.index.is_some() {
+                self.relative.insert(write.chan, position);
+            } else {
+                self.components.insert((write.reg, write.chan), position);
+            }
+        }
+    }
+
+    /// The latest write that may change `source` (one that [`Indexed::may_alias`] it, for an
+    /// indexed register component).
+    fn of(&self, source: Operand) -> Option<usize> {
+        match source {
+            Operand::Value(v) => self.values.get(&v).copied(),
+            Operand::Indexed(read) if read.index.is_some() => {
+                self.channels.get(&read.chan).copied()
+            }
+            Operand::Indexed(read) => (self.components.get(&(read.reg, read.chan)))
+                .max(self.relative.get(&read.chan))
+                .copied(),
+            Operand::Const(_) | Operand::Kcache { .. } | Operand::Param { .. } => None,
+        }
+    }
 }
 
 /// Moves constant operands (kcache reads, literals) of instructions that do not fit a group
@@ -144,29 +246,41 @@ fn is_constant_read(operand: Operand) -> bool {
     }
 }
 
-/// Replaces every read of `dst` by `src` and removes the MOV, if every reader can take it.
-fn try_propagate(lir: &mut Lir, chip: Chip, dst: VReg, src: Src) -> bool {
-    let mut ok = true;
-    lir.for_each_inst(&mut |inst| {
-        if !ok || !inst.reads().contains(&dst) {
-            return;
-        }
+/// Replaces every read of `dst` by `src` and removes the MOV at `at` that defines it, if every
+/// reader can take `src`; the readers become readers of what `src` reads.
+fn try_propagate(
+    blocks: &mut [Vec<Option<Inst>>],
+    readers: &mut [Vec<At>],
+    chip: Chip,
+    at: At,
+    dst: VReg,
+    src: Src,
+) -> bool {
+    let moved = std::mem::take(&mut readers[dst.0 as usize]);
+    let reader = |&(b, i): &At| {
+        blocks[b][i]
+            .as_ref()
+            .filter(|inst| inst.reads().contains(&dst))
+    };
+    let ok = moved.iter().filter_map(reader).all(|inst| {
         let mut rewritten = inst.clone();
-        ok = rewrite(&mut rewritten, dst, src)
+        rewrite(&mut rewritten, dst, src)
             && fits_alone(&rewritten, chip)
-            && !matches!(&rewritten, Inst::Alu(alu) if alu.relative_index().is_none());
+            && !matches!(&rewritten, Inst::Alu(alu) if alu.relative_index().is_none())
     });
     if !ok {
+        readers[dst.0 as usize] = moved;
         return false;
     }
-    lir.for_each_block_mut(&mut |insts| {
-        insts.retain(
-            |inst| !matches!(inst, Inst::Alu(alu) if alu.dst == Some(dst) && alu.op == AluOpcode::Mov),
-        );
-        for inst in insts.iter_mut() {
+    blocks[at.0][at.1] = None;
+    for &(b, i) in &moved {
+        if let Some(inst) = &mut blocks[b][i] {
             rewrite(inst, dst, src);
         }
-    });
+    }
+    if let Some(v) = src.values_read() {
+        readers[v.0 as usize].extend(moved);
+    }
     true
 }
 

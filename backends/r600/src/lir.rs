@@ -115,7 +115,7 @@ impl Src {
     }
 
     /// The values the source reads: its value, or an indexed operand's index.
-    fn values_read(&self) -> Option<VReg> {
+    pub fn values_read(&self) -> Option<VReg> {
         match self.operand {
             Operand::Value(v) => Some(v),
             Operand::Indexed(Indexed { index, .. }) => index,
