@@ -38,7 +38,7 @@ use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
 use shrew_engine::text::indentation;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Live values of a block (channels: four to a GPR) from which the scheduler favours
 /// instructions that end values over those that start them, so that wide independent work
@@ -241,6 +241,107 @@ struct Packer<'a> {
     carried_load: [u32; 4],
 }
 
+/// The scratch accesses of a block a new one must follow: a read follows the writes before it,
+/// a write the reads before it. Only those of the latest run of writes and of reads are kept:
+/// the earlier ones precede a later run of the other kind, which the new access follows.
+#[derive(Default)]
+struct ScratchOrder {
+    writes: Vec<usize>,
+    reads: Vec<usize>,
+    /// Whether the latest access was a write.
+    after_write: bool,
+}
+
+impl ScratchOrder {
+    /// Adds to `deps` what access `i` (a write, or a read) follows, and records it.
+    fn access(&mut self, i: usize, write: bool, deps: &mut Vec<(usize, Dep)>) {
+        let (own, other) = if write {
+            (&mut self.writes, &self.reads)
+        } else {
+            (&mut self.reads, &self.writes)
+        };
+        if write != self.after_write {
+            own.clear();
+        }
+        deps.extend(other.iter().map(|&j| (j, Dep::After)));
+        own.push(i);
+        self.after_write = write;
+    }
+}
+
+/// The accesses of one channel of the indexed registers a new access that may touch the same
+/// component ([`Indexed::may_alias`]) must keep its order with: a read follows the writes before
+/// it, a write the writes before it and joins or follows the reads before it. Only those not
+/// already ordered before a later one the new access is ordered after are kept, so the
+/// accesses a new one compares with are those it depends on.
+#[derive(Default)]
+struct IndexedOrder {
+    /// The latest relative write of the channel: everything before it is ordered before it.
+    relative_write: Option<usize>,
+    /// The relative reads since it.
+    relative_reads: Vec<usize>,
+    /// By register, its accesses since the relative write.
+    registers: BTreeMap<u16, RegisterOrder>,
+}
+
+/// The accesses of one register of a channel since the channel's latest relative write.
+#[derive(Default)]
+struct RegisterOrder {
+    /// The latest write.
+    write: Option<usize>,
+    /// The reads since that write.
+    reads: Vec<usize>,
+    /// How many of the channel's relative reads precede that write.
+    relative_reads_before: usize,
+}
+
+impl IndexedOrder {
+    /// Adds to `deps` what `access` (a write, or a read) of the channel must follow.
+    fn deps(&self, access: Indexed, write: bool, deps: &mut Vec<(usize, Dep)>) {
+        // A group reads before it writes: a write may join an earlier read.
+        let joined = |reads: &[usize]| {
+            let reads: Vec<(usize, Dep)> = reads.iter().map(|&j| (j, Dep::NotBefore)).collect();
+            if write { reads } else { Vec::new() }
+        };
+        deps.extend(self.relative_write.map(|j| (j, Dep::After)));
+        if access.index.is_some() {
+            for register in self.registers.values() {
+                deps.extend(register.write.map(|j| (j, Dep::After)));
+                deps.extend(joined(&register.reads));
+            }
+            deps.extend(joined(&self.relative_reads));
+        } else if let Some(register) = self.registers.get(&access.reg) {
+            deps.extend(register.write.map(|j| (j, Dep::After)));
+            deps.extend(joined(&register.reads));
+            deps.extend(joined(
+                &self.relative_reads[register.relative_reads_before..],
+            ));
+        } else {
+            deps.extend(joined(&self.relative_reads));
+        }
+    }
+
+    /// Records `access` by instruction `i`.
+    fn record(&mut self, i: usize, access: Indexed, write: bool) {
+        match (access.index, write) {
+            (Some(_), true) => {
+                *self = IndexedOrder {
+                    relative_write: Some(i),
+                    ..IndexedOrder::default()
+                }
+            }
+            (Some(_), false) => self.relative_reads.push(i),
+            (None, true) => {
+                let register = self.registers.entry(access.reg).or_default();
+                register.write = Some(i);
+                register.reads.clear();
+                register.relative_reads_before = self.relative_reads.len();
+            }
+            (None, false) => self.registers.entry(access.reg).or_default().reads.push(i),
+        }
+    }
+}
+
 /// How an instruction must be placed relative to one it depends on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Dep {
@@ -285,35 +386,25 @@ impl Packer<'_> {
         let mut reads_in_block: HashMap<VReg, u32> = HashMap::new();
         // The latest KILL or export: each keeps its order with the one before.
         let mut last_effect: Option<usize> = None;
-        // Scratch reads after the writes before them, writes after the reads before them.
-        let (mut scratch_reads, mut scratch_writes) = (Vec::new(), Vec::new());
-        // Accesses of the indexed registers that may touch one component keep their order.
-        let mut indexed: Vec<(usize, Indexed, bool)> = Vec::new();
+        let mut scratch = ScratchOrder::default();
+        let mut indexed: HashMap<u8, IndexedOrder> = HashMap::new();
         for (i, inst) in insts.iter().enumerate() {
             if let Inst::Alu(alu) = inst {
                 for (access, write) in alu.indexed_accesses() {
-                    for &(j, earlier, earlier_write) in &indexed {
-                        if (write || earlier_write) && access.may_alias(earlier) {
-                            // A group reads before it writes: a write may join an earlier read.
-                            let dep = if write && !earlier_write {
-                                Dep::NotBefore
-                            } else {
-                                Dep::After
-                            };
-                            deps[i].push((j, dep));
-                        }
-                    }
+                    let order = indexed.entry(access.chan).or_default();
+                    order.deps(access, write, &mut deps[i]);
                 }
-                indexed.extend(alu.indexed_accesses().map(|(a, w)| (i, a, w)));
+                for (access, write) in alu.indexed_accesses() {
+                    let order = indexed.entry(access.chan).or_default();
+                    order.record(i, access, write);
+                }
             }
             match inst {
                 Inst::Fetch(f) if f.op == FetchOp::ReadScratch => {
-                    deps[i].extend(scratch_writes.iter().map(|&j| (j, Dep::After)));
-                    scratch_reads.push(i);
+                    scratch.access(i, false, &mut deps[i]);
                 }
                 Inst::Export(e) if e.kind == ExportType::Scratch => {
-                    deps[i].extend(scratch_reads.iter().map(|&j| (j, Dep::After)));
-                    scratch_writes.push(i);
+                    scratch.access(i, true, &mut deps[i]);
                 }
                 _ => {}
             }
@@ -1569,6 +1660,115 @@ impl MachineIr for Packed {
 mod tests {
     use super::*;
     use crate::regalloc::{Allocated, Allocation};
+
+    /// Whether the dependences `kept` (each instruction's, on earlier ones) order every pair
+    /// `all` orders as strictly, through a path if not directly, and hold no pair `all` does
+    /// not.
+    fn same_order(kept: &[Vec<(usize, Dep)>], all: &[Vec<(usize, Dep)>]) -> bool {
+        let strict = |dep: Dep| dep == Dep::After;
+        // By instruction, for each earlier one: None, or whether it must come strictly after.
+        let mut implied: Vec<Vec<Option<bool>>> = Vec::new();
+        for deps in kept {
+            let mut order = vec![None; implied.len()];
+            for &(k, dep) in deps {
+                let through = implied[k].iter().enumerate();
+                let paths = through.filter_map(|(j, &o)| Some((j, o? || strict(dep))));
+                for (j, after) in paths.chain([(k, strict(dep))]).collect::<Vec<_>>() {
+                    order[j] = order[j].max(Some(after));
+                }
+            }
+            implied.push(order);
+        }
+        let kept_in_all = (kept.iter().zip(all)).all(|(k, a)| k.iter().all(|d| a.contains(d)));
+        let all_implied = all.iter().enumerate().all(|(i, deps)| {
+            deps.iter()
+                .all(|&(j, dep)| implied[i][j] >= Some(strict(dep)))
+        });
+        kept_in_all && all_implied
+    }
+
+    /// A xorshift generator: the tests' random accesses, the same every run.
+    fn random(state: &mut u64, below: u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state % below
+    }
+
+    #[test]
+    fn indexed_register_order_keeps_what_every_pair_of_accesses_needs() {
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..300 {
+            let mut orders: HashMap<u8, IndexedOrder> = HashMap::new();
+            let mut earlier: Vec<(usize, Indexed, bool)> = Vec::new();
+            let (mut kept, mut all) = (Vec::new(), Vec::new());
+            for i in 0..30 {
+                // Up to two reads, then perhaps a write, as an instruction has them.
+                let (reads, write) = (random(&mut state, 3), random(&mut state, 2) == 0);
+                let accesses: Vec<(Indexed, bool)> = (0..reads + u64::from(write))
+                    .map(|k| {
+                        let access = Indexed {
+                            reg: random(&mut state, 3) as u16,
+                            chan: random(&mut state, 2) as u8,
+                            index: (random(&mut state, 3) == 0).then_some(VReg(0)),
+                        };
+                        (access, k == reads)
+                    })
+                    .collect();
+                let mut deps = Vec::new();
+                let mut pairwise = Vec::new();
+                for &(access, write) in &accesses {
+                    orders
+                        .entry(access.chan)
+                        .or_default()
+                        .deps(access, write, &mut deps);
+                    for &(j, other, other_write) in &earlier {
+                        if (write || other_write) && access.may_alias(other) {
+                            let dep = if write && !other_write {
+                                Dep::NotBefore
+                            } else {
+                                Dep::After
+                            };
+                            pairwise.push((j, dep));
+                        }
+                    }
+                }
+                for &(access, write) in &accesses {
+                    orders
+                        .entry(access.chan)
+                        .or_default()
+                        .record(i, access, write);
+                    earlier.push((i, access, write));
+                }
+                kept.push(deps);
+                all.push(pairwise);
+            }
+            assert!(same_order(&kept, &all), "{kept:?}\n{all:?}");
+        }
+    }
+
+    #[test]
+    fn scratch_order_keeps_what_every_pair_of_accesses_needs() {
+        let mut state = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..300 {
+            let mut order = ScratchOrder::default();
+            let mut earlier: Vec<bool> = Vec::new();
+            let (mut kept, mut all) = (Vec::new(), Vec::new());
+            for i in 0..30 {
+                let write = random(&mut state, 2) == 0;
+                let mut deps = Vec::new();
+                order.access(i, write, &mut deps);
+                let pairwise = (earlier.iter().enumerate())
+                    .filter(|&(_, &other_write)| other_write != write)
+                    .map(|(j, _)| (j, Dep::After))
+                    .collect();
+                earlier.push(write);
+                kept.push(deps);
+                all.push(pairwise);
+            }
+            assert!(same_order(&kept, &all), "{kept:?}\n{all:?}");
+        }
+    }
 
     /// `dst = MOV src` in `slot`, writing channel `chan`.
     fn mov(slot: Slot, dst: u32, chan: u8, src: PKind) -> Placed {
