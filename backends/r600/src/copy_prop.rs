@@ -106,9 +106,15 @@ fn propagation_round(blocks: &mut [Vec<Option<Inst>>], lir: &Lir, chip: Chip) ->
         {
             src = combine(src, by);
         }
-        // Whether the readers see the indexed register unchanged was not checked for this
-        // MOV: the next round does.
-        if src != original && matches!(src.operand, Operand::Indexed(_)) {
+        // A source reached through propagated copies that may change (an indexed register
+        // component, a value defined more than once) was not checked to hold its value
+        // wherever this MOV's readers read it: the next round checks it.
+        let may_change = match src.operand {
+            Operand::Indexed(_) => true,
+            Operand::Value(v) => defs[v.0 as usize] != 1,
+            _ => false,
+        };
+        if src != original && may_change {
             continue;
         }
         if try_propagate(blocks, &mut readers, chip, at, dst, src) {
@@ -389,6 +395,28 @@ mod tests {
         let before = lir.clone();
         propagate_copies(&mut lir, Chip::Evergreen);
         assert_eq!(lir, before, "v0 changes before v1 is read");
+    }
+
+    /// v1 copies v0 (a register written twice), v2 copies v1; v0 is written again before v2
+    /// is read.
+    #[test]
+    fn a_copy_of_a_copy_of_a_register_is_kept_when_the_register_changes_before_it_is_read() {
+        let block = vec![
+            mov(0, Src::float(1.0)),
+            mov(0, Src::float(2.0)),
+            mov(1, Src::value(VReg(0))),
+            mov(2, Src::value(VReg(1))),
+            mov(0, Src::float(3.0)),
+            add(3, 2, 2),
+        ];
+        let mut lir = Lir {
+            body: vec![Node::Block(block)],
+            values: 4,
+            ..Lir::default()
+        };
+        propagate_copies(&mut lir, Chip::Evergreen);
+        let block = only_block(&lir);
+        assert_ne!(block.last(), Some(&add(3, 0, 0)), "{block:?}");
     }
 
     /// v0 copies register 0's x of the indexed registers, then is read; a relative write of
