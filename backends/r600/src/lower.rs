@@ -303,6 +303,9 @@ struct Lowering<'a> {
     redirect: Option<Vec<Option<VReg>>>,
     /// When the shader returns early: the flag a `return` inside an inner loop sets.
     returned: Option<VReg>,
+    /// How many early returns were lowered so far (whether a loop holds one, without
+    /// searching its body again at every level of nesting).
+    early_returns: u32,
     /// How many of the shader's own loops enclose the node being lowered.
     loop_depth: u32,
     /// Dwords of the temporaries in memory (the interpreter's private area).
@@ -343,6 +346,7 @@ impl<'a> Lowering<'a> {
             block: Vec::new(),
             redirect: None,
             returned: None,
+            early_returns: 0,
             loop_depth: 0,
             scratch_dwords: 0,
             ar_indices: HashMap::new(),
@@ -656,6 +660,7 @@ impl<'a> Lowering<'a> {
                 Tree::Loop(body) => {
                     self.flush(out);
                     let mut b = Vec::new();
+                    let early_returns = self.early_returns;
                     self.loop_depth += 1;
                     nested(|| self.lower_nodes(body, &mut b, false))?;
                     self.loop_depth -= 1;
@@ -663,7 +668,7 @@ impl<'a> Lowering<'a> {
                     out.push(Node::Loop(b.into()));
                     // Lanes that returned inside the loop leave the enclosing one too.
                     if let Some(returned) = self.returned
-                        && contains_return(body)
+                        && self.early_returns > early_returns
                     {
                         let mut pred = Alu::new(
                             AluOpcode::PredSetneInt,
@@ -689,6 +694,7 @@ impl<'a> Lowering<'a> {
                 }
                 Tree::Return(_) if top && k + 1 == nodes.len() => {}
                 Tree::Return(_) => {
+                    self.early_returns += 1;
                     let returned = self
                         .returned
                         .expect("an early return runs in the one-trip loop");
