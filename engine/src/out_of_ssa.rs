@@ -447,24 +447,21 @@ impl Classes {
 }
 
 /// How many loops contain each reachable block, a loop header counting as inside its loop (its
-/// top copies run on every iteration). In reverse post-order a construct's header comes before
-/// its blocks, so each block's count of enclosing loops is its innermost header's plus one.
+/// top copies run on every iteration). The loops around a block are those around its innermost
+/// construct's header, which counts itself: in reverse post-order the header comes first.
 fn loop_depths(func: &Function) -> FxHashMap<BlockId, usize> {
     let innermost = innermost_constructs(func, &DomTree::new(func));
     let is_loop = |h: BlockId| matches!(func.cfg[h].structure, Some(Structure::Loop { .. }));
-    let mut enclosing: FxHashMap<BlockId, usize> = FxHashMap::default();
+    let mut depths: FxHashMap<BlockId, usize> = FxHashMap::default();
     for b in reverse_post_order(func) {
-        let count = innermost
+        let around = innermost
             .get(&b)
             .copied()
             .flatten()
-            .map_or(0, |h| enclosing[&h] + usize::from(is_loop(h)));
-        enclosing.insert(b, count);
+            .map_or(0, |h| depths[&h]);
+        depths.insert(b, around + usize::from(is_loop(b)));
     }
-    enclosing
-        .iter()
-        .map(|(&b, &count)| (b, count + usize::from(is_loop(b))))
-        .collect()
+    depths
 }
 
 /// Orders a parallel copy (distinct destinations, no copy of a register to itself) as
