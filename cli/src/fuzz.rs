@@ -1,5 +1,5 @@
 //! `shrew fuzz`: random differential testing (the campaign is `shrew_harness::fuzz`); prints
-//! each finding and saves it as a regression filetest.
+//! each finding as soon as its program has run, and saves it as a regression filetest.
 
 use crate::{CliError, emit};
 use shrew_harness::fuzz::{self, Campaign};
@@ -48,35 +48,32 @@ pub fn fuzz(args: &FuzzArgs) -> Result<(), CliError> {
     campaign.time_limit = args.seconds.map(Duration::from_secs_f64);
     campaign.random_pipelines = args.pipelines;
     campaign.statements = args.statements;
-    let summary = fuzz::run_campaign(&campaign, |summary| {
+    let saved = std::sync::Mutex::new(Ok(()));
+    let summary = fuzz::run_campaign(&campaign, |summary, findings| {
+        for finding in findings {
+            eprintln!("{}", describe(finding));
+            if let Some(dir) = &args.save {
+                let written = save(finding, dir);
+                let mut saved = saved.lock().unwrap_or_else(|e| e.into_inner());
+                if saved.is_ok() {
+                    *saved = written;
+                }
+            }
+        }
         if summary.programs % 50 == 0 {
             eprintln!(
                 "{} programs, {} comparisons, {} findings",
                 summary.programs,
                 summary.comparisons,
-                summary.findings.len()
+                summary.findings.len() + findings.len()
             );
         }
     });
+    saved.into_inner().unwrap_or_else(|e| e.into_inner())?;
     let mut out = String::new();
     for finding in &summary.findings {
-        out.push_str(&format!(
-            "program {}: {}\n",
-            finding.seed,
-            finding.message.lines().next().unwrap_or("")
-        ));
-        if let Some(dir) = &args.save {
-            std::fs::create_dir_all(dir)?;
-            let name = format!(
-                "seed-{}-{}.shrew",
-                finding.seed,
-                finding
-                    .run
-                    .describe()
-                    .replace([' ', ',', '(', ')', '*'], "_")
-            );
-            std::fs::write(dir.join(name), finding.regression_file())?;
-        }
+        out.push_str(&describe(finding));
+        out.push('\n');
     }
     out.push_str(&format!(
         "{} programs, {} comparisons ({} left out: opcodes a target does not compile), {} \
@@ -95,4 +92,27 @@ pub fn fuzz(args: &FuzzArgs) -> Result<(), CliError> {
             summary.findings.len()
         )))
     }
+}
+
+/// A finding's first line, with its program's seed.
+fn describe(finding: &fuzz::Finding) -> String {
+    format!(
+        "program {}: {}",
+        finding.seed,
+        finding.message.lines().next().unwrap_or("")
+    )
+}
+
+/// Writes a finding into `dir` as a target filetest, `seed-S-RUN.shrew`.
+fn save(finding: &fuzz::Finding, dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let name = format!(
+        "seed-{}-{}.shrew",
+        finding.seed,
+        finding
+            .run
+            .describe()
+            .replace([' ', ',', '(', ')', '*'], "_")
+    );
+    std::fs::write(dir.join(name), finding.regression_file())
 }

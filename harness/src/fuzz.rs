@@ -138,8 +138,12 @@ pub fn random_pipeline(rng: &mut Rng) -> String {
 }
 
 /// Runs the campaign, programs in parallel, calling `progress` after each program with the
-/// summary so far.
-pub fn run_campaign(campaign: &Campaign, progress: impl Fn(&Summary) + Sync) -> Summary {
+/// summary so far and that program's findings (so a long campaign can report and save each one
+/// as it happens).
+pub fn run_campaign(
+    campaign: &Campaign,
+    progress: impl Fn(&Summary, &[Finding]) + Sync,
+) -> Summary {
     let start = Instant::now();
     let summary = Mutex::new(Summary::default());
     (0..campaign.programs).into_par_iter().for_each(|i| {
@@ -175,8 +179,8 @@ pub fn run_campaign(campaign: &Campaign, progress: impl Fn(&Summary) + Sync) -> 
         summary.programs += 1;
         summary.comparisons += (runs.len() - skipped) as u64;
         summary.skipped += skipped as u64;
+        progress(&summary, &findings);
         summary.findings.extend(findings);
-        progress(&summary);
     });
     let mut summary = summary.into_inner().unwrap_or_else(|e| e.into_inner());
     summary.findings.sort_by_key(|f| f.seed);

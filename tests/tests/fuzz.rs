@@ -36,7 +36,7 @@ fn generated_programs_verify_and_run_through_the_default_pipeline() {
 fn a_fixed_seed_slice_agrees_on_every_target_and_pipeline() {
     let mut campaign = Campaign::new(7, 4);
     campaign.random_pipelines = 1;
-    let summary = fuzz::run_campaign(&campaign, |_| {});
+    let summary = fuzz::run_campaign(&campaign, |_, _| {});
     assert_eq!(summary.programs, 4);
     assert!(summary.comparisons >= 4 * 10, "{summary:?}");
     let found: Vec<String> = summary
