@@ -71,21 +71,22 @@ pub struct Summary {
     /// Program × run comparisons made.
     pub comparisons: u64,
     /// Program × run comparisons left out: the program uses an opcode the target does not
-    /// compile ([`op_matrix::compiled_ops`]).
+    /// compile ([`op_matrix::compiled_ops`]), or the target's emulator does not run its stage.
     pub skipped: u64,
     pub findings: Vec<Finding>,
 }
 
-/// The program of seed `seed`: a fragment shader for even seeds, a compute shader for odd;
-/// three in four use only opcodes every one of `targets` that compiles the stage compiles (so
-/// that every target runs them), the others every opcode.
+/// The program of seed `seed`: a fragment shader for even seeds, a compute shader for seeds
+/// one more than a multiple of four, a vertex shader for the others; three in four of each
+/// stage use only opcodes every one of `targets` that compiles the stage compiles (so that
+/// every target runs them), the others every opcode.
 pub fn program(seed: u64, statements: usize, targets: &[&'static Target]) -> Shader {
-    let stage = if seed.is_multiple_of(2) {
-        Stage::Fragment
-    } else {
-        Stage::Compute
+    let stage = match seed % 4 {
+        1 => Stage::Compute,
+        3 => Stage::Vertex,
+        _ => Stage::Fragment,
     };
-    let allowed = (!(seed / 2).is_multiple_of(4)).then(|| {
+    let allowed = (!(seed / 4).is_multiple_of(4)).then(|| {
         targets
             .iter()
             .filter(|t| t.compiles(stage))
@@ -161,8 +162,12 @@ pub fn run_campaign(
         let used = alu_ops(&shader);
         let mut skipped = 0;
         for run in &runs {
-            // Opcodes a target does not compile yet are the op matrix's to list, not findings.
-            if run.target.has_backend() && !used.is_subset(&op_matrix::compiled_ops(run.target)) {
+            // Opcodes a target does not compile yet are the op matrix's to list, and stages
+            // its emulator does not run are not checked: neither is a finding.
+            if run.target.has_backend()
+                && (!used.is_subset(&op_matrix::compiled_ops(run.target))
+                    || !run.target.emulates(shader.stage))
+            {
                 skipped += 1;
                 continue;
             }

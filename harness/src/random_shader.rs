@@ -1,13 +1,13 @@
 //! Random shaders for differential testing: valid IR whose every result is defined, so that the
 //! unoptimized interpreter is an oracle for any pipeline and any target.
 //!
-//! [`random_shader`] builds a fragment or compute shader from a seed: arithmetic on floats,
-//! integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops with
-//! bounded trip counts (some data dependent), `break` and `continue`, `discard`, derivatives,
-//! function-local variables carrying values across control flow, and SSBO reads. Its results
-//! leave through the colour of a fragment shader and the SSBO of a compute shader (see
-//! `outputs`): integers and exact floats compared bit for bit, other floats within a
-//! tolerance.
+//! [`random_shader`] builds a fragment, vertex or compute shader from a seed: arithmetic on
+//! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
+//! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
+//! derivatives, function-local variables carrying values across control flow, and SSBO reads.
+//! Its results leave through the colour of a fragment shader, the varying and position of a
+//! vertex shader and the SSBO of a compute shader (see `outputs`): integers and exact floats
+//! compared bit for bit, other floats within a tolerance.
 //!
 //! What "defined" means here, and how the generator keeps to it:
 //! - No operation whose result GLSL leaves undefined: divisors and remainders are odd positive
@@ -25,7 +25,8 @@
 //! - Derivatives are taken in uniform control flow only (top level, before any discard).
 
 use shrew_engine::ir::{
-    AluSrc, Builder, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type, Value, VarId, Variable,
+    AluSrc, Builder, Builtin, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type, Value, VarId,
+    Variable,
 };
 use shrew_engine::ops::{AluOp, Intrinsic};
 use shrew_engine::rng::Rng;
@@ -34,7 +35,7 @@ use std::collections::BTreeSet;
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// [`Stage::Fragment`] or [`Stage::Compute`].
+    /// [`Stage::Fragment`], [`Stage::Vertex`] or [`Stage::Compute`].
     pub stage: Stage,
     /// How many statements (expressions, stores, control flow) the shader has, at most.
     pub statements: usize,
@@ -302,6 +303,30 @@ impl Generator<'_> {
                 let item = self.float(xy, Facts::exact(8.5, 1));
                 self.push(item);
             }
+            Stage::Vertex => {
+                // Thousandths within 1 (see the differential runner): rounded, but the same
+                // bits on both sides.
+                for location in 0..2 {
+                    let mut input = Variable::new(
+                        format!("v{location}"),
+                        Mode::ShaderIn,
+                        Type::Vector(Scalar::F32, 4),
+                    );
+                    input.location = Some(location);
+                    let input = self.b.shader.add_variable(input);
+                    let deref = self.b.deref_var(input);
+                    let v = self.b.load_deref(deref);
+                    let item = self.float(
+                        v,
+                        Facts {
+                            bound: 1.0,
+                            exact: None,
+                            error: 0.0,
+                        },
+                    );
+                    self.push(item);
+                }
+            }
             Stage::Compute => {
                 let id = self
                     .b
@@ -390,6 +415,7 @@ impl Generator<'_> {
     /// slots of the output SSBO, compared bit for bit. A fragment shader writes the colour
     /// (the two sums, then 26 bits of a digest of the hashes as two integers below 2^13, which
     /// the colour's tolerance tells apart): every target writes colours, not every one SSBOs.
+    /// A vertex shader writes that colour as its varying and as its position.
     fn outputs(&mut self) {
         for i in 0..self.locals.len() {
             self.load_local(i);
@@ -436,7 +462,7 @@ impl Generator<'_> {
             hashes.push(self.b.imm_u32(0));
         }
         match self.stage {
-            Stage::Fragment => {
+            Stage::Fragment | Stage::Vertex => {
                 let digest = hashes[1..]
                     .iter()
                     .copied()
@@ -457,6 +483,14 @@ impl Generator<'_> {
                 let colour = self.b.vec(&colour);
                 let deref = self.b.deref_var(var);
                 self.b.store_deref_all(deref, colour);
+                if self.stage == Stage::Vertex {
+                    let mut position =
+                        Variable::new("position", Mode::ShaderOut, Type::Vector(Scalar::F32, 4));
+                    position.builtin = Some(Builtin::Position);
+                    let position = self.b.shader.add_variable(position);
+                    let deref = self.b.deref_var(position);
+                    self.b.store_deref_all(deref, colour);
+                }
             }
             _ => {
                 // Each invocation's slots: global x + y × the grid's width.

@@ -58,6 +58,11 @@ impl Backend for GenBackend {
         !widths(stage).is_empty()
     }
 
+    fn emulates(&self, stage: Stage) -> bool {
+        // The emulator reads vertex outputs back from URB entries as Gen8 lays them out.
+        self.compiles(stage) && (stage != Stage::Vertex || self.0 >= Gen::Gen8)
+    }
+
     fn widths(&self, stage: Stage) -> &'static [u8] {
         widths(stage)
     }
@@ -257,8 +262,7 @@ impl DrawStages for GenDraw<'_> {
     }
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
-        // The emulator reads vertex outputs back from URB entries as Gen8 lays them out.
-        if self.compiler.hw < Gen::Gen8 {
+        if !self.compiler.target.emulates(Stage::Vertex) {
             return Ok(None);
         }
         let lowered = self.compiler.lowered(shader)?;

@@ -132,6 +132,12 @@ impl Target {
         self.backend.is_none_or(|b| b.compiles(stage))
     }
 
+    /// Whether the target's emulator runs the shaders of `stage` it compiles (without a
+    /// backend, the interpreter runs every stage).
+    pub fn emulates(&self, stage: Stage) -> bool {
+        self.backend.is_none_or(|b| b.emulates(stage))
+    }
+
     /// Whether the target has a backend.
     pub fn has_backend(&self) -> bool {
         self.backend.is_some()
@@ -211,6 +217,11 @@ pub trait Backend: Sync {
 
     /// Whether the backend compiles shaders of `stage`.
     fn compiles(&self, stage: Stage) -> bool;
+
+    /// Whether the backend's emulator runs the shaders of `stage` it compiles.
+    fn emulates(&self, stage: Stage) -> bool {
+        self.compiles(stage)
+    }
 
     /// The dispatch widths a shader of `stage` compiles at, where the backend has a choice
     /// (empty: one way, `None` as the width).
