@@ -410,6 +410,14 @@ impl Applier<Node, FactsAnalysis> for DslRule {
         _searcher_ast: Option<&egg::PatternAst<Node>>,
         _rule_name: Symbol,
     ) -> Vec<Id> {
+        // A class that is a constant has its best form. An inexact rule only approximates its
+        // root, and a union is an equality both ways: the root's approximate constant (or the
+        // replacement's differing one) would become the value of every user of the other
+        // class, bit-exact users included (`flrp(a, a, t) -> a` with constants folds the left
+        // side to a value one ulp off `a`, which then replaced `a` in an integer use).
+        if self.rule.inexact && egraph[eclass].data.constant.is_some() {
+            return Vec::new();
+        }
         let positions = (0..self.positions)
             .map(|pos| subst[position_var(pos)])
             .collect();
