@@ -6,6 +6,8 @@
 //! counts uses. Block terminators (branch conditions, returned values) are users too.
 
 use crate::ir::{BlockId, Function, Value};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// Something that reads a value.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -19,7 +21,15 @@ pub enum User {
 #[derive(Clone, Debug, Default)]
 pub struct Uses {
     users: Vec<Vec<User>>,
+    /// For a value whose list grew long and lost a user, where each user's entries are in it:
+    /// forgetting a use then finds it at once instead of searching the list (a uniform or a
+    /// constant read by every instruction of a long chain would make each deletion a walk over
+    /// all of them).
+    positions: FxHashMap<Value, FxHashMap<User, SmallVec<[u32; 2]>>>,
 }
+
+/// How long a use list is before forgetting one of its uses indexes it.
+const INDEXED_FROM: usize = 32;
 
 impl Uses {
     /// The use lists of every live instruction and terminator of `func`.
@@ -53,20 +63,50 @@ impl Uses {
         if self.users.len() <= v.index() {
             self.users.resize_with(v.index() + 1, Vec::new);
         }
-        self.users[v.index()].push(user);
+        let list = &mut self.users[v.index()];
+        if let Some(positions) = self.positions.get_mut(&v) {
+            positions.entry(user).or_default().push(list.len() as u32);
+        }
+        list.push(user);
     }
 
     /// Forgets one source slot of `user` reading `v`.
     pub fn remove(&mut self, v: Value, user: User) {
-        if let Some(list) = self.users.get_mut(v.index())
-            && let Some(i) = list.iter().position(|&u| u == user)
-        {
-            list.swap_remove(i);
+        let Some(list) = self.users.get_mut(v.index()) else {
+            return;
+        };
+        if list.len() >= INDEXED_FROM && !self.positions.contains_key(&v) {
+            let mut positions: FxHashMap<User, SmallVec<[u32; 2]>> = FxHashMap::default();
+            for (i, &u) in list.iter().enumerate() {
+                positions.entry(u).or_default().push(i as u32);
+            }
+            self.positions.insert(v, positions);
+        }
+        let Some(positions) = self.positions.get_mut(&v) else {
+            if let Some(i) = list.iter().position(|&u| u == user) {
+                list.swap_remove(i);
+            }
+            return;
+        };
+        let Some(i) = positions.get_mut(&user).and_then(SmallVec::pop) else {
+            return;
+        };
+        let last = list.len() - 1;
+        list.swap_remove(i as usize);
+        // The last entry moved into the hole: its position changes from `last` to `i`.
+        if i as usize != last {
+            let moved = list[i as usize];
+            let at = positions
+                .get_mut(&moved)
+                .and_then(|p| p.iter_mut().find(|p| **p as usize == last))
+                .expect("every entry of an indexed list has its position");
+            *at = i;
         }
     }
 
     /// Redirects every use of `old` to `new`, in the IR and in the lists.
     pub fn replace_all(&mut self, func: &mut Function, old: Value, new: Value) {
+        self.positions.remove(&old);
         let users = self.users.get_mut(old.index()).map(std::mem::take);
         for user in users.into_iter().flatten() {
             match user {
@@ -136,5 +176,41 @@ mod tests {
         assert_eq!(uses.count(sq), 1);
         assert!(func.get_inst(neg).is_none());
         assert!(crate::verify::verify_function(&shader, FuncId(0)).is_ok());
+    }
+
+    #[test]
+    fn long_use_lists_forget_uses_as_short_ones_do() {
+        // Random adds and removes on a few values, some with hundreds of users (indexed), some
+        // with repeated users (one instruction reading a value in several slots), checked
+        // against plain lists.
+        let mut rng = crate::rng::Rng::new(7);
+        let mut uses = Uses::default();
+        let mut model: Vec<Vec<User>> = vec![Vec::new(); 4];
+        for _ in 0..20_000 {
+            let v = rng.below(4);
+            let user = User::Inst(Value(rng.below(if v == 0 { 8 } else { 300 }) as u32));
+            if rng.below(3) == 0 {
+                uses.remove(Value(v as u32), user);
+                if let Some(i) = model[v].iter().position(|&u| u == user) {
+                    model[v].remove(i);
+                }
+            } else {
+                uses.add(Value(v as u32), user);
+                model[v].push(user);
+            }
+            let multiset = |list: &[User]| {
+                let mut counts: FxHashMap<User, usize> = FxHashMap::default();
+                for &u in list {
+                    *counts.entry(u).or_default() += 1;
+                }
+                counts
+            };
+            assert_eq!(
+                multiset(uses.users(Value(v as u32))),
+                multiset(&model[v]),
+                "the users of %{v}"
+            );
+        }
+        assert!(uses.positions.len() >= 3, "the long lists were indexed");
     }
 }
