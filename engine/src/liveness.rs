@@ -1,6 +1,6 @@
 //! Where one variable at a time is live, over any graph of blocks `0..n` given by its
-//! successors: the search that SSA construction (where phis go), out-of-SSA translation
-//! (interference) and the backends' register allocators (live ranges) share.
+//! successors: the search that SSA construction (where phis go) and the backends' register
+//! allocators (live ranges) share.
 //!
 //! A variable is live into the blocks from which a path reaches one of its upward-exposed uses
 //! (a read before any write of the whole variable in that block) without passing a block that
