@@ -1,6 +1,6 @@
 //! The shrew engine: the IR ([`ir`]), its text format ([`text`]), the verifier ([`verify`]),
 //! the reference interpreter ([`interp`]), analyses ([`cfg`], [`dominators`], [`liveness`],
-//! [`uses`]), the passes with their pipeline ([`passes`]), equality saturation with
+//! [`uses`]), [`ssa_repair`], the passes with their pipeline ([`passes`]), equality saturation with
 //! target-aware extraction ([`egraph`]), and the out-of-SSA translation and the structured
 //! control-flow tree the backends start from ([`out_of_ssa`], [`structure`]), and the draw
 //! contract between a rasterizer and the stages that run on the interpreter or an emulator
@@ -21,6 +21,7 @@ pub mod passes;
 pub mod random_program;
 pub mod rewrite;
 pub mod rng;
+pub mod ssa_repair;
 pub mod structure;
 pub mod text;
 pub mod uses;

@@ -47,6 +47,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 /// back).
 const PRESSURE: u32 = 16;
 
+/// Live values of a block (a quarter of the register file's channels) from which a group that
+/// already holds an instruction takes no instruction that starts more live values than it
+/// ends: a long dependence chain beside wide independent work (a `switch` of a thousand
+/// if-converted cases: a compare and a select per case) would otherwise start values in every
+/// group's spare slots faster than the chain ends them, until the registers run out.
+const CROWDED: u32 = 128;
+
 /// Slots after which Mesa starts a new ALU clause (room for a worst-case group).
 const CLAUSE_SLOT_LIMIT: usize = 120;
 
@@ -628,6 +635,9 @@ impl Packer<'_> {
             let ready = state.ready_alu(at);
             let mut added = false;
             for i in ready {
+                if state.live >= CROWDED && !group.placed.is_empty() && state.pressure[i] > 0 {
+                    continue;
+                }
                 let index = ar_index(&state.insts[i])?;
                 if let Some(v) = index
                     && !self.ar_holds(state, &group, v)

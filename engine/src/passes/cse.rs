@@ -118,6 +118,7 @@ fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut 
     let mut available: HashMap<Key, Value> = HashMap::new();
     // The blocks on the path from the entry to the one visited, with the keys each added.
     let mut scopes: Vec<(BlockId, Vec<Key>)> = Vec::new();
+    let mut merged = Vec::new();
     let insts: Vec<(BlockId, Value)> = (dom.preorder().iter())
         .flat_map(|&b| func.cfg[b].insts.iter().map(move |&v| (b, v)))
         .collect();
@@ -140,9 +141,22 @@ fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut 
             return None;
         };
         uses.replace_all(func, v, kept);
-        uses.remove_inst(func, v);
+        uses.forget_sources(func, v);
+        merged.push(v);
         Some(move || format!("{v} is {kept}"))
     });
+    // Removed from their blocks in one sweep per block: one at a time, a block of many
+    // duplicates would be searched once per duplicate.
+    let mut blocks: Vec<BlockId> = merged.iter().map(|&v| func.inst(v).block).collect();
+    blocks.sort();
+    blocks.dedup();
+    for &v in &merged {
+        func.insts[v.index()] = None;
+    }
+    for b in blocks {
+        let insts = &func.insts;
+        func.cfg[b].insts.retain(|i| insts[i.index()].is_some());
+    }
 }
 
 #[cfg(test)]

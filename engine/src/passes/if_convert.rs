@@ -10,7 +10,10 @@
 //! block. It is done when the arms' ALU instructions and loads plus one select per phi are at
 //! most the target's [`CostOptions::if_convert_max_alu`]. The merge
 //! block then joins the header when nothing else needs it. Inner selections are flattened
-//! first (blocks are visited in post-order), so nests of small ifs flatten in one run.
+//! first (blocks are visited in post-order), so nests of small ifs flatten in one run. A merge
+//! block too large for any enclosing arm joins at the end of the run instead, outermost first,
+//! so that a chain of sibling selections (each one's merge block the next one's header) costs
+//! time linear in the chain.
 //!
 //! Why: a branch costs a jump, divergence bookkeeping and scheduling freedom; on SIMD hardware
 //! both arms often run anyway. Straight-line code lets CSE and the algebraic rules see across
@@ -31,6 +34,7 @@ use crate::ir::{
 use crate::ops::AluOp;
 use crate::rewrite::CostOptions;
 use shrew_ops::{Eval, Intrinsic};
+use std::collections::HashMap;
 
 /// The `if-convert` pass.
 pub struct IfConvert {
@@ -51,12 +55,16 @@ impl Pass for IfConvert {
             .budget
             .each_function(shader, |shader, f, transformations| {
                 let mut named = shader.functions[f].structure_targets();
+                let mut joins = Joins::default();
+                let small = 4 * self.costs.if_convert_max_alu as usize + 32;
                 transformations.each(post_order(&shader.functions[f]), |header| {
                     let function = &shader.functions[f];
                     let shape = self.flattenable(shader, function, header, &named)?;
-                    flatten(&mut shader.functions[f], header, shape, &mut named);
+                    let func = &mut shader.functions[f];
+                    flatten(func, header, shape, &mut named, &mut joins, small);
                     Some(move || format!("the selection of b{}", header.index()))
                 });
+                joins.finish(&mut shader.functions[f], &named);
             }))
     }
 }
@@ -129,11 +137,7 @@ impl IfConvert {
         if preds != expected {
             return None;
         }
-        let phis = func.cfg[merge]
-            .insts
-            .iter()
-            .filter(|&&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
-            .count();
+        let phis = leading_phis(func, merge).len();
         (alu_count + phis <= self.costs.if_convert_max_alu as usize).then_some(Diamond {
             cond: *cond,
             merge,
@@ -191,8 +195,66 @@ fn is_invariant_load(shader: &Shader, func: &Function, load: &IntrinsicInst) -> 
     }
 }
 
-/// Moves the arms into the header and turns the merge block's phis into selects.
-fn flatten(func: &mut Function, header: BlockId, d: Diamond, named: &mut StructureTargets) {
+/// The phis of a block (they come first).
+fn leading_phis(func: &Function, b: BlockId) -> Vec<Value> {
+    (func.cfg[b].insts.iter().copied())
+        .take_while(|&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+        .collect()
+}
+
+/// Merge blocks that join their flattened headers at the end of the run: merging a large
+/// block into each header of a chain of selections (each one's merge block the next one's
+/// header, as a `switch` makes) as it is flattened would move the chain's tail once per header.
+#[derive(Default)]
+struct Joins {
+    /// (header, merge block) pairs, in the order the headers were flattened.
+    deferred: Vec<(BlockId, BlockId)>,
+    /// The block each merged block joined.
+    into: HashMap<BlockId, BlockId>,
+}
+
+impl Joins {
+    /// Where `b` is now.
+    fn find(&self, mut b: BlockId) -> BlockId {
+        while let Some(&a) = self.into.get(&b) {
+            b = a;
+        }
+        b
+    }
+
+    fn merge(&mut self, func: &mut Function, header: BlockId, merge: BlockId) {
+        func.merge_into(header, merge);
+        self.into.insert(merge, header);
+    }
+
+    /// Joins the deferred merge blocks, outermost header first, so that each join moves only
+    /// the merge block's own instructions.
+    fn finish(mut self, func: &mut Function, named: &StructureTargets) {
+        for (header, merge) in std::mem::take(&mut self.deferred).into_iter().rev() {
+            let header = self.find(header);
+            if func.cfg.contains_node(merge)
+                && func.predecessors(merge) == [header]
+                && func.successor(header, Edge::Jump) == Some(merge)
+                && !named.contains(merge)
+            {
+                self.merge(func, header, merge);
+            }
+        }
+    }
+}
+
+/// Moves the arms into the header and turns the merge block's phis into selects. The merge
+/// block, now reached from the header alone, joins it, so that an enclosing selection sees a
+/// one-block arm: at once when it is `small` (an arm an enclosing selection can flatten is
+/// small), else at the end of the run (see [`Joins`]).
+fn flatten(
+    func: &mut Function,
+    header: BlockId,
+    d: Diamond,
+    named: &mut StructureTargets,
+    joins: &mut Joins,
+    small: usize,
+) {
     for arm in [d.then_end, d.else_end] {
         if arm == header {
             continue;
@@ -203,13 +265,8 @@ fn flatten(func: &mut Function, header: BlockId, d: Diamond, named: &mut Structu
         }
         func.cfg[header].insts.extend(insts);
     }
-    let phis: Vec<Value> = func.cfg[d.merge]
-        .insts
-        .iter()
-        .copied()
-        .filter(|&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
-        .collect();
-    func.cfg[d.merge].insts.retain(|v| !phis.contains(v));
+    let phis = leading_phis(func, d.merge);
+    func.cfg[d.merge].insts.drain(..phis.len());
     for phi in phis {
         let InstKind::Phi(srcs) = &func.inst(phi).kind else {
             continue;
@@ -241,9 +298,11 @@ fn flatten(func: &mut Function, header: BlockId, d: Diamond, named: &mut Structu
     func.cfg[header].structure = None;
     named.forget(Structure::Selection { merge: d.merge });
     func.set_jump(header, d.merge);
-    // The merge block, now reached from the header alone, joins it, so that an enclosing
-    // selection sees a one-block arm.
     if func.predecessors(d.merge) == [header] && !named.contains(d.merge) {
-        func.merge_into(header, d.merge);
+        if func.cfg[d.merge].insts.len() <= small {
+            joins.merge(func, header, d.merge);
+        } else {
+            joins.deferred.push((header, d.merge));
+        }
     }
 }

@@ -104,6 +104,8 @@ struct FunctionState {
     /// IR predecessor of a SPIR-V edge, where it is not the source's own block (switches).
     edges: HashMap<(Word, Word), BlockId>,
     phis: Vec<PendingPhi>,
+    /// The switches read so far, lowered once every block is read.
+    switches: Vec<super::switch::Switch>,
 }
 
 /// Translates a SPIR-V module into a shader: what it knows of the module, the shader it builds,
@@ -499,6 +501,7 @@ impl<'m> Translator<'m> {
             block: consts,
             edges: HashMap::new(),
             phis: Vec::new(),
+            switches: Vec::new(),
         });
         // Parameters.
         for (&(pid, _), param) in def.params.iter().zip(&info.params) {
@@ -579,6 +582,8 @@ impl<'m> Translator<'m> {
         let first_block = self.state().blocks[&first.0];
         let consts = self.state().consts;
         self.func_mut().set_jump(consts, first_block);
+        let switches = std::mem::take(&mut self.state_mut().switches);
+        super::switch::lower(&mut self.shader, info.id, switches, self.insts)?;
         self.state = None;
         Ok(())
     }
@@ -865,7 +870,7 @@ impl<'m> Translator<'m> {
                 }
                 self.set_structure(*structure)?;
             }
-            Op::Switch => self.switch(inst, label, structure.map(|s| s.0))?,
+            Op::Switch => self.switch(inst, index, label, structure.map(|s| s.0))?,
             Op::Return => {
                 self.builder().ret(None);
             }
@@ -1005,8 +1010,15 @@ impl<'m> Translator<'m> {
         Ok(())
     }
 
-    /// `OpSwitch` as a ladder of branches, one per distinct case target.
-    fn switch(&mut self, inst: &Inst, label: Word, merge: Option<Word>) -> Result<()> {
+    /// `OpSwitch`: a sequence of tests, lowered once the function is read (see
+    /// [`super::switch`]).
+    fn switch(
+        &mut self,
+        inst: &Inst,
+        index: usize,
+        label: Word,
+        merge: Option<Word>,
+    ) -> Result<()> {
         let sel = self.ssa(id(inst, 0)?)?;
         let bits = self.val_type(self.type_of(id(inst, 0)?)?)?.bits;
         let default = id(inst, 1)?;
@@ -1029,44 +1041,44 @@ impl<'m> Translator<'m> {
                 None => targets.push((target, vec![lit])),
             }
         }
-        let merge = merge.map(|m| self.block_of(m)).transpose()?;
+        let Some(merge) = merge else {
+            return Err(SpirvError::malformed(
+                "an OpSwitch without OpSelectionMerge",
+            ));
+        };
+        let header = self.state().block;
+        let merge_block = self.block_of(merge)?;
         let default_block = self.block_of(default)?;
-        if targets.is_empty() {
-            self.builder().jump(default_block);
+        if default_block == merge_block && targets.iter().all(|&(t, _)| t == merge) {
+            self.builder().jump(merge_block);
             return Ok(());
         }
-        let n = targets.len();
-        for (i, (target, lits)) in targets.into_iter().enumerate() {
-            let mut cond = None;
-            for lit in lits {
-                let c = self.builder().imm(bits, &[lit]);
-                let eq = self.builder().alu(shrew_engine::ops::AluOp::Ieq, &[sel, c]);
-                cond = Some(match cond {
-                    Some(prev) => self
-                        .builder()
-                        .alu(shrew_engine::ops::AluOp::Ior, &[prev, eq]),
-                    None => eq,
-                });
-            }
-            let cond = cond.expect("a target has at least one case");
-            let target_block = self.block_of(target)?;
-            let cur = self.state().block;
-            let next = if i + 1 == n {
-                default_block
-            } else {
-                self.func_mut().add_block()
-            };
-            self.func_mut().set_branch(cur, cond, target_block, next);
-            if let Some(merge) = merge {
-                self.func_mut().cfg[cur].structure = Some(Structure::Selection { merge });
-            }
-            self.state_mut().edges.insert((label, target), cur);
-            if i + 1 == n {
-                self.state_mut().edges.insert((label, default), cur);
-            } else {
-                self.state_mut().block = next;
-            }
+        let mut blocks = Vec::new();
+        for (target, lits) in targets {
+            blocks.push((self.block_of(target)?, lits));
         }
+        let func = self.state().func;
+        let sw = super::switch::begin(
+            &mut self.shader,
+            func,
+            index,
+            header,
+            sel,
+            bits,
+            default_block,
+            blocks,
+            merge_block,
+        );
+        let mut labels: Vec<Word> = vec![default, merge];
+        labels.extend(inst.inst.operands[2..].chunks(2).filter_map(|p| match p {
+            [_, Operand::IdRef(t)] => Some(*t),
+            _ => None,
+        }));
+        for target in labels {
+            let pred = sw.entry_of(self.block_of(target)?);
+            self.state_mut().edges.insert((label, target), pred);
+        }
+        self.state_mut().switches.push(sw);
         Ok(())
     }
 

@@ -8,8 +8,9 @@
 //! into tables, and [`function`] translates each function reachable from the entry point:
 //!
 //! - SPIR-V blocks become IR blocks one to one; `OpSelectionMerge`/`OpLoopMerge` become the IR's
-//!   structure annotations; `OpSwitch` becomes a ladder of two-way branches, one per distinct
-//!   target, each a selection header with the switch's merge block.
+//!   structure annotations; `OpSwitch` becomes a flat sequence of selections, one per case
+//!   target in fall-through order, inside a loop that runs once when a break is nested in a
+//!   construct of its case ([`switch`]).
 //! - Scalars and vectors are IR values. Composites (structs, arrays, matrices) are trees of IR
 //!   values ([`function::Val`]); matrices are arrays of column vectors, in memory too, with the
 //!   `MatrixStride` of their member decoration as the array stride.
@@ -32,6 +33,7 @@ mod image;
 mod memory;
 mod module;
 pub mod mutate;
+mod switch;
 mod types;
 mod validate;
 
