@@ -150,7 +150,7 @@ fn loop_with_phis_counts_to_ten() {
 }
 
 #[test]
-fn switch_becomes_a_ladder_with_shared_targets() {
+fn switch_with_shared_targets_and_a_phi_in_its_merge_block() {
     // switch (sel) { case 1: case 3: x = 10; break; case 2: x = 20; break; default: x = 30 }
     for (sel, want) in [(1u32, 10.0f32), (2, 20.0), (3, 10.0), (7, 30.0)] {
         let mut m = Frag::new();
@@ -181,6 +181,78 @@ fn switch_becomes_a_ladder_with_shared_targets() {
         let shader = translate_ok(&m.finish());
         assert_eq!(color_of(&shader)[0], want, "sel = {sel}");
     }
+}
+
+/// `switch (sel) { case 0..N-1: x = i; break; default: x = -1 }`: its tests are sibling
+/// selections (one construct deep, however many cases), and each case still runs alone.
+#[test]
+fn switch_cases_are_sibling_selections() {
+    const CASES: u32 = 200;
+    for (sel, want) in [(0u32, 0.0f32), (7, 7.0), (199, 199.0), (500, -1.0)] {
+        let mut m = Frag::new();
+        let s = m.u(sel);
+        let zero = m.f(0.0);
+        let float = m.float;
+        let labels: Vec<Word> = (0..CASES).map(|_| m.b.id()).collect();
+        let (d, merge) = (m.b.id(), m.b.id());
+        let values: Vec<Word> = (0..CASES).map(|i| m.f(i as f32)).collect();
+        let minus_one = m.f(-1.0);
+        m.b.selection_merge(merge, SelectionControl::NONE).unwrap();
+        let targets: Vec<(Operand, Word)> = (0..CASES)
+            .map(|i| (Operand::LiteralBit32(i), labels[i as usize]))
+            .collect();
+        m.b.switch(s, d, targets).unwrap();
+        for &label in labels.iter().chain([&d]) {
+            m.b.begin_block(Some(label)).unwrap();
+            m.b.branch(merge).unwrap();
+        }
+        m.b.begin_block(Some(merge)).unwrap();
+        let sources: Vec<(Word, Word)> = (values.iter().copied().zip(labels.iter().copied()))
+            .chain([(minus_one, d)])
+            .collect();
+        let x = m.b.phi(float, None, sources).unwrap();
+        m.store_color([x, zero, zero, zero]);
+        let shader = translate_ok(&m.finish());
+        let func = &shader.functions[shader.entry.0 as usize];
+        let depths =
+            shrew_engine::cfg::construct_depths(func, &shrew_engine::cfg::DomTree::new(func));
+        let deepest = depths.values().copied().max().unwrap_or(0);
+        // The one-trip loop (the merge block has a phi, so breaks stay loop breaks), a test,
+        // its case.
+        assert!(deepest <= 2, "constructs {deepest} deep");
+        assert_eq!(color_of(&shader)[0], want, "sel = {sel}");
+    }
+}
+
+/// A case construct that branches to two other case targets is not a fall-through SPIR-V
+/// allows: a located error, not a guess.
+#[test]
+fn a_case_falling_into_two_cases_is_rejected() {
+    let mut m = Frag::new();
+    let s = m.u(0);
+    let (a, b2, c, merge) = (m.b.id(), m.b.id(), m.b.id(), m.b.id());
+    let t = m.b.constant_true(m.boolean);
+    m.b.selection_merge(merge, SelectionControl::NONE).unwrap();
+    m.b.switch(
+        s,
+        merge,
+        [
+            (Operand::LiteralBit32(0), a),
+            (Operand::LiteralBit32(1), b2),
+            (Operand::LiteralBit32(2), c),
+        ],
+    )
+    .unwrap();
+    m.b.begin_block(Some(a)).unwrap();
+    m.b.branch_conditional(t, b2, c, []).unwrap();
+    for label in [b2, c] {
+        m.b.begin_block(Some(label)).unwrap();
+        m.b.branch(merge).unwrap();
+    }
+    m.b.begin_block(Some(merge)).unwrap();
+    let one = m.f(1.0);
+    m.store_color([one, one, one, one]);
+    rejected(&m.finish(), "falls through into two other cases");
 }
 
 #[test]
