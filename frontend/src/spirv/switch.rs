@@ -16,11 +16,12 @@
 //! A switch break (an edge to the merge block) at the top level of its case, not inside a
 //! construct of the case, jumps to the case's `J` instead: every later test is false (the
 //! literals are distinct, and the default excludes them all), so control passes through to
-//! `end` and the merge block. A break nested in a construct of the case
-//! cannot end that construct, so a switch with one is wrapped in a loop that runs once
-//! (`loop merge=M continue=K`, with `K` unreachable) and such breaks are loop breaks, which
-//! structurizing turns into `Break` nodes. When the merge block has phis, no break is
-//! redirected (their sources name the breaking blocks): every break is a loop break.
+//! `end` and the merge block. A break nested in a construct of the case cannot end that
+//! construct, so a switch with one is wrapped in a loop that runs once (`loop merge=M
+//! continue=K`, with `K` unreachable) and all its breaks are loop breaks, which structurizing
+//! turns into `Break` nodes; dead-cf removes the loop again when no case falls through (each
+//! break then ends the selections around it, the old ladder without its copies). When the
+//! merge block has phis, no break is redirected (their sources name the breaking blocks).
 //!
 //! Inside that loop, an edge that leaves the switch for an enclosing loop's merge block or
 //! continue target (`break` or `continue` of that loop, from a case) would leave two loops at
@@ -491,15 +492,17 @@ fn lower_one(
         .collect();
     let join = |c: usize| joins[position[c]];
 
-    // Breaks at the top level of their case go on to the next test; the others are loop
-    // breaks. A block that also falls through keeps its break: one edge cannot say both.
+    // Breaks at the top level of their case go on to the next test, unless another break
+    // needs the one-trip loop: then every break is a loop break, so that dead-cf can still
+    // take the loop away when each break can end the selections around it instead (no case
+    // falls through). A block that also falls through keeps its break: one edge cannot say
+    // both.
     let merge_has_phis = !phis(f, sw.merge).is_empty();
     let mut redirected = Vec::new();
     let mut exits_left = Vec::new();
     for &(b, t) in exits {
         let case = (layout.owner.get(&b)).map(|target| layout.case_of[target]);
         let top_level = t == sw.merge
-            && !merge_has_phis
             && case.is_some_and(|(switch, k)| {
                 switch == s
                     && layout.innermost.get(&b) == layout.innermost.get(&sw.cases[k].target)
@@ -509,6 +512,9 @@ fn lower_one(
             Some((_, k)) if top_level => redirected.push((b, k)),
             _ => exits_left.push((b, t)),
         }
+    }
+    if merge_has_phis || exits_left.iter().any(|&(_, t)| t == sw.merge) {
+        exits_left.extend(redirected.drain(..).map(|(b, _)| (b, sw.merge)));
     }
     let mut entered_end = !sw.merge_literals.is_empty() || sw.default.is_none();
     for &(b, k) in &redirected {
