@@ -120,6 +120,13 @@ impl Facts {
         exact: None,
         error: 0.0,
     };
+    /// Thousandths within 1, as the differential runner fills uniforms and vertex attributes:
+    /// rounded, but the same bits on both sides.
+    const THOUSANDTHS: Facts = Facts {
+        bound: 1.0,
+        exact: None,
+        error: 0.0,
+    };
 
     fn small_int(bound: f64) -> Facts {
         Facts {
@@ -290,11 +297,7 @@ impl Generator<'_> {
     fn inputs(&mut self) {
         match self.stage {
             Stage::Fragment => {
-                let mut input = Variable::new("v", Mode::ShaderIn, Type::Vector(Scalar::F32, 4));
-                input.location = Some(0);
-                let input = self.b.shader.add_variable(input);
-                let deref = self.b.deref_var(input);
-                let v = self.b.load_deref(deref);
+                let v = self.vec4_input("v", 0);
                 // Dyadic inputs: multiples of 1/64 within 5 (see the differential runner).
                 let item = self.float(v, Facts::exact(5.0, 6));
                 self.push(item);
@@ -304,26 +307,9 @@ impl Generator<'_> {
                 self.push(item);
             }
             Stage::Vertex => {
-                // Thousandths within 1 (see the differential runner): rounded, but the same
-                // bits on both sides.
                 for location in 0..2 {
-                    let mut input = Variable::new(
-                        format!("v{location}"),
-                        Mode::ShaderIn,
-                        Type::Vector(Scalar::F32, 4),
-                    );
-                    input.location = Some(location);
-                    let input = self.b.shader.add_variable(input);
-                    let deref = self.b.deref_var(input);
-                    let v = self.b.load_deref(deref);
-                    let item = self.float(
-                        v,
-                        Facts {
-                            bound: 1.0,
-                            exact: None,
-                            error: 0.0,
-                        },
-                    );
+                    let v = self.vec4_input(&format!("v{location}"), location);
+                    let item = self.float(v, Facts::THOUSANDTHS);
                     self.push(item);
                 }
             }
@@ -347,14 +333,7 @@ impl Generator<'_> {
         ));
         let deref = self.b.deref_var(uniform);
         let u = self.b.load_deref(deref);
-        let item = self.float(
-            u,
-            Facts {
-                bound: 1.0,
-                exact: None,
-                error: 0.0,
-            },
-        );
+        let item = self.float(u, Facts::THOUSANDTHS);
         self.push(item);
         for _ in 0..3 {
             let c = self.constant(Class::Float, 1);
@@ -362,6 +341,15 @@ impl Generator<'_> {
             let c = self.constant(Class::Int, 1);
             self.push(c);
         }
+    }
+
+    /// Loads the `vec4` input `name` at `location`.
+    fn vec4_input(&mut self, name: &str, location: u32) -> Value {
+        let mut input = Variable::new(name, Mode::ShaderIn, Type::Vector(Scalar::F32, 4));
+        input.location = Some(location);
+        let input = self.b.shader.add_variable(input);
+        let deref = self.b.deref_var(input);
+        self.b.load_deref(deref)
     }
 
     fn declare_locals(&mut self) {
