@@ -242,3 +242,28 @@ pub fn random_program(seed: u64, statements: usize) -> Shader {
     b.ret(None);
     shader
 }
+
+/// Runs the engine's simplifying passes over `shader` to a fixed point (constant folding,
+/// dead-cf, copy propagation, phi simplification, cse, dce): copy propagation makes phis read
+/// other phis and values live on across copies, and folding with dead-cf removes edges, so the
+/// program's phis and parallel copies take more shapes.
+pub fn simplify(shader: &mut Shader) -> Result<(), String> {
+    use crate::passes::{self, manager};
+    let registry = manager::Registry::new(
+        passes::standard(&crate::rewrite::TargetOptions::default()),
+        "none",
+    );
+    let pipeline = manager::Pipeline::parse(
+        "(constant-fold,dead-cf,copy-prop,phi-simplify,cse,dce)*",
+        &registry,
+    )
+    .map_err(|e| e.to_string())?;
+    manager::run(
+        &pipeline,
+        &registry,
+        shader,
+        &manager::RunOptions::default(),
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
