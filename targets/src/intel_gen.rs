@@ -212,6 +212,7 @@ impl Kernel for GenKernel {
             ("spills", s.spills.into()),
             ("fills", s.fills.into()),
             ("sends", s.sends.into()),
+            ("scratch_bytes", self.0.scratch_bytes.into()),
         ]
     }
 

@@ -25,7 +25,8 @@
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::fields::desc;
 use crate::isa::{
-    ARF_FLAG, ARF_NULL, CondMod, Gen, MathFn, Opcode, RegFile, Type, restricted_float,
+    ARF_FLAG, ARF_NULL, CondMod, Gen, MAX_SCRATCH_BYTES, MathFn, Opcode, RegFile, Type,
+    restricted_float,
 };
 use crate::sampler::{self, TextureSurface};
 use shrew_engine::interp::Resources;
@@ -60,6 +61,19 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// The `len` bytes of scratch memory at byte `at`, grown to hold them.
+    fn scratch_mut(&mut self, at: u64, len: usize) -> Result<&mut [u8], EmuError> {
+        let end = at + len as u64;
+        if end > MAX_SCRATCH_BYTES as u64 {
+            return Err(EmuError::ScratchAddress(at));
+        }
+        let (at, end) = (at as usize, end as usize);
+        if self.scratch.len() < end {
+            self.scratch.resize(end, 0);
+        }
+        Ok(&mut self.scratch[at..end])
+    }
+
     /// A thread dispatched `width` channels wide, with zeroed registers.
     pub fn new(width: u8) -> Thread {
         Thread {
@@ -146,6 +160,8 @@ pub enum EmuError {
     Sampler(String),
     #[error("barrier: {0}")]
     Barrier(String),
+    #[error("a scratch access at byte {0} is past the {MAX_SCRATCH_BYTES} bytes a thread has")]
+    ScratchAddress(u64),
 }
 
 /// How many instructions a run may execute.
@@ -944,14 +960,14 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
             let lanes = (0..inst.exec_size as usize)
                 .filter(|&i| enabled >> (inst.group as usize + i) & 1 != 0);
             for i in lanes {
-                let at = dword(thread, 1, i)? as usize;
+                let at = dword(thread, 1, i)?;
                 if message_type == Some(desc::DataCache::DWORD_SCATTERED_WRITE) {
                     let value = dword(thread, 1 + per_value, i)? as u32;
-                    if thread.scratch.len() < at + 4 {
-                        thread.scratch.resize(at + 4, 0);
-                    }
-                    thread.scratch[at..at + 4].copy_from_slice(&value.to_le_bytes());
+                    thread
+                        .scratch_mut(at, 4)?
+                        .copy_from_slice(&value.to_le_bytes());
                 } else {
+                    let at = at as usize;
                     let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
                         return Err(unsupported);
                     };
@@ -964,22 +980,25 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
             }
         }
         // Scratch block write and read (the data cache's scratch category): whole GRFs at the
-        // descriptor's offset in 32-byte units, whatever the execution mask; a write's data
-        // follows its header.
+        // descriptor's offset in 32-byte units from the base in bits 31:10 of the header's
+        // dword 5 (zero in the g0 a thread starts with), whatever the execution mask; a write's
+        // data follows its header.
         desc::DataCache::SFID if message_type.is_none() => {
             let scratch = desc::Scratch::of(hw);
             let grfs = 1usize << descriptor.get(scratch.block_size);
-            let at = descriptor.get(scratch.offset) as usize * 32;
+            let base = thread.read(payload.nr as usize * 32 + 20, 4)? & !0x3ff;
+            let at = base + descriptor.get(scratch.offset) as u64 * 32;
             if descriptor.bit(scratch.write) {
-                if thread.scratch.len() < at + grfs * 32 {
-                    thread.scratch.resize(at + grfs * 32, 0);
-                }
+                thread.scratch_mut(at, grfs * 32)?;
                 for k in 0..grfs {
                     let from = payload.nr as usize + 1 + k;
                     let data = *thread.grf.get(from).ok_or(EmuError::OutOfRegisters(from))?;
-                    thread.scratch[at + 32 * k..at + 32 * (k + 1)].copy_from_slice(&data);
+                    thread
+                        .scratch_mut(at + 32 * k as u64, 32)?
+                        .copy_from_slice(&data);
                 }
             } else {
+                let at = at as usize;
                 let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) else {
                     return Err(unsupported);
                 };

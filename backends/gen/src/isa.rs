@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+/// Bytes of scratch memory a thread can have: the per-thread scratch space field encodes powers
+/// of two from 1 KiB to 2 MiB.
+pub const MAX_SCRATCH_BYTES: u32 = 2 << 20;
+
 /// A hardware generation. Encodings differ between Gen7/7.5 and Gen8/9.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Gen {

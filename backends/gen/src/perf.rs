@@ -21,7 +21,8 @@ use crate::lir;
 /// What a program costs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Performance {
-    /// The estimated latency in cycles (shader-db's "cycles").
+    /// The estimated latency in cycles (shader-db's "cycles"); `u64::MAX` when the estimate
+    /// passes it (hundreds of nested loops).
     pub cycles: u64,
     /// Invocations per cycle: the dispatch width over the busiest of the front end and units.
     pub throughput: f64,
@@ -512,6 +513,22 @@ mod tests {
         // The add (2) and the while's front end (8), both in the loop.
         assert_eq!(straight, 2);
         assert_eq!(looped, 10 * (2 + 8));
+    }
+
+    /// Past about 300 nested loops the weight is infinite: the estimate saturates (every
+    /// instruction takes the front end at least one cycle, so no NaN reads as 0 cycles).
+    #[test]
+    fn hundreds_of_nested_loops_saturate_the_estimate() {
+        let mut program = vec![add(2, 1, 1)];
+        for k in 1..=400 {
+            let mut back = Inst::new(Opcode::While, 8, None, Vec::new());
+            back.jip = -16 * k;
+            program.push(back);
+        }
+        program.push(add(3, 1, 1));
+        let performance = estimate(&program, Gen::Gen9, 8);
+        assert_eq!(performance.cycles, u64::MAX);
+        assert_eq!(performance.throughput, 0.0);
     }
 
     #[test]

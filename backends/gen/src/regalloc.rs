@@ -38,9 +38,9 @@
 //! file ran out.
 
 use crate::encoding::EncodingError;
-use crate::isa::{Gen, Opcode};
+use crate::isa::{Gen, MAX_SCRATCH_BYTES, Opcode};
 use crate::lir::{Lir, Op, Src, VReg};
-use crate::spill::{MAX_SCRATCH_BYTES, spill, spill_costs};
+use crate::spill::{spill, spill_costs};
 use shrew_engine::liveness::{Live, LiveRangeSearch};
 
 /// GRFs in the file.
@@ -72,9 +72,10 @@ pub enum AllocError {
         available: u32,
     },
     #[error(
-        "register allocation failed: spilling needs more than {MAX_SCRATCH_BYTES} bytes of scratch"
+        "the shader needs {0} bytes of scratch memory per thread (its temporaries and spills), \
+         more than the {MAX_SCRATCH_BYTES} the hardware gives a thread"
     )]
-    OutOfScratch,
+    OutOfScratch(u32),
     /// A spill's message cannot be encoded.
     #[error("register allocation failed: a scratch message: {0}")]
     ScratchMessage(EncodingError),
@@ -276,6 +277,9 @@ fn by_variable(vars: usize, pairs: &[(usize, usize)]) -> ByVariable {
 pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocation, AllocError> {
     let mut unspillable = vec![false; program.vreg_sizes.len()];
     let (mut spills, mut fills, mut scratch_bytes) = (0, 0, program.scratch_bytes);
+    if scratch_bytes > MAX_SCRATCH_BYTES {
+        return Err(AllocError::OutOfScratch(scratch_bytes));
+    }
     loop {
         let intervals = intervals(program);
         let graph = Graph::of(program, &intervals);
@@ -314,7 +318,7 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
             scratch_bytes += program.vreg_sizes[v] * 32;
         }
         if scratch_bytes > MAX_SCRATCH_BYTES {
-            return Err(AllocError::OutOfScratch);
+            return Err(AllocError::OutOfScratch(scratch_bytes));
         }
         let done = spill(program, hw, &slots).map_err(AllocError::ScratchMessage)?;
         spills += done.spills;
@@ -599,6 +603,54 @@ mod tests {
             let got = f32::from_bits(thread.get(1, c, Type::F) as u32);
             assert_eq!(got, sum, "channel {c}");
         }
+    }
+
+    /// Spills past the first 128 KiB of scratch (what a message's 12-bit offset reaches) move
+    /// the base in their headers, and land where the fills find them.
+    #[test]
+    fn spills_past_the_offsets_reach_move_the_header_base() {
+        let mut p = pressure();
+        // Temporaries the program keeps in scratch itself take the first window but one GRF.
+        p.scratch_bytes = 4095 * 32;
+        let alloc = allocate(&mut p, Gen::Gen9, true).expect("spills");
+        assert!(alloc.scratch_bytes > 4096 * 32 + 32, "{alloc:?}");
+        let moves_base = |inst: &crate::lir::Inst| {
+            inst.op == Op::Hw(Opcode::Add)
+                && inst.srcs.get(1) == Some(&Src::imm_ud(4096 * 32))
+                && inst.dst.is_some_and(|d| d.offset == 20)
+        };
+        assert!(p.insts.iter().any(moves_base));
+        let mut thread = Thread::new(8);
+        let inputs = [0.25f32, 0.75, 1.0, -2.0, 0.5, 3.0, 0.0, 0.625];
+        for (c, x) in inputs.iter().enumerate() {
+            thread.set(1, c, Type::F, x.to_bits() as u64);
+        }
+        run(&emit(&p, &alloc), Gen::Gen9, &mut thread).expect("runs");
+        assert!(thread.scratch.len() > 4096 * 32);
+        for (c, &x) in inputs.iter().enumerate() {
+            let sum: f32 = (0..VALUES)
+                .map(|k| if x > 0.5 { -(k as f32) } else { x * k as f32 })
+                .sum();
+            let got = f32::from_bits(thread.get(1, c, Type::F) as u32);
+            assert_eq!(got, sum, "channel {c}");
+        }
+    }
+
+    /// Scratch past what the hardware gives a thread is an error with the size needed.
+    #[test]
+    fn scratch_past_the_thread_limit_is_an_error() {
+        let mut p = pressure();
+        p.scratch_bytes = MAX_SCRATCH_BYTES - 32;
+        assert!(matches!(
+            allocate(&mut p, Gen::Gen9, true),
+            Err(AllocError::OutOfScratch(needed)) if needed > MAX_SCRATCH_BYTES
+        ));
+        let mut p = pressure();
+        p.scratch_bytes = MAX_SCRATCH_BYTES + 32;
+        assert_eq!(
+            allocate(&mut p, Gen::Gen9, false),
+            Err(AllocError::OutOfScratch(MAX_SCRATCH_BYTES + 32))
+        );
     }
 
     /// A predicated `sel` writes every channel, so its register is live from there on: not from

@@ -19,7 +19,9 @@
 //! the descriptor in 32-byte units and a header whose dword 5 (the per-thread scratch offset) the
 //! thread's g0 provides: a fill reads with g0 itself as its one-GRF message; a spill's message is
 //! a copy of g0 and the data after it, so the temporary of a write keeps a header GRF before its
-//! data when the write lands there whole.
+//! data when the write lands there whole. The offset field has 12 bits, a 128 KiB window; a slot
+//! past the first window moves the header's base (bits 31:10 of dword 5) up by whole windows, in
+//! a copy of g0 for a fill.
 //!
 //! Options: none.
 
@@ -30,8 +32,11 @@ use crate::lir::{Base, Inst, Lir, Message, Op, Operand, Src, VReg};
 
 /// The widest scratch block, in GRFs.
 const MAX_BLOCK: u32 = 4;
-/// Scratch offsets are 12 bits of 32-byte units ([`desc::Scratch`]'s offset field).
-pub const MAX_SCRATCH_BYTES: u32 = 4096 * 32;
+/// GRFs a message's offset reaches from the base in its header: 12 bits of 32-byte units
+/// ([`desc::Scratch`]'s offset field).
+const WINDOW_GRFS: u32 = 1 << 12;
+/// The header dword holding the thread's scratch base.
+const HEADER_BASE_BYTE: u32 = 5 * 4;
 
 /// What spilling one register added.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -99,8 +104,9 @@ fn blocks(first: u32, count: u32) -> Vec<(u32, u32)> {
     pieces
 }
 
-/// A scratch block read or write (`write`) on `hw` of `size` GRFs at scratch GRF `slot`: the
-/// header is the payload's first GRF, a write's data follows it.
+/// A scratch block read or write (`write`) on `hw` of `size` GRFs at scratch GRF `slot` of the
+/// window its header's base points to: the header is the payload's first GRF, a write's data
+/// follows it.
 fn scratch_block(hw: Gen, write: bool, slot: u32, size: u32) -> Result<Message, EncodingError> {
     let send = desc::Send::of(hw);
     let scratch = desc::Scratch::of(hw);
@@ -117,31 +123,61 @@ fn scratch_block(hw: Gen, write: bool, slot: u32, size: u32) -> Result<Message, 
             ),
             (scratch.write, write as u32),
             (scratch.block_size, size.trailing_zeros()),
-            (scratch.offset, slot),
+            (scratch.offset, slot % WINDOW_GRFS),
         ],
     )
 }
 
-/// A scratch block read of `size` GRFs at scratch GRF `slot` into `dst` bytes into `reg`.
+/// Moves the scratch base in `header` (a copy of g0) up to the window holding scratch GRF
+/// `slot`; nothing for the first window.
+fn rebase_header(header: VReg, slot: u32) -> Option<Inst> {
+    let window_bytes = slot / WINDOW_GRFS * WINDOW_GRFS * 32;
+    (window_bytes > 0).then(|| {
+        let base = Operand::scalar(Base::Vgrf(header), HEADER_BASE_BYTE, Type::UD);
+        let mut add = Inst::new(
+            Opcode::Add,
+            1,
+            Some(base),
+            vec![Src::Reg(base), Src::imm_ud(window_bytes)],
+        );
+        add.mask_all = true;
+        add
+    })
+}
+
+/// A scratch block read of `size` GRFs at scratch GRF `slot` into `dst` bytes into `reg`, with
+/// g0 as its header, or past the first window a copy of g0 in a new register of `program`
+/// (returned, to be kept from spilling) whose base moves to the slot's window.
 fn fill(
+    program: &mut Lir,
     hw: Gen,
-    width: u8,
     (reg, dst): (VReg, u32),
     slot: u32,
     size: u32,
-) -> Result<Inst, EncodingError> {
+    before: &mut Vec<Inst>,
+) -> Result<Option<VReg>, EncodingError> {
     let message = scratch_block(hw, false, slot, size)?;
     let g0 = Operand::payload(0, 0, Type::UD);
+    let header = (slot >= WINDOW_GRFS).then(|| program.new_vreg(1));
+    let header_operand = match header {
+        Some(header) => {
+            before.push(copy_grf(Operand::vector(header, 0, Type::UD), g0));
+            before.extend(rebase_header(header, slot));
+            Operand::vector(header, 0, Type::UD)
+        }
+        None => g0,
+    };
     let mut inst = Inst::new(
         Opcode::Send,
-        width,
+        program.dispatch_width,
         Some(Operand::vector(reg, dst, Type::UD)),
-        vec![Src::Reg(g0), Src::imm_ud(message.descriptor())],
+        vec![Src::Reg(header_operand), Src::imm_ud(message.descriptor())],
     );
     inst.send = Some(message);
     // Whole GRFs, as the spill that wrote them.
     inst.mask_all = true;
-    Ok(inst)
+    before.push(inst);
+    Ok(header)
 }
 
 /// A whole-GRF copy whatever the execution mask: `mov(8) dst src WE_all` as dwords.
@@ -152,18 +188,19 @@ fn copy_grf(dst: Operand, src: Operand) -> Inst {
 }
 
 /// The spill of `size` GRFs at `payload` + 32 (after its header GRF) to scratch GRF `slot`:
-/// the header copied from g0, then a scratch block write.
+/// the header copied from g0 (its base moved to the slot's window), then a scratch block write.
 fn spill_from(
     hw: Gen,
     width: u8,
     payload: VReg,
     slot: u32,
     size: u32,
-) -> Result<[Inst; 2], EncodingError> {
-    let header = copy_grf(
+) -> Result<(Vec<Inst>, Inst), EncodingError> {
+    let mut header = vec![copy_grf(
         Operand::vector(payload, 0, Type::UD),
         Operand::payload(0, 0, Type::UD),
-    );
+    )];
+    header.extend(rebase_header(payload, slot));
     let message = scratch_block(hw, true, slot, size)?;
     let mut send = Inst::new(
         Opcode::Send,
@@ -176,7 +213,7 @@ fn spill_from(
     );
     send.send = Some(message);
     send.mask_all = true;
-    Ok([header, send])
+    Ok((header, send))
 }
 
 /// Moves each virtual register of `regs` to scratch at its byte slot (a multiple of 32) on `hw`:
@@ -271,13 +308,9 @@ fn spill_around(
     done.temporaries.push(temp);
     if !reads.is_empty() || partial {
         for (at, size) in blocks(lo, hi - lo + 1) {
-            before.push(fill(
-                hw,
-                width,
-                (temp, (header + at - lo) * 32),
-                slot_grf + at,
-                size,
-            )?);
+            let target = (temp, (header + at - lo) * 32);
+            let header = fill(program, hw, target, slot_grf + at, size, before)?;
+            done.temporaries.extend(header);
             done.fills += 1;
         }
     }
@@ -300,14 +333,16 @@ fn spill_around(
     };
     if direct {
         done.spills += 1;
-        return Ok(spill_from(hw, width, temp, slot_grf + first, last - first + 1)?.to_vec());
+        let (mut insts, send) = spill_from(hw, width, temp, slot_grf + first, last - first + 1)?;
+        insts.push(send);
+        return Ok(insts);
     }
     let mut after = Vec::new();
     for (at, size) in blocks(first, last - first + 1) {
         let payload = program.new_vreg(1 + size);
         done.temporaries.push(payload);
-        let [header, send] = spill_from(hw, width, payload, slot_grf + at, size)?;
-        after.push(header);
+        let (header, send) = spill_from(hw, width, payload, slot_grf + at, size)?;
+        after.extend(header);
         for k in 0..size {
             after.push(copy_grf(
                 Operand::vector(payload, 32 * (1 + k), Type::UD),
