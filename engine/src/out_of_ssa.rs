@@ -61,7 +61,7 @@ use crate::cfg::{DomTree, innermost_constructs, reverse_post_order};
 use crate::ir::{BlockId, Function, InstKind, Structure, ValType, Value};
 use crate::loops::{LoopForest, LoopId};
 use petgraph::visit::NodeIndexable;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
@@ -455,10 +455,11 @@ impl CopyProgram {
                     continue;
                 };
                 let mut parallel: Vec<(Reg, Reg)> = Vec::new();
+                let mut seen = FxHashSet::default();
                 for &(dst, src) in nodes {
                     let copy = (reg_of(dst, &mut shapes), reg_of(src, &mut shapes));
                     // Copies of one value into one register (phi registers coalesced) run once.
-                    if copy.0 != copy.1 && !parallel.contains(&copy) {
+                    if copy.0 != copy.1 && seen.insert(copy) {
                         parallel.push(copy);
                     }
                 }
@@ -804,36 +805,44 @@ fn loop_depths(func: &Function, dom: &DomTree) -> FxHashMap<BlockId, usize> {
 }
 
 /// Orders a parallel copy (distinct destinations, no copy of a register to itself) as
-/// sequential copies with the same effect. A copy can run once no pending copy reads its
-/// destination. When none can, every destination is read by exactly one pending copy, so the
-/// pending copies are cycles of registers: saving one register of a cycle in a temporary from
-/// `temp` (given the register it will hold) and reading it from there frees the copy that
-/// writes that register.
-fn sequentialize(
-    mut pending: Vec<(Reg, Reg)>,
-    mut temp: impl FnMut(Reg) -> Reg,
-) -> Vec<(Reg, Reg)> {
-    debug_assert!(pending.iter().all(|(dst, src)| dst != src));
-    let mut sequential = Vec::with_capacity(pending.len());
-    while !pending.is_empty() {
-        let free = pending
-            .iter()
-            .position(|&(dst, _)| pending.iter().all(|&(_, src)| src != dst));
-        match free {
-            Some(i) => sequential.push(pending.remove(i)),
-            None => {
-                let saved = pending[0].1;
-                let t = temp(saved);
-                sequential.push((t, saved));
-                for (_, src) in &mut pending {
-                    if *src == saved {
-                        *src = t;
-                    }
-                }
+/// sequential copies with the same effect, in time linear in the copies. A copy can run once no
+/// pending copy still needs the value its destination holds. Where each source's value is now is
+/// tracked: once a copy has moved a register's value into its destination, the copies still
+/// reading that value read it there, and the register is free to be written. When no copy can
+/// run, the pending copies are cycles of registers: saving one register of a cycle in a
+/// temporary from `temp` (given the register it will hold) frees the copy that writes it.
+fn sequentialize(parallel: Vec<(Reg, Reg)>, mut temp: impl FnMut(Reg) -> Reg) -> Vec<(Reg, Reg)> {
+    debug_assert!(parallel.iter().all(|(dst, src)| dst != src));
+    let mut source: FxHashMap<Reg, Reg> = parallel.iter().copied().collect();
+    debug_assert_eq!(source.len(), parallel.len(), "destinations are distinct");
+    let mut location: FxHashMap<Reg, Reg> = parallel.iter().map(|&(_, src)| (src, src)).collect();
+    // Destinations no copy reads, first copy first.
+    let mut ready: Vec<Reg> = (parallel.iter().rev())
+        .filter(|(dst, _)| !location.contains_key(dst))
+        .map(|&(dst, _)| dst)
+        .collect();
+    let mut cycle_starts = parallel.iter().map(|&(dst, _)| dst);
+    let mut sequential = Vec::with_capacity(parallel.len());
+    loop {
+        while let Some(dst) = ready.pop() {
+            let src = source.remove(&dst).expect("a ready copy is pending");
+            let at = location[&src];
+            sequential.push((dst, at));
+            location.insert(src, dst);
+            if at == src && source.contains_key(&src) {
+                ready.push(src);
             }
         }
+        let Some(dst) = cycle_starts.find(|dst| source.contains_key(dst)) else {
+            return sequential;
+        };
+        // A pending copy that is not ready is on a cycle, and its destination still holds
+        // its own value.
+        let saved = temp(dst);
+        sequential.push((saved, dst));
+        location.insert(dst, saved);
+        ready.push(dst);
     }
-    sequential
 }
 
 #[cfg(test)]
@@ -841,7 +850,6 @@ mod tests {
     use super::*;
     use crate::liveness::{Live, LiveRangeSearch};
     use crate::random_program::{random_program, simplify};
-    use rustc_hash::FxHashSet;
 
     // The interference coalescing first used, kept as the reference: every pair of related
     // nodes that interferes, from each block's live-out nodes and a walk back through it.
@@ -1027,11 +1035,55 @@ mod tests {
         // A rotation, a chain that must run from its end, and a fan-out from a cycle.
         assert_eq!(check(&[(0, 1), (1, 2), (2, 0)], 3), 1);
         assert_eq!(check(&[(1, 0), (2, 1), (3, 2)], 4), 0);
-        assert_eq!(check(&[(0, 1), (1, 0), (2, 0), (3, 1)], 4), 1);
-        // Two cycles and a chain hanging off one of them.
+        // Copying r0 out of the cycle first frees it, and r3 then reads r1's value in r0.
+        assert_eq!(check(&[(0, 1), (1, 0), (2, 0), (3, 1)], 4), 0);
+        // Two cycles and a chain hanging off one of them, which frees that cycle: only the
+        // other needs a temporary.
         assert_eq!(
             check(&[(0, 1), (1, 0), (2, 3), (3, 4), (4, 2), (5, 4)], 6),
-            2
+            1
         );
+    }
+
+    /// Random parallel copies: a destination per register at most, sources anywhere, and
+    /// exactly one temporary per cycle of copies no copy leaves.
+    #[test]
+    fn random_parallel_copies_match_their_sequential_order() {
+        let mut rng = crate::rng::Rng::new(7);
+        for _ in 0..2000 {
+            let regs = 1 + rng.below(12) as u32;
+            let mut parallel = Vec::new();
+            for dst in 0..regs {
+                let src = rng.below(regs as usize) as u32;
+                if src != dst && rng.below(4) != 0 {
+                    parallel.push((dst, src));
+                }
+            }
+            // Cycles none of whose registers a copy outside the cycle reads need a temporary
+            // each: walk back from each destination, and count a cycle at its smallest register.
+            let source: FxHashMap<u32, u32> = parallel.iter().copied().collect();
+            let readers = |r: u32| parallel.iter().filter(|&&(_, src)| src == r).count();
+            let mut closed_cycles = 0;
+            for &(start, _) in &parallel {
+                let mut members = vec![start];
+                while let Some(&src) = source.get(members.last().expect("one")) {
+                    if src == start {
+                        let counted = members.iter().min() == Some(&start);
+                        let closed = members.iter().all(|&m| readers(m) == 1);
+                        closed_cycles += usize::from(counted && closed);
+                        break;
+                    }
+                    if members.contains(&src) {
+                        break;
+                    }
+                    members.push(src);
+                }
+            }
+            assert_eq!(
+                check(&parallel, regs) as usize,
+                closed_cycles,
+                "{parallel:?}"
+            );
+        }
     }
 }
