@@ -13,6 +13,8 @@ instructions the front end makes, which the generator aims at):
 - switch:    one `switch` with many cases;
 - ternaries: a ternary nested in the false arm of the one before;
 - calls:     a chain of small functions, each calling the one before;
+- rotation:  many variables a loop carries, rotated by one place each iteration (one large
+  parallel copy at the loop's back edge, every copy on one cycle);
 - deep-ifs, deep-loops: `if`s and counted loops nested in one another, written as IR text
   (`.shrew`): GLSL cannot nest deeper than about 1,250 levels (glslang's parser overflows).
 
@@ -94,6 +96,16 @@ def ternaries(count):
     for k in reversed(range(count)):
         expression = f"(v.x > {k}.0 * u.x ? v.y * {k}.0 : {expression})"
     return f"{HEADER}void main() {{\n    color = vec4({expression});\n}}\n"
+
+
+@shape(per_unit=13)
+def rotation(count):
+    values = "".join(f"    float a{k} = v.x + {k}.0;\n" for k in range(count))
+    rotate = "".join(f"        a{k} = a{k + 1};\n" for k in range(count - 1))
+    total = "".join(f"    x = x * 0.5 + a{k};\n" for k in range(count))
+    return (f"{HEADER}void main() {{\n{values}    for (int i = 0; i < n; i++) {{\n"
+            f"        float first = a0;\n{rotate}        a{count - 1} = first;\n    }}\n"
+            f"    float x = 0.0;\n{total}    color = vec4(x);\n}}\n")
 
 
 @shape(per_unit=6)
