@@ -29,8 +29,8 @@ use crate::ir::{
     deref_chain,
 };
 use crate::uses::Uses;
+use rustc_hash::FxHashMap;
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
-use std::collections::HashMap;
 
 /// The `cse` pass.
 pub struct Cse;
@@ -115,13 +115,14 @@ fn key(func: &Function, variables: &[Variable], v: Value) -> Option<Key> {
 fn eliminate(func: &mut Function, variables: &[Variable], transformations: &mut Transformations) {
     let dom = DomTree::new(func);
     let mut uses = Uses::build(func);
-    let mut available: HashMap<Key, Value> = HashMap::new();
     // The blocks on the path from the entry to the one visited, with the keys each added.
     let mut scopes: Vec<(BlockId, Vec<Key>)> = Vec::new();
     let mut merged = Vec::new();
     let insts: Vec<(BlockId, Value)> = (dom.preorder().iter())
         .flat_map(|&b| func.cfg[b].insts.iter().map(move |&v| (b, v)))
         .collect();
+    let mut available: FxHashMap<Key, Value> =
+        FxHashMap::with_capacity_and_hasher(insts.len(), Default::default());
     transformations.each(insts, |(b, v)| {
         if scopes.last().is_none_or(|(top, _)| *top != b) {
             while let Some((top, keys)) = scopes.last()
