@@ -4,7 +4,7 @@
 use crate::dominators::immediate_dominators;
 use crate::ir::{BlockId, Function};
 use petgraph::visit::{DfsPostOrder, NodeIndexable, Walker};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Dominator information of one function.
 pub struct DomTree {
@@ -103,8 +103,8 @@ impl DomTree {
 /// The dominance frontier of every reachable block: the blocks where its dominance ends, so
 /// where a definition made in it meets others. Found by walking up from each join block's
 /// predecessors to the join's immediate dominator (Cooper, Harvey and Kennedy).
-pub fn dominance_frontiers(func: &Function, dom: &DomTree) -> HashMap<BlockId, Vec<BlockId>> {
-    let mut frontiers: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+pub fn dominance_frontiers(func: &Function, dom: &DomTree) -> FxHashMap<BlockId, Vec<BlockId>> {
+    let mut frontiers: FxHashMap<BlockId, Vec<BlockId>> = FxHashMap::default();
     for join in func.blocks() {
         let preds: Vec<BlockId> = func
             .predecessors(join)
@@ -137,14 +137,14 @@ pub fn dominance_frontiers(func: &Function, dom: &DomTree) -> HashMap<BlockId, V
 /// pruned to where the variable is live. A block left out does not extend the frontier either:
 /// a phi nothing reads defines nothing another phi needs. Sorted by block id.
 pub fn iterated_dominance_frontier(
-    frontiers: &HashMap<BlockId, Vec<BlockId>>,
+    frontiers: &FxHashMap<BlockId, Vec<BlockId>>,
     blocks: impl IntoIterator<Item = BlockId>,
     wanted: impl Fn(BlockId) -> bool,
 ) -> Vec<BlockId> {
     let mut result = Vec::new();
     let mut work: Vec<BlockId> = blocks.into_iter().collect();
-    let mut seen: HashSet<BlockId> = work.iter().copied().collect();
-    let mut placed = HashSet::new();
+    let mut seen: FxHashSet<BlockId> = work.iter().copied().collect();
+    let mut placed = FxHashSet::default();
     while let Some(b) = work.pop() {
         for &f in frontiers.get(&b).map_or(&[][..], Vec::as_slice) {
             if !wanted(f) || !placed.insert(f) {
@@ -185,8 +185,8 @@ pub fn reverse_post_order(func: &Function) -> Vec<BlockId> {
 /// dominator is in, and in the immediate dominator's own construct when that is a header,
 /// except that reaching a construct's merge block leaves that construct and every construct
 /// nested in it.
-pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, Option<BlockId>> {
-    let mut children: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+pub fn innermost_constructs(func: &Function, dom: &DomTree) -> FxHashMap<BlockId, Option<BlockId>> {
+    let mut children: FxHashMap<BlockId, Vec<BlockId>> = FxHashMap::default();
     for b in func.blocks() {
         if b != func.entry
             && dom.is_reachable(b)
@@ -196,15 +196,15 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
         }
     }
     // The headers whose construct each block is the merge block of.
-    let mut merging_at: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    let mut merging_at: FxHashMap<BlockId, Vec<BlockId>> = FxHashMap::default();
     for b in func.blocks() {
         if let Some(structure) = func.cfg[b].structure {
             merging_at.entry(structure.merge()).or_default().push(b);
         }
     }
-    let mut innermost: HashMap<BlockId, Option<BlockId>> = HashMap::new();
+    let mut innermost: FxHashMap<BlockId, Option<BlockId>> = FxHashMap::default();
     // How many constructs contain each block: the length of its chain of innermost constructs.
-    let mut level: HashMap<BlockId, usize> = HashMap::new();
+    let mut level: FxHashMap<BlockId, usize> = FxHashMap::default();
     innermost.insert(func.entry, None);
     level.insert(func.entry, 0);
     let mut stack = vec![func.entry];
@@ -214,7 +214,7 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
         } else {
             innermost[&parent]
         };
-        let chain_level = |h: BlockId, level: &HashMap<BlockId, usize>| level[&h] + 1;
+        let chain_level = |h: BlockId, level: &FxHashMap<BlockId, usize>| level[&h] + 1;
         for &child in children.get(&parent).map_or(&[][..], Vec::as_slice) {
             // The outermost construct of the chain from `base` that `child` is the merge block
             // of, if any. Only headers dominating `child` can be in the chain, and the chain's
@@ -227,7 +227,7 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
                 .min();
             let mut left = None;
             if let Some(lowest) = lowest {
-                let candidates: HashSet<BlockId> = candidates.iter().copied().collect();
+                let candidates: FxHashSet<BlockId> = candidates.iter().copied().collect();
                 let mut walk = base;
                 while let Some(h) = walk
                     && chain_level(h, &level) >= lowest
@@ -252,9 +252,9 @@ pub fn innermost_constructs(func: &Function, dom: &DomTree) -> HashMap<BlockId, 
 
 /// For every block, how many structured constructs contain it (see [`innermost_constructs`]);
 /// unreachable blocks count as outside every construct.
-pub fn construct_depths(func: &Function, dom: &DomTree) -> HashMap<BlockId, usize> {
+pub fn construct_depths(func: &Function, dom: &DomTree) -> FxHashMap<BlockId, usize> {
     let innermost = innermost_constructs(func, dom);
-    let mut depth: HashMap<BlockId, usize> = func.blocks().into_iter().map(|b| (b, 0)).collect();
+    let mut depth: FxHashMap<BlockId, usize> = func.blocks().into_iter().map(|b| (b, 0)).collect();
     // A header comes before the blocks of its construct in reverse post-order, so its own depth
     // is known when they are reached.
     for b in reverse_post_order(func) {

@@ -19,7 +19,7 @@
 
 use crate::cfg::{DomTree, dominance_frontiers, iterated_dominance_frontier};
 use crate::ir::{BlockId, Function, Inst, InstKind, ValType, Value};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A reading of a value: an instruction's source, a phi's source from a predecessor, or a
 /// terminator's condition.
@@ -39,7 +39,7 @@ pub fn repair_ssa(func: &mut Function) -> usize {
         return 0;
     }
     let frontiers = dominance_frontiers(func, &dom);
-    let mut undefs: HashMap<ValType, Value> = HashMap::new();
+    let mut undefs: FxHashMap<ValType, Value> = FxHashMap::default();
     for (value, uses) in &broken {
         repair_value(func, &dom, &frontiers, &mut undefs, *value, uses);
     }
@@ -48,7 +48,7 @@ pub fn repair_ssa(func: &mut Function) -> usize {
 
 /// The values with uses their definition does not dominate, with those uses, by value.
 fn broken_uses(func: &Function, dom: &DomTree) -> Vec<(Value, Vec<Use>)> {
-    let mut broken: HashMap<Value, Vec<Use>> = HashMap::new();
+    let mut broken: FxHashMap<Value, Vec<Use>> = FxHashMap::default();
     let def_block = |v: Value| func.get_inst(v).map(|i| i.block);
     let mut check = |v: Value, at: BlockId, reading: Use| {
         if let Some(d) = def_block(v)
@@ -90,8 +90,8 @@ fn broken_uses(func: &Function, dom: &DomTree) -> Vec<(Value, Vec<Use>)> {
 fn repair_value(
     func: &mut Function,
     dom: &DomTree,
-    frontiers: &HashMap<BlockId, Vec<BlockId>>,
-    undefs: &mut HashMap<ValType, Value>,
+    frontiers: &FxHashMap<BlockId, Vec<BlockId>>,
+    undefs: &mut FxHashMap<ValType, Value>,
     value: Value,
     uses: &[Use],
 ) {
@@ -103,7 +103,7 @@ fn repair_value(
         Use::Terminator(b) => b,
     };
     // The blocks the value is live into: backwards from the uses, stopping at the definition.
-    let mut live_in: HashSet<BlockId> = HashSet::new();
+    let mut live_in: FxHashSet<BlockId> = FxHashSet::default();
     let mut work: Vec<BlockId> = uses.iter().map(|u| use_block(u, func)).collect();
     while let Some(b) = work.pop() {
         if b == def || !dom.is_reachable(b) || !live_in.insert(b) {
@@ -112,7 +112,7 @@ fn repair_value(
         work.extend(func.predecessors(b));
     }
     let phi_blocks = iterated_dominance_frontier(frontiers, [def], |b| live_in.contains(&b));
-    let mut phis: HashMap<BlockId, Value> = HashMap::new();
+    let mut phis: FxHashMap<BlockId, Value> = FxHashMap::default();
     for &b in &phi_blocks {
         let phi = func.alloc_inst(Inst {
             kind: InstKind::Phi(Vec::new()),
@@ -134,7 +134,7 @@ fn repair_value(
         v
     });
     // The definition live at the end of each block, memoized along the dominator tree.
-    let mut reaching: HashMap<BlockId, Option<Value>> = HashMap::new();
+    let mut reaching: FxHashMap<BlockId, Option<Value>> = FxHashMap::default();
     let mut live_out = |b: BlockId| -> Option<Value> {
         let mut path = Vec::new();
         let mut at = Some(b);

@@ -23,8 +23,8 @@ use petgraph::graph::{DiGraph, NodeIndex as GraphNode};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::visit::{Dfs, Walker};
+use rustc_hash::FxHashMap;
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
-use std::collections::HashMap;
 
 /// An SSA value: the index of its defining instruction in [`Function::insts`]. Instructions
 /// without a result (stores) have an id too, which nothing refers to.
@@ -118,7 +118,7 @@ impl Variable {
 /// [`StructureTargets::forget`] instead of collecting it again (a sweep of every block).
 #[derive(Clone, Debug, Default)]
 pub struct StructureTargets {
-    names: HashMap<BlockId, usize>,
+    names: FxHashMap<BlockId, usize>,
 }
 
 impl StructureTargets {
@@ -601,7 +601,7 @@ impl Function {
 
     /// Makes every read of a key of `replacements` read its value instead: one sweep of the
     /// function for any number of replacements (chains are not followed).
-    pub fn replace_uses_by(&mut self, replacements: &HashMap<Value, Value>) {
+    pub fn replace_uses_by(&mut self, replacements: &FxHashMap<Value, Value>) {
         if !replacements.is_empty() {
             self.map_reads(|v| replacements.get(&v).copied().unwrap_or(v));
         }

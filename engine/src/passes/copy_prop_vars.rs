@@ -25,8 +25,8 @@ use super::manager::{Pass, PassContext};
 use super::vars::{AccessKind, DerefPath, is_private, owned_temporaries, var_accesses};
 use crate::cfg::reverse_post_order;
 use crate::ir::{BlockId, Function, InstKind, Shader, ValType, Value, VarId, deref_chain};
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{ACCESS_VOLATILE, IndexKind, Intrinsic, MemClass};
-use std::collections::{HashMap, HashSet};
 
 /// The `copy-prop-vars` pass.
 pub struct CopyPropVars;
@@ -57,7 +57,7 @@ struct KnownCopy {
 
 /// Rewrites the loads of copied destinations of function `f`.
 fn propagate(shader: &mut Shader, f: usize, transformations: &mut Transformations) {
-    let mut leaving: HashMap<BlockId, Vec<KnownCopy>> = HashMap::new();
+    let mut leaving: FxHashMap<BlockId, Vec<KnownCopy>> = FxHashMap::default();
     for b in reverse_post_order(&shader.functions[f]) {
         let func = &shader.functions[f];
         let mut known = match func.predecessors(b).as_slice() {
@@ -160,7 +160,7 @@ fn read_from_source(func: &mut Function, load: Value, depth: usize, src_deref: V
 /// copies and derefs; returns whether there were any.
 fn remove_unread_temporaries(shader: &mut Shader, context: &mut PassContext) -> bool {
     let owned = owned_temporaries(shader);
-    let mut deleted = HashSet::new();
+    let mut deleted = FxHashSet::default();
     context
         .budget
         .each_function(shader, |shader, f, transformations| {

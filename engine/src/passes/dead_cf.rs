@@ -45,7 +45,7 @@ use crate::cfg::{DomTree, innermost_constructs};
 use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, ValType};
 use crate::uses::{User, Uses};
 use petgraph::visit::{Dfs, Walker};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// The `dead-cf` pass.
 pub struct DeadCf;
@@ -246,7 +246,7 @@ fn unloop_one_trip_loop(func: &mut Function) -> Option<BlockId> {
 /// without passing `stop`.
 fn one_arm_reaches(func: &Function, header: BlockId, merge: BlockId, stop: BlockId) -> bool {
     let reaches = |arm: BlockId| {
-        let mut seen = HashSet::from([arm]);
+        let mut seen = FxHashSet::from_iter([arm]);
         let mut work = vec![arm];
         while let Some(b) = work.pop() {
             if b == merge {
@@ -265,7 +265,7 @@ fn one_arm_reaches(func: &Function, header: BlockId, merge: BlockId, stop: Block
 /// Deletes the blocks that neither the entry reaches nor a surviving block needs; returns how
 /// many.
 fn delete_unreachable(func: &mut Function) -> usize {
-    let reachable: HashSet<BlockId> = Dfs::new(&func.cfg, func.entry).iter(&func.cfg).collect();
+    let reachable: FxHashSet<BlockId> = Dfs::new(&func.cfg, func.entry).iter(&func.cfg).collect();
     let mut survivors = reachable.clone();
     for &b in &reachable {
         match func.cfg[b].structure {

@@ -35,7 +35,8 @@ use crate::ir::{Function, Shader, Variable};
 use crate::rewrite::{RuleSet, TargetOptions};
 use crate::uses::Uses;
 use egg::{BackoffScheduler, Rewrite, Runner, Symbol};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,7 +65,7 @@ pub struct Eqsat {
     rules: Vec<Rewrite<Node, FactsAnalysis>>,
     /// For every rule's name: the statistics it counts in (see
     /// [`super::manager::PassContext::rule_stats`]) and its index there.
-    sources: HashMap<Symbol, (String, usize)>,
+    sources: FxHashMap<Symbol, (String, usize)>,
     model: Arc<dyn CostModel>,
     pub limits: Limits,
 }
@@ -78,7 +79,7 @@ impl Eqsat {
         model: Arc<dyn CostModel>,
     ) -> Eqsat {
         let mut rules = Vec::new();
-        let mut sources: HashMap<Symbol, (String, usize)> = BUILTINS
+        let mut sources: FxHashMap<Symbol, (String, usize)> = BUILTINS
             .iter()
             .enumerate()
             .map(|(index, (name, _))| (Symbol::from(*name), ("eqsat:built-in".to_string(), index)))

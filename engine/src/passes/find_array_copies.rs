@@ -25,8 +25,8 @@ use super::vars::{
     AccessKind, DerefPath, PathStep, is_private, owned_temporaries, through_movs, var_accesses,
 };
 use crate::ir::{Deref, Function, InstKind, Shader, Type, Value, VarId, deref_chain};
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{IndexKind, Intrinsic};
-use std::collections::{HashMap, HashSet};
 
 /// The `find-array-copies` pass.
 pub struct FindArrayCopies;
@@ -62,7 +62,7 @@ impl Pass for FindArrayCopies {
 }
 
 /// The temporaries among `temps` that a load reads through an indirect index.
-fn indirectly_read(func: &Function, temps: &HashSet<VarId>) -> HashSet<VarId> {
+fn indirectly_read(func: &Function, temps: &FxHashSet<VarId>) -> FxHashSet<VarId> {
     var_accesses(func)
         .into_iter()
         .filter(|(var, acc)| {
@@ -94,7 +94,7 @@ fn element_copy(
     shader: &Shader,
     func: &Function,
     store: Value,
-    targets: &HashSet<VarId>,
+    targets: &FxHashSet<VarId>,
 ) -> Option<(ElementCopy, u32, (DerefPath, DerefPath))> {
     let InstKind::Intrinsic(i) = &func.inst(store).kind else {
         return None;
@@ -163,12 +163,13 @@ fn find_copies(
     shader: &Shader,
     func: &Function,
     b: crate::ir::BlockId,
-    targets: &HashSet<VarId>,
+    targets: &FxHashSet<VarId>,
 ) -> Vec<Vec<ElementCopy>> {
     let insts = &func.cfg[b].insts;
-    let position: HashMap<Value, usize> = insts.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    let position: FxHashMap<Value, usize> =
+        insts.iter().enumerate().map(|(i, &v)| (v, i)).collect();
     // Element copies gathered per pair of arrays, until every element is there.
-    let mut open: HashMap<(DerefPath, DerefPath), Vec<ElementCopy>> = HashMap::new();
+    let mut open: FxHashMap<(DerefPath, DerefPath), Vec<ElementCopy>> = FxHashMap::default();
     let mut found = Vec::new();
     for &v in insts {
         let Some((copy, len, key)) = element_copy(shader, func, v, targets) else {
@@ -195,11 +196,11 @@ fn find_copies(
 fn undisturbed(
     func: &Function,
     insts: &[Value],
-    position: &HashMap<Value, usize>,
+    position: &FxHashMap<Value, usize>,
     group: &[ElementCopy],
     (dst, src): &(DerefPath, DerefPath),
 ) -> bool {
-    let ours: HashSet<Value> = group.iter().flat_map(|c| [c.store, c.load]).collect();
+    let ours: FxHashSet<Value> = group.iter().flat_map(|c| [c.store, c.load]).collect();
     let start = ours.iter().map(|v| position[v]).min().expect("not empty");
     let end = position[&group.last().expect("not empty").store];
     insts[start..=end]

@@ -33,8 +33,8 @@ use crate::ir::{
 };
 use crate::ops::AluOp;
 use crate::rewrite::CostOptions;
+use rustc_hash::FxHashMap;
 use shrew_ops::{Eval, Intrinsic};
-use std::collections::HashMap;
 
 /// The `if-convert` pass.
 pub struct IfConvert {
@@ -210,7 +210,7 @@ struct Joins {
     /// (header, merge block) pairs, in the order the headers were flattened.
     deferred: Vec<(BlockId, BlockId)>,
     /// The block each merged block joined.
-    into: HashMap<BlockId, BlockId>,
+    into: FxHashMap<BlockId, BlockId>,
 }
 
 impl Joins {

@@ -40,8 +40,8 @@ use crate::ir::{
     Alu, AluSrc, BlockId, Builder, Cursor, Edge, FpFlags, FuncId, Function, Inst, InstKind, Mode,
     Scalar, Shader, Structure, Terminator, Type, Value, Variable,
 };
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{AluOp, BaseType, IndexKind, Intrinsic};
-use std::collections::{HashMap, HashSet};
 
 /// The most instructions a caller may grow to by inlining copies of shared callees.
 pub const MAX_FUNCTION_SIZE: usize = 20_000;
@@ -79,7 +79,7 @@ impl Pass for Inline {
         // Inlining splits blocks: later sites of the same block move to the split-off part,
         // so sites are taken last first (a stack).
         let mut sites = call_sites(&shader.functions[f]);
-        let mut continues: HashSet<BlockId> = shader.functions[f]
+        let mut continues: FxHashSet<BlockId> = shader.functions[f]
             .cfg
             .node_weights()
             .filter_map(|b| match b.structure {
@@ -87,7 +87,7 @@ impl Pass for Inline {
                 _ => None,
             })
             .collect();
-        let mut returns_of: HashMap<usize, Returns> = HashMap::new();
+        let mut returns_of: FxHashMap<usize, Returns> = FxHashMap::default();
         let mut transformations = context.budget.in_function(&shader.functions[f].name);
         while let Some(call) = sites.pop() {
             let made = transformations.attempt(|| {
@@ -322,12 +322,12 @@ fn inline_call(caller: &mut Function, call: Value, callee: &Function, how: Retur
     let rest = split_after(caller, block, call);
 
     // Blocks first, so branches and phis can name them; then values, so sources can.
-    let blocks: HashMap<BlockId, BlockId> = callee
+    let blocks: FxHashMap<BlockId, BlockId> = callee
         .blocks()
         .into_iter()
         .map(|b| (b, caller.add_block()))
         .collect();
-    let mut values: HashMap<Value, Value> = HashMap::new();
+    let mut values: FxHashMap<Value, Value> = FxHashMap::default();
     let mut calls = Vec::new();
     for b in callee.blocks() {
         for &v in &callee.cfg[b].insts {
@@ -501,7 +501,7 @@ fn split_at(func: &mut Function, block: BlockId, pos: usize) -> BlockId {
 
 /// Deletes the functions no chain of calls from the entry reaches, renumbering the others.
 fn delete_uncalled(shader: &mut Shader) {
-    let mut reached: HashSet<FuncId> = shader.called_callers_first().into_iter().collect();
+    let mut reached: FxHashSet<FuncId> = shader.called_callers_first().into_iter().collect();
     reached.insert(shader.entry);
     shader.retain_functions(|f| reached.contains(&f));
 }

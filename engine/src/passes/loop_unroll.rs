@@ -36,7 +36,8 @@ use super::manager::{Pass, PassContext};
 use crate::cfg::DomTree;
 use crate::ir::fold::eval_alu;
 use crate::ir::{BlockId, Edge, Function, Inst, InstKind, Shader, Structure, Terminator, Value};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
 /// The most iterations a loop may have to be unrolled (Mesa's Intel limit).
 pub const MAX_ITERATIONS: usize = 32;
@@ -93,7 +94,7 @@ struct Walk {
     /// inner loop) is kept whole: all its blocks are here, with their own terminators.
     blocks: Vec<BlockId>,
     /// Where each block of the path goes next; kept constructs and returns are not here.
-    next: HashMap<BlockId, Next>,
+    next: FxHashMap<BlockId, Next>,
     end: End,
 }
 
@@ -179,7 +180,7 @@ fn plan(func: &Function, dom: &DomTree, header: BlockId) -> Option<Plan> {
         body: &body,
         preheader,
         cont,
-        known: HashMap::new(),
+        known: FxHashMap::default(),
     };
     let mut walks: Vec<Walk> = Vec::new();
     let mut size = 0;
@@ -262,7 +263,7 @@ fn walk(
     body: &BTreeSet<BlockId>,
 ) -> Option<Walk> {
     let mut blocks = Vec::new();
-    let mut next = HashMap::new();
+    let mut next = FxHashMap::default();
     let mut b = header;
     loop {
         if blocks.len() > body.len() {
@@ -397,7 +398,7 @@ struct Evaluator<'f> {
     body: &'f BTreeSet<BlockId>,
     preheader: BlockId,
     cont: BlockId,
-    known: HashMap<(Value, usize), Option<Vec<u64>>>,
+    known: FxHashMap<(Value, usize), Option<Vec<u64>>>,
 }
 
 impl Evaluator<'_> {
@@ -426,7 +427,7 @@ impl Evaluator<'_> {
                 }
             }
             InstKind::Alu(alu) => {
-                let mut srcs = HashMap::new();
+                let mut srcs = FxHashMap::default();
                 for src in &alu.srcs {
                     srcs.insert(src.value, self.value(src.value, iteration)?);
                 }
@@ -442,11 +443,11 @@ impl Evaluator<'_> {
 /// Replaces the loop by its iterations (see the module documentation).
 fn unroll(func: &mut Function, plan: &Plan) {
     // Each iteration's copies of blocks and values.
-    let mut copies: Vec<(HashMap<BlockId, BlockId>, HashMap<Value, Value>)> = Vec::new();
+    let mut copies: Vec<(FxHashMap<BlockId, BlockId>, FxHashMap<Value, Value>)> = Vec::new();
     for walk in &plan.walks {
-        let blocks: HashMap<BlockId, BlockId> =
+        let blocks: FxHashMap<BlockId, BlockId> =
             walk.blocks.iter().map(|&b| (b, func.add_block())).collect();
-        let mut values: HashMap<Value, Value> = HashMap::new();
+        let mut values: FxHashMap<Value, Value> = FxHashMap::default();
         for &(phi, entering, back) in &plan.header_phis {
             let value = match (copies.last(), back) {
                 (Some((_, previous)), Some(back)) => previous.get(&back).copied().unwrap_or(back),

@@ -32,8 +32,8 @@ use crate::ir::{
     Value, VarId, deref_chain,
 };
 use crate::ops::AluOp;
+use rustc_hash::FxHashSet;
 use shrew_ops::Intrinsic;
-use std::collections::HashSet;
 
 /// The most elements an indirectly indexed array may have to be lowered.
 pub const MAX_ELEMENTS: u32 = 32;
@@ -93,8 +93,8 @@ impl LowerIndirectDerefs {
     /// index of an array or matrix step it keeps. Selecting among the elements of an array
     /// only read at run-time indices keeps its elements SSA values, which fold; a store at a
     /// run-time index would select anew every element of the array.
-    fn indexed_variables(&self, shader: &Shader) -> HashSet<VarId> {
-        let mut indexed = HashSet::new();
+    fn indexed_variables(&self, shader: &Shader) -> FxHashSet<VarId> {
+        let mut indexed = FxHashSet::default();
         if !self.indexed_temporaries {
             return indexed;
         }
@@ -125,7 +125,7 @@ impl LowerIndirectDerefs {
         &self,
         shader: &Shader,
         func: &Function,
-        indexed: &HashSet<VarId>,
+        indexed: &FxHashSet<VarId>,
     ) -> Option<Indirect> {
         let layout = Layout::new(shader, LayoutRule::Std430);
         func.all_insts().find_map(|access| {

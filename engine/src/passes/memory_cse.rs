@@ -37,7 +37,7 @@ use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, reverse_post_order};
 use crate::ir::{BlockId, Function, Shader, Terminator, Value};
 use crate::memory::{Address, Effect, disjoint, effect};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The `memory-cse` pass.
 pub struct MemoryCse;
@@ -98,8 +98,8 @@ fn find_redundant_loads(
     shader: &Shader,
     func: &Function,
     transformations: &mut Transformations,
-) -> HashMap<Value, Value> {
-    let effects: HashMap<Value, Effect> = func
+) -> FxHashMap<Value, Value> {
+    let effects: FxHashMap<Value, Effect> = func
         .all_insts()
         .map(|v| (v, effect(&shader.variables, func, v)))
         .filter(|(_, e)| !matches!(e, Effect::None))
@@ -107,9 +107,9 @@ fn find_redundant_loads(
     let entry_tokens = entry_tokens(func, &effects);
     let dom = DomTree::new(func);
     // Known values: (token, address) → (value, the block it is available from).
-    let mut known: HashMap<(Token, Address), Vec<(Value, BlockId)>> = HashMap::new();
-    let mut by_token: HashMap<Token, Vec<Address>> = HashMap::new();
-    let mut replaced: HashMap<Value, Value> = HashMap::new();
+    let mut known: FxHashMap<(Token, Address), Vec<(Value, BlockId)>> = FxHashMap::default();
+    let mut by_token: FxHashMap<Token, Vec<Address>> = FxHashMap::default();
+    let mut replaced: FxHashMap<Value, Value> = FxHashMap::default();
     for b in reverse_post_order(func) {
         let mut tokens = entry_tokens[&b];
         for &v in &func.cfg[b].insts {
@@ -174,11 +174,14 @@ fn find_redundant_loads(
 
 /// The tokens current at the start of every reachable block, by forward dataflow to a fixpoint:
 /// a block takes its predecessors' common token, or its own join token when they differ.
-fn entry_tokens(func: &Function, effects: &HashMap<Value, Effect>) -> HashMap<BlockId, [Token; 4]> {
+fn entry_tokens(
+    func: &Function,
+    effects: &FxHashMap<Value, Effect>,
+) -> FxHashMap<BlockId, [Token; 4]> {
     let order = reverse_post_order(func);
     let initial: [Token; 4] = std::array::from_fn(Token::Entry);
-    let mut exit: HashMap<BlockId, [Token; 4]> = HashMap::new();
-    let mut entry: HashMap<BlockId, [Token; 4]> = HashMap::new();
+    let mut exit: FxHashMap<BlockId, [Token; 4]> = FxHashMap::default();
+    let mut entry: FxHashMap<BlockId, [Token; 4]> = FxHashMap::default();
     // Tokens only become joins as more paths are seen, so a few rounds settle; the cap keeps
     // a pathological CFG from taking long, with every join block then given its own token.
     let mut rounds_left = 2 * order.len() + 4;

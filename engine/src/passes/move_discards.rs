@@ -32,9 +32,9 @@
 use super::manager::{Pass, PassContext};
 use crate::cfg::{DomTree, innermost_constructs, reverse_post_order};
 use crate::ir::{Function, InstKind, Mode, Shader, Stage, Terminator, Value, deref_chain};
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::Eval;
 use shrew_ops::{Intrinsic, MemClass};
-use std::collections::{HashMap, HashSet};
 
 /// The `move-discards` pass.
 pub struct MoveDiscards {
@@ -88,7 +88,7 @@ impl MoveDiscards {
         let dom = DomTree::new(func);
         let innermost = innermost_constructs(func, &dom);
         let order = reverse_post_order(func);
-        let position: HashMap<Value, (usize, usize)> = order
+        let position: FxHashMap<Value, (usize, usize)> = order
             .iter()
             .enumerate()
             .flat_map(|(i, &b)| {
@@ -125,7 +125,7 @@ impl MoveDiscards {
     /// The instructions a kill's condition is computed from, if all can move.
     fn cone(&self, shader: &Shader, func: &Function, kill: Value) -> Option<Vec<Value>> {
         let mut cone = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut work = func.inst_sources(kill);
         while let Some(v) = work.pop() {
             if !seen.insert(v) {

@@ -44,8 +44,8 @@ use crate::ir::{
 };
 use crate::ops::AluOp;
 use crate::uses::Uses;
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{IndexKind, Intrinsic};
-use std::collections::{HashMap, HashSet};
 
 /// The `split-vars` pass.
 pub struct SplitVars;
@@ -130,7 +130,7 @@ fn step_types(shader: &Shader, func: &Function, steps: &[Value], mut ty: Type) -
 }
 
 fn split_structs(shader: &mut Shader, transformations: &mut Transformations) -> bool {
-    let mut replaced = HashSet::new();
+    let mut replaced = FxHashSet::default();
     for (f, vars) in candidates(shader, |v| matches!(v.ty, Type::Struct(_))) {
         for (var, acc) in vars {
             // A copy of a whole struct (or of a nested one) would have to be split too.
@@ -156,7 +156,7 @@ fn split_structs(shader: &mut Shader, transformations: &mut Transformations) -> 
 /// Gives each member of `var` reached by a deref a variable of its own.
 fn split_struct(shader: &mut Shader, f: usize, var: VarId, derefs: &[Value]) {
     let original = shader.variable(var).clone();
-    let mut members: HashMap<Vec<u32>, VarId> = HashMap::new();
+    let mut members: FxHashMap<Vec<u32>, VarId> = FxHashMap::default();
     let mut dead = Vec::new();
     // The chains, their members and types as they are before any is rewritten.
     let chains: Vec<(Value, Vec<Option<u32>>, Vec<Type>)> = derefs
@@ -250,7 +250,7 @@ fn without_dims(ty: &Type, split: &[bool]) -> Type {
 }
 
 fn split_arrays(shader: &mut Shader, transformations: &mut Transformations) -> bool {
-    let mut replaced = HashSet::new();
+    let mut replaced = FxHashSet::default();
     for (f, vars) in candidates(shader, |v| !array_dims(&v.ty).is_empty()) {
         for (var, acc) in vars {
             let func = &shader.functions[f];
@@ -319,7 +319,7 @@ fn split_array(shader: &mut Shader, f: usize, var: VarId, split: &[bool], derefs
     let original = shader.variable(var).clone();
     let dims = array_dims(&original.ty);
     let element_type = without_dims(&original.ty, split);
-    let mut elements: HashMap<Vec<u32>, VarId> = HashMap::new();
+    let mut elements: FxHashMap<Vec<u32>, VarId> = FxHashMap::default();
     let mut dead = Vec::new();
     // The chains as they are before any is rewritten.
     let chains: Vec<(Value, Vec<ArrayStep>, usize)> = derefs
@@ -411,7 +411,7 @@ fn with_leaf(ty: &Type, leaf: Type) -> Type {
 }
 
 fn narrow_vectors(shader: &mut Shader, transformations: &mut Transformations) -> bool {
-    let mut deleted = HashSet::new();
+    let mut deleted = FxHashSet::default();
     let mut progress = false;
     for (f, vars) in candidates(shader, |v| vector_leaf(&v.ty).is_some()) {
         let uses = Uses::build(&shader.functions[f]);

@@ -9,20 +9,20 @@ use crate::ir::{
 };
 use crate::ops::AluOp;
 use crate::uses::{User, Uses};
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{IndexKind, Intrinsic};
-use std::collections::{HashMap, HashSet};
 
 /// For each function, the temporaries no other function reaches: its `function_temp`
 /// variables and, for the entry function, `shader_temp` ones. Only these can be rewritten by
 /// looking at one function. None once `lower-io` has placed temporaries in scratch memory:
 /// the scratch accesses' offsets follow the variables' layout, which deleting, splitting or
 /// narrowing any temporary would move.
-pub fn owned_temporaries(shader: &Shader) -> Vec<HashSet<VarId>> {
-    let mut owned = vec![HashSet::new(); shader.functions.len()];
+pub fn owned_temporaries(shader: &Shader) -> Vec<FxHashSet<VarId>> {
+    let mut owned = vec![FxHashSet::default(); shader.functions.len()];
     if uses_scratch(shader) {
         return owned;
     }
-    let mut owners: HashMap<VarId, Option<usize>> = HashMap::new();
+    let mut owners: FxHashMap<VarId, Option<usize>> = FxHashMap::default();
     for (f, func) in shader.functions.iter().enumerate() {
         for inst in func.insts.iter().flatten() {
             if let InstKind::Deref(Deref::Var(var)) = inst.kind {
@@ -101,8 +101,8 @@ pub struct VarAccesses {
 }
 
 /// The derefs and accesses of every variable `func` reaches.
-pub fn var_accesses(func: &Function) -> HashMap<VarId, VarAccesses> {
-    let mut vars: HashMap<VarId, VarAccesses> = HashMap::new();
+pub fn var_accesses(func: &Function) -> FxHashMap<VarId, VarAccesses> {
+    let mut vars: FxHashMap<VarId, VarAccesses> = FxHashMap::default();
     let root_of = |v: Value| match func.get_inst(v).map(|i| &i.kind) {
         Some(InstKind::Deref(_)) => deref_chain(func, v).map(|(var, _)| var),
         _ => None,

@@ -38,8 +38,8 @@ use crate::ir::{
 };
 use crate::liveness::LiveRangeSearch;
 use crate::ops::AluOp;
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::IndexKind;
-use std::collections::{HashMap, HashSet};
 
 /// The `vars-to-ssa` pass.
 pub struct VarsToSsa;
@@ -59,7 +59,7 @@ impl Pass for VarsToSsa {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let owned = super::vars::owned_temporaries(shader);
-        let mut promoted = HashSet::new();
+        let mut promoted = FxHashSet::default();
         context
             .budget
             .each_function(shader, |shader, f, transformations| {
@@ -111,21 +111,21 @@ impl Access {
 /// The accesses of one function to its candidate variables.
 #[derive(Default)]
 struct Accesses {
-    promotable: HashSet<VarId>,
+    promotable: FxHashSet<VarId>,
     leaves: Vec<(VarId, ValType)>,
-    by_path: HashMap<(VarId, Vec<u32>), usize>,
+    by_path: FxHashMap<(VarId, Vec<u32>), usize>,
     /// Loads and stores by instruction.
-    by_inst: HashMap<Value, Access>,
+    by_inst: FxHashMap<Value, Access>,
     /// Loads and stores out of bounds, with their variables.
     out_of_bounds: Vec<(Value, VarId)>,
     /// Every deref instruction rooted at each variable.
-    derefs: HashMap<VarId, Vec<Value>>,
+    derefs: FxHashMap<VarId, Vec<Value>>,
 }
 
 impl Accesses {
     /// Forgets the variables not chosen for promotion.
     fn keep_only(&mut self, chosen: &[VarId]) {
-        let chosen: HashSet<VarId> = chosen.iter().copied().collect();
+        let chosen: FxHashSet<VarId> = chosen.iter().copied().collect();
         let leaves = &self.leaves;
         self.by_inst
             .retain(|_, access| chosen.contains(&leaves[access.leaf].0));
@@ -136,7 +136,7 @@ impl Accesses {
 
 /// Finds the loads and stores of the candidates in `func` and which candidates can be promoted:
 /// those whose derefs only lead to loads and stores through constant paths.
-fn find_accesses(shader: &Shader, func: &Function, candidates: &HashSet<VarId>) -> Accesses {
+fn find_accesses(shader: &Shader, func: &Function, candidates: &FxHashSet<VarId>) -> Accesses {
     let mut acc = Accesses::default();
     let mut all = var_accesses(func);
     all.retain(|var, _| candidates.contains(var));
@@ -257,7 +257,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
             loaded[access.leaf] = true;
         }
     }
-    let mut phis: HashMap<BlockId, Vec<(usize, Value)>> = HashMap::new();
+    let mut phis: FxHashMap<BlockId, Vec<(usize, Value)>> = FxHashMap::default();
     let (exposed, replacing) = exposed_reads(func, acc);
     // Phis go only where their leaf is live (pruned SSA): a variable live in a small region,
     // like the temporary of a ternary, gets none at the merges around it.
@@ -300,8 +300,8 @@ fn promote(func: &mut Function, acc: &Accesses) {
         acc,
         phis: &phis,
         current: vec![None; acc.leaves.len()],
-        phi_sources: HashMap::new(),
-        undefs: HashMap::new(),
+        phi_sources: FxHashMap::default(),
+        undefs: FxHashMap::default(),
     };
     // The reachable blocks down the dominator tree, each leaf's current value restored on the
     // way back up; then each unreachable block on its own, from nothing.
@@ -386,13 +386,13 @@ type Undo = Vec<(usize, Option<Value>)>;
 struct Renamer<'a> {
     acc: &'a Accesses,
     /// The phis of each block, with their leaves.
-    phis: &'a HashMap<BlockId, Vec<(usize, Value)>>,
+    phis: &'a FxHashMap<BlockId, Vec<(usize, Value)>>,
     /// Each leaf's value at the point of the walk; `None` before any store.
     current: Vec<Option<Value>>,
     /// The value each phi receives from each predecessor block.
-    phi_sources: HashMap<(Value, BlockId), Value>,
+    phi_sources: FxHashMap<(Value, BlockId), Value>,
     /// One `undef` per leaf, for the entry block: the value before any store.
-    undefs: HashMap<usize, Value>,
+    undefs: FxHashMap<usize, Value>,
 }
 
 impl Renamer<'_> {

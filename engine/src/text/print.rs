@@ -4,7 +4,7 @@ use super::{alu_src_comps, is_identifier, is_type_keyword, literal};
 use crate::cfg::{DomTree, construct_depths};
 use crate::ir::*;
 use shrew_ops::{IndexKind, swizzle_letters};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write;
 
 /// Deepest nesting the indentation shows: deeper lines are indented as this deep, so that a
@@ -238,7 +238,7 @@ impl<'a> Printer<'a> {
         let depths = if func.cfg.contains_node(func.entry) {
             construct_depths(func, &DomTree::new(func))
         } else {
-            HashMap::new()
+            Default::default()
         };
         // The entry block comes first (the parser takes the first block as the entry); it is
         // normally b0, so this is plain id order.

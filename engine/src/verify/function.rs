@@ -9,8 +9,8 @@ use crate::ir::{
     Block, BlockId, Deref, Edge, FuncId, Function, Inst, InstKind, Shader, Terminator, TexSrc,
     Type, ValType, Value, VarId, inst_sources,
 };
+use rustc_hash::FxHashMap;
 use shrew_ops::{BIT_SIZES, SrcShape, is_valid_component_count};
-use std::collections::HashMap;
 
 /// Where a value is used from: an instruction, or the terminator of a block.
 #[derive(Copy, Clone)]
@@ -358,7 +358,7 @@ impl FuncCx<'_> {
     fn check_phi(&mut self, v: Value, inst: &Inst, b: BlockId, srcs: &[(BlockId, Value)]) {
         let mut preds = self.func.predecessors(b);
         preds.dedup();
-        let mut entries: HashMap<BlockId, usize> = HashMap::new();
+        let mut entries: FxHashMap<BlockId, usize> = FxHashMap::default();
         for (p, _) in srcs {
             *entries.entry(*p).or_default() += 1;
         }

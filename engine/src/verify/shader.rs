@@ -4,8 +4,8 @@ use super::{ErrorKind, VerifyError};
 use crate::ir::{BlockId, FuncId, Mode, Scalar, Shader, Stage, StructId, Type, Value};
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
+use rustc_hash::FxHashSet;
 use shrew_ops::{BaseType, is_valid_component_count};
-use std::collections::HashSet;
 
 /// A call instruction, recorded while checking functions for the recursion check.
 pub(super) struct CallSite {
@@ -100,7 +100,7 @@ fn check_unique<'a>(
     names: impl Iterator<Item = &'a str>,
     errors: &mut Vec<VerifyError>,
 ) {
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     for name in names {
         if !seen.insert(name) {
             errors.push(error(
@@ -113,7 +113,7 @@ fn check_unique<'a>(
 
 fn check_structs(shader: &Shader, errors: &mut Vec<VerifyError>) {
     for s in &shader.structs {
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         for (i, m) in s.members.iter().enumerate() {
             if !seen.insert(m.name.as_str()) {
                 errors.push(error(

@@ -9,7 +9,7 @@ use super::ErrorKind;
 use super::function::FuncCx;
 use crate::ir::{Block, BlockId, Structure, Terminator};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 impl FuncCx<'_> {
     /// The checks of a header block on its own construct.
@@ -117,7 +117,7 @@ impl FuncCx<'_> {
         };
         let func = self.func;
         // `true` while a block is on the current path, `false` once it is finished.
-        let mut on_path: HashMap<BlockId, bool> = HashMap::new();
+        let mut on_path: FxHashMap<BlockId, bool> = FxHashMap::default();
         let successors = |b: BlockId| {
             let mut succs = func.successors(b);
             succs.sort();
@@ -159,7 +159,7 @@ impl FuncCx<'_> {
     pub(super) fn check_branches(&mut self) {
         let innermost = match &self.dom {
             Some(dom) => crate::cfg::innermost_constructs(self.func, dom),
-            None => HashMap::new(),
+            None => FxHashMap::default(),
         };
         let mut bad = Vec::new();
         for b in self.func.blocks() {

@@ -45,13 +45,13 @@
 //! its header is in).
 
 use super::{Inst, Result, SpirvError};
+use rustc_hash::FxHashMap;
 use shrew_engine::cfg::{DomTree, innermost_constructs};
 use shrew_engine::ir::{
     BlockId, Builder, Cursor, FuncId, Function, InstKind, Shader, Structure, Terminator, ValType,
     Value,
 };
 use shrew_engine::ops::AluOp;
-use std::collections::HashMap;
 
 /// A switch read and not lowered yet.
 pub(super) struct Switch {
@@ -204,11 +204,11 @@ impl Switch {
 struct Layout {
     dom: DomTree,
     /// The innermost structured construct of each reachable block, as read.
-    innermost: HashMap<BlockId, Option<BlockId>>,
+    innermost: FxHashMap<BlockId, Option<BlockId>>,
     /// Per block, the case target of the innermost case construct it is in.
-    owner: HashMap<BlockId, BlockId>,
+    owner: FxHashMap<BlockId, BlockId>,
     /// Per case target, its switch and case index.
-    case_of: HashMap<BlockId, (usize, usize)>,
+    case_of: FxHashMap<BlockId, (usize, usize)>,
     headers: Vec<BlockId>,
 }
 
@@ -224,15 +224,15 @@ impl Layout {
         for s in switches {
             func.cfg[s.header].structure = None;
         }
-        let mut case_of = HashMap::new();
-        let mut merge_of = HashMap::new();
+        let mut case_of = FxHashMap::default();
+        let mut merge_of = FxHashMap::default();
         for (i, s) in switches.iter().enumerate() {
             merge_of.insert(s.merge, i);
             for (k, case) in s.cases.iter().enumerate() {
                 case_of.insert(case.target, (i, k));
             }
         }
-        let mut owner: HashMap<BlockId, BlockId> = HashMap::new();
+        let mut owner: FxHashMap<BlockId, BlockId> = FxHashMap::default();
         for &b in dom.preorder() {
             let from = if case_of.contains_key(&b) {
                 Some(b)
