@@ -144,7 +144,11 @@ impl R600Compiler {
             .run_after(&mut selected, options, report.transformations)?;
         report.append(lowering);
         let second = self.compile_lowered(&selected, options, report);
-        let cost = |k: &compile::Kernel| (k.stats.gprs, k.stats.alu_groups, k.stats.dwords);
+        // A kernel that spills is slower than one that does not, whatever its GPRs.
+        let cost = |k: &compile::Kernel| {
+            let spilling = k.stats.spills + k.stats.fills;
+            (spilling, k.stats.gprs, k.stats.alu_groups, k.stats.dwords)
+        };
         match (first, second) {
             (Ok(a), Ok(b)) if cost(&b) < cost(&a) => Ok((selected, b)),
             (Ok(a), _) => Ok((indexed, a)),
@@ -248,6 +252,9 @@ impl Kernel for R600Kernel {
             ("fetches", s.fetches.into()),
             ("loops", s.loops.into()),
             ("cycles", s.cycles),
+            ("spills", s.spills.into()),
+            ("fills", s.fills.into()),
+            ("scratch_bytes", s.scratch_bytes.into()),
         ]
     }
 
@@ -255,7 +262,8 @@ impl Kernel for R600Kernel {
         let s = &self.0.stats;
         format!(
             "shader: {} dw, {} gprs, {} stack, {} alu groups, {} alu slots, {} literals, {} cf, \
-             {} alu clauses, {} fetch clauses, {} fetches, {} loops, {} cycles",
+             {} alu clauses, {} fetch clauses, {} fetches, {} loops, {} cycles, {}:{} \
+             spills:fills, {} scratch bytes",
             s.dwords,
             s.gprs,
             s.stack,
@@ -267,7 +275,10 @@ impl Kernel for R600Kernel {
             s.fetch_clauses,
             s.fetches,
             s.loops,
-            s.cycles
+            s.cycles,
+            s.spills,
+            s.fills,
+            s.scratch_bytes
         )
     }
 

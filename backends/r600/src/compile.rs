@@ -1,6 +1,6 @@
 //! The backend's straight line for one shader: lowering, copy propagation, register units,
-//! packing into groups and clauses, register allocation, emission and encoding, and the
-//! shader-db style statistics of the result. A function the entry function still calls goes
+//! packing into groups and clauses, register allocation (spilling what does not fit),
+//! emission and encoding, and the shader-db style statistics of the result. A function the entry function still calls goes
 //! down the same line as a subroutine, and the parts are linked into one program.
 
 use crate::copy_prop::{legalize_operands, propagate_copies};
@@ -8,10 +8,11 @@ use crate::emit::{Emitted, Nesting, Part, emit};
 use crate::encoding::{Binary, EncodeError, assemble};
 use crate::isa::{CfOp, Chip};
 use crate::lir::Lir;
-use crate::lower::{Interface, LowerError, lower, lower_subroutine};
+use crate::lower::{Interface, LowerError, lower, lower_subroutine, temporary_dwords};
 use crate::pack::{PackError, pack};
 use crate::program::{CfBody, Program};
-use crate::regalloc::{AllocError, Allocated, allocate};
+use crate::regalloc::{AllocError, Allocated};
+use crate::spill::allocate_spilling;
 use crate::units::form_units;
 use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::passes::machine::MachinePasses;
@@ -46,6 +47,11 @@ pub struct Stats {
     pub loops: u32,
     /// Static estimate of one wavefront's cycles ([`estimate_cycles`]).
     pub cycles: u64,
+    /// Scratch writes (MEM_SCRATCH) and reads (READ_SCRATCH) of spilled values.
+    pub spills: u32,
+    pub fills: u32,
+    /// Bytes of scratch memory a lane uses: the temporaries kept there and the spilled values.
+    pub scratch_bytes: u32,
 }
 
 /// Why a shader did not compile.
@@ -92,7 +98,11 @@ pub fn compile_observed(
     let main = Part::Main {
         fetch_shader: shader.stage == Stage::Vertex,
     };
-    let mut parts = vec![(shader.entry.0, compile_part(lir, chip, main, 0, passes)?)];
+    // Spilled values go past the temporaries, each part's past those of the parts before.
+    let mut spill_base = u16::try_from(temporary_dwords(shader)?).unwrap_or(u16::MAX);
+    let main = compile_part(lir, chip, main, 0, spill_base, passes)?;
+    spill_base = spill_base.max(main.program.scratch_elements);
+    let mut parts = vec![(shader.entry.0, main)];
     for callee in shader.called_callers_first() {
         let first = parts
             .iter()
@@ -103,14 +113,17 @@ pub fn compile_observed(
         let (lir, used) = lower_subroutine(shader, callee, chip)?;
         interface.textures.extend(used.textures);
         interface.samplers.extend(used.samplers);
-        parts.push((
-            callee.0,
-            compile_part(lir, chip, Part::Subroutine, first, passes)?,
-        ));
+        let part = compile_part(lir, chip, Part::Subroutine, first, spill_base, passes)?;
+        spill_base = spill_base.max(part.program.scratch_elements);
+        parts.push((callee.0, part));
     }
     let program = link(&parts, chip)?;
     let binary = assemble(&program)?;
-    let stats = statistics(&program, &binary);
+    let stats = Stats {
+        spills: parts.iter().map(|(_, part)| part.spills).sum(),
+        fills: parts.iter().map(|(_, part)| part.fills).sum(),
+        ..statistics(&program, &binary)
+    };
     Ok(Kernel {
         program,
         binary,
@@ -119,15 +132,17 @@ pub fn compile_observed(
     })
 }
 
-/// One function's part of the program, its registers from GPR `first` up. Every step runs
-/// through `passes`: the passes over the R600 IR, then packing into ALU groups, register
-/// allocation and emission, each making the next IR (the packed program, the packed program
+/// One function's part of the program, its registers from GPR `first` up, the values it
+/// spills in scratch elements from `spill_base` up. Every step runs through `passes`: the
+/// passes over the R600 IR, then packing into ALU groups, register allocation (with the spill
+/// code it adds) and emission, each making the next IR (the packed program, the packed program
 /// with its registers, the part's machine program).
 fn compile_part(
     mut lir: Lir,
     chip: Chip,
     part: Part,
     first: u8,
+    spill_base: u16,
     passes: &mut MachinePasses,
 ) -> Result<Emitted, CompileError> {
     passes.optimize("r600-copy-prop", &mut lir, |lir| {
@@ -141,11 +156,11 @@ fn compile_part(
         pack(lir, &units, chip).map_err(CompileError::from)
     })?;
     let allocated = passes.translate("r600-regalloc", &packed, |packed| {
-        let alloc = allocate(packed, &lir, &units, first)?;
+        let (packed, alloc) = allocate_spilling(packed, &lir, &units, first, spill_base, chip)?;
         Ok::<_, CompileError>(Allocated { packed, alloc })
     })?;
     passes.translate("r600-emit", &allocated, |allocated| {
-        emit(allocated.packed, &allocated.alloc, chip, part).map_err(CompileError::Emit)
+        emit(&allocated.packed, &allocated.alloc, chip, part).map_err(CompileError::Emit)
     })
 }
 
@@ -197,7 +212,10 @@ fn link(parts: &[(u32, Emitted)], chip: Chip) -> Result<Program, CompileError> {
         cf,
         gprs: parts.iter().map(|(_, p)| p.program.gprs).max().unwrap_or(0),
         stack_size: u8::try_from(entries).map_err(|_| CompileError::StackTooDeep { entries })?,
-        scratch_elements: parts[0].1.program.scratch_elements,
+        scratch_elements: (parts.iter())
+            .map(|(_, p)| p.program.scratch_elements)
+            .max()
+            .unwrap_or(0),
     })
 }
 
@@ -208,6 +226,7 @@ pub fn statistics(program: &Program, binary: &Binary) -> Stats {
         gprs: program.gprs as u32,
         stack: program.stack_size as u32,
         cf: program.cf.len() as u32,
+        scratch_bytes: 16 * u32::from(program.scratch_elements),
         ..Stats::default()
     };
     for cf in &program.cf {

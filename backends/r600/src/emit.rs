@@ -100,6 +100,9 @@ pub struct Emitted {
     pub calls: Vec<CallSite>,
     /// The most loops and the most pushes on the stack at once (each counted on its own).
     pub nesting: Nesting,
+    /// The scratch writes and reads of spilled values.
+    pub spills: u32,
+    pub fills: u32,
 }
 
 /// Emits a part of the program. An error is a group the packer accepted that the hardware
@@ -294,7 +297,7 @@ impl Emitter<'_> {
                         elem_size: 3,
                         index_gpr: indexed.then_some(index_gpr),
                         ack: true,
-                        array_size: self.packed.scratch_elements - export.base,
+                        array_size: self.packed.array_size(export.base),
                         ..Export::new(export.kind, export.base, gpr, swizzle)
                     }),
                 ));
@@ -563,11 +566,13 @@ impl Emitter<'_> {
                 cf: self.cf,
                 gprs: self.alloc.gprs,
                 stack_size: u8::try_from(self.deepest.div_ceil(4)).unwrap_or(u8::MAX),
-                scratch_elements: self.packed.scratch_elements,
+                scratch_elements: self.packed.scratch_size(),
             },
             calls: self.calls,
             stack_elements: self.deepest,
             nesting: self.most,
+            spills: self.alloc.spills,
+            fills: self.alloc.fills,
         }
     }
 

@@ -48,6 +48,12 @@ impl Chip {
         if self == Chip::R600 { 8 } else { 16 }
     }
 
+    /// Whether the chip reads scratch memory back (READ_SCRATCH, R700 and later): what
+    /// temporaries kept there and spilled values need.
+    pub fn reads_scratch(self) -> bool {
+        self != Chip::R600
+    }
+
     /// Kcache sets an ALU clause may lock.
     pub fn kcache_sets(self) -> usize {
         if self.is_evergreen_class() { 4 } else { 2 }
@@ -92,6 +98,9 @@ pub const MAX_GPRS: u8 = 124;
 pub const CLAUSE_TEMP_BASE: u8 = 124;
 /// Slots an ALU clause holds (instructions and literal pairs).
 pub const MAX_ALU_CLAUSE_SLOTS: usize = 128;
+/// Vec4 elements of scratch memory a lane may use: the most a scratch access's ARRAY_SIZE
+/// (12 bits) can bound.
+pub const MAX_SCRATCH_ELEMENTS: u32 = (1 << 12) - 1;
 /// Distinct literal dwords an instruction group may carry.
 pub const MAX_LITERALS: usize = 4;
 

@@ -4,7 +4,8 @@
 //! ([`disasm`]), the compiler of fragment shaders ([`compile`]): lowering to the R600 IR
 //! ([`lir`], [`lower`]), copy propagation ([`copy_prop`]), register units ([`units`]), packing
 //! into groups and clauses ([`pack`], with the read-port model of [`bank`]), register
-//! allocation ([`regalloc`]) and emission ([`emit`]); and the emulator ([`emu`], textures
+//! allocation ([`regalloc`], spilling to scratch memory what does not fit: [`spill`]) and
+//! emission ([`emit`]); and the emulator ([`emu`], textures
 //! through [`texture`]) with its fragment dispatch ([`dispatch`]).
 
 pub mod bank;
@@ -23,6 +24,7 @@ pub mod lower;
 pub mod pack;
 pub mod program;
 pub mod regalloc;
+pub mod spill;
 pub mod texture;
 pub mod units;
 

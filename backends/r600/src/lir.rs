@@ -13,7 +13,7 @@
 //! a block that precedes an `if` ends with the `if`'s predicate instruction ([`Alu::pred`]).
 
 use crate::isa::{AluOpcode, FetchOp};
-use crate::program::{ExportType, VtxFormat};
+use crate::program::{DWORD_FORMATS, ExportType, MemRead, VtxFormat};
 use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
 use shrew_engine::text::indentation;
@@ -215,6 +215,38 @@ pub struct Fetch {
 }
 
 impl Fetch {
+    /// A READ_SCRATCH of the vec4 at element `element`, plus the x of `index` when that is a
+    /// value (an index at or past `array_size` reads zero): component c goes to `dsts[c]`.
+    pub fn read_scratch(
+        element: u16,
+        array_size: u16,
+        index: Lane,
+        dsts: [Option<VReg>; 4],
+    ) -> Fetch {
+        Fetch {
+            op: FetchOp::ReadScratch,
+            resource: 0,
+            sampler: 0,
+            srcs: [index, Lane::Unused, Lane::Unused, Lane::Unused],
+            dsts,
+            coord_normalized: [false; 4],
+            offset: [0; 3],
+            vtx: VtxFormat {
+                data_format: DWORD_FORMATS[3],
+                num_format: 1,
+                srf_mode: true,
+                mem: MemRead {
+                    array_base: element,
+                    array_size,
+                    elem_size: 3,
+                    indexed: index != Lane::Unused,
+                },
+                ..VtxFormat::default()
+            },
+            gradients: None,
+        }
+    }
+
     /// The values the fetch reads: its sources and gradients.
     pub fn reads(&self) -> Vec<VReg> {
         lanes(
@@ -247,6 +279,15 @@ impl Export {
             base,
             srcs,
             index: [Lane::Unused; 4],
+        }
+    }
+
+    /// A scratch write of `srcs` (component c from lane c) to element `base`, plus the x of
+    /// `index` when that is a value.
+    pub fn write_scratch(base: u16, srcs: [Lane; 4], index: Lane) -> Export {
+        Export {
+            index: [index, Lane::Unused, Lane::Unused, Lane::Unused],
+            ..Export::new(ExportType::Scratch, base, srcs)
         }
     }
 

@@ -52,11 +52,11 @@
 //!
 //! Options: the chip.
 
-use crate::isa::{AluOpcode, Chip, FetchOp};
+use crate::isa::{AluOpcode, Chip, FetchOp, MAX_SCRATCH_ELEMENTS};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
-use crate::program::{ExportType, MemRead, VtxFormat};
+use crate::program::{DWORD_FORMATS, ExportType, VtxFormat};
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::deep::nested;
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
@@ -88,10 +88,6 @@ pub const TEXTURE_RESOURCE_BASE: u8 = 16;
 
 /// The sampler states a shader stage has.
 const SAMPLERS: u32 = 18;
-
-/// VFETCH data formats reading 1, 2, 3 or 4 dwords (FMT_32, FMT_32_32, FMT_32_32_32,
-/// FMT_32_32_32_32).
-const DWORD_FORMATS: [u8; 4] = [13, 29, 47, 34];
 
 /// What the hardware gives the shader before it starts and what it exports: the contract
 /// with the dispatcher ([`crate::dispatch`]).
@@ -159,6 +155,13 @@ pub fn lower_subroutine(
     lowering.flush(&mut body);
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
+}
+
+/// Dwords of the shader's temporaries (its private variables): the scratch elements they
+/// take when they are kept in scratch memory, one a dword.
+pub fn temporary_dwords(shader: &Shader) -> Result<u32, LowerError> {
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    Ok(storage_extent(&layouts, Storage::Private).div_ceil(4))
 }
 
 /// A `load_scratch` or `store_scratch`: the data stored (none for a load), the shape of what
@@ -352,12 +355,12 @@ impl<'a> Lowering<'a> {
             ar_indices: HashMap::new(),
             subroutine,
         };
-        let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
         if !subroutine {
+            let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
             lowering.interface.constant_data =
                 constant_data(shader, &layouts).map_err(|e| LowerError(e.to_string()))?;
         }
-        lowering.scratch_dwords = storage_extent(&layouts, Storage::Private).div_ceil(4);
+        lowering.scratch_dwords = temporary_dwords(shader)?;
         // A subroutine, and an entry function that calls, share their temporaries in scratch
         // memory: each has registers of its own.
         let calls = subroutine
@@ -1368,24 +1371,22 @@ impl<'a> Lowering<'a> {
     /// whatever the temporary's type: a component is one READ_SCRATCH, or one MEM_SCRATCH
     /// of a value [`crate::units`] keeps in channel x.
     fn scratch_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
-        // The largest element count ARRAY_SIZE (12 bits) can bound.
-        const MAX_ELEMENTS: u32 = (1 << 12) - 1;
         if self.lir.indexed_gprs > 0 {
             return self.indexed_access(v, ii);
         }
-        if self.chip == Chip::R600 {
+        if !self.chip.reads_scratch() {
             return Err(self.error(
                 v,
                 "temporaries in scratch memory need READ_SCRATCH, which R600 lacks (R700 and later have it)",
             ));
         }
-        if self.scratch_dwords > MAX_ELEMENTS {
+        if self.scratch_dwords > MAX_SCRATCH_ELEMENTS {
             return Err(self.error(
                 v,
                 &format!(
                     "{} bytes of temporaries in scratch memory; at most {} are supported",
                     4 * self.scratch_dwords,
-                    4 * MAX_ELEMENTS
+                    4 * MAX_SCRATCH_ELEMENTS
                 ),
             ));
         }
@@ -1417,43 +1418,25 @@ impl<'a> Lowering<'a> {
         }
         self.lir.scratch_elements = self.scratch_dwords as u16;
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        let lanes = |lane: Lane| [lane, Lane::Unused, Lane::Unused, Lane::Unused];
         for c in 0..def.comps {
             let element = first + u32::from(c);
             match data {
                 Some(data) if mask & 1 << c != 0 => {
                     let src = self.src(data, c);
                     let value = self.lane(src);
-                    self.block.push(Inst::Export(Export {
-                        index: lanes(index),
-                        ..Export::new(ExportType::Scratch, element as u16, lanes(value))
-                    }));
+                    let lanes = [value, Lane::Unused, Lane::Unused, Lane::Unused];
+                    let write = Export::write_scratch(element as u16, lanes, index);
+                    self.block.push(Inst::Export(write));
                 }
                 Some(_) => {}
                 None => {
                     let dst = self.dst(v, c);
-                    self.block.push(Inst::Fetch(Fetch {
-                        op: FetchOp::ReadScratch,
-                        resource: 0,
-                        sampler: 0,
-                        srcs: lanes(index),
-                        dsts: [Some(dst), None, None, None],
-                        coord_normalized: [false; 4],
-                        offset: [0; 3],
-                        vtx: VtxFormat {
-                            data_format: DWORD_FORMATS[3],
-                            num_format: 1,
-                            srf_mode: true,
-                            mem: MemRead {
-                                array_base: element as u16,
-                                array_size: (self.scratch_dwords - element) as u16,
-                                elem_size: 3,
-                                indexed: index != Lane::Unused,
-                            },
-                            ..VtxFormat::default()
-                        },
-                        gradients: None,
-                    }));
+                    self.block.push(Inst::Fetch(Fetch::read_scratch(
+                        element as u16,
+                        (self.scratch_dwords - element) as u16,
+                        index,
+                        [Some(dst), None, None, None],
+                    )));
                 }
             }
         }

@@ -39,6 +39,7 @@ use shrew_engine::passes::machine::MachineIr;
 use shrew_engine::text::indentation;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Range;
 
 /// Live values of a block (channels: four to a GPR) from which the scheduler favours
 /// instructions that end values over those that start them, so that wide independent work
@@ -63,8 +64,10 @@ const CLAUSE_SLOT_LIMIT: usize = 120;
 pub struct Packed {
     pub body: Vec<PNode>,
     pub chans: Vec<Option<u8>>,
-    /// [`Lir::scratch_elements`].
+    /// [`Lir::scratch_elements`]: the elements of the temporaries in scratch memory.
     pub scratch_elements: u16,
+    /// The elements holding the values [`crate::spill`] spilled (empty when it spilled none).
+    pub spill_elements: Range<u16>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +169,7 @@ pub fn pack(lir: &Lir, units: &Units, chip: Chip) -> Result<Packed, PackError> {
         body,
         chans: packer.chans,
         scratch_elements: lir.scratch_elements,
+        spill_elements: 0..0,
     })
 }
 
@@ -1482,6 +1486,21 @@ impl Packed {
         out
     }
 
+    /// Elements of scratch memory a lane needs.
+    pub fn scratch_size(&self) -> u16 {
+        self.scratch_elements.max(self.spill_elements.end)
+    }
+
+    /// The elements from `element` on an index may reach (ARRAY_SIZE): to the temporaries'
+    /// end, or the element alone when it holds spilled values (never indexed).
+    pub fn array_size(&self, element: u16) -> u16 {
+        if self.spill_elements.contains(&element) {
+            1
+        } else {
+            self.scratch_elements - element
+        }
+    }
+
     /// Each ALU clause, in program order.
     pub(crate) fn clauses(&self) -> Vec<&Clause> {
         (self.items().into_iter())
@@ -1595,7 +1614,12 @@ impl MachineIr for Packed {
                 }
             }
         }
-        let mut out = format!("{} scratch elements\n", self.scratch_elements);
+        let mut out = format!("{} scratch elements", self.scratch_elements);
+        if !self.spill_elements.is_empty() {
+            let Range { start, end } = self.spill_elements;
+            out += &format!(", spilled values in elements {start}..{end}");
+        }
+        out.push('\n');
         tree(&mut out, &self.body, &self.chans, 0);
         out
     }
@@ -1670,6 +1694,7 @@ impl MachineIr for Packed {
 mod tests {
     use super::*;
     use crate::regalloc::{Allocated, Allocation};
+    use std::borrow::Cow;
 
     /// Whether the dependences `kept` (each instruction's, on earlier ones) order every pair
     /// `all` orders as strictly, through a path if not directly, and hold no pair `all` does
@@ -1805,7 +1830,7 @@ mod tests {
                 ..Clause::default()
             })])],
             chans,
-            scratch_elements: 0,
+            ..Packed::default()
         }
     }
 
@@ -1902,7 +1927,7 @@ mod tests {
                     pack(&lir, &units, chip).unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e}"));
                 assert_eq!(packed.validate(), Ok(()), "{chip:?} {chans:?}");
                 let alloc = crate::regalloc::allocate(&packed, &lir, &units, 0)
-                    .unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e}"));
+                    .unwrap_or_else(|e| panic!("{chip:?} {chans:?}: {e:?}"));
                 let main = crate::emit::Part::Main {
                     fetch_shader: false,
                 };
@@ -1922,11 +1947,11 @@ mod tests {
             vec![Some(0), Some(0), Some(1)],
         );
         let allocated = |gpr: Vec<Option<u8>>| Allocated {
-            packed: &packed,
+            packed: Cow::Borrowed(&packed),
             alloc: Allocation {
                 gpr,
                 gprs: 2,
-                indexed_base: 0,
+                ..Allocation::default()
             },
         };
         assert_eq!(

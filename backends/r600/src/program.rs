@@ -309,6 +309,10 @@ pub struct Fetch {
     pub vtx: VtxFormat,
 }
 
+/// VFETCH data formats reading 1, 2, 3 or 4 dwords (FMT_32, FMT_32_32, FMT_32_32_32,
+/// FMT_32_32_32_32).
+pub const DWORD_FORMATS: [u8; 4] = [13, 29, 47, 34];
+
 /// The fields of a vertex fetch.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct VtxFormat {

@@ -16,15 +16,18 @@
 //! Invariants: interfering values never share a GPR component; a value no point reads from a
 //! GPR after its definition, and whose definitions can all leave the write out (not three-source
 //! instructions), gets no register (it is read as PV or PS, or not at all). More than
-//! [`MAX_GPRS`] GPRs is an [`AllocError`], as Mesa fails such shaders.
+//! [`MAX_GPRS`] GPRs is an [`Overflow`]: then [`crate::spill`] spills values to scratch memory
+//! and allocates again, and what is left is an [`AllocError`] (on R600, which cannot read
+//! scratch memory back, any overflow is).
 
-use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS};
+use crate::isa::{CLAUSE_TEMP_BASE, MAX_GPRS, MAX_SCRATCH_ELEMENTS};
 use crate::lir::{Lir, Operand, VReg, channel};
 use crate::pack::{Item, PKind, PNode, Packed};
 use crate::units::Units;
 use shrew_engine::deep::nested;
 use shrew_engine::liveness::{Live, LiveRangeSearch};
 use shrew_engine::passes::machine::MachineIr;
+use std::borrow::Cow;
 
 /// The register of each value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,24 +38,50 @@ pub struct Allocation {
     pub gprs: u8,
     /// The first of the GPRs the indexed registers take ([`Lir::indexed_gprs`]).
     pub indexed_base: u8,
+    /// The scratch writes and reads spilling added ([`crate::spill`]).
+    pub spills: u32,
+    pub fills: u32,
 }
 
+/// More values live at once than there are GPRs: `needed` GPRs at the least.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    pub needed: u32,
+}
+
+/// Why a shader's values do not fit the GPRs.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "GPR limit exceeded: the shader needs at least {0} GPRs, at most {MAX_GPRS} are available \
-     (the R600 backend does not spill values to scratch memory)"
-)]
-pub struct AllocError(pub u32);
+pub enum AllocError {
+    #[error(
+        "GPR limit exceeded: the shader needs at least {needed} GPRs, at most {MAX_GPRS} are \
+         available, and R600 cannot spill values to scratch memory: reading them back needs \
+         READ_SCRATCH, which R600 lacks (R700 and later have it)"
+    )]
+    NoReadScratch { needed: u32 },
+    #[error(
+        "GPR limit exceeded: the shader needs at least {needed} GPRs, at most {MAX_GPRS} are \
+         available, after spilling {spilled} values to scratch memory (a value live only \
+         within one ALU clause, fetch clause or export cannot be spilled)"
+    )]
+    Unspillable { needed: u32, spilled: u32 },
+    #[error(
+        "spilling needs {needed} vec4 elements of scratch memory per lane, more than the \
+         {MAX_SCRATCH_ELEMENTS} a scratch access can address"
+    )]
+    ScratchFull { needed: u32 },
+}
 
 /// A point of the program.
 #[derive(Clone, Debug, Default)]
-struct Point {
-    uses: Vec<u32>,
+pub(crate) struct Point {
+    pub(crate) uses: Vec<u32>,
     /// Values written, and whether the write cannot be left out.
-    defs: Vec<(u32, bool)>,
+    pub(crate) defs: Vec<(u32, bool)>,
     succs: Vec<usize>,
     /// The ALU clause the point is a group of.
-    clause: Option<usize>,
+    pub(crate) clause: Option<usize>,
+    /// The loops around the point.
+    pub(crate) loop_depth: u32,
 }
 
 struct Graph {
@@ -64,14 +93,20 @@ struct Graph {
 
 impl Graph {
     fn add(&mut self, from: usize, point: Point) -> usize {
-        self.points.push(point);
+        self.points.push(Point {
+            loop_depth: self.loops.len() as u32,
+            ..point
+        });
         let p = self.points.len() - 1;
         self.points[from].succs.push(p);
         p
     }
 
     fn empty(&mut self) -> usize {
-        self.points.push(Point::default());
+        self.points.push(Point {
+            loop_depth: self.loops.len() as u32,
+            ..Point::default()
+        });
         self.points.len() - 1
     }
 
@@ -202,6 +237,39 @@ fn liveness(points: &[Point], values: usize) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     (live_in, live_out)
 }
 
+/// The points of a packed program (the fixed inputs' definitions first, then each group,
+/// fetch and export in program order) with the values live out of each.
+pub(crate) struct Flow {
+    pub(crate) points: Vec<Point>,
+    /// By point, ascending.
+    pub(crate) live_in: Vec<Vec<u32>>,
+    /// By point, ascending.
+    pub(crate) live_out: Vec<Vec<u32>>,
+    /// ALU clauses: the points' `clause` numbers are below it.
+    pub(crate) clauses: usize,
+}
+
+impl Flow {
+    pub(crate) fn of(packed: &Packed, lir: &Lir) -> Flow {
+        let mut graph = Graph {
+            points: vec![Point {
+                defs: lir.fixed.keys().map(|v| (v.0, false)).collect(),
+                ..Point::default()
+            }],
+            loops: Vec::new(),
+            clauses: 0,
+        };
+        graph.build(&packed.body, 0);
+        let (live_in, live_out) = liveness(&graph.points, packed.chans.len());
+        Flow {
+            points: graph.points,
+            live_in,
+            live_out,
+            clauses: graph.clauses,
+        }
+    }
+}
+
 /// GPRs the most values live at once on one channel take (at least one past the limit): what
 /// an allocation that ran out of GPRs needed at the least.
 fn peak_gprs(live_out: &[Vec<u32>], needs: &[bool], chan: impl Fn(u32) -> u8) -> u32 {
@@ -223,22 +291,16 @@ pub fn allocate(
     lir: &Lir,
     units: &Units,
     first: u8,
-) -> Result<Allocation, AllocError> {
+) -> Result<Allocation, Overflow> {
     // The packer's copies follow the values of `lir`.
     let n = packed.chans.len();
     let chan = |v: u32| packed.chans[v as usize].unwrap_or(0);
-    let mut graph = Graph {
-        points: vec![Point {
-            defs: lir.fixed.keys().map(|v| (v.0, false)).collect(),
-            ..Point::default()
-        }],
-        loops: Vec::new(),
-        clauses: 0,
-    };
-    graph.build(&packed.body, 0);
-    let points = &graph.points;
-
-    let (live_in, live_out) = liveness(points, n);
+    let Flow {
+        points,
+        live_in,
+        live_out,
+        ..
+    } = Flow::of(packed, lir);
 
     // Interference (same channel only), which values need a register, and where they live.
     let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -318,7 +380,7 @@ pub fn allocate(
     let indexed = indexed_base..indexed_base + u32::from(lir.indexed_gprs);
     most = indexed.end;
     if most > MAX_GPRS as u32 {
-        return Err(AllocError(most));
+        return Err(Overflow { needed: most });
     }
     for group in groups {
         let fits = |g: u8, gpr: &[Option<u8>]| {
@@ -335,7 +397,9 @@ pub fn allocate(
             .filter(|_| temporary)
             .chain((first..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
             .find(|&g| fits(g, &gpr))
-            .ok_or_else(|| AllocError(peak_gprs(&live_out, &needs, chan)))?;
+            .ok_or_else(|| Overflow {
+                needed: peak_gprs(&live_out, &needs, chan),
+            })?;
         for &v in &group {
             gpr[v as usize] = Some(g);
         }
@@ -347,13 +411,15 @@ pub fn allocate(
         gpr,
         gprs: most as u8,
         indexed_base: indexed_base as u8,
+        ..Allocation::default()
     })
 }
 
 /// A packed program with its registers: what emission reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allocated<'p> {
-    pub packed: &'p Packed,
+    /// The packer's program, or its copy with the code spilling added.
+    pub packed: Cow<'p, Packed>,
     pub alloc: Allocation,
 }
 

@@ -1,0 +1,380 @@
+//! Spilling: the values the GPRs have no room for wait in scratch memory between their
+//! definitions and their uses.
+//!
+//! What: when register allocation ([`crate::regalloc`]) runs out of GPRs,
+//! [`allocate_spilling`] spills values of the packed program and allocates again, in rounds.
+//! A round counts the values live on each channel after each point of the program (a group, a
+//! fetch, an export) and goes through the values cheapest first: a value's cost is its
+//! definitions and reads, one per clause, fetch clause or export, each weighing
+//! [`LOOP_WEIGHT`] more per loop around it, divided by the points it is live at (long ranges
+//! with few uses, outside loops, go first). It spills a value when that relieves a point
+//! where its channel holds more values than the round's target, and takes the value off the
+//! counts of the points it relieves: those outside the clauses, fetch clauses and exports that
+//! define or read it, where the value or its reload stays. A spilled value has a scratch
+//! element of its own, in the component of its channel (a scratch write has no swizzle):
+//! - after each ALU clause or fetch clause that defines it, a MEM_SCRATCH writes it (at the
+//!   start of both arms of the `if` when the clause is the `if`'s ALU_PUSH_BEFORE, whose
+//!   predicate set already masks the lanes of one arm);
+//! - before each ALU clause, fetch clause or export that reads it before defining it, a
+//!   READ_SCRATCH loads it into a fresh value on its channel (so the packer's read-port checks
+//!   still hold), which that item reads instead. A reload a fetch or an export reads joins
+//!   the value's unit ([`crate::units`]), so that it is in the GPR the instruction reads.
+//!
+//! The emitter puts a WAIT_ACK before a read while a write may be in flight. Each round aims
+//! lower than the one before ([`MARGINS`]) and never spills a value twice nor a reload, so the
+//! rounds end: at most one per margin, or as soon as a round finds nothing to spill.
+//!
+//! Why: scratch writes and reads are masked per lane as ALU writes are, so a lane that skips a
+//! definition skips its write too and reads back what the GPR would have kept. Spilling after
+//! packing keeps the schedule: the pressure it counts is the allocator's, and only the items
+//! around the spilled values change.
+//!
+//! Invariants: a program that fits the GPRs is not touched; the spilled values' elements follow
+//! the temporaries' and the spilled values' of the parts compiled before (a subroutine's writes
+//! do not overwrite its callers' values); spilled values' accesses are never indexed. R600
+//! cannot read scratch memory (no READ_SCRATCH): there a shader that does not fit is an
+//! [`AllocError`], as is one whose values live within single clauses need more GPRs than
+//! there are.
+//!
+//! Options: none.
+
+use crate::isa::{Chip, MAX_GPRS, MAX_SCRATCH_ELEMENTS};
+use crate::lir::{Export, Fetch, Lane, Lir, Operand, VReg};
+use crate::pack::{Item, PKind, PNode, Packed};
+use crate::regalloc::{AllocError, Allocation, Flow, allocate};
+use crate::units::Units;
+use shrew_engine::deep::nested;
+use std::borrow::Cow;
+
+/// How far below the GPRs available each round aims: the allocator may need more GPRs than
+/// the most values live at once, and reloads add to what the round counted.
+const MARGINS: [u32; 6] = [0, 4, 12, 24, 48, 96];
+
+/// How much more a definition or read weighs for each loop around it.
+const LOOP_WEIGHT: f64 = 8.0;
+
+/// Loops deeper than this weigh as this many.
+const MAX_WEIGHED_LOOPS: u32 = 8;
+
+/// Allocates the registers of `packed` (as [`allocate`] does) from GPR `first` up, spilling
+/// values to scratch elements from `spill_base` up when they do not fit: the program (the
+/// packer's, or a copy with the spill code) and its registers.
+pub fn allocate_spilling<'p>(
+    packed: &'p Packed,
+    lir: &Lir,
+    units: &Units,
+    first: u8,
+    spill_base: u16,
+    chip: Chip,
+) -> Result<(Cow<'p, Packed>, Allocation), AllocError> {
+    let mut needed = match allocate(packed, lir, units, first) {
+        Ok(alloc) => return Ok((Cow::Borrowed(packed), alloc)),
+        Err(overflow) => overflow.needed,
+    };
+    if !chip.reads_scratch() {
+        return Err(AllocError::NoReadScratch { needed });
+    }
+    let available = u32::from(MAX_GPRS - first).saturating_sub(u32::from(lir.indexed_gprs));
+    let mut spiller = Spiller::new(packed, lir, units, spill_base, chip);
+    for margin in MARGINS {
+        let Some(target) = available.checked_sub(margin).filter(|&t| t > 0) else {
+            break;
+        };
+        let chosen = spiller.choose(&Flow::of(&spiller.packed, lir), target);
+        if chosen.is_empty() {
+            break;
+        }
+        spiller.spill(&chosen)?;
+        match allocate(&spiller.packed, lir, &spiller.units, first) {
+            Ok(alloc) => {
+                let alloc = Allocation {
+                    spills: spiller.spills,
+                    fills: spiller.fills,
+                    ..alloc
+                };
+                return Ok((Cow::Owned(spiller.packed), alloc));
+            }
+            Err(overflow) => needed = overflow.needed,
+        }
+    }
+    Err(AllocError::Unspillable {
+        needed,
+        spilled: spiller.spilled,
+    })
+}
+
+/// The program being spilled and what spilling has done to it.
+struct Spiller {
+    packed: Packed,
+    units: Units,
+    chip: Chip,
+    /// By value: its element once spilled.
+    element: Vec<Option<u16>>,
+    /// By value: whether it may not be spilled (a fixed input, a spilled value, a reload).
+    unspillable: Vec<bool>,
+    /// Elements taken on each channel.
+    taken: [u32; 4],
+    spilled: u32,
+    spills: u32,
+    fills: u32,
+}
+
+impl Spiller {
+    fn new(packed: &Packed, lir: &Lir, units: &Units, spill_base: u16, chip: Chip) -> Spiller {
+        let values = packed.chans.len();
+        let mut unspillable = vec![false; values];
+        for v in lir.fixed.keys() {
+            unspillable[v.0 as usize] = true;
+        }
+        let mut packed = packed.clone();
+        packed.spill_elements = spill_base..spill_base;
+        Spiller {
+            packed,
+            units: units.clone(),
+            chip,
+            element: vec![None; values],
+            unspillable,
+            taken: [0; 4],
+            spilled: 0,
+            spills: 0,
+            fills: 0,
+        }
+    }
+
+    fn chan(&self, v: u32) -> usize {
+        self.packed.chans[v as usize].unwrap_or(0) as usize
+    }
+
+    fn is_spilled(&self, v: VReg) -> bool {
+        self.element[v.0 as usize].is_some()
+    }
+
+    /// The values to spill so that no channel holds more than `target` live values after any
+    /// point of `flow`, as far as spilling can relieve it.
+    fn choose(&self, flow: &Flow, target: u32) -> Vec<u32> {
+        let values = self.packed.chans.len();
+        let points = &flow.points;
+        // A point's item: its ALU clause, or the point itself (a fetch, an export).
+        let item = |p: usize| points[p].clause.unwrap_or(flow.clauses + p);
+        let mut pressure: Vec<[u32; 4]> = vec![[0; 4]; points.len()];
+        let mut live_at: Vec<Vec<u32>> = vec![Vec::new(); values];
+        for (p, out) in flow.live_out.iter().enumerate() {
+            for &v in out {
+                pressure[p][self.chan(v)] += 1;
+                live_at[v as usize].push(p as u32);
+            }
+        }
+        // Each value's items that define or read it, once each, and what that costs.
+        let mut items: Vec<Vec<usize>> = vec![Vec::new(); values];
+        let mut cost = vec![0.0f64; values];
+        let mut defined = vec![false; values];
+        for (p, point) in points.iter().enumerate() {
+            let weight = LOOP_WEIGHT.powi(point.loop_depth.min(MAX_WEIGHED_LOOPS) as i32);
+            let defs = point.defs.iter().map(|&(v, _)| (v, true));
+            for (v, def) in point.uses.iter().map(|&v| (v, false)).chain(defs) {
+                defined[v as usize] |= def;
+                let seen = &mut items[v as usize];
+                if seen.last() != Some(&item(p)) {
+                    seen.push(item(p));
+                    cost[v as usize] += weight;
+                }
+            }
+        }
+        let mut candidates: Vec<u32> = (0..values as u32)
+            .filter(|&v| {
+                let v = v as usize;
+                !self.unspillable[v]
+                    && defined[v]
+                    && !live_at[v].is_empty()
+                    && self.packed.chans[v].is_some()
+            })
+            .collect();
+        let per_point = |v: u32| cost[v as usize] / live_at[v as usize].len() as f64;
+        candidates.sort_by(|&a, &b| per_point(a).total_cmp(&per_point(b)).then(a.cmp(&b)));
+        // By item: the candidate whose items are marked.
+        let mut marked = vec![u32::MAX; flow.clauses + points.len()];
+        let mut chosen = Vec::new();
+        for v in candidates {
+            for &i in &items[v as usize] {
+                marked[i] = v;
+            }
+            let c = self.chan(v);
+            let relieved = || {
+                (live_at[v as usize].iter())
+                    .map(|&p| p as usize)
+                    .filter(|&p| marked[item(p)] != v)
+            };
+            if relieved().any(|p| pressure[p][c] > target) {
+                for p in relieved() {
+                    pressure[p][c] -= 1;
+                }
+                chosen.push(v);
+            }
+        }
+        chosen
+    }
+
+    /// Spills `chosen`: gives each an element and adds its writes and reads.
+    fn spill(&mut self, chosen: &[u32]) -> Result<(), AllocError> {
+        let base = u32::from(self.packed.spill_elements.start);
+        for &v in chosen {
+            let c = self.chan(v);
+            let element = base + self.taken[c];
+            self.taken[c] += 1;
+            if element >= MAX_SCRATCH_ELEMENTS {
+                return Err(AllocError::ScratchFull {
+                    needed: element + 1,
+                });
+            }
+            self.element[v as usize] = Some(element as u16);
+            self.unspillable[v as usize] = true;
+        }
+        self.packed.spill_elements.end = (base + self.taken.iter().max().unwrap_or(&0)) as u16;
+        self.spilled += chosen.len() as u32;
+        let mut body = std::mem::take(&mut self.packed.body);
+        self.nodes(&mut body);
+        self.packed.body = body;
+        Ok(())
+    }
+
+    fn nodes(&mut self, nodes: &mut [PNode]) {
+        // The writes of the values the ALU_PUSH_BEFORE ending the last block defines.
+        let mut for_arms = Vec::new();
+        for node in nodes {
+            match node {
+                PNode::Block(items) => for_arms = self.block(items),
+                PNode::If { then, otherwise } => {
+                    nested(|| {
+                        self.nodes(then);
+                        self.nodes(otherwise);
+                    });
+                    let writes = std::mem::take(&mut for_arms);
+                    self.spills += 2 * writes.len() as u32;
+                    for arm in [&mut **then, &mut **otherwise] {
+                        match arm.first_mut() {
+                            Some(PNode::Block(items)) => {
+                                items.splice(0..0, writes.iter().cloned());
+                            }
+                            _ => arm.insert(0, PNode::Block(writes.clone())),
+                        }
+                    }
+                }
+                PNode::Loop(body) => nested(|| self.nodes(body)),
+                PNode::Break | PNode::Continue | PNode::Call(_) => {}
+            }
+        }
+    }
+
+    /// Rewrites the items of a block: the reloads before each item reading spilled values,
+    /// the writes after each defining them. Gives the writes that go to the arms of the `if`
+    /// after the block.
+    fn block(&mut self, items: &mut Vec<Item>) -> Vec<Item> {
+        let mut out = Vec::with_capacity(items.len());
+        let mut for_arms = Vec::new();
+        for mut item in std::mem::take(items) {
+            // The spilled values the item reads, each with its reload, and those it defines.
+            let mut reloads: Vec<(VReg, VReg)> = Vec::new();
+            let mut defined: Vec<VReg> = Vec::new();
+            match &mut item {
+                Item::Alu(clause) => {
+                    for group in &mut clause.groups {
+                        for placed in group.iter_mut() {
+                            for src in &mut placed.srcs {
+                                if let PKind::Operand(Operand::Value(v)) = &mut src.kind
+                                    && self.is_spilled(*v)
+                                    && !defined.contains(v)
+                                {
+                                    *v = self.reload(*v, &mut reloads, false);
+                                }
+                            }
+                        }
+                        // A group reads before it writes: its own reads read the reload.
+                        for v in group.iter().filter_map(|p| p.dst) {
+                            if self.is_spilled(v) && !defined.contains(&v) {
+                                defined.push(v);
+                            }
+                        }
+                    }
+                }
+                Item::Fetch(fetches) => {
+                    for fetch in fetches.iter_mut() {
+                        let lanes = std::iter::once(&mut fetch.srcs)
+                            .chain(fetch.gradients.iter_mut().flatten());
+                        for lane in lanes.flatten() {
+                            self.reload_lane(lane, &mut reloads);
+                        }
+                        for &v in fetch.dsts.iter().flatten() {
+                            if self.is_spilled(v) && !defined.contains(&v) {
+                                defined.push(v);
+                            }
+                        }
+                    }
+                }
+                Item::Export(export) => {
+                    for lane in export.srcs.iter_mut().chain(&mut export.index) {
+                        self.reload_lane(lane, &mut reloads);
+                    }
+                }
+            }
+            for chunk in reloads.chunks(self.chip.max_fetches()) {
+                let reads = chunk.iter().map(|&(v, r)| self.read(v, r)).collect();
+                out.push(Item::Fetch(reads));
+            }
+            self.fills += reloads.len() as u32;
+            let push = matches!(&item, Item::Alu(clause) if clause.push);
+            out.push(item);
+            let writes = defined.iter().map(|&v| Item::Export(self.write(v)));
+            if push {
+                for_arms = writes.collect();
+            } else {
+                out.extend(writes);
+                self.spills += defined.len() as u32;
+            }
+        }
+        *items = out;
+        for_arms
+    }
+
+    /// A fetch or export lane reading a spilled value reads its reload, in the value's unit.
+    fn reload_lane(&mut self, lane: &mut Lane, reloads: &mut Vec<(VReg, VReg)>) {
+        if let Lane::Value(v) = lane
+            && self.is_spilled(*v)
+        {
+            *v = self.reload(*v, reloads, true);
+        }
+    }
+
+    /// The reload of spilled value `v` in `reloads`, made if there is none yet: a fresh value
+    /// on `v`'s channel, in `v`'s unit when `in_unit`.
+    fn reload(&mut self, v: VReg, reloads: &mut Vec<(VReg, VReg)>, in_unit: bool) -> VReg {
+        if let Some(&(_, r)) = reloads.iter().find(|(s, _)| *s == v) {
+            return r;
+        }
+        let r = VReg(self.packed.chans.len() as u32);
+        self.packed.chans.push(self.packed.chans[v.0 as usize]);
+        self.element.push(None);
+        self.unspillable.push(true);
+        if in_unit && let Some(&unit) = self.units.of.get(&v) {
+            self.units.of.insert(r, unit);
+            self.units.members[unit].push(r);
+        }
+        reloads.push((v, r));
+        r
+    }
+
+    /// The READ_SCRATCH of spilled value `v` into `reload`.
+    fn read(&self, v: VReg, reload: VReg) -> Fetch {
+        let mut dsts = [None; 4];
+        dsts[self.chan(v.0)] = Some(reload);
+        let element = self.element[v.0 as usize].expect("spilled");
+        Fetch::read_scratch(element, 1, Lane::Unused, dsts)
+    }
+
+    /// The MEM_SCRATCH of spilled value `v`.
+    fn write(&self, v: VReg) -> Export {
+        let mut srcs = [Lane::Unused; 4];
+        srcs[self.chan(v.0)] = Lane::Value(v);
+        let element = self.element[v.0 as usize].expect("spilled");
+        Export::write_scratch(element, srcs, Lane::Unused)
+    }
+}
