@@ -110,6 +110,9 @@ struct Spiller {
     chip: Chip,
     /// By value: its element once spilled.
     element: Vec<Option<u16>>,
+    /// By value: whether the round being written spills it (the code of earlier rounds
+    /// stays as it is).
+    spilling_now: Vec<bool>,
     /// By value: whether it may not be spilled (a fixed input, a spilled value, a reload).
     unspillable: Vec<bool>,
     /// Elements taken on each channel.
@@ -133,6 +136,7 @@ impl Spiller {
             units: units.clone(),
             chip,
             element: vec![None; values],
+            spilling_now: vec![false; values],
             unspillable,
             taken: [0; 4],
             spilled: 0,
@@ -146,7 +150,7 @@ impl Spiller {
     }
 
     fn is_spilled(&self, v: VReg) -> bool {
-        self.element[v.0 as usize].is_some()
+        self.spilling_now[v.0 as usize]
     }
 
     /// The values to spill so that no channel holds more than `target` live values after any
@@ -217,6 +221,7 @@ impl Spiller {
     /// Spills `chosen`: gives each an element and adds its writes and reads.
     fn spill(&mut self, chosen: &[u32]) -> Result<(), AllocError> {
         let base = u32::from(self.packed.spill_elements.start);
+        self.spilling_now = vec![false; self.packed.chans.len()];
         for &v in chosen {
             let c = self.chan(v);
             let element = base + self.taken[c];
@@ -227,6 +232,7 @@ impl Spiller {
                 });
             }
             self.element[v as usize] = Some(element as u16);
+            self.spilling_now[v as usize] = true;
             self.unspillable[v as usize] = true;
         }
         self.packed.spill_elements.end = (base + self.taken.iter().max().unwrap_or(&0)) as u16;
@@ -353,6 +359,7 @@ impl Spiller {
         let r = VReg(self.packed.chans.len() as u32);
         self.packed.chans.push(self.packed.chans[v.0 as usize]);
         self.element.push(None);
+        self.spilling_now.push(false);
         self.unspillable.push(true);
         if in_unit && let Some(&unit) = self.units.of.get(&v) {
             self.units.of.insert(r, unit);
@@ -376,5 +383,166 @@ impl Spiller {
         srcs[self.chan(v.0)] = Lane::Value(v);
         let element = self.element[v.0 as usize].expect("spilled");
         Export::write_scratch(element, srcs, Lane::Unused)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::AluOpcode;
+    use crate::pack::{Clause, PSrc, Placed};
+    use crate::program::{ExportType, Slot};
+
+    /// A MOV in slot x (channel x) of `src` to `dst`, or a PRED_SETGT of `src` when `dst` is
+    /// none.
+    fn mov(dst: Option<u32>, src: Operand) -> Placed {
+        Placed {
+            slot: Slot::X,
+            op: if dst.is_some() {
+                AluOpcode::Mov
+            } else {
+                AluOpcode::PredSetgt
+            },
+            dst: dst.map(VReg),
+            indexed: None,
+            chan: 0,
+            srcs: vec![PSrc {
+                kind: PKind::Operand(src),
+                neg: false,
+                abs: false,
+            }],
+            clamp: false,
+            pred: dst.is_none(),
+        }
+    }
+
+    fn clause(groups: Vec<Placed>, push: bool) -> Item {
+        Item::Alu(Clause {
+            groups: groups.into_iter().map(|p| vec![p]).collect(),
+            push,
+            ..Clause::default()
+        })
+    }
+
+    /// Two clauses define 100 values each on channel x, four more read 50 each: 200 values
+    /// live at once on one channel.
+    fn two_hundred_on_x() -> Packed {
+        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
+        let read =
+            |from: u32| (from..from + 50).map(|v| mov(Some(200 + v), Operand::Value(VReg(v))));
+        Packed {
+            body: vec![PNode::Block(vec![
+                clause(define(0).collect(), false),
+                clause(define(100).collect(), false),
+                clause(read(0).collect(), false),
+                clause(read(50).collect(), false),
+                clause(read(100).collect(), false),
+                clause(read(150).collect(), false),
+            ])],
+            chans: vec![Some(0); 400],
+            ..Packed::default()
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_fit_are_spilled_past_the_temporaries() {
+        let packed = two_hundred_on_x();
+        let (lir, units) = (Lir::default(), Units::default());
+        assert_eq!(
+            allocate(&packed, &lir, &units, 0).map(drop),
+            Err(crate::regalloc::Overflow { needed: 200 })
+        );
+        let (spilled, alloc) = allocate_spilling(&packed, &lir, &units, 0, 7, Chip::Evergreen)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(alloc.gprs <= MAX_GPRS, "{}", alloc.gprs);
+        assert!(alloc.spills > 0 && alloc.fills == alloc.spills);
+        let elements = spilled.spill_elements.clone();
+        assert_eq!(elements.start, 7);
+        let PNode::Block(items) = &spilled.body[0] else {
+            panic!("a block")
+        };
+        // The first clause's spilled values are written after it, read back before the others.
+        let mut writes = 0;
+        for item in &items[1..] {
+            let Item::Export(write) = item else { break };
+            assert_eq!(write.kind, ExportType::Scratch);
+            assert!(elements.contains(&write.base), "{}", write.base);
+            writes += 1;
+        }
+        assert!(writes > 0);
+        let reads: usize = (items.iter())
+            .map(|item| match item {
+                Item::Fetch(reads) => reads.len(),
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(reads as u32, alloc.fills);
+        // R600 cannot read them back.
+        assert_eq!(
+            allocate_spilling(&packed, &lir, &units, 0, 7, Chip::R600).map(drop),
+            Err(AllocError::NoReadScratch { needed: 200 })
+        );
+    }
+
+    /// A value the `if`'s ALU_PUSH_BEFORE defines is written at the start of both arms (an
+    /// `else` made for it), read back where the `then` arm reads it; a clause that reads a
+    /// spilled value before it redefines it reads the reload, then writes the new value.
+    #[test]
+    fn writes_after_a_push_go_to_both_arms_and_reads_before_a_definition_reload() {
+        let read_then_define = clause(
+            vec![
+                mov(Some(2), Operand::Value(VReg(0))),
+                mov(Some(0), Operand::Value(VReg(2))),
+            ],
+            false,
+        );
+        let packed = Packed {
+            body: vec![
+                PNode::Block(vec![clause(
+                    vec![
+                        mov(Some(0), Operand::Const(1)),
+                        mov(None, Operand::Value(VReg(1))),
+                    ],
+                    true,
+                )]),
+                PNode::If {
+                    then: vec![PNode::Block(vec![read_then_define])].into(),
+                    otherwise: Vec::new().into(),
+                },
+            ],
+            chans: vec![Some(0); 3],
+            ..Packed::default()
+        };
+        let mut spiller = Spiller::new(&packed, &Lir::default(), &Units::default(), 0, Chip::R700);
+        spiller.spill(&[0]).unwrap();
+        let write = Item::Export(spiller.write(VReg(0)));
+        let PNode::If { then, otherwise } = &spiller.packed.body[1] else {
+            panic!("an if")
+        };
+        assert_eq!(**otherwise, vec![PNode::Block(vec![write.clone()])]);
+        let PNode::Block(items) = &then[0] else {
+            panic!("a block")
+        };
+        let [first, Item::Fetch(reads), Item::Alu(clause), last] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert_eq!((first, last), (&write, &write));
+        let reload = reads[0].dsts[0].expect("a reload");
+        assert_eq!(
+            clause.groups[0][0].srcs[0].kind,
+            PKind::Operand(Operand::Value(reload))
+        );
+        assert_eq!((spiller.spills, spiller.fills), (3, 1));
+    }
+
+    /// A second round leaves the first round's code alone: its writes and reads are not
+    /// spilled again.
+    #[test]
+    fn a_later_round_adds_only_its_own_code() {
+        let packed = two_hundred_on_x();
+        let mut spiller = Spiller::new(&packed, &Lir::default(), &Units::default(), 0, Chip::R700);
+        spiller.spill(&[0]).unwrap();
+        spiller.spill(&[1]).unwrap();
+        assert_eq!((spiller.spills, spiller.fills), (2, 2));
     }
 }
