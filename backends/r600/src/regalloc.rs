@@ -270,10 +270,13 @@ impl Flow {
     }
 }
 
-/// GPRs the most values live at once on one channel take (at least one past the limit): what
-/// an allocation that ran out of GPRs needed at the least.
+/// Clause temporaries (T0-T3, from [`CLAUSE_TEMP_BASE`]).
+const CLAUSE_TEMPS: u8 = 4;
+
+/// GPRs the most values live at once on one channel take: what an allocation needs at the
+/// least.
 fn peak_gprs(live_out: &[Vec<u32>], needs: &[bool], chan: impl Fn(u32) -> u8) -> u32 {
-    let mut peak = MAX_GPRS as u32 + 1;
+    let mut peak = 0;
     for out in live_out {
         let mut on = [0u32; 4];
         for &v in out.iter().filter(|&&v| needs[v as usize]) {
@@ -292,6 +295,17 @@ pub fn allocate(
     units: &Units,
     first: u8,
 ) -> Result<Allocation, Overflow> {
+    allocate_over(packed, &Flow::of(packed, lir), lir, units, first)
+}
+
+/// [`allocate`] over `flow`, the points and liveness of `packed`.
+pub(crate) fn allocate_over(
+    packed: &Packed,
+    flow: &Flow,
+    lir: &Lir,
+    units: &Units,
+    first: u8,
+) -> Result<Allocation, Overflow> {
     // The packer's copies follow the values of `lir`.
     let n = packed.chans.len();
     let chan = |v: u32| packed.chans[v as usize].unwrap_or(0);
@@ -300,10 +314,9 @@ pub fn allocate(
         live_in,
         live_out,
         ..
-    } = Flow::of(packed, lir);
+    } = flow;
 
-    // Interference (same channel only), which values need a register, and where they live.
-    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Which values need a register, and where they live.
     let mut needs = vec![false; n];
     let mut first_def = vec![usize::MAX; n];
     // The one ALU clause a value is live, read or written in: `Some(None)` once it is seen
@@ -326,6 +339,25 @@ pub fn allocate(
             if must_write || live_out[p].binary_search(&d).is_ok() {
                 needs[d as usize] = true;
             }
+        }
+    }
+    for v in lir.fixed.keys() {
+        needs[v.0 as usize] = true;
+    }
+    // Values live at once on one channel interfere with one another: more of them than the
+    // GPRs and clause temporaries cannot fit, in any order. Found before the interference is
+    // built, which is as large as such a program's pressure makes it.
+    let peak = peak_gprs(live_out, &needs, chan);
+    let room = u32::from(MAX_GPRS - first).saturating_sub(u32::from(lir.indexed_gprs));
+    if peak > room + u32::from(CLAUSE_TEMPS) {
+        return Err(Overflow {
+            needed: peak.max(u32::from(MAX_GPRS) + 1),
+        });
+    }
+    // Interference, on one channel only.
+    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (p, point) in points.iter().enumerate() {
+        for &(d, _) in &point.defs {
             for &l in &live_out[p] {
                 if l != d && chan(l) == chan(d) {
                     neighbours[d as usize].push(l);
@@ -338,9 +370,6 @@ pub fn allocate(
                 }
             }
         }
-    }
-    for v in lir.fixed.keys() {
-        needs[v.0 as usize] = true;
     }
 
     let mut gpr: Vec<Option<u8>> = vec![None; n];
@@ -393,12 +422,12 @@ pub fn allocate(
         let temporary = group.len() == 1
             && !units.of.contains_key(&VReg(group[0]))
             && matches!(clause_of[group[0] as usize], Some(Some(_)));
-        let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + 4)
+        let g = (CLAUSE_TEMP_BASE..CLAUSE_TEMP_BASE + CLAUSE_TEMPS)
             .filter(|_| temporary)
             .chain((first..MAX_GPRS).filter(|&g| !indexed.contains(&u32::from(g))))
             .find(|&g| fits(g, &gpr))
-            .ok_or_else(|| Overflow {
-                needed: peak_gprs(&live_out, &needs, chan),
+            .ok_or(Overflow {
+                needed: peak.max(u32::from(MAX_GPRS) + 1),
             })?;
         for &v in &group {
             gpr[v as usize] = Some(g);

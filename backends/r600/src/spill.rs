@@ -41,7 +41,7 @@
 use crate::isa::{Chip, MAX_GPRS, MAX_SCRATCH_ELEMENTS};
 use crate::lir::{Export, Fetch, Lane, Lir, Operand, VReg};
 use crate::pack::{Item, PKind, PNode, Packed};
-use crate::regalloc::{AllocError, Allocation, Flow, allocate};
+use crate::regalloc::{AllocError, Allocation, Flow, allocate_over};
 use crate::units::Units;
 use shrew_engine::deep::nested;
 use std::borrow::Cow;
@@ -56,7 +56,7 @@ const LOOP_WEIGHT: f64 = 8.0;
 /// Loops deeper than this weigh as this many.
 const MAX_WEIGHED_LOOPS: u32 = 8;
 
-/// Allocates the registers of `packed` (as [`allocate`] does) from GPR `first` up, spilling
+/// Allocates the registers of `packed` (as [`crate::regalloc::allocate`] does) from GPR `first` up, spilling
 /// values to scratch elements from `spill_base` up when they do not fit: the program (the
 /// packer's, or a copy with the spill code) and its registers.
 pub fn allocate_spilling<'p>(
@@ -67,7 +67,8 @@ pub fn allocate_spilling<'p>(
     spill_base: u16,
     chip: Chip,
 ) -> Result<(Cow<'p, Packed>, Allocation), AllocError> {
-    let mut needed = match allocate(packed, lir, units, first) {
+    let mut flow = Flow::of(packed, lir);
+    let mut needed = match allocate_over(packed, &flow, lir, units, first) {
         Ok(alloc) => return Ok((Cow::Borrowed(packed), alloc)),
         Err(overflow) => overflow.needed,
     };
@@ -80,12 +81,13 @@ pub fn allocate_spilling<'p>(
         let Some(target) = available.checked_sub(margin).filter(|&t| t > 0) else {
             break;
         };
-        let chosen = spiller.choose(&Flow::of(&spiller.packed, lir), target);
+        let chosen = spiller.choose(&flow, target);
         if chosen.is_empty() {
             break;
         }
         spiller.spill(&chosen)?;
-        match allocate(&spiller.packed, lir, &spiller.units, first) {
+        flow = Flow::of(&spiller.packed, lir);
+        match allocate_over(&spiller.packed, &flow, lir, &spiller.units, first) {
             Ok(alloc) => {
                 let alloc = Allocation {
                     spills: spiller.spills,
@@ -392,6 +394,7 @@ mod tests {
     use crate::isa::AluOpcode;
     use crate::pack::{Clause, PSrc, Placed};
     use crate::program::{ExportType, Slot};
+    use crate::regalloc::allocate;
 
     /// A MOV in slot x (channel x) of `src` to `dst`, or a PRED_SETGT of `src` when `dst` is
     /// none.
