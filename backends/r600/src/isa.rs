@@ -621,6 +621,24 @@ impl FetchOp {
             .find(|op| op.is_vertex_fetch() == vertex && op.opcode(chip) == Some(opcode))
     }
 
+    /// Whether the instruction reads the other pixels of its quad: derivatives, and samples
+    /// whose level of detail comes from them. A KILL moved across it would change what it
+    /// reads.
+    pub fn reads_quad(self) -> bool {
+        matches!(
+            self,
+            FetchOp::GetGradientsH
+                | FetchOp::GetGradientsV
+                | FetchOp::GetGradientsHFine
+                | FetchOp::GetGradientsVFine
+                | FetchOp::GetLod
+                | FetchOp::Sample
+                | FetchOp::SampleLb
+                | FetchOp::SampleC
+                | FetchOp::SampleCLb
+        )
+    }
+
     /// Whether the instruction belongs in a VTX clause (or is a buffer fetch through the
     /// texture cache).
     pub fn is_vertex_fetch(self) -> bool {

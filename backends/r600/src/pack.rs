@@ -397,6 +397,10 @@ impl Packer<'_> {
         let mut reads_in_block: HashMap<VReg, u32> = HashMap::new();
         // The latest KILL or export: each keeps its order with the one before.
         let mut last_effect: Option<usize> = None;
+        // The latest KILL, and the instructions reading other pixels of the quad since it: a
+        // KILL stays after them, and they stay after it.
+        let mut last_kill: Option<usize> = None;
+        let mut quad_reads: Vec<usize> = Vec::new();
         let mut scratch = ScratchOrder::default();
         let mut indexed: HashMap<u8, IndexedOrder> = HashMap::new();
         for (i, inst) in insts.iter().enumerate() {
@@ -443,6 +447,13 @@ impl Packer<'_> {
             if is_kill || matches!(inst, Inst::Export(_)) {
                 deps[i].extend(last_effect.map(|e| (e, Dep::After)));
                 last_effect = Some(i);
+            }
+            if is_kill {
+                deps[i].extend(quad_reads.drain(..).map(|r| (r, Dep::After)));
+                last_kill = Some(i);
+            } else if matches!(inst, Inst::Fetch(f) if f.op.reads_quad()) {
+                deps[i].extend(last_kill.map(|k| (k, Dep::After)));
+                quad_reads.push(i);
             }
             if matches!(inst, Inst::Alu(a) if a.pred) {
                 for j in 0..i {
