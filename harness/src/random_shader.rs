@@ -4,7 +4,8 @@
 //! [`random_shader`] builds a fragment, vertex or compute shader from a seed: arithmetic on
 //! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
-//! derivatives, function-local variables carrying values across control flow, and SSBO reads.
+//! derivatives, function-local variables carrying values across control flow, SSBO reads, and
+//! calls of small functions (taking values and returning one, some calling others).
 //! Its results leave through the colour of a fragment shader, the varying and position of a
 //! vertex shader and the SSBO of a compute shader (see `outputs`): integers and exact floats
 //! compared bit for bit, other floats within a tolerance.
@@ -22,13 +23,19 @@
 //!   values only, so a one-ulp difference upstream can never flip a branch or an integer;
 //!   values whose possible error grows past what the comparison tolerates are scaled down
 //!   until it does not.
-//! - Derivatives are taken in uniform control flow only (top level, before any discard).
+//! - Derivatives are taken in uniform control flow only (top level of the entry point, before
+//!   any discard).
+//! - A function's parameters promise what the locals do (a bound, exactness), and its call
+//!   sites pass only values that keep those promises; its result's facts are those of every
+//!   value it returns. Functions call only functions generated before them (no recursion),
+//!   and return early only outside loops (so that every call is inlined, as a target without
+//!   calls needs).
 
 use shrew_engine::ir::{
-    AluSrc, Builder, Builtin, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type, Value, VarId,
-    Variable,
+    AluSrc, Builder, Builtin, Cursor, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type,
+    ValType, Value, VarId, Variable,
 };
-use shrew_engine::ops::{AluOp, Intrinsic};
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
 use shrew_engine::rng::Rng;
 use std::collections::BTreeSet;
 
@@ -85,9 +92,12 @@ pub fn random_shader(seed: u64, options: &Options) -> Shader {
         budget: options.statements,
         input_ssbo: None,
         allowed: options.allowed.clone(),
+        functions: Vec::new(),
+        returning: None,
     };
     generator.inputs();
     generator.declare_locals();
+    generator.declare_functions();
     while generator.budget > 0 {
         generator.statement();
     }
@@ -128,14 +138,14 @@ impl Facts {
         error: 0.0,
     };
 
-    fn small_int(bound: f64) -> Facts {
+    const fn small_int(bound: f64) -> Facts {
         Facts {
             bound,
             ..Facts::ANY_INT
         }
     }
 
-    fn exact(bound: f64, frac: u32) -> Facts {
+    const fn exact(bound: f64, frac: u32) -> Facts {
         Facts {
             bound,
             exact: Some(frac),
@@ -186,16 +196,41 @@ struct Item {
     facts: Facts,
 }
 
-/// A function-local variable and what every value stored in it satisfies.
-#[derive(Copy, Clone)]
-struct Local {
-    var: VarId,
+/// What every value a slot (a local variable, a function's parameter) holds satisfies.
+#[derive(Copy, Clone, Debug)]
+struct Kind {
     class: Class,
     comps: u8,
     facts: Facts,
 }
 
-impl Local {
+impl Kind {
+    /// The kinds of the locals and of the parameters of generated functions.
+    const ALL: [Kind; 6] = [
+        Kind::new(Class::Float, 1, Facts::exact(64.0, 6)),
+        Kind::new(Class::Float, 4, Facts::exact(64.0, 6)),
+        Kind::new(
+            Class::Float,
+            2,
+            Facts {
+                bound: MAX_FLOAT,
+                exact: None,
+                error: 1e-6,
+            },
+        ),
+        Kind::new(Class::Int, 1, Facts::ANY_INT),
+        Kind::new(Class::Int, 2, Facts::ANY_INT),
+        Kind::new(Class::Bool, 1, Facts::small_int(1.0)),
+    ];
+
+    const fn new(class: Class, comps: u8, facts: Facts) -> Kind {
+        Kind {
+            class,
+            comps,
+            facts,
+        }
+    }
+
     fn accepts(&self, item: &Item) -> bool {
         item.class == self.class
             && item.comps == self.comps
@@ -206,6 +241,47 @@ impl Local {
                 None => true,
             }
     }
+
+    fn val_type(&self) -> ValType {
+        let bits = match self.class {
+            Class::Bool => 1,
+            _ => 32,
+        };
+        ValType::new(bits, self.comps)
+    }
+
+    /// A value of this kind with the facts it promises.
+    fn item(&self, value: Value) -> Item {
+        Item {
+            value,
+            class: self.class,
+            comps: self.comps,
+            facts: self.facts,
+        }
+    }
+}
+
+/// A function-local variable.
+#[derive(Copy, Clone)]
+struct Local {
+    var: VarId,
+    kind: Kind,
+}
+
+/// A generated function: what its parameters take, and what its result is.
+#[derive(Clone)]
+struct Callee {
+    func: FuncId,
+    params: Vec<Kind>,
+    result: Kind,
+}
+
+/// The function being generated, when it is not the entry point.
+struct Returning {
+    class: Class,
+    comps: u8,
+    /// What every value returned so far satisfies: the result's facts.
+    facts: Option<Facts>,
 }
 
 struct Generator<'a> {
@@ -224,6 +300,10 @@ struct Generator<'a> {
     budget: usize,
     input_ssbo: Option<VarId>,
     allowed: Option<BTreeSet<AluOp>>,
+    /// The functions generated so far.
+    functions: Vec<Callee>,
+    /// While a function other than the entry point is generated: its result.
+    returning: Option<Returning>,
 }
 
 const EXACT_CONSTANTS: [f64; 12] = [
@@ -353,48 +433,133 @@ impl Generator<'_> {
     }
 
     fn declare_locals(&mut self) {
-        let kinds = [
-            (Class::Float, 1, Facts::exact(64.0, 6)),
-            (Class::Float, 4, Facts::exact(64.0, 6)),
-            (
-                Class::Float,
-                2,
-                Facts {
-                    bound: MAX_FLOAT,
-                    exact: None,
-                    error: 1e-6,
-                },
-            ),
-            (Class::Int, 1, Facts::ANY_INT),
-            (Class::Int, 2, Facts::ANY_INT),
-            (Class::Bool, 1, Facts::small_int(1.0)),
-        ];
-        for (i, (class, comps, facts)) in kinds.into_iter().enumerate() {
-            let scalar = match class {
+        for (i, kind) in Kind::ALL.into_iter().enumerate() {
+            let scalar = match kind.class {
                 Class::Float => Scalar::F32,
                 Class::Int => Scalar::I32,
                 Class::Bool => Scalar::BOOL,
             };
-            let ty = if comps == 1 {
+            let ty = if kind.comps == 1 {
                 Type::Scalar(scalar)
             } else {
-                Type::Vector(scalar, comps)
+                Type::Vector(scalar, kind.comps)
             };
             let var =
                 self.b
                     .shader
                     .add_variable(Variable::new(format!("l{i}"), Mode::FunctionTemp, ty));
-            let local = Local {
-                var,
-                class,
-                comps,
-                facts,
-            };
-            let init = self.constant(class, comps);
+            let init = self.constant(kind.class, kind.comps);
             let deref = self.b.deref_var(var);
             self.b.store_deref_all(deref, init.value);
-            self.locals.push(local);
+            self.locals.push(Local { var, kind });
         }
+    }
+
+    /// Functions of one to three parameters returning a value, each generated like the entry
+    /// point's body (without locals, discards and derivatives), each possibly calling the
+    /// ones before it (so there is no recursion), and the entry point calling any of them.
+    /// A function returns early from inside an `if` but never from inside a loop, so that
+    /// the inliner takes every call.
+    fn declare_functions(&mut self) {
+        for index in 0..self.rng.below(4) {
+            let params: Vec<Kind> = (0..1 + self.rng.below(3))
+                .map(|_| self.rng.pick(&Kind::ALL))
+                .collect();
+            let result = self.rng.pick(&Kind::ALL);
+            let types: Vec<ValType> = params.iter().map(Kind::val_type).collect();
+            let func =
+                self.b
+                    .shader
+                    .add_function(&format!("f{index}"), &types, Some(result.val_type()));
+            // The entry point's position and scope, back once the function is done.
+            let caller = (self.b.func, self.b.cursor);
+            let pool = std::mem::take(&mut self.pool);
+            let locals = std::mem::take(&mut self.locals);
+            let budget = self.budget;
+            self.b.func = func;
+            self.b.cursor = Cursor::at_end(self.b.function().entry);
+            self.returning = Some(Returning {
+                class: result.class,
+                comps: result.comps,
+                facts: None,
+            });
+            for (i, kind) in params.iter().enumerate() {
+                let value = self.b.intrinsic(
+                    Intrinsic::LoadParam,
+                    &[],
+                    Some(kind.val_type()),
+                    &[(IndexKind::ParamIdx, i as u32)],
+                );
+                self.push(kind.item(value));
+            }
+            self.budget = 2 + self.rng.below(6);
+            while self.budget > 0 {
+                self.statement();
+            }
+            self.return_value();
+            let facts = self
+                .returning
+                .take()
+                .and_then(|r| r.facts)
+                .expect("a function returns");
+            self.functions.push(Callee {
+                func,
+                params,
+                result: Kind::new(result.class, result.comps, facts),
+            });
+            (self.b.func, self.b.cursor) = caller;
+            self.pool = pool;
+            self.locals = locals;
+            self.budget = budget;
+        }
+    }
+
+    /// `return x` from the function being generated, `x` of its result's class and width.
+    fn return_value(&mut self) {
+        let returning = self.returning.as_ref().expect("inside a function");
+        let (class, comps) = (returning.class, returning.comps);
+        let item = match self.operand_of(class, comps, |_| true) {
+            Some(item) => item,
+            None => self.constant(class, comps),
+        };
+        let returning = self.returning.as_mut().expect("inside a function");
+        returning.facts = Some(match returning.facts {
+            Some(facts) => Facts::either(facts, item.facts),
+            None => item.facts,
+        });
+        self.b.ret(Some(item.value));
+    }
+
+    /// `if (c) { return x; }` out of the function being generated.
+    fn return_early(&mut self) {
+        let cond = self.condition();
+        let nif = self.b.push_if(cond);
+        self.return_value();
+        self.b.pop_if(nif);
+    }
+
+    /// A call of one of the functions generated so far, on values of the pool its parameters
+    /// accept (or constants).
+    fn call(&mut self) {
+        let callee = self.functions[self.rng.below(self.functions.len())].clone();
+        let args: Vec<Value> = callee
+            .params
+            .iter()
+            .map(|kind| {
+                let candidates: Vec<Item> = self
+                    .pool
+                    .iter()
+                    .filter(|item| kind.accepts(item))
+                    .copied()
+                    .collect();
+                match candidates.is_empty() {
+                    true => self.constant(kind.class, kind.comps).value,
+                    false => candidates[self.rng.below(candidates.len())].value,
+                }
+            })
+            .collect();
+        let value = self.b.call(callee.func, &args).expect("functions return");
+        self.push(callee.result.item(value));
     }
 
     /// The results. Integers, booleans and exact floats (scaled to integers) are hashed into
@@ -532,18 +697,21 @@ impl Generator<'_> {
     fn statement(&mut self) {
         self.budget = self.budget.saturating_sub(1);
         let nested = self.depth < self.max_depth && self.budget > 2;
+        let entry_point = self.returning.is_none();
         match self.rng.below(100) {
-            0..=54 => self.expression(),
-            55..=62 => self.store_local(),
-            63..=69 => {
+            0..=49 => self.expression(),
+            50..=54 if !self.functions.is_empty() => self.call(),
+            55..=62 if entry_point => self.store_local(),
+            63..=69 if entry_point => {
                 let i = self.rng.below(self.locals.len());
                 self.load_local(i);
             }
+            63..=65 if self.loops.is_empty() && self.depth > 0 => self.return_early(),
             70..=79 if nested => self.if_statement(),
             80..=86 if nested => self.loop_statement(),
             87..=90 if !self.loops.is_empty() => self.leave_iteration(),
-            91..=92 if self.stage == Stage::Fragment => self.discard(),
-            93..=96 if self.stage == Stage::Fragment => self.derivative(),
+            91..=92 if self.stage == Stage::Fragment && entry_point => self.discard(),
+            93..=96 if self.stage == Stage::Fragment && entry_point => self.derivative(),
             97..=99 if self.stage == Stage::Compute => self.load_ssbo(),
             _ => self.expression(),
         }
@@ -563,7 +731,7 @@ impl Generator<'_> {
         let candidates: Vec<Item> = self
             .pool
             .iter()
-            .filter(|item| local.accepts(item))
+            .filter(|item| local.kind.accepts(item))
             .copied()
             .collect();
         if candidates.is_empty() {
@@ -578,12 +746,7 @@ impl Generator<'_> {
         let local = self.locals[i];
         let deref = self.b.deref_var(local.var);
         let value = self.b.load_deref(deref);
-        self.push(Item {
-            value,
-            class: local.class,
-            comps: local.comps,
-            facts: local.facts,
-        });
+        self.push(local.kind.item(value));
     }
 
     fn condition(&mut self) -> Value {
