@@ -1086,6 +1086,11 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                     )
                 };
                 let (address, operand) = (dword(0)? as usize, dword(1)? as u32);
+                // Compare and swap's new value follows its comparand.
+                let swapped = match aop {
+                    CMPWR => Some(dword(2)? as u32),
+                    _ => None,
+                };
                 let word = thread
                     .surfaces
                     .get_mut(&bti)
@@ -1093,7 +1098,7 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 let old = match word {
                     Some(word) => {
                         let old = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
-                        let new = atomic(aop, old, operand).ok_or(unsupported.clone())?;
+                        let new = atomic(aop, old, operand, swapped).ok_or(unsupported.clone())?;
                         word.copy_from_slice(&new.to_le_bytes());
                         old
                     }
@@ -1112,8 +1117,12 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
     Ok(inst.is_eot())
 }
 
-/// The data port's atomic operation `aop` (Mesa's BRW_AOP_* codes) on `old` with `operand`.
-fn atomic(aop: u32, old: u32, operand: u32) -> Option<u32> {
+/// The data port's compare-and-write atomic (Mesa's BRW_AOP_CMPWR): two operands.
+const CMPWR: u32 = 14;
+
+/// The data port's atomic operation `aop` (Mesa's BRW_AOP_* codes) on `old` with `operand`
+/// (and, for [`CMPWR`], the value written when `old` equals `operand`).
+fn atomic(aop: u32, old: u32, operand: u32, swapped: Option<u32>) -> Option<u32> {
     Some(match aop {
         1 => old & operand,
         2 => old | operand,
@@ -1124,6 +1133,8 @@ fn atomic(aop: u32, old: u32, operand: u32) -> Option<u32> {
         11 => (old as i32).min(operand as i32) as u32,
         12 => old.max(operand),
         13 => old.min(operand),
+        CMPWR if old == operand => swapped?,
+        CMPWR => old,
         _ => return None,
     })
 }

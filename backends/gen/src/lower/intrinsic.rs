@@ -27,10 +27,15 @@ impl Lowering<'_> {
                 let data = self.whole_store(v, ii.srcs[0], ii)?;
                 self.untyped_write(v, Surface::Ssbo(binding), (ii.srcs[2], 0), data, None)
             }
-            Intrinsic::SsboAtomic => {
+            Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap => {
                 let binding = self.ssbo_binding(v, ii.srcs[0])?;
                 let aop = self.atomic_operation(v, ii)?;
-                let data = vec![self.read(ii.srcs[2], 0, Type::UD)];
+                // A swap's two operands (the comparand, then the new value) follow the
+                // address in its payload.
+                let data = ii.srcs[2..]
+                    .iter()
+                    .map(|&s| self.read(s, 0, Type::UD))
+                    .collect();
                 self.untyped_write(v, Surface::Ssbo(binding), (ii.srcs[1], 0), data, Some(aop))
             }
             Intrinsic::LoadShared => {
@@ -42,10 +47,13 @@ impl Lowering<'_> {
                 let data = self.whole_store(v, ii.srcs[0], ii)?;
                 self.untyped_write(v, Surface::Shared, (ii.srcs[1], base), data, None)
             }
-            Intrinsic::SharedAtomic => {
+            Intrinsic::SharedAtomic | Intrinsic::SharedAtomicSwap => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
                 let aop = self.atomic_operation(v, ii)?;
-                let data = vec![self.read(ii.srcs[1], 0, Type::UD)];
+                let data = ii.srcs[1..]
+                    .iter()
+                    .map(|&s| self.read(s, 0, Type::UD))
+                    .collect();
                 self.untyped_write(v, Surface::Shared, (ii.srcs[0], base), data, Some(aop))
             }
             Intrinsic::Barrier => self.barrier(v, ii),

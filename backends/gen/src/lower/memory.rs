@@ -383,6 +383,7 @@ fn atomic_opcode(op: AtomicOp) -> Option<u32> {
         AtomicOp::Imin => 11,
         AtomicOp::Umax => 12,
         AtomicOp::Umin => 13,
+        AtomicOp::Cmpxchg => 14,
         _ => return None,
     })
 }

@@ -306,7 +306,10 @@ fn is_kill(op: Intrinsic) -> bool {
 
 /// Whether the intrinsic writes memory: in fragment shaders, only live pixels may.
 fn writes_memory(op: Intrinsic) -> bool {
-    matches!(op, Intrinsic::StoreSsbo | Intrinsic::SsboAtomic)
+    matches!(
+        op,
+        Intrinsic::StoreSsbo | Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap
+    )
 }
 
 fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
