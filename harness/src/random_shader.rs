@@ -4,8 +4,10 @@
 //! [`random_shader`] builds a fragment, vertex or compute shader from a seed: arithmetic on
 //! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
-//! derivatives, function-local variables carrying values across control flow, SSBO reads, and
-//! calls of small functions (taking values and returning one, some calling others).
+//! derivatives, function-local variables carrying values across control flow, SSBO reads,
+//! calls of small functions (taking values and returning one, some calling others), and in
+//! compute shaders shared memory exchanged between invocations across barriers and atomics on
+//! SSBOs and shared memory.
 //! Its results leave through the colour of a fragment shader, the varying and position of a
 //! vertex shader and the SSBO of a compute shader (see `outputs`): integers and exact floats
 //! compared bit for bit, other floats within a tolerance.
@@ -30,12 +32,22 @@
 //!   value it returns. Functions call only functions generated before them (no recursion),
 //!   and return early only outside loops (so that every call is inlined, as a target without
 //!   calls needs).
+//! - Shared memory: each exchange writes a new array at the invocation's own index and reads
+//!   it at another's after a barrier, so no write follows a read of the same memory and every
+//!   element read was written; barriers stand at the top level of the entry point, where
+//!   every invocation reaches them. The shared counters are set before the first barrier and
+//!   read after one at the end.
+//! - Atomics whose final memory value depends on the order the invocations run in are never
+//!   made: memory that several invocations reach takes one commutative operation per address
+//!   (add, minimum, maximum, and, or, xor), and the values they return, which depend on the
+//!   order, are not read; any operation, exchange and compare-and-swap included, on a dword
+//!   only its invocation reaches returns a defined value, which the shader then uses.
 
 use shrew_engine::ir::{
     AluSrc, Builder, Builtin, Cursor, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type,
     ValType, Value, VarId, Variable,
 };
-use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::rng::Rng;
 use std::collections::BTreeSet;
 
@@ -67,11 +79,32 @@ impl Default for Options {
 }
 
 /// The workgroup size of generated compute shaders and how many workgroups a run dispatches:
-/// 16 invocations, each writing [`SLOTS`] dwords of the 256-dword output SSBO.
+/// 16 invocations, each writing [`SLOTS`] dwords of the 256-dword output SSBO, then owning
+/// [`PRIVATE_DWORDS`] more for its atomics.
 pub const WORKGROUP_SIZE: [u32; 3] = [4, 2, 1];
 pub const WORKGROUPS: [u32; 3] = [2, 1, 1];
+/// Invocations in a workgroup.
+const LOCAL_INVOCATIONS: u32 = WORKGROUP_SIZE[0] * WORKGROUP_SIZE[1] * WORKGROUP_SIZE[2];
+/// Invocations in a dispatch.
+const INVOCATIONS: u32 = LOCAL_INVOCATIONS * WORKGROUPS[0] * WORKGROUPS[1] * WORKGROUPS[2];
 /// Running hashes of the results: output dwords per invocation of a compute shader.
 const SLOTS: u32 = 8;
+/// Dwords of the output SSBO each invocation alone applies atomics to, after the hashes.
+const PRIVATE_DWORDS: u32 = 8;
+/// The atomics whose final memory value is the same in whatever order the invocations apply
+/// them (in `atomic_op` order: each one's index is its value).
+const COMMUTATIVE_ATOMICS: [AtomicOp; 8] = [
+    AtomicOp::Iadd,
+    AtomicOp::Imin,
+    AtomicOp::Umin,
+    AtomicOp::Imax,
+    AtomicOp::Umax,
+    AtomicOp::Iand,
+    AtomicOp::Ior,
+    AtomicOp::Ixor,
+];
+/// Dwords of the counters SSBO each commutative atomic operation has to itself.
+const COUNTERS_PER_OP: u32 = 32;
 
 /// A random valid shader: see the module's documentation.
 pub fn random_shader(seed: u64, options: &Options) -> Shader {
@@ -91,6 +124,7 @@ pub fn random_shader(seed: u64, options: &Options) -> Shader {
         may_have_discarded: false,
         budget: options.statements,
         input_ssbo: None,
+        memory: None,
         allowed: options.allowed.clone(),
         functions: Vec::new(),
         returning: None,
@@ -276,6 +310,23 @@ struct Callee {
     result: Kind,
 }
 
+/// What a compute shader's memory statements reach (from the entry point only).
+#[derive(Copy, Clone)]
+struct ComputeMemory {
+    /// The invocation's index in its workgroup.
+    local_index: Value,
+    /// Its index in the dispatch: global x + y × the grid's width.
+    invocation: Value,
+    /// Binding 1: [`SLOTS`] hashes per invocation, then [`PRIVATE_DWORDS`] per invocation.
+    results: VarId,
+    /// Binding 2: commutative atomics of every invocation, [`COUNTERS_PER_OP`] dwords for
+    /// each operation, so that only operations that commute meet at one address.
+    counters: VarId,
+    /// Shared memory with one counter per commutative atomic operation, when the shader has
+    /// it: set by each invocation before a barrier, read after one at the end.
+    shared_counters: Option<VarId>,
+}
+
 /// The function being generated, when it is not the entry point.
 struct Returning {
     class: Class,
@@ -299,6 +350,8 @@ struct Generator<'a> {
     /// Statements left to generate.
     budget: usize,
     input_ssbo: Option<VarId>,
+    /// Compute shaders: see [`ComputeMemory`].
+    memory: Option<ComputeMemory>,
     allowed: Option<BTreeSet<AluOp>>,
     /// The functions generated so far.
     functions: Vec<Callee>,
@@ -397,10 +450,11 @@ impl Generator<'_> {
                 let id = self
                     .b
                     .intrinsic(Intrinsic::LoadLocalInvocationIndex, &[], None, &[]);
-                let item = self.int(id, Facts::small_int(8.0));
+                let item = self.int(id, Facts::small_int(LOCAL_INVOCATIONS as f64));
                 self.push(item);
                 let ssbo = self.b.shader.add_variable(ssbo_variable("data", 0));
                 self.input_ssbo = Some(ssbo);
+                self.declare_compute_memory(id);
             }
             stage => panic!("no random {} shaders", stage.name()),
         }
@@ -573,6 +627,19 @@ impl Generator<'_> {
         for i in 0..self.locals.len() {
             self.load_local(i);
         }
+        if let Some(counters) = self.memory.and_then(|m| m.shared_counters) {
+            // Every invocation's atomics done, each counter holds the same value whatever
+            // their order.
+            self.barrier();
+            for k in 0..COMMUTATIVE_ATOMICS.len() {
+                let array = self.b.deref_var(counters);
+                let index = self.imm_i(k as u32);
+                let element = self.b.deref_array(array, index);
+                let value = self.b.load_deref(element);
+                let item = self.int(value, Facts::ANY_INT);
+                self.push(item);
+            }
+        }
         let items = self.pool.clone();
         let half = self.b.imm_f32(0.5);
         let mut sums: Vec<Value> = (0..2).map(|_| self.b.imm_f32(0.0)).collect();
@@ -646,19 +713,10 @@ impl Generator<'_> {
                 }
             }
             _ => {
-                // Each invocation's slots: global x + y × the grid's width.
-                let index = self
-                    .b
-                    .intrinsic(Intrinsic::LoadGlobalInvocationId, &[], None, &[]);
-                let x = self.b.channel(index, 0);
-                let y = self.b.channel(index, 1);
-                let width = self.imm_i(WORKGROUP_SIZE[0] * WORKGROUPS[0]);
-                let row = self.b.alu(AluOp::Imul, &[y, width]);
-                let invocation = self.b.alu(AluOp::Iadd, &[row, x]);
-                let output = self.b.shader.add_variable(ssbo_variable("results", 1));
+                let memory = self.memory.expect("a compute shader's memory");
                 let slots = self.imm_i(SLOTS);
-                let base = self.b.alu(AluOp::Imul, &[invocation, slots]);
-                let array = self.b.deref_var(output);
+                let base = self.b.alu(AluOp::Imul, &[memory.invocation, slots]);
+                let array = self.b.deref_var(memory.results);
                 for (k, &hash) in hashes.iter().enumerate() {
                     let offset = self.imm_i(k as u32);
                     let index = self.b.alu(AluOp::Iadd, &[base, offset]);
@@ -710,8 +768,17 @@ impl Generator<'_> {
             70..=79 if nested => self.if_statement(),
             80..=86 if nested => self.loop_statement(),
             87..=90 if !self.loops.is_empty() => self.leave_iteration(),
-            91..=92 if self.stage == Stage::Fragment && entry_point => self.discard(),
-            93..=96 if self.stage == Stage::Fragment && entry_point => self.derivative(),
+            k @ 91..=96 if entry_point => match (self.stage, k) {
+                (Stage::Fragment, 91..=92) => self.discard(),
+                (Stage::Fragment, _) => self.derivative(),
+                (Stage::Compute, 91..=93) => {
+                    for _ in 0..1 + self.rng.below(3) {
+                        self.atomic();
+                    }
+                }
+                (Stage::Compute, _) => self.exchange_shared(),
+                _ => self.expression(),
+            },
             97..=99 if self.stage == Stage::Compute => self.load_ssbo(),
             _ => self.expression(),
         }
@@ -885,6 +952,209 @@ impl Generator<'_> {
         let value = self.b.load_deref(element);
         let item = self.int(value, Facts::ANY_INT);
         self.push(item);
+    }
+
+    /// A compute shader's output SSBO, counters SSBO and (three times in four) shared
+    /// counters, which each invocation sets before a barrier.
+    fn declare_compute_memory(&mut self, local_index: Value) {
+        let index = self
+            .b
+            .intrinsic(Intrinsic::LoadGlobalInvocationId, &[], None, &[]);
+        let x = self.b.channel(index, 0);
+        let y = self.b.channel(index, 1);
+        let width = self.imm_i(WORKGROUP_SIZE[0] * WORKGROUPS[0]);
+        let row = self.b.alu(AluOp::Imul, &[y, width]);
+        let invocation = self.b.alu(AluOp::Iadd, &[row, x]);
+        let results = self.b.shader.add_variable(ssbo_variable("results", 1));
+        let counters = self.b.shader.add_variable(ssbo_variable("counters", 2));
+        let shared_counters = (self.rng.below(4) != 0).then(|| {
+            let ty = Type::Array {
+                elem: Box::new(Type::Scalar(Scalar::U32)),
+                len: LOCAL_INVOCATIONS,
+                stride: 0,
+            };
+            let var =
+                self.b
+                    .shader
+                    .add_variable(Variable::new("shared_counters", Mode::Shared, ty));
+            let multiplier = self.imm_i(0x9e37_79b1);
+            let spread = self.b.alu(AluOp::Imul, &[local_index, multiplier]);
+            let offset = self.rng.next_u64() as u32;
+            let offset = self.imm_i(offset);
+            let value = self.b.alu(AluOp::Iadd, &[spread, offset]);
+            let array = self.b.deref_var(var);
+            let element = self.b.deref_array(array, local_index);
+            self.b.store_deref_all(element, value);
+            self.barrier();
+            var
+        });
+        self.memory = Some(ComputeMemory {
+            local_index,
+            invocation,
+            results,
+            counters,
+            shared_counters,
+        });
+    }
+
+    /// A workgroup barrier: every invocation's shared memory writes before it are seen by
+    /// every invocation's reads after it. Only in uniform control flow.
+    fn barrier(&mut self) {
+        const WORKGROUP: u32 = 3;
+        const ACQUIRE_RELEASE: u32 = 0b11;
+        const SHARED: u32 = 1 << 2;
+        self.b.intrinsic(
+            Intrinsic::Barrier,
+            &[],
+            None,
+            &[
+                (IndexKind::ExecutionScope, WORKGROUP),
+                (IndexKind::MemoryScope, WORKGROUP),
+                (IndexKind::MemorySemantics, ACQUIRE_RELEASE),
+                (IndexKind::MemoryModes, SHARED),
+            ],
+        );
+    }
+
+    /// An integer of the pool masked below `n` (a power of two), or a constant below it.
+    fn index_below(&mut self, n: u32) -> Value {
+        match self.operand(Class::Int, |_| true) {
+            Some(item) if self.rng.below(2) == 0 => {
+                let x = self.b.channel(item.value, 0);
+                let mask = self.imm_i(n - 1);
+                self.b.alu(AluOp::Iand, &[x, mask])
+            }
+            _ => {
+                let k = self.rng.below(n as usize) as u32;
+                self.imm_i(k)
+            }
+        }
+    }
+
+    /// An atomic on memory whose final value does not depend on the order the invocations
+    /// run in: a commutative operation on the counters SSBO or the shared counters (the value
+    /// it returns does depend on the order, so nothing reads it), or any operation, compare
+    /// and swap included, on a dword of the invocation's own (whose returned value is
+    /// defined, so it joins the pool).
+    fn atomic(&mut self) {
+        let Some(memory) = self.memory else {
+            return self.expression();
+        };
+        let data = self.int_operand(1).value;
+        let scalar = ValType::new(32, 1);
+        let shared = match memory.shared_counters {
+            Some(var) if self.rng.below(3) == 0 => Some(var),
+            _ => None,
+        };
+        if self.rng.below(2) == 0 {
+            let k = self.rng.below(COMMUTATIVE_ATOMICS.len());
+            let op = COMMUTATIVE_ATOMICS[k];
+            let element = match shared {
+                Some(var) => {
+                    let array = self.b.deref_var(var);
+                    let index = self.imm_i(k as u32);
+                    self.b.deref_array(array, index)
+                }
+                None => {
+                    let low = self.index_below(COUNTERS_PER_OP);
+                    let first = self.imm_i(k as u32 * COUNTERS_PER_OP);
+                    let index = self.b.alu(AluOp::Iadd, &[low, first]);
+                    let array = self.b.deref_var(memory.counters);
+                    self.b.deref_array(array, index)
+                }
+            };
+            self.b.intrinsic(
+                Intrinsic::DerefAtomic,
+                &[element, data],
+                Some(scalar),
+                &[(IndexKind::AtomicOp, op as u32)],
+            );
+            return;
+        }
+        let slot = self.index_below(PRIVATE_DWORDS);
+        let dwords = self.imm_i(PRIVATE_DWORDS);
+        let own = self.b.alu(AluOp::Imul, &[memory.invocation, dwords]);
+        let first = self.imm_i(SLOTS * INVOCATIONS);
+        let base = self.b.alu(AluOp::Iadd, &[own, first]);
+        let index = self.b.alu(AluOp::Iadd, &[base, slot]);
+        let array = self.b.deref_var(memory.results);
+        let element = self.b.deref_array(array, index);
+        let op = match self.rng.below(5) {
+            0 => AtomicOp::Xchg,
+            1 => AtomicOp::Cmpxchg,
+            _ => self.rng.pick(&COMMUTATIVE_ATOMICS),
+        };
+        let value = if op == AtomicOp::Cmpxchg {
+            // Comparing with the dword as it is (the swap happens) or with another value
+            // (it may not).
+            let current = self.b.load_deref(element);
+            let cond = self.condition();
+            let other = self.int_operand(1).value;
+            let compare = self.b.alu(AluOp::Bcsel, &[cond, current, other]);
+            self.b.intrinsic(
+                Intrinsic::DerefAtomicSwap,
+                &[element, compare, data],
+                Some(scalar),
+                &[(IndexKind::AtomicOp, op as u32)],
+            )
+        } else {
+            self.b.intrinsic(
+                Intrinsic::DerefAtomic,
+                &[element, data],
+                Some(scalar),
+                &[(IndexKind::AtomicOp, op as u32)],
+            )
+        };
+        let item = self.int(value, Facts::ANY_INT);
+        self.push(item);
+    }
+
+    /// A value of the pool written to a new shared array at the invocation's index, then,
+    /// after a barrier, read back at another invocation's: at the top level of the entry
+    /// point only, so that every invocation writes its element and reaches the barrier.
+    fn exchange_shared(&mut self) {
+        let Some(memory) = self.memory.filter(|_| self.depth == 0) else {
+            return self.expression();
+        };
+        let class = self.rng.pick(&[Class::Int, Class::Float]);
+        let Some(item) = self.operand(class, |_| true) else {
+            return;
+        };
+        let scalar = match class {
+            Class::Float => Scalar::F32,
+            _ => Scalar::U32,
+        };
+        let elem = match item.comps {
+            1 => Type::Scalar(scalar),
+            n => Type::Vector(scalar, n),
+        };
+        let name = format!("shared{}", self.b.shader.variables.len());
+        let ty = Type::Array {
+            elem: Box::new(elem),
+            len: LOCAL_INVOCATIONS,
+            stride: 0,
+        };
+        let var = self
+            .b
+            .shader
+            .add_variable(Variable::new(name, Mode::Shared, ty));
+        let array = self.b.deref_var(var);
+        let element = self.b.deref_array(array, memory.local_index);
+        self.b.store_deref_all(element, item.value);
+        self.barrier();
+        let k = 1 + self.rng.below(LOCAL_INVOCATIONS as usize - 1) as u32;
+        let k = self.imm_i(k);
+        let other = match self.rng.below(2) {
+            0 => {
+                let sum = self.b.alu(AluOp::Iadd, &[memory.local_index, k]);
+                let mask = self.imm_i(LOCAL_INVOCATIONS - 1);
+                self.b.alu(AluOp::Iand, &[sum, mask])
+            }
+            _ => self.b.alu(AluOp::Ixor, &[memory.local_index, k]),
+        };
+        let element = self.b.deref_array(array, other);
+        let value = self.b.load_deref(element);
+        self.push(Item { value, ..item });
     }
 
     // ---- expressions ----
