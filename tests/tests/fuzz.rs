@@ -1,22 +1,22 @@
 //! Random differential testing, the reducer and the op matrix (`shrew_harness::fuzz`,
-//! `reduce`, `op_matrix`): generated programs are valid and defined, a small fixed-seed slice
-//! agrees on every target, the reducer keeps a failure while shrinking, and the matrix tells
-//! native, lowered and refused opcodes apart. The long runs are `shrew fuzz`.
+//! `reduce`, `op_matrix`): generated programs are valid and defined, the first ones call
+//! functions calling functions, exchange values through shared memory and run atomics, a
+//! small fixed-seed slice agrees on every target, the reducer keeps a failure while
+//! shrinking, and the matrix tells native, lowered and refused opcodes apart. The long runs
+//! are `shrew fuzz`.
 
-use shrew_engine::ir::{InstKind, Shader};
-use shrew_engine::ops::AluOp;
+use shrew_engine::ir::{InstKind, Mode, Shader};
+use shrew_engine::ops::{AluOp, Intrinsic};
 use shrew_harness::differential::{Run, run_on_target};
 use shrew_harness::fuzz::{self, Campaign};
 use shrew_harness::op_matrix::{self, Support};
 use shrew_harness::reduce;
 
 fn uses(shader: &Shader, op: AluOp) -> bool {
-    shader.functions.iter().any(|f| {
-        f.insts
-            .iter()
-            .flatten()
-            .any(|inst| matches!(&inst.kind, InstKind::Alu(alu) if alu.op == op))
-    })
+    has(
+        shader,
+        |kind| matches!(kind, InstKind::Alu(alu) if alu.op == op),
+    )
 }
 
 #[test]
@@ -30,6 +30,39 @@ fn generated_programs_verify_and_run_through_the_default_pipeline() {
         run.workgroups = shrew_harness::random_shader::WORKGROUPS;
         run_on_target(&shader, &run).unwrap_or_else(|e| panic!("program {seed}: {e}"));
     }
+}
+
+/// Whether some instruction of `shader` satisfies `pred`.
+fn has(shader: &Shader, pred: impl Fn(&InstKind) -> bool) -> bool {
+    shader
+        .functions
+        .iter()
+        .any(|f| f.insts.iter().flatten().any(|inst| pred(&inst.kind)))
+}
+
+fn intrinsic(shader: &Shader, op: Intrinsic) -> bool {
+    has(
+        shader,
+        |kind| matches!(kind, InstKind::Intrinsic(ii) if ii.op == op),
+    )
+}
+
+#[test]
+fn the_first_programs_call_functions_share_memory_and_run_atomics() {
+    let programs: Vec<Shader> = (0..24).map(|seed| fuzz::program(seed, 40, &[])).collect();
+    let some = |pred: &dyn Fn(&Shader) -> bool| programs.iter().any(pred);
+    assert!(some(&|s| s.functions.len() > 1
+        && s.functions[1..].iter().any(|f| f
+            .insts
+            .iter()
+            .flatten()
+            .any(|i| matches!(i.kind, InstKind::Call { .. })))));
+    assert!(some(&|s| intrinsic(s, Intrinsic::Barrier)
+        && s.variables.iter().any(
+            |v| v.name.starts_with("shared") && v.mode == Mode::Shared
+        )));
+    assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomic)));
+    assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomicSwap)));
 }
 
 #[test]
