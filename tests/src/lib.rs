@@ -6,6 +6,8 @@ use shrew_engine::ir::{Builder, FuncId, Mode, Scalar, Shader, Stage, Type, Value
 use shrew_engine::ops::AluOp;
 use shrew_engine::ops::eval::fget;
 use shrew_engine::rng::Rng;
+use shrew_frontend::glsl::Glslang;
+use shrew_frontend::spirv::{Options, translate};
 
 /// A fragment shader with about `n` ALU instructions over one vec4 input `v`, writing `o`: float and integer
 /// arithmetic, compares, selects and conversions, with the constants rules look for.
@@ -199,4 +201,14 @@ pub fn run_with_small_resources(shader: &Shader) -> Option<(interp::RunResult, R
     }
     let result = interp::run(shader, &launch, &mut resources).ok()?;
     Some((result, resources))
+}
+
+/// A fragment shader compiled from GLSL by glslang and translated; `None` when glslang is missing
+/// and the tests may skip ([`Glslang::for_tests`]).
+pub fn fragment_from_glsl(source: &str) -> Option<Shader> {
+    let glslang = Glslang::for_tests()?;
+    let compiled = glslang
+        .compile_cascade(source, Stage::Fragment)
+        .unwrap_or_else(|e| panic!("glslang: {e}"));
+    Some(translate(&compiled.words, &Options::default()).unwrap_or_else(|e| panic!("{e}")))
 }

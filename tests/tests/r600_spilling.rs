@@ -7,22 +7,13 @@
 //! The shaders are GLSL (through glslang): without glslangValidator the tests are skipped,
 //! unless `SHREW_REQUIRE_GLSLANG` is set (CI sets it).
 
-use shrew_engine::ir::{Shader, Stage};
-use shrew_frontend::glsl::Glslang;
-use shrew_frontend::spirv::{Options, translate};
+use shrew_engine::ir::Shader;
 use shrew_harness::differential::{Run, compiled, run_on_target};
 use shrew_targets::Kernel;
+use shrew_tests::fragment_from_glsl as from_glsl;
 
 /// The chips that spill.
 const SPILLING: [&str; 3] = ["r700", "evergreen", "cayman"];
-
-fn from_glsl(source: &str) -> Option<Shader> {
-    let glslang = Glslang::for_tests()?;
-    let compiled = glslang
-        .compile_cascade(source, Stage::Fragment)
-        .unwrap_or_else(|e| panic!("glslang: {e}"));
-    Some(translate(&compiled.words, &Options::default()).unwrap_or_else(|e| panic!("{e}")))
-}
 
 /// A fragment shader of `body`, which reads `vec4 v`, writes `uvec4 h`, and may loop `n`
 /// times (1 to 4, per pixel); the colour is the low 16 bits of each component of `h`.

@@ -10,23 +10,15 @@
 //! is set (CI sets it).
 
 use shrew_engine::interp::{Launch, Resources, run};
-use shrew_engine::ir::{Shader, Stage};
-use shrew_frontend::glsl::Glslang;
+use shrew_engine::ir::Shader;
 use shrew_frontend::spirv::{Options, translate};
 use shrew_harness::differential::{Run, compiled, run_on_target};
+use shrew_tests::fragment_from_glsl as from_glsl;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 /// What a shader writes to `o` for selectors `k` and `m`.
 type Model = fn(i32, i32) -> [f32; 4];
-
-fn from_glsl(source: &str) -> Option<Shader> {
-    let glslang = Glslang::for_tests()?;
-    let compiled = glslang
-        .compile_cascade(source, Stage::Fragment)
-        .unwrap_or_else(|e| panic!("glslang: {e}"));
-    Some(translate(&compiled.words, &Options::default()).unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn from_assembly(text: &str) -> Option<Shader> {
     let child = Command::new("spirv-as")
