@@ -25,8 +25,8 @@
 use crate::encoding::{Dst, Inst, Reg, Src};
 use crate::fields::desc;
 use crate::isa::{
-    ARF_FLAG, ARF_NULL, CondMod, Gen, MAX_SCRATCH_BYTES, MathFn, Opcode, RegFile, Type,
-    restricted_float,
+    ARF_FLAG, ARF_NULL, CondMod, Gen, MAX_SCRATCH_BYTES, MathFn, Opcode, RegFile,
+    SCRATCH_BASE_BYTE, Type, restricted_float,
 };
 use crate::sampler::{self, TextureSurface};
 use shrew_engine::interp::Resources;
@@ -986,7 +986,8 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
         desc::DataCache::SFID if message_type.is_none() => {
             let scratch = desc::Scratch::of(hw);
             let grfs = 1usize << descriptor.get(scratch.block_size);
-            let base = thread.read(payload.nr as usize * 32 + 20, 4)? & !0x3ff;
+            let base =
+                thread.read(payload.nr as usize * 32 + SCRATCH_BASE_BYTE as usize, 4)? & !0x3ff;
             let at = base + descriptor.get(scratch.offset) as u64 * 32;
             if descriptor.bit(scratch.write) {
                 thread.scratch_mut(at, grfs * 32)?;

@@ -6,6 +6,9 @@ use std::fmt;
 /// Bytes of scratch memory a thread can have: the per-thread scratch space field encodes powers
 /// of two from 1 KiB to 2 MiB.
 pub const MAX_SCRATCH_BYTES: u32 = 2 << 20;
+/// The byte of a scratch message's header (a copy of g0) whose dword holds the thread's scratch
+/// base, in bits 31:10.
+pub const SCRATCH_BASE_BYTE: u32 = 5 * 4;
 
 /// A hardware generation. Encodings differ between Gen7/7.5 and Gen8/9.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -27,7 +27,7 @@
 
 use crate::encoding::EncodingError;
 use crate::fields::desc;
-use crate::isa::{Gen, Opcode, Type};
+use crate::isa::{Gen, Opcode, SCRATCH_BASE_BYTE, Type};
 use crate::lir::{Base, Inst, Lir, Message, Op, Operand, Src, VReg};
 
 /// The widest scratch block, in GRFs.
@@ -35,8 +35,6 @@ const MAX_BLOCK: u32 = 4;
 /// GRFs a message's offset reaches from the base in its header: 12 bits of 32-byte units
 /// ([`desc::Scratch`]'s offset field).
 const WINDOW_GRFS: u32 = 1 << 12;
-/// The header dword holding the thread's scratch base.
-const HEADER_BASE_BYTE: u32 = 5 * 4;
 
 /// What spilling one register added.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -133,7 +131,7 @@ fn scratch_block(hw: Gen, write: bool, slot: u32, size: u32) -> Result<Message, 
 fn rebase_header(header: VReg, slot: u32) -> Option<Inst> {
     let window_bytes = slot / WINDOW_GRFS * WINDOW_GRFS * 32;
     (window_bytes > 0).then(|| {
-        let base = Operand::scalar(Base::Vgrf(header), HEADER_BASE_BYTE, Type::UD);
+        let base = Operand::scalar(Base::Vgrf(header), SCRATCH_BASE_BYTE, Type::UD);
         let mut add = Inst::new(
             Opcode::Add,
             1,
