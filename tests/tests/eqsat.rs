@@ -21,11 +21,16 @@ fn models() -> Vec<Arc<dyn CostModel>> {
     vec![Arc::new(UnitCost), model("gen9"), model("evergreen")]
 }
 
+/// The `eqsat` pass with the main rules and the default options and limits.
+fn main_rules(model: Arc<dyn CostModel>) -> Eqsat {
+    Eqsat::new(&[&shrew_rules::ALGEBRAIC], &TargetOptions::default(), model)
+}
+
 /// Runs `eqsat` with the main rules and the default options under `model`; the IR must verify.
-/// The time limit is lifted (the iteration and node limits stay), so results do not depend on
-/// how busy the machine is.
+/// The time limit, a safety net, is lifted further (the iteration and node limits, which decide
+/// the result, stay): a debug build on a busy machine must not reach it either.
 fn eqsat(shader: &mut Shader, model: Arc<dyn CostModel>) -> bool {
-    let mut pass = Eqsat::new(&[&shrew_rules::ALGEBRAIC], &TargetOptions::default(), model);
+    let mut pass = main_rules(model);
     pass.limits.time = Duration::from_secs(60);
     let changed = pass.run(shader, &mut PassContext::default()).unwrap();
     if let Err(errors) = verify::verify(shader) {
@@ -118,6 +123,42 @@ fn gen_and_evergreen_choose_different_forms_of_one_select() {
         printed[1].contains("bcsel") && !printed[1].contains("b2f32"),
         "{}",
         printed[1]
+    );
+}
+
+/// The time limit is a safety net: when it stops a block's saturation, the pass keeps valid IR
+/// (the block unchanged or a cheaper extraction) and says so, since that result depends on
+/// the machine's speed.
+#[test]
+fn a_time_limit_that_strikes_is_reported_and_keeps_valid_ir() {
+    let original = text::parse(SELECT_ONE_ZERO, "select.shrew").unwrap();
+    let (reference, _) = run_with_small_resources(&original).unwrap();
+    let mut shader = original.clone();
+    let mut pass = main_rules(model("gen9"));
+    pass.limits.time = Duration::ZERO;
+    let mut context = PassContext::default();
+    pass.run(&mut shader, &mut context).unwrap();
+    verify::verify(&shader).unwrap();
+    let (result, _) = run_with_small_resources(&shader).unwrap();
+    for (a, b) in reference.invocations.iter().zip(&result.invocations) {
+        assert_eq!(a.outputs, b.outputs);
+    }
+    assert!(
+        matches!(&context.stopped_early[..], [note] if note.contains("time limit") && note.contains("fn main: b0")),
+        "{:?}",
+        context.stopped_early
+    );
+
+    // Under the default limits the same block saturates without a note.
+    let mut context = PassContext::default();
+    let mut shader = original.clone();
+    main_rules(model("gen9"))
+        .run(&mut shader, &mut context)
+        .unwrap();
+    assert!(
+        context.stopped_early.is_empty(),
+        "{:?}",
+        context.stopped_early
     );
 }
 

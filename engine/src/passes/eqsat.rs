@@ -20,8 +20,9 @@
 //! the pass never makes a block more expensive and reaches a fixpoint.
 //!
 //! Options: the rule sets and the target options their guards read, the cost model, and the
-//! limits of one block's saturation ([`Limits`]: iterations, e-nodes, time). Blocks whose
-//! e-graph starts above half the node limit are left alone. The scheduler is egg's backoff
+//! limits of one block's saturation ([`Limits`]: iterations and e-nodes, which decide the
+//! result, and a time limit far above them that only guards against a runaway rule set).
+//! Blocks whose e-graph starts above half the node limit are left alone. The scheduler is egg's backoff
 //! scheduler, which bans a rule for a few iterations when it matches too often, so one explosive
 //! rule (reassociation) cannot take the node budget from the others.
 
@@ -34,13 +35,20 @@ use crate::egraph::{CostModel, EGraph, FactsAnalysis, Node};
 use crate::ir::{Function, Shader, Variable};
 use crate::rewrite::{RuleSet, TargetOptions};
 use crate::uses::Uses;
-use egg::{BackoffScheduler, Rewrite, Runner, Symbol};
+use egg::{BackoffScheduler, Rewrite, Runner, StopReason, Symbol};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// How far one block's saturation may go.
+///
+/// The iteration and node limits bound the work per block, so the pass stays linear in the
+/// number of blocks, and they stop saturation at the same point on every machine: the output
+/// depends only on the input. The time limit is a safety net far above what those limits
+/// allow on the rule sets shipped (the largest block they admit saturates in well under 0.1 s
+/// in a release build); when it strikes, the result depends on the machine's speed, and the pass says so in
+/// [`PassContext::stopped_early`].
 #[derive(Clone, Debug)]
 pub struct Limits {
     pub iterations: usize,
@@ -55,9 +63,16 @@ impl Default for Limits {
         Limits {
             iterations: 16,
             nodes: 4000,
-            time: Duration::from_millis(10),
+            time: Duration::from_secs(1),
         }
     }
+}
+
+/// What saturating and extracting one block did.
+struct BlockOutcome {
+    rebuilt: bool,
+    /// The time limit stopped saturation (see [`Limits`]).
+    timed_out: bool,
 }
 
 /// The `eqsat` pass.
@@ -98,22 +113,25 @@ impl Eqsat {
         }
     }
 
-    /// Saturates and extracts one block; rebuilds it when the choice is cheaper. Returns
-    /// whether it did. The rules' applications count in `stats` either way.
+    /// Saturates and extracts one block; rebuilds it when the choice is cheaper. The rules'
+    /// applications count in `stats` either way.
     fn run_block(
         &self,
         func: &mut Function,
         variables: &[Variable],
         block: crate::ir::BlockId,
         stats: &mut BTreeMap<String, RuleStats>,
-    ) -> bool {
+    ) -> BlockOutcome {
         let uses = Uses::build(func);
         let mut region = Region::build(func, variables, &uses, block, self.model.as_ref());
         // A block that already fills most of the node budget leaves the rules no room, and
         // extraction's memory grows with the square of the classes: leave it to `algebraic`.
         if region.roots.is_empty() || region.egraph.total_number_of_nodes() > self.limits.nodes / 2
         {
-            return false;
+            return BlockOutcome {
+                rebuilt: false,
+                timed_out: false,
+            };
         }
         let egraph = std::mem::replace(&mut region.egraph, EGraph::new(FactsAnalysis::default()));
         let runner = Runner::default()
@@ -136,6 +154,7 @@ impl Eqsat {
                     .add(*index, count as u64);
             }
         }
+        let timed_out = matches!(runner.stop_reason, Some(StopReason::TimeLimit(_)));
         region.egraph = runner.egraph;
         let roots: Vec<_> = region.roots.iter().map(|&(_, class)| class).collect();
         let choice = extract(
@@ -144,13 +163,14 @@ impl Eqsat {
             |n| region.position(n),
             &roots,
         );
-        match region.extracted_cost(&choice) {
+        let rebuilt = match region.extracted_cost(&choice) {
             Some(cost) if cost < region.original_cost => {
                 region.rebuild(func, &choice);
                 true
             }
             _ => false,
-        }
+        };
+        BlockOutcome { rebuilt, timed_out }
     }
 }
 
@@ -165,14 +185,30 @@ impl Pass for Eqsat {
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         let stats = &mut context.rule_stats;
-        Ok(context
+        let mut timed_out = Vec::new();
+        let progress = context
             .budget
             .each_function(shader, |shader, f, transformations| {
                 let (func, variables) = (&mut shader.functions[f], &shader.variables);
                 transformations.each(func.blocks(), |block| {
-                    self.run_block(func, variables, block, stats)
-                        .then_some(move || format!("block {block:?}"))
+                    let outcome = self.run_block(func, variables, block, stats);
+                    if outcome.timed_out {
+                        timed_out.push(format!("fn {}: b{}", func.name, block.index()));
+                    }
+                    outcome
+                        .rebuilt
+                        .then_some(move || format!("b{}", block.index()))
                 });
-            }))
+            });
+        if !timed_out.is_empty() {
+            context.stopped_early.push(format!(
+                "eqsat: the time limit ({:?} a block) stopped saturating {} block(s), so their \
+                 result depends on the machine's speed: {}",
+                self.limits.time,
+                timed_out.len(),
+                timed_out.join(", ")
+            ));
+        }
+        Ok(progress)
     }
 }
