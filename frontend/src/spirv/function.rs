@@ -5,7 +5,7 @@
 use super::memory::Ptr;
 use super::module::{FunctionDef, Konst, Module, id, result_id, result_type};
 use super::types::{SpvType, TypeMap};
-use super::{Inst, Options, Result, SpirvError, unique_name};
+use super::{Inst, Options, Result, SpirvError, UniqueNames};
 use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
 use shrew_engine::ir::{
@@ -124,7 +124,9 @@ pub(super) struct Translator<'m> {
     pending: Vec<(Word, FuncInfo)>,
     /// The function being translated, if any.
     state: Option<FunctionState>,
-    names: HashSet<String>,
+    variable_names: UniqueNames,
+    /// The names of the functions declared so far (the entry point's among them).
+    function_names: UniqueNames,
 }
 
 /// Translates the module's chosen entry point and everything it calls.
@@ -166,7 +168,8 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
         specializations: HashMap::new(),
         pending: Vec::new(),
         state: None,
-        names: HashSet::new(),
+        variable_names: UniqueNames::default(),
+        function_names: UniqueNames::default(),
     };
     translator.workgroup_size_builtin()?;
     for &var in &m.global_order {
@@ -214,7 +217,7 @@ impl<'m> Translator<'m> {
     }
 
     fn add_variable(&mut self, mut var: Variable) -> VarId {
-        var.name = unique_name(&var.name, |name| !self.names.insert(name.to_string()));
+        var.name = self.variable_names.claim(&var.name);
         self.shader.add_variable(var)
     }
 
@@ -369,14 +372,6 @@ impl<'m> Translator<'m> {
         if takes_opaque && opaque.is_none() {
             return Ok(None);
         }
-        // glslang names overloads `f(vf4;` and `f(i1;`: both become `f`, `f_1`.
-        let base = m
-            .name(fid)
-            .map(|n| n.split('(').next().unwrap_or(n).to_string())
-            .unwrap_or_else(|| format!("f{fid}"));
-        let fname = unique_name(&base, |name| {
-            self.shader.functions.iter().any(|f| f.name == name)
-        });
         let ret_ty = m.ty(def.ret).map_err(at)?;
         let ret_val = match ret_ty {
             SpvType::Void => None,
@@ -394,7 +389,7 @@ impl<'m> Translator<'m> {
                 )));
             }
             let entry = self.shader.entry;
-            self.shader.functions[entry.0 as usize].name = entry_name.to_string();
+            self.shader.functions[entry.0 as usize].name = self.function_names.claim(entry_name);
             return Ok(Some(FuncInfo {
                 id: entry,
                 params: Vec::new(),
@@ -402,6 +397,12 @@ impl<'m> Translator<'m> {
                 opaque: Vec::new(),
             }));
         }
+        // glslang names overloads `f(vf4;` and `f(i1;`: both become `f`, `f_1`.
+        let base = m
+            .name(fid)
+            .map(|n| n.split('(').next().unwrap_or(n).to_string())
+            .unwrap_or_else(|| format!("f{fid}"));
+        let fname = self.function_names.claim(&base);
         let mut params = Vec::new();
         let mut ir_params = Vec::new();
         let mut opaque_count = 0;

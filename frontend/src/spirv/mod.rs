@@ -40,6 +40,7 @@ mod validate;
 use rspirv::binary::{Consumer, ParseAction};
 use rspirv::dr;
 use shrew_engine::ir::Shader;
+use std::collections::{HashMap, HashSet};
 
 /// Why a SPIR-V module could not be translated.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -223,13 +224,46 @@ fn check_word_counts(words: &[u32]) -> Result<()> {
     Ok(())
 }
 
-/// `base`, or `base_1`, `base_2`, ...: the first name not `taken`.
-pub(crate) fn unique_name(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
-    let mut name = base.to_string();
-    let mut n = 1;
-    while taken(&name) {
-        name = format!("{base}_{n}");
-        n += 1;
+/// Names given out once each: `base`, or when that is taken `base_1`, `base_2`, ...: the first
+/// not taken.
+#[derive(Default)]
+pub(crate) struct UniqueNames {
+    taken: HashSet<String>,
+    /// Per base, the first suffix that may still be free: every one below it is taken, so
+    /// each suffix is tried once however many names share a base.
+    next_suffix: HashMap<String, usize>,
+}
+
+impl UniqueNames {
+    /// The first free name of `base`, taken from now on.
+    pub(crate) fn claim(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        if self.taken.contains(&name) {
+            let suffix = self.next_suffix.entry(name.clone()).or_insert(1);
+            loop {
+                name = format!("{base}_{suffix}");
+                *suffix += 1;
+                if !self.taken.contains(&name) {
+                    break;
+                }
+            }
+        }
+        self.taken.insert(name.clone());
+        name
     }
-    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UniqueNames;
+
+    #[test]
+    fn names_are_the_first_free_of_their_base() {
+        let mut names = UniqueNames::default();
+        let claimed: Vec<String> = ["x", "x_2", "x", "x", "x", "y", "x_1"]
+            .iter()
+            .map(|base| names.claim(base))
+            .collect();
+        assert_eq!(claimed, ["x", "x_2", "x_1", "x_3", "x_4", "y", "x_1_1"]);
+    }
 }

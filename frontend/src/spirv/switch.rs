@@ -45,7 +45,7 @@
 //! its header is in).
 
 use super::{Inst, Result, SpirvError};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_engine::cfg::{DomTree, innermost_constructs};
 use shrew_engine::ir::{
     BlockId, Builder, Cursor, FuncId, Function, InstKind, Shader, Structure, Terminator, ValType,
@@ -498,6 +498,7 @@ fn lower_one(
     // falls through). A block that also falls through keeps its break: one edge cannot say
     // both.
     let merge_has_phis = !phis(f, sw.merge).is_empty();
+    let case_targets: FxHashSet<BlockId> = sw.cases.iter().map(|c| c.target).collect();
     let mut redirected = Vec::new();
     let mut exits_left = Vec::new();
     for &(b, t) in exits {
@@ -506,7 +507,7 @@ fn lower_one(
             && case.is_some_and(|(switch, k)| {
                 switch == s
                     && layout.innermost.get(&b) == layout.innermost.get(&sw.cases[k].target)
-                    && !(f.successors(b).iter()).any(|x| sw.cases.iter().any(|c| c.target == *x))
+                    && !(f.successors(b).iter()).any(|x| case_targets.contains(x))
             });
         match case {
             Some((_, k)) if top_level => redirected.push((b, k)),

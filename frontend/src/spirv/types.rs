@@ -1,7 +1,7 @@
 //! SPIR-V types and their IR counterparts.
 
 use super::module::{Module, id, literal};
-use super::{Inst, Result, SpirvError, unique_name};
+use super::{Inst, Result, SpirvError, UniqueNames};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 use shrew_engine::ir::{Dim, Member, Scalar, Shader, StructId, StructType, Type, ValType};
@@ -238,6 +238,7 @@ impl SpvType {
 #[derive(Default)]
 pub struct TypeMap {
     structs: HashMap<Word, StructId>,
+    struct_names: UniqueNames,
 }
 
 /// How a type's matrices are laid out, from the decorations of the member that holds it.
@@ -343,7 +344,7 @@ impl TypeMap {
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("struct{ty}"));
                 // One GLSL struct can become several SPIR-V types (with and without layout).
-                let name = unique_name(&base, |name| shader.structs.iter().any(|s| s.name == name));
+                let name = self.struct_names.claim(&base);
                 let id = shader.add_struct(StructType { name, members: out });
                 self.structs.insert(ty, id);
                 Type::Struct(id)

@@ -20,7 +20,8 @@
 //! dominates, less what its merge block dominates; a continue construct what the continue
 //! target dominates, within the loop). Each block's innermost construct is found in dominator
 //! tree order by leaving constructs that do not hold it, so each edge is checked against the
-//! constructs it enters or leaves only: the work is the edges times the nesting depth.
+//! constructs it enters or leaves only (a break or continue finds the loop or switch it leaves
+//! to in the construct it starts in), so the work is linear in the edges.
 
 use crate::spirv::module::id;
 use crate::spirv::{Inst, Result, SpirvError};
@@ -54,6 +55,11 @@ struct Construct {
     parent: Option<usize>,
     /// The loop a continue construct belongs to, and a loop's continue target.
     partner: usize,
+    /// The innermost loop and switch constructs holding this one (itself included), which a
+    /// break or continue from inside it may leave to: kept per construct so that an edge
+    /// finds them without walking up the nesting.
+    innermost_loop: Option<usize>,
+    innermost_switch: Option<usize>,
 }
 
 /// The dominator tree of the reachable blocks, with pre- and post-order numbers that answer
@@ -338,14 +344,26 @@ impl<'a> Constructs<'a> {
                 current = constructs.all[c].parent;
             }
             for &(kind, merge, partner) in &headed[block] {
+                let index = constructs.all.len();
+                let enclosing = |of_kind: Kind, outer: fn(&Construct) -> Option<usize>| {
+                    if kind == of_kind {
+                        Some(index)
+                    } else {
+                        current.and_then(|c| outer(&constructs.all[c]))
+                    }
+                };
+                let innermost_loop = enclosing(Kind::Loop, |c| c.innermost_loop);
+                let innermost_switch = enclosing(Kind::Switch, |c| c.innermost_switch);
                 constructs.all.push(Construct {
                     kind,
                     header: block,
                     merge,
                     parent: current,
                     partner,
+                    innermost_loop,
+                    innermost_switch,
                 });
-                current = Some(constructs.all.len() - 1);
+                current = Some(index);
             }
             constructs.innermost[block] = current;
         }
@@ -377,17 +395,23 @@ impl<'a> Constructs<'a> {
                 ));
             }
         }
-        let innermost = |kind: Kind| {
-            (self.around(from).map(|c| &self.all[c])).find(|construct| construct.kind == kind)
+        let innermost = |of: fn(&Construct) -> Option<usize>| {
+            self.innermost[from]
+                .and_then(|c| of(&self.all[c]))
+                .map(|c| &self.all[c])
         };
-        let (innermost_loop, innermost_switch) = (innermost(Kind::Loop), innermost(Kind::Switch));
+        let innermost_loop = innermost(|c| c.innermost_loop);
+        let innermost_switch = innermost(|c| c.innermost_switch);
         let break_or_continue = innermost_loop.is_some_and(|l| to == l.merge || to == l.partner)
             || innermost_switch.is_some_and(|s| to == s.merge);
+        if break_or_continue {
+            // A break or continue may leave every construct between it and its target.
+            return Ok(());
+        }
         for c in self.around(from).take_while(|&c| !self.contains(c, to)) {
             let construct = &self.all[c];
             let structured = to == construct.merge
-                || (construct.kind == Kind::Continue && to == construct.partner)
-                || break_or_continue;
+                || (construct.kind == Kind::Continue && to == construct.partner);
             if !structured {
                 return Err(SpirvError::malformed(
                     "a branch out of a construct, not to its merge block, a break or a continue",
