@@ -249,7 +249,9 @@ def compile_work(shrew, path, target, timeout, directory):
                           shrew, "compile", path, "--target", target],
                          capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
-        raise RuntimeError(run.stderr.strip().splitlines()[-1][:300] if run.stderr else "failed")
+        # The last line of shrew's, not valgrind's (`==pid== ...`).
+        ours = [line for line in run.stderr.splitlines() if not line.startswith("==")]
+        raise RuntimeError(ours[-1][:300] if ours else "failed")
     listing = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                              capture_output=True, text=True, check=True).stdout
     work = {}
