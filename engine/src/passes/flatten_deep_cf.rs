@@ -52,6 +52,7 @@ use crate::ops::AluOp;
 use crate::rewrite::NestingBudget;
 use crate::ssa_repair::repair_ssa;
 use crate::structure::{Node, structurize};
+use crate::uses::{User, Uses};
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -92,10 +93,13 @@ impl Pass for FlattenDeepCf {
                     return;
                 }
                 let dom = DomTree::new(func);
+                // The regions do not overlap, so the readers of one region's values are those
+                // of the function as it was.
+                let uses = Uses::build(func);
                 let mut flattened = false;
                 for (header, enclosing) in chosen {
                     transformations.attempt(|| {
-                        let done = flatten(shader, f, header, enclosing, &dom);
+                        let done = flatten(shader, f, header, enclosing, &dom, &uses);
                         flattened |= done;
                         done.then_some(move || format!("b{} into a dispatch loop", header.index()))
                     });
@@ -280,6 +284,7 @@ fn flatten(
     header: BlockId,
     enclosing: Option<BlockId>,
     dom: &DomTree,
+    uses: &Uses,
 ) -> bool {
     let func = &shader.functions[f];
     // Flattening an enclosing construct took the header's role away.
@@ -296,7 +301,7 @@ fn flatten(
     let Some(region) = Region::find(func, header, &stops, dom) else {
         return false;
     };
-    Flattener::new(shader, f, region).run();
+    Flattener::new(shader, f, region).run(uses);
     true
 }
 
@@ -377,6 +382,10 @@ struct Flattener<'s> {
     prefix: String,
     /// The derefs of the variables, at the top of the entry block.
     derefs_at: usize,
+    /// The variables made so far, each deref with its type.
+    variables: Vec<(Value, ValType)>,
+    /// Those already written wherever the construct is entered.
+    written_before_loop: FxHashSet<Value>,
 }
 
 impl<'s> Flattener<'s> {
@@ -387,6 +396,8 @@ impl<'s> Flattener<'s> {
             region,
             prefix,
             derefs_at: 0,
+            variables: Vec::new(),
+            written_before_loop: FxHashSet::default(),
         }
     }
 
@@ -410,7 +421,9 @@ impl<'s> Flattener<'s> {
             pos: Some(self.derefs_at),
         };
         self.derefs_at += 1;
-        self.b.deref_var(var)
+        let deref = self.b.deref_var(var);
+        self.variables.push((deref, ty));
+        deref
     }
 
     /// Places the builder after the last instruction of `block`, before its terminator.
@@ -427,9 +440,10 @@ impl<'s> Flattener<'s> {
         self.b.store_deref_all(deref, value);
     }
 
-    fn run(mut self) {
+    fn run(mut self, uses: &Uses) {
         let pre = self.region.header;
         self.move_header_into_arm();
+        self.crossing_values_to_variables(uses);
         let state = self.variable(format!("{}_state", self.prefix), ValType::scalar(32));
         self.phis_to_variables();
         let exit_phis = self.exit_phis_to_variables();
@@ -441,7 +455,16 @@ impl<'s> Flattener<'s> {
         let exit_tests: Vec<BlockId> = (0..self.region.exits.len().max(1))
             .map(|_| func.add_block())
             .collect();
+        // Every variable is written before the loop (`undef` where nothing was written): a
+        // variable live into the loop would be live up through every loop around it, and so
+        // would its phis.
         self.b.cursor = Cursor::at_end(pre);
+        for (deref, ty) in std::mem::take(&mut self.variables) {
+            if deref != state && !self.written_before_loop.contains(&deref) {
+                let undef = self.b.undef(ty);
+                self.b.store_deref_all(deref, undef);
+            }
+        }
         let first = self.b.imm_u32(0);
         self.b.store_deref_all(state, first);
         self.b.jump(dispatch);
@@ -472,6 +495,110 @@ impl<'s> Flattener<'s> {
         let done = self.b.alu(AluOp::Uge, &[now, number]);
         (self.b.function_mut()).set_branch(tests[n as usize], done, exit_tests[0], cont);
         self.exit_chain(state, &exit_tests, exit_phis);
+    }
+
+    /// The values the region's blocks define and other blocks read become variables: stored at
+    /// the end of the defining block, loaded at the top of each block reading them (at the end
+    /// of the predecessor, for a phi), and set to `undef` before the loop. Left as values,
+    /// they would no longer dominate their readers, and the phis rebuilding them would climb
+    /// through every loop around the region (the value is live on the paths that skip its
+    /// arm, up to the top of the function): values times enclosing loops. As variables
+    /// written before the loop, `vars-to-ssa` gives each two phis, at the end of its arm and
+    /// at the top of the loop. Derefs, which no variable holds, are left to [`repair_ssa`].
+    ///
+    /// Runs after [`Self::move_header_into_arm`]: `uses` knows the header's terminator
+    /// under the header.
+    fn crossing_values_to_variables(&mut self, uses: &Uses) {
+        let (header, arm) = (self.region.header, self.region.blocks[0]);
+        // Per reading block, the values its instructions and terminator read; per
+        // predecessor, the phi sources read at its end.
+        let mut read_in: FxHashMap<BlockId, Vec<(Value, Value)>> = FxHashMap::default();
+        let mut read_at_end: Vec<(BlockId, Value, Value, Value)> = Vec::new();
+        for block in self.region.blocks.clone() {
+            for v in self.b.function().block(block).insts.clone() {
+                let func = self.b.function();
+                let inst = func.inst(v);
+                let Some(ty) = inst.def else { continue };
+                if matches!(inst.kind, InstKind::Deref(_)) {
+                    continue;
+                }
+                let mut blocks_reading = FxHashSet::default();
+                let mut phis_reading = Vec::new();
+                for &user in uses.users(v) {
+                    match user {
+                        User::Terminator(at) => {
+                            blocks_reading.insert(if at == header { arm } else { at });
+                        }
+                        User::Inst(reader) => match &func.inst(reader).kind {
+                            InstKind::Phi(srcs) => phis_reading.extend(
+                                (srcs.iter())
+                                    .filter(|&&(pred, src)| src == v && pred != block)
+                                    .map(|&(pred, _)| (pred, reader)),
+                            ),
+                            _ => {
+                                blocks_reading.insert(func.inst(reader).block);
+                            }
+                        },
+                    }
+                }
+                blocks_reading.remove(&block);
+                phis_reading.sort_unstable();
+                phis_reading.dedup();
+                if blocks_reading.is_empty() && phis_reading.is_empty() {
+                    continue;
+                }
+                // Named apart from the variable a phi `v` becomes.
+                let deref = self.variable(format!("{}_{}_read", self.prefix, v.index()), ty);
+                self.store_at_end(block, deref, v);
+                for at in blocks_reading {
+                    read_in.entry(at).or_default().push((v, deref));
+                }
+                for (pred, phi) in phis_reading {
+                    read_at_end.push((pred, phi, v, deref));
+                }
+            }
+        }
+        for (block, reads) in read_in {
+            self.load_at_top(block, &reads);
+        }
+        for (pred, phi, v, deref) in read_at_end {
+            self.before_terminator(pred);
+            let loaded = self.b.load_deref(deref);
+            if let InstKind::Phi(srcs) = &mut self.b.function_mut().inst_mut(phi).kind {
+                for (_, src) in srcs.iter_mut().filter(|(p, src)| *p == pred && *src == v) {
+                    *src = loaded;
+                }
+            }
+        }
+    }
+
+    /// Loads each `(value, deref)` of `reads` at the top of `block` (after its phis), and
+    /// makes the block's instructions other than phis, and its terminator, read the loads.
+    fn load_at_top(&mut self, block: BlockId, reads: &[(Value, Value)]) {
+        let loaded: FxHashMap<Value, Value> = (reads.iter())
+            .map(|&(v, deref)| {
+                self.before_terminator(block);
+                (v, self.b.load_deref(deref))
+            })
+            .collect();
+        let func = self.b.function_mut();
+        let insts = &mut func.block_mut(block).insts;
+        let (body, loads) = insts.split_at(insts.len() - loaded.len());
+        let (body, loads) = (body.to_vec(), loads.to_vec());
+        let phis = body
+            .iter()
+            .take_while(|&&i| matches!(func.inst(i).kind, InstKind::Phi(_)))
+            .count();
+        for &i in &body[phis..] {
+            func.inst_mut(i)
+                .kind
+                .for_each_src_mut(|src| *src = loaded.get(src).copied().unwrap_or(*src));
+        }
+        if let Some(src) = (func.block_mut(block).terminator.as_mut()).and_then(|t| t.src_mut()) {
+            *src = loaded.get(src).copied().unwrap_or(*src);
+        }
+        // The loads were appended: they move in front of the body, after the phis.
+        func.block_mut(block).insts[phis..].rotate_right(loads.len());
     }
 
     /// Moves the header's instructions, terminator and the edges back to it from inside into
@@ -530,6 +657,10 @@ impl<'s> Flattener<'s> {
                 let ty = self.b.function().inst(v).def.expect("a phi's value");
                 let deref = self.variable(format!("{}_{}", self.prefix, v.index()), ty);
                 for (pred, src) in srcs {
+                    if !self.region.position.contains_key(&pred) {
+                        // The header's phi, written on every way into the construct.
+                        self.written_before_loop.insert(deref);
+                    }
                     self.store_at_end(pred, deref, src);
                 }
                 (self.b.function_mut().inst_mut(v)).kind =
