@@ -120,9 +120,10 @@ fn vertex_shader_outputs() {
     );
 }
 
-/// A fragment shader whose `if`s (`loops` false) or counted loops nest `depth` deep, each level
-/// changing `x`, which starts as the input's first component and ends as the colour.
-fn nested_shader(depth: usize, loops: bool) -> String {
+/// A fragment shader whose `if`s (`loops` false) or counted loops (of `trips` iterations) nest
+/// `depth` deep, each level changing `x`, which starts as the input's first component and ends
+/// as the colour.
+fn nested_shader(depth: usize, loops: bool, trips: u32) -> String {
     let mut text = String::from(
         "shader fragment\nvar shader_in f32x4 @v (location=0)\n\
          var shader_out f32x4 @color (location=0)\nvar function_temp f32 @x\n",
@@ -150,7 +151,7 @@ fn nested_shader(depth: usize, loops: bool) -> String {
             let (i, now, n) = (next(), next(), next());
             text += &format!(
                 "b{header}: loop merge=b{m} continue=b{cnt}\n    32 %{i} = deref_var @i{k}\n\
-                 32 %{now} = load_deref %{i}\n    32 %{n} = load_const (2)\n\
+                 32 %{now} = load_deref %{i}\n    32 %{n} = load_const ({trips})\n\
                  1 %{cond} = ilt %{now}, %{n}\n    branch %{cond}, b{body}, b{m}\n",
                 m = merge(k),
                 cnt = cont(k),
@@ -229,8 +230,8 @@ fn nested_shader(depth: usize, loops: bool) -> String {
 #[test]
 fn nesting_a_thousand_deep_compiles_on_a_small_stack() {
     let shaders = [
-        ("ifs", nested_shader(1000, false)),
-        ("loops", nested_shader(12, true)),
+        ("ifs", nested_shader(1000, false, 0)),
+        ("loops", nested_shader(12, true, 2)),
     ];
     std::thread::Builder::new()
         .stack_size(256 * 1024)
@@ -247,4 +248,23 @@ fn nesting_a_thousand_deep_compiles_on_a_small_stack() {
         .unwrap()
         .join()
         .unwrap();
+}
+
+/// Nesting deeper than R600's CF stack holds (1,020 elements, less the chip's extras: 300
+/// loops with their exit tests take 1,500, 1,100 `if`s 1,100) is flattened into dispatch loops
+/// (`flatten-deep-cf`), and runs as the interpreter runs it on every chip; without the pass
+/// both are rejected as too deep for the stack.
+#[test]
+fn nesting_deeper_than_the_cf_stack_is_flattened() {
+    for (name, source) in [
+        ("ifs", nested_shader(1100, false, 0)),
+        ("loops", nested_shader(300, true, 1)),
+    ] {
+        let shader = text::parse(&source, name).unwrap_or_else(|e| panic!("{e}"));
+        for target in R600 {
+            if let Err(e) = run_on_target(&shader, &Run::new(target, None)) {
+                panic!("{name} on {target}: {e}");
+            }
+        }
+    }
 }

@@ -33,6 +33,7 @@ use crate::program::{
 use crate::regalloc::Allocation;
 use shrew_engine::deep::nested;
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::rewrite::NestingBudget;
 
 /// Which part of a program is emitted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,11 +63,18 @@ pub struct Nesting {
     pub pushes: u32,
 }
 
+/// The most stack elements a program may use: STACK_SIZE, 8 bits wide, counts entries of four.
+pub const STACK_ELEMENTS: u32 = 255 * 4;
+/// The elements a loop takes while its body runs.
+pub const LOOP_ELEMENTS: u32 = 4;
+/// The elements a push (an `if`) takes while its arms run.
+pub const PUSH_ELEMENTS: u32 = 1;
+
 impl Nesting {
     /// The stack elements this nesting takes on `chip`: four per loop, one
     /// per push, plus the chip's extra elements.
     pub fn elements(self, chip: Chip) -> u32 {
-        let mut elements = self.loops * 4 + self.pushes;
+        let mut elements = self.loops * LOOP_ELEMENTS + self.pushes * PUSH_ELEMENTS;
         if self.pushes > 0 {
             elements += match chip {
                 Chip::R600 | Chip::R700 => 2,
@@ -78,6 +86,23 @@ impl Nesting {
             elements += 2;
         }
         elements
+    }
+
+    /// The nesting the mid-end keeps a function within on `chip` (`flatten-deep-cf`): the
+    /// stack less the chip's extra elements and the loop of one trip a function returning
+    /// early runs in.
+    pub fn budget(chip: Chip) -> NestingBudget {
+        let extra = Nesting {
+            loops: 0,
+            pushes: 1,
+        }
+        .elements(chip)
+            - PUSH_ELEMENTS;
+        NestingBudget {
+            limit: STACK_ELEMENTS - extra - LOOP_ELEMENTS,
+            per_loop: LOOP_ELEMENTS,
+            per_if: PUSH_ELEMENTS,
+        }
     }
 
     /// Each count the larger of the two's.

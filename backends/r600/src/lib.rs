@@ -39,7 +39,8 @@ use std::sync::Arc;
 /// inverse trigonometry, sign, bitfield, carry, saturating-add or rotate instruction, nor
 /// unordered compares: the mid-end expands them. Selections of up to 32 ALU operations become
 /// selects (measured on piglit's fragment shaders against 8 and 16: fewer groups, dwords and
-/// CF instructions).
+/// CF instructions). Control flow nesting deeper than the CF stack holds is flattened
+/// (`flatten-deep-cf`, within [`emit::Nesting::budget`]).
 pub fn target_options(chip: isa::Chip) -> TargetOptions {
     let fused = chip.is_evergreen_class();
     TargetOptions {
@@ -70,6 +71,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
             // groups' time each, against five ALU operations a group.
             if_convert_max_alu: 32,
         },
+        cf_nesting: Some(emit::Nesting::budget(chip)),
         ..TargetOptions::default()
     }
 }

@@ -11,6 +11,7 @@ pub mod dead_cf;
 pub mod discard_if;
 pub mod eqsat;
 pub mod find_array_copies;
+pub mod flatten_deep_cf;
 pub mod if_convert;
 pub mod inline;
 pub mod loop_unroll;
@@ -48,6 +49,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(dead_cf::DeadCf),
         Box::new(discard_if::DiscardIf),
         Box::new(find_array_copies::FindArrayCopies),
+        Box::new(flatten_deep_cf::FlattenDeepCf {
+            budget: opts.cf_nesting,
+        }),
         Box::new(if_convert::IfConvert {
             costs: opts.costs.clone(),
         }),

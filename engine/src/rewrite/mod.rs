@@ -340,6 +340,18 @@ pub struct TargetOptions {
     pub scalarize: Scalarize,
     /// What control flow costs against arithmetic.
     pub costs: CostOptions,
+    /// The nesting the target's control-flow stack holds (`None`: any), which
+    /// `flatten-deep-cf` keeps functions within.
+    pub cf_nesting: Option<NestingBudget>,
+}
+
+/// A hardware control-flow stack: how many elements it holds and what a loop and an `if`
+/// take of it while their bodies run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NestingBudget {
+    pub limit: u32,
+    pub per_loop: u32,
+    pub per_if: u32,
 }
 
 /// Which vector ALU operations `lower-alu-to-scalar` splits.
