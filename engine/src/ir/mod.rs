@@ -23,7 +23,7 @@ use petgraph::graph::{DiGraph, NodeIndex as GraphNode};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::visit::{Dfs, Walker};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
 
 /// An SSA value: the index of its defining instruction in [`Function::insts`]. Instructions
@@ -810,6 +810,23 @@ impl Function {
         let block = self.inst(v).block;
         self.cfg[block].insts.retain(|&i| i != v);
         self.insts[v.index()] = None;
+    }
+
+    /// Removes every instruction of `values` (each at most once), each block's list swept once:
+    /// removing many instructions of one block one by one is quadratic in its size.
+    pub fn remove_insts(&mut self, values: impl IntoIterator<Item = Value>) {
+        let mut blocks = FxHashSet::default();
+        for v in values {
+            if let Some(inst) = self.insts[v.index()].take() {
+                blocks.insert(inst.block);
+            }
+        }
+        for block in blocks {
+            let insts = std::mem::take(&mut self.cfg[block].insts);
+            self.cfg[block].insts = (insts.into_iter())
+                .filter(|v| self.insts[v.index()].is_some())
+                .collect();
+        }
     }
 
     /// The values an instruction reads, in source order (phi sources included).

@@ -183,12 +183,8 @@ fn remove_unread_temporaries(shader: &mut Shader, context: &mut PassContext) -> 
                     return;
                 }
                 let func = &mut shader.functions[f];
-                for a in &acc.accesses {
-                    func.remove_inst(a.inst);
-                }
-                for &d in acc.derefs.iter().rev() {
-                    func.remove_inst(d);
-                }
+                func.remove_insts(acc.accesses.iter().map(|a| a.inst));
+                func.remove_insts(acc.derefs.iter().copied());
                 deleted.insert(var);
             }
         });

@@ -75,9 +75,7 @@ impl Pass for MemoryCse {
                         *v = resolve(*v);
                     }
                 }
-                for &load in replaced.keys() {
-                    func.remove_inst(load);
-                }
+                func.remove_insts(replaced.keys().copied());
             }))
     }
 }

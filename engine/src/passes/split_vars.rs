@@ -443,12 +443,8 @@ fn narrow_vectors(shader: &mut Shader, transformations: &mut Transformations) ->
             let func = &mut shader.functions[f];
             if live.is_empty() {
                 // Nothing reads the variable: its loads are unused, its stores useless.
-                for a in &acc.accesses {
-                    func.remove_inst(a.inst);
-                }
-                for &d in acc.derefs.iter().rev() {
-                    func.remove_inst(d);
-                }
+                func.remove_insts(acc.accesses.iter().map(|a| a.inst));
+                func.remove_insts(acc.derefs.iter().copied());
                 deleted.insert(var);
                 continue;
             }

@@ -348,11 +348,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
     undefs.sort();
     func.cfg[entry].insts.splice(0..0, undefs);
 
-    for derefs in acc.derefs.values() {
-        for &d in derefs {
-            func.remove_inst(d);
-        }
-    }
+    func.remove_insts(acc.derefs.values().flatten().copied());
 }
 
 /// Per leaf, the blocks that read it before any store of the whole leaf (a load, or a store
