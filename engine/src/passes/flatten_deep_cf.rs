@@ -20,9 +20,12 @@
 //! merge or continue block) are taken after the loop by a chain of conditional branches.
 //! The phis of the construct's blocks, and those of its exits reading values from inside,
 //! become `function_temp` variables stored at the end of each predecessor (which
-//! `vars-to-ssa`, next in the backend pipeline, promotes again); values used in blocks their
-//! definition no longer dominates get phis by [`repair_ssa`], `undef` where a path misses
-//! the definition.
+//! `vars-to-ssa`, next in the backend pipeline, promotes again). So do the values a block
+//! defines and others read, which their definition no longer dominates: stored where they
+//! are defined, loaded where they are read; a deref, which no variable holds, is made again
+//! in each block reading it. Every variable is written before the loop (`undef` where nothing
+//! is), so none is live into it and `vars-to-ssa` gives each two phis in the loop and none in
+//! the loops around it.
 //!
 //! Why: R600's CF stack holds 255 entries of four elements, about 250 nested loops or 1,000
 //! nested `if`s; a valid shader nesting deeper must still compile. `state` is per invocation,
@@ -35,7 +38,7 @@
 //! their flattenable parts may be. A construct whose blocks are not all dominated by its
 //! header, or that is entered elsewhere than at its header, is left alone. Each region is
 //! found by one walk from its header, and the flattened regions do not overlap, so the pass
-//! is linear in the function's size (plus what [`repair_ssa`] takes).
+//! is linear in the function's size.
 //!
 //! Options: [`FlattenDeepCf::budget`], the target's `cf_nesting` (`None`: the pass does
 //! nothing).
@@ -50,7 +53,6 @@ use crate::ir::{
 };
 use crate::ops::AluOp;
 use crate::rewrite::NestingBudget;
-use crate::ssa_repair::repair_ssa;
 use crate::structure::{Node, structurize};
 use crate::uses::{User, Uses};
 use petgraph::Direction;
@@ -96,16 +98,11 @@ impl Pass for FlattenDeepCf {
                 // The regions do not overlap, so the readers of one region's values are those
                 // of the function as it was.
                 let uses = Uses::build(func);
-                let mut flattened = false;
                 for (header, enclosing) in chosen {
                     transformations.attempt(|| {
                         let done = flatten(shader, f, header, enclosing, &dom, &uses);
-                        flattened |= done;
                         done.then_some(move || format!("b{} into a dispatch loop", header.index()))
                     });
-                }
-                if flattened {
-                    repair_ssa(&mut shader.functions[f]);
                 }
             }))
     }
@@ -504,66 +501,101 @@ impl<'s> Flattener<'s> {
     /// through every loop around the region (the value is live on the paths that skip its
     /// arm, up to the top of the function): values times enclosing loops. As variables
     /// written before the loop, `vars-to-ssa` gives each two phis, at the end of its arm and
-    /// at the top of the loop. Derefs, which no variable holds, are left to [`repair_ssa`].
+    /// at the top of the loop. A deref, which no variable holds (nor a phi), is made again in
+    /// each block reading it, from its parent made there too and its index loaded there.
     ///
     /// Runs after [`Self::move_header_into_arm`]: `uses` knows the header's terminator
     /// under the header.
     fn crossing_values_to_variables(&mut self, uses: &Uses) {
         let (header, arm) = (self.region.header, self.region.blocks[0]);
-        // Per reading block, the values its instructions and terminator read; per
-        // predecessor, the phi sources read at its end.
-        let mut read_in: FxHashMap<BlockId, Vec<(Value, Value)>> = FxHashMap::default();
-        let mut read_at_end: Vec<(BlockId, Value, Value, Value)> = Vec::new();
-        for block in self.region.blocks.clone() {
-            for v in self.b.function().block(block).insts.clone() {
-                let func = self.b.function();
-                let inst = func.inst(v);
-                let Some(ty) = inst.def else { continue };
-                if matches!(inst.kind, InstKind::Deref(_)) {
+        let func = self.b.function();
+        let defined_in = |v: Value| {
+            let block = func.inst(v).block;
+            self.region.position.contains_key(&block).then_some(block)
+        };
+        // The blocks other than its own reading each value of the region (phis aside), and
+        // the phi sources read at the end of a predecessor.
+        let mut blocks_reading: FxHashMap<Value, FxHashSet<BlockId>> = FxHashMap::default();
+        let mut read_at_end: Vec<(BlockId, Value, Value)> = Vec::new();
+        let mut defined: Vec<Value> = Vec::new();
+        for &block in &self.region.blocks {
+            for &v in &func.block(block).insts {
+                if func.inst(v).def.is_none() {
                     continue;
                 }
-                let mut blocks_reading = FxHashSet::default();
-                let mut phis_reading = Vec::new();
+                defined.push(v);
                 for &user in uses.users(v) {
-                    match user {
-                        User::Terminator(at) => {
-                            blocks_reading.insert(if at == header { arm } else { at });
-                        }
+                    let at = match user {
+                        User::Terminator(at) if at == header => arm,
+                        User::Terminator(at) => at,
                         User::Inst(reader) => match &func.inst(reader).kind {
-                            InstKind::Phi(srcs) => phis_reading.extend(
-                                (srcs.iter())
-                                    .filter(|&&(pred, src)| src == v && pred != block)
-                                    .map(|&(pred, _)| (pred, reader)),
-                            ),
-                            _ => {
-                                blocks_reading.insert(func.inst(reader).block);
+                            InstKind::Phi(srcs) => {
+                                read_at_end.extend(
+                                    (srcs.iter())
+                                        .filter(|&&(pred, src)| src == v && pred != block)
+                                        .map(|&(pred, _)| (pred, reader, v)),
+                                );
+                                continue;
                             }
+                            _ => func.inst(reader).block,
                         },
+                    };
+                    if at != block {
+                        blocks_reading.entry(v).or_default().insert(at);
                     }
-                }
-                blocks_reading.remove(&block);
-                phis_reading.sort_unstable();
-                phis_reading.dedup();
-                if blocks_reading.is_empty() && phis_reading.is_empty() {
-                    continue;
-                }
-                // Named apart from the variable a phi `v` becomes.
-                let deref = self.variable(format!("{}_{}_read", self.prefix, v.index()), ty);
-                self.store_at_end(block, deref, v);
-                for at in blocks_reading {
-                    read_in.entry(at).or_default().push((v, deref));
-                }
-                for (pred, phi) in phis_reading {
-                    read_at_end.push((pred, phi, v, deref));
                 }
             }
         }
-        for (block, reads) in read_in {
-            self.load_at_top(block, &reads);
+        // A deref made again in a block reads its sources there: the region's values among
+        // them are read there too. Sources come before their readers, so walking backwards
+        // sees every deref's readers before its sources.
+        for &v in defined.iter().rev() {
+            if !matches!(func.inst(v).kind, InstKind::Deref(_)) {
+                continue;
+            }
+            let Some(readers) = blocks_reading.get(&v).cloned() else {
+                continue;
+            };
+            for src in func.inst_sources(v) {
+                if let Some(block) = defined_in(src) {
+                    let reading = blocks_reading.entry(src).or_default();
+                    reading.extend(readers.iter().filter(|&&r| r != block));
+                }
+            }
         }
-        for (pred, phi, v, deref) in read_at_end {
+        read_at_end.sort_unstable();
+        read_at_end.dedup();
+
+        let mut read_in: FxHashMap<BlockId, Vec<(Value, Value)>> = FxHashMap::default();
+        let mut variables: FxHashMap<Value, Value> = FxHashMap::default();
+        for v in defined {
+            let func = self.b.function();
+            let (block, ty) = (func.inst(v).block, func.inst(v).def.expect("a value"));
+            let is_deref = matches!(func.inst(v).kind, InstKind::Deref(_));
+            let reading = blocks_reading.remove(&v).unwrap_or_default();
+            let at_ends = read_at_end.iter().any(|&(_, _, read)| read == v);
+            if is_deref || (reading.is_empty() && !at_ends) {
+                for at in reading {
+                    read_in.entry(at).or_default().push((v, v));
+                }
+                continue;
+            }
+            // Named apart from the variable a phi `v` becomes.
+            let deref = self.variable(format!("{}_{}_read", self.prefix, v.index()), ty);
+            self.store_at_end(block, deref, v);
+            variables.insert(v, deref);
+            for at in reading {
+                read_in.entry(at).or_default().push((v, deref));
+            }
+        }
+        let mut blocks: Vec<BlockId> = read_in.keys().copied().collect();
+        blocks.sort_unstable();
+        for block in blocks {
+            self.read_at_top(block, &read_in[&block]);
+        }
+        for (pred, phi, v) in read_at_end {
             self.before_terminator(pred);
-            let loaded = self.b.load_deref(deref);
+            let loaded = self.b.load_deref(variables[&v]);
             if let InstKind::Phi(srcs) = &mut self.b.function_mut().inst_mut(phi).kind {
                 for (_, src) in srcs.iter_mut().filter(|(p, src)| *p == pred && *src == v) {
                     *src = loaded;
@@ -572,19 +604,32 @@ impl<'s> Flattener<'s> {
         }
     }
 
-    /// Loads each `(value, deref)` of `reads` at the top of `block` (after its phis), and
-    /// makes the block's instructions other than phis, and its terminator, read the loads.
-    fn load_at_top(&mut self, block: BlockId, reads: &[(Value, Value)]) {
-        let loaded: FxHashMap<Value, Value> = (reads.iter())
-            .map(|&(v, deref)| {
-                self.before_terminator(block);
-                (v, self.b.load_deref(deref))
-            })
-            .collect();
+    /// Makes the region's values of `reads` available at the top of `block` (after its phis):
+    /// each `(value, variable)` loaded from its variable, each `(deref, deref)` made again
+    /// (after the loads, its sources read there); the block's instructions other than phis,
+    /// and its terminator, then read those.
+    fn read_at_top(&mut self, block: BlockId, reads: &[(Value, Value)]) {
+        let before = self.b.function().block(block).insts.len();
+        let mut here: FxHashMap<Value, Value> = FxHashMap::default();
+        for &(v, variable) in reads.iter().filter(|&&(v, variable)| v != variable) {
+            self.before_terminator(block);
+            here.insert(v, self.b.load_deref(variable));
+        }
+        // `reads` is in the order of the region's blocks and instructions, so a parent deref
+        // made here comes before its children.
+        for d in (reads.iter())
+            .filter(|&&(v, variable)| v == variable)
+            .map(|&(v, _)| v)
+        {
+            let func = self.b.function();
+            let (mut kind, def) = (func.inst(d).kind.clone(), func.inst(d).def);
+            kind.for_each_src_mut(|src| *src = here.get(src).copied().unwrap_or(*src));
+            self.before_terminator(block);
+            here.insert(d, self.b.insert(kind, def));
+        }
         let func = self.b.function_mut();
-        let insts = &mut func.block_mut(block).insts;
-        let (body, loads) = insts.split_at(insts.len() - loaded.len());
-        let (body, loads) = (body.to_vec(), loads.to_vec());
+        let insts = &func.block(block).insts;
+        let (body, made) = (insts[..before].to_vec(), insts.len() - before);
         let phis = body
             .iter()
             .take_while(|&&i| matches!(func.inst(i).kind, InstKind::Phi(_)))
@@ -592,13 +637,13 @@ impl<'s> Flattener<'s> {
         for &i in &body[phis..] {
             func.inst_mut(i)
                 .kind
-                .for_each_src_mut(|src| *src = loaded.get(src).copied().unwrap_or(*src));
+                .for_each_src_mut(|src| *src = here.get(src).copied().unwrap_or(*src));
         }
         if let Some(src) = (func.block_mut(block).terminator.as_mut()).and_then(|t| t.src_mut()) {
-            *src = loaded.get(src).copied().unwrap_or(*src);
+            *src = here.get(src).copied().unwrap_or(*src);
         }
-        // The loads were appended: they move in front of the body, after the phis.
-        func.block_mut(block).insts[phis..].rotate_right(loads.len());
+        // What was made here was appended: it moves in front of the body, after the phis.
+        func.block_mut(block).insts[phis..].rotate_right(made);
     }
 
     /// Moves the header's instructions, terminator and the edges back to it from inside into
@@ -995,5 +1040,89 @@ mod tests {
         let pass = FlattenDeepCf { budget: None };
         assert!(!pass.run(&mut shader, &mut PassContext::default()).unwrap());
         assert_eq!(print(&shader), before);
+    }
+
+    /// `depth` counted loops nested in one another, each adding its counter to `x`, the
+    /// bounds read from the input.
+    fn counted_loops(depth: usize) -> Shader {
+        let mut shader = Shader::new(Stage::Fragment);
+        let u32 = Type::Scalar(Scalar::U32);
+        let input = shader.add_variable(Variable::new(
+            "v",
+            Mode::ShaderIn,
+            Type::Vector(Scalar::U32, 4),
+        ));
+        let output = shader.add_variable(Variable::new("o", Mode::ShaderOut, u32.clone()));
+        let x = shader.add_variable(Variable::new("x", Mode::FunctionTemp, u32.clone()));
+        let counters: Vec<_> = (0..depth)
+            .map(|k| {
+                shader.add_variable(Variable::new(
+                    format!("i{k}"),
+                    Mode::FunctionTemp,
+                    u32.clone(),
+                ))
+            })
+            .collect();
+        let entry = shader.entry;
+        let mut b = Builder::new(&mut shader, entry);
+        let deref = b.deref_var(input);
+        let v = b.load_deref(deref);
+        let (x, o) = (b.deref_var(x), b.deref_var(output));
+        let (zero, one, bound) = (b.imm_u32(0), b.imm_u32(1), b.channel(v, 1));
+        b.store_deref_all(x, zero);
+        let mut loops = Vec::new();
+        for &counter in &counters {
+            let i = b.deref_var(counter);
+            b.store_deref_all(i, zero);
+            let lp = b.push_loop();
+            let now = b.load_deref(i);
+            let done = b.alu(AluOp::Uge, &[now, bound]);
+            when(&mut b, done, |b| b.break_loop(&lp));
+            let old = b.load_deref(x);
+            let sum = b.alu(AluOp::Iadd, &[old, now]);
+            b.store_deref_all(x, sum);
+            loops.push((lp, i));
+        }
+        for (lp, i) in loops.into_iter().rev() {
+            let now = b.load_deref(i);
+            let next = b.alu(AluOp::Iadd, &[now, one]);
+            b.store_deref_all(i, next);
+            b.pop_loop(lp);
+        }
+        let result = b.load_deref(x);
+        b.store_deref_all(o, result);
+        b.ret(None);
+        shader
+    }
+
+    /// A region flattened inside loops that stay: its values get phis in the dispatch loop
+    /// only, not in every loop around it (values times enclosing loops), so with half the
+    /// loops kept and half flattened, twice the depth gives twice the phis, not four times.
+    #[test]
+    fn flattening_inside_deep_loops_adds_phis_in_proportion_to_the_region() {
+        let phis_at = |depth: usize| {
+            // As in the backend pipeline, the variables are promoted before the pass.
+            let mut shader = counted_loops(depth);
+            VarsToSsa
+                .run(&mut shader, &mut PassContext::default())
+                .unwrap();
+            // Half the loops stay (four elements each); the other half are flattened.
+            let budget = NestingBudget {
+                limit: 4 * depth as u32 / 2 + 5,
+                per_loop: 4,
+                per_if: 1,
+            };
+            assert!(flatten_and_promote(&mut shader, budget));
+            assert!(need(&shader, budget) <= budget.limit);
+            let func = shader.entry_function();
+            (func.all_insts())
+                .filter(|&v| matches!(func.inst(v).kind, InstKind::Phi(_)))
+                .count()
+        };
+        let (shallow, deep) = (phis_at(40), phis_at(80));
+        assert!(
+            deep * 2 <= shallow * 5,
+            "{shallow} phis at depth 40, {deep} at depth 80"
+        );
     }
 }
