@@ -13,6 +13,7 @@ use shrew_engine::ir::{
     Structure, Terminator, Type, ValType, Value, VarId, Variable,
 };
 use shrew_engine::ops::{IndexKind, Intrinsic};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 /// Most instructions one translated function may have: inputs that unroll into more (huge
@@ -1024,6 +1025,8 @@ impl<'m> Translator<'m> {
         let bits = self.val_type(self.type_of(id(inst, 0)?)?)?.bits;
         let default = id(inst, 1)?;
         let mut targets: Vec<(Word, Vec<u64>)> = Vec::new();
+        // Each target's place in `targets`: a switch may have thousands of cases.
+        let mut place: HashMap<Word, usize> = HashMap::new();
         for pair in inst.inst.operands[2..].chunks(2) {
             let (lit, target) = match pair {
                 [Operand::LiteralBit32(l), Operand::IdRef(t)] => (*l as u64, *t),
@@ -1037,9 +1040,12 @@ impl<'m> Translator<'m> {
             if target == default {
                 continue;
             }
-            match targets.iter_mut().find(|(t, _)| *t == target) {
-                Some((_, lits)) => lits.push(lit),
-                None => targets.push((target, vec![lit])),
+            match place.entry(target) {
+                Entry::Occupied(at) => targets[*at.get()].1.push(lit),
+                Entry::Vacant(at) => {
+                    at.insert(targets.len());
+                    targets.push((target, vec![lit]));
+                }
             }
         }
         let Some(merge) = merge else {
