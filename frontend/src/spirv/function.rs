@@ -343,9 +343,7 @@ impl<'m> Translator<'m> {
 
     fn function_def(&self, fid: Word) -> Result<&'m FunctionDef> {
         self.module
-            .functions
-            .iter()
-            .find(|f| f.id == fid)
+            .function(fid)
             .ok_or_else(|| SpirvError::malformed(format!("%{fid} is not a function")))
     }
 

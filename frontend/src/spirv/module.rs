@@ -65,6 +65,8 @@ pub struct Module {
     /// Global variables in declaration order.
     pub global_order: Vec<Word>,
     pub functions: Vec<FunctionDef>,
+    /// Each function's place in `functions`, by its id.
+    function_index: HashMap<Word, usize>,
     pub entry_points: Vec<EntryPoint>,
     /// Ids of `OpExtInstImport "GLSL.std.450"`.
     pub glsl450: Vec<Word>,
@@ -116,6 +118,11 @@ fn literal_u32(op: &Operand) -> Option<u32> {
 }
 
 impl Module {
+    /// The function whose id is `id`, if the module defines one.
+    pub fn function(&self, id: Word) -> Option<&FunctionDef> {
+        self.function_index.get(&id).map(|&at| &self.functions[at])
+    }
+
     /// Reads every module-level instruction and the outline of every function.
     pub fn read(insts: &[Inst]) -> Result<Module> {
         let mut m = Module::default();
@@ -135,11 +142,13 @@ impl Module {
                         func.params.push((result_id(inst)?, result_type(inst)?));
                     }
                     Op::Label => func.blocks.push((result_id(inst)?, index + 1..index + 1)),
-                    Op::FunctionEnd => m.functions.push(
-                        current
+                    Op::FunctionEnd => {
+                        let func = current
                             .take()
-                            .unwrap_or_else(|| unreachable!("inside a function")),
-                    ),
+                            .unwrap_or_else(|| unreachable!("inside a function"));
+                        m.function_index.insert(func.id, m.functions.len());
+                        m.functions.push(func);
+                    }
                     _ => match func.blocks.last_mut() {
                         Some((_, range)) => range.end = index + 1,
                         None => {
