@@ -5,6 +5,7 @@
 //! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
 //! derivatives, function-local variables carrying values across control flow, SSBO reads,
+//! texture reads (texel fetches, samples at an explicit level of detail, size queries),
 //! calls of small functions (taking values and returning one, some calling others), and in
 //! compute shaders shared memory exchanged between invocations across barriers and atomics on
 //! SSBOs and shared memory.
@@ -27,6 +28,15 @@
 //!   until it does not.
 //! - Derivatives are taken in uniform control flow only (top level of the entry point, before
 //!   any discard).
+//! - Textures: the runner binds an 8×8 2D texture with its full mip chain, linear filtering
+//!   and texels that are multiples of 2^-8 (see [`crate::differential`]). Fetches take a
+//!   level masked below the level count and coordinates masked below that level's size;
+//!   samples take an explicit integral level of detail (no implicit derivatives, so anywhere
+//!   in the control flow) and coordinates at a texel's centre, `(i + 0.5) / size` computed
+//!   exactly, where linear filtering weighs that texel alone: both give the texel, exact.
+//!   Fragment shaders also sample at any coordinates, a blend whose error is the level's
+//!   size times the coordinates' (every implementation samples with the interpreter's
+//!   sampler, so exact coordinates give the same bits).
 //! - A function's parameters promise what the locals do (a bound, exactness), and its call
 //!   sites pass only values that keep those promises; its result's facts are those of every
 //!   value it returns. Functions call only functions generated before them (no recursion),
@@ -43,11 +53,12 @@
 //!   order, are not read; any operation, exchange and compare-and-swap included, on a dword
 //!   only its invocation reaches returns a defined value, which the shader then uses.
 
+use crate::differential::{TEXEL_FRAC, TEXTURE_LEVELS, TEXTURE_SIZE};
 use shrew_engine::ir::{
-    AluSrc, Builder, Builtin, Cursor, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type,
-    ValType, Value, VarId, Variable,
+    AluSrc, Builder, Builtin, Cursor, Dim, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Tex,
+    TexOp, TexSrc, Type, ValType, Value, VarId, Variable,
 };
-use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, BaseType, IndexKind, Intrinsic};
 use shrew_engine::rng::Rng;
 use std::collections::BTreeSet;
 
@@ -103,6 +114,8 @@ const COMMUTATIVE_ATOMICS: [AtomicOp; 8] = [
     AtomicOp::Ior,
     AtomicOp::Ixor,
 ];
+// Texture levels are picked by masking (see `Generator::index_below`).
+const _: () = assert!(TEXTURE_LEVELS.is_power_of_two());
 /// Dwords of the counters SSBO each commutative atomic operation has to itself.
 const COUNTERS_PER_OP: u32 = 32;
 
@@ -124,6 +137,7 @@ pub fn random_shader(seed: u64, options: &Options) -> Shader {
         may_have_discarded: false,
         budget: options.statements,
         input_ssbo: None,
+        texture: None,
         memory: None,
         allowed: options.allowed.clone(),
         functions: Vec::new(),
@@ -350,6 +364,8 @@ struct Generator<'a> {
     /// Statements left to generate.
     budget: usize,
     input_ssbo: Option<VarId>,
+    /// The 2D texture the shader reads, when it has one.
+    texture: Option<VarId>,
     /// Compute shaders: see [`ComputeMemory`].
     memory: Option<ComputeMemory>,
     allowed: Option<BTreeSet<AluOp>>,
@@ -469,6 +485,17 @@ impl Generator<'_> {
         let u = self.b.load_deref(deref);
         let item = self.float(u, Facts::THOUSANDTHS);
         self.push(item);
+        if self.rng.below(2) == 0 {
+            let ty = Type::Texture {
+                dim: Dim::D2,
+                arrayed: false,
+                shadow: false,
+                base: BaseType::Float,
+            };
+            let mut texture = Variable::new("texture", Mode::Uniform, ty);
+            texture.binding = Some(0);
+            self.texture = Some(self.b.shader.add_variable(texture));
+        }
         for _ in 0..3 {
             let c = self.constant(Class::Float, 1);
             self.push(c);
@@ -757,7 +784,9 @@ impl Generator<'_> {
         let nested = self.depth < self.max_depth && self.budget > 2;
         let entry_point = self.returning.is_none();
         match self.rng.below(100) {
-            0..=49 => self.expression(),
+            0..=44 => self.expression(),
+            45..=49 if self.texture.is_some() => self.texture_read(),
+            45..=49 => self.expression(),
             50..=54 if !self.functions.is_empty() => self.call(),
             55..=62 if entry_point => self.store_local(),
             63..=69 if entry_point => {
@@ -951,6 +980,86 @@ impl Generator<'_> {
         let element = self.b.deref_array(array, index);
         let value = self.b.load_deref(element);
         let item = self.int(value, Facts::ANY_INT);
+        self.push(item);
+    }
+
+    /// A read of the shader's texture whose result is the same on every implementation: a
+    /// texel fetch at an in-range level and coordinates, a sample with an explicit integral
+    /// level of detail at a texel's centre (where linear filtering weighs that texel alone)
+    /// or, in a fragment shader, anywhere (the blend moves by at most the level's size per
+    /// unit of coordinate error on each axis), or the size of a level. Texels are multiples of
+    /// 2^-[`TEXEL_FRAC`], so what reads one texel is exact.
+    fn texture_read(&mut self) {
+        let Some(texture) = self.texture else {
+            return self.expression();
+        };
+        let deref = self.b.deref_var(texture);
+        let texel = Facts::exact(1.0, TEXEL_FRAC);
+        let (op, mut srcs, facts) = match self.rng.below(5) {
+            0 | 1 => {
+                let level = self.index_below(TEXTURE_LEVELS);
+                let top = self.imm_i(TEXTURE_SIZE - 1);
+                // The level's largest coordinate: one less than its size, a power of two.
+                let mask = self.b.alu(AluOp::Ushr, &[top, level]);
+                let coords: Vec<Value> = (0..2)
+                    .map(|_| {
+                        let x = self.int_operand(1).value;
+                        self.b.alu(AluOp::Iand, &[x, mask])
+                    })
+                    .collect();
+                let coord = self.b.vec(&coords);
+                (
+                    TexOp::Txf,
+                    vec![(TexSrc::Coord, coord), (TexSrc::Lod, level)],
+                    texel,
+                )
+            }
+            2 => {
+                let level = self.rng.below(TEXTURE_LEVELS as usize) as u32;
+                let size = TEXTURE_SIZE >> level;
+                let coords: Vec<Value> = (0..2)
+                    .map(|_| {
+                        // (i + 0.5) / size, exactly: size is a power of two.
+                        let i = self.index_below(size);
+                        let i = self.b.alu(AluOp::U2f32, &[i]);
+                        let half = self.imm_f(0.5);
+                        let centre = self.b.alu(AluOp::Fadd, &[i, half]);
+                        let scale = self.imm_f(1.0 / size as f32);
+                        self.b.alu(AluOp::Fmul, &[centre, scale])
+                    })
+                    .collect();
+                let coord = self.b.vec(&coords);
+                let lod = self.imm_f(level as f32);
+                (
+                    TexOp::Txl,
+                    vec![(TexSrc::Coord, coord), (TexSrc::Lod, lod)],
+                    texel,
+                )
+            }
+            3 if self.observes_inexact_floats().is_some() => {
+                let level = self.rng.below(TEXTURE_LEVELS as usize) as u32;
+                let coord = self.float_operand(2, |_| true);
+                let lod = self.imm_f(level as f32);
+                let slope = 2.0 * f64::from(TEXTURE_SIZE >> level);
+                (
+                    TexOp::Txl,
+                    vec![(TexSrc::Coord, coord.value), (TexSrc::Lod, lod)],
+                    Facts::float(1.0, None, slope * coord.facts.error),
+                )
+            }
+            _ => {
+                let level = self.index_below(TEXTURE_LEVELS);
+                let srcs = vec![(TexSrc::TextureDeref, deref), (TexSrc::Lod, level)];
+                let value = self
+                    .b
+                    .tex(Tex::new(TexOp::Txs, Dim::D2, srcs), ValType::new(32, 2));
+                let item = self.int(value, Facts::small_int(TEXTURE_SIZE as f64));
+                return self.push(item);
+            }
+        };
+        srcs.insert(0, (TexSrc::TextureDeref, deref));
+        let value = self.b.tex(Tex::new(op, Dim::D2, srcs), ValType::new(32, 4));
+        let item = self.float(value, facts);
         self.push(item);
     }
 

@@ -1,11 +1,12 @@
 //! Random differential testing, the reducer and the op matrix (`shrew_harness::fuzz`,
 //! `reduce`, `op_matrix`): generated programs are valid and defined, the first ones call
-//! functions calling functions, exchange values through shared memory and run atomics, a
+//! functions calling functions, exchange values through shared memory, run atomics and
+//! fetch, sample and query textures, a
 //! small fixed-seed slice agrees on every target, the reducer keeps a failure while
 //! shrinking, and the matrix tells native, lowered and refused opcodes apart. The long runs
 //! are `shrew fuzz`.
 
-use shrew_engine::ir::{InstKind, Mode, Shader};
+use shrew_engine::ir::{InstKind, Mode, Shader, Stage, TexOp};
 use shrew_engine::ops::{AluOp, Intrinsic};
 use shrew_harness::differential::{Run, run_on_target};
 use shrew_harness::fuzz::{self, Campaign};
@@ -47,8 +48,15 @@ fn intrinsic(shader: &Shader, op: Intrinsic) -> bool {
     )
 }
 
+fn texture_op(shader: &Shader, op: TexOp) -> bool {
+    has(
+        shader,
+        |kind| matches!(kind, InstKind::Tex(tex) if tex.op == op),
+    )
+}
+
 #[test]
-fn the_first_programs_call_functions_share_memory_and_run_atomics() {
+fn the_first_programs_call_functions_share_memory_run_atomics_and_read_textures() {
     let programs: Vec<Shader> = (0..24).map(|seed| fuzz::program(seed, 40, &[])).collect();
     let some = |pred: &dyn Fn(&Shader) -> bool| programs.iter().any(pred);
     assert!(some(&|s| s.functions.len() > 1
@@ -63,6 +71,16 @@ fn the_first_programs_call_functions_share_memory_and_run_atomics() {
         )));
     assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomic)));
     assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomicSwap)));
+    for op in [TexOp::Txf, TexOp::Txl, TexOp::Txs] {
+        assert!(some(&|s| texture_op(s, op)), "no program has {op:?}");
+    }
+    for stage in [Stage::Fragment, Stage::Vertex, Stage::Compute] {
+        assert!(
+            some(&|s| s.stage == stage && texture_op(s, TexOp::Txf)),
+            "no {} shader fetches texels",
+            stage.name()
+        );
+    }
 }
 
 #[test]
