@@ -11,7 +11,8 @@
 
 use crate::differential::{Failure, Run, run_on_target};
 use shrew_engine::ir::{
-    Builder, FuncId, InstKind, Mode, Scalar, Shader, Stage, Type, Value, Variable,
+    Alu, Builder, FuncId, Function, InstKind, Mode, Scalar, Shader, Stage, Type, ValType, Value,
+    Variable,
 };
 use shrew_engine::ops::{AluOp, BaseType, Operand};
 use shrew_targets::{Pipeline, Target};
@@ -208,9 +209,9 @@ fn first_line(message: &str) -> String {
     message.lines().next().unwrap_or("").to_string()
 }
 
-/// The 32-bit opcodes `target` compiles into shaders of any stage it takes (probed once per
-/// target, then remembered).
-pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
+/// The entries (an opcode at a bit size, as [`entries`] lists them) `target` compiles into
+/// shaders of any stage it takes (probed once per target, then remembered).
+pub fn compiled_ops(target: &'static Target) -> BTreeSet<(AluOp, u8)> {
     static KNOWN: OnceLock<Mutex<HashMap<&'static str, OpSet>>> = OnceLock::new();
     let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
     let remembered = known
@@ -223,9 +224,7 @@ pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
     }
     let ops: OpSet = entries()
         .into_iter()
-        .filter(|&(op, bits)| bits == 32 || (bits == 0 && op_is_32_bit(op)))
         .filter(|&(op, bits)| support(target, op, bits).compiles())
-        .map(|(op, _)| op)
         .collect();
     known
         .lock()
@@ -234,14 +233,19 @@ pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
     ops
 }
 
-type OpSet = BTreeSet<AluOp>;
+type OpSet = BTreeSet<(AluOp, u8)>;
 
-/// An opcode whose operands are all sized, none of them wider or narrower than 32 bits
-/// (booleans aside).
-fn op_is_32_bit(op: AluOp) -> bool {
-    let info = op.info();
-    info.srcs
-        .iter()
-        .chain([&info.dst])
-        .all(|o| o.bits == 32 || o.bits == 1)
+/// The entry of the matrix an instruction of `func` defining `def` is: its opcode and the
+/// bit size of its unsized operands (0 when every operand is sized).
+pub fn entry_of(func: &Function, alu: &Alu, def: ValType) -> (AluOp, u8) {
+    let info = alu.op.info();
+    let bits = if info.dst.bits == 0 {
+        def.bits
+    } else {
+        match info.first_unsized_src() {
+            Some(i) => alu.src_bit_sizes(func, def)[i],
+            None => 0,
+        }
+    };
+    (alu.op, bits)
 }

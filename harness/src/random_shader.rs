@@ -2,7 +2,9 @@
 //! unoptimized interpreter is an oracle for any pipeline and any target.
 //!
 //! [`random_shader`] builds a fragment, vertex or compute shader from a seed: arithmetic on
-//! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
+//! floats, integers and booleans (scalars and vectors, with swizzles), excursions to other bit
+//! sizes (integers of 8, 16 and 64 bits, floats of 16 and 64, converted from and back to 32
+//! bits or compared), nested `if`/`else`, loops
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
 //! derivatives, function-local variables carrying values across control flow, SSBO reads,
 //! texture reads (texel fetches, samples at an explicit level of detail, size queries),
@@ -26,6 +28,12 @@
 //!   values only, so a one-ulp difference upstream can never flip a branch or an integer;
 //!   values whose possible error grows past what the comparison tolerates are scaled down
 //!   until it does not.
+//! - Other bit sizes keep the same discipline at their size: shift counts masked below it,
+//!   divisors odd, positive and below 2^7, bitfields within half of it; a 16-bit float is
+//!   only ever an exact value with at most 11 significant bits and no exponent below the
+//!   smallest normal half (so no rounding and no denormal, whichever way a target computes
+//!   it), and an operation whose result would not be is left out; 64-bit floats carry the
+//!   facts 32-bit arithmetic would (it rounds more).
 //! - Derivatives are taken in uniform control flow only (top level of the entry point, before
 //!   any discard).
 //! - Textures: the runner binds an 8×8 2D texture with its full mip chain, linear filtering
@@ -58,7 +66,7 @@ use shrew_engine::ir::{
     AluSrc, Builder, Builtin, Cursor, Dim, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Tex,
     TexOp, TexSrc, Type, ValType, Value, VarId, Variable,
 };
-use shrew_engine::ops::{AluOp, AtomicOp, BaseType, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, BaseType, ConvFamily, IndexKind, Intrinsic};
 use shrew_engine::rng::Rng;
 use std::collections::BTreeSet;
 
@@ -71,11 +79,12 @@ pub struct Options {
     pub statements: usize,
     /// How deeply `if`s and loops nest.
     pub max_depth: usize,
-    /// The opcodes the shader may use, beyond the few every target has (adds, multiplies,
+    /// The opcodes the shader may use, each at a bit size (the op matrix's entries: see
+    /// [`crate::op_matrix::entries`]), beyond the few every target has (adds, multiplies,
     /// minimum and maximum, bitwise operations, shifts, comparisons and conversions between
     /// 32-bit floats and integers, which keep operands in their domains and combine the
-    /// results); every opcode when `None`.
-    pub allowed: Option<BTreeSet<AluOp>>,
+    /// results); every opcode at every bit size when `None`.
+    pub allowed: Option<BTreeSet<(AluOp, u8)>>,
 }
 
 impl Default for Options {
@@ -368,7 +377,7 @@ struct Generator<'a> {
     texture: Option<VarId>,
     /// Compute shaders: see [`ComputeMemory`].
     memory: Option<ComputeMemory>,
-    allowed: Option<BTreeSet<AluOp>>,
+    allowed: Option<BTreeSet<(AluOp, u8)>>,
     /// The functions generated so far.
     functions: Vec<Callee>,
     /// While a function other than the entry point is generated: its result.
@@ -381,11 +390,16 @@ const EXACT_CONSTANTS: [f64; 12] = [
 const INT_CONSTANTS: [i64; 10] = [0, 1, -1, 2, 7, 31, 255, -256, 0x7fff_ffff, 0x1234_5678];
 
 impl Generator<'_> {
-    /// `Some` when the options allow `op`.
+    /// `Some` when the options allow `op` on 32-bit operands (or on its own sized ones).
     fn allows(&self, op: AluOp) -> Option<()> {
+        self.allows_at(op, if op.info().is_unsized() { 32 } else { 0 })
+    }
+
+    /// `Some` when the options allow `op` with unsized operands of `bits` bits.
+    fn allows_at(&self, op: AluOp, bits: u8) -> Option<()> {
         self.allowed
             .as_ref()
-            .is_none_or(|allowed| allowed.contains(&op))
+            .is_none_or(|allowed| allowed.contains(&(op, bits)))
             .then_some(())
     }
 
@@ -396,12 +410,25 @@ impl Generator<'_> {
         (self.stage == Stage::Fragment).then_some(())
     }
 
-    /// One of the allowed `ops`.
+    /// One of the `ops` the options allow on 32-bit operands.
     fn choose(&mut self, ops: &[AluOp]) -> Option<AluOp> {
+        self.choose_where(ops, |g, op| g.allows(op))
+    }
+
+    /// One of the `ops` the options allow at `bits` bits.
+    fn choose_at(&mut self, ops: &[AluOp], bits: u8) -> Option<AluOp> {
+        self.choose_where(ops, |g, op| g.allows_at(op, bits))
+    }
+
+    fn choose_where(
+        &mut self,
+        ops: &[AluOp],
+        allows: impl Fn(&Self, AluOp) -> Option<()>,
+    ) -> Option<AluOp> {
         let allowed: Vec<AluOp> = ops
             .iter()
             .copied()
-            .filter(|&op| self.allows(op).is_some())
+            .filter(|&op| allows(self, op).is_some())
             .collect();
         (!allowed.is_empty()).then(|| self.rng.pick(&allowed))
     }
@@ -1270,8 +1297,15 @@ impl Generator<'_> {
 
     fn expression(&mut self) {
         let made = match self.rng.below(20) {
-            0..=9 => self.float_expression(),
-            10..=16 => self.int_expression(),
+            0..=8 => self.float_expression(),
+            // Other bit sizes where the options allow them.
+            9 => self
+                .sized_float_expression()
+                .or_else(|| self.float_expression()),
+            10..=15 => self.int_expression(),
+            16 => self
+                .sized_int_expression()
+                .or_else(|| self.int_expression()),
             _ => self.bool_expression(),
         };
         if let Some(item) = made {
@@ -1858,15 +1892,8 @@ impl Generator<'_> {
                 self.int(value, Facts::small_int(bound))
             }
             _ => {
-                // Halves of exact floats with at most 11 significant bits and no exponent
-                // below f16's smallest normal: every conversion gives the same bits.
-                let fits = |item: &Item| {
-                    item.facts.exact.is_some_and(|frac| {
-                        frac <= 14 && item.facts.bound * 2f64.powi(frac as i32) < 2048.0
-                    })
-                };
                 self.allows(AluOp::PackHalf2x16)?;
-                let x = self.float_operand(2, fits);
+                let x = self.float_operand(2, |item| fits_half(item.facts));
                 // The packed bits show the sign of a zero, which optimizations need not keep
                 // (`0 × -1` may become +0): packed as magnitudes.
                 let magnitude = self.b.alu(AluOp::Fabs, &[x.value]);
@@ -1874,6 +1901,245 @@ impl Generator<'_> {
                 self.int(value, Facts::ANY_INT)
             }
         })
+    }
+
+    /// Integers at 8, 16 or 64 bits: a value of the pool converted (truncated or extended),
+    /// one to three operations at that size keeping the 32-bit discipline there (shift counts
+    /// masked below the size, odd positive divisors below 2^7, bitfields within the size),
+    /// and the result compared (booleans) or converted back to 32 bits (a 64-bit one possibly
+    /// its high half).
+    fn sized_int_expression(&mut self) -> Option<Item> {
+        let bits = self.rng.pick(&[8u8, 16, 64]);
+        // The way back first, so that nothing is made where the options rule it out.
+        self.allows_at(AluOp::I2i32, bits)?;
+        self.allows_at(AluOp::U2u32, bits)?;
+        let n = self.width();
+        let mut value = self.int_at(bits, n)?;
+        for _ in 0..1 + self.rng.below(3) {
+            let op = self.choose_at(
+                &[
+                    AluOp::Iadd,
+                    AluOp::Isub,
+                    AluOp::Imul,
+                    AluOp::Iand,
+                    AluOp::Ior,
+                    AluOp::Ixor,
+                    AluOp::Imin,
+                    AluOp::Imax,
+                    AluOp::Umin,
+                    AluOp::Umax,
+                    AluOp::IaddSat,
+                    AluOp::UaddSat,
+                    AluOp::IsubSat,
+                    AluOp::UsubSat,
+                    AluOp::ImulHigh,
+                    AluOp::UmulHigh,
+                    AluOp::Ineg,
+                    AluOp::Inot,
+                    AluOp::Iabs,
+                    AluOp::Isign,
+                    AluOp::BitfieldReverse,
+                    AluOp::BitCount,
+                    AluOp::UfindMsb,
+                    AluOp::IfindMsb,
+                    AluOp::FindLsb,
+                    AluOp::Ishl,
+                    AluOp::Ishr,
+                    AluOp::Ushr,
+                    AluOp::Urol,
+                    AluOp::Uror,
+                    AluOp::Idiv,
+                    AluOp::Irem,
+                    AluOp::Imod,
+                    AluOp::Udiv,
+                    AluOp::Umod,
+                    AluOp::UbitfieldExtract,
+                    AluOp::IbitfieldExtract,
+                    AluOp::BitfieldInsert,
+                ],
+                bits,
+            )?;
+            let info = op.info();
+            value = match op {
+                AluOp::Ishl | AluOp::Ishr | AluOp::Ushr | AluOp::Urol | AluOp::Uror => {
+                    let y = self.int_operand(n);
+                    let count = self.masked(y, bits as u32 - 1);
+                    self.b.alu(op, &[value, count.value])
+                }
+                AluOp::Idiv | AluOp::Irem | AluOp::Imod | AluOp::Udiv | AluOp::Umod => {
+                    // Odd, positive and below 2^7: never zero, never -1, at every size.
+                    let y = self.int_at(bits, n)?;
+                    let mask = self.b.imm(bits, &[0x7f]);
+                    let low = self.b.alu(AluOp::Iand, &[y, mask]);
+                    let one = self.b.imm(bits, &[1]);
+                    let divisor = self.b.alu(AluOp::Ior, &[low, one]);
+                    self.b.alu(op, &[value, divisor])
+                }
+                AluOp::UbitfieldExtract | AluOp::IbitfieldExtract | AluOp::BitfieldInsert => {
+                    // Offsets and counts below half the size: the field always fits.
+                    let half = (bits as u32 / 2).min(16) - 1;
+                    let offset = self.int_operand(n);
+                    let offset = self.masked(offset, half);
+                    let count = self.int_operand(n);
+                    let count = self.masked(count, half);
+                    match op {
+                        AluOp::BitfieldInsert => {
+                            let insert = self.int_at(bits, n)?;
+                            self.b.alu(op, &[value, insert, offset.value, count.value])
+                        }
+                        _ => self.b.alu(op, &[value, offset.value, count.value]),
+                    }
+                }
+                _ if info.srcs.len() == 2 => {
+                    let y = self.int_at(bits, n)?;
+                    self.b.alu(op, &[value, y])
+                }
+                _ => self.b.alu(op, &[value]),
+            };
+            // Bit counts and bit positions are 32-bit already.
+            if info.dst.bits == 32 {
+                return Some(self.int(value, Facts::small_int(64.0)));
+            }
+        }
+        if self.rng.below(3) == 0 {
+            let op = self.choose_at(
+                &[
+                    AluOp::Ilt,
+                    AluOp::Ige,
+                    AluOp::Ult,
+                    AluOp::Uge,
+                    AluOp::Ieq,
+                    AluOp::Ine,
+                ],
+                bits,
+            )?;
+            let y = self.int_at(bits, n)?;
+            let value = self.b.alu(op, &[value, y]);
+            return Some(self.boolean(value));
+        }
+        if bits == 64 && self.rng.below(2) == 0 {
+            self.allows_at(AluOp::Ushr, 64)?;
+            let amount = self.imm_i(32);
+            value = self.b.alu(AluOp::Ushr, &[value, amount]);
+        }
+        let family = self.rng.pick(&[ConvFamily::I2i, ConvFamily::U2u]);
+        let op = family.op(32).expect("a 32-bit conversion");
+        let value = self.b.alu(op, &[value]);
+        Some(self.int(value, Facts::ANY_INT))
+    }
+
+    /// A 32-bit integer of the pool (or a constant) sign- or zero-extended or truncated to
+    /// `bits` bits, `comps` wide.
+    fn int_at(&mut self, bits: u8, comps: u8) -> Option<Value> {
+        let x = self.int_operand(comps);
+        let family = self.rng.pick(&[ConvFamily::I2i, ConvFamily::U2u]);
+        let op = family.op(bits).expect("a conversion to every integer size");
+        self.allows_at(op, 32)?;
+        Some(self.b.alu(op, &[x.value]))
+    }
+
+    /// Floats at 16 or 64 bits: exact values of the pool converted (at 16 bits only those
+    /// whose every bit fits a half: see [`fits_half`]; at 64 any, which widening keeps), one
+    /// to three operations at that size (at 16 bits only those whose result is exact in a
+    /// half again), and the result compared (exact values only) or converted back to 32 bits.
+    /// Facts at 64 bits are those of 32-bit arithmetic, which rounds more.
+    fn sized_float_expression(&mut self) -> Option<Item> {
+        let bits = self.rng.pick(&[16u8, 64]);
+        // The way back first, so that nothing is made where the options rule it out.
+        self.allows_at(AluOp::F2f32, bits)?;
+        let n = self.width();
+        let fits = |facts: Facts| bits == 64 || fits_half(facts);
+        let (mut value, mut facts) = self.float_at(bits, n, fits)?;
+        for _ in 0..1 + self.rng.below(3) {
+            let op = self.choose_at(
+                &[
+                    AluOp::Fadd,
+                    AluOp::Fsub,
+                    AluOp::Fmul,
+                    AluOp::Fmin,
+                    AluOp::Fmax,
+                    AluOp::Ffma,
+                    AluOp::Fneg,
+                    AluOp::Fabs,
+                    AluOp::Fsat,
+                    AluOp::Ffloor,
+                    AluOp::Fceil,
+                    AluOp::Ftrunc,
+                    AluOp::FroundEven,
+                    AluOp::Ffract,
+                    AluOp::Fsign,
+                ],
+                bits,
+            )?;
+            let (next, next_facts) = match op {
+                AluOp::Fneg | AluOp::Fabs => (self.b.alu(op, &[value]), facts),
+                AluOp::Fsat => (
+                    self.b.alu(op, &[value]),
+                    Facts {
+                        bound: facts.bound.min(1.0),
+                        ..facts
+                    },
+                ),
+                AluOp::Ffloor
+                | AluOp::Fceil
+                | AluOp::Ftrunc
+                | AluOp::FroundEven
+                | AluOp::Ffract
+                | AluOp::Fsign => {
+                    // Discontinuous: exact operands only.
+                    let Some(frac) = facts.exact else { continue };
+                    let result = match op {
+                        AluOp::Ffract => Facts::exact(1.0, frac),
+                        AluOp::Fsign => Facts::exact(1.0, 0),
+                        _ => Facts::exact(facts.bound.ceil() + 1.0, 0),
+                    };
+                    (self.b.alu(op, &[value]), result)
+                }
+                AluOp::Ffma => {
+                    let (y, y_facts) = self.float_at(bits, n, fits)?;
+                    let (z, z_facts) = self.float_at(bits, n, fits)?;
+                    let result = sum(product(facts, y_facts), z_facts);
+                    (self.b.alu(op, &[value, y, z]), result)
+                }
+                _ => {
+                    let (y, y_facts) = self.float_at(bits, n, fits)?;
+                    let result = match op {
+                        AluOp::Fmul => product(facts, y_facts),
+                        AluOp::Fmin | AluOp::Fmax => Facts::either(facts, y_facts),
+                        _ => sum(facts, y_facts),
+                    };
+                    (self.b.alu(op, &[value, y]), result)
+                }
+            };
+            if fits(next_facts) {
+                (value, facts) = (next, next_facts);
+            }
+        }
+        if facts.exact.is_some() && self.rng.below(3) == 0 {
+            let op = self.choose_at(&[AluOp::Flt, AluOp::Fge, AluOp::Feq, AluOp::Fneu], bits)?;
+            let (y, _) = self.float_at(bits, n, |f| fits(f) && f.exact.is_some())?;
+            let value = self.b.alu(op, &[value, y]);
+            return Some(self.boolean(value));
+        }
+        let value = self.b.alu(AluOp::F2f32, &[value]);
+        // Back to 32 bits: rounded once more unless exact.
+        Some(self.float(value, Facts::float(facts.bound, facts.exact, facts.error)))
+    }
+
+    /// A float of the pool whose facts satisfy `fits` (or a constant) converted to `bits`
+    /// bits, `comps` wide, with its facts.
+    fn float_at(
+        &mut self,
+        bits: u8,
+        comps: u8,
+        fits: impl Fn(Facts) -> bool,
+    ) -> Option<(Value, Facts)> {
+        let x = self.float_operand(comps, |item| fits(item.facts));
+        let op = ConvFamily::F2f
+            .op(bits)
+            .expect("a conversion to every float size");
+        self.allows_at(op, 32)?;
+        Some((self.b.alu(op, &[x.value]), x.facts))
     }
 
     fn bool_expression(&mut self) -> Option<Item> {
@@ -1916,13 +2182,13 @@ impl Generator<'_> {
                 let x = self.operand_of(Class::Bool, n, |_| true)?;
                 let value = match self.rng.below(5) {
                     0 => {
-                        self.allows(AluOp::Inot)?;
+                        self.allows_at(AluOp::Inot, 1)?;
                         self.b.alu(AluOp::Inot, &[x.value])
                     }
                     k => {
                         let y = self.operand_of(Class::Bool, n, |_| true)?;
                         let op = [AluOp::Iand, AluOp::Ior, AluOp::Ixor, AluOp::Bcsel][k - 1];
-                        self.allows(op)?;
+                        self.allows_at(op, 1)?;
                         if op == AluOp::Bcsel {
                             let z = self.operand_of(Class::Bool, n, |_| true)?;
                             self.b.alu(op, &[x.value, y.value, z.value])
@@ -1944,6 +2210,15 @@ impl Generator<'_> {
             }
         })
     }
+}
+
+/// Whether a float is exact with at most 11 significant bits and no exponent below f16's
+/// smallest normal: every conversion to 16 bits gives the same bits, and denormal flushing
+/// never meets it.
+fn fits_half(facts: Facts) -> bool {
+    facts
+        .exact
+        .is_some_and(|frac| frac <= 14 && facts.bound * 2f64.powi(frac as i32) < 2048.0)
 }
 
 /// The facts of `x + y` (or `x - y`).

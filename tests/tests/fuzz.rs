@@ -1,7 +1,8 @@
 //! Random differential testing, the reducer and the op matrix (`shrew_harness::fuzz`,
 //! `reduce`, `op_matrix`): generated programs are valid and defined, the first ones call
-//! functions calling functions, exchange values through shared memory, run atomics and
-//! fetch, sample and query textures, a
+//! functions calling functions, exchange values through shared memory, run atomics,
+//! fetch, sample and query textures and compute on integers of 8, 16 and 64 bits and floats
+//! of 16 and 64, a
 //! small fixed-seed slice agrees on every target, the reducer keeps a failure while
 //! shrinking, and the matrix tells native, lowered and refused opcodes apart. The long runs
 //! are `shrew fuzz`.
@@ -48,6 +49,19 @@ fn intrinsic(shader: &Shader, op: Intrinsic) -> bool {
     )
 }
 
+/// Whether `shader` applies `op` to operands of `bits` bits (the op matrix's entry).
+fn uses_at(shader: &Shader, op: AluOp, bits: u8) -> bool {
+    shader.functions.iter().any(|f| {
+        f.insts
+            .iter()
+            .flatten()
+            .any(|inst| match (&inst.kind, inst.def) {
+                (InstKind::Alu(alu), Some(def)) => op_matrix::entry_of(f, alu, def) == (op, bits),
+                _ => false,
+            })
+    })
+}
+
 fn texture_op(shader: &Shader, op: TexOp) -> bool {
     has(
         shader,
@@ -56,7 +70,7 @@ fn texture_op(shader: &Shader, op: TexOp) -> bool {
 }
 
 #[test]
-fn the_first_programs_call_functions_share_memory_run_atomics_and_read_textures() {
+fn the_first_programs_call_functions_share_memory_run_atomics_read_textures_and_use_every_size() {
     let programs: Vec<Shader> = (0..24).map(|seed| fuzz::program(seed, 40, &[])).collect();
     let some = |pred: &dyn Fn(&Shader) -> bool| programs.iter().any(pred);
     assert!(some(&|s| s.functions.len() > 1
@@ -81,6 +95,21 @@ fn the_first_programs_call_functions_share_memory_run_atomics_and_read_textures(
             stage.name()
         );
     }
+    for bits in [8, 16, 64] {
+        assert!(
+            some(&|s| uses_at(s, AluOp::I2i32, bits) || uses_at(s, AluOp::U2u32, bits)),
+            "no program computes on {bits}-bit integers"
+        );
+    }
+    for bits in [16, 64] {
+        assert!(
+            some(&|s| uses_at(s, AluOp::F2f32, bits)),
+            "no program computes on {bits}-bit floats"
+        );
+    }
+    assert!(some(&|s| uses_at(s, AluOp::Iadd, 64)));
+    assert!(some(&|s| uses_at(s, AluOp::Fsub, 16)));
+    assert!(some(&|s| uses_at(s, AluOp::Fadd, 64)));
 }
 
 #[test]
