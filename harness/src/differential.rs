@@ -258,8 +258,10 @@ pub fn close(a: u32, b: u32, tolerance: f32) -> bool {
         || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
 }
 
-const WIDTH: u32 = 8;
-const HEIGHT: u32 = 4;
+/// The width and height of a fragment shader's triangle's grid of pixels (whole quads from an
+/// even origin).
+pub const WIDTH: u32 = 8;
+pub const HEIGHT: u32 = 4;
 /// The pixel the triangle does not cover: a helper of its quad.
 const UNCOVERED: usize = 5;
 const VERTICES: usize = 70;

@@ -10,8 +10,8 @@ use crate::differential::{Run, run_on_target};
 use crate::op_matrix;
 use crate::random_shader::{self, Options, WORKGROUPS};
 use rayon::prelude::*;
-use shrew_engine::ir::{InstKind, Shader, Stage};
-use shrew_engine::ops::AluOp;
+use shrew_engine::ir::{Deref, InstKind, Mode, Shader, Stage};
+use shrew_engine::ops::{AluOp, Intrinsic};
 use shrew_engine::rng::Rng;
 use shrew_targets::Target;
 use std::collections::BTreeSet;
@@ -71,8 +71,9 @@ pub struct Summary {
     /// Program × run comparisons made.
     pub comparisons: u64,
     /// Program × run comparisons left out: the program uses an opcode at a bit size the
-    /// target does not compile ([`op_matrix::compiled_ops`]), or the target's emulator does
-    /// not run its stage.
+    /// target does not compile ([`op_matrix::compiled_ops`]), it writes SSBOs where the
+    /// target does not ([`op_matrix::writes_ssbos`]), or the target's emulator does not run
+    /// its stage.
     pub skipped: u64,
     pub findings: Vec<Finding>,
 }
@@ -161,13 +162,16 @@ pub fn run_campaign(
         let mut findings = Vec::new();
         let runs = runs(campaign, shader.stage, &mut rng);
         let used = alu_entries(&shader);
+        let writes = writes_ssbos(&shader);
         let mut skipped = 0;
         for run in &runs {
             // Opcodes a target does not compile yet are the op matrix's to list, and stages
-            // its emulator does not run are not checked: neither is a finding.
+            // its emulator does not run, or in which it writes no SSBOs, are not checked:
+            // none is a finding.
             if run.target.has_backend()
                 && (!used.is_subset(&op_matrix::compiled_ops(run.target))
-                    || !run.target.emulates(shader.stage))
+                    || !run.target.emulates(shader.stage)
+                    || (writes && !op_matrix::writes_ssbos(run.target, shader.stage)))
             {
                 skipped += 1;
                 continue;
@@ -208,6 +212,34 @@ fn alu_entries(shader: &Shader) -> BTreeSet<(AluOp, u8)> {
                 })
         })
         .collect()
+}
+
+/// Whether `shader` writes an SSBO: stores to one, or runs atomics on one.
+pub fn writes_ssbos(shader: &Shader) -> bool {
+    shader.functions.iter().any(|f| {
+        f.insts.iter().flatten().any(|inst| match &inst.kind {
+            InstKind::Intrinsic(ii)
+                if matches!(
+                    ii.op,
+                    Intrinsic::StoreDeref | Intrinsic::DerefAtomic | Intrinsic::DerefAtomicSwap
+                ) =>
+            {
+                let mut deref = ii.srcs[0];
+                loop {
+                    match &f.inst(deref).kind {
+                        InstKind::Deref(Deref::Var(var)) => {
+                            break shader.variables[var.0 as usize].mode == Mode::Ssbo;
+                        }
+                        InstKind::Deref(
+                            Deref::Array { parent, .. } | Deref::Struct { parent, .. },
+                        ) => deref = *parent,
+                        _ => break false,
+                    }
+                }
+            }
+            _ => false,
+        })
+    })
 }
 
 impl Finding {

@@ -8,9 +8,10 @@
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
 //! derivatives, function-local variables carrying values across control flow, SSBO reads,
 //! texture reads (texel fetches, samples at an explicit level of detail, size queries),
-//! calls of small functions (taking values and returning one, some calling others), and in
-//! compute shaders shared memory exchanged between invocations across barriers and atomics on
-//! SSBOs and shared memory.
+//! calls of small functions (taking values and returning one, some calling others), SSBO
+//! writes (stores and atomics in compute shaders and half the fragment and vertex shaders),
+//! and in compute shaders shared memory exchanged between invocations across barriers and
+//! atomics on shared memory.
 //! Its results leave through the colour of a fragment shader, the varying and position of a
 //! vertex shader and the SSBO of a compute shader (see `outputs`): integers and exact floats
 //! compared bit for bit, other floats within a tolerance.
@@ -60,8 +61,14 @@
 //!   (add, minimum, maximum, and, or, xor), and the values they return, which depend on the
 //!   order, are not read; any operation, exchange and compare-and-swap included, on a dword
 //!   only its invocation reaches returns a defined value, which the shader then uses.
+//! - SSBO stores go only to dwords their invocation alone reaches: a compute invocation's by
+//!   its index in the dispatch, a pixel's by the low bits of its window position (the
+//!   runner's grid is 8×4 pixels from an even origin, so they tell its pixels apart); helper
+//!   invocations and discarded pixels must leave memory alone. Vertex shaders have no index
+//!   of their own (no backend loads the vertex index yet), so they run only the commutative
+//!   atomics.
 
-use crate::differential::{TEXEL_FRAC, TEXTURE_LEVELS, TEXTURE_SIZE};
+use crate::differential::{HEIGHT, TEXEL_FRAC, TEXTURE_LEVELS, TEXTURE_SIZE, WIDTH};
 use shrew_engine::ir::{
     AluSrc, Builder, Builtin, Cursor, Dim, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Tex,
     TexOp, TexSrc, Type, ValType, Value, VarId, Variable,
@@ -123,8 +130,14 @@ const COMMUTATIVE_ATOMICS: [AtomicOp; 8] = [
     AtomicOp::Ior,
     AtomicOp::Ixor,
 ];
-// Texture levels are picked by masking (see `Generator::index_below`).
-const _: () = assert!(TEXTURE_LEVELS.is_power_of_two());
+// Texture levels and pixel positions are masked (see `Generator::index_below`), and each
+// pixel's private dwords fit the output SSBO.
+const _: () = assert!(
+    TEXTURE_LEVELS.is_power_of_two()
+        && WIDTH.is_power_of_two()
+        && HEIGHT.is_power_of_two()
+        && WIDTH * HEIGHT * PRIVATE_DWORDS <= 256
+);
 /// Dwords of the counters SSBO each commutative atomic operation has to itself.
 const COUNTERS_PER_OP: u32 = 32;
 
@@ -148,6 +161,7 @@ pub fn random_shader(seed: u64, options: &Options) -> Shader {
         input_ssbo: None,
         texture: None,
         memory: None,
+        storage: None,
         allowed: options.allowed.clone(),
         functions: Vec::new(),
         returning: None,
@@ -340,14 +354,23 @@ struct ComputeMemory {
     local_index: Value,
     /// Its index in the dispatch: global x + y × the grid's width.
     invocation: Value,
-    /// Binding 1: [`SLOTS`] hashes per invocation, then [`PRIVATE_DWORDS`] per invocation.
-    results: VarId,
-    /// Binding 2: commutative atomics of every invocation, [`COUNTERS_PER_OP`] dwords for
-    /// each operation, so that only operations that commute meet at one address.
-    counters: VarId,
     /// Shared memory with one counter per commutative atomic operation, when the shader has
     /// it: set by each invocation before a barrier, read after one at the end.
     shared_counters: Option<VarId>,
+}
+
+/// The SSBOs a shader writes (from the entry point only).
+#[derive(Copy, Clone)]
+struct Storage {
+    /// Binding 1: in compute shaders [`SLOTS`] hashes per invocation, then
+    /// [`PRIVATE_DWORDS`] per invocation; in fragment shaders [`PRIVATE_DWORDS`] per pixel.
+    results: VarId,
+    /// The index of the first of the invocation's private dwords of `results`, where it has
+    /// an index of its own (vertex shaders have none: no backend loads the vertex index yet).
+    private: Option<Value>,
+    /// Binding 2: commutative atomics of every invocation, [`COUNTERS_PER_OP`] dwords for
+    /// each operation, so that only operations that commute meet at one address.
+    counters: VarId,
 }
 
 /// The function being generated, when it is not the entry point.
@@ -377,6 +400,8 @@ struct Generator<'a> {
     texture: Option<VarId>,
     /// Compute shaders: see [`ComputeMemory`].
     memory: Option<ComputeMemory>,
+    /// See [`Storage`]: always in compute shaders, in half the fragment and vertex shaders.
+    storage: Option<Storage>,
     allowed: Option<BTreeSet<(AluOp, u8)>>,
     /// The functions generated so far.
     functions: Vec<Callee>,
@@ -481,12 +506,31 @@ impl Generator<'_> {
                 let xy = self.swizzle(coord, &[0, 1]);
                 let item = self.float(xy, Facts::exact(8.5, 1));
                 self.push(item);
+                if self.rng.below(2) == 0 {
+                    // The pixel's index in the runner's grid: the low bits of its window
+                    // position, the grid's sizes being powers of two from an even origin.
+                    let [column, row] = [(0, WIDTH), (1, HEIGHT)].map(|(axis, size)| {
+                        let position = self.b.channel(coord, axis);
+                        let position = self.b.alu(AluOp::F2u32, &[position]);
+                        let mask = self.imm_i(size - 1);
+                        self.b.alu(AluOp::Iand, &[position, mask])
+                    });
+                    let row_dwords = self.imm_i(WIDTH * PRIVATE_DWORDS);
+                    let rows = self.b.alu(AluOp::Imul, &[row, row_dwords]);
+                    let dwords = self.imm_i(PRIVATE_DWORDS);
+                    let columns = self.b.alu(AluOp::Imul, &[column, dwords]);
+                    let private = self.b.alu(AluOp::Iadd, &[rows, columns]);
+                    self.declare_storage(Some(private));
+                }
             }
             Stage::Vertex => {
                 for location in 0..2 {
                     let v = self.vec4_input(&format!("v{location}"), location);
                     let item = self.float(v, Facts::THOUSANDTHS);
                     self.push(item);
+                }
+                if self.rng.below(2) == 0 {
+                    self.declare_storage(None);
                 }
             }
             Stage::Compute => {
@@ -768,9 +812,10 @@ impl Generator<'_> {
             }
             _ => {
                 let memory = self.memory.expect("a compute shader's memory");
+                let storage = self.storage.expect("a compute shader's SSBOs");
                 let slots = self.imm_i(SLOTS);
                 let base = self.b.alu(AluOp::Imul, &[memory.invocation, slots]);
-                let array = self.b.deref_var(memory.results);
+                let array = self.b.deref_var(storage.results);
                 for (k, &hash) in hashes.iter().enumerate() {
                     let offset = self.imm_i(k as u32);
                     let index = self.b.alu(AluOp::Iadd, &[base, offset]);
@@ -829,13 +874,14 @@ impl Generator<'_> {
                 (Stage::Fragment, _) => self.derivative(),
                 (Stage::Compute, 91..=93) => {
                     for _ in 0..1 + self.rng.below(3) {
-                        self.atomic();
+                        self.write_storage();
                     }
                 }
                 (Stage::Compute, _) => self.exchange_shared(),
                 _ => self.expression(),
             },
             97..=99 if self.stage == Stage::Compute => self.load_ssbo(),
+            97..=99 if entry_point && self.storage.is_some() => self.write_storage(),
             _ => self.expression(),
         }
     }
@@ -1101,8 +1147,11 @@ impl Generator<'_> {
         let width = self.imm_i(WORKGROUP_SIZE[0] * WORKGROUPS[0]);
         let row = self.b.alu(AluOp::Imul, &[y, width]);
         let invocation = self.b.alu(AluOp::Iadd, &[row, x]);
-        let results = self.b.shader.add_variable(ssbo_variable("results", 1));
-        let counters = self.b.shader.add_variable(ssbo_variable("counters", 2));
+        let dwords = self.imm_i(PRIVATE_DWORDS);
+        let own = self.b.alu(AluOp::Imul, &[invocation, dwords]);
+        let hashes = self.imm_i(SLOTS * INVOCATIONS);
+        let private = self.b.alu(AluOp::Iadd, &[own, hashes]);
+        self.declare_storage(Some(private));
         let shared_counters = (self.rng.below(4) != 0).then(|| {
             let ty = Type::Array {
                 elem: Box::new(Type::Scalar(Scalar::U32)),
@@ -1127,10 +1176,35 @@ impl Generator<'_> {
         self.memory = Some(ComputeMemory {
             local_index,
             invocation,
-            results,
-            counters,
             shared_counters,
         });
+    }
+
+    /// The output and counters SSBOs, the invocation's private dwords starting at `private`.
+    fn declare_storage(&mut self, private: Option<Value>) {
+        let results = self.b.shader.add_variable(ssbo_variable("results", 1));
+        let counters = self.b.shader.add_variable(ssbo_variable("counters", 2));
+        self.storage = Some(Storage {
+            results,
+            private,
+            counters,
+        });
+    }
+
+    /// A value of the pool stored to one of the invocation's private dwords (half the time,
+    /// where it has them), or an atomic.
+    fn write_storage(&mut self) {
+        match self.storage.and_then(|s| Some((s.results, s.private?))) {
+            Some((results, private)) if self.rng.below(2) == 0 => {
+                let slot = self.index_below(PRIVATE_DWORDS);
+                let index = self.b.alu(AluOp::Iadd, &[private, slot]);
+                let array = self.b.deref_var(results);
+                let element = self.b.deref_array(array, index);
+                let value = self.int_operand(1).value;
+                self.b.store_deref_all(element, value);
+            }
+            _ => self.atomic(),
+        }
     }
 
     /// A workgroup barrier: every invocation's shared memory writes before it are seen by
@@ -1173,47 +1247,46 @@ impl Generator<'_> {
     /// and swap included, on a dword of the invocation's own (whose returned value is
     /// defined, so it joins the pool).
     fn atomic(&mut self) {
-        let Some(memory) = self.memory else {
+        let Some(storage) = self.storage else {
             return self.expression();
         };
         let data = self.int_operand(1).value;
         let scalar = ValType::new(32, 1);
-        let shared = match memory.shared_counters {
+        let shared = match self.memory.and_then(|m| m.shared_counters) {
             Some(var) if self.rng.below(3) == 0 => Some(var),
             _ => None,
         };
-        if self.rng.below(2) == 0 {
-            let k = self.rng.below(COMMUTATIVE_ATOMICS.len());
-            let op = COMMUTATIVE_ATOMICS[k];
-            let element = match shared {
-                Some(var) => {
-                    let array = self.b.deref_var(var);
-                    let index = self.imm_i(k as u32);
-                    self.b.deref_array(array, index)
-                }
-                None => {
-                    let low = self.index_below(COUNTERS_PER_OP);
-                    let first = self.imm_i(k as u32 * COUNTERS_PER_OP);
-                    let index = self.b.alu(AluOp::Iadd, &[low, first]);
-                    let array = self.b.deref_var(memory.counters);
-                    self.b.deref_array(array, index)
-                }
-            };
-            self.b.intrinsic(
-                Intrinsic::DerefAtomic,
-                &[element, data],
-                Some(scalar),
-                &[(IndexKind::AtomicOp, op as u32)],
-            );
-            return;
-        }
+        let private = match storage.private {
+            Some(private) if self.rng.below(2) == 0 => private,
+            _ => {
+                let k = self.rng.below(COMMUTATIVE_ATOMICS.len());
+                let op = COMMUTATIVE_ATOMICS[k];
+                let element = match shared {
+                    Some(var) => {
+                        let array = self.b.deref_var(var);
+                        let index = self.imm_i(k as u32);
+                        self.b.deref_array(array, index)
+                    }
+                    None => {
+                        let low = self.index_below(COUNTERS_PER_OP);
+                        let first = self.imm_i(k as u32 * COUNTERS_PER_OP);
+                        let index = self.b.alu(AluOp::Iadd, &[low, first]);
+                        let array = self.b.deref_var(storage.counters);
+                        self.b.deref_array(array, index)
+                    }
+                };
+                self.b.intrinsic(
+                    Intrinsic::DerefAtomic,
+                    &[element, data],
+                    Some(scalar),
+                    &[(IndexKind::AtomicOp, op as u32)],
+                );
+                return;
+            }
+        };
         let slot = self.index_below(PRIVATE_DWORDS);
-        let dwords = self.imm_i(PRIVATE_DWORDS);
-        let own = self.b.alu(AluOp::Imul, &[memory.invocation, dwords]);
-        let first = self.imm_i(SLOTS * INVOCATIONS);
-        let base = self.b.alu(AluOp::Iadd, &[own, first]);
-        let index = self.b.alu(AluOp::Iadd, &[base, slot]);
-        let array = self.b.deref_var(memory.results);
+        let index = self.b.alu(AluOp::Iadd, &[private, slot]);
+        let array = self.b.deref_var(storage.results);
         let element = self.b.deref_array(array, index);
         let op = match self.rng.below(5) {
             0 => AtomicOp::Xchg,
