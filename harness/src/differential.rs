@@ -14,7 +14,8 @@
 //! so that interpolation is exact (integer inputs get those bits too), each attribute a float
 //! in [-1, 1], 4 KiB of small floats as the default uniform block and reversed as UBO 0, zeroed
 //! SSBOs of 1 KiB (random bytes for compute shaders), and random textures with linear
-//! filtering.
+//! filtering whose texels are multiples of 2^-[`TEXEL_FRAC`] in [0, 1] (so that a shader
+//! reading one texel alone sees an exact float).
 
 use crate::interpreter::Interpreter;
 use shrew_engine::draw::{ComputeDispatch, DrawStages, QuadGrid, TriangleFragments};
@@ -257,8 +258,10 @@ pub fn close(a: u32, b: u32, tolerance: f32) -> bool {
         || (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0)
 }
 
-const WIDTH: u32 = 8;
-const HEIGHT: u32 = 4;
+/// The width and height of a fragment shader's triangle's grid of pixels (whole quads from an
+/// even origin).
+pub const WIDTH: u32 = 8;
+pub const HEIGHT: u32 = 4;
 /// The pixel the triangle does not cover: a helper of its quad.
 const UNCOVERED: usize = 5;
 const VERTICES: usize = 70;
@@ -294,9 +297,19 @@ fn random_resources(
         let bytes = (0..1024).map(|_| ssbo_byte()).collect();
         resources.ssbos.insert(var.binding.unwrap_or(0), bytes);
     }
-    (resources.textures, resources.samplers) = random_textures(shader, &mut || small().abs());
+    let step = 2f32.powi(TEXEL_FRAC as i32);
+    let mut texel = || (small().abs() * step).round() / step;
+    (resources.textures, resources.samplers) = random_textures(shader, &mut texel);
     resources
 }
+
+/// The texels of the runs' textures are multiples of 2^-`TEXEL_FRAC`.
+pub const TEXEL_FRAC: u32 = 8;
+/// The width and height of level 0 of the runs' textures (a power of two), each level below
+/// half the one above.
+pub const TEXTURE_SIZE: u32 = 8;
+/// Levels of the runs' textures: down to 1 texel a side.
+pub const TEXTURE_LEVELS: u32 = TEXTURE_SIZE.trailing_zeros() + 1;
 
 /// One triangle's fragments: random barycentrics and depths over the grid, the pixel
 /// [`UNCOVERED`] left out, and each input's components at the three vertices. The values are
@@ -549,8 +562,8 @@ pub fn random_textures(
     (textures, samplers)
 }
 
-/// A texture of `dim` with a full mip chain from 8 texels a side (cube maps: six faces;
-/// arrays: three layers or cubes) of random texels.
+/// A texture of `dim` with a full mip chain from [`TEXTURE_SIZE`] texels a side (cube maps:
+/// six faces; arrays: three layers or cubes) of random texels.
 pub fn random_texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) -> Texture {
     let faces = if dim == Dim::Cube { 6 } else { 1 };
     let layers = faces * if arrayed { 3 } else { 1 };
@@ -559,9 +572,9 @@ pub fn random_texture(dim: Dim, arrayed: bool, random: &mut dyn FnMut() -> f32) 
         Dim::D3 => [n, n, n],
         _ => [n, n, 1],
     };
-    let levels = (0..4)
+    let levels = (0..TEXTURE_LEVELS)
         .map(|l| {
-            let [w, h, d] = size(8 >> l);
+            let [w, h, d] = size(TEXTURE_SIZE >> l);
             let texels: Vec<[f32; 4]> = (0..w * h * d * layers)
                 .map(|_| [0; 4].map(|_| random()))
                 .collect();

@@ -10,8 +10,8 @@ use crate::differential::{Run, run_on_target};
 use crate::op_matrix;
 use crate::random_shader::{self, Options, WORKGROUPS};
 use rayon::prelude::*;
-use shrew_engine::ir::{InstKind, Shader, Stage};
-use shrew_engine::ops::AluOp;
+use shrew_engine::ir::{Deref, InstKind, Mode, Shader, Stage};
+use shrew_engine::ops::{AluOp, Intrinsic};
 use shrew_engine::rng::Rng;
 use shrew_targets::Target;
 use std::collections::BTreeSet;
@@ -70,16 +70,18 @@ pub struct Summary {
     pub programs: u64,
     /// Program × run comparisons made.
     pub comparisons: u64,
-    /// Program × run comparisons left out: the program uses an opcode the target does not
-    /// compile ([`op_matrix::compiled_ops`]), or the target's emulator does not run its stage.
+    /// Program × run comparisons left out: the program uses an opcode at a bit size the
+    /// target does not compile ([`op_matrix::compiled_ops`]), it writes SSBOs where the
+    /// target does not ([`op_matrix::writes_ssbos`]), or the target's emulator does not run
+    /// its stage.
     pub skipped: u64,
     pub findings: Vec<Finding>,
 }
 
 /// The program of seed `seed`: a fragment shader for even seeds, a compute shader for seeds
 /// one more than a multiple of four, a vertex shader for the others; three in four of each
-/// stage use only opcodes every one of `targets` that compiles the stage compiles (so that
-/// every target runs them), the others every opcode.
+/// stage use only opcodes (at bit sizes) every one of `targets` that compiles the stage
+/// compiles (so that every target runs them), the others every opcode at every bit size.
 pub fn program(seed: u64, statements: usize, targets: &[&'static Target]) -> Shader {
     let stage = match seed % 4 {
         1 => Stage::Compute,
@@ -92,7 +94,7 @@ pub fn program(seed: u64, statements: usize, targets: &[&'static Target]) -> Sha
             .filter(|t| t.compiles(stage))
             .map(|&t| op_matrix::compiled_ops(t))
             .reduce(|a, b| &a & &b)
-            .unwrap_or_else(|| AluOp::all().collect())
+            .unwrap_or_else(|| op_matrix::entries().into_iter().collect())
     });
     let options = Options {
         stage,
@@ -159,14 +161,17 @@ pub fn run_campaign(
         let mut rng = Rng::new(seed ^ 0x5eed);
         let mut findings = Vec::new();
         let runs = runs(campaign, shader.stage, &mut rng);
-        let used = alu_ops(&shader);
+        let used = alu_entries(&shader);
+        let writes = writes_ssbos(&shader);
         let mut skipped = 0;
         for run in &runs {
             // Opcodes a target does not compile yet are the op matrix's to list, and stages
-            // its emulator does not run are not checked: neither is a finding.
+            // its emulator does not run, or in which it writes no SSBOs, are not checked:
+            // none is a finding.
             if run.target.has_backend()
                 && (!used.is_subset(&op_matrix::compiled_ops(run.target))
-                    || !run.target.emulates(shader.stage))
+                    || !run.target.emulates(shader.stage)
+                    || (writes && !op_matrix::writes_ssbos(run.target, shader.stage)))
             {
                 skipped += 1;
                 continue;
@@ -192,17 +197,49 @@ pub fn run_campaign(
     summary
 }
 
-/// The ALU opcodes `shader` uses.
-fn alu_ops(shader: &Shader) -> BTreeSet<AluOp> {
+/// The ALU opcodes `shader` uses, each at the bit size it uses it (the op matrix's entries).
+fn alu_entries(shader: &Shader) -> BTreeSet<(AluOp, u8)> {
     shader
         .functions
         .iter()
-        .flat_map(|f| f.insts.iter().flatten())
-        .filter_map(|inst| match &inst.kind {
-            InstKind::Alu(alu) => Some(alu.op),
-            _ => None,
+        .flat_map(|f| {
+            f.insts
+                .iter()
+                .flatten()
+                .filter_map(|inst| match (&inst.kind, inst.def) {
+                    (InstKind::Alu(alu), Some(def)) => Some(op_matrix::entry_of(f, alu, def)),
+                    _ => None,
+                })
         })
         .collect()
+}
+
+/// Whether `shader` writes an SSBO: stores to one, or runs atomics on one.
+pub fn writes_ssbos(shader: &Shader) -> bool {
+    shader.functions.iter().any(|f| {
+        f.insts.iter().flatten().any(|inst| match &inst.kind {
+            InstKind::Intrinsic(ii)
+                if matches!(
+                    ii.op,
+                    Intrinsic::StoreDeref | Intrinsic::DerefAtomic | Intrinsic::DerefAtomicSwap
+                ) =>
+            {
+                let mut deref = ii.srcs[0];
+                loop {
+                    match &f.inst(deref).kind {
+                        InstKind::Deref(Deref::Var(var)) => {
+                            break shader.variables[var.0 as usize].mode == Mode::Ssbo;
+                        }
+                        InstKind::Deref(
+                            Deref::Array { parent, .. } | Deref::Struct { parent, .. },
+                        ) => deref = *parent,
+                        _ => break false,
+                    }
+                }
+            }
+            _ => false,
+        })
+    })
 }
 
 impl Finding {

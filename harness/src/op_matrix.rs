@@ -1,6 +1,7 @@
 //! The op × target matrix: for every ALU opcode at every bit size it allows, whether each
 //! target compiles it (natively, or after a pass lowered it to other opcodes) and runs it as
-//! the interpreter does, or why not.
+//! the interpreter does, or why not; and, as the fuzzer needs it, whether each target writes
+//! SSBOs in each stage ([`writes_ssbos`]).
 //!
 //! Each entry is a probe: a fragment shader applying the opcode once to operands loaded from
 //! uniforms (so nothing folds it away), its result written to the colour: floats converted to
@@ -11,9 +12,10 @@
 
 use crate::differential::{Failure, Run, run_on_target};
 use shrew_engine::ir::{
-    Builder, FuncId, InstKind, Mode, Scalar, Shader, Stage, Type, Value, Variable,
+    Alu, Builder, Builtin, FuncId, Function, InstKind, Mode, Scalar, Shader, Stage, Type, ValType,
+    Value, Variable,
 };
-use shrew_engine::ops::{AluOp, BaseType, Operand};
+use shrew_engine::ops::{AluOp, AtomicOp, BaseType, IndexKind, Intrinsic, Operand};
 use shrew_targets::{Pipeline, Target};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
@@ -208,9 +210,9 @@ fn first_line(message: &str) -> String {
     message.lines().next().unwrap_or("").to_string()
 }
 
-/// The 32-bit opcodes `target` compiles into shaders of any stage it takes (probed once per
-/// target, then remembered).
-pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
+/// The entries (an opcode at a bit size, as [`entries`] lists them) `target` compiles into
+/// shaders of any stage it takes (probed once per target, then remembered).
+pub fn compiled_ops(target: &'static Target) -> BTreeSet<(AluOp, u8)> {
     static KNOWN: OnceLock<Mutex<HashMap<&'static str, OpSet>>> = OnceLock::new();
     let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
     let remembered = known
@@ -223,9 +225,7 @@ pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
     }
     let ops: OpSet = entries()
         .into_iter()
-        .filter(|&(op, bits)| bits == 32 || (bits == 0 && op_is_32_bit(op)))
         .filter(|&(op, bits)| support(target, op, bits).compiles())
-        .map(|(op, _)| op)
         .collect();
     known
         .lock()
@@ -234,14 +234,86 @@ pub fn compiled_ops(target: &'static Target) -> BTreeSet<AluOp> {
     ops
 }
 
-type OpSet = BTreeSet<AluOp>;
+type OpSet = BTreeSet<(AluOp, u8)>;
 
-/// An opcode whose operands are all sized, none of them wider or narrower than 32 bits
-/// (booleans aside).
-fn op_is_32_bit(op: AluOp) -> bool {
-    let info = op.info();
-    info.srcs
-        .iter()
-        .chain([&info.dst])
-        .all(|o| o.bits == 32 || o.bits == 1)
+/// The entry of the matrix an instruction of `func` defining `def` is: its opcode and the
+/// bit size of its unsized operands (0 when every operand is sized).
+pub fn entry_of(func: &Function, alu: &Alu, def: ValType) -> (AluOp, u8) {
+    let info = alu.op.info();
+    let bits = if info.dst.bits == 0 {
+        def.bits
+    } else {
+        match info.first_unsized_src() {
+            Some(i) => alu.src_bit_sizes(func, def)[i],
+            None => 0,
+        }
+    };
+    (alu.op, bits)
+}
+
+/// Whether `target` compiles `stage` shaders that write SSBOs and runs them as the
+/// interpreter does: a probe storing to one dword and adding to another atomically (probed
+/// once per target and stage, then remembered).
+pub fn writes_ssbos(target: &'static Target, stage: Stage) -> bool {
+    static KNOWN: OnceLock<Mutex<HashMap<(&'static str, Stage), bool>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (target.name, stage);
+    if let Some(&writes) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return writes;
+    }
+    let run = Run::new(target.name, target.widths(stage)[0]);
+    let writes = target.compiles(stage) && run_on_target(&ssbo_probe(stage), &run).is_ok();
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, writes);
+    writes
+}
+
+/// A shader of `stage` storing 1 to dword 0 of an SSBO and adding 1 to dword 1 atomically.
+fn ssbo_probe(stage: Stage) -> Shader {
+    let mut shader = Shader::new(stage);
+    let mut b = Builder::new(&mut shader, FuncId(0));
+    let ty = Type::Array {
+        elem: Box::new(Type::Scalar(Scalar::U32)),
+        len: 4,
+        stride: 0,
+    };
+    let mut cells = Variable::new("cells", Mode::Ssbo, ty);
+    cells.binding = Some(0);
+    let cells = b.shader.add_variable(cells);
+    let array = b.deref_var(cells);
+    let (zero, one) = (b.imm_u32(0), b.imm_u32(1));
+    let first = b.deref_array(array, zero);
+    b.store_deref_all(first, one);
+    let second = b.deref_array(array, one);
+    b.intrinsic(
+        Intrinsic::DerefAtomic,
+        &[second, one],
+        Some(ValType::new(32, 1)),
+        &[(IndexKind::AtomicOp, AtomicOp::Iadd as u32)],
+    );
+    let output = match stage {
+        Stage::Fragment => {
+            let mut colour = Variable::new("colour", Mode::ShaderOut, Type::Vector(Scalar::F32, 4));
+            colour.location = Some(0);
+            Some(colour)
+        }
+        Stage::Vertex => {
+            let mut position =
+                Variable::new("position", Mode::ShaderOut, Type::Vector(Scalar::F32, 4));
+            position.builtin = Some(Builtin::Position);
+            Some(position)
+        }
+        _ => None,
+    };
+    if let Some(output) = output {
+        let output = b.shader.add_variable(output);
+        let half = b.imm_f32(0.5);
+        let value = b.vec(&[half; 4]);
+        let deref = b.deref_var(output);
+        b.store_deref_all(deref, value);
+    }
+    b.ret(None);
+    shader
 }

@@ -2,12 +2,16 @@
 //! unoptimized interpreter is an oracle for any pipeline and any target.
 //!
 //! [`random_shader`] builds a fragment, vertex or compute shader from a seed: arithmetic on
-//! floats, integers and booleans (scalars and vectors, with swizzles), nested `if`/`else`, loops
+//! floats, integers and booleans (scalars and vectors, with swizzles), excursions to other bit
+//! sizes (integers of 8, 16 and 64 bits, floats of 16 and 64, converted from and back to 32
+//! bits or compared), nested `if`/`else`, loops
 //! with bounded trip counts (some data dependent), `break` and `continue`, `discard`,
 //! derivatives, function-local variables carrying values across control flow, SSBO reads,
-//! calls of small functions (taking values and returning one, some calling others), and in
-//! compute shaders shared memory exchanged between invocations across barriers and atomics on
-//! SSBOs and shared memory.
+//! texture reads (texel fetches, samples at an explicit level of detail, size queries),
+//! calls of small functions (taking values and returning one, some calling others), SSBO
+//! writes (stores and atomics in compute shaders and half the fragment and vertex shaders),
+//! and in compute shaders shared memory exchanged between invocations across barriers and
+//! atomics on shared memory.
 //! Its results leave through the colour of a fragment shader, the varying and position of a
 //! vertex shader and the SSBO of a compute shader (see `outputs`): integers and exact floats
 //! compared bit for bit, other floats within a tolerance.
@@ -25,8 +29,23 @@
 //!   values only, so a one-ulp difference upstream can never flip a branch or an integer;
 //!   values whose possible error grows past what the comparison tolerates are scaled down
 //!   until it does not.
+//! - Other bit sizes keep the same discipline at their size: shift counts masked below it,
+//!   divisors odd, positive and below 2^7, bitfields within half of it; a 16-bit float is
+//!   only ever an exact value with at most 11 significant bits and no exponent below the
+//!   smallest normal half (so no rounding and no denormal, whichever way a target computes
+//!   it), and an operation whose result would not be is left out; 64-bit floats carry the
+//!   facts 32-bit arithmetic would (it rounds more).
 //! - Derivatives are taken in uniform control flow only (top level of the entry point, before
 //!   any discard).
+//! - Textures: the runner binds an 8×8 2D texture with its full mip chain, linear filtering
+//!   and texels that are multiples of 2^-8 (see [`crate::differential`]). Fetches take a
+//!   level masked below the level count and coordinates masked below that level's size;
+//!   samples take an explicit integral level of detail (no implicit derivatives, so anywhere
+//!   in the control flow) and coordinates at a texel's centre, `(i + 0.5) / size` computed
+//!   exactly, where linear filtering weighs that texel alone: both give the texel, exact.
+//!   Fragment shaders also sample at any coordinates, a blend whose error is the level's
+//!   size times the coordinates' (every implementation samples with the interpreter's
+//!   sampler, so exact coordinates give the same bits).
 //! - A function's parameters promise what the locals do (a bound, exactness), and its call
 //!   sites pass only values that keep those promises; its result's facts are those of every
 //!   value it returns. Functions call only functions generated before them (no recursion),
@@ -42,12 +61,19 @@
 //!   (add, minimum, maximum, and, or, xor), and the values they return, which depend on the
 //!   order, are not read; any operation, exchange and compare-and-swap included, on a dword
 //!   only its invocation reaches returns a defined value, which the shader then uses.
+//! - SSBO stores go only to dwords their invocation alone reaches: a compute invocation's by
+//!   its index in the dispatch, a pixel's by the low bits of its window position (the
+//!   runner's grid is 8×4 pixels from an even origin, so they tell its pixels apart); helper
+//!   invocations and discarded pixels must leave memory alone. Vertex shaders have no index
+//!   of their own (no backend loads the vertex index yet), so they run only the commutative
+//!   atomics.
 
+use crate::differential::{HEIGHT, TEXEL_FRAC, TEXTURE_LEVELS, TEXTURE_SIZE, WIDTH};
 use shrew_engine::ir::{
-    AluSrc, Builder, Builtin, Cursor, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Type,
-    ValType, Value, VarId, Variable,
+    AluSrc, Builder, Builtin, Cursor, Dim, FuncId, LoopBuilder, Mode, Scalar, Shader, Stage, Tex,
+    TexOp, TexSrc, Type, ValType, Value, VarId, Variable,
 };
-use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, BaseType, ConvFamily, IndexKind, Intrinsic};
 use shrew_engine::rng::Rng;
 use std::collections::BTreeSet;
 
@@ -60,11 +86,12 @@ pub struct Options {
     pub statements: usize,
     /// How deeply `if`s and loops nest.
     pub max_depth: usize,
-    /// The opcodes the shader may use, beyond the few every target has (adds, multiplies,
+    /// The opcodes the shader may use, each at a bit size (the op matrix's entries: see
+    /// [`crate::op_matrix::entries`]), beyond the few every target has (adds, multiplies,
     /// minimum and maximum, bitwise operations, shifts, comparisons and conversions between
     /// 32-bit floats and integers, which keep operands in their domains and combine the
-    /// results); every opcode when `None`.
-    pub allowed: Option<BTreeSet<AluOp>>,
+    /// results); every opcode at every bit size when `None`.
+    pub allowed: Option<BTreeSet<(AluOp, u8)>>,
 }
 
 impl Default for Options {
@@ -103,6 +130,14 @@ const COMMUTATIVE_ATOMICS: [AtomicOp; 8] = [
     AtomicOp::Ior,
     AtomicOp::Ixor,
 ];
+// Texture levels and pixel positions are masked (see `Generator::index_below`), and each
+// pixel's private dwords fit the output SSBO.
+const _: () = assert!(
+    TEXTURE_LEVELS.is_power_of_two()
+        && WIDTH.is_power_of_two()
+        && HEIGHT.is_power_of_two()
+        && WIDTH * HEIGHT * PRIVATE_DWORDS <= 256
+);
 /// Dwords of the counters SSBO each commutative atomic operation has to itself.
 const COUNTERS_PER_OP: u32 = 32;
 
@@ -124,7 +159,9 @@ pub fn random_shader(seed: u64, options: &Options) -> Shader {
         may_have_discarded: false,
         budget: options.statements,
         input_ssbo: None,
+        texture: None,
         memory: None,
+        storage: None,
         allowed: options.allowed.clone(),
         functions: Vec::new(),
         returning: None,
@@ -317,14 +354,23 @@ struct ComputeMemory {
     local_index: Value,
     /// Its index in the dispatch: global x + y × the grid's width.
     invocation: Value,
-    /// Binding 1: [`SLOTS`] hashes per invocation, then [`PRIVATE_DWORDS`] per invocation.
-    results: VarId,
-    /// Binding 2: commutative atomics of every invocation, [`COUNTERS_PER_OP`] dwords for
-    /// each operation, so that only operations that commute meet at one address.
-    counters: VarId,
     /// Shared memory with one counter per commutative atomic operation, when the shader has
     /// it: set by each invocation before a barrier, read after one at the end.
     shared_counters: Option<VarId>,
+}
+
+/// The SSBOs a shader writes (from the entry point only).
+#[derive(Copy, Clone)]
+struct Storage {
+    /// Binding 1: in compute shaders [`SLOTS`] hashes per invocation, then
+    /// [`PRIVATE_DWORDS`] per invocation; in fragment shaders [`PRIVATE_DWORDS`] per pixel.
+    results: VarId,
+    /// The index of the first of the invocation's private dwords of `results`, where it has
+    /// an index of its own (vertex shaders have none: no backend loads the vertex index yet).
+    private: Option<Value>,
+    /// Binding 2: commutative atomics of every invocation, [`COUNTERS_PER_OP`] dwords for
+    /// each operation, so that only operations that commute meet at one address.
+    counters: VarId,
 }
 
 /// The function being generated, when it is not the entry point.
@@ -350,9 +396,13 @@ struct Generator<'a> {
     /// Statements left to generate.
     budget: usize,
     input_ssbo: Option<VarId>,
+    /// The 2D texture the shader reads, when it has one.
+    texture: Option<VarId>,
     /// Compute shaders: see [`ComputeMemory`].
     memory: Option<ComputeMemory>,
-    allowed: Option<BTreeSet<AluOp>>,
+    /// See [`Storage`]: always in compute shaders, in half the fragment and vertex shaders.
+    storage: Option<Storage>,
+    allowed: Option<BTreeSet<(AluOp, u8)>>,
     /// The functions generated so far.
     functions: Vec<Callee>,
     /// While a function other than the entry point is generated: its result.
@@ -365,11 +415,16 @@ const EXACT_CONSTANTS: [f64; 12] = [
 const INT_CONSTANTS: [i64; 10] = [0, 1, -1, 2, 7, 31, 255, -256, 0x7fff_ffff, 0x1234_5678];
 
 impl Generator<'_> {
-    /// `Some` when the options allow `op`.
+    /// `Some` when the options allow `op` on 32-bit operands (or on its own sized ones).
     fn allows(&self, op: AluOp) -> Option<()> {
+        self.allows_at(op, if op.info().is_unsized() { 32 } else { 0 })
+    }
+
+    /// `Some` when the options allow `op` with unsized operands of `bits` bits.
+    fn allows_at(&self, op: AluOp, bits: u8) -> Option<()> {
         self.allowed
             .as_ref()
-            .is_none_or(|allowed| allowed.contains(&op))
+            .is_none_or(|allowed| allowed.contains(&(op, bits)))
             .then_some(())
     }
 
@@ -380,12 +435,25 @@ impl Generator<'_> {
         (self.stage == Stage::Fragment).then_some(())
     }
 
-    /// One of the allowed `ops`.
+    /// One of the `ops` the options allow on 32-bit operands.
     fn choose(&mut self, ops: &[AluOp]) -> Option<AluOp> {
+        self.choose_where(ops, |g, op| g.allows(op))
+    }
+
+    /// One of the `ops` the options allow at `bits` bits.
+    fn choose_at(&mut self, ops: &[AluOp], bits: u8) -> Option<AluOp> {
+        self.choose_where(ops, |g, op| g.allows_at(op, bits))
+    }
+
+    fn choose_where(
+        &mut self,
+        ops: &[AluOp],
+        allows: impl Fn(&Self, AluOp) -> Option<()>,
+    ) -> Option<AluOp> {
         let allowed: Vec<AluOp> = ops
             .iter()
             .copied()
-            .filter(|&op| self.allows(op).is_some())
+            .filter(|&op| allows(self, op).is_some())
             .collect();
         (!allowed.is_empty()).then(|| self.rng.pick(&allowed))
     }
@@ -438,12 +506,31 @@ impl Generator<'_> {
                 let xy = self.swizzle(coord, &[0, 1]);
                 let item = self.float(xy, Facts::exact(8.5, 1));
                 self.push(item);
+                if self.rng.below(2) == 0 {
+                    // The pixel's index in the runner's grid: the low bits of its window
+                    // position, the grid's sizes being powers of two from an even origin.
+                    let [column, row] = [(0, WIDTH), (1, HEIGHT)].map(|(axis, size)| {
+                        let position = self.b.channel(coord, axis);
+                        let position = self.b.alu(AluOp::F2u32, &[position]);
+                        let mask = self.imm_i(size - 1);
+                        self.b.alu(AluOp::Iand, &[position, mask])
+                    });
+                    let row_dwords = self.imm_i(WIDTH * PRIVATE_DWORDS);
+                    let rows = self.b.alu(AluOp::Imul, &[row, row_dwords]);
+                    let dwords = self.imm_i(PRIVATE_DWORDS);
+                    let columns = self.b.alu(AluOp::Imul, &[column, dwords]);
+                    let private = self.b.alu(AluOp::Iadd, &[rows, columns]);
+                    self.declare_storage(Some(private));
+                }
             }
             Stage::Vertex => {
                 for location in 0..2 {
                     let v = self.vec4_input(&format!("v{location}"), location);
                     let item = self.float(v, Facts::THOUSANDTHS);
                     self.push(item);
+                }
+                if self.rng.below(2) == 0 {
+                    self.declare_storage(None);
                 }
             }
             Stage::Compute => {
@@ -469,6 +556,17 @@ impl Generator<'_> {
         let u = self.b.load_deref(deref);
         let item = self.float(u, Facts::THOUSANDTHS);
         self.push(item);
+        if self.rng.below(2) == 0 {
+            let ty = Type::Texture {
+                dim: Dim::D2,
+                arrayed: false,
+                shadow: false,
+                base: BaseType::Float,
+            };
+            let mut texture = Variable::new("texture", Mode::Uniform, ty);
+            texture.binding = Some(0);
+            self.texture = Some(self.b.shader.add_variable(texture));
+        }
         for _ in 0..3 {
             let c = self.constant(Class::Float, 1);
             self.push(c);
@@ -714,9 +812,10 @@ impl Generator<'_> {
             }
             _ => {
                 let memory = self.memory.expect("a compute shader's memory");
+                let storage = self.storage.expect("a compute shader's SSBOs");
                 let slots = self.imm_i(SLOTS);
                 let base = self.b.alu(AluOp::Imul, &[memory.invocation, slots]);
-                let array = self.b.deref_var(memory.results);
+                let array = self.b.deref_var(storage.results);
                 for (k, &hash) in hashes.iter().enumerate() {
                     let offset = self.imm_i(k as u32);
                     let index = self.b.alu(AluOp::Iadd, &[base, offset]);
@@ -757,7 +856,9 @@ impl Generator<'_> {
         let nested = self.depth < self.max_depth && self.budget > 2;
         let entry_point = self.returning.is_none();
         match self.rng.below(100) {
-            0..=49 => self.expression(),
+            0..=44 => self.expression(),
+            45..=49 if self.texture.is_some() => self.texture_read(),
+            45..=49 => self.expression(),
             50..=54 if !self.functions.is_empty() => self.call(),
             55..=62 if entry_point => self.store_local(),
             63..=69 if entry_point => {
@@ -773,13 +874,14 @@ impl Generator<'_> {
                 (Stage::Fragment, _) => self.derivative(),
                 (Stage::Compute, 91..=93) => {
                     for _ in 0..1 + self.rng.below(3) {
-                        self.atomic();
+                        self.write_storage();
                     }
                 }
                 (Stage::Compute, _) => self.exchange_shared(),
                 _ => self.expression(),
             },
             97..=99 if self.stage == Stage::Compute => self.load_ssbo(),
+            97..=99 if entry_point && self.storage.is_some() => self.write_storage(),
             _ => self.expression(),
         }
     }
@@ -954,6 +1056,86 @@ impl Generator<'_> {
         self.push(item);
     }
 
+    /// A read of the shader's texture whose result is the same on every implementation: a
+    /// texel fetch at an in-range level and coordinates, a sample with an explicit integral
+    /// level of detail at a texel's centre (where linear filtering weighs that texel alone)
+    /// or, in a fragment shader, anywhere (the blend moves by at most the level's size per
+    /// unit of coordinate error on each axis), or the size of a level. Texels are multiples of
+    /// 2^-[`TEXEL_FRAC`], so what reads one texel is exact.
+    fn texture_read(&mut self) {
+        let Some(texture) = self.texture else {
+            return self.expression();
+        };
+        let deref = self.b.deref_var(texture);
+        let texel = Facts::exact(1.0, TEXEL_FRAC);
+        let (op, mut srcs, facts) = match self.rng.below(5) {
+            0 | 1 => {
+                let level = self.index_below(TEXTURE_LEVELS);
+                let top = self.imm_i(TEXTURE_SIZE - 1);
+                // The level's largest coordinate: one less than its size, a power of two.
+                let mask = self.b.alu(AluOp::Ushr, &[top, level]);
+                let coords: Vec<Value> = (0..2)
+                    .map(|_| {
+                        let x = self.int_operand(1).value;
+                        self.b.alu(AluOp::Iand, &[x, mask])
+                    })
+                    .collect();
+                let coord = self.b.vec(&coords);
+                (
+                    TexOp::Txf,
+                    vec![(TexSrc::Coord, coord), (TexSrc::Lod, level)],
+                    texel,
+                )
+            }
+            2 => {
+                let level = self.rng.below(TEXTURE_LEVELS as usize) as u32;
+                let size = TEXTURE_SIZE >> level;
+                let coords: Vec<Value> = (0..2)
+                    .map(|_| {
+                        // (i + 0.5) / size, exactly: size is a power of two.
+                        let i = self.index_below(size);
+                        let i = self.b.alu(AluOp::U2f32, &[i]);
+                        let half = self.imm_f(0.5);
+                        let centre = self.b.alu(AluOp::Fadd, &[i, half]);
+                        let scale = self.imm_f(1.0 / size as f32);
+                        self.b.alu(AluOp::Fmul, &[centre, scale])
+                    })
+                    .collect();
+                let coord = self.b.vec(&coords);
+                let lod = self.imm_f(level as f32);
+                (
+                    TexOp::Txl,
+                    vec![(TexSrc::Coord, coord), (TexSrc::Lod, lod)],
+                    texel,
+                )
+            }
+            3 if self.observes_inexact_floats().is_some() => {
+                let level = self.rng.below(TEXTURE_LEVELS as usize) as u32;
+                let coord = self.float_operand(2, |_| true);
+                let lod = self.imm_f(level as f32);
+                let slope = 2.0 * f64::from(TEXTURE_SIZE >> level);
+                (
+                    TexOp::Txl,
+                    vec![(TexSrc::Coord, coord.value), (TexSrc::Lod, lod)],
+                    Facts::float(1.0, None, slope * coord.facts.error),
+                )
+            }
+            _ => {
+                let level = self.index_below(TEXTURE_LEVELS);
+                let srcs = vec![(TexSrc::TextureDeref, deref), (TexSrc::Lod, level)];
+                let value = self
+                    .b
+                    .tex(Tex::new(TexOp::Txs, Dim::D2, srcs), ValType::new(32, 2));
+                let item = self.int(value, Facts::small_int(TEXTURE_SIZE as f64));
+                return self.push(item);
+            }
+        };
+        srcs.insert(0, (TexSrc::TextureDeref, deref));
+        let value = self.b.tex(Tex::new(op, Dim::D2, srcs), ValType::new(32, 4));
+        let item = self.float(value, facts);
+        self.push(item);
+    }
+
     /// A compute shader's output SSBO, counters SSBO and (three times in four) shared
     /// counters, which each invocation sets before a barrier.
     fn declare_compute_memory(&mut self, local_index: Value) {
@@ -965,8 +1147,11 @@ impl Generator<'_> {
         let width = self.imm_i(WORKGROUP_SIZE[0] * WORKGROUPS[0]);
         let row = self.b.alu(AluOp::Imul, &[y, width]);
         let invocation = self.b.alu(AluOp::Iadd, &[row, x]);
-        let results = self.b.shader.add_variable(ssbo_variable("results", 1));
-        let counters = self.b.shader.add_variable(ssbo_variable("counters", 2));
+        let dwords = self.imm_i(PRIVATE_DWORDS);
+        let own = self.b.alu(AluOp::Imul, &[invocation, dwords]);
+        let hashes = self.imm_i(SLOTS * INVOCATIONS);
+        let private = self.b.alu(AluOp::Iadd, &[own, hashes]);
+        self.declare_storage(Some(private));
         let shared_counters = (self.rng.below(4) != 0).then(|| {
             let ty = Type::Array {
                 elem: Box::new(Type::Scalar(Scalar::U32)),
@@ -991,10 +1176,35 @@ impl Generator<'_> {
         self.memory = Some(ComputeMemory {
             local_index,
             invocation,
-            results,
-            counters,
             shared_counters,
         });
+    }
+
+    /// The output and counters SSBOs, the invocation's private dwords starting at `private`.
+    fn declare_storage(&mut self, private: Option<Value>) {
+        let results = self.b.shader.add_variable(ssbo_variable("results", 1));
+        let counters = self.b.shader.add_variable(ssbo_variable("counters", 2));
+        self.storage = Some(Storage {
+            results,
+            private,
+            counters,
+        });
+    }
+
+    /// A value of the pool stored to one of the invocation's private dwords (half the time,
+    /// where it has them), or an atomic.
+    fn write_storage(&mut self) {
+        match self.storage.and_then(|s| Some((s.results, s.private?))) {
+            Some((results, private)) if self.rng.below(2) == 0 => {
+                let slot = self.index_below(PRIVATE_DWORDS);
+                let index = self.b.alu(AluOp::Iadd, &[private, slot]);
+                let array = self.b.deref_var(results);
+                let element = self.b.deref_array(array, index);
+                let value = self.int_operand(1).value;
+                self.b.store_deref_all(element, value);
+            }
+            _ => self.atomic(),
+        }
     }
 
     /// A workgroup barrier: every invocation's shared memory writes before it are seen by
@@ -1037,47 +1247,46 @@ impl Generator<'_> {
     /// and swap included, on a dword of the invocation's own (whose returned value is
     /// defined, so it joins the pool).
     fn atomic(&mut self) {
-        let Some(memory) = self.memory else {
+        let Some(storage) = self.storage else {
             return self.expression();
         };
         let data = self.int_operand(1).value;
         let scalar = ValType::new(32, 1);
-        let shared = match memory.shared_counters {
+        let shared = match self.memory.and_then(|m| m.shared_counters) {
             Some(var) if self.rng.below(3) == 0 => Some(var),
             _ => None,
         };
-        if self.rng.below(2) == 0 {
-            let k = self.rng.below(COMMUTATIVE_ATOMICS.len());
-            let op = COMMUTATIVE_ATOMICS[k];
-            let element = match shared {
-                Some(var) => {
-                    let array = self.b.deref_var(var);
-                    let index = self.imm_i(k as u32);
-                    self.b.deref_array(array, index)
-                }
-                None => {
-                    let low = self.index_below(COUNTERS_PER_OP);
-                    let first = self.imm_i(k as u32 * COUNTERS_PER_OP);
-                    let index = self.b.alu(AluOp::Iadd, &[low, first]);
-                    let array = self.b.deref_var(memory.counters);
-                    self.b.deref_array(array, index)
-                }
-            };
-            self.b.intrinsic(
-                Intrinsic::DerefAtomic,
-                &[element, data],
-                Some(scalar),
-                &[(IndexKind::AtomicOp, op as u32)],
-            );
-            return;
-        }
+        let private = match storage.private {
+            Some(private) if self.rng.below(2) == 0 => private,
+            _ => {
+                let k = self.rng.below(COMMUTATIVE_ATOMICS.len());
+                let op = COMMUTATIVE_ATOMICS[k];
+                let element = match shared {
+                    Some(var) => {
+                        let array = self.b.deref_var(var);
+                        let index = self.imm_i(k as u32);
+                        self.b.deref_array(array, index)
+                    }
+                    None => {
+                        let low = self.index_below(COUNTERS_PER_OP);
+                        let first = self.imm_i(k as u32 * COUNTERS_PER_OP);
+                        let index = self.b.alu(AluOp::Iadd, &[low, first]);
+                        let array = self.b.deref_var(storage.counters);
+                        self.b.deref_array(array, index)
+                    }
+                };
+                self.b.intrinsic(
+                    Intrinsic::DerefAtomic,
+                    &[element, data],
+                    Some(scalar),
+                    &[(IndexKind::AtomicOp, op as u32)],
+                );
+                return;
+            }
+        };
         let slot = self.index_below(PRIVATE_DWORDS);
-        let dwords = self.imm_i(PRIVATE_DWORDS);
-        let own = self.b.alu(AluOp::Imul, &[memory.invocation, dwords]);
-        let first = self.imm_i(SLOTS * INVOCATIONS);
-        let base = self.b.alu(AluOp::Iadd, &[own, first]);
-        let index = self.b.alu(AluOp::Iadd, &[base, slot]);
-        let array = self.b.deref_var(memory.results);
+        let index = self.b.alu(AluOp::Iadd, &[private, slot]);
+        let array = self.b.deref_var(storage.results);
         let element = self.b.deref_array(array, index);
         let op = match self.rng.below(5) {
             0 => AtomicOp::Xchg,
@@ -1161,8 +1370,15 @@ impl Generator<'_> {
 
     fn expression(&mut self) {
         let made = match self.rng.below(20) {
-            0..=9 => self.float_expression(),
-            10..=16 => self.int_expression(),
+            0..=8 => self.float_expression(),
+            // Other bit sizes where the options allow them.
+            9 => self
+                .sized_float_expression()
+                .or_else(|| self.float_expression()),
+            10..=15 => self.int_expression(),
+            16 => self
+                .sized_int_expression()
+                .or_else(|| self.int_expression()),
             _ => self.bool_expression(),
         };
         if let Some(item) = made {
@@ -1749,15 +1965,8 @@ impl Generator<'_> {
                 self.int(value, Facts::small_int(bound))
             }
             _ => {
-                // Halves of exact floats with at most 11 significant bits and no exponent
-                // below f16's smallest normal: every conversion gives the same bits.
-                let fits = |item: &Item| {
-                    item.facts.exact.is_some_and(|frac| {
-                        frac <= 14 && item.facts.bound * 2f64.powi(frac as i32) < 2048.0
-                    })
-                };
                 self.allows(AluOp::PackHalf2x16)?;
-                let x = self.float_operand(2, fits);
+                let x = self.float_operand(2, |item| fits_half(item.facts));
                 // The packed bits show the sign of a zero, which optimizations need not keep
                 // (`0 × -1` may become +0): packed as magnitudes.
                 let magnitude = self.b.alu(AluOp::Fabs, &[x.value]);
@@ -1765,6 +1974,245 @@ impl Generator<'_> {
                 self.int(value, Facts::ANY_INT)
             }
         })
+    }
+
+    /// Integers at 8, 16 or 64 bits: a value of the pool converted (truncated or extended),
+    /// one to three operations at that size keeping the 32-bit discipline there (shift counts
+    /// masked below the size, odd positive divisors below 2^7, bitfields within the size),
+    /// and the result compared (booleans) or converted back to 32 bits (a 64-bit one possibly
+    /// its high half).
+    fn sized_int_expression(&mut self) -> Option<Item> {
+        let bits = self.rng.pick(&[8u8, 16, 64]);
+        // The way back first, so that nothing is made where the options rule it out.
+        self.allows_at(AluOp::I2i32, bits)?;
+        self.allows_at(AluOp::U2u32, bits)?;
+        let n = self.width();
+        let mut value = self.int_at(bits, n)?;
+        for _ in 0..1 + self.rng.below(3) {
+            let op = self.choose_at(
+                &[
+                    AluOp::Iadd,
+                    AluOp::Isub,
+                    AluOp::Imul,
+                    AluOp::Iand,
+                    AluOp::Ior,
+                    AluOp::Ixor,
+                    AluOp::Imin,
+                    AluOp::Imax,
+                    AluOp::Umin,
+                    AluOp::Umax,
+                    AluOp::IaddSat,
+                    AluOp::UaddSat,
+                    AluOp::IsubSat,
+                    AluOp::UsubSat,
+                    AluOp::ImulHigh,
+                    AluOp::UmulHigh,
+                    AluOp::Ineg,
+                    AluOp::Inot,
+                    AluOp::Iabs,
+                    AluOp::Isign,
+                    AluOp::BitfieldReverse,
+                    AluOp::BitCount,
+                    AluOp::UfindMsb,
+                    AluOp::IfindMsb,
+                    AluOp::FindLsb,
+                    AluOp::Ishl,
+                    AluOp::Ishr,
+                    AluOp::Ushr,
+                    AluOp::Urol,
+                    AluOp::Uror,
+                    AluOp::Idiv,
+                    AluOp::Irem,
+                    AluOp::Imod,
+                    AluOp::Udiv,
+                    AluOp::Umod,
+                    AluOp::UbitfieldExtract,
+                    AluOp::IbitfieldExtract,
+                    AluOp::BitfieldInsert,
+                ],
+                bits,
+            )?;
+            let info = op.info();
+            value = match op {
+                AluOp::Ishl | AluOp::Ishr | AluOp::Ushr | AluOp::Urol | AluOp::Uror => {
+                    let y = self.int_operand(n);
+                    let count = self.masked(y, bits as u32 - 1);
+                    self.b.alu(op, &[value, count.value])
+                }
+                AluOp::Idiv | AluOp::Irem | AluOp::Imod | AluOp::Udiv | AluOp::Umod => {
+                    // Odd, positive and below 2^7: never zero, never -1, at every size.
+                    let y = self.int_at(bits, n)?;
+                    let mask = self.b.imm(bits, &[0x7f]);
+                    let low = self.b.alu(AluOp::Iand, &[y, mask]);
+                    let one = self.b.imm(bits, &[1]);
+                    let divisor = self.b.alu(AluOp::Ior, &[low, one]);
+                    self.b.alu(op, &[value, divisor])
+                }
+                AluOp::UbitfieldExtract | AluOp::IbitfieldExtract | AluOp::BitfieldInsert => {
+                    // Offsets and counts below half the size: the field always fits.
+                    let half = (bits as u32 / 2).min(16) - 1;
+                    let offset = self.int_operand(n);
+                    let offset = self.masked(offset, half);
+                    let count = self.int_operand(n);
+                    let count = self.masked(count, half);
+                    match op {
+                        AluOp::BitfieldInsert => {
+                            let insert = self.int_at(bits, n)?;
+                            self.b.alu(op, &[value, insert, offset.value, count.value])
+                        }
+                        _ => self.b.alu(op, &[value, offset.value, count.value]),
+                    }
+                }
+                _ if info.srcs.len() == 2 => {
+                    let y = self.int_at(bits, n)?;
+                    self.b.alu(op, &[value, y])
+                }
+                _ => self.b.alu(op, &[value]),
+            };
+            // Bit counts and bit positions are 32-bit already.
+            if info.dst.bits == 32 {
+                return Some(self.int(value, Facts::small_int(64.0)));
+            }
+        }
+        if self.rng.below(3) == 0 {
+            let op = self.choose_at(
+                &[
+                    AluOp::Ilt,
+                    AluOp::Ige,
+                    AluOp::Ult,
+                    AluOp::Uge,
+                    AluOp::Ieq,
+                    AluOp::Ine,
+                ],
+                bits,
+            )?;
+            let y = self.int_at(bits, n)?;
+            let value = self.b.alu(op, &[value, y]);
+            return Some(self.boolean(value));
+        }
+        if bits == 64 && self.rng.below(2) == 0 {
+            self.allows_at(AluOp::Ushr, 64)?;
+            let amount = self.imm_i(32);
+            value = self.b.alu(AluOp::Ushr, &[value, amount]);
+        }
+        let family = self.rng.pick(&[ConvFamily::I2i, ConvFamily::U2u]);
+        let op = family.op(32).expect("a 32-bit conversion");
+        let value = self.b.alu(op, &[value]);
+        Some(self.int(value, Facts::ANY_INT))
+    }
+
+    /// A 32-bit integer of the pool (or a constant) sign- or zero-extended or truncated to
+    /// `bits` bits, `comps` wide.
+    fn int_at(&mut self, bits: u8, comps: u8) -> Option<Value> {
+        let x = self.int_operand(comps);
+        let family = self.rng.pick(&[ConvFamily::I2i, ConvFamily::U2u]);
+        let op = family.op(bits).expect("a conversion to every integer size");
+        self.allows_at(op, 32)?;
+        Some(self.b.alu(op, &[x.value]))
+    }
+
+    /// Floats at 16 or 64 bits: exact values of the pool converted (at 16 bits only those
+    /// whose every bit fits a half: see [`fits_half`]; at 64 any, which widening keeps), one
+    /// to three operations at that size (at 16 bits only those whose result is exact in a
+    /// half again), and the result compared (exact values only) or converted back to 32 bits.
+    /// Facts at 64 bits are those of 32-bit arithmetic, which rounds more.
+    fn sized_float_expression(&mut self) -> Option<Item> {
+        let bits = self.rng.pick(&[16u8, 64]);
+        // The way back first, so that nothing is made where the options rule it out.
+        self.allows_at(AluOp::F2f32, bits)?;
+        let n = self.width();
+        let fits = |facts: Facts| bits == 64 || fits_half(facts);
+        let (mut value, mut facts) = self.float_at(bits, n, fits)?;
+        for _ in 0..1 + self.rng.below(3) {
+            let op = self.choose_at(
+                &[
+                    AluOp::Fadd,
+                    AluOp::Fsub,
+                    AluOp::Fmul,
+                    AluOp::Fmin,
+                    AluOp::Fmax,
+                    AluOp::Ffma,
+                    AluOp::Fneg,
+                    AluOp::Fabs,
+                    AluOp::Fsat,
+                    AluOp::Ffloor,
+                    AluOp::Fceil,
+                    AluOp::Ftrunc,
+                    AluOp::FroundEven,
+                    AluOp::Ffract,
+                    AluOp::Fsign,
+                ],
+                bits,
+            )?;
+            let (next, next_facts) = match op {
+                AluOp::Fneg | AluOp::Fabs => (self.b.alu(op, &[value]), facts),
+                AluOp::Fsat => (
+                    self.b.alu(op, &[value]),
+                    Facts {
+                        bound: facts.bound.min(1.0),
+                        ..facts
+                    },
+                ),
+                AluOp::Ffloor
+                | AluOp::Fceil
+                | AluOp::Ftrunc
+                | AluOp::FroundEven
+                | AluOp::Ffract
+                | AluOp::Fsign => {
+                    // Discontinuous: exact operands only.
+                    let Some(frac) = facts.exact else { continue };
+                    let result = match op {
+                        AluOp::Ffract => Facts::exact(1.0, frac),
+                        AluOp::Fsign => Facts::exact(1.0, 0),
+                        _ => Facts::exact(facts.bound.ceil() + 1.0, 0),
+                    };
+                    (self.b.alu(op, &[value]), result)
+                }
+                AluOp::Ffma => {
+                    let (y, y_facts) = self.float_at(bits, n, fits)?;
+                    let (z, z_facts) = self.float_at(bits, n, fits)?;
+                    let result = sum(product(facts, y_facts), z_facts);
+                    (self.b.alu(op, &[value, y, z]), result)
+                }
+                _ => {
+                    let (y, y_facts) = self.float_at(bits, n, fits)?;
+                    let result = match op {
+                        AluOp::Fmul => product(facts, y_facts),
+                        AluOp::Fmin | AluOp::Fmax => Facts::either(facts, y_facts),
+                        _ => sum(facts, y_facts),
+                    };
+                    (self.b.alu(op, &[value, y]), result)
+                }
+            };
+            if fits(next_facts) {
+                (value, facts) = (next, next_facts);
+            }
+        }
+        if facts.exact.is_some() && self.rng.below(3) == 0 {
+            let op = self.choose_at(&[AluOp::Flt, AluOp::Fge, AluOp::Feq, AluOp::Fneu], bits)?;
+            let (y, _) = self.float_at(bits, n, |f| fits(f) && f.exact.is_some())?;
+            let value = self.b.alu(op, &[value, y]);
+            return Some(self.boolean(value));
+        }
+        let value = self.b.alu(AluOp::F2f32, &[value]);
+        // Back to 32 bits: rounded once more unless exact.
+        Some(self.float(value, Facts::float(facts.bound, facts.exact, facts.error)))
+    }
+
+    /// A float of the pool whose facts satisfy `fits` (or a constant) converted to `bits`
+    /// bits, `comps` wide, with its facts.
+    fn float_at(
+        &mut self,
+        bits: u8,
+        comps: u8,
+        fits: impl Fn(Facts) -> bool,
+    ) -> Option<(Value, Facts)> {
+        let x = self.float_operand(comps, |item| fits(item.facts));
+        let op = ConvFamily::F2f
+            .op(bits)
+            .expect("a conversion to every float size");
+        self.allows_at(op, 32)?;
+        Some((self.b.alu(op, &[x.value]), x.facts))
     }
 
     fn bool_expression(&mut self) -> Option<Item> {
@@ -1807,13 +2255,13 @@ impl Generator<'_> {
                 let x = self.operand_of(Class::Bool, n, |_| true)?;
                 let value = match self.rng.below(5) {
                     0 => {
-                        self.allows(AluOp::Inot)?;
+                        self.allows_at(AluOp::Inot, 1)?;
                         self.b.alu(AluOp::Inot, &[x.value])
                     }
                     k => {
                         let y = self.operand_of(Class::Bool, n, |_| true)?;
                         let op = [AluOp::Iand, AluOp::Ior, AluOp::Ixor, AluOp::Bcsel][k - 1];
-                        self.allows(op)?;
+                        self.allows_at(op, 1)?;
                         if op == AluOp::Bcsel {
                             let z = self.operand_of(Class::Bool, n, |_| true)?;
                             self.b.alu(op, &[x.value, y.value, z.value])
@@ -1835,6 +2283,15 @@ impl Generator<'_> {
             }
         })
     }
+}
+
+/// Whether a float is exact with at most 11 significant bits and no exponent below f16's
+/// smallest normal: every conversion to 16 bits gives the same bits, and denormal flushing
+/// never meets it.
+fn fits_half(facts: Facts) -> bool {
+    facts
+        .exact
+        .is_some_and(|frac| frac <= 14 && facts.bound * 2f64.powi(frac as i32) < 2048.0)
 }
 
 /// The facts of `x + y` (or `x - y`).

@@ -1,13 +1,15 @@
 //! Random differential testing, the reducer and the op matrix (`shrew_harness::fuzz`,
 //! `reduce`, `op_matrix`): generated programs are valid and defined, the first ones call
-//! functions calling functions, exchange values through shared memory and run atomics, a
+//! functions calling functions, exchange values through shared memory, run atomics,
+//! fetch, sample and query textures, compute on integers of 8, 16 and 64 bits and floats of
+//! 16 and 64 and write SSBOs from fragment and vertex shaders, a
 //! small fixed-seed slice agrees on every target, the reducer keeps a failure while
 //! shrinking, and the matrix tells native, lowered and refused opcodes apart. The long runs
 //! are `shrew fuzz`.
 
-use shrew_engine::ir::{InstKind, Mode, Shader};
+use shrew_engine::ir::{InstKind, Mode, Shader, Stage, TexOp};
 use shrew_engine::ops::{AluOp, Intrinsic};
-use shrew_harness::differential::{Run, run_on_target};
+use shrew_harness::differential::{Run, optimized, run_on_target};
 use shrew_harness::fuzz::{self, Campaign};
 use shrew_harness::op_matrix::{self, Support};
 use shrew_harness::reduce;
@@ -47,9 +49,29 @@ fn intrinsic(shader: &Shader, op: Intrinsic) -> bool {
     )
 }
 
+/// Whether `shader` applies `op` to operands of `bits` bits (the op matrix's entry).
+fn uses_at(shader: &Shader, op: AluOp, bits: u8) -> bool {
+    shader.functions.iter().any(|f| {
+        f.insts
+            .iter()
+            .flatten()
+            .any(|inst| match (&inst.kind, inst.def) {
+                (InstKind::Alu(alu), Some(def)) => op_matrix::entry_of(f, alu, def) == (op, bits),
+                _ => false,
+            })
+    })
+}
+
+fn texture_op(shader: &Shader, op: TexOp) -> bool {
+    has(
+        shader,
+        |kind| matches!(kind, InstKind::Tex(tex) if tex.op == op),
+    )
+}
+
 #[test]
-fn the_first_programs_call_functions_share_memory_and_run_atomics() {
-    let programs: Vec<Shader> = (0..24).map(|seed| fuzz::program(seed, 40, &[])).collect();
+fn the_first_programs_use_calls_shared_memory_atomics_textures_every_size_and_ssbo_writes() {
+    let programs: Vec<Shader> = (0..32).map(|seed| fuzz::program(seed, 40, &[])).collect();
     let some = |pred: &dyn Fn(&Shader) -> bool| programs.iter().any(pred);
     assert!(some(&|s| s.functions.len() > 1
         && s.functions[1..].iter().any(|f| f
@@ -63,6 +85,44 @@ fn the_first_programs_call_functions_share_memory_and_run_atomics() {
         )));
     assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomic)));
     assert!(some(&|s| intrinsic(s, Intrinsic::DerefAtomicSwap)));
+    for op in [TexOp::Txf, TexOp::Txl, TexOp::Txs] {
+        assert!(some(&|s| texture_op(s, op)), "no program has {op:?}");
+    }
+    for stage in [Stage::Fragment, Stage::Vertex, Stage::Compute] {
+        assert!(
+            some(&|s| s.stage == stage && texture_op(s, TexOp::Txf)),
+            "no {} shader fetches texels",
+            stage.name()
+        );
+    }
+    for bits in [8, 16, 64] {
+        assert!(
+            some(&|s| uses_at(s, AluOp::I2i32, bits) || uses_at(s, AluOp::U2u32, bits)),
+            "no program computes on {bits}-bit integers"
+        );
+    }
+    for bits in [16, 64] {
+        assert!(
+            some(&|s| uses_at(s, AluOp::F2f32, bits)),
+            "no program computes on {bits}-bit floats"
+        );
+    }
+    for stage in [Stage::Fragment, Stage::Vertex] {
+        assert!(
+            some(&|s| s.stage == stage
+                && fuzz::writes_ssbos(s)
+                && intrinsic(s, Intrinsic::DerefAtomic)),
+            "no {} shader runs atomics on SSBOs",
+            stage.name()
+        );
+    }
+    // Stores and atomics, compare-and-swap included, on the pixel's own dwords.
+    assert!(some(&|s| s.stage == Stage::Fragment
+        && fuzz::writes_ssbos(s)
+        && intrinsic(s, Intrinsic::DerefAtomicSwap)));
+    assert!(some(&|s| uses_at(s, AluOp::Iadd, 64)));
+    assert!(some(&|s| uses_at(s, AluOp::Fsub, 16)));
+    assert!(some(&|s| uses_at(s, AluOp::Fadd, 64)));
 }
 
 #[test]
@@ -82,10 +142,14 @@ fn a_fixed_seed_slice_agrees_on_every_target_and_pipeline() {
 
 #[test]
 fn the_reducer_keeps_the_failure_and_shrinks_the_shader() {
-    // Fragment shaders (even seeds) observe their inexact floats through the colour.
+    // Fragment shaders (even seeds) observe their inexact floats through the colour; the
+    // sine must be live, as the reducer removes dead code from every candidate.
+    let generic = shrew_targets::generic();
+    let live_sine =
+        |s: &Shader| optimized(s, "dead-cf,dce", generic).is_ok_and(|s| uses(&s, AluOp::Fsin));
     let shader = (0..)
         .map(|seed| fuzz::program(2 * seed, 40, &[]))
-        .find(|s| uses(s, AluOp::Fsin) && reduce::size(s) > 200)
+        .find(|s| reduce::size(s) > 200 && live_sine(s))
         .expect("some program computes a sine");
     let fails = |s: &Shader| uses(s, AluOp::Fsin);
     let reduced = reduce::reduce(&shader, &fails, 3000);
