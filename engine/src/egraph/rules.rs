@@ -7,12 +7,17 @@
 //! that builds the replacement from those classes. [`Search`] and [`Apply`] are their view of
 //! the e-graph, with the same meaning as the greedy matcher's primitives
 //! (`crate::rewrite::Rewriter`): a variable's conditions are decided by the class analysis
-//! (constants and ranges), an inexact rule never matches an `exact` node, and a rule that does
-//! not preserve a float behaviour never matches a node that must.
+//! (constants and ranges).
 //!
 //! Conditions on how values are used (`is_used_once`, `is_not_const`…) have no meaning in an
 //! e-graph (a class may gain a constant or a use later), so rules carrying them stay with the
-//! greedy matcher: [`egraph_ready`] says which.
+//! greedy matcher: [`egraph_ready`] says which. So do the rules that do not preserve every
+//! float behaviour (inexact `~` rules, `nsz`, `nnan`, `ninf`): a union is an equality of bit
+//! patterns, and constants are classes shared by every value with their bits, so once either
+//! side of an approximate union folds (`ffma(x, 0.0, 0.0)`, +0.0, made one with
+//! `fmul(x, 0.0)`, -0.0), the two constants become one class, and an unrelated integer
+//! 0x80000000 elsewhere in the block reads 0. The greedy matcher changes the one value it
+//! rewrites.
 
 use super::{Discriminant, EGraph, FactsAnalysis, Node};
 use crate::memory::disjoint;
@@ -34,10 +39,12 @@ pub struct EggRule {
     pub apply: fn(&mut Apply<'_>) -> Option<Id>,
 }
 
-/// Whether a rule can run in the e-graph: its matcher was generated, and every condition of its
-/// variables is one the class analysis decides (a constant or a range condition).
+/// Whether a rule can run in the e-graph: its matcher was generated, it preserves every float
+/// behaviour (see the module comment), and every condition of its variables is one the class
+/// analysis decides (a constant or a range condition).
 pub fn egraph_ready(rule: &RuleInfo) -> bool {
     rule.egraph.is_some()
+        && rule.loses.0 == 0
         && rule
             .vars
             .iter()
@@ -98,8 +105,6 @@ struct Match {
 pub struct Search<'a> {
     egraph: &'a EGraph,
     deciders: &'a [Vec<Decider>],
-    inexact: bool,
-    loses: u8,
     found: Vec<Match>,
 }
 
@@ -125,13 +130,11 @@ impl Search<'_> {
                     fp,
                     srcs,
                     ..
-                } if want(*op) && fp & self.loses == 0 && !(*exact && self.inexact) => {
-                    Some(Matched {
-                        srcs: srcs.iter().map(|&s| self.egraph.find(s)).collect(),
-                        exact: *exact,
-                        fp: *fp,
-                    })
-                }
+                } if want(*op) => Some(Matched {
+                    srcs: srcs.iter().map(|&s| self.egraph.find(s)).collect(),
+                    exact: *exact,
+                    fp: *fp,
+                }),
                 _ => None,
             })
             .collect()
@@ -295,7 +298,6 @@ const FLAGS_VAR: u32 = u32::MAX;
 
 /// A DSL rule as an egg searcher and applier.
 struct DslRule {
-    rule: &'static RuleInfo,
     fns: &'static EggRule,
     deciders: Vec<Vec<Decider>>,
     /// The opcodes the search root may have.
@@ -321,7 +323,6 @@ impl DslRule {
         let mut positions = 0;
         rule.search.walk(&mut |_| positions += 1);
         Some(DslRule {
-            rule,
             fns,
             deciders,
             roots,
@@ -333,8 +334,6 @@ impl DslRule {
         let mut search = Search {
             egraph,
             deciders: &self.deciders,
-            inexact: self.rule.inexact,
-            loses: self.rule.loses.0,
             found: Vec::new(),
         };
         (self.fns.search)(&mut search, class);
@@ -410,14 +409,6 @@ impl Applier<Node, FactsAnalysis> for DslRule {
         _searcher_ast: Option<&egg::PatternAst<Node>>,
         _rule_name: Symbol,
     ) -> Vec<Id> {
-        // A class that is a constant has its best form. An inexact rule only approximates its
-        // root, and a union is an equality both ways: the root's approximate constant (or the
-        // replacement's differing one) would become the value of every user of the other
-        // class, bit-exact users included (`flrp(a, a, t) -> a` with constants folds the left
-        // side to a value one ulp off `a`, which then replaced `a` in an integer use).
-        if self.rule.inexact && egraph[eclass].data.constant.is_some() {
-            return Vec::new();
-        }
         let positions = (0..self.positions)
             .map(|pos| subst[position_var(pos)])
             .collect();
