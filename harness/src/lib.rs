@@ -18,6 +18,7 @@
 mod commands;
 pub mod differential;
 pub mod fuzz;
+pub mod fuzz_targets;
 pub mod interpreter;
 pub mod op_matrix;
 mod parse;
