@@ -212,3 +212,21 @@ pub fn fragment_from_glsl(source: &str) -> Option<Shader> {
         .unwrap_or_else(|e| panic!("glslang: {e}"));
     Some(translate(&compiled.words, &Options::default()).unwrap_or_else(|e| panic!("{e}")))
 }
+
+/// The files under `dir`, in every subdirectory, whose name ends in `.extension`, sorted.
+pub fn files_under(dir: &std::path::Path, extension: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}

@@ -8,6 +8,7 @@ use shrew_frontend::spirv::{Options, translate_bytes};
 use shrew_harness::fuzz_targets::{
     Compilers, PIPELINE_MAX_BYTES, ir_text, piglit_parser, pipeline, spirv_reader,
 };
+use shrew_tests::files_under;
 use std::path::{Path, PathBuf};
 
 /// Mutants of each SPIR-V seed, made from seeds 0, 1, ...: the same inputs on every run.
@@ -27,25 +28,6 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
-}
-
-/// `dir`'s files ending in `extension`, in every subdirectory.
-fn files_under(dir: &Path, extension: &str, found: &mut Vec<PathBuf>) {
-    for path in files(dir) {
-        if path.extension().is_some_and(|e| e == extension) {
-            found.push(path);
-        }
-    }
-    let mut subdirectories: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.is_dir() && !path.ends_with("target"))
-        .collect();
-    subdirectories.sort();
-    for sub in subdirectories {
-        files_under(&sub, extension, found);
-    }
 }
 
 /// The target's seeds and regression inputs.
@@ -98,10 +80,10 @@ fn the_spirv_reader_takes_its_seeds_and_their_mutants() {
 
 #[test]
 fn the_ir_text_parser_takes_every_ir_file() {
-    let mut seeds = Vec::new();
-    for dir in ["tests", "examples"] {
-        files_under(&root().join(dir), "shrew", &mut seeds);
-    }
+    let seeds = ["tests", "examples"]
+        .iter()
+        .flat_map(|dir| files_under(&root().join(dir), "shrew"))
+        .collect();
     replay(inputs("ir_text", seeds), ir_text);
 }
 

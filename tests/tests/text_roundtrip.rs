@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use shrew_engine::ir::*;
 use shrew_engine::text::{parse, print};
 use shrew_ops::{AluOp, AtomicOp, BaseType, DestShape, IndexKind, Intrinsic, SrcShape};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Requires a shader these tests built or parsed to pass the verifier: every round-tripped
 /// program is valid IR, before and after the trip.
@@ -30,24 +30,10 @@ fn assert_round_trip(shader: &Shader) -> String {
 
 // ---- (a) The IR files.
 
-fn shrew_files(dir: &Path, files: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            shrew_files(&path, files);
-        } else if path.extension().is_some_and(|e| e == "shrew") {
-            files.push(path);
-        }
-    }
-}
-
 #[test]
 fn ir_files_are_in_printed_form() {
-    let mut files = Vec::new();
-    shrew_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("ir"),
-        &mut files,
-    );
+    let files =
+        shrew_tests::files_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("ir"), "shrew");
     assert!(!files.is_empty());
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
