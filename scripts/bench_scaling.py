@@ -331,15 +331,22 @@ def main():
             json.dump(results, out, indent=1)
 
 
-def report(name, rows, _targets):
-    """The shape's table: each stage's time at every size and its last growth exponent,
-    steepest first; stages under a millisecond everywhere are left out."""
-    print(f"\n## {name}")
-    measured = [(size, r) for size, r in rows if isinstance(r, dict)]
+def heading(title, rows):
+    """Prints the shape's title and the sizes that failed; gives the measured rows, or None
+    when fewer than two sizes were measured."""
+    print(f"\n## {title}")
     for size, r in rows:
         if isinstance(r, str):
             print(f"  size {size}: {r}")
-    if len(measured) < 2:
+    measured = [(size, r) for size, r in rows if isinstance(r, dict)]
+    return measured if len(measured) >= 2 else None
+
+
+def report(name, rows, _targets):
+    """The shape's table: each stage's time at every size and its last growth exponent,
+    steepest first; stages under a millisecond everywhere are left out."""
+    measured = heading(name, rows)
+    if measured is None:
         return
     stages = sorted({stage for _, r in measured for stage in r})
     lines = []
@@ -362,12 +369,8 @@ def report(name, rows, _targets):
 def report_work(name, rows, targets):
     """Per target: the whole compile's instructions at every size and their growth exponent,
     then the functions of at least 1% of the largest compile whose work grows fastest."""
-    print(f"\n## {name} (instructions executed)")
-    measured = [(size, r) for size, r in rows if isinstance(r, dict)]
-    for size, r in rows:
-        if isinstance(r, str):
-            print(f"  size {size}: {r}")
-    if len(measured) < 2:
+    measured = heading(f"{name} (instructions executed)", rows)
+    if measured is None:
         return
     (size_a, a), (size_b, b) = measured[-2], measured[-1]
     header = "  ".join(f"{size:>9}" for size, _ in measured)

@@ -140,6 +140,24 @@ const _: () = assert!(
 );
 /// Dwords of the counters SSBO each commutative atomic operation has to itself.
 const COUNTERS_PER_OP: u32 = 32;
+/// The binary integer operations every bit size takes with any operands (they wrap or
+/// saturate), which the 32-bit expressions and the other sizes' excursions both draw from.
+const WRAPPING_INT_OPS: [AluOp; 14] = [
+    AluOp::Iadd,
+    AluOp::Isub,
+    AluOp::Imul,
+    AluOp::Iand,
+    AluOp::Ior,
+    AluOp::Ixor,
+    AluOp::Imin,
+    AluOp::Imax,
+    AluOp::Umin,
+    AluOp::Umax,
+    AluOp::IaddSat,
+    AluOp::UaddSat,
+    AluOp::IsubSat,
+    AluOp::UsubSat,
+];
 
 /// A random valid shader: see the module's documentation.
 pub fn random_shader(seed: u64, options: &Options) -> Shader {
@@ -1816,26 +1834,18 @@ impl Generator<'_> {
         let n = self.width();
         Some(match self.rng.below(12) {
             0..=3 => {
-                let op = self.choose(&[
-                    AluOp::Iadd,
-                    AluOp::Isub,
-                    AluOp::Imul,
-                    AluOp::Iand,
-                    AluOp::Ior,
-                    AluOp::Ixor,
-                    AluOp::Imin,
-                    AluOp::Imax,
-                    AluOp::Umin,
-                    AluOp::Umax,
-                    AluOp::IaddSat,
-                    AluOp::UaddSat,
-                    AluOp::IsubSat,
-                    AluOp::UsubSat,
-                    AluOp::UaddCarry,
-                    AluOp::UsubBorrow,
-                    AluOp::ImulHigh,
-                    AluOp::UmulHigh,
-                ])?;
+                let op = self.choose(
+                    &[
+                        &WRAPPING_INT_OPS[..],
+                        &[
+                            AluOp::UaddCarry,
+                            AluOp::UsubBorrow,
+                            AluOp::ImulHigh,
+                            AluOp::UmulHigh,
+                        ],
+                    ]
+                    .concat(),
+                )?;
                 let x = self.int_operand(n);
                 let y = self.int_operand(n);
                 let value = self.b.alu(op, &[x.value, y.value]);
@@ -1991,45 +2001,35 @@ impl Generator<'_> {
         for _ in 0..1 + self.rng.below(3) {
             let op = self.choose_at(
                 &[
-                    AluOp::Iadd,
-                    AluOp::Isub,
-                    AluOp::Imul,
-                    AluOp::Iand,
-                    AluOp::Ior,
-                    AluOp::Ixor,
-                    AluOp::Imin,
-                    AluOp::Imax,
-                    AluOp::Umin,
-                    AluOp::Umax,
-                    AluOp::IaddSat,
-                    AluOp::UaddSat,
-                    AluOp::IsubSat,
-                    AluOp::UsubSat,
-                    AluOp::ImulHigh,
-                    AluOp::UmulHigh,
-                    AluOp::Ineg,
-                    AluOp::Inot,
-                    AluOp::Iabs,
-                    AluOp::Isign,
-                    AluOp::BitfieldReverse,
-                    AluOp::BitCount,
-                    AluOp::UfindMsb,
-                    AluOp::IfindMsb,
-                    AluOp::FindLsb,
-                    AluOp::Ishl,
-                    AluOp::Ishr,
-                    AluOp::Ushr,
-                    AluOp::Urol,
-                    AluOp::Uror,
-                    AluOp::Idiv,
-                    AluOp::Irem,
-                    AluOp::Imod,
-                    AluOp::Udiv,
-                    AluOp::Umod,
-                    AluOp::UbitfieldExtract,
-                    AluOp::IbitfieldExtract,
-                    AluOp::BitfieldInsert,
-                ],
+                    &WRAPPING_INT_OPS[..],
+                    &[
+                        AluOp::ImulHigh,
+                        AluOp::UmulHigh,
+                        AluOp::Ineg,
+                        AluOp::Inot,
+                        AluOp::Iabs,
+                        AluOp::Isign,
+                        AluOp::BitfieldReverse,
+                        AluOp::BitCount,
+                        AluOp::UfindMsb,
+                        AluOp::IfindMsb,
+                        AluOp::FindLsb,
+                        AluOp::Ishl,
+                        AluOp::Ishr,
+                        AluOp::Ushr,
+                        AluOp::Urol,
+                        AluOp::Uror,
+                        AluOp::Idiv,
+                        AluOp::Irem,
+                        AluOp::Imod,
+                        AluOp::Udiv,
+                        AluOp::Umod,
+                        AluOp::UbitfieldExtract,
+                        AluOp::IbitfieldExtract,
+                        AluOp::BitfieldInsert,
+                    ],
+                ]
+                .concat(),
                 bits,
             )?;
             let info = op.info();
