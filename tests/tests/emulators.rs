@@ -223,6 +223,61 @@ fn nested_shader(depth: usize, loops: bool, trips: u32) -> String {
     text
 }
 
+/// A fragment shader computing `count` products of the input before a loop and summing them
+/// after it in reverse order, so that all of them are live across the loop at once.
+fn values_live_across_a_loop(count: usize) -> String {
+    let mut text = String::from(
+        "shader fragment\nvar shader_in f32x4 @v (location=0)\n\
+         var shader_out f32x4 @color (location=0)\nvar function_temp f32 @i\n\
+         var function_temp f32 @y\nentry fn main() {\nb0:\n    32 %0 = deref_var @v\n\
+         32 %1 = load_const (0)\n    32 %2 = deref_array %0[%1]\n    32 %3 = load_deref %2\n\
+         32 %4 = load_const (1)\n    32 %5 = deref_array %0[%4]\n    32 %6 = load_deref %5\n\
+         32 %7 = deref_var @i\n    32 %8 = deref_var @y\n    32 %9 = load_const (0.0)\n\
+         store_deref %7, %9 (write_mask=x)\n    store_deref %8, %3 (write_mask=x)\n",
+    );
+    let product = |k: usize| 20 + 2 * k + 1;
+    for k in 0..count {
+        text += &format!(
+            "    32 %{c} = load_const ({k}.25)\n    32 %{p} = fmul %3, %{c}\n",
+            c = product(k) - 1,
+            p = product(k)
+        );
+    }
+    text += "    jump b1\nb1: loop merge=b4 continue=b3\n    32 %10 = load_deref %7\n\
+             1 %11 = flt %10, %6\n    branch %11, b2, b4\nb2:\n    32 %12 = load_deref %8\n\
+             32 %13 = load_const (0.5)\n    32 %14 = ffma %12, %13, %13\n\
+             store_deref %8, %14 (write_mask=x)\n    jump b3\nb3:\n    32 %15 = load_deref %7\n\
+             32 %16 = load_const (1.0)\n    32 %17 = fadd %15, %16\n\
+             store_deref %7, %17 (write_mask=x)\n    jump b1\nb4:\n    32 %18 = load_deref %8\n\
+             32 %19 = load_const (0.5)\n";
+    let mut sum = 18;
+    let mut next = product(count);
+    for k in (0..count).rev() {
+        text += &format!("    32 %{next} = ffma %{sum}, %19, %{}\n", product(k));
+        (sum, next) = (next, next + 1);
+    }
+    text += &format!(
+        "    32x4 %{next} = vec4 %{sum}, %{sum}, %{sum}, %{sum}\n    32 %{d} = deref_var @color\n\
+         store_deref %{d}, %{next} (write_mask=xyzw)\n    return\n}}\n",
+        d = next + 1
+    );
+    text
+}
+
+/// Far more values live at once than the GPRs hold (1,200 across a loop, 124 GPRs of four
+/// channels): spilling starts from their live hulls, then the exact rounds finish, and the
+/// shader runs as the interpreter runs it on the chips that read scratch memory back.
+#[test]
+fn values_far_beyond_the_gprs_are_spilled() {
+    let source = values_live_across_a_loop(1200);
+    let shader = text::parse(&source, "live").unwrap_or_else(|e| panic!("{e}"));
+    for target in ["r700", "evergreen", "cayman"] {
+        if let Err(e) = run_on_target(&shader, &Run::new(target, None)) {
+            panic!("{target}: {e}");
+        }
+    }
+}
+
 /// Control flow nested far deeper than a thread's stack holds when every level of a walk over
 /// it takes a frame: structurizing, lowering, packing, printing and dropping the trees grow
 /// their stack instead, so the shader compiles and runs as the interpreter runs it. (The

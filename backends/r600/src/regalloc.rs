@@ -82,30 +82,44 @@ pub(crate) struct Point {
     pub(crate) clause: Option<usize>,
     /// The loops around the point.
     pub(crate) loop_depth: u32,
+    /// The innermost loop around the point, an index into [`Flow::loops`].
+    pub(crate) innermost_loop: Option<usize>,
+}
+
+/// A loop's points, which are consecutive: its header, then its body up to the last point
+/// before the join its exits go to.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopSpan {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    /// The loop around it.
+    pub(crate) parent: Option<usize>,
 }
 
 struct Graph {
     points: Vec<Point>,
-    /// Where `break`s of the loops being built go, innermost last: (header, breaks).
-    loops: Vec<(usize, Vec<usize>)>,
+    /// The loops being built, innermost last: (header, breaks, span).
+    open_loops: Vec<(usize, Vec<usize>, usize)>,
+    spans: Vec<LoopSpan>,
     clauses: usize,
 }
 
 impl Graph {
     fn add(&mut self, from: usize, point: Point) -> usize {
-        self.points.push(Point {
-            loop_depth: self.loops.len() as u32,
-            ..point
-        });
-        let p = self.points.len() - 1;
+        let p = self.push(point);
         self.points[from].succs.push(p);
         p
     }
 
     fn empty(&mut self) -> usize {
+        self.push(Point::default())
+    }
+
+    fn push(&mut self, point: Point) -> usize {
         self.points.push(Point {
-            loop_depth: self.loops.len() as u32,
-            ..Point::default()
+            loop_depth: self.open_loops.len() as u32,
+            innermost_loop: self.open_loops.last().map(|&(_, _, span)| span),
+            ..point
         });
         self.points.len() - 1
     }
@@ -128,11 +142,18 @@ impl Graph {
                     cur = join;
                 }
                 PNode::Loop(body) => {
+                    let span = self.spans.len();
+                    self.spans.push(LoopSpan {
+                        start: self.points.len(),
+                        end: self.points.len(),
+                        parent: self.open_loops.last().map(|&(_, _, span)| span),
+                    });
+                    self.open_loops.push((self.points.len(), Vec::new(), span));
                     let header = self.add(cur, Point::default());
-                    self.loops.push((header, Vec::new()));
                     let end = nested(|| self.build(body, header));
                     self.points[end].succs.push(header);
-                    let (_, breaks) = self.loops.pop().expect("pushed");
+                    let (_, breaks, _) = self.open_loops.pop().expect("pushed");
+                    self.spans[span].end = self.points.len() - 1;
                     let join = self.empty();
                     // No lane may enter the loop: LOOP_START jumps past it.
                     self.points[cur].succs.push(join);
@@ -142,7 +163,7 @@ impl Graph {
                     cur = join;
                 }
                 PNode::Break => {
-                    self.loops
+                    self.open_loops
                         .last_mut()
                         .expect("a break inside a loop")
                         .1
@@ -150,7 +171,7 @@ impl Graph {
                     cur = self.empty();
                 }
                 PNode::Continue => {
-                    let header = self.loops.last().expect("a continue inside a loop").0;
+                    let header = self.open_loops.last().expect("a continue inside a loop").0;
                     self.points[cur].succs.push(header);
                     cur = self.empty();
                 }
@@ -241,9 +262,11 @@ fn liveness(points: &[Point], values: usize) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
 /// fetch and export in program order) with the values live out of each.
 pub(crate) struct Flow {
     pub(crate) points: Vec<Point>,
-    /// By point, ascending.
+    /// In the order of their headers.
+    pub(crate) loops: Vec<LoopSpan>,
+    /// By point, ascending (empty until [`Flow::solve`]).
     pub(crate) live_in: Vec<Vec<u32>>,
-    /// By point, ascending.
+    /// By point, ascending (empty until [`Flow::solve`]).
     pub(crate) live_out: Vec<Vec<u32>>,
     /// ALU clauses: the points' `clause` numbers are below it.
     pub(crate) clauses: usize,
@@ -251,21 +274,37 @@ pub(crate) struct Flow {
 
 impl Flow {
     pub(crate) fn of(packed: &Packed, lir: &Lir) -> Flow {
+        Flow::unsolved(packed, lir).solve(packed.chans.len())
+    }
+
+    /// The points and loops of `packed`, without their liveness.
+    pub(crate) fn unsolved(packed: &Packed, lir: &Lir) -> Flow {
         let mut graph = Graph {
             points: vec![Point {
                 defs: lir.fixed.keys().map(|v| (v.0, false)).collect(),
                 ..Point::default()
             }],
-            loops: Vec::new(),
+            open_loops: Vec::new(),
+            spans: Vec::new(),
             clauses: 0,
         };
         graph.build(&packed.body, 0);
-        let (live_in, live_out) = liveness(&graph.points, packed.chans.len());
         Flow {
             points: graph.points,
+            loops: graph.spans,
+            live_in: Vec::new(),
+            live_out: Vec::new(),
+            clauses: graph.clauses,
+        }
+    }
+
+    /// Finds the liveness of the `values`.
+    pub(crate) fn solve(self, values: usize) -> Flow {
+        let (live_in, live_out) = liveness(&self.points, values);
+        Flow {
             live_in,
             live_out,
-            clauses: graph.clauses,
+            ..self
         }
     }
 }

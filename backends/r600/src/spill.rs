@@ -22,7 +22,14 @@
 //!
 //! The emitter puts a WAIT_ACK before a read while a write may be in flight. Each round aims
 //! lower than the one before ([`MARGINS`]) and never spills a value twice nor a reload, so the
-//! rounds end: at most one per margin, or as soon as a round finds nothing to spill.
+//! rounds end: at most one per margin.
+//!
+//! A program with far more values live at once than the GPRs hold (more than [`HOPELESS`]
+//! times) is first spilled without its liveness, from each value's live hull: the interval of
+//! program points from its first to its last definition or read, widened to the loops it is
+//! live around, which holds every point it is live at. The hulls and the pressure they put on
+//! each point take time near-linear in the program, where the exact live sets of such a
+//! program would take its points times its values; the exact rounds then finish the work.
 //!
 //! Why: scratch writes and reads are masked per lane as ALU writes are, so a lane that skips a
 //! definition skips its write too and reads back what the GPR would have kept. Spilling after
@@ -41,7 +48,7 @@
 use crate::isa::{Chip, MAX_GPRS, MAX_SCRATCH_ELEMENTS};
 use crate::lir::{Export, Fetch, Lane, Lir, Operand, VReg};
 use crate::pack::{Item, PKind, PNode, Packed};
-use crate::regalloc::{AllocError, Allocation, Flow, allocate_over};
+use crate::regalloc::{AllocError, Allocation, Flow, LoopSpan, allocate_over};
 use crate::units::Units;
 use shrew_engine::deep::nested;
 use std::borrow::Cow;
@@ -49,6 +56,10 @@ use std::borrow::Cow;
 /// How far below the GPRs available each round aims: the allocator may need more GPRs than
 /// the most values live at once, and reloads add to what the round counted.
 const MARGINS: [u32; 6] = [0, 4, 12, 24, 48, 96];
+
+/// How many times the GPRs available the values live at once on a channel may be before
+/// spilling starts from live hulls rather than the exact liveness ([`choose_by_hulls`]).
+const HOPELESS: u32 = 2;
 
 /// How much more a definition or read weighs for each loop around it.
 const LOOP_WEIGHT: f64 = 8.0;
@@ -67,42 +78,311 @@ pub fn allocate_spilling<'p>(
     spill_base: u16,
     chip: Chip,
 ) -> Result<(Cow<'p, Packed>, Allocation), AllocError> {
-    let mut flow = Flow::of(packed, lir);
-    let mut needed = match allocate_over(packed, &flow, lir, units, first) {
-        Ok(alloc) => return Ok((Cow::Borrowed(packed), alloc)),
-        Err(overflow) => overflow.needed,
-    };
-    if !chip.reads_scratch() {
-        return Err(AllocError::NoReadScratch { needed });
-    }
     let available = u32::from(MAX_GPRS - first).saturating_sub(u32::from(lir.indexed_gprs));
-    let mut spiller = Spiller::new(packed, lir, units, spill_base, chip);
-    for margin in MARGINS {
-        let Some(target) = available.checked_sub(margin).filter(|&t| t > 0) else {
-            break;
-        };
-        let chosen = spiller.choose(&flow, target);
-        if chosen.is_empty() {
-            break;
-        }
-        spiller.spill(&chosen)?;
-        flow = Flow::of(&spiller.packed, lir);
-        match allocate_over(&spiller.packed, &flow, lir, &spiller.units, first) {
-            Ok(alloc) => {
-                let alloc = Allocation {
-                    spills: spiller.spills,
-                    fills: spiller.fills,
-                    ..alloc
-                };
-                return Ok((Cow::Owned(spiller.packed), alloc));
-            }
-            Err(overflow) => needed = overflow.needed,
+    let mut flow = Flow::unsolved(packed, lir);
+    let mut spiller = None;
+    if chip.reads_scratch() {
+        let hopeless = choose_by_hulls(&flow, packed, lir, HOPELESS * available, available);
+        if !hopeless.is_empty() {
+            let mut s = Spiller::new(packed, lir, units, spill_base, chip);
+            s.spill(&hopeless)?;
+            flow = Flow::unsolved(&s.packed, lir);
+            spiller = Some(s);
         }
     }
+    let values = spiller.as_ref().map_or(packed, |s| &s.packed).chans.len();
+    flow = flow.solve(values);
+    let mut margins = MARGINS.into_iter();
+    let needed = loop {
+        let (program, program_units) = match &spiller {
+            Some(s) => (&s.packed, &s.units),
+            None => (packed, units),
+        };
+        let needed = match allocate_over(program, &flow, lir, program_units, first) {
+            Ok(alloc) => {
+                return Ok(match spiller {
+                    None => (Cow::Borrowed(packed), alloc),
+                    Some(s) => {
+                        let alloc = Allocation {
+                            spills: s.spills,
+                            fills: s.fills,
+                            ..alloc
+                        };
+                        (Cow::Owned(s.packed), alloc)
+                    }
+                });
+            }
+            Err(overflow) => overflow.needed,
+        };
+        if !chip.reads_scratch() {
+            return Err(AllocError::NoReadScratch { needed });
+        }
+        let s = spiller.get_or_insert_with(|| Spiller::new(packed, lir, units, spill_base, chip));
+        // The allocator may need more GPRs than the most values live at once: a round whose
+        // target the pressure already meets goes on to the next, lower one.
+        let targets =
+            (margins.by_ref()).map_while(|margin| available.checked_sub(margin).filter(|&t| t > 0));
+        let Some(chosen) = targets
+            .map(|target| s.choose(&flow, target))
+            .find(|chosen| !chosen.is_empty())
+        else {
+            break needed;
+        };
+        s.spill(&chosen)?;
+        flow = Flow::of(&s.packed, lir);
+    };
     Err(AllocError::Unspillable {
         needed,
-        spilled: spiller.spilled,
+        spilled: spiller.map_or(0, |s| s.spilled),
     })
+}
+
+/// What spilling each value costs: a reload or write for each item (an ALU clause, a fetch, an
+/// export) that reads or defines it, weighing [`LOOP_WEIGHT`] more per loop around it.
+struct SpillCosts {
+    /// By value: its items, once each.
+    items: Vec<Vec<usize>>,
+    cost: Vec<f64>,
+    /// By value: whether some point defines it.
+    defined: Vec<bool>,
+}
+
+impl SpillCosts {
+    fn of(flow: &Flow, values: usize) -> SpillCosts {
+        let mut costs = SpillCosts {
+            items: vec![Vec::new(); values],
+            cost: vec![0.0; values],
+            defined: vec![false; values],
+        };
+        for (p, point) in flow.points.iter().enumerate() {
+            let weight = LOOP_WEIGHT.powi(point.loop_depth.min(MAX_WEIGHED_LOOPS) as i32);
+            let defs = point.defs.iter().map(|&(v, _)| (v, true));
+            for (v, def) in point.uses.iter().map(|&v| (v, false)).chain(defs) {
+                costs.defined[v as usize] |= def;
+                let seen = &mut costs.items[v as usize];
+                if seen.last() != Some(&item_of(flow, p)) {
+                    seen.push(item_of(flow, p));
+                    costs.cost[v as usize] += weight;
+                }
+            }
+        }
+        costs
+    }
+}
+
+/// A point's item: its ALU clause, or the point itself (a fetch, an export).
+fn item_of(flow: &Flow, p: usize) -> usize {
+    flow.points[p].clause.unwrap_or(flow.clauses + p)
+}
+
+/// Spilling before the liveness is known, for programs whose values could never fit: when the
+/// live hulls ([`live_hulls`]) of more than `bound` values on one channel overlap some point,
+/// the values to spill so that no more than `target` overlap any point, cheapest per point
+/// first as [`Spiller::choose`] goes; none otherwise. The exact rounds then start from a program
+/// whose live sets hold at most about `target` values per channel at any point (a hull holds
+/// every point its value is live at), so their work stays linear in its size.
+fn choose_by_hulls(flow: &Flow, packed: &Packed, lir: &Lir, bound: u32, target: u32) -> Vec<u32> {
+    let values = packed.chans.len();
+    let hulls = live_hulls(flow, values);
+    let mut counts = vec![vec![0i32; flow.points.len() + 1]; 4];
+    for (v, hull) in hulls.iter().enumerate() {
+        if let (Some((lo, hi)), Some(c)) = (*hull, packed.chans[v]) {
+            counts[c as usize][lo] += 1;
+            counts[c as usize][hi + 1] -= 1;
+        }
+    }
+    let mut pressure: Vec<RangeMax> = (counts.into_iter())
+        .map(|mut diffs| {
+            diffs.pop();
+            let mut live = 0;
+            for d in &mut diffs {
+                live += *d;
+                *d = live;
+            }
+            RangeMax::new(&diffs)
+        })
+        .collect();
+    let (bound, target) = (bound as i32, target as i32);
+    if pressure
+        .iter()
+        .all(|p| p.max(0, flow.points.len() - 1) <= bound)
+    {
+        return Vec::new();
+    }
+    let costs = SpillCosts::of(flow, values);
+    let length = |v: u32| hulls[v as usize].map_or(0, |(lo, hi)| hi - lo + 1);
+    // A value all of whose reads and definitions are in one item gains nothing from spilling.
+    let mut candidates: Vec<u32> = (0..values as u32)
+        .filter(|&v| {
+            let i = v as usize;
+            !lir.fixed.contains_key(&VReg(v))
+                && costs.defined[i]
+                && costs.items[i].len() > 1
+                && hulls[i].is_some()
+                && packed.chans[i].is_some()
+        })
+        .collect();
+    let per_point = |v: u32| costs.cost[v as usize] / length(v) as f64;
+    candidates.sort_by(|&a, &b| per_point(a).total_cmp(&per_point(b)).then(a.cmp(&b)));
+    let mut chosen = Vec::new();
+    for v in candidates {
+        let (lo, hi) = hulls[v as usize].expect("a candidate has a hull");
+        let on_channel = &mut pressure[packed.chans[v as usize].expect("a channel") as usize];
+        if on_channel.max(lo, hi) > target {
+            on_channel.add(lo, hi, -1);
+            chosen.push(v);
+        }
+    }
+    chosen
+}
+
+/// Each value's live hull: the points from its first to its last definition or read (from the
+/// start when it is read before it is defined), widened to every loop it is live into or out
+/// of; an interval of points holding every point the value is live at when a definition
+/// reaches each of its reads on every path, found in time near-linear in the program, without
+/// its liveness. None for a value nothing reads.
+fn live_hulls(flow: &Flow, values: usize) -> Vec<Option<(usize, usize)>> {
+    let mut span: Vec<Option<(usize, usize)>> = vec![None; values];
+    let mut read = vec![false; values];
+    let mut read_first = vec![false; values];
+    for (p, point) in flow.points.iter().enumerate() {
+        // A point reads before it writes.
+        let uses = point.uses.iter().map(|&v| (v, true));
+        for (v, is_use) in uses.chain(point.defs.iter().map(|&(v, _)| (v, false))) {
+            let v = v as usize;
+            read[v] |= is_use;
+            match &mut span[v] {
+                Some((_, hi)) => *hi = p,
+                none => {
+                    *none = Some((p, p));
+                    read_first[v] = is_use;
+                }
+            }
+        }
+    }
+    let tree = LoopTree::new(&flow.loops);
+    let innermost = |p: usize| flow.points[p].innermost_loop;
+    (span.into_iter().zip(read.iter().zip(&read_first)))
+        .map(|(span, (&read, &read_first))| {
+            let (mut lo, mut hi) = span.filter(|_| read)?;
+            if read_first {
+                lo = 0;
+            }
+            // The loops around `lo` that end before `hi`, and those around `hi` that start
+            // after `lo`: the value is live all around them.
+            if let Some(l) = innermost(lo).filter(|&l| flow.loops[l].end < hi) {
+                lo = flow.loops[tree.outermost(l, |s| s.end < hi)].start;
+            }
+            if let Some(l) = innermost(hi).filter(|&l| flow.loops[l].start > lo) {
+                hi = flow.loops[tree.outermost(l, |s| s.start > lo)].end;
+            }
+            Some((lo, hi))
+        })
+        .collect()
+}
+
+/// The loops' tree, with each loop's ancestors 2^k levels out (or the outermost), so that a
+/// walk outwards takes logarithmic time however deep the loops nest.
+struct LoopTree<'f> {
+    loops: &'f [LoopSpan],
+    /// `up[k][l]`: the loop 2^k levels out of `l`, or the outermost loop around `l`.
+    up: Vec<Vec<usize>>,
+}
+
+impl<'f> LoopTree<'f> {
+    fn new(loops: &'f [LoopSpan]) -> LoopTree<'f> {
+        let parents: Vec<usize> = (loops.iter().enumerate())
+            .map(|(l, span)| span.parent.unwrap_or(l))
+            .collect();
+        let mut up = vec![parents];
+        while (1usize << (up.len() - 1)) < loops.len() {
+            let last = up.last().expect("one level");
+            let next = last.iter().map(|&a| last[a]).collect();
+            up.push(next);
+        }
+        LoopTree { loops, up }
+    }
+
+    /// The outermost of `l` and the loops around it for which `holds` is true, given that it
+    /// holds for `l` and, going outwards, for a run of loops and then no more.
+    fn outermost(&self, mut l: usize, holds: impl Fn(&LoopSpan) -> bool) -> usize {
+        for level in self.up.iter().rev() {
+            if holds(&self.loops[level[l]]) {
+                l = level[l];
+            }
+        }
+        l
+    }
+}
+
+/// Counts at consecutive positions, with adding to a range of them and the most over a range,
+/// each in logarithmic time.
+struct RangeMax {
+    /// Leaves: the positions, rounded up to a power of two.
+    size: usize,
+    /// By node: the most in its range, counting the additions at the node and below.
+    most: Vec<i32>,
+    /// By node: what was added to its whole range.
+    added: Vec<i32>,
+}
+
+impl RangeMax {
+    fn new(counts: &[i32]) -> RangeMax {
+        let size = counts.len().next_power_of_two();
+        let mut most = vec![i32::MIN / 2; 2 * size];
+        most[size..size + counts.len()].copy_from_slice(counts);
+        for node in (1..size).rev() {
+            most[node] = most[2 * node].max(most[2 * node + 1]);
+        }
+        RangeMax {
+            size,
+            most,
+            added: vec![0; 2 * size],
+        }
+    }
+
+    /// The most at positions `lo..=hi`.
+    fn max(&self, lo: usize, hi: usize) -> i32 {
+        self.max_under(1, 0, self.size - 1, lo, hi)
+    }
+
+    fn max_under(&self, node: usize, from: usize, to: usize, lo: usize, hi: usize) -> i32 {
+        if hi < from || to < lo {
+            return i32::MIN / 2;
+        }
+        if lo <= from && to <= hi {
+            return self.most[node];
+        }
+        let mid = (from + to) / 2;
+        let below = (self.max_under(2 * node, from, mid, lo, hi)).max(self.max_under(
+            2 * node + 1,
+            mid + 1,
+            to,
+            lo,
+            hi,
+        ));
+        below + self.added[node]
+    }
+
+    /// Adds `delta` at positions `lo..=hi`.
+    fn add(&mut self, lo: usize, hi: usize, delta: i32) {
+        self.add_under(1, 0, self.size - 1, lo, hi, delta);
+    }
+
+    fn add_under(&mut self, node: usize, from: usize, to: usize, lo: usize, hi: usize, delta: i32) {
+        if hi < from || to < lo {
+            return;
+        }
+        if lo <= from && to <= hi {
+            self.most[node] += delta;
+            self.added[node] += delta;
+            return;
+        }
+        let mid = (from + to) / 2;
+        self.add_under(2 * node, from, mid, lo, hi, delta);
+        self.add_under(2 * node + 1, mid + 1, to, lo, hi, delta);
+        self.most[node] = self.most[2 * node].max(self.most[2 * node + 1]) + self.added[node];
+    }
 }
 
 /// The program being spilled and what spilling has done to it.
@@ -159,10 +439,7 @@ impl Spiller {
     /// point of `flow`, as far as spilling can relieve it.
     fn choose(&self, flow: &Flow, target: u32) -> Vec<u32> {
         let values = self.packed.chans.len();
-        let points = &flow.points;
-        // A point's item: its ALU clause, or the point itself (a fetch, an export).
-        let item = |p: usize| points[p].clause.unwrap_or(flow.clauses + p);
-        let mut pressure: Vec<[u32; 4]> = vec![[0; 4]; points.len()];
+        let mut pressure: Vec<[u32; 4]> = vec![[0; 4]; flow.points.len()];
         let mut live_at: Vec<Vec<u32>> = vec![Vec::new(); values];
         for (p, out) in flow.live_out.iter().enumerate() {
             for &v in out {
@@ -170,22 +447,11 @@ impl Spiller {
                 live_at[v as usize].push(p as u32);
             }
         }
-        // Each value's items that define or read it, once each, and what that costs.
-        let mut items: Vec<Vec<usize>> = vec![Vec::new(); values];
-        let mut cost = vec![0.0f64; values];
-        let mut defined = vec![false; values];
-        for (p, point) in points.iter().enumerate() {
-            let weight = LOOP_WEIGHT.powi(point.loop_depth.min(MAX_WEIGHED_LOOPS) as i32);
-            let defs = point.defs.iter().map(|&(v, _)| (v, true));
-            for (v, def) in point.uses.iter().map(|&v| (v, false)).chain(defs) {
-                defined[v as usize] |= def;
-                let seen = &mut items[v as usize];
-                if seen.last() != Some(&item(p)) {
-                    seen.push(item(p));
-                    cost[v as usize] += weight;
-                }
-            }
-        }
+        let SpillCosts {
+            items,
+            cost,
+            defined,
+        } = SpillCosts::of(flow, values);
         let mut candidates: Vec<u32> = (0..values as u32)
             .filter(|&v| {
                 let v = v as usize;
@@ -198,7 +464,7 @@ impl Spiller {
         let per_point = |v: u32| cost[v as usize] / live_at[v as usize].len() as f64;
         candidates.sort_by(|&a, &b| per_point(a).total_cmp(&per_point(b)).then(a.cmp(&b)));
         // By item: the candidate whose items are marked.
-        let mut marked = vec![u32::MAX; flow.clauses + points.len()];
+        let mut marked = vec![u32::MAX; flow.clauses + flow.points.len()];
         let mut chosen = Vec::new();
         for v in candidates {
             for &i in &items[v as usize] {
@@ -208,7 +474,7 @@ impl Spiller {
             let relieved = || {
                 (live_at[v as usize].iter())
                     .map(|&p| p as usize)
-                    .filter(|&p| marked[item(p)] != v)
+                    .filter(|&p| marked[item_of(flow, p)] != v)
             };
             if relieved().any(|p| pressure[p][c] > target) {
                 for p in relieved() {
@@ -536,6 +802,118 @@ mod tests {
             PKind::Operand(Operand::Value(reload))
         );
         assert_eq!((spiller.spills, spiller.fills), (3, 1));
+    }
+
+    /// Every point where a value is live lies in its hull: values live into, out of and around
+    /// loops (one carried round an inner loop, one read after a `break`), in one arm of an `if`
+    /// and across both.
+    #[test]
+    fn live_hulls_hold_every_point_a_value_is_live_at() {
+        let value = |v: u32| Operand::Value(VReg(v));
+        let block = |groups: Vec<Placed>, push: bool| PNode::Block(vec![clause(groups, push)]);
+        let packed = Packed {
+            body: vec![
+                block(
+                    (0..3).map(|v| mov(Some(v), Operand::Const(v))).collect(),
+                    false,
+                ),
+                PNode::Loop(
+                    vec![
+                        block(vec![mov(Some(3), value(0))], false),
+                        PNode::Loop(
+                            vec![block(
+                                vec![
+                                    mov(Some(4), value(1)),
+                                    mov(Some(1), value(4)),
+                                    mov(Some(9), value(0)),
+                                ],
+                                false,
+                            )]
+                            .into(),
+                        ),
+                        block(vec![mov(Some(5), value(3)), mov(None, value(5))], true),
+                        PNode::If {
+                            then: vec![block(vec![mov(Some(6), value(2))], false), PNode::Break]
+                                .into(),
+                            otherwise: vec![block(vec![mov(Some(2), value(1))], false)].into(),
+                        },
+                    ]
+                    .into(),
+                ),
+                block(vec![mov(Some(7), value(2)), mov(Some(8), value(1))], false),
+            ],
+            chans: vec![Some(0); 10],
+            ..Packed::default()
+        };
+        let flow = Flow::of(&packed, &Lir::default());
+        assert_eq!(flow.loops.len(), 2);
+        let hulls = live_hulls(&flow, 10);
+        let mut checked = 0;
+        for (p, (live_in, live_out)) in flow.live_in.iter().zip(&flow.live_out).enumerate() {
+            for &v in live_in.iter().chain(live_out) {
+                let hull = hulls[v as usize].unwrap_or_else(|| panic!("v{v} has no hull"));
+                assert!(
+                    hull.0 <= p && p <= hull.1,
+                    "v{v} is live at {p}, its hull is {hull:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "{checked}");
+        // Value 0, last read in the inner loop, is live around the outer one; value 4 only within
+        // the inner loop.
+        let outer = &flow.loops[0];
+        assert!(hulls[0].is_some_and(|(lo, hi)| lo < outer.start && hi == outer.end));
+        assert!(hulls[4].is_some_and(|(lo, hi)| lo > outer.start && hi < outer.end));
+        assert_eq!(hulls[6], None, "nothing reads value 6");
+    }
+
+    /// Adding to ranges and asking for their most agrees with counting position by position.
+    #[test]
+    fn range_max_agrees_with_counting_each_position() {
+        let mut counts: Vec<i32> = (0..37).map(|i| i * 7 % 11).collect();
+        let mut tree = RangeMax::new(&counts);
+        let mut seed = 12345u32;
+        let mut next = |bound: usize| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 8) as usize % bound
+        };
+        for _ in 0..500 {
+            let (a, b) = (next(counts.len()), next(counts.len()));
+            let (lo, hi) = (a.min(b), a.max(b));
+            if next(2) == 0 {
+                let delta = next(5) as i32 - 2;
+                tree.add(lo, hi, delta);
+                counts[lo..=hi].iter_mut().for_each(|c| *c += delta);
+            } else {
+                let most = *counts[lo..=hi].iter().max().expect("a range");
+                assert_eq!(tree.max(lo, hi), most, "{lo}..={hi}");
+            }
+        }
+    }
+
+    /// Seven hundred values live at once on one channel, more than twice the GPRs: the hulls
+    /// choose spills before the exact rounds, and the program then fits.
+    #[test]
+    fn far_more_values_than_gprs_are_spilled_from_their_hulls_first() {
+        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
+        let read =
+            |from: u32| (from..from + 100).map(|v| mov(Some(700 + v), Operand::Value(VReg(v))));
+        let clauses = (0..7).map(|k| clause(define(100 * k).collect(), false));
+        let reads = (0..7).map(|k| clause(read(100 * k).collect(), false));
+        let packed = Packed {
+            body: vec![PNode::Block(clauses.chain(reads).collect())],
+            chans: vec![Some(0); 1400],
+            ..Packed::default()
+        };
+        let lir = Lir::default();
+        let flow = Flow::unsolved(&packed, &lir);
+        let available = u32::from(MAX_GPRS);
+        assert!(!choose_by_hulls(&flow, &packed, &lir, HOPELESS * available, available).is_empty());
+        assert!(choose_by_hulls(&flow, &packed, &lir, 700, available).is_empty());
+        let (_, alloc) = allocate_spilling(&packed, &lir, &Units::default(), 0, 0, Chip::Evergreen)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(alloc.gprs <= MAX_GPRS && alloc.spills >= 700 - u32::from(MAX_GPRS));
     }
 
     /// A second round leaves the first round's code alone: its writes and reads are not
