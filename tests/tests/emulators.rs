@@ -223,9 +223,10 @@ fn nested_shader(depth: usize, loops: bool, trips: u32) -> String {
     text
 }
 
-/// A fragment shader computing `count` products of the input before a loop and summing them
-/// after it in reverse order, so that all of them are live across the loop at once.
-fn values_live_across_a_loop(count: usize) -> String {
+/// A fragment shader of `regions` regions one after the other, each computing `count`
+/// products of the value before it, running a loop, and summing the products after the loop in
+/// reverse order: in each region, all its products are live across its loop at once.
+fn values_live_across_loops(count: usize, regions: usize) -> String {
     let mut text = String::from(
         "shader fragment\nvar shader_in f32x4 @v (location=0)\n\
          var shader_out f32x4 @color (location=0)\nvar function_temp f32 @i\n\
@@ -233,47 +234,68 @@ fn values_live_across_a_loop(count: usize) -> String {
          32 %1 = load_const (0)\n    32 %2 = deref_array %0[%1]\n    32 %3 = load_deref %2\n\
          32 %4 = load_const (1)\n    32 %5 = deref_array %0[%4]\n    32 %6 = load_deref %5\n\
          32 %7 = deref_var @i\n    32 %8 = deref_var @y\n    32 %9 = load_const (0.0)\n\
-         store_deref %7, %9 (write_mask=x)\n    store_deref %8, %3 (write_mask=x)\n",
+         32 %10 = load_const (0.5)\n    32 %11 = load_const (1.0)\n",
     );
-    let product = |k: usize| 20 + 2 * k + 1;
-    for k in 0..count {
+    let mut last = 11;
+    let mut next = || {
+        last += 1;
+        last
+    };
+    let mut value = 3;
+    for region in 0..regions {
         text += &format!(
-            "    32 %{c} = load_const ({k}.25)\n    32 %{p} = fmul %3, %{c}\n",
-            c = product(k) - 1,
-            p = product(k)
+            "    store_deref %7, %9 (write_mask=x)\n    store_deref %8, %{value} (write_mask=x)\n"
         );
+        let mut products = Vec::new();
+        for k in 0..count {
+            let (c, p) = (next(), next());
+            text +=
+                &format!("    32 %{c} = load_const ({k}.25)\n    32 %{p} = fmul %{value}, %{c}\n");
+            products.push(p);
+        }
+        let b = 4 * region + 1;
+        let [now, go, y, ffma, i, inc, sum] = [(); 7].map(|()| next());
+        text += &format!(
+            "    jump b{b}\nb{b}: loop merge=b{exit} continue=b{cont}\n    32 %{now} = load_deref %7\n\
+             1 %{go} = flt %{now}, %6\n    branch %{go}, b{body}, b{exit}\nb{body}:\n\
+             32 %{y} = load_deref %8\n    32 %{ffma} = ffma %{y}, %10, %10\n\
+             store_deref %8, %{ffma} (write_mask=x)\n    jump b{cont}\nb{cont}:\n\
+             32 %{i} = load_deref %7\n    32 %{inc} = fadd %{i}, %11\n\
+             store_deref %7, %{inc} (write_mask=x)\n    jump b{b}\nb{exit}:\n\
+             32 %{sum} = load_deref %8\n",
+            body = b + 1,
+            cont = b + 2,
+            exit = b + 3,
+        );
+        value = sum;
+        for p in products.into_iter().rev() {
+            let total = next();
+            text += &format!("    32 %{total} = ffma %{value}, %10, %{p}\n");
+            value = total;
+        }
     }
-    text += "    jump b1\nb1: loop merge=b4 continue=b3\n    32 %10 = load_deref %7\n\
-             1 %11 = flt %10, %6\n    branch %11, b2, b4\nb2:\n    32 %12 = load_deref %8\n\
-             32 %13 = load_const (0.5)\n    32 %14 = ffma %12, %13, %13\n\
-             store_deref %8, %14 (write_mask=x)\n    jump b3\nb3:\n    32 %15 = load_deref %7\n\
-             32 %16 = load_const (1.0)\n    32 %17 = fadd %15, %16\n\
-             store_deref %7, %17 (write_mask=x)\n    jump b1\nb4:\n    32 %18 = load_deref %8\n\
-             32 %19 = load_const (0.5)\n";
-    let mut sum = 18;
-    let mut next = product(count);
-    for k in (0..count).rev() {
-        text += &format!("    32 %{next} = ffma %{sum}, %19, %{}\n", product(k));
-        (sum, next) = (next, next + 1);
-    }
+    let (out, color) = (next(), next());
     text += &format!(
-        "    32x4 %{next} = vec4 %{sum}, %{sum}, %{sum}, %{sum}\n    32 %{d} = deref_var @color\n\
-         store_deref %{d}, %{next} (write_mask=xyzw)\n    return\n}}\n",
-        d = next + 1
+        "    32x4 %{out} = vec4 %{value}, %{value}, %{value}, %{value}\n\
+         32 %{color} = deref_var @color\n    store_deref %{color}, %{out} (write_mask=xyzw)\n\
+         return\n}}\n"
     );
     text
 }
 
 /// Far more values live at once than the GPRs hold (1,200 across a loop, 124 GPRs of four
 /// channels): spilling starts from their live hulls, then the exact rounds finish, and the
-/// shader runs as the interpreter runs it on the chips that read scratch memory back.
+/// shader runs as the interpreter runs it on the chips that read scratch memory back. Two
+/// regions of 700 such values one after the other share their scratch elements.
 #[test]
 fn values_far_beyond_the_gprs_are_spilled() {
-    let source = values_live_across_a_loop(1200);
-    let shader = text::parse(&source, "live").unwrap_or_else(|e| panic!("{e}"));
-    for target in ["r700", "evergreen", "cayman"] {
-        if let Err(e) = run_on_target(&shader, &Run::new(target, None)) {
-            panic!("{target}: {e}");
+    for (count, regions) in [(1200, 1), (700, 2)] {
+        let source = values_live_across_loops(count, regions);
+        let shader = text::parse(&source, "live").unwrap_or_else(|e| panic!("{e}"));
+        for target in ["r700", "evergreen", "cayman"] {
+            if let Err(e) = run_on_target(&shader, &Run::new(target, None)) {
+                panic!("{count} values in {regions} regions on {target}: {e}");
+            }
         }
     }
 }

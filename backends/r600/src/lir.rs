@@ -255,6 +255,18 @@ impl Fetch {
                 .chain(self.gradients.iter().flatten().flatten()),
         )
     }
+
+    /// The scratch element and component a read of one component at a constant element reads
+    /// (how a spilled value is read back).
+    pub fn scratch_component_read(&self) -> Option<(u16, usize)> {
+        let mut components = (0..4).filter(|&c| self.dsts[c].is_some());
+        match (self.op, components.next(), components.next()) {
+            (FetchOp::ReadScratch, Some(c), None) if !self.vtx.mem.indexed => {
+                Some((self.vtx.mem.array_base, c))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// An export of one vec4, or a scratch write. A scratch write (kind
@@ -294,6 +306,18 @@ impl Export {
     /// The values the export reads: its sources and index.
     pub fn reads(&self) -> Vec<VReg> {
         lanes(self.srcs.iter().chain(&self.index))
+    }
+
+    /// The scratch element and component a write of one component at a constant element
+    /// writes (how a spilled value is written).
+    pub fn scratch_component_written(&self) -> Option<(u16, usize)> {
+        let mut components = (0..4).filter(|&c| self.srcs[c] != Lane::Unused);
+        match (self.kind, components.next(), components.next()) {
+            (ExportType::Scratch, Some(c), None) if self.index[0] == Lane::Unused => {
+                Some((self.base, c))
+            }
+            _ => None,
+        }
     }
 }
 

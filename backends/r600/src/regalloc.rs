@@ -28,6 +28,7 @@ use shrew_engine::deep::nested;
 use shrew_engine::liveness::{Live, LiveRangeSearch};
 use shrew_engine::passes::machine::MachineIr;
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// The register of each value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,6 +85,15 @@ pub(crate) struct Point {
     pub(crate) loop_depth: u32,
     /// The innermost loop around the point, an index into [`Flow::loops`].
     pub(crate) innermost_loop: Option<usize>,
+    /// The component of a spilled value's scratch element the point writes (`true`) or reads.
+    pub(crate) spill_access: Option<(SpillSlot, bool)>,
+}
+
+/// A component of a scratch element that holds spilled values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct SpillSlot {
+    pub(crate) element: u16,
+    pub(crate) component: usize,
 }
 
 /// A loop's points, which are consecutive: its header, then its body up to the last point
@@ -98,6 +108,8 @@ pub(crate) struct LoopSpan {
 
 struct Graph {
     points: Vec<Point>,
+    /// The scratch elements of spilled values.
+    spill_elements: Range<u16>,
     /// The loops being built, innermost last: (header, breaks, span).
     open_loops: Vec<(usize, Vec<usize>, usize)>,
     spans: Vec<LoopSpan>,
@@ -208,23 +220,34 @@ impl Graph {
             }
             Item::Fetch(fetches) => {
                 for f in fetches {
+                    let read = f.scratch_component_read();
                     let point = Point {
                         uses: f.reads().iter().map(|v| v.0).collect(),
                         defs: f.dsts.iter().flatten().map(|v| (v.0, false)).collect(),
+                        spill_access: self.spill_slot(read).map(|slot| (slot, false)),
                         ..Point::default()
                     };
                     cur = self.add(cur, point);
                 }
             }
             Item::Export(e) => {
+                let written = e.scratch_component_written();
                 let point = Point {
                     uses: e.reads().iter().map(|v| v.0).collect(),
+                    spill_access: self.spill_slot(written).map(|slot| (slot, true)),
                     ..Point::default()
                 };
                 cur = self.add(cur, point);
             }
         }
         cur
+    }
+
+    /// The component of a spilled value's element that a scratch access reaches, if it does.
+    fn spill_slot(&self, access: Option<(u16, usize)>) -> Option<SpillSlot> {
+        access
+            .filter(|(element, _)| self.spill_elements.contains(element))
+            .map(|(element, component)| SpillSlot { element, component })
     }
 }
 
@@ -284,6 +307,7 @@ impl Flow {
                 defs: lir.fixed.keys().map(|v| (v.0, false)).collect(),
                 ..Point::default()
             }],
+            spill_elements: packed.spill_elements.clone(),
             open_loops: Vec::new(),
             spans: Vec::new(),
             clauses: 0,

@@ -10,8 +10,8 @@
 //! with few uses, outside loops, go first). It spills a value when that relieves a point
 //! where its channel holds more values than the round's target, and takes the value off the
 //! counts of the points it relieves: those outside the clauses, fetch clauses and exports that
-//! define or read it, where the value or its reload stays. A spilled value has a scratch
-//! element of its own, in the component of its channel (a scratch write has no swizzle):
+//! define or read it, where the value or its reload stays. A spilled value takes a component
+//! of a scratch element, the one of its channel (a scratch write has no swizzle):
 //! - after each ALU clause or fetch clause that defines it, a MEM_SCRATCH writes it (at the
 //!   start of both arms of the `if` when the clause is the `if`'s ALU_PUSH_BEFORE, whose
 //!   predicate set already masks the lanes of one arm);
@@ -19,6 +19,10 @@
 //!   READ_SCRATCH loads it into a fresh value on its channel (so the packer's read-port checks
 //!   still hold), which that item reads instead. A reload a fetch or an export reads joins
 //!   the value's unit ([`crate::units`]), so that it is in the GPR the instruction reads.
+//!
+//! Once the program fits, spilled values whose times in scratch memory (the hulls of their
+//! writes and reads, described below) do not overlap share a component of an element, so that
+//! scratch memory holds at most as many elements as values overlap at one point.
 //!
 //! The emitter puts a WAIT_ACK before a read while a write may be in flight. Each round aims
 //! lower than the one before ([`MARGINS`]) and never spills a value twice nor a reload, so the
@@ -36,7 +40,8 @@
 //! packing keeps the schedule: the pressure it counts is the allocator's, and only the items
 //! around the spilled values change.
 //!
-//! Invariants: a program that fits the GPRs is not touched; the spilled values' elements follow
+//! Invariants: a program that fits the GPRs is not touched; spilled values whose times overlap
+//! never share an element component; the spilled values' elements follow
 //! the temporaries' and the spilled values' of the parts compiled before (a subroutine's writes
 //! do not overwrite its callers' values); spilled values' accesses are never indexed. R600
 //! cannot read scratch memory (no READ_SCRATCH): there a shader that does not fit is an
@@ -48,10 +53,13 @@
 use crate::isa::{Chip, MAX_GPRS, MAX_SCRATCH_ELEMENTS};
 use crate::lir::{Export, Fetch, Lane, Lir, Operand, VReg};
 use crate::pack::{Item, PKind, PNode, Packed};
-use crate::regalloc::{AllocError, Allocation, Flow, LoopSpan, allocate_over};
+use crate::regalloc::{AllocError, Allocation, Flow, LoopSpan, SpillSlot, allocate_over};
 use crate::units::Units;
 use shrew_engine::deep::nested;
 use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
 
 /// How far below the GPRs available each round aims: the allocator may need more GPRs than
 /// the most values live at once, and reloads add to what the round counted.
@@ -102,7 +110,8 @@ pub fn allocate_spilling<'p>(
             Ok(alloc) => {
                 return Ok(match spiller {
                     None => (Cow::Borrowed(packed), alloc),
-                    Some(s) => {
+                    Some(mut s) => {
+                        s.share_elements(&flow);
                         let alloc = Allocation {
                             spills: s.spills,
                             fills: s.fills,
@@ -242,43 +251,70 @@ fn choose_by_hulls(flow: &Flow, packed: &Packed, lir: &Lir, bound: u32, target: 
 /// reaches each of its reads on every path, found in time near-linear in the program, without
 /// its liveness. None for a value nothing reads.
 fn live_hulls(flow: &Flow, values: usize) -> Vec<Option<(usize, usize)>> {
-    let mut span: Vec<Option<(usize, usize)>> = vec![None; values];
-    let mut read = vec![false; values];
-    let mut read_first = vec![false; values];
-    for (p, point) in flow.points.iter().enumerate() {
+    let accesses = flow.points.iter().enumerate().flat_map(|(p, point)| {
         // A point reads before it writes.
-        let uses = point.uses.iter().map(|&v| (v, true));
-        for (v, is_use) in uses.chain(point.defs.iter().map(|&(v, _)| (v, false))) {
-            let v = v as usize;
-            read[v] |= is_use;
-            match &mut span[v] {
-                Some((_, hi)) => *hi = p,
-                none => {
-                    *none = Some((p, p));
-                    read_first[v] = is_use;
-                }
+        let uses = point.uses.iter().map(move |&v| (p, v as usize, true));
+        uses.chain(point.defs.iter().map(move |&(v, _)| (p, v as usize, false)))
+    });
+    (hulls(flow, values, accesses).into_iter())
+        .map(|hull| hull.filter(|h| h.read).map(|h| (h.lo, h.hi)))
+        .collect()
+}
+
+/// Where something written and read at points (a value, a scratch element) is live: the
+/// points `lo..=hi`, and whether anything reads it.
+#[derive(Copy, Clone, Debug)]
+struct Hull {
+    lo: usize,
+    hi: usize,
+    read: bool,
+}
+
+/// The hulls (as [`live_hulls`] describes them) of `keys` things from their `accesses`, in
+/// the order of the points: (point, key, whether it reads; at one point, reads first). None
+/// for a key never accessed.
+fn hulls(
+    flow: &Flow,
+    keys: usize,
+    accesses: impl Iterator<Item = (usize, usize, bool)>,
+) -> Vec<Option<Hull>> {
+    let mut found: Vec<Option<Hull>> = vec![None; keys];
+    let mut read_first = vec![false; keys];
+    for (p, key, is_read) in accesses {
+        match &mut found[key] {
+            Some(hull) => {
+                hull.hi = p;
+                hull.read |= is_read;
+            }
+            none => {
+                *none = Some(Hull {
+                    lo: p,
+                    hi: p,
+                    read: is_read,
+                });
+                read_first[key] = is_read;
             }
         }
     }
     let tree = LoopTree::new(&flow.loops);
     let innermost = |p: usize| flow.points[p].innermost_loop;
-    (span.into_iter().zip(read.iter().zip(&read_first)))
-        .map(|(span, (&read, &read_first))| {
-            let (mut lo, mut hi) = span.filter(|_| read)?;
-            if read_first {
-                lo = 0;
-            }
-            // The loops around `lo` that end before `hi`, and those around `hi` that start
-            // after `lo`: the value is live all around them.
-            if let Some(l) = innermost(lo).filter(|&l| flow.loops[l].end < hi) {
-                lo = flow.loops[tree.outermost(l, |s| s.end < hi)].start;
-            }
-            if let Some(l) = innermost(hi).filter(|&l| flow.loops[l].start > lo) {
-                hi = flow.loops[tree.outermost(l, |s| s.start > lo)].end;
-            }
-            Some((lo, hi))
-        })
-        .collect()
+    for (hull, read_first) in found.iter_mut().zip(read_first) {
+        let Some(Hull { lo, hi, .. }) = hull else {
+            continue;
+        };
+        if read_first {
+            *lo = 0;
+        }
+        // The loops around `lo` that end before `hi`, and those around `hi` that start after
+        // `lo`: the key is live all around them.
+        if let Some(l) = innermost(*lo).filter(|&l| flow.loops[l].end < *hi) {
+            *lo = flow.loops[tree.outermost(l, |s| s.end < *hi)].start;
+        }
+        if let Some(l) = innermost(*hi).filter(|&l| flow.loops[l].start > *lo) {
+            *hi = flow.loops[tree.outermost(l, |s| s.start > *lo)].end;
+        }
+    }
+    found
 }
 
 /// The loops' tree, with each loop's ancestors 2^k levels out (or the outermost), so that a
@@ -645,12 +681,105 @@ impl Spiller {
         Fetch::read_scratch(element, 1, Lane::Unused, dsts)
     }
 
+    /// Lets spilled values share a component of an element where their times in scratch
+    /// memory do not overlap: a component's time is the hull ([`hulls`]) of its writes and
+    /// reads in `flow`, the final program's; per component, the times in the order they begin
+    /// take the lowest element none overlapping holds (for intervals, as few as the most that
+    /// overlap at one point).
+    fn share_elements(&mut self, flow: &Flow) {
+        let Range { start, end } = self.packed.spill_elements;
+        let elements = usize::from(end - start);
+        let key = |slot: SpillSlot| 4 * usize::from(slot.element - start) + slot.component;
+        let accesses = (flow.points.iter().enumerate()).filter_map(|(p, point)| {
+            point
+                .spill_access
+                .map(|(slot, write)| (p, key(slot), !write))
+        });
+        let times = hulls(flow, 4 * elements, accesses);
+        let mut renamed: Vec<u16> = vec![0; 4 * elements];
+        let mut used = 0;
+        for component in 0..4 {
+            let mut order: Vec<(usize, usize, usize)> = (0..elements)
+                .map(|e| 4 * e + component)
+                .filter_map(|k| times[k].map(|time| (time.lo, time.hi, k)))
+                .collect();
+            order.sort_unstable();
+            // Elements by when their times end, and those free again.
+            let mut busy: BinaryHeap<Reverse<(usize, u16)>> = BinaryHeap::new();
+            let mut free: BinaryHeap<Reverse<u16>> = BinaryHeap::new();
+            let mut taken = 0;
+            for (lo, hi, k) in order {
+                while let Some(&Reverse((ends, e))) = busy.peek()
+                    && ends < lo
+                {
+                    busy.pop();
+                    free.push(Reverse(e));
+                }
+                let e = free.pop().map_or_else(
+                    || {
+                        taken += 1;
+                        taken - 1
+                    },
+                    |Reverse(e)| e,
+                );
+                renamed[k] = start + e;
+                busy.push(Reverse((hi, e)));
+            }
+            used = used.max(taken);
+        }
+        self.packed.spill_elements.end = start + used;
+        let rename = |element: u16, component: usize| {
+            (start..end)
+                .contains(&element)
+                .then(|| renamed[key(SpillSlot { element, component })])
+        };
+        rename_elements(&mut self.packed.body, &rename);
+    }
+
     /// The MEM_SCRATCH of spilled value `v`.
     fn write(&self, v: VReg) -> Export {
         let mut srcs = [Lane::Unused; 4];
         srcs[self.chan(v.0)] = Lane::Value(v);
         let element = self.element[v.0 as usize].expect("spilled");
         Export::write_scratch(element, srcs, Lane::Unused)
+    }
+}
+
+/// Gives each scratch read and write of one component at a constant element the element
+/// `rename` maps it to, if it maps it.
+fn rename_elements(nodes: &mut [PNode], rename: &impl Fn(u16, usize) -> Option<u16>) {
+    for node in nodes {
+        match node {
+            PNode::Block(items) => {
+                for item in items {
+                    match item {
+                        Item::Fetch(fetches) => {
+                            for fetch in fetches {
+                                if let Some((e, c)) = fetch.scratch_component_read()
+                                    && let Some(renamed) = rename(e, c)
+                                {
+                                    fetch.vtx.mem.array_base = renamed;
+                                }
+                            }
+                        }
+                        Item::Export(export) => {
+                            if let Some((e, c)) = export.scratch_component_written()
+                                && let Some(renamed) = rename(e, c)
+                            {
+                                export.base = renamed;
+                            }
+                        }
+                        Item::Alu(_) => {}
+                    }
+                }
+            }
+            PNode::If { then, otherwise } => nested(|| {
+                rename_elements(then, rename);
+                rename_elements(otherwise, rename);
+            }),
+            PNode::Loop(body) => nested(|| rename_elements(body, rename)),
+            PNode::Break | PNode::Continue | PNode::Call(_) => {}
+        }
     }
 }
 
@@ -914,6 +1043,65 @@ mod tests {
         let (_, alloc) = allocate_spilling(&packed, &lir, &Units::default(), 0, 0, Chip::Evergreen)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(alloc.gprs <= MAX_GPRS && alloc.spills >= 700 - u32::from(MAX_GPRS));
+    }
+
+    /// Values spilled in two parts of a program, the first part's all read before the second's
+    /// are defined, share scratch elements; within a part, where all are live at once, each
+    /// keeps an element of its own.
+    #[test]
+    fn spilled_values_share_elements_where_their_times_do_not_overlap() {
+        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
+        let read =
+            |from: u32| (from..from + 100).map(|v| mov(Some(600 + v), Operand::Value(VReg(v))));
+        let part = |from: u32| {
+            let defines = (0..3).map(move |k| clause(define(from + 100 * k).collect(), false));
+            defines.chain((0..3).map(move |k| clause(read(from + 100 * k).collect(), false)))
+        };
+        let packed = Packed {
+            body: vec![PNode::Block(part(0).chain(part(300)).collect())],
+            chans: vec![Some(0); 1200],
+            ..Packed::default()
+        };
+        let (spilled, alloc) = allocate_spilling(
+            &packed,
+            &Lir::default(),
+            &Units::default(),
+            0,
+            0,
+            Chip::R700,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let PNode::Block(items) = &spilled.body[0] else {
+            panic!("a block")
+        };
+        // By part: the elements its spilled values are written to.
+        let mut written: [Vec<u16>; 2] = [Vec::new(), Vec::new()];
+        let mut part_of_clause = 0;
+        let mut clauses = 0;
+        for item in items {
+            match item {
+                Item::Alu(_) => {
+                    clauses += 1;
+                    part_of_clause = usize::from(clauses > 6);
+                }
+                Item::Export(write) => written[part_of_clause].push(write.base),
+                Item::Fetch(_) => {}
+            }
+        }
+        for elements in &mut written {
+            let count = elements.len();
+            assert!(count > 100, "{count} values spilled in a part");
+            elements.sort();
+            elements.dedup();
+            assert_eq!(
+                elements.len(),
+                count,
+                "values live at once share an element"
+            );
+        }
+        assert_eq!(written[0], written[1], "the parts share their elements");
+        assert_eq!(spilled.spill_elements.len(), written[0].len());
+        assert_eq!(alloc.spills as usize, 2 * written[0].len());
     }
 
     /// A second round leaves the first round's code alone: its writes and reads are not
