@@ -1497,6 +1497,26 @@ impl Packed {
         out
     }
 
+    /// [`Packed::items`], to change.
+    pub(crate) fn items_mut(&mut self) -> Vec<&mut Item> {
+        fn walk<'p>(nodes: &'p mut [PNode], out: &mut Vec<&'p mut Item>) {
+            for node in nodes {
+                match node {
+                    PNode::Block(items) => out.extend(items),
+                    PNode::If { then, otherwise } => nested(|| {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }),
+                    PNode::Loop(body) => nested(|| walk(body, out)),
+                    PNode::Break | PNode::Continue | PNode::Call(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&mut self.body, &mut out);
+        out
+    }
+
     /// Elements of scratch memory a lane needs.
     pub fn scratch_size(&self) -> u16 {
         self.scratch_elements.max(self.spill_elements.end)

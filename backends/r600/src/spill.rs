@@ -191,6 +191,14 @@ fn item_of(flow: &Flow, p: usize) -> usize {
 /// whose live sets hold at most about `target` values per channel at any point (a hull holds
 /// every point its value is live at), so their work stays linear in its size.
 fn choose_by_hulls(flow: &Flow, packed: &Packed, lir: &Lir, bound: u32, target: u32) -> Vec<u32> {
+    // No more than `bound` values on any channel: nothing to look at (almost every program).
+    let mut on_channel = [0u32; 4];
+    for &c in packed.chans.iter().flatten() {
+        on_channel[c as usize] += 1;
+    }
+    if on_channel.iter().all(|&n| n <= bound) {
+        return Vec::new();
+    }
     let values = packed.chans.len();
     let hulls = live_hulls(flow, values);
     let mut counts = vec![vec![0i32; flow.points.len() + 1]; 4];
@@ -728,12 +736,28 @@ impl Spiller {
             used = used.max(taken);
         }
         self.packed.spill_elements.end = start + used;
-        let rename = |element: u16, component: usize| {
+        let rename = |(element, component): (u16, usize)| {
             (start..end)
                 .contains(&element)
                 .then(|| renamed[key(SpillSlot { element, component })])
         };
-        rename_elements(&mut self.packed.body, &rename);
+        for item in self.packed.items_mut() {
+            match item {
+                Item::Fetch(fetches) => {
+                    for fetch in fetches {
+                        if let Some(element) = fetch.scratch_component_read().and_then(rename) {
+                            fetch.vtx.mem.array_base = element;
+                        }
+                    }
+                }
+                Item::Export(export) => {
+                    if let Some(element) = export.scratch_component_written().and_then(rename) {
+                        export.base = element;
+                    }
+                }
+                Item::Alu(_) => {}
+            }
+        }
     }
 
     /// The MEM_SCRATCH of spilled value `v`.
@@ -742,44 +766,6 @@ impl Spiller {
         srcs[self.chan(v.0)] = Lane::Value(v);
         let element = self.element[v.0 as usize].expect("spilled");
         Export::write_scratch(element, srcs, Lane::Unused)
-    }
-}
-
-/// Gives each scratch read and write of one component at a constant element the element
-/// `rename` maps it to, if it maps it.
-fn rename_elements(nodes: &mut [PNode], rename: &impl Fn(u16, usize) -> Option<u16>) {
-    for node in nodes {
-        match node {
-            PNode::Block(items) => {
-                for item in items {
-                    match item {
-                        Item::Fetch(fetches) => {
-                            for fetch in fetches {
-                                if let Some((e, c)) = fetch.scratch_component_read()
-                                    && let Some(renamed) = rename(e, c)
-                                {
-                                    fetch.vtx.mem.array_base = renamed;
-                                }
-                            }
-                        }
-                        Item::Export(export) => {
-                            if let Some((e, c)) = export.scratch_component_written()
-                                && let Some(renamed) = rename(e, c)
-                            {
-                                export.base = renamed;
-                            }
-                        }
-                        Item::Alu(_) => {}
-                    }
-                }
-            }
-            PNode::If { then, otherwise } => nested(|| {
-                rename_elements(then, rename);
-                rename_elements(otherwise, rename);
-            }),
-            PNode::Loop(body) => nested(|| rename_elements(body, rename)),
-            PNode::Break | PNode::Continue | PNode::Call(_) => {}
-        }
     }
 }
 
