@@ -603,6 +603,31 @@ fn logical_layout_is_checked() {
     );
 }
 
+/// An `OpSpecConstantOp` computes only the operations SPIR-V allows there: one of another
+/// (`OpConstant`, whose literal the parser could not size, or `OpSwitch`) is a located error,
+/// not a panic in the parser.
+#[test]
+fn spec_constant_ops_of_operations_not_allowed_there_are_rejected() {
+    use rspirv::spirv::Op;
+    let (header, insts) = split(&white());
+    let constant = &insts[position(&insts, Op::Constant)];
+    let (float, one) = (constant[1], constant[3]);
+    for operation in [Op::Constant, Op::Switch, Op::SpecConstantOp, Op::Nop] {
+        let mut bad = insts.clone();
+        let at = position(&bad, Op::Constant) + 1;
+        bad.insert(
+            at,
+            inst(
+                Op::SpecConstantOp,
+                &[float, header[3], operation as u32, one],
+            ),
+        );
+        let mut words = join(&header, &bad);
+        words[3] += 1;
+        rejected(&words, "OpSpecConstantOp with operation");
+    }
+}
+
 /// Names and decorations name what they apply to; entry points are functions whose interfaces
 /// are input and output variables; a fragment shader has an origin.
 #[test]

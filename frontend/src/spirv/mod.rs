@@ -39,6 +39,7 @@ mod validate;
 
 use rspirv::binary::{Consumer, ParseAction};
 use rspirv::dr;
+use rspirv::spirv;
 use shrew_engine::ir::Shader;
 use std::collections::{HashMap, HashSet};
 
@@ -182,7 +183,7 @@ impl Consumer for Collector {
 
 /// Parses the module and pairs every instruction with its word offset.
 fn parse(words: &[u32]) -> Result<Vec<Inst>> {
-    check_word_counts(words)?;
+    check_instruction_words(words)?;
     let mut collector = Collector::default();
     rspirv::binary::parse_words(words, &mut collector)
         .map_err(|state| SpirvError::malformed(format!("the binary does not parse: {state}")))?;
@@ -197,31 +198,109 @@ fn parse(words: &[u32]) -> Result<Vec<Inst>> {
     Ok(out)
 }
 
-/// Checks that every instruction's word count is non-zero and stays inside the module. rspirv
-/// trusts the last instruction's count when decoding strings (and panics past the end), so this
-/// runs first.
-fn check_word_counts(words: &[u32]) -> Result<()> {
+/// Checks what rspirv's parser trusts, so that it runs only on words it handles: every
+/// instruction's word count is non-zero and stays inside the module (rspirv decodes strings by
+/// the last instruction's count and panics past the end), and every `OpSpecConstantOp`'s
+/// operation is one SPIR-V allows there (rspirv panics on operations whose operands are
+/// literals of kinds it cannot decode in that position, such as `OpConstant`'s or
+/// `OpSwitch`'s).
+fn check_instruction_words(words: &[u32]) -> Result<()> {
     let mut offset = 5;
     while offset < words.len() {
+        let located = |message: String| SpirvError {
+            offset: Some(offset),
+            ..SpirvError::malformed(message)
+        };
         let count = (words[offset] >> 16) as usize;
         if count == 0 {
-            return Err(SpirvError {
-                offset: Some(offset),
-                ..SpirvError::malformed("an instruction with a word count of 0")
-            });
+            return Err(located("an instruction with a word count of 0".into()));
         }
         if offset + count > words.len() {
-            return Err(SpirvError {
-                offset: Some(offset),
-                ..SpirvError::malformed(format!(
-                    "an instruction of {count} words, but the module ends {} words after it starts",
-                    words.len() - offset
-                ))
-            });
+            return Err(located(format!(
+                "an instruction of {count} words, but the module ends {} words after it starts",
+                words.len() - offset
+            )));
+        }
+        let opcode = words[offset] & 0xffff;
+        if opcode == spirv::Op::SpecConstantOp as u32 && count >= 4 {
+            let operation = words[offset + 3];
+            if !spirv::Op::from_u32(operation).is_some_and(allowed_in_spec_constant_op) {
+                return Err(located(format!(
+                    "OpSpecConstantOp with operation {operation}, which SPIR-V does not allow there"
+                )));
+            }
         }
         offset += count;
     }
     Ok(())
+}
+
+/// The operations `OpSpecConstantOp` may compute: those of every environment, then the one
+/// `Shader` adds and those `Kernel` adds.
+fn allowed_in_spec_constant_op(op: spirv::Op) -> bool {
+    use spirv::Op::*;
+    matches!(
+        op,
+        SConvert
+            | UConvert
+            | FConvert
+            | SNegate
+            | Not
+            | IAdd
+            | ISub
+            | IMul
+            | UDiv
+            | SDiv
+            | UMod
+            | SRem
+            | SMod
+            | ShiftRightLogical
+            | ShiftRightArithmetic
+            | ShiftLeftLogical
+            | BitwiseOr
+            | BitwiseXor
+            | BitwiseAnd
+            | VectorShuffle
+            | CompositeExtract
+            | CompositeInsert
+            | LogicalOr
+            | LogicalAnd
+            | LogicalNot
+            | LogicalEqual
+            | LogicalNotEqual
+            | Select
+            | IEqual
+            | INotEqual
+            | ULessThan
+            | SLessThan
+            | UGreaterThan
+            | SGreaterThan
+            | ULessThanEqual
+            | SLessThanEqual
+            | UGreaterThanEqual
+            | SGreaterThanEqual
+            | QuantizeToF16
+            | ConvertFToS
+            | ConvertSToF
+            | ConvertFToU
+            | ConvertUToF
+            | ConvertPtrToU
+            | ConvertUToPtr
+            | GenericCastToPtr
+            | PtrCastToGeneric
+            | Bitcast
+            | FNegate
+            | FAdd
+            | FSub
+            | FMul
+            | FDiv
+            | FRem
+            | FMod
+            | AccessChain
+            | InBoundsAccessChain
+            | PtrAccessChain
+            | InBoundsPtrAccessChain
+    )
 }
 
 /// Names given out once each: `base`, or when that is taken `base_1`, `base_2`, ...: the first
