@@ -12,9 +12,11 @@
 //! counts of the points it relieves: those outside the clauses, fetch clauses and exports that
 //! define or read it, where the value or its reload stays. A spilled value takes a component
 //! of a scratch element, the one of its channel (a scratch write has no swizzle):
-//! - after each ALU clause or fetch clause that defines it, a MEM_SCRATCH writes it (at the
-//!   start of both arms of the `if` when the clause is the `if`'s ALU_PUSH_BEFORE, whose
-//!   predicate set already masks the lanes of one arm);
+//! - each ALU clause or fetch clause that defines it defines a fresh value on its channel
+//!   instead (which the clause's later reads read), and after it a MEM_SCRATCH writes that
+//!   (at the start of both arms of the `if` when the clause is the `if`'s ALU_PUSH_BEFORE,
+//!   whose predicate set already masks the lanes of one arm), so that every piece of the
+//!   value's life between its definitions and reads is a short value of its own;
 //! - before each ALU clause, fetch clause or export that reads it before defining it, a
 //!   READ_SCRATCH loads it into a fresh value on its channel (so the packer's read-port checks
 //!   still hold), which that item reads instead. A reload a fetch or an export reads joins
@@ -586,31 +588,33 @@ impl Spiller {
     /// Rewrites the items of a block: the reloads before each item reading spilled values,
     /// the writes after each defining them. Gives the writes that go to the arms of the `if`
     /// after the block.
+    ///
+    /// An item defining a spilled value defines a fresh value on its channel instead, which
+    /// the item's later reads and the write read: each piece of a spilled value's life is a
+    /// value of its own, so that the allocator sees short ranges, not one value defined all
+    /// over the program (which, coloured once, would have to avoid everything live at any of
+    /// its definitions).
     fn block(&mut self, items: &mut Vec<Item>) -> Vec<Item> {
         let mut out = Vec::with_capacity(items.len());
         let mut for_arms = Vec::new();
         for mut item in std::mem::take(items) {
-            // The spilled values the item reads, each with its reload, and those it defines.
+            // The spilled values the item reads before defining them, each with its reload,
+            // and those it defines, each with the fresh value it defines instead.
             let mut reloads: Vec<(VReg, VReg)> = Vec::new();
-            let mut defined: Vec<VReg> = Vec::new();
+            let mut defined: Vec<(VReg, VReg)> = Vec::new();
             match &mut item {
                 Item::Alu(clause) => {
                     for group in &mut clause.groups {
                         for placed in group.iter_mut() {
                             for src in &mut placed.srcs {
-                                if let PKind::Operand(Operand::Value(v)) = &mut src.kind
-                                    && self.is_spilled(*v)
-                                    && !defined.contains(v)
-                                {
-                                    *v = self.reload(*v, &mut reloads, false);
+                                if let PKind::Operand(Operand::Value(v)) = &mut src.kind {
+                                    self.rename_read(v, &defined, &mut reloads, false);
                                 }
                             }
                         }
                         // A group reads before it writes: its own reads read the reload.
-                        for v in group.iter().filter_map(|p| p.dst) {
-                            if self.is_spilled(v) && !defined.contains(&v) {
-                                defined.push(v);
-                            }
+                        for dst in group.iter_mut().filter_map(|p| p.dst.as_mut()) {
+                            self.rename_definition(dst, &mut defined, false);
                         }
                     }
                 }
@@ -619,18 +623,20 @@ impl Spiller {
                         let lanes = std::iter::once(&mut fetch.srcs)
                             .chain(fetch.gradients.iter_mut().flatten());
                         for lane in lanes.flatten() {
-                            self.reload_lane(lane, &mut reloads);
-                        }
-                        for &v in fetch.dsts.iter().flatten() {
-                            if self.is_spilled(v) && !defined.contains(&v) {
-                                defined.push(v);
+                            if let Lane::Value(v) = lane {
+                                self.rename_read(v, &defined, &mut reloads, true);
                             }
+                        }
+                        for dst in fetch.dsts.iter_mut().flatten() {
+                            self.rename_definition(dst, &mut defined, true);
                         }
                     }
                 }
                 Item::Export(export) => {
                     for lane in export.srcs.iter_mut().chain(&mut export.index) {
-                        self.reload_lane(lane, &mut reloads);
+                        if let Lane::Value(v) = lane {
+                            self.rename_read(v, &defined, &mut reloads, true);
+                        }
                     }
                 }
             }
@@ -641,7 +647,7 @@ impl Spiller {
             self.fills += reloads.len() as u32;
             let push = matches!(&item, Item::Alu(clause) if clause.push);
             out.push(item);
-            let writes = defined.iter().map(|&v| Item::Export(self.write(v)));
+            let writes = defined.iter().map(|&(v, d)| Item::Export(self.write(v, d)));
             if push {
                 for_arms = writes.collect();
             } else {
@@ -653,21 +659,49 @@ impl Spiller {
         for_arms
     }
 
-    /// A fetch or export lane reading a spilled value reads its reload, in the value's unit.
-    fn reload_lane(&mut self, lane: &mut Lane, reloads: &mut Vec<(VReg, VReg)>) {
-        if let Lane::Value(v) = lane
-            && self.is_spilled(*v)
-        {
-            *v = self.reload(*v, reloads, true);
+    /// A read of `v` in an item: when `v` is being spilled, the read takes the fresh value
+    /// the item defined in its place, or else its reload (made if there is none yet, in `v`'s
+    /// unit when `in_unit`).
+    fn rename_read(
+        &mut self,
+        v: &mut VReg,
+        defined: &[(VReg, VReg)],
+        reloads: &mut Vec<(VReg, VReg)>,
+        in_unit: bool,
+    ) {
+        if !self.is_spilled(*v) {
+            return;
         }
+        let found = |pairs: &[(VReg, VReg)]| pairs.iter().find(|(s, _)| s == v).map(|p| p.1);
+        *v = match found(defined).or_else(|| found(reloads)) {
+            Some(renamed) => renamed,
+            None => {
+                let reload = self.fresh(*v, in_unit);
+                reloads.push((*v, reload));
+                reload
+            }
+        };
     }
 
-    /// The reload of spilled value `v` in `reloads`, made if there is none yet: a fresh value
-    /// on `v`'s channel, in `v`'s unit when `in_unit`.
-    fn reload(&mut self, v: VReg, reloads: &mut Vec<(VReg, VReg)>, in_unit: bool) -> VReg {
-        if let Some(&(_, r)) = reloads.iter().find(|(s, _)| *s == v) {
-            return r;
+    /// A definition of `v` in an item: when `v` is being spilled, it defines the fresh value
+    /// the item defines in its place (made at the item's first definition of `v`, in `v`'s
+    /// unit when `in_unit`).
+    fn rename_definition(&mut self, v: &mut VReg, defined: &mut Vec<(VReg, VReg)>, in_unit: bool) {
+        if !self.is_spilled(*v) {
+            return;
         }
+        *v = match defined.iter().find(|(s, _)| s == v) {
+            Some(&(_, renamed)) => renamed,
+            None => {
+                let renamed = self.fresh(*v, in_unit);
+                defined.push((*v, renamed));
+                renamed
+            }
+        };
+    }
+
+    /// A fresh value on `v`'s channel, in `v`'s unit when `in_unit`, which is never spilled.
+    fn fresh(&mut self, v: VReg, in_unit: bool) -> VReg {
         let r = VReg(self.packed.chans.len() as u32);
         self.packed.chans.push(self.packed.chans[v.0 as usize]);
         self.element.push(None);
@@ -677,7 +711,6 @@ impl Spiller {
             self.units.of.insert(r, unit);
             self.units.members[unit].push(r);
         }
-        reloads.push((v, r));
         r
     }
 
@@ -760,10 +793,10 @@ impl Spiller {
         }
     }
 
-    /// The MEM_SCRATCH of spilled value `v`.
-    fn write(&self, v: VReg) -> Export {
+    /// The MEM_SCRATCH of spilled value `v`, defined as `piece`, to its element.
+    fn write(&self, v: VReg, piece: VReg) -> Export {
         let mut srcs = [Lane::Unused; 4];
-        srcs[self.chan(v.0)] = Lane::Value(v);
+        srcs[self.chan(v.0)] = Lane::Value(piece);
         let element = self.element[v.0 as usize].expect("spilled");
         Export::write_scratch(element, srcs, Lane::Unused)
     }
@@ -870,7 +903,8 @@ mod tests {
 
     /// A value the `if`'s ALU_PUSH_BEFORE defines is written at the start of both arms (an
     /// `else` made for it), read back where the `then` arm reads it; a clause that reads a
-    /// spilled value before it redefines it reads the reload, then writes the new value.
+    /// spilled value before it redefines it reads the reload, then writes the new value. The
+    /// original, its reload and the two values defined in its place are four values.
     #[test]
     fn writes_after_a_push_go_to_both_arms_and_reads_before_a_definition_reload() {
         let read_then_define = clause(
@@ -899,7 +933,16 @@ mod tests {
         };
         let mut spiller = Spiller::new(&packed, &Lir::default(), &Units::default(), 0, Chip::R700);
         spiller.spill(&[0]).unwrap();
-        let write = Item::Export(spiller.write(VReg(0)));
+        // Each clause defining the spilled value defines a fresh one instead, which it writes.
+        let definition = |item: &Item| match item {
+            Item::Alu(clause) => clause.groups.iter().flatten().find_map(|p| p.dst),
+            _ => None,
+        };
+        let PNode::Block(head) = &spiller.packed.body[0] else {
+            panic!("a block")
+        };
+        let pushed = definition(&head[0]).expect("the push clause's definition");
+        let write = Item::Export(spiller.write(VReg(0), pushed));
         let PNode::If { then, otherwise } = &spiller.packed.body[1] else {
             panic!("an if")
         };
@@ -910,11 +953,18 @@ mod tests {
         let [first, Item::Fetch(reads), Item::Alu(clause), last] = &items[..] else {
             panic!("{items:?}")
         };
-        assert_eq!((first, last), (&write, &write));
+        assert_eq!(first, &write);
         let reload = reads[0].dsts[0].expect("a reload");
         assert_eq!(
             clause.groups[0][0].srcs[0].kind,
             PKind::Operand(Operand::Value(reload))
+        );
+        let redefined = clause.groups[1][0].dst.expect("the clause's definition");
+        assert_eq!(last, &Item::Export(spiller.write(VReg(0), redefined)));
+        let pieces = [VReg(0), pushed, reload, redefined];
+        assert!(
+            (1..4).all(|i| !pieces[..i].contains(&pieces[i])),
+            "{pieces:?}"
         );
         assert_eq!((spiller.spills, spiller.fills), (3, 1));
     }
