@@ -24,7 +24,9 @@
 //!
 //! Once the program fits, spilled values whose times in scratch memory (the hulls of their
 //! writes and reads, described below) do not overlap share a component of an element, so that
-//! scratch memory holds at most as many elements as values overlap at one point.
+//! scratch memory holds at most as many elements as values overlap at one point. Only the
+//! elements left then must be within reach of a scratch access ([`MAX_SCRATCH_ELEMENTS`]);
+//! a program needing more is an [`AllocError`] that says how many.
 //!
 //! The emitter puts a WAIT_ACK before a read while a write may be in flight. Each round aims
 //! lower than the one before ([`MARGINS`]) and never spills a value twice nor a reload, so the
@@ -114,6 +116,10 @@ pub fn allocate_spilling<'p>(
                     None => (Cow::Borrowed(packed), alloc),
                     Some(mut s) => {
                         s.share_elements(&flow);
+                        let needed = u32::from(s.packed.spill_elements.end);
+                        if needed > MAX_SCRATCH_ELEMENTS {
+                            return Err(AllocError::ScratchFull { needed });
+                        }
                         let alloc = Allocation {
                             spills: s.spills,
                             fills: s.fills,
@@ -538,9 +544,13 @@ impl Spiller {
         self.spilling_now = vec![false; self.packed.chans.len()];
         for &v in chosen {
             let c = self.chan(v);
+            // Until the rounds end, every spilled value has a component of its own: only the
+            // elements left once they share ([`Spiller::share_elements`]) must be within reach
+            // of a scratch access. (Past what an element number holds, more than 65,535 per
+            // channel, no count is known but that it is more than the hardware's.)
             let element = base + self.taken[c];
             self.taken[c] += 1;
-            if element >= MAX_SCRATCH_ELEMENTS {
+            if element >= u32::from(u16::MAX) {
                 return Err(AllocError::ScratchFull {
                     needed: element + 1,
                 });
@@ -898,6 +908,50 @@ mod tests {
         assert_eq!(
             allocate_spilling(&packed, &lir, &units, 0, 7, Chip::R600).map(drop),
             Err(AllocError::NoReadScratch { needed: 200 })
+        );
+    }
+
+    /// Elements count against what a scratch access reaches only once spilled values share
+    /// them: two regions, one after the other, each with 150 values live at once on channel
+    /// x, spill into half the elements they take while the rounds go on.
+    #[test]
+    fn only_the_shared_elements_must_be_within_reach() {
+        let define = |from: u32| (from..from + 75).map(|v| mov(Some(v), Operand::Const(v)));
+        let read =
+            |from: u32| (from..from + 50).map(|v| mov(Some(600 + v), Operand::Value(VReg(v))));
+        let region = |from: u32| {
+            [
+                clause(define(from).collect(), false),
+                clause(define(from + 75).collect(), false),
+                clause(read(from).collect(), false),
+                clause(read(from + 50).collect(), false),
+                clause(read(from + 100).collect(), false),
+            ]
+        };
+        let packed = Packed {
+            body: vec![PNode::Block(
+                region(0).into_iter().chain(region(150)).collect(),
+            )],
+            chans: vec![Some(0); 900],
+            ..Packed::default()
+        };
+        let (lir, units) = (Lir::default(), Units::default());
+        let spill_from = |base: u16| allocate_spilling(&packed, &lir, &units, 0, base, Chip::R700);
+        let (spilled, alloc) = spill_from(0).unwrap_or_else(|e| panic!("{e}"));
+        let shared = spilled.spill_elements.end;
+        // Each spilled value is defined once: one write each, one element each until they share.
+        assert!(
+            u32::from(shared) < alloc.spills,
+            "{shared} {}",
+            alloc.spills
+        );
+        let last_base = (MAX_SCRATCH_ELEMENTS - u32::from(shared)) as u16;
+        assert!(spill_from(last_base).is_ok());
+        assert_eq!(
+            spill_from(last_base + 1).map(drop),
+            Err(AllocError::ScratchFull {
+                needed: MAX_SCRATCH_ELEMENTS + 1
+            })
         );
     }
 
