@@ -615,13 +615,10 @@ fn spec_constant_ops_of_operations_not_allowed_there_are_rejected() {
     for operation in [Op::Constant, Op::Switch, Op::SpecConstantOp, Op::Nop] {
         let mut bad = insts.clone();
         let at = position(&bad, Op::Constant) + 1;
-        bad.insert(
-            at,
-            inst(
-                Op::SpecConstantOp,
-                &[float, header[3], operation as u32, one],
-            ),
-        );
+        // Words enough for every operation's operands, so that the parser would reach the
+        // literals it cannot decode.
+        let operands = [float, header[3], operation as u32, one, one, one, one];
+        bad.insert(at, inst(Op::SpecConstantOp, &operands));
         let mut words = join(&header, &bad);
         words[3] += 1;
         rejected(&words, "OpSpecConstantOp with operation");

@@ -546,8 +546,9 @@ impl Spiller {
             let c = self.chan(v);
             // Until the rounds end, every spilled value has a component of its own: only the
             // elements left once they share ([`Spiller::share_elements`]) must be within reach
-            // of a scratch access. (Past what an element number holds, more than 65,535 per
-            // channel, no count is known but that it is more than the hardware's.)
+            // of a scratch access. (Past what an element number holds, 65,535 with the elements
+            // before the spilled values', no count is known but that it is more than the
+            // hardware's.)
             let element = base + self.taken[c];
             self.taken[c] += 1;
             if element >= u32::from(u16::MAX) {
@@ -909,6 +910,55 @@ mod tests {
             allocate_spilling(&packed, &lir, &units, 0, 7, Chip::R600).map(drop),
             Err(AllocError::NoReadScratch { needed: 200 })
         );
+    }
+
+    /// A fetch clause defining a spilled value defines a fresh value in the value's unit
+    /// instead, which a later fetch of the clause reads as it is and the write after the clause
+    /// writes; a later clause reads it back.
+    #[test]
+    fn a_fetch_clause_defining_a_spilled_value_defines_a_fresh_one_in_its_unit() {
+        let x = |v: u32| [Some(VReg(v)), None, None, None];
+        let defining = Fetch::read_scratch(0, 1, Lane::Unused, x(1));
+        let reading = Fetch::read_scratch(0, 4, Lane::Value(VReg(1)), x(2));
+        let packed = Packed {
+            body: vec![PNode::Block(vec![
+                Item::Fetch(vec![defining, reading]),
+                clause(vec![mov(Some(3), Operand::Value(VReg(1)))], false),
+            ])],
+            chans: vec![Some(0); 4],
+            ..Packed::default()
+        };
+        let units = Units {
+            of: [(VReg(1), 0)].into(),
+            members: vec![vec![VReg(1)]],
+            ..Units::default()
+        };
+        let mut spiller = Spiller::new(&packed, &Lir::default(), &units, 0, Chip::R700);
+        spiller.spill(&[1]).unwrap();
+        let PNode::Block(items) = &spiller.packed.body[0] else {
+            panic!("a block")
+        };
+        let [
+            Item::Fetch(fetches),
+            write,
+            Item::Fetch(reloads),
+            Item::Alu(clause),
+        ] = &items[..]
+        else {
+            panic!("{items:?}")
+        };
+        let fresh = fetches[0].dsts[0].expect("the fetch's result");
+        assert_ne!(fresh, VReg(1));
+        assert_eq!(spiller.units.of.get(&fresh), Some(&0));
+        assert_eq!(fetches[1].srcs[0], Lane::Value(fresh));
+        assert_eq!(write, &Item::Export(spiller.write(VReg(1), fresh)));
+        let reload = reloads[0].dsts[0].expect("a reload");
+        assert!(reload != fresh && reload != VReg(1));
+        assert_eq!(
+            clause.groups[0][0].srcs[0].kind,
+            PKind::Operand(Operand::Value(reload))
+        );
+        assert_eq!((spiller.spills, spiller.fills), (1, 1));
     }
 
     /// Elements count against what a scratch access reaches only once spilled values share
