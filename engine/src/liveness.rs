@@ -67,34 +67,59 @@ impl LiveRangeSearch {
         &mut self,
         exposed: impl IntoIterator<Item = usize>,
         defining: impl IntoIterator<Item = usize>,
-        mut found: impl FnMut(Live),
+        found: impl FnMut(Live),
     ) {
+        self.search_within(exposed, defining, usize::MAX, found);
+    }
+
+    /// [`LiveRangeSearch::search`], giving up once it has found the variable live into or out
+    /// of more than `budget` blocks: false then, and what it reported is only part of the
+    /// variable's range (nor does [`LiveRangeSearch::is_live_in`] hold the rest).
+    pub fn search_within(
+        &mut self,
+        exposed: impl IntoIterator<Item = usize>,
+        defining: impl IntoIterator<Item = usize>,
+        budget: usize,
+        mut found: impl FnMut(Live),
+    ) -> bool {
+        let mut reported = 0usize;
+        let mut found = |live| {
+            found(live);
+            reported += 1;
+            reported <= budget
+        };
         self.search += 1;
         let mark = self.search;
         for b in defining {
             self.defines[b] = mark;
         }
+        let mut within = true;
         for b in exposed {
             if self.live_in[b] != mark {
                 self.live_in[b] = mark;
-                found(Live::In(b));
+                within &= found(Live::In(b));
                 self.work.push(b);
             }
         }
-        while let Some(b) = self.work.pop() {
+        while within && let Some(b) = self.work.pop() {
             for &p in &self.predecessors[b] {
+                if !within {
+                    break;
+                }
                 if self.live_out[p] == mark {
                     continue;
                 }
                 self.live_out[p] = mark;
-                found(Live::Out(p));
+                within &= found(Live::Out(p));
                 if self.defines[p] != mark && self.live_in[p] != mark {
                     self.live_in[p] = mark;
-                    found(Live::In(p));
+                    within &= found(Live::In(p));
                     self.work.push(p);
                 }
             }
         }
+        self.work.clear();
+        within
     }
 
     /// Whether the last search found its variable live into `block`.
@@ -133,5 +158,20 @@ mod tests {
         search.search([3], [1], |live| found.push(live));
         assert_eq!(found, [Live::In(3), Live::Out(1)]);
         assert!(search.is_live_in(3) && !search.is_live_in(2));
+    }
+
+    /// A search within a budget stops once it has reported more blocks than the budget, and
+    /// says so; a budget as large as the range finds it all, as the plain search does.
+    #[test]
+    fn a_search_within_a_budget_gives_up_past_it() {
+        let successors = [vec![1], vec![2, 3], vec![1], vec![]];
+        let mut search = LiveRangeSearch::new(4, |b| successors[b].iter().copied());
+        let mut found = Vec::new();
+        assert!(!search.search_within([2], [0], 3, |live| found.push(live)));
+        assert_eq!(found.len(), 4);
+        found.clear();
+        assert!(search.search_within([2], [0], 5, |live| found.push(live)));
+        assert_eq!(found.len(), 5);
+        assert!(search.is_live_in(1) && !search.is_live_in(0));
     }
 }

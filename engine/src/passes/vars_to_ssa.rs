@@ -7,7 +7,11 @@
 //! Each distinct scalar or vector such a chain ends at is a *leaf*: an SSA variable of its own.
 //! Phis go at the iterated dominance frontier of each loaded leaf's stores (Cytron et al.), in
 //! the blocks where the leaf is live (pruned SSA, so the phis grow with the live ranges, not
-//! with the nesting around them). Then, walking down the dominator tree with each leaf's
+//! with the nesting around them). Where a leaf's live range is far longer than its accesses and
+//! one of its stores dominates every read, the search for the range stops and the phis go at
+//! the frontier within what that store dominates, the only blocks the leaf can be live into
+//! (some of those phis are dead; `dce` deletes them): searching out every such range takes the
+//! sum of their lengths, quadratic in the nesting of loops. Then, walking down the dominator tree with each leaf's
 //! current value (Cytron et al.'s renaming), every load becomes a `mov` of that value (with a
 //! swizzle for a component) and every store becomes the leaf's next value — a `mov` of the
 //! data, or a `vecN` mixing the written components into the old value (write masks, stores to
@@ -38,6 +42,7 @@ use crate::ir::{
 };
 use crate::liveness::LiveRangeSearch;
 use crate::ops::AluOp;
+use petgraph::visit::NodeIndexable;
 use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::IndexKind;
 
@@ -260,8 +265,17 @@ fn promote(func: &mut Function, acc: &Accesses) {
     let mut phis: FxHashMap<BlockId, Vec<(usize, Value)>> = FxHashMap::default();
     let (exposed, replacing) = exposed_reads(func, acc);
     // Phis go only where their leaf is live (pruned SSA): a variable live in a small region,
-    // like the temporary of a ternary, gets none at the merges around it.
+    // like the temporary of a ternary, gets none at the merges around it. A live range far
+    // longer than the leaf's accesses (a counter live in every loop inside its own, a variable
+    // live around a whole dispatch loop) is not searched out when a store dominates every
+    // read: the leaf is live only where that store dominates, and the frontier there is what
+    // the phis need, with dead ones `dce` deletes. Searching every such range would take the
+    // sum of their lengths, quadratic in the nesting.
     let mut liveness = LiveRangeSearch::over_blocks(func);
+    let mut preorder_index = vec![usize::MAX; func.cfg.node_bound()];
+    for (i, b) in dom.preorder().iter().enumerate() {
+        preorder_index[b.index()] = i;
+    }
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
         // No store block with a frontier, no phi: the liveness search (as long as the live
         // range, which nested live ranges make quadratic in total) is not needed.
@@ -273,13 +287,22 @@ fn promote(func: &mut Function, acc: &Accesses) {
         }
         let (exposed, replacing) = (&exposed[leaf], &replacing[leaf]);
         let index = |b: &BlockId| b.index();
-        liveness.search(
-            exposed.iter().map(index),
-            replacing.iter().map(index),
-            |_| {},
-        );
-        let live_in = |b: BlockId| liveness.is_live_in(b.index());
-        for b in iterated_dominance_frontier(&frontiers, blocks, live_in) {
+        let budget = LIVE_BLOCKS_PER_ACCESS * (exposed.len() + replacing.len() + 1);
+        let search = |liveness: &mut LiveRangeSearch, budget| {
+            let (exposed, replacing) = (exposed.iter().map(index), replacing.iter().map(index));
+            liveness.search_within(exposed, replacing, budget, |_| {})
+        };
+        let placed = if search(&mut liveness, budget) {
+            iterated_dominance_frontier(&frontiers, blocks, |b| liveness.is_live_in(b.index()))
+        } else if let Some(kill) = dominating_store(&dom, &preorder_index, exposed, replacing) {
+            // Live only where that store dominates: the frontier there, some phis dead.
+            let dominated = |b: BlockId| b != kill && dom.dominates(kill, b);
+            iterated_dominance_frontier(&frontiers, blocks, dominated)
+        } else {
+            search(&mut liveness, usize::MAX);
+            iterated_dominance_frontier(&frontiers, blocks, |b| liveness.is_live_in(b.index()))
+        };
+        for b in placed {
             let phi = func.alloc_inst(Inst {
                 kind: InstKind::Phi(Vec::new()),
                 def: Some(acc.leaves[leaf].1),
@@ -349,6 +372,32 @@ fn promote(func: &mut Function, acc: &Accesses) {
     func.cfg[entry].insts.splice(0..0, undefs);
 
     func.remove_insts(acc.derefs.values().flatten().copied());
+}
+
+/// How many blocks a leaf's live range may cover, per block accessing it, before the search
+/// for it gives up and the phis follow dominance instead.
+const LIVE_BLOCKS_PER_ACCESS: usize = 32;
+
+/// A block whose store of the whole leaf comes before any read in it and which dominates every
+/// block reading the leaf before such a store (`exposed`, in any order), if there is one: no
+/// block it does not dominate has the leaf live into it. Found in time linear in the blocks
+/// given: a block dominates them all when it dominates the first and the last of them in the
+/// dominator tree's preorder.
+fn dominating_store(
+    dom: &DomTree,
+    preorder_index: &[usize],
+    exposed: &[BlockId],
+    replacing: &[BlockId],
+) -> Option<BlockId> {
+    let by_preorder = |b: &&BlockId| preorder_index[b.index()];
+    let first = *exposed.iter().min_by_key(by_preorder)?;
+    let last = *exposed.iter().max_by_key(by_preorder)?;
+    if exposed.iter().any(|b| !dom.is_reachable(*b)) {
+        return None;
+    }
+    let exposed: FxHashSet<BlockId> = exposed.iter().copied().collect();
+    (replacing.iter().copied())
+        .find(|&r| !exposed.contains(&r) && dom.dominates(r, first) && dom.dominates(r, last))
 }
 
 /// Per leaf, the blocks that read it before any store of the whole leaf (a load, or a store
