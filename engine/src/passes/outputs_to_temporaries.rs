@@ -30,8 +30,8 @@ use super::vars::{
     AccessKind, DerefPath, PathStep, copy_leaves, copyable, unique_name, var_accesses,
 };
 use crate::ir::{
-    BlockId, Builder, Cursor, Deref, FuncId, Function, InstKind, Mode, Shader, Terminator, Value,
-    VarId, Variable,
+    BlockId, Builder, Cursor, Deref, FuncId, Function, InstKind, Mode, Shader, Terminator, Type,
+    Value, VarId, Variable,
 };
 use petgraph::visit::Dfs;
 use std::collections::BTreeSet;
@@ -88,12 +88,30 @@ fn outputs_needing_temporaries(shader: &Shader) -> BTreeSet<VarId> {
                 .collect();
             let in_entry = std::ptr::eq(func, shader.entry_function());
             let rewritten = (!in_entry && !stores.is_empty()) || stored_twice(func, &stores);
-            if (read || indexed || accesses.escapes || rewritten) && copyable(shader, ty) {
+            if (read || indexed || accesses.escapes || rewritten)
+                && copyable(shader, ty)
+                && leaves(shader, ty) <= MAX_COPIED_LEAVES
+            {
                 outputs.insert(var);
             }
         }
     }
     outputs
+}
+
+/// The most scalars and vectors an output moved to a temporary may hold: each is copied back at
+/// every return, and no hardware has more output slots than this.
+const MAX_COPIED_LEAVES: u64 = 4096;
+
+/// How many scalars and vectors `ty` holds (saturating): what [`copy_leaves`] copies one by one.
+fn leaves(shader: &Shader, ty: &Type) -> u64 {
+    match ty {
+        Type::Array { elem, len, .. } => u64::from(*len).saturating_mul(leaves(shader, elem)),
+        Type::Struct(id) => (shader.structs[id.0 as usize].members.iter())
+            .fold(0u64, |n, m| n.saturating_add(leaves(shader, &m.ty))),
+        Type::Matrix { .. } => ty.element_count().map_or(1, u64::from),
+        _ => 1,
+    }
 }
 
 /// Whether two of `stores` write overlapping parts (one after the other, or in the arms of a
