@@ -21,7 +21,7 @@
 //! invocation that ends otherwise (`discard`, `terminate`) writes no output in either form.
 //! Outputs whose parts are each stored once, at constant indices, are left alone, and so are
 //! outputs of more scalars and vectors than any hardware has output slots
-//! ([`MAX_COPIED_LEAVES`]; the copies back would be that many); the copies
+//! (4,096: the copies back would be that many); the copies
 //! the pass makes are such stores (one per return), so running the pass again changes
 //! nothing. Each output moved is one transformation.
 //!
