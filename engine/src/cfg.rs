@@ -89,6 +89,11 @@ impl DomTree {
         &self.preorder
     }
 
+    /// Position of a reachable block in [`DomTree::preorder`].
+    pub fn preorder_index(&self, b: BlockId) -> Option<usize> {
+        self.is_reachable(b).then(|| self.walk[b.index()].0)
+    }
+
     /// The immediate dominator of a reachable block other than the entry.
     pub fn immediate_dominator(&self, b: BlockId) -> Option<BlockId> {
         self.idom.get(b.index()).copied().flatten()

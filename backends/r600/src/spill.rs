@@ -852,20 +852,30 @@ mod tests {
         })
     }
 
+    /// A clause of MOVs on channel x defining values `from..from + count`, each its own number.
+    fn defining(from: u32, count: u32) -> Item {
+        let movs = (from..from + count).map(|v| mov(Some(v), Operand::Const(v)));
+        clause(movs.collect(), false)
+    }
+
+    /// A clause of MOVs on channel x reading values `from..from + count`, each into value
+    /// `into` above it.
+    fn reading(from: u32, count: u32, into: u32) -> Item {
+        let movs = (from..from + count).map(|v| mov(Some(into + v), Operand::Value(VReg(v))));
+        clause(movs.collect(), false)
+    }
+
     /// Two clauses define 100 values each on channel x, four more read 50 each: 200 values
     /// live at once on one channel.
     fn two_hundred_on_x() -> Packed {
-        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
-        let read =
-            |from: u32| (from..from + 50).map(|v| mov(Some(200 + v), Operand::Value(VReg(v))));
         Packed {
             body: vec![PNode::Block(vec![
-                clause(define(0).collect(), false),
-                clause(define(100).collect(), false),
-                clause(read(0).collect(), false),
-                clause(read(50).collect(), false),
-                clause(read(100).collect(), false),
-                clause(read(150).collect(), false),
+                defining(0, 100),
+                defining(100, 100),
+                reading(0, 50, 200),
+                reading(50, 50, 200),
+                reading(100, 50, 200),
+                reading(150, 50, 200),
             ])],
             chans: vec![Some(0); 400],
             ..Packed::default()
@@ -966,16 +976,13 @@ mod tests {
     /// x, spill into half the elements they take while the rounds go on.
     #[test]
     fn only_the_shared_elements_must_be_within_reach() {
-        let define = |from: u32| (from..from + 75).map(|v| mov(Some(v), Operand::Const(v)));
-        let read =
-            |from: u32| (from..from + 50).map(|v| mov(Some(600 + v), Operand::Value(VReg(v))));
         let region = |from: u32| {
             [
-                clause(define(from).collect(), false),
-                clause(define(from + 75).collect(), false),
-                clause(read(from).collect(), false),
-                clause(read(from + 50).collect(), false),
-                clause(read(from + 100).collect(), false),
+                defining(from, 75),
+                defining(from + 75, 75),
+                reading(from, 50, 600),
+                reading(from + 50, 50, 600),
+                reading(from + 100, 50, 600),
             ]
         };
         let packed = Packed {
@@ -1165,11 +1172,8 @@ mod tests {
     /// choose spills before the exact rounds, and the program then fits.
     #[test]
     fn far_more_values_than_gprs_are_spilled_from_their_hulls_first() {
-        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
-        let read =
-            |from: u32| (from..from + 100).map(|v| mov(Some(700 + v), Operand::Value(VReg(v))));
-        let clauses = (0..7).map(|k| clause(define(100 * k).collect(), false));
-        let reads = (0..7).map(|k| clause(read(100 * k).collect(), false));
+        let clauses = (0..7).map(|k| defining(100 * k, 100));
+        let reads = (0..7).map(|k| reading(100 * k, 100, 700));
         let packed = Packed {
             body: vec![PNode::Block(clauses.chain(reads).collect())],
             chans: vec![Some(0); 1400],
@@ -1190,12 +1194,9 @@ mod tests {
     /// keeps an element of its own.
     #[test]
     fn spilled_values_share_elements_where_their_times_do_not_overlap() {
-        let define = |from: u32| (from..from + 100).map(|v| mov(Some(v), Operand::Const(v)));
-        let read =
-            |from: u32| (from..from + 100).map(|v| mov(Some(600 + v), Operand::Value(VReg(v))));
         let part = |from: u32| {
-            let defines = (0..3).map(move |k| clause(define(from + 100 * k).collect(), false));
-            defines.chain((0..3).map(move |k| clause(read(from + 100 * k).collect(), false)))
+            let defines = (0..3).map(move |k| defining(from + 100 * k, 100));
+            defines.chain((0..3).map(move |k| reading(from + 100 * k, 100, 600)))
         };
         let packed = Packed {
             body: vec![PNode::Block(part(0).chain(part(300)).collect())],

@@ -42,7 +42,6 @@ use crate::ir::{
 };
 use crate::liveness::LiveRangeSearch;
 use crate::ops::AluOp;
-use petgraph::visit::NodeIndexable;
 use rustc_hash::{FxHashMap, FxHashSet};
 use shrew_ops::IndexKind;
 
@@ -272,10 +271,6 @@ fn promote(func: &mut Function, acc: &Accesses) {
     // the phis need, with dead ones `dce` deletes. Searching every such range would take the
     // sum of their lengths, quadratic in the nesting.
     let mut liveness = LiveRangeSearch::over_blocks(func);
-    let mut preorder_index = vec![usize::MAX; func.cfg.node_bound()];
-    for (i, b) in dom.preorder().iter().enumerate() {
-        preorder_index[b.index()] = i;
-    }
     for (leaf, blocks) in store_blocks.into_iter().enumerate() {
         // No store block with a frontier, no phi: the liveness search (as long as the live
         // range, which nested live ranges make quadratic in total) is not needed.
@@ -294,7 +289,7 @@ fn promote(func: &mut Function, acc: &Accesses) {
         };
         let placed = if search(&mut liveness, budget) {
             iterated_dominance_frontier(&frontiers, blocks, |b| liveness.is_live_in(b.index()))
-        } else if let Some(kill) = dominating_store(&dom, &preorder_index, exposed, replacing) {
+        } else if let Some(kill) = dominating_store(&dom, exposed, replacing) {
             // Live only where that store dominates: the frontier there, some phis dead.
             let dominated = |b: BlockId| b != kill && dom.dominates(kill, b);
             iterated_dominance_frontier(&frontiers, blocks, dominated)
@@ -383,18 +378,13 @@ const LIVE_BLOCKS_PER_ACCESS: usize = 32;
 /// block it does not dominate has the leaf live into it. Found in time linear in the blocks
 /// given: a block dominates them all when it dominates the first and the last of them in the
 /// dominator tree's preorder.
-fn dominating_store(
-    dom: &DomTree,
-    preorder_index: &[usize],
-    exposed: &[BlockId],
-    replacing: &[BlockId],
-) -> Option<BlockId> {
-    let by_preorder = |b: &&BlockId| preorder_index[b.index()];
-    let first = *exposed.iter().min_by_key(by_preorder)?;
-    let last = *exposed.iter().max_by_key(by_preorder)?;
+fn dominating_store(dom: &DomTree, exposed: &[BlockId], replacing: &[BlockId]) -> Option<BlockId> {
     if exposed.iter().any(|b| !dom.is_reachable(*b)) {
         return None;
     }
+    let by_preorder = |b: &&BlockId| dom.preorder_index(**b);
+    let first = *exposed.iter().min_by_key(by_preorder)?;
+    let last = *exposed.iter().max_by_key(by_preorder)?;
     let exposed: FxHashSet<BlockId> = exposed.iter().copied().collect();
     (replacing.iter().copied())
         .find(|&r| !exposed.contains(&r) && dom.dominates(r, first) && dom.dominates(r, last))
