@@ -2,10 +2,9 @@
 //! `.shader_test` files, GLSL, SPIR-V and WGSL files) and reports per stage and in total. The
 //! shader-db of the later issues starts here.
 
-use crate::piglit::{BatchArgs, Progress, find_files, thread_pool};
+use crate::piglit::{BatchArgs, Progress, find_files};
 use crate::{CliError, emit};
 use clap::Args;
-use rayon::prelude::*;
 use shrew_engine::egraph::shader_cost;
 use shrew_engine::ir::Stage;
 use shrew_engine::rewrite::Model;
@@ -13,10 +12,10 @@ use shrew_frontend::glsl::{Glslang, stage_for_extension};
 use shrew_frontend::shader_test::{parse_sources, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
 use shrew_frontend::{LoadError, LoadOptions, load_file};
+use shrew_harness::batch::{ItemEnd, run_batch};
 use shrew_targets::{Compiler, Pipeline, Target, VariantError, statistics_json};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -51,6 +50,8 @@ enum Status {
     FrontendError,
     /// The front end panicked: always a bug, and the corpus gate fails on any.
     Panicked,
+    /// The file's work was still running at the batch's time limit.
+    TimedOut,
 }
 
 struct StageReport {
@@ -127,62 +128,41 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         ext == "shader_test" || ext == "spv" || ext == "wgsl" || stage_for_extension(ext).is_some()
     }));
     let bar = Progress::new(files.len(), "files");
-    let reports: Vec<StageReport> = thread_pool(args.batch.jobs)?.install(|| {
-        files
-            .par_iter()
-            .flat_map_iter(|(index, path)| {
-                let mut r =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| file_reports(path, &context)))
-                        .unwrap_or_else(|panic| {
-                            let message = panic
-                                .downcast_ref::<&str>()
-                                .map(|s| s.to_string())
-                                .or_else(|| panic.downcast_ref::<String>().cloned())
-                                .unwrap_or_default();
-                            let name = path.display().to_string();
-                            vec![failure(name, Status::Panicked, format!("panic: {message}"))]
-                        });
-                for report in &mut r {
-                    report.index = *index;
+    let mut reports: Vec<StageReport> = Vec::new();
+    let mut output = Ok(());
+    run_batch(
+        &files,
+        args.batch.options(),
+        |(_, path)| file_reports(path, &context),
+        |i, end| {
+            let (index, path) = &files[i];
+            let name = path.display().to_string();
+            let mut file_reports = match end {
+                ItemEnd::Done(reports) => reports,
+                ItemEnd::Panicked(message) => {
+                    vec![failure(name, Status::Panicked, format!("panic: {message}"))]
                 }
-                bar.inc();
-                r
-            })
-            .collect()
-    });
+                ItemEnd::TimedOut(limit) => vec![failure(
+                    name,
+                    Status::TimedOut,
+                    format!("the time limit of {} s passed", limit.as_secs_f64()),
+                )],
+            };
+            bar.inc();
+            for r in &mut file_reports {
+                r.index = *index;
+                if let Some(line) = report_line(r, &context, args.batch.json)
+                    && output.is_ok()
+                {
+                    output = bar.print_line(&line);
+                }
+            }
+            reports.append(&mut file_reports);
+        },
+    );
     bar.finish();
+    output?;
     let mut out = String::new();
-    for r in &reports {
-        if args.batch.json {
-            let line = serde_json::json!({
-                "index": r.index,
-                "name": r.name,
-                "stage": r.stage.map(|s| s.name()),
-                "status": r.status,
-                "message": r.message,
-                "instructions": r.instructions,
-                "cost": r.cost,
-                "time": r.time,
-                "pipeline_time": r.pipeline_time,
-            });
-            let mut line = line;
-            if context.compiler.is_some() {
-                line["kernels"] = kernels_json(&r.kernels);
-            }
-            if context.baseline.is_some() {
-                line["kernels_baseline"] = kernels_json(&r.baseline);
-            }
-            out.push_str(&format!("{line}\n"));
-        } else if r.status != Status::Ok {
-            out.push_str(&format!(
-                "{:?} #{} {}: {}\n",
-                r.status,
-                r.index,
-                r.name,
-                r.message.as_deref().unwrap_or("")
-            ));
-        }
-    }
     out.push_str(&summary(&reports, args.batch.json));
     if context.compiler.is_some() {
         out.push_str(&kernel_summary(
@@ -193,6 +173,39 @@ pub fn corpus(args: &CorpusArgs) -> Result<(), CliError> {
         ));
     }
     emit(&out)
+}
+
+/// The output line of one stage's report: every report in JSON, the failures in text.
+fn report_line(r: &StageReport, context: &Context, json: bool) -> Option<String> {
+    if !json {
+        return (r.status != Status::Ok).then(|| {
+            format!(
+                "{:?} #{} {}: {}",
+                r.status,
+                r.index,
+                r.name,
+                r.message.as_deref().unwrap_or("")
+            )
+        });
+    }
+    let mut line = serde_json::json!({
+        "index": r.index,
+        "name": r.name,
+        "stage": r.stage.map(|s| s.name()),
+        "status": r.status,
+        "message": r.message,
+        "instructions": r.instructions,
+        "cost": r.cost,
+        "time": r.time,
+        "pipeline_time": r.pipeline_time,
+    });
+    if context.compiler.is_some() {
+        line["kernels"] = kernels_json(&r.kernels);
+    }
+    if context.baseline.is_some() {
+        line["kernels_baseline"] = kernels_json(&r.baseline);
+    }
+    Some(line.to_string())
 }
 
 /// shader-db's totals per stage and dispatch width: kernels and the sum of each figure; with a
@@ -385,6 +398,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
             "unsupported": count(Status::Unsupported),
             "frontend_error": count(Status::FrontendError),
             "panicked": count(Status::Panicked),
+            "timed_out": count(Status::TimedOut),
             "translated_percent": rate,
             "instructions": instructions,
             "time": time,
@@ -394,7 +408,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
     }
     let mut s = format!(
         "{} stages: {ok} ok, {} not compiled by glslang/naga, {} unsupported, {} frontend errors, \
-         {} panics\n\
+         {} panics, {} past the time limit\n\
          translated {rate:.2}% of the {compiled} vertex, fragment and compute stages that \
          compile; {instructions} IR instructions; \
          {time:.2} s translating and optimizing\n",
@@ -403,6 +417,7 @@ fn summary(reports: &[StageReport], json: bool) -> String {
         count(Status::Unsupported),
         count(Status::FrontendError),
         count(Status::Panicked),
+        count(Status::TimedOut),
     );
     for (reason, n) in top {
         s.push_str(&format!("{n:>8}  {reason}\n"));

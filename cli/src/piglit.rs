@@ -4,15 +4,15 @@
 use crate::{CliError, emit, target_parser};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 use shrew_frontend::glsl::Glslang;
+use shrew_harness::batch::{BatchOptions, ItemEnd, run_batch};
 use shrew_harness::{Outcome, Status, run_file};
 use shrew_targets::{Pipeline, Target};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct PiglitArgs {
@@ -43,6 +43,10 @@ pub struct BatchArgs {
     /// Files processed at once (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Longest one file may take, in seconds: a file still running then is reported as failed
+    /// (its work is stopped) and the batch goes on.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub time_limit: Option<Duration>,
     /// Process only the files numbered A to B (1-based, in the sorted input order that the
     /// output's `index` gives; `A..`, `..B` and `A` work too), to bisect a batch.
     #[arg(long, value_name = "A..B", value_parser = parse_range)]
@@ -56,7 +60,23 @@ pub struct BatchArgs {
     pub sample: Option<u32>,
 }
 
+/// A positive number of seconds.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
+}
+
 impl BatchArgs {
+    /// How the batch runs its files.
+    pub fn options(&self) -> BatchOptions {
+        BatchOptions {
+            jobs: self.jobs,
+            time_limit: self.time_limit,
+        }
+    }
+
     /// The files the ranges select, each with its 1-based number in the input.
     pub fn select(&self, files: Vec<PathBuf>) -> Vec<(usize, PathBuf)> {
         let inside = |range: Option<(usize, usize)>, n: usize| {
@@ -182,14 +202,11 @@ impl Progress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
-}
 
-pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, CliError> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = jobs {
-        builder = builder.num_threads(n.max(1));
+    /// Prints a line of the batch's output on stdout, above the bar on a terminal.
+    pub fn print_line(&self, line: &str) -> Result<(), CliError> {
+        self.bar.suspend(|| emit(&format!("{line}\n")))
     }
-    builder.build().map_err(CliError::from)
 }
 
 pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
@@ -216,56 +233,73 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
         None => None,
     };
     let backend = stages.as_deref();
-    let results: Vec<(usize, PathBuf, Outcome, f64)> =
-        thread_pool(args.batch.jobs)?.install(|| {
-            files
-                .par_iter()
-                .map(|(index, path)| {
-                    let start = Instant::now();
-                    let outcome = run_file(path, &glslang, &optimize, backend);
-                    bar.inc();
-                    (*index, path.clone(), outcome, start.elapsed().as_secs_f64())
+    let json = args.batch.json;
+    let (mut passed, mut failed, mut skipped, mut compiled) = (0, 0, 0, 0);
+    let mut output = Ok(());
+    run_batch(
+        &files,
+        args.batch.options(),
+        |(_, path)| {
+            let start = Instant::now();
+            let outcome = run_file(path, &glslang, &optimize, backend);
+            (outcome, start.elapsed().as_secs_f64())
+        },
+        |i, end| {
+            let (index, path) = &files[i];
+            let (outcome, time) = match end {
+                ItemEnd::Done(done) => done,
+                ItemEnd::Panicked(message) => (Outcome::fail(format!("panic: {message}")), 0.0),
+                ItemEnd::TimedOut(limit) => (
+                    Outcome::fail(format!(
+                        "the time limit of {} s passed",
+                        limit.as_secs_f64()
+                    )),
+                    limit.as_secs_f64(),
+                ),
+            };
+            match outcome.status {
+                Status::Pass => passed += 1,
+                Status::Fail => failed += 1,
+                Status::Skip => skipped += 1,
+            }
+            compiled += outcome.compiled as usize;
+            bar.inc();
+            let line = if json {
+                serde_json::json!({
+                    "index": index,
+                    "path": path.display().to_string(),
+                    "status": outcome.status,
+                    "reason": outcome.reason,
+                    "time": time,
                 })
-                .collect()
-        });
-    bar.finish();
-    let count = |s: Status| results.iter().filter(|(_, _, o, _)| o.status == s).count();
-    let (passed, failed, skipped) = (
-        count(Status::Pass),
-        count(Status::Fail),
-        count(Status::Skip),
+                .to_string()
+            } else {
+                let status = match outcome.status {
+                    Status::Pass => "PASS",
+                    Status::Fail => "FAIL",
+                    Status::Skip => "SKIP",
+                };
+                match &outcome.reason {
+                    Some(reason) => format!("{status} #{index} {}: {reason}", path.display()),
+                    None => format!("{status} #{index} {}", path.display()),
+                }
+            };
+            if output.is_ok() {
+                output = bar.print_line(&line);
+            }
+        },
     );
-    let compiled = results.iter().filter(|(_, _, o, _)| o.compiled).count();
-    let mut out = String::new();
-    for (index, path, outcome, time) in &results {
-        if args.batch.json {
-            let line = serde_json::json!({
-                "index": index,
-                "path": path.display().to_string(),
-                "status": outcome.status,
-                "reason": outcome.reason,
-                "time": time,
-            });
-            out.push_str(&format!("{line}\n"));
-        } else if outcome.status == Status::Fail {
-            out.push_str(&format!(
-                "FAIL #{index} {}: {}\n",
-                path.display(),
-                outcome.reason.as_deref().unwrap_or("")
-            ));
-        }
-    }
-    if args.batch.json {
+    bar.finish();
+    output?;
+    let summary = if json {
         let summary = serde_json::json!({
             "summary": { "passed": passed, "failed": failed, "skipped": skipped, "compiled": compiled }
         });
-        out.push_str(&format!("{summary}\n"));
+        format!("{summary}\n")
     } else {
-        out.push_str(&format!(
-            "{passed} passed, {failed} failed, {skipped} skipped\n"
-        ));
-    }
-    emit(&out)?;
+        format!("{passed} passed, {failed} failed, {skipped} skipped\n")
+    };
+    emit(&summary)?;
     if failed > 0 {
         return Err(CliError(String::new()));
     }
@@ -291,6 +325,7 @@ mod tests {
             target: shrew_targets::generic(),
             json: false,
             jobs: None,
+            time_limit: None,
             only_shaders: Some((2, 5)),
             skip_shaders: Some((3, 3)),
             sample: None,
@@ -307,6 +342,7 @@ mod tests {
             target: shrew_targets::generic(),
             json: false,
             jobs: None,
+            time_limit: None,
             only_shaders: None,
             skip_shaders: None,
             sample: Some(3),

@@ -7,6 +7,7 @@
 //! ([`draw`]), and [`deep`] for walks whose recursion follows the shader's nesting.
 
 pub mod cfg;
+pub mod deadline;
 pub mod deep;
 pub mod dominators;
 pub mod draw;

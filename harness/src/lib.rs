@@ -15,6 +15,7 @@
 //! probes, none of which the front end (which reads shaders) or the backends (which the
 //! executor drives through the draw contract, never the other way round) should carry.
 
+pub mod batch;
 mod commands;
 pub mod differential;
 pub mod fuzz;

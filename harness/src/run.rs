@@ -44,6 +44,10 @@ use std::path::Path;
 /// piglit's default window size.
 const DEFAULT_SIZE: (u32, u32) = (250, 250);
 
+/// The environment variable naming a test file (its file name) that [`run_file`] panics on,
+/// so that tests can check what a batch does with a panic.
+pub const PANIC_HOOK: &str = "SHREW_TEST_PANIC";
+
 /// How a test ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -71,7 +75,8 @@ impl Outcome {
         }
     }
 
-    fn fail(reason: impl Into<String>) -> Outcome {
+    /// A failure of a test whose shaders compiled, for `reason`.
+    pub fn fail(reason: impl Into<String>) -> Outcome {
         Outcome {
             status: Status::Fail,
             reason: Some(reason.into()),
@@ -88,6 +93,12 @@ pub fn run_file(
     optimize: &dyn Fn(&mut Shader) -> Result<(), String>,
     backend: Option<&dyn DrawStages>,
 ) -> Outcome {
+    // A test-only hook: a batch must report a panicking test as failed and finish the others.
+    if let Some(name) = std::env::var_os(PANIC_HOOK)
+        && path.file_name() == Some(name.as_os_str())
+    {
+        panic!("{PANIC_HOOK} names this test");
+    }
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => return Outcome::fail(format!("cannot read the file: {e}")),

@@ -29,6 +29,7 @@ use crate::isa::{
     SCRATCH_BASE_BYTE, Type, restricted_float,
 };
 use crate::sampler::{self, TextureSurface};
+use shrew_engine::deadline;
 use shrew_engine::interp::Resources;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -154,6 +155,9 @@ pub enum EmuError {
     FloatBits { index: usize, opcode: &'static str },
     #[error("the program ran more than {0} instructions")]
     RunAway(u64),
+    /// The time limit of the run (see `shrew_engine::deadline`) passed.
+    #[error("the time limit passed while the program ran")]
+    TimeLimit,
     #[error("the binary does not round-trip: {0}")]
     Encoding(String),
     #[error("sampler: {0}")]
@@ -251,6 +255,9 @@ impl Execution {
             self.steps += 1;
             if self.steps > STEP_LIMIT {
                 return Err(EmuError::RunAway(STEP_LIMIT));
+            }
+            if self.steps.is_multiple_of(deadline::CHECK_EVERY) && deadline::expired() {
+                return Err(EmuError::TimeLimit);
             }
             for &end in &self.loop_starts[self.pc] {
                 if self.back_edge.is_none_or(|from| end < from) {

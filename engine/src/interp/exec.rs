@@ -181,6 +181,24 @@ fn atomic_raw(
 
 /// Evaluates a non-derivative ALU instruction on a register file.
 pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64]) {
+    if let Some(f) = a.per_component {
+        // Component by component, straight from the registers: what `AluOp::eval` does with
+        // the gathered sources. An SSA value is never its own source, so writing the result's
+        // components one by one reads nothing it writes.
+        let bits = Bits {
+            src: &a.src_bits,
+            dst: a.dst_bits,
+        };
+        let mut comp = [0u64; 16];
+        let comp = &mut comp[..a.srcs.len()];
+        for c in 0..a.comps as usize {
+            for (slot, s) in comp.iter_mut().zip(&a.srcs) {
+                *slot = regs[s.off as usize + s.swizzle[c] as usize];
+            }
+            regs[a.dst as usize + c] = f(comp, bits);
+        }
+        return;
+    }
     let mut buf = [0u64; MAX_ALU_READS];
     let mut starts = [0usize; 17];
     let mut k = 0;
@@ -215,12 +233,61 @@ pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64]) {
     regs[dst..dst + n].copy_from_slice(&out[..n]);
 }
 
-/// The scalar type and component count of a scalar or vector type.
-fn scalar_vec(ty: &Type) -> Option<(Scalar, u32)> {
-    match ty {
-        Type::Scalar(s) => Some((*s, 1)),
-        Type::Vector(s, n) => Some((*s, *n as u32)),
-        _ => None,
+/// Executes an instruction that only reads and writes registers: constants, `undef` and derefs.
+pub(crate) fn register_op(op: &Op, regs: &mut [u64]) {
+    match op {
+        Op::Const { dst, vals } => {
+            let dst = *dst as usize;
+            regs[dst..dst + vals.len()].copy_from_slice(vals);
+        }
+        Op::Undef { dst, n } => regs[*dst as usize..(*dst + *n) as usize].fill(0),
+        Op::DerefVar { dst, ptr } => regs[*dst as usize] = *ptr,
+        Op::DerefArray {
+            dst,
+            parent,
+            index,
+            index_bits,
+            stride,
+            len,
+        } => {
+            let p = regs[*parent as usize];
+            let i = sext(regs[*index as usize], *index_bits);
+            let inside = i >= 0 && (*len == 0 || i < *len as i64);
+            let off = (p as u32 as i64).checked_add(i.saturating_mul(*stride as i64));
+            regs[*dst as usize] = match off {
+                Some(off) if inside && p & PTR_OOB == 0 && off <= u32::MAX as i64 => {
+                    (p & !0xffff_ffff) | off as u64
+                }
+                _ => p | PTR_OOB,
+            };
+        }
+        Op::DerefBlock {
+            dst,
+            parent,
+            index,
+            index_bits,
+            len,
+        } => {
+            let p = regs[*parent as usize];
+            let i = sext(regs[*index as usize], *index_bits);
+            regs[*dst as usize] = if (0..*len as i64).contains(&i) {
+                p | (i as u64) << BLOCK_SHIFT
+            } else {
+                p | PTR_OOB
+            };
+        }
+        Op::DerefStruct {
+            dst,
+            parent,
+            offset,
+        } => {
+            let p = regs[*parent as usize];
+            regs[*dst as usize] = match (p as u32).checked_add(*offset) {
+                Some(off) => (p & !0xffff_ffff) | off as u64,
+                None => p | PTR_OOB,
+            };
+        }
+        _ => unreachable!("not a register instruction"),
     }
 }
 
@@ -341,57 +408,14 @@ impl<'p, 's> Machine<'p, 's> {
                 let dst = a.dst as usize;
                 regs[dst..dst + a.comps as usize].fill(0);
             }
-            Op::Const { dst, vals } => {
-                let dst = *dst as usize;
-                regs[dst..dst + vals.len()].copy_from_slice(vals);
-            }
-            Op::Undef { dst, n } => regs[*dst as usize..(*dst + *n) as usize].fill(0),
-            Op::DerefVar { dst, ptr } => regs[*dst as usize] = *ptr,
-            Op::DerefArray {
-                dst,
-                parent,
-                index,
-                index_bits,
-                stride,
-                len,
-            } => {
-                let p = regs[*parent as usize];
-                let i = sext(regs[*index as usize], *index_bits);
-                let inside = i >= 0 && (*len == 0 || i < *len as i64);
-                let off = (p as u32 as i64).checked_add(i.saturating_mul(*stride as i64));
-                regs[*dst as usize] = match off {
-                    Some(off) if inside && p & PTR_OOB == 0 && off <= u32::MAX as i64 => {
-                        (p & !0xffff_ffff) | off as u64
-                    }
-                    _ => p | PTR_OOB,
-                };
-            }
-            Op::DerefBlock {
-                dst,
-                parent,
-                index,
-                index_bits,
-                len,
-            } => {
-                let p = regs[*parent as usize];
-                let i = sext(regs[*index as usize], *index_bits);
-                regs[*dst as usize] = if (0..*len as i64).contains(&i) {
-                    p | (i as u64) << BLOCK_SHIFT
-                } else {
-                    p | PTR_OOB
-                };
-            }
-            Op::DerefStruct {
-                dst,
-                parent,
-                offset,
-            } => {
-                let p = regs[*parent as usize];
-                regs[*dst as usize] = match (p as u32).checked_add(*offset) {
-                    Some(off) => (p & !0xffff_ffff) | off as u64,
-                    None => p | PTR_OOB,
-                };
-            }
+            Op::Const { .. }
+            | Op::Undef { .. }
+            | Op::DerefVar { .. }
+            | Op::DerefArray { .. }
+            | Op::DerefBlock { .. }
+            | Op::DerefStruct { .. } => register_op(op, regs),
+            Op::LoadDeref(a) => self.load_deref(a, regs, state, shared)?,
+            Op::StoreDeref(a) => self.store_deref(a, regs, state, shared)?,
             Op::Intrinsic(v) => {
                 let flow = self.intrinsic(fc, frame, state, shared, *v)?;
                 if let Flow::Next = flow {
@@ -438,8 +462,9 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(Flow::Next)
     }
 
-    fn terminator(&mut self, frames: &mut Vec<Frame>) -> Result<Flow, Fault> {
+    pub(crate) fn terminator(&mut self, frames: &mut Vec<Frame>) -> Result<Flow, Fault> {
         let prog = self.prog;
+        let depth = frames.len();
         let frame = frames.last_mut().unwrap();
         let fc = &prog.funcs[frame.func as usize];
         match &fc.blocks[frame.block as usize].term {
@@ -452,6 +477,10 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 self.enter(fc, frame, target)
             }
+            Term::Return(_) if depth == 1 => {
+                // The entry function's frame stays, so its registers can be reused.
+                Ok(Flow::Done)
+            }
             Term::Return(value) => {
                 let ret: Vec<u64> = value
                     .map(|(off, n)| frame.regs[off as usize..(off + n) as usize].to_vec())
@@ -459,9 +488,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let (dst, n) = frame.ret_dst;
                 self.call_words_left += frame_words(frame);
                 frames.pop();
-                let Some(caller) = frames.last_mut() else {
-                    return Ok(Flow::Done);
-                };
+                let caller = frames
+                    .last_mut()
+                    .expect("a caller below the returning frame");
                 let n = (n as usize).min(ret.len());
                 caller.regs[dst as usize..dst as usize + n].copy_from_slice(&ret[..n]);
                 caller.pos += 1;
@@ -664,6 +693,52 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// Executes a decoded `load_deref`.
+    pub(crate) fn load_deref(
+        &mut self,
+        a: &DerefAccess,
+        regs: &mut [u64],
+        state: &mut InvState,
+        shared: &mut [u8],
+    ) -> Result<(), Fault> {
+        let ptr = regs[a.ptr as usize];
+        let (dst, comps) = (a.data.0 as usize, a.data.1 as usize);
+        let out = &mut regs[dst..dst + comps];
+        out.fill(0);
+        if let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? {
+            for (c, o) in out.iter_mut().take(a.n as usize).enumerate() {
+                let raw = memory::read_bytes(buf, at + (c as u32 * a.bytes) as u64, a.bytes);
+                *o = mask(memory::from_memory(raw.unwrap(), a.scalar), a.bits);
+            }
+        }
+        Ok(())
+    }
+
+    /// Executes a decoded `store_deref`.
+    pub(crate) fn store_deref(
+        &mut self,
+        a: &DerefAccess,
+        regs: &mut [u64],
+        state: &mut InvState,
+        shared: &mut [u8],
+    ) -> Result<(), Fault> {
+        if state.helper && matches!(a.storage, Storage::Ssbo { .. }) {
+            return Ok(());
+        }
+        let ptr = regs[a.ptr as usize];
+        let (src, comps) = (a.data.0 as usize, a.data.1 as usize);
+        if let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? {
+            let data = &regs[src..src + comps];
+            for (c, &x) in data.iter().enumerate().take(a.n as usize) {
+                if a.write_mask & (1 << c) != 0 {
+                    let off = at + c as u64 * a.bytes as u64;
+                    memory::write_bytes(buf, off, a.bytes, memory::to_memory(x, a.scalar)).unwrap();
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The binding of the texture, sampler or image a deref value points to.
     pub(crate) fn opaque_binding(&self, ptr: u64) -> Result<u32, Fault> {
         let var = ptr_var(ptr);
@@ -685,7 +760,7 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
-    fn intrinsic(
+    pub(crate) fn intrinsic(
         &mut self,
         fc: &FuncCode,
         frame: &mut Frame,
@@ -729,42 +804,8 @@ impl<'p, 's> Machine<'p, 's> {
         let launch: &'p Launch = self.launch;
         let sys = &launch.system;
         let result: Vec<u64> = match ii.op {
-            Intrinsic::LoadDeref => {
-                let (_, ty, layout) = self.pointee(fc, ii.srcs[0])?;
-                let (s, n) = scalar_vec(&ty)
-                    .ok_or_else(|| Fault::invalid("load_deref of an aggregate".into()))?;
-                let bytes = layout.comp_bytes(s);
-                match self.var_area(state, shared, src0(0), 0, n * bytes)? {
-                    Some((buf, at)) => (0..comps.min(n) as u64)
-                        .map(|c| {
-                            let raw =
-                                memory::read_bytes(buf, at + c * bytes as u64, bytes).unwrap();
-                            memory::from_memory(raw, s)
-                        })
-                        .collect(),
-                    None => vec![0; comps.min(n) as usize],
-                }
-            }
-            Intrinsic::StoreDeref => {
-                let (var, ty, layout) = self.pointee(fc, ii.srcs[0])?;
-                self.check_writable(var)?;
-                let (s, n) = scalar_vec(&ty)
-                    .ok_or_else(|| Fault::invalid("store_deref of an aggregate".into()))?;
-                if !self.drops_write(state, var) {
-                    let bytes = layout.comp_bytes(s);
-                    let data = src(1).to_vec();
-                    let write_mask = idx(IndexKind::WriteMask);
-                    if let Some((buf, at)) = self.var_area(state, shared, src0(0), 0, n * bytes)? {
-                        for (c, &x) in data.iter().enumerate().take(n as usize) {
-                            if write_mask & (1 << c) != 0 {
-                                let off = at + c as u64 * bytes as u64;
-                                memory::write_bytes(buf, off, bytes, memory::to_memory(x, s))
-                                    .unwrap();
-                            }
-                        }
-                    }
-                }
-                Vec::new()
+            Intrinsic::LoadDeref | Intrinsic::StoreDeref => {
+                unreachable!("decoded as Op::LoadDeref and Op::StoreDeref")
             }
             Intrinsic::CopyDeref => {
                 let (dvar, dty, dlayout) = self.pointee(fc, ii.srcs[0])?;

@@ -4,14 +4,17 @@
 use super::exec::{Flow, InvState, Invocation, Machine, Status};
 use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, constant_data, storage_extent};
 use super::program::{FuncCode, Op, Program};
+use super::wide;
 use super::{
     InterpError, InvocationResult, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS,
     MAX_RESULT_VALUES, Resources, RunResult,
 };
+use crate::deadline;
 use crate::ir::{Shader, Stage};
 use shrew_ops::alu::{Axis, DerivativePrecision};
 use shrew_ops::eval::{fget, fput};
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// I/O slots every invocation has at least, so lowered accesses to locations without a
 /// variable still work.
@@ -49,6 +52,17 @@ struct Runner<'p, 's> {
     entry: u32,
     /// [`Machine::call_words_left`] at the start of every group.
     call_words: usize,
+    /// Invocations per wave of the wide executor; 0 runs groups on the reference scheduler.
+    wave_lanes: usize,
+    /// Finished invocations whose memory and registers the next ones reuse.
+    spare: Vec<Invocation>,
+}
+
+/// Groups gathered into a wave of the wide executor.
+#[derive(Default)]
+struct Wave {
+    lanes: Vec<Invocation>,
+    groups: Vec<Range<usize>>,
 }
 
 /// The number of invocations of a run and of its largest group, checked against
@@ -88,11 +102,29 @@ fn invocation_counts(shader: &Shader, launch: &Launch) -> Result<(u64, u64), Int
     Ok((total as u64, per_group))
 }
 
+/// Which executor runs the invocations.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Executor {
+    /// One invocation after another ([`Runner::run_group`]).
+    Reference,
+    /// Waves of invocations on [`wide`], where the program allows it.
+    Wide,
+}
+
+/// Most invocations of one wave of the wide executor.
+const MAX_WAVE_LANES: u64 = 256;
+
+/// Most memory the invocations of one wave hold (a wave always takes at least one group).
+const MAX_WAVE_BYTES: u64 = 1 << 26;
+
+/// Runs a shader on `executor`, which also tells which executor produced the result (the
+/// reference when the program is not eligible for the wide one or the wide run failed).
 pub(crate) fn run(
     shader: &Shader,
     launch: &Launch,
     res: &mut Resources,
-) -> Result<RunResult, InterpError> {
+    executor: Executor,
+) -> Result<(RunResult, Executor), InterpError> {
     let (total, group) = invocation_counts(shader, launch)?;
     res.validate()?;
     let entry = shader.entry.0;
@@ -147,39 +179,48 @@ pub(crate) fn run(
              limit of {MAX_RESULT_VALUES} values"
         )));
     }
-    let inputs = prepare_inputs(&prog, launch, total as usize)?;
-    let mut uniform = res.uniform_data.clone();
-    if uniform.len() < uniform_size as usize {
-        uniform.resize(uniform_size as usize, 0);
+    let areas = Areas {
+        input: input as usize,
+        output: output as usize,
+        private: private as usize,
+        shared: shared as usize,
+    };
+    let invocation_bytes = input + output + private + entry_regs;
+    let wave_lanes = (MAX_WAVE_BYTES / invocation_bytes.max(1)).clamp(1, MAX_WAVE_LANES) as usize;
+    let attempt = |res: &mut Resources, wide: bool| -> Result<RunResult, InterpError> {
+        let mut uniform = res.uniform_data.clone();
+        if uniform.len() < uniform_size as usize {
+            uniform.resize(uniform_size as usize, 0);
+        }
+        let constant = constant_data(shader, &prog.vars)?;
+        let mut runner = Runner {
+            m: Machine::new(&prog, launch, res, uniform, constant),
+            areas: Areas { ..areas },
+            inputs: prepare_inputs(&prog, launch, total as usize)?,
+            outputs: output_leaves(&prog)?,
+            entry,
+            call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
+            wave_lanes: if wide { wave_lanes } else { 0 },
+            spare: Vec::new(),
+        };
+        let invocations = match shader.stage {
+            Stage::Compute => runner.compute(total as usize)?,
+            Stage::Fragment => runner.fragment()?,
+            _ => runner.independent()?,
+        };
+        Ok(RunResult {
+            invocations,
+            stats: runner.m.stats,
+        })
+    };
+    if executor == Executor::Wide && wide::eligible(&prog) {
+        // An error may be another invocation's than the reference's first: the reference
+        // finds it again.
+        if let Ok(result) = attempt(res, true) {
+            return Ok((result, Executor::Wide));
+        }
     }
-    let mut runner = Runner {
-        m: Machine::new(
-            &prog,
-            launch,
-            res,
-            uniform,
-            constant_data(shader, &prog.vars)?,
-        ),
-        areas: Areas {
-            input: input as usize,
-            output: output as usize,
-            private: private as usize,
-            shared: shared as usize,
-        },
-        inputs,
-        outputs,
-        entry,
-        call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
-    };
-    let invocations = match shader.stage {
-        Stage::Compute => runner.compute(total as usize)?,
-        Stage::Fragment => runner.fragment()?,
-        _ => runner.independent()?,
-    };
-    Ok(RunResult {
-        invocations,
-        stats: runner.m.stats,
-    })
+    attempt(res, false).map(|result| (result, Executor::Reference))
 }
 
 /// Where the components of every output variable are.
@@ -277,8 +318,49 @@ fn key(prog: &Program, inv: &Invocation) -> Vec<(u32, u32, u32)> {
 }
 
 impl<'p, 's> Runner<'p, 's> {
-    fn invocation(&self, index: usize, quad_pos: usize, state: InvState) -> Invocation {
-        let mut state = state;
+    /// A new invocation with `state`'s identity, its memory and registers zeroed: taken from a
+    /// finished invocation when there is one, so a run allocates them once per group or wave.
+    fn invocation(&mut self, index: usize, quad_pos: usize, state: InvState) -> Invocation {
+        let mut inv = match self.spare.pop() {
+            Some(mut inv) => {
+                inv.frames.truncate(1);
+                let frame = &mut inv.frames[0];
+                frame.block = self.m.prog.funcs[self.entry as usize].entry;
+                frame.pos = 0;
+                frame.regs.fill(0);
+                for area in [
+                    &mut inv.state.input,
+                    &mut inv.state.output,
+                    &mut inv.state.private,
+                ] {
+                    area.fill(0);
+                }
+                inv.state = InvState {
+                    input: std::mem::take(&mut inv.state.input),
+                    output: std::mem::take(&mut inv.state.output),
+                    private: std::mem::take(&mut inv.state.private),
+                    ..state
+                };
+                inv
+            }
+            None => Invocation {
+                index,
+                quad_pos,
+                status: Status::Running,
+                steps: 0,
+                frames: vec![self.m.frame(self.entry, Vec::new(), (0, 0))],
+                state: InvState {
+                    input: vec![0; self.areas.input],
+                    output: vec![0; self.areas.output],
+                    private: vec![0; self.areas.private],
+                    ..state
+                },
+            },
+        };
+        inv.index = index;
+        inv.quad_pos = quad_pos;
+        inv.status = Status::Running;
+        inv.steps = 0;
         for input in &self.inputs {
             let vals = if input.values.len() == 1 {
                 &input.values[0]
@@ -287,24 +369,19 @@ impl<'p, 's> Runner<'p, 's> {
             };
             for (leaf, &v) in input.leaves.iter().zip(vals) {
                 let bytes = memory::to_memory(v, leaf.scalar);
-                memory::write_bytes(&mut state.input, leaf.offset as u64, leaf.bytes, bytes);
+                memory::write_bytes(&mut inv.state.input, leaf.offset as u64, leaf.bytes, bytes);
             }
         }
-        Invocation {
-            index,
-            quad_pos,
-            status: Status::Running,
-            steps: 0,
-            frames: vec![self.m.frame(self.entry, Vec::new(), (0, 0))],
-            state,
-        }
+        inv
     }
 
+    /// The identity of an invocation before its own values are set; its memory comes with it
+    /// from [`Runner::invocation`].
     fn state(&self) -> InvState {
         InvState {
-            input: vec![0; self.areas.input],
-            output: vec![0; self.areas.output],
-            private: vec![0; self.areas.private],
+            input: Vec::new(),
+            output: Vec::new(),
+            private: Vec::new(),
             helper: false,
             initially_helper: false,
             frag_coord: [0.0, 0.0, 0.0, 1.0],
@@ -341,17 +418,64 @@ impl<'p, 's> Runner<'p, 's> {
     /// Vertex shaders and every stage without groups: each invocation on its own.
     fn independent(&mut self) -> Result<Vec<InvocationResult>, InterpError> {
         let base_vertex = self.m.launch.system.base_vertex;
-        (0..self.m.launch.invocations)
-            .map(|i| {
-                let state = InvState {
-                    vertex_id: base_vertex.wrapping_add(i as u32),
-                    ..self.state()
-                };
-                let mut group = [self.invocation(i, 0, state)];
-                self.run_group(&mut group, &mut [])?;
-                Ok(self.result(&group[0]))
-            })
-            .collect()
+        let n = self.m.launch.invocations;
+        let mut results = vec![InvocationResult::default(); n];
+        let mut wave = Wave::default();
+        for i in 0..n {
+            let state = InvState {
+                vertex_id: base_vertex.wrapping_add(i as u32),
+                ..self.state()
+            };
+            let group = vec![self.invocation(i, 0, state)];
+            self.submit(&mut wave, group, &mut [], &mut results)?;
+        }
+        self.flush(&mut wave, &mut [], &mut results)?;
+        Ok(results)
+    }
+
+    /// Runs a group now on the reference scheduler, or adds it to the wave and runs the wave
+    /// once it is full; each invocation's result goes to its index in `results`.
+    fn submit(
+        &mut self,
+        wave: &mut Wave,
+        mut group: Vec<Invocation>,
+        shared: &mut [u8],
+        results: &mut [InvocationResult],
+    ) -> Result<(), InterpError> {
+        if self.wave_lanes == 0 {
+            self.run_group(&mut group, shared)?;
+            for inv in &group {
+                results[inv.index] = self.result(inv);
+            }
+            self.spare.extend(group);
+            return Ok(());
+        }
+        let start = wave.lanes.len();
+        wave.lanes.extend(group);
+        wave.groups.push(start..wave.lanes.len());
+        if wave.lanes.len() >= self.wave_lanes {
+            self.flush(wave, shared, results)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the groups gathered in the wave, if any.
+    fn flush(
+        &mut self,
+        wave: &mut Wave,
+        shared: &mut [u8],
+        results: &mut [InvocationResult],
+    ) -> Result<(), InterpError> {
+        if wave.lanes.is_empty() {
+            return Ok(());
+        }
+        wide::run_wave(&mut self.m, &mut wave.lanes, &wave.groups, shared)?;
+        for inv in &wave.lanes {
+            results[inv.index] = self.result(inv);
+        }
+        self.spare.append(&mut wave.lanes);
+        wave.groups.clear();
+        Ok(())
     }
 
     fn fragment(&mut self) -> Result<Vec<InvocationResult>, InterpError> {
@@ -373,6 +497,7 @@ impl<'p, 's> Runner<'p, 's> {
         let columns = w.min(n);
         let covered = |i: usize| launch.covered.get(i).copied().unwrap_or(true);
         let mut results = vec![InvocationResult::default(); n];
+        let mut wave = Wave::default();
         for qy in 0..h.div_ceil(2) {
             for qx in 0..columns.div_ceil(2) {
                 let members: Vec<(usize, usize, usize, usize)> = (0..4)
@@ -387,7 +512,7 @@ impl<'p, 's> Runner<'p, 's> {
                     }
                     continue;
                 }
-                let mut group: Vec<Invocation> = members
+                let group: Vec<Invocation> = members
                     .iter()
                     .map(|&(i, pos, x, y)| {
                         let [z, wc] = launch.frag_coord_zw.get(i).copied().unwrap_or([0.0, 1.0]);
@@ -405,12 +530,10 @@ impl<'p, 's> Runner<'p, 's> {
                         self.invocation(i, pos, state)
                     })
                     .collect();
-                self.run_group(&mut group, &mut [])?;
-                for inv in &group {
-                    results[inv.index] = self.result(inv);
-                }
+                self.submit(&mut wave, group, &mut [], &mut results)?;
             }
         }
+        self.flush(&mut wave, &mut [], &mut results)?;
         Ok(results)
     }
 
@@ -423,12 +546,15 @@ impl<'p, 's> Runner<'p, 's> {
         let [gx, gy, gz] = self.m.launch.workgroups;
         let [sx, sy, sz] = self.m.prog.shader.workgroup_size;
         let per_group = sx as usize * sy as usize * sz as usize;
-        let mut results = Vec::with_capacity(total);
+        let mut results = vec![InvocationResult::default(); total];
+        let mut wave = Wave::default();
+        // Zeroed for every workgroup the reference runs; a program the wide executor runs
+        // never writes it.
+        let mut shared = vec![0u8; self.areas.shared];
         let mut group_index = 0;
         for wz in 0..gz {
             for wy in 0..gy {
                 for wx in 0..gx {
-                    let mut shared = vec![0u8; self.areas.shared];
                     let mut group = Vec::with_capacity(per_group);
                     for lz in 0..sz {
                         for ly in 0..sy {
@@ -443,12 +569,13 @@ impl<'p, 's> Runner<'p, 's> {
                             }
                         }
                     }
-                    self.run_group(&mut group, &mut shared)?;
-                    results.extend(group.iter().map(|inv| self.result(inv)));
+                    shared.fill(0);
+                    self.submit(&mut wave, group, &mut shared, &mut results)?;
                     group_index += 1;
                 }
             }
         }
+        self.flush(&mut wave, &mut shared, &mut results)?;
         Ok(results)
     }
 
@@ -465,6 +592,11 @@ impl<'p, 's> Runner<'p, 's> {
                 return Err(InterpError::StepLimit {
                     site: self.m.site(inv),
                     limit,
+                });
+            }
+            if inv.steps.is_multiple_of(deadline::CHECK_EVERY) && deadline::expired() {
+                return Err(InterpError::TimeLimit {
+                    site: self.m.site(inv),
                 });
             }
             match self.m.step(inv, shared) {
@@ -512,97 +644,96 @@ impl<'p, 's> Runner<'p, 's> {
                 .copied()
                 .filter(|&i| key(prog, &group[i]) == first)
                 .collect();
-            self.resolve(group, &parts, waiting.len())?;
+            resolve(&mut self.m, group, &parts, waiting.len())?;
         }
     }
+}
 
-    /// Executes the sync instruction the invocations `parts` of `group` wait at.
-    fn resolve(
-        &mut self,
-        group: &mut [Invocation],
-        parts: &[usize],
-        waiting: usize,
-    ) -> Result<(), InterpError> {
-        let prog = self.m.prog;
-        let first = &group[parts[0]];
-        let frame = first.frames.last().unwrap();
-        let fc: &FuncCode = &prog.funcs[frame.func as usize];
-        let op = &fc.blocks[frame.block as usize].ops[frame.pos as usize];
-        match op {
-            Op::Barrier { .. } => {
-                if parts.len() != waiting {
-                    return Err(InterpError::Barrier {
-                        site: self.m.site(first),
-                        detail: format!(
-                            "{} of the {waiting} live invocations of the workgroup reached it, the \
-                             others wait at another barrier",
-                            parts.len()
-                        ),
-                    });
-                }
+/// Executes the sync instruction the invocations `parts` of `group` wait at.
+pub(crate) fn resolve(
+    m: &mut Machine,
+    group: &mut [Invocation],
+    parts: &[usize],
+    waiting: usize,
+) -> Result<(), InterpError> {
+    let prog = m.prog;
+    let first = &group[parts[0]];
+    let frame = first.frames.last().unwrap();
+    let fc: &FuncCode = &prog.funcs[frame.func as usize];
+    let op = &fc.blocks[frame.block as usize].ops[frame.pos as usize];
+    match op {
+        Op::Barrier { .. } => {
+            if parts.len() != waiting {
+                return Err(InterpError::Barrier {
+                    site: m.site(first),
+                    detail: format!(
+                        "{} of the {waiting} live invocations of the workgroup reached it, the \
+                         others wait at another barrier",
+                        parts.len()
+                    ),
+                });
             }
-            Op::Derivative(a, axis, precision) => {
-                let s = &a.srcs[0];
-                let mut vals: [Option<Vec<f64>>; 4] = Default::default();
-                for &p in parts {
-                    let regs = &group[p].frames.last().unwrap().regs;
-                    vals[group[p].quad_pos] = Some(
-                        s.swizzle[..s.n as usize]
-                            .iter()
-                            .map(|&c| fget(regs[(s.off + c as u32) as usize], a.src_bits[0]))
-                            .collect(),
-                    );
-                }
-                let avail = vals.clone().map(|v| v.is_some());
-                let fine = *precision == DerivativePrecision::Fine;
-                for &p in parts {
-                    let pair = quad_pair(avail, group[p].quad_pos, *axis, fine);
-                    let regs = &mut group[p].frames.last_mut().unwrap().regs;
-                    for c in 0..a.comps as usize {
-                        regs[a.dst as usize + c] = match pair {
-                            Some((from, to)) => {
-                                let d =
-                                    vals[to].as_ref().unwrap()[c] - vals[from].as_ref().unwrap()[c];
-                                fput(d, a.dst_bits)
-                            }
-                            None => 0,
-                        };
-                    }
-                    self.m.stats.alu += 1;
-                }
-            }
-            Op::Tex { value, .. } => {
-                let value = *value;
-                let mut coords = [None; 4];
-                for &p in parts {
-                    let frame = group[p].frames.last().unwrap();
-                    coords[group[p].quad_pos] = Some(self.m.tex_deriv_coord(fc, frame, value));
-                }
-                let avail = coords.map(|c| c.is_some());
-                let diff = |pair: Option<(usize, usize)>| match pair {
-                    Some((from, to)) => {
-                        let (a, b) = (coords[from].unwrap(), coords[to].unwrap());
-                        [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
-                    }
-                    None => [0.0; 3],
-                };
-                for &p in parts {
-                    let pos = group[p].quad_pos;
-                    let dx = diff(quad_pair(avail, pos, Axis::X, false));
-                    let dy = diff(quad_pair(avail, pos, Axis::Y, false));
-                    let inv = &mut group[p];
-                    let frame = inv.frames.last_mut().unwrap();
-                    if let Err(f) = self.m.exec_tex(fc, frame, value, Some([dx, dy])) {
-                        return Err(f.at(self.m.site(inv)));
-                    }
-                }
-            }
-            _ => unreachable!("only barriers, derivatives and texture operations wait"),
         }
-        for &p in parts {
-            group[p].frames.last_mut().unwrap().pos += 1;
-            group[p].status = Status::Running;
+        Op::Derivative(a, axis, precision) => {
+            let s = &a.srcs[0];
+            let mut vals: [Option<Vec<f64>>; 4] = Default::default();
+            for &p in parts {
+                let regs = &group[p].frames.last().unwrap().regs;
+                vals[group[p].quad_pos] = Some(
+                    s.swizzle[..s.n as usize]
+                        .iter()
+                        .map(|&c| fget(regs[(s.off + c as u32) as usize], a.src_bits[0]))
+                        .collect(),
+                );
+            }
+            let avail = vals.clone().map(|v| v.is_some());
+            let fine = *precision == DerivativePrecision::Fine;
+            for &p in parts {
+                let pair = quad_pair(avail, group[p].quad_pos, *axis, fine);
+                let regs = &mut group[p].frames.last_mut().unwrap().regs;
+                for c in 0..a.comps as usize {
+                    regs[a.dst as usize + c] = match pair {
+                        Some((from, to)) => {
+                            let d = vals[to].as_ref().unwrap()[c] - vals[from].as_ref().unwrap()[c];
+                            fput(d, a.dst_bits)
+                        }
+                        None => 0,
+                    };
+                }
+                m.stats.alu += 1;
+            }
         }
-        Ok(())
+        Op::Tex { value, .. } => {
+            let value = *value;
+            let mut coords = [None; 4];
+            for &p in parts {
+                let frame = group[p].frames.last().unwrap();
+                coords[group[p].quad_pos] = Some(m.tex_deriv_coord(fc, frame, value));
+            }
+            let avail = coords.map(|c| c.is_some());
+            let diff = |pair: Option<(usize, usize)>| match pair {
+                Some((from, to)) => {
+                    let (a, b) = (coords[from].unwrap(), coords[to].unwrap());
+                    [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
+                }
+                None => [0.0; 3],
+            };
+            for &p in parts {
+                let pos = group[p].quad_pos;
+                let dx = diff(quad_pair(avail, pos, Axis::X, false));
+                let dy = diff(quad_pair(avail, pos, Axis::Y, false));
+                let inv = &mut group[p];
+                let frame = inv.frames.last_mut().unwrap();
+                if let Err(f) = m.exec_tex(fc, frame, value, Some([dx, dy])) {
+                    return Err(f.at(m.site(inv)));
+                }
+            }
+        }
+        _ => unreachable!("only barriers, derivatives and texture operations wait"),
     }
+    for &p in parts {
+        group[p].frames.last_mut().unwrap().pos += 1;
+        group[p].status = Status::Running;
+    }
+    Ok(())
 }

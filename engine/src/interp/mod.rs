@@ -108,6 +108,7 @@ mod program;
 pub mod sampler;
 mod tex;
 mod value;
+mod wide;
 
 #[cfg(test)]
 mod tests;
@@ -335,6 +336,9 @@ pub enum InterpError {
     Invalid { site: Site, detail: String },
     #[error("{site}: more than {limit} instructions executed")]
     StepLimit { site: Site, limit: u64 },
+    /// The time limit of the run ([`crate::deadline`]) passed.
+    #[error("{site}: the time limit passed")]
+    TimeLimit { site: Site },
     #[error("{site}: barrier: {detail}")]
     Barrier { site: Site, detail: String },
     /// A bad launch or resource description.
@@ -386,13 +390,41 @@ impl Fault {
     }
 }
 
-/// Runs a shader.
+/// Runs a shader: on the wide executor where the program allows it (see [`wide`]), else on the
+/// reference scheduler; the results are the same. Debug builds run the reference too after a
+/// wide run and panic if anything differs, so every test checks the wide executor against it.
 pub fn run(
     shader: &Shader,
     launch: &Launch,
     resources: &mut Resources,
 ) -> Result<RunResult, InterpError> {
-    launch::run(shader, launch, resources)
+    let before = cfg!(debug_assertions).then(|| resources.clone());
+    let (result, executor) = launch::run(shader, launch, resources, launch::Executor::Wide)?;
+    if let Some(mut reference_resources) = before
+        && executor == launch::Executor::Wide
+    {
+        let reference = run_reference(shader, launch, &mut reference_resources);
+        assert_eq!(
+            reference.as_ref(),
+            Ok(&result),
+            "the wide executor and the reference differ"
+        );
+        assert_eq!(
+            &reference_resources, resources,
+            "the wide executor and the reference leave different resources"
+        );
+    }
+    Ok(result)
+}
+
+/// Runs a shader one invocation after another, on the reference scheduler only: the oracle
+/// [`run`]'s wide executor is tested against.
+pub fn run_reference(
+    shader: &Shader,
+    launch: &Launch,
+    resources: &mut Resources,
+) -> Result<RunResult, InterpError> {
+    launch::run(shader, launch, resources, launch::Executor::Reference).map(|(result, _)| result)
 }
 
 impl Resources {

@@ -46,6 +46,8 @@ pub(crate) struct SrcCode {
 #[derive(Clone, Debug)]
 pub(crate) struct AluCode {
     pub op: shrew_ops::AluOp,
+    /// The opcode's evaluation component by component, when it has one (`Eval::Comp`).
+    pub per_component: Option<fn(&[u64], shrew_ops::eval::Bits) -> u64>,
     pub dst: u32,
     pub comps: u32,
     pub dst_bits: u8,
@@ -92,6 +94,10 @@ pub(crate) enum Op {
         parent: u32,
         offset: u32,
     },
+    /// `load_deref` of a scalar or vector.
+    LoadDeref(Box<DerefAccess>),
+    /// `store_deref` of a scalar or vector to a writable variable.
+    StoreDeref(Box<DerefAccess>),
     /// Executed from the IR instruction itself.
     Intrinsic(Value),
     /// `sync`: a workgroup execution barrier of a compute shader.
@@ -110,6 +116,26 @@ pub(crate) enum Op {
         dst: (u32, u32),
     },
     Invalid(String),
+}
+
+/// A `load_deref` or `store_deref` of a scalar or vector, decoded once.
+#[derive(Clone, Debug)]
+pub(crate) struct DerefAccess {
+    /// The register of the deref value.
+    pub ptr: u32,
+    /// The loaded value's registers (offset and count; none without a result), or the stored
+    /// value's.
+    pub data: (u32, u32),
+    pub scalar: Scalar,
+    /// Components of the pointee.
+    pub n: u32,
+    /// Bit size of the loaded value.
+    pub bits: u8,
+    /// Bytes of one component in the variable's memory.
+    pub bytes: u32,
+    pub write_mask: u32,
+    /// Where the variable lives (helper invocations' writes to SSBOs are dropped).
+    pub storage: super::memory::Storage,
 }
 
 #[derive(Clone, Debug)]
@@ -443,7 +469,9 @@ impl Decoder<'_> {
                         i.op.info().srcs.len()
                     ));
                 }
-                if i.op == Intrinsic::Barrier {
+                if matches!(i.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) {
+                    self.deref_access(v, inst, i).unwrap_or_else(Op::Invalid)
+                } else if i.op == Intrinsic::Barrier {
                     // Scopes: none, invocation, subgroup, workgroup, … (the index's order).
                     let scope = i.index(IndexKind::ExecutionScope).unwrap_or(0);
                     Op::Barrier {
@@ -497,6 +525,51 @@ impl Decoder<'_> {
         })
     }
 
+    /// A `load_deref` or `store_deref`, or why it cannot execute (the reasons the interpreter
+    /// reports when it reaches the instruction).
+    fn deref_access(&self, v: Value, inst: &Inst, i: &IntrinsicInst) -> Result<Op, String> {
+        let (var, ty) = self
+            .code
+            .derefs
+            .get(&i.srcs[0])
+            .cloned()
+            .ok_or_else(|| format!("{} is not a well-formed deref", i.srcs[0]))?;
+        let variable = self.prog.shader.variable(var);
+        let store = i.op == Intrinsic::StoreDeref;
+        if store && !variable.mode.is_writable() {
+            return Err(format!(
+                "write to @{}, a read-only {} variable",
+                variable.name,
+                variable.mode.name()
+            ));
+        }
+        let (scalar, n) = match ty {
+            Type::Scalar(s) => (s, 1),
+            Type::Vector(s, n) => (s, n as u32),
+            _ => return Err(format!("{} of an aggregate", i.op.name())),
+        };
+        let data = if store {
+            self.reg(i.srcs[1])?
+        } else {
+            inst.def.map_or(Ok((0, 0)), |_| self.dst(v))?
+        };
+        let access = Box::new(DerefAccess {
+            ptr: self.reg(i.srcs[0])?.0,
+            data,
+            scalar,
+            n,
+            bits: inst.def.map_or(32, |d| d.bits),
+            bytes: self.prog.var_layout(var).comp_bytes(scalar),
+            write_mask: i.index(IndexKind::WriteMask).unwrap_or(0),
+            storage: self.prog.vars[var.0 as usize].storage,
+        });
+        Ok(if store {
+            Op::StoreDeref(access)
+        } else {
+            Op::LoadDeref(access)
+        })
+    }
+
     fn alu(&self, v: Value, alu: &Alu) -> Result<Op, String> {
         let info = alu.op.info();
         let (dst, comps) = self.dst(v)?;
@@ -529,6 +602,10 @@ impl Decoder<'_> {
         }
         let code = Box::new(AluCode {
             op: alu.op,
+            per_component: match info.eval {
+                Eval::Comp(f) => Some(f),
+                _ => None,
+            },
             dst,
             comps,
             dst_bits: def.bits,

@@ -368,6 +368,9 @@ pub enum RunError {
     Pass { pass: String, message: String },
     #[error("internal error: invalid IR after pass `{pass}`:\n{errors}")]
     Invalid { pass: String, errors: String },
+    /// The time limit of the run ([`crate::deadline`]) passed before pass `pass`.
+    #[error("the time limit passed before pass `{pass}`")]
+    TimeLimit { pass: String },
 }
 
 fn instruction_count(shader: &Shader) -> i64 {
@@ -452,6 +455,9 @@ impl Runner<'_> {
     fn pass(&mut self, index: usize, shader: &mut Shader) -> Result<bool, RunError> {
         let pass = self.registry.passes[index].as_ref();
         let name = pass.name().to_string();
+        if crate::deadline::expired() {
+            return Err(RunError::TimeLimit { pass: name });
+        }
         let before = instruction_count(shader);
         let start = Instant::now();
         self.context.budget.start_pass(&name);

@@ -51,6 +51,7 @@ use super::{
 };
 use crate::isa::{CLAUSE_TEMP_BASE, CfOp, Chip};
 use crate::program::{CfBody, Export};
+use shrew_engine::deadline;
 
 /// Stack elements a loop frame takes (the entry size of wave-64 chips).
 const LOOP_FRAME_ELEMENTS: usize = 4;
@@ -81,6 +82,9 @@ impl Machine<'_> {
             steps += 1;
             if steps > STEP_LIMIT {
                 return Err(EmuError::StepLimit(STEP_LIMIT));
+            }
+            if steps.is_multiple_of(deadline::CHECK_EVERY) && deadline::expired() {
+                return Err(EmuError::TimeLimit);
             }
             let at = At {
                 cf: pc,

@@ -176,6 +176,9 @@ pub enum EmuError {
     /// More than [`STEP_LIMIT`] CF instructions ran.
     #[error("more than {0} CF instructions executed (a runaway loop?)")]
     StepLimit(u64),
+    /// The time limit of the run (see `shrew_engine::deadline`) passed.
+    #[error("the time limit passed while the program ran")]
+    TimeLimit,
     /// Execution went past the last CF instruction without ending the program.
     #[error("execution ran past the last CF instruction without ending the program")]
     RanOffEnd,
