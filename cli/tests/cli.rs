@@ -1105,3 +1105,42 @@ fn a_rule_set_reaching_its_cap_does_not_reject_the_shader() {
         );
     }
 }
+
+/// A test that panics in the middle of a piglit batch (through the test-only hook) is reported
+/// as failed with the panic's message, and every other test of the batch still runs.
+#[test]
+fn a_panicking_piglit_test_fails_alone_and_the_batch_finishes() {
+    let test = "[require]\nGLSL >= 1.10\n\n[fragment shader]\nvoid main() { gl_FragColor = \
+                vec4(0.0, 1.0, 0.0, 1.0); }\n\n[test]\ndraw rect -1 -1 2 2\nprobe rgba 1 1 0.0 \
+                1.0 0.0 1.0\n";
+    let paths: Vec<PathBuf> = (1..=5)
+        .map(|i| temp_file(&format!("batch-{i}.shader_test"), test))
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_shrew"))
+        .arg("piglit")
+        .arg("--json")
+        .args(&paths)
+        .env(shrew_harness::PANIC_HOOK, "batch-3.shader_test")
+        .output()
+        .expect("cannot start shrew");
+    let text = stdout(&out);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    for line in &lines[..5] {
+        let panicked = line["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("batch-3.shader_test");
+        let expected = if panicked { "fail" } else { "pass" };
+        assert_eq!(line["status"], expected, "{line}");
+        if panicked {
+            let reason = line["reason"].as_str().unwrap();
+            assert!(reason.starts_with("panic: "), "{reason}");
+        }
+    }
+    assert_eq!(lines[5]["summary"]["passed"], 4, "{text}");
+    assert_eq!(lines[5]["summary"]["failed"], 1, "{text}");
+}

@@ -33,4 +33,4 @@ pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, Text
 pub use parse::{
     OtherRequirement, ParseError, Requirements, ShaderTest, TextSection, parse_shader_test,
 };
-pub use run::{Outcome, Status, run_file};
+pub use run::{Outcome, PANIC_HOOK, Status, run_file};
