@@ -414,8 +414,7 @@ impl<'p, 's> Machine<'p, 's> {
             | Op::DerefArray { .. }
             | Op::DerefBlock { .. }
             | Op::DerefStruct { .. } => register_op(op, regs),
-            Op::LoadDeref(a) => self.load_deref(a, regs, state, shared)?,
-            Op::StoreDeref(a) => self.store_deref(a, regs, state, shared)?,
+            Op::DerefAccess(a) => self.deref_access(a, regs, state, shared)?,
             Op::Intrinsic(v) => {
                 let flow = self.intrinsic(fc, frame, state, shared, *v)?;
                 if let Flow::Next = flow {
@@ -693,47 +692,32 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
-    /// Executes a decoded `load_deref`.
-    pub(crate) fn load_deref(
+    /// Executes a decoded `load_deref` or `store_deref`.
+    pub(crate) fn deref_access(
         &mut self,
         a: &DerefAccess,
         regs: &mut [u64],
         state: &mut InvState,
         shared: &mut [u8],
     ) -> Result<(), Fault> {
-        let ptr = regs[a.ptr as usize];
-        let (dst, comps) = (a.data.0 as usize, a.data.1 as usize);
-        let out = &mut regs[dst..dst + comps];
-        out.fill(0);
-        if let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? {
-            for (c, o) in out.iter_mut().take(a.n as usize).enumerate() {
-                let raw = memory::read_bytes(buf, at + (c as u32 * a.bytes) as u64, a.bytes);
-                *o = mask(memory::from_memory(raw.unwrap(), a.scalar), a.bits);
-            }
-        }
-        Ok(())
-    }
-
-    /// Executes a decoded `store_deref`.
-    pub(crate) fn store_deref(
-        &mut self,
-        a: &DerefAccess,
-        regs: &mut [u64],
-        state: &mut InvState,
-        shared: &mut [u8],
-    ) -> Result<(), Fault> {
-        if state.helper && matches!(a.storage, Storage::Ssbo { .. }) {
+        if a.store && self.drops_write(state, a.var) {
             return Ok(());
         }
         let ptr = regs[a.ptr as usize];
-        let (src, comps) = (a.data.0 as usize, a.data.1 as usize);
-        if let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? {
-            let data = &regs[src..src + comps];
-            for (c, &x) in data.iter().enumerate().take(a.n as usize) {
-                if a.write_mask & (1 << c) != 0 {
-                    let off = at + c as u64 * a.bytes as u64;
-                    memory::write_bytes(buf, off, a.bytes, memory::to_memory(x, a.scalar)).unwrap();
-                }
+        let data = &mut regs[a.data.0 as usize..(a.data.0 + a.data.1) as usize];
+        if !a.store {
+            data.fill(0);
+        }
+        let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? else {
+            return Ok(());
+        };
+        for (c, x) in data.iter_mut().enumerate().take(a.n as usize) {
+            let off = at + c as u64 * a.bytes as u64;
+            if !a.store {
+                let raw = memory::read_bytes(buf, off, a.bytes).unwrap();
+                *x = mask(memory::from_memory(raw, a.scalar), a.bits);
+            } else if a.write_mask & (1 << c) != 0 {
+                memory::write_bytes(buf, off, a.bytes, memory::to_memory(*x, a.scalar)).unwrap();
             }
         }
         Ok(())
@@ -805,7 +789,7 @@ impl<'p, 's> Machine<'p, 's> {
         let sys = &launch.system;
         let result: Vec<u64> = match ii.op {
             Intrinsic::LoadDeref | Intrinsic::StoreDeref => {
-                unreachable!("decoded as Op::LoadDeref and Op::StoreDeref")
+                unreachable!("decoded as Op::DerefAccess")
             }
             Intrinsic::CopyDeref => {
                 let (dvar, dty, dlayout) = self.pointee(fc, ii.srcs[0])?;

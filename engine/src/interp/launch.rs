@@ -25,6 +25,7 @@ fn setup(msg: String) -> InterpError {
 }
 
 /// Sizes of the per-invocation and per-workgroup areas.
+#[derive(Clone, Copy)]
 struct Areas {
     input: usize,
     output: usize,
@@ -47,8 +48,8 @@ struct Output {
 struct Runner<'p, 's> {
     m: Machine<'p, 's>,
     areas: Areas,
-    inputs: Vec<Input<'p>>,
-    outputs: Vec<Output>,
+    inputs: &'p [Input<'p>],
+    outputs: &'p [Output],
     entry: u32,
     /// [`Machine::call_words_left`] at the start of every group.
     call_words: usize,
@@ -187,17 +188,18 @@ pub(crate) fn run(
     };
     let invocation_bytes = input + output + private + entry_regs;
     let wave_lanes = (MAX_WAVE_BYTES / invocation_bytes.max(1)).clamp(1, MAX_WAVE_LANES) as usize;
+    let inputs = prepare_inputs(&prog, launch, total as usize)?;
+    let constant = constant_data(shader, &prog.vars)?;
     let attempt = |res: &mut Resources, wide: bool| -> Result<RunResult, InterpError> {
         let mut uniform = res.uniform_data.clone();
         if uniform.len() < uniform_size as usize {
             uniform.resize(uniform_size as usize, 0);
         }
-        let constant = constant_data(shader, &prog.vars)?;
         let mut runner = Runner {
-            m: Machine::new(&prog, launch, res, uniform, constant),
-            areas: Areas { ..areas },
-            inputs: prepare_inputs(&prog, launch, total as usize)?,
-            outputs: output_leaves(&prog)?,
+            m: Machine::new(&prog, launch, res, uniform, constant.clone()),
+            areas,
+            inputs: &inputs,
+            outputs: &outputs,
             entry,
             call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
             wave_lanes: if wide { wave_lanes } else { 0 },
@@ -361,7 +363,7 @@ impl<'p, 's> Runner<'p, 's> {
         inv.quad_pos = quad_pos;
         inv.status = Status::Running;
         inv.steps = 0;
-        for input in &self.inputs {
+        for input in self.inputs {
             let vals = if input.values.len() == 1 {
                 &input.values[0]
             } else {
@@ -396,7 +398,7 @@ impl<'p, 's> Runner<'p, 's> {
         let helper = inv.state.helper;
         let mut outputs = BTreeMap::new();
         if !discarded && !helper {
-            for o in &self.outputs {
+            for o in self.outputs {
                 let vals = o
                     .leaves
                     .iter()
@@ -569,7 +571,9 @@ impl<'p, 's> Runner<'p, 's> {
                             }
                         }
                     }
-                    shared.fill(0);
+                    if self.wave_lanes == 0 {
+                        shared.fill(0);
+                    }
                     self.submit(&mut wave, group, &mut shared, &mut results)?;
                     group_index += 1;
                 }

@@ -23,6 +23,9 @@
 //!
 //! Within a group invocations run in order (quad position, or local invocation index), so
 //! memory is sequentially consistent in that order; workgroups and quads run one after another.
+//! [`run`] gets the same results faster from its wide executor where a program allows it (see
+//! `wide.rs`): no calls and no writes to memory other invocations read; [`run_reference`] always
+//! runs this way.
 //!
 //! # Fixed choices
 //!

@@ -94,10 +94,8 @@ pub(crate) enum Op {
         parent: u32,
         offset: u32,
     },
-    /// `load_deref` of a scalar or vector.
-    LoadDeref(Box<DerefAccess>),
-    /// `store_deref` of a scalar or vector to a writable variable.
-    StoreDeref(Box<DerefAccess>),
+    /// `load_deref` of a scalar or vector, or `store_deref` of one to a writable variable.
+    DerefAccess(Box<DerefAccess>),
     /// Executed from the IR instruction itself.
     Intrinsic(Value),
     /// `sync`: a workgroup execution barrier of a compute shader.
@@ -121,6 +119,9 @@ pub(crate) enum Op {
 /// A `load_deref` or `store_deref` of a scalar or vector, decoded once.
 #[derive(Clone, Debug)]
 pub(crate) struct DerefAccess {
+    /// A `store_deref` (else a `load_deref`).
+    pub store: bool,
+    pub var: VarId,
     /// The register of the deref value.
     pub ptr: u32,
     /// The loaded value's registers (offset and count; none without a result), or the stored
@@ -134,8 +135,6 @@ pub(crate) struct DerefAccess {
     /// Bytes of one component in the variable's memory.
     pub bytes: u32,
     pub write_mask: u32,
-    /// Where the variable lives (helper invocations' writes to SSBOs are dropped).
-    pub storage: super::memory::Storage,
 }
 
 #[derive(Clone, Debug)]
@@ -553,7 +552,9 @@ impl Decoder<'_> {
         } else {
             inst.def.map_or(Ok((0, 0)), |_| self.dst(v))?
         };
-        let access = Box::new(DerefAccess {
+        Ok(Op::DerefAccess(Box::new(DerefAccess {
+            store,
+            var,
             ptr: self.reg(i.srcs[0])?.0,
             data,
             scalar,
@@ -561,13 +562,7 @@ impl Decoder<'_> {
             bits: inst.def.map_or(32, |d| d.bits),
             bytes: self.prog.var_layout(var).comp_bytes(scalar),
             write_mask: i.index(IndexKind::WriteMask).unwrap_or(0),
-            storage: self.prog.vars[var.0 as usize].storage,
-        });
-        Ok(if store {
-            Op::StoreDeref(access)
-        } else {
-            Op::LoadDeref(access)
-        })
+        })))
     }
 
     fn alu(&self, v: Value, alu: &Alu) -> Result<Op, String> {

@@ -56,7 +56,13 @@ pub(crate) fn eligible(prog: &Program) -> bool {
     };
     code.blocks.iter().flat_map(|b| &b.ops).all(|op| match op {
         Op::Call { .. } => false,
-        Op::StoreDeref(a) => !matches!(a.storage, Storage::Ssbo { .. } | Storage::Shared),
+        Op::DerefAccess(a) => {
+            !a.store
+                || !matches!(
+                    prog.vars[a.var.0 as usize].storage,
+                    Storage::Ssbo { .. } | Storage::Shared
+                )
+        }
         Op::Intrinsic(v) => {
             let InstKind::Intrinsic(ii) = &func.inst(*v).kind else {
                 return false;
@@ -243,16 +249,10 @@ fn run_batch(
                     return Ok(());
                 }
             }
-            Op::LoadDeref(a) | Op::StoreDeref(a) => {
-                let load = matches!(op, Op::LoadDeref(_));
+            Op::DerefAccess(a) => {
                 for &l in batch.iter() {
                     let inv = &mut lanes[l];
-                    let regs = &mut inv.frames[0].regs;
-                    let done = if load {
-                        m.load_deref(a, regs, &mut inv.state, shared)
-                    } else {
-                        m.store_deref(a, regs, &mut inv.state, shared)
-                    };
+                    let done = m.deref_access(a, &mut inv.frames[0].regs, &mut inv.state, shared);
                     if let Err(f) = done {
                         inv.frames[0].pos = pos as u32;
                         return Err(f.at(m.site(inv)));
