@@ -143,10 +143,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 
 fn report(shader: &Shader, result: &RunResult, resources: &Resources) -> Result<Report, CliError> {
     let mut invocations = Vec::new();
-    for (index, inv) in result.invocations.iter().enumerate() {
+    for (index, inv) in result.invocations().enumerate() {
         let mut outputs = BTreeMap::new();
-        for (name, comps) in &inv.outputs {
-            outputs.insert(name.clone(), interp::format_variable(shader, name, comps)?);
+        for (name, comps) in inv.outputs() {
+            outputs.insert(
+                name.to_string(),
+                interp::format_variable(shader, name, comps)?,
+            );
         }
         invocations.push(InvocationReport {
             index,

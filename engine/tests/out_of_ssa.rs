@@ -104,11 +104,15 @@ fn check_against_interpreter(shader: &Shader, inputs: &[[u32; 4]]) {
     let launch = Launch::invocations(inputs.len()).with_input("v", inputs.clone());
     let expected = interp::run(shader, &launch, &mut Resources::default())
         .unwrap_or_else(|e| panic!("{e}\n{}", context()));
-    for (input, invocation) in inputs.iter().zip(&expected.invocations) {
+    for (input, invocation) in inputs.iter().zip(expected.invocations()) {
         let got = run_registers(shader, &out, input);
+        let want: BTreeMap<String, Vec<u64>> = invocation
+            .outputs()
+            .map(|(name, values)| (name.to_string(), values.to_vec()))
+            .collect();
         assert_eq!(
             got,
-            invocation.outputs,
+            want,
             "input {input:?}\n{}\n{}",
             context(),
             listing(func, &out)

@@ -24,7 +24,10 @@ fn translate_glsl(source: &str, stage: Stage) -> Option<Shader> {
 
 fn color(shader: &Shader, resources: &mut Resources) -> Vec<f32> {
     let result = run(shader, &Launch::invocations(1), resources).unwrap();
-    result.invocations[0].outputs["color"]
+    result
+        .invocation(0)
+        .output("color")
+        .expect("a color output")
         .iter()
         .map(|&v| f32::from_bits(v as u32))
         .collect()

@@ -90,7 +90,9 @@ fn translate_ok(words: &[u32]) -> Shader {
 /// The `color` output of one fragment invocation.
 fn color_of(shader: &Shader) -> Vec<f32> {
     let r = run(shader, &Launch::invocations(1), &mut Resources::default()).unwrap();
-    r.invocations[0].outputs["color"]
+    r.invocation(0)
+        .output("color")
+        .expect("a color output")
         .iter()
         .map(|&v| f32::from_bits(v as u32))
         .collect()

@@ -2,7 +2,7 @@
 //! run on the reference interpreter and compared with what the WGSL computes. Bad WGSL gives
 //! naga's located diagnostics, never a panic.
 
-use shrew_engine::interp::{Launch, Resources, run};
+use shrew_engine::interp::{InvocationResult, Launch, Resources, run};
 use shrew_engine::ir::{Shader, Stage};
 use shrew_frontend::spirv::{Options, translate};
 use shrew_frontend::wgsl::{WgslError, to_spirv};
@@ -19,10 +19,14 @@ fn translate_wgsl(source: &str, entry: Option<&str>) -> Shader {
 }
 
 /// The only `shader_out` variable of a one-output fragment shader, whatever naga named it.
-fn single_output(outputs: &std::collections::BTreeMap<String, Vec<u64>>) -> Vec<f32> {
+fn single_output(invocation: InvocationResult) -> Vec<f32> {
+    let outputs: Vec<_> = invocation.outputs().collect();
     assert_eq!(outputs.len(), 1, "outputs: {outputs:?}");
-    let values = outputs.values().next().unwrap();
-    values.iter().map(|&v| f32::from_bits(v as u32)).collect()
+    outputs[0]
+        .1
+        .iter()
+        .map(|&v| f32::from_bits(v as u32))
+        .collect()
 }
 
 const FRAGMENT: &str = r#"
@@ -51,12 +55,12 @@ fn fragment_shader_with_loop_call_and_struct() {
     assert_eq!(shader.stage, Stage::Fragment);
     // A 2×2 quad at the window origin: pixel centres (0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (1.5, 1.5).
     let result = run(&shader, &Launch::invocations(4), &mut Resources::default()).unwrap();
-    for (index, invocation) in result.invocations.iter().enumerate() {
+    for (index, invocation) in result.invocations().enumerate() {
         let (x, y) = ((index % 2) as f32 + 0.5, (index / 2) as f32 + 0.5);
         // i = 0, 1, 3 contribute (0 + 1 + 3) · 2 = 8.
         let weight = if x > 1.0 { x } else { x * 0.5 };
         let want = [8.0, weight, x + 10.0 * y, (y - 1.0).clamp(0.0, 1.0)];
-        assert_eq!(single_output(&invocation.outputs), want, "pixel ({x}, {y})");
+        assert_eq!(single_output(invocation), want, "pixel ({x}, {y})");
     }
 }
 

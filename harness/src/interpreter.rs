@@ -67,9 +67,12 @@ impl VertexKernel for Vertices {
         launch.inputs = inputs.clone();
         let result = run(&self.0, &launch, resources).map_err(|e| e.to_string())?;
         Ok(result
-            .invocations
-            .into_iter()
-            .map(|inv| inv.outputs)
+            .invocations()
+            .map(|inv| {
+                inv.outputs()
+                    .map(|(name, values)| (name.to_string(), values.to_vec()))
+                    .collect()
+            })
             .collect())
     }
 }
@@ -128,14 +131,13 @@ impl FragmentKernel for Fragments {
             return Ok(vec![None; n]);
         };
         Ok(result
-            .invocations
-            .iter()
+            .invocations()
             .enumerate()
             .map(|(i, inv)| {
-                if !grid.covered[i] || inv.discarded || inv.helper {
+                if !grid.covered[i] {
                     return None;
                 }
-                let out = inv.outputs.get(color)?;
+                let out = inv.output(color)?;
                 let mut rgba = [0, 0, 0, 1f32.to_bits()];
                 for (c, &bits) in rgba.iter_mut().zip(out) {
                     *c = bits as u32;

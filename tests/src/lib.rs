@@ -140,9 +140,13 @@ pub fn outputs(shader: &Shader) -> Vec<Vec<u64>> {
     let launch = Launch::invocations(4).with_input("v", quad_inputs());
     let result = interp::run(shader, &launch, &mut Resources::default()).expect("runs");
     result
-        .invocations
-        .iter()
-        .map(|inv| inv.outputs.values().flatten().copied().collect())
+        .invocations()
+        .map(|inv| {
+            inv.outputs()
+                .flat_map(|(_, values)| values)
+                .copied()
+                .collect()
+        })
         .collect()
 }
 

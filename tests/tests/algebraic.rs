@@ -127,9 +127,9 @@ fn example_shaders_compute_the_same_after_the_rules() {
     let before = run(&shader);
     optimize(&mut shader, false, &TargetOptions::default());
     let after = run(&shader);
-    for (b, a) in before.invocations.iter().zip(&after.invocations) {
-        for (name, values) in &b.outputs {
-            for (&x, &y) in values.iter().zip(&a.outputs[name]) {
+    for (b, a) in before.invocations().zip(after.invocations()) {
+        for (name, values) in b.outputs() {
+            for (&x, &y) in values.iter().zip(a.output(name).unwrap_or_default()) {
                 assert!(
                     same_float(x, y),
                     "{name}: {} became {}",

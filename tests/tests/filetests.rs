@@ -294,25 +294,21 @@ fn optimize(
         let (after, after_resources) =
             run_with_small_resources(shader).ok_or("the optimized shader no longer runs")?;
         let agree = match tolerance {
-            None => after.invocations == result.invocations,
+            None => after.invocations().eq(result.invocations()),
             Some(tolerance) => {
-                after.invocations.len() == result.invocations.len()
-                    && after
-                        .invocations
-                        .iter()
-                        .zip(&result.invocations)
-                        .all(|(a, b)| {
-                            a.discarded == b.discarded
-                                && a.helper == b.helper
-                                && a.outputs.len() == b.outputs.len()
-                                && a.outputs.iter().zip(&b.outputs).all(|((n, x), (m, y))| {
-                                    n == m
-                                        && x.len() == y.len()
-                                        && x.iter()
-                                            .zip(y)
-                                            .all(|(&x, &y)| close(x as u32, y as u32, tolerance))
-                                })
-                        })
+                after.len() == result.len()
+                    && after.invocations().zip(result.invocations()).all(|(a, b)| {
+                        a.discarded == b.discarded
+                            && a.helper == b.helper
+                            && a.outputs().count() == b.outputs().count()
+                            && a.outputs().zip(b.outputs()).all(|((n, x), (m, y))| {
+                                n == m
+                                    && x.len() == y.len()
+                                    && x.iter()
+                                        .zip(y)
+                                        .all(|(&x, &y)| close(x as u32, y as u32, tolerance))
+                            })
+                    })
             }
         };
         if !agree || after_resources.ssbos != resources.ssbos {

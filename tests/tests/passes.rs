@@ -117,11 +117,11 @@ fn every_pass_and_the_default_pipeline_keep_the_ir_files_and_examples() {
             };
             let (after, after_resources) = run_with_small_resources(&shader)
                 .unwrap_or_else(|| panic!("{name} no longer runs after {pipeline}"));
-            assert_eq!(after.invocations.len(), result.invocations.len());
-            for (b, a) in result.invocations.iter().zip(&after.invocations) {
+            assert_eq!(after.len(), result.len());
+            for (b, a) in result.invocations().zip(after.invocations()) {
                 assert_eq!(b.discarded, a.discarded, "{name} after {pipeline}");
-                for (output, values) in &b.outputs {
-                    for (&x, &y) in values.iter().zip(&a.outputs[output]) {
+                for (output, values) in b.outputs() {
+                    for (&x, &y) in values.iter().zip(a.output(output).unwrap_or_default()) {
                         let same = if pipeline == "default" || runs_rules(pipeline) {
                             same_float(x, y)
                         } else {
@@ -290,19 +290,18 @@ b0:
     b.reverse();
     launch.inputs.insert("b".into(), b);
     let results = |shader: &Shader| {
-        run(shader, &launch, &mut Resources::default())
-            .unwrap_or_else(|e| panic!("{e}"))
-            .invocations
+        run(shader, &launch, &mut Resources::default()).unwrap_or_else(|e| panic!("{e}"))
     };
     let (exact, approximate) = (results(&shader), results(&lowered));
     // GLSL leaves their precision to the implementation; these are the approximations' own
     // bounds (asin's coefficients trade absolute error for relative error near 0).
     let bounds = [1e-5, 1e-5, 4e-4, 2e-4];
     for (c, bound) in bounds.into_iter().enumerate() {
-        let component = |inv: &InvocationResult| f32::from_bits(inv.outputs["o"][c] as u32);
+        let component =
+            |inv: InvocationResult| f32::from_bits(inv.output("o").expect("an output")[c] as u32);
         let worst = exact
-            .iter()
-            .zip(&approximate)
+            .invocations()
+            .zip(approximate.invocations())
             .map(|(want, have)| (component(want) - component(have)).abs())
             .fold(0f32, |worst, error| {
                 // A NaN where the exact result is a number (the grid has no NaNs) is wrong.

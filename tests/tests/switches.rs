@@ -64,7 +64,7 @@ fn agrees_with_model(shader: &Shader, model: Model) {
     let launch = Launch::invocations(pairs.len()).with_input("v", inputs);
     let result = run(shader, &launch, &mut Resources::default()).expect("the shader runs");
     for (i, &(k, m)) in pairs.iter().enumerate() {
-        let got: Vec<f32> = (result.invocations[i].outputs["o"].iter())
+        let got: Vec<f32> = (result.invocation(i).output("o").expect("an output").iter())
             .map(|&v| f32::from_bits(v as u32))
             .collect();
         assert_eq!(got, model(k, m), "k = {k}, m = {m}");

@@ -179,115 +179,132 @@ fn atomic_raw(
     Ok(old)
 }
 
-/// Evaluates a non-derivative ALU instruction on a register file.
-pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64]) {
+/// Evaluates an ALU instruction for `lanes` of a register file of `width` lanes, in which
+/// register `r` of lane `l` is word `r * width + l` (one invocation's registers: width 1, lane 0).
+pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64], width: usize, lanes: &[u32]) {
+    let bits = Bits {
+        src: &a.src_bits,
+        dst: a.dst_bits,
+    };
     if let Some(f) = a.per_component {
         // Component by component, straight from the registers: what `AluOp::eval` does with
         // the gathered sources. An SSA value is never its own source, so writing the result's
         // components one by one reads nothing it writes.
-        let bits = Bits {
-            src: &a.src_bits,
-            dst: a.dst_bits,
-        };
+        let nsrcs = a.srcs.len();
         let mut comp = [0u64; 16];
-        let comp = &mut comp[..a.srcs.len()];
+        let comp = &mut comp[..nsrcs];
+        let mut rows = [0usize; 16];
         for c in 0..a.comps as usize {
-            for (slot, s) in comp.iter_mut().zip(&a.srcs) {
-                *slot = regs[s.off as usize + s.swizzle[c] as usize];
+            for (row, s) in rows.iter_mut().zip(&a.srcs) {
+                *row = (s.off as usize + s.swizzle[c] as usize) * width;
             }
-            regs[a.dst as usize + c] = f(comp, bits);
+            let dst = (a.dst as usize + c) * width;
+            for &l in lanes {
+                let l = l as usize;
+                for (slot, row) in comp.iter_mut().zip(&rows) {
+                    *slot = regs[row + l];
+                }
+                regs[dst + l] = f(comp, bits);
+            }
         }
         return;
     }
-    let mut buf = [0u64; MAX_ALU_READS];
-    let mut starts = [0usize; 17];
-    let mut k = 0;
-    for (i, s) in a.srcs.iter().enumerate() {
-        starts[i] = k;
-        let base = s.off as usize;
-        for &c in &s.swizzle[..s.n as usize] {
-            buf[k] = regs[base + c as usize];
-            k += 1;
+    for &l in lanes {
+        let l = l as usize;
+        let mut buf = [0u64; MAX_ALU_READS];
+        let mut starts = [0usize; 17];
+        let mut k = 0;
+        for (i, s) in a.srcs.iter().enumerate() {
+            starts[i] = k;
+            let base = s.off as usize;
+            for &c in &s.swizzle[..s.n as usize] {
+                buf[k] = regs[(base + c as usize) * width + l];
+                k += 1;
+            }
+        }
+        let nsrcs = a.srcs.len();
+        starts[nsrcs] = k;
+        let refs: [&[u64]; 16] = std::array::from_fn(|i| {
+            if i < nsrcs {
+                &buf[starts[i]..starts[i + 1]]
+            } else {
+                &[]
+            }
+        });
+        let n = a.comps as usize;
+        let mut out = [0u64; 16];
+        a.op.eval(&refs[..nsrcs], bits, &mut out[..n]);
+        for (c, &v) in out[..n].iter().enumerate() {
+            regs[(a.dst as usize + c) * width + l] = v;
         }
     }
-    let nsrcs = a.srcs.len();
-    starts[nsrcs] = k;
-    let refs: [&[u64]; 16] = std::array::from_fn(|i| {
-        if i < nsrcs {
-            &buf[starts[i]..starts[i + 1]]
-        } else {
-            &[]
-        }
-    });
-    let n = a.comps as usize;
-    let mut out = [0u64; 16];
-    a.op.eval(
-        &refs[..nsrcs],
-        Bits {
-            src: &a.src_bits,
-            dst: a.dst_bits,
-        },
-        &mut out[..n],
-    );
-    let dst = a.dst as usize;
-    regs[dst..dst + n].copy_from_slice(&out[..n]);
 }
 
-/// Executes an instruction that only reads and writes registers: constants, `undef` and derefs.
-pub(crate) fn register_op(op: &Op, regs: &mut [u64]) {
-    match op {
-        Op::Const { dst, vals } => {
-            let dst = *dst as usize;
-            regs[dst..dst + vals.len()].copy_from_slice(vals);
-        }
-        Op::Undef { dst, n } => regs[*dst as usize..(*dst + *n) as usize].fill(0),
-        Op::DerefVar { dst, ptr } => regs[*dst as usize] = *ptr,
-        Op::DerefArray {
-            dst,
-            parent,
-            index,
-            index_bits,
-            stride,
-            len,
-        } => {
-            let p = regs[*parent as usize];
-            let i = sext(regs[*index as usize], *index_bits);
-            let inside = i >= 0 && (*len == 0 || i < *len as i64);
-            let off = (p as u32 as i64).checked_add(i.saturating_mul(*stride as i64));
-            regs[*dst as usize] = match off {
-                Some(off) if inside && p & PTR_OOB == 0 && off <= u32::MAX as i64 => {
-                    (p & !0xffff_ffff) | off as u64
+/// Executes an instruction that only reads and writes registers (constants, `undef` and
+/// derefs) for `lanes` of a register file laid out as for [`eval_alu`].
+pub(crate) fn register_op(op: &Op, regs: &mut [u64], width: usize, lanes: &[u32]) {
+    let row = |r: u32| r as usize * width;
+    for &l in lanes {
+        let l = l as usize;
+        match op {
+            Op::Const { dst, vals } => {
+                for (c, &v) in vals.iter().enumerate() {
+                    regs[row(*dst + c as u32) + l] = v;
                 }
-                _ => p | PTR_OOB,
-            };
+            }
+            Op::Undef { dst, n } => {
+                for r in *dst..*dst + *n {
+                    regs[row(r) + l] = 0;
+                }
+            }
+            Op::DerefVar { dst, ptr } => regs[row(*dst) + l] = *ptr,
+            Op::DerefArray {
+                dst,
+                parent,
+                index,
+                index_bits,
+                stride,
+                len,
+            } => {
+                let p = regs[row(*parent) + l];
+                let i = sext(regs[row(*index) + l], *index_bits);
+                let inside = i >= 0 && (*len == 0 || i < *len as i64);
+                let off = (p as u32 as i64).checked_add(i.saturating_mul(*stride as i64));
+                regs[row(*dst) + l] = match off {
+                    Some(off) if inside && p & PTR_OOB == 0 && off <= u32::MAX as i64 => {
+                        (p & !0xffff_ffff) | off as u64
+                    }
+                    _ => p | PTR_OOB,
+                };
+            }
+            Op::DerefBlock {
+                dst,
+                parent,
+                index,
+                index_bits,
+                len,
+            } => {
+                let p = regs[row(*parent) + l];
+                let i = sext(regs[row(*index) + l], *index_bits);
+                regs[row(*dst) + l] = if (0..*len as i64).contains(&i) {
+                    p | (i as u64) << BLOCK_SHIFT
+                } else {
+                    p | PTR_OOB
+                };
+            }
+            Op::DerefStruct {
+                dst,
+                parent,
+                offset,
+            } => {
+                let p = regs[row(*parent) + l];
+                regs[row(*dst) + l] = match (p as u32).checked_add(*offset) {
+                    Some(off) => (p & !0xffff_ffff) | off as u64,
+                    None => p | PTR_OOB,
+                };
+            }
+            _ => unreachable!("not a register instruction"),
         }
-        Op::DerefBlock {
-            dst,
-            parent,
-            index,
-            index_bits,
-            len,
-        } => {
-            let p = regs[*parent as usize];
-            let i = sext(regs[*index as usize], *index_bits);
-            regs[*dst as usize] = if (0..*len as i64).contains(&i) {
-                p | (i as u64) << BLOCK_SHIFT
-            } else {
-                p | PTR_OOB
-            };
-        }
-        Op::DerefStruct {
-            dst,
-            parent,
-            offset,
-        } => {
-            let p = regs[*parent as usize];
-            regs[*dst as usize] = match (p as u32).checked_add(*offset) {
-                Some(off) => (p & !0xffff_ffff) | off as u64,
-                None => p | PTR_OOB,
-            };
-        }
-        _ => unreachable!("not a register instruction"),
     }
 }
 
@@ -398,7 +415,7 @@ impl<'p, 's> Machine<'p, 's> {
         match op {
             Op::Alu(a) => {
                 self.stats.alu += 1;
-                eval_alu(a, regs);
+                eval_alu(a, regs, 1, &[0]);
             }
             Op::Derivative(a, ..) => {
                 if fragment {
@@ -413,7 +430,7 @@ impl<'p, 's> Machine<'p, 's> {
             | Op::DerefVar { .. }
             | Op::DerefArray { .. }
             | Op::DerefBlock { .. }
-            | Op::DerefStruct { .. } => register_op(op, regs),
+            | Op::DerefStruct { .. } => register_op(op, regs, 1, &[0]),
             Op::DerefAccess(a) => self.deref_access(a, regs, state, shared)?,
             Op::Intrinsic(v) => {
                 let flow = self.intrinsic(fc, frame, state, shared, *v)?;

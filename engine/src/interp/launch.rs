@@ -4,16 +4,15 @@
 use super::exec::{Flow, InvState, Invocation, Machine, Status};
 use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, constant_data, storage_extent};
 use super::program::{FuncCode, Op, Program};
-use super::wide;
+use super::wide::{self, WideCode};
 use super::{
-    InterpError, InvocationResult, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS,
-    MAX_RESULT_VALUES, Resources, RunResult,
+    InterpError, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS, MAX_RESULT_VALUES,
+    OutputValues, Resources, RunResult,
 };
 use crate::deadline;
 use crate::ir::{Shader, Stage};
 use shrew_ops::alu::{Axis, DerivativePrecision};
 use shrew_ops::eval::{fget, fput};
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// I/O slots every invocation has at least, so lowered accesses to locations without a
@@ -57,6 +56,8 @@ struct Runner<'p, 's> {
     wave_lanes: usize,
     /// Finished invocations whose memory and registers the next ones reuse.
     spare: Vec<Invocation>,
+    /// What the wide executor adds to the program, when it runs.
+    wide: Option<&'p WideCode>,
 }
 
 /// Groups gathered into a wave of the wide executor.
@@ -64,6 +65,8 @@ struct Runner<'p, 's> {
 struct Wave {
     lanes: Vec<Invocation>,
     groups: Vec<Range<usize>>,
+    /// Space for the wave's register file, kept from wave to wave.
+    regs: Vec<u64>,
 }
 
 /// The number of invocations of a run and of its largest group, checked against
@@ -190,45 +193,56 @@ pub(crate) fn run(
     let wave_lanes = (MAX_WAVE_BYTES / invocation_bytes.max(1)).clamp(1, MAX_WAVE_LANES) as usize;
     let inputs = prepare_inputs(&prog, launch, total as usize)?;
     let constant = constant_data(shader, &prog.vars)?;
-    let attempt = |res: &mut Resources, wide: bool| -> Result<RunResult, InterpError> {
-        let mut uniform = res.uniform_data.clone();
-        if uniform.len() < uniform_size as usize {
-            uniform.resize(uniform_size as usize, 0);
-        }
-        let mut runner = Runner {
-            m: Machine::new(&prog, launch, res, uniform, constant.clone()),
-            areas,
-            inputs: &inputs,
-            outputs: &outputs,
-            entry,
-            call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
-            wave_lanes: if wide { wave_lanes } else { 0 },
-            spare: Vec::new(),
+    let wide_code =
+        (executor == Executor::Wide && wide::eligible(&prog)).then(|| WideCode::new(&prog));
+    let attempt =
+        |res: &mut Resources, wide: Option<&WideCode>| -> Result<RunResult, InterpError> {
+            let mut uniform = res.uniform_data.clone();
+            if uniform.len() < uniform_size as usize {
+                uniform.resize(uniform_size as usize, 0);
+            }
+            let mut runner = Runner {
+                m: Machine::new(&prog, launch, res, uniform, constant.clone()),
+                areas,
+                inputs: &inputs,
+                outputs: &outputs,
+                entry,
+                call_words: ((MAX_GROUP_BYTES - group_bytes) / 8) as usize,
+                wave_lanes: if wide.is_some() { wave_lanes } else { 0 },
+                spare: Vec::new(),
+                wide,
+            };
+            let mut result = match shader.stage {
+                Stage::Compute => runner.compute(total as usize)?,
+                Stage::Fragment => runner.fragment()?,
+                _ => runner.independent()?,
+            };
+            result.stats = std::mem::take(&mut runner.m.stats);
+            Ok(result)
         };
-        let invocations = match shader.stage {
-            Stage::Compute => runner.compute(total as usize)?,
-            Stage::Fragment => runner.fragment()?,
-            _ => runner.independent()?,
-        };
-        Ok(RunResult {
-            invocations,
-            stats: runner.m.stats,
-        })
-    };
-    if executor == Executor::Wide && wide::eligible(&prog) {
+    if let Some(code) = &wide_code {
         // An error may be another invocation's than the reference's first: the reference
         // finds it again.
-        if let Ok(result) = attempt(res, true) {
-            return Ok((result, Executor::Wide));
+        match attempt(res, Some(code)) {
+            Ok(result) => return Ok((result, Executor::Wide)),
+            Err(wide_error) => {
+                let reference = attempt(res, None);
+                debug_assert!(
+                    reference.is_err(),
+                    "the wide executor failed where the reference runs: {wide_error}"
+                );
+                return reference.map(|result| (result, Executor::Reference));
+            }
         }
     }
-    attempt(res, false).map(|result| (result, Executor::Reference))
+    attempt(res, None).map(|result| (result, Executor::Reference))
 }
 
-/// Where the components of every output variable are.
+/// Where the components of every output variable are, by name.
 fn output_leaves(prog: &Program) -> Result<Vec<Output>, InterpError> {
     let slots = prog.layout(LayoutRule::Slots);
-    prog.shader
+    let mut outputs: Vec<Output> = prog
+        .shader
         .variables
         .iter()
         .zip(&prog.vars)
@@ -243,7 +257,17 @@ fn output_leaves(prog: &Program) -> Result<Vec<Output>, InterpError> {
                 leaves,
             })
         })
-        .collect()
+        .collect::<Result<_, InterpError>>()?;
+    // Of two variables with one name, the later one's values are the name's.
+    outputs.sort_by(|a, b| a.name.cmp(&b.name));
+    outputs.dedup_by(|later, earlier| {
+        let same = later.name == earlier.name;
+        if same {
+            std::mem::swap(later, earlier);
+        }
+        same
+    });
+    Ok(outputs)
 }
 
 fn prepare_inputs<'l>(
@@ -393,35 +417,50 @@ impl<'p, 's> Runner<'p, 's> {
         }
     }
 
-    fn result(&self, inv: &Invocation) -> InvocationResult {
+    /// A result for `n` invocations with nothing recorded yet.
+    fn empty_result(&self, n: usize) -> RunResult {
+        RunResult {
+            outputs: self
+                .outputs
+                .iter()
+                .map(|o| OutputValues {
+                    name: o.name.clone(),
+                    components: o.leaves.len(),
+                    values: vec![0; n * o.leaves.len()],
+                })
+                .collect(),
+            discarded: vec![false; n],
+            helper: vec![false; n],
+            stats: Default::default(),
+        }
+    }
+
+    /// Records what a finished invocation produced at its index.
+    fn record(&self, result: &mut RunResult, inv: &Invocation) {
         let discarded = inv.status == Status::Terminated;
         let helper = inv.state.helper;
-        let mut outputs = BTreeMap::new();
-        if !discarded && !helper {
-            for o in self.outputs {
-                let vals = o
-                    .leaves
-                    .iter()
-                    .map(|l| {
-                        let raw = memory::read_bytes(&inv.state.output, l.offset as u64, l.bytes);
-                        memory::from_memory(raw.unwrap_or(0), l.scalar)
-                    })
-                    .collect();
-                outputs.insert(o.name.clone(), vals);
-            }
+        result.discarded[inv.index] = discarded;
+        result.helper[inv.index] = helper;
+        if discarded || helper {
+            return;
         }
-        InvocationResult {
-            outputs,
-            discarded,
-            helper,
+        for (o, column) in self.outputs.iter().zip(&mut result.outputs) {
+            let at = inv.index * column.components;
+            for (slot, l) in column.values[at..at + column.components]
+                .iter_mut()
+                .zip(&o.leaves)
+            {
+                let raw = memory::read_bytes(&inv.state.output, l.offset as u64, l.bytes);
+                *slot = memory::from_memory(raw.unwrap_or(0), l.scalar);
+            }
         }
     }
 
     /// Vertex shaders and every stage without groups: each invocation on its own.
-    fn independent(&mut self) -> Result<Vec<InvocationResult>, InterpError> {
+    fn independent(&mut self) -> Result<RunResult, InterpError> {
         let base_vertex = self.m.launch.system.base_vertex;
         let n = self.m.launch.invocations;
-        let mut results = vec![InvocationResult::default(); n];
+        let mut results = self.empty_result(n);
         let mut wave = Wave::default();
         for i in 0..n {
             let state = InvState {
@@ -442,12 +481,12 @@ impl<'p, 's> Runner<'p, 's> {
         wave: &mut Wave,
         mut group: Vec<Invocation>,
         shared: &mut [u8],
-        results: &mut [InvocationResult],
+        results: &mut RunResult,
     ) -> Result<(), InterpError> {
         if self.wave_lanes == 0 {
             self.run_group(&mut group, shared)?;
             for inv in &group {
-                results[inv.index] = self.result(inv);
+                self.record(results, inv);
             }
             self.spare.extend(group);
             return Ok(());
@@ -466,21 +505,31 @@ impl<'p, 's> Runner<'p, 's> {
         &mut self,
         wave: &mut Wave,
         shared: &mut [u8],
-        results: &mut [InvocationResult],
+        results: &mut RunResult,
     ) -> Result<(), InterpError> {
         if wave.lanes.is_empty() {
             return Ok(());
         }
-        wide::run_wave(&mut self.m, &mut wave.lanes, &wave.groups, shared)?;
+        let code = self
+            .wide
+            .expect("waves run only with the wide executor's code");
+        wide::run_wave(
+            &mut self.m,
+            code,
+            &mut wave.lanes,
+            &wave.groups,
+            shared,
+            &mut wave.regs,
+        )?;
         for inv in &wave.lanes {
-            results[inv.index] = self.result(inv);
+            self.record(results, inv);
         }
         self.spare.append(&mut wave.lanes);
         wave.groups.clear();
         Ok(())
     }
 
-    fn fragment(&mut self) -> Result<Vec<InvocationResult>, InterpError> {
+    fn fragment(&mut self) -> Result<RunResult, InterpError> {
         let launch = self.m.launch;
         let n = launch.invocations;
         for (what, len) in [
@@ -498,7 +547,7 @@ impl<'p, 's> Runner<'p, 's> {
         // Columns past the last invocation are empty (only when the grid is one row).
         let columns = w.min(n);
         let covered = |i: usize| launch.covered.get(i).copied().unwrap_or(true);
-        let mut results = vec![InvocationResult::default(); n];
+        let mut results = self.empty_result(n);
         let mut wave = Wave::default();
         for qy in 0..h.div_ceil(2) {
             for qx in 0..columns.div_ceil(2) {
@@ -510,7 +559,7 @@ impl<'p, 's> Runner<'p, 's> {
                     .collect();
                 if !members.iter().any(|&(i, ..)| covered(i)) {
                     for &(i, ..) in &members {
-                        results[i].helper = true;
+                        results.helper[i] = true;
                     }
                     continue;
                 }
@@ -540,15 +589,15 @@ impl<'p, 's> Runner<'p, 's> {
     }
 
     /// Compute shaders: `total` invocations in workgroups.
-    fn compute(&mut self, total: usize) -> Result<Vec<InvocationResult>, InterpError> {
+    fn compute(&mut self, total: usize) -> Result<RunResult, InterpError> {
         if total == 0 {
             // Some workgroup count is 0: the other counts may be huge.
-            return Ok(Vec::new());
+            return Ok(self.empty_result(0));
         }
         let [gx, gy, gz] = self.m.launch.workgroups;
         let [sx, sy, sz] = self.m.prog.shader.workgroup_size;
         let per_group = sx as usize * sy as usize * sz as usize;
-        let mut results = vec![InvocationResult::default(); total];
+        let mut results = self.empty_result(total);
         let mut wave = Wave::default();
         // Zeroed for every workgroup the reference runs; a program the wide executor runs
         // never writes it.

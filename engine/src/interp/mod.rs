@@ -277,18 +277,6 @@ impl Launch {
     }
 }
 
-/// What one invocation produced.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct InvocationResult {
-    /// Flattened components of every `shader_out` variable by name (empty for helpers and
-    /// discarded invocations).
-    pub outputs: BTreeMap<String, Vec<u64>>,
-    /// Ended by `discard` or `terminate`.
-    pub discarded: bool,
-    /// Ran (or would have run) as a helper: not covered, or demoted.
-    pub helper: bool,
-}
-
 /// Counts of executed work, over all invocations including helpers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
@@ -298,13 +286,100 @@ pub struct Stats {
     pub alu: u64,
 }
 
-/// The result of a run.
+/// The result of a run, stored by output (one array of every invocation's components per
+/// output variable), as a GPU writes render targets: a draw's result takes a few allocations,
+/// not a few per invocation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
-    /// One per invocation: in launch order for vertex and fragment shaders, workgroup by
-    /// workgroup (x fastest) and local index within each for compute shaders.
-    pub invocations: Vec<InvocationResult>,
+    /// Every `shader_out` variable, by name.
+    pub outputs: Vec<OutputValues>,
+    /// Per invocation: ended by `discard` or `terminate`.
+    pub discarded: Vec<bool>,
+    /// Per invocation: ran (or would have run) as a helper: not covered, or demoted.
+    pub helper: Vec<bool>,
     pub stats: Stats,
+}
+
+/// One output variable's flattened components for every invocation, invocation by invocation
+/// (zeros for helpers and discarded invocations, which produce no outputs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutputValues {
+    pub name: String,
+    /// Components per invocation.
+    pub components: usize,
+    pub values: Vec<u64>,
+}
+
+impl RunResult {
+    /// The number of invocations: in launch order for vertex and fragment shaders, workgroup by
+    /// workgroup (x fastest) and local index within each for compute shaders.
+    pub fn len(&self) -> usize {
+        self.discarded.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.discarded.is_empty()
+    }
+
+    /// What invocation `index` produced.
+    pub fn invocation(&self, index: usize) -> InvocationResult<'_> {
+        InvocationResult {
+            run: self,
+            index,
+            discarded: self.discarded[index],
+            helper: self.helper[index],
+        }
+    }
+
+    /// What every invocation produced, in order.
+    pub fn invocations(&self) -> impl ExactSizeIterator<Item = InvocationResult<'_>> + '_ {
+        (0..self.len()).map(|i| self.invocation(i))
+    }
+}
+
+/// What one invocation of a run produced.
+#[derive(Copy, Clone, Debug)]
+pub struct InvocationResult<'r> {
+    run: &'r RunResult,
+    index: usize,
+    /// Ended by `discard` or `terminate`.
+    pub discarded: bool,
+    /// Ran (or would have run) as a helper: not covered, or demoted.
+    pub helper: bool,
+}
+
+impl<'r> InvocationResult<'r> {
+    /// Whether the invocation produced outputs: it was neither discarded nor a helper.
+    pub fn has_outputs(&self) -> bool {
+        !self.discarded && !self.helper
+    }
+
+    /// The flattened components of output variable `name`, when the invocation produced outputs.
+    pub fn output(&self, name: &str) -> Option<&'r [u64]> {
+        self.outputs().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// Every output variable's components by name (none for helpers and discarded
+    /// invocations).
+    pub fn outputs(&self) -> impl Iterator<Item = (&'r str, &'r [u64])> + 'r {
+        let (index, shown) = (self.index, self.has_outputs());
+        self.run
+            .outputs
+            .iter()
+            .filter(move |_| shown)
+            .map(move |o| {
+                let at = index * o.components;
+                (o.name.as_str(), &o.values[at..at + o.components])
+            })
+    }
+}
+
+impl PartialEq for InvocationResult<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.discarded == other.discarded
+            && self.helper == other.helper
+            && self.outputs().eq(other.outputs())
+    }
 }
 
 /// Where an error happened.

@@ -68,15 +68,13 @@ fn sysval(b: &mut Builder, op: Intrinsic) -> Value {
     b.intrinsic(op, &[], None, &[])
 }
 
-fn run_one(s: &Shader) -> InvocationResult {
-    run(s, &Launch::default(), &mut Resources::default())
-        .unwrap()
-        .invocations
-        .remove(0)
+fn run_one(s: &Shader) -> RunResult {
+    run(s, &Launch::default(), &mut Resources::default()).unwrap()
 }
 
-fn out<'a>(r: &'a InvocationResult, name: &str) -> &'a [u64] {
-    &r.outputs[name]
+fn out<'a>(r: InvocationResult<'a>, name: &str) -> &'a [u64] {
+    r.output(name)
+        .unwrap_or_else(|| panic!("no output @{name}"))
 }
 
 #[test]
@@ -119,24 +117,25 @@ fn float_special_values_follow_ieee() {
         }
         output(b, "nan_to_int", I32, to_int);
     });
-    let r = run_one(&s);
-    let x = |name: &str| f32::from_bits(out(&r, name)[0] as u32);
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    let x = |name: &str| f32::from_bits(out(r, name)[0] as u32);
     assert!(x("inf_minus_inf").is_nan());
-    assert_eq!(out(&r, "neg_zero_mul"), fs(&[-0.0]));
+    assert_eq!(out(r, "neg_zero_mul"), fs(&[-0.0]));
     assert_eq!(x("one_div_zero"), f32::INFINITY);
     assert_eq!(x("one_div_neg_zero"), f32::NEG_INFINITY);
-    assert_eq!(out(&r, "neg_zero_plus_zero"), fs(&[0.0]));
-    assert_eq!(out(&r, "neg_zero_plus_neg_zero"), fs(&[-0.0]));
-    assert_eq!(out(&r, "denormal_sum"), [2], "denormals are not flushed");
-    assert_eq!(out(&r, "denormal_half"), [0], "ties round to even");
+    assert_eq!(out(r, "neg_zero_plus_zero"), fs(&[0.0]));
+    assert_eq!(out(r, "neg_zero_plus_neg_zero"), fs(&[-0.0]));
+    assert_eq!(out(r, "denormal_sum"), [2], "denormals are not flushed");
+    assert_eq!(out(r, "denormal_half"), [0], "ties round to even");
     assert_eq!(x("min_nan"), 1.0);
-    assert_eq!(out(&r, "min_zeros"), fs(&[-0.0]));
+    assert_eq!(out(r, "min_zeros"), fs(&[-0.0]));
     assert!(x("sqrt_neg").is_nan());
-    assert_eq!(out(&r, "sat_nan"), fs(&[0.0]));
-    assert_eq!(out(&r, "floor_neg_half"), fs(&[-1.0]));
-    assert_eq!(out(&r, "lt_nan"), [0]);
-    assert_eq!(out(&r, "ne_nan"), [1]);
-    assert_eq!(out(&r, "nan_to_int"), [0]);
+    assert_eq!(out(r, "sat_nan"), fs(&[0.0]));
+    assert_eq!(out(r, "floor_neg_half"), fs(&[-1.0]));
+    assert_eq!(out(r, "lt_nan"), [0]);
+    assert_eq!(out(r, "ne_nan"), [1]);
+    assert_eq!(out(r, "nan_to_int"), [0]);
 }
 
 #[test]
@@ -195,7 +194,8 @@ fn integer_wrap_and_undefined_cases_are_fixed() {
             narrowed,
         );
     });
-    let r = run_one(&s);
+    let run = run_one(&s);
+    let r = run.invocation(0);
     let expect = [
         ("add_wrap", 0x8000_0000),
         ("min_div_neg1", 0x8000_0000),
@@ -211,7 +211,7 @@ fn integer_wrap_and_undefined_cases_are_fixed() {
         ("u2u8", 0xff),
     ];
     for (name, v) in expect {
-        assert_eq!(out(&r, name), [v], "{name}");
+        assert_eq!(out(r, name), [v], "{name}");
     }
 }
 
@@ -232,9 +232,10 @@ fn swizzles_and_vectors() {
         let dot = b.alu(AluOp::Fdot4, &[v, w]);
         output(b, "dot", F32, dot);
     });
-    let r = run_one(&s);
-    assert_eq!(out(&r, "sum"), fs(&[14.0, 13.0, 22.0, 21.0]));
-    assert_eq!(out(&r, "dot"), fs(&[300.0]));
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    assert_eq!(out(r, "sum"), fs(&[14.0, 13.0, 22.0, 21.0]));
+    assert_eq!(out(r, "dot"), fs(&[300.0]));
 }
 
 /// A fragment shader computing `v = x² · y` from `frag_coord` and storing all derivatives of it;
@@ -262,9 +263,8 @@ fn derivative_shader(kill: impl FnOnce(&mut Builder, Value, Value)) -> Shader {
 }
 
 fn derivs(r: &RunResult, name: &str) -> Vec<Option<f32>> {
-    r.invocations
-        .iter()
-        .map(|i| i.outputs.get(name).map(|v| to_f32(v)[0]))
+    r.invocations()
+        .map(|i| i.output(name).map(|v| to_f32(v)[0]))
         .collect()
 }
 
@@ -302,7 +302,7 @@ fn larger_grids_split_into_aligned_quads() {
     });
     let r = run(&s, &Launch::invocations(16), &mut Resources::default()).unwrap();
     let d = derivs(&r, "d");
-    for (i, inv) in r.invocations.iter().enumerate() {
+    for (i, inv) in r.invocations().enumerate() {
         let (x, y) = (i % 4, i / 4);
         assert_eq!(
             to_f32(out(inv, "fc")),
@@ -327,7 +327,7 @@ fn grid_origin_moves_frag_coord_but_not_quads() {
         ..Launch::invocations(4)
     };
     let r = run(&s, &launch, &mut Resources::default()).unwrap();
-    for (i, inv) in r.invocations.iter().enumerate() {
+    for (i, inv) in r.invocations().enumerate() {
         let (x, y) = (100 + i % 2, 42 + i / 2);
         assert_eq!(
             to_f32(out(inv, "fc")),
@@ -352,7 +352,7 @@ fn discarded_pixel_leaves_the_quad_and_neighbours_use_the_other_pair() {
         b.intrinsic(Intrinsic::DiscardIf, &[c], None, &[]);
     });
     let r = run(&s, &Launch::invocations(4), &mut Resources::default()).unwrap();
-    assert!(r.invocations[0].discarded && r.invocations[0].outputs.is_empty());
+    assert!(r.discarded[0] && !r.invocation(0).has_outputs());
     // Row 0 and column 0 lost pixel 0: every x derivative comes from row 1 (3.0), every y
     // derivative from column 1 (2.25).
     assert_eq!(
@@ -388,8 +388,8 @@ fn demoted_pixel_keeps_feeding_derivatives() {
         b.intrinsic(Intrinsic::TerminateIf, &[bad], None, &[]);
     });
     let r = run(&s, &Launch::invocations(4), &mut Resources::default()).unwrap();
-    let first = &r.invocations[0];
-    assert!(first.helper && !first.discarded && first.outputs.is_empty());
+    let first = r.invocation(0);
+    assert!(first.helper && !first.discarded && first.outputs().next().is_none());
     assert_eq!(
         derivs(&r, "dx_coarse"),
         [None, Some(1.0), Some(1.0), Some(1.0)]
@@ -412,7 +412,7 @@ fn uncovered_pixels_run_as_helpers() {
         ..Launch::invocations(4)
     };
     let r = run(&s, &launch, &mut Resources::default()).unwrap();
-    assert!(r.invocations[3].helper && r.invocations[3].outputs.is_empty());
+    assert!(r.helper[3] && r.invocation(3).outputs().next().is_none());
     // Pixel 2's fine x derivative needs the helper's value.
     assert_eq!(
         derivs(&r, "dx_fine"),
@@ -424,7 +424,7 @@ fn uncovered_pixels_run_as_helpers() {
         ..Launch::invocations(4)
     };
     let r = run(&s, &launch, &mut Resources::default()).unwrap();
-    assert!(r.invocations.iter().all(|i| i.helper));
+    assert!(r.helper.iter().all(|&h| h));
     assert_eq!(r.stats.instructions, 0);
 }
 
@@ -497,7 +497,7 @@ fn compute_shared_memory_and_barrier() {
         ..Launch::default()
     };
     let r = run(&s, &launch, &mut res).unwrap();
-    assert_eq!(r.invocations.len(), 8);
+    assert_eq!(r.len(), 8);
     assert_eq!(
         res.variable(&s, "out").unwrap(),
         [10, 20, 30, 0, 11, 21, 31, 1]
@@ -646,9 +646,10 @@ fn loops_with_break_continue_and_phis() {
         output(b, "sum", U32, sum);
         output(b, "i", U32, i);
     });
-    let r = run_one(&s);
-    assert_eq!(out(&r, "sum"), [18]);
-    assert_eq!(out(&r, "i"), [7]);
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    assert_eq!(out(r, "sum"), [18]);
+    assert_eq!(out(r, "i"), [7]);
 }
 
 #[test]
@@ -682,8 +683,9 @@ fn phis_copy_in_parallel() {
         output(b, "x", U32, x);
         output(b, "y", U32, y);
     });
-    let r = run_one(&s);
-    assert_eq!((out(&r, "x"), out(&r, "y")), (&[2][..], &[1][..]));
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    assert_eq!((out(r, "x"), out(r, "y")), (&[2][..], &[1][..]));
 }
 
 #[test]
@@ -723,9 +725,10 @@ fn function_calls_and_private_variables() {
         let calls = b.load_deref(d);
         output(b, "calls", U32, calls);
     });
-    let r = run_one(&s);
-    assert_eq!(out(&r, "y"), [172]);
-    assert_eq!(out(&r, "calls"), [2]);
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    assert_eq!(out(r, "y"), [172]);
+    assert_eq!(out(r, "calls"), [2]);
 }
 
 #[test]
@@ -786,7 +789,7 @@ fn struct_and_array_derefs_with_indirect_indices() {
     });
     let launch = Launch::default().with_input("idx", vec![vec![0]]);
     let r = run(&s, &launch, &mut Resources::default()).unwrap();
-    let r = &r.invocations[0];
+    let r = r.invocation(0);
     assert_eq!(out(r, "pos"), fs(&[0.0, 0.0, 5.0]));
     assert_eq!(out(r, "masked"), fs(&[9.0, 0.0, 5.0]));
     // Each item flattens to 1 + 3 + 6 components.
@@ -867,8 +870,8 @@ fn robust_access_reads_zero_and_drops_writes_out_of_bounds() {
     };
     let outputs = |i: u64| {
         let r = run(&s, &launch(i), &mut Resources::default()).unwrap();
-        let o = &r.invocations[0].outputs;
-        [o["at_idx"][0], o["ends"][0]].map(|v| f32::from_bits(v as u32))
+        let o = r.invocation(0);
+        [out(o, "at_idx")[0], out(o, "ends")[0]].map(|v| f32::from_bits(v as u32))
     };
     assert_eq!(outputs(3), [5.0, 6.0]);
     for bad in [4, 0xffff_ffff] {
@@ -1033,7 +1036,7 @@ fn lowered_io_uniforms_and_buffers() {
     );
     let launch = Launch::default().with_input("color", vec![fs(&[1.0, 2.0, 3.0, 4.0])]);
     let r = run(&s, &launch, &mut res).unwrap();
-    assert_eq!(out(&r.invocations[0], "o"), fs(&[6.5, 8.25, 7.0, 9.0]));
+    assert_eq!(out(r.invocation(0), "o"), fs(&[6.5, 8.25, 7.0, 9.0]));
 }
 
 #[test]
@@ -1050,7 +1053,7 @@ fn vertex_and_compute_system_values() {
         ..Launch::invocations(3)
     };
     let r = run(&s, &launch, &mut Resources::default()).unwrap();
-    let ids: Vec<_> = r.invocations.iter().map(|i| out(i, "id")[0]).collect();
+    let ids: Vec<_> = r.invocations().map(|i| out(i, "id")[0]).collect();
     assert_eq!(ids, [10, 11, 12]);
 
     let mut s = Shader::new(Stage::Compute);
@@ -1174,7 +1177,7 @@ fn sample_2d(coords: &[[f32; 2]], sampler: SamplerState, texture: Texture) -> Ve
     res.samplers.insert(0, sampler);
     let r = run(&s, &Launch::default(), &mut res).unwrap();
     (0..coords.len())
-        .map(|i| to_f32(out(&r.invocations[0], &format!("s{i}"))))
+        .map(|i| to_f32(out(r.invocation(0), &format!("s{i}"))))
         .collect()
 }
 
@@ -1265,7 +1268,7 @@ fn quad_lod(op: TexOp, k: f32, extra: Vec<(TexSrc, f32)>, sampler: SamplerState)
     res.textures.insert(0, mip_texture());
     res.samplers.insert(0, sampler);
     let r = run(&s, &Launch::invocations(4), &mut res).unwrap();
-    to_f32(out(&r.invocations[0], "v"))
+    to_f32(out(r.invocation(0), "v"))
 }
 
 #[test]
@@ -1338,7 +1341,7 @@ fn explicit_derivatives_select_mip_levels() {
     res.samplers.insert(0, SamplerState::default());
     let r = run(&s, &Launch::default(), &mut res).unwrap();
     // ρ = max(0.5 · 8, 0.125 · 8) = 4: level 2.
-    assert_eq!(to_f32(out(&r.invocations[0], "v"))[0], 2.0);
+    assert_eq!(to_f32(out(r.invocation(0), "v"))[0], 2.0);
 }
 
 #[test]
@@ -1367,7 +1370,7 @@ fn texel_fetch_and_queries() {
         quad_texture().with_level(MipLevel::from_f32(1, 1, 1, &[T11])),
     );
     let r = run(&s, &Launch::default(), &mut res).unwrap();
-    let r = &r.invocations[0];
+    let r = r.invocation(0);
     assert_eq!(out(r, "texel"), fs(&T10));
     assert_eq!(out(r, "size"), [1, 1]);
     assert_eq!(out(r, "levels"), [2]);
@@ -1416,7 +1419,7 @@ fn shadow_compare_and_gather() {
         },
     );
     let r = run(&s, &Launch::default(), &mut res).unwrap();
-    let r = &r.invocations[0];
+    let r = r.invocation(0);
     assert_eq!(to_f32(out(r, "center")), [0.5, 0.0, 0.0, 1.0]);
     assert_eq!(to_f32(out(r, "corner")), [1.0, 0.0, 0.0, 1.0]);
     assert_eq!(to_f32(out(r, "gather")), [0.3, 0.4, 0.2, 0.1]);
@@ -1493,7 +1496,7 @@ fn cube_array_3d_and_1d_textures() {
     }
     res.samplers.insert(0, SamplerState::default());
     let r = run(&s, &Launch::default(), &mut res).unwrap();
-    let red = |name: String| to_f32(out(&r.invocations[0], &name))[0];
+    let red = |name: String| to_f32(out(r.invocation(0), &name))[0];
     let faces: Vec<f32> = (0..6).map(|i| red(format!("cube{i}"))).collect();
     assert_eq!(faces, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let layers: Vec<f32> = (0..5).map(|i| red(format!("layer{i}"))).collect();
@@ -1540,7 +1543,7 @@ fn textures_through_derefs_and_integer_results() {
     };
     res.textures.insert(4, ints);
     let r = run(&s, &Launch::default(), &mut res).unwrap();
-    assert_eq!(out(&r.invocations[0], "v"), [5, 6, 7, 0xffff_ffff]);
+    assert_eq!(out(r.invocation(0), "v"), [5, 6, 7, 0xffff_ffff]);
 }
 
 // --- Layouts and values ---------------------------------------------------------------------
@@ -1669,11 +1672,13 @@ fn variables_by_name_in_launch_and_resources() {
 #[test]
 fn results_serialize() {
     let r = RunResult {
-        invocations: vec![InvocationResult {
-            outputs: [("o".to_string(), vec![1, 2])].into_iter().collect(),
-            discarded: false,
-            helper: false,
+        outputs: vec![OutputValues {
+            name: "o".into(),
+            components: 2,
+            values: vec![1, 2],
         }],
+        discarded: vec![false],
+        helper: vec![false],
         stats: Stats {
             instructions: 3,
             alu: 1,
@@ -1751,7 +1756,7 @@ fn lowered_shared_memory_explicit_strides_and_output_reads() {
         );
         output(b, "yz", Type::Vector(Scalar::F32, 2), yz);
     });
-    assert_eq!(out(&run_one(&s), "yz"), fs(&[2.0, 3.0]));
+    assert_eq!(out(run_one(&s).invocation(0), "yz"), fs(&[2.0, 3.0]));
 }
 
 // --- Limits on untrusted shaders, resources and launches ----------------------------------
@@ -2034,7 +2039,7 @@ fn launch_sizes_are_checked_quickly() {
         &with_groups([0, u32::MAX, u32::MAX]),
         &mut Resources::default(),
     );
-    assert!(r.unwrap().invocations.is_empty());
+    assert!(r.unwrap().is_empty());
     assert!(
         run(
             &compute([0, 1, 1]),
@@ -2054,13 +2059,7 @@ fn launch_sizes_are_checked_quickly() {
         width: u32::MAX,
         ..Launch::invocations(3)
     };
-    assert_eq!(
-        run(&s, &wide, &mut Resources::default())
-            .unwrap()
-            .invocations
-            .len(),
-        3
-    );
+    assert_eq!(run(&s, &wide, &mut Resources::default()).unwrap().len(), 3);
     assert_eq!(Launch::invocations(usize::MAX).grid_width(), u32::MAX - 1);
     for (n, w) in [(0, 2), (1, 2), (4, 2), (5, 4), (16, 4), (17, 6), (4097, 66)] {
         assert_eq!(Launch::invocations(n).grid_width(), w, "{n}");
@@ -2121,7 +2120,7 @@ fn call_frames_of_a_group_are_bounded() {
         &Launch::default(),
         &mut Resources::default(),
     );
-    assert_eq!(r.unwrap().invocations.len(), 1);
+    assert_eq!(r.unwrap().len(), 1);
     // Two invocations of a workgroup would hold 1.2 GB.
     let err = run(
         &deep_calls_shader(2),
@@ -2161,9 +2160,10 @@ b0:
 ",
     );
     assert_eq!(crate::verify::verify(&s), Ok(()));
-    let r = run_one(&s);
-    assert_eq!(out(&r, "o"), fs(&[5.0, 6.0, 7.0, 8.0]));
-    assert_eq!(out(&r, "c"), fs(&[6.0]));
+    let run = run_one(&s);
+    let r = run.invocation(0);
+    assert_eq!(out(r, "o"), fs(&[5.0, 6.0, 7.0, 8.0]));
+    assert_eq!(out(r, "c"), fs(&[6.0]));
     assert_eq!(
         crate::text::print(&s),
         crate::text::print(&parse(&crate::text::print(&s)))

@@ -28,13 +28,13 @@
 //! images, shared memory). An error of any kind ends the wide run, and the caller runs the
 //! reference instead, so errors name the same invocation and instruction as the reference's.
 
-use super::exec::{Flow, Invocation, Machine, Status};
+use super::exec::{Flow, Frame, Invocation, Machine, Status};
 use super::launch;
 use super::memory::Storage;
-use super::program::{Op, Program};
+use super::program::{FuncCode, Op, Program, Term};
 use super::{Fault, InterpError};
 use crate::deadline;
-use crate::ir::{InstKind, Stage};
+use crate::ir::{InstKind, Stage, Value, inst_sources};
 use shrew_ops::Intrinsic;
 use std::ops::Range;
 
@@ -87,18 +87,108 @@ pub(crate) fn eligible(prog: &Program) -> bool {
     })
 }
 
+/// What the wide executor needs beyond the decoded program: for every instruction that runs on
+/// one invocation's own registers (intrinsics, texture operations, variable accesses,
+/// derivatives), the registers it reads and writes, which are copied between the wave's register
+/// file and the invocation's.
+pub(crate) struct WideCode {
+    /// Per block of the entry function, per instruction.
+    moves: Vec<Vec<LaneMoves>>,
+}
+
+#[derive(Default)]
+struct LaneMoves {
+    /// Register offset and count of every source.
+    reads: Box<[(u32, u32)]>,
+    /// Register offset and count of the result.
+    write: (u32, u32),
+}
+
+impl WideCode {
+    /// Built for an [`eligible`] program.
+    pub fn new(prog: &Program) -> WideCode {
+        let entry = prog.shader.entry.0 as usize;
+        let (func, code) = (&prog.shader.functions[entry], &prog.funcs[entry]);
+        let regs = |v: Value| {
+            let i = v.index();
+            code.reg_off
+                .get(i)
+                .map_or((0, 0), |&off| (off, code.reg_comps[i]))
+        };
+        let moves = code
+            .blocks
+            .iter()
+            .map(|b| {
+                b.ops
+                    .iter()
+                    .zip(&b.vals)
+                    .map(|(op, &v)| match (op, func.get_inst(v)) {
+                        (
+                            Op::Intrinsic(_)
+                            | Op::Tex { .. }
+                            | Op::DerefAccess(_)
+                            | Op::Derivative(..),
+                            Some(inst),
+                        ) => LaneMoves {
+                            reads: inst_sources(&inst.kind).into_iter().map(regs).collect(),
+                            write: regs(v),
+                        },
+                        _ => LaneMoves::default(),
+                    })
+                    .collect()
+            })
+            .collect();
+        WideCode { moves }
+    }
+}
+
+/// The wave's registers: register `r` of lane `l` at `r * width + l`.
+struct WaveRegs<'a> {
+    regs: &'a mut [u64],
+    width: usize,
+}
+
+impl WaveRegs<'_> {
+    /// Copies the sources of an instruction into the lane's own registers.
+    fn gather(&self, moves: &LaneMoves, lane: usize, own: &mut [u64]) {
+        for &(off, n) in &moves.reads {
+            let range = off as usize..(off + n) as usize;
+            for (r, word) in range.clone().zip(&mut own[range]) {
+                *word = self.regs[r * self.width + lane];
+            }
+        }
+    }
+
+    /// Copies the result of an instruction from the lane's own registers.
+    fn scatter(&mut self, moves: &LaneMoves, lane: usize, own: &[u64]) {
+        let (off, n) = moves.write;
+        let range = off as usize..(off + n) as usize;
+        for (r, &word) in range.clone().zip(&own[range]) {
+            self.regs[r * self.width + lane] = word;
+        }
+    }
+}
+
 /// Runs a wave to its end: `lanes` are the invocations, `groups` the ranges of them that
-/// synchronise together (quads, workgroups, or one invocation each).
+/// synchronise together (quads, workgroups, or one invocation each); `regs` is the space for
+/// the wave's register file.
 pub(crate) fn run_wave(
     m: &mut Machine,
+    code: &WideCode,
     lanes: &mut [Invocation],
     groups: &[Range<usize>],
     shared: &mut [u8],
+    regs: &mut Vec<u64>,
 ) -> Result<(), InterpError> {
-    let mut batch = Vec::with_capacity(lanes.len());
+    let entry = m.prog.shader.entry.0 as usize;
+    let width = lanes.len();
+    regs.clear();
+    regs.resize(m.prog.funcs[entry].nregs * width, 0);
+    let mut wave = WaveRegs { regs, width };
+    let mut batch = Vec::with_capacity(width);
     loop {
         while next_batch(m.prog, lanes, &mut batch) {
-            run_batch(m, lanes, &mut batch, shared)?;
+            run_batch(m, code, lanes, &mut batch, shared, &mut wave)?;
         }
         let mut resolved = false;
         for group in groups {
@@ -114,7 +204,12 @@ pub(crate) fn run_wave(
                 .copied()
                 .filter(|&i| point(m.prog, &members[i]) == first)
                 .collect();
+            let frame = &members[parts[0]].frames[0];
+            let moves = &code.moves[frame.block as usize][frame.pos as usize];
             launch::resolve(m, members, &parts, waiting.len())?;
+            for &p in &parts {
+                wave.scatter(moves, group.start + p, &members[p].frames[0].regs);
+            }
             resolved = true;
         }
         if !resolved {
@@ -132,7 +227,7 @@ fn point(prog: &Program, inv: &Invocation) -> (u32, u32) {
 }
 
 /// Fills `batch` with the running invocations at the earliest point; false when none runs.
-fn next_batch(prog: &Program, lanes: &[Invocation], batch: &mut Vec<usize>) -> bool {
+fn next_batch(prog: &Program, lanes: &[Invocation], batch: &mut Vec<u32>) -> bool {
     batch.clear();
     let mut first = (u32::MAX, u32::MAX);
     for (i, inv) in lanes.iter().enumerate() {
@@ -145,7 +240,7 @@ fn next_batch(prog: &Program, lanes: &[Invocation], batch: &mut Vec<usize>) -> b
             batch.clear();
         }
         if at == first {
-            batch.push(i);
+            batch.push(i as u32);
         }
     }
     !batch.is_empty()
@@ -155,53 +250,44 @@ fn next_batch(prog: &Program, lanes: &[Invocation], batch: &mut Vec<usize>) -> b
 /// sync point.
 fn run_batch(
     m: &mut Machine,
+    code: &WideCode,
     lanes: &mut [Invocation],
-    batch: &mut Vec<usize>,
+    batch: &mut Vec<u32>,
     shared: &mut [u8],
+    wave: &mut WaveRegs,
 ) -> Result<(), InterpError> {
     let prog = m.prog;
     let fragment = prog.shader.stage == Stage::Fragment;
-    let limit = m.launch.step_limit;
     let (func, block, start) = {
-        let f = &lanes[batch[0]].frames[0];
+        let f = &lanes[batch[0] as usize].frames[0];
         (f.func as usize, f.block as usize, f.pos as usize)
     };
-    let code = &prog.funcs[func];
-    let ops = &code.blocks[block].ops;
+    let fc = &prog.funcs[func];
+    let ops = &fc.blocks[block].ops;
+    let moves = &code.moves[block];
     let before = m.stats.instructions;
     if before / deadline::CHECK_EVERY != (before + ops.len() as u64) / deadline::CHECK_EVERY
         && deadline::expired()
     {
         return Err(InterpError::TimeLimit {
-            site: m.site(&lanes[batch[0]]),
+            site: m.site(&lanes[batch[0] as usize]),
         });
     }
-    for pos in start..=ops.len() {
-        for &l in batch.iter() {
-            let inv = &mut lanes[l];
-            inv.steps += 1;
-            if inv.steps > limit {
-                return Err(InterpError::StepLimit {
-                    site: m.site(inv),
-                    limit,
-                });
-            }
+    // Steps of the lanes leaving the batch at `pos` (the instruction there included), checked
+    // against the limit; an invocation that passes it stops the wide run, and the reference
+    // finds the same error.
+    let leave = |m: &Machine, inv: &mut Invocation, pos: usize| {
+        inv.steps += (pos - start + 1) as u64;
+        if inv.steps > m.launch.step_limit {
+            return Err(InterpError::StepLimit {
+                site: m.site(inv),
+                limit: m.launch.step_limit,
+            });
         }
-        let Some(op) = ops.get(pos) else {
-            // The terminator: every invocation takes its own edge.
-            for &l in batch.iter() {
-                let inv = &mut lanes[l];
-                let flow = m.terminator(&mut inv.frames);
-                match flow.map_err(|f| f.at(m.site(inv)))? {
-                    Flow::Next => {}
-                    Flow::Done => inv.status = Status::Done,
-                    Flow::Sync | Flow::Terminate => {
-                        unreachable!("terminators neither wait nor kill")
-                    }
-                }
-            }
-            return Ok(());
-        };
+        Ok(())
+    };
+    let width = wave.width;
+    for (pos, op) in ops.iter().enumerate().skip(start) {
         let count = batch.len() as u64;
         m.stats.instructions += count;
         let waits = match op {
@@ -212,74 +298,133 @@ fn run_batch(
         };
         if waits {
             for &l in batch.iter() {
-                lanes[l].frames[0].pos = pos as u32;
-                lanes[l].status = Status::Waiting;
+                let inv = &mut lanes[l as usize];
+                let frame = &mut inv.frames[0];
+                wave.gather(&moves[pos], l as usize, &mut frame.regs);
+                frame.pos = pos as u32;
+                inv.status = Status::Waiting;
+                leave(m, inv, pos)?;
             }
             return Ok(());
         }
         match op {
             Op::Alu(a) => {
                 m.stats.alu += count;
-                for &l in batch.iter() {
-                    super::exec::eval_alu(a, &mut lanes[l].frames[0].regs);
-                }
+                super::exec::eval_alu(a, wave.regs, width, batch);
             }
             Op::Derivative(a, ..) => {
                 m.stats.alu += count;
-                let dst = a.dst as usize..(a.dst + a.comps) as usize;
-                for &l in batch.iter() {
-                    lanes[l].frames[0].regs[dst.clone()].fill(0);
+                for r in a.dst..a.dst + a.comps {
+                    for &l in batch.iter() {
+                        wave.regs[r as usize * width + l as usize] = 0;
+                    }
                 }
             }
-            Op::Intrinsic(v) => {
+            Op::Intrinsic(_) | Op::DerefAccess(_) | Op::Tex { .. } => {
                 let mut k = 0;
                 while k < batch.len() {
-                    let inv = &mut lanes[batch[k]];
-                    inv.frames[0].pos = pos as u32;
-                    match m.intrinsic(code, &mut inv.frames[0], &mut inv.state, shared, *v) {
-                        Ok(Flow::Terminate) => {
-                            inv.status = Status::Terminated;
-                            batch.remove(k);
+                    let l = batch[k] as usize;
+                    let inv = &mut lanes[l];
+                    let frame = &mut inv.frames[0];
+                    frame.pos = pos as u32;
+                    wave.gather(&moves[pos], l, &mut frame.regs);
+                    let flow = match op {
+                        Op::Intrinsic(v) => m.intrinsic(fc, frame, &mut inv.state, shared, *v),
+                        Op::DerefAccess(a) => m
+                            .deref_access(a, &mut frame.regs, &mut inv.state, shared)
+                            .map(|()| Flow::Next),
+                        Op::Tex { value, .. } => {
+                            m.exec_tex(fc, frame, *value, None).map(|()| Flow::Next)
                         }
-                        Ok(_) => k += 1,
-                        Err(f) => return Err(f.at(m.site(inv))),
+                        _ => unreachable!("a per-invocation instruction"),
+                    };
+                    match flow.map_err(|f| f.at(m.site(inv)))? {
+                        Flow::Terminate => {
+                            inv.status = Status::Terminated;
+                            leave(m, inv, pos)?;
+                            batch.swap_remove(k);
+                        }
+                        _ => {
+                            wave.scatter(&moves[pos], l, &inv.frames[0].regs);
+                            k += 1;
+                        }
                     }
                 }
                 if batch.is_empty() {
                     return Ok(());
                 }
-            }
-            Op::DerefAccess(a) => {
-                for &l in batch.iter() {
-                    let inv = &mut lanes[l];
-                    let done = m.deref_access(a, &mut inv.frames[0].regs, &mut inv.state, shared);
-                    if let Err(f) = done {
-                        inv.frames[0].pos = pos as u32;
-                        return Err(f.at(m.site(inv)));
-                    }
-                }
-            }
-            Op::Tex { value, .. } => {
-                for &l in batch.iter() {
-                    let inv = &mut lanes[l];
-                    inv.frames[0].pos = pos as u32;
-                    let done = m.exec_tex(code, &mut inv.frames[0], *value, None);
-                    done.map_err(|f| f.at(m.site(inv)))?;
-                }
+                // Lanes stay in ascending order so registers are visited in order.
+                batch.sort_unstable();
             }
             Op::Barrier { .. } => {}
             Op::Invalid(msg) => {
-                let inv = &mut lanes[batch[0]];
+                let inv = &mut lanes[batch[0] as usize];
                 inv.frames[0].pos = pos as u32;
                 return Err(Fault::invalid(msg.clone()).at(m.site(inv)));
             }
             Op::Call { .. } => unreachable!("an eligible program has no calls"),
-            register_op => {
-                for &l in batch.iter() {
-                    super::exec::register_op(register_op, &mut lanes[l].frames[0].regs);
-                }
-            }
+            register_op => super::exec::register_op(register_op, wave.regs, width, batch),
         }
     }
-    unreachable!("the loop returns at the terminator")
+    // The terminator: every invocation takes its own edge.
+    let end = ops.len();
+    for &l in batch.iter() {
+        let inv = &mut lanes[l as usize];
+        inv.frames[0].pos = end as u32;
+        leave(m, inv, end)?;
+        let done = terminator(m, fc, &mut inv.frames[0], wave, l as usize);
+        if done.map_err(|f| f.at(m.site(inv)))? {
+            inv.status = Status::Done;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the terminator of the lane's block on the wave's registers: moves the lane to the
+/// target block (its phis included) or tells that it returned.
+fn terminator(
+    m: &mut Machine,
+    fc: &FuncCode,
+    frame: &mut Frame,
+    wave: &mut WaveRegs,
+    lane: usize,
+) -> Result<bool, Fault> {
+    let width = wave.width;
+    let target = match &fc.blocks[frame.block as usize].term {
+        Term::Jump(t) => *t,
+        Term::Branch { cond, t, f } => {
+            if wave.regs[*cond as usize * width + lane] & 1 != 0 {
+                *t
+            } else {
+                *f
+            }
+        }
+        Term::Return(_) => return Ok(true),
+        Term::Unreachable => return Err(Fault::invalid("reached `unreachable`".into())),
+        Term::Invalid(msg) => return Err(Fault::invalid(msg.clone())),
+    };
+    let blk = &fc.blocks[target as usize];
+    if let Some(edge) = blk.phis.iter().find(|e| e.pred == frame.block) {
+        let moves = edge.moves.as_ref().map_err(|m| Fault::invalid(m.clone()))?;
+        // Phis read their sources before any of them is written: through the lane's own
+        // registers, which hold nothing else of value.
+        for &(dst, src, n) in moves {
+            for c in 0..n {
+                frame.regs[(dst + c) as usize] = wave.regs[(src + c) as usize * width + lane];
+            }
+        }
+        for &(dst, _, n) in moves {
+            for r in dst..dst + n {
+                wave.regs[r as usize * width + lane] = frame.regs[r as usize];
+            }
+        }
+        m.stats.instructions += moves.len() as u64;
+    } else if !blk.phis.is_empty() {
+        return Err(Fault::invalid(
+            "a successor's phis have no edge from here".into(),
+        ));
+    }
+    frame.block = target;
+    frame.pos = 0;
+    Ok(false)
 }

@@ -866,8 +866,8 @@ mod tests {
         let run = run(shader, launch, &mut Resources::default())
             .unwrap_or_else(|e| panic!("{e}\n{}", print(shader)));
         let result =
-            |r: &InvocationResult| (r.discarded, r.outputs.get("o").cloned().unwrap_or_default());
-        run.invocations.iter().map(result).collect()
+            |r: InvocationResult| (r.discarded, r.output("o").unwrap_or_default().to_vec());
+        run.invocations().map(result).collect()
     }
 
     /// Random structured programs (loops, ifs, breaks and continues), flattened under a tiny

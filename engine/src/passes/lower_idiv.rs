@@ -158,7 +158,7 @@ fn irem(b: &mut Builder, n: Value, d: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{InvocationResult, Launch, Resources, run};
+    use crate::interp::{Launch, Resources, RunResult, run};
     use crate::ir::{AluSrc, Mode, Scalar, Stage, Type, Variable};
     use crate::passes::Budget;
     use crate::rng::Rng;
@@ -249,23 +249,21 @@ mod tests {
                 "d2",
                 per_invocation(&|i| vec![pairs[i].1 as u64, other(i).1 as u64]),
             );
-        let results = |shader: &Shader| -> Vec<InvocationResult> {
-            run(shader, &launch, &mut Resources::default())
-                .unwrap_or_else(|e| panic!("{e}"))
-                .invocations
+        let results = |shader: &Shader| -> RunResult {
+            run(shader, &launch, &mut Resources::default()).unwrap_or_else(|e| panic!("{e}"))
         };
         let (expected, actual) = (results(&original), results(&lowered));
         assert_eq!(expected.len(), pairs.len());
-        for (i, (want, got)) in expected.iter().zip(&actual).enumerate() {
-            assert_eq!(want.outputs.len(), 2 * OPS.len());
+        assert_eq!(expected.outputs.len(), 2 * OPS.len());
+        for (i, (want, got)) in expected.invocations().zip(actual.invocations()).enumerate() {
             for op in OPS {
                 let (n, d) = pairs[i];
                 let (n2, d2) = other(i);
                 let scalar = op.name().to_string();
                 let vector = format!("{scalar}_vec2");
-                let (w, g) = (&want.outputs[&scalar], &got.outputs[&scalar]);
+                let (w, g) = (want.output(&scalar), got.output(&scalar));
                 assert_eq!(w, g, "{scalar}({n:#x}, {d:#x})");
-                let (w, g) = (&want.outputs[&vector], &got.outputs[&vector]);
+                let (w, g) = (want.output(&vector), got.output(&vector));
                 assert_eq!(w, g, "{vector}(({n:#x}, {n2:#x}), ({d:#x}, {d2:#x}))");
             }
         }
