@@ -32,6 +32,7 @@ pub struct Bits<'a> {
 }
 
 /// Keeps the low `bits` bits of `v`.
+#[inline]
 pub fn mask(v: u64, bits: u8) -> u64 {
     if bits >= 64 {
         v
@@ -41,6 +42,7 @@ pub fn mask(v: u64, bits: u8) -> u64 {
 }
 
 /// Sign-extends the low `bits` bits of `v`.
+#[inline]
 pub fn sext(v: u64, bits: u8) -> i64 {
     if bits >= 64 {
         v as i64
@@ -51,6 +53,7 @@ pub fn sext(v: u64, bits: u8) -> i64 {
 }
 
 /// Reads a float of `bits` bits as `f64` (exactly).
+#[inline]
 pub fn fget(v: u64, bits: u8) -> f64 {
     match bits {
         16 => f16::from_bits(v as u16).to_f64(),
@@ -60,6 +63,7 @@ pub fn fget(v: u64, bits: u8) -> f64 {
 }
 
 /// Rounds `x` to a float of `bits` bits (round to nearest even) and returns its bits.
+#[inline]
 pub fn fput(x: f64, bits: u8) -> u64 {
     match bits {
         16 => f16_bits(x) as u64,
@@ -97,6 +101,7 @@ pub fn f16_bits(x: f64) -> u16 {
 }
 
 /// Rounds `x` to a float of `bits` bits and back: one step of arithmetic in that type.
+#[inline]
 pub fn round_to(x: f64, bits: u8) -> f64 {
     fget(fput(x, bits), bits)
 }
@@ -141,6 +146,7 @@ pub fn ffma(a: u64, b: u64, c: u64, bits: u8) -> u64 {
 }
 
 /// IEEE minNum with −0 < +0.
+#[inline]
 pub fn fmin(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b
@@ -152,6 +158,7 @@ pub fn fmin(a: f64, b: f64) -> f64 {
 }
 
 /// IEEE maxNum with −0 < +0.
+#[inline]
 pub fn fmax(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b

@@ -97,6 +97,17 @@ impl Thread {
 
     /// The `bytes` bytes at byte `offset` of the register file.
     pub(crate) fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
+        let (nr, at) = (offset / 32, offset % 32);
+        if at + bytes <= 32 && bytes <= 8 {
+            // Inside one register, as every aligned element is.
+            let reg = self.grf.get(nr).ok_or(EmuError::OutOfRegisters(nr))?;
+            let bytes = &reg[at..at + bytes];
+            return Ok(match bytes.len() {
+                4 => u32::from_le_bytes(bytes.try_into().unwrap()) as u64,
+                8 => u64::from_le_bytes(bytes.try_into().unwrap()),
+                _ => bytes.iter().rev().fold(0, |v, &b| v << 8 | b as u64),
+            });
+        }
         let mut value = 0u64;
         for k in 0..bytes {
             let at = offset + k;
@@ -115,6 +126,21 @@ impl Thread {
         bytes: usize,
         value: u64,
     ) -> Result<(), EmuError> {
+        let (nr, at) = (offset / 32, offset % 32);
+        if at + bytes <= 32 && bytes <= 8 {
+            let reg = self.grf.get_mut(nr).ok_or(EmuError::OutOfRegisters(nr))?;
+            let bytes = &mut reg[at..at + bytes];
+            match bytes.len() {
+                4 => bytes.copy_from_slice(&(value as u32).to_le_bytes()),
+                8 => bytes.copy_from_slice(&value.to_le_bytes()),
+                _ => {
+                    for (k, b) in bytes.iter_mut().enumerate() {
+                        *b = (value >> (8 * k)) as u8;
+                    }
+                }
+            }
+            return Ok(());
+        }
         for k in 0..bytes {
             let at = offset + k;
             let reg = self
@@ -695,6 +721,10 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             opcode: inst.opcode.name(),
         });
     }
+    // Gen encodes at most three sources.
+    if inst.srcs.len() > 3 {
+        return Err(unsupported);
+    }
     let n = inst.exec_size as usize;
     let mut results = Vec::with_capacity(n);
     let mut flag_bits = 0u32;
@@ -705,11 +735,11 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
         );
     for i in 0..n {
         let channel = inst.group as u32 + i as u32;
-        let srcs: Vec<(Num, Type)> = inst
-            .srcs
-            .iter()
-            .map(|s| read_src(s, i, thread, logic))
-            .collect::<Result<_, _>>()?;
+        let mut read = [(Num::Int(0), Type::UD); 3];
+        for (slot, s) in read.iter_mut().zip(&inst.srcs) {
+            *slot = read_src(s, i, thread, logic)?;
+        }
+        let srcs = &read[..inst.srcs.len()];
         let float = srcs.iter().any(|(v, _)| matches!(v, Num::Float(_)));
         let unsigned = srcs.iter().all(|(_, t)| is_unsigned(*t));
         let a = srcs.first().map(|s| s.0).unwrap_or(Num::Int(0));

@@ -431,7 +431,7 @@ impl<'p, 's> Machine<'p, 's> {
             | Op::DerefArray { .. }
             | Op::DerefBlock { .. }
             | Op::DerefStruct { .. } => register_op(op, regs, 1, &[0]),
-            Op::DerefAccess(a) => self.deref_access(a, regs, state, shared)?,
+            Op::DerefAccess(a) => self.deref_access(a, (regs, 1, 0), state, shared)?,
             Op::Intrinsic(v) => {
                 let flow = self.intrinsic(fc, frame, state, shared, *v)?;
                 if let Flow::Next = flow {
@@ -709,32 +709,36 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
-    /// Executes a decoded `load_deref` or `store_deref`.
+    /// Executes a decoded `load_deref` or `store_deref` for lane `lane` of a register file of
+    /// `width` lanes (laid out as for [`eval_alu`]).
     pub(crate) fn deref_access(
         &mut self,
         a: &DerefAccess,
-        regs: &mut [u64],
+        (regs, width, lane): (&mut [u64], usize, usize),
         state: &mut InvState,
         shared: &mut [u8],
     ) -> Result<(), Fault> {
         if a.store && self.drops_write(state, a.var) {
             return Ok(());
         }
-        let ptr = regs[a.ptr as usize];
-        let data = &mut regs[a.data.0 as usize..(a.data.0 + a.data.1) as usize];
+        let ptr = regs[a.ptr as usize * width + lane];
+        let data = |c: u32| (a.data.0 + c) as usize * width + lane;
         if !a.store {
-            data.fill(0);
+            for c in 0..a.data.1 {
+                regs[data(c)] = 0;
+            }
         }
         let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? else {
             return Ok(());
         };
-        for (c, x) in data.iter_mut().enumerate().take(a.n as usize) {
+        for c in 0..a.n.min(a.data.1) {
             let off = at + c as u64 * a.bytes as u64;
             if !a.store {
                 let raw = memory::read_bytes(buf, off, a.bytes).unwrap();
-                *x = mask(memory::from_memory(raw, a.scalar), a.bits);
+                regs[data(c)] = mask(memory::from_memory(raw, a.scalar), a.bits);
             } else if a.write_mask & (1 << c) != 0 {
-                memory::write_bytes(buf, off, a.bytes, memory::to_memory(*x, a.scalar)).unwrap();
+                let x = memory::to_memory(regs[data(c)], a.scalar);
+                memory::write_bytes(buf, off, a.bytes, x).unwrap();
             }
         }
         Ok(())

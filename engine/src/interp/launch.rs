@@ -354,13 +354,10 @@ impl<'p, 's> Runner<'p, 's> {
                 frame.block = self.m.prog.funcs[self.entry as usize].entry;
                 frame.pos = 0;
                 frame.regs.fill(0);
-                for area in [
-                    &mut inv.state.input,
-                    &mut inv.state.output,
-                    &mut inv.state.private,
-                ] {
-                    area.fill(0);
-                }
+                // Inputs are read-only: only the input values below write the input area, at
+                // the same places for every invocation of the run.
+                inv.state.output.fill(0);
+                inv.state.private.fill(0);
                 inv.state = InvState {
                     input: std::mem::take(&mut inv.state.input),
                     output: std::mem::take(&mut inv.state.output),

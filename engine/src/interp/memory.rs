@@ -697,20 +697,25 @@ pub fn storage_extent(layouts: &[VarLayout], storage: Storage) -> u32 {
 pub fn read_bytes(buf: &[u8], off: u64, bytes: u32) -> Option<u64> {
     let start = usize::try_from(off).ok()?;
     let slice = buf.get(start..start.checked_add(bytes as usize)?)?;
-    Some(
-        slice
+    Some(match *slice {
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        _ => slice
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | b as u64),
-    )
+    })
 }
 
 /// Writes the low `bytes` bytes of `v` little-endian at `off`; `None` when out of range.
 pub fn write_bytes(buf: &mut [u8], off: u64, bytes: u32, v: u64) -> Option<()> {
     let start = usize::try_from(off).ok()?;
     let slice = buf.get_mut(start..start.checked_add(bytes as usize)?)?;
-    for (i, b) in slice.iter_mut().enumerate() {
-        *b = (v >> (8 * i)) as u8;
+    if let Ok(word) = <&mut [u8; 4]>::try_from(&mut *slice) {
+        *word = (v as u32).to_le_bytes();
+    } else {
+        for (i, b) in slice.iter_mut().enumerate() {
+            *b = (v >> (8 * i)) as u8;
+        }
     }
     Some(())
 }

@@ -88,8 +88,7 @@ pub(crate) fn eligible(prog: &Program) -> bool {
 }
 
 /// What the wide executor needs beyond the decoded program: for every instruction that runs on
-/// one invocation's own registers (intrinsics, texture operations, variable accesses,
-/// derivatives), the registers it reads and writes, which are copied between the wave's register
+/// one invocation's own registers (intrinsics, texture operations, derivatives), the registers it reads and writes, which are copied between the wave's register
 /// file and the invocation's.
 pub(crate) struct WideCode {
     /// Per block of the entry function, per instruction.
@@ -123,16 +122,12 @@ impl WideCode {
                     .iter()
                     .zip(&b.vals)
                     .map(|(op, &v)| match (op, func.get_inst(v)) {
-                        (
-                            Op::Intrinsic(_)
-                            | Op::Tex { .. }
-                            | Op::DerefAccess(_)
-                            | Op::Derivative(..),
-                            Some(inst),
-                        ) => LaneMoves {
-                            reads: inst_sources(&inst.kind).into_iter().map(regs).collect(),
-                            write: regs(v),
-                        },
+                        (Op::Intrinsic(_) | Op::Tex { .. } | Op::Derivative(..), Some(inst)) => {
+                            LaneMoves {
+                                reads: inst_sources(&inst.kind).into_iter().map(regs).collect(),
+                                write: regs(v),
+                            }
+                        }
                         _ => LaneMoves::default(),
                     })
                     .collect()
@@ -320,7 +315,17 @@ fn run_batch(
                     }
                 }
             }
-            Op::Intrinsic(_) | Op::DerefAccess(_) | Op::Tex { .. } => {
+            Op::DerefAccess(a) => {
+                for &l in batch.iter() {
+                    let inv = &mut lanes[l as usize];
+                    let regs = (&mut *wave.regs, width, l as usize);
+                    if let Err(f) = m.deref_access(a, regs, &mut inv.state, shared) {
+                        inv.frames[0].pos = pos as u32;
+                        return Err(f.at(m.site(inv)));
+                    }
+                }
+            }
+            Op::Intrinsic(_) | Op::Tex { .. } => {
                 let mut k = 0;
                 while k < batch.len() {
                     let l = batch[k] as usize;
@@ -330,9 +335,6 @@ fn run_batch(
                     wave.gather(&moves[pos], l, &mut frame.regs);
                     let flow = match op {
                         Op::Intrinsic(v) => m.intrinsic(fc, frame, &mut inv.state, shared, *v),
-                        Op::DerefAccess(a) => m
-                            .deref_access(a, &mut frame.regs, &mut inv.state, shared)
-                            .map(|()| Flow::Next),
                         Op::Tex { value, .. } => {
                             m.exec_tex(fc, frame, *value, None).map(|()| Flow::Next)
                         }

@@ -484,11 +484,15 @@ impl Machine<'_> {
         // The evaluation depends on the operands' values only: zeros tell whether the
         // operation is modelled, also when no lane runs it.
         eval_op(op, self.chip, [0; 3])?;
+        let srcs = inst.srcs();
         for lane in lanes(exec) {
-            let mut s = [0; 3];
-            for (v, src) in s.iter_mut().zip(inst.srcs()) {
-                *v = self.read(clause, group, lane, src)?;
-            }
+            // Built as a value, not element by element in memory, which the by-value call
+            // would read back wider than it was written.
+            let read = |k: usize| {
+                srcs.get(k)
+                    .map_or(Ok(0), |src| self.read(clause, group, lane, src))
+            };
+            let s = [read(0)?, read(1)?, read(2)?];
             out[lane] = eval_op(op, self.chip, s)?;
             let cond = || holds(op, s[0], s[1]);
             if is_pred_set(op) {
