@@ -4,6 +4,7 @@
 use crate::{CliError, emit, target_parser};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shrew_engine::meter;
 use shrew_frontend::glsl::Glslang;
 use shrew_harness::batch::{BatchOptions, ItemEnd, run_batch};
 use shrew_harness::{Outcome, Status, run_file};
@@ -241,20 +242,21 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
         args.batch.options(),
         |(_, path)| {
             let start = Instant::now();
-            let outcome = run_file(path, &glslang, &optimize, backend);
-            (outcome, start.elapsed().as_secs_f64())
+            let (outcome, lanes) = meter::measure(|| run_file(path, &glslang, &optimize, backend));
+            (outcome, start.elapsed().as_secs_f64(), lanes)
         },
         |i, end| {
             let (index, path) = &files[i];
-            let (outcome, time) = match end {
+            let (outcome, time, lanes) = match end {
                 ItemEnd::Done(done) => done,
-                ItemEnd::Panicked(message) => (Outcome::fail(format!("panic: {message}")), 0.0),
+                ItemEnd::Panicked(message) => (Outcome::fail(format!("panic: {message}")), 0.0, 0),
                 ItemEnd::TimedOut(limit) => (
                     Outcome::fail(format!(
                         "the time limit of {} s passed",
                         limit.as_secs_f64()
                     )),
                     limit.as_secs_f64(),
+                    0,
                 ),
             };
             match outcome.status {
@@ -271,6 +273,7 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
                     "status": outcome.status,
                     "reason": outcome.reason,
                     "time": time,
+                    "lane_instructions": lanes,
                 })
                 .to_string()
             } else {

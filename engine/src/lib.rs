@@ -17,6 +17,7 @@ pub mod ir;
 pub mod liveness;
 pub mod loops;
 pub mod memory;
+pub mod meter;
 pub mod out_of_ssa;
 pub mod passes;
 pub mod random_program;

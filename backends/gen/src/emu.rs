@@ -29,8 +29,8 @@ use crate::isa::{
     SCRATCH_BASE_BYTE, Type, restricted_float,
 };
 use crate::sampler::{self, TextureSurface};
-use shrew_engine::deadline;
 use shrew_engine::interp::Resources;
+use shrew_engine::{deadline, meter};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -404,6 +404,7 @@ impl Execution {
                     } else {
                         self.mask & channels
                     } & predicate;
+                    meter::add(enabled.count_ones() as u64);
                     if send(inst, hw, thread, enabled)? {
                         return Ok(Stop::Ended);
                     }
@@ -432,6 +433,7 @@ impl Execution {
                         // A predicated `sel` writes every channel: the predicate picks the source.
                         u32::MAX
                     };
+                    meter::add(enabled.count_ones() as u64);
                     execute(inst, hw, thread, enabled).map_err(|e| match e {
                         EmuError::Unsupported { .. } => EmuError::Unsupported {
                             index: self.pc,

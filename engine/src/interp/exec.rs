@@ -308,6 +308,27 @@ pub(crate) fn register_op(op: &Op, regs: &mut [u64], width: usize, lanes: &[u32]
     }
 }
 
+/// Loads or stores the components of a decoded access at byte `at` of `buf`, which holds them,
+/// for one lane of a register file laid out as for [`eval_alu`].
+fn access_components(
+    a: &DerefAccess,
+    buf: &mut [u8],
+    at: u64,
+    (regs, width, lane): (&mut [u64], usize, usize),
+) {
+    for c in 0..a.n.min(a.data.1) {
+        let off = at + c as u64 * a.bytes as u64;
+        let reg = (a.data.0 + c) as usize * width + lane;
+        if !a.store {
+            let raw = memory::read_bytes(buf, off, a.bytes).unwrap();
+            regs[reg] = mask(memory::from_memory(raw, a.scalar), a.bits);
+        } else if a.write_mask & (1 << c) != 0 {
+            let x = memory::to_memory(regs[reg], a.scalar);
+            memory::write_bytes(buf, off, a.bytes, x).unwrap();
+        }
+    }
+}
+
 /// A short description of an instruction for error sites.
 pub(crate) fn describe(shader: &Shader, func: &Function, v: Value) -> String {
     let Some(inst) = func.get_inst(v) else {
@@ -731,15 +752,52 @@ impl<'p, 's> Machine<'p, 's> {
         let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? else {
             return Ok(());
         };
-        for c in 0..a.n.min(a.data.1) {
-            let off = at + c as u64 * a.bytes as u64;
-            if !a.store {
-                let raw = memory::read_bytes(buf, off, a.bytes).unwrap();
-                regs[data(c)] = mask(memory::from_memory(raw, a.scalar), a.bits);
-            } else if a.write_mask & (1 << c) != 0 {
-                let x = memory::to_memory(regs[data(c)], a.scalar);
-                memory::write_bytes(buf, off, a.bytes, x).unwrap();
+        access_components(a, buf, at, (regs, width, lane));
+        Ok(())
+    }
+
+    /// [`Self::deref_access`] for the lanes of `batch` of a wave: an access to the lane's own
+    /// memory (inputs, outputs, private variables) inside its variable goes straight to it, the
+    /// variable looked up once for the batch; any other through `deref_access`. An error names
+    /// the lane.
+    pub(crate) fn deref_access_lanes(
+        &mut self,
+        a: &DerefAccess,
+        (regs, width): (&mut [u64], usize),
+        batch: &[u32],
+        lanes: &mut [Invocation],
+        shared: &mut [u8],
+    ) -> Result<(), (usize, Fault)> {
+        let var = self.prog.vars[a.var.0 as usize];
+        let own = matches!(
+            var.storage,
+            Storage::Input | Storage::Output | Storage::Private
+        );
+        let end = var.size as u64;
+        let span = (a.n * a.bytes) as u64;
+        for &l in batch {
+            let l = l as usize;
+            let state = &mut lanes[l].state;
+            let ptr = regs[a.ptr as usize * width + l];
+            let off = ptr as u32 as u64;
+            let direct =
+                own && ptr_var(ptr) == a.var.0 as usize && ptr & PTR_OOB == 0 && off + span <= end;
+            if !direct {
+                self.deref_access(a, (&mut *regs, width, l), state, shared)
+                    .map_err(|f| (l, f))?;
+                continue;
             }
+            let buf = match var.storage {
+                Storage::Input => &mut state.input,
+                Storage::Output => &mut state.output,
+                _ => &mut state.private,
+            };
+            if !a.store {
+                for c in 0..a.data.1 {
+                    regs[(a.data.0 + c) as usize * width + l] = 0;
+                }
+            }
+            access_components(a, buf, var.offset as u64 + off, (&mut *regs, width, l));
         }
         Ok(())
     }

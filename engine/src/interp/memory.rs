@@ -699,6 +699,7 @@ pub fn read_bytes(buf: &[u8], off: u64, bytes: u32) -> Option<u64> {
     let slice = buf.get(start..start.checked_add(bytes as usize)?)?;
     Some(match *slice {
         [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
         _ => slice
             .iter()
             .rev()
@@ -712,6 +713,8 @@ pub fn write_bytes(buf: &mut [u8], off: u64, bytes: u32, v: u64) -> Option<()> {
     let slice = buf.get_mut(start..start.checked_add(bytes as usize)?)?;
     if let Ok(word) = <&mut [u8; 4]>::try_from(&mut *slice) {
         *word = (v as u32).to_le_bytes();
+    } else if let Ok(word) = <&mut [u8; 8]>::try_from(&mut *slice) {
+        *word = v.to_le_bytes();
     } else {
         for (i, b) in slice.iter_mut().enumerate() {
             *b = (v >> (8 * i)) as u8;

@@ -481,7 +481,10 @@ pub fn run(
     if let Some(mut reference_resources) = before
         && executor == launch::Executor::Wide
     {
-        let reference = run_reference(shader, launch, &mut reference_resources);
+        // The check's own run is not the caller's work.
+        let (reference, checked) =
+            crate::meter::measure(|| run_reference(shader, launch, &mut reference_resources));
+        crate::meter::add(checked.wrapping_neg());
         assert_eq!(
             reference.as_ref(),
             Ok(&result),

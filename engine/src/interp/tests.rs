@@ -2169,3 +2169,38 @@ b0:
         crate::text::print(&parse(&crate::text::print(&s)))
     );
 }
+
+// --- The wide executor ---------------------------------------------------------------------
+
+/// Which executor a run takes, and that its result is the reference scheduler's.
+fn executor_of(s: &Shader, launch: &Launch, res: &Resources) -> launch::Executor {
+    let (wide, executor) = launch::run(s, launch, &mut res.clone(), launch::Executor::Wide)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(Ok(wide), run_reference(s, launch, &mut res.clone()));
+    executor
+}
+
+#[test]
+fn programs_without_shared_writes_run_wide_and_others_on_the_reference() {
+    // Divergent branches, a loop, coarse derivatives: a full wave of quads, results identical.
+    let lighting = parse(include_str!("../../../examples/lighting.shrew"));
+    let mut launch = Launch::invocations(40 * 30);
+    launch.width = 40;
+    let uv = (0..40 * 30u32)
+        .map(|i| {
+            let at = |p: u32, n: u32| ((p as f32 + 0.5) / n as f32).to_bits() as u64;
+            vec![at(i % 40, 40), at(i / 40, 30)]
+        })
+        .collect();
+    launch.inputs.insert("uv".into(), uv);
+    let mut res = Resources::default();
+    res.zero_variable(&lighting, "tint").unwrap();
+    assert_eq!(
+        executor_of(&lighting, &launch, &res),
+        launch::Executor::Wide
+    );
+    // SSBO and shared-memory writes: another invocation could see them, so the order of work
+    // matters and the reference runs it.
+    let memory = parse(include_str!("../../../tests/ir/memory.shrew"));
+    assert!(!wide::eligible(&program::Program::new(&memory).unwrap()));
+}

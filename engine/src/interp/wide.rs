@@ -19,10 +19,20 @@
 //! run one after another, because between sync points an invocation's work depends only on its
 //! own state.
 //!
+//! # Registers
+//!
+//! The wave has one register file, structure of arrays: register `r` of lane `l` is word
+//! `r * width + l`, so an ALU instruction, a constant, a deref or a variable access runs as a
+//! loop over the batch's lanes with its operands decoded once, and phis and branches read it
+//! lane by lane. Instructions that need one invocation's frame (intrinsics, texture operations,
+//! derivatives and implicit-LOD samples resolved per quad) copy just their sources into the
+//! invocation's own registers and their result back ([`WideCode`]).
+//!
 //! # Same results as the reference
 //!
-//! Every instruction is executed by the reference interpreter's own code on the invocation's own
-//! registers and memory; only the order of work across invocations differs. That order is
+//! Every instruction is executed by the reference interpreter's own code (the ALU, deref and
+//! memory code takes the register file's width and lane; width 1 is one invocation's registers);
+//! only the order of work across invocations differs. That order is
 //! invisible when no invocation can see another's writes, so [`eligible`] takes exactly the
 //! programs without calls and without writes or atomics to memory invocations share (SSBOs,
 //! images, shared memory). An error of any kind ends the wide run, and the caller runs the
@@ -316,13 +326,11 @@ fn run_batch(
                 }
             }
             Op::DerefAccess(a) => {
-                for &l in batch.iter() {
-                    let inv = &mut lanes[l as usize];
-                    let regs = (&mut *wave.regs, width, l as usize);
-                    if let Err(f) = m.deref_access(a, regs, &mut inv.state, shared) {
-                        inv.frames[0].pos = pos as u32;
-                        return Err(f.at(m.site(inv)));
-                    }
+                let regs = (&mut *wave.regs, width);
+                if let Err((l, f)) = m.deref_access_lanes(a, regs, batch, lanes, shared) {
+                    let inv = &mut lanes[l];
+                    inv.frames[0].pos = pos as u32;
+                    return Err(f.at(m.site(inv)));
                 }
             }
             Op::Intrinsic(_) | Op::Tex { .. } => {

@@ -55,6 +55,7 @@ use super::arith::{eval_op, holds, is_pred_set, max_legacy, mul_legacy};
 use super::{At, EmuError, Machine, Why, Within, bit, dword, invalid, lanes, unsupported};
 use crate::isa::{AluOpcode, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, flag, sel};
 use crate::program::{AluInst, Group, Kcache, PredSel, Slot, Src};
+use shrew_engine::meter;
 
 const CHANS: [char; 4] = ['x', 'y', 'z', 'w'];
 
@@ -263,6 +264,16 @@ impl Machine<'_> {
                     }
             })
             .collect();
+        let lanes_mask = if self.wave.lanes >= 64 {
+            u64::MAX
+        } else {
+            (1 << self.wave.lanes) - 1
+        };
+        meter::add(
+            exec.iter()
+                .map(|e| (e & lanes_mask).count_ones() as u64)
+                .sum(),
+        );
         // Every result before any write.
         let mut results: Vec<Option<Vec<u32>>> = vec![None; group.insts.len()];
         let mut effects = Effects::default();
