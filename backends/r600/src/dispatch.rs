@@ -98,9 +98,10 @@ pub fn run_fragment(
     let quads_x = grid.width as usize / 2;
     let quads = quads_x * (grid.height as usize / 2);
     let mut outputs = vec![PixelOutput::new(); (grid.width * grid.height) as usize];
+    let mut wave = Wavefront::new(0);
     for first in (0..quads).step_by(WAVEFRONT / 4) {
         let count = (quads - first).min(WAVEFRONT / 4);
-        let mut wave = Wavefront::new(4 * count);
+        wave.reuse(4 * count);
         let mut pixel_of_lane = Vec::with_capacity(4 * count);
         for q in 0..count {
             let quad = first + q;

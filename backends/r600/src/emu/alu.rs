@@ -347,6 +347,7 @@ impl Machine<'_> {
                         gpr
                     };
                     self.wave.gprs[lane][gpr][chan] = v;
+                    self.wave.written |= 1 << gpr;
                 }
             }
         }

@@ -140,6 +140,7 @@ impl Machine<'_> {
                     _ => continue,
                 };
                 self.wave.gprs[lane][dst][c] = v;
+                self.wave.written |= 1 << dst;
             }
         }
         Ok(())

@@ -58,6 +58,8 @@ pub struct Wavefront {
     pub gprs: Vec<[[u32; 4]; 128]>,
     /// Per lane, whether it is killed: set before the run, a lane never runs; KILL sets it.
     pub killed: Vec<bool>,
+    /// The GPRs a run wrote in some lane (bit `g` for R`g`), which [`Wavefront::reuse`] zeroes.
+    written: u128,
 }
 
 impl Wavefront {
@@ -67,7 +69,25 @@ impl Wavefront {
             lanes,
             gprs: vec![[[0; 4]; 128]; lanes],
             killed: vec![false; lanes],
+            written: 0,
         }
+    }
+
+    /// Makes this wavefront a new one of `lanes` lanes, none killed, for a dispatch that sets
+    /// the same registers in every wavefront: the GPRs runs wrote are zeroed in every lane, so
+    /// each GPR is zero unless the dispatch set it, without clearing the whole register file.
+    pub fn reuse(&mut self, lanes: usize) {
+        while self.written != 0 {
+            let g = self.written.trailing_zeros() as usize;
+            self.written &= self.written - 1;
+            for gprs in &mut self.gprs {
+                gprs[g] = [0; 4];
+            }
+        }
+        self.gprs.resize(lanes, [[0; 4]; 128]);
+        self.killed.clear();
+        self.killed.resize(lanes, false);
+        self.lanes = lanes;
     }
 }
 

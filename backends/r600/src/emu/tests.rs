@@ -1411,3 +1411,23 @@ fn on_r600_a_nop_group_follows_a_relative_write() {
     let p = program(Chip::R600, vec![alu(CfOp::Alu, groups)], 0);
     run_ok(&p, &mut wave(1, &[]));
 }
+
+/// A reused wavefront is zero again in every GPR a run wrote, in every lane, and keeps the
+/// registers nobody wrote as they were.
+#[test]
+fn a_reused_wavefront_forgets_what_runs_wrote() {
+    let p = program(
+        Chip::Evergreen,
+        vec![alu(CfOp::Alu, vec![group(vec![mov(d(5, 2), r(0, 0))])])],
+        0,
+    );
+    let mut w = wave(2, &[(0, 0, &floats(&[1.0, 2.0]))]);
+    run_ok(&p, &mut w);
+    assert_eq!(column(&w, 5, 2), floats(&[1.0, 2.0]));
+    w.killed[1] = true;
+    w.reuse(3);
+    assert_eq!((w.lanes, w.killed.clone()), (3, vec![false; 3]));
+    assert_eq!(column(&w, 5, 2), [0; 3]);
+    // R0 was set from outside, as a dispatch sets its inputs in every wavefront.
+    assert_eq!(column(&w, 0, 0), [f(1.0), f(2.0), 0]);
+}
