@@ -354,7 +354,11 @@ impl<'p, 's> Runner<'p, 's> {
                 let frame = &mut inv.frames[0];
                 frame.block = self.m.prog.funcs[self.entry as usize].entry;
                 frame.pos = 0;
-                frame.regs.fill(0);
+                if self.wide.is_none() {
+                    // The wide executor keeps registers in the wave's file, zeroed per wave,
+                    // and copies into these only what an instruction reads and writes.
+                    frame.regs.fill(0);
+                }
                 // Inputs are read-only: only the input values below write the input area, at
                 // the same places for every invocation of the run.
                 inv.state.output.fill(0);

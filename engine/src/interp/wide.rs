@@ -154,9 +154,10 @@ struct WaveRegs<'a> {
 }
 
 impl WaveRegs<'_> {
-    /// Copies the sources of an instruction into the lane's own registers.
+    /// Copies the sources of an instruction, and its result's current value (which an
+    /// instruction that leaves some of it unwritten keeps), into the lane's own registers.
     fn gather(&self, moves: &LaneMoves, lane: usize, own: &mut [u64]) {
-        for &(off, n) in &moves.reads {
+        for &(off, n) in moves.reads.iter().chain([&moves.write]) {
             let range = off as usize..(off + n) as usize;
             for (r, word) in range.clone().zip(&mut own[range]) {
                 *word = self.regs[r * self.width + lane];
