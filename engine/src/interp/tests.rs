@@ -2204,3 +2204,26 @@ fn programs_without_shared_writes_run_wide_and_others_on_the_reference() {
     let memory = parse(include_str!("../../../tests/ir/memory.shrew"));
     assert!(!wide::eligible(&program::Program::new(&memory).unwrap()));
 }
+
+/// Random structured programs (divergent ifs, loops with breaks and continues, phis that swap)
+/// over waves of invocations with different inputs, as vertex and as fragment shaders: the
+/// wide executor runs them and gives the reference's results bit for bit.
+#[test]
+fn random_programs_run_wide_as_on_the_reference() {
+    let mut rng = crate::rng::Rng::new(7);
+    for seed in 0..24 {
+        let mut shader = crate::random_program::random_program(seed, 30);
+        if seed % 2 == 1 {
+            crate::random_program::simplify(&mut shader).unwrap();
+        }
+        let inputs: Vec<Vec<u64>> = (0..300)
+            .map(|_| (0..4).map(|_| rng.below(40) as u64).collect())
+            .collect();
+        let launch = Launch::invocations(inputs.len()).with_input("v", inputs);
+        for stage in [Stage::Vertex, Stage::Fragment] {
+            shader.stage = stage;
+            let executor = executor_of(&shader, &launch, &Resources::default());
+            assert_eq!(executor, launch::Executor::Wide, "seed {seed}, {stage:?}");
+        }
+    }
+}
