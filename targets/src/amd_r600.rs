@@ -414,7 +414,8 @@ impl FragmentKernel for R600FragmentKernel {
         };
         let outputs = run_fragment(&self.kernel, &draw);
         *resources = draw.resources;
-        let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
-        Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
+        let mut outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
+        let pixels = (fragments.pixels.width * fragments.pixels.height) as usize;
+        Ok(outputs.remove(&0).unwrap_or_else(|| vec![None; pixels]))
     }
 }

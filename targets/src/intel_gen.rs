@@ -371,7 +371,8 @@ impl FragmentKernel for GenFragmentKernel {
         };
         let outputs = run_fragment(&self.kernel, &mut draw);
         *resources = draw.resources;
-        let outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
-        Ok(outputs.iter().map(|pixel| pixel.get(&0).copied()).collect())
+        let mut outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
+        let pixels = (fragments.pixels.width * fragments.pixels.height) as usize;
+        Ok(outputs.remove(&0).unwrap_or_else(|| vec![None; pixels]))
     }
 }

@@ -36,8 +36,9 @@ use shrew_engine::ir::Interp;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The render-target writes of one pixel, by render target.
-pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
+/// The render-target writes of a draw, by render target: per pixel of the grid its RGBA (raw
+/// bits), `None` where the pixel wrote none; one array per target, not a map per pixel.
+pub type RenderTargets = BTreeMap<u32, Vec<Option<[u32; 4]>>>;
 
 /// The plane of component `comp` of input `slot`: b1 and b2 coefficients, unused, constant
 /// (a flat input's only the constant, the provoking vertex's value).
@@ -63,14 +64,12 @@ pub fn input(draw: &FragmentDraw, slot: u32, comp: usize, index: usize, interp: 
 }
 
 /// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
-pub fn run_fragment(
-    kernel: &Kernel,
-    draw: &mut FragmentDraw,
-) -> Result<Vec<PixelOutput>, EmuError> {
+pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTargets, EmuError> {
     let width = kernel.dispatch_width as usize;
     let quads_x = draw.pixels.width as usize / 2;
     let quads = quads_x * (draw.pixels.height as usize / 2);
-    let mut outputs = vec![PixelOutput::new(); (draw.pixels.width * draw.pixels.height) as usize];
+    let pixels = (draw.pixels.width * draw.pixels.height) as usize;
+    let mut outputs = RenderTargets::new();
     let p = &kernel.payload;
     let program = decoded(kernel)?;
     let sampling = sampling(p, &draw.resources);
@@ -165,9 +164,10 @@ pub fn run_fragment(
         run(&program, kernel.hw, &mut thread)?;
         take_back(&mut thread, p, &mut resources.ssbos);
         for (&target, writes) in &thread.render_targets {
+            let values = outputs.entry(target).or_insert_with(|| vec![None; pixels]);
             for (channel, rgba) in writes.iter().enumerate().take(width) {
                 if let (Some(rgba), Some(index)) = (rgba, pixel_of_channel[channel]) {
-                    outputs[index].insert(target, *rgba);
+                    values[index] = Some(*rgba);
                 }
             }
         }

@@ -44,8 +44,9 @@ use std::sync::Arc;
 /// Lanes of a wavefront.
 pub const WAVEFRONT: usize = 64;
 
-/// The colour exports of one pixel, by render target.
-pub type PixelOutput = BTreeMap<u32, [u32; 4]>;
+/// The colour exports of a draw, by render target: per pixel of the grid its RGBA (raw bits),
+/// `None` where the pixel exported none; one array per target, not a map per pixel.
+pub type RenderTargets = BTreeMap<u32, Vec<Option<[u32; 4]>>>;
 
 /// The interpolation parameters `[p0, p10, p20]` of component `comp` of input `slot` (a flat
 /// input's `p0` the provoking vertex's value, the others zero).
@@ -80,10 +81,7 @@ pub enum DispatchError {
 }
 
 /// Runs `kernel` over the draw's pixels; gives each pixel's exports (row-major).
-pub fn run_fragment(
-    kernel: &Kernel,
-    draw: &FragmentDraw,
-) -> Result<Vec<PixelOutput>, DispatchError> {
+pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTargets, DispatchError> {
     let interface = &kernel.interface;
     let mut env = environment(kernel, &draw.resources)?;
     env.params = interface
@@ -97,7 +95,8 @@ pub fn run_fragment(
     let grid = &draw.pixels;
     let quads_x = grid.width as usize / 2;
     let quads = quads_x * (grid.height as usize / 2);
-    let mut outputs = vec![PixelOutput::new(); (grid.width * grid.height) as usize];
+    let pixels = (grid.width * grid.height) as usize;
+    let mut outputs = RenderTargets::new();
     let mut wave = Wavefront::new(0);
     for first in (0..quads).step_by(WAVEFRONT / 4) {
         let count = (quads - first).min(WAVEFRONT / 4);
@@ -139,12 +138,13 @@ pub fn run_fragment(
         }
         let exports = run(&kernel.program, &mut wave, &env)?;
         for export in exports.iter().filter(|e| e.kind == ExportType::Pixel) {
+            let values = (outputs.entry(export.base as u32)).or_insert_with(|| vec![None; pixels]);
             for (lane, value) in export.values.iter().enumerate() {
                 let index = pixel_of_lane[lane];
                 if let Some(rgba) = value
                     && grid.covered.get(index).copied().unwrap_or(false)
                 {
-                    outputs[index].insert(export.base as u32, *rgba);
+                    values[index] = Some(*rgba);
                 }
             }
         }
