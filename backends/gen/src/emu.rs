@@ -98,14 +98,14 @@ impl Thread {
     /// The `bytes` bytes at byte `offset` of the register file.
     pub(crate) fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
         let (nr, at) = (offset / 32, offset % 32);
-        if at + bytes <= 32 && bytes <= 8 {
-            // Inside one register, as every aligned element is.
+        if at + bytes <= 32 && matches!(bytes, 4 | 8) {
+            // A dword or qword inside one register, as every aligned element is.
+            // Fixed-size copies, which compile to one load each.
             let reg = self.grf.get(nr).ok_or(EmuError::OutOfRegisters(nr))?;
-            let bytes = &reg[at..at + bytes];
-            return Ok(match bytes.len() {
-                4 => u32::from_le_bytes(bytes.try_into().unwrap()) as u64,
-                8 => u64::from_le_bytes(bytes.try_into().unwrap()),
-                _ => bytes.iter().rev().fold(0, |v, &b| v << 8 | b as u64),
+            return Ok(if bytes == 4 {
+                u32::from_le_bytes(reg[at..at + 4].try_into().unwrap()) as u64
+            } else {
+                u64::from_le_bytes(reg[at..at + 8].try_into().unwrap())
             });
         }
         let mut value = 0u64;
@@ -127,17 +127,12 @@ impl Thread {
         value: u64,
     ) -> Result<(), EmuError> {
         let (nr, at) = (offset / 32, offset % 32);
-        if at + bytes <= 32 && bytes <= 8 {
+        if at + bytes <= 32 && matches!(bytes, 4 | 8) {
             let reg = self.grf.get_mut(nr).ok_or(EmuError::OutOfRegisters(nr))?;
-            let bytes = &mut reg[at..at + bytes];
-            match bytes.len() {
-                4 => bytes.copy_from_slice(&(value as u32).to_le_bytes()),
-                8 => bytes.copy_from_slice(&value.to_le_bytes()),
-                _ => {
-                    for (k, b) in bytes.iter_mut().enumerate() {
-                        *b = (value >> (8 * k)) as u8;
-                    }
-                }
+            if bytes == 4 {
+                reg[at..at + 4].copy_from_slice(&(value as u32).to_le_bytes());
+            } else {
+                reg[at..at + 8].copy_from_slice(&value.to_le_bytes());
             }
             return Ok(());
         }

@@ -308,14 +308,22 @@ pub(crate) fn register_op(op: &Op, regs: &mut [u64], width: usize, lanes: &[u32]
     }
 }
 
-/// Loads or stores the components of a decoded access at byte `at` of `buf`, which holds them,
-/// for one lane of a register file laid out as for [`eval_alu`].
+/// Loads or stores the components of a decoded access for one lane of a register file laid out
+/// as for [`eval_alu`]: at byte `at` of `buf`, which holds them, or nowhere for an access out of
+/// bounds under robust access (a load then reads zeros).
 fn access_components(
     a: &DerefAccess,
-    buf: &mut [u8],
-    at: u64,
+    area: Option<(&mut [u8], u64)>,
     (regs, width, lane): (&mut [u64], usize, usize),
 ) {
+    if !a.store {
+        for c in 0..a.data.1 {
+            regs[(a.data.0 + c) as usize * width + lane] = 0;
+        }
+    }
+    let Some((buf, at)) = area else {
+        return;
+    };
     for c in 0..a.n.min(a.data.1) {
         let off = at + c as u64 * a.bytes as u64;
         let reg = (a.data.0 + c) as usize * width + lane;
@@ -743,16 +751,8 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(());
         }
         let ptr = regs[a.ptr as usize * width + lane];
-        let data = |c: u32| (a.data.0 + c) as usize * width + lane;
-        if !a.store {
-            for c in 0..a.data.1 {
-                regs[data(c)] = 0;
-            }
-        }
-        let Some((buf, at)) = self.var_area(state, shared, ptr, 0, a.n * a.bytes)? else {
-            return Ok(());
-        };
-        access_components(a, buf, at, (regs, width, lane));
+        let area = self.var_area(state, shared, ptr, 0, a.n * a.bytes)?;
+        access_components(a, area, (regs, width, lane));
         Ok(())
     }
 
@@ -792,12 +792,8 @@ impl<'p, 's> Machine<'p, 's> {
                 Storage::Output => &mut state.output,
                 _ => &mut state.private,
             };
-            if !a.store {
-                for c in 0..a.data.1 {
-                    regs[(a.data.0 + c) as usize * width + l] = 0;
-                }
-            }
-            access_components(a, buf, var.offset as u64 + off, (&mut *regs, width, l));
+            let area = Some((&mut buf[..], var.offset as u64 + off));
+            access_components(a, area, (&mut *regs, width, l));
         }
         Ok(())
     }

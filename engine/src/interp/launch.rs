@@ -218,7 +218,6 @@ pub(crate) fn run(
                 _ => runner.independent()?,
             };
             result.stats = std::mem::take(&mut runner.m.stats);
-            crate::meter::add(result.stats.instructions);
             Ok(result)
         };
     if let Some(code) = &wide_code {

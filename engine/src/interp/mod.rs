@@ -481,10 +481,14 @@ pub fn run(
     if let Some(mut reference_resources) = before
         && executor == launch::Executor::Wide
     {
-        // The check's own run is not the caller's work.
-        let (reference, checked) =
-            crate::meter::measure(|| run_reference(shader, launch, &mut reference_resources));
-        crate::meter::add(checked.wrapping_neg());
+        // Not through `run_reference`: the check's run is not counted as the caller's work.
+        let reference = launch::run(
+            shader,
+            launch,
+            &mut reference_resources,
+            launch::Executor::Reference,
+        )
+        .map(|(reference, _)| reference);
         assert_eq!(
             reference.as_ref(),
             Ok(&result),
@@ -495,6 +499,7 @@ pub fn run(
             "the wide executor and the reference leave different resources"
         );
     }
+    crate::meter::add(result.stats.instructions);
     Ok(result)
 }
 
@@ -505,7 +510,9 @@ pub fn run_reference(
     launch: &Launch,
     resources: &mut Resources,
 ) -> Result<RunResult, InterpError> {
-    launch::run(shader, launch, resources, launch::Executor::Reference).map(|(result, _)| result)
+    let (result, _) = launch::run(shader, launch, resources, launch::Executor::Reference)?;
+    crate::meter::add(result.stats.instructions);
+    Ok(result)
 }
 
 impl Resources {

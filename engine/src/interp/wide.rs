@@ -98,8 +98,9 @@ pub(crate) fn eligible(prog: &Program) -> bool {
 }
 
 /// What the wide executor needs beyond the decoded program: for every instruction that runs on
-/// one invocation's own registers (intrinsics, texture operations, derivatives), the registers it reads and writes, which are copied between the wave's register
-/// file and the invocation's.
+/// one invocation's own registers (intrinsics, texture operations, derivatives), the registers
+/// it reads and writes, which are copied between the wave's register file and the
+/// invocation's.
 pub(crate) struct WideCode {
     /// Per block of the entry function, per instruction.
     moves: Vec<Vec<LaneMoves>>,
@@ -335,9 +336,8 @@ fn run_batch(
                 }
             }
             Op::Intrinsic(_) | Op::Tex { .. } => {
-                let mut k = 0;
-                while k < batch.len() {
-                    let l = batch[k] as usize;
+                for &l in batch.iter() {
+                    let l = l as usize;
                     let inv = &mut lanes[l];
                     let frame = &mut inv.frames[0];
                     frame.pos = pos as u32;
@@ -353,19 +353,15 @@ fn run_batch(
                         Flow::Terminate => {
                             inv.status = Status::Terminated;
                             leave(m, inv, pos)?;
-                            batch.swap_remove(k);
                         }
-                        _ => {
-                            wave.scatter(&moves[pos], l, &inv.frames[0].regs);
-                            k += 1;
-                        }
+                        _ => wave.scatter(&moves[pos], l, &inv.frames[0].regs),
                     }
                 }
+                // Discarded lanes leave; the others stay in ascending order.
+                batch.retain(|&l| lanes[l as usize].status == Status::Running);
                 if batch.is_empty() {
                     return Ok(());
                 }
-                // Lanes stay in ascending order so registers are visited in order.
-                batch.sort_unstable();
             }
             Op::Barrier { .. } => {}
             Op::Invalid(msg) => {

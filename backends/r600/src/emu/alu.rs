@@ -264,16 +264,8 @@ impl Machine<'_> {
                     }
             })
             .collect();
-        let lanes_mask = if self.wave.lanes >= 64 {
-            u64::MAX
-        } else {
-            (1 << self.wave.lanes) - 1
-        };
-        meter::add(
-            exec.iter()
-                .map(|e| (e & lanes_mask).count_ones() as u64)
-                .sum(),
-        );
+        // Every mask is within the active lanes.
+        meter::add(exec.iter().map(|e| e.count_ones() as u64).sum());
         // Every result before any write.
         let mut results: Vec<Option<Vec<u32>>> = vec![None; group.insts.len()];
         let mut effects = Effects::default();
