@@ -15,8 +15,8 @@ use shrew_ops::alu::{Axis, DerivativePrecision};
 use shrew_ops::eval::{fget, fput};
 use std::ops::Range;
 
-/// I/O slots every invocation has at least, so lowered accesses to locations without a
-/// variable still work.
+/// I/O slots every invocation of a program that accesses inputs or outputs by location has at
+/// least, so accesses to locations without a variable still work.
 const MIN_IO_SLOTS: usize = 32;
 
 fn setup(msg: String) -> InterpError {
@@ -141,7 +141,12 @@ pub(crate) fn run(
     }
     let prog = Program::new(shader)?;
     let extent = |s: Storage| storage_extent(&prog.vars, s) as u64;
-    let io_min = (MIN_IO_SLOTS * SLOT_BYTES as usize) as u64;
+    // Without accesses by location, invocations touch only their variables' bytes.
+    let io_min = if prog.accesses_io_by_location() {
+        (MIN_IO_SLOTS * SLOT_BYTES as usize) as u64
+    } else {
+        0
+    };
     let (input, output) = (
         extent(Storage::Input).max(io_min),
         extent(Storage::Output).max(io_min),

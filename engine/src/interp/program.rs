@@ -222,6 +222,19 @@ impl<'s> Program<'s> {
     pub fn var_layout(&self, var: VarId) -> &Layout<'s> {
         self.layout(self.vars[var.0 as usize].rule)
     }
+
+    /// Whether some function reads or writes inputs or outputs by location (`load_input`,
+    /// `load_output`, `store_output`) rather than through variables.
+    pub fn accesses_io_by_location(&self) -> bool {
+        self.shader.functions.iter().any(|f| {
+            f.insts.iter().flatten().any(|inst| {
+                matches!(&inst.kind, InstKind::Intrinsic(ii) if matches!(
+                    ii.op,
+                    Intrinsic::LoadInput | Intrinsic::LoadOutput | Intrinsic::StoreOutput
+                ))
+            })
+        })
+    }
 }
 
 /// Most components an ALU instruction reads over all its sources.

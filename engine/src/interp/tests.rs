@@ -2227,3 +2227,76 @@ fn random_programs_run_wide_as_on_the_reference() {
         }
     }
 }
+
+/// Values that cannot differ between invocations (constants, uniform loads and what is computed
+/// from them only) are found as such, and nothing an invocation's own inputs, memory or path
+/// reaches is; computed once per batch and copied, they give the reference's results, also where
+/// only some lanes of a wave compute them.
+#[test]
+fn uniform_values_are_computed_once_per_batch() {
+    let shader = parse(
+        "shader fragment
+var shader_in f32x2 @uv (location=0)
+var uniform f32x4 @tint
+var function_temp f32 @t
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0: selection merge=b3
+    32 %0 = deref_var @uv
+    32x2 %1 = load_deref %0
+    32 %2 = deref_var @tint
+    32x4 %3 = load_deref %2
+    32x4 %4 = fmul %3, %3
+    32 %5 = load_const (0.5)
+    1 %6 = flt %1.x, %5
+    32 %7 = deref_var @t
+    store_deref %7, %5 (write_mask=x)
+    branch %6, b1, b2
+    b1:
+        32x4 %8 = fadd %4, %3
+        32 %9 = fadd %8.x, %1.y
+        32 %10 = load_deref %7
+        jump b3
+    b2:
+        32 %11 = fmul %4.y, %5
+        jump b3
+b3:
+    32 %12 = phi b1: %9, b2: %11
+    32 %13 = fmul %4.z, %5
+    32x4 %14 = vec4 %12, %13, %4.w, %5
+    32 %15 = deref_var @color
+    store_deref %15, %14 (write_mask=xyzw)
+    return
+}",
+    );
+    let prog = program::Program::new(&shader).unwrap();
+    let uniform: Vec<Vec<bool>> = wide::WideCode::new(&prog)
+        .uniform
+        .iter()
+        .map(|ops| ops.iter().map(Option::is_some).collect())
+        .collect();
+    let (t, f) = (true, false);
+    assert_eq!(
+        uniform,
+        [
+            vec![t, f, t, t, t, t, f, t, f],
+            vec![t, f, f],
+            vec![t],
+            vec![t, f, t, f]
+        ]
+    );
+    let mut launch = Launch::invocations(24 * 20);
+    launch.width = 24;
+    let uv = (0..24 * 20u32)
+        .map(|i| {
+            let at = |p: u32, n: u32| ((p as f32 + 0.5) / n as f32).to_bits() as u64;
+            vec![at(i % 24, 24), at(i / 24, 20)]
+        })
+        .collect();
+    launch.inputs.insert("uv".into(), uv);
+    let mut res = Resources::default();
+    let tint = [0.5f32, 2.0, 3.0, 4.0].map(|x| x.to_bits() as u64);
+    res.set_variable(&shader, "tint", &tint).unwrap();
+    assert_eq!(executor_of(&shader, &launch, &res), launch::Executor::Wide);
+}

@@ -28,6 +28,16 @@
 //! derivatives and implicit-LOD samples resolved per quad) copy just their sources into the
 //! invocation's own registers and their result back ([`WideCode`]).
 //!
+//! # Uniform values
+//!
+//! An instruction whose result cannot differ between invocations (a constant, a deref or an ALU
+//! operation of such values, a load through such a deref from memory no invocation writes:
+//! uniforms, UBOs, push constants, constants, SSBOs of a program that stores to none) runs for
+//! the batch's first lane only, and its result is copied to the others, as a GPU's scalar unit
+//! runs it once for the wave. Phis and everything an invocation's own state reaches are not
+//! uniform. The analysis is one pass over the blocks in scheduling order, in which every value
+//! is defined before the instructions it dominates read it.
+//!
 //! # Same results as the reference
 //!
 //! Every instruction is executed by the reference interpreter's own code (the ALU, deref and
@@ -104,6 +114,9 @@ pub(crate) fn eligible(prog: &Program) -> bool {
 pub(crate) struct WideCode {
     /// Per block of the entry function, per instruction.
     moves: Vec<Vec<LaneMoves>>,
+    /// Per block, per instruction: the result's register offset and count when the result is
+    /// the same in every lane.
+    pub(super) uniform: Vec<Vec<Option<(u32, u32)>>>,
 }
 
 #[derive(Default)]
@@ -144,8 +157,63 @@ impl WideCode {
                     .collect()
             })
             .collect();
-        WideCode { moves }
+        WideCode {
+            moves,
+            uniform: uniform_results(prog),
+        }
     }
+}
+
+/// The result registers of every instruction of the entry function whose result is the same in
+/// every invocation: per block, per instruction.
+fn uniform_results(prog: &Program) -> Vec<Vec<Option<(u32, u32)>>> {
+    let entry = prog.shader.entry.0 as usize;
+    let (func, code) = (&prog.shader.functions[entry], &prog.funcs[entry]);
+    let mut uniform = vec![false; code.reg_off.len()];
+    let mut results: Vec<Vec<Option<(u32, u32)>>> = code
+        .blocks
+        .iter()
+        .map(|b| vec![None; b.ops.len()])
+        .collect();
+    let mut by_order: Vec<usize> = (0..code.blocks.len()).collect();
+    by_order.sort_by_key(|&b| code.blocks[b].order);
+    let unwritten = |var: crate::ir::VarId| {
+        matches!(
+            prog.vars[var.0 as usize].storage,
+            Storage::Uniform
+                | Storage::Ubo { .. }
+                | Storage::PushConst
+                | Storage::Constant
+                | Storage::Ssbo { .. }
+        )
+    };
+    for b in by_order {
+        let block = &code.blocks[b];
+        for (pos, (op, &v)) in block.ops.iter().zip(&block.vals).enumerate() {
+            let Some(inst) = func.get_inst(v) else {
+                continue;
+            };
+            let sources_uniform = || {
+                inst_sources(&inst.kind)
+                    .into_iter()
+                    .all(|s| uniform.get(s.index()).copied().unwrap_or(false))
+            };
+            let same = match op {
+                Op::Const { .. } | Op::Undef { .. } | Op::DerefVar { .. } => true,
+                Op::Alu(_)
+                | Op::DerefArray { .. }
+                | Op::DerefBlock { .. }
+                | Op::DerefStruct { .. } => sources_uniform(),
+                Op::DerefAccess(a) => !a.store && unwritten(a.var) && sources_uniform(),
+                _ => false,
+            };
+            if same && let Some(&off) = code.reg_off.get(v.index()) {
+                uniform[v.index()] = true;
+                results[b][pos] = Some((off, code.reg_comps[v.index()]));
+            }
+        }
+    }
+    results
 }
 
 /// The wave's registers: register `r` of lane `l` at `r * width + l`.
@@ -172,6 +240,20 @@ impl WaveRegs<'_> {
         let range = off as usize..(off + n) as usize;
         for (r, &word) in range.clone().zip(&own[range]) {
             self.regs[r * self.width + lane] = word;
+        }
+    }
+
+    /// Copies registers `off..off + n` of the batch's first lane to its other lanes.
+    fn broadcast(&mut self, (off, n): (u32, u32), batch: &[u32]) {
+        let Some((&first, rest)) = batch.split_first() else {
+            return;
+        };
+        for r in off as usize..(off + n) as usize {
+            let row = &mut self.regs[r * self.width..(r + 1) * self.width];
+            let word = row[first as usize];
+            for &l in rest {
+                row[l as usize] = word;
+            }
         }
     }
 }
@@ -314,10 +396,16 @@ fn run_batch(
             }
             return Ok(());
         }
+        // A uniform result is computed in the first lane and copied to the others.
+        let uniform = code.uniform[block][pos];
+        let active = match uniform {
+            Some(_) => &batch[..1],
+            None => &batch[..],
+        };
         match op {
             Op::Alu(a) => {
                 m.stats.alu += count;
-                super::exec::eval_alu(a, wave.regs, width, batch);
+                super::exec::eval_alu(a, wave.regs, width, active);
             }
             Op::Derivative(a, ..) => {
                 m.stats.alu += count;
@@ -329,7 +417,7 @@ fn run_batch(
             }
             Op::DerefAccess(a) => {
                 let regs = (&mut *wave.regs, width);
-                if let Err((l, f)) = m.deref_access_lanes(a, regs, batch, lanes, shared) {
+                if let Err((l, f)) = m.deref_access_lanes(a, regs, active, lanes, shared) {
                     let inv = &mut lanes[l];
                     inv.frames[0].pos = pos as u32;
                     return Err(f.at(m.site(inv)));
@@ -370,7 +458,10 @@ fn run_batch(
                 return Err(Fault::invalid(msg.clone()).at(m.site(inv)));
             }
             Op::Call { .. } => unreachable!("an eligible program has no calls"),
-            register_op => super::exec::register_op(register_op, wave.regs, width, batch),
+            register_op => super::exec::register_op(register_op, wave.regs, width, active),
+        }
+        if let Some(result) = uniform {
+            wave.broadcast(result, batch);
         }
     }
     // The terminator: every invocation takes its own edge.
