@@ -66,7 +66,7 @@ const B: Operand = Operand::new(BaseType::Bool, 1);
 pub enum Eval {
     /// One destination component from the same component of every source (raw bits in, raw
     /// bits out).
-    Comp(fn(&[u64], Bits) -> u64),
+    Comp(CompEval),
     /// Whole vectors: every source's components in, every destination component out.
     Vector(fn(&[&[u64]], Bits, &mut [u64])),
     /// A screen-space derivative: needs the neighbouring invocations of a 2×2 quad, so it is
@@ -75,6 +75,59 @@ pub enum Eval {
         axis: Axis,
         precision: DerivativePrecision,
     },
+}
+
+/// A per-component evaluation, for one set of source components and for many lanes at once.
+#[derive(Copy, Clone, Debug)]
+pub struct CompEval {
+    /// One destination component from the same component of every source.
+    pub one: fn(&[u64], Bits) -> u64,
+    /// `one` for every lane: `srcs[j][i]` is source `j`'s component in lane `i`, and `out[i]`
+    /// receives lane `i`'s result (all sources as long as `out`). The function is compiled for
+    /// each opcode, so the interpreter pays one call per instruction rather than per lane.
+    pub lanes: fn(&[&[u64]], Bits, &mut [u64]),
+}
+
+/// `one` for every lane of `out`, as [`CompEval::lanes`] describes; inlined into each opcode's
+/// own loop, with the common source counts unrolled.
+#[inline(always)]
+pub fn comp_lanes(srcs: &[&[u64]], bits: Bits, out: &mut [u64], one: impl Fn(&[u64], Bits) -> u64) {
+    match *srcs {
+        [a] => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = one(&[x], bits);
+            }
+        }
+        [a, b] => {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = one(&[x, y], bits);
+            }
+        }
+        [a, b, c] => {
+            for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+                *o = one(&[x, y, z], bits);
+            }
+        }
+        _ => {
+            let mut comp = [0u64; 16];
+            for (i, o) in out.iter_mut().enumerate() {
+                for (slot, src) in comp.iter_mut().zip(srcs) {
+                    *slot = src[i];
+                }
+                *o = one(&comp[..srcs.len()], bits);
+            }
+        }
+    }
+}
+
+/// A per-component [`Eval`] from the closure computing one component.
+macro_rules! comp {
+    ($one:expr) => {
+        Eval::Comp(CompEval {
+            one: $one,
+            lanes: |srcs, bits, out| comp_lanes(srcs, bits, out, $one),
+        })
+    };
 }
 
 /// Screen axis of a derivative.
@@ -221,7 +274,7 @@ impl OpInfo {
 
 macro_rules! f1 {
     (|$a:ident| $e:expr) => {
-        Eval::Comp(|s, b| {
+        comp!(|s, b| {
             let $a = fget(s[0], b.src[0]);
             fput($e, b.dst)
         })
@@ -229,7 +282,7 @@ macro_rules! f1 {
 }
 macro_rules! f2 {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = fget(s[0], bits.src[0]);
             let $b = fget(s[1], bits.src[1]);
             fput($e, bits.dst)
@@ -238,7 +291,7 @@ macro_rules! f2 {
 }
 macro_rules! fcmp {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = fget(s[0], bits.src[0]);
             let $b = fget(s[1], bits.src[1]);
             ($e) as u64
@@ -247,7 +300,7 @@ macro_rules! fcmp {
 }
 macro_rules! i1 {
     (|$a:ident| $e:expr) => {
-        Eval::Comp(|s, b| {
+        comp!(|s, b| {
             let $a = sext(s[0], b.src[0]);
             mask(($e) as u64, b.dst)
         })
@@ -255,7 +308,7 @@ macro_rules! i1 {
 }
 macro_rules! i2 {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = sext(s[0], bits.src[0]);
             let $b = sext(s[1], bits.src[1]);
             mask(($e) as u64, bits.dst)
@@ -264,7 +317,7 @@ macro_rules! i2 {
 }
 macro_rules! u1 {
     (|$a:ident| $e:expr) => {
-        Eval::Comp(|s, b| {
+        comp!(|s, b| {
             let $a = mask(s[0], b.src[0]);
             mask(($e) as u64, b.dst)
         })
@@ -272,7 +325,7 @@ macro_rules! u1 {
 }
 macro_rules! u2 {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = mask(s[0], bits.src[0]);
             let $b = mask(s[1], bits.src[1]);
             mask(($e) as u64, bits.dst)
@@ -282,7 +335,7 @@ macro_rules! u2 {
 /// Integer comparison on sign-extended sources.
 macro_rules! icmp {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = sext(s[0], bits.src[0]);
             let $b = sext(s[1], bits.src[1]);
             ($e) as u64
@@ -292,7 +345,7 @@ macro_rules! icmp {
 /// Integer comparison on zero-extended sources.
 macro_rules! ucmp {
     (|$a:ident, $b:ident| $e:expr) => {
-        Eval::Comp(|s, bits| {
+        comp!(|s, bits| {
             let $a = mask(s[0], bits.src[0]);
             let $b = mask(s[1], bits.src[1]);
             ($e) as u64
@@ -633,7 +686,7 @@ alu_table! {
     Vec8 "vec8" (U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(8), P, vec_n!();
     Vec16 "vec16" (U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1),
                    U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1), U.n(1)) -> U.n(16), P, vec_n!();
-    Bcsel "bcsel" (B, U, U) -> U, P, Eval::Comp(|s, _| if s[0] & 1 != 0 { s[1] } else { s[2] });
+    Bcsel "bcsel" (B, U, U) -> U, P, comp!(|s, _| if s[0] & 1 != 0 { s[1] } else { s[2] });
 
     // Float arithmetic.
     Fneg "fneg" (F) -> F, 0, f1!(|a| -a);
@@ -644,20 +697,20 @@ alu_table! {
     Fsub "fsub" (F, F) -> F, 0, f2!(|a, b| a - b);
     Fmul "fmul" (F, F) -> F, CA | UF, f2!(|a, b| a * b);
     Fdiv "fdiv" (F, F) -> F, UF, f2!(|a, b| a / b);
-    Ffma "ffma" (F, F, F) -> F, C | UF, Eval::Comp(|s, b| ffma(s[0], s[1], s[2], b.dst)), rounds 2;
-    Flrp "flrp" (F, F, F) -> F, UF, Eval::Comp(|s, b| {
+    Ffma "ffma" (F, F, F) -> F, C | UF, comp!(|s, b| ffma(s[0], s[1], s[2], b.dst)), rounds 2;
+    Flrp "flrp" (F, F, F) -> F, UF, comp!(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y, t) = (fget(s[0], b.dst), fget(s[1], b.dst), fget(s[2], b.dst));
         fput(r(x * r(1.0 - t)) + r(y * t), b.dst)
     }), rounds 4;
     Fmin "fmin" (F, F) -> F, CA, f2!(|a, b| fmin(a, b));
     Fmax "fmax" (F, F) -> F, CA, f2!(|a, b| fmax(a, b));
-    Fmod "fmod" (F, F) -> F, 0, Eval::Comp(|s, b| {
+    Fmod "fmod" (F, F) -> F, 0, comp!(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
         fput(x - r(y * r(x / y).floor()), b.dst)
     }), rounds 4;
-    Frem "frem" (F, F) -> F, 0, Eval::Comp(|s, b| {
+    Frem "frem" (F, F) -> F, 0, comp!(|s, b| {
         let r = |x: f64| round_to(x, b.dst);
         let (x, y) = (fget(s[0], b.dst), fget(s[1], b.dst));
         fput(x - r(y * r(x / y).trunc()), b.dst)
@@ -687,9 +740,9 @@ alu_table! {
     Facosh "facosh" (F) -> F, 0, f1!(|a| a.acosh());
     Fatanh "fatanh" (F) -> F, 0, f1!(|a| a.atanh());
     Fldexp "fldexp" (F, I32) -> F, UF,
-        Eval::Comp(|s, b| fput(ldexp(fget(s[0], b.src[0]), sext(s[1], 32)), b.dst));
+        comp!(|s, b| fput(ldexp(fget(s[0], b.src[0]), sext(s[1], 32)), b.dst));
     FrexpSig "frexp_sig" (F) -> F, 0, f1!(|a| frexp(a).0);
-    FrexpExp "frexp_exp" (F) -> I32, 0, Eval::Comp(|s, b| mask(frexp(fget(s[0], b.src[0])).1 as u64, 32));
+    FrexpExp "frexp_exp" (F) -> I32, 0, comp!(|s, b| mask(frexp(fget(s[0], b.src[0])).1 as u64, 32));
     FquantizeF16 "fquantize2f16" (F) -> F, 0, f1!(|a| quantize_f16(a));
 
     // Float comparisons. Ordered ones are false when either source is NaN; the `u` ones
@@ -712,7 +765,7 @@ alu_table! {
     Iadd "iadd" (I, I) -> I, CA, i2!(|a, b| a.wrapping_add(b));
     Isub "isub" (I, I) -> I, 0, i2!(|a, b| a.wrapping_sub(b));
     Imul "imul" (I, I) -> I, CA, i2!(|a, b| a.wrapping_mul(b));
-    Idiv "idiv" (I, I) -> I, 0, Eval::Comp(|s, b| {
+    Idiv "idiv" (I, I) -> I, 0, comp!(|s, b| {
         let (x, y) = (sext(s[0], b.src[0]), sext(s[1], b.src[1]));
         // Dividing at the value's own width makes INT_MIN / -1 wrap to INT_MIN.
         let q = if y == 0 { 0 } else if y == -1 { x.wrapping_neg() } else { x / y };
@@ -729,24 +782,24 @@ alu_table! {
     Imax "imax" (I, I) -> I, CA, i2!(|a, b| a.max(b));
     Umin "umin" (U, U) -> U, CA, u2!(|a, b| a.min(b));
     Umax "umax" (U, U) -> U, CA, u2!(|a, b| a.max(b));
-    IaddSat "iadd_sat" (I, I) -> I, C, Eval::Comp(|s, b| {
+    IaddSat "iadd_sat" (I, I) -> I, C, comp!(|s, b| {
         let (lo, hi) = (sext(1 << (b.dst - 1), b.dst), sext(mask(u64::MAX, b.dst - 1), 64));
         mask((sext(s[0], b.dst) as i128 + sext(s[1], b.dst) as i128).clamp(lo as i128, hi as i128) as u64, b.dst)
     });
-    UaddSat "uadd_sat" (U, U) -> U, C, Eval::Comp(|s, b| {
+    UaddSat "uadd_sat" (U, U) -> U, C, comp!(|s, b| {
         (mask(s[0], b.dst) as u128 + mask(s[1], b.dst) as u128).min(mask(u64::MAX, b.dst) as u128) as u64
     });
-    IsubSat "isub_sat" (I, I) -> I, 0, Eval::Comp(|s, b| {
+    IsubSat "isub_sat" (I, I) -> I, 0, comp!(|s, b| {
         let (lo, hi) = (sext(1 << (b.dst - 1), b.dst), sext(mask(u64::MAX, b.dst - 1), 64));
         mask((sext(s[0], b.dst) as i128 - sext(s[1], b.dst) as i128).clamp(lo as i128, hi as i128) as u64, b.dst)
     });
     UsubSat "usub_sat" (U, U) -> U, 0, u2!(|a, b| a.saturating_sub(b));
-    UaddCarry "uadd_carry" (U, U) -> U, C, Eval::Comp(|s, b| (mask(s[0], b.dst) as u128 + mask(s[1], b.dst) as u128 > mask(u64::MAX, b.dst) as u128) as u64);
+    UaddCarry "uadd_carry" (U, U) -> U, C, comp!(|s, b| (mask(s[0], b.dst) as u128 + mask(s[1], b.dst) as u128 > mask(u64::MAX, b.dst) as u128) as u64);
     UsubBorrow "usub_borrow" (U, U) -> U, 0, u2!(|a, b| (a < b) as u64);
-    ImulHigh "imul_high" (I, I) -> I, C, Eval::Comp(|s, b| {
+    ImulHigh "imul_high" (I, I) -> I, C, comp!(|s, b| {
         mask(((sext(s[0], b.dst) as i128 * sext(s[1], b.dst) as i128) >> b.dst) as u64, b.dst)
     });
-    UmulHigh "umul_high" (U, U) -> U, C, Eval::Comp(|s, b| {
+    UmulHigh "umul_high" (U, U) -> U, C, comp!(|s, b| {
         mask(((mask(s[0], b.dst) as u128 * mask(s[1], b.dst) as u128) >> b.dst) as u64, b.dst)
     });
     Imul2x32To64 "imul_2x32_64" (I32, I32) -> I64, C, i2!(|a, b| a.wrapping_mul(b));
@@ -765,68 +818,68 @@ alu_table! {
     Iand "iand" (U, U) -> U, CA, u2!(|a, b| a & b);
     Ior "ior" (U, U) -> U, CA, u2!(|a, b| a | b);
     Ixor "ixor" (U, U) -> U, CA, u2!(|a, b| a ^ b);
-    Ishl "ishl" (I, U32) -> I, 0, Eval::Comp(|s, b| mask(s[0] << (s[1] % b.dst as u64), b.dst));
-    Ishr "ishr" (I, U32) -> I, 0, Eval::Comp(|s, b| mask((sext(s[0], b.dst) >> (s[1] % b.dst as u64)) as u64, b.dst));
-    Ushr "ushr" (U, U32) -> U, 0, Eval::Comp(|s, b| mask(s[0], b.dst) >> (s[1] % b.dst as u64));
-    Urol "urol" (U, U32) -> U, 0, Eval::Comp(|s, b| {
+    Ishl "ishl" (I, U32) -> I, 0, comp!(|s, b| mask(s[0] << (s[1] % b.dst as u64), b.dst));
+    Ishr "ishr" (I, U32) -> I, 0, comp!(|s, b| mask((sext(s[0], b.dst) >> (s[1] % b.dst as u64)) as u64, b.dst));
+    Ushr "ushr" (U, U32) -> U, 0, comp!(|s, b| mask(s[0], b.dst) >> (s[1] % b.dst as u64));
+    Urol "urol" (U, U32) -> U, 0, comp!(|s, b| {
         let (v, n) = (mask(s[0], b.dst), (s[1] % b.dst as u64) as u32);
         if n == 0 { v } else { mask(v << n | v >> (b.dst as u32 - n), b.dst) }
     });
-    Uror "uror" (U, U32) -> U, 0, Eval::Comp(|s, b| {
+    Uror "uror" (U, U32) -> U, 0, comp!(|s, b| {
         let (v, n) = (mask(s[0], b.dst), (s[1] % b.dst as u64) as u32);
         if n == 0 { v } else { mask(v >> n | v << (b.dst as u32 - n), b.dst) }
     });
-    BitfieldInsert "bitfield_insert" (U, U, U32, U32) -> U, 0, Eval::Comp(|s, b| {
+    BitfieldInsert "bitfield_insert" (U, U, U32, U32) -> U, 0, comp!(|s, b| {
         let (offset, count) = bitfield(s[2], s[3], b.dst);
         let m = field_mask(offset, count);
         mask((s[0] & !m) | (s[1].checked_shl(offset).unwrap_or(0) & m), b.dst)
     });
-    UbitfieldExtract "ubitfield_extract" (U, U32, U32) -> U, 0, Eval::Comp(|s, b| {
+    UbitfieldExtract "ubitfield_extract" (U, U32, U32) -> U, 0, comp!(|s, b| {
         let (offset, count) = bitfield(s[1], s[2], b.dst);
         mask(s[0], b.dst).checked_shr(offset).unwrap_or(0) & field_mask(0, count)
     });
-    IbitfieldExtract "ibitfield_extract" (I, U32, U32) -> I, 0, Eval::Comp(|s, b| {
+    IbitfieldExtract "ibitfield_extract" (I, U32, U32) -> I, 0, comp!(|s, b| {
         let (offset, count) = bitfield(s[1], s[2], b.dst);
         // A non-empty field lies inside the value, so its offset is below 64.
         if count == 0 { 0 } else { mask(sext(s[0] >> offset, count as u8) as u64, b.dst) }
     });
-    BitCount "bit_count" (U) -> U32, 0, Eval::Comp(|s, b| mask(s[0], b.src[0]).count_ones() as u64);
-    UfindMsb "ufind_msb" (U) -> I32, 0, Eval::Comp(|s, b| {
+    BitCount "bit_count" (U) -> U32, 0, comp!(|s, b| mask(s[0], b.src[0]).count_ones() as u64);
+    UfindMsb "ufind_msb" (U) -> I32, 0, comp!(|s, b| {
         let v = mask(s[0], b.src[0]);
         mask(if v == 0 { -1i64 as u64 } else { 63 - v.leading_zeros() as u64 }, 32)
     });
-    IfindMsb "ifind_msb" (I) -> I32, 0, Eval::Comp(|s, b| {
+    IfindMsb "ifind_msb" (I) -> I32, 0, comp!(|s, b| {
         // The highest bit that differs from the sign bit.
         let v = sext(s[0], b.src[0]);
         let v = if v < 0 { !v } else { v } as u64;
         mask(if v == 0 { -1i64 as u64 } else { 63 - v.leading_zeros() as u64 }, 32)
     });
-    FindLsb "find_lsb" (U) -> I32, 0, Eval::Comp(|s, b| {
+    FindLsb "find_lsb" (U) -> I32, 0, comp!(|s, b| {
         let v = mask(s[0], b.src[0]);
         mask(if v == 0 { -1i64 as u64 } else { v.trailing_zeros() as u64 }, 32)
     });
-    BitfieldReverse "bitfield_reverse" (U) -> U, 0, Eval::Comp(|s, b| s[0].reverse_bits() >> (64 - b.dst as u32));
+    BitfieldReverse "bitfield_reverse" (U) -> U, 0, comp!(|s, b| s[0].reverse_bits() >> (64 - b.dst as u32));
 
     // Conversions. The destination size is part of the name, as in NIR.
     F2f16 "f2f16" (F) -> F16, 0, f1!(|a| a);
     F2f16Rtne "f2f16_rtne" (F) -> F16, 0, f1!(|a| a);
-    F2f16Rtz "f2f16_rtz" (F) -> F16, 0, Eval::Comp(|s, b| f2f16_rtz(fget(s[0], b.src[0])));
+    F2f16Rtz "f2f16_rtz" (F) -> F16, 0, comp!(|s, b| f2f16_rtz(fget(s[0], b.src[0])));
     F2f32 "f2f32" (F) -> F32, 0, f1!(|a| a);
     F2f64 "f2f64" (F) -> F64, 0, f1!(|a| a);
-    F2i8 "f2i8" (F) -> I8, 0, Eval::Comp(|s, b| f2i(fget(s[0], b.src[0]), 8));
-    F2i16 "f2i16" (F) -> I16, 0, Eval::Comp(|s, b| f2i(fget(s[0], b.src[0]), 16));
-    F2i32 "f2i32" (F) -> I32, 0, Eval::Comp(|s, b| f2i(fget(s[0], b.src[0]), 32));
-    F2i64 "f2i64" (F) -> I64, 0, Eval::Comp(|s, b| f2i(fget(s[0], b.src[0]), 64));
-    F2u8 "f2u8" (F) -> U8, 0, Eval::Comp(|s, b| f2u(fget(s[0], b.src[0]), 8));
-    F2u16 "f2u16" (F) -> U16, 0, Eval::Comp(|s, b| f2u(fget(s[0], b.src[0]), 16));
-    F2u32 "f2u32" (F) -> U32, 0, Eval::Comp(|s, b| f2u(fget(s[0], b.src[0]), 32));
-    F2u64 "f2u64" (F) -> U64, 0, Eval::Comp(|s, b| f2u(fget(s[0], b.src[0]), 64));
-    I2f16 "i2f16" (I) -> F16, 0, Eval::Comp(|s, b| i2f(sext(s[0], b.src[0]), 16));
-    I2f32 "i2f32" (I) -> F32, 0, Eval::Comp(|s, b| i2f(sext(s[0], b.src[0]), 32));
-    I2f64 "i2f64" (I) -> F64, 0, Eval::Comp(|s, b| i2f(sext(s[0], b.src[0]), 64));
-    U2f16 "u2f16" (U) -> F16, 0, Eval::Comp(|s, b| u2f(mask(s[0], b.src[0]), 16));
-    U2f32 "u2f32" (U) -> F32, 0, Eval::Comp(|s, b| u2f(mask(s[0], b.src[0]), 32));
-    U2f64 "u2f64" (U) -> F64, 0, Eval::Comp(|s, b| u2f(mask(s[0], b.src[0]), 64));
+    F2i8 "f2i8" (F) -> I8, 0, comp!(|s, b| f2i(fget(s[0], b.src[0]), 8));
+    F2i16 "f2i16" (F) -> I16, 0, comp!(|s, b| f2i(fget(s[0], b.src[0]), 16));
+    F2i32 "f2i32" (F) -> I32, 0, comp!(|s, b| f2i(fget(s[0], b.src[0]), 32));
+    F2i64 "f2i64" (F) -> I64, 0, comp!(|s, b| f2i(fget(s[0], b.src[0]), 64));
+    F2u8 "f2u8" (F) -> U8, 0, comp!(|s, b| f2u(fget(s[0], b.src[0]), 8));
+    F2u16 "f2u16" (F) -> U16, 0, comp!(|s, b| f2u(fget(s[0], b.src[0]), 16));
+    F2u32 "f2u32" (F) -> U32, 0, comp!(|s, b| f2u(fget(s[0], b.src[0]), 32));
+    F2u64 "f2u64" (F) -> U64, 0, comp!(|s, b| f2u(fget(s[0], b.src[0]), 64));
+    I2f16 "i2f16" (I) -> F16, 0, comp!(|s, b| i2f(sext(s[0], b.src[0]), 16));
+    I2f32 "i2f32" (I) -> F32, 0, comp!(|s, b| i2f(sext(s[0], b.src[0]), 32));
+    I2f64 "i2f64" (I) -> F64, 0, comp!(|s, b| i2f(sext(s[0], b.src[0]), 64));
+    U2f16 "u2f16" (U) -> F16, 0, comp!(|s, b| u2f(mask(s[0], b.src[0]), 16));
+    U2f32 "u2f32" (U) -> F32, 0, comp!(|s, b| u2f(mask(s[0], b.src[0]), 32));
+    U2f64 "u2f64" (U) -> F64, 0, comp!(|s, b| u2f(mask(s[0], b.src[0]), 64));
     I2i8 "i2i8" (I) -> I8, 0, i1!(|a| a);
     I2i16 "i2i16" (I) -> I16, 0, i1!(|a| a);
     I2i32 "i2i32" (I) -> I32, 0, i1!(|a| a);
@@ -835,15 +888,15 @@ alu_table! {
     U2u16 "u2u16" (U) -> U16, 0, u1!(|a| a);
     U2u32 "u2u32" (U) -> U32, 0, u1!(|a| a);
     U2u64 "u2u64" (U) -> U64, 0, u1!(|a| a);
-    B2f16 "b2f16" (B) -> F16, 0, Eval::Comp(|s, _| fput((s[0] & 1) as f64, 16));
-    B2f32 "b2f32" (B) -> F32, 0, Eval::Comp(|s, _| fput((s[0] & 1) as f64, 32));
-    B2f64 "b2f64" (B) -> F64, 0, Eval::Comp(|s, _| fput((s[0] & 1) as f64, 64));
-    B2i8 "b2i8" (B) -> I8, 0, Eval::Comp(|s, _| s[0] & 1);
-    B2i16 "b2i16" (B) -> I16, 0, Eval::Comp(|s, _| s[0] & 1);
-    B2i32 "b2i32" (B) -> I32, 0, Eval::Comp(|s, _| s[0] & 1);
-    B2i64 "b2i64" (B) -> I64, 0, Eval::Comp(|s, _| s[0] & 1);
-    F2b1 "f2b1" (F) -> B, 0, Eval::Comp(|s, b| (fget(s[0], b.src[0]) != 0.0) as u64);
-    I2b1 "i2b1" (I) -> B, 0, Eval::Comp(|s, b| (mask(s[0], b.src[0]) != 0) as u64);
+    B2f16 "b2f16" (B) -> F16, 0, comp!(|s, _| fput((s[0] & 1) as f64, 16));
+    B2f32 "b2f32" (B) -> F32, 0, comp!(|s, _| fput((s[0] & 1) as f64, 32));
+    B2f64 "b2f64" (B) -> F64, 0, comp!(|s, _| fput((s[0] & 1) as f64, 64));
+    B2i8 "b2i8" (B) -> I8, 0, comp!(|s, _| s[0] & 1);
+    B2i16 "b2i16" (B) -> I16, 0, comp!(|s, _| s[0] & 1);
+    B2i32 "b2i32" (B) -> I32, 0, comp!(|s, _| s[0] & 1);
+    B2i64 "b2i64" (B) -> I64, 0, comp!(|s, _| s[0] & 1);
+    F2b1 "f2b1" (F) -> B, 0, comp!(|s, b| (fget(s[0], b.src[0]) != 0.0) as u64);
+    I2b1 "i2b1" (I) -> B, 0, comp!(|s, b| (mask(s[0], b.src[0]) != 0) as u64);
 
     // Packing, as GLSL's pack/unpack functions define them.
     PackHalf2x16 "pack_half_2x16" (F32.n(2)) -> U32.n(1), 0, pack_norm!(16, |x| fput(x, 16));
@@ -897,7 +950,7 @@ impl AluOp {
     /// context (derivatives).
     pub fn eval(self, srcs: &[&[u64]], bits: Bits, dst: &mut [u64]) -> bool {
         match self.info().eval {
-            Eval::Comp(f) => {
+            Eval::Comp(CompEval { one: f, .. }) => {
                 let mut comp = [0u64; 16];
                 for (c, d) in dst.iter_mut().enumerate() {
                     for (slot, src) in comp.iter_mut().zip(srcs) {
@@ -919,6 +972,43 @@ impl AluOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every per-component opcode's lane loop gives, lane by lane, what its one-component
+    /// function gives, for every source count the loop unrolls and the general one.
+    #[test]
+    fn lane_loops_compute_what_one_component_computes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for op in AluOp::all() {
+            let Eval::Comp(f) = op.info().eval else {
+                continue;
+            };
+            let n = op.info().srcs.len();
+            for bits in [32u8, 64] {
+                let src_bits = vec![bits; n];
+                let b = Bits {
+                    src: &src_bits,
+                    dst: bits,
+                };
+                let rows: Vec<Vec<u64>> = (0..n)
+                    .map(|_| (0..40).map(|_| next() & mask(u64::MAX, bits)).collect())
+                    .collect();
+                let srcs: Vec<&[u64]> = rows.iter().map(|r| &r[..]).collect();
+                let mut out = vec![0; 40];
+                (f.lanes)(&srcs, b, &mut out);
+                for (i, &o) in out.iter().enumerate() {
+                    let comps: Vec<u64> = rows.iter().map(|r| r[i]).collect();
+                    let one = (f.one)(&comps, b);
+                    assert_eq!(o, one, "{op:?} at {bits} bits, lane {i}");
+                }
+            }
+        }
+    }
 
     /// The numeric columns the rule checker reads: roundings, underflow, pass-through.
     #[test]

@@ -325,8 +325,8 @@ pub(crate) fn emulate(
             let values = params
                 .iter()
                 .map(|&p| param(p, i))
-                .collect::<Result<_, _>>()?;
-            operands.set(kind, values, 32);
+                .collect::<Result<Vec<_>, _>>()?;
+            operands.set(kind, &values, 32);
             Ok(())
         };
         let coord: Vec<Param> = (0..coords).map(Param::Coord).collect();

@@ -300,16 +300,16 @@ pub(crate) fn run(
         let mut derivs = None;
         match shape.op {
             TexOp::Txs => {
-                ops.set(TexSrc::Lod, vec![src[0] as u64], 32);
+                ops.set(TexSrc::Lod, &[src[0] as u64], 32);
             }
             TexOp::Txf => {
                 let mut c: Vec<u64> = coord_channels.iter().map(|&ch| src[ch] as u64).collect();
                 if let Some(ch) = channel(TexParam::Layer) {
                     c.push(src[ch] as u64);
                 }
-                ops.set(TexSrc::Coord, c, 32);
+                ops.set(TexSrc::Coord, &c, 32);
                 if let Some(ch) = channel(TexParam::Lod) {
-                    ops.set(TexSrc::Lod, vec![src[ch] as u64], 32);
+                    ops.set(TexSrc::Lod, &[src[ch] as u64], 32);
                 }
             }
             _ => {
@@ -317,18 +317,18 @@ pub(crate) fn run(
                 if let Some(ch) = channel(TexParam::Layer) {
                     c.push((f32::from_bits(src[ch]) as f64).to_bits());
                 }
-                ops.set(TexSrc::Coord, c, 64);
+                ops.set(TexSrc::Coord, &c, 64);
                 for (param, kind) in [
                     (TexParam::Ref, TexSrc::Comparator),
                     (TexParam::Lod, TexSrc::Lod),
                     (TexParam::Bias, TexSrc::Bias),
                 ] {
                     if let Some(ch) = channel(param) {
-                        ops.set(kind, vec![src[ch] as u64], 32);
+                        ops.set(kind, &[src[ch] as u64], 32);
                     }
                 }
                 if shape.level_zero {
-                    ops.set(TexSrc::Lod, vec![0.0f32.to_bits() as u64], 32);
+                    ops.set(TexSrc::Lod, &[0.0f32.to_bits() as u64], 32);
                 }
                 if shape.op == TexOp::Txd {
                     let grads = gradients.get(lane).copied().unwrap_or_default();
@@ -340,8 +340,8 @@ pub(crate) fn run(
                                 fetch.op
                             )
                         })?;
-                        let d = (0..axes).map(|a| scale(g[a], a).to_bits()).collect();
-                        ops.set(kind, d, 64);
+                        let d: Vec<u64> = (0..axes).map(|a| scale(g[a], a).to_bits()).collect();
+                        ops.set(kind, &d, 64);
                     }
                 }
                 if implicit {
@@ -356,7 +356,7 @@ pub(crate) fn run(
             }
         }
         if offsets.iter().any(|&o| o != 0) {
-            ops.set(TexSrc::Offset, offsets.clone(), 32);
+            ops.set(TexSrc::Offset, &offsets, 32);
         }
         let (mut texel, _) = texture_op(res, &kind, view.binding, sampler, &ops, derivs)?;
         if shape.op == TexOp::Txs {

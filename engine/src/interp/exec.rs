@@ -179,6 +179,58 @@ fn atomic_raw(
     Ok(old)
 }
 
+/// Lanes from which a per-component instruction runs on whole rows ([`eval_rows`]).
+const ROW_LANES_MIN: usize = 8;
+/// Most sources of an instruction run on rows.
+const ROW_SOURCES: usize = 4;
+/// Lanes of one call of an opcode's lane loop.
+const ROW_CHUNK: usize = 64;
+
+/// A per-component instruction for many lanes: each destination component takes one call of the
+/// opcode's lane loop per chunk of lanes, on the sources' rows of the register file (copied
+/// into a buffer first when the lanes are not consecutive).
+fn eval_rows(
+    a: &AluCode,
+    kernel: fn(&[&[u64]], Bits, &mut [u64]),
+    (regs, width, lanes): (&mut [u64], usize, &[u32]),
+    bits: Bits,
+) {
+    let nsrcs = a.srcs.len();
+    let mut gathered = [[0u64; ROW_CHUNK]; ROW_SOURCES];
+    let mut out = [0u64; ROW_CHUNK];
+    for c in 0..a.comps as usize {
+        let mut rows = [0usize; ROW_SOURCES];
+        for (row, s) in rows.iter_mut().zip(&a.srcs) {
+            *row = (s.off as usize + s.swizzle[c] as usize) * width;
+        }
+        let dst = (a.dst as usize + c) * width;
+        for chunk in lanes.chunks(ROW_CHUNK) {
+            let (first, k) = (chunk[0] as usize, chunk.len());
+            let consecutive = chunk[k - 1] as usize - first + 1 == k;
+            if !consecutive {
+                for (buf, row) in gathered.iter_mut().zip(&rows).take(nsrcs) {
+                    for (g, &l) in buf.iter_mut().zip(chunk) {
+                        *g = regs[row + l as usize];
+                    }
+                }
+            }
+            let srcs: [&[u64]; ROW_SOURCES] = std::array::from_fn(|j| match consecutive {
+                _ if j >= nsrcs => &[][..],
+                true => &regs[rows[j] + first..rows[j] + first + k],
+                false => &gathered[j][..k],
+            });
+            kernel(&srcs[..nsrcs], bits, &mut out[..k]);
+            if consecutive {
+                regs[dst + first..dst + first + k].copy_from_slice(&out[..k]);
+            } else {
+                for (&o, &l) in out.iter().zip(chunk) {
+                    regs[dst + l as usize] = o;
+                }
+            }
+        }
+    }
+}
+
 /// Evaluates an ALU instruction for `lanes` of a register file of `width` lanes, in which
 /// register `r` of lane `l` is word `r * width + l` (one invocation's registers: width 1, lane 0).
 pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64], width: usize, lanes: &[u32]) {
@@ -187,6 +239,10 @@ pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64], width: usize, lanes: &[u32
         dst: a.dst_bits,
     };
     if let Some(f) = a.per_component {
+        if lanes.len() >= ROW_LANES_MIN && a.srcs.len() <= ROW_SOURCES {
+            eval_rows(a, f.lanes, (regs, width, lanes), bits);
+            return;
+        }
         // Component by component, straight from the registers: what `AluOp::eval` does with
         // the gathered sources. An SSA value is never its own source, so writing the result's
         // components one by one reads nothing it writes.
@@ -204,15 +260,16 @@ pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64], width: usize, lanes: &[u32
                 for (slot, row) in comp.iter_mut().zip(&rows) {
                     *slot = regs[row + l];
                 }
-                regs[dst + l] = f(comp, bits);
+                regs[dst + l] = (f.one)(comp, bits);
             }
         }
         return;
     }
+    // Zeroed once for all lanes: each lane reads only what it wrote.
+    let mut buf = [0u64; MAX_ALU_READS];
+    let mut starts = [0usize; 17];
     for &l in lanes {
         let l = l as usize;
-        let mut buf = [0u64; MAX_ALU_READS];
-        let mut starts = [0usize; 17];
         let mut k = 0;
         for (i, s) in a.srcs.iter().enumerate() {
             starts[i] = k;
@@ -756,10 +813,11 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
-    /// [`Self::deref_access`] for the lanes of `batch` of a wave: an access to the lane's own
-    /// memory (inputs, outputs, private variables) inside its variable goes straight to it, the
-    /// variable looked up once for the batch; any other through `deref_access`. An error names
-    /// the lane.
+    /// [`Self::deref_access`] for the lanes of `batch` of a wave. An access inside its variable
+    /// goes straight to the memory, the variable looked up once for the batch: the lane's own
+    /// (inputs, outputs, private variables), or, for a load, memory every lane reads alike
+    /// (uniforms, UBOs, SSBOs, push and other constants), found once for the batch's pointers
+    /// into one block. Any other access goes through `deref_access`. An error names the lane.
     pub(crate) fn deref_access_lanes(
         &mut self,
         a: &DerefAccess,
@@ -769,33 +827,93 @@ impl<'p, 's> Machine<'p, 's> {
         shared: &mut [u8],
     ) -> Result<(), (usize, Fault)> {
         let var = self.prog.vars[a.var.0 as usize];
-        let own = matches!(
-            var.storage,
-            Storage::Input | Storage::Output | Storage::Private
-        );
-        let end = var.size as u64;
         let span = (a.n * a.bytes) as u64;
-        for &l in batch {
-            let l = l as usize;
-            let state = &mut lanes[l].state;
-            let ptr = regs[a.ptr as usize * width + l];
-            let off = ptr as u32 as u64;
-            let direct =
-                own && ptr_var(ptr) == a.var.0 as usize && ptr & PTR_OOB == 0 && off + span <= end;
-            if !direct {
-                self.deref_access(a, (&mut *regs, width, l), state, shared)
-                    .map_err(|f| (l, f))?;
-                continue;
+        let ptr_of = |regs: &[u64], l: u32| regs[a.ptr as usize * width + l as usize];
+        // Pointers into the variable, inside the range the direct path checks.
+        let inside = |ptr: u64, end: u64| {
+            ptr_var(ptr) == a.var.0 as usize
+                && ptr & PTR_OOB == 0
+                && (ptr as u32 as u64) + span <= end
+        };
+        let mut slow = Vec::new();
+        match var.storage {
+            Storage::Input | Storage::Output | Storage::Private => {
+                for &l in batch {
+                    let ptr = ptr_of(regs, l);
+                    if !inside(ptr, var.size as u64) {
+                        slow.push(l);
+                        continue;
+                    }
+                    let state = &mut lanes[l as usize].state;
+                    let buf = match var.storage {
+                        Storage::Input => &mut state.input,
+                        Storage::Output => &mut state.output,
+                        _ => &mut state.private,
+                    };
+                    let area = Some((&mut buf[..], var.offset as u64 + (ptr as u32 as u64)));
+                    access_components(a, area, (&mut *regs, width, l as usize));
+                }
             }
-            let buf = match var.storage {
-                Storage::Input => &mut state.input,
-                Storage::Output => &mut state.output,
-                _ => &mut state.private,
-            };
-            let area = Some((&mut buf[..], var.offset as u64 + off));
-            access_components(a, area, (&mut *regs, width, l));
+            Storage::Shared => slow.extend_from_slice(batch),
+            _ if a.store => slow.extend_from_slice(batch),
+            _ => {
+                let first = ptr_of(regs, batch[0]);
+                match self.common_area(a.var, first) {
+                    Some((buf, end)) => {
+                        // Pointers with the first one's variable, block and flags.
+                        let block = first & !0xffff_ffff;
+                        for &l in batch {
+                            let ptr = ptr_of(regs, l);
+                            if ptr & !0xffff_ffff != block || !inside(ptr, end) {
+                                slow.push(l);
+                                continue;
+                            }
+                            let at = var.offset as u64 + (ptr as u32 as u64);
+                            access_components(
+                                a,
+                                Some((&mut *buf, at)),
+                                (&mut *regs, width, l as usize),
+                            );
+                        }
+                    }
+                    None => slow.extend_from_slice(batch),
+                }
+            }
+        }
+        for l in slow {
+            let state = &mut lanes[l as usize].state;
+            self.deref_access(a, (&mut *regs, width, l as usize), state, shared)
+                .map_err(|f| (l as usize, f))?;
         }
         Ok(())
+    }
+
+    /// The memory of a variable every invocation shares (not its own, not workgroup memory)
+    /// that `ptr` points into, with the end of the variable's bytes in it; `None` when nothing is
+    /// bound there.
+    fn common_area(&mut self, var: VarId, ptr: u64) -> Option<(&mut [u8], u64)> {
+        let prog = self.prog;
+        let (layout, v) = (
+            prog.vars[var.0 as usize],
+            &prog.shader.variables[var.0 as usize],
+        );
+        let block = |binding: u32| match v.array_of_blocks {
+            true => binding.wrapping_add(ptr_block(ptr)),
+            false => binding,
+        };
+        let buf: &mut Vec<u8> = match layout.storage {
+            Storage::Uniform => &mut self.uniform,
+            Storage::Constant => &mut self.constant,
+            Storage::PushConst => &mut self.res.push_constants,
+            Storage::Ubo { binding } => self.res.ubos.get_mut(&block(binding))?,
+            Storage::Ssbo { binding } => self.res.ssbos.get_mut(&block(binding))?,
+            _ => return None,
+        };
+        let end = match layout.storage {
+            Storage::Ubo { .. } | Storage::Ssbo { .. } | Storage::PushConst => buf.len() as u64,
+            _ => layout.size as u64,
+        };
+        Some((buf, end))
     }
 
     /// The binding of the texture, sampler or image a deref value points to.

@@ -365,8 +365,8 @@ impl<'p, 's> Runner<'p, 's> {
                 }
                 // Inputs are read-only: only the input values below write the input area, at
                 // the same places for every invocation of the run.
-                inv.state.output.fill(0);
-                inv.state.private.fill(0);
+                memory::zero(&mut inv.state.output);
+                memory::zero(&mut inv.state.private);
                 inv.state = InvState {
                     input: std::mem::take(&mut inv.state.input),
                     output: std::mem::take(&mut inv.state.output),
@@ -735,27 +735,25 @@ pub(crate) fn resolve(
         }
         Op::Derivative(a, axis, precision) => {
             let s = &a.srcs[0];
-            let mut vals: [Option<Vec<f64>>; 4] = Default::default();
+            let n = s.n as usize;
+            // Each quad member's source components, and which members take part.
+            let mut vals = [[0f64; 16]; 4];
+            let mut avail = [false; 4];
             for &p in parts {
                 let regs = &group[p].frames.last().unwrap().regs;
-                vals[group[p].quad_pos] = Some(
-                    s.swizzle[..s.n as usize]
-                        .iter()
-                        .map(|&c| fget(regs[(s.off + c as u32) as usize], a.src_bits[0]))
-                        .collect(),
-                );
+                let pos = group[p].quad_pos;
+                avail[pos] = true;
+                for (v, &c) in vals[pos].iter_mut().zip(&s.swizzle[..n]) {
+                    *v = fget(regs[(s.off + c as u32) as usize], a.src_bits[0]);
+                }
             }
-            let avail = vals.clone().map(|v| v.is_some());
             let fine = *precision == DerivativePrecision::Fine;
             for &p in parts {
                 let pair = quad_pair(avail, group[p].quad_pos, *axis, fine);
                 let regs = &mut group[p].frames.last_mut().unwrap().regs;
                 for c in 0..a.comps as usize {
                     regs[a.dst as usize + c] = match pair {
-                        Some((from, to)) => {
-                            let d = vals[to].as_ref().unwrap()[c] - vals[from].as_ref().unwrap()[c];
-                            fput(d, a.dst_bits)
-                        }
+                        Some((from, to)) => fput(vals[to][c] - vals[from][c], a.dst_bits),
                         None => 0,
                     };
                 }

@@ -693,6 +693,22 @@ pub fn storage_extent(layouts: &[VarLayout], storage: Storage) -> u32 {
         .unwrap_or(0)
 }
 
+/// Zeroes an invocation's memory area. The small areas most invocations have are cleared a
+/// word at a time: `fill`'s call to `memset` costs more than the clearing itself there.
+pub fn zero(buf: &mut [u8]) {
+    if buf.len() > 512 {
+        buf.fill(0);
+        return;
+    }
+    let mut words = buf.chunks_exact_mut(8);
+    for word in &mut words {
+        word.copy_from_slice(&[0; 8]);
+    }
+    for byte in words.into_remainder() {
+        *byte = 0;
+    }
+}
+
 /// Reads `bytes` little-endian bytes at `off`; `None` when out of range.
 pub fn read_bytes(buf: &[u8], off: u64, bytes: u32) -> Option<u64> {
     let start = usize::try_from(off).ok()?;

@@ -47,7 +47,7 @@ pub(crate) struct SrcCode {
 pub(crate) struct AluCode {
     pub op: shrew_ops::AluOp,
     /// The opcode's evaluation component by component, when it has one (`Eval::Comp`).
-    pub per_component: Option<fn(&[u64], shrew_ops::eval::Bits) -> u64>,
+    pub per_component: Option<shrew_ops::alu::CompEval>,
     pub dst: u32,
     pub comps: u32,
     pub dst_bits: u8,

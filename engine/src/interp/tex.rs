@@ -39,16 +39,54 @@ impl TexKind {
     }
 }
 
+/// Components of a texture source that an operation reads at most (a cube array's coordinate).
+const SOURCE_COMPONENTS: usize = 4;
+
+/// One source's components as raw bits of its bit size.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Operand {
+    values: [u64; SOURCE_COMPONENTS],
+    n: u8,
+    bits: u8,
+}
+
 /// The operands of one invocation's texture operation: each source's components as raw bits of
 /// its bit size.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TexOperands(Vec<(TexSrc, Vec<u64>, u8)>);
+pub struct TexOperands([Option<Operand>; TexSrc::ALL.len()]);
 
 impl TexOperands {
-    /// Sets source `kind` to `values` of `bits` bits each.
-    pub fn set(&mut self, kind: TexSrc, values: Vec<u64>, bits: u8) {
-        self.0.retain(|(k, _, _)| *k != kind);
-        self.0.push((kind, values, bits));
+    /// Sets source `kind` to `values` of `bits` bits each. Components past the fourth, which no
+    /// operation reads, are dropped.
+    pub fn set(&mut self, kind: TexSrc, values: &[u64], bits: u8) {
+        let n = values.len().min(SOURCE_COMPONENTS);
+        let mut operand = Operand {
+            n: n as u8,
+            bits,
+            ..Operand::default()
+        };
+        operand.values[..n].copy_from_slice(&values[..n]);
+        self.0[kind as usize] = Some(operand);
+    }
+}
+
+/// Up to four components of a source, converted.
+#[derive(Clone, Copy, Default)]
+struct Comps<T> {
+    vals: [T; SOURCE_COMPONENTS],
+    n: usize,
+}
+
+impl<T> std::ops::Deref for Comps<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.vals[..self.n]
+    }
+}
+
+impl<T> std::ops::DerefMut for Comps<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.vals[..self.n]
     }
 }
 
@@ -75,18 +113,28 @@ struct Srcs<'a> {
 
 impl Srcs<'_> {
     fn raw(&self, kind: TexSrc) -> Option<(&[u64], u8)> {
-        let (_, values, bits) = self.operands.0.iter().find(|(k, _, _)| *k == kind)?;
-        Some((values, *bits))
+        let operand = self.operands.0[kind as usize].as_ref()?;
+        Some((&operand.values[..operand.n as usize], operand.bits))
     }
 
-    fn floats(&self, kind: TexSrc) -> Option<Vec<f64>> {
-        self.raw(kind)
-            .map(|(vals, bits)| vals.iter().map(|&x| fget(x, bits)).collect())
+    fn converted<T: Copy + Default>(&self, kind: TexSrc, f: fn(u64, u8) -> T) -> Option<Comps<T>> {
+        let (vals, bits) = self.raw(kind)?;
+        let mut out = Comps {
+            vals: [T::default(); SOURCE_COMPONENTS],
+            n: vals.len(),
+        };
+        for (o, &x) in out.vals.iter_mut().zip(vals) {
+            *o = f(x, bits);
+        }
+        Some(out)
     }
 
-    fn ints(&self, kind: TexSrc) -> Option<Vec<i64>> {
-        self.raw(kind)
-            .map(|(vals, bits)| vals.iter().map(|&x| sext(x, bits)).collect())
+    fn floats(&self, kind: TexSrc) -> Option<Comps<f64>> {
+        self.converted(kind, fget)
+    }
+
+    fn ints(&self, kind: TexSrc) -> Option<Comps<i64>> {
+        self.converted(kind, sext)
     }
 
     fn float(&self, kind: TexSrc) -> Option<f64> {
@@ -106,7 +154,7 @@ impl Srcs<'_> {
     }
 
     /// The float coordinates (projected when there is a projector) and the comparator.
-    fn coords(&self) -> Result<(Vec<f64>, Option<f64>), Fault> {
+    fn coords(&self) -> Result<(Comps<f64>, Option<f64>), Fault> {
         let mut c = self
             .floats(TexSrc::Coord)
             .ok_or_else(|| Fault::invalid("texture instruction without coordinates".into()))?;
@@ -143,7 +191,7 @@ fn operands(fc: &FuncCode, regs: &[u64], t: &Tex) -> TexOperands {
             fc.reg_off[v.index()] as usize,
             fc.reg_comps[v.index()] as usize,
         );
-        ops.set(kind, regs[off..off + n].to_vec(), fc.reg_bits[v.index()]);
+        ops.set(kind, &regs[off..off + n], fc.reg_bits[v.index()]);
     }
     ops
 }
@@ -277,9 +325,9 @@ fn run_texture_op(
             };
             for (x, o) in xyz
                 .iter_mut()
-                .zip(s.ints(TexSrc::Offset).unwrap_or_default())
+                .zip(s.ints(TexSrc::Offset).unwrap_or_default().iter())
             {
-                *x = x.saturating_add(o);
+                *x = x.saturating_add(*o);
             }
             let level = s.int(TexSrc::Lod).unwrap_or(0);
             (sampler::fetch(tex, level, xyz, layer)?, float)
@@ -327,9 +375,9 @@ fn run_texture_op(
             let mut offset = [0i64; 3];
             for (o, x) in offset
                 .iter_mut()
-                .zip(s.ints(TexSrc::Offset).unwrap_or_default())
+                .zip(s.ints(TexSrc::Offset).unwrap_or_default().iter())
             {
-                *o = x;
+                *o = *x;
             }
             let q = SampleQuery {
                 coord,

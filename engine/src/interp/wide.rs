@@ -216,10 +216,12 @@ fn uniform_results(prog: &Program) -> Vec<Vec<Option<(u32, u32)>>> {
     results
 }
 
-/// The wave's registers: register `r` of lane `l` at `r * width + l`.
+/// The wave's registers, register `r` of lane `l` at `r * width + l`, and where each lane
+/// stands ([`point`]), kept here so that choosing the next batch reads one array.
 struct WaveRegs<'a> {
     regs: &'a mut [u64],
     width: usize,
+    points: Vec<u64>,
 }
 
 impl WaveRegs<'_> {
@@ -273,10 +275,14 @@ pub(crate) fn run_wave(
     let width = lanes.len();
     regs.clear();
     regs.resize(m.prog.funcs[entry].nregs * width, 0);
-    let mut wave = WaveRegs { regs, width };
+    let mut wave = WaveRegs {
+        regs,
+        width,
+        points: lanes.iter().map(|inv| point(m.prog, inv)).collect(),
+    };
     let mut batch = Vec::with_capacity(width);
     loop {
-        while next_batch(m.prog, lanes, &mut batch) {
+        while next_batch(&wave.points, &mut batch) {
             run_batch(m, code, lanes, &mut batch, shared, &mut wave)?;
         }
         let mut resolved = false;
@@ -285,19 +291,20 @@ pub(crate) fn run_wave(
             let waiting: Vec<usize> = (0..members.len())
                 .filter(|&i| members[i].status == Status::Waiting)
                 .collect();
-            let Some(first) = waiting.iter().map(|&i| point(m.prog, &members[i])).min() else {
+            let Some(first) = waiting.iter().map(|&i| position(m.prog, &members[i])).min() else {
                 continue;
             };
             let parts: Vec<usize> = waiting
                 .iter()
                 .copied()
-                .filter(|&i| point(m.prog, &members[i]) == first)
+                .filter(|&i| position(m.prog, &members[i]) == first)
                 .collect();
             let frame = &members[parts[0]].frames[0];
             let moves = &code.moves[frame.block as usize][frame.pos as usize];
             launch::resolve(m, members, &parts, waiting.len())?;
             for &p in &parts {
                 wave.scatter(moves, group.start + p, &members[p].frames[0].regs);
+                wave.points[group.start + p] = point(m.prog, &members[p]);
             }
             resolved = true;
         }
@@ -307,32 +314,39 @@ pub(crate) fn run_wave(
     }
 }
 
-/// Where an invocation stands, in the order the wave runs points: the block's scheduling order
-/// and the position in the block (an eligible program has one frame).
-fn point(prog: &Program, inv: &Invocation) -> (u32, u32) {
-    let frame = &inv.frames[0];
-    let order = prog.funcs[frame.func as usize].blocks[frame.block as usize].order;
-    (order, frame.pos)
+/// Where a running invocation stands, in the order the wave runs points: the block's scheduling
+/// order, then the position in the block (an eligible program has one frame), packed into one
+/// word; [`NOT_RUNNING`] for one that waits or has finished.
+fn point(prog: &Program, inv: &Invocation) -> u64 {
+    match inv.status {
+        Status::Running => position(prog, inv),
+        _ => NOT_RUNNING,
+    }
 }
 
-/// Fills `batch` with the running invocations at the earliest point; false when none runs.
-fn next_batch(prog: &Program, lanes: &[Invocation], batch: &mut Vec<u32>) -> bool {
+fn packed_point(order: u32, pos: u32) -> u64 {
+    (order as u64) << 32 | pos as u64
+}
+
+/// Where an invocation stands, running or not, packed as [`point`] packs it.
+fn position(prog: &Program, inv: &Invocation) -> u64 {
+    let frame = &inv.frames[0];
+    let order = prog.funcs[frame.func as usize].blocks[frame.block as usize].order;
+    packed_point(order, frame.pos)
+}
+
+/// The point of an invocation that is not running: after every other.
+const NOT_RUNNING: u64 = u64::MAX;
+
+/// Fills `batch` with the running lanes at the earliest point; false when none runs.
+fn next_batch(points: &[u64], batch: &mut Vec<u32>) -> bool {
     batch.clear();
-    let mut first = (u32::MAX, u32::MAX);
-    for (i, inv) in lanes.iter().enumerate() {
-        if inv.status != Status::Running {
-            continue;
-        }
-        let at = point(prog, inv);
-        if at < first {
-            first = at;
-            batch.clear();
-        }
-        if at == first {
-            batch.push(i as u32);
-        }
+    let first = points.iter().copied().min().unwrap_or(NOT_RUNNING);
+    if first == NOT_RUNNING {
+        return false;
     }
-    !batch.is_empty()
+    batch.extend((0..points.len() as u32).filter(|&l| points[l as usize] == first));
+    true
 }
 
 /// Runs the invocations of `batch`, all at the same point, to the end of their block or the next
@@ -392,6 +406,7 @@ fn run_batch(
                 wave.gather(&moves[pos], l as usize, &mut frame.regs);
                 frame.pos = pos as u32;
                 inv.status = Status::Waiting;
+                wave.points[l as usize] = NOT_RUNNING;
                 leave(m, inv, pos)?;
             }
             return Ok(());
@@ -440,6 +455,7 @@ fn run_batch(
                     match flow.map_err(|f| f.at(m.site(inv)))? {
                         Flow::Terminate => {
                             inv.status = Status::Terminated;
+                            wave.points[l] = NOT_RUNNING;
                             leave(m, inv, pos)?;
                         }
                         _ => wave.scatter(&moves[pos], l, &inv.frames[0].regs),
@@ -471,9 +487,12 @@ fn run_batch(
         inv.frames[0].pos = end as u32;
         leave(m, inv, end)?;
         let done = terminator(m, fc, &mut inv.frames[0], wave, l as usize);
-        if done.map_err(|f| f.at(m.site(inv)))? {
+        wave.points[l as usize] = if done.map_err(|f| f.at(m.site(inv)))? {
             inv.status = Status::Done;
-        }
+            NOT_RUNNING
+        } else {
+            packed_point(fc.blocks[inv.frames[0].block as usize].order, 0)
+        };
     }
     Ok(())
 }
