@@ -127,6 +127,11 @@ pub(crate) fn rasterize(
                 ..QuadGrid::default()
             };
             let [a, b, c] = setup.vertices;
+            let pixels = (grid.width * grid.height) as usize;
+            grid.covered.reserve_exact(pixels);
+            grid.linear.reserve_exact(pixels);
+            grid.perspective.reserve_exact(pixels);
+            grid.depth_w.reserve_exact(pixels);
             for gy in 0..grid.height {
                 for gx in 0..grid.width {
                     let (x, y) = (min_x + gx, min_y + gy);

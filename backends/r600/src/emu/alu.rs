@@ -52,7 +52,9 @@
 //! [`Env::params`]: super::Env::params
 
 use super::arith::{eval_op, holds, is_pred_set, max_legacy, mul_legacy};
-use super::{At, EmuError, Machine, Why, Within, bit, dword, invalid, lanes, unsupported};
+use super::{
+    At, EmuError, MAX_LANES, Machine, Why, Within, bit, dword, invalid, lanes, unsupported,
+};
 use crate::isa::{AluOpcode, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, flag, sel};
 use crate::program::{AluInst, Group, Kcache, PredSel, Slot, Src};
 use shrew_engine::meter;
@@ -252,22 +254,20 @@ impl Machine<'_> {
                 invalid("on R600 the group after a relative write must be a NOP").at(at_group),
             );
         }
-        let exec: Vec<u64> = group
-            .insts
-            .iter()
-            .map(|inst| {
-                self.active
-                    & match inst.pred_sel {
-                        PredSel::Off => u64::MAX,
-                        PredSel::Zero => !clause.pred,
-                        PredSel::One => clause.pred,
-                    }
-            })
-            .collect();
+        // A group that fits the slots has at most five instructions.
+        let mut exec = [0u64; 5];
+        for (e, inst) in exec.iter_mut().zip(&group.insts) {
+            *e = self.active
+                & match inst.pred_sel {
+                    PredSel::Off => u64::MAX,
+                    PredSel::Zero => !clause.pred,
+                    PredSel::One => clause.pred,
+                };
+        }
         // Every mask is within the active lanes.
         meter::add(exec.iter().map(|e| e.count_ones() as u64).sum());
         // Every result before any write.
-        let mut results: Vec<Option<Vec<u32>>> = vec![None; group.insts.len()];
+        let mut results: [Option<[u32; MAX_LANES]>; 5] = [None; 5];
         let mut effects = Effects::default();
         for i in 0..group.insts.len() {
             if results[i].is_some() {
@@ -300,7 +300,8 @@ impl Machine<'_> {
         }
         // Writes, PV/PS, then the side effects.
         let mut pv_lanes = [0u64; 5];
-        let mut written = Vec::new();
+        // Per channel, the GPRs the group writes.
+        let mut written = [0u128; 4];
         let mut ar_loaded = 0u64;
         for (i, inst) in group.insts.iter().enumerate() {
             let Some(values) = &results[i] else {
@@ -317,14 +318,14 @@ impl Machine<'_> {
             let writes = inst.op.is_op3() || inst.dst.write;
             let (gpr, chan) = (inst.dst.gpr as usize, inst.dst.chan as usize);
             if writes && !inst.dst.rel {
-                if written.contains(&(gpr, chan)) {
+                if written[chan] >> gpr & 1 != 0 {
                     return Err(invalid(format!(
                         "R{gpr}.{} is written twice in the group",
                         CHANS[chan]
                     ))
                     .at(at_inst(i)));
                 }
-                written.push((gpr, chan));
+                written[chan] |= 1 << gpr;
                 if gpr >= CLAUSE_TEMP_BASE as usize {
                     clause.temps[(gpr - CLAUSE_TEMP_BASE as usize) * 4 + chan] |= exec[i];
                 }
@@ -415,6 +416,57 @@ impl Machine<'_> {
         Ok(if src.neg { raw ^ 0x8000_0000 } else { raw })
     }
 
+    /// Source `src` decoded once for the lanes of `exec`, when every lane's read is valid: a
+    /// GPR, the previous group's result, or a value the same in every lane (a literal, an inline
+    /// or kcache constant). `None` for relative operands and for reads that [`Self::read`]
+    /// must check, and report, lane by lane.
+    fn resolve(&self, clause: &Clause, group: &Group, src: &Src, exec: u64) -> Option<Resolved> {
+        let chan = src.chan as usize;
+        let temp = CLAUSE_TEMP_BASE as usize;
+        let place = match src.sel {
+            _ if src.rel => return None,
+            s @ 0..=127 => {
+                let s = s as usize;
+                if s >= temp && exec & !clause.temps[(s - temp) * 4 + chan] != 0 {
+                    return None;
+                }
+                Place::Gpr(s, chan)
+            }
+            sel::LITERAL => Place::Value(*group.literals.get(chan)?),
+            sel::PV => Place::Pv(chan),
+            sel::PS if self.chip.has_trans() => Place::Pv(Slot::T as usize),
+            s if s >= sel::PARAM => return None,
+            s => match (sel::inline_value(s), sel::kcache(s)) {
+                (Some(v), _) => Place::Value(v),
+                (None, Some((set, index))) => {
+                    Place::Value(self.constant(clause.kcache, set, index, chan).ok()?)
+                }
+                (None, None) => return None,
+            },
+        };
+        if let Place::Pv(slot) = place
+            && exec & !clause.pv_lanes[slot] != 0
+        {
+            return None;
+        }
+        Some(Resolved {
+            place,
+            and: if src.abs { 0x7fff_ffff } else { u32::MAX },
+            xor: if src.neg { 0x8000_0000 } else { 0 },
+        })
+    }
+
+    /// A resolved source's value in `lane`, with its modifiers.
+    #[inline]
+    fn value_of(&self, clause: &Clause, r: &Resolved, lane: usize) -> u32 {
+        let raw = match r.place {
+            Place::Gpr(gpr, chan) => self.wave.gprs[lane][gpr][chan],
+            Place::Pv(slot) => clause.pv[lane][slot],
+            Place::Value(v) => v,
+        };
+        raw & r.and ^ r.xor
+    }
+
     /// Component `chan` of constant `index` of kcache set `set`.
     fn constant(&self, kcache: &[Kcache], set: usize, index: u16, chan: usize) -> Result<u32, Why> {
         if set >= self.chip.kcache_sets() {
@@ -466,9 +518,9 @@ impl Machine<'_> {
         inst: &AluInst,
         exec: u64,
         effects: &mut Effects,
-    ) -> Result<Vec<u32>, Why> {
+    ) -> Result<[u32; MAX_LANES], Why> {
         let op = inst.op;
-        let mut out = vec![0; self.wave.lanes];
+        let mut out = [0; MAX_LANES];
         if let AluOpcode::InterpLoadP0 | AluOpcode::InterpLoadP10 | AluOpcode::InterpLoadP20 = op {
             let param = self.param(&inst.src[0])?;
             let which = match op {
@@ -489,12 +541,18 @@ impl Machine<'_> {
         // operation is modelled, also when no lane runs it.
         eval_op(op, self.chip, [0; 3])?;
         let srcs = inst.srcs();
+        // Decoded once for all lanes where possible; otherwise read (and checked) per lane.
+        let resolved: [Option<Resolved>; 3] = std::array::from_fn(|k| {
+            srcs.get(k).map_or(Some(Resolved::ZERO), |src| {
+                self.resolve(clause, group, src, exec)
+            })
+        });
         for lane in lanes(exec) {
             // Built as a value, not element by element in memory, which the by-value call
             // would read back wider than it was written.
-            let read = |k: usize| {
-                srcs.get(k)
-                    .map_or(Ok(0), |src| self.read(clause, group, lane, src))
+            let read = |k: usize| match &resolved[k] {
+                Some(r) => Ok(self.value_of(clause, r, lane)),
+                None => self.read(clause, group, lane, &srcs[k]),
             };
             let s = [read(0)?, read(1)?, read(2)?];
             out[lane] = eval_op(op, self.chip, s)?;
@@ -523,7 +581,7 @@ impl Machine<'_> {
         group: &Group,
         members: [usize; 4],
         exec: u64,
-    ) -> Result<[Vec<u32>; 4], Why> {
+    ) -> Result<[[u32; MAX_LANES]; 4], Why> {
         let insts = members.map(|m| &group.insts[m]);
         if insts.iter().any(|i| i.pred_sel != insts[0].pred_sel) {
             return Err(invalid(
@@ -531,9 +589,15 @@ impl Machine<'_> {
             ));
         }
         let op = insts[0].op;
-        let mut out: [Vec<u32>; 4] = std::array::from_fn(|_| vec![0; self.wave.lanes]);
+        let mut out = [[0; MAX_LANES]; 4];
+        let resolved: [[Option<Resolved>; 2]; 4] = std::array::from_fn(|k| {
+            std::array::from_fn(|which| self.resolve(clause, group, &insts[k].src[which], exec))
+        });
         for lane in lanes(exec) {
-            let src = |k: usize, which: usize| self.read(clause, group, lane, &insts[k].src[which]);
+            let src = |k: usize, which: usize| match &resolved[k][which] {
+                Some(r) => Ok(self.value_of(clause, r, lane)),
+                None => self.read(clause, group, lane, &insts[k].src[which]),
+            };
             let f = |k: usize, which: usize| src(k, which).map(f32::from_bits);
             match op {
                 AluOpcode::Dot4 | AluOpcode::Dot4Ieee => {
@@ -573,6 +637,34 @@ impl Machine<'_> {
         }
         Ok(out)
     }
+}
+
+/// Where a source decoded once for a group's lanes reads ([`Machine::resolve`]).
+#[derive(Clone, Copy)]
+enum Place {
+    /// GPR and channel.
+    Gpr(usize, usize),
+    /// The previous group's result in a slot.
+    Pv(usize),
+    /// The same value in every lane.
+    Value(u32),
+}
+
+/// A decoded source: its place and modifiers (`abs` as a mask, `neg` as a sign flip).
+#[derive(Clone, Copy)]
+struct Resolved {
+    place: Place,
+    and: u32,
+    xor: u32,
+}
+
+impl Resolved {
+    /// An absent source reads zero.
+    const ZERO: Resolved = Resolved {
+        place: Place::Value(0),
+        and: u32::MAX,
+        xor: 0,
+    };
 }
 
 /// The instructions of a four-slot operation `op`: exactly one in each vector slot.

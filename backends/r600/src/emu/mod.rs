@@ -275,9 +275,14 @@ fn bit(mask: u64, lane: usize) -> bool {
     lane < MAX_LANES && mask >> lane & 1 != 0
 }
 
-/// The lanes of a mask.
+/// The lanes of a mask, in ascending order.
 fn lanes(mask: u64) -> impl Iterator<Item = usize> {
-    (0..MAX_LANES).filter(move |&l| bit(mask, l))
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        let lane = rest.trailing_zeros() as usize;
+        rest &= rest.wrapping_sub(1);
+        (lane < MAX_LANES).then_some(lane)
+    })
 }
 
 struct Machine<'a> {
