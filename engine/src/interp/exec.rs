@@ -368,19 +368,26 @@ pub(crate) fn register_op(op: &Op, regs: &mut [u64], width: usize, lanes: &[u32]
 /// Loads or stores the components of a decoded access for one lane of a register file laid out
 /// as for [`eval_alu`]: at byte `at` of `buf`, which holds them, or nowhere for an access out of
 /// bounds under robust access (a load then reads zeros).
+#[inline(always)]
 fn access_components(
     a: &DerefAccess,
     area: Option<(&mut [u8], u64)>,
     (regs, width, lane): (&mut [u64], usize, usize),
 ) {
+    let Some((buf, at)) = area else {
+        if !a.store {
+            for c in 0..a.data.1 {
+                regs[(a.data.0 + c) as usize * width + lane] = 0;
+            }
+        }
+        return;
+    };
+    // Result components past the pointee's read zero.
     if !a.store {
-        for c in 0..a.data.1 {
+        for c in a.n.min(a.data.1)..a.data.1 {
             regs[(a.data.0 + c) as usize * width + lane] = 0;
         }
     }
-    let Some((buf, at)) = area else {
-        return;
-    };
     for c in 0..a.n.min(a.data.1) {
         let off = at + c as u64 * a.bytes as u64;
         let reg = (a.data.0 + c) as usize * width + lane;
@@ -838,18 +845,18 @@ impl<'p, 's> Machine<'p, 's> {
         let mut slow = Vec::new();
         match var.storage {
             Storage::Input | Storage::Output | Storage::Private => {
+                let area_of: fn(&mut InvState) -> &mut Vec<u8> = match var.storage {
+                    Storage::Input => |state| &mut state.input,
+                    Storage::Output => |state| &mut state.output,
+                    _ => |state| &mut state.private,
+                };
                 for &l in batch {
                     let ptr = ptr_of(regs, l);
                     if !inside(ptr, var.size as u64) {
                         slow.push(l);
                         continue;
                     }
-                    let state = &mut lanes[l as usize].state;
-                    let buf = match var.storage {
-                        Storage::Input => &mut state.input,
-                        Storage::Output => &mut state.output,
-                        _ => &mut state.private,
-                    };
+                    let buf = area_of(&mut lanes[l as usize].state);
                     let area = Some((&mut buf[..], var.offset as u64 + (ptr as u32 as u64)));
                     access_components(a, area, (&mut *regs, width, l as usize));
                 }
