@@ -48,7 +48,7 @@
 //! images, shared memory). An error of any kind ends the wide run, and the caller runs the
 //! reference instead, so errors name the same invocation and instruction as the reference's.
 
-use super::exec::{Flow, Frame, Invocation, Machine, Status};
+use super::exec::{Flow, Invocation, Machine, Status};
 use super::launch;
 use super::memory::Storage;
 use super::program::{FuncCode, Op, Program, Term};
@@ -222,6 +222,9 @@ struct WaveRegs<'a> {
     regs: &'a mut [u64],
     width: usize,
     points: Vec<u64>,
+    /// Space for the lanes taking a branch and for the values phis copy.
+    taken: Vec<u32>,
+    phi_values: Vec<u64>,
 }
 
 impl WaveRegs<'_> {
@@ -279,6 +282,8 @@ pub(crate) fn run_wave(
         regs,
         width,
         points: lanes.iter().map(|inv| point(m.prog, inv)).collect(),
+        taken: Vec::new(),
+        phi_values: Vec::new(),
     };
     let mut batch = Vec::with_capacity(width);
     loop {
@@ -480,68 +485,98 @@ fn run_batch(
             wave.broadcast(result, batch);
         }
     }
-    // The terminator: every invocation takes its own edge.
+    // The terminator: each lane takes its own edge, the lanes taking one edge together.
     let end = ops.len();
     for &l in batch.iter() {
         let inv = &mut lanes[l as usize];
         inv.frames[0].pos = end as u32;
         leave(m, inv, end)?;
-        let done = terminator(m, fc, &mut inv.frames[0], wave, l as usize);
-        wave.points[l as usize] = if done.map_err(|f| f.at(m.site(inv)))? {
-            inv.status = Status::Done;
-            NOT_RUNNING
-        } else {
-            packed_point(fc.blocks[inv.frames[0].block as usize].order, 0)
-        };
     }
-    Ok(())
+    let first = batch[0] as usize;
+    let fail = |m: &Machine, lanes: &[Invocation], f: Fault| Err(f.at(m.site(&lanes[first])));
+    match &fc.blocks[block].term {
+        Term::Return(_) => {
+            for &l in batch.iter() {
+                lanes[l as usize].status = Status::Done;
+                wave.points[l as usize] = NOT_RUNNING;
+            }
+            Ok(())
+        }
+        &Term::Jump(target) => match enter(m, fc, block, target, batch, lanes, wave) {
+            Err(f) => fail(m, lanes, f),
+            Ok(()) => Ok(()),
+        },
+        &Term::Branch { cond, t, f } => {
+            let mut taken = std::mem::take(&mut wave.taken);
+            taken.clear();
+            batch.retain(|&l| {
+                let yes = wave.regs[cond as usize * width + l as usize] & 1 != 0;
+                if yes {
+                    taken.push(l);
+                }
+                !yes
+            });
+            let result = enter(m, fc, block, t, &taken, lanes, wave)
+                .and_then(|()| enter(m, fc, block, f, batch, lanes, wave));
+            wave.taken = taken;
+            match result {
+                Err(f) => fail(m, lanes, f),
+                Ok(()) => Ok(()),
+            }
+        }
+        Term::Unreachable => fail(m, lanes, Fault::invalid("reached `unreachable`".into())),
+        Term::Invalid(msg) => fail(m, lanes, Fault::invalid(msg.clone())),
+    }
 }
 
-/// Runs the terminator of the lane's block on the wave's registers: moves the lane to the
-/// target block (its phis included) or tells that it returned.
-fn terminator(
+/// Moves the lanes of `batch` from block `from` into block `target`: the target's phis for the
+/// edge, as one parallel copy on the wave's registers (every source read before any phi is
+/// written), then the lanes' positions.
+fn enter(
     m: &mut Machine,
     fc: &FuncCode,
-    frame: &mut Frame,
+    from: usize,
+    target: u32,
+    batch: &[u32],
+    lanes: &mut [Invocation],
     wave: &mut WaveRegs,
-    lane: usize,
-) -> Result<bool, Fault> {
+) -> Result<(), Fault> {
+    if batch.is_empty() {
+        return Ok(());
+    }
     let width = wave.width;
-    let target = match &fc.blocks[frame.block as usize].term {
-        Term::Jump(t) => *t,
-        Term::Branch { cond, t, f } => {
-            if wave.regs[*cond as usize * width + lane] & 1 != 0 {
-                *t
-            } else {
-                *f
-            }
-        }
-        Term::Return(_) => return Ok(true),
-        Term::Unreachable => return Err(Fault::invalid("reached `unreachable`".into())),
-        Term::Invalid(msg) => return Err(Fault::invalid(msg.clone())),
-    };
     let blk = &fc.blocks[target as usize];
-    if let Some(edge) = blk.phis.iter().find(|e| e.pred == frame.block) {
+    if let Some(edge) = blk.phis.iter().find(|e| e.pred == from as u32) {
         let moves = edge.moves.as_ref().map_err(|m| Fault::invalid(m.clone()))?;
-        // Phis read their sources before any of them is written: through the lane's own
-        // registers, which hold nothing else of value.
-        for &(dst, src, n) in moves {
-            for c in 0..n {
-                frame.regs[(dst + c) as usize] = wave.regs[(src + c) as usize * width + lane];
+        let values = &mut wave.phi_values;
+        values.clear();
+        for &(_, src, n) in moves {
+            for r in src..src + n {
+                let row = &wave.regs[r as usize * width..(r as usize + 1) * width];
+                values.extend(batch.iter().map(|&l| row[l as usize]));
             }
         }
+        let mut next = values.iter();
         for &(dst, _, n) in moves {
             for r in dst..dst + n {
-                wave.regs[r as usize * width + lane] = frame.regs[r as usize];
+                let row = &mut wave.regs[r as usize * width..(r as usize + 1) * width];
+                for (&l, &v) in batch.iter().zip(next.by_ref()) {
+                    row[l as usize] = v;
+                }
             }
         }
-        m.stats.instructions += moves.len() as u64;
+        m.stats.instructions += (moves.len() * batch.len()) as u64;
     } else if !blk.phis.is_empty() {
         return Err(Fault::invalid(
             "a successor's phis have no edge from here".into(),
         ));
     }
-    frame.block = target;
-    frame.pos = 0;
-    Ok(false)
+    let point = packed_point(blk.order, 0);
+    for &l in batch {
+        let frame = &mut lanes[l as usize].frames[0];
+        frame.block = target;
+        frame.pos = 0;
+        wave.points[l as usize] = point;
+    }
+    Ok(())
 }
