@@ -96,6 +96,7 @@ impl Thread {
     }
 
     /// The `bytes` bytes at byte `offset` of the register file.
+    #[inline]
     pub(crate) fn read(&self, offset: usize, bytes: usize) -> Result<u64, EmuError> {
         let (nr, at) = (offset / 32, offset % 32);
         if at + bytes <= 32 && matches!(bytes, 4 | 8) {
@@ -120,6 +121,7 @@ impl Thread {
         Ok(value)
     }
 
+    #[inline]
     pub(crate) fn write(
         &mut self,
         offset: usize,
@@ -723,7 +725,11 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
         return Err(unsupported);
     }
     let n = inst.exec_size as usize;
-    let mut results = Vec::with_capacity(n);
+    if n > 32 {
+        return Err(unsupported);
+    }
+    // One value per channel, at most 32.
+    let mut results = [Num::Int(0); 32];
     let mut flag_bits = 0u32;
     let logic = hw.is_gen8_plus()
         && matches!(
@@ -823,8 +829,9 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             let zero = if float { Num::Float(0.0) } else { Num::Int(0) };
             flag_bits |= (compare(cond, value, zero) as u32) << channel;
         }
-        results.push(value);
+        results[i] = value;
     }
+    let results = &results[..n];
     // Write the destination, then the flag, so that sources read the old values.
     if dst.file == RegFile::Arf && dst.nr & 0xF0 == ARF_FLAG {
         let register = &mut thread.flags[(dst.nr & 1) as usize];
@@ -845,7 +852,7 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
         *register = u32::from_le_bytes(bytes);
     } else if !(dst.file == RegFile::Arf && dst.nr == ARF_NULL) {
         let size = dst.ty.size() as usize;
-        for (i, value) in results.into_iter().enumerate() {
+        for (i, &value) in results.iter().enumerate() {
             let channel = inst.group as u32 + i as u32;
             if enabled >> channel & 1 == 0 {
                 continue;
