@@ -736,7 +736,7 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             inst.opcode,
             Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not
         );
-    for i in 0..n {
+    for (i, result) in results.iter_mut().enumerate().take(n) {
         let channel = inst.group as u32 + i as u32;
         let mut read = [(Num::Int(0), Type::UD); 3];
         for (slot, s) in read.iter_mut().zip(&inst.srcs) {
@@ -829,7 +829,7 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             let zero = if float { Num::Float(0.0) } else { Num::Int(0) };
             flag_bits |= (compare(cond, value, zero) as u32) << channel;
         }
-        results[i] = value;
+        *result = value;
     }
     let results = &results[..n];
     // Write the destination, then the flag, so that sources read the old values.
