@@ -265,6 +265,19 @@ pub(crate) fn eval_alu(a: &AluCode, regs: &mut [u64], width: usize, lanes: &[u32
         }
         return;
     }
+    if a.op.is_vec() {
+        // A gather of scalars: each destination row is a copy of one source row.
+        for (c, s) in a.srcs.iter().enumerate() {
+            let (from, to) = (
+                (s.off as usize + s.swizzle[0] as usize) * width,
+                (a.dst as usize + c) * width,
+            );
+            for &l in lanes {
+                regs[to + l as usize] = regs[from + l as usize];
+            }
+        }
+        return;
+    }
     // Zeroed once for all lanes: each lane reads only what it wrote.
     let mut buf = [0u64; MAX_ALU_READS];
     let mut starts = [0usize; 17];

@@ -468,37 +468,39 @@ impl<'p, 's> Runner<'p, 's> {
         let n = self.m.launch.invocations;
         let mut results = self.empty_result(n);
         let mut wave = Wave::default();
+        let mut group = Vec::with_capacity(1);
         for i in 0..n {
             let state = InvState {
                 vertex_id: base_vertex.wrapping_add(i as u32),
                 ..self.state()
             };
-            let group = vec![self.invocation(i, 0, state)];
-            self.submit(&mut wave, group, &mut [], &mut results)?;
+            group.push(self.invocation(i, 0, state));
+            self.submit(&mut wave, &mut group, &mut [], &mut results)?;
         }
         self.flush(&mut wave, &mut [], &mut results)?;
         Ok(results)
     }
 
     /// Runs a group now on the reference scheduler, or adds it to the wave and runs the wave
-    /// once it is full; each invocation's result goes to its index in `results`.
+    /// once it is full; each invocation's result goes to its index in `results`. `group` is
+    /// left empty for the next group (one buffer for the run).
     fn submit(
         &mut self,
         wave: &mut Wave,
-        mut group: Vec<Invocation>,
+        group: &mut Vec<Invocation>,
         shared: &mut [u8],
         results: &mut RunResult,
     ) -> Result<(), InterpError> {
         if self.wave_lanes == 0 {
-            self.run_group(&mut group, shared)?;
-            for inv in &group {
+            self.run_group(group, shared)?;
+            for inv in group.iter() {
                 self.record(results, inv);
             }
-            self.spare.extend(group);
+            self.spare.append(group);
             return Ok(());
         }
         let start = wave.lanes.len();
-        wave.lanes.extend(group);
+        wave.lanes.append(group);
         wave.groups.push(start..wave.lanes.len());
         if wave.lanes.len() >= self.wave_lanes {
             self.flush(wave, shared, results)?;
@@ -555,39 +557,42 @@ impl<'p, 's> Runner<'p, 's> {
         let covered = |i: usize| launch.covered.get(i).copied().unwrap_or(true);
         let mut results = self.empty_result(n);
         let mut wave = Wave::default();
+        let mut group = Vec::with_capacity(4);
         for qy in 0..h.div_ceil(2) {
             for qx in 0..columns.div_ceil(2) {
-                let members: Vec<(usize, usize, usize, usize)> = (0..4)
-                    .map(|pos| (pos, 2 * qx + pos % 2, 2 * qy + pos / 2))
-                    .filter(|&(_, x, _)| x < w)
-                    .map(|(pos, x, y)| (y * w + x, pos, x, y))
-                    .filter(|&(i, ..)| i < n)
-                    .collect();
+                // The quad's pixels inside the grid: (index, position in the quad, x, y).
+                let mut members = [(0, 0, 0, 0); 4];
+                let mut count = 0;
+                for pos in 0..4 {
+                    let (x, y) = (2 * qx + pos % 2, 2 * qy + pos / 2);
+                    if x < w && y * w + x < n {
+                        members[count] = (y * w + x, pos, x, y);
+                        count += 1;
+                    }
+                }
+                let members = &members[..count];
                 if !members.iter().any(|&(i, ..)| covered(i)) {
-                    for &(i, ..) in &members {
+                    for &(i, ..) in members {
                         results.helper[i] = true;
                     }
                     continue;
                 }
-                let group: Vec<Invocation> = members
-                    .iter()
-                    .map(|&(i, pos, x, y)| {
-                        let [z, wc] = launch.frag_coord_zw.get(i).copied().unwrap_or([0.0, 1.0]);
-                        let state = InvState {
-                            helper: !covered(i),
-                            initially_helper: !covered(i),
-                            frag_coord: [
-                                (launch.origin[0] as f64 + x as f64 + 0.5) as f32,
-                                (launch.origin[1] as f64 + y as f64 + 0.5) as f32,
-                                z,
-                                wc,
-                            ],
-                            ..self.state()
-                        };
-                        self.invocation(i, pos, state)
-                    })
-                    .collect();
-                self.submit(&mut wave, group, &mut [], &mut results)?;
+                for &(i, pos, x, y) in members {
+                    let [z, wc] = launch.frag_coord_zw.get(i).copied().unwrap_or([0.0, 1.0]);
+                    let state = InvState {
+                        helper: !covered(i),
+                        initially_helper: !covered(i),
+                        frag_coord: [
+                            (launch.origin[0] as f64 + x as f64 + 0.5) as f32,
+                            (launch.origin[1] as f64 + y as f64 + 0.5) as f32,
+                            z,
+                            wc,
+                        ],
+                        ..self.state()
+                    };
+                    group.push(self.invocation(i, pos, state));
+                }
+                self.submit(&mut wave, &mut group, &mut [], &mut results)?;
             }
         }
         self.flush(&mut wave, &mut [], &mut results)?;
@@ -608,11 +613,11 @@ impl<'p, 's> Runner<'p, 's> {
         // Zeroed for every workgroup the reference runs; a program the wide executor runs
         // never writes it.
         let mut shared = vec![0u8; self.areas.shared];
+        let mut group = Vec::with_capacity(per_group);
         let mut group_index = 0;
         for wz in 0..gz {
             for wy in 0..gy {
                 for wx in 0..gx {
-                    let mut group = Vec::with_capacity(per_group);
                     for lz in 0..sz {
                         for ly in 0..sy {
                             for lx in 0..sx {
@@ -629,7 +634,7 @@ impl<'p, 's> Runner<'p, 's> {
                     if self.wave_lanes == 0 {
                         shared.fill(0);
                     }
-                    self.submit(&mut wave, group, &mut shared, &mut results)?;
+                    self.submit(&mut wave, &mut group, &mut shared, &mut results)?;
                     group_index += 1;
                 }
             }

@@ -286,6 +286,7 @@ pub(crate) fn run_wave(
         phi_values: Vec::new(),
     };
     let mut batch = Vec::with_capacity(width);
+    let (mut waiting, mut parts) = (Vec::new(), Vec::new());
     loop {
         while next_batch(&wave.points, &mut batch) {
             run_batch(m, code, lanes, &mut batch, shared, &mut wave)?;
@@ -293,17 +294,18 @@ pub(crate) fn run_wave(
         let mut resolved = false;
         for group in groups {
             let members = &mut lanes[group.clone()];
-            let waiting: Vec<usize> = (0..members.len())
-                .filter(|&i| members[i].status == Status::Waiting)
-                .collect();
+            waiting.clear();
+            waiting.extend((0..members.len()).filter(|&i| members[i].status == Status::Waiting));
             let Some(first) = waiting.iter().map(|&i| position(m.prog, &members[i])).min() else {
                 continue;
             };
-            let parts: Vec<usize> = waiting
-                .iter()
-                .copied()
-                .filter(|&i| position(m.prog, &members[i]) == first)
-                .collect();
+            parts.clear();
+            parts.extend(
+                waiting
+                    .iter()
+                    .copied()
+                    .filter(|&i| position(m.prog, &members[i]) == first),
+            );
             let frame = &members[parts[0]].frames[0];
             let moves = &code.moves[frame.block as usize][frame.pos as usize];
             launch::resolve(m, members, &parts, waiting.len())?;
@@ -345,13 +347,19 @@ const NOT_RUNNING: u64 = u64::MAX;
 
 /// Fills `batch` with the running lanes at the earliest point; false when none runs.
 fn next_batch(points: &[u64], batch: &mut Vec<u32>) -> bool {
+    // One pass: the batch restarts whenever an earlier point shows up.
     batch.clear();
-    let first = points.iter().copied().min().unwrap_or(NOT_RUNNING);
-    if first == NOT_RUNNING {
-        return false;
+    let mut first = NOT_RUNNING;
+    for (l, &p) in points.iter().enumerate() {
+        if p < first {
+            first = p;
+            batch.clear();
+            batch.push(l as u32);
+        } else if p == first && p != NOT_RUNNING {
+            batch.push(l as u32);
+        }
     }
-    batch.extend((0..points.len() as u32).filter(|&l| points[l as usize] == first));
-    true
+    first != NOT_RUNNING
 }
 
 /// Runs the invocations of `batch`, all at the same point, to the end of their block or the next
