@@ -217,11 +217,16 @@ fn uniform_results(prog: &Program) -> Vec<Vec<Option<(u32, u32)>>> {
 }
 
 /// The wave's registers, register `r` of lane `l` at `r * width + l`, and where each lane
-/// stands ([`point`]), kept here so that choosing the next batch reads one array.
+/// stands ([`point`]), its block and its steps so far, kept here as arrays so that choosing the
+/// next batch and moving lanes between blocks read and write no invocation. An invocation's
+/// frame is brought up to date only where it is read: when the lane waits at a sync point, runs
+/// an instruction on its own registers, or fails.
 struct WaveRegs<'a> {
     regs: &'a mut [u64],
     width: usize,
     points: Vec<u64>,
+    blocks: Vec<u32>,
+    steps: Vec<u64>,
     /// Space for the lanes taking a branch and for the values phis copy.
     taken: Vec<u32>,
     phi_values: Vec<u64>,
@@ -282,6 +287,8 @@ pub(crate) fn run_wave(
         regs,
         width,
         points: lanes.iter().map(|inv| point(m.prog, inv)).collect(),
+        blocks: lanes.iter().map(|inv| inv.frames[0].block).collect(),
+        steps: lanes.iter().map(|inv| inv.steps).collect(),
         taken: Vec::new(),
         phi_values: Vec::new(),
     };
@@ -374,27 +381,34 @@ fn run_batch(
 ) -> Result<(), InterpError> {
     let prog = m.prog;
     let fragment = prog.shader.stage == Stage::Fragment;
-    let (func, block, start) = {
-        let f = &lanes[batch[0] as usize].frames[0];
-        (f.func as usize, f.block as usize, f.pos as usize)
+    let first = batch[0] as usize;
+    // The low word of a running lane's point is its position in the block.
+    let (block, start) = (wave.blocks[first], wave.points[first] as u32 as usize);
+    let fc = &prog.funcs[lanes[first].frames[0].func as usize];
+    let settle = |inv: &mut Invocation, pos: usize| {
+        let frame = &mut inv.frames[0];
+        frame.block = block;
+        frame.pos = pos as u32;
     };
-    let fc = &prog.funcs[func];
+    let block = block as usize;
     let ops = &fc.blocks[block].ops;
     let moves = &code.moves[block];
     let before = m.stats.instructions;
     if before / deadline::CHECK_EVERY != (before + ops.len() as u64) / deadline::CHECK_EVERY
         && deadline::expired()
     {
+        settle(&mut lanes[first], start);
         return Err(InterpError::TimeLimit {
-            site: m.site(&lanes[batch[0] as usize]),
+            site: m.site(&lanes[first]),
         });
     }
     // Steps of the lanes leaving the batch at `pos` (the instruction there included), checked
     // against the limit; an invocation that passes it stops the wide run, and the reference
     // finds the same error.
-    let leave = |m: &Machine, inv: &mut Invocation, pos: usize| {
-        inv.steps += (pos - start + 1) as u64;
-        if inv.steps > m.launch.step_limit {
+    let leave = |m: &Machine, steps: &mut u64, inv: &mut Invocation, pos: usize| {
+        *steps += (pos - start + 1) as u64;
+        if *steps > m.launch.step_limit {
+            settle(inv, pos);
             return Err(InterpError::StepLimit {
                 site: m.site(inv),
                 limit: m.launch.step_limit,
@@ -414,13 +428,13 @@ fn run_batch(
         };
         if waits {
             for &l in batch.iter() {
-                let inv = &mut lanes[l as usize];
-                let frame = &mut inv.frames[0];
-                wave.gather(&moves[pos], l as usize, &mut frame.regs);
-                frame.pos = pos as u32;
+                let l = l as usize;
+                let inv = &mut lanes[l];
+                settle(inv, pos);
+                wave.gather(&moves[pos], l, &mut inv.frames[0].regs);
                 inv.status = Status::Waiting;
-                wave.points[l as usize] = NOT_RUNNING;
-                leave(m, inv, pos)?;
+                wave.points[l] = NOT_RUNNING;
+                leave(m, &mut wave.steps[l], inv, pos)?;
             }
             return Ok(());
         }
@@ -447,7 +461,7 @@ fn run_batch(
                 let regs = (&mut *wave.regs, width);
                 if let Err((l, f)) = m.deref_access_lanes(a, regs, active, lanes, shared) {
                     let inv = &mut lanes[l];
-                    inv.frames[0].pos = pos as u32;
+                    settle(inv, pos);
                     return Err(f.at(m.site(inv)));
                 }
             }
@@ -455,8 +469,8 @@ fn run_batch(
                 for &l in batch.iter() {
                     let l = l as usize;
                     let inv = &mut lanes[l];
+                    settle(inv, pos);
                     let frame = &mut inv.frames[0];
-                    frame.pos = pos as u32;
                     wave.gather(&moves[pos], l, &mut frame.regs);
                     let flow = match op {
                         Op::Intrinsic(v) => m.intrinsic(fc, frame, &mut inv.state, shared, *v),
@@ -469,7 +483,7 @@ fn run_batch(
                         Flow::Terminate => {
                             inv.status = Status::Terminated;
                             wave.points[l] = NOT_RUNNING;
-                            leave(m, inv, pos)?;
+                            leave(m, &mut wave.steps[l], inv, pos)?;
                         }
                         _ => wave.scatter(&moves[pos], l, &inv.frames[0].regs),
                     }
@@ -482,8 +496,8 @@ fn run_batch(
             }
             Op::Barrier { .. } => {}
             Op::Invalid(msg) => {
-                let inv = &mut lanes[batch[0] as usize];
-                inv.frames[0].pos = pos as u32;
+                let inv = &mut lanes[first];
+                settle(inv, pos);
                 return Err(Fault::invalid(msg.clone()).at(m.site(inv)));
             }
             Op::Call { .. } => unreachable!("an eligible program has no calls"),
@@ -496,12 +510,14 @@ fn run_batch(
     // The terminator: each lane takes its own edge, the lanes taking one edge together.
     let end = ops.len();
     for &l in batch.iter() {
-        let inv = &mut lanes[l as usize];
-        inv.frames[0].pos = end as u32;
-        leave(m, inv, end)?;
+        let l = l as usize;
+        leave(m, &mut wave.steps[l], &mut lanes[l], end)?;
     }
     let first = batch[0] as usize;
-    let fail = |m: &Machine, lanes: &[Invocation], f: Fault| Err(f.at(m.site(&lanes[first])));
+    let fail = |m: &Machine, lanes: &mut [Invocation], f: Fault| {
+        settle(&mut lanes[first], end);
+        Err(f.at(m.site(&lanes[first])))
+    };
     match &fc.blocks[block].term {
         Term::Return(_) => {
             for &l in batch.iter() {
@@ -510,7 +526,7 @@ fn run_batch(
             }
             Ok(())
         }
-        &Term::Jump(target) => match enter(m, fc, block, target, batch, lanes, wave) {
+        &Term::Jump(target) => match enter(m, fc, block, target, batch, wave) {
             Err(f) => fail(m, lanes, f),
             Ok(()) => Ok(()),
         },
@@ -524,8 +540,8 @@ fn run_batch(
                 }
                 !yes
             });
-            let result = enter(m, fc, block, t, &taken, lanes, wave)
-                .and_then(|()| enter(m, fc, block, f, batch, lanes, wave));
+            let result = enter(m, fc, block, t, &taken, wave)
+                .and_then(|()| enter(m, fc, block, f, batch, wave));
             wave.taken = taken;
             match result {
                 Err(f) => fail(m, lanes, f),
@@ -539,14 +555,13 @@ fn run_batch(
 
 /// Moves the lanes of `batch` from block `from` into block `target`: the target's phis for the
 /// edge, as one parallel copy on the wave's registers (every source read before any phi is
-/// written), then the lanes' positions.
+/// written), then the lanes' blocks and points.
 fn enter(
     m: &mut Machine,
     fc: &FuncCode,
     from: usize,
     target: u32,
     batch: &[u32],
-    lanes: &mut [Invocation],
     wave: &mut WaveRegs,
 ) -> Result<(), Fault> {
     if batch.is_empty() {
@@ -581,9 +596,7 @@ fn enter(
     }
     let point = packed_point(blk.order, 0);
     for &l in batch {
-        let frame = &mut lanes[l as usize].frames[0];
-        frame.block = target;
-        frame.pos = 0;
+        wave.blocks[l as usize] = target;
         wave.points[l as usize] = point;
     }
     Ok(())
