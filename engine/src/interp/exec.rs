@@ -554,7 +554,8 @@ impl<'p, 's> Machine<'p, 's> {
                 if *implicit {
                     return Ok(Flow::Sync);
                 }
-                self.exec_tex(fc, frame, *value, None)?;
+                let operands = self.tex_operands(fc, frame, *value);
+                self.exec_tex(fc, frame, *value, &operands, None)?;
             }
             Op::Call { func, args, dst } => {
                 if depth >= MAX_CALL_DEPTH {

@@ -4,6 +4,7 @@
 use super::exec::{Flow, InvState, Invocation, Machine, Status};
 use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, constant_data, storage_extent};
 use super::program::{FuncCode, Op, Program};
+use super::tex::TexOperands;
 use super::wide::{self, WideCode};
 use super::{
     InterpError, Launch, MAX_AREA_BYTES, MAX_GROUP_BYTES, MAX_INVOCATIONS, MAX_RESULT_VALUES,
@@ -767,10 +768,14 @@ pub(crate) fn resolve(
         }
         Op::Tex { value, .. } => {
             let value = *value;
+            // Each member's operands, read once for its coordinates and its sample.
+            let mut operands: [TexOperands; 4] = Default::default();
             let mut coords = [None; 4];
             for &p in parts {
                 let frame = group[p].frames.last().unwrap();
-                coords[group[p].quad_pos] = Some(m.tex_deriv_coord(fc, frame, value));
+                let pos = group[p].quad_pos;
+                operands[pos] = m.tex_operands(fc, frame, value);
+                coords[pos] = Some(m.tex_deriv_coord(frame, value, &operands[pos]));
             }
             let avail = coords.map(|c| c.is_some());
             let diff = |pair: Option<(usize, usize)>| match pair {
@@ -786,7 +791,7 @@ pub(crate) fn resolve(
                 let dy = diff(quad_pair(avail, pos, Axis::Y, false));
                 let inv = &mut group[p];
                 let frame = inv.frames.last_mut().unwrap();
-                if let Err(f) = m.exec_tex(fc, frame, value, Some([dx, dy])) {
+                if let Err(f) = m.exec_tex(fc, frame, value, &operands[pos], Some([dx, dy])) {
                     return Err(f.at(m.site(inv)));
                 }
             }

@@ -117,7 +117,11 @@ impl Srcs<'_> {
         Some((&operand.values[..operand.n as usize], operand.bits))
     }
 
-    fn converted<T: Copy + Default>(&self, kind: TexSrc, f: fn(u64, u8) -> T) -> Option<Comps<T>> {
+    fn converted<T: Copy + Default>(
+        &self,
+        kind: TexSrc,
+        f: impl Fn(u64, u8) -> T,
+    ) -> Option<Comps<T>> {
         let (vals, bits) = self.raw(kind)?;
         let mut out = Comps {
             vals: [T::default(); SOURCE_COMPONENTS],
@@ -206,14 +210,23 @@ impl<'s> Machine<'_, 's> {
         }
     }
 
+    /// The operands of texture instruction `v` in the frame's registers.
+    pub(crate) fn tex_operands(&self, fc: &FuncCode, frame: &Frame, v: Value) -> TexOperands {
+        operands(fc, &frame.regs, self.tex_of(frame, v).0)
+    }
+
     /// The coordinates whose screen-space derivatives give the implicit LOD: the projected
-    /// coordinate axes (for cube maps, the direction).
-    pub(crate) fn tex_deriv_coord(&self, fc: &FuncCode, frame: &Frame, v: Value) -> [f64; 3] {
+    /// coordinate axes (for cube maps, the direction), from the instruction's operands.
+    pub(crate) fn tex_deriv_coord(
+        &self,
+        frame: &Frame,
+        v: Value,
+        operands: &TexOperands,
+    ) -> [f64; 3] {
         let (tex, _) = self.tex_of(frame, v);
-        let operands = operands(fc, &frame.regs, tex);
         let s = Srcs {
             kind: &TexKind::of(tex),
-            operands: &operands,
+            operands,
         };
         match s.coords() {
             Ok((c, _)) => pad3(&c[..s.axes()]),
@@ -221,20 +234,21 @@ impl<'s> Machine<'_, 's> {
         }
     }
 
-    /// Executes a texture instruction; `derivs` are the coordinate derivatives along x and y of
-    /// an implicit-LOD operation (zero when absent).
+    /// Executes a texture instruction on its operands ([`Machine::tex_operands`]); `derivs`
+    /// are the coordinate derivatives along x and y of an implicit-LOD operation (zero when
+    /// absent).
     pub(crate) fn exec_tex(
         &mut self,
         fc: &FuncCode,
         frame: &mut Frame,
         v: Value,
+        operands: &TexOperands,
         derivs: Option<[[f64; 3]; 2]>,
     ) -> Result<(), Fault> {
         let (t, def) = self.tex_of(frame, v);
-        let operands = operands(fc, &frame.regs, t);
         let s = Srcs {
             kind: &TexKind::of(t),
-            operands: &operands,
+            operands,
         };
         let tex_offset = s.int(TexSrc::TextureOffset).unwrap_or(0) as u32;
         let sampler_offset = s.int(TexSrc::SamplerOffset).unwrap_or(0) as u32;
@@ -256,7 +270,7 @@ impl<'s> Machine<'_, 's> {
             &TexKind::of(t),
             tex_binding,
             sampler_binding,
-            &operands,
+            operands,
             derivs,
         )?;
         let dst = fc.reg_off[v.index()] as usize;

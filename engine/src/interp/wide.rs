@@ -227,9 +227,15 @@ struct WaveRegs<'a> {
     points: Vec<u64>,
     blocks: Vec<u32>,
     steps: Vec<u64>,
-    /// Space for the lanes taking a branch and for the values phis copy.
+    /// The groups that synchronise together, and each lane's group.
+    groups: &'a [Range<usize>],
+    group_of: Vec<u32>,
+    /// Space for the lanes taking a branch, for the values phis copy, and for the lanes that
+    /// wait at a sync point; `members` is `0, 1, …` (every member of a group).
     taken: Vec<u32>,
     phi_values: Vec<u64>,
+    waiting: Vec<u32>,
+    members: Vec<usize>,
 }
 
 impl WaveRegs<'_> {
@@ -289,9 +295,16 @@ pub(crate) fn run_wave(
         points: lanes.iter().map(|inv| point(m.prog, inv)).collect(),
         blocks: lanes.iter().map(|inv| inv.frames[0].block).collect(),
         steps: lanes.iter().map(|inv| inv.steps).collect(),
+        groups,
+        group_of: vec![0; width],
         taken: Vec::new(),
         phi_values: Vec::new(),
+        waiting: Vec::new(),
+        members: Vec::new(),
     };
+    for (g, group) in groups.iter().enumerate() {
+        wave.group_of[group.clone()].fill(g as u32);
+    }
     let mut batch = Vec::with_capacity(width);
     let (mut waiting, mut parts) = (Vec::new(), Vec::new());
     loop {
@@ -427,7 +440,42 @@ fn run_batch(
             _ => false,
         };
         if waits {
-            for &l in batch.iter() {
+            // A group whose members are all in the batch is resolved here, as the reference
+            // resolves a group waiting at one point, and goes on; the others' lanes wait.
+            let mut waiting = std::mem::take(&mut wave.waiting);
+            waiting.clear();
+            let mut kept = 0;
+            let mut i = 0;
+            while i < batch.len() {
+                let group = wave.groups[wave.group_of[batch[i] as usize] as usize].clone();
+                let n = group.len();
+                let whole = batch.len() - i >= n
+                    && batch[i] as usize == group.start
+                    && batch[i + n - 1] as usize == group.end - 1;
+                if !whole {
+                    waiting.push(batch[i]);
+                    i += 1;
+                    continue;
+                }
+                for l in group.clone() {
+                    let inv = &mut lanes[l];
+                    settle(inv, pos);
+                    wave.gather(&moves[pos], l, &mut inv.frames[0].regs);
+                    inv.status = Status::Waiting;
+                }
+                if wave.members.len() < n {
+                    wave.members = (0..n).collect();
+                }
+                launch::resolve(m, &mut lanes[group.clone()], &wave.members[..n], n)?;
+                for l in group.clone() {
+                    wave.scatter(&moves[pos], l, &lanes[l].frames[0].regs);
+                }
+                batch.copy_within(i..i + n, kept);
+                kept += n;
+                i += n;
+            }
+            batch.truncate(kept);
+            for &l in &waiting {
                 let l = l as usize;
                 let inv = &mut lanes[l];
                 settle(inv, pos);
@@ -436,7 +484,11 @@ fn run_batch(
                 wave.points[l] = NOT_RUNNING;
                 leave(m, &mut wave.steps[l], inv, pos)?;
             }
-            return Ok(());
+            wave.waiting = waiting;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            continue;
         }
         // A uniform result is computed in the first lane and copied to the others.
         let uniform = code.uniform[block][pos];
@@ -475,7 +527,9 @@ fn run_batch(
                     let flow = match op {
                         Op::Intrinsic(v) => m.intrinsic(fc, frame, &mut inv.state, shared, *v),
                         Op::Tex { value, .. } => {
-                            m.exec_tex(fc, frame, *value, None).map(|()| Flow::Next)
+                            let operands = m.tex_operands(fc, frame, *value);
+                            m.exec_tex(fc, frame, *value, &operands, None)
+                                .map(|()| Flow::Next)
                         }
                         _ => unreachable!("a per-invocation instruction"),
                     };
