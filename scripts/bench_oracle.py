@@ -13,7 +13,11 @@ conversions). Each configuration runs it with `shrew piglit --json --jobs 1`:
 
 For each it prints the tests that pass, the time, the executed lane-instructions (one
 instruction for one invocation or channel, which `shrew piglit --json` reports per test as
-`lane_instructions`) and lane-instructions per second. `--suites` also times the CI sets (the
+`lane_instructions`) and lane-instructions per second, of the whole run and of the time spent
+executing (`execution_time`: in the interpreter's and emulators' runs, without parsing,
+compiling and rasterizing). A baseline that does not report its execution time is given an
+estimate: its whole time less what is not execution in the newer binary's run (the same work
+when the two differ only in their executors). `--suites` also times the CI sets (the
 executable piglit directories of `scripts/test.sh`) per configuration, with the default number
 of jobs, in every configuration `scripts/test.sh` runs (the interpreter without and with the
 default pipeline, five emulators). With `--baseline`, every figure is also taken with that binary (an older build; it may
@@ -48,7 +52,8 @@ CI_SETS = [
 
 
 def run(shrew, configuration, paths, jobs):
-    """Runs `shrew piglit --json`: wall time, passes, lane-instructions (None if not reported)."""
+    """Runs `shrew piglit --json`: wall time, passes, tests, lane-instructions and execution
+    time (None where not reported)."""
     command = [shrew, "piglit", "--json", *CONFIGURATIONS[configuration], *paths]
     if jobs:
         command[3:3] = ["--jobs", str(jobs)]
@@ -60,18 +65,23 @@ def run(shrew, configuration, paths, jobs):
     if not tests:
         sys.exit(f"{' '.join(command)} ran no test:\n{done.stderr}")
     passed = sum(r["status"] == "pass" for r in tests)
-    lanes = None
+    lanes = executing = None
     if all("lane_instructions" in r for r in tests):
         lanes = sum(r["lane_instructions"] for r in tests)
-    return took, passed, len(tests), lanes
+    if all("execution_time" in r for r in tests):
+        executing = sum(r["execution_time"] for r in tests)
+    return took, passed, len(tests), lanes, executing
 
 
-def line(label, took, passed, total, lanes):
+def line(label, took, passed, total, lanes, executing):
     rate = ""
     if lanes:
         rate = f"{lanes / 1e6:10.1f} M lane-instr  {lanes / took / 1e6:8.1f} M/s  " \
                f"{took / lanes * 1e9:7.1f} ns each"
     print(f"  {label:<10} {passed:>4}/{total:<4} pass  {took:8.2f} s  {rate}")
+    if executing is not None:
+        each = f"  {executing / lanes * 1e9:7.1f} ns per lane-instruction" if lanes else ""
+        print(f"  {'':<10} executing {executing:8.2f} s{each}")
 
 
 def compare(binaries, configuration, paths, jobs):
@@ -81,6 +91,14 @@ def compare(binaries, configuration, paths, jobs):
     if len(results) == 2:
         (_, new), (_, old) = results.items()
         print(f"  {'':<10} the baseline takes {old[0] / new[0]:.2f}x the time")
+        # Execution time sums the jobs' times: comparable with the wall time with one job only.
+        if jobs == 1 and new[4]:
+            old_executing = old[4]
+            estimate = old_executing is None
+            if estimate:
+                old_executing = old[0] - (new[0] - new[4])
+            print(f"  {'':<10} the baseline takes {old_executing / new[4]:.2f}x the execution "
+                  f"time{' (estimated)' if estimate else ''}")
     return results
 
 

@@ -242,21 +242,25 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
         args.batch.options(),
         |(_, path)| {
             let start = Instant::now();
-            let (outcome, lanes) = meter::measure(|| run_file(path, &glslang, &optimize, backend));
-            (outcome, start.elapsed().as_secs_f64(), lanes)
+            let (outcome, work) = meter::measure(|| run_file(path, &glslang, &optimize, backend));
+            (outcome, start.elapsed().as_secs_f64(), work)
         },
         |i, end| {
             let (index, path) = &files[i];
-            let (outcome, time, lanes) = match end {
+            let (outcome, time, work) = match end {
                 ItemEnd::Done(done) => done,
-                ItemEnd::Panicked(message) => (Outcome::fail(format!("panic: {message}")), 0.0, 0),
+                ItemEnd::Panicked(message) => (
+                    Outcome::fail(format!("panic: {message}")),
+                    0.0,
+                    meter::Work::default(),
+                ),
                 ItemEnd::TimedOut(limit) => (
                     Outcome::fail(format!(
                         "the time limit of {} s passed",
                         limit.as_secs_f64()
                     )),
                     limit.as_secs_f64(),
-                    0,
+                    meter::Work::default(),
                 ),
             };
             match outcome.status {
@@ -273,7 +277,8 @@ pub fn piglit(args: &PiglitArgs) -> Result<(), CliError> {
                     "status": outcome.status,
                     "reason": outcome.reason,
                     "time": time,
-                    "lane_instructions": lanes,
+                    "lane_instructions": work.lane_instructions,
+                    "execution_time": work.execution.as_secs_f64(),
                 })
                 .to_string()
             } else {

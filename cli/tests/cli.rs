@@ -1107,7 +1107,8 @@ fn a_rule_set_reaching_its_cap_does_not_reject_the_shader() {
 }
 
 /// A test that panics in the middle of a piglit batch (through the test-only hook) is reported
-/// as failed with the panic's message, and every other test of the batch still runs.
+/// as failed with the panic's message, and every other test of the batch still runs and reports
+/// its work.
 #[test]
 fn a_panicking_piglit_test_fails_alone_and_the_batch_finishes() {
     let test = "[require]\nGLSL >= 1.10\n\n[fragment shader]\nvoid main() { gl_FragColor = \
@@ -1139,6 +1140,14 @@ fn a_panicking_piglit_test_fails_alone_and_the_batch_finishes() {
         if panicked {
             let reason = line["reason"].as_str().unwrap();
             assert!(reason.starts_with("panic: "), "{reason}");
+        } else {
+            // The work of each test: the interpreter's instructions and time, within the test's.
+            assert!(line["lane_instructions"].as_u64().unwrap() > 0, "{line}");
+            let executing = line["execution_time"].as_f64().unwrap();
+            assert!(
+                executing > 0.0 && executing <= line["time"].as_f64().unwrap(),
+                "{line}"
+            );
         }
     }
     assert_eq!(lines[5]["summary"]["passed"], 4, "{text}");

@@ -274,6 +274,15 @@ impl Execution {
         hw: Gen,
         thread: &mut Thread,
     ) -> Result<Stop, EmuError> {
+        meter::executing(|| self.run_to_stop(program, hw, thread))
+    }
+
+    fn run_to_stop(
+        &mut self,
+        program: &[Inst],
+        hw: Gen,
+        thread: &mut Thread,
+    ) -> Result<Stop, EmuError> {
         while self.pc < program.len() {
             self.steps += 1;
             if self.steps > STEP_LIMIT {

@@ -476,6 +476,14 @@ pub fn run(
     launch: &Launch,
     resources: &mut Resources,
 ) -> Result<RunResult, InterpError> {
+    crate::meter::executing(|| run_checked(shader, launch, resources))
+}
+
+fn run_checked(
+    shader: &Shader,
+    launch: &Launch,
+    resources: &mut Resources,
+) -> Result<RunResult, InterpError> {
     let before = cfg!(debug_assertions).then(|| resources.clone());
     let (result, executor) = launch::run(shader, launch, resources, launch::Executor::Wide)?;
     if let Some(mut reference_resources) = before
@@ -510,7 +518,9 @@ pub fn run_reference(
     launch: &Launch,
     resources: &mut Resources,
 ) -> Result<RunResult, InterpError> {
-    let (result, _) = launch::run(shader, launch, resources, launch::Executor::Reference)?;
+    let (result, _) = crate::meter::executing(|| {
+        launch::run(shader, launch, resources, launch::Executor::Reference)
+    })?;
     crate::meter::add(result.stats.instructions);
     Ok(result)
 }

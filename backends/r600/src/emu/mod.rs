@@ -235,6 +235,14 @@ pub fn run(
     wave: &mut Wavefront,
     env: &Env,
 ) -> Result<Vec<ExportRecord>, EmuError> {
+    shrew_engine::meter::executing(|| run_wave(program, wave, env))
+}
+
+fn run_wave(
+    program: &Program,
+    wave: &mut Wavefront,
+    env: &Env,
+) -> Result<Vec<ExportRecord>, EmuError> {
     let lanes = wave.lanes;
     if lanes > MAX_LANES || wave.gprs.len() != lanes || wave.killed.len() != lanes {
         return Err(EmuError::Setup(format!(
