@@ -20,6 +20,7 @@ mod piglit;
 mod reduce;
 mod rules;
 mod run;
+mod search;
 
 #[derive(Parser)]
 #[command(
@@ -66,6 +67,11 @@ enum Command {
     /// With a Gen or R600 `--target`, the stages its backend takes are also compiled, and the
     /// report gives their kernels' statistics.
     Corpus(corpus::CorpusArgs),
+    /// Search mid-end pipelines for a corpus and a target: random, greedy, beam and
+    /// evolutionary searches of the registered passes and fixpoint groups, every kernel
+    /// measured through the target and checked on its emulator against the interpreter, the
+    /// cost relative to the default pipeline per shader (geometric means).
+    Search(search::SearchArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment,
     /// vertex and compute shaders; R600 fragment and vertex shaders.
     Compile(compile::CompileArgs),
@@ -144,6 +150,7 @@ fn main() -> ExitCode {
         Command::Targets => targets(),
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
+        Command::Search(args) => search::search(&args),
         Command::Compile(args) => compile::compile(&args),
         Command::Disasm(args) => compile::disasm(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),

@@ -1153,3 +1153,66 @@ fn a_panicking_piglit_test_fails_alone_and_the_batch_finishes() {
     assert_eq!(lines[5]["summary"]["passed"], 4, "{text}");
     assert_eq!(lines[5]["summary"]["failed"], 1, "{text}");
 }
+
+/// `shrew search` logs every evaluation and a summary as JSON lines, on stdout and in
+/// `--output`; the same seed gives the same lines; bad arguments are located errors.
+#[test]
+fn search_with_a_fixed_seed_prints_the_same_evaluations_twice() {
+    let corpus = repo_path("examples/lighting.shrew");
+    let output = temp_file("search.jsonl", "");
+    let args = [
+        "search",
+        corpus.to_str().unwrap(),
+        "--target",
+        "gen9",
+        "--strategy",
+        "random,greedy",
+        "--budget",
+        "6",
+        "--max-length",
+        "3",
+        "--seed",
+        "3",
+        "--json",
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    let first = shrew(&args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let text = stdout(&first);
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), text);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let (summary, evaluations) = lines.split_last().unwrap();
+    assert!(!evaluations.is_empty() && evaluations.len() <= 12, "{text}");
+    assert!(
+        evaluations
+            .iter()
+            .all(|e| e["shader"].as_str().unwrap().ends_with("lighting.shrew"))
+    );
+    let summary = &summary["summary"];
+    assert_eq!(summary["shaders"], 1, "{summary}");
+    assert_eq!(summary["checked_by_random_inputs"], 1, "{summary}");
+    let results = summary["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{summary}");
+    for result in results {
+        assert!(result["geomean_ratio"].as_f64().unwrap() <= 1.0, "{result}");
+    }
+    assert_eq!(
+        stdout(&shrew(&args)),
+        text,
+        "the same seed, the same search"
+    );
+
+    for (bad, message) in [
+        (["--strategy", "annealing"], "unknown strategy `annealing`"),
+        (["--objective", "x*cycles"], "bad weight `x`"),
+        (["--passes", "nonsense"], "no pass `nonsense`"),
+    ] {
+        let out = shrew(&[&args[..4], &bad[..]].concat());
+        assert_user_error(&out);
+        assert!(stderr(&out).contains(message), "{}", stderr(&out));
+    }
+}

@@ -17,6 +17,7 @@
 
 pub mod batch;
 mod commands;
+pub mod corpus;
 pub mod differential;
 pub mod fuzz;
 pub mod fuzz_targets;
@@ -27,6 +28,7 @@ pub mod random_shader;
 mod raster;
 pub mod reduce;
 mod run;
+pub mod search;
 mod textures;
 
 pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, TextureImage};

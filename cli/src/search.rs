@@ -1,0 +1,218 @@
+//! `shrew search`: pass-ordering search over a corpus for a target (the library's
+//! [`shrew_harness::search`] does the work; this parses the arguments and prints).
+
+use crate::{CliError, backend_target_parser, emit, stage_parser};
+use clap::Args;
+use shrew_engine::ir::Stage;
+use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy};
+use shrew_targets::Target;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct SearchArgs {
+    /// Files or directories of the corpus (`.shader_test`, GLSL, `.spv`, `.wgsl`, `.shrew`).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The target whose kernels are measured (a Gen or R600 one).
+    #[arg(long, value_parser = backend_target_parser())]
+    target: &'static Target,
+    /// What to minimise: a kernel statistic or a weighted sum (`cycles`, `instructions+4*spills`,
+    /// `alu_groups`), relative to the default pipeline per shader.
+    #[arg(long, default_value = "instructions")]
+    objective: String,
+    /// Strategies, comma-separated: random, greedy, beam[:WIDTH], evolution[:POPULATION].
+    #[arg(long, default_value = "random,greedy")]
+    strategy: String,
+    /// `per-shader`: the best pipeline of each shader (of the test split, when there is one);
+    /// `corpus`: one pipeline searched on the training split and measured on the test split.
+    #[arg(long, default_value = "per-shader", value_parser = ["per-shader", "corpus"])]
+    mode: String,
+    /// Candidate pipelines each search may evaluate (per shader in per-shader mode).
+    #[arg(long, default_value_t = 100)]
+    budget: usize,
+    /// Also stop each search after this many seconds (the result then depends on the machine).
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The part of the shaders held out as the test split (0: no split).
+    #[arg(long, default_value_t = 0.0)]
+    test_fraction: f64,
+    /// Only the stages of this kind.
+    #[arg(long, value_name = "STAGE", value_parser = stage_parser())]
+    stage: Option<Stage>,
+    /// At most this many shaders (the first in name order).
+    #[arg(long, value_name = "N")]
+    max_shaders: Option<usize>,
+    /// The passes searched, comma-separated (default: every pass of the target's registry).
+    #[arg(long, value_name = "PASSES")]
+    passes: Option<String>,
+    /// Pipeline text run before and after every searched part.
+    #[arg(long, default_value = "")]
+    prefix: String,
+    #[arg(long, default_value = "")]
+    suffix: String,
+    /// Most passes and groups in a searched part.
+    #[arg(long, default_value_t = 12)]
+    max_length: usize,
+    /// Leave fixpoint groups `( ... )*` out of the space.
+    #[arg(long)]
+    no_groups: bool,
+    /// Do not check the kernels on the emulator against the interpreter.
+    #[arg(long)]
+    no_check: bool,
+    /// Print every evaluation and the summary as JSON lines instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Also write every evaluation and the summary as JSON lines to this file.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Jobs evaluating at once (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+pub fn search(args: &SearchArgs) -> Result<(), CliError> {
+    let mut space = Space::of(args.target);
+    if let Some(passes) = &args.passes {
+        space
+            .choose_passes(passes)
+            .map_err(|e| CliError(format!("--passes: {e}")))?;
+    }
+    space.prefix = args.prefix.clone();
+    space.suffix = args.suffix.clone();
+    space.max_length = args.max_length.max(1);
+    space.groups = !args.no_groups;
+    let strategies = args
+        .strategy
+        .split(',')
+        .map(|s| Strategy::parse(s.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError)?;
+    if !(0.0..1.0).contains(&args.test_fraction) {
+        return Err(CliError(
+            "--test-fraction: from 0 up to (not including) 1".into(),
+        ));
+    }
+    let session = Session {
+        paths: args.paths.clone(),
+        stage: args.stage,
+        target: args.target,
+        objective: Objective::parse(&args.objective).map_err(CliError)?,
+        space,
+        strategies,
+        mode: match args.mode.as_str() {
+            "corpus" => Mode::CorpusWide,
+            _ => Mode::PerShader,
+        },
+        budget: Budget {
+            evaluations: args.budget,
+            seconds: args.seconds,
+        },
+        seed: args.seed,
+        test_fraction: args.test_fraction,
+        max_shaders: args.max_shaders,
+        check: !args.no_check,
+    };
+    let mut output = match &args.output {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?,
+        )),
+        None => None,
+    };
+    let mut failure = Ok(());
+    let mut write_line = |line: &str, failure: &mut Result<(), CliError>| {
+        if let Some(out) = &mut output
+            && let Err(e) = writeln!(out, "{line}")
+        {
+            *failure = Err(CliError(format!("cannot write the output file: {e}")));
+        }
+    };
+    let json = args.json;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError(e.to_string()))?;
+    let summary = pool.install(|| {
+        search::run_session(&session, &mut |record| {
+            let line = record.json().to_string();
+            write_line(&line, &mut failure);
+            if json && failure.is_ok() {
+                failure = emit(&(line + "\n"));
+            }
+        })
+    });
+    let summary = summary.map_err(CliError)?;
+    let summary_line = serde_json::json!({ "summary": summary }).to_string();
+    write_line(&summary_line, &mut failure);
+    failure?;
+    if let Some(out) = &mut output {
+        out.flush()
+            .map_err(|e| CliError(format!("cannot write the output file: {e}")))?;
+    }
+    match json {
+        true => emit(&(summary_line + "\n")),
+        false => emit(&text_summary(&summary)),
+    }
+}
+
+/// The summary as text: per strategy, the geometric-mean ratio (and per shader, or the
+/// corpus-wide pipeline), then the bugs found.
+fn text_summary(summary: &serde_json::Value) -> String {
+    let mut out = format!(
+        "{} shaders on {} ({} train, {} test; checked on the emulator: {} by their piglit test, \
+         {} with random inputs), objective {}, ratios against the default pipeline (below 1 \
+         is better)\n",
+        summary["shaders"],
+        summary["target"].as_str().unwrap_or(""),
+        summary["train"],
+        summary["test"],
+        summary["checked_by_piglit"],
+        summary["checked_by_random_inputs"],
+        summary["objective"].as_str().unwrap_or(""),
+    );
+    let ratio = |v: &serde_json::Value| match v.as_f64() {
+        Some(r) => format!("{r:.4}"),
+        None => "-".into(),
+    };
+    for result in summary["results"].as_array().into_iter().flatten() {
+        let strategy = result["strategy"].as_str().unwrap_or("");
+        match result.get("geomean_ratio") {
+            Some(geomean) => {
+                out += &format!("{strategy}: geomean {}\n", ratio(geomean));
+                for row in result["shaders"].as_array().into_iter().flatten() {
+                    out += &format!(
+                        "  {} {}  {}\n",
+                        ratio(&row["ratio"]),
+                        row["shader"].as_str().unwrap_or(""),
+                        row["pipeline"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            None => {
+                out += &format!(
+                    "{strategy}: train {}, test {}  {}\n",
+                    ratio(&result["train_ratio"]),
+                    ratio(&result["test_ratio"]),
+                    result["pipeline"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    for bug in summary["bugs"].as_array().into_iter().flatten() {
+        out += &format!(
+            "BUG: {} -p {}: {}\n",
+            bug["shader"].as_str().unwrap_or(""),
+            bug["pipeline"].as_str().unwrap_or(""),
+            bug["message"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+        );
+    }
+    out
+}
