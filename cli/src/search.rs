@@ -54,7 +54,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "")]
     suffix: String,
     /// Most passes and groups in a searched part.
-    #[arg(long, default_value_t = 12)]
+    #[arg(long, default_value_t = 24)]
     max_length: usize,
     /// Leave fixpoint groups `( ... )*` out of the space.
     #[arg(long)]

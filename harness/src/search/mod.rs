@@ -129,23 +129,51 @@ pub struct Space {
     /// Whether fixpoint groups are part of the space, and their longest.
     pub groups: bool,
     pub max_group: usize,
+    /// A sequence the evolutionary search starts from (with mutations of it) besides random
+    /// ones: the default pipeline's, where the space can express it.
+    pub seed: Vec<Gene>,
 }
 
 impl Space {
-    /// Every pass of `target`'s registry, no prefix or suffix, up to 12 genes, groups of up to 6.
+    /// Every pass of `target`'s registry, no prefix or suffix, up to 24 genes, groups of up to
+    /// 12 passes; the default pipeline's genes as the evolutionary search's first seed.
     pub fn of(target: &Target) -> Space {
-        Space {
-            passes: target
-                .registry()
-                .passes()
-                .map(|p| p.name().to_string())
-                .collect(),
+        let registry = target.registry();
+        let mut space = Space {
+            passes: registry.passes().map(|p| p.name().to_string()).collect(),
             prefix: String::new(),
             suffix: String::new(),
-            max_length: 12,
+            max_length: 24,
             groups: true,
-            max_group: 6,
+            max_group: 12,
+            seed: Vec::new(),
+        };
+        space.seed = space.genes(registry.default_pipeline()).unwrap_or_default();
+        space
+    }
+
+    /// The genes of a pipeline text of passes and (unnested) fixpoint groups, `None` when it
+    /// names a pass outside the space or nests groups.
+    pub fn genes(&self, pipeline: &str) -> Option<Vec<Gene>> {
+        let index = |name: &str| self.passes.iter().position(|p| p == name.trim());
+        let mut genes = Vec::new();
+        let mut rest = pipeline.trim();
+        while !rest.is_empty() {
+            if let Some(group) = rest.strip_prefix('(') {
+                let (inside, after) = group.split_once(")*")?;
+                if inside.contains('(') {
+                    return None;
+                }
+                let passes = inside.split(',').map(index).collect::<Option<Vec<_>>>()?;
+                genes.push(Gene::Group(passes));
+                rest = after.trim_start().trim_start_matches(',').trim_start();
+            } else {
+                let (name, after) = rest.split_once(',').unwrap_or((rest, ""));
+                genes.push(Gene::Pass(index(name)?));
+                rest = after.trim_start();
+            }
         }
+        Some(genes)
     }
 
     /// Searches only the passes named in `list` (comma-separated), which must all be in the
@@ -155,7 +183,9 @@ impl Space {
         if let Some(unknown) = chosen.iter().find(|p| !self.passes.contains(p)) {
             return Err(format!("no pass `{unknown}` (see `shrew passes`)"));
         }
+        let seed = self.render(&self.seed);
         self.passes = chosen;
+        self.seed = self.genes(&seed).unwrap_or_default();
         Ok(())
     }
 

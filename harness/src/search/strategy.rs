@@ -15,8 +15,9 @@ pub enum Strategy {
     Greedy,
     /// Greedy with the `width` best sequences of each length kept.
     Beam { width: usize },
-    /// A population of sequences: tournament selection, one-point crossover, mutations (insert,
-    /// delete, replace, wrap into a fixpoint group), the best two kept every generation.
+    /// A population of sequences, the first half the space's seed (the default pipeline) and
+    /// mutants of it: tournament selection, one-point crossover, mutations (insert, delete,
+    /// replace, wrap into a fixpoint group), the best two kept every generation.
     Evolution { population: usize },
 }
 
@@ -124,9 +125,21 @@ fn beam(search: &mut Search, width: usize) {
 }
 
 fn evolution(search: &mut Search, size: usize) {
-    let mut population: Vec<Vec<Gene>> = (0..size)
-        .map(|_| search.space.random(&mut search.rng))
-        .collect();
+    // The space's seed and mutants of it for half the first generation, random sequences for
+    // the rest.
+    let mut population: Vec<Vec<Gene>> = Vec::with_capacity(size);
+    let seed = search.space.seed.clone();
+    if !seed.is_empty() && seed.len() <= search.space.max_length {
+        population.push(seed.clone());
+        while population.len() < size / 2 {
+            let mut mutant = seed.clone();
+            mutate(search, &mut mutant);
+            population.push(mutant);
+        }
+    }
+    while population.len() < size {
+        population.push(search.space.random(&mut search.rng));
+    }
     while search.remaining() > 0 {
         let scores = search.score(&population);
         let mut ranked: Vec<(f64, Vec<Gene>)> = scores
