@@ -64,6 +64,9 @@ pub struct Outcome {
     pub reason: Option<String>,
     /// Whether every shader of the test compiled through glslang (the pass rate counts these).
     pub compiled: bool,
+    /// Whether it failed because a probe saw other values than it expects: everything compiled
+    /// and ran, and computed something else.
+    pub mismatch: bool,
 }
 
 impl Outcome {
@@ -72,6 +75,7 @@ impl Outcome {
             status: Status::Skip,
             reason: Some(reason.into()),
             compiled: false,
+            mismatch: false,
         }
     }
 
@@ -81,6 +85,7 @@ impl Outcome {
             status: Status::Fail,
             reason: Some(reason.into()),
             compiled: true,
+            mismatch: false,
         }
     }
 }
@@ -161,8 +166,28 @@ pub fn run_file(
             status: Status::Pass,
             reason: None,
             compiled: true,
+            mismatch: false,
         },
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome {
+            mismatch: e.mismatch,
+            ..Outcome::fail(e.message)
+        },
+    }
+}
+
+/// Why a test's commands stopped: a message, and whether a probe saw other values than it
+/// expects (the test ran, and computed something else).
+struct ExecFailure {
+    message: String,
+    mismatch: bool,
+}
+
+impl From<String> for ExecFailure {
+    fn from(message: String) -> ExecFailure {
+        ExecFailure {
+            message,
+            mismatch: false,
+        }
     }
 }
 
@@ -498,7 +523,7 @@ impl Context {
         (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
     }
 
-    fn execute(&mut self, test: &ShaderTest) -> Result<(), String> {
+    fn execute(&mut self, test: &ShaderTest) -> Result<(), ExecFailure> {
         for c in &test.commands {
             let at = |e: String| format!("line {}: {e}", c.line);
             match &c.command {
@@ -544,16 +569,21 @@ impl Context {
                             let bad = (0..n)
                                 .any(|i| (observed[i] - expected[i]).abs() > self.tolerance[i]);
                             if bad {
-                                return Err(at(format!(
-                                    "probe at ({x}, {y}): expected {:?}, observed {:?}",
-                                    &expected[..n],
-                                    &observed[..n]
-                                )));
+                                return Err(ExecFailure {
+                                    message: at(format!(
+                                        "probe at ({x}, {y}): expected {:?}, observed {:?}",
+                                        &expected[..n],
+                                        &observed[..n]
+                                    )),
+                                    mismatch: true,
+                                });
                             }
                         }
                     }
                 }
-                other => return Err(at(format!("unsupported command `{}`", other.name()))),
+                other => {
+                    return Err(at(format!("unsupported command `{}`", other.name())).into());
+                }
             }
         }
         Ok(())

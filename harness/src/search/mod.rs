@@ -416,8 +416,9 @@ impl Evaluator {
         }
     }
 
-    /// Whether the kernels after `pipeline` pass `check`.
-    fn agrees(&self, shader: &Shader, check: &Check, pipeline: &str) -> Result<(), String> {
+    /// Whether the kernels after `pipeline` pass `check`: `Err((wrong, message))`, `wrong` when
+    /// the kernels ran and computed something else (rather than failing to compile or run).
+    fn agrees(&self, shader: &Shader, check: &Check, pipeline: &str) -> Result<(), (bool, String)> {
         match check {
             Check::Unchecked => Ok(()),
             Check::RandomInputs => {
@@ -425,24 +426,32 @@ impl Evaluator {
                     mid_end: pipeline.to_string(),
                     ..Run::new(self.target.name, None)
                 };
-                differential::run_on_target(shader, &run).map(|_| ())
+                // The differential run compiles what the search compiled already: what fails
+                // there computes something else.
+                differential::run_on_target(shader, &run)
+                    .map(|_| ())
+                    .map_err(|e| (true, e))
             }
             Check::Piglit(test) => {
+                let failed = |e: String| (false, e);
                 let glslang = self
                     .glslang
                     .as_ref()
-                    .ok_or("glslangValidator is not installed")?;
+                    .ok_or_else(|| failed("glslangValidator is not installed".into()))?;
                 let parsed = shrew_targets::Pipeline::parse(pipeline, self.target)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| failed(e.to_string()))?;
                 let optimize = |s: &mut Shader| parsed.run(s).map(|_| ());
-                let stages = self.compiler.draw_stages(None)?;
+                let stages = self.compiler.draw_stages(None).map_err(failed)?;
                 let outcome = crate::run_file(test, glslang, &optimize, Some(stages.as_ref()));
                 match outcome.status {
                     crate::Status::Pass => Ok(()),
-                    _ => Err(format!(
-                        "{}: {}",
-                        test.display(),
-                        outcome.reason.unwrap_or_else(|| "fails".into())
+                    _ => Err((
+                        outcome.mismatch,
+                        format!(
+                            "{}: {}",
+                            test.display(),
+                            outcome.reason.unwrap_or_else(|| "fails".into())
+                        ),
                     )),
                 }
             }
@@ -452,9 +461,12 @@ impl Evaluator {
     fn evaluate_uncached(&self, s: &SearchShader, pipeline: &str) -> Outcome {
         let outcome = self.compile(s, pipeline);
         if matches!(outcome, Outcome::Cost { .. })
-            && let Err(e) = self.agrees(&s.shader, &s.check, pipeline)
+            && let Err((wrong, e)) = self.agrees(&s.shader, &s.check, pipeline)
         {
-            return Outcome::Wrong(e);
+            return match wrong {
+                true => Outcome::Wrong(e),
+                false => Outcome::Failed(e),
+            };
         }
         outcome
     }
