@@ -27,17 +27,21 @@
 //!
 //! Invariants: only whole scalar or vector accesses are lowered; an access that offsets cannot
 //! express (a dynamic index whose stride is not a whole number of slots, a 64-bit index, a
-//! variable without a layout) keeps its deref. The derefs left unused are for `dce`.
+//! variable without a layout) keeps its deref. An output the shader also reads back (a load,
+//! copy or atomic through its deref) keeps every access as a deref: its stores lowered, the
+//! reads would no longer see them (`outputs-to-temporaries` makes such outputs temporaries,
+//! after which they lower). The derefs left unused are for `dce`.
 //!
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
 use crate::interp::memory::{Layout, LayoutRule, layout_variables};
 use crate::ir::{
-    Builder, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Type, ValType, Value,
+    Builder, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Type, ValType, Value, VarId,
     deref_chain,
 };
 use shrew_ops::{AluOp, IndexKind, Intrinsic};
+use std::collections::HashSet;
 
 pub struct LowerIo;
 
@@ -61,6 +65,7 @@ impl Pass for LowerIo {
         let Ok(placement) = layout_variables(shader) else {
             return Ok(false);
         };
+        let read_back = outputs_read_back(shader);
         Ok(context
             .budget
             .each_function(shader, |shader, f, transformations| {
@@ -68,7 +73,7 @@ impl Pass for LowerIo {
                 for b in shader.functions[f].blocks() {
                     let insts = shader.functions[f].cfg[b].insts.clone();
                     transformations.each(insts, |v| {
-                        let access = access_of(shader, func, v, &placement)?;
+                        let access = access_of(shader, func, v, &placement, &read_back)?;
                         lower(shader, func, v, access);
                         Some(move || format!("{v}"))
                     });
@@ -88,12 +93,39 @@ struct Access {
     dynamic: Vec<(Value, u32)>,
 }
 
+/// The outputs some instruction reads through a deref: every use of an output's deref but as
+/// the address of a store.
+fn outputs_read_back(shader: &Shader) -> HashSet<VarId> {
+    let mut read = HashSet::new();
+    for function in &shader.functions {
+        for b in function.blocks() {
+            for &v in &function.cfg[b].insts {
+                let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
+                    continue;
+                };
+                for (i, &src) in ii.srcs.iter().enumerate() {
+                    if ii.op == Intrinsic::StoreDeref && i == 0 {
+                        continue;
+                    }
+                    if let Some((var, _)) = deref_chain(function, src)
+                        && shader.variables[var.0 as usize].mode == Mode::ShaderOut
+                    {
+                        read.insert(var);
+                    }
+                }
+            }
+        }
+    }
+    read
+}
+
 /// The lowered address of a load or store `v`, if it has one.
 fn access_of(
     shader: &Shader,
     func: FuncId,
     v: Value,
     placement: &[crate::interp::memory::VarLayout],
+    read_back: &HashSet<VarId>,
 ) -> Option<Access> {
     let function = &shader.functions[func.0 as usize];
     let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
@@ -122,7 +154,7 @@ fn access_of(
         }
         _ => false,
     };
-    if !lowered || variable.builtin.is_some() {
+    if !lowered || variable.builtin.is_some() || read_back.contains(&var) {
         return None;
     }
     let layout = Layout::new(shader, LayoutRule::for_mode(mode));
