@@ -754,8 +754,9 @@ pub struct Session {
     pub check: bool,
 }
 
-/// Runs a session: `on_record` sees every new evaluation as it is logged (after each step of
-/// a strategy); the result is the session's summary as JSON.
+/// Runs a session: `on_record` sees every new evaluation once it is logged (after each shader
+/// in per-shader mode, after each strategy in corpus mode); the result is the session's summary
+/// as JSON.
 pub fn run_session(
     session: &Session,
     on_record: &mut dyn FnMut(&Record),
@@ -819,14 +820,19 @@ pub fn run_session(
                     true => &train,
                     false => &test,
                 };
-                let found = per_shader(
-                    &evaluator,
-                    searched,
-                    &session.space,
-                    strategy,
-                    session.budget,
-                    session.seed,
-                );
+                // Shader by shader, so that each one's evaluations are reported when it ends.
+                let mut found = Vec::with_capacity(searched.len());
+                for &s in searched {
+                    found.extend(per_shader(
+                        &evaluator,
+                        &[s],
+                        &session.space,
+                        strategy,
+                        session.budget,
+                        session.seed,
+                    ));
+                    flush(&evaluator, on_record);
+                }
                 let rows: Vec<serde_json::Value> = found
                     .iter()
                     .map(|(s, f)| {
