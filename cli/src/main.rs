@@ -72,6 +72,9 @@ enum Command {
     /// measured through the target and checked on its emulator against the interpreter, the
     /// cost relative to the default pipeline per shader (geometric means).
     Search(search::SearchArgs),
+    /// Print a saved search's summary (`shrew search --output`), or compare two saved searches
+    /// strategy by strategy.
+    Report(search::ReportArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment,
     /// vertex and compute shaders; R600 fragment and vertex shaders.
     Compile(compile::CompileArgs),
@@ -151,6 +154,7 @@ fn main() -> ExitCode {
         Command::Piglit(args) => piglit::piglit(&args),
         Command::Corpus(args) => corpus::corpus(&args),
         Command::Search(args) => search::search(&args),
+        Command::Report(args) => search::report(&args),
         Command::Compile(args) => compile::compile(&args),
         Command::Disasm(args) => compile::disasm(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),

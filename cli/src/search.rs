@@ -4,7 +4,7 @@
 use crate::{CliError, backend_target_parser, emit, stage_parser};
 use clap::Args;
 use shrew_engine::ir::Stage;
-use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy};
+use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy, report};
 use shrew_targets::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -154,65 +154,26 @@ pub fn search(args: &SearchArgs) -> Result<(), CliError> {
     }
     match json {
         true => emit(&(summary_line + "\n")),
-        false => emit(&text_summary(&summary)),
+        false => emit(&report::text(&summary)),
     }
 }
 
-/// The summary as text: per strategy, the geometric-mean ratio (and per shader, or the
-/// corpus-wide pipeline), then the bugs found.
-fn text_summary(summary: &serde_json::Value) -> String {
-    let mut out = format!(
-        "{} shaders on {} ({} train, {} test; checked on the emulator: {} by their piglit test, \
-         {} with random inputs), objective {}, ratios against the default pipeline (below 1 \
-         is better)\n",
-        summary["shaders"],
-        summary["target"].as_str().unwrap_or(""),
-        summary["train"],
-        summary["test"],
-        summary["checked_by_piglit"],
-        summary["checked_by_random_inputs"],
-        summary["objective"].as_str().unwrap_or(""),
-    );
-    let ratio = |v: &serde_json::Value| match v.as_f64() {
-        Some(r) => format!("{r:.4}"),
-        None => "-".into(),
-    };
-    for result in summary["results"].as_array().into_iter().flatten() {
-        let strategy = result["strategy"].as_str().unwrap_or("");
-        match result.get("geomean_ratio") {
-            Some(geomean) => {
-                out += &format!("{strategy}: geomean {}\n", ratio(geomean));
-                for row in result["shaders"].as_array().into_iter().flatten() {
-                    out += &format!(
-                        "  {} {}  {}\n",
-                        ratio(&row["ratio"]),
-                        row["shader"].as_str().unwrap_or(""),
-                        row["pipeline"].as_str().unwrap_or("")
-                    );
-                }
-            }
-            None => {
-                out += &format!(
-                    "{strategy}: train {}, test {}  {}\n",
-                    ratio(&result["train_ratio"]),
-                    ratio(&result["test_ratio"]),
-                    result["pipeline"].as_str().unwrap_or("")
-                );
-            }
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A run's JSON lines (`shrew search --output`).
+    run: PathBuf,
+    /// A second run to compare with (another strategy, seed or commit).
+    other: Option<PathBuf>,
+}
+
+/// `shrew report`: a saved search's summary as text, or two side by side.
+pub fn report(args: &ReportArgs) -> Result<(), CliError> {
+    let run = report::load(&args.run).map_err(CliError)?;
+    match &args.other {
+        None => emit(&report::text(&run.summary)),
+        Some(other) => {
+            let other = report::load(other).map_err(CliError)?;
+            emit(&report::compare(&run, &other))
         }
     }
-    for bug in summary["bugs"].as_array().into_iter().flatten() {
-        out += &format!(
-            "BUG: {} -p {}: {}\n",
-            bug["shader"].as_str().unwrap_or(""),
-            bug["pipeline"].as_str().unwrap_or(""),
-            bug["message"]
-                .as_str()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")
-        );
-    }
-    out
 }

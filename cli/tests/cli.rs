@@ -1206,6 +1206,20 @@ fn search_with_a_fixed_seed_prints_the_same_evaluations_twice() {
         "the same seed, the same search"
     );
 
+    // The text summary, and `shrew report` of the saved run, alone and against itself.
+    let text_args: Vec<&str> = args.iter().copied().filter(|&a| a != "--json").collect();
+    let printed = stdout(&shrew(&text_args));
+    assert!(printed.contains("random: geomean"), "{printed}");
+    let report = shrew(&["report", output.to_str().unwrap()]);
+    assert_eq!(stdout(&report), printed, "{}", stderr(&report));
+    let both = stdout(&shrew(&[
+        "report",
+        output.to_str().unwrap(),
+        output.to_str().unwrap(),
+    ]));
+    assert!(both.contains("greedy  A geomean"), "{both}");
+    assert_user_error(&shrew(&["report", corpus.to_str().unwrap()]));
+
     for (bad, message) in [
         (["--strategy", "annealing"], "unknown strategy `annealing`"),
         (["--objective", "x*cycles"], "bad weight `x`"),

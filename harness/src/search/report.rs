@@ -1,0 +1,162 @@
+//! Reports of saved searches: a run's JSON lines (`shrew search --output`) read back, its
+//! summary as text, and two runs side by side (two strategies, seeds or commits).
+
+use serde_json::Value;
+use std::path::Path;
+
+/// A saved search: its evaluations and its summary.
+#[derive(Clone, Debug)]
+pub struct SavedRun {
+    pub evaluations: Vec<Value>,
+    pub summary: Value,
+}
+
+/// Reads a run's JSON lines: every evaluation, then the summary line.
+pub fn load(path: &Path) -> Result<SavedRun, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut evaluations = Vec::new();
+    let mut summary = None;
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| format!("{}:{}: not a JSON line: {e}", path.display(), n + 1))?;
+        match value.get("summary") {
+            Some(s) => summary = Some(s.clone()),
+            None => evaluations.push(value),
+        }
+    }
+    let summary = summary.ok_or_else(|| {
+        format!(
+            "{}: no summary line (the search did not finish?)",
+            path.display()
+        )
+    })?;
+    Ok(SavedRun {
+        evaluations,
+        summary,
+    })
+}
+
+fn ratio_text(v: &Value) -> String {
+    match v.as_f64() {
+        Some(r) => format!("{r:.4}"),
+        None => "-".into(),
+    }
+}
+
+/// One line per strategy of a summary: its name and its figure (the geometric-mean ratio per
+/// shader, or the corpus-wide pipeline's train and test ratios).
+fn strategy_figures(summary: &Value) -> Vec<(String, String)> {
+    summary["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let name = r["strategy"].as_str().unwrap_or("").to_string();
+            let figure = match r.get("geomean_ratio") {
+                Some(g) => format!("geomean {}", ratio_text(g)),
+                None => format!(
+                    "train {}, test {}",
+                    ratio_text(&r["train_ratio"]),
+                    ratio_text(&r["test_ratio"])
+                ),
+            };
+            (name, figure)
+        })
+        .collect()
+}
+
+/// Two runs side by side: what each was, then each strategy's figure in both.
+pub fn compare(a: &SavedRun, b: &SavedRun) -> String {
+    let what = |run: &SavedRun| {
+        let s = &run.summary;
+        format!(
+            "{} {} {} seed {}: {} shaders, {} evaluations, {} bugs",
+            s["target"].as_str().unwrap_or(""),
+            s["objective"].as_str().unwrap_or(""),
+            s["mode"].as_str().unwrap_or(""),
+            s["seed"],
+            s["shaders"],
+            run.evaluations.len(),
+            s["bugs"].as_array().map_or(0, Vec::len)
+        )
+    };
+    let mut out = format!("A: {}\nB: {}\n", what(a), what(b));
+    let (fa, fb) = (strategy_figures(&a.summary), strategy_figures(&b.summary));
+    let mut names: Vec<&String> = fa.iter().chain(&fb).map(|(n, _)| n).collect();
+    names.sort();
+    names.dedup();
+    let find = |f: &[(String, String)], n: &str| {
+        f.iter()
+            .find(|(m, _)| m == n)
+            .map_or("-".to_string(), |(_, v)| v.clone())
+    };
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0);
+    for name in names {
+        out += &format!(
+            "{name:<width$}  A {:<24}  B {}\n",
+            find(&fa, name),
+            find(&fb, name)
+        );
+    }
+    out
+}
+
+/// The summary as text: per strategy, the geometric-mean ratio (and per shader, or the
+/// corpus-wide pipeline), then the bugs found.
+pub fn text(summary: &Value) -> String {
+    let mut out = format!(
+        "{} shaders on {} ({} train, {} test; checked on the emulator: {} by their piglit test, \
+         {} with random inputs), objective {}, ratios against the default pipeline (below 1 \
+         is better)\n",
+        summary["shaders"],
+        summary["target"].as_str().unwrap_or(""),
+        summary["train"],
+        summary["test"],
+        summary["checked_by_piglit"],
+        summary["checked_by_random_inputs"],
+        summary["objective"].as_str().unwrap_or(""),
+    );
+    for result in summary["results"].as_array().into_iter().flatten() {
+        let strategy = result["strategy"].as_str().unwrap_or("");
+        match result.get("geomean_ratio") {
+            Some(geomean) => {
+                out += &format!("{strategy}: geomean {}\n", ratio_text(geomean));
+                for row in result["shaders"].as_array().into_iter().flatten() {
+                    out += &format!(
+                        "  {} {}  {}\n",
+                        ratio_text(&row["ratio"]),
+                        row["shader"].as_str().unwrap_or(""),
+                        row["pipeline"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            None => {
+                out += &format!(
+                    "{strategy}: train {}, test {}  {}\n",
+                    ratio_text(&result["train_ratio"]),
+                    ratio_text(&result["test_ratio"]),
+                    result["pipeline"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    for bug in summary["bugs"].as_array().into_iter().flatten() {
+        out += &format!(
+            "BUG: {} -p {}: {}\n",
+            bug["shader"].as_str().unwrap_or(""),
+            bug["pipeline"].as_str().unwrap_or(""),
+            bug["message"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+        );
+    }
+    out
+}
