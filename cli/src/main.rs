@@ -75,6 +75,10 @@ enum Command {
     /// Print a saved search's summary (`shrew search --output`), or compare two saved searches
     /// strategy by strategy.
     Report(search::ReportArgs),
+    /// Find the first transformation (a pass's change or a rule's firing) of a pipeline after
+    /// which a shader's kernels on a target fail their check, and print the IR before and
+    /// after it.
+    Bisect(search::BisectArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment,
     /// vertex and compute shaders; R600 fragment and vertex shaders.
     Compile(compile::CompileArgs),
@@ -155,6 +159,7 @@ fn main() -> ExitCode {
         Command::Corpus(args) => corpus::corpus(&args),
         Command::Search(args) => search::search(&args),
         Command::Report(args) => search::report(&args),
+        Command::Bisect(args) => search::bisect(&args),
         Command::Compile(args) => compile::compile(&args),
         Command::Disasm(args) => compile::disasm(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),

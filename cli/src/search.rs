@@ -4,6 +4,7 @@
 use crate::{CliError, backend_target_parser, emit, stage_parser};
 use clap::Args;
 use shrew_engine::ir::Stage;
+use shrew_harness::bisect::{self, Oracle};
 use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy, report};
 use shrew_targets::Target;
 use std::io::Write;
@@ -176,4 +177,43 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
             emit(&report::compare(&run, &other))
         }
     }
+}
+
+#[derive(Args)]
+pub struct BisectArgs {
+    #[command(flatten)]
+    shader: crate::ShaderArgs,
+    /// The pipeline with which the shader's kernels are wrong.
+    #[arg(short, long)]
+    pipeline: String,
+    #[arg(long, value_parser = backend_target_parser())]
+    target: &'static Target,
+}
+
+/// `shrew bisect`: the first transformation of a pipeline after which a shader's kernels fail
+/// their check (its piglit test for a `.shader_test`, random inputs against the interpreter
+/// otherwise), with the IR before and after it.
+pub fn bisect(args: &BisectArgs) -> Result<(), CliError> {
+    let shader = args.shader.load()?;
+    let file = &args.shader.file;
+    let oracle = match file.extension().is_some_and(|e| e == "shader_test") {
+        true => Oracle::Piglit {
+            test: file.clone(),
+            glslang: shrew_frontend::glsl::Glslang::find()?,
+        },
+        false => Oracle::RandomInputs,
+    };
+    let pipeline =
+        || shrew_targets::Pipeline::parse(&args.pipeline, args.target).map_err(|e| e.to_string());
+    let found = bisect::bisect(&shader, &pipeline, args.target, &oracle).map_err(CliError)?;
+    emit(&format!(
+        "transformation {} of {} makes the check fail: {}\nfailure: {}\n\n; before it\n{}\n; \
+         after it\n{}",
+        found.first_bad,
+        found.total,
+        found.transformation,
+        found.failure.lines().next().unwrap_or(""),
+        found.before,
+        found.after
+    ))
 }

@@ -1230,3 +1230,23 @@ fn search_with_a_fixed_seed_prints_the_same_evaluations_twice() {
         assert!(stderr(&out).contains(message), "{}", stderr(&out));
     }
 }
+
+/// `shrew bisect` with a pipeline whose kernels are right says there is nothing to bisect.
+#[test]
+fn bisect_of_a_right_pipeline_has_nothing_to_bisect() {
+    let shader = repo_path("examples/lighting.shrew");
+    let out = shrew(&[
+        "bisect",
+        shader.to_str().unwrap(),
+        "-p",
+        "default",
+        "--target",
+        "gen9",
+    ]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("nothing to bisect"),
+        "{}",
+        stderr(&out)
+    );
+}

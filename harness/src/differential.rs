@@ -92,6 +92,16 @@ impl std::fmt::Display for Agreement {
 /// error says where they differ (with the kernel's listing) or why the shader did not run.
 pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
     let optimized = optimized(shader, &run.mid_end, run.target)?;
+    check_optimized(shader, &optimized, run)
+}
+
+/// [`run_on_target`] with the mid-end's result given: `optimized` (what `run`'s mid-end made of
+/// `shader`, or of part of it) on the target against `shader` on the interpreter.
+pub fn check_optimized(
+    shader: &Shader,
+    optimized: &Shader,
+    run: &Run,
+) -> Result<Agreement, String> {
     // A target without a backend checks the mid-end alone: the optimized shader runs on the
     // interpreter too.
     let compiler = match run.target.has_backend() {
@@ -103,9 +113,9 @@ pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
         None => Box::new(Interpreter),
     };
     let compared = match shader.stage {
-        Stage::Fragment => compare_fragments(shader, &optimized, stages.as_ref(), run),
-        Stage::Vertex => compare_vertices(shader, &optimized, stages.as_ref(), run),
-        Stage::Compute => compare_compute(shader, &optimized, stages.as_ref(), run),
+        Stage::Fragment => compare_fragments(shader, optimized, stages.as_ref(), run),
+        Stage::Vertex => compare_vertices(shader, optimized, stages.as_ref(), run),
+        Stage::Compute => compare_compute(shader, optimized, stages.as_ref(), run),
         stage => Err(format!("no run of {} shaders", stage.name())),
     };
     match compared {
@@ -116,10 +126,10 @@ pub fn run_on_target(shader: &Shader, run: &Run) -> Result<Agreement, String> {
         Err(e) => {
             let listing = match &compiler {
                 Some(compiler) => compiler
-                    .compile(&optimized, run.width)
+                    .compile(optimized, run.width)
                     .and_then(|kernel| kernel.listing())
                     .unwrap_or_else(|e| format!("(no listing: {e})")),
-                None => shrew_engine::text::print(&optimized),
+                None => shrew_engine::text::print(optimized),
             };
             Err(format!("{}: {e}\n{listing}", run.describe()))
         }

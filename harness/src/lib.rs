@@ -16,6 +16,7 @@
 //! executor drives through the draw contract, never the other way round) should carry.
 
 pub mod batch;
+pub mod bisect;
 mod commands;
 pub mod corpus;
 pub mod differential;

@@ -28,7 +28,12 @@ impl Pipeline {
         target: &Target,
         options: TargetOptions,
     ) -> Result<Pipeline, PipelineError> {
-        let registry = shrew_rules::registry(&options, target.rule_sets());
+        Pipeline::parse_in(spec, shrew_rules::registry(&options, target.rule_sets()))
+    }
+
+    /// A pipeline over the passes of `registry` (the target's own with more, see
+    /// [`Registry::with`]).
+    pub fn parse_in(spec: &str, registry: Registry) -> Result<Pipeline, PipelineError> {
         let pipeline = manager::Pipeline::parse(spec, &registry)?;
         Ok(Pipeline {
             registry,

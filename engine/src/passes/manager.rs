@@ -64,6 +64,13 @@ impl Registry {
         }
     }
 
+    /// The registry with one more pass (a user's own, or a test's), which pipelines may then
+    /// name.
+    pub fn with(mut self, pass: Box<dyn Pass>) -> Registry {
+        self.passes.push(pass);
+        self
+    }
+
     pub fn passes(&self) -> impl Iterator<Item = &dyn Pass> {
         self.passes.iter().map(|p| p.as_ref())
     }
