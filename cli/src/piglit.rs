@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shrew_engine::meter;
 use shrew_frontend::glsl::Glslang;
-use shrew_harness::batch::{BatchOptions, ItemEnd, run_batch};
+use shrew_harness::batch::{BatchOptions, ItemEnd, Shard, run_batch};
 use shrew_harness::{Outcome, Status, run_file};
 use shrew_targets::{Pipeline, Target};
 use std::collections::HashMap;
@@ -59,6 +59,10 @@ pub struct BatchArgs {
     /// a sample of every part of a corpus, the same files on every run.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub sample: Option<u32>,
+    /// Process only shard I of N (the files numbered I, I+N, I+2N, ...), to spread a batch
+    /// over machines.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
 }
 
 /// A positive number of seconds.
@@ -101,6 +105,7 @@ impl BatchArgs {
             .filter(|&(n, _)| {
                 (self.only_shaders.is_none() || inside(self.only_shaders, n))
                     && !inside(self.skip_shaders, n)
+                    && self.shard.is_none_or(|shard| shard.contains(n))
             })
             .collect()
     }
@@ -337,10 +342,24 @@ mod tests {
             only_shaders: Some((2, 5)),
             skip_shaders: Some((3, 3)),
             sample: None,
+            shard: None,
         };
         let files: Vec<PathBuf> = (1..=6).map(|i| PathBuf::from(format!("{i}"))).collect();
-        let chosen: Vec<usize> = batch.select(files).into_iter().map(|(n, _)| n).collect();
+        let chosen: Vec<usize> = batch
+            .select(files.clone())
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert_eq!(chosen, [2, 4, 5]);
+        // A shard takes every N-th file by number, within the ranges.
+        let shard = BatchArgs {
+            only_shaders: None,
+            skip_shaders: None,
+            shard: Some(shrew_harness::batch::Shard { index: 2, count: 3 }),
+            ..batch
+        };
+        let chosen: Vec<usize> = shard.select(files).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(chosen, [2, 5]);
     }
 
     #[test]
@@ -354,6 +373,7 @@ mod tests {
             only_shaders: None,
             skip_shaders: None,
             sample: Some(3),
+            shard: None,
         };
         let files: Vec<PathBuf> = ["a/1", "a/2", "a/3", "a/4", "a/b/1", "a/b/2", "c/1"]
             .iter()

@@ -4,6 +4,7 @@
 use crate::{CliError, backend_target_parser, emit, stage_parser};
 use clap::Args;
 use shrew_engine::ir::Stage;
+use shrew_harness::batch::Shard;
 use shrew_harness::bisect::{self, Oracle};
 use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy, report};
 use shrew_targets::Target;
@@ -72,6 +73,10 @@ pub struct SearchArgs {
     /// Jobs evaluating at once (default: one per core).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Per-shader mode: search only shard I of N of the searched shaders (join the runs with
+    /// `shrew report --merge`).
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
 }
 
 pub fn search(args: &SearchArgs) -> Result<(), CliError> {
@@ -115,6 +120,7 @@ pub fn search(args: &SearchArgs) -> Result<(), CliError> {
         test_fraction: args.test_fraction,
         max_shaders: args.max_shaders,
         check: !args.no_check,
+        shard: args.shard,
     };
     let mut output = match &args.output {
         Some(path) => Some(std::io::BufWriter::new(
@@ -161,21 +167,36 @@ pub fn search(args: &SearchArgs) -> Result<(), CliError> {
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A run's JSON lines (`shrew search --output`).
-    run: PathBuf,
-    /// A second run to compare with (another strategy, seed or commit).
-    other: Option<PathBuf>,
+    /// A run's JSON lines (`shrew search --output`), and a second one to compare with (another
+    /// strategy, seed or commit); with `--merge`, the shards to join.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// Join the runs of the shards of one per-shader search (`--shard I/N`) into this file, and
+    /// print the joined summary.
+    #[arg(long, value_name = "FILE")]
+    merge: Option<PathBuf>,
 }
 
-/// `shrew report`: a saved search's summary as text, or two side by side.
+/// `shrew report`: a saved search's summary as text, two side by side, or shards joined.
 pub fn report(args: &ReportArgs) -> Result<(), CliError> {
-    let run = report::load(&args.run).map_err(CliError)?;
-    match &args.other {
-        None => emit(&report::text(&run.summary)),
-        Some(other) => {
-            let other = report::load(other).map_err(CliError)?;
-            emit(&report::compare(&run, &other))
-        }
+    let runs = args
+        .runs
+        .iter()
+        .map(|path| report::load(path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError)?;
+    if let Some(out) = &args.merge {
+        let joined = report::merge(&runs).map_err(CliError)?;
+        std::fs::write(out, joined.lines())
+            .map_err(|e| CliError(format!("cannot write {}: {e}", out.display())))?;
+        return emit(&report::text(&joined.summary));
+    }
+    match runs.as_slice() {
+        [run] => emit(&report::text(&run.summary)),
+        [run, other] => emit(&report::compare(run, other)),
+        _ => Err(CliError(
+            "one run to print, two to compare, or shards with --merge".into(),
+        )),
     }
 }
 

@@ -1250,3 +1250,84 @@ fn bisect_of_a_right_pipeline_has_nothing_to_bisect() {
         stderr(&out)
     );
 }
+
+/// A per-shader search in shards, joined with `shrew report --merge`, finds what the search
+/// finds in one run.
+#[test]
+fn search_shards_merge_into_the_whole_search() {
+    let dir = std::env::temp_dir().join(format!("shrew-cli-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["lighting.shrew", "algebraic.shrew"] {
+        std::fs::copy(repo_path(&format!("examples/{name}")), dir.join(name)).unwrap();
+    }
+    let run = |extra: &[&str], output: &Path| {
+        let mut args = vec![
+            "search",
+            dir.to_str().unwrap(),
+            "--target",
+            "gen9",
+            "--strategy",
+            "random",
+            "--budget",
+            "4",
+            "--max-length",
+            "3",
+            "--output",
+            output.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = shrew(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let (whole, first, second, merged) = (
+        dir.join("whole.jsonl"),
+        dir.join("1.jsonl"),
+        dir.join("2.jsonl"),
+        dir.join("merged.jsonl"),
+    );
+    run(&[], &whole);
+    run(&["--shard", "1/2"], &first);
+    run(&["--shard", "2/2"], &second);
+    let out = shrew(&[
+        "report",
+        first.to_str().unwrap(),
+        second.to_str().unwrap(),
+        "--merge",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = |path: &Path| -> serde_json::Value {
+        let text = std::fs::read_to_string(path).unwrap();
+        serde_json::from_str::<serde_json::Value>(text.lines().last().unwrap()).unwrap()["summary"]
+            .clone()
+    };
+    let (whole, merged_summary) = (summary(&whole), summary(&merged));
+    assert_eq!(whole["results"], merged_summary["results"]);
+    assert_eq!(
+        summary(&first)["results"][0]["shaders"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        stdout(&out),
+        stdout(&shrew(&["report", merged.to_str().unwrap()]))
+    );
+    // Shards of different searches do not merge.
+    let other = dir.join("other.jsonl");
+    run(&["--shard", "2/2", "--seed", "9"], &other);
+    let out = shrew(&[
+        "report",
+        first.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--merge",
+        merged.to_str().unwrap(),
+    ]);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("not shards of one search"),
+        "{}",
+        stderr(&out)
+    );
+}

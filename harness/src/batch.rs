@@ -121,9 +121,53 @@ pub fn run_batch<I: Sync, T: Send>(
     });
 }
 
+/// One of `count` shards of a batch (`--shard INDEX/COUNT`, 1-based): the items at positions
+/// `INDEX, INDEX + COUNT, ...`, so that shards run anywhere (one machine each, any scheduler)
+/// together cover the batch once.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// `I/N` with 1 <= I <= N.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(i, n)| {
+            Some(Shard {
+                index: i.trim().parse().ok()?,
+                count: n.trim().parse().ok()?,
+            })
+        });
+        match parsed {
+            Some(shard) if shard.index >= 1 && shard.index <= shard.count => Ok(shard),
+            _ => Err(format!("`{text}` is not a shard I/N with 1 <= I <= N")),
+        }
+    }
+
+    /// Whether the item at 1-based `position` is in the shard.
+    pub fn contains(&self, position: usize) -> bool {
+        position >= 1 && (position - 1) % self.count == self.index - 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_cover_a_batch_once() {
+        let shards: Vec<Shard> = (1..=3)
+            .map(|i| Shard::parse(&format!("{i}/3")).unwrap())
+            .collect();
+        for position in 1..=10 {
+            assert_eq!(shards.iter().filter(|s| s.contains(position)).count(), 1);
+        }
+        assert!(shards[0].contains(1) && shards[0].contains(4) && shards[2].contains(3));
+        for bad in ["0/3", "4/3", "1", "a/b", "1/0"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_panicking_item_fails_alone_and_the_others_finish() {

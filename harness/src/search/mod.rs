@@ -753,6 +753,9 @@ pub struct Session {
     /// At most this many shaders of the corpus, the first in name order.
     pub max_shaders: Option<usize>,
     pub check: bool,
+    /// Per shader: search only this shard of the searched shaders (`shrew report --merge`
+    /// joins the shards' runs).
+    pub shard: Option<crate::batch::Shard>,
 }
 
 /// Runs a session: `on_record` sees every new evaluation once it is logged (after each shader
@@ -788,6 +791,9 @@ pub fn run_session(
     if let Some(n) = session.max_shaders {
         shaders.truncate(n);
     }
+    if session.shard.is_some() && session.mode == Mode::CorpusWide {
+        return Err("a corpus-wide search is one search: it has no shards".into());
+    }
     let (evaluator, not_compiled) = Evaluator::new(
         session.target,
         session.objective.clone(),
@@ -817,13 +823,18 @@ pub fn run_session(
     for strategy in &session.strategies {
         let result = match session.mode {
             Mode::PerShader => {
-                let searched = match test.is_empty() {
+                let searched: Vec<usize> = match test.is_empty() {
                     true => &train,
                     false => &test,
-                };
+                }
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| session.shard.is_none_or(|shard| shard.contains(k + 1)))
+                .map(|(_, &s)| s)
+                .collect();
                 // Shader by shader, so that each one's evaluations are reported when it ends.
                 let mut found = Vec::with_capacity(searched.len());
-                for &s in searched {
+                for &s in &searched {
                     found.extend(per_shader(
                         &evaluator,
                         &[s],
@@ -890,6 +901,7 @@ pub fn run_session(
             Mode::CorpusWide => "corpus",
         },
         "seed": session.seed,
+        "shard": session.shard.map(|s| format!("{}/{}", s.index, s.count)),
         "shaders": evaluator.shaders.len(),
         "train": train.len(),
         "test": test.len(),

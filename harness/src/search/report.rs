@@ -41,6 +41,80 @@ pub fn load(path: &Path) -> Result<SavedRun, String> {
     })
 }
 
+impl SavedRun {
+    /// The run as JSON lines again: the evaluations, then the summary.
+    pub fn lines(&self) -> String {
+        let summary = serde_json::json!({ "summary": self.summary });
+        self.evaluations
+            .iter()
+            .chain([&summary])
+            .map(|v| v.to_string() + "\n")
+            .collect()
+    }
+}
+
+/// Joins the runs of the shards of one per-shader search: the evaluations renumbered in shard
+/// order, each strategy's shaders together with their geometric mean recomputed, the bugs
+/// together. The runs must be of one target, objective, seed and corpus.
+pub fn merge(runs: &[SavedRun]) -> Result<SavedRun, String> {
+    let first = runs.first().ok_or("no run to merge")?;
+    for key in [
+        "target",
+        "objective",
+        "mode",
+        "seed",
+        "shaders",
+        "train",
+        "test",
+    ] {
+        if let Some(other) = runs.iter().find(|r| r.summary[key] != first.summary[key]) {
+            return Err(format!(
+                "the runs are not shards of one search: `{key}` is {} in one, {} in another",
+                first.summary[key], other.summary[key]
+            ));
+        }
+    }
+    if first.summary["mode"] != "per-shader" {
+        return Err("only per-shader searches have shards".into());
+    }
+    let mut evaluations = Vec::new();
+    for run in runs {
+        for e in &run.evaluations {
+            let mut e = e.clone();
+            e["evaluation"] = evaluations.len().into();
+            evaluations.push(e);
+        }
+    }
+    let mut summary = first.summary.clone();
+    let mut results: Vec<Value> = Vec::new();
+    for result in first.summary["results"].as_array().into_iter().flatten() {
+        let strategy = &result["strategy"];
+        let rows: Vec<Value> = runs
+            .iter()
+            .flat_map(|r| r.summary["results"].as_array().cloned().unwrap_or_default())
+            .filter(|r| &r["strategy"] == strategy)
+            .flat_map(|r| r["shaders"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let geomean = super::geomean(rows.iter().filter_map(|r| r["ratio"].as_f64()));
+        results.push(serde_json::json!({
+            "strategy": strategy,
+            "geomean_ratio": geomean,
+            "shaders": rows,
+        }));
+    }
+    summary["results"] = results.into();
+    summary["bugs"] = runs
+        .iter()
+        .flat_map(|r| r.summary["bugs"].as_array().cloned().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .into();
+    summary["shard"] = Value::Null;
+    Ok(SavedRun {
+        evaluations,
+        summary,
+    })
+}
+
 fn ratio_text(v: &Value) -> String {
     match v.as_f64() {
         Some(r) => format!("{r:.4}"),
