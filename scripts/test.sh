@@ -45,9 +45,11 @@ if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
     SUDO=sudo
 fi
 export SUDO
-if ! command -v glslangValidator >/dev/null 2>&1 || ! command -v spirv-opt >/dev/null 2>&1; then
+# The plots of `shrew report --plots` draw their text in DejaVu Sans.
+if ! command -v glslangValidator >/dev/null 2>&1 || ! command -v spirv-opt >/dev/null 2>&1 \
+    || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
     $SUDO apt-get update >/dev/null
-    $SUDO apt-get install -y glslang-tools spirv-tools >/dev/null
+    $SUDO apt-get install -y glslang-tools spirv-tools fonts-dejavu-core >/dev/null
 fi
 piglit="$(bash scripts/piglit.sh)"
 # Tests that need glslangValidator fail instead of skipping when it is missing.

@@ -6,7 +6,9 @@ use clap::Args;
 use shrew_engine::ir::Stage;
 use shrew_harness::batch::Shard;
 use shrew_harness::bisect::{self, Oracle};
-use shrew_harness::search::{self, Budget, Mode, Objective, Session, Space, Strategy, report};
+use shrew_harness::search::{
+    self, Budget, Mode, Objective, Session, Space, Strategy, plots, report,
+};
 use shrew_targets::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -175,6 +177,11 @@ pub struct ReportArgs {
     /// print the joined summary.
     #[arg(long, value_name = "FILE")]
     merge: Option<PathBuf>,
+    /// Also draw the run's plots (the joined run's with `--merge`) into this directory, as SVG
+    /// and PNG: the best ratio over evaluations per strategy, the per-shader ratios sorted, and
+    /// the passes by position in the best pipelines.
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
 }
 
 /// `shrew report`: a saved search's summary as text, two side by side, or shards joined.
@@ -185,14 +192,30 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
         .map(|path| report::load(path))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError)?;
+    let plot = |run: &report::SavedRun| -> Result<(), CliError> {
+        let Some(dir) = &args.plots else {
+            return Ok(());
+        };
+        for path in plots::write(run, dir).map_err(CliError)? {
+            eprintln!("wrote {}", path.display());
+        }
+        Ok(())
+    };
     if let Some(out) = &args.merge {
         let joined = report::merge(&runs).map_err(CliError)?;
         std::fs::write(out, joined.lines())
             .map_err(|e| CliError(format!("cannot write {}: {e}", out.display())))?;
+        plot(&joined)?;
         return emit(&report::text(&joined.summary));
     }
     match runs.as_slice() {
-        [run] => emit(&report::text(&run.summary)),
+        [run] => {
+            plot(run)?;
+            emit(&report::text(&run.summary))
+        }
+        [_, _] if args.plots.is_some() => Err(CliError(
+            "--plots draws one run: give one (or shards with --merge)".into(),
+        )),
         [run, other] => emit(&report::compare(run, other)),
         _ => Err(CliError(
             "one run to print, two to compare, or shards with --merge".into(),

@@ -1220,6 +1220,22 @@ fn search_with_a_fixed_seed_prints_the_same_evaluations_twice() {
     assert!(both.contains("greedy  A geomean"), "{both}");
     assert_user_error(&shrew(&["report", corpus.to_str().unwrap()]));
 
+    // The plots, as SVG and PNG.
+    let plots = output.with_file_name("search-plots");
+    let out = shrew(&[
+        "report",
+        output.to_str().unwrap(),
+        "--plots",
+        plots.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["best", "improvements", "passes"] {
+        let svg = std::fs::read_to_string(plots.join(format!("{name}.svg"))).unwrap();
+        assert!(svg.contains("gen9, instructions, per-shader"), "{name}.svg");
+        let png = std::fs::read(plots.join(format!("{name}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{name}.png");
+    }
+
     for (bad, message) in [
         (["--strategy", "annealing"], "unknown strategy `annealing`"),
         (["--objective", "x*cycles"], "bad weight `x`"),

@@ -23,6 +23,7 @@
 //! evaluations of one step of a strategy run in parallel, and each new one is logged as a
 //! [`Record`] in a fixed order.
 
+pub mod plots;
 pub mod report;
 mod strategy;
 
