@@ -2,7 +2,7 @@
 //! `.shader_test` files, GLSL, SPIR-V and WGSL files) and reports per stage and in total. The
 //! shader-db of the later issues starts here.
 
-use crate::piglit::{BatchArgs, Progress, find_files};
+use crate::piglit::{BatchArgs, Progress};
 use crate::{CliError, emit};
 use clap::Args;
 use shrew_engine::egraph::shader_cost;
@@ -13,6 +13,7 @@ use shrew_frontend::shader_test::{parse_sources, stage_sources};
 use shrew_frontend::spirv::{self, ErrorKind};
 use shrew_frontend::{LoadError, LoadOptions, load_file};
 use shrew_harness::batch::{ItemEnd, run_batch};
+use shrew_harness::corpus::find_files;
 use shrew_targets::{Compiler, Pipeline, Target, VariantError, statistics_json};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};

@@ -7,6 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shrew_engine::meter;
 use shrew_frontend::glsl::Glslang;
 use shrew_harness::batch::{BatchOptions, ItemEnd, Shard, run_batch};
+use shrew_harness::corpus::find_files;
 use shrew_harness::{Outcome, Status, run_file};
 use shrew_targets::{Pipeline, Target};
 use std::collections::HashMap;
@@ -133,23 +134,6 @@ fn parse_range(text: &str) -> Result<(usize, usize), String> {
         return Err(format!("the range {first}..{last} is empty"));
     }
     Ok((first, last))
-}
-
-/// Every file under the paths that `matches` accepts (and the paths named directly), sorted.
-pub fn find_files(paths: &[PathBuf], matches: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = paths.to_vec();
-    while let Some(p) = stack.pop() {
-        if p.is_dir() {
-            if let Ok(entries) = std::fs::read_dir(&p) {
-                stack.extend(entries.flatten().map(|e| e.path()));
-            }
-        } else if matches(&p) || paths.contains(&p) {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Progress of a batch on stderr: a bar on a terminal; elsewhere (a log, CI) a plain line at

@@ -36,6 +36,15 @@ pub struct CorpusStage {
 
 /// The files a corpus reads under `paths` (directories recursively), sorted.
 pub fn files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    find_files(paths, |p| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e))
+    })
+}
+
+/// Every file under the paths that `matches` accepts (and the paths named directly), sorted.
+pub fn find_files(paths: &[PathBuf], matches: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = paths.to_vec();
     while let Some(p) = stack.pop() {
@@ -43,11 +52,7 @@ pub fn files(paths: &[PathBuf]) -> Vec<PathBuf> {
             if let Ok(entries) = std::fs::read_dir(&p) {
                 stack.extend(entries.flatten().map(|e| e.path()));
             }
-        } else if paths.contains(&p)
-            || p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| EXTENSIONS.contains(&e))
-        {
+        } else if matches(&p) || paths.contains(&p) {
             out.push(p);
         }
     }
