@@ -1,6 +1,7 @@
 //! `shrew search`: pass-ordering search over a corpus for a target (the library's
 //! [`shrew_harness::search`] does the work; this parses the arguments and prints).
 
+use crate::piglit::Progress;
 use crate::{CliError, backend_target_parser, emit, stage_parser};
 use clap::Args;
 use shrew_engine::ir::Stage;
@@ -124,46 +125,78 @@ pub fn search(args: &SearchArgs) -> Result<(), CliError> {
         check: !args.no_check,
         shard: args.shard,
     };
-    let mut output = match &args.output {
+    let output = match &args.output {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::File::create(path)
                 .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?,
         )),
         None => None,
     };
-    let mut failure = Ok(());
-    let mut write_line = |line: &str, failure: &mut Result<(), CliError>| {
-        if let Some(out) = &mut output
-            && let Err(e) = writeln!(out, "{line}")
-        {
-            *failure = Err(CliError(format!("cannot write the output file: {e}")));
-        }
+    let mut printer = Printer {
+        json: args.json,
+        output,
+        bar: None,
+        failure: Ok(()),
     };
-    let json = args.json;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()
         .map_err(|e| CliError(e.to_string()))?;
-    let summary = pool.install(|| {
-        search::run_session(&session, &mut |record| {
-            let line = record.json().to_string();
-            write_line(&line, &mut failure);
-            if json && failure.is_ok() {
-                failure = emit(&(line + "\n"));
-            }
-        })
-    });
+    let summary = pool.install(|| search::run_session(&session, &mut printer));
+    if let Some(bar) = &printer.bar {
+        bar.finish();
+    }
     let summary = summary.map_err(CliError)?;
     let summary_line = serde_json::json!({ "summary": summary }).to_string();
-    write_line(&summary_line, &mut failure);
-    failure?;
-    if let Some(out) = &mut output {
+    printer.write(&summary_line);
+    printer.failure?;
+    if let Some(out) = &mut printer.output {
         out.flush()
             .map_err(|e| CliError(format!("cannot write the output file: {e}")))?;
     }
-    match json {
+    match args.json {
         true => emit(&(summary_line + "\n")),
         false => emit(&report::text(&summary)),
+    }
+}
+
+/// Where a search's evaluations go: the output file, stdout as JSON lines, and a progress bar
+/// over the searches.
+struct Printer {
+    json: bool,
+    output: Option<std::io::BufWriter<std::fs::File>>,
+    bar: Option<Progress>,
+    failure: Result<(), CliError>,
+}
+
+impl Printer {
+    /// Writes a line to the output file, keeping the first failure.
+    fn write(&mut self, line: &str) {
+        if let Some(out) = &mut self.output
+            && let Err(e) = writeln!(out, "{line}")
+            && self.failure.is_ok()
+        {
+            self.failure = Err(CliError(format!("cannot write the output file: {e}")));
+        }
+    }
+}
+
+impl search::Observer for Printer {
+    fn record(&mut self, record: &search::Record) {
+        let line = record.json().to_string();
+        self.write(&line);
+        if self.json && self.failure.is_ok() {
+            self.failure = match &self.bar {
+                Some(bar) => bar.print_line(&line),
+                None => emit(&(line + "\n")),
+            };
+        }
+    }
+
+    fn searched(&mut self, _done: usize, total: usize) {
+        self.bar
+            .get_or_insert_with(|| Progress::new(total, "searches"))
+            .inc();
     }
 }
 

@@ -759,12 +759,20 @@ pub struct Session {
     pub shard: Option<crate::batch::Shard>,
 }
 
-/// Runs a session: `on_record` sees every new evaluation once it is logged (after each shader
-/// in per-shader mode, after each strategy in corpus mode); the result is the session's summary
-/// as JSON.
+/// What a session tells as it goes.
+pub trait Observer {
+    /// A new evaluation, once it is logged (after each shader in per-shader mode, after each
+    /// strategy in corpus mode).
+    fn record(&mut self, record: &Record);
+    /// `done` of the session's `total` searches (a strategy on a shader, or on the corpus) have
+    /// ended.
+    fn searched(&mut self, done: usize, total: usize);
+}
+
+/// Runs a session, telling `observer` as it goes; the result is the session's summary as JSON.
 pub fn run_session(
     session: &Session,
-    on_record: &mut dyn FnMut(&Record),
+    observer: &mut dyn Observer,
 ) -> Result<serde_json::Value, String> {
     let glslang = shrew_frontend::glsl::Glslang::find().ok();
     let files = crate::corpus::files(&session.paths);
@@ -815,10 +823,23 @@ pub fn run_session(
         false => ((0..names.len()).collect(), Vec::new()),
     };
     let mut logged = 0;
-    let mut flush = |evaluator: &Evaluator, on_record: &mut dyn FnMut(&Record)| {
+    let searches = match session.mode {
+        Mode::PerShader => {
+            let searched = if test.is_empty() { &train } else { &test };
+            let in_shard = (1..=searched.len())
+                .filter(|&k| session.shard.is_none_or(|shard| shard.contains(k)))
+                .count();
+            in_shard * session.strategies.len()
+        }
+        Mode::CorpusWide => session.strategies.len(),
+    };
+    let mut done = 0;
+    let mut flush = |evaluator: &Evaluator, observer: &mut dyn Observer| {
         let new = evaluator.records(logged);
         logged += new.len();
-        new.iter().for_each(&mut *on_record);
+        new.iter().for_each(|r| observer.record(r));
+        done += 1;
+        observer.searched(done, searches);
     };
     let mut results = Vec::new();
     for strategy in &session.strategies {
@@ -844,7 +865,7 @@ pub fn run_session(
                         session.budget,
                         session.seed,
                     ));
-                    flush(&evaluator, on_record);
+                    flush(&evaluator, observer);
                 }
                 let rows: Vec<serde_json::Value> = found
                     .iter()
@@ -884,7 +905,9 @@ pub fn run_session(
                 })
             }
         };
-        flush(&evaluator, on_record);
+        if session.mode == Mode::CorpusWide {
+            flush(&evaluator, observer);
+        }
         results.push(result);
     }
     let bugs: Vec<serde_json::Value> = evaluator
