@@ -11,6 +11,9 @@
 //!   interpreter with the same random inputs and compares what they compute (`shrew compile
 //!   --check`, the target filetests' `// run:` lines).
 //!
+//! - [`search`] searches pipelines for a corpus ([`corpus`]) and a target, every kernel checked
+//!   as above; [`bisect`] finds the transformation that makes a pipeline wrong.
+//!
 //! Why a crate of its own: running tests needs a rasterizer, textures, a framebuffer and
 //! probes, none of which the front end (which reads shaders) or the backends (which the
 //! executor drives through the draw contract, never the other way round) should carry.
