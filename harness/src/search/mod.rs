@@ -49,7 +49,7 @@ pub struct Objective {
 
 impl Objective {
     /// `stat` or `w*stat` terms joined by `+` (`cycles`, `instructions+4*spills`); the names
-    /// are the target's statistics (`shrew compile --stats` shows them).
+    /// are the target's statistics (`shrew compile --stats` shows them) and [`COMPILE_TIME`].
     pub fn parse(text: &str) -> Result<Objective, String> {
         let terms =
             text.split('+')
@@ -94,6 +94,17 @@ impl Objective {
                 Ok(weight * value as f64)
             })
             .sum()
+    }
+}
+
+/// The objective's name for the time the mid-end and the backend take, in microseconds (a
+/// measurement: it varies from run to run, so searches that use it do not repeat exactly).
+pub const COMPILE_TIME: &str = "compile_us";
+
+impl Objective {
+    /// Whether the objective reads the figure `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        self.terms.iter().any(|(n, _)| n == name)
     }
 }
 
@@ -411,11 +422,29 @@ impl Evaluator {
             Ok(kernel) => kernel,
             Err(e) => return Outcome::Failed(e),
         };
-        let figures = kernel.statistics();
+        let mut figures = kernel.statistics();
+        if self.objective.uses(COMPILE_TIME) {
+            match self.compile_time(&s.shader, pipeline) {
+                Ok(micros) => figures.push((COMPILE_TIME, micros)),
+                Err(e) => return Outcome::Failed(e),
+            }
+        }
         match self.objective.cost(&figures) {
             Ok(cost) => Outcome::Cost { cost, figures },
             Err(e) => Outcome::Failed(e),
         }
+    }
+
+    /// Microseconds the pipeline and the backend take on the shader, without the verification
+    /// after every pass that the evaluation itself runs.
+    fn compile_time(&self, shader: &Shader, pipeline: &str) -> Result<u64, String> {
+        let parsed =
+            shrew_targets::Pipeline::parse(pipeline, self.target).map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let mut optimized = shader.clone();
+        parsed.run(&mut optimized)?;
+        self.compiler.compile(&optimized, None)?;
+        Ok(start.elapsed().as_micros() as u64)
     }
 
     /// Whether the kernels after `pipeline` pass `check`: `Err((wrong, message))`, `wrong` when

@@ -37,6 +37,24 @@ fn objectives_are_weighted_sums_of_statistics() {
 }
 
 #[test]
+fn compile_time_is_an_objective_of_its_own() {
+    let evaluator = evaluator("gen9", "instructions+0.001*compile_us");
+    assert!(evaluator.objective.uses(COMPILE_TIME));
+    let scores = evaluator.score(&[0], &["none".to_string()]);
+    assert!(scores[0].is_some(), "{scores:?}");
+    let record = &evaluator.records(0)[0];
+    match &record.outcome {
+        Outcome::Cost { figures, .. } => {
+            assert!(
+                figures.iter().any(|&(n, us)| n == COMPILE_TIME && us > 0),
+                "{figures:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn a_space_renders_pipelines_between_its_prefix_and_suffix() {
     let mut space = Space::of(shrew_targets::lookup("gen9").unwrap());
     let [dce, cse] = ["dce", "cse"].map(|n| space.passes.iter().position(|p| p == n).unwrap());
