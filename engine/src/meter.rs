@@ -79,7 +79,7 @@ mod tests {
     }
 
     #[test]
-    fn execution_time_counts_executions_nested_or_not_and_nothing_else() {
+    fn execution_time_counts_executions_and_nothing_between_them() {
         let pause = Duration::from_millis(20);
         let outside = Duration::from_millis(400);
         let ((), work) = measure(|| {

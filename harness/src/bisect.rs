@@ -42,6 +42,13 @@ pub struct Bisection {
 /// Makes the pipeline being bisected (a fresh one each time: the bisection sets its options).
 pub type PipelineSource<'a> = &'a dyn Fn() -> Result<Pipeline, String>;
 
+/// The pipeline, stopping at `limit` transformations (`None`: all).
+fn limited(pipeline: PipelineSource, limit: Option<u64>) -> Result<Pipeline, String> {
+    let mut parsed = pipeline()?;
+    parsed.options.bisect_limit = limit;
+    Ok(parsed)
+}
+
 /// The shader after the pipeline stopped at `limit` transformations (`None`: all), and what the
 /// run did.
 fn optimized(
@@ -49,8 +56,7 @@ fn optimized(
     pipeline: PipelineSource,
     limit: Option<u64>,
 ) -> Result<(Shader, shrew_engine::passes::manager::RunReport), String> {
-    let mut parsed = pipeline()?;
-    parsed.options.bisect_limit = limit;
+    let mut parsed = limited(pipeline, limit)?;
     parsed.options.verify_each = true;
     let mut optimized = shader.clone();
     let report = parsed.run(&mut optimized)?;
@@ -72,12 +78,9 @@ fn check(
             differential::check_optimized(shader, &optimized, &run).map(|_| ())
         }
         Oracle::Piglit { test, glslang } => {
-            let mut parsed = pipeline()?;
-            parsed.options.bisect_limit = limit;
-            let optimize = |s: &mut Shader| parsed.run(s).map(|_| ());
             let compiler = target.compiler().map_err(|e| e.to_string())?;
-            let stages = compiler.draw_stages(None)?;
-            let outcome = crate::run_file(test, glslang, &optimize, Some(stages.as_ref()));
+            let parsed = limited(pipeline, limit)?;
+            let outcome = crate::run_file_through(test, glslang, &parsed, compiler.as_ref());
             match outcome.status {
                 crate::Status::Pass => Ok(()),
                 _ => Err(outcome.reason.unwrap_or_else(|| "the test fails".into())),

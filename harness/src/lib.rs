@@ -39,4 +39,4 @@ pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, Text
 pub use parse::{
     OtherRequirement, ParseError, Requirements, ShaderTest, TextSection, parse_shader_test,
 };
-pub use run::{Outcome, PANIC_HOOK, Status, run_file};
+pub use run::{Outcome, PANIC_HOOK, Status, run_file, run_file_through};

@@ -90,6 +90,21 @@ impl Outcome {
     }
 }
 
+/// Runs one `.shader_test` file with every stage through `pipeline` and the draws on
+/// `compiler`'s emulated stages.
+pub fn run_file_through(
+    path: &Path,
+    glslang: &Glslang,
+    pipeline: &shrew_targets::Pipeline,
+    compiler: &dyn shrew_targets::Compiler,
+) -> Outcome {
+    let optimize = |s: &mut Shader| pipeline.run(s).map(|_| ());
+    match compiler.draw_stages(None) {
+        Ok(stages) => run_file(path, glslang, &optimize, Some(stages.as_ref())),
+        Err(e) => Outcome::fail(e),
+    }
+}
+
 /// Runs one `.shader_test` file; `optimize` runs on every translated stage before execution,
 /// and `backend`'s stages, if given, run the draws (else the reference interpreter's).
 pub fn run_file(

@@ -221,7 +221,7 @@ fn uniform_results(prog: &Program) -> Vec<Vec<Option<(u32, u32)>>> {
 /// next batch and moving lanes between blocks read and write no invocation. An invocation's
 /// frame is brought up to date only where it is read: when the lane waits at a sync point, runs
 /// an instruction on its own registers, or fails.
-struct WaveRegs<'a> {
+struct WaveState<'a> {
     regs: &'a mut [u64],
     width: usize,
     points: Vec<u64>,
@@ -238,7 +238,7 @@ struct WaveRegs<'a> {
     members: Vec<usize>,
 }
 
-impl WaveRegs<'_> {
+impl WaveState<'_> {
     /// Copies the sources of an instruction, and its result's current value (which an
     /// instruction that leaves some of it unwritten keeps), into the lane's own registers.
     fn gather(&self, moves: &LaneMoves, lane: usize, own: &mut [u64]) {
@@ -289,7 +289,7 @@ pub(crate) fn run_wave(
     let width = lanes.len();
     regs.clear();
     regs.resize(m.prog.funcs[entry].nregs * width, 0);
-    let mut wave = WaveRegs {
+    let mut wave = WaveState {
         regs,
         width,
         points: lanes.iter().map(|inv| point(m.prog, inv)).collect(),
@@ -390,7 +390,7 @@ fn run_batch(
     lanes: &mut [Invocation],
     batch: &mut Vec<u32>,
     shared: &mut [u8],
-    wave: &mut WaveRegs,
+    wave: &mut WaveState,
 ) -> Result<(), InterpError> {
     let prog = m.prog;
     let fragment = prog.shader.stage == Stage::Fragment;
@@ -616,7 +616,7 @@ fn enter(
     from: usize,
     target: u32,
     batch: &[u32],
-    wave: &mut WaveRegs,
+    wave: &mut WaveState,
 ) -> Result<(), Fault> {
     if batch.is_empty() {
         return Ok(());

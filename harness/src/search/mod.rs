@@ -144,12 +144,12 @@ pub struct Space {
     pub max_group: usize,
     /// A sequence the evolutionary search starts from (with mutations of it) besides random
     /// ones: the default pipeline's, where the space can express it.
-    pub seed: Vec<Gene>,
+    pub start: Vec<Gene>,
 }
 
 impl Space {
     /// Every pass of `target`'s registry, no prefix or suffix, up to 24 genes, groups of up to
-    /// 12 passes; the default pipeline's genes as the evolutionary search's first seed.
+    /// 12 passes; the default pipeline's genes as where the evolutionary search starts.
     pub fn of(target: &Target) -> Space {
         let registry = target.registry();
         let mut space = Space {
@@ -159,34 +159,27 @@ impl Space {
             max_length: 24,
             groups: true,
             max_group: 12,
-            seed: Vec::new(),
+            start: Vec::new(),
         };
-        space.seed = space.genes(registry.default_pipeline()).unwrap_or_default();
+        space.start = space.genes(registry.default_pipeline()).unwrap_or_default();
         space
     }
 
     /// The genes of a pipeline text of passes and (unnested) fixpoint groups, `None` when it
     /// names a pass outside the space or nests groups.
     pub fn genes(&self, pipeline: &str) -> Option<Vec<Gene>> {
-        let index = |name: &str| self.passes.iter().position(|p| p == name.trim());
-        let mut genes = Vec::new();
-        let mut rest = pipeline.trim();
-        while !rest.is_empty() {
-            if let Some(group) = rest.strip_prefix('(') {
-                let (inside, after) = group.split_once(")*")?;
-                if inside.contains('(') {
-                    return None;
-                }
-                let passes = inside.split(',').map(index).collect::<Option<Vec<_>>>()?;
-                genes.push(Gene::Group(passes));
-                rest = after.trim_start().trim_start_matches(',').trim_start();
-            } else {
-                let (name, after) = rest.split_once(',').unwrap_or((rest, ""));
-                genes.push(Gene::Pass(index(name)?));
-                rest = after.trim_start();
-            }
-        }
-        Some(genes)
+        let index = |name: &str| self.passes.iter().position(|p| p == name);
+        pipeline_items(pipeline)?
+            .into_iter()
+            .map(|item| match item {
+                Item::Pass(name) => index(name).map(Gene::Pass),
+                Item::Group(names) => names
+                    .into_iter()
+                    .map(index)
+                    .collect::<Option<Vec<_>>>()
+                    .map(Gene::Group),
+            })
+            .collect()
     }
 
     /// Searches only the passes named in `list` (comma-separated), which must all be in the
@@ -196,9 +189,9 @@ impl Space {
         if let Some(unknown) = chosen.iter().find(|p| !self.passes.contains(p)) {
             return Err(format!("no pass `{unknown}` (see `shrew passes`)"));
         }
-        let seed = self.render(&self.seed);
+        let start = self.render(&self.start);
         self.passes = chosen;
-        self.seed = self.genes(&seed).unwrap_or_default();
+        self.start = self.genes(&start).unwrap_or_default();
         Ok(())
     }
 
@@ -242,6 +235,36 @@ impl Space {
         let n = 1 + rng.below(self.max_length.max(1));
         (0..n).map(|_| self.random_gene(rng)).collect()
     }
+}
+
+/// A top-level element of a pipeline's text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Item<'t> {
+    Pass(&'t str),
+    /// `(a,b,c)*`: its passes.
+    Group(Vec<&'t str>),
+}
+
+/// The top-level passes and fixpoint groups of a pipeline text of passes and unnested groups;
+/// `None` for a group that nests another or is not closed by `)*`.
+pub fn pipeline_items(pipeline: &str) -> Option<Vec<Item<'_>>> {
+    let mut items = Vec::new();
+    let mut rest = pipeline.trim();
+    while !rest.is_empty() {
+        if let Some(group) = rest.strip_prefix('(') {
+            let (inside, after) = group.split_once(")*")?;
+            if inside.contains('(') {
+                return None;
+            }
+            items.push(Item::Group(inside.split(',').map(str::trim).collect()));
+            rest = after.trim_start().trim_start_matches(',').trim_start();
+        } else {
+            let (name, after) = rest.split_once(',').unwrap_or((rest, ""));
+            items.push(Item::Pass(name.trim()));
+            rest = after.trim_start();
+        }
+    }
+    Some(items)
 }
 
 /// A shader to search on: its name, its IR, and the piglit test it comes from, if any.
@@ -379,17 +402,24 @@ impl Evaluator {
                     default_cost: 0.0,
                     check: Check::Unchecked,
                 };
-                let outcome = evaluator.compile(&s, DEFAULT);
-                if check {
+                let compiled = evaluator.compile(&s, DEFAULT);
+                if check && let Ok((optimized, _)) = &compiled {
                     // The first check that passes under the default pipeline.
                     let piglit = c.piglit_test.map(Check::Piglit);
                     s.check = piglit
                         .into_iter()
                         .chain([Check::RandomInputs])
-                        .find(|check| evaluator.agrees(&s.shader, check, DEFAULT).is_ok())
+                        .find(|check| {
+                            evaluator
+                                .agrees(&s.shader, optimized, check, DEFAULT)
+                                .is_ok()
+                        })
                         .unwrap_or(Check::Unchecked);
                 }
-                (s, outcome)
+                (
+                    s,
+                    compiled.map_or_else(Outcome::Failed, |(_, outcome)| outcome),
+                )
             })
             .collect();
         let mut left_out = Vec::new();
@@ -414,25 +444,16 @@ impl Evaluator {
         Ok((evaluator, left_out))
     }
 
-    /// The pipeline's kernel for a shader and its cost, without the check.
-    fn compile(&self, s: &SearchShader, pipeline: &str) -> Outcome {
-        let kernel = differential::optimized(&s.shader, pipeline, self.target)
-            .and_then(|optimized| self.compiler.compile(&optimized, None));
-        let kernel = match kernel {
-            Ok(kernel) => kernel,
-            Err(e) => return Outcome::Failed(e),
-        };
-        let mut figures = kernel.statistics();
+    /// The shader after the pipeline, and its kernel's cost and statistics ([`Outcome::Cost`]),
+    /// without the check.
+    fn compile(&self, s: &SearchShader, pipeline: &str) -> Result<(Shader, Outcome), String> {
+        let optimized = differential::optimized(&s.shader, pipeline, self.target)?;
+        let mut figures = self.compiler.compile(&optimized, None)?.statistics();
         if self.objective.uses(COMPILE_TIME) {
-            match self.compile_time(&s.shader, pipeline) {
-                Ok(micros) => figures.push((COMPILE_TIME, micros)),
-                Err(e) => return Outcome::Failed(e),
-            }
+            figures.push((COMPILE_TIME, self.compile_time(&s.shader, pipeline)?));
         }
-        match self.objective.cost(&figures) {
-            Ok(cost) => Outcome::Cost { cost, figures },
-            Err(e) => Outcome::Failed(e),
-        }
+        let cost = self.objective.cost(&figures)?;
+        Ok((optimized, Outcome::Cost { cost, figures }))
     }
 
     /// Microseconds the pipeline and the backend take on the shader, without the verification
@@ -447,9 +468,16 @@ impl Evaluator {
         Ok(start.elapsed().as_micros() as u64)
     }
 
-    /// Whether the kernels after `pipeline` pass `check`: `Err((wrong, message))`, `wrong` when
-    /// the kernels ran and computed something else (rather than failing to compile or run).
-    fn agrees(&self, shader: &Shader, check: &Check, pipeline: &str) -> Result<(), (bool, String)> {
+    /// Whether the kernels of `optimized` (`shader` after `pipeline`) pass `check`:
+    /// `Err((wrong, message))`, `wrong` when the kernels ran and computed something else (rather
+    /// than failing to compile or run).
+    fn agrees(
+        &self,
+        shader: &Shader,
+        optimized: &Shader,
+        check: &Check,
+        pipeline: &str,
+    ) -> Result<(), (bool, String)> {
         match check {
             Check::Unchecked => Ok(()),
             Check::RandomInputs => {
@@ -459,7 +487,7 @@ impl Evaluator {
                 };
                 // The differential run compiles what the search compiled already: what fails
                 // there computes something else.
-                differential::run_on_target(shader, &run)
+                differential::check_optimized(shader, optimized, &run)
                     .map(|_| ())
                     .map_err(|e| (true, e))
             }
@@ -471,9 +499,8 @@ impl Evaluator {
                     .ok_or_else(|| failed("glslangValidator is not installed".into()))?;
                 let parsed = shrew_targets::Pipeline::parse(pipeline, self.target)
                     .map_err(|e| failed(e.to_string()))?;
-                let optimize = |s: &mut Shader| parsed.run(s).map(|_| ());
-                let stages = self.compiler.draw_stages(None).map_err(failed)?;
-                let outcome = crate::run_file(test, glslang, &optimize, Some(stages.as_ref()));
+                let outcome =
+                    crate::run_file_through(test, glslang, &parsed, self.compiler.as_ref());
                 match outcome.status {
                     crate::Status::Pass => Ok(()),
                     _ => Err((
@@ -490,16 +517,15 @@ impl Evaluator {
     }
 
     fn evaluate_uncached(&self, s: &SearchShader, pipeline: &str) -> Outcome {
-        let outcome = self.compile(s, pipeline);
-        if matches!(outcome, Outcome::Cost { .. })
-            && let Err((wrong, e)) = self.agrees(&s.shader, &s.check, pipeline)
-        {
-            return match wrong {
-                true => Outcome::Wrong(e),
-                false => Outcome::Failed(e),
-            };
+        let (optimized, outcome) = match self.compile(s, pipeline) {
+            Ok(compiled) => compiled,
+            Err(e) => return Outcome::Failed(e),
+        };
+        match self.agrees(&s.shader, &optimized, &s.check, pipeline) {
+            Ok(()) => outcome,
+            Err((true, e)) => Outcome::Wrong(e),
+            Err((false, e)) => Outcome::Failed(e),
         }
-        outcome
     }
 
     /// The shader's ratio for an outcome.
@@ -535,12 +561,12 @@ impl Evaluator {
             })
             .collect();
         let mut log = self.log.lock().expect("log");
-        let mut logs_sum = vec![(0.0f64, true); pipelines.len()];
+        let mut log_sums = vec![(0.0f64, true); pipelines.len()];
         for (&(p, s), (outcome, fresh)) in pairs.iter().zip(outcomes) {
             let ratio = self.ratio(s, &outcome);
             match ratio {
-                Some(r) => logs_sum[p].0 += r.ln(),
-                None => logs_sum[p].1 = false,
+                Some(r) => log_sums[p].0 += r.ln(),
+                None => log_sums[p].1 = false,
             }
             if fresh {
                 let index = log.len();
@@ -553,7 +579,7 @@ impl Evaluator {
                 });
             }
         }
-        logs_sum
+        log_sums
             .into_iter()
             .map(|(sum, ok)| ok.then(|| (sum / shaders.len().max(1) as f64).exp()))
             .collect()
@@ -609,10 +635,10 @@ pub struct Found {
 pub struct Search<'e> {
     evaluator: &'e Evaluator,
     shaders: Vec<usize>,
-    pub space: Space,
+    space: Space,
     budget: Budget,
     started: Instant,
-    pub rng: Rng,
+    rng: Rng,
     evaluated: usize,
     best: (f64, String),
     curve: Vec<(usize, f64)>,
@@ -852,14 +878,15 @@ pub fn run_session(
         false => ((0..names.len()).collect(), Vec::new()),
     };
     let mut logged = 0;
+    // Per shader: the test split's shaders (all, without a split) in the session's shard.
+    let searched: Vec<usize> = if test.is_empty() { &train } else { &test }
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| session.shard.is_none_or(|shard| shard.contains(k + 1)))
+        .map(|(_, &s)| s)
+        .collect();
     let searches = match session.mode {
-        Mode::PerShader => {
-            let searched = if test.is_empty() { &train } else { &test };
-            let in_shard = (1..=searched.len())
-                .filter(|&k| session.shard.is_none_or(|shard| shard.contains(k)))
-                .count();
-            in_shard * session.strategies.len()
-        }
+        Mode::PerShader => searched.len() * session.strategies.len(),
         Mode::CorpusWide => session.strategies.len(),
     };
     let mut done = 0;
@@ -874,15 +901,6 @@ pub fn run_session(
     for strategy in &session.strategies {
         let result = match session.mode {
             Mode::PerShader => {
-                let searched: Vec<usize> = match test.is_empty() {
-                    true => &train,
-                    false => &test,
-                }
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| session.shard.is_none_or(|shard| shard.contains(k + 1)))
-                .map(|(_, &s)| s)
-                .collect();
                 // Shader by shader, so that each one's evaluations are reported when it ends.
                 let mut found = Vec::with_capacity(searched.len());
                 for &s in &searched {

@@ -10,6 +10,7 @@
 //! Text needs a TrueType font: `SHREW_PLOT_FONT`, else DejaVu Sans where Debian puts it
 //! (`fonts-dejavu-core`).
 
+use super::Item;
 use super::report::SavedRun;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -179,24 +180,6 @@ fn improvements(run: &SavedRun) -> Figure {
     }
 }
 
-/// The top-level items of a pipeline text: passes, and groups as their passes.
-fn positions(pipeline: &str) -> Vec<Vec<String>> {
-    let mut items = Vec::new();
-    let mut rest = pipeline.trim();
-    while !rest.is_empty() {
-        if let Some(group) = rest.strip_prefix('(') {
-            let (inside, after) = group.split_once(")*").unwrap_or((group, ""));
-            items.push(inside.split(',').map(|p| p.trim().to_string()).collect());
-            rest = after.trim_start().trim_start_matches(',').trim_start();
-        } else {
-            let (name, after) = rest.split_once(',').unwrap_or((rest, ""));
-            items.push(vec![name.trim().to_string()]);
-            rest = after.trim_start();
-        }
-    }
-    items
-}
-
 fn passes(run: &SavedRun) -> Figure {
     let pipelines: Vec<&str> = results(run)
         .into_iter()
@@ -215,9 +198,14 @@ fn passes(run: &SavedRun) -> Figure {
     let mut counts: Vec<Vec<u32>> = Vec::new();
     let mut columns = 0;
     for pipeline in pipelines {
-        for (position, item) in positions(pipeline).into_iter().enumerate() {
+        let items = super::pipeline_items(pipeline).unwrap_or_default();
+        for (position, item) in items.into_iter().enumerate() {
             columns = columns.max(position + 1);
-            for pass in item {
+            let passes = match item {
+                Item::Pass(name) => vec![name],
+                Item::Group(names) => names,
+            };
+            for pass in passes.into_iter().map(str::to_string) {
                 let row = match rows.iter().position(|r| *r == pass) {
                     Some(row) => row,
                     None => {
@@ -352,10 +340,14 @@ mod tests {
     #[test]
     fn pipelines_split_into_positions_with_groups_at_one() {
         assert_eq!(
-            positions("dce,(cse,dce)*,copy-prop"),
-            [vec!["dce"], vec!["cse", "dce"], vec!["copy-prop"]]
+            super::super::pipeline_items("dce,(cse,dce)*,copy-prop"),
+            Some(vec![
+                Item::Pass("dce"),
+                Item::Group(vec!["cse", "dce"]),
+                Item::Pass("copy-prop")
+            ])
         );
-        assert!(positions("").is_empty());
+        assert_eq!(super::super::pipeline_items(""), Some(vec![]));
     }
 
     #[test]

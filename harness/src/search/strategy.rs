@@ -15,7 +15,7 @@ pub enum Strategy {
     Greedy,
     /// Greedy with the `width` best sequences of each length kept.
     Beam { width: usize },
-    /// A population of sequences, the first half the space's seed (the default pipeline) and
+    /// A population of sequences, the first half the space's start (the default pipeline) and
     /// mutants of it: tournament selection, one-point crossover, mutations (insert, delete,
     /// replace, wrap into a fixpoint group), the best two kept every generation.
     Evolution { population: usize },
@@ -125,14 +125,14 @@ fn beam(search: &mut Search, width: usize) {
 }
 
 fn evolution(search: &mut Search, size: usize) {
-    // The space's seed and mutants of it for half the first generation, random sequences for
+    // The space's start and mutants of it for half the first generation, random sequences for
     // the rest.
     let mut population: Vec<Vec<Gene>> = Vec::with_capacity(size);
-    let seed = search.space.seed.clone();
-    if !seed.is_empty() && seed.len() <= search.space.max_length {
-        population.push(seed.clone());
+    let start = search.space.start.clone();
+    if !start.is_empty() && start.len() <= search.space.max_length {
+        population.push(start.clone());
         while population.len() < size / 2 {
-            let mut mutant = seed.clone();
+            let mut mutant = start.clone();
             mutate(search, &mut mutant);
             population.push(mutant);
         }

@@ -65,7 +65,7 @@ fn a_space_renders_pipelines_between_its_prefix_and_suffix() {
     assert_eq!(space.genes("dce,nonsense"), None);
     // The default pipeline is in the space: the evolutionary search starts from it.
     let registry = shrew_targets::lookup("gen9").unwrap().registry();
-    assert_eq!(space.render(&space.seed), registry.default_pipeline());
+    assert_eq!(space.render(&space.start), registry.default_pipeline());
     space.prefix = "vars-to-ssa".into();
     space.suffix = "dce".into();
     assert_eq!(space.render(&genes), "vars-to-ssa,dce,(cse,dce)*,dce");
