@@ -110,7 +110,7 @@ pub fn check_optimized(
     };
     let stages: Box<dyn DrawStages> = match &compiler {
         Some(compiler) => compiler.draw_stages(run.width)?,
-        None => Box::new(Interpreter),
+        None => Box::new(Interpreter::STRICT),
     };
     let compared = match shader.stage {
         Stage::Fragment => compare_fragments(shader, optimized, stages.as_ref(), run),
@@ -385,7 +385,7 @@ fn compare_fragments(
     stages: &dyn DrawStages,
     run: &Run,
 ) -> Compared {
-    let reference = Interpreter.compile_fragment(shader)?;
+    let reference = Interpreter::STRICT.compile_fragment(shader)?;
     let kernel = stages.compile_fragment(optimized)?;
     let color_components = shader
         .variables
@@ -444,7 +444,7 @@ fn compare_vertices(
     let Some(kernel) = stages.compile_vertex(optimized)? else {
         return Err("the target's draws run no vertex kernels".into());
     };
-    let reference = Interpreter
+    let reference = Interpreter::STRICT
         .compile_vertex(shader)?
         .expect("the interpreter runs vertices");
     let mut small = small_floats(7);
@@ -504,7 +504,7 @@ fn compare_compute(
     run: &Run,
 ) -> Compared {
     let kernel = stages.compile_compute(optimized)?;
-    let reference = Interpreter.compile_compute(shader)?;
+    let reference = Interpreter::STRICT.compile_compute(shader)?;
     let mut rng = Rng::new(11);
     let mut small = small_floats(11);
     let resources = random_resources(shader, &mut small, &mut || rng.next_u64() as u8);

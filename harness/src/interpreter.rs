@@ -8,7 +8,7 @@
 //! vertex's value), helpers where the triangle does not cover the pixel, and colour output 0
 //! of every covered pixel that was not discarded (missing components as `(0, 0, 0, 1)` fill
 //! them). Out-of-bounds array accesses read zero and drop writes ([`Launch::robust_access`]),
-//! as GL drivers behave.
+//! as GL drivers behave, unless the stages are [`Interpreter::STRICT`].
 
 use shrew_engine::draw::{
     ComputeDispatch, ComputeKernel, DrawStages, FragmentKernel, QuadGrid, TriangleFragments,
@@ -20,40 +20,67 @@ use shrew_engine::ops::BaseType;
 use std::collections::BTreeMap;
 
 /// The interpreter's stages: every shader "compiles".
-pub struct Interpreter;
+#[derive(Clone, Copy, Debug)]
+pub struct Interpreter {
+    robust_access: bool,
+}
+
+impl Interpreter {
+    /// Out-of-bounds accesses read zero and drop writes, as GL drivers do (piglit runs).
+    pub const ROBUST: Interpreter = Interpreter {
+        robust_access: true,
+    };
+    /// Out-of-bounds accesses are errors: a reference whose result is undefined for its inputs
+    /// cannot judge another run (differential checks).
+    pub const STRICT: Interpreter = Interpreter {
+        robust_access: false,
+    };
+}
 
 impl DrawStages for Interpreter {
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
-        Ok(Box::new(Fragments::new(shader)))
+        Ok(Box::new(Fragments::new(shader, self.robust_access)))
     }
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
-        Ok(Some(Box::new(Vertices(shader.clone()))))
+        Ok(Some(Box::new(Vertices {
+            shader: shader.clone(),
+            robust_access: self.robust_access,
+        })))
     }
 
     fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
-        Ok(Box::new(Workgroups(shader.clone())))
+        Ok(Box::new(Workgroups {
+            shader: shader.clone(),
+            robust_access: self.robust_access,
+        }))
     }
 }
 
 /// A compute shader the interpreter runs.
-struct Workgroups(Shader);
+struct Workgroups {
+    shader: Shader,
+    robust_access: bool,
+}
 
 impl ComputeKernel for Workgroups {
     fn dispatch(&self, dispatch: &mut ComputeDispatch) -> Result<(), String> {
         let launch = Launch {
             workgroups: dispatch.workgroups,
-            robust_access: true,
+            robust_access: self.robust_access,
             ..Launch::default()
         };
-        run(&self.0, &launch, &mut dispatch.resources)
+        run(&self.shader, &launch, &mut dispatch.resources)
             .map(drop)
             .map_err(|e| e.to_string())
     }
 }
 
 /// A vertex shader the interpreter runs.
-pub(crate) struct Vertices(pub(crate) Shader);
+pub(crate) struct Vertices {
+    pub(crate) shader: Shader,
+    pub(crate) robust_access: bool,
+}
 
 impl VertexKernel for Vertices {
     fn run(
@@ -63,9 +90,9 @@ impl VertexKernel for Vertices {
         resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
         let mut launch = Launch::invocations(count);
-        launch.robust_access = true;
+        launch.robust_access = self.robust_access;
         launch.inputs = inputs.clone();
-        let result = run(&self.0, &launch, resources).map_err(|e| e.to_string())?;
+        let result = run(&self.shader, &launch, resources).map_err(|e| e.to_string())?;
         Ok(result
             .invocations()
             .map(|inv| {
@@ -85,10 +112,11 @@ struct Fragments {
     inputs: Vec<(String, Interp, bool)>,
     /// The colour output 0, if the shader has one.
     color: Option<String>,
+    robust_access: bool,
 }
 
 impl Fragments {
-    fn new(shader: &Shader) -> Fragments {
+    fn new(shader: &Shader, robust_access: bool) -> Fragments {
         let inputs = shader
             .variables
             .iter()
@@ -99,6 +127,7 @@ impl Fragments {
             inputs,
             color: color_output(shader),
             shader: shader.clone(),
+            robust_access,
         }
     }
 }
@@ -112,7 +141,7 @@ impl FragmentKernel for Fragments {
         let grid = &fragments.pixels;
         let n = (grid.width * grid.height) as usize;
         let mut launch = Launch::invocations(n);
-        launch.robust_access = true;
+        launch.robust_access = self.robust_access;
         launch.width = grid.width;
         launch.origin = grid.origin;
         launch.covered = grid.covered.clone();

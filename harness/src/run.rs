@@ -161,7 +161,7 @@ pub fn run_file(
     let (Some(vs), Some(fs)) = (vs, fs) else {
         return Outcome::skip("no vertex and fragment shader pair");
     };
-    let stages = backend.unwrap_or(&Interpreter);
+    let stages = backend.unwrap_or(&Interpreter::ROBUST);
     let kernel = match stages.compile_fragment(&fs.0) {
         Ok(k) => k,
         Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
@@ -169,7 +169,10 @@ pub fn run_file(
     // Stages without a vertex stage leave the vertices to the interpreter.
     let vertex_kernel = match stages.compile_vertex(&vs.0) {
         Ok(Some(k)) => k,
-        Ok(None) => Box::new(Vertices(vs.0.clone())),
+        Ok(None) => Box::new(Vertices {
+            shader: vs.0.clone(),
+            robust_access: true,
+        }),
         Err(e) => return Outcome::fail(format!("vertex shader: backend: {e}")),
     };
     let mut ctx = match Context::new(&test, vs, fs, kernel, vertex_kernel) {

@@ -139,3 +139,38 @@ fn splits_depend_on_the_names_and_the_seed_only() {
     assert!(test.iter().all(|i| more_test.contains(i)));
     assert_ne!(split(&refs, 0.25, 2).1, test);
 }
+
+/// A shader indexing an array out of bounds has an undefined result: random inputs cannot judge
+/// its kernels (the interpreter reads zero where a target reads a neighbour), so the search
+/// leaves it unchecked rather than reporting every pipeline that keeps the access as a bug.
+#[test]
+fn random_inputs_do_not_judge_a_shader_with_undefined_results() {
+    const OUT_OF_BOUNDS: &str = "shader fragment
+var shader_out f32x4 @color (location=0)
+var function_temp f32x4 @v
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @v
+    32x4 %1 = load_const (1.0, 2.0, 3.0, 4.0)
+    store_deref %0, %1 (write_mask=xyzw)
+    32 %2 = load_const (0x7fffffff)
+    32 %3 = deref_array %0[%2]
+    32 %4 = load_deref %3
+    32x4 %5 = vec4 %4, %4, %4, %4
+    32 %6 = deref_var @color
+    store_deref %6, %5 (write_mask=xyzw)
+    return
+}
+";
+    let shader = shrew_engine::text::parse(OUT_OF_BOUNDS, "out of bounds").unwrap();
+    let target = shrew_targets::lookup("gen9").unwrap();
+    let candidate = Candidate {
+        name: "out-of-bounds".into(),
+        shader,
+        piglit_test: None,
+    };
+    let objective = Objective::parse("instructions").unwrap();
+    let (evaluator, _) = Evaluator::new(target, objective, true, vec![candidate]).unwrap();
+    assert_eq!(evaluator.shaders[0].check, Check::Unchecked);
+}
