@@ -258,39 +258,135 @@ pub fn report(args: &ReportArgs) -> Result<(), CliError> {
 
 #[derive(Args)]
 pub struct BisectArgs {
-    #[command(flatten)]
-    shader: crate::ShaderArgs,
-    /// The pipeline with which the shader's kernels are wrong.
+    /// The shader (`shrew compile` reads the same files); with `--objective`, a corpus: files or
+    /// directories, every stage of which is compared.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The stage of a `.glsl` file or of a `.shader_test` to read; with `--objective`, only the
+    /// stages of this kind.
+    #[arg(long, value_name = "STAGE", value_parser = stage_parser())]
+    stage: Option<Stage>,
+    /// The pipeline with which the kernels are wrong (or, with `--objective`, worse).
     #[arg(short, long)]
     pipeline: String,
     #[arg(long, value_parser = backend_target_parser())]
     target: &'static Target,
+    /// Bisect a regression of the kernels' cost rather than of their results: a statistic or a
+    /// weighted sum (as `shrew search --objective`). The shaders the pipeline makes worse than
+    /// `--against` are listed, worst first, and each is bisected with the shader after each
+    /// limit finished by `--against` as the oracle.
+    #[arg(long)]
+    objective: Option<String>,
+    /// The reference pipeline of a cost regression.
+    #[arg(long, default_value = "default", requires = "objective")]
+    against: String,
+    /// Also print the IR before and after each transformation found (the default when one
+    /// shader is bisected).
+    #[arg(long)]
+    ir: bool,
+    /// Jobs comparing and bisecting at once (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 /// `shrew bisect`: the first transformation of a pipeline after which a shader's kernels fail
 /// their check (its piglit test for a `.shader_test`, random inputs against the interpreter
-/// otherwise), with the IR before and after it.
+/// otherwise) or, with `--objective`, cost more than with a reference pipeline, each with the
+/// IR before and after it.
 pub fn bisect(args: &BisectArgs) -> Result<(), CliError> {
-    let shader = args.shader.load()?;
-    let file = &args.shader.file;
-    let oracle = match file.extension().is_some_and(|e| e == "shader_test") {
-        true => Oracle::Piglit {
-            test: file.clone(),
-            glslang: shrew_frontend::glsl::Glslang::find()?,
-        },
-        false => Oracle::RandomInputs,
-    };
     let pipeline =
         || shrew_targets::Pipeline::parse(&args.pipeline, args.target).map_err(|e| e.to_string());
-    let found = bisect::bisect(&shader, &pipeline, args.target, &oracle).map_err(CliError)?;
-    emit(&format!(
-        "transformation {} of {} makes the check fail: {}\nfailure: {}\n\n; before it\n{}\n; \
-         after it\n{}",
+    let Some(objective) = &args.objective else {
+        let [file] = args.paths.as_slice() else {
+            return Err(CliError(ONE_SHADER.into()));
+        };
+        if file.is_dir() {
+            return Err(CliError(ONE_SHADER.into()));
+        }
+        let shader = crate::ShaderArgs {
+            file: file.clone(),
+            stage: args.stage,
+        }
+        .load()?;
+        let oracle = match file.extension().is_some_and(|e| e == "shader_test") {
+            true => Oracle::Piglit {
+                test: file.clone(),
+                glslang: shrew_frontend::glsl::Glslang::find()?,
+            },
+            false => Oracle::RandomInputs,
+        };
+        let found = bisect::bisect(&shader, &pipeline, args.target, &oracle).map_err(CliError)?;
+        return emit(&bisection_text(&found, true));
+    };
+    let objective = Objective::parse(objective).map_err(CliError)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| CliError(e.to_string()))?;
+    let found = pool
+        .install(|| {
+            let stages = shrew_harness::corpus::read(&args.paths)
+                .into_iter()
+                .filter(|s| match (&s.shader, args.stage) {
+                    (Ok(shader), Some(stage)) => shader.stage == stage,
+                    (Ok(shader), None) => args.target.compiles(shader.stage),
+                    (Err(_), _) => true,
+                })
+                .collect();
+            bisect::regressions(stages, &pipeline, &args.against, args.target, &objective)
+        })
+        .map_err(CliError)?;
+    let mut out = format!(
+        "{} shaders compared on {} ({objective}, `{}` against `{}`): {} worse, {} better, {} \
+         not compared\n",
+        found.compared,
+        args.target.name,
+        args.pipeline,
+        args.against,
+        found.worse.len(),
+        found.better,
+        found.failed.len()
+    );
+    for (name, why) in &found.failed {
+        out += &format!(
+            "not compared: {name}: {}\n",
+            why.lines().next().unwrap_or("")
+        );
+    }
+    let with_ir = args.ir || found.worse.len() == 1;
+    for worse in &found.worse {
+        out += &format!(
+            "\n{}: {} against {} ({:+.1}%)\n",
+            worse.name,
+            worse.cost,
+            worse.reference_cost,
+            100.0 * (worse.cost / worse.reference_cost.max(f64::MIN_POSITIVE) - 1.0)
+        );
+        match &worse.bisection {
+            Ok(found) => out += &bisection_text(found, with_ir),
+            Err(e) => out += &format!("not bisected: {e}\n"),
+        }
+    }
+    emit(&out)
+}
+
+const ONE_SHADER: &str =
+    "bisecting wrong results takes one shader file (a corpus needs --objective)";
+
+/// A bisection's transformation and failure, and with `ir` the shader before and after it.
+fn bisection_text(found: &bisect::Bisection, ir: bool) -> String {
+    let mut text = format!(
+        "transformation {} of {} makes the check fail: {}\nfailure: {}\n",
         found.first_bad,
         found.total,
         found.transformation,
-        found.failure.lines().next().unwrap_or(""),
-        found.before,
-        found.after
-    ))
+        found.failure.lines().next().unwrap_or("")
+    );
+    if ir {
+        text += &format!(
+            "\n; before it\n{}\n; after it\n{}",
+            found.before, found.after
+        );
+    }
+    text
 }

@@ -1267,6 +1267,37 @@ fn bisect_of_a_right_pipeline_has_nothing_to_bisect() {
     );
 }
 
+/// `shrew bisect --objective` over a corpus lists the shaders a pipeline makes worse than the
+/// reference and bisects each: a pipeline that only lacks transformations (`vars-to-ssa` alone)
+/// has none to blame, and says so; the one-shader mode refuses a corpus.
+#[test]
+fn bisect_of_a_corpus_regression_lists_the_shaders_made_worse() {
+    let examples = repo_path("examples");
+    let examples = examples.to_str().unwrap();
+    let args = ["bisect", examples, "-p", "vars-to-ssa", "--target", "gen9"];
+    let out = shrew(&[&args[..], &["--objective", "instructions"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "4 shaders compared on gen9 (instructions, `vars-to-ssa` against `default`): 1 worse"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("lighting.shrew: 22 against 17"), "{text}");
+    assert!(
+        text.contains("not bisected:") && text.contains("nothing to bisect"),
+        "{text}"
+    );
+    let out = shrew(&args);
+    assert_user_error(&out);
+    assert!(
+        stderr(&out).contains("takes one shader"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A per-shader search in shards, joined with `shrew report --merge`, finds what the search
 /// finds in one run.
 #[test]

@@ -2,6 +2,7 @@
 //! `.shader_test` files and GLSL sources through glslang, SPIR-V, WGSL and shrew's text), for
 //! the tools that study many shaders at once (`shrew search`).
 
+use rayon::prelude::*;
 use shrew_engine::ir::{Shader, Stage};
 use shrew_frontend::glsl::{Glslang, stage_for_extension};
 use shrew_frontend::shader_test::{parse_sources, stage_sources};
@@ -41,6 +42,16 @@ pub fn files(paths: &[PathBuf]) -> Vec<PathBuf> {
             .and_then(|e| e.to_str())
             .is_some_and(|e| EXTENSIONS.contains(&e))
     })
+}
+
+/// Every stage of the corpus files under `paths`, in file order (read in parallel; GLSL through
+/// glslangValidator when it is installed).
+pub fn read(paths: &[PathBuf]) -> Vec<CorpusStage> {
+    let glslang = Glslang::find().ok();
+    files(paths)
+        .par_iter()
+        .flat_map_iter(|path| stages(path, glslang.as_ref()))
+        .collect()
 }
 
 /// Every file under the paths that `matches` accepts (and the paths named directly), sorted.

@@ -118,7 +118,7 @@ impl Pass for Inline {
                 }
                 let body = shader.functions[callee].clone();
                 let inlined = inline_call(&mut shader.functions[f], call, &body, returns);
-                caller_size += callee_size - 1;
+                caller_size = (caller_size + callee_size).saturating_sub(1);
                 // The copy's calls count; once the last call of the callee is gone, its own
                 // calls no longer do.
                 call_counts[callee] -= 1;

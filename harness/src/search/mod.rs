@@ -829,12 +829,8 @@ pub fn run_session(
     session: &Session,
     observer: &mut dyn Observer,
 ) -> Result<serde_json::Value, String> {
-    let glslang = shrew_frontend::glsl::Glslang::find().ok();
-    let files = crate::corpus::files(&session.paths);
-    let stages: Vec<crate::corpus::CorpusStage> = files
-        .par_iter()
-        .flat_map_iter(|path| crate::corpus::stages(path, glslang.as_ref()))
-        .collect();
+    let stages = crate::corpus::read(&session.paths);
+    let stages_read = stages.len();
     let mut left_out: Vec<(String, String)> = Vec::new();
     let mut shaders = Vec::new();
     for stage in stages {
@@ -867,9 +863,8 @@ pub fn run_session(
     left_out.extend(not_compiled);
     if evaluator.shaders.is_empty() {
         return Err(format!(
-            "no shader to search: none of the {} files has a stage {} compiles",
-            files.len(),
-            session.target.name
+            "no shader to search: none of the {} stages read is one {} compiles",
+            stages_read, session.target.name
         ));
     }
     let names: Vec<&str> = evaluator.shaders.iter().map(|s| s.name.as_str()).collect();
