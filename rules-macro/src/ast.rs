@@ -31,6 +31,9 @@ pub struct Rule {
     /// `#[name = label]`: a name for the rule's functions and test that does not change when
     /// rules are added or moved.
     pub label: Option<Ident>,
+    /// `#[wrong]`: the rule is wrong on purpose (for tests of the tools that find wrong rules):
+    /// its generated test asserts that the verification rejects it.
+    pub wrong: bool,
 }
 
 syn::custom_punctuation!(Equivalent, <=>);
@@ -306,9 +309,9 @@ fn substitute(body: TokenStream, names: &[Ident], values: &[Vec<TokenTree>]) -> 
 }
 
 /// A rule `search => replace`, or the two directions of an equality `a <=> b`, optionally
-/// after `#[name = label]`.
+/// after `#[name = label]` and `#[wrong]`.
 fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
-    let label = parse_label(input)?;
+    let (label, wrong) = parse_attributes(input)?;
     let span = input.span();
     let search = parse_node(input)?;
     let equality = input.peek(Equivalent);
@@ -336,6 +339,7 @@ fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
         span,
         equality,
         label: label.clone(),
+        wrong,
     };
     let mut rules = vec![rule(&search, &replace)];
     if equality {
@@ -344,30 +348,35 @@ fn parse_rule(input: ParseStream) -> syn::Result<Vec<Rule>> {
     Ok(rules)
 }
 
-/// `#[name = label]`, if the rule starts with it (`#` followed by an identifier is a constant
-/// variable, not an attribute).
-fn parse_label(input: ParseStream) -> syn::Result<Option<Ident>> {
-    if !(input.peek(Token![#]) && input.peek2(syn::token::Bracket)) {
-        return Ok(None);
+/// The attributes the rule starts with: `#[name = label]` and `#[wrong]`, in any order (`#`
+/// followed by an identifier is a constant variable, not an attribute).
+fn parse_attributes(input: ParseStream) -> syn::Result<(Option<Ident>, bool)> {
+    let (mut label, mut wrong) = (None, false);
+    while input.peek(Token![#]) && input.peek2(syn::token::Bracket) {
+        input.parse::<Token![#]>()?;
+        let content;
+        syn::bracketed!(content in input);
+        let expected = "expected `#[name = label]` (`label` an identifier) or `#[wrong]`";
+        let key: Ident = content
+            .parse()
+            .map_err(|e| syn::Error::new(e.span(), expected))?;
+        if key == "wrong" {
+            wrong = true;
+        } else if key == "name" {
+            content.parse::<Token![=]>()?;
+            label = Some(
+                content
+                    .parse::<Ident>()
+                    .map_err(|e| syn::Error::new(e.span(), expected))?,
+            );
+        } else {
+            return Err(syn::Error::new(key.span(), expected));
+        }
+        if !content.is_empty() {
+            return Err(content.error(expected));
+        }
     }
-    input.parse::<Token![#]>()?;
-    let content;
-    syn::bracketed!(content in input);
-    let expected = "expected `#[name = label]`, `label` an identifier";
-    let key: Ident = content
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), expected))?;
-    if key != "name" {
-        return Err(syn::Error::new(key.span(), expected));
-    }
-    content.parse::<Token![=]>()?;
-    let label: Ident = content
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), expected))?;
-    if !content.is_empty() {
-        return Err(content.error(expected));
-    }
-    Ok(Some(label))
+    Ok((label, wrong))
 }
 
 /// A node. Misplaced markers (`#`, `!`, conditions…) are accepted here and reported by the

@@ -40,6 +40,9 @@ pub fn expand(mut group: Group) -> TokenStream {
         .filter(|(c, _)| egraph::has_egraph_form(c))
         .map(|(c, f)| egraph::rule_fns(c, f, &rule_doc(c)));
     let indices = 0..checked.len();
+    let expect_rejection = checked
+        .iter()
+        .map(|c| c.rule.wrong.then(|| quote! { #[should_panic] }));
     let infos = checked.iter().zip(&fn_names).map(|(c, f)| rule_info(c, f));
     let (dispatch, roots) = dispatchers(&checked, &fn_names);
     let output = quote! {
@@ -72,11 +75,13 @@ pub fn expand(mut group: Group) -> TokenStream {
         }
 
         /// One test per rule: search and replacement evaluated on special and random values
-        /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::check`).
+        /// at every bit size the rule allows must agree (see `shrew_engine::rewrite::check`);
+        /// for a rule marked `#[wrong]`, they must not.
         #[cfg(test)]
         mod verify {
             #(
                 #[test]
+                #expect_rejection
                 fn #fn_names() {
                     ::shrew_engine::rewrite::check::assert_rule(&super::#name.rules[#indices]);
                 }

@@ -77,6 +77,9 @@
 //!   `&shrew_engine::rewrite::TargetOptions`, evaluated once per pass run.
 //! * **Label**: `#[name = label]` before a rule names its function and test (`label` an
 //!   identifier, unique in the group).
+//! * **Wrong on purpose**: `#[wrong]` before a rule inverts its generated test, which then
+//!   asserts that the verification rejects the rule: for tests of the tools that find wrong
+//!   rules (`shrew bisect`), never in a rule set a pipeline runs.
 //!
 //! # Checks at expansion time
 //! Every error points at the offending token, and all errors of an invocation are reported:

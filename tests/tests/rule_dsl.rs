@@ -428,3 +428,77 @@ fn a_variable_repeated_across_commutative_and_fixed_sources_matches_either_order
         assert!(out.contains("fadd %1.x, %1.x"), "{out}");
     }
 }
+
+// A rule wrong on purpose (its generated test asserts the verification rejects it), next to a
+// right one, for the bisection to find.
+mod wrong {
+    shrew_rules_macro::rules! {
+        /// A right rule and a wrong one.
+        pub static WRONG;
+
+        fmul(a, 1.0) => a;
+        #[wrong] fadd(a, fneg(b)) => fadd(a, b);
+    }
+}
+
+static WRONG_SET: RuleSet = RuleSet {
+    name: "wrong-rules",
+    description: "a right rule and one wrong on purpose",
+    groups: &[&wrong::WRONG],
+};
+
+/// `shrew bisect`'s library finds a wrong rule injected into a pipeline: the firing after which
+/// the kernels disagree with the interpreter, named by the rule's text and file:line, after a
+/// right rule's firing that it leaves alone.
+#[test]
+fn bisection_names_an_injected_wrong_rule_and_its_firing() {
+    use shrew_harness::bisect::{Oracle, bisect};
+    let shader = text::parse(
+        "shader fragment
+var shader_in f32x2 @uv (location=0)
+var shader_out f32x4 @color (location=0)
+
+entry fn main() {
+b0:
+    32 %0 = deref_var @uv
+    32x2 %1 = load_deref %0
+    32 %2 = fneg %1.y
+    32 %3 = fadd %1.x, %2
+    32 %4 = load_const (1.0)
+    32 %5 = fmul %3, %4
+    32x4 %6 = vec4 %5, %5, %5, %5
+    32 %7 = deref_var @color
+    store_deref %7, %6 (write_mask=xyzw)
+    return
+}
+",
+        "wrong rule",
+    )
+    .unwrap();
+    for name in ["gen9", "evergreen"] {
+        let target = shrew_targets::lookup(name).unwrap();
+        let pipeline = || {
+            let pass = algebraic::RuleSetPass {
+                set: &WRONG_SET,
+                opts: target.options(),
+            };
+            let registry = target.registry().with(Box::new(pass));
+            shrew_targets::Pipeline::parse_in("wrong-rules", registry).map_err(|e| e.to_string())
+        };
+        let found = bisect(&shader, &pipeline, target, &Oracle::RandomInputs).unwrap();
+        // The multiplication (the last instruction) is rewritten first, then the addition.
+        assert_eq!((found.first_bad, found.total), (2, 2), "{name}: {found:?}");
+        let rule = &wrong::WRONG.rules[1];
+        assert!(
+            found.transformation.starts_with(&format!(
+                "wrong-rules: `{}` ({})",
+                rule.text,
+                rule.location()
+            )) && rule.location().contains("rule_dsl.rs:"),
+            "{name}: {}",
+            found.transformation
+        );
+        assert!(found.before.contains("fadd %1.x, %2"), "{}", found.before);
+        assert!(found.after.contains("fadd %1.x, %1.y"), "{}", found.after);
+    }
+}
