@@ -87,7 +87,7 @@ pub fn compile(args: &CompileArgs) -> Result<(), CliError> {
         out.push_str(&kernel.statistics_line());
     }
     out.push('\n');
-    if args.asm {
+    if args.asm || args.observe.provenance {
         out.push_str(&kernel.listing().map_err(CliError)?);
     }
     if let Some(original) = original {

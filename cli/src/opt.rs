@@ -44,6 +44,11 @@ pub struct ObserveArgs {
     /// last one: bisect N to find a bad transformation.
     #[arg(long, value_name = "N")]
     bisect_limit: Option<u64>,
+    /// Tag each instruction with the pass, and the rule (its text and file:line), that made it:
+    /// `opt` prints the tags as comments, `compile` prints the assembly with each instruction's
+    /// tag.
+    #[arg(long)]
+    pub provenance: bool,
 }
 
 impl ObserveArgs {
@@ -54,6 +59,7 @@ impl ObserveArgs {
             print_after_all: self.print_after_all,
             verify_each: self.verify_each,
             bisect_limit: self.bisect_limit,
+            provenance: self.provenance,
             ..Pipeline::quiet_options()
         }
     }

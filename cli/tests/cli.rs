@@ -1247,6 +1247,34 @@ fn search_with_a_fixed_seed_prints_the_same_evaluations_twice() {
     }
 }
 
+/// `--provenance` tags what the rules built with the rule's text and file:line, in the IR
+/// (`opt`) and in both backends' listings (`compile`), which it prints; without it nothing is
+/// tagged.
+#[test]
+fn provenance_tags_instructions_with_the_rule_that_made_them() {
+    let shader = repo_path("examples/algebraic.shrew");
+    let shader = shader.to_str().unwrap();
+    let rule = "from algebraic: `fmin(fmax(a, 0.0), 1.0) => fsat(a) if !opts.lower_fsat` \
+                (rules/src/fsat.rs:";
+    let out = shrew(&["opt", shader, "--provenance"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let fsat = text.lines().find(|l| l.contains("= fsat")).unwrap_or("");
+    assert!(fsat.contains(&format!("// {rule}")), "{text}");
+    for (target, comment) in [("gen9", "// "), ("evergreen", "; ")] {
+        let out = shrew(&["compile", shader, "--target", target, "--provenance"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let listing = stdout(&out);
+        assert!(
+            listing.contains(&format!("{comment}{rule}")),
+            "{target}:\n{listing}"
+        );
+        let plain = stdout(&shrew(&["compile", shader, "--target", target, "--asm"]));
+        assert!(!plain.contains("from algebraic"), "{target}:\n{plain}");
+    }
+    assert!(!stdout(&shrew(&["opt", shader])).contains("from algebraic"));
+}
+
 /// `shrew bisect` with a pipeline whose kernels are right says there is nothing to bisect.
 #[test]
 fn bisect_of_a_right_pipeline_has_nothing_to_bisect() {

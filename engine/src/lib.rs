@@ -20,6 +20,7 @@ pub mod memory;
 pub mod meter;
 pub mod out_of_ssa;
 pub mod passes;
+pub mod provenance;
 pub mod random_program;
 pub mod rewrite;
 pub mod rng;

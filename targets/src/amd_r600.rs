@@ -90,7 +90,7 @@ impl Backend for R600Backend {
     fn decode(&self, bytes: &[u8]) -> Result<String, String> {
         let binary =
             shrew_r600::encoding::Binary::from_file(bytes, self.0).map_err(|e| e.to_string())?;
-        shrew_r600::disasm::listing(&binary).map_err(|e| e.to_string())
+        shrew_r600::disasm::listing(&binary, &[]).map_err(|e| e.to_string())
     }
 }
 
@@ -283,7 +283,7 @@ impl Kernel for R600Kernel {
     }
 
     fn listing(&self) -> Result<String, String> {
-        shrew_r600::disasm::listing(&self.0.binary)
+        shrew_r600::disasm::listing(&self.0.binary, &self.0.program.alu_origins())
             .map_err(|e| format!("internal error: the binary does not decode: {e}"))
     }
 

@@ -78,7 +78,7 @@ impl Backend for GenBackend {
     fn decode(&self, bytes: &[u8]) -> Result<String, String> {
         let insts =
             shrew_gen::encoding::disassemble_binary(bytes, self.0).map_err(|e| e.to_string())?;
-        Ok(shrew_gen::disasm::listing(&insts, self.0))
+        Ok(shrew_gen::disasm::listing(&insts, &[], self.0))
     }
 }
 
@@ -225,7 +225,11 @@ impl Kernel for GenKernel {
     }
 
     fn listing(&self) -> Result<String, String> {
-        Ok(shrew_gen::disasm::listing(&self.0.insts, self.0.hw))
+        Ok(shrew_gen::disasm::listing(
+            &self.0.insts,
+            &self.0.origins,
+            self.0.hw,
+        ))
     }
 
     fn binary(&self) -> Result<Vec<u8>, String> {

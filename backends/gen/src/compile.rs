@@ -8,7 +8,7 @@
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
 use crate::cse::eliminate_common_subexpressions;
-use crate::emit::{Native, emit};
+use crate::emit::{Native, emit, origins};
 use crate::encoding::Inst;
 use crate::isa::{Gen, Opcode};
 use crate::lir::{Lir, Op};
@@ -22,6 +22,8 @@ use crate::simd_width::{lower_simd_width, lowered_width};
 use shrew_engine::ir::{Shader, Stage};
 use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::RunError;
+use shrew_engine::provenance::Origin;
+use std::sync::Arc;
 
 /// A compiled kernel.
 #[derive(Clone, Debug)]
@@ -29,6 +31,8 @@ pub struct Kernel {
     pub hw: Gen,
     pub dispatch_width: u8,
     pub insts: Vec<Inst>,
+    /// What made each instruction, when the run recorded provenance; else empty.
+    pub origins: Vec<Option<Arc<Origin>>>,
     pub payload: Payload,
     pub stats: Stats,
     /// The performance model's pixels per cycle: channels over the busiest unit's cycles.
@@ -226,9 +230,10 @@ fn finish(
     passes.optimize("gen-self-moves", &mut program, |p| {
         remove_self_moves(p, &alloc);
     })?;
-    let Native { insts, .. } = passes.translate("gen-emit", &program, |program| {
+    let Native { insts, origins, .. } = passes.translate("gen-emit", &program, |program| {
         let insts = emit(program, &alloc);
-        Ok::<_, CompileError>(Native { hw, insts })
+        let origins = origins(program);
+        Ok::<_, CompileError>(Native { hw, insts, origins })
     })?;
     let perf = estimate(&insts, hw, width);
     let stats = Stats {
@@ -243,6 +248,7 @@ fn finish(
         hw,
         dispatch_width: width,
         insts,
+        origins,
         payload,
         stats,
         throughput: perf.throughput,

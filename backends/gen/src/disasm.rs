@@ -11,6 +11,8 @@ use crate::isa::{
     restricted_float,
 };
 use crate::sampler::SamplerMsg;
+use shrew_engine::provenance::Origin;
+use std::sync::Arc;
 
 /// The names of the Align1 predicate controls 2–13.
 const PREDICATE_SUFFIXES: [&str; 14] = [
@@ -654,8 +656,9 @@ mod tests {
 }
 
 /// A whole program of native instructions as a listing: each line prefixed with its byte
-/// offset, and `LABELn:` lines before every jump target, which the jumps name.
-pub fn listing(program: &[Inst], hw: Gen) -> String {
+/// offset, and `LABELn:` lines before every jump target, which the jumps name. `origins` says
+/// what made each instruction (empty: nothing recorded), which its line ends with.
+pub fn listing(program: &[Inst], origins: &[Option<Arc<Origin>>], hw: Gen) -> String {
     let mut targets: Vec<i64> = program
         .iter()
         .enumerate()
@@ -681,7 +684,10 @@ pub fn listing(program: &[Inst], hw: Gen) -> String {
             out.push_str(&format!("{label}:\n"));
         }
         let text = disassemble(inst, hw, &|offset| label_of(at + offset as i64));
-        out.push_str(&format!("{at:#010x}: {text}\n"));
+        match origins.get(index).and_then(Option::as_ref) {
+            Some(origin) => out.push_str(&format!("{at:#010x}: {text} // from {origin}\n")),
+            None => out.push_str(&format!("{at:#010x}: {text}\n")),
+        }
     }
     // A jump may target the end of the program.
     if let Some(label) = label_of(16 * program.len() as i64) {
@@ -725,7 +731,7 @@ mod listing_tests {
             .map(|inst| decode(encode(inst, Gen::Gen9).unwrap(), Gen::Gen9).unwrap())
             .collect();
         assert_eq!(decoded, program);
-        let text = listing(&decoded, Gen::Gen9);
+        let text = listing(&decoded, &[], Gen::Gen9);
         let lines: Vec<&str> = text.lines().collect();
         assert!(
             lines[0].starts_with("0x00000000: (+f0.0) if(8)   JIP: LABEL0     UIP: LABEL1"),

@@ -23,6 +23,8 @@ use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region};
 use crate::lir::{self, Base, Lir, Op, Operand};
 use crate::regalloc::Allocation;
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::provenance::Origin;
+use std::sync::Arc;
 
 /// Bytes of a native instruction.
 const INST_BYTES: i32 = 16;
@@ -32,12 +34,14 @@ const INST_BYTES: i32 = 16;
 pub struct Native {
     pub hw: Gen,
     pub insts: Vec<Inst>,
+    /// What made each instruction ([`lir::Inst::origin`]), when recorded; else empty.
+    pub origins: Vec<Option<Arc<Origin>>>,
 }
 
 impl MachineIr for Native {
     /// The assembly, as the disassembler prints it.
     fn print(&self) -> String {
-        listing(&self.insts, self.hw)
+        listing(&self.insts, &self.origins, self.hw)
     }
 
     /// Every instruction encodes on the generation.
@@ -50,6 +54,23 @@ impl MachineIr for Native {
     fn instruction_count(&self) -> usize {
         self.insts.len()
     }
+}
+
+/// The Gen IR instructions that become native ones, with their indices: all but the `do`
+/// marks.
+fn emitted(program: &Lir) -> impl Iterator<Item = (usize, &lir::Inst)> {
+    (program.insts.iter().enumerate()).filter(|(_, inst)| inst.op != Op::Do)
+}
+
+/// What made each native instruction [`emit`] makes of the program; empty when the run
+/// recorded no provenance.
+pub fn origins(program: &Lir) -> Vec<Option<Arc<Origin>>> {
+    if program.insts.iter().all(|inst| inst.origin.is_none()) {
+        return Vec::new();
+    }
+    emitted(program)
+        .map(|(_, inst)| inst.origin.clone())
+        .collect()
 }
 
 /// The native program of an allocated Gen IR program.
@@ -65,10 +86,7 @@ pub fn emit(program: &Lir, alloc: &Allocation) -> Vec<Inst> {
     }
     let jumps = jump_targets(program);
     let mut out = Vec::with_capacity(n);
-    for (i, inst) in program.insts.iter().enumerate() {
-        if inst.op == Op::Do {
-            continue;
-        }
+    for (i, inst) in emitted(program) {
         let mut native = convert(inst, alloc);
         let offset =
             |target: usize| (native_index[target] as i32 - native_index[i] as i32) * INST_BYTES;

@@ -18,7 +18,9 @@ use crate::encoding::EncodingError;
 use crate::fields::{Descriptor, Field, desc};
 use crate::isa::{CondMod, Gen, MathFn, Opcode, Region, Type};
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::provenance::Origin;
 use std::fmt;
+use std::sync::Arc;
 
 /// A virtual GRF run, numbered from 0.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -208,6 +210,9 @@ pub struct Inst {
     pub send: Option<Message>,
     pub dst: Option<Operand>,
     pub srcs: Vec<Src>,
+    /// The pass and rule that made the IR instruction this one was lowered from, when the run
+    /// recorded provenance.
+    pub origin: Option<Arc<Origin>>,
 }
 
 /// A send's message: the shared function and the descriptor, which [`Message::new`] builds
@@ -274,6 +279,7 @@ impl Inst {
             send: None,
             dst,
             srcs,
+            origin: None,
         }
     }
 

@@ -14,9 +14,13 @@
 use crate::encoding::{Binary, DecodeError, decode, layout};
 use crate::isa::{CfOp, FetchOp, sel};
 use crate::program::{AluInst, Cf, CfBody, Export, ExportType, Fetch, Group, PredSel, Src};
+use shrew_engine::provenance::Origin;
+use std::sync::Arc;
 
 /// The listing of `binary`, one line per instruction (see the module documentation).
-pub fn listing(binary: &Binary) -> Result<String, DecodeError> {
+/// `origins` says what made each ALU instruction, in program order (empty: nothing recorded;
+/// see [`crate::program::Program::alu_origins`]), which its line ends with.
+pub fn listing(binary: &Binary, origins: &[Option<Arc<Origin>>]) -> Result<String, DecodeError> {
     let program = decode(binary)?;
     let words = &binary.words;
     let layout = layout(&program);
@@ -31,6 +35,7 @@ pub fn listing(binary: &Binary) -> Result<String, DecodeError> {
     ];
     // Groups are numbered from 1 across the whole program, as Mesa numbers them.
     let mut group_number = 0;
+    let mut alu_number = 0;
     for (cf, place) in program.cf.iter().zip(&layout.places) {
         let mut at = place.at;
         if place.extended {
@@ -80,7 +85,12 @@ pub fn listing(binary: &Binary) -> Result<String, DecodeError> {
                     group_number += 1;
                     for (k, inst) in group.insts.iter().enumerate() {
                         let number = (k == 0).then_some(group_number);
-                        lines.push(alu_line(pos, &words[pos..pos + 2], number, inst, group));
+                        let mut line = alu_line(pos, &words[pos..pos + 2], number, inst, group);
+                        if let Some(Some(origin)) = origins.get(alu_number) {
+                            line += &format!("  ; from {origin}");
+                        }
+                        lines.push(line);
+                        alu_number += 1;
                         pos += 2;
                     }
                     for &literal in &group.literals {
@@ -486,7 +496,7 @@ mod tests {
 
     #[test]
     fn listing_prints_mesa_style_lines() {
-        let text = listing(&assemble(&shader()).unwrap()).unwrap();
+        let text = listing(&assemble(&shader()).unwrap(), &[]).unwrap();
         let expected = [
             "bytecode 24 dw -- 2 gprs -- 1 nstack -------------",
             "shader 0 -- E",
@@ -536,7 +546,7 @@ mod tests {
         if let CfBody::Export(export) = &mut program.cf[4].body {
             export.burst = 2;
         }
-        let text = listing(&assemble(&program).unwrap()).unwrap();
+        let text = listing(&assemble(&program).unwrap(), &[]).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[5], "0004 00000008 80800000  VTX 1 @16");
         assert_eq!(
@@ -587,7 +597,7 @@ mod tests {
         program
             .cf
             .insert(2, Cf::new(CfOp::MemScratch, CfBody::Export(write)));
-        let text = listing(&assemble(&program).unwrap()).unwrap();
+        let text = listing(&assemble(&program).unwrap(), &[]).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             &lines[5..9],
@@ -604,6 +614,6 @@ mod tests {
     fn words_that_do_not_decode_have_no_listing() {
         let mut binary = assemble(&shader()).unwrap();
         binary.words.truncate(4);
-        assert!(listing(&binary).is_err());
+        assert!(listing(&binary, &[]).is_err());
     }
 }

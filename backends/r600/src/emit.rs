@@ -508,6 +508,7 @@ impl Emitter<'_> {
                     },
                 };
                 let mut inst = AluInst::new(p.op, dst, &srcs);
+                inst.origin = p.origin.clone();
                 if p.pred {
                     inst.update_exec_mask = true;
                     inst.update_pred = true;
@@ -692,7 +693,9 @@ impl MachineIr for Emitted {
     fn print(&self) -> String {
         assemble(&self.program)
             .map_err(|e| e.to_string())
-            .and_then(|binary| listing(&binary).map_err(|e| e.to_string()))
+            .and_then(|binary| {
+                listing(&binary, &self.program.alu_origins()).map_err(|e| e.to_string())
+            })
             .unwrap_or_else(|e| format!("(not encodable: {e})\n{:#?}\n", self.program))
     }
 

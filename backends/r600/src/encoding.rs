@@ -1323,6 +1323,7 @@ impl Reader<'_> {
             update_pred: op2_bit(op2.update_pred),
             bank_swizzle: get(&words, f.bank_swizzle) as u8,
             index_mode: get(&words, f.index_mode) as u8,
+            origin: None,
         })
     }
 

@@ -16,9 +16,11 @@ use crate::isa::{AluOpcode, FetchOp};
 use crate::program::{DWORD_FORMATS, ExportType, MemRead, VtxFormat};
 use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::provenance::Origin;
 use shrew_engine::text::indentation;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// A virtual register: one 32-bit value, before register allocation gives it a channel of a GPR.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -138,6 +140,8 @@ pub struct Alu {
     /// The predicate set of the `if` that follows the block: it updates the predicate and the
     /// active mask, and ends the block's last ALU clause (an ALU_PUSH_BEFORE).
     pub pred: bool,
+    /// The pass and rule that made the IR instruction it was lowered from, when recorded.
+    pub origin: Option<Arc<Origin>>,
 }
 
 impl Alu {
@@ -149,6 +153,7 @@ impl Alu {
             indexed: None,
             clamp: false,
             pred: false,
+            origin: None,
         }
     }
 
@@ -184,6 +189,8 @@ pub struct SlotPart {
 pub struct Multi {
     pub op: AluOpcode,
     pub slots: [SlotPart; 4],
+    /// As [`Alu::origin`].
+    pub origin: Option<Arc<Origin>>,
 }
 
 /// What a fetch source channel or an export component reads.
@@ -330,6 +337,15 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// Records what made the instruction (on ALU instructions, which the listing tags).
+    pub fn set_origin(&mut self, origin: &Arc<Origin>) {
+        match self {
+            Inst::Alu(alu) => alu.origin = Some(origin.clone()),
+            Inst::Multi(multi) => multi.origin = Some(origin.clone()),
+            Inst::Fetch(_) | Inst::Export(_) => {}
+        }
+    }
+
     /// The values the instruction reads.
     pub fn reads(&self) -> Vec<VReg> {
         match self {

@@ -594,7 +594,11 @@ impl<'a> Lowering<'a> {
                                 dst: written.contains(&c).then(|| values[c as usize]),
                                 srcs: vec![if c % 2 == 0 { j } else { i }, param(c)],
                             });
-                            block.push(Inst::Multi(Multi { op, slots }));
+                            block.push(Inst::Multi(Multi {
+                                op,
+                                slots,
+                                origin: None,
+                            }));
                         }
                     }
                 }
@@ -620,7 +624,17 @@ impl<'a> Lowering<'a> {
                     for &v in &self.func.cfg[*b].insts {
                         match self.func.inst(v).kind {
                             InstKind::Call { func, .. } => self.call(v, func, out)?,
-                            _ => self.lower_inst(v)?,
+                            _ => {
+                                let first = self.block.len();
+                                self.lower_inst(v)?;
+                                if let Some(origin) = shrew_engine::provenance::origin(self.func, v)
+                                {
+                                    let made = first.min(self.block.len());
+                                    for inst in &mut self.block[made..] {
+                                        inst.set_origin(origin);
+                                    }
+                                }
+                            }
                         }
                     }
                     for (dst, src) in self.regs.copies_at_end(*b).to_vec() {
@@ -1112,6 +1126,7 @@ impl<'a> Lowering<'a> {
                 self.block.push(Inst::Multi(Multi {
                     op: H::Dot4Ieee,
                     slots,
+                    origin: None,
                 }));
             }
             _ => return Err(self.error(v, &format!("`{}` is not supported yet", op.name()))),

@@ -36,10 +36,12 @@ use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
+use shrew_engine::provenance::Origin;
 use shrew_engine::text::indentation;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Live values of a block (channels: four to a GPR) from which the scheduler favours
 /// instructions that end values over those that start them, so that wide independent work
@@ -115,6 +117,8 @@ pub struct Placed {
     pub srcs: Vec<PSrc>,
     pub clamp: bool,
     pub pred: bool,
+    /// What made the instruction placed ([`Alu::origin`]).
+    pub origin: Option<Arc<Origin>>,
 }
 
 /// A placed source.
@@ -729,6 +733,7 @@ impl Packer<'_> {
                 srcs: Vec::new(),
                 clamp: false,
                 pred: false,
+                origin: None,
             }]);
             clause.slots += 1;
         }
@@ -908,6 +913,7 @@ impl Packer<'_> {
                             srcs: part.srcs.iter().map(&src).collect(),
                             clamp: false,
                             pred: false,
+                            origin: m.origin.clone(),
                         }
                     })
                     .collect();
@@ -941,6 +947,7 @@ impl Packer<'_> {
             srcs: srcs.clone(),
             clamp: alu.clamp,
             pred: alu.pred,
+            origin: alu.origin.clone(),
         };
         let mut options = Vec::new();
         let slots = alu.op.slots(self.chip);
@@ -1851,6 +1858,7 @@ mod tests {
             }],
             clamp: false,
             pred: false,
+            origin: None,
         }
     }
 
@@ -1914,6 +1922,7 @@ mod tests {
         let dot = Inst::Multi(Multi {
             op: AluOpcode::Dot4Ieee,
             slots,
+            origin: None,
         });
         let export = Inst::Export(Export::new(
             ExportType::Pixel,

@@ -9,6 +9,8 @@
 //! instruction's `addr` is the index of a CF instruction of the same program.
 
 use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, Slots};
+use shrew_engine::provenance::Origin;
+use std::sync::Arc;
 
 /// A compiled program.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,6 +107,24 @@ pub struct Kcache {
     pub lines: u8,
 }
 
+impl Program {
+    /// What made each ALU instruction, in program order (CF instruction, group, instruction);
+    /// empty when the compile recorded no provenance.
+    pub fn alu_origins(&self) -> Vec<Option<Arc<Origin>>> {
+        let alus = self.cf.iter().flat_map(|cf| match &cf.body {
+            CfBody::Alu { groups, .. } => groups.as_slice(),
+            _ => &[],
+        });
+        let origins: Vec<_> = alus
+            .flat_map(|group| group.insts.iter().map(|inst| inst.origin.clone()))
+            .collect();
+        match origins.iter().any(Option::is_some) {
+            true => origins,
+            false => Vec::new(),
+        }
+    }
+}
+
 /// An instruction group (a VLIW bundle) with its literal dwords.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Group {
@@ -181,6 +201,9 @@ pub struct AluInst {
     pub bank_swizzle: u8,
     /// The address register relative operands use (0-3 AR.x-w, 4 loop index, ...).
     pub index_mode: u8,
+    /// The pass and rule that made the IR instruction it comes from, when the compile recorded
+    /// provenance (no part of the encoding).
+    pub origin: Option<Arc<Origin>>,
 }
 
 impl AluInst {
@@ -198,6 +221,7 @@ impl AluInst {
             update_pred: false,
             bank_swizzle: 0,
             index_mode: 0,
+            origin: None,
         }
     }
 

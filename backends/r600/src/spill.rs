@@ -841,6 +841,7 @@ mod tests {
             }],
             clamp: false,
             pred: dst.is_none(),
+            origin: None,
         }
     }
 

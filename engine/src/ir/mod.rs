@@ -149,6 +149,8 @@ pub struct Function {
     pub insts: Vec<Option<Inst>>,
     pub cfg: StableDiGraph<Block, Edge, u32>,
     pub entry: BlockId,
+    /// Which pass made each instruction, when a run records it.
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// A CFG edge: which way of its source block's terminator it is.
@@ -503,6 +505,7 @@ impl Function {
             insts: Vec::new(),
             cfg,
             entry,
+            provenance: None,
         }
     }
 

@@ -30,6 +30,7 @@ use super::Budget;
 use super::manager::{Pass, PassContext};
 use crate::ir::{Function, InstKind, Shader, Value};
 use crate::ops::AluOp;
+use crate::provenance::Origin;
 use crate::rewrite::{
     Dispatcher, Placements, RangeCache, Rewriter, RuleInfo, RuleSet, TargetOptions,
 };
@@ -37,6 +38,7 @@ use crate::uses::{User, Uses};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Rule firings of one or more runs, indexed like [`RuleSet::rules`].
 #[derive(Clone, Debug, Default)]
@@ -201,6 +203,8 @@ pub fn run_function(
 
 /// What one run over a function keeps across its rounds.
 struct State {
+    /// The set's name: the pass whose rules these are.
+    pass: &'static str,
     rule_list: Vec<&'static RuleInfo>,
     /// For each opcode, the dispatchers of the groups with rules rooted at it, in priority
     /// order, each with the indices of its group's rules in the set.
@@ -225,6 +229,7 @@ impl State {
             start = rules.end;
         }
         State {
+            pass: set.name,
             rule_list: set.rules().map(|(_, rule)| rule).collect(),
             by_root,
             rewrites: 0,
@@ -290,6 +295,16 @@ impl State {
                 continue;
             };
             stats.record(rule);
+            if let Some(provenance) = &mut func.provenance {
+                let info = self.rule_list[rule];
+                let origin = Arc::new(Origin {
+                    pass: self.pass.to_string(),
+                    rule: Some(format!("`{}` ({})", info.text, info.location())),
+                });
+                for &v in &created {
+                    provenance.tag(v, origin.clone());
+                }
+            }
             budget.spend(|| {
                 let info = self.rule_list[rule];
                 format!(

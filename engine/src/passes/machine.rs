@@ -51,6 +51,7 @@ static QUIET: RunOptions = RunOptions {
     print_after_all: false,
     bisect_limit: None,
     max_rounds: 0,
+    provenance: false,
 };
 
 impl MachinePasses<'static> {

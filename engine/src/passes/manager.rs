@@ -275,6 +275,8 @@ pub struct RunOptions {
     pub bisect_limit: Option<u64>,
     /// Most rounds of a `(...)*` group.
     pub max_rounds: usize,
+    /// Tag each instruction with the pass (and rule) that made it ([`crate::provenance`]).
+    pub provenance: bool,
 }
 
 impl Default for RunOptions {
@@ -285,6 +287,7 @@ impl Default for RunOptions {
             print_after_all: false,
             bisect_limit: None,
             max_rounds: 16,
+            provenance: false,
         }
     }
 }
@@ -406,6 +409,9 @@ pub fn run(
             reason,
         });
     }
+    if options.provenance {
+        crate::provenance::record(shader);
+    }
     let mut runner = Runner {
         registry,
         options,
@@ -472,7 +478,14 @@ impl Runner<'_> {
         let budget = pass
             .lowers()
             .then(|| std::mem::replace(&mut self.context.budget, Budget::unlimited()));
+        let snapshot = self
+            .options
+            .provenance
+            .then(|| crate::provenance::Snapshot::take(shader));
         let changed = pass.run(shader, &mut self.context);
+        if let Some(snapshot) = snapshot {
+            snapshot.tag_changes(shader, &name);
+        }
         if let Some(budget) = budget {
             self.context.budget = budget;
         }

@@ -1345,6 +1345,7 @@ impl<'s> Parser<'s> {
             insts,
             cfg,
             entry,
+            provenance: None,
         };
         let members: Vec<(Value, &str, Pos)> = f
             .members

@@ -275,7 +275,11 @@ impl<'a> Printer<'a> {
         let indent = indent + 4;
         for &v in &block.insts {
             let line = self.inst(func, v);
-            let comment = self.deref_comment(func, v);
+            let origin = crate::provenance::origin(func, v).map(|o| format!("from {o}"));
+            let comment = match (self.deref_comment(func, v), origin) {
+                (Some(deref), Some(origin)) => Some(format!("{deref}; {origin}")),
+                (deref, origin) => deref.or(origin),
+            };
             let _ = write!(out, "{:indent$}{line}", "");
             if let Some(comment) = comment {
                 let pad = COMMENT_COLUMN.saturating_sub(line.len()).max(1);

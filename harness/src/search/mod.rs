@@ -35,7 +35,7 @@ use shrew_engine::ir::Shader;
 use shrew_engine::rng::Rng;
 use shrew_frontend::glsl::Glslang;
 use shrew_targets::{Compiler, Target};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -543,23 +543,37 @@ impl Evaluator {
         let pairs: Vec<(usize, usize)> = (0..pipelines.len())
             .flat_map(|p| shaders.iter().map(move |&s| (p, s)))
             .collect();
-        let outcomes: Vec<(Outcome, bool)> = pairs
-            .par_iter()
-            .map(|&(p, s)| {
-                let key = (self.shaders[s].content, pipelines[p].clone());
-                if let Some(hit) = self.cache.lock().expect("cache").get(&key) {
-                    return (hit.clone(), false);
-                }
+        // Each pipeline not in the cache is evaluated once, and logged at its first place in
+        // the batch, whichever evaluation ends first: the log is the same on every run.
+        let key = |&(p, s): &(usize, usize)| (self.shaders[s].content, pipelines[p].clone());
+        let fresh: Vec<bool> = {
+            let cache = self.cache.lock().expect("cache");
+            let mut seen = HashSet::new();
+            pairs
+                .iter()
+                .map(|pair| {
+                    let key = key(pair);
+                    !cache.contains_key(&key) && seen.insert(key)
+                })
+                .collect()
+        };
+        let evaluated: Vec<((u64, String), Outcome)> = (pairs.iter().zip(&fresh))
+            .filter(|(_, fresh)| **fresh)
+            .map(|(pair, _)| *pair)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(p, s)| {
                 let outcome = self.evaluate_uncached(&self.shaders[s], &pipelines[p]);
-                let fresh = self
-                    .cache
-                    .lock()
-                    .expect("cache")
-                    .insert(key, outcome.clone())
-                    .is_none();
-                (outcome, fresh)
+                (key(&(p, s)), outcome)
             })
             .collect();
+        let outcomes: Vec<(Outcome, bool)> = {
+            let mut cache = self.cache.lock().expect("cache");
+            cache.extend(evaluated);
+            (pairs.iter().zip(fresh))
+                .map(|(pair, fresh)| (cache[&key(pair)].clone(), fresh))
+                .collect()
+        };
         let mut log = self.log.lock().expect("log");
         let mut log_sums = vec![(0.0f64, true); pipelines.len()];
         for (&(p, s), (outcome, fresh)) in pairs.iter().zip(outcomes) {

@@ -113,7 +113,13 @@ impl Lowering<'_> {
             self.copy(copy);
         }
         for &v in &self.func.block(b).insts.clone() {
+            let first = self.program.insts.len();
             self.inst(v)?;
+            if let Some(origin) = shrew_engine::provenance::origin(self.func, v) {
+                for inst in &mut self.program.insts[first..] {
+                    inst.origin = Some(origin.clone());
+                }
+            }
         }
         for copy in self.regs.copies_at_end(b).to_vec() {
             self.copy(copy);
