@@ -50,6 +50,10 @@ impl Backend for GenBackend {
         shrew_gen::rules::RULE_SETS
     }
 
+    fn first_passes(&self) -> Option<&'static str> {
+        Some(shrew_gen::rules::FIRST_PASSES)
+    }
+
     fn passes(&self) -> Option<&'static str> {
         Some(shrew_gen::rules::BACKEND_PASSES)
     }

@@ -103,13 +103,18 @@ impl Target {
         shrew_rules::registry(&self.options(), self.rule_sets())
     }
 
-    /// What runs between a mid-end pipeline and the backend: the shared backend pipeline, then
-    /// the backend's own passes.
+    /// What runs between a mid-end pipeline and the backend: the lowerings the backend needs
+    /// first, the shared backend pipeline, then the backend's own passes.
     pub fn backend_pipeline(&self) -> String {
-        match self.backend.and_then(|b| b.passes()) {
-            Some(passes) => format!("{},{passes}", shrew_rules::BACKEND_PIPELINE),
-            None => shrew_rules::BACKEND_PIPELINE.to_string(),
-        }
+        [
+            self.backend.and_then(|b| b.first_passes()),
+            Some(shrew_rules::BACKEND_PIPELINE),
+            self.backend.and_then(|b| b.passes()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(",")
     }
 
     /// The target's backend, or an error naming the targets that have one.
@@ -208,6 +213,12 @@ pub trait Backend: Sync {
     /// The backend's own rule sets.
     fn rule_sets(&self) -> &'static [&'static RuleSet] {
         &[]
+    }
+
+    /// Lowerings the backend needs before the shared backend pipeline, which a mid-end
+    /// pipeline (`-p none`, a searched one) need not have run.
+    fn first_passes(&self) -> Option<&'static str> {
+        None
     }
 
     /// The backend's own passes, after the shared backend pipeline.

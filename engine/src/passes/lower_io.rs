@@ -28,14 +28,15 @@
 //! Invariants: only whole scalar or vector accesses are lowered; an access that offsets cannot
 //! express (a dynamic index whose stride is not a whole number of slots, a 64-bit index, a
 //! variable without a layout) keeps its deref. An output the shader also reads back (a load,
-//! copy or atomic through its deref) keeps every access as a deref: its stores lowered, the
-//! reads would no longer see them (`outputs-to-temporaries` makes such outputs temporaries,
-//! after which they lower). The derefs left unused are for `dce`.
+//! copy or atomic through its deref), or one with a store that keeps its deref, keeps every
+//! access as a deref: its stores lowered, the reads (or the output's copy-out) would no longer
+//! see them (`outputs-to-temporaries` makes such outputs temporaries, after which they lower).
+//! The derefs left unused are for `dce`.
 //!
 //! Options: none.
 
 use super::manager::{Pass, PassContext};
-use crate::interp::memory::{Layout, LayoutRule, layout_variables};
+use crate::interp::memory::{Layout, LayoutRule, VarLayout, layout_variables};
 use crate::ir::{
     Builder, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Type, ValType, Value, VarId,
     deref_chain,
@@ -65,7 +66,7 @@ impl Pass for LowerIo {
         let Ok(placement) = layout_variables(shader) else {
             return Ok(false);
         };
-        let read_back = outputs_read_back(shader);
+        let kept = outputs_kept(shader, &placement);
         Ok(context
             .budget
             .each_function(shader, |shader, f, transformations| {
@@ -73,7 +74,7 @@ impl Pass for LowerIo {
                 for b in shader.functions[f].blocks() {
                     let insts = shader.functions[f].cfg[b].insts.clone();
                     transformations.each(insts, |v| {
-                        let access = access_of(shader, func, v, &placement, &read_back)?;
+                        let access = access_of(shader, func, v, &placement, &kept)?;
                         lower(shader, func, v, access);
                         Some(move || format!("{v}"))
                     });
@@ -91,6 +92,28 @@ struct Access {
     offset: u32,
     /// Dynamic indices and their byte strides.
     dynamic: Vec<(Value, u32)>,
+}
+
+/// The outputs whose accesses all keep their derefs: those the shader reads back, and those with
+/// a store offsets cannot express. Lowering the other stores of such an output would split it
+/// between slots and the variable, and `outputs-to-temporaries` would then copy the variable
+/// (without the lowered stores) over the slots.
+fn outputs_kept(shader: &Shader, placement: &[VarLayout]) -> HashSet<VarId> {
+    let mut kept = outputs_read_back(shader);
+    for (f, function) in shader.functions.iter().enumerate() {
+        for v in function.all_insts() {
+            if let InstKind::Intrinsic(ii) = &function.inst(v).kind
+                && ii.op == Intrinsic::StoreDeref
+                && let Some((var, _)) = deref_chain(function, ii.srcs[0])
+                && shader.variables[var.0 as usize].mode == Mode::ShaderOut
+                && shader.variables[var.0 as usize].builtin.is_none()
+                && access_of(shader, FuncId(f as u32), v, placement, &kept).is_none()
+            {
+                kept.insert(var);
+            }
+        }
+    }
+    kept
 }
 
 /// The outputs some instruction reads through a deref: every use of an output's deref but as
@@ -124,8 +147,8 @@ fn access_of(
     shader: &Shader,
     func: FuncId,
     v: Value,
-    placement: &[crate::interp::memory::VarLayout],
-    read_back: &HashSet<VarId>,
+    placement: &[VarLayout],
+    kept: &HashSet<VarId>,
 ) -> Option<Access> {
     let function = &shader.functions[func.0 as usize];
     let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
@@ -154,7 +177,7 @@ fn access_of(
         }
         _ => false,
     };
-    if !lowered || variable.builtin.is_some() || read_back.contains(&var) {
+    if !lowered || variable.builtin.is_some() || kept.contains(&var) {
         return None;
     }
     let layout = Layout::new(shader, LayoutRule::for_mode(mode));
