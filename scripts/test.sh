@@ -67,6 +67,23 @@ phase "build (release)"
 cargo build --release --locked -p shrew-cli
 shrew=target/release/shrew
 
+# The Python package (python/): built into a virtual environment kept in the cache with what
+# its tests and examples need, then its pytest suite against the release binary (round trips
+# with the CLI, the Gymnasium environment, Ray on a local instance).
+phase "Python package (maturin, pytest)"
+venv="${SHREW_VENV:-$HOME/.cache/shrew/venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        $SUDO apt-get install -y python3-venv >/dev/null
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check -r python/requirements-test.txt
+(cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --release --locked -q)
+SHREW_BIN="$PWD/$shrew" SHREW_PIGLIT="$piglit" SHREW_REQUIRE_PIGLIT=1 \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+
 # Random valid shaders on every target's emulator, the default and eqsat pipelines and random
 # pass orders, against the unoptimized interpreter: a fixed-seed slice (`shrew fuzz` runs any
 # number; see docs/testing.md).

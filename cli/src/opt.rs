@@ -2,7 +2,6 @@
 
 use crate::{CliError, ShaderArgs, emit, target_parser};
 use clap::Args;
-use shrew_engine::egraph::rules::BUILTINS;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::text;
 use shrew_targets::{Pipeline, Target};
@@ -112,32 +111,17 @@ fn format_stats(report: &RunReport) -> String {
             stats.instruction_delta
         ));
     }
+    let firings = shrew_targets::pipeline::rule_firings(report);
     for (name, stats) in &report.rule_stats {
-        // What each counted rule is: its text and location, or a built-in's description.
-        let rules: Vec<(String, String)> = if name == "eqsat:built-in" {
-            BUILTINS
-                .iter()
-                .map(|(name, what)| (name.to_string(), what.to_string()))
-                .collect()
-        } else {
-            let set_name = name.strip_prefix("eqsat:").unwrap_or(name);
-            let Some(set) = shrew_targets::pipeline::rule_set(set_name) else {
-                continue;
-            };
-            set.rules()
-                .map(|(_, rule)| (rule.text.to_string(), rule.location()))
-                .collect()
-        };
         let what = if name.starts_with("eqsat:") {
             "applications in the e-graph"
         } else {
             "rewrites"
         };
         out.push_str(&format!("{name}: {} {what}\n", stats.total()));
-        for ((text, location), &count) in rules.iter().zip(&stats.fired) {
-            if count > 0 {
-                out.push_str(&format!("{count:>8}  {text}  ({location})\n"));
-            }
+        for rule in firings.iter().filter(|r| &r.set == name) {
+            let (count, text, location) = (rule.count, &rule.text, &rule.location);
+            out.push_str(&format!("{count:>8}  {text}  ({location})\n"));
         }
     }
     out

@@ -7,9 +7,7 @@ use clap::Args;
 use shrew_engine::ir::Stage;
 use shrew_harness::batch::Shard;
 use shrew_harness::bisect::{self, Oracle};
-use shrew_harness::search::{
-    self, Budget, Mode, Objective, Session, Space, Strategy, plots, report,
-};
+use shrew_harness::search::{self, Objective, Settings, plots, report};
 use shrew_targets::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -83,48 +81,26 @@ pub struct SearchArgs {
 }
 
 pub fn search(args: &SearchArgs) -> Result<(), CliError> {
-    let mut space = Space::of(args.target);
-    if let Some(passes) = &args.passes {
-        space
-            .choose_passes(passes)
-            .map_err(|e| CliError(format!("--passes: {e}")))?;
-    }
-    space.prefix = args.prefix.clone();
-    space.suffix = args.suffix.clone();
-    space.max_length = args.max_length.max(1);
-    space.groups = !args.no_groups;
-    let strategies = args
-        .strategy
-        .split(',')
-        .map(|s| Strategy::parse(s.trim()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError)?;
-    if !(0.0..1.0).contains(&args.test_fraction) {
-        return Err(CliError(
-            "--test-fraction: from 0 up to (not including) 1".into(),
-        ));
-    }
-    let session = Session {
-        paths: args.paths.clone(),
+    let settings = Settings {
         stage: args.stage,
-        target: args.target,
-        objective: Objective::parse(&args.objective).map_err(CliError)?,
-        space,
-        strategies,
-        mode: match args.mode.as_str() {
-            "corpus" => Mode::CorpusWide,
-            _ => Mode::PerShader,
-        },
-        budget: Budget {
-            evaluations: args.budget,
-            seconds: args.seconds,
-        },
+        objective: args.objective.clone(),
+        strategies: args.strategy.clone(),
+        mode: args.mode.clone(),
+        evaluations: args.budget,
+        seconds: args.seconds,
         seed: args.seed,
         test_fraction: args.test_fraction,
         max_shaders: args.max_shaders,
+        passes: args.passes.clone(),
+        prefix: args.prefix.clone(),
+        suffix: args.suffix.clone(),
+        max_length: args.max_length,
+        groups: !args.no_groups,
         check: !args.no_check,
         shard: args.shard,
+        ..Settings::new(args.paths.clone(), args.target)
     };
+    let session = settings.session().map_err(CliError)?;
     let output = match &args.output {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::File::create(path)

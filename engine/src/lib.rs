@@ -12,6 +12,7 @@ pub mod deep;
 pub mod dominators;
 pub mod draw;
 pub mod egraph;
+pub mod features;
 pub mod interp;
 pub mod ir;
 pub mod liveness;

@@ -23,6 +23,7 @@ pub mod bisect;
 mod commands;
 pub mod corpus;
 pub mod differential;
+pub mod execute;
 pub mod fuzz;
 pub mod fuzz_targets;
 pub mod interpreter;

@@ -3,6 +3,7 @@
 //! the result verified.
 
 use crate::Target;
+use shrew_engine::egraph::rules::BUILTINS;
 use shrew_engine::ir::Shader;
 use shrew_engine::passes::manager::{self, Registry, RunOptions, RunReport};
 use shrew_engine::rewrite::{RuleSet, TargetOptions};
@@ -107,4 +108,48 @@ pub fn all_rule_sets() -> Vec<&'static RuleSet> {
 /// The rule set called `name`, shared or a backend's.
 pub fn rule_set(name: &str) -> Option<&'static RuleSet> {
     all_rule_sets().into_iter().find(|s| s.name == name)
+}
+
+/// One rule's firings in a run: in which rule set (`eqsat:` before the name for its
+/// applications in the e-graph), the rule's text and `file:line` (a built-in e-graph rewrite:
+/// its name and what it does), and how many times.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleFirings {
+    pub set: String,
+    pub text: String,
+    pub location: String,
+    pub count: u64,
+}
+
+/// Every rule that fired in a run, set by set, in each set's order.
+pub fn rule_firings(report: &RunReport) -> Vec<RuleFirings> {
+    let mut out = Vec::new();
+    for (name, stats) in &report.rule_stats {
+        // What each counted rule is: its text and location, or a built-in's description.
+        let rules: Vec<(String, String)> = if name == "eqsat:built-in" {
+            BUILTINS
+                .iter()
+                .map(|(name, what)| (name.to_string(), what.to_string()))
+                .collect()
+        } else {
+            let set_name = name.strip_prefix("eqsat:").unwrap_or(name);
+            let Some(set) = rule_set(set_name) else {
+                continue;
+            };
+            set.rules()
+                .map(|(_, rule)| (rule.text.to_string(), rule.location()))
+                .collect()
+        };
+        for ((text, location), &count) in rules.into_iter().zip(&stats.fired) {
+            if count > 0 {
+                out.push(RuleFirings {
+                    set: name.clone(),
+                    text,
+                    location,
+                    count,
+                });
+            }
+        }
+    }
+    out
 }

@@ -322,6 +322,8 @@ pub struct Record {
     pub outcome: Outcome,
     /// The cost over the default pipeline's, where it has a cost.
     pub ratio: Option<f64>,
+    /// The strategy whose search made it, once a session reports it.
+    pub strategy: Option<String>,
 }
 
 impl Record {
@@ -333,6 +335,9 @@ impl Record {
             "pipeline": self.pipeline,
         });
         let fields = value.as_object_mut().expect("an object");
+        if let Some(strategy) = &self.strategy {
+            fields.insert("strategy".into(), strategy.clone().into());
+        }
         match &self.outcome {
             Outcome::Cost { cost, figures } => {
                 fields.insert("status".into(), "ok".into());
@@ -590,6 +595,7 @@ impl Evaluator {
                     pipeline: pipelines[p].clone(),
                     outcome,
                     ratio,
+                    strategy: None,
                 });
             }
         }
@@ -828,6 +834,105 @@ pub struct Session {
     pub shard: Option<crate::batch::Shard>,
 }
 
+/// A session as a user describes it, in text where a command line has text: the one place
+/// where `shrew search`'s options and the Python package's arguments become a [`Session`].
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub paths: Vec<std::path::PathBuf>,
+    pub stage: Option<shrew_engine::ir::Stage>,
+    pub target: &'static Target,
+    /// A kernel statistic or a weighted sum (`cycles`, `instructions+4*spills`).
+    pub objective: String,
+    /// Comma-separated: random, greedy, beam[:WIDTH], evolution[:POPULATION].
+    pub strategies: String,
+    /// `per-shader` or `corpus`.
+    pub mode: String,
+    pub evaluations: usize,
+    pub seconds: Option<f64>,
+    pub seed: u64,
+    pub test_fraction: f64,
+    pub max_shaders: Option<usize>,
+    /// The passes searched, comma-separated (every pass of the target's registry by default).
+    pub passes: Option<String>,
+    pub prefix: String,
+    pub suffix: String,
+    pub max_length: usize,
+    pub groups: bool,
+    pub check: bool,
+    pub shard: Option<crate::batch::Shard>,
+}
+
+impl Settings {
+    /// `shrew search`'s defaults for a corpus and a target.
+    pub fn new(paths: Vec<std::path::PathBuf>, target: &'static Target) -> Settings {
+        Settings {
+            paths,
+            stage: None,
+            target,
+            objective: "instructions".into(),
+            strategies: "random,greedy".into(),
+            mode: "per-shader".into(),
+            evaluations: 100,
+            seconds: None,
+            seed: 1,
+            test_fraction: 0.0,
+            max_shaders: None,
+            passes: None,
+            prefix: String::new(),
+            suffix: String::new(),
+            max_length: 24,
+            groups: true,
+            check: true,
+            shard: None,
+        }
+    }
+
+    /// The session, or what is wrong with a setting (named as `shrew search`'s option).
+    pub fn session(&self) -> Result<Session, String> {
+        let mut space = Space::of(self.target);
+        if let Some(passes) = &self.passes {
+            space
+                .choose_passes(passes)
+                .map_err(|e| format!("--passes: {e}"))?;
+        }
+        space.prefix = self.prefix.clone();
+        space.suffix = self.suffix.clone();
+        space.max_length = self.max_length.max(1);
+        space.groups = self.groups;
+        let strategies = self
+            .strategies
+            .split(',')
+            .map(|s| Strategy::parse(s.trim()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !(0.0..1.0).contains(&self.test_fraction) {
+            return Err("--test-fraction: from 0 up to (not including) 1".into());
+        }
+        let mode = match self.mode.as_str() {
+            "per-shader" => Mode::PerShader,
+            "corpus" => Mode::CorpusWide,
+            other => return Err(format!("--mode {other}: per-shader or corpus")),
+        };
+        Ok(Session {
+            paths: self.paths.clone(),
+            stage: self.stage,
+            target: self.target,
+            objective: Objective::parse(&self.objective)?,
+            space,
+            strategies,
+            mode,
+            budget: Budget {
+                evaluations: self.evaluations,
+                seconds: self.seconds,
+            },
+            seed: self.seed,
+            test_fraction: self.test_fraction,
+            max_shaders: self.max_shaders,
+            check: self.check,
+            shard: self.shard,
+        })
+    }
+}
+
 /// What a session tells as it goes.
 pub trait Observer {
     /// A new evaluation, once it is logged (after each shader in per-shader mode, after each
@@ -899,10 +1004,13 @@ pub fn run_session(
         Mode::CorpusWide => session.strategies.len(),
     };
     let mut done = 0;
-    let mut flush = |evaluator: &Evaluator, observer: &mut dyn Observer| {
+    let mut flush = |evaluator: &Evaluator, observer: &mut dyn Observer, strategy: &Strategy| {
         let new = evaluator.records(logged);
         logged += new.len();
-        new.iter().for_each(|r| observer.record(r));
+        for mut record in new {
+            record.strategy = Some(strategy.to_string());
+            observer.record(&record);
+        }
         done += 1;
         observer.searched(done, searches);
     };
@@ -921,7 +1029,7 @@ pub fn run_session(
                         session.budget,
                         session.seed,
                     ));
-                    flush(&evaluator, observer);
+                    flush(&evaluator, observer, strategy);
                 }
                 let rows: Vec<serde_json::Value> = found
                     .iter()
@@ -962,7 +1070,7 @@ pub fn run_session(
             }
         };
         if session.mode == Mode::CorpusWide {
-            flush(&evaluator, observer);
+            flush(&evaluator, observer, strategy);
         }
         results.push(result);
     }

@@ -15,6 +15,11 @@ pub struct SavedRun {
 pub fn load(path: &Path) -> Result<SavedRun, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse(&text, &path.display().to_string())
+}
+
+/// A run's JSON lines from text; `name` says where they come from in errors.
+pub fn parse(text: &str, name: &str) -> Result<SavedRun, String> {
     let mut evaluations = Vec::new();
     let mut summary = None;
     for (n, line) in text
@@ -23,18 +28,14 @@ pub fn load(path: &Path) -> Result<SavedRun, String> {
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let value: Value = serde_json::from_str(line)
-            .map_err(|e| format!("{}:{}: not a JSON line: {e}", path.display(), n + 1))?;
+            .map_err(|e| format!("{}:{}: not a JSON line: {e}", name, n + 1))?;
         match value.get("summary") {
             Some(s) => summary = Some(s.clone()),
             None => evaluations.push(value),
         }
     }
-    let summary = summary.ok_or_else(|| {
-        format!(
-            "{}: no summary line (the search did not finish?)",
-            path.display()
-        )
-    })?;
+    let summary =
+        summary.ok_or_else(|| format!("{}: no summary line (the search did not finish?)", name))?;
     Ok(SavedRun {
         evaluations,
         summary,
@@ -53,9 +54,10 @@ impl SavedRun {
     }
 }
 
-/// Joins the runs of the shards of one per-shader search: the evaluations renumbered in shard
-/// order, each strategy's shaders together with their geometric mean recomputed, the bugs
-/// together. The runs must be of one target, objective, seed and corpus.
+/// Joins the runs of the shards of one per-shader search into the run the search makes
+/// unsharded: the evaluations and each strategy's shaders in its order (the geometric means
+/// recomputed), the bugs in the order of the evaluations. The runs must be of one target,
+/// objective, seed and corpus.
 pub fn merge(runs: &[SavedRun]) -> Result<SavedRun, String> {
     let first = runs.first().ok_or("no run to merge")?;
     for key in [
@@ -77,24 +79,49 @@ pub fn merge(runs: &[SavedRun]) -> Result<SavedRun, String> {
     if first.summary["mode"] != "per-shader" {
         return Err("only per-shader searches have shards".into());
     }
-    let mut evaluations = Vec::new();
+    // Shard I of N holds the searched shaders at positions I, I + N, ...: its J-th row
+    // (from 0) is at position J * N + I - 1 of the unsharded search.
+    let mut positions: std::collections::HashMap<String, usize> = Default::default();
     for run in runs {
-        for e in &run.evaluations {
-            let mut e = e.clone();
-            e["evaluation"] = evaluations.len().into();
-            evaluations.push(e);
+        let shard = run.summary["shard"].as_str().unwrap_or("1/1");
+        let (index, count) = shard
+            .split_once('/')
+            .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+            .filter(|&(i, n)| i >= 1 && i <= n)
+            .ok_or_else(|| format!("`{shard}` is not a shard I/N"))?;
+        let first_result = &run.summary["results"][0]["shaders"];
+        for (j, row) in first_result.as_array().into_iter().flatten().enumerate() {
+            let name = row["shader"].as_str().unwrap_or("").to_string();
+            positions.insert(name, j * count + index - 1);
         }
+    }
+    let position = |v: &Value| positions.get(v["shader"].as_str().unwrap_or("")).copied();
+    let strategies: Vec<&Value> = first.summary["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| &r["strategy"])
+        .collect();
+    // The evaluations in the unsharded search's order: strategy by strategy, shader by shader,
+    // each shader's in the order they were made.
+    let mut evaluations: Vec<Value> = runs.iter().flat_map(|r| r.evaluations.clone()).collect();
+    evaluations.sort_by_key(|e| {
+        let strategy = strategies.iter().position(|s| **s == e["strategy"]);
+        (strategy, position(e))
+    });
+    for (i, e) in evaluations.iter_mut().enumerate() {
+        e["evaluation"] = i.into();
     }
     let mut summary = first.summary.clone();
     let mut results: Vec<Value> = Vec::new();
-    for result in first.summary["results"].as_array().into_iter().flatten() {
-        let strategy = &result["strategy"];
-        let rows: Vec<Value> = runs
+    for strategy in strategies {
+        let mut rows: Vec<Value> = runs
             .iter()
             .flat_map(|r| r.summary["results"].as_array().cloned().unwrap_or_default())
             .filter(|r| &r["strategy"] == strategy)
             .flat_map(|r| r["shaders"].as_array().cloned().unwrap_or_default())
             .collect();
+        rows.sort_by_key(|r| position(r));
         let geomean = super::geomean(rows.iter().filter_map(|r| r["ratio"].as_f64()));
         results.push(serde_json::json!({
             "strategy": strategy,
@@ -103,9 +130,10 @@ pub fn merge(runs: &[SavedRun]) -> Result<SavedRun, String> {
         }));
     }
     summary["results"] = results.into();
-    summary["bugs"] = runs
+    summary["bugs"] = evaluations
         .iter()
-        .flat_map(|r| r.summary["bugs"].as_array().cloned().unwrap_or_default())
+        .filter(|e| e["status"] == "wrong")
+        .map(|e| serde_json::json!({ "shader": e["shader"], "pipeline": e["pipeline"], "message": e["message"] }))
         .collect::<Vec<_>>()
         .into();
     summary["shard"] = Value::Null;
