@@ -337,6 +337,24 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// The indexed register components the instruction reads, then the one it writes (a
+    /// [`Multi`] only reads them, from any slot).
+    pub fn indexed_accesses(&self) -> Vec<(Indexed, bool)> {
+        match self {
+            Inst::Alu(alu) => alu.indexed_accesses().collect(),
+            Inst::Multi(multi) => multi
+                .slots
+                .iter()
+                .flat_map(|slot| &slot.srcs)
+                .filter_map(|s| match s.operand {
+                    Operand::Indexed(indexed) => Some((indexed, false)),
+                    _ => None,
+                })
+                .collect(),
+            Inst::Fetch(_) | Inst::Export(_) => Vec::new(),
+        }
+    }
+
     /// Records what made the instruction (on ALU instructions, which the listing tags).
     pub fn set_origin(&mut self, origin: &Arc<Origin>) {
         match self {

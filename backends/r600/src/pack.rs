@@ -408,15 +408,15 @@ impl Packer<'_> {
         let mut scratch = ScratchOrder::default();
         let mut indexed: HashMap<u8, IndexedOrder> = HashMap::new();
         for (i, inst) in insts.iter().enumerate() {
-            if let Inst::Alu(alu) = inst {
-                for (access, write) in alu.indexed_accesses() {
-                    let order = indexed.entry(access.chan).or_default();
-                    order.deps(access, write, &mut deps[i]);
-                }
-                for (access, write) in alu.indexed_accesses() {
-                    let order = indexed.entry(access.chan).or_default();
-                    order.record(i, access, write);
-                }
+            // DOT4 and interpolation read indexed registers too.
+            let accesses = inst.indexed_accesses();
+            for &(access, write) in &accesses {
+                let order = indexed.entry(access.chan).or_default();
+                order.deps(access, write, &mut deps[i]);
+            }
+            for &(access, write) in &accesses {
+                let order = indexed.entry(access.chan).or_default();
+                order.record(i, access, write);
             }
             match inst {
                 Inst::Fetch(f) if f.op == FetchOp::ReadScratch => {
