@@ -85,6 +85,17 @@ pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError
     }
 }
 
+/// A shader from IR text, verified; `name` locates the errors.
+pub fn load_text(source: &str, name: &str) -> Result<Shader, LoadError> {
+    let shader =
+        shrew_engine::text::parse(source, name).map_err(|e| LoadError::Text(e.to_string()))?;
+    shrew_engine::verify::verify(&shader).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("{name}: {e}")).collect();
+        LoadError::Text(lines.join("\n"))
+    })?;
+    Ok(shader)
+}
+
 /// [`load_file`] without the check of the stage.
 fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
     let name = path.display().to_string();
@@ -105,13 +116,7 @@ fn load_any(path: &Path, options: &LoadOptions) -> Result<Shader, LoadError> {
     match ext {
         "shrew" => {
             let source = std::fs::read_to_string(path).map_err(io)?;
-            let shader = shrew_engine::text::parse(&source, &name)
-                .map_err(|e| LoadError::Text(e.to_string()))?;
-            shrew_engine::verify::verify(&shader).map_err(|errors| {
-                let lines: Vec<String> = errors.iter().map(|e| format!("{name}: {e}")).collect();
-                LoadError::Text(lines.join("\n"))
-            })?;
-            Ok(shader)
+            load_text(&source, &name)
         }
         "spv" => {
             let bytes = std::fs::read(path).map_err(io)?;

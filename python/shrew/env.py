@@ -110,7 +110,7 @@ class PassOrderingEnv(gym.Env):
         if self._dataset is None:
             paths = self._dataset_paths or piglit_dataset()
             stages, _ = _shrew.corpus(paths, self.stage)
-            self._dataset = [(name, shader) for name, shader in stages]
+            self._dataset = stages
         return [name for name, _ in self._dataset]
 
     def _baseline(self, name: str, shader: Any) -> tuple | None:

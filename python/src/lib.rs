@@ -320,11 +320,7 @@ fn load(
 #[pyfunction]
 #[pyo3(signature = (text, name = "<text>"))]
 fn parse(text: &str, name: &str) -> PyResult<Shader> {
-    let shader = shrew_engine::text::parse(text, name).map_err(error)?;
-    shrew_engine::verify::verify(&shader).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        error(lines.join("\n"))
-    })?;
+    let shader = shrew_frontend::load_text(text, name).map_err(error)?;
     Ok(Shader { inner: shader })
 }
 

@@ -84,11 +84,7 @@ pub fn merge(runs: &[SavedRun]) -> Result<SavedRun, String> {
     let mut positions: std::collections::HashMap<String, usize> = Default::default();
     for run in runs {
         let shard = run.summary["shard"].as_str().unwrap_or("1/1");
-        let (index, count) = shard
-            .split_once('/')
-            .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
-            .filter(|&(i, n)| i >= 1 && i <= n)
-            .ok_or_else(|| format!("`{shard}` is not a shard I/N"))?;
+        let crate::batch::Shard { index, count } = crate::batch::Shard::parse(shard)?;
         let first_result = &run.summary["results"][0]["shaders"];
         for (j, row) in first_result.as_array().into_iter().flatten().enumerate() {
             let name = row["shader"].as_str().unwrap_or("").to_string();
