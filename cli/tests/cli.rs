@@ -1411,3 +1411,17 @@ fn search_shards_merge_into_the_whole_search() {
         stderr(&out)
     );
 }
+
+/// The runner's own piglit-format tests (tests/piglit: `draw arrays` of every primitive from
+/// `[vertex data]`, 64-bit vertex inputs, ...) pass on the interpreter, unoptimized and through
+/// the default pipeline.
+#[test]
+fn the_runners_own_piglit_tests_pass_on_the_interpreter() {
+    let dir = repo_path("tests/piglit");
+    for pipeline in ["none", "default"] {
+        let out = shrew(&["piglit", "-p", pipeline, dir.to_str().unwrap()]);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{pipeline}: {text}{}", stderr(&out));
+        assert!(!text.contains("FAIL") && !text.contains("SKIP"), "{pipeline}: {text}");
+    }
+}

@@ -42,6 +42,15 @@ pub enum Command {
         ortho: bool,
         patch: bool,
     },
+    /// `draw arrays [instanced] MODE FIRST COUNT [INSTANCES]`: the vertices `FIRST..FIRST +
+    /// COUNT` of `[vertex data]` as primitives of `MODE` (`GL_TRIANGLES`, ...).
+    DrawArrays {
+        mode: String,
+        first: usize,
+        count: usize,
+        /// `None` without `instanced`.
+        instances: Option<u32>,
+    },
     /// `draw rect tex x y w h tx ty tw th`: a rectangle with texture coordinates.
     DrawRectTex { rect: [f32; 4], tex: [f32; 4] },
     /// A `probe ...` or `relative probe ...` command.
@@ -60,7 +69,7 @@ pub enum Command {
         name: String,
         value: String,
     },
-    /// Any other command (`draw arrays ...`, `texture rgbw ...`, `ssbo ...`), as written
+    /// Any other command (`texture rgbw ...`, `ssbo ...`), as written
     /// (comment removed), so that a runner can report what it skipped.
     Other(String),
 }
@@ -76,6 +85,12 @@ impl Command {
             Command::Ortho(_) => "ortho".into(),
             Command::DrawRect { .. } => "draw rect".into(),
             Command::DrawRectTex { .. } => "draw rect tex".into(),
+            Command::DrawArrays {
+                mode, instances, ..
+            } => match instances {
+                Some(_) => format!("draw arrays instanced {mode}"),
+                None => format!("draw arrays {mode}"),
+            },
             Command::Probe(_) => "probe".into(),
             Command::Tolerance(_) => "tolerance".into(),
             Command::Framebuffer(_) => "fb".into(),
@@ -209,6 +224,36 @@ pub(crate) fn parse_command(
                 rect: floats(line, "draw rect", text, numbers)?,
                 ortho: flags.contains(&"ortho"),
                 patch: flags.contains(&"patch"),
+            }
+        }
+        ["draw", "arrays", rest @ ..] => {
+            let (instanced, rest) = match rest {
+                ["instanced", rest @ ..] => (true, rest),
+                _ => (false, rest),
+            };
+            let number = |word: Option<&&str>, what: &str| {
+                word.and_then(|w| w.parse::<usize>().ok())
+                    .ok_or_else(|| ParseError::BadCommand {
+                        line,
+                        command: "draw arrays",
+                        text: text.to_owned(),
+                        reason: format!("no {what}"),
+                    })
+            };
+            let mode = rest.first().ok_or_else(|| ParseError::BadCommand {
+                line,
+                command: "draw arrays",
+                text: text.to_owned(),
+                reason: "no primitive mode".into(),
+            })?;
+            Command::DrawArrays {
+                mode: (*mode).to_owned(),
+                first: number(rest.get(1), "first vertex")?,
+                count: number(rest.get(2), "vertex count")?,
+                instances: match instanced {
+                    true => Some(number(rest.get(3), "instance count")? as u32),
+                    false => None,
+                },
             }
         }
         ["tolerance", rest @ ..] => Command::Tolerance(floats(line, "tolerance", text, rest)?),
@@ -617,11 +662,32 @@ mod tests {
     }
 
     #[test]
-    fn other_commands_are_kept_for_reports() {
+    fn draw_arrays_with_and_without_instances() {
         assert_eq!(
             command("draw arrays GL_TRIANGLE_FAN 0 4 # fan"),
-            Command::Other("draw arrays GL_TRIANGLE_FAN 0 4".into())
+            Command::DrawArrays {
+                mode: "GL_TRIANGLE_FAN".into(),
+                first: 0,
+                count: 4,
+                instances: None
+            }
         );
+        let instanced = command("draw arrays instanced GL_TRIANGLES 3 6 2");
+        assert_eq!(instanced.name(), "draw arrays instanced GL_TRIANGLES");
+        assert!(matches!(
+            instanced,
+            Command::DrawArrays {
+                first: 3,
+                count: 6,
+                instances: Some(2),
+                ..
+            }
+        ));
+        assert!(parse_command(1, "draw arrays GL_TRIANGLES 0").is_err());
+    }
+
+    #[test]
+    fn other_commands_are_kept_for_reports() {
         assert_eq!(command("texture rgbw 0 (8, 8)").name(), "texture rgbw");
         assert_eq!(
             command("texture rgbw 0 (8, 8) GL_RGBA8UI"),

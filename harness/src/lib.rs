@@ -35,6 +35,7 @@ pub mod reduce;
 mod run;
 pub mod search;
 mod textures;
+pub mod vertex_data;
 
 pub use commands::{Command, ExpectedColor, Probe, ProbeRegion, TestCommand, TextureImage};
 pub use parse::{

@@ -3,6 +3,7 @@
 //! `[require]`'s other lines, `[vertex data]` and the `[test]` commands.
 
 use crate::commands::{TestCommand, parse_command};
+use crate::vertex_data::VertexData;
 use shrew_frontend::shader_test::{
     self, GlRequirement, Section, ShaderTestSources, VersionRequirement, parse_sources,
     version_requirement,
@@ -16,7 +17,7 @@ pub struct ShaderTest {
     /// The rest of the `[require]` section.
     pub requirements: Requirements,
     /// The `[vertex data]` section.
-    pub vertex_data: Option<TextSection>,
+    pub vertex_data: Option<VertexData>,
     /// The commands of the `[test]` section (comments and blank lines left out).
     pub commands: Vec<TestCommand>,
     /// Every other section (`[vertex program]`, `[fragment shader spirv]`,
@@ -107,7 +108,7 @@ pub fn parse_shader_test(text: &str) -> Result<ShaderTest, ParseError> {
                     parse_requirement(&mut test.requirements, line, line_text)?;
                 }
             }
-            "vertex data" => test.vertex_data = Some(section.into()),
+            "vertex data" => test.vertex_data = Some(VertexData::parse(&section.body)?),
             "test" => {
                 for &(line, line_text) in &section.body {
                     if let Some(command) = parse_command(line, line_text)? {

@@ -1,9 +1,11 @@
 //! Rasterization: a draw's vertices to window positions, and its triangles to the grids of
 //! pixels a fragment stage shades, one triangle at a time as hardware does.
 //!
-//! A triangle covers the pixels whose centres lie inside it (all three barycentrics at least
-//! zero, within its bounding box on the framebuffer); a pixel on an edge two triangles share
-//! belongs to the first. Each triangle's grid spans, in whole 2×2 quads, the pixels it covers
+//! A triangle covers the pixels whose centres lie inside it, within its bounding box on the
+//! framebuffer; a centre on an edge belongs to the triangle for which it is a left edge (the
+//! inside to its right) or a top one (horizontal, the inside below), so that of two triangles
+//! sharing an edge exactly one covers it. Where triangles of a draw overlap, the last one drawn
+//! owns the pixel, as without a depth test. Each triangle's grid spans, in whole 2×2 quads, the pixels it covers
 //! that the draw needs (those some probe looks at): those are covered, the grid's other pixels
 //! run as helpers with the triangle's barycentrics extrapolated to them, so that derivatives
 //! are the triangle's own. Why here: the executor owns the framebuffer and the probes, and the
@@ -32,11 +34,13 @@ pub(crate) fn window_positions(positions: &[[f32; 4]], width: u32, height: u32) 
         .collect()
 }
 
-/// A triangle ready to rasterize: its vertices' window positions, twice its signed area and
-/// the columns and rows of its bounding box on the framebuffer.
+/// A triangle ready to rasterize: its vertices' window positions, twice its signed area,
+/// which of its edges (opposite each vertex) own the centres on them, and the columns and rows
+/// of its bounding box on the framebuffer.
 struct Setup {
     vertices: [[f32; 4]; 3],
     area: f32,
+    owns_edge: [bool; 3],
     x: std::ops::Range<u32>,
     y: std::ops::Range<u32>,
 }
@@ -53,9 +57,15 @@ impl Setup {
         let low = |k: usize| a[k].min(b[k]).min(c[k]).floor().max(0.0) as u32;
         let high =
             |k: usize, size: u32| (a[k].max(b[k]).max(c[k]).ceil().max(0.0) as u32).min(size);
+        // The gradient of the barycentric of the vertex opposite edge (p, q) points inside.
+        let owns = |p: [f32; 4], q: [f32; 4]| {
+            let (nx, ny) = (-(q[1] - p[1]) / area, (q[0] - p[0]) / area);
+            nx > 0.0 || (nx == 0.0 && ny < 0.0)
+        };
         Some(Setup {
             vertices: [a, b, c],
             area,
+            owns_edge: [owns(b, c), owns(c, a), owns(a, b)],
             x: low(0)..high(0, width),
             y: low(1)..high(1, height),
         })
@@ -66,9 +76,9 @@ impl Setup {
         let [a, b, c] = self.vertices;
         let p = [x as f32 + 0.5, y as f32 + 0.5, 0.0, 0.0];
         [
-            edge(b, c, p) / self.area,
-            edge(c, a, p) / self.area,
-            edge(a, b, p) / self.area,
+            shared_edge(b, c, p) / self.area,
+            shared_edge(c, a, p) / self.area,
+            shared_edge(a, b, p) / self.area,
         ]
     }
 
@@ -76,7 +86,11 @@ impl Setup {
     fn covers(&self, x: u32, y: u32) -> bool {
         self.x.contains(&x)
             && self.y.contains(&y)
-            && !self.barycentrics(x, y).iter().any(|&l| l < 0.0)
+            && self
+                .barycentrics(x, y)
+                .iter()
+                .zip(self.owns_edge)
+                .all(|(&l, owns)| l > 0.0 || (l == 0.0 && owns))
     }
 }
 
@@ -94,23 +108,26 @@ pub(crate) fn rasterize(
         .iter()
         .map(|&tri| Setup::new(window, tri, width, height))
         .collect();
-    // The triangle covering each wanted pixel, the first where two do.
+    // The triangle covering each wanted pixel, the last drawn where several do (each
+    // triangle visits its bounding box only).
     let mut owner = vec![None; (width * height) as usize];
+    for (t, setup) in setups.iter().enumerate() {
+        let Some(setup) = setup else { continue };
+        for y in setup.y.clone() {
+            for x in setup.x.clone() {
+                let index = (y * width + x) as usize;
+                if wanted[index] && setup.covers(x, y) {
+                    owner[index] = Some(t);
+                }
+            }
+        }
+    }
     let mut extent: Vec<Option<[u32; 4]>> = vec![None; triangles.len()];
-    for y in 0..height {
-        for x in 0..width {
-            let index = (y * width + x) as usize;
-            if !wanted[index] {
-                continue;
-            }
-            let covering = setups
-                .iter()
-                .position(|s| s.as_ref().is_some_and(|s| s.covers(x, y)));
-            if let Some(t) = covering {
-                owner[index] = Some(t);
-                let [x0, y0, x1, y1] = extent[t].get_or_insert([x, y, x, y]);
-                (*x0, *y0, *x1, *y1) = ((*x0).min(x), (*y0).min(y), (*x1).max(x), (*y1).max(y));
-            }
+    for (index, t) in owner.iter().enumerate() {
+        if let Some(t) = *t {
+            let (x, y) = (index as u32 % width, index as u32 / width);
+            let [x0, y0, x1, y1] = extent[t].get_or_insert([x, y, x, y]);
+            (*x0, *y0, *x1, *y1) = ((*x0).min(x), (*y0).min(y), (*x1).max(x), (*y1).max(y));
         }
     }
     setups
@@ -152,6 +169,16 @@ pub(crate) fn rasterize(
         .collect()
 }
 
+/// [`edge`] computed the same way whichever way round the edge is given, so that two
+/// triangles sharing an edge get exactly opposite values (both zero on it).
+fn shared_edge(a: [f32; 4], b: [f32; 4], p: [f32; 4]) -> f32 {
+    if (a[0], a[1]) <= (b[0], b[1]) {
+        edge(a, b, p)
+    } else {
+        -edge(b, a, p)
+    }
+}
+
 /// Twice the signed area of (a, b, p).
 fn edge(a: [f32; 4], b: [f32; 4], p: [f32; 4]) -> f32 {
     (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
@@ -184,6 +211,60 @@ mod tests {
             }
         }
         assert_eq!(covered, [1; 24]);
+    }
+
+    /// How many of the triangles' grids cover each pixel of a `width`×`height` framebuffer.
+    fn coverage(
+        window: &[[f32; 4]],
+        triangles: &[[usize; 3]],
+        width: u32,
+        height: u32,
+    ) -> Vec<Vec<usize>> {
+        let wanted = vec![true; (width * height) as usize];
+        let mut owners = vec![Vec::new(); (width * height) as usize];
+        for (t, grid) in rasterize(window, triangles, width, height, &wanted)
+            .iter()
+            .enumerate()
+        {
+            let Some(grid) = grid else { continue };
+            for (i, _) in grid.covered.iter().enumerate().filter(|(_, c)| **c) {
+                let x = grid.origin[0] + i as u32 % grid.width;
+                let y = grid.origin[1] + i as u32 / grid.width;
+                owners[(y * width + x) as usize].push(t);
+            }
+        }
+        owners
+    }
+
+    #[test]
+    fn centres_on_a_shared_edge_belong_to_one_triangle() {
+        // A 250×250 window and an off-centre 4×4 square: its diagonal runs through pixel
+        // centres, where the two triangles' edge functions round differently unless computed
+        // the same way.
+        let to_ndc = |v: f32| 2.0 * v / 250.0 - 1.0;
+        let (x0, x1, y0, y1) = (to_ndc(16.0), to_ndc(20.0), to_ndc(0.0), to_ndc(4.0));
+        let positions: Vec<[f32; 4]> = [[x0, y0], [x1, y0], [x0, y1], [x1, y1]]
+            .iter()
+            .map(|&[x, y]| [x, y, 0.0, 1.0])
+            .collect();
+        let window = window_positions(&positions, 250, 250);
+        let owners = coverage(&window, &STRIP, 250, 250);
+        for y in 0..250 {
+            for x in 0..250 {
+                let inside = (16..20).contains(&x) && y < 4;
+                let n = owners[(y * 250 + x) as usize].len();
+                assert_eq!(n, inside as usize, "pixel ({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_of_overlapping_triangles_owns_their_pixels() {
+        let mut window = full_screen(4, 4);
+        window.extend(full_screen(4, 4));
+        let owners = coverage(&window, &[[0, 1, 2], [4, 5, 6]], 4, 4);
+        // Pixel (0, 0) is inside both copies of the same triangle.
+        assert_eq!(owners[0], [1]);
     }
 
     #[test]

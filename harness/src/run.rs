@@ -2,8 +2,10 @@
 //! contract, the reference interpreter's or a backend's on its emulator.
 //!
 //! A test is executable here when it has one fragment shader, at most one vertex shader (or
-//! piglit's passthrough one), no vertex data, and `[test]` commands among `uniform`, `clear`,
-//! `clear color`, `ortho`, `draw rect [ortho]`, `tolerance`, the `probe` family, and the
+//! piglit's passthrough one), and `[test]` commands among `uniform`, `clear`, `clear color`,
+//! `ortho`, `draw rect [ortho]`, `draw arrays` of points, triangles (lists, strips, fans) and
+//! quads (lists, strips) from its `[vertex data]` ([`crate::vertex_data`]; one instance),
+//! `tolerance`, the `probe` family, and the
 //! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`crate::textures`])
 //! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
 //! unit, 0 unless set). Anything else is skipped with the reason, and so is a shader glslang
@@ -12,7 +14,8 @@
 //! skipped).
 //!
 //! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
-//! strip), rasterizes its two triangles at pixel centres ([`crate::raster`]), and shades each
+//! strip) or on the vertices drawn (a point becomes the square of its `gl_PointSize`),
+//! rasterizes the triangles at pixel centres ([`crate::raster`]), and shades each
 //! triangle on its own, as hardware does, from the varyings at its three vertices and every
 //! pixel's barycentrics — only the pixels some probe of the test looks at, in whole 2×2 quads
 //! whose other pixels run as helpers so derivatives stay right. Colour output 0 is clamped to
@@ -229,9 +232,6 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
     if test.sources.shaders_of(Stage::Fragment).count() == 0 {
         return Err("has no fragment shader".into());
     }
-    if test.vertex_data.is_some() {
-        return Err("uses [vertex data]".into());
-    }
     if let Some(section) = test.other_sections.first() {
         return Err(format!("uses a [{}] section", section.name));
     }
@@ -245,6 +245,16 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Ortho(_)
             | Command::Tolerance(_) => {}
             Command::DrawRect { patch: false, .. } => {}
+            Command::DrawArrays {
+                mode, instances, ..
+            } => {
+                if Primitive::from_mode(mode).is_none() || instances.is_some_and(|n| n != 1) {
+                    return Err(format!("uses `{}`", c.command.name()));
+                }
+                if test.vertex_data.is_none() {
+                    return Err("draws arrays without [vertex data]".into());
+                }
+            }
             Command::Probe(_) => probes += 1,
             Command::Texture { image, .. } => {
                 textures::make(image)?;
@@ -574,6 +584,14 @@ impl Context {
                 }
                 Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
                 Command::DrawRect { rect, ortho, .. } => self.draw(*rect, *ortho).map_err(at)?,
+                Command::DrawArrays {
+                    mode, first, count, ..
+                } => {
+                    let primitive = Primitive::from_mode(mode)
+                        .ok_or_else(|| at(format!("unsupported primitive {mode}")))?;
+                    self.draw_arrays(test, primitive, *first..*first + *count)
+                        .map_err(at)?
+                }
                 Command::Probe(p) => {
                     let (x0, y0, x1, y1) = self.region(&p.region);
                     let (expected, n) = match p.expected {
@@ -653,13 +671,84 @@ impl Context {
         let (x0, x1) = (to_ndc(x, self.width), to_ndc(x + w, self.width));
         let (y0, y1) = (to_ndc(y, self.height), to_ndc(y + h, self.height));
         let corners = [[x0, y0], [x1, y0], [x0, y1], [x1, y1]];
-        let vertices = self.run_vertices(&corners)?;
+        let piglit_vertex: Vec<Vec<u64>> = corners
+            .iter()
+            .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
+            .collect();
+        let inputs = BTreeMap::from([("piglit_vertex".to_string(), piglit_vertex)]);
+        let vertices = self.run_vertices(corners.len(), inputs)?;
+        self.rasterize_and_shade(&vertices, &STRIP)
+    }
+
+    /// `draw arrays`: the vertex shader on the vertices `range` of `[vertex data]`, assembled
+    /// into `primitive`s.
+    fn draw_arrays(
+        &mut self,
+        test: &ShaderTest,
+        primitive: Primitive,
+        range: Range<usize>,
+    ) -> Result<(), String> {
+        self.vs.bind_textures(&self.units);
+        self.fs.bind_textures(&self.units);
+        let data = test
+            .vertex_data
+            .as_ref()
+            .ok_or("draw arrays without [vertex data]")?;
+        let inputs = data.inputs(range.clone(), &self.vs.shader)?;
+        let mut vertices = self.run_vertices(range.len(), inputs)?;
+        let triangles = match primitive {
+            Primitive::Points => self.point_sprites(&mut vertices),
+            _ => primitive.triangles(vertices.len()),
+        };
+        self.rasterize_and_shade(&vertices, &triangles)
+    }
+
+    /// Replaces each point by the square of its size (`gl_PointSize`, else 1 pixel) around
+    /// it: four vertices with its outputs, and the square's two triangles.
+    fn point_sprites(&self, vertices: &mut Vec<VertexOut>) -> Vec<[usize; 3]> {
+        let size = self
+            .vs
+            .shader
+            .variables
+            .iter()
+            .find(|v| v.builtin == Some(Builtin::PointSize))
+            .map(|v| v.name.clone());
+        let points = std::mem::take(vertices);
+        let mut triangles = Vec::with_capacity(points.len() * 2);
+        for point in points {
+            let pixels = size
+                .as_ref()
+                .and_then(|name| point.outputs.get(name))
+                .and_then(|v| v.first())
+                .map_or(1.0, |&bits| f32::from_bits(bits as u32).max(1.0));
+            // Half the size in clip space: a pixel is 2/width of normalized x, times w.
+            let [x, y, z, w] = point.position;
+            let dx = pixels / self.width as f32 * w;
+            let dy = pixels / self.height as f32 * w;
+            let k = vertices.len();
+            for (sx, sy) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+                vertices.push(VertexOut {
+                    position: [x + sx * dx, y + sy * dy, z, w],
+                    outputs: point.outputs.clone(),
+                });
+            }
+            triangles.extend(STRIP.map(|t| t.map(|i| k + i)));
+        }
+        triangles
+    }
+
+    /// Rasterizes the triangles of `vertices` and shades each.
+    fn rasterize_and_shade(
+        &mut self,
+        vertices: &[VertexOut],
+        triangles: &[[usize; 3]],
+    ) -> Result<(), String> {
         let positions: Vec<[f32; 4]> = vertices.iter().map(|v| v.position).collect();
         let window = raster::window_positions(&positions, self.width, self.height);
-        let grids = raster::rasterize(&window, &STRIP, self.width, self.height, &self.probed);
-        for (tri, grid) in STRIP.into_iter().zip(grids) {
+        let grids = raster::rasterize(&window, triangles, self.width, self.height, &self.probed);
+        for (&tri, grid) in triangles.iter().zip(grids) {
             if let Some(grid) = grid {
-                self.shade_triangle(tri, grid, &vertices)?;
+                self.shade_triangle(tri, grid, vertices)?;
             }
         }
         Ok(())
@@ -702,24 +791,31 @@ impl Context {
         Ok(())
     }
 
-    /// Runs the vertex shader on the corners.
-    fn run_vertices(&mut self, corners: &[[f32; 2]]) -> Result<Vec<VertexOut>, String> {
+    /// Runs the vertex shader on `count` vertices with the attributes `inputs`; legacy inputs
+    /// without attributes read their fixed-function defaults.
+    fn run_vertices(
+        &mut self,
+        count: usize,
+        mut inputs: BTreeMap<String, Vec<Vec<u64>>>,
+    ) -> Result<Vec<VertexOut>, String> {
         let shader = &self.vs.shader;
-        let vertex: Vec<Vec<u64>> = corners
-            .iter()
-            .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
-            .collect();
-        let mut inputs = BTreeMap::new();
+        inputs.retain(|name, _| {
+            shader
+                .variables
+                .iter()
+                .any(|v| v.mode == Mode::ShaderIn && v.name == *name)
+        });
         for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
-            if var.name == "piglit_vertex" {
-                inputs.insert(var.name.clone(), vertex.clone());
-            } else if let Some(default) = self.vs.legacy_input_default(&var.name) {
+            if inputs.contains_key(&var.name) {
+                continue;
+            }
+            if let Some(default) = self.vs.legacy_input_default(&var.name) {
                 inputs.insert(var.name.clone(), vec![floats(&default)]);
             }
         }
         let outputs = self
             .vertex_kernel
-            .run(corners.len(), &inputs, &mut self.vs.resources)
+            .run(count, &inputs, &mut self.vs.resources)
             .map_err(|e| format!("vertex shader: {e}"))?;
         let position = shader
             .variables
@@ -767,6 +863,63 @@ impl Context {
             });
         }
         Ok(out)
+    }
+}
+
+/// The primitive modes `draw arrays` draws.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Primitive {
+    Points,
+    Triangles,
+    TriangleStrip,
+    TriangleFan,
+    Quads,
+    QuadStrip,
+}
+
+impl Primitive {
+    fn from_mode(mode: &str) -> Option<Primitive> {
+        Some(match mode {
+            "GL_POINTS" => Primitive::Points,
+            "GL_TRIANGLES" => Primitive::Triangles,
+            "GL_TRIANGLE_STRIP" => Primitive::TriangleStrip,
+            "GL_TRIANGLE_FAN" => Primitive::TriangleFan,
+            "GL_QUADS" => Primitive::Quads,
+            "GL_QUAD_STRIP" => Primitive::QuadStrip,
+            _ => return None,
+        })
+    }
+
+    /// The triangles of `count` vertices drawn as this primitive (not points), each with its
+    /// provoking vertex (GL's last-vertex convention) third.
+    fn triangles(self, count: usize) -> Vec<[usize; 3]> {
+        match self {
+            Primitive::Points => Vec::new(),
+            Primitive::Triangles => (0..count / 3)
+                .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+                .collect(),
+            Primitive::TriangleStrip => (0..count.saturating_sub(2))
+                .map(|i| match i % 2 {
+                    0 => [i, i + 1, i + 2],
+                    _ => [i + 1, i, i + 2],
+                })
+                .collect(),
+            Primitive::TriangleFan => (0..count.saturating_sub(2))
+                .map(|i| [0, i + 1, i + 2])
+                .collect(),
+            Primitive::Quads => (0..count / 4)
+                .flat_map(|q| {
+                    let v = 4 * q;
+                    [[v, v + 1, v + 3], [v + 1, v + 2, v + 3]]
+                })
+                .collect(),
+            Primitive::QuadStrip => (0..count.saturating_sub(2) / 2)
+                .flat_map(|q| {
+                    let v = 2 * q;
+                    [[v, v + 1, v + 3], [v + 2, v, v + 3]]
+                })
+                .collect(),
+        }
     }
 }
 
@@ -1039,7 +1192,7 @@ fn element(layout: &Layout, offset: u32, ty: &Type, index: u32) -> Result<(u32, 
 }
 
 /// Parses one uniform value for a component of this type, as raw bits.
-fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
+pub(crate) fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
     // piglit reads numbers with strtod/strtol, which stop at the first character that does not
     // belong to the number: `2.0;` is 2, and `2.0` for an int is 2.
     let text = text.trim_end_matches([';', ',']);
@@ -1048,10 +1201,16 @@ fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
             .ok()
             .or_else(|| t.parse::<f64>().ok().map(|f| f as i64))
     };
-    let hex = text
+    // `0x...` is bits; strtol also reads `-0x...`, the bits' negation.
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let hex = unsigned
         .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))
-        .and_then(|h| u64::from_str_radix(h, 16).ok());
+        .or_else(|| unsigned.strip_prefix("0X"))
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .map(|bits| if negative { bits.wrapping_neg() } else { bits });
     let raw = match (base, bits) {
         (BaseType::Float, 64) => match hex {
             Some(h) => h,

@@ -40,7 +40,7 @@ mod validate;
 use rspirv::binary::{Consumer, ParseAction};
 use rspirv::dr;
 use rspirv::spirv;
-use shrew_engine::ir::Shader;
+use shrew_engine::ir::{Mode, Shader, Stage, Type};
 use std::collections::{HashMap, HashSet};
 
 /// Why a SPIR-V module could not be translated.
@@ -145,7 +145,10 @@ pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader
     // The parser accepted the module, so its header (with the version and id bound) is there.
     validate::check(words[1], words[3], &insts)?;
     let module = module::Module::read(&insts)?;
-    let shader = function::translate_module(&module, &insts, options)?;
+    let mut shader = function::translate_module(&module, &insts, options)?;
+    if shader.stage == Stage::Vertex {
+        vertex_inputs_in_slots(&mut shader);
+    }
     if let Err(errors) = shrew_engine::verify::verify(&shader) {
         let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
         return Err(SpirvError {
@@ -157,6 +160,42 @@ pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader
         });
     }
     Ok(shader)
+}
+
+/// Renumbers the locations of a vertex shader's inputs into the IR's 16-byte slots. GLSL gives
+/// a vertex input one location per vector (per matrix column), a 64-bit three- or
+/// four-component one included, where every other interface (and the IR) takes two for those:
+/// each input moves up by the extra slots of the inputs below it. Inputs keep their order, so a
+/// module whose locations already leave room stays without overlaps.
+fn vertex_inputs_in_slots(shader: &mut Shader) {
+    let mut inputs: Vec<(u32, usize)> = shader
+        .variables
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.mode == Mode::ShaderIn)
+        .filter_map(|(i, v)| Some((v.location?, i)))
+        .collect();
+    inputs.sort();
+    let mut extra = 0;
+    for (_, i) in inputs {
+        let var = &mut shader.variables[i];
+        if let Some(location) = &mut var.location {
+            *location += extra;
+        }
+        extra += wide_columns(&var.ty);
+    }
+}
+
+/// How many vectors of 64-bit components wider than two (each two slots, one GLSL vertex
+/// input location) a type holds.
+fn wide_columns(ty: &Type) -> u32 {
+    let (inner, elements) = ty.innermost_element();
+    let columns = match *inner {
+        Type::Vector(s, n) if s.bits == 64 && n > 2 => 1,
+        Type::Matrix { elem, cols, rows } if elem.bits == 64 && rows > 2 => cols as u32,
+        _ => 0,
+    };
+    columns * elements
 }
 
 /// Collects the parser's instructions in module order.
@@ -334,7 +373,7 @@ impl UniqueNames {
 
 #[cfg(test)]
 mod tests {
-    use super::UniqueNames;
+    use super::{Mode, Shader, Stage, Type, UniqueNames, vertex_inputs_in_slots};
 
     #[test]
     fn names_are_the_first_free_of_their_base() {
@@ -344,5 +383,37 @@ mod tests {
             .map(|base| names.claim(base))
             .collect();
         assert_eq!(claimed, ["x", "x_2", "x_1", "x_3", "x_4", "y", "x_1_1"]);
+    }
+
+    #[test]
+    fn wide_vertex_inputs_take_two_slots() {
+        use shrew_engine::ir::{Scalar, Variable};
+        use shrew_engine::ops::BaseType;
+        let f64s = Scalar::new(BaseType::Float, 64);
+        let mut shader = Shader::new(Stage::Vertex);
+        let mut add = |name: &str, ty: Type, location: u32| {
+            let mut var = Variable::new(name, Mode::ShaderIn, ty);
+            var.location = Some(location);
+            shader.variables.push(var);
+        };
+        // GLSL's locations: a dmat2x3 (two dvec3 columns) at 1 and 2, then a vec3 at 3.
+        add(
+            "position",
+            Type::Vector(Scalar::new(BaseType::Float, 32), 3),
+            3,
+        );
+        add("ints", Type::Vector(Scalar::new(BaseType::Int, 32), 2), 0);
+        add(
+            "m",
+            Type::Matrix {
+                elem: f64s,
+                cols: 2,
+                rows: 3,
+            },
+            1,
+        );
+        vertex_inputs_in_slots(&mut shader);
+        let locations: Vec<Option<u32>> = shader.variables.iter().map(|v| v.location).collect();
+        assert_eq!(locations, [Some(5), Some(0), Some(1)]);
     }
 }
