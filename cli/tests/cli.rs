@@ -1422,6 +1422,9 @@ fn the_runners_own_piglit_tests_pass_on_the_interpreter() {
         let out = shrew(&["piglit", "-p", pipeline, dir.to_str().unwrap()]);
         let text = stdout(&out);
         assert!(out.status.success(), "{pipeline}: {text}{}", stderr(&out));
-        assert!(!text.contains("FAIL") && !text.contains("SKIP"), "{pipeline}: {text}");
+        assert!(
+            !text.contains("FAIL") && !text.contains("SKIP"),
+            "{pipeline}: {text}"
+        );
     }
 }

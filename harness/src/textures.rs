@@ -10,7 +10,7 @@
 //! textures hold `x / (w − 1)` and compare with `GREATER`.
 
 use crate::commands::TextureImage;
-use shrew_engine::interp::{CompareFunc, MipLevel, SamplerState, Texture, Wrap};
+use shrew_engine::interp::{CompareFunc, Filter, MipLevel, SamplerState, Texture, Wrap};
 
 /// The texture and sampler state a `texture` command makes, or why it cannot be made here.
 pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {
@@ -95,6 +95,19 @@ pub(crate) fn set_parameter(
         }
         // glslang returns a legacy shadow lookup as (r, r, r, r): the intensity mode.
         ("depth_mode", "intensity") => {}
+        // The textures here have one level, so the mipmap filter never applies.
+        ("min" | "mag", _) => {
+            let filter = match value.split('_').next() {
+                Some("nearest") => Filter::Nearest,
+                Some("linear") => Filter::Linear,
+                _ => return Err(format!("unknown filter `{value}`")),
+            };
+            if name == "min" {
+                sampler.min_filter = filter;
+            } else {
+                sampler.mag_filter = filter;
+            }
+        }
         _ => return Err(format!("texparameter {name} {value} is not supported")),
     }
     Ok(())

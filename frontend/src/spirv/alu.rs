@@ -73,6 +73,10 @@ fn simple_op(op: Op) -> Option<(AluOp, bool)> {
         DPdxCoarse => (A::FddxCoarse, false),
         DPdyCoarse => (A::FddyCoarse, false),
         QuantizeToF16 => (A::FquantizeF16, false),
+        IAddSatINTEL => (A::IaddSat, false),
+        UAddSatINTEL => (A::UaddSat, false),
+        ISubSatINTEL => (A::IsubSat, false),
+        USubSatINTEL => (A::UsubSat, false),
         _ => return None,
     })
 }
@@ -181,6 +185,16 @@ impl Translator<'_> {
                     None => a,
                 })
             }
+            Op::UCountLeadingZerosINTEL
+            | Op::UCountTrailingZerosINTEL
+            | Op::AbsISubINTEL
+            | Op::AbsUSubINTEL
+            | Op::IAverageINTEL
+            | Op::UAverageINTEL
+            | Op::IAverageRoundedINTEL
+            | Op::UAverageRoundedINTEL
+            | Op::IMul32x16INTEL
+            | Op::UMul32x16INTEL => Val::Ssa(self.integer_function(inst)?),
             Op::CopyObject | Op::CopyLogical => self.val(id(inst, 0)?)?,
             Op::Undef => self.undef(result_type(inst)?)?,
             Op::Select => {
@@ -385,6 +399,87 @@ impl Translator<'_> {
     }
 
     /// An integer value as 32 bits (shift counts, bit offsets, indices).
+    /// SPV_INTEL_shader_integer_functions2's operations without an IR opcode of their own,
+    /// built from the ones they are defined by.
+    fn integer_function(&mut self, inst: &Inst) -> Result<Value> {
+        use AluOp as A;
+        let op = inst.inst.class.opcode;
+        let a = self.ssa(id(inst, 0)?)?;
+        let b = match op {
+            Op::UCountLeadingZerosINTEL | Op::UCountTrailingZerosINTEL => None,
+            _ => Some(self.ssa(id(inst, 1)?)?),
+        };
+        let bits = self.builder().value_type(a).bits;
+        let mut bld = self.builder();
+        let one = bld.imm_u32(1);
+        Ok(match (op, b) {
+            // ufind_msb(0) is -1, so 0 has `bits` leading zeros.
+            (Op::UCountLeadingZerosINTEL, _) => {
+                let msb = bld.alu(A::UfindMsb, &[a]);
+                let top = bld.imm_int(bits as i64 - 1, 32);
+                let count = bld.alu(A::Isub, &[top, msb]);
+                self.resize_int(count, result_type(inst)?, false)?
+            }
+            // find_lsb(0) is -1, the largest unsigned value.
+            (Op::UCountTrailingZerosINTEL, _) => {
+                let lsb = bld.alu(A::FindLsb, &[a]);
+                let width = bld.imm_u32(bits as u32);
+                let count = bld.alu(A::Umin, &[lsb, width]);
+                self.resize_int(count, result_type(inst)?, false)?
+            }
+            (Op::AbsISubINTEL, Some(b)) => {
+                let high = bld.alu(A::Imax, &[a, b]);
+                let low = bld.alu(A::Imin, &[a, b]);
+                bld.alu(A::Isub, &[high, low])
+            }
+            (Op::AbsUSubINTEL, Some(b)) => {
+                let high = bld.alu(A::Umax, &[a, b]);
+                let low = bld.alu(A::Umin, &[a, b]);
+                bld.alu(A::Isub, &[high, low])
+            }
+            // (a >> 1) + (b >> 1) + the carry of the low bits: both set, or (rounded) either.
+            (
+                Op::IAverageINTEL
+                | Op::UAverageINTEL
+                | Op::IAverageRoundedINTEL
+                | Op::UAverageRoundedINTEL,
+                Some(b),
+            ) => {
+                let shift = match op {
+                    Op::IAverageINTEL | Op::IAverageRoundedINTEL => A::Ishr,
+                    _ => A::Ushr,
+                };
+                let carry = match op {
+                    Op::IAverageINTEL | Op::UAverageINTEL => A::Iand,
+                    _ => A::Ior,
+                };
+                let half_a = bld.alu(shift, &[a, one]);
+                let half_b = bld.alu(shift, &[b, one]);
+                let low = bld.alu(carry, &[a, b]);
+                let low_one = bld.imm_int(1, bits);
+                let low = bld.alu(A::Iand, &[low, low_one]);
+                let sum = bld.alu(A::Iadd, &[half_a, half_b]);
+                bld.alu(A::Iadd, &[sum, low])
+            }
+            // The low 16 bits of b, sign- or zero-extended, times a.
+            (Op::IMul32x16INTEL | Op::UMul32x16INTEL, Some(b)) => {
+                let sixteen = bld.imm_u32((bits as u32).saturating_sub(16));
+                let up = bld.alu(A::Ishl, &[b, sixteen]);
+                let shift = match op {
+                    Op::IMul32x16INTEL => A::Ishr,
+                    _ => A::Ushr,
+                };
+                let low = bld.alu(shift, &[up, sixteen]);
+                bld.alu(A::Imul, &[a, low])
+            }
+            _ => {
+                return Err(SpirvError::malformed(format!(
+                    "Op{op:?} has too few operands"
+                )));
+            }
+        })
+    }
+
     pub fn uint32(&mut self, v: Value) -> Result<Value> {
         Ok(match self.builder().value_type(v).bits {
             32 => v,
