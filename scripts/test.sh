@@ -135,7 +135,7 @@ python3 scripts/gate.py piglit target/piglit-families-generated.jsonl 99.5 \
     --label "generated families, 1 in 20, -p default"
 "$shrew" piglit --json "${limit[@]}" -p default "${hand_written[@]}" \
     >target/piglit-families.jsonl || true
-python3 scripts/gate.py piglit target/piglit-families.jsonl 73.0 \
+python3 scripts/gate.py piglit target/piglit-families.jsonl 76.0 \
     --label "hand-written families, -p default"
 
 # The same tests compiled for each target and run on its emulator: every test the backend

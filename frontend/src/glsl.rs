@@ -169,6 +169,10 @@ pub fn drop_unsupported_extensions(source: &str) -> String {
 pub struct CompileOptions {
     /// Compile as this version whatever `#version` says (`--glsl-version`).
     pub glsl_version: Option<GlslVersion>,
+    /// Compile as OpenGL GLSL for OpenGL SPIR-V (`-G`) instead of Vulkan GLSL (`-V`): the
+    /// words Vulkan GLSL reserves (`sampler`, `texture`, ...) are names again, and loose
+    /// uniforms need no relaxed rules.
+    pub opengl: bool,
 }
 
 /// Which attempt of [`Glslang::compile_cascade`] produced the SPIR-V.
@@ -183,15 +187,19 @@ pub enum Attempt {
     /// what older ones refuse, such as `const` variables with non-constant initializers or,
     /// for SPIR-V, ES 3.00 itself.
     LatestVersion,
+    /// The last attempt's source compiled as OpenGL GLSL (`-G`), for shaders that are valid
+    /// OpenGL GLSL but not Vulkan GLSL.
+    OpenGl,
 }
 
 impl Attempt {
-    /// A short name for reports: `as-written`, `legacy-rewrite`, `latest-version`.
+    /// A short name for reports: `as-written`, `legacy-rewrite`, `latest-version`, `opengl`.
     pub fn name(self) -> &'static str {
         match self {
             Attempt::AsWritten => "as-written",
             Attempt::LegacyRewrite => "legacy-rewrite",
             Attempt::LatestVersion => "latest-version",
+            Attempt::OpenGl => "opengl",
         }
     }
 }
@@ -515,9 +523,15 @@ impl Glslang {
 
     /// The arguments of a run that decide its result (the cache key includes them).
     fn recipe_arguments(options: &CompileOptions) -> Vec<String> {
-        let mut arguments: Vec<String> = ["-V", "-R", "--amb", "--aml"]
-            .into_iter()
-            .map(String::from)
+        let mode: &[&str] = if options.opengl {
+            &["-G"]
+        } else {
+            &["-V", "-R"]
+        };
+        let mut arguments: Vec<String> = mode
+            .iter()
+            .chain(&["--amb", "--aml"])
+            .map(|a| a.to_string())
             .collect();
         if let Some(version) = options.glsl_version {
             arguments.push("--glsl-version".into());
@@ -527,7 +541,8 @@ impl Glslang {
     }
 
     /// Compiles `source` as a `stage` shader with one glslang run (or a cache hit):
-    /// `glslangValidator -V -R --amb --aml [--glsl-version N] --stdin -S <stage> -o <tmp>`.
+    /// `glslangValidator -V -R --amb --aml [--glsl-version N] --stdin -S <stage> -o <tmp>` (`-G`
+    /// for [`CompileOptions::opengl`]).
     /// On failure, the error holds glslang's diagnostics.
     pub fn compile(
         &self,
@@ -653,6 +668,7 @@ impl Glslang {
         if let Some((rewritten, interface)) = &legacy {
             let options = CompileOptions {
                 glsl_version: Some(legacy::rewritten_version(source, stage)),
+                ..CompileOptions::default()
             };
             match self.compile(rewritten, stage, &options) {
                 Ok(words) => {
@@ -680,18 +696,22 @@ impl Glslang {
                 Some((rewritten, interface)) => (rewritten, Some(interface)),
                 None => (cleaned, None),
             };
-            let options = CompileOptions {
+            let mut options = CompileOptions {
                 glsl_version: Some(latest),
+                ..CompileOptions::default()
             };
-            match self.compile(&text, stage, &options) {
-                Ok(words) => {
-                    return Ok(Compiled {
-                        words,
-                        attempt: Attempt::LatestVersion,
-                        legacy_interface,
-                    });
+            for attempt in [Attempt::LatestVersion, Attempt::OpenGl] {
+                options.opengl = attempt == Attempt::OpenGl;
+                match self.compile(&text, stage, &options) {
+                    Ok(words) => {
+                        return Ok(Compiled {
+                            words,
+                            attempt,
+                            legacy_interface,
+                        });
+                    }
+                    Err(error) => errors.push(error),
                 }
-                Err(error) => errors.push(error),
             }
         }
         let most_informative = errors
@@ -864,6 +884,13 @@ mod tests {
         let compiled = glslang.compile_cascade(newer, Stage::Fragment).unwrap();
         assert_eq!(compiled.attempt, Attempt::LatestVersion);
 
+        // `sampler` is a keyword of Vulkan GLSL only.
+        let opengl = "#version 330\nuniform sampler2D s;\nout vec4 c;\n\
+                      vec4 f(sampler2D sampler) { return texture(sampler, vec2(0.5)); }\n\
+                      void main() { c = f(s); }\n";
+        let compiled = glslang.compile_cascade(opengl, Stage::Fragment).unwrap();
+        assert_eq!(compiled.attempt, Attempt::OpenGl);
+
         let es = "#version 300 es\nprecision mediump float;\nout vec4 c;\nvoid main() { c = vec4(1.0); }\n";
         assert_eq!(
             glslang
@@ -940,6 +967,7 @@ mod tests {
         // A different stage or option is a different entry.
         let options_460 = CompileOptions {
             glsl_version: Some(GlslVersion::desktop(460)),
+            ..CompileOptions::default()
         };
         glslang
             .compile(MODERN_FRAGMENT, Stage::Fragment, &options_460)
