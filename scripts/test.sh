@@ -89,6 +89,13 @@ SHREW_BIN="$PWD/$shrew" SHREW_PIGLIT="$piglit" SHREW_REQUIRE_PIGLIT=1 \
 # number; see docs/testing.md).
 phase "random differential testing (fixed seed)"
 "$shrew" fuzz --programs 200 --seed 1
+# Every ALU opcode at every bit size on every target: none may compile to something that
+# computes other values than the interpreter (WRONG in the matrix).
+"$shrew" ops >target/ops.txt
+if grep WRONG target/ops.txt; then
+    echo "an opcode computes wrong values on a target (target/ops.txt)" >&2
+    exit 1
+fi
 
 executable=(
     "$piglit/generated_tests/spec/glsl-1.10/execution"

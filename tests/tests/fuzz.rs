@@ -176,6 +176,16 @@ fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
         op_matrix::support(gen9, AluOp::BitCount, 1),
         Support::Native
     );
+    // ...and as an unsigned value its highest set bit is bit 0 (LZD alone would say 31).
+    for bits in [1, 32] {
+        for op in [AluOp::UfindMsb, AluOp::IfindMsb] {
+            assert_eq!(
+                op_matrix::support(gen9, op, bits),
+                Support::Native,
+                "{op:?}@{bits}"
+            );
+        }
+    }
     assert!(matches!(
         op_matrix::support(r600, AluOp::FddxFine, 32),
         Support::Refused(why) if why.contains("Evergreen")

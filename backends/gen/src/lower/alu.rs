@@ -473,6 +473,39 @@ impl Lowering<'_> {
                 let a = self.in_register(a);
                 self.op(Opcode::Bfrev, dst_ud, vec![a]);
             }
+            // 31 - leading zeros: LZD of 0 is 32, so 0 gives -1. The signed form looks at the
+            // value with its sign's copies cleared: x ^ (x >> 31).
+            A::UfindMsb | A::IfindMsb => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                // A true boolean is all ones; as an unsigned 1-bit value it is 1.
+                let boolean = self
+                    .func
+                    .value_type(srcs[0].value)
+                    .is_some_and(|t| t.bits == 1);
+                let bits = if alu.op == A::UfindMsb && boolean {
+                    let one_bit = self.temp_operand(Type::UD);
+                    self.op(Opcode::And, one_bit, vec![a, Src::imm_ud(1)]);
+                    Src::Reg(one_bit)
+                } else if alu.op == A::IfindMsb {
+                    let sign = self.temp_operand(Type::D);
+                    let a_d = a.retype(Type::D);
+                    self.op(Opcode::Asr, sign, vec![a_d, Src::imm_ud(31)]);
+                    let flipped = self.temp_operand(Type::UD);
+                    self.op(
+                        Opcode::Xor,
+                        flipped,
+                        vec![Src::Reg(sign.retype(Type::UD)), a],
+                    );
+                    Src::Reg(flipped)
+                } else {
+                    a
+                };
+                let zeros = self.temp_operand(Type::UD);
+                self.op(Opcode::Lzd, zeros, vec![bits]);
+                let zeros = negate_src(Src::Reg(zeros.retype(Type::D)));
+                self.op(Opcode::Add, dst_d, vec![zeros, Src::imm_d(31)]);
+            }
             other => {
                 return Err(self.error(v, &format!("`{}` is not supported yet", other.name())));
             }
