@@ -73,6 +73,10 @@ fn per_component(op: AluOp) -> u32 {
         UaddSat | UsubSat | UaddCarry => 3,
         UsubBorrow => 2,
         Urol | Uror => 4,
+        // `lzd` and a subtraction from 31; the signed form first clears the sign's copies
+        // (`asr`, `xor`).
+        UfindMsb => 2,
+        IfindMsb => 4,
         BitfieldInsert => 13,
         UbitfieldExtract | IbitfieldExtract => 9,
         // `mul` then a `mad` per further component pair.
