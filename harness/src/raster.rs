@@ -5,7 +5,8 @@
 //! framebuffer; a centre on an edge belongs to the triangle for which it is a left edge (the
 //! inside to its right) or a top one (horizontal, the inside below), so that of two triangles
 //! sharing an edge exactly one covers it. Where triangles of a draw overlap, the last one drawn
-//! owns the pixel, as without a depth test. Each triangle's grid spans, in whole 2×2 quads, the pixels it covers
+//! owns the pixel, as without a depth test. Each triangle's grid spans, in whole 2×2 quads,
+//! the pixels it covers
 //! that the draw needs (those some probe looks at): those are covered, the grid's other pixels
 //! run as helpers with the triangle's barycentrics extrapolated to them, so that derivatives
 //! are the triangle's own. Why here: the executor owns the framebuffer and the probes, and the

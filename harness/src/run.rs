@@ -678,15 +678,19 @@ impl Context {
             .iter()
             .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
             .collect();
-        let inputs = BTreeMap::from([(self.rect_position_input(), piglit_vertex)]);
+        let inputs = self
+            .rect_position_input()
+            .map(|name| (name, piglit_vertex))
+            .into_iter()
+            .collect();
         let vertices = self.run_vertices(corners.len(), inputs)?;
         self.rasterize_and_shade(&vertices, &STRIP)
     }
 
     /// The vertex input `draw rect` feeds its corners to: `piglit_vertex`, the attribute
     /// shader_runner binds to location 0 before linking, or else the input at location 0
-    /// (where GL's linker puts a shader's only unlocated input).
-    fn rect_position_input(&self) -> String {
+    /// (where GL's linker puts a shader's only unlocated input); `None` when there is neither.
+    fn rect_position_input(&self) -> Option<String> {
         let inputs = || {
             self.vs
                 .shader
@@ -694,12 +698,14 @@ impl Context {
                 .iter()
                 .filter(|v| v.mode == Mode::ShaderIn)
         };
-        if inputs().any(|v| v.name == "piglit_vertex") {
-            return "piglit_vertex".into();
-        }
         inputs()
-            .find(|v| v.location == Some(0) && self.vs.legacy_input_default(&v.name).is_none())
-            .map_or_else(|| "piglit_vertex".into(), |v| v.name.clone())
+            .find(|v| v.name == "piglit_vertex")
+            .or_else(|| {
+                inputs().find(|v| {
+                    v.location == Some(0) && self.vs.legacy_input_default(&v.name).is_none()
+                })
+            })
+            .map(|v| v.name.clone())
     }
 
     /// `draw arrays`: the vertex shader on the vertices `range` of `[vertex data]`, assembled
@@ -821,12 +827,6 @@ impl Context {
         mut inputs: BTreeMap<String, Vec<Vec<u64>>>,
     ) -> Result<Vec<VertexOut>, String> {
         let shader = &self.vs.shader;
-        inputs.retain(|name, _| {
-            shader
-                .variables
-                .iter()
-                .any(|v| v.mode == Mode::ShaderIn && v.name == *name)
-        });
         for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
             if inputs.contains_key(&var.name) {
                 continue;

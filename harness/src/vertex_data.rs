@@ -33,9 +33,12 @@ pub struct Column {
     pub element: u32,
     /// The matrix column (0 for vectors).
     pub matrix_column: u32,
-    /// The type the values are written in.
+    /// The type the values are written in (`float` and `double` alike: the input's type
+    /// decides the bits).
     pub written_as: BaseType,
     pub components: u32,
+    /// Where the column's values start in a row.
+    pub start: usize,
 }
 
 impl VertexData {
@@ -54,15 +57,18 @@ impl VertexData {
             text: text.to_string(),
             reason,
         };
-        let columns = header
-            .split_whitespace()
-            .map(|c| Column::parse(c).map_err(|reason| bad(header_line, c, reason)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let width: u32 = columns.iter().map(|c| c.components).sum();
+        let mut columns = Vec::new();
+        let mut width = 0;
+        for text in header.split_whitespace() {
+            let column =
+                Column::parse(text, width).map_err(|reason| bad(header_line, text, reason))?;
+            width += column.components as usize;
+            columns.push(column);
+        }
         let mut rows = Vec::new();
         for (line, text) in lines {
             let values: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-            if values.len() != width as usize {
+            if values.len() != width {
                 return Err(bad(
                     line,
                     text,
@@ -89,16 +95,6 @@ impl VertexData {
                 self.rows.len()
             ));
         }
-        // Where each column's values start in a row.
-        let starts: Vec<usize> = self
-            .columns
-            .iter()
-            .scan(0, |at, c| {
-                let start = *at;
-                *at += c.components as usize;
-                Some(start)
-            })
-            .collect();
         let mut inputs = BTreeMap::new();
         for var in shader.variables.iter().filter(|v| v.mode == Mode::ShaderIn) {
             let Some(shape) = Shape::of(&var.ty) else {
@@ -126,7 +122,7 @@ impl VertexData {
                 let mut values = Vec::with_capacity((shape.columns * shape.rows) as usize);
                 for &i in &columns {
                     let column = &self.columns[i];
-                    let texts = &row[starts[i]..starts[i] + column.components as usize];
+                    let texts = &row[column.start..column.start + column.components as usize];
                     for component in 0..shape.rows as usize {
                         let value = match texts.get(component) {
                             Some(text) => convert(text, column.written_as, shape.scalar),
@@ -150,7 +146,8 @@ impl VertexData {
 }
 
 impl Column {
-    fn parse(text: &str) -> Result<Column, String> {
+    /// The column `text` of the header, its values starting at `start` in a row.
+    fn parse(text: &str, start: usize) -> Result<Column, String> {
         let parts: Vec<&str> = text.split('/').collect();
         let (name, written, size, matrix_column) = match parts.as_slice() {
             [name, written, size] => (*name, *written, *size, 0),
@@ -165,8 +162,7 @@ impl Column {
             _ => return Err("a column is NAME/TYPE/SIZE[/COLUMN]".into()),
         };
         let written_as = match written {
-            "float" | "half" => BaseType::Float,
-            "double" => BaseType::Float,
+            "float" | "half" | "double" => BaseType::Float,
             "int" | "byte" | "short" => BaseType::Int,
             "uint" | "ubyte" | "ushort" => BaseType::Uint,
             _ => return Err(format!("unknown type `{written}`")),
@@ -192,6 +188,7 @@ impl Column {
             matrix_column,
             written_as,
             components,
+            start,
         })
     }
 }

@@ -411,7 +411,6 @@ impl Translator<'_> {
         };
         let bits = self.builder().value_type(a).bits;
         let mut bld = self.builder();
-        let one = bld.imm_u32(1);
         Ok(match (op, b) {
             // ufind_msb(0) is -1, so 0 has `bits` leading zeros.
             (Op::UCountLeadingZerosINTEL, _) => {
@@ -453,6 +452,7 @@ impl Translator<'_> {
                     Op::IAverageINTEL | Op::UAverageINTEL => A::Iand,
                     _ => A::Ior,
                 };
+                let one = bld.imm_u32(1);
                 let half_a = bld.alu(shift, &[a, one]);
                 let half_b = bld.alu(shift, &[b, one]);
                 let low = bld.alu(carry, &[a, b]);

@@ -180,7 +180,7 @@ fn vertex_inputs_in_slots(shader: &mut Shader) {
     for (_, i) in inputs {
         let var = &mut shader.variables[i];
         if let Some(location) = &mut var.location {
-            *location += extra;
+            *location = location.saturating_add(extra);
         }
         extra += wide_columns(&var.ty);
     }
