@@ -11,7 +11,7 @@
 //! would load them, their outputs read from the exports; each triangle runs on it with its
 //! varyings in the kernel's input slots (the dispatcher makes their interpolation parameters).
 
-use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
+use crate::varyings::{Dword, Places, components, fragment_inputs, gather, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
 use shrew_engine::draw::{
     ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw,
@@ -357,7 +357,7 @@ enum VertexPlace {
     Position,
     PointSize,
     /// Each component's output slot and component in it.
-    Slots(Vec<(u32, usize)>),
+    Slots(Vec<Dword<u32>>),
 }
 
 impl VertexKernel for R600VertexKernel {
@@ -386,12 +386,9 @@ impl VertexKernel for R600VertexKernel {
                             VertexPlace::PointSize => {
                                 vec![vertex.point_size.unwrap_or_default() as u64]
                             }
-                            VertexPlace::Slots(places) => places
-                                .iter()
-                                .map(|(slot, comp)| {
-                                    vertex.slots.get(slot).map_or(0, |s| s[*comp] as u64)
-                                })
-                                .collect(),
+                            VertexPlace::Slots(places) => gather(places, |d| {
+                                vertex.slots.get(&d.slot).map_or(0, |s| s[d.comp])
+                            }),
                         };
                         (name.clone(), values)
                     })

@@ -4,7 +4,7 @@
 //! dispatcher makes their attribute planes), and on Gen8 and later the vertices run on it too,
 //! their outputs read back from their URB entries.
 
-use crate::varyings::{Places, components, fragment_inputs, vertex_attributes};
+use crate::varyings::{Dword, Places, components, fragment_inputs, gather, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
 use shrew_engine::draw::{
     ComputeDispatch, ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments,
@@ -288,10 +288,20 @@ impl DrawStages for GenDraw<'_> {
             .filter(|v| v.mode == Mode::ShaderOut)
         {
             let places = match var.builtin {
-                Some(Builtin::Position) => {
-                    (0..4).map(|c| (vue_index(&VueSlot::Position), c)).collect()
-                }
-                Some(Builtin::PointSize) => vec![(vue_index(&VueSlot::Header), 3)],
+                Some(Builtin::Position) => (0..4)
+                    .map(|c| Dword {
+                        slot: vue_index(&VueSlot::Position),
+                        comp: c,
+                        value: c,
+                        high: false,
+                    })
+                    .collect(),
+                Some(Builtin::PointSize) => vec![Dword {
+                    slot: vue_index(&VueSlot::Header),
+                    comp: 3,
+                    value: 0,
+                    high: false,
+                }],
                 Some(_) => continue,
                 None => slots
                     .iter()
@@ -299,7 +309,12 @@ impl DrawStages for GenDraw<'_> {
                     .map(|(_, slots)| {
                         slots
                             .iter()
-                            .map(|&(slot, comp)| (vue_index(&VueSlot::Output(slot)), comp))
+                            .map(|d| Dword {
+                                slot: vue_index(&VueSlot::Output(d.slot)),
+                                comp: d.comp,
+                                value: d.value,
+                                high: d.high,
+                            })
                             .collect()
                     })
                     .unwrap_or_default(),
@@ -345,10 +360,7 @@ impl VertexKernel for GenVertexKernel {
                 self.outputs
                     .iter()
                     .map(|(name, places)| {
-                        let values = places
-                            .iter()
-                            .map(|&(slot, comp)| slot.map_or(0, |s| entry[s][comp] as u64))
-                            .collect();
+                        let values = gather(places, |d| d.slot.map_or(0, |s| entry[s][d.comp]));
                         (name.clone(), values)
                     })
                     .collect()

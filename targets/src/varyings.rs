@@ -9,12 +9,42 @@ use std::collections::BTreeMap;
 /// Bytes of an input or output slot.
 const SLOT_BYTES: u32 = 16;
 
-/// Where each 32-bit component of a variable is, by variable name: a slot (or VUE slot, if
-/// any) and the component in it.
-pub type Places<S> = Vec<(String, Vec<(S, usize)>)>;
+/// Where each dword of a variable is, by variable name.
+pub type Places<S> = Vec<(String, Vec<Dword<S>>)>;
 
-/// Each variable of `mode`'s 32-bit components: their slot and component in the slot, by
-/// variable name (built-ins left out).
+/// One dword of a variable: its slot (or VUE slot, if any) and the component in it, and the
+/// bits of the variable's values it holds: all of a 32-bit component's, or a half of a 64-bit
+/// one's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dword<S> {
+    pub slot: S,
+    pub comp: usize,
+    /// The component of the variable's value (its leaves one after another).
+    pub value: usize,
+    /// Whether the dword is the high half of a 64-bit component.
+    pub high: bool,
+}
+
+impl<S> Dword<S> {
+    /// The dword's bits in a value of the variable (zero past its end).
+    pub fn of(&self, value: &[u64]) -> u32 {
+        value
+            .get(self.value)
+            .map_or(0, |&bits| (bits >> (32 * self.high as u32)) as u32)
+    }
+}
+
+/// A variable's value from its dwords, each read by `read`.
+pub fn gather<S>(dwords: &[Dword<S>], read: impl Fn(&Dword<S>) -> u32) -> Vec<u64> {
+    let mut value = vec![0u64; dwords.iter().map(|d| d.value + 1).max().unwrap_or(0)];
+    for d in dwords {
+        value[d.value] |= (read(d) as u64) << (32 * d.high as u32);
+    }
+    value
+}
+
+/// Each variable of `mode`'s dwords: their slot and component in the slot, by variable name
+/// (built-ins left out).
 pub fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
     let placement = layout_variables(shader).map_err(|e| e.to_string())?;
     let layout = Layout::new(shader, LayoutRule::Slots);
@@ -28,14 +58,19 @@ pub fn components(shader: &Shader, mode: Mode) -> Result<Places<u32>, String> {
             .leaves(&var.ty, place.offset, 0, &mut leaves)
             .map_err(|e| format!("@{}: {e}", var.name))?;
         let mut components = Vec::new();
-        for leaf in leaves {
-            if leaf.bytes != 4 {
-                return Err(format!("@{}: not 32-bit components", var.name));
+        for (value, leaf) in leaves.into_iter().enumerate() {
+            if leaf.bytes != 4 && leaf.bytes != 8 {
+                return Err(format!("@{}: not 32- or 64-bit components", var.name));
             }
-            components.push((
-                leaf.offset / SLOT_BYTES,
-                (leaf.offset % SLOT_BYTES / 4) as usize,
-            ));
+            for half in 0..leaf.bytes / 4 {
+                let offset = leaf.offset + 4 * half;
+                components.push(Dword {
+                    slot: offset / SLOT_BYTES,
+                    comp: (offset % SLOT_BYTES / 4) as usize,
+                    value,
+                    high: half == 1,
+                });
+            }
         }
         out.push((var.name.clone(), components));
     }
@@ -53,10 +88,10 @@ pub fn fragment_inputs(
         let Some(values) = varyings.get(name) else {
             continue;
         };
-        for (k, &(slot, comp)) in components.iter().enumerate() {
-            let at = inputs.entry(slot).or_default();
+        for d in components {
+            let at = inputs.entry(d.slot).or_default();
             for (vertex, values) in values.iter().enumerate() {
-                at[vertex][comp] = values.get(k).map_or(0, |&bits| bits as u32);
+                at[vertex][d.comp] = d.of(values);
             }
         }
     }
@@ -75,12 +110,12 @@ pub fn vertex_attributes(
             continue;
         };
         for (v, value) in values.iter().enumerate() {
-            for (&(slot, comp), &bits) in components.iter().zip(value) {
-                let attribute = attributes.entry(slot).or_default();
+            for d in components.iter().filter(|d| d.value < value.len()) {
+                let attribute = attributes.entry(d.slot).or_default();
                 if attribute.len() <= v {
                     attribute.resize(v + 1, [0; 4]);
                 }
-                attribute[v][comp] = bits as u32;
+                attribute[v][d.comp] = d.of(value);
             }
         }
     }

@@ -63,8 +63,8 @@ fn per_component(op: AluOp) -> u32 {
         Fasin | Facos => 15,
         Fatan => 26,
         Fatan2 => 28,
-        // Gen8 and later multiply 32-bit integers in one `mul`; the high half needs `mul` and
-        // `mach`.
+        // Gen8 and later multiply 32-bit integers in one `mul`; the high half is a `mul` into
+        // a qword and a move of its high dword.
         Imul => 1,
         ImulHigh | UmulHigh => 2,
         // Saturating and carrying arithmetic, rotates and bit fields are lowered (no BFE, BFI,

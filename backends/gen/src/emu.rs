@@ -665,8 +665,14 @@ fn as_int(n: Num) -> i64 {
     }
 }
 
-fn compare(cond: CondMod, a: Num, b: Num) -> bool {
+/// `a cond b`; integers compare as unsigned 64-bit values when `unsigned` (for UQ operands:
+/// the others are exact as signed 64-bit values).
+fn compare(cond: CondMod, a: Num, b: Num, unsigned: bool) -> bool {
     match (a, b) {
+        (Num::Int(x), Num::Int(y)) if unsigned => {
+            let order = (x as u64).cmp(&(y as u64)) as i64;
+            compare(cond, Num::Int(order), Num::Int(0), false)
+        }
         (Num::Int(x), Num::Int(y)) => match cond {
             CondMod::Z => x == y,
             CondMod::Nz => x != y,
@@ -765,15 +771,22 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             }
         };
         let bits32 = |x: Num| as_int(x) as u32;
+        // 64-bit integer operands (Gen8+): bitwise operations and shifts on all 64 bits.
+        let wide = srcs.first().is_some_and(|(_, t)| t.size() == 8) || dst.ty.size() == 8;
+        let bits64 = |x: Num| as_int(x) as u64;
         let value = match inst.opcode {
             Opcode::Pln => pln_channel(inst, thread, i)?,
+            // UQ values past i64's range convert to floats as the unsigned values they are.
+            Opcode::Mov if srcs[0].1 == Type::UQ && dst.ty.is_float() => {
+                Num::Float(as_int(a) as u64 as f64)
+            }
             Opcode::Mov => a,
             Opcode::Add => arith(|x, y| x + y, i64::wrapping_add),
             Opcode::Mul => arith(|x, y| x * y, i64::wrapping_mul),
             Opcode::Avg => Num::Int((as_int(a) + as_int(b) + 1) >> 1),
             Opcode::Mad => {
                 if float {
-                    Num::Float(as_float(a) + as_float(b) * as_float(c))
+                    Num::Float(as_float(b).mul_add(as_float(c), as_float(a)))
                 } else {
                     Num::Int(as_int(a).wrapping_add(as_int(b).wrapping_mul(as_int(c))))
                 }
@@ -786,7 +799,7 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
                 Some(cond) if inst.predicate.is_none() => {
                     // Min and max return the other source when one is NaN (IEEE minNum/maxNum);
                     // a NaN in `a` fails the comparison, so only one in `b` needs a case.
-                    if (float && as_float(b).is_nan()) || compare(cond, a, b) {
+                    if (float && as_float(b).is_nan()) || compare(cond, a, b, unsigned && wide) {
                         a
                     } else {
                         b
@@ -799,10 +812,17 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             },
             Opcode::Cmp | Opcode::Cmpn => {
                 let cond = inst.cond.unwrap_or(CondMod::Z);
-                let holds = compare(cond, a, b);
+                let holds = compare(cond, a, b, unsigned && wide);
                 flag_bits |= (holds as u32) << channel;
                 Num::Int(if holds { -1 } else { 0 })
             }
+            Opcode::And if wide => Num::Int((bits64(a) & bits64(b)) as i64),
+            Opcode::Or if wide => Num::Int((bits64(a) | bits64(b)) as i64),
+            Opcode::Xor if wide => Num::Int((bits64(a) ^ bits64(b)) as i64),
+            Opcode::Not if wide => Num::Int(!bits64(a) as i64),
+            Opcode::Shl if wide => Num::Int((bits64(a) << (bits32(b) & 63)) as i64),
+            Opcode::Shr if wide => Num::Int((bits64(a) >> (bits32(b) & 63)) as i64),
+            Opcode::Asr if wide => Num::Int(as_int(a) >> (bits32(b) & 63)),
             Opcode::And => Num::Int((bits32(a) & bits32(b)) as i64),
             Opcode::Or => Num::Int((bits32(a) | bits32(b)) as i64),
             Opcode::Xor => Num::Int((bits32(a) ^ bits32(b)) as i64),
@@ -836,7 +856,7 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
             && !matches!(inst.opcode, Opcode::Cmp | Opcode::Cmpn | Opcode::Sel)
         {
             let zero = if float { Num::Float(0.0) } else { Num::Int(0) };
-            flag_bits |= (compare(cond, value, zero) as u32) << channel;
+            flag_bits |= (compare(cond, value, zero, false) as u32) << channel;
         }
         *result = value;
     }

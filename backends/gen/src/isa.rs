@@ -221,6 +221,16 @@ impl Region {
         }
     }
 
+    /// One element of `ty` per channel, contiguous, in rows of one GRF: `<8;8,1>`, or `<4;4,1>`
+    /// for 64-bit types.
+    pub fn packed(ty: Type) -> Region {
+        if ty.size() == 8 {
+            Region::new(4, 4, 1)
+        } else {
+            Region::new(8, 8, 1)
+        }
+    }
+
     /// Whether every channel reads the same element.
     pub fn is_scalar(self) -> bool {
         self.vstride == Some(0) && self.hstride == 0

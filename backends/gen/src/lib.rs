@@ -50,6 +50,9 @@ pub fn target_options() -> TargetOptions {
     TargetOptions {
         fuse_ffma16: true,
         fuse_ffma32: true,
+        fuse_ffma64: true,
+        // `lrp` takes floats only.
+        lower_flrp64: true,
         lower_fdot: true,
         lower_fmod: true,
         lower_ftan: true,

@@ -49,15 +49,25 @@ pub struct Operand {
 }
 
 impl Operand {
-    /// A value of `ty` at `offset` bytes into `reg`, one element per channel.
+    /// A value of `ty` at `offset` bytes into `reg`, one element per channel: rows of 8
+    /// elements, of 4 for 64-bit types (a row may not cross a GRF).
     pub fn vector(reg: VReg, offset: u32, ty: Type) -> Operand {
         Operand {
             base: Base::Vgrf(reg),
             offset,
             ty,
-            region: Region::new(8, 8, 1),
+            region: Region::packed(ty),
             negate: false,
             abs: false,
+        }
+    }
+
+    /// Dword `half` (0 low, 1 high) of each channel's 64-bit element of `reg` from `offset`:
+    /// every other dword, in rows of 4 (a GRF each).
+    pub fn half_of_wide(reg: VReg, offset: u32, half: u32) -> Operand {
+        Operand {
+            region: Region::new(8, 4, 2),
+            ..Operand::vector(reg, offset + 4 * half, Type::UD)
         }
     }
 
@@ -85,8 +95,14 @@ impl Operand {
         Operand::scalar(Base::Arf(crate::isa::ARF_NULL), 0, ty)
     }
 
+    /// The same bytes read as `ty`; a packed operand stays packed (one element per channel).
     pub fn retype(self, ty: Type) -> Operand {
-        Operand { ty, ..self }
+        let region = if self.region == Region::packed(self.ty) {
+            Region::packed(ty)
+        } else {
+            self.region
+        };
+        Operand { ty, region, ..self }
     }
 
     pub fn negated(self) -> Operand {
@@ -318,6 +334,10 @@ impl Inst {
     pub fn src_span(&self, i: usize) -> u32 {
         match (&self.srcs[i], self.send) {
             (Src::Reg(_), Some(m)) if i == 0 => m.mlen() * 32,
+            // `pln` reads b1 and b2, a GRF each per 8 channels.
+            (Src::Reg(r), _) if i == 1 && self.op == Op::Hw(Opcode::Pln) => {
+                2 * r.span(self.exec_size)
+            }
             (Src::Reg(r), _) => r.span(self.exec_size),
             (Src::Imm(..), _) => 0,
         }

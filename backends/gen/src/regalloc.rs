@@ -39,12 +39,15 @@
 
 use crate::encoding::EncodingError;
 use crate::isa::{Gen, MAX_SCRATCH_BYTES, Opcode};
-use crate::lir::{Lir, Op, Src, VReg};
+use crate::lir::{Base, Lir, Op, Src, VReg};
 use crate::spill::{spill, spill_costs};
 use shrew_engine::liveness::{Live, LiveRangeSearch};
 
 /// GRFs in the file.
 pub const GRFS: u32 = 128;
+
+/// GRFs at the start of the payload that stay allocated to it (see [`payload_last_reads`]).
+const PAYLOAD_HEADERS: usize = 3;
 
 /// Where each virtual register went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,7 +287,8 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
         let intervals = intervals(program);
         let graph = Graph::of(program, &intervals);
         let rank = may_spill.then(|| spill_ranks(program, &graph, &unspillable));
-        let colouring = graph.colour(program.payload_regs, rank.as_deref());
+        let payload = payload_last_reads(program);
+        let colouring = graph.colour(&payload, rank.as_deref());
         let spilled = match colouring {
             Ok(Colouring { first_grf, spilled }) if spilled.is_empty() => {
                 let grfs_used = (0..first_grf.len())
@@ -461,7 +465,7 @@ impl<'a> Graph<'a> {
     /// does, one colouring picks every register to spill: spilling them leaves short
     /// temporaries around their uses in their place, so a few more attempts settle, where one
     /// attempt per spilled register would take time quadratic in the program.
-    fn colour(&self, payload: u32, rank: Option<&[f32]>) -> Result<Colouring, usize> {
+    fn colour(&self, payload: &[Option<usize>], rank: Option<&[f32]>) -> Result<Colouring, usize> {
         let mut first_grf: Vec<Option<u8>> =
             self.fixed.iter().map(|f| f.map(|g| g as u8)).collect();
         let fixed: Vec<usize> = self
@@ -480,7 +484,10 @@ impl<'a> Graph<'a> {
             let (start, _) = self.interval(v);
             active.retain(|&a| self.interval(a).1 >= start);
             loop {
-                let mut taken = 0u128;
+                // The payload GRFs still to be read where `v` starts.
+                let mut taken = (payload.iter().enumerate())
+                    .filter(|&(_, last)| last.is_some_and(|last| last >= start))
+                    .fold(0u128, |taken, (g, _)| taken | 1 << g);
                 for &m in active
                     .iter()
                     .chain(fixed.iter().filter(|&&m| self.overlap(m, v)))
@@ -488,7 +495,7 @@ impl<'a> Graph<'a> {
                     taken |= run(m, &first_grf);
                 }
                 let run = (1u128 << self.sizes[v]) - 1;
-                if let Some(g) = (payload..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0) {
+                if let Some(g) = (0..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0) {
                     first_grf[v] = Some(g as u8);
                     active.push(v);
                     break;
@@ -512,6 +519,33 @@ impl<'a> Graph<'a> {
         }
         Ok(Colouring { first_grf, spilled })
     }
+}
+
+/// The last instruction reading each GRF of the thread payload (`None`: never read): after it,
+/// the GRF is free for other registers. The headers (R0, R1 and R2: the thread's IDs, URB
+/// handles, subspans and pixel masks, which messages also read without naming them) stay
+/// through the whole thread.
+fn payload_last_reads(program: &Lir) -> Vec<Option<usize>> {
+    let mut last = vec![None; program.payload_regs as usize];
+    for header in last.iter_mut().take(PAYLOAD_HEADERS) {
+        *header = Some(usize::MAX);
+    }
+    for (i, inst) in program.insts.iter().enumerate() {
+        for (k, src) in inst.srcs.iter().enumerate() {
+            let Some(r) = src.reg().filter(|r| matches!(r.base, Base::Fixed(_))) else {
+                continue;
+            };
+            let Base::Fixed(g) = r.base else {
+                unreachable!("filtered")
+            };
+            for grf in r.grfs(inst.src_span(k)) {
+                if let Some(at) = last.get_mut(g as usize + grf as usize) {
+                    *at = (*at).max(Some(i));
+                }
+            }
+        }
+    }
+    last
 }
 
 /// A colouring: the first GRF of every live register but those to spill.

@@ -30,18 +30,16 @@ impl Lowering<'_> {
                 .all(|s| !aliased(s) || (0..comps).all(|c| s.swizzle[c as usize] == c)),
         };
         if comps > 1 && !in_place {
-            let temps = (0..comps).map(|_| self.temp(1)).collect();
+            let wide = self.is_wide(v);
+            let temps = (0..comps).map(|_| self.temp(1 + wide as u32)).collect();
             self.staged = Some((v, temps));
             let lowered = self.alu_in_place(v, alu, comps);
             let (_, temps) = self.staged.take().expect("staged above");
             lowered?;
             for (c, t) in temps.into_iter().enumerate() {
                 let dst = self.comp(v, c as u8, Type::UD);
-                self.op(
-                    Opcode::Mov,
-                    dst,
-                    vec![Src::Reg(Operand::vector(t, 0, Type::UD))],
-                );
+                let dst = dst.vreg().expect("values live in virtual registers");
+                self.copy_component(dst, t, wide);
             }
             return Ok(());
         }
@@ -56,13 +54,14 @@ impl Lowering<'_> {
     ) -> Result<(), LowerError> {
         use AluOp as A;
         let srcs = &alu.srcs;
-        let src_bits: Vec<u8> = srcs
+        let sizes_supported = srcs
             .iter()
-            .map(|s| self.func.value_type(s.value).map_or(32, |t| t.bits))
-            .collect();
-        if src_bits.iter().any(|&b| b != 32 && b != 1) {
-            return Err(self.error(v, "only 32-bit and boolean sources are supported yet"));
+            .filter_map(|s| self.func.value_type(s.value))
+            .all(|t| matches!(t.bits, 1 | 32 | 64));
+        if !sizes_supported {
+            return Err(self.error(v, "only 32-bit, 64-bit and boolean sources are supported"));
         }
+        let wide = self.is_wide(v);
         match alu.op {
             A::Fdot2 | A::Fdot3 | A::Fdot4 => {
                 let n = match alu.op {
@@ -70,26 +69,27 @@ impl Lowering<'_> {
                     A::Fdot3 => 3,
                     _ => 4,
                 };
-                let dst = self.comp(v, 0, Type::F);
-                let a0 = self.read_alu(&srcs[0], 0, Type::F);
-                let b0 = self.read_alu(&srcs[1], 0, Type::F);
+                let ty = if wide { Type::DF } else { Type::F };
+                let dst = self.comp(v, 0, ty);
+                let a0 = self.read_alu(&srcs[0], 0, ty);
+                let b0 = self.read_alu(&srcs[1], 0, ty);
                 self.alu2(Opcode::Mul, dst, a0, b0, true);
                 for c in 1..n {
-                    let a = self.read_alu(&srcs[0], c, Type::F);
-                    let b = self.read_alu(&srcs[1], c, Type::F);
+                    let a = self.read_alu(&srcs[0], c, ty);
+                    let b = self.read_alu(&srcs[1], c, ty);
                     self.alu3(Opcode::Mad, dst, [Src::Reg(dst), a, b]);
                 }
                 return Ok(());
             }
             op if op.is_vec() || op == A::Mov => {
                 for c in 0..comps {
-                    let src = if op == A::Mov {
-                        self.read_alu(&srcs[0], c, Type::UD)
+                    let (src, from) = if op == A::Mov {
+                        (&srcs[0], c)
                     } else {
-                        self.read_alu(&srcs[c as usize], 0, Type::UD)
+                        (&srcs[c as usize], 0)
                     };
-                    let dst = self.comp(v, c, Type::UD);
-                    self.op(Opcode::Mov, dst, vec![src]);
+                    let from = src.swizzle[from as usize];
+                    self.move_component(v, c, src.value, from);
                 }
                 return Ok(());
             }
@@ -101,16 +101,103 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// Component `c` of a per-component ALU operation.
+    /// Component `c` of `v` set to component `from` of `src` (a value of the same size).
+    fn move_component(&mut self, v: Value, c: u8, src: Value, from: u8) {
+        if self.is_wide(v) && !self.hw.is_gen8_plus() {
+            for half in 0..2 {
+                let value = self.read_dword(src, 2 * from + half);
+                let dst = self.dword(v, 2 * c + half);
+                self.op(Opcode::Mov, dst, vec![value]);
+            }
+            return;
+        }
+        let ty = if self.is_wide(v) { Type::UQ } else { Type::UD };
+        let value = self.read(src, from, ty);
+        let dst = self.comp(v, c, ty);
+        self.op(Opcode::Mov, dst, vec![value]);
+    }
+
+    /// Component `c` of a per-component ALU operation. Each source is read at its own size
+    /// (F, D, UD or DF, Q, UQ) and the destination written at its own, so that the same code
+    /// serves 32- and 64-bit operations and moves between the sizes convert.
     fn alu_comp(&mut self, v: Value, alu: &shrew_engine::ir::Alu, c: u8) -> Result<(), LowerError> {
         use AluOp as A;
         let srcs = &alu.srcs;
-        let f = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::F);
-        let d = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::D);
-        let ud = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, Type::UD);
-        let dst_f = self.comp(v, c, Type::F);
-        let dst_d = dst_f.retype(Type::D);
-        let dst_ud = dst_f.retype(Type::UD);
+        let wide_src = |s: &Self, i: usize| s.is_wide(srcs[i].value);
+        let wide = self.is_wide(v);
+        match alu.op {
+            // The halves of a 64-bit value are its dwords.
+            A::Pack64_2x32 => {
+                for half in 0..2 {
+                    let value = self.read_alu(&srcs[0], half, Type::UD);
+                    let dst = self.dword(v, 2 * c + half);
+                    self.op(Opcode::Mov, dst, vec![value]);
+                }
+                return Ok(());
+            }
+            A::Unpack64_2x32 => {
+                let value = self.read_dword(srcs[0].value, 2 * srcs[0].swizzle[0] + c);
+                let dst = self.comp(v, c, Type::UD);
+                self.op(Opcode::Mov, dst, vec![value]);
+                return Ok(());
+            }
+            op if (wide || (0..srcs.len()).any(|i| wide_src(self, i))) && !native_64bit(op) => {
+                let what = format!("`{}` on 64-bit values is not supported yet", op.name());
+                return Err(self.error(v, &what));
+            }
+            _ => {}
+        }
+        if wide && !self.hw.is_gen8_plus() {
+            return Err(self.error(
+                v,
+                "64-bit operations need Gen8 (Gen7's are not supported yet)",
+            ));
+        }
+        // 64-bit sources of a 32-bit result: the operation writes every other dword of a
+        // 64-bit temporary (a 64-bit execution type needs its destination aligned so), then
+        // the result is packed.
+        let narrowing = !wide && (0..srcs.len()).any(|i| wide_src(self, i));
+        if narrowing && !self.hw.is_gen8_plus() {
+            return Err(self.error(
+                v,
+                "64-bit operations need Gen8 (Gen7's are not supported yet)",
+            ));
+        }
+        let result = self.comp(v, c, Type::F);
+        let dst_f = if narrowing {
+            let t = self.temp_operand(Type::UQ);
+            Operand {
+                region: Region::new(8, 4, 2),
+                ..t.retype(Type::F)
+            }
+        } else {
+            result.retype(sized(Type::F, wide))
+        };
+        self.alu_comp_into(v, alu, c, dst_f)?;
+        if narrowing {
+            let low_halves = Src::Reg(dst_f.retype(Type::UD));
+            self.op(Opcode::Mov, result.retype(Type::UD), vec![low_halves]);
+        }
+        Ok(())
+    }
+
+    /// [`Lowering::alu_comp`] writing `dst_f` (as F, DF or their integer types).
+    fn alu_comp_into(
+        &mut self,
+        v: Value,
+        alu: &shrew_engine::ir::Alu,
+        c: u8,
+        dst_f: Operand,
+    ) -> Result<(), LowerError> {
+        use AluOp as A;
+        let srcs = &alu.srcs;
+        let wide_src = |s: &Self, i: usize| s.is_wide(srcs[i].value);
+        let f = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, sized(Type::F, wide_src(s, i)));
+        let d = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, sized(Type::D, wide_src(s, i)));
+        let ud = |s: &mut Self, i: usize| s.read_alu(&srcs[i], c, sized(Type::UD, wide_src(s, i)));
+        let wide = dst_f.ty.size() == 8;
+        let dst_d = dst_f.retype(sized(Type::D, wide));
+        let dst_ud = dst_f.retype(sized(Type::UD, wide));
         let modifier = |s: &mut Self, src: Src, dst: Operand, neg: bool, abs: bool| {
             let Src::Reg(r) = s.in_register(src) else {
                 unreachable!("in a register")
@@ -169,6 +256,7 @@ impl Lowering<'_> {
                     A::Imin | A::Imax => Type::D,
                     _ => Type::UD,
                 };
+                let ty = sized(ty, wide);
                 let (a, b) = (
                     self.read_alu(&srcs[0], c, ty),
                     self.read_alu(&srcs[1], c, ty),
@@ -335,8 +423,10 @@ impl Lowering<'_> {
                     A::Ishr => (Opcode::Asr, Type::D),
                     _ => (Opcode::Shr, Type::UD),
                 };
+                let ty = sized(ty, wide);
                 let (a, b) = (self.read_alu(&srcs[0], c, ty), ud(self, 1));
-                // Shift counts are taken modulo 32, as the hardware does with the low 5 bits.
+                // Shift counts are taken modulo the size, as the hardware does with the low 5
+                // (6) bits.
                 self.alu2(op, dst_f.retype(ty), a, b, false);
             }
             A::Bcsel => {
@@ -381,37 +471,88 @@ impl Lowering<'_> {
                 let a = self.in_register(a);
                 self.op(Opcode::And, dst_ud, vec![a, Src::imm_ud(0x3F80_0000)]);
             }
-            A::B2i32 => {
+            // 1.0 as a double is 0x3FF00000 in the high dword, zero in the low one.
+            A::B2f64 => {
+                let a = ud(self, 0);
+                let a = self.in_register(a);
+                let reg = dst_f.vreg().expect("values live in virtual registers");
+                let low = Operand::half_of_wide(reg, dst_f.offset, 0);
+                self.op(Opcode::Mov, low, vec![Src::imm_ud(0)]);
+                let high = Operand::half_of_wide(reg, dst_f.offset, 1);
+                self.op(Opcode::And, high, vec![a, Src::imm_ud(0x3FF0_0000)]);
+            }
+            A::B2i32 | A::B2i64 => {
                 let a = d(self, 0);
                 modifier(self, a, dst_d, true, false);
             }
-            A::F2b1 => {
-                let a = f(self, 0);
-                cmp(self, dst_d, a, Src::imm_f(0.0), CondMod::Nz);
+            // A 64-bit zero must be in a register: 64-bit immediates are `mov`'s alone.
+            A::F2b1 | A::I2b1 => {
+                let a = if alu.op == A::F2b1 {
+                    f(self, 0)
+                } else {
+                    d(self, 0)
+                };
+                let zero = if a.ty().size() == 8 {
+                    self.in_register(Src::Imm(Type::UQ, 0)).retype(a.ty())
+                } else {
+                    Src::Imm(a.ty(), 0)
+                };
+                cmp(self, dst_d.retype(Type::D), a, zero, CondMod::Nz);
             }
-            A::I2b1 => {
-                let a = d(self, 0);
-                cmp(self, dst_d, a, Src::imm_d(0), CondMod::Nz);
-            }
-            A::F2i32 => {
+            A::F2i32 | A::F2i64 => {
                 let a = f(self, 0);
                 self.op(Opcode::Mov, dst_d, vec![a]);
             }
-            A::F2u32 => {
+            A::F2u32 | A::F2u64 => {
                 let a = f(self, 0);
                 self.op(Opcode::Mov, dst_ud, vec![a]);
             }
-            A::I2f32 => {
+            A::I2f32 | A::I2f64 => {
                 let a = d(self, 0);
                 self.op(Opcode::Mov, dst_f, vec![a]);
             }
-            A::U2f32 => {
+            A::U2f32 | A::U2f64 => {
                 let a = ud(self, 0);
                 self.op(Opcode::Mov, dst_f, vec![a]);
             }
-            A::F2f32 | A::I2i32 | A::U2u32 => {
+            A::F2f32 | A::F2f64 if wide != wide_src(self, 0) => {
+                let a = f(self, 0);
+                self.op(Opcode::Mov, dst_f, vec![a]);
+            }
+            // Sign extension; truncation keeps the low dword.
+            A::I2i64 | A::I2i32 => {
+                let a = d(self, 0);
+                self.op(Opcode::Mov, dst_d, vec![a]);
+            }
+            A::F2f32 | A::F2f64 | A::U2u32 | A::U2u64 => {
                 let a = ud(self, 0);
                 self.op(Opcode::Mov, dst_ud, vec![a]);
+            }
+            // The high dword of the 64-bit product (Gen8+ multiplies dwords into a qword).
+            A::ImulHigh | A::UmulHigh if !wide && self.hw.is_gen8_plus() => {
+                let (a, b, ty) = if alu.op == A::ImulHigh {
+                    (d(self, 0), d(self, 1), Type::Q)
+                } else {
+                    (ud(self, 0), ud(self, 1), Type::UQ)
+                };
+                let product = self.temp_operand(ty);
+                self.alu2(Opcode::Mul, product, a, b, true);
+                let reg = product.vreg().expect("a temporary");
+                let high = Operand::half_of_wide(reg, 0, 1);
+                self.op(Opcode::Mov, dst_ud, vec![Src::Reg(high)]);
+            }
+            A::Imul2x32To64 | A::Umul2x32To64 => {
+                let (a, b) = if alu.op == A::Imul2x32To64 {
+                    (d(self, 0), d(self, 1))
+                } else {
+                    (ud(self, 0), ud(self, 1))
+                };
+                let dst = if alu.op == A::Imul2x32To64 {
+                    dst_d
+                } else {
+                    dst_ud
+                };
+                self.alu2(Opcode::Mul, dst, a, b, true);
             }
             A::Fddx | A::FddxCoarse | A::Fddy | A::FddyCoarse | A::FddxFine => {
                 let a = f(self, 0);
@@ -531,4 +672,81 @@ fn negate_src(src: Src) -> Src {
         Src::Imm(Type::F, bits) => Src::imm_f(-f32::from_bits(bits as u32)),
         Src::Imm(ty, bits) => Src::Imm(ty, (bits as u32).wrapping_neg() as u64),
     }
+}
+
+/// `ty` (F, D or UD), or its 64-bit counterpart (DF, Q, UQ) when `wide`.
+fn sized(ty: Type, wide: bool) -> Type {
+    match (ty, wide) {
+        (Type::F, true) => Type::DF,
+        (Type::D, true) => Type::Q,
+        (Type::UD, true) => Type::UQ,
+        (ty, _) => ty,
+    }
+}
+
+/// Whether Gen8 runs `op` on 64-bit values (or converts between the sizes) as it lowers it
+/// here; the others are lowered to 32-bit operations before the backend, or refused.
+fn native_64bit(op: AluOp) -> bool {
+    use AluOp as A;
+    matches!(
+        op,
+        A::Fadd
+            | A::Fsub
+            | A::Fmul
+            | A::Ffma
+            | A::Fneg
+            | A::Fabs
+            | A::Fsat
+            | A::Fmin
+            | A::Fmax
+            | A::Imin
+            | A::Imax
+            | A::Umin
+            | A::Umax
+            | A::Flt
+            | A::Fge
+            | A::Feq
+            | A::Fneu
+            | A::Ilt
+            | A::Ige
+            | A::Ieq
+            | A::Ine
+            | A::Ult
+            | A::Uge
+            | A::Iadd
+            | A::Isub
+            | A::Ineg
+            | A::Iabs
+            | A::Iand
+            | A::Ior
+            | A::Ixor
+            | A::Inot
+            | A::Ishl
+            | A::Ishr
+            | A::Ushr
+            | A::Bcsel
+            | A::F2b1
+            | A::I2b1
+            | A::B2f64
+            | A::B2i64
+            | A::F2i32
+            | A::F2u32
+            | A::I2f32
+            | A::U2f32
+            | A::F2f32
+            | A::I2i32
+            | A::U2u32
+            | A::F2f64
+            | A::F2i64
+            | A::F2u64
+            | A::I2f64
+            | A::U2f64
+            | A::I2i64
+            | A::U2u64
+            | A::Imul2x32To64
+            | A::Umul2x32To64
+            | A::Fdot2
+            | A::Fdot3
+            | A::Fdot4
+    )
 }

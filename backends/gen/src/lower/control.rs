@@ -134,13 +134,10 @@ impl Lowering<'_> {
     }
 
     fn copy(&mut self, (dst, src): (Reg, Reg)) {
-        for c in 0..self.regs.reg_shape(dst).comps {
+        let shape = self.regs.reg_shape(dst);
+        for c in 0..shape.comps {
             let (d, s) = (self.vreg(dst, c), self.vreg(src, c));
-            self.op(
-                Opcode::Mov,
-                Operand::vector(d, 0, Type::UD),
-                vec![Src::Reg(Operand::vector(s, 0, Type::UD))],
-            );
+            self.copy_component(d, s, shape.bits == 64);
         }
     }
 

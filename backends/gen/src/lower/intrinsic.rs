@@ -131,9 +131,9 @@ impl Lowering<'_> {
             }
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
                 // Reads go to the push constants; a register copy for copies that need one.
-                for c in 0..comps {
-                    let src = self.read(v, c, Type::UD);
-                    let dst = self.comp(v, c, Type::UD);
+                for k in 0..comps * self.dwords_per_comp(v) {
+                    let src = self.read_dword(v, k);
+                    let dst = self.dword(v, k);
                     self.op(Opcode::Mov, dst, vec![src]);
                 }
                 Ok(())
@@ -142,37 +142,46 @@ impl Lowering<'_> {
                 if self.func.constant_u32(ii.srcs[0]) != Some(0) {
                     return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
                 }
-                let slot = ii.index(IndexKind::Base).unwrap_or(0);
+                // Dword `k` of the load is dword `first + k` from the slot's start: a 64-bit
+                // value's components take two each and may go on into the next slot.
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
                 let first = ii.index(IndexKind::Component).unwrap_or(0);
+                let place = |k: u8| (base + (first + k as u32) / 4, (first + k as u32) % 4);
+                let dwords = comps * self.dwords_per_comp(v);
                 if self.shader.stage == Stage::Vertex {
-                    for c in 0..comps {
-                        let grf = self.payload.attribute(slot, first + c as u32);
+                    for k in 0..dwords {
+                        let (slot, comp) = place(k);
+                        let grf = self.payload.attribute(slot, comp);
                         let grf =
                             grf.ok_or_else(|| self.error(v, "the input has no payload slot"))?;
-                        let dst = self.comp(v, c, Type::UD);
+                        let dst = self.dword(v, k);
                         let value = Operand::payload(grf, 0, Type::UD);
                         self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
                     }
                     return Ok(());
                 }
-                let interp = interp_of(self.shader, slot);
-                for c in 0..comps {
-                    let comp = first + c as u32;
+                let interp = interp_of(self.shader, base);
+                let bary = match interp {
+                    Interp::Flat => None,
+                    Interp::NoPerspective => self.payload.linear_bary,
+                    _ => self.payload.perspective_bary,
+                };
+                if bary.is_some() && self.is_wide(v) {
+                    return Err(self.error(v, "64-bit inputs must be flat"));
+                }
+                for k in 0..dwords {
+                    let (slot, comp) = place(k);
                     let Some((grf, offset)) = self.payload.plane(slot, comp) else {
                         return Err(self.error(v, "the input has no payload slot"));
                     };
-                    let dst = self.comp(v, c, Type::F);
-                    let bary = match interp {
-                        Interp::Flat => None,
-                        Interp::NoPerspective => self.payload.linear_bary,
-                        _ => self.payload.perspective_bary,
-                    };
                     match bary {
                         None => {
-                            let constant = Operand::scalar(Base::Fixed(grf), offset + 12, Type::F);
+                            let dst = self.dword(v, k);
+                            let constant = Operand::scalar(Base::Fixed(grf), offset + 12, Type::UD);
                             self.op(Opcode::Mov, dst, vec![Src::Reg(constant)]);
                         }
                         Some(bary) => {
+                            let dst = self.comp(v, k, Type::F);
                             let plane = Operand {
                                 region: Region::new(0, 4, 1),
                                 ..Operand::scalar(Base::Fixed(grf), offset, Type::F)

@@ -34,7 +34,7 @@ impl Lowering<'_> {
             .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
     }
 
-    /// The components of a store's `data`, which must be a whole 32-bit value.
+    /// The dwords of a store's `data`, which must be a whole 32- or 64-bit value.
     pub(super) fn whole_store(
         &mut self,
         v: Value,
@@ -43,12 +43,14 @@ impl Lowering<'_> {
     ) -> Result<Vec<Src>, LowerError> {
         let ty = self.func.value_type(data).expect("stores store a value");
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        if ty.bits != 32 || mask != (1 << ty.comps) - 1 {
-            return Err(self.error(v, "only whole stores of 32-bit values are supported"));
+        let dwords = ty.comps * self.dwords_per_comp(data);
+        if !matches!(ty.bits, 32 | 64) || mask != (1 << ty.comps) - 1 || dwords > 4 {
+            return Err(self.error(
+                v,
+                "only whole stores of up to four dwords of 32- or 64-bit values are supported",
+            ));
         }
-        Ok((0..ty.comps)
-            .map(|c| self.read(data, c, Type::UD))
-            .collect())
+        Ok((0..dwords).map(|k| self.read_dword(data, k)).collect())
     }
 
     /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each
@@ -141,9 +143,9 @@ impl Lowering<'_> {
         Ok(())
     }
 
-    /// Loads value `v` (32-bit components) from byte `base` + `offset` of a surface, each
-    /// channel at its own offset: an untyped surface read of as many dwords as `v` has
-    /// components (HSW+ data cache 1, message 1; IVB data cache, message 5).
+    /// Loads value `v` from byte `base` + `offset` of a surface, each channel at its own
+    /// offset: untyped surface reads (HSW+ data cache 1, message 1; IVB data cache, message
+    /// 5) of up to four dwords each, as many as `v` has (two per 64-bit component).
     pub(super) fn pull(
         &mut self,
         v: Value,
@@ -152,18 +154,12 @@ impl Lowering<'_> {
         offset: Value,
     ) -> Result<(), LowerError> {
         let def = self.func.inst(v).def.expect("loads define a value");
-        if def.bits != 32 || def.comps > 4 {
-            return Err(self.error(v, "only loads of 1 to 4 32-bit components are supported"));
+        if !matches!(def.bits, 32 | 64) {
+            return Err(self.error(v, "only loads of 32- and 64-bit values are supported"));
         }
+        let dwords = def.comps * self.dwords_per_comp(v);
         let bti = self.surface(surface);
-        let address = self.temp_operand(Type::UD);
         let offset = self.read(offset, 0, Type::UD);
-        if base == 0 {
-            self.op(Opcode::Mov, address, vec![offset]);
-        } else {
-            self.alu2(Opcode::Add, address, offset, Src::imm_ud(base), true);
-        }
-        // One message per 16 channels, reading the components `v` has.
         let width = self.width.min(16);
         let per_comp = width as u32 / 8;
         let simd_mode = if width == 16 {
@@ -174,38 +170,48 @@ impl Lowering<'_> {
         let port = desc::UntypedPort::of(self.hw);
         let send = desc::Send::of(self.hw);
         let f = desc::UntypedSurface::of(self.hw);
-        let message = self.message(
-            v,
-            port.sfid,
-            &[
-                (send.mlen, per_comp),
-                (send.rlen, def.comps as u32 * per_comp),
-                (port.message_type, port.read),
-                (f.simd_mode, simd_mode),
-                (f.disabled_channels, 0xF & !((1u32 << def.comps) - 1)),
-                (desc::Surface::of(self.hw).binding_table_index, bti),
-            ],
-        )?;
-        for half in 0..halves(self.width) {
-            let data = self.program.new_vreg(message.rlen());
-            let response = Operand::vector(data, 0, Type::UD);
-            let descriptor = Src::imm_ud(message.descriptor());
-            let send = self.on_half(
-                half,
-                Opcode::Send,
-                response,
-                vec![Src::Reg(address), descriptor],
-            );
-            send.send = Some(message);
-            for c in 0..def.comps {
-                let dst = part(self.comp(v, c, Type::UD), 16 * half);
-                let at = c as u32 * per_comp * 32;
-                // The response is this half's alone: read from its start.
-                let response = Operand::vector(data, at, Type::UD);
-                self.emit(Inst {
-                    group: 16 * half,
-                    ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
-                });
+        for first in (0..dwords).step_by(4) {
+            let count = (dwords - first).min(4);
+            let address = self.temp_operand(Type::UD);
+            let at = base + 4 * first as u32;
+            if at == 0 {
+                self.op(Opcode::Mov, address, vec![offset]);
+            } else {
+                self.alu2(Opcode::Add, address, offset, Src::imm_ud(at), true);
+            }
+            let message = self.message(
+                v,
+                port.sfid,
+                &[
+                    (send.mlen, per_comp),
+                    (send.rlen, count as u32 * per_comp),
+                    (port.message_type, port.read),
+                    (f.simd_mode, simd_mode),
+                    (f.disabled_channels, 0xF & !((1u32 << count) - 1)),
+                    (desc::Surface::of(self.hw).binding_table_index, bti),
+                ],
+            )?;
+            // One message per 16 channels.
+            for half in 0..halves(self.width) {
+                let data = self.program.new_vreg(message.rlen());
+                let response = Operand::vector(data, 0, Type::UD);
+                let descriptor = Src::imm_ud(message.descriptor());
+                let send = self.on_half(
+                    half,
+                    Opcode::Send,
+                    response,
+                    vec![Src::Reg(address), descriptor],
+                );
+                send.send = Some(message);
+                for k in 0..count {
+                    let dst = part(self.dword(v, first + k), 16 * half);
+                    // The response is this half's alone: read from its start.
+                    let response = Operand::vector(data, k as u32 * per_comp * 32, Type::UD);
+                    self.emit(Inst {
+                        group: 16 * half,
+                        ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
+                    });
+                }
             }
         }
         Ok(())

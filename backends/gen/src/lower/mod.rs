@@ -73,7 +73,7 @@ mod thread;
 
 use crate::fields::Field;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Lir, Message, VReg};
+use crate::lir::{Lir, Message, Src, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
@@ -372,8 +372,7 @@ impl Lowering<'_> {
     fn inst(&mut self, v: Value) -> Result<(), LowerError> {
         let inst = self.func.inst(v);
         if let Some(def) = inst.def
-            && def.bits != 32
-            && def.bits != 1
+            && !matches!(def.bits, 1 | 32 | 64)
             && !matches!(inst.kind, InstKind::Deref(_))
         {
             let what = format!("{}-bit values are not supported yet", def.bits);
@@ -383,10 +382,19 @@ impl Lowering<'_> {
             InstKind::Const(values) => {
                 // Registers for constants that copies or other non-immediate reads need; dead
                 // ones go in dead-code elimination.
-                for c in 0..values.len() as u8 {
-                    let src = self.read(v, c, Type::UD);
-                    let dst = self.comp(v, c, Type::UD);
-                    self.op(Opcode::Mov, dst, vec![src]);
+                let wide = self.is_wide(v);
+                for (c, &bits) in values.iter().enumerate() {
+                    if wide && self.hw.is_gen8_plus() {
+                        let dst = self.comp(v, c as u8, Type::UQ);
+                        self.op(Opcode::Mov, dst, vec![Src::Imm(Type::UQ, bits)]);
+                        continue;
+                    }
+                    let per_comp = self.dwords_per_comp(v);
+                    for k in c as u8 * per_comp..(c as u8 + 1) * per_comp {
+                        let src = self.read_dword(v, k);
+                        let dst = self.dword(v, k);
+                        self.op(Opcode::Mov, dst, vec![src]);
+                    }
                 }
                 Ok(())
             }

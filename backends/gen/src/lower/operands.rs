@@ -35,7 +35,7 @@ impl Lowering<'_> {
     }
 
     pub(super) fn temp_operand(&mut self, ty: Type) -> Operand {
-        let r = self.temp(1);
+        let r = self.temp(ty.size().div_ceil(4) as u32);
         Operand::vector(r, 0, ty)
     }
 
@@ -45,7 +45,7 @@ impl Lowering<'_> {
         if let Some(&v) = self.vregs.get(&(reg, c)) {
             return v;
         }
-        let v = self.temp(1);
+        let v = self.temp(self.regs.reg_shape(reg).bits.div_ceil(32).max(1) as u32);
         self.vregs.insert((reg, c), v);
         v
     }
@@ -61,10 +61,18 @@ impl Lowering<'_> {
         Operand::vector(reg, 0, ty)
     }
 
-    /// Component `c` of a value as a source: an immediate for constants, the push constant for
-    /// uniforms at constant offsets, else its register.
+    /// Whether `v` is a 64-bit value: each component two dwords.
+    pub(super) fn is_wide(&self, v: Value) -> bool {
+        self.func.value_type(v).is_some_and(|t| t.bits == 64)
+    }
+
+    /// Component `c` of a value as a source: an immediate for 32-bit constants (64-bit ones
+    /// only `mov` takes: their register), the push constant for uniforms at constant offsets,
+    /// else its register.
     pub(super) fn read(&mut self, v: Value, c: u8, ty: Type) -> Src {
+        let size = if self.is_wide(v) { 8 } else { 4 };
         match &self.func.inst(v).kind {
+            InstKind::Const(_) if size == 8 => Src::Reg(self.comp(v, c, ty)),
             InstKind::Const(values) => {
                 let bits = values[c as usize];
                 let bits = if self.func.inst(v).def.is_some_and(|d| d.bits == 1) {
@@ -81,7 +89,7 @@ impl Lowering<'_> {
                     Some((binding, offset)) => {
                         let (grf, byte) = self
                             .payload
-                            .pushed(binding, offset + 4 * c as u32)
+                            .pushed(binding, offset + size * c as u32)
                             .expect("planned with the payload");
                         Src::Reg(Operand::scalar(Base::Fixed(grf), byte, ty))
                     }
@@ -92,6 +100,44 @@ impl Lowering<'_> {
         }
     }
 
+    /// Dword `k` of `v` as a destination: component `k` of a 32-bit value; of a 64-bit one
+    /// the low (`k` even) or high half of component `k / 2`.
+    pub(super) fn dword(&mut self, v: Value, k: u8) -> Operand {
+        if !self.is_wide(v) {
+            return self.comp(v, k, Type::UD);
+        }
+        let whole = self.comp(v, k / 2, Type::UQ);
+        let reg = whole.vreg().expect("values live in virtual registers");
+        Operand::half_of_wide(reg, whole.offset, k as u32 % 2)
+    }
+
+    /// Dword `k` of `v` as a source (see [`Lowering::dword`]): constants as immediates, pushed
+    /// uniforms as their dword of the payload.
+    pub(super) fn read_dword(&mut self, v: Value, k: u8) -> Src {
+        if !self.is_wide(v) {
+            return self.read(v, k, Type::UD);
+        }
+        let half = k as u32 % 2;
+        if let InstKind::Const(values) = &self.func.inst(v).kind {
+            return Src::imm_ud((values[k as usize / 2] >> (32 * half)) as u32);
+        }
+        match self.read(v, k / 2, Type::UQ) {
+            Src::Reg(r) if r.region.is_scalar() => {
+                Src::Reg(Operand::scalar(r.base, r.offset + 4 * half, Type::UD))
+            }
+            Src::Reg(r) => {
+                let reg = r.vreg().expect("values live in virtual registers");
+                Src::Reg(Operand::half_of_wide(reg, r.offset, half))
+            }
+            imm => imm,
+        }
+    }
+
+    /// Dwords each component of `v` takes: 2 for 64-bit values, else 1.
+    pub(super) fn dwords_per_comp(&self, v: Value) -> u8 {
+        if self.is_wide(v) { 2 } else { 1 }
+    }
+
     pub(super) fn read_alu(&mut self, src: &AluSrc, c: u8, ty: Type) -> Src {
         self.read(src.value, src.swizzle[c as usize], ty)
     }
@@ -99,9 +145,27 @@ impl Lowering<'_> {
     /// The buffer and byte offset of a uniform or UBO load whose components are all pushed.
     pub(super) fn push_constant(&self, v: Value, ii: &IntrinsicInst) -> Option<(Option<u32>, u32)> {
         let (binding, offset) = push_location(self.func, ii)?;
-        let comps = self.func.inst(v).def?.comps as u32;
-        self.payload.pushed(binding, offset + 4 * comps - 4)?;
+        let def = self.func.inst(v).def?;
+        let bytes = def.comps as u32 * def.bits.div_ceil(32).max(1) as u32 * 4;
+        self.payload.pushed(binding, offset + bytes - 4)?;
         Some((binding, offset))
+    }
+
+    /// Copies one component's register into another: a qword per channel when `wide` (two
+    /// dword moves before Gen8, which has no 64-bit integer type).
+    pub(super) fn copy_component(&mut self, dst: VReg, src: VReg, wide: bool) {
+        if !wide {
+            let src = Src::Reg(Operand::vector(src, 0, Type::UD));
+            self.op(Opcode::Mov, Operand::vector(dst, 0, Type::UD), vec![src]);
+        } else if self.hw.is_gen8_plus() {
+            let src = Src::Reg(Operand::vector(src, 0, Type::UQ));
+            self.op(Opcode::Mov, Operand::vector(dst, 0, Type::UQ), vec![src]);
+        } else {
+            for half in 0..2 {
+                let src = Src::Reg(Operand::half_of_wide(src, 0, half));
+                self.op(Opcode::Mov, Operand::half_of_wide(dst, 0, half), vec![src]);
+            }
+        }
     }
 
     /// Puts an immediate in a register (for sources that cannot be immediates).
@@ -134,9 +198,19 @@ impl Lowering<'_> {
         self.op(op, dst, vec![a, b])
     }
 
-    /// A 3-source (Align16) instruction: no immediates.
+    /// A 3-source (Align16) instruction: no immediates, and no replicated scalars of 64-bit
+    /// types (copied to a vector first).
     pub(super) fn alu3(&mut self, op: Opcode, dst: Operand, srcs: [Src; 3]) {
-        let srcs = srcs.map(|s| self.in_register(s)).to_vec();
+        let srcs = srcs
+            .map(|s| match self.in_register(s) {
+                Src::Reg(r) if r.region.is_scalar() && r.ty.size() == 8 => {
+                    let t = self.temp_operand(r.ty);
+                    self.op(Opcode::Mov, t, vec![Src::Reg(r)]);
+                    Src::Reg(t)
+                }
+                reg => reg,
+            })
+            .to_vec();
         self.op(op, dst, srcs);
     }
 

@@ -25,27 +25,38 @@ impl Lowering<'_> {
         ii: &IntrinsicInst,
     ) -> Result<(), LowerError> {
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        if self.func.value_type(data).is_some_and(|t| t.bits != 32) {
-            return Err(self.error(v, "only 32-bit outputs are supported"));
-        }
-        let out = match self.outputs.get(&slot) {
-            Some(&out) => out,
-            None if self.shader.stage == Stage::Vertex => {
-                return Err(self.error(v, "the output has no slot in the URB entry"));
-            }
-            None => {
-                let out = (self.temp(4), 0);
-                self.outputs.insert(slot, out);
-                out
-            }
+        let Some(ty) = self
+            .func
+            .value_type(data)
+            .filter(|t| matches!(t.bits, 32 | 64))
+        else {
+            return Err(self.error(v, "only 32- and 64-bit outputs are supported"));
         };
-        let n = self.func.value_type(data).map_or(0, |t| t.comps);
-        for c in 0..n {
-            if mask & (1 << c) == 0 || first + c >= 4 {
-                continue;
+        // Dword `k` of the value goes to dword `first + k` from the slot's start: a 64-bit
+        // component takes two and may go on into the next slot.
+        let per_comp = self.dwords_per_comp(data);
+        for c in (0..ty.comps).filter(|c| mask & (1 << c) != 0) {
+            for h in 0..per_comp {
+                let k = c * per_comp + h;
+                let at = first as u32 + k as u32;
+                let (slot, comp) = (slot + at / 4, at % 4);
+                if self.shader.stage == Stage::Fragment && comp != at {
+                    continue;
+                }
+                let out = match self.outputs.get(&slot) {
+                    Some(&out) => out,
+                    None if self.shader.stage == Stage::Vertex => {
+                        return Err(self.error(v, "the output has no slot in the URB entry"));
+                    }
+                    None => {
+                        let out = (self.temp(4), 0);
+                        self.outputs.insert(slot, out);
+                        out
+                    }
+                };
+                let src = self.read_dword(data, k);
+                self.write_colour(out, comp, src);
             }
-            let src = self.read(data, c, Type::UD);
-            self.write_colour(out, (first + c) as u32, src);
         }
         Ok(())
     }

@@ -32,8 +32,12 @@ impl Payload {
     }
 }
 
-/// Most GRFs the whole thread payload may take, leaving the rest of the 128 to the kernel.
-const MAX_PAYLOAD_REGS: u32 = 100;
+/// Most GRFs the whole thread payload may take: register allocation reuses each payload GRF
+/// after its last read, so the kernel needs only a few of the 128 besides.
+const MAX_PAYLOAD_REGS: u32 = 124;
+
+/// Most GRFs a payload with push constants may take, leaving the kernel room beside them.
+const MAX_PUSHING_PAYLOAD_REGS: u32 = 96;
 
 /// Most GRFs of push constants (Mesa's limit too); the rest of the uniforms are pulled.
 const MAX_PUSH_REGS: u32 = 64;
@@ -60,8 +64,15 @@ pub(super) fn plan_payload(
         match ii.op {
             Intrinsic::LoadInput => {
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
-                if !inputs.contains(&slot) {
-                    inputs.push(slot);
+                // The slots the load's dwords reach (64-bit values take two per component).
+                let first = ii.index(IndexKind::Component).unwrap_or(0);
+                let dwords = inst
+                    .def
+                    .map_or(1, |d| d.comps as u32 * d.bits.div_ceil(32) as u32);
+                for s in slot..=slot + (first + dwords.max(1) - 1) / 4 {
+                    if !inputs.contains(&s) {
+                        inputs.push(s);
+                    }
                 }
                 if !vertex {
                     let mode = interp_of(shader, slot);
@@ -81,7 +92,9 @@ pub(super) fn plan_payload(
             Intrinsic::LoadNumWorkgroups => num_workgroups = true,
             Intrinsic::LoadUniform | Intrinsic::LoadUbo => {
                 if let Some((binding, offset)) = push_location(func, ii) {
-                    let bytes = inst.def.map_or(0, |d| d.comps as u32 * 4);
+                    let bytes = inst
+                        .def
+                        .map_or(0, |d| d.comps as u32 * d.bits.div_ceil(32) as u32 * 4);
                     let end = push_ends.entry(binding).or_default();
                     *end = (*end).max(offset + bytes);
                 }
@@ -111,10 +124,17 @@ pub(super) fn plan_payload(
     let linear_bary = take(linear, 2 * per_value);
     let source_depth = take(depth, per_value);
     let source_w = take(w, per_value);
-    // The default block first, then UBOs by binding, until MAX_PUSH_REGS are taken: loads
-    // past what is pushed are pulled.
+    // The default block first, then UBOs by binding, until MAX_PUSH_REGS are taken or the
+    // payload would outgrow MAX_PUSHING_PAYLOAD_REGS with the rest of it: loads past what is
+    // pushed are pulled. (Push constants stay live as long as the shader reads them; the
+    // inputs, copied once, free their GRFs early.)
+    let regs_per_input = if vertex { 4 } else { 2 };
+    let after_push = num_workgroups as u32
+        + local_ids as u32 * 3 * per_value
+        + regs_per_input * inputs.len() as u32;
     let mut push = Vec::new();
-    let mut push_regs_left = MAX_PUSH_REGS;
+    let mut push_regs_left =
+        MAX_PUSH_REGS.min(MAX_PUSHING_PAYLOAD_REGS.saturating_sub(next + after_push));
     for (binding, bytes) in push_ends {
         let regs = bytes.div_ceil(32).min(push_regs_left);
         if regs == 0 {
@@ -140,10 +160,16 @@ pub(super) fn plan_payload(
     let num_workgroups = take(num_workgroups, 1);
     let local_ids = take(local_ids, 3 * per_value);
     let setup_start = next;
-    let regs_per_input = if vertex { 4 } else { 2 };
     let regs = setup_start + regs_per_input * inputs.len() as u32;
     if regs > MAX_PAYLOAD_REGS {
-        return Err(LowerError(format!("the thread payload needs {regs} GRFs")));
+        let what = if vertex {
+            "vertex threads receive their attributes there alone, four GRFs per slot"
+        } else {
+            "fragment threads receive their inputs' planes there alone"
+        };
+        return Err(LowerError(format!(
+            "the thread payload needs {regs} GRFs, past the {MAX_PAYLOAD_REGS} of the 128 it may take: {what}"
+        )));
     }
     Ok(Payload {
         dispatch_width: width,
@@ -170,16 +196,23 @@ pub(super) fn plan_payload(
 /// shader writes, by slot. The point size goes in the header. (`lower-io` leaves built-in
 /// outputs as variables, so every `store_output` is of another output.)
 fn plan_vue(func: &Function) -> Vec<VueSlot> {
+    // Every slot a store reaches: a 64-bit value's components take two dwords each.
     let mut outputs: Vec<u32> = func
         .insts
         .iter()
         .flatten()
         .filter_map(|inst| match &inst.kind {
             InstKind::Intrinsic(ii) if ii.op == Intrinsic::StoreOutput => {
-                Some(ii.index(IndexKind::Base).unwrap_or(0))
+                let base = ii.index(IndexKind::Base).unwrap_or(0);
+                let first = ii.index(IndexKind::Component).unwrap_or(0);
+                let dwords = func
+                    .value_type(ii.srcs[0])
+                    .map_or(1, |t| t.comps as u32 * t.bits.div_ceil(32) as u32);
+                Some(base..=base + (first + dwords.max(1) - 1) / 4)
             }
             _ => None,
         })
+        .flatten()
         .collect();
     outputs.sort_unstable();
     outputs.dedup();
