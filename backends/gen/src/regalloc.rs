@@ -480,14 +480,27 @@ impl<'a> Graph<'a> {
         };
         let mut spilled = Vec::new();
         let mut active: Vec<usize> = Vec::new();
+        // The payload GRFs still to be read, dropped as the sweep passes their last reads.
+        let mut payload_live = 0u128;
+        let mut payload_ends: Vec<(usize, usize)> = (payload.iter().enumerate())
+            .filter_map(|(g, last)| last.map(|last| (last, g)))
+            .collect();
+        payload_ends.sort_unstable();
+        for &(_, g) in &payload_ends {
+            payload_live |= 1 << g;
+        }
+        let mut payload_ended = 0;
         for &v in self.order.iter().filter(|&&v| self.fixed[v].is_none()) {
             let (start, _) = self.interval(v);
             active.retain(|&a| self.interval(a).1 >= start);
+            while let Some(&(last, g)) = payload_ends.get(payload_ended)
+                && last < start
+            {
+                payload_live &= !(1 << g);
+                payload_ended += 1;
+            }
             loop {
-                // The payload GRFs still to be read where `v` starts.
-                let mut taken = (payload.iter().enumerate())
-                    .filter(|&(_, last)| last.is_some_and(|last| last >= start))
-                    .fold(0u128, |taken, (g, _)| taken | 1 << g);
+                let mut taken = payload_live;
                 for &m in active
                     .iter()
                     .chain(fixed.iter().filter(|&&m| self.overlap(m, v)))

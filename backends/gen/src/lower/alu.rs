@@ -123,8 +123,11 @@ impl Lowering<'_> {
     fn alu_comp(&mut self, v: Value, alu: &shrew_engine::ir::Alu, c: u8) -> Result<(), LowerError> {
         use AluOp as A;
         let srcs = &alu.srcs;
-        let wide_src = |s: &Self, i: usize| s.is_wide(srcs[i].value);
         let wide = self.is_wide(v);
+        // 64-bit sources of a 32-bit result: the operation writes every other dword of a
+        // 64-bit temporary (a 64-bit execution type needs its destination aligned so), then
+        // the result is packed.
+        let narrowing = !wide && srcs.iter().any(|s| self.is_wide(s.value));
         match alu.op {
             // The halves of a 64-bit value are its dwords.
             A::Pack64_2x32 => {
@@ -141,27 +144,15 @@ impl Lowering<'_> {
                 self.op(Opcode::Mov, dst, vec![value]);
                 return Ok(());
             }
-            op if (wide || (0..srcs.len()).any(|i| wide_src(self, i))) && !native_64bit(op) => {
+            op if (wide || narrowing) && !native_64bit(op) => {
                 let what = format!("`{}` on 64-bit values is not supported yet", op.name());
                 return Err(self.error(v, &what));
             }
+            _ if (wide || narrowing) && !self.hw.is_gen8_plus() => {
+                let what = "64-bit operations need Gen8 (Gen7's are not supported yet)";
+                return Err(self.error(v, what));
+            }
             _ => {}
-        }
-        if wide && !self.hw.is_gen8_plus() {
-            return Err(self.error(
-                v,
-                "64-bit operations need Gen8 (Gen7's are not supported yet)",
-            ));
-        }
-        // 64-bit sources of a 32-bit result: the operation writes every other dword of a
-        // 64-bit temporary (a 64-bit execution type needs its destination aligned so), then
-        // the result is packed.
-        let narrowing = !wide && (0..srcs.len()).any(|i| wide_src(self, i));
-        if narrowing && !self.hw.is_gen8_plus() {
-            return Err(self.error(
-                v,
-                "64-bit operations need Gen8 (Gen7's are not supported yet)",
-            ));
         }
         let result = self.comp(v, c, Type::F);
         let dst_f = if narrowing {
