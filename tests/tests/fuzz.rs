@@ -194,10 +194,14 @@ fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
         op_matrix::support(evergreen, AluOp::FddxFine, 32),
         Support::Native
     );
-    // Programs skip targets per opcode and bit size: no backend takes 64-bit values yet.
+    // Programs skip targets per opcode and bit size: Gen8+ has 64-bit integers, Gen7 and R600
+    // do not.
     let gen9_ops = op_matrix::compiled_ops(gen9);
     assert!(gen9_ops.contains(&(AluOp::Iadd, 32)) && gen9_ops.contains(&(AluOp::Iand, 1)));
-    assert!(!gen9_ops.contains(&(AluOp::Iadd, 64)));
+    assert!(gen9_ops.contains(&(AluOp::Iadd, 64)));
+    let gen7 = shrew_targets::lookup("gen7").unwrap();
+    assert!(!op_matrix::compiled_ops(gen7).contains(&(AluOp::Iadd, 64)));
+    assert!(!op_matrix::compiled_ops(r600).contains(&(AluOp::Iadd, 64)));
     // R600 and its successors store to no SSBO; Gen does from fragment and vertex shaders.
     assert!(!op_matrix::writes_ssbos(r600, Stage::Fragment));
     assert!(op_matrix::writes_ssbos(gen9, Stage::Fragment));
