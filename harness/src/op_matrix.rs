@@ -178,7 +178,7 @@ pub fn support(target: &'static Target, op: AluOp, bits: u8) -> Support {
         .tolerance
         .max(2.0 * op.accuracy().error(4.0, 1.0) as f32);
     match run_on_target(&shader, &run) {
-        Ok(_) if survives(&shader, op, target) => Support::Native,
+        Ok(_) if survives(&shader, op, bits, target) => Support::Native,
         Ok(_) => Support::Lowered,
         Err(e) => match Failure::of(&e) {
             Failure::Refused(_) => Support::Refused(first_line(&e)),
@@ -187,9 +187,9 @@ pub fn support(target: &'static Target, op: AluOp, bits: u8) -> Support {
     }
 }
 
-/// Whether `op` is still in `shader` after the default pipeline and `target`'s backend
+/// Whether `op` at `bits` is still in `shader` after the default pipeline and `target`'s backend
 /// pipeline: what the backend itself then compiles.
-fn survives(shader: &Shader, op: AluOp, target: &'static Target) -> bool {
+fn survives(shader: &Shader, op: AluOp, bits: u8, target: &'static Target) -> bool {
     let spec = format!("default,{}", target.backend_pipeline());
     let mut lowered = shader.clone();
     let Ok(pipeline) = Pipeline::parse(&spec, target) else {
@@ -199,11 +199,24 @@ fn survives(shader: &Shader, op: AluOp, target: &'static Target) -> bool {
         return false;
     }
     lowered.functions.iter().any(|f| {
-        f.insts
-            .iter()
-            .flatten()
-            .any(|inst| matches!(&inst.kind, InstKind::Alu(alu) if alu.op == op))
+        f.insts.iter().flatten().any(|inst| match &inst.kind {
+            InstKind::Alu(alu) if alu.op == op => bits == 0 || common_bits(f, inst) == Some(bits),
+            _ => false,
+        })
     })
+}
+
+/// The bit size an ALU instruction's unsized operands share: a 64-bit `frcp` lowered to a
+/// 32-bit estimate no longer has the opcode at that size.
+fn common_bits(f: &Function, inst: &shrew_engine::ir::Inst) -> Option<u8> {
+    let InstKind::Alu(alu) = &inst.kind else {
+        return None;
+    };
+    let info = alu.op.info();
+    match info.first_unsized_src() {
+        Some(i) => f.value_type(alu.srcs.get(i)?.value).map(|t| t.bits),
+        None => inst.def.map(|d| d.bits),
+    }
 }
 
 fn first_line(message: &str) -> String {

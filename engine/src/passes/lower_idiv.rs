@@ -61,7 +61,7 @@ impl Pass for LowerIdiv {
         Ok(lower_each(
             shader,
             context,
-            |inst| {
+            |_, inst| {
                 matches!(&inst.kind, InstKind::Alu(alu)
                     if matches!(alu.op, AluOp::Udiv | AluOp::Umod | AluOp::Idiv | AluOp::Irem | AluOp::Imod))
                     && inst.def.is_some_and(|d| d.bits == 32)

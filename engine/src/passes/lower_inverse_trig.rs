@@ -71,7 +71,7 @@ impl Pass for LowerInverseTrig {
         Ok(lower_each(
             shader,
             context,
-            |inst| {
+            |_, inst| {
                 matches!(&inst.kind, InstKind::Alu(alu)
                     if matches!(alu.op, AluOp::Fatan | AluOp::Fatan2 | AluOp::Fasin | AluOp::Facos))
                     && inst.def.is_some_and(|d| d.bits == 32)

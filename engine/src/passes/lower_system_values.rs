@@ -46,7 +46,7 @@ impl Pass for LowerSystemValues {
         Ok(lower_each(
             shader,
             context,
-            |inst| derived(&inst.kind).is_some(),
+            |_, inst| derived(&inst.kind).is_some(),
             lower,
         ))
     }

@@ -16,8 +16,10 @@ pub mod if_convert;
 pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
+pub mod lower_doubles;
 pub mod lower_idiv;
 pub mod lower_indirect_derefs;
+pub mod lower_int64;
 pub mod lower_inverse_trig;
 pub mod lower_io;
 pub mod lower_system_values;
@@ -65,6 +67,12 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(lower_indirect_derefs::LowerIndirectDerefs {
             indirect_uniform_loads: opts.indirect_uniform_loads,
             indexed_temporaries: opts.indexed_temporaries,
+        }),
+        Box::new(lower_doubles::LowerDoubles {
+            ops: opts.lower_doubles.clone(),
+        }),
+        Box::new(lower_int64::LowerInt64 {
+            ops: opts.lower_int64.clone(),
         }),
         Box::new(lower_inverse_trig::LowerInverseTrig {
             enabled: opts.lower_inverse_trig,
@@ -258,14 +266,17 @@ impl Transformations<'_> {
 pub(crate) fn lower_each(
     shader: &mut Shader,
     context: &mut PassContext,
-    lowers: impl Fn(&Inst) -> bool,
+    lowers: impl Fn(&Function, &Inst) -> bool,
     mut lower: impl FnMut(&mut Shader, FuncId, Value),
 ) -> bool {
     context
         .budget
         .each_function(shader, |shader, f, transformations| {
             let func = &shader.functions[f];
-            let targets: Vec<Value> = func.all_insts().filter(|&v| lowers(func.inst(v))).collect();
+            let targets: Vec<Value> = func
+                .all_insts()
+                .filter(|&v| lowers(func, func.inst(v)))
+                .collect();
             transformations.each(targets, |v| {
                 lower(shader, FuncId(f as u32), v);
                 Some(move || v.to_string())
@@ -280,6 +291,30 @@ pub(crate) fn insts_in_reverse_post_order(func: &Function) -> Vec<Value> {
         .into_iter()
         .flat_map(|b| func.cfg[b].insts.iter().copied())
         .collect()
+}
+
+/// `build` applied to each component of `srcs` (vectors of one width) on its own, the results
+/// gathered into a vector: for lowerings written on scalars.
+pub(crate) fn per_component(
+    b: &mut Builder,
+    srcs: &[Value],
+    build: impl Fn(&mut Builder, &[Value]) -> Value,
+) -> Value {
+    let comps = srcs
+        .iter()
+        .map(|&s| b.value_type(s).comps)
+        .max()
+        .unwrap_or(1);
+    if comps == 1 {
+        return build(b, srcs);
+    }
+    let results: Vec<Value> = (0..comps)
+        .map(|c| {
+            let scalars: Vec<Value> = srcs.iter().map(|&s| b.channel(s, c)).collect();
+            build(b, &scalars)
+        })
+        .collect();
+    b.vec(&results)
 }
 
 /// Replaces ALU instruction `v` of `func` by what `build` makes of its opcode and its sources

@@ -315,6 +315,12 @@ pub struct TargetOptions {
     /// 32-bit `udiv`, `umod`, `idiv`, `irem`, `imod` become a float reciprocal estimate refined
     /// in integers (`lower-idiv`): the target has no integer divider.
     pub lower_idiv: bool,
+    /// The 64-bit float operations the target lacks, which `lower-doubles` builds from others
+    /// (those it knows: `passes::lower_doubles::LOWERABLE`).
+    pub lower_doubles: Vec<AluOp>,
+    /// The 64-bit integer operations the target lacks, which `lower-int64` builds from others
+    /// (those it knows: `passes::lower_int64::LOWERABLE`).
+    pub lower_int64: Vec<AluOp>,
     /// The target prefers `bcsel` over `b2f` multiplications.
     pub lower_b2f_mul: bool,
     /// Scalar `fdot` on targets without dot-product instructions.
