@@ -25,7 +25,7 @@
 //! nothing).
 
 use super::manager::{Pass, PassContext};
-use super::{lower_each, per_component, replace_alu};
+use super::{halves, join, lower_each, per_component, replace_alu};
 use crate::ir::{Builder, FuncId, InstKind, Shader, Value};
 use crate::ops::AluOp;
 
@@ -169,18 +169,6 @@ fn lower_scalar(b: &mut Builder, op: AluOp, s: &[Value]) -> Value {
         }
         _ => unreachable!("only the operations of LOWERABLE are lowered"),
     }
-}
-
-/// The low and high 32-bit halves of 64-bit `x`.
-fn halves(b: &mut Builder, x: Value) -> (Value, Value) {
-    let pair = b.alu(AluOp::Unpack64_2x32, &[x]);
-    (b.channel(pair, 0), b.channel(pair, 1))
-}
-
-/// The 64-bit value of halves `lo`, `hi`.
-fn join(b: &mut Builder, lo: Value, hi: Value) -> Value {
-    let pair = b.vec(&[lo, hi]);
-    b.alu(AluOp::Pack64_2x32, &[pair])
 }
 
 /// The highest set bit of 64-bit `x`, −1 for 0.

@@ -293,6 +293,18 @@ pub(crate) fn insts_in_reverse_post_order(func: &Function) -> Vec<Value> {
         .collect()
 }
 
+/// The low and high 32-bit halves of 64-bit `x`.
+pub(crate) fn halves(b: &mut Builder, x: Value) -> (Value, Value) {
+    let pair = b.alu(AluOp::Unpack64_2x32, &[x]);
+    (b.channel(pair, 0), b.channel(pair, 1))
+}
+
+/// The 64-bit value of halves `lo`, `hi`.
+pub(crate) fn join(b: &mut Builder, lo: Value, hi: Value) -> Value {
+    let pair = b.vec(&[lo, hi]);
+    b.alu(AluOp::Pack64_2x32, &[pair])
+}
+
 /// `build` applied to each component of `srcs` (vectors of one width) on its own, the results
 /// gathered into a vector: for lowerings written on scalars.
 pub(crate) fn per_component(
