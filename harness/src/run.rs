@@ -358,8 +358,19 @@ fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
     let mut found = Vec::new();
     let mut start = 0;
     let mut depth = 0usize;
+    // Braces of initializer lists (`= { 0, 1 }`) nest inside their statement; other braces open
+    // and close blocks, bodies and structs, each ending the statement before it.
+    let mut initializer_braces = 0usize;
     for (end, c) in code.char_indices() {
         match c {
+            '{' if initializer_braces > 0 || code[..end].trim_end().ends_with('=') => {
+                initializer_braces += 1;
+                continue;
+            }
+            '}' if initializer_braces > 0 => {
+                initializer_braces -= 1;
+                continue;
+            }
             '{' => depth += 1,
             '}' => depth = depth.saturating_sub(1),
             _ => {}
@@ -1117,10 +1128,36 @@ impl StageState {
                 break;
             }
         }
+        // A member of a named uniform block, which GL names after the block (`Block.member`,
+        // `Block[2].member` in an array of blocks), not after its instance; or of a block
+        // without an instance name, which GL names as the member alone.
+        let mut first_step = 0;
+        if found.is_none() {
+            for var in self.shader.variables.iter().filter(|v| v.mode == Mode::Ubo) {
+                let Type::Struct(id) = var.buffer_type() else {
+                    continue;
+                };
+                let base = var.binding.unwrap_or(0);
+                if self.shader.struct_type(*id).name == *root.name() && steps.len() > 1 {
+                    let binding = match root {
+                        Step::Index(_, i) if var.array_of_blocks => base + i,
+                        _ => base,
+                    };
+                    found = Some((Some(binding), 0, Type::Struct(*id)));
+                    first_step = 1;
+                } else if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())?
+                {
+                    found = Some((Some(base), offset, ty));
+                }
+                if found.is_some() {
+                    break;
+                }
+            }
+        }
         let Some((binding, mut offset, mut ty)) = found else {
             return Ok(None);
         };
-        for (i, step) in steps.iter().enumerate() {
+        for (i, step) in steps.iter().enumerate().skip(first_step) {
             if i == 0 {
                 if let Step::Index(_, index) = step {
                     (offset, ty) = element(&layout, offset, &ty, *index)?;
@@ -1269,10 +1306,14 @@ mod tests {
                       /* a uniform in a comment */ uniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0);\n\
                       uniform vec2[2] pair = vec2[2](vec2(1), vec2(2));\n\
                       uniform mat2 m[2];\nconst float uniformity = 1.0;\n\
-                      void main() { vec4 c = color; gl_FragColor = c; }";
+                      uniform dvec2 listed = { 0, 1 };\n\
+                      layout(binding = 0) uniform Block { vec4 member; } block;\n\
+                      void main() { vec4 c = color; float[2] a = { 1.0, 2.0 }; gl_FragColor = c; }";
         let found = uniform_declarations(source);
         let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["color", "pair", "m"]);
+        assert_eq!(names, ["color", "pair", "m", "listed"]);
+        let listed = found[3].initializer.clone().unwrap();
+        assert_eq!(&source[listed], " { 0, 1 }");
         assert_eq!(
             &source[found[0].range.clone()],
             "uniform vec4 color = vec4(0.0, 1.0, 0.0, 0.0)"

@@ -8,6 +8,7 @@ use super::types::{SpvType, TypeMap};
 use super::{Inst, Options, Result, SpirvError, UniqueNames};
 use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
+use shrew_engine::interp::memory::{Layout, LayoutRule, SLOT_BYTES};
 use shrew_engine::ir::{
     BlockId, Builder, Builtin, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Stage,
     Structure, Terminator, Type, ValType, Value, VarId, Variable,
@@ -173,6 +174,21 @@ pub fn translate_module(m: &Module, insts: &[Inst], options: &Options) -> Result
         function_names: UniqueNames::default(),
     };
     translator.workgroup_size_builtin()?;
+    // Buffer blocks' names are part of the program's interface (GL names their members
+    // `Block.member`), so their struct types claim their names before any other struct that
+    // shares them (an input or output block of the same name) does.
+    for &var in &m.global_order {
+        let g = &m.globals[&var];
+        if matches!(
+            g.storage,
+            StorageClass::Uniform | StorageClass::StorageBuffer
+        ) {
+            translator
+                .types
+                .ir_type(m, &mut translator.shader, g.ty)
+                .map_err(|e| translator.at_def(e, var))?;
+        }
+    }
     for &var in &m.global_order {
         translator
             .declare_global(var)
@@ -256,6 +272,10 @@ impl<'m> Translator<'m> {
             self.globals.insert(id, Global::Split(vars));
             return Ok(());
         }
+        if let Some(vars) = self.split_interface_block(id)? {
+            self.globals.insert(id, Global::Split(vars));
+            return Ok(());
+        }
         let mode = match g.storage {
             StorageClass::Input => Mode::ShaderIn,
             StorageClass::Output => Mode::ShaderOut,
@@ -313,6 +333,90 @@ impl<'m> Translator<'m> {
         let var = self.add_variable(var);
         self.globals.insert(id, Global::Var(var));
         Ok(())
+    }
+
+    /// An input or output block (or array of blocks) with members interpolated their own way:
+    /// the IR interpolates per variable, so each member becomes a variable (in an array of
+    /// blocks, the array of that member). Member `j` takes the block's locations from the
+    /// member's slot offset on, times the block count in an array of blocks (so the members'
+    /// arrays lie side by side in the locations the blocks took), unless it has its own.
+    fn split_interface_block(&mut self, id: Word) -> Result<Option<Vec<VarId>>> {
+        let m = self.module;
+        let g = &m.globals[&id];
+        let mode = match g.storage {
+            StorageClass::Input => Mode::ShaderIn,
+            StorageClass::Output => Mode::ShaderOut,
+            _ => return Ok(None),
+        };
+        let block = block_type(m, g.ty);
+        let SpvType::Struct { members } = m.ty(block)? else {
+            return Ok(None);
+        };
+        let member_interp = |i: usize| {
+            if m.member_decoration(block, i as u32, Decoration::Flat)
+                .is_some()
+            {
+                Some(Interp::Flat)
+            } else if m
+                .member_decoration(block, i as u32, Decoration::NoPerspective)
+                .is_some()
+            {
+                Some(Interp::NoPerspective)
+            } else {
+                None
+            }
+        };
+        if (0..members.len()).all(|i| member_interp(i).is_none()) {
+            return Ok(None);
+        }
+        let mut ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
+        let mut dims = Vec::new();
+        while let Type::Array { elem, len, stride } = ty {
+            dims.push((len, stride));
+            ty = *elem;
+        }
+        let Type::Struct(sid) = ty else {
+            return Err(SpirvError::malformed(
+                "an interface block of a non-struct type",
+            ));
+        };
+        let layout = Layout::new(&self.shader, LayoutRule::Slots);
+        let offsets = layout
+            .member_offsets(sid)
+            .map_err(SpirvError::unsupported)?;
+        let blocks: u32 = dims.iter().map(|&(len, _)| len).product();
+        let location = m.decoration_u32(id, Decoration::Location);
+        let interp = if m.has_decoration(id, Decoration::Flat) {
+            Interp::Flat
+        } else if m.has_decoration(id, Decoration::NoPerspective) {
+            Interp::NoPerspective
+        } else {
+            Interp::Smooth
+        };
+        let base = m
+            .name(id)
+            .or_else(|| m.name(g.ty))
+            .unwrap_or("block")
+            .to_string();
+        let block_members = self.shader.struct_type(sid).members.clone();
+        let mut vars = Vec::new();
+        for (i, member) in block_members.into_iter().enumerate() {
+            let ty = dims
+                .iter()
+                .rev()
+                .fold(member.ty, |elem, &(len, stride)| Type::Array {
+                    elem: Box::new(elem),
+                    len,
+                    stride,
+                });
+            let mut var = Variable::new(format!("{base}_{}", member.name), mode, ty);
+            var.location = m
+                .member_decoration_u32(block, i as u32, Decoration::Location)
+                .or_else(|| location.map(|l| l + offsets[i] / SLOT_BYTES * blocks));
+            var.interp = member_interp(i).unwrap_or(interp);
+            vars.push(self.add_variable(var));
+        }
+        Ok(Some(vars))
     }
 
     /// The entry function first, then every function it calls, each once.
@@ -690,7 +794,10 @@ impl<'m> Translator<'m> {
                     builtin,
                     path: Vec::new(),
                 }),
-                Global::Split(vars) => Val::Ptr(Ptr::Split(vars)),
+                Global::Split(vars) => Val::Ptr(Ptr::Split {
+                    vars,
+                    indices: Vec::new(),
+                }),
             }
         } else {
             return Err(SpirvError::malformed(format!(

@@ -18,8 +18,13 @@ pub enum Ptr {
     Deref(Value),
     /// A built-in input, read as a system value; the indices chosen so far.
     Builtin { builtin: BuiltIn, path: Vec<Value> },
-    /// A struct of built-in outputs, split into one variable per member.
-    Split(Vec<VarId>),
+    /// A block split into one variable per member (built-in outputs, or interface blocks whose
+    /// members interpolate their own ways), with the indices chosen so far in an array of
+    /// such blocks: member `j` of that element is `vars[j]` at those indices.
+    Split {
+        vars: Vec<VarId>,
+        indices: Vec<Value>,
+    },
     /// A deref of a row-major matrix (or an array of them), which the IR holds as its rows.
     RowMajor(Value),
     /// Column `column` of a row-major matrix: component `column` of each row of `rows`.
@@ -66,12 +71,16 @@ impl Translator<'_> {
                     let row = self.builder().deref_array(rows, r);
                     Ptr::Deref(self.builder().deref_array(row, column))
                 }
-                Ptr::Split(vars) => {
+                Ptr::Split { vars, mut indices } if !is_struct => {
+                    indices.push(self.index32(index)?);
+                    Ptr::Split { vars, indices }
+                }
+                Ptr::Split { vars, indices } => {
                     let member = self.const_u32(index)?;
                     let var = *vars
                         .get(member as usize)
                         .ok_or_else(|| SpirvError::malformed("a member index out of range"))?;
-                    Ptr::Deref(self.in_consts(|b| b.deref_var(var)))
+                    Ptr::Deref(self.split_member(var, &indices))
                 }
                 Ptr::Builtin { builtin, mut path } => {
                     path.push(self.index32(index)?);
@@ -87,11 +96,11 @@ impl Translator<'_> {
     pub fn load(&mut self, ptr: &Ptr, ty: Word) -> Result<Val> {
         match ptr {
             Ptr::Deref(d) => self.load_deref(*d, ty),
-            Ptr::Split(vars) => {
-                let types = self.member_types(ty)?;
+            Ptr::Split { vars, indices } => {
+                let types = self.split_member_types(ty)?;
                 let mut out = Vec::new();
                 for (&var, t) in vars.iter().zip(types) {
-                    let d = self.in_consts(|b| b.deref_var(var));
+                    let d = self.split_member(var, indices);
                     out.push(self.load_deref(d, t)?);
                 }
                 Ok(Val::Composite(out))
@@ -108,6 +117,25 @@ impl Translator<'_> {
                 Ok(Val::Ssa(self.builder().vec(&comps)))
             }
         }
+    }
+
+    /// The member types of a split block, which is loaded and stored one block at a time.
+    fn split_member_types(&self, ty: Word) -> Result<Vec<Word>> {
+        match self.module.ty(ty)? {
+            SpvType::Struct { members } => Ok(members.clone()),
+            _ => Err(SpirvError::unsupported(
+                "a whole array of blocks whose members interpolate their own ways",
+            )),
+        }
+    }
+
+    /// The deref of a split block's member variable at the indices of an array of blocks.
+    fn split_member(&mut self, var: VarId, indices: &[Value]) -> Value {
+        let mut d = self.in_consts(|b| b.deref_var(var));
+        for &i in indices {
+            d = self.builder().deref_array(d, i);
+        }
+        d
     }
 
     /// Whether member `member` of struct type `ty` holds row-major matrices.
@@ -253,13 +281,13 @@ impl Translator<'_> {
     pub fn store(&mut self, ptr: &Ptr, ty: Word, v: &Val) -> Result<()> {
         match ptr {
             Ptr::Deref(d) => self.store_deref(*d, ty, v),
-            Ptr::Split(vars) => {
+            Ptr::Split { vars, indices } => {
                 let Val::Composite(parts) = v else {
                     return Err(SpirvError::malformed("storing a non-composite to a block"));
                 };
-                let types = self.member_types(ty)?;
+                let types = self.split_member_types(ty)?;
                 for ((&var, t), part) in vars.iter().zip(types).zip(parts) {
-                    let d = self.in_consts(|b| b.deref_var(var));
+                    let d = self.split_member(var, indices);
                     self.store_deref(d, t, part)?;
                 }
                 Ok(())
@@ -362,7 +390,9 @@ impl Translator<'_> {
                 .shader
                 .deref_target(self.func(), *d)
                 .is_some_and(|(var, _)| self.shader.variable(var).mode.is_writable()),
-            Ptr::Split(_) => true,
+            Ptr::Split { vars, .. } => vars
+                .first()
+                .is_some_and(|&var| self.shader.variable(var).mode.is_writable()),
             Ptr::Builtin { .. } => false,
         }
     }
