@@ -46,6 +46,16 @@ pub struct TriangleFragments {
     /// Each fragment input's components (raw bits) at the three vertices, by variable name; the
     /// third vertex is the provoking one.
     pub varyings: BTreeMap<String, [Vec<u64>; 3]>,
+    pub primitive: Primitive,
+}
+
+/// What a fragment knows of the primitive it belongs to.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Primitive {
+    /// `gl_PrimitiveID`: the primitive's index in its draw (a quad's two triangles are one).
+    pub id: u32,
+    /// Whether it faces away (winds clockwise in the window): `gl_FrontFacing` is false.
+    pub back_facing: bool,
 }
 
 /// The stages of a draw (and of a compute dispatch): shaders compiled into kernels that run
@@ -109,6 +119,7 @@ pub struct FragmentDraw {
     /// Per input slot, its four components (raw bits) at the first, second and third vertex;
     /// the third is the provoking one.
     pub inputs: BTreeMap<u32, [[u32; 4]; 3]>,
+    pub primitive: Primitive,
     /// The buffers, textures and samplers the shader reads; the SSBOs as the fragments leave
     /// them.
     pub resources: Resources,

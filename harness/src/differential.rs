@@ -18,7 +18,7 @@
 //! reading one texel alone sees an exact float).
 
 use crate::interpreter::Interpreter;
-use shrew_engine::draw::{ComputeDispatch, DrawStages, QuadGrid, TriangleFragments};
+use shrew_engine::draw::{ComputeDispatch, DrawStages, Primitive, QuadGrid, TriangleFragments};
 use shrew_engine::interp::memory::flatten_type;
 use shrew_engine::interp::{CompareFunc, MipLevel, Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Dim, Mode, Shader, Stage, Type};
@@ -371,6 +371,10 @@ fn random_fragments(shader: &Shader, small: &mut dyn FnMut() -> f32) -> Triangle
     TriangleFragments {
         pixels: grid,
         varyings,
+        primitive: Primitive {
+            id: (small().abs() * 100.0) as u32,
+            back_facing: small() < 0.0,
+        },
     }
 }
 

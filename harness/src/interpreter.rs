@@ -146,6 +146,8 @@ impl FragmentKernel for Fragments {
         launch.origin = grid.origin;
         launch.covered = grid.covered.clone();
         launch.frag_coord_zw = grid.depth_w.clone();
+        launch.system.primitive_id = fragments.primitive.id;
+        launch.system.front_face = !fragments.primitive.back_facing;
         for (name, interp, is_float) in &self.inputs {
             if let Some(at) = fragments.varyings.get(name) {
                 let values = (0..n)

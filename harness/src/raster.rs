@@ -18,6 +18,13 @@ use shrew_engine::draw::QuadGrid;
 /// vertex third.
 pub(crate) const STRIP: [[usize; 3]; 2] = [[0, 1, 2], [2, 1, 3]];
 
+/// Whether triangle `tri` of window positions `window` winds counter-clockwise (y up): GL's
+/// default front face.
+pub(crate) fn counter_clockwise(window: &[[f32; 4]], tri: [usize; 3]) -> bool {
+    let [a, b, c] = tri.map(|i| window[i]);
+    (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]) > 0.0
+}
+
 /// The window position of each clip-space position on a `width`×`height` framebuffer: `x`,
 /// `y`, the depth and 1/w.
 pub(crate) fn window_positions(positions: &[[f32; 4]], width: u32, height: u32) -> Vec<[f32; 4]> {

@@ -32,7 +32,9 @@ use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
 use crate::raster::{self, STRIP};
 use crate::textures;
-use shrew_engine::draw::{DrawStages, FragmentKernel, QuadGrid, TriangleFragments, VertexKernel};
+use shrew_engine::draw::{
+    DrawStages, FragmentKernel, Primitive, QuadGrid, TriangleFragments, VertexKernel,
+};
 use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Mode, Shader, Stage, StructId, Type};
@@ -250,7 +252,7 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             Command::DrawArrays {
                 mode, instances, ..
             } => {
-                if Primitive::from_mode(mode).is_none() || instances.is_some_and(|n| n != 1) {
+                if DrawMode::from_mode(mode).is_none() || instances.is_some_and(|n| n != 1) {
                     return Err(format!("uses `{}`", c.command.name()));
                 }
                 if test.vertex_data.is_none() {
@@ -601,9 +603,9 @@ impl Context {
                 Command::DrawArrays {
                     mode, first, count, ..
                 } => {
-                    let primitive = Primitive::from_mode(mode)
+                    let draw_mode = DrawMode::from_mode(mode)
                         .ok_or_else(|| at(format!("unsupported primitive {mode}")))?;
-                    self.draw_arrays(test, primitive, *first..*first + *count)
+                    self.draw_arrays(test, draw_mode, *first..*first + *count)
                         .map_err(at)?
                 }
                 Command::Probe(p) => {
@@ -695,7 +697,7 @@ impl Context {
             .into_iter()
             .collect();
         let vertices = self.run_vertices(corners.len(), inputs)?;
-        self.rasterize_and_shade(&vertices, &STRIP)
+        self.rasterize_and_shade(&vertices, &[(STRIP[0], 0), (STRIP[1], 1)])
     }
 
     /// The vertex input `draw rect` feeds its corners to: `piglit_vertex`, the attribute
@@ -720,11 +722,11 @@ impl Context {
     }
 
     /// `draw arrays`: the vertex shader on the vertices `range` of `[vertex data]`, assembled
-    /// into `primitive`s.
+    /// into primitives of `mode`.
     fn draw_arrays(
         &mut self,
         test: &ShaderTest,
-        primitive: Primitive,
+        mode: DrawMode,
         range: Range<usize>,
     ) -> Result<(), String> {
         self.vs.bind_textures(&self.units);
@@ -735,16 +737,17 @@ impl Context {
             .ok_or("draw arrays without [vertex data]")?;
         let inputs = data.inputs(range.clone(), &self.vs.shader)?;
         let mut vertices = self.run_vertices(range.len(), inputs)?;
-        let triangles = match primitive {
-            Primitive::Points => self.point_sprites(&mut vertices),
-            _ => primitive.triangles(vertices.len()),
+        let triangles = match mode {
+            DrawMode::Points => self.point_sprites(&mut vertices),
+            _ => mode.triangles(vertices.len()),
         };
         self.rasterize_and_shade(&vertices, &triangles)
     }
 
     /// Replaces each point by the square of its size (`gl_PointSize`, else 1 pixel) around
-    /// it: four vertices with its outputs, and the square's two triangles.
-    fn point_sprites(&self, vertices: &mut Vec<VertexOut>) -> Vec<[usize; 3]> {
+    /// it: four vertices with its outputs, and the square's two triangles (primitive `i` of
+    /// point `i`).
+    fn point_sprites(&self, vertices: &mut Vec<VertexOut>) -> Vec<([usize; 3], u32)> {
         let size = self
             .vs
             .shader
@@ -754,7 +757,7 @@ impl Context {
             .map(|v| v.name.clone());
         let points = std::mem::take(vertices);
         let mut triangles = Vec::with_capacity(points.len() * 2);
-        for point in points {
+        for (primitive, point) in (0..).zip(points) {
             let pixels = size
                 .as_ref()
                 .and_then(|name| point.outputs.get(name))
@@ -771,23 +774,29 @@ impl Context {
                     outputs: point.outputs.clone(),
                 });
             }
-            triangles.extend(STRIP.map(|t| t.map(|i| k + i)));
+            triangles.extend(STRIP.map(|t| (t.map(|i| k + i), primitive)));
         }
         triangles
     }
 
-    /// Rasterizes the triangles of `vertices` and shades each.
+    /// Rasterizes the triangles of `vertices`, each with the primitive it belongs to (a quad's
+    /// two triangles are one primitive), and shades each.
     fn rasterize_and_shade(
         &mut self,
         vertices: &[VertexOut],
-        triangles: &[[usize; 3]],
+        triangles: &[([usize; 3], u32)],
     ) -> Result<(), String> {
         let positions: Vec<[f32; 4]> = vertices.iter().map(|v| v.position).collect();
         let window = raster::window_positions(&positions, self.width, self.height);
-        let grids = raster::rasterize(&window, triangles, self.width, self.height, &self.probed);
-        for (&tri, grid) in triangles.iter().zip(grids) {
-            if let Some(grid) = grid {
-                self.shade_triangle(tri, grid, vertices)?;
+        let corners: Vec<[usize; 3]> = triangles.iter().map(|&(tri, _)| tri).collect();
+        let grids = raster::rasterize(&window, &corners, self.width, self.height, &self.probed);
+        for (&(tri, primitive_id), grid) in triangles.iter().zip(grids) {
+            if let Some(pixels) = grid {
+                let primitive = Primitive {
+                    id: primitive_id,
+                    back_facing: !raster::counter_clockwise(&window, tri),
+                };
+                self.shade_triangle(tri, pixels, primitive, vertices)?;
             }
         }
         Ok(())
@@ -798,6 +807,7 @@ impl Context {
         &mut self,
         tri: [usize; 3],
         pixels: QuadGrid,
+        primitive: Primitive,
         vertices: &[VertexOut],
     ) -> Result<(), String> {
         let mut varyings = BTreeMap::new();
@@ -809,7 +819,11 @@ impl Context {
                 varyings.insert(var.name.clone(), tri.map(|i| per_vertex[i].clone()));
             }
         }
-        let fragments = TriangleFragments { pixels, varyings };
+        let fragments = TriangleFragments {
+            pixels,
+            varyings,
+            primitive,
+        };
         let colors = self
             .kernel
             .shade(&fragments, &mut self.fs.resources)
@@ -901,7 +915,7 @@ impl Context {
 
 /// The primitive modes `draw arrays` draws.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Primitive {
+enum DrawMode {
     Points,
     Triangles,
     TriangleStrip,
@@ -910,46 +924,53 @@ enum Primitive {
     QuadStrip,
 }
 
-impl Primitive {
-    fn from_mode(mode: &str) -> Option<Primitive> {
+impl DrawMode {
+    fn from_mode(mode: &str) -> Option<DrawMode> {
         Some(match mode {
-            "GL_POINTS" => Primitive::Points,
-            "GL_TRIANGLES" => Primitive::Triangles,
-            "GL_TRIANGLE_STRIP" => Primitive::TriangleStrip,
-            "GL_TRIANGLE_FAN" => Primitive::TriangleFan,
-            "GL_QUADS" => Primitive::Quads,
-            "GL_QUAD_STRIP" => Primitive::QuadStrip,
+            "GL_POINTS" => DrawMode::Points,
+            "GL_TRIANGLES" => DrawMode::Triangles,
+            "GL_TRIANGLE_STRIP" => DrawMode::TriangleStrip,
+            "GL_TRIANGLE_FAN" => DrawMode::TriangleFan,
+            "GL_QUADS" => DrawMode::Quads,
+            "GL_QUAD_STRIP" => DrawMode::QuadStrip,
             _ => return None,
         })
     }
 
-    /// The triangles of `count` vertices drawn as this primitive (not points), each with its
-    /// provoking vertex (GL's last-vertex convention) third.
-    fn triangles(self, count: usize) -> Vec<[usize; 3]> {
+    /// The triangles of `count` vertices drawn in this mode (not points), each with its
+    /// provoking vertex (GL's last-vertex convention) third and the primitive it belongs to
+    /// (`gl_PrimitiveID`: a quad's two triangles are one primitive).
+    fn triangles(self, count: usize) -> Vec<([usize; 3], u32)> {
+        let primitives = 0u32..;
         match self {
-            Primitive::Points => Vec::new(),
-            Primitive::Triangles => (0..count / 3)
-                .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+            DrawMode::Points => Vec::new(),
+            DrawMode::Triangles => primitives
+                .zip(0..count / 3)
+                .map(|(p, t)| ([3 * t, 3 * t + 1, 3 * t + 2], p))
                 .collect(),
-            Primitive::TriangleStrip => (0..count.saturating_sub(2))
-                .map(|i| match i % 2 {
-                    0 => [i, i + 1, i + 2],
-                    _ => [i + 1, i, i + 2],
+            DrawMode::TriangleStrip => primitives
+                .zip(0..count.saturating_sub(2))
+                .map(|(p, i)| match i % 2 {
+                    0 => ([i, i + 1, i + 2], p),
+                    _ => ([i + 1, i, i + 2], p),
                 })
                 .collect(),
-            Primitive::TriangleFan => (0..count.saturating_sub(2))
-                .map(|i| [0, i + 1, i + 2])
+            DrawMode::TriangleFan => primitives
+                .zip(0..count.saturating_sub(2))
+                .map(|(p, i)| ([0, i + 1, i + 2], p))
                 .collect(),
-            Primitive::Quads => (0..count / 4)
-                .flat_map(|q| {
+            DrawMode::Quads => primitives
+                .zip(0..count / 4)
+                .flat_map(|(p, q)| {
                     let v = 4 * q;
-                    [[v, v + 1, v + 3], [v + 1, v + 2, v + 3]]
+                    [([v, v + 1, v + 3], p), ([v + 1, v + 2, v + 3], p)]
                 })
                 .collect(),
-            Primitive::QuadStrip => (0..count.saturating_sub(2) / 2)
-                .flat_map(|q| {
+            DrawMode::QuadStrip => primitives
+                .zip(0..count.saturating_sub(2) / 2)
+                .flat_map(|(p, q)| {
                     let v = 2 * q;
-                    [[v, v + 1, v + 3], [v + 2, v, v + 3]]
+                    [([v, v + 1, v + 3], p), ([v + 2, v, v + 3], p)]
                 })
                 .collect(),
         }

@@ -407,6 +407,7 @@ impl FragmentKernel for R600FragmentKernel {
         let draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
             inputs: fragment_inputs(&self.inputs, &fragments.varyings),
+            primitive: fragments.primitive,
             resources: std::mem::take(resources),
         };
         let outputs = run_fragment(&self.kernel, &draw);

@@ -387,6 +387,7 @@ impl FragmentKernel for GenFragmentKernel {
         let mut draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
             inputs: fragment_inputs(&self.inputs, &fragments.varyings),
+            primitive: fragments.primitive,
             resources: std::mem::take(resources),
         };
         let outputs = run_fragment(&self.kernel, &mut draw);

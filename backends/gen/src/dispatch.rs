@@ -84,6 +84,8 @@ pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTa
         .collect();
     for first_quad in (0..quads).step_by(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
+        // R0.0 bit 15: the primitive faces away.
+        thread.set(0, 0, Type::UW, u64::from(draw.primitive.back_facing) << 15);
         let mut pixel_of_channel = vec![None; width];
         let mut pixel_mask = 0u32;
         for q in 0..width / 4 {

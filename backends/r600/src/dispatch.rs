@@ -132,7 +132,11 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTarget
                     gprs[g as usize] = window.map(f32::to_bits);
                 }
                 if let Some(g) = interface.front_face {
-                    gprs[g as usize][0] = u32::MAX;
+                    gprs[g as usize][0] = if draw.primitive.back_facing {
+                        0
+                    } else {
+                        u32::MAX
+                    };
                 }
             }
         }

@@ -235,9 +235,13 @@ impl Lowering<'_> {
                 Ok(())
             }
             Intrinsic::LoadFrontFace => {
-                // Front-facing only, as the interpreter's default draw: all ones.
+                // Bit 15 of R0.0 is set for a back-facing primitive: the word shifted right
+                // arithmetically by 15 is all ones there, and its complement the boolean.
+                let back = self.temp_operand(Type::D);
+                let r0 = Operand::scalar(Base::Fixed(0), 0, Type::W);
+                self.op(Opcode::Asr, back, vec![Src::Reg(r0), Src::imm_d(15)]);
                 let dst = self.comp(v, 0, Type::D);
-                self.op(Opcode::Mov, dst, vec![Src::imm_d(-1)]);
+                self.op(Opcode::Not, dst, vec![Src::Reg(back)]);
                 Ok(())
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
