@@ -47,6 +47,7 @@ pub fn expand(mut group: Group) -> TokenStream {
     let (dispatch, roots) = dispatchers(&checked, &fn_names);
     let output = quote! {
         #(#attrs)*
+        #[allow(clippy::approx_constant)]
         #vis static #name: ::shrew_engine::rewrite::RuleGroup = ::shrew_engine::rewrite::RuleGroup {
             name: #group_name,
             rules: &[#(#infos),*],
@@ -285,7 +286,9 @@ fn rule_fn(c: &Checked, name: &Ident) -> TokenStream {
     };
     quote! {
         #[doc = #doc]
-        #[allow(clippy::needless_return)]
+        // A rule's literals are the author's numbers (`1.4426950408889634` is log2 e as the rule
+        // text writes it), not constants to spell with `std`.
+        #[allow(clippy::needless_return, clippy::approx_constant)]
         // Most calls fail: `cold` keeps the calls out of the dispatchers' straight-line checks.
         #[cold]
         pub fn #name(rw: &mut Rewriter<'_>, root: Value) -> Option<Src> {

@@ -82,7 +82,7 @@ pub fn rule_fns(c: &Checked, name: &Ident, doc: &str) -> TokenStream {
         }
 
         #[doc = #apply_doc]
-        #[allow(unused_variables)]
+        #[allow(unused_variables, clippy::approx_constant)]
         pub fn #apply(b: &mut Apply<'_>) -> Option<Id> {
             #build
             Some(#result)

@@ -43,7 +43,7 @@ struct GenBackend(Gen);
 
 impl Backend for GenBackend {
     fn options(&self) -> TargetOptions {
-        shrew_gen::target_options()
+        shrew_gen::target_options(self.0)
     }
 
     fn rule_sets(&self) -> &'static [&'static RuleSet] {

@@ -51,7 +51,9 @@ fn per_component(op: AluOp) -> u32 {
         Fneg | Fabs | Ineg | Iabs | Fsat => 0,
         Frcp | Frsq | Fsqrt | Fexp2 | Flog2 | Fsin | Fcos => 2,
         Fpow | Fdiv => 4,
-        Idiv | Udiv | Imod | Umod | Irem => 13,
+        Idiv | Udiv | Umod | Irem => 13,
+        // The remainder, then a compare of its sign against the divisor's and a correction.
+        Imod => 20,
         // `cmp` to set the flag, then `sel`.
         Bcsel | Isign => 2,
         // `cmp` with zero, `and` of the sign bit, a predicated `or` of 1.0.
@@ -63,6 +65,24 @@ fn per_component(op: AluOp) -> u32 {
         Fasin | Facos => 15,
         Fatan => 26,
         Fatan2 => 28,
+        // Exponentials and logarithms of `algebraic-late`'s hyperbolic lowerings.
+        Fsinh | Fcosh | Facosh => 8,
+        Ftanh => 11,
+        Fasinh => 12,
+        Fatanh => 9,
+        // Exponent arithmetic: three multiplies by clamped powers of two; the exponent field
+        // read, denormals scaled first, specials selected.
+        Fldexp => 17,
+        FrexpSig => 11,
+        FrexpExp => 13,
+        // Rounding at the half's significand bit, with the subnormal, overflow and NaN cases.
+        FquantizeF16 => 16,
+        PackHalf2x16 => 40,
+        // Per component: saturate or clamp, scale, round, convert, shift and combine.
+        PackUnorm2x16 => 10,
+        PackSnorm2x16 => 18,
+        PackUnorm4x8 => 22,
+        PackSnorm4x8 => 38,
         // Gen8 and later multiply 32-bit integers in one `mul`; the high half is a `mul` into
         // a qword and a move of its high dword.
         Imul => 1,

@@ -46,8 +46,16 @@ use std::sync::Arc;
 /// comparisons (`cmp` has none; a `not` of an ordered one folds into its reader as a source
 /// modifier), uniforms loaded at run-time offsets (pull constants), and vector operations
 /// split where a constant operand's components differ (the EU is scalar per channel).
-pub fn target_options() -> TargetOptions {
+/// Hyperbolic functions, `imod`, 32-bit `ldexp`/`frexp` and the normalized packs are built
+/// from what the EU has (the math unit's `exp`, `log`, `sqrt` and remainder); Gen7 has no
+/// 64-bit multiply for the high half of a 32-bit one, so it multiplies 16-bit halves.
+pub fn target_options(generation: isa::Gen) -> TargetOptions {
     TargetOptions {
+        lower_hyperbolic: true,
+        lower_imod: true,
+        lower_ldexp_frexp32: true,
+        lower_pack: true,
+        lower_mul_high_in_halves: !generation.is_gen8_plus(),
         fuse_ffma16: true,
         fuse_ffma32: true,
         fuse_ffma64: true,

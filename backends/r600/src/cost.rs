@@ -96,6 +96,26 @@ fn per_component(op: AluOp) -> u32 {
         Flrp => 3,
         Fmod | Frem => 5,
         Ftan => 15,
+        // Exponentials and logarithms of `algebraic-late`'s hyperbolic lowerings, with their
+        // literals.
+        Fsinh | Fcosh => 10,
+        Ftanh | Fasinh => 14,
+        Facosh | Fatanh => 9,
+        // Exponent arithmetic: three multiplies by clamped powers of two; the exponent field
+        // read, denormals scaled first, specials selected.
+        Fldexp => 26,
+        FrexpSig => 14,
+        FrexpExp => 19,
+        // Rounding at the half's significand bit, with the subnormal, overflow and NaN cases.
+        FquantizeF16 => 22,
+        PackHalf2x16 => 51,
+        // Per component: saturate or clamp, scale, round, convert, shift and combine.
+        PackUnorm2x16 => 16,
+        PackSnorm2x16 => 24,
+        PackUnorm4x8 => 34,
+        PackSnorm4x8 => 50,
+        // FFBH, a subtraction from 31 and a select keeping -1.
+        UfindMsb | IfindMsb => 4,
         Fasin => 19,
         Facos => 20,
         Fatan | Fatan2 => 28,

@@ -44,6 +44,14 @@ use std::sync::Arc;
 pub fn target_options(chip: isa::Chip) -> TargetOptions {
     let fused = chip.is_evergreen_class();
     TargetOptions {
+        lower_hyperbolic: true,
+        lower_ldexp_frexp32: true,
+        lower_pack: true,
+        // Evergreen added the bit count and reversal instructions.
+        lower_bit_count: !fused,
+        lower_bitfield_reverse: !fused,
+        lower_find_msb: !fused,
+        lower_find_lsb: !fused,
         fuse_ffma32: fused,
         lower_ffma32: !fused,
         lower_flrp32: true,

@@ -1037,6 +1037,32 @@ impl<'a> Lowering<'a> {
             AluOp::Imul => binary(self, H::MulloInt, 0, 1),
             AluOp::ImulHigh => binary(self, H::MulhiInt, 0, 1),
             AluOp::UmulHigh => binary(self, H::MulhiUint, 0, 1),
+            AluOp::BitCount
+            | AluOp::BitfieldReverse
+            | AluOp::FindLsb
+            | AluOp::UfindMsb
+            | AluOp::IfindMsb
+                if !self.chip.is_evergreen_class() =>
+            {
+                return Err(self.error(v, "bit counts and scans need Evergreen or Cayman"));
+            }
+            AluOp::BitCount => unary(self, H::BcntInt),
+            AluOp::BitfieldReverse => unary(self, H::BfrevInt),
+            // FFBL gives -1 for 0, as `find_lsb` does.
+            AluOp::FindLsb => unary(self, H::FfblInt),
+            AluOp::UfindMsb | AluOp::IfindMsb => {
+                // FFBH counts from the top (-1 when no bit is found): the bit index is 31
+                // minus it, and -1 stays.
+                let x = s(self, 0);
+                let hw = if op == AluOp::UfindMsb {
+                    H::FfbhUint
+                } else {
+                    H::FfbhInt
+                };
+                let from_top = self.temp(hw, vec![x]);
+                let index = self.temp(H::SubInt, vec![Src::constant(31), from_top]);
+                self.emit(H::CndgeInt, Some(dst), vec![from_top, index, from_top]);
+            }
             AluOp::Imin => binary(self, H::MinInt, 0, 1),
             AluOp::Imax => binary(self, H::MaxInt, 0, 1),
             AluOp::Umin => binary(self, H::MinUint, 0, 1),

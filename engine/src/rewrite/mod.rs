@@ -327,6 +327,26 @@ pub struct TargetOptions {
     pub lower_fdot: bool,
     /// `imul_high`/`umul_high` become 64-bit multiplies.
     pub lower_mul_high: bool,
+    /// 32-bit `imul_high`/`umul_high` become 16-bit partial products (targets without 64-bit
+    /// multiplies).
+    pub lower_mul_high_in_halves: bool,
+    /// The hyperbolic functions and their inverses become exponentials and logarithms.
+    pub lower_hyperbolic: bool,
+    /// `imod` becomes `irem` and a correction (targets with a remainder but no floored modulo).
+    pub lower_imod: bool,
+    /// 32-bit `fldexp`, `frexp_sig` and `frexp_exp` become multiplies and exponent-field
+    /// arithmetic.
+    pub lower_ldexp_frexp32: bool,
+    /// GLSL's pack and unpack operations (normalized and half floats) and 32-bit
+    /// `fquantize2f16` become conversions, shifts, masks and selects.
+    pub lower_pack: bool,
+    /// 32-bit `bit_count` becomes shifts, masks and a multiply.
+    pub lower_bit_count: bool,
+    /// 32-bit `bitfield_reverse` becomes five swaps of halves.
+    pub lower_bitfield_reverse: bool,
+    /// 32-bit `ufind_msb`/`ifind_msb` and `find_lsb` become bit counts.
+    pub lower_find_msb: bool,
+    pub lower_find_lsb: bool,
     /// `fpow(a, 2.0)` and similar become multiplications.
     pub lower_pow_small_int: bool,
     /// Unordered float comparisons become ordered ones with NaN checks.

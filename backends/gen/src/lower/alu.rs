@@ -4,7 +4,7 @@
 use super::{LowerError, Lowering};
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, MathFn, Opcode, Region, Type};
-use crate::lir::{Operand, Src};
+use crate::lir::{Inst, Operand, Src};
 use shrew_engine::ir::{AluSrc, Value};
 use shrew_engine::ops::AluOp;
 
@@ -578,6 +578,39 @@ impl Lowering<'_> {
                     dst_f,
                     vec![Src::Reg(hi), Src::Reg(lo.negated())],
                 );
+            }
+            A::FddyFine => {
+                let a = f(self, 0);
+                let Src::Reg(a) = self.in_register(a) else {
+                    unreachable!("in a register")
+                };
+                if a.region == Region::SCALAR {
+                    self.op(Opcode::Mov, dst_f, vec![Src::imm_f(0.0)]);
+                } else {
+                    // Each column's bottom minus its top: a quad at a time, its bottom row
+                    // (channels 2 and 3) and top row (0 and 1) read twice each.
+                    let row = |k: u32| Operand {
+                        region: Region::new(0, 2, 1),
+                        offset: a.offset + 4 * k,
+                        ..a
+                    };
+                    for quad in 0..u32::from(self.width) / 4 {
+                        let dst = Operand {
+                            offset: dst_f.offset + 16 * quad,
+                            ..dst_f
+                        };
+                        let (bottom, top) = (row(4 * quad + 2), row(4 * quad));
+                        self.emit(Inst {
+                            group: 4 * quad as u8,
+                            ..Inst::new(
+                                Opcode::Add,
+                                4,
+                                Some(dst),
+                                vec![Src::Reg(bottom), Src::Reg(top.negated())],
+                            )
+                        });
+                    }
+                }
             }
             A::FindLsb => {
                 let a = ud(self, 0);
