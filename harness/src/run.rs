@@ -350,6 +350,8 @@ struct UniformDeclaration {
     name: String,
     /// Where the initializer's value is, if there is one.
     initializer: Option<Range<usize>>,
+    /// Its `layout(binding = N)`: a sampler array's first texture unit.
+    binding: Option<u32>,
 }
 
 /// Every `uniform` declaration statement at the top level of the source, found with comments
@@ -390,6 +392,7 @@ fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
         let (Some((at, _)), ';', 0) = (keyword, c, depth) else {
             continue;
         };
+        let binding = layout_binding(&statement[..at]);
         let at = end - statement.len() + at;
         let (declarator, initializer) = match code[at..end].split_once('=') {
             Some((declarator, _)) => (declarator, Some(at + declarator.len() + 1..end)),
@@ -413,9 +416,20 @@ fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
             range: at..end,
             name: name.to_string(),
             initializer,
+            binding,
         });
     }
     found
+}
+
+/// The `binding = N` of a `layout(...)` among qualifiers.
+fn layout_binding(qualifiers: &str) -> Option<u32> {
+    let (_, list) = qualifiers.split_once("layout")?;
+    let list = list.trim_start().strip_prefix('(')?.split(')').next()?;
+    list.split(',').find_map(|q| {
+        let (key, value) = q.split_once('=')?;
+        (key.trim() == "binding").then(|| value.trim().parse().ok())?
+    })
 }
 
 /// The source with comments and preprocessor lines replaced by spaces (newlines kept), so that
@@ -524,6 +538,18 @@ impl Context {
             tolerance: [3.0 / 256.0; 4],
             probed: vec![false; (width * height) as usize],
         };
+        // A sampler declared with `layout(binding = N)` starts at unit N (its elements at the
+        // units after it); the others at unit 0.
+        for section in &test.sources.shaders {
+            if let ShaderSource::Glsl(source) = &section.source {
+                for d in uniform_declarations(source) {
+                    if let Some(unit) = d.binding {
+                        ctx.vs.first_sampler_unit(&d.name, unit);
+                        ctx.fs.first_sampler_unit(&d.name, unit);
+                    }
+                }
+            }
+        }
         for c in &test.commands {
             if let Command::Probe(p) = &c.command {
                 let (x0, y0, x1, y1) = ctx.region(&p.region);
@@ -1040,6 +1066,19 @@ impl StageState {
     }
 
     /// Binds each sampler binding of the shader to its unit's texture and sampler.
+    /// Points the sampler (array) `name` at texture units from `unit` on, one per element.
+    fn first_sampler_unit(&mut self, name: &str, unit: u32) {
+        let Some(var) = self.shader.variables.iter().find(|v| v.name == name) else {
+            return;
+        };
+        let (element, count) = var.ty.innermost_element();
+        if let (Some(first), Type::Texture { .. }) = (var.binding, element) {
+            for e in 0..count {
+                self.sampler_units.insert(first + e, unit + e);
+            }
+        }
+    }
+
     fn bind_textures(&mut self, units: &BTreeMap<u32, (Texture, SamplerState)>) {
         for var in &self.shader.variables {
             let (element, leaves) = var.ty.innermost_element();
@@ -1053,9 +1092,14 @@ impl StageState {
                         self.resources.textures.insert(binding, texture.clone());
                         self.resources.samplers.insert(binding, *sampler);
                     }
+                    // A unit without a texture holds an incomplete one, which reads as
+                    // (0, 0, 0, 1) in GL.
                     None => {
-                        self.resources.textures.remove(&binding);
-                        self.resources.samplers.remove(&binding);
+                        let incomplete = Texture::from_f32(1, 1, 1, &[[0.0, 0.0, 0.0, 1.0]]);
+                        self.resources.textures.insert(binding, incomplete);
+                        self.resources
+                            .samplers
+                            .insert(binding, SamplerState::default());
                     }
                 }
             }
@@ -1085,15 +1129,33 @@ impl StageState {
             return Ok(false);
         };
         if let Type::Texture { .. } = ty {
-            // A sampler's value is the texture unit it reads; its offset is its element.
-            let root = split_path(name)[0].name().clone();
-            let var = self.shader.variables.iter().find(|v| v.name == root);
-            let first = var.and_then(|v| v.binding).unwrap_or(0);
+            // A sampler's value is the texture unit it reads. Its variable is the sampler
+            // array itself, or, for a sampler inside structs, the one the front end made of
+            // that member (`s[1].tex` is `s_tex[1]`); the indices on the path pick its element.
+            let steps = split_path(name);
+            let path: Vec<&str> = steps
+                .iter()
+                .map(|s| s.name().as_str())
+                .filter(|n| !n.is_empty())
+                .collect();
+            let var = [path.join("_"), path[0].to_string()]
+                .iter()
+                .find_map(|n| self.shader.variables.iter().find(|v| &v.name == n))
+                .ok_or_else(|| format!("uniform {glsl_type} {name}: no sampler variable"))?;
+            let mut element = 0;
+            let mut ty = &var.ty;
+            for step in &steps {
+                if let (Step::Index(_, index), Type::Array { elem, len, .. }) = (step, ty) {
+                    element = element * len + index;
+                    ty = elem;
+                }
+            }
             let unit = values
                 .first()
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| format!("uniform {glsl_type} {name}: no texture unit"))?;
-            self.sampler_units.insert(first + offset, unit);
+            self.sampler_units
+                .insert(var.binding.unwrap_or(0) + element, unit);
             return Ok(true);
         }
         let layout = Layout::new(&self.shader, LayoutRule::Std430);
@@ -1141,6 +1203,17 @@ impl StageState {
                 (Mode::Ubo, Type::Struct(id)) if var.name.starts_with("gl_DefaultUniformBlock") => {
                     if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())? {
                         found = Some((Some(var.binding.unwrap_or(0)), offset, ty));
+                    }
+                }
+                // A default uniform block holding opaque members is a uniform, not a buffer.
+                (Mode::Uniform, Type::Struct(id))
+                    if var.name.starts_with("gl_DefaultUniformBlock") =>
+                {
+                    if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())? {
+                        let place = shrew_engine::interp::memory::layout_variables(&self.shader)
+                            .map_err(|e| e.to_string())?;
+                        let index = self.shader.find_variable(&var.name).map_or(0, |v| v.0);
+                        found = Some((None, place[index as usize].offset + offset, ty));
                     }
                 }
                 _ => {}

@@ -52,6 +52,7 @@ use std::sync::Arc;
 pub fn target_options(generation: isa::Gen) -> TargetOptions {
     TargetOptions {
         lower_hyperbolic: true,
+        lower_texture_indices: true,
         lower_imod: true,
         lower_ldexp_frexp32: true,
         lower_pack: true,

@@ -45,6 +45,7 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
     let fused = chip.is_evergreen_class();
     TargetOptions {
         lower_hyperbolic: true,
+        lower_texture_indices: true,
         lower_ldexp_frexp32: true,
         lower_pack: true,
         // Evergreen added the bit count and reversal instructions.

@@ -23,6 +23,7 @@ pub mod lower_int64;
 pub mod lower_inverse_trig;
 pub mod lower_io;
 pub mod lower_system_values;
+pub mod lower_texture_indices;
 pub mod lower_var_copies;
 pub mod machine;
 pub mod manager;
@@ -76,6 +77,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(lower_inverse_trig::LowerInverseTrig {
             enabled: opts.lower_inverse_trig,
+        }),
+        Box::new(lower_texture_indices::LowerTextureIndices {
+            enabled: opts.lower_texture_indices,
         }),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_io::LowerIo),

@@ -321,6 +321,9 @@ pub struct TargetOptions {
     /// The 64-bit integer operations the target lacks, which `lower-int64` builds from others
     /// (those it knows: `passes::lower_int64::LOWERABLE`).
     pub lower_int64: Vec<AluOp>,
+    /// Textures read at run-time array indices become one read per element and a select
+    /// (`lower-texture-indices`): the target names texture units in its instructions.
+    pub lower_texture_indices: bool,
     /// The target prefers `bcsel` over `b2f` multiplications.
     pub lower_b2f_mul: bool,
     /// Scalar `fdot` on targets without dot-product instructions.

@@ -33,6 +33,7 @@ mod image;
 mod memory;
 mod module;
 pub mod mutate;
+mod opaque;
 mod switch;
 mod types;
 mod validate;
@@ -146,6 +147,7 @@ pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader
     validate::check(words[1], words[3], &insts)?;
     let module = module::Module::read(&insts)?;
     let mut shader = function::translate_module(&module, &insts, options)?;
+    opaque::opaque_members_as_variables(&mut shader);
     if shader.stage == Stage::Vertex {
         vertex_inputs_in_slots(&mut shader);
     }
