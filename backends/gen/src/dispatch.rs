@@ -29,7 +29,7 @@ use crate::disasm::disassemble;
 use crate::emu::{EmuError, Execution, Stop, Thread, pln, run};
 use crate::encoding::{assemble, disassemble_binary};
 use crate::isa::Type;
-use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, Surface};
+use crate::lower::{FIRST_SURFACE, Payload, SLM_SURFACE, SYSTEM_VALUES_SLOT, Surface};
 use shrew_engine::draw::{ComputeDispatch, FragmentDraw, VertexDraw};
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::Interp;
@@ -289,6 +289,9 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
         for lane in 0..lanes {
             let vertex = first + lane;
             thread.set(1, lane, Type::UD, vertex as u64);
+            if let Some(grf) = p.attribute(SYSTEM_VALUES_SLOT, 0) {
+                thread.set(grf, lane, Type::UD, vertex as u64);
+            }
             for &slot in draw.attributes.keys() {
                 for (c, value) in draw.attribute(slot, vertex).into_iter().enumerate() {
                     if let Some(grf) = p.attribute(slot, c as u32) {

@@ -1187,6 +1187,7 @@ impl<'a> Lowering<'a> {
             Intrinsic::LoadInput
                 | Intrinsic::LoadFragCoord
                 | Intrinsic::LoadFrontFace
+                | Intrinsic::LoadVertexId
                 | Intrinsic::StoreOutput
                 | Intrinsic::StoreDeref
         );
@@ -1263,6 +1264,13 @@ impl<'a> Lowering<'a> {
             Intrinsic::LoadFrontFace => {
                 let gpr = self.interface.front_face.expect("planned");
                 let fixed = self.fixed(gpr, 0);
+                let d = self.dst(v, 0);
+                self.mov(d, Src::value(fixed));
+                Ok(())
+            }
+            // The vertex index the fetch shader reads the attributes at, in R0.x.
+            Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
+                let fixed = self.fixed(0, 0);
                 let d = self.dst(v, 0);
                 self.mov(d, Src::value(fixed));
                 Ok(())

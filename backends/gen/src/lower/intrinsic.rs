@@ -3,6 +3,7 @@
 //! interpolated with `pln`), `gl_FragCoord` and the compute IDs.
 
 use super::output::builtin_slot;
+use super::payload::SYSTEM_VALUES_SLOT;
 use super::{LowerError, Lowering, Surface, halves};
 use crate::isa::{Opcode, Region, Type};
 use crate::lir::{Base, Inst, Operand, Src};
@@ -225,6 +226,14 @@ impl Lowering<'_> {
                 self.store_output(v, slot, 0, ii.srcs[1], ii)
             }
             Intrinsic::LoadFragCoord => self.frag_coord(v),
+            Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
+                let grf = self.payload.attribute(SYSTEM_VALUES_SLOT, 0);
+                let grf = grf.ok_or_else(|| self.error(v, "the vertex ID has no payload slot"))?;
+                let dst = self.dword(v, 0);
+                let value = Operand::payload(grf, 0, Type::UD);
+                self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
+                Ok(())
+            }
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
                 self.kill(None);
                 Ok(())

@@ -68,6 +68,7 @@ mod memory;
 mod operands;
 mod output;
 mod payload;
+pub use payload::SYSTEM_VALUES_SLOT;
 mod texture;
 mod thread;
 

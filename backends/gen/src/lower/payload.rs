@@ -32,6 +32,10 @@ impl Payload {
     }
 }
 
+/// The vertex attribute slot the vertex fetcher fills with system values (Gen's VF SGVs):
+/// component 0 the vertex ID. It follows every attribute slot of the shader.
+pub const SYSTEM_VALUES_SLOT: u32 = u32::MAX;
+
 /// Most GRFs the whole thread payload may take: register allocation reuses each payload GRF
 /// after its last read, so the kernel needs only a few of the 128 besides.
 const MAX_PAYLOAD_REGS: u32 = 124;
@@ -87,6 +91,9 @@ pub(super) fn plan_payload(
             Intrinsic::LoadFragCoord => {
                 depth = true;
                 w = true;
+            }
+            Intrinsic::LoadVertexId if vertex && !inputs.contains(&SYSTEM_VALUES_SLOT) => {
+                inputs.push(SYSTEM_VALUES_SLOT);
             }
             Intrinsic::LoadLocalInvocationId => local_ids = true,
             Intrinsic::LoadNumWorkgroups => num_workgroups = true,
