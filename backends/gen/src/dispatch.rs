@@ -43,6 +43,9 @@ pub type RenderTargets = BTreeMap<u32, Vec<Option<[u32; 4]>>>;
 /// The plane of component `comp` of input `slot`: b1 and b2 coefficients, unused, constant
 /// (a flat input's only the constant, the provoking vertex's value).
 fn plane(draw: &FragmentDraw, slot: u32, comp: usize, flat: bool) -> [f32; 4] {
+    if slot == SYSTEM_VALUES_SLOT {
+        return [0.0, 0.0, 0.0, f32::from_bits(draw.primitive.id)];
+    }
     let [v0, v1, v2] = draw.at_vertices(slot, comp);
     if flat {
         [0.0, 0.0, 0.0, v2]

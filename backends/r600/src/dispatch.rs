@@ -32,7 +32,7 @@
 use crate::compile::Kernel;
 use crate::emu::{Buffer, EmuError, Env, Wavefront, run};
 use crate::encoding::decode;
-use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK};
+use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, PRIMITIVE_ID_SLOT};
 use crate::program::ExportType;
 use crate::texture::TextureState;
 use shrew_engine::draw::{FragmentDraw, VertexDraw};
@@ -51,6 +51,9 @@ pub type RenderTargets = BTreeMap<u32, Vec<Option<[u32; 4]>>>;
 /// The interpolation parameters `[p0, p10, p20]` of component `comp` of input `slot` (a flat
 /// input's `p0` the provoking vertex's value, the others zero).
 fn parameters(draw: &FragmentDraw, slot: u32, comp: usize, flat: bool) -> [f32; 3] {
+    if slot == PRIMITIVE_ID_SLOT {
+        return [f32::from_bits(draw.primitive.id), 0.0, 0.0];
+    }
     let [v0, v1, v2] = draw.at_vertices(slot, comp);
     if flat {
         [v2, 0.0, 0.0]

@@ -86,6 +86,10 @@ pub const CONSTANT_BUFFER_STRIDE: u32 = 4;
 /// The resource id of the texture at binding 0: constant buffers take the ids below it.
 pub const TEXTURE_RESOURCE_BASE: u8 = 16;
 
+/// The fragment input slot of the primitive ID: a flat parameter after every slot of the
+/// shader's own, which the vertex stage exports from the primitive ID the VGT gives it.
+pub const PRIMITIVE_ID_SLOT: u32 = u32::MAX;
+
 /// The sampler states a shader stage has.
 const SAMPLERS: u32 = 18;
 
@@ -484,15 +488,20 @@ impl<'a> Lowering<'a> {
                     }
                     Intrinsic::LoadFragCoord => frag_coord = true,
                     Intrinsic::LoadFrontFace => front_face = true,
+                    Intrinsic::LoadPrimitiveId if self.shader.stage == Stage::Fragment => {
+                        *self.input_masks.entry(PRIMITIVE_ID_SLOT).or_default() |= 1;
+                    }
                     _ => {}
                 }
             }
         }
         let slots: Vec<u32> = self.input_masks.keys().copied().collect();
         for &slot in &slots {
-            self.interface
-                .interp
-                .insert(slot, interp_of(self.shader, slot));
+            let interp = match slot {
+                PRIMITIVE_ID_SLOT => Interp::Flat,
+                _ => interp_of(self.shader, slot),
+            };
+            self.interface.interp.insert(slot, interp);
         }
         let mut next_gpr = 0u8;
         if self.shader.stage == Stage::Vertex {
@@ -986,6 +995,13 @@ impl<'a> Lowering<'a> {
                 self.emit(H::Add, Some(dst), vec![x, y.negated()]);
             }
             AluOp::Fmul => binary(self, H::MulIeee, 0, 1),
+            // What `algebraic-late` leaves (an exact division, which the rules may not
+            // rewrite): a reciprocal and a multiply, within GLSL's 2.5 ulp of the quotient.
+            AluOp::Fdiv => {
+                let (x, y) = (s(self, 0), s(self, 1));
+                let reciprocal = self.temp(H::RecipIeee, vec![y]);
+                self.emit(H::MulIeee, Some(dst), vec![x, reciprocal]);
+            }
             AluOp::Ffma => {
                 let (x, y, z) = (s(self, 0), s(self, 1), s(self, 2));
                 // Evergreen's FMA rounds once, as `ffma` must; R600 and R700 have none, and
@@ -1250,6 +1266,12 @@ impl<'a> Lowering<'a> {
                     let d = self.dst(v, c);
                     self.mov(d, Src::value(values[first + c as usize]));
                 }
+                Ok(())
+            }
+            Intrinsic::LoadPrimitiveId if self.shader.stage == Stage::Fragment => {
+                let value = self.inputs[&PRIMITIVE_ID_SLOT][0];
+                let d = self.dst(v, 0);
+                self.mov(d, Src::value(value));
                 Ok(())
             }
             Intrinsic::LoadFragCoord => {

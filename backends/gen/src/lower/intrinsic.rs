@@ -234,6 +234,15 @@ impl Lowering<'_> {
                 self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
                 Ok(())
             }
+            Intrinsic::LoadPrimitiveId if self.shader.stage == Stage::Fragment => {
+                let plane = self.payload.plane(SYSTEM_VALUES_SLOT, 0);
+                let (grf, offset) =
+                    plane.ok_or_else(|| self.error(v, "the primitive ID has no payload slot"))?;
+                let dst = self.dword(v, 0);
+                let constant = Operand::scalar(Base::Fixed(grf), offset + 12, Type::UD);
+                self.op(Opcode::Mov, dst, vec![Src::Reg(constant)]);
+                Ok(())
+            }
             Intrinsic::Discard | Intrinsic::Terminate | Intrinsic::Demote => {
                 self.kill(None);
                 Ok(())

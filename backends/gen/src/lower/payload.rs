@@ -32,8 +32,10 @@ impl Payload {
     }
 }
 
-/// The vertex attribute slot the vertex fetcher fills with system values (Gen's VF SGVs):
-/// component 0 the vertex ID. It follows every attribute slot of the shader.
+/// The input slot the fixed function fills with system values, after every slot of the
+/// shader's own: for vertex threads an attribute the vertex fetcher writes (Gen's VF SGVs),
+/// component 0 the vertex ID; for fragment threads a flat input the setup overrides with the
+/// primitive ID (SBE's primitive ID override), component 0.
 pub const SYSTEM_VALUES_SLOT: u32 = u32::MAX;
 
 /// Most GRFs the whole thread payload may take: register allocation reuses each payload GRF
@@ -92,8 +94,13 @@ pub(super) fn plan_payload(
                 depth = true;
                 w = true;
             }
-            Intrinsic::LoadVertexId if vertex && !inputs.contains(&SYSTEM_VALUES_SLOT) => {
+            Intrinsic::LoadVertexId | Intrinsic::LoadPrimitiveId
+                if !compute && !inputs.contains(&SYSTEM_VALUES_SLOT) =>
+            {
                 inputs.push(SYSTEM_VALUES_SLOT);
+                if !vertex {
+                    interp.insert(SYSTEM_VALUES_SLOT, Interp::Flat);
+                }
             }
             Intrinsic::LoadLocalInvocationId => local_ids = true,
             Intrinsic::LoadNumWorkgroups => num_workgroups = true,
