@@ -69,7 +69,12 @@ pub enum Command {
         name: String,
         value: String,
     },
-    /// Any other command (`texture rgbw ...`, `ssbo ...`), as written
+    /// `compute X Y Z`: a dispatch of the compute shader over that many workgroups.
+    Compute([u32; 3]),
+    /// `image texture UNIT [FORMAT]`: the texture on texture unit `UNIT` is also image unit
+    /// `UNIT`, which image uniforms name.
+    ImageTexture { unit: u32 },
+    /// Any other command (`ssbo ...`, `atomic counters ...`), as written
     /// (comment removed), so that a runner can report what it skipped.
     Other(String),
 }
@@ -96,6 +101,8 @@ impl Command {
             Command::Framebuffer(_) => "fb".into(),
             Command::Texture { image, .. } => format!("texture {}", image.name()),
             Command::TexParameter { .. } => "texparameter".into(),
+            Command::Compute(_) => "compute".into(),
+            Command::ImageTexture { .. } => "image texture".into(),
             Command::Other(text) => text
                 .split_whitespace()
                 .take(2)
@@ -257,6 +264,13 @@ pub(crate) fn parse_command(
             }
         }
         ["tolerance", rest @ ..] => Command::Tolerance(floats(line, "tolerance", text, rest)?),
+        ["compute", rest @ ..] => {
+            let [x, y, z]: [f32; 3] = floats(line, "compute", text, rest)?;
+            Command::Compute([x, y, z].map(|n| n.max(0.0) as u32))
+        }
+        ["image", "texture", unit, ..] if unit.parse::<u32>().is_ok() => Command::ImageTexture {
+            unit: unit.parse().unwrap_or_default(),
+        },
         ["fb", ..] => Command::Framebuffer(words[1..].join(" ")),
         ["texture", kind, unit, rest @ ..] => match parse_texture(line, text, kind, unit, rest)? {
             Some(command) => command,
@@ -292,8 +306,12 @@ fn parse_texture(
     let image = match kind {
         "rgbw" => {
             let [w, h] = floats(line, "texture rgbw", text, rest)?;
-            // A word that is not a number names a format other than the default RGBA.
-            if rest.iter().any(|w| w.starts_with(char::is_alphabetic)) {
+            // A word that is not a number names the format: only 8-bit RGBA (the default),
+            // whose texels hold the same colours, is made here.
+            if rest
+                .iter()
+                .any(|w| w.starts_with(char::is_alphabetic) && *w != "GL_RGBA8")
+            {
                 return Ok(None);
             }
             TextureImage::Rgbw {
@@ -693,7 +711,12 @@ mod tests {
             command("texture rgbw 0 (8, 8) GL_RGBA8UI"),
             Command::Other("texture rgbw 0 (8, 8) GL_RGBA8UI".into())
         );
-        assert_eq!(command("compute 1 1 1").name(), "compute 1");
+        assert_eq!(command("compute 2 1 3"), Command::Compute([2, 1, 3]));
+        assert_eq!(
+            command("image texture 1 GL_RGBA8"),
+            Command::ImageTexture { unit: 1 }
+        );
+        assert_eq!(command("ssbo 0 1024").name(), "ssbo 0");
         assert_eq!(command("clear depth 1").name(), "clear depth");
     }
 }

@@ -21,6 +21,7 @@
 pub mod batch;
 pub mod bisect;
 mod commands;
+mod compute;
 pub mod corpus;
 pub mod differential;
 pub mod execute;

@@ -27,7 +27,8 @@
 //! its emulator, and the vertex shader does when the backend has a vertex stage for its
 //! hardware (else on the interpreter); a shader the backend cannot compile fails the test.
 
-use crate::commands::{Command, ExpectedColor, ProbeRegion, TextureImage};
+use crate::commands::{Command, ExpectedColor, Probe, ProbeRegion, TextureImage};
+use crate::compute;
 use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
 use crate::raster::{self, STRIP};
@@ -140,6 +141,15 @@ pub fn run_file(
     if let Err(reason) = executable(&test).and_then(|()| constant_initialized_uniforms(&mut test)) {
         return Outcome::skip(reason);
     }
+    if is_compute(&test) {
+        return run_compute(
+            &test,
+            path,
+            glslang,
+            optimize,
+            backend.unwrap_or(&Interpreter::ROBUST),
+        );
+    }
     if test.sources.shaders_of(Stage::Vertex).count() == 0 {
         // GL's fixed-function vertex stage stands in for a missing vertex shader.
         test.sources.shaders.push(ShaderSection {
@@ -184,7 +194,63 @@ pub fn run_file(
         Ok(c) => c,
         Err(e) => return Outcome::fail(e),
     };
-    match ctx.execute(&test) {
+    finish(ctx.execute(&test))
+}
+
+/// Why a test's commands stopped: a message, and whether a probe saw other values than it
+/// expects (the test ran, and computed something else).
+pub(crate) struct ExecFailure {
+    pub(crate) message: String,
+    pub(crate) mismatch: bool,
+}
+
+impl From<String> for ExecFailure {
+    fn from(message: String) -> ExecFailure {
+        ExecFailure {
+            message,
+            mismatch: false,
+        }
+    }
+}
+
+/// Whether the test's program has a compute shader.
+fn is_compute(test: &ShaderTest) -> bool {
+    test.sources.shaders_of(Stage::Compute).count() > 0
+}
+
+/// Runs a compute test's stage through `optimize` and `stages`' compute kernel.
+fn run_compute(
+    test: &ShaderTest,
+    path: &Path,
+    glslang: &Glslang,
+    optimize: &dyn Fn(&mut Shader) -> Result<(), String>,
+    stages: &dyn DrawStages,
+) -> Outcome {
+    let compiled = match compile(test, path, glslang) {
+        Ok(s) => s,
+        Err(outcome) => return outcome,
+    };
+    let Some((_, mut shader, legacy)) = compiled.into_iter().next() else {
+        return Outcome::skip("no compute shader");
+    };
+    if let Err(e) = optimize(&mut shader) {
+        return Outcome::fail(format!("compute shader: optimization failed: {e}"));
+    }
+    let kernel = match stages.compile_compute(&shader) {
+        Ok(k) => k,
+        Err(e) => return Outcome::fail(format!("compute shader: backend: {e}")),
+    };
+    let cs = match StageState::new(shader, legacy) {
+        Ok(cs) => cs,
+        Err(e) => return Outcome::fail(e),
+    };
+    let size = test.requirements.window_size.unwrap_or(DEFAULT_SIZE);
+    finish(compute::ComputeRun::new(test, cs, kernel, size).execute(test))
+}
+
+/// The outcome of a test whose commands ran to `result`.
+fn finish(result: Result<(), ExecFailure>) -> Outcome {
+    match result {
         Ok(()) => Outcome {
             status: Status::Pass,
             reason: None,
@@ -198,22 +264,6 @@ pub fn run_file(
     }
 }
 
-/// Why a test's commands stopped: a message, and whether a probe saw other values than it
-/// expects (the test ran, and computed something else).
-struct ExecFailure {
-    message: String,
-    mismatch: bool,
-}
-
-impl From<String> for ExecFailure {
-    fn from(message: String) -> ExecFailure {
-        ExecFailure {
-            message,
-            mismatch: false,
-        }
-    }
-}
-
 /// What GL's fixed-function vertex stage does for a test without a vertex shader: the vertex
 /// through the fixed-function matrices, and its colour.
 const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
@@ -221,6 +271,15 @@ const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
 
 /// Why a test cannot run here, if it cannot.
 fn executable(test: &ShaderTest) -> Result<(), String> {
+    if is_compute(test) {
+        if test.sources.shaders.len() > 1 {
+            return Err("links a compute shader with other shaders".into());
+        }
+        if let Some(section) = test.other_sections.first() {
+            return Err(format!("uses a [{}] section", section.name));
+        }
+        return compute::executable(test);
+    }
     for section in &test.sources.shaders {
         if !matches!(section.stage, Stage::Vertex | Stage::Fragment) {
             return Err(format!("uses a {} shader", section.stage.name()));
@@ -343,20 +402,20 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
 }
 
 /// A `uniform` declaration statement of GLSL source.
-struct UniformDeclaration {
+pub(crate) struct UniformDeclaration {
     /// From the `uniform` keyword to the end of the statement (without its `;`).
     range: Range<usize>,
     /// The name declared last.
-    name: String,
+    pub(crate) name: String,
     /// Where the initializer's value is, if there is one.
     initializer: Option<Range<usize>>,
-    /// Its `layout(binding = N)`: a sampler array's first texture unit.
-    binding: Option<u32>,
+    /// Its `layout(binding = N)`: a sampler or image array's first unit.
+    pub(crate) binding: Option<u32>,
 }
 
 /// Every `uniform` declaration statement at the top level of the source, found with comments
 /// and preprocessor lines blanked out.
-fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
+pub(crate) fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
     let code = blank_comments_and_directives(source);
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut found = Vec::new();
@@ -487,12 +546,14 @@ fn compile(test: &ShaderTest, path: &Path, glslang: &Glslang) -> Result<Stages, 
 }
 
 /// One stage ready to run: its shader, its resources and the legacy names it uses.
-struct StageState {
-    shader: Shader,
-    resources: Resources,
+pub(crate) struct StageState {
+    pub(crate) shader: Shader,
+    pub(crate) resources: Resources,
     legacy: Option<LegacyInterface>,
     /// The texture unit of each sampler binding that a uniform set (the others read unit 0).
     sampler_units: BTreeMap<u32, u32>,
+    /// The image unit of each image binding, likewise.
+    pub(crate) image_units: BTreeMap<u32, u32>,
 }
 
 struct Context {
@@ -544,15 +605,15 @@ impl Context {
             if let ShaderSource::Glsl(source) = &section.source {
                 for d in uniform_declarations(source) {
                     if let Some(unit) = d.binding {
-                        ctx.vs.first_sampler_unit(&d.name, unit);
-                        ctx.fs.first_sampler_unit(&d.name, unit);
+                        ctx.vs.first_unit(&d.name, unit);
+                        ctx.fs.first_unit(&d.name, unit);
                     }
                 }
             }
         }
         for c in &test.commands {
             if let Command::Probe(p) = &c.command {
-                let (x0, y0, x1, y1) = ctx.region(&p.region);
+                let (x0, y0, x1, y1) = probe_region(&p.region, ctx.width, ctx.height);
                 for y in y0..y1 {
                     for x in x0..x1 {
                         ctx.probed[(y * width + x) as usize] = true;
@@ -564,34 +625,6 @@ impl Context {
     }
 
     /// A probe region as a pixel rectangle clipped to the window: `(x0, y0, x1, y1)`.
-    fn region(&self, r: &ProbeRegion) -> (u32, u32, u32, u32) {
-        let (w, h) = (self.width as f32, self.height as f32);
-        let (x, y, rw, rh) = match *r {
-            ProbeRegion::Pixel { x, y } => (x as f32, y as f32, 1.0, 1.0),
-            ProbeRegion::Rect {
-                x,
-                y,
-                width,
-                height,
-            } => (x as f32, y as f32, width as f32, height as f32),
-            ProbeRegion::All => (0.0, 0.0, w, h),
-            ProbeRegion::RelativePixel { x, y } => ((x * w).floor(), (y * h).floor(), 1.0, 1.0),
-            ProbeRegion::RelativeRect {
-                x,
-                y,
-                width,
-                height,
-            } => (
-                (x * w).floor(),
-                (y * h).floor(),
-                (width * w).floor(),
-                (height * h).floor(),
-            ),
-        };
-        let clip = |v: f32, max: f32| v.clamp(0.0, max) as u32;
-        (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
-    }
-
     fn execute(&mut self, test: &ShaderTest) -> Result<(), ExecFailure> {
         for c in &test.commands {
             let at = |e: String| format!("line {}: {e}", c.line);
@@ -634,31 +667,17 @@ impl Context {
                     self.draw_arrays(test, draw_mode, *first..*first + *count)
                         .map_err(at)?
                 }
-                Command::Probe(p) => {
-                    let (x0, y0, x1, y1) = self.region(&p.region);
-                    let (expected, n) = match p.expected {
-                        ExpectedColor::Rgb(c) => ([c[0], c[1], c[2], 1.0], 3),
-                        ExpectedColor::Rgba(c) => (c, 4),
-                    };
-                    for y in y0..y1 {
-                        for x in x0..x1 {
-                            let px = self.framebuffer[(y * self.width + x) as usize];
-                            let observed = px.map(|b| b as f32 / 255.0);
-                            let bad = (0..n)
-                                .any(|i| (observed[i] - expected[i]).abs() > self.tolerance[i]);
-                            if bad {
-                                return Err(ExecFailure {
-                                    message: at(format!(
-                                        "probe at ({x}, {y}): expected {:?}, observed {:?}",
-                                        &expected[..n],
-                                        &observed[..n]
-                                    )),
-                                    mismatch: true,
-                                });
-                            }
-                        }
-                    }
-                }
+                Command::Probe(p) => check_probe(
+                    p,
+                    &self.framebuffer,
+                    self.width,
+                    self.height,
+                    self.tolerance,
+                )
+                .map_err(|e| ExecFailure {
+                    message: at(e),
+                    mismatch: true,
+                })?,
                 other => {
                     return Err(at(format!("unsupported command `{}`", other.name())).into());
                 }
@@ -939,6 +958,64 @@ impl Context {
     }
 }
 
+/// The pixels `x0..x1`, `y0..y1` of a `width`×`height` framebuffer a probe region covers.
+pub(crate) fn probe_region(r: &ProbeRegion, width: u32, height: u32) -> (u32, u32, u32, u32) {
+    let (w, h) = (width as f32, height as f32);
+    let (x, y, rw, rh) = match *r {
+        ProbeRegion::Pixel { x, y } => (x as f32, y as f32, 1.0, 1.0),
+        ProbeRegion::Rect {
+            x,
+            y,
+            width,
+            height,
+        } => (x as f32, y as f32, width as f32, height as f32),
+        ProbeRegion::All => (0.0, 0.0, w, h),
+        ProbeRegion::RelativePixel { x, y } => ((x * w).floor(), (y * h).floor(), 1.0, 1.0),
+        ProbeRegion::RelativeRect {
+            x,
+            y,
+            width,
+            height,
+        } => (
+            (x * w).floor(),
+            (y * h).floor(),
+            (width * w).floor(),
+            (height * h).floor(),
+        ),
+    };
+    let clip = |v: f32, max: f32| v.clamp(0.0, max) as u32;
+    (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
+}
+
+/// Checks a probe against `pixels` (row-major, row 0 at the bottom), each channel within
+/// `tolerance`; the message names the first pixel that differs.
+pub(crate) fn check_probe(
+    probe: &Probe,
+    pixels: &[[u8; 4]],
+    width: u32,
+    height: u32,
+    tolerance: [f32; 4],
+) -> Result<(), String> {
+    let (x0, y0, x1, y1) = probe_region(&probe.region, width, height);
+    let (expected, n) = match probe.expected {
+        ExpectedColor::Rgb(c) => ([c[0], c[1], c[2], 1.0], 3),
+        ExpectedColor::Rgba(c) => (c, 4),
+    };
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let observed = pixels[(y * width + x) as usize].map(|b| b as f32 / 255.0);
+            if (0..n).any(|i| (observed[i] - expected[i]).abs() > tolerance[i]) {
+                return Err(format!(
+                    "probe at ({x}, {y}): expected {:?}, observed {:?}",
+                    &expected[..n],
+                    &observed[..n]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The primitive modes `draw arrays` draws.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum DrawMode {
@@ -1012,7 +1089,7 @@ fn floats(xs: &[f32]) -> Vec<u64> {
     xs.iter().map(|x| x.to_bits() as u64).collect()
 }
 
-fn quantize(x: f32) -> u8 {
+pub(crate) fn quantize(x: f32) -> u8 {
     let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
     (x * 255.0).round() as u8
 }
@@ -1041,7 +1118,10 @@ fn varying(
 }
 
 impl StageState {
-    fn new(shader: Shader, legacy: Option<LegacyInterface>) -> Result<StageState, String> {
+    pub(crate) fn new(
+        shader: Shader,
+        legacy: Option<LegacyInterface>,
+    ) -> Result<StageState, String> {
         let mut resources = Resources::default();
         for var in &shader.variables {
             if matches!(var.mode, Mode::Ubo | Mode::Uniform) && !var.ty.is_opaque_deep() {
@@ -1055,6 +1135,7 @@ impl StageState {
             resources,
             legacy,
             sampler_units: BTreeMap::new(),
+            image_units: BTreeMap::new(),
         };
         if let Some(legacy) = state.legacy.clone() {
             for u in &legacy.uniforms {
@@ -1065,21 +1146,26 @@ impl StageState {
         Ok(state)
     }
 
-    /// Binds each sampler binding of the shader to its unit's texture and sampler.
-    /// Points the sampler (array) `name` at texture units from `unit` on, one per element.
-    fn first_sampler_unit(&mut self, name: &str, unit: u32) {
+    /// Points the sampler or image (array) `name` at units from `unit` on, one per element.
+    pub(crate) fn first_unit(&mut self, name: &str, unit: u32) {
         let Some(var) = self.shader.variables.iter().find(|v| v.name == name) else {
             return;
         };
         let (element, count) = var.ty.innermost_element();
-        if let (Some(first), Type::Texture { .. }) = (var.binding, element) {
+        let units = match element {
+            Type::Texture { .. } => &mut self.sampler_units,
+            Type::Image { .. } => &mut self.image_units,
+            _ => return,
+        };
+        if let Some(first) = var.binding {
             for e in 0..count {
-                self.sampler_units.insert(first + e, unit + e);
+                units.insert(first + e, unit + e);
             }
         }
     }
 
-    fn bind_textures(&mut self, units: &BTreeMap<u32, (Texture, SamplerState)>) {
+    /// Binds each sampler binding of the shader to its unit's texture and sampler.
+    pub(crate) fn bind_textures(&mut self, units: &BTreeMap<u32, (Texture, SamplerState)>) {
         for var in &self.shader.variables {
             let (element, leaves) = var.ty.innermost_element();
             let (Some(first), Type::Texture { .. }) = (var.binding, element) else {
@@ -1119,7 +1205,7 @@ impl StageState {
 
     /// Sets a uniform by its GLSL name (with `[i]` and `.member` steps) in the default uniform
     /// block or a loose uniform; `false` when this stage has no such uniform.
-    fn set_uniform(
+    pub(crate) fn set_uniform(
         &mut self,
         glsl_type: &str,
         name: &str,
@@ -1128,10 +1214,11 @@ impl StageState {
         let Some((binding, offset, ty)) = self.locate_uniform(name)? else {
             return Ok(false);
         };
-        if let Type::Texture { .. } = ty {
-            // A sampler's value is the texture unit it reads. Its variable is the sampler
-            // array itself, or, for a sampler inside structs, the one the front end made of
-            // that member (`s[1].tex` is `s_tex[1]`); the indices on the path pick its element.
+        if let Type::Texture { .. } | Type::Image { .. } = ty {
+            // A sampler's value is the texture unit it reads, an image's its image unit. Its
+            // variable is the array itself, or, for one inside structs, the one the front end
+            // made of that member (`s[1].tex` is `s_tex[1]`); the indices on the path pick its
+            // element.
             let steps = split_path(name);
             let path: Vec<&str> = steps
                 .iter()
@@ -1154,8 +1241,11 @@ impl StageState {
                 .first()
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| format!("uniform {glsl_type} {name}: no texture unit"))?;
-            self.sampler_units
-                .insert(var.binding.unwrap_or(0) + element, unit);
+            let units = match ty {
+                Type::Image { .. } => &mut self.image_units,
+                _ => &mut self.sampler_units,
+            };
+            units.insert(var.binding.unwrap_or(0) + element, unit);
             return Ok(true);
         }
         let layout = Layout::new(&self.shader, LayoutRule::Std430);

@@ -1001,6 +1001,7 @@ impl<'p, 's> Machine<'p, 's> {
         let u32s = |v: [u32; 3]| v.map(|x| x as u64).to_vec();
         let launch: &'p Launch = self.launch;
         let sys = &launch.system;
+        let robust = launch.robust_access;
         let result: Vec<u64> = match ii.op {
             Intrinsic::LoadDeref | Intrinsic::StoreDeref => {
                 unreachable!("decoded as Op::DerefAccess")
@@ -1228,6 +1229,10 @@ impl<'p, 's> Machine<'p, 's> {
                     ))
                 });
                 match ii.op {
+                    // Robust access, as GL's images have it: outside the image, loads and
+                    // atomics see zero and nothing is written.
+                    Intrinsic::ImageDerefStore if at.is_err() && robust => Vec::new(),
+                    _ if at.is_err() && robust => vec![0; comps as usize],
                     Intrinsic::ImageDerefLoad => {
                         let t = img.texels[at?];
                         t.iter().take(comps as usize).map(|&c| c as u64).collect()

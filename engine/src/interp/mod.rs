@@ -63,8 +63,9 @@
 //!   outside its array sets bit 63; the access through such a deref is the error, not the deref.
 //! - **Out-of-bounds** accesses — variables, buffers, shared memory, push constants, images,
 //!   `txf`/`txs` — are errors ([`InterpError::OutOfBounds`]) naming the instruction, except in
-//!   helpers where dropped writes are not checked, and for variables under
-//!   [`Launch::robust_access`] (reads see zero, writes are dropped). Missing resources are
+//!   helpers where dropped writes are not checked, and for variables and images under
+//!   [`Launch::robust_access`] (reads and atomics see zero, writes are dropped, as GL's
+//!   robust buffer access and image accesses have it). Missing resources are
 //!   [`InterpError::Invalid`].
 //! - Shader inputs are taken as given by the launch (already interpolated): `interp`
 //!   qualifiers and `location` only place them.

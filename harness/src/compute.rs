@@ -1,0 +1,242 @@
+//! Compute tests: a `.shader_test` whose program is one compute shader, dispatched by its
+//! `compute X Y Z` commands.
+//!
+//! What: the commands are the uniforms, textures (`texture rgbw ...`, `texparameter`),
+//! `image texture UNIT` (the texture on unit `UNIT` is image unit `UNIT` too, which image
+//! uniforms name), `compute`, and probes: of the window framebuffer (`clear` fills it) until
+//! `fb tex 2d UNIT` makes the texture on that unit (its first level) the framebuffer. Images
+//! are the textures' texels, raw: a dispatch reads and writes them in place, so a probe after
+//! it sees what the shader stored (quantized to 8 bits as every probe is).
+//!
+//! Why: piglit's compute tests, the generated built-in function tests among them (thousands of
+//! `cs-*` files that store each result's colour to an image), need no draw at all; they run
+//! on the interpreter or on a target's compute stage ([`DrawStages::compile_compute`]).
+
+use crate::commands::{Command, TextureImage};
+use crate::parse::ShaderTest;
+use crate::run::{ExecFailure, StageState, check_probe, quantize, uniform_declarations};
+use crate::textures;
+use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
+use shrew_engine::interp::{Image, SamplerState, Texture};
+use shrew_engine::ir::Type;
+use shrew_frontend::shader_test::ShaderSource;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Whether the test's commands are ones a compute test here runs.
+pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
+    let mut probes = 0;
+    for c in &test.commands {
+        match &c.command {
+            Command::Uniform { .. }
+            | Command::ClearColor(_)
+            | Command::Clear
+            | Command::Tolerance(_)
+            | Command::Compute(_)
+            | Command::ImageTexture { .. } => {}
+            Command::Other(text) if text == "link success" => {}
+            Command::Framebuffer(target) if fb_texture(target).is_some() => {}
+            Command::Texture { image, .. } if !matches!(image, TextureImage::Shadow { .. }) => {
+                textures::make(image)?;
+            }
+            Command::TexParameter { name, value, .. } => {
+                textures::set_parameter(&mut SamplerState::default(), name, value)?;
+            }
+            Command::Probe(_) => probes += 1,
+            other => return Err(format!("uses `{}`", other.name())),
+        }
+    }
+    if probes == 0 {
+        return Err("probes nothing".into());
+    }
+    Ok(())
+}
+
+/// The texture unit of `fb tex 2d UNIT`.
+fn fb_texture(target: &str) -> Option<u32> {
+    target.strip_prefix("tex 2d ")?.trim().parse().ok()
+}
+
+/// A compute test being run.
+pub(crate) struct ComputeRun {
+    cs: StageState,
+    kernel: Box<dyn ComputeKernel>,
+    units: BTreeMap<u32, (Texture, SamplerState)>,
+    active_unit: u32,
+    /// The texture units that are image units too.
+    image_units: BTreeSet<u32>,
+    /// The window framebuffer, and the texture unit probes read instead once `fb tex` says so.
+    window: Vec<[u8; 4]>,
+    size: (u32, u32),
+    fb_unit: Option<u32>,
+    clear_color: [f32; 4],
+    tolerance: [f32; 4],
+}
+
+impl ComputeRun {
+    pub(crate) fn new(
+        test: &ShaderTest,
+        mut cs: StageState,
+        kernel: Box<dyn ComputeKernel>,
+        size: (u32, u32),
+    ) -> ComputeRun {
+        for section in &test.sources.shaders {
+            if let ShaderSource::Glsl(source) = &section.source {
+                for d in uniform_declarations(source) {
+                    if let Some(unit) = d.binding {
+                        cs.first_unit(&d.name, unit);
+                    }
+                }
+            }
+        }
+        ComputeRun {
+            cs,
+            kernel,
+            units: BTreeMap::new(),
+            active_unit: 0,
+            image_units: BTreeSet::new(),
+            window: vec![[0; 4]; (size.0 * size.1) as usize],
+            size,
+            fb_unit: None,
+            clear_color: [0.0; 4],
+            tolerance: [3.0 / 256.0; 4],
+        }
+    }
+
+    pub(crate) fn execute(&mut self, test: &ShaderTest) -> Result<(), ExecFailure> {
+        for c in &test.commands {
+            let at = |e: String| format!("line {}: {e}", c.line);
+            match &c.command {
+                Command::Uniform {
+                    glsl_type,
+                    name,
+                    values,
+                } => {
+                    self.cs.set_uniform(glsl_type, name, values).map_err(at)?;
+                }
+                Command::ClearColor(c) => self.clear_color = *c,
+                Command::Clear => self.clear(),
+                Command::Tolerance(t) => self.tolerance = *t,
+                Command::Texture { unit, image } => {
+                    self.units.insert(*unit, textures::make(image).map_err(at)?);
+                    self.active_unit = *unit;
+                }
+                Command::TexParameter { name, value, .. } => {
+                    let (_, sampler) = self
+                        .units
+                        .get_mut(&self.active_unit)
+                        .ok_or_else(|| at("texparameter before any texture".into()))?;
+                    textures::set_parameter(sampler, name, value).map_err(at)?;
+                }
+                Command::ImageTexture { unit } => {
+                    self.image_units.insert(*unit);
+                }
+                Command::Framebuffer(target) => self.fb_unit = fb_texture(target),
+                Command::Compute(workgroups) => self.dispatch(*workgroups).map_err(at)?,
+                Command::Probe(p) => {
+                    let (pixels, width, height) = self.framebuffer().map_err(at)?;
+                    check_probe(p, &pixels, width, height, self.tolerance).map_err(|e| {
+                        ExecFailure {
+                            message: at(e),
+                            mismatch: true,
+                        }
+                    })?;
+                }
+                Command::Other(text) if text == "link success" => {}
+                other => {
+                    return Err(at(format!("unsupported command `{}`", other.name())).into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `clear`: the framebuffer, the window or the `fb tex` texture (its 8-bit RGBA texels,
+    /// which hold the colour quantized), filled with the clear colour.
+    fn clear(&mut self) {
+        let color = self.clear_color.map(quantize);
+        let texture = self.fb_unit.and_then(|unit| self.units.get_mut(&unit));
+        match texture.and_then(|(texture, _)| texture.levels.first_mut()) {
+            Some(level) => {
+                let texel = color.map(|c| (f32::from(c) / 255.0).to_bits());
+                level.texels.fill(texel);
+            }
+            None => self.window.fill(color),
+        }
+    }
+
+    /// What probes read: the window, or the first level of the `fb tex` texture.
+    fn framebuffer(&self) -> Result<(Vec<[u8; 4]>, u32, u32), String> {
+        let Some(unit) = self.fb_unit else {
+            return Ok((self.window.clone(), self.size.0, self.size.1));
+        };
+        let level = self
+            .units
+            .get(&unit)
+            .and_then(|(texture, _)| texture.levels.first())
+            .ok_or_else(|| format!("the framebuffer is texture unit {unit}, which has none"))?;
+        let pixels = level
+            .texels
+            .iter()
+            .map(|texel| texel.map(|bits| quantize(f32::from_bits(bits))))
+            .collect();
+        Ok((pixels, level.width, level.height))
+    }
+
+    /// One `compute` command: the images bound from their units' textures, the dispatch, and
+    /// the images' texels back into the textures.
+    fn dispatch(&mut self, workgroups: [u32; 3]) -> Result<(), String> {
+        self.cs.bind_textures(&self.units);
+        let bindings = self.image_bindings();
+        let mut resources = std::mem::take(&mut self.cs.resources);
+        for &(binding, unit) in &bindings {
+            let level = &self.units[&unit].0.levels[0];
+            resources.images.insert(
+                binding,
+                Image {
+                    width: level.width,
+                    height: level.height,
+                    depth: level.depth,
+                    layers: 1,
+                    texels: level.texels.clone(),
+                },
+            );
+        }
+        let mut dispatch = ComputeDispatch {
+            workgroups,
+            resources,
+        };
+        let result = self.kernel.dispatch(&mut dispatch);
+        for &(binding, unit) in &bindings {
+            if let (Some(image), Some((texture, _))) = (
+                dispatch.resources.images.remove(&binding),
+                self.units.get_mut(&unit),
+            ) {
+                texture.levels[0].texels = image.texels;
+            }
+        }
+        self.cs.resources = dispatch.resources;
+        result.map_err(|e| format!("compute shader: {e}"))
+    }
+
+    /// Each image binding of the shader whose image unit holds a texture, with that unit.
+    fn image_bindings(&self) -> Vec<(u32, u32)> {
+        let mut bindings = Vec::new();
+        for var in &self.cs.shader.variables {
+            let (element, count) = var.ty.innermost_element();
+            let (Some(first), Type::Image { .. }) = (var.binding, element) else {
+                continue;
+            };
+            for binding in first..first + count {
+                let unit = self.cs.image_units.get(&binding).copied().unwrap_or(0);
+                let has_level = self
+                    .units
+                    .get(&unit)
+                    .is_some_and(|(t, _)| !t.levels.is_empty());
+                if self.image_units.contains(&unit) && has_level {
+                    bindings.push((binding, unit));
+                }
+            }
+        }
+        bindings
+    }
+}
