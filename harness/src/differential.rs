@@ -20,7 +20,7 @@
 use crate::interpreter::Interpreter;
 use shrew_engine::draw::{ComputeDispatch, DrawStages, Primitive, QuadGrid, TriangleFragments};
 use shrew_engine::interp::memory::flatten_type;
-use shrew_engine::interp::{CompareFunc, MipLevel, Resources, SamplerState, Texture};
+use shrew_engine::interp::{CompareFunc, Image, MipLevel, Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Dim, Mode, Shader, Stage, Type};
 use shrew_engine::passes::manager::RunOptions;
 use shrew_engine::rng::Rng;
@@ -287,8 +287,9 @@ fn component_count(shader: &Shader, ty: &Type) -> usize {
     flatten_type(shader, ty).len()
 }
 
-/// The default uniform block (4 KiB of small floats), UBO 0 (the same bytes reversed), an SSBO
-/// of 1 KiB for each of the shader's, filled by `ssbo_byte`, and random textures.
+/// The default uniform block (4 KiB of small floats), UBO 0 and every UBO binding of the
+/// shader (the same bytes reversed), an SSBO of 1 KiB for each of the shader's, filled by
+/// `ssbo_byte`, random textures, and for each image binding an image of small floats.
 fn random_resources(
     shader: &Shader,
     small: &mut dyn FnMut() -> f32,
@@ -300,9 +301,36 @@ fn random_resources(
             .collect(),
         ..Resources::default()
     };
-    resources
-        .ubos
-        .insert(0, resources.uniform_data.iter().rev().copied().collect());
+    let reversed: Vec<u8> = resources.uniform_data.iter().rev().copied().collect();
+    resources.ubos.insert(0, reversed.clone());
+    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ubo) {
+        let blocks = match &var.ty {
+            Type::Array { len, .. } if var.array_of_blocks => *len,
+            _ => 1,
+        };
+        let first = var.binding.unwrap_or(0);
+        for binding in first..first.saturating_add(blocks) {
+            resources.ubos.insert(binding, reversed.clone());
+        }
+    }
+    for var in &shader.variables {
+        let (element, count) = var.ty.innermost_element();
+        if let (Type::Image { .. }, Some(first)) = (element, var.binding) {
+            for binding in first..first.saturating_add(count) {
+                let texels = (0..TEXTURE_SIZE * TEXTURE_SIZE)
+                    .map(|_| [(); 4].map(|()| small().to_bits()))
+                    .collect();
+                let image = Image {
+                    width: TEXTURE_SIZE,
+                    height: TEXTURE_SIZE,
+                    depth: 1,
+                    layers: 1,
+                    texels,
+                };
+                resources.images.insert(binding, image);
+            }
+        }
+    }
     for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
         let bytes = (0..1024).map(|_| ssbo_byte()).collect();
         resources.ssbos.insert(var.binding.unwrap_or(0), bytes);
@@ -433,7 +461,7 @@ fn compare_fragments(
         }
     }
     Ok(format!(
-        "{SEEDS} triangles of {} covered pixels: colours within {:e}, SSBOs exactly",
+        "{SEEDS} triangles of {} covered pixels: colours within {:e}, SSBOs and images exactly",
         WIDTH * HEIGHT - 1,
         run.tolerance
     ))
@@ -496,7 +524,7 @@ fn compare_vertices(
         }
     }
     Ok(format!(
-        "{VERTICES} vertices: outputs within {:e}, SSBOs exactly",
+        "{VERTICES} vertices: outputs within {:e}, SSBOs and images exactly",
         run.tolerance
     ))
 }
@@ -523,11 +551,25 @@ fn compare_compute(
     kernel.dispatch(&mut have)?;
     compare_ssbos(&want.resources, &have.resources)?;
     let [x, y, z] = run.workgroups;
-    Ok(format!("{x}x{y}x{z} workgroups: SSBOs exactly"))
+    Ok(format!("{x}x{y}x{z} workgroups: SSBOs and images exactly"))
 }
 
-/// Every SSBO dword equal.
+/// Every SSBO dword and image texel equal.
 fn compare_ssbos(want: &Resources, have: &Resources) -> Result<(), String> {
+    for (binding, want) in &want.images {
+        let have = have
+            .images
+            .get(binding)
+            .ok_or_else(|| format!("image {binding} is gone"))?;
+        if let Some(i) = (0..want.texels.len()).find(|&i| want.texels.get(i) != have.texels.get(i))
+        {
+            return Err(format!(
+                "image {binding} texel {i}: interpreter {:?}, emulator {:?}",
+                want.texels[i],
+                have.texels.get(i)
+            ));
+        }
+    }
     for (binding, want) in &want.ssbos {
         let have = have
             .ssbos

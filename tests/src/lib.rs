@@ -210,9 +210,14 @@ pub fn run_with_small_resources(shader: &Shader) -> Option<(interp::RunResult, R
 /// A fragment shader compiled from GLSL by glslang and translated; `None` when glslang is missing
 /// and the tests may skip ([`Glslang::for_tests`]).
 pub fn fragment_from_glsl(source: &str) -> Option<Shader> {
+    shader_from_glsl(source, Stage::Fragment)
+}
+
+/// A shader of `stage` compiled from GLSL, as [`fragment_from_glsl`] compiles fragment shaders.
+pub fn shader_from_glsl(source: &str, stage: Stage) -> Option<Shader> {
     let glslang = Glslang::for_tests()?;
     let compiled = glslang
-        .compile_cascade(source, Stage::Fragment)
+        .compile_cascade(source, stage)
         .unwrap_or_else(|e| panic!("glslang: {e}"));
     Some(translate(&compiled.words, &Options::default()).unwrap_or_else(|e| panic!("{e}")))
 }

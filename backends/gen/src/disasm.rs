@@ -45,6 +45,7 @@ fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
     let surface = get(desc::Surface::of(hw).binding_table_index);
     let message_type = desc::data_port_message_type(sfid, descriptor, hw);
     let untyped = desc::UntypedPort::of(hw);
+    let typed = desc::TypedPort::of(hw);
     match sfid {
         desc::Sampler::SFID => {
             let f = desc::Sampler::of(hw);
@@ -116,6 +117,25 @@ fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
             Some(format!(
                 "( DC scratch block {direction}, offset {offset}, {grfs} GRF{})",
                 if grfs > 1 { "s" } else { "" }
+            ))
+        }
+        sfid if sfid == typed.sfid
+            && (message_type == Some(typed.read) || message_type == Some(typed.write)) =>
+        {
+            let direction = if message_type == Some(typed.write) {
+                "write"
+            } else {
+                "read"
+            };
+            let f = desc::TypedSurface::of(hw);
+            let half = if get(f.slot_group) == desc::TypedSurface::HIGH {
+                "Hi"
+            } else {
+                "Lo"
+            };
+            let mask = get(f.disabled_channels);
+            Some(format!(
+                "( DC typed surface {direction}, Surface = {surface}, SIMD16 {half}, Mask = {mask:#x})"
             ))
         }
         sfid if sfid == untyped.sfid && message_type == Some(untyped.atomic) => {

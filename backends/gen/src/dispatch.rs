@@ -157,7 +157,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTa
         }
         let resources = &mut draw.resources;
         bind(&mut thread, p, resources, &sampling);
-        lend(&mut thread, p, &mut resources.ssbos);
+        lend(&mut thread, p, resources);
         for (k, planes) in planes.iter().enumerate() {
             for (comp, plane) in planes.iter().enumerate() {
                 let grf = p.setup_start + (2 * k + comp / 2) as u8;
@@ -167,7 +167,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTa
             }
         }
         run(&program, kernel.hw, &mut thread)?;
-        take_back(&mut thread, p, &mut resources.ssbos);
+        take_back(&mut thread, p, resources);
         for (&target, writes) in &thread.render_targets {
             let values = outputs.entry(target).or_insert_with(|| vec![None; pixels]);
             for (channel, rgba) in writes.iter().enumerate().take(width) {
@@ -247,7 +247,7 @@ fn bind(thread: &mut Thread, p: &Payload, resources: &Resources, sampling: &Arc<
                 thread.sampler_views.insert(bti, *view);
                 continue;
             }
-            Surface::Ssbo(_) | Surface::Shared => continue,
+            Surface::Ssbo(_) | Surface::Image(_) | Surface::Shared => continue,
         };
         thread.surfaces.insert(bti, bytes.to_vec());
     }
@@ -256,23 +256,42 @@ fn bind(thread: &mut Thread, p: &Payload, resources: &Resources, sampling: &Arc<
 
 /// Moves the SSBOs of the payload's binding table into a thread, for [`take_back`] to return:
 /// threads that run in turns see each other's writes.
-fn lend(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
+fn lend(thread: &mut Thread, p: &Payload, resources: &mut Resources) {
     for (i, surface) in p.surfaces.iter().enumerate() {
-        if let Surface::Ssbo(b) = surface {
-            let buffer = ssbos.get_mut(b).map(std::mem::take).unwrap_or_default();
-            thread.surfaces.insert(FIRST_SURFACE + i as u32, buffer);
+        let bti = FIRST_SURFACE + i as u32;
+        match surface {
+            Surface::Ssbo(b) => {
+                let buffer = resources.ssbos.get_mut(b).map(std::mem::take);
+                thread.surfaces.insert(bti, buffer.unwrap_or_default());
+            }
+            Surface::Image(b) => {
+                if let Some(image) = resources.images.remove(b) {
+                    thread.images.insert(bti, image);
+                }
+            }
+            _ => {}
         }
     }
 }
 
-/// Takes the SSBOs [`lend`] gave a thread back, as the thread left them.
-fn take_back(thread: &mut Thread, p: &Payload, ssbos: &mut BTreeMap<u32, Vec<u8>>) {
+/// Takes the SSBOs and images [`lend`] gave a thread back, as the thread left them.
+fn take_back(thread: &mut Thread, p: &Payload, resources: &mut Resources) {
     for (i, surface) in p.surfaces.iter().enumerate() {
-        if let Surface::Ssbo(b) = surface
-            && let Some(buffer) = thread.surfaces.remove(&(FIRST_SURFACE + i as u32))
-            && ssbos.contains_key(b)
-        {
-            ssbos.insert(*b, buffer);
+        let bti = FIRST_SURFACE + i as u32;
+        match surface {
+            Surface::Ssbo(b) => {
+                if let Some(buffer) = thread.surfaces.remove(&bti)
+                    && resources.ssbos.contains_key(b)
+                {
+                    resources.ssbos.insert(*b, buffer);
+                }
+            }
+            Surface::Image(b) => {
+                if let Some(image) = thread.images.remove(&bti) {
+                    resources.images.insert(*b, image);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -305,9 +324,9 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
         }
         let resources = &mut draw.resources;
         bind(&mut thread, p, resources, &sampling);
-        lend(&mut thread, p, &mut resources.ssbos);
+        lend(&mut thread, p, resources);
         run(&program, kernel.hw, &mut thread)?;
-        take_back(&mut thread, p, &mut resources.ssbos);
+        take_back(&mut thread, p, resources);
         for lane in 0..lanes {
             let dwords = thread.urb.get(&((first + lane) as u32));
             let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);
@@ -370,13 +389,13 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
             let mut waiting = Vec::new();
             for &t in &running {
                 let (thread, execution) = &mut threads[t];
-                lend(thread, p, &mut dispatch.resources.ssbos);
+                lend(thread, p, &mut dispatch.resources);
                 thread
                     .surfaces
                     .insert(SLM_SURFACE, std::mem::take(&mut slm));
                 let stop = execution.resume(&program, kernel.hw, thread)?;
                 slm = thread.surfaces.remove(&SLM_SURFACE).unwrap_or_default();
-                take_back(thread, p, &mut dispatch.resources.ssbos);
+                take_back(thread, p, &mut dispatch.resources);
                 if stop == Stop::Barrier {
                     waiting.push(t);
                 }

@@ -29,7 +29,7 @@ use crate::isa::{
     SCRATCH_BASE_BYTE, Type, restricted_float,
 };
 use crate::sampler::{self, TextureSurface};
-use shrew_engine::interp::Resources;
+use shrew_engine::interp::{Image, Resources};
 use shrew_engine::{deadline, meter};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -47,6 +47,9 @@ pub struct Thread {
     /// The buffers data-port reads see, by binding table index. Reads past a buffer's end
     /// (or of an unbound one) return zero, as the hardware's bounds checking does.
     pub surfaces: BTreeMap<u32, Vec<u8>>,
+    /// The images typed surface messages read and write, by binding table index (raw
+    /// dwords per channel, as the reference interpreter holds them).
+    pub images: BTreeMap<u32, Image>,
     /// The thread's scratch memory, grown as spills write it (unwritten bytes read as zero).
     pub scratch: Vec<u8>,
     /// What the sampler reads: textures by binding table index, sampler states by sampler
@@ -87,6 +90,7 @@ impl Thread {
             },
             render_targets: BTreeMap::new(),
             surfaces: BTreeMap::new(),
+            images: BTreeMap::new(),
             scratch: Vec::new(),
             sampling: Arc::default(),
             sampler_views: BTreeMap::new(),
@@ -948,8 +952,58 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
     let message_type = desc::data_port_message_type(inst.sfid, descriptor, hw);
     let bti = descriptor.get(desc::Surface::of(hw).binding_table_index);
     let untyped = desc::UntypedPort::of(hw);
+    let typed = desc::TypedPort::of(hw);
     match inst.sfid {
         desc::Sampler::SFID => sampler::emulate(inst, hw, thread, descriptor, payload.nr, enabled)?,
+        // Typed surface read and write, eight channels (the instruction's) a message: the
+        // payload holds the texel coordinates (u, then v and r as the image has them: r is
+        // the layer of an array, z of a 3D image), a GRF each, then for a write the enabled
+        // components' data. Outside the image, reads see zero and writes are dropped.
+        sfid if sfid == typed.sfid
+            && (message_type == Some(typed.read) || message_type == Some(typed.write)) =>
+        {
+            let f = desc::TypedSurface::of(hw);
+            let disabled = descriptor.get(f.disabled_channels);
+            let first = inst.group as usize;
+            let comps: Vec<usize> = (0..4).filter(|k| disabled >> k & 1 == 0).collect();
+            let mlen = descriptor.get(desc::Send::of(hw).mlen) as usize;
+            let write = message_type == Some(typed.write);
+            let coords = if write { mlen - comps.len() } else { mlen }.min(3);
+            let mut reads = Vec::new();
+            for i in (0..8).filter(|&i| enabled >> (first + i) & 1 != 0) {
+                let reg = |k: usize| thread.get(payload.nr + k as u8, i, Type::UD) as u32;
+                let c: Vec<i64> = (0..coords).map(|k| reg(k) as i32 as i64).collect();
+                let at = |k: usize| c.get(k).copied().unwrap_or(0);
+                let image = thread.images.get(&bti);
+                let layered = image.is_some_and(|img| img.depth <= 1);
+                let coord = if layered {
+                    [at(0), at(1), 0, at(2)]
+                } else {
+                    [at(0), at(1), at(2), 0]
+                };
+                let index = image.and_then(|img| img.index(coord));
+                if write {
+                    let data: Vec<u32> = (0..comps.len()).map(|j| reg(coords + j)).collect();
+                    if let (Some(index), Some(img)) = (index, thread.images.get_mut(&bti)) {
+                        for (&k, value) in comps.iter().zip(data) {
+                            img.texels[index][k] = value;
+                        }
+                    }
+                } else {
+                    let texel = index
+                        .and_then(|index| Some(image?.texels[index]))
+                        .unwrap_or_default();
+                    reads.push((i, comps.iter().map(|&k| texel[k]).collect::<Vec<_>>()));
+                }
+            }
+            if let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf && !write) {
+                for (i, values) in reads {
+                    for (j, value) in values.into_iter().enumerate() {
+                        thread.set(dst.nr + j as u8, i, Type::UD, value as u64);
+                    }
+                }
+            }
+        }
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels of the
         // message's slot group (16 pixels each) that its channels enable and that are in the
         // dispatch's pixel mask (R1.7; R2.7 for pixels 16-31 of SIMD32).

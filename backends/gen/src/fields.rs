@@ -416,6 +416,15 @@ pub(crate) mod desc {
             operation: [11:8],
         }
 
+        /// Typed surface read and write (Gen7's render cache messages 5 and 13, Gen7.5+'s data
+        /// cache 1 messages 5 and 13), eight channels a message: which eight of the thread's
+        /// (the slot group: 1 the low eight, 2 the high eight) and the components not read or
+        /// written (bit 0 red … bit 3 alpha).
+        struct TypedSurface {
+            slot_group: [13:12],
+            disabled_channels: [11:8],
+        }
+
         /// DWord scattered read and write (data cache messages 3 and 11): the block size.
         struct DwordScattered {
             block_size: [9:8],
@@ -565,6 +574,36 @@ pub(crate) mod desc {
         }
     }
 
+    /// Where the typed surface messages go on a generation: the shared function and the
+    /// read and write messages' types.
+    pub(crate) struct TypedPort {
+        pub sfid: u8,
+        pub read: u32,
+        pub write: u32,
+    }
+
+    impl TypedPort {
+        /// Gen7's render cache or Gen7.5+'s data cache 1, messages 5 and 13 on both.
+        pub fn of(hw: Gen) -> TypedPort {
+            let sfid = if hw >= Gen::Gen75 {
+                DataCache1::SFID
+            } else {
+                RenderCache::SFID
+            };
+            TypedPort {
+                sfid,
+                read: 5,
+                write: 13,
+            }
+        }
+    }
+
+    impl TypedSurface {
+        /// The slot groups of channels 0-7 and 8-15.
+        pub const LOW: u32 = 1;
+        pub const HIGH: u32 = 2;
+    }
+
     /// The message type of a data-port message to `sfid`: `None` for the other shared
     /// functions and for the data cache's scratch block messages, which have none.
     pub fn data_port_message_type(sfid: u8, desc: Descriptor, hw: Gen) -> Option<u32> {
@@ -670,6 +709,17 @@ mod tests {
                     surface.clone(),
                     data_cache.all(),
                     desc::DwordScattered::of(hw).all(),
+                ]),
+            ),
+            (
+                "typed surface read or write",
+                with(&[
+                    surface.clone(),
+                    match desc::TypedPort::of(hw).sfid {
+                        desc::RenderCache::SFID => desc::RenderCache::of(hw).all(),
+                        _ => desc::DataCache1::of(hw).all(),
+                    },
+                    desc::TypedSurface::of(hw).all(),
                 ]),
             ),
             ("memory fence", with(&[surface.clone(), data_cache.all()])),

@@ -194,7 +194,7 @@ impl Image {
     }
 
     /// Index of the texel at `(x, y, z, layer)`, or `None` outside the image.
-    pub(crate) fn index(&self, c: [i64; 4]) -> Option<usize> {
+    pub fn index(&self, c: [i64; 4]) -> Option<usize> {
         let dims = [self.width, self.height, self.depth, self.layers];
         texel_index(c, dims).filter(|&i| i < self.texels.len())
     }

@@ -443,38 +443,52 @@ impl Tex {
         if self.src(TexSrc::SamplerDeref).is_some() {
             return Err("separate samplers are not supported yet".into());
         }
-        let Some(mut deref) = self.src(TexSrc::TextureDeref) else {
+        let Some(deref) = self.src(TexSrc::TextureDeref) else {
             return Ok((self.texture, self.sampler));
         };
-        // The constant indices from the innermost out, then the variable.
-        let mut indices = Vec::new();
-        let var = loop {
-            match &func.inst(deref).kind {
-                InstKind::Deref(Deref::Var(var)) => break &shader.variables[var.0 as usize],
-                InstKind::Deref(Deref::Array { parent, index }) => {
-                    let index = func
-                        .constant_u32(*index)
-                        .ok_or("textures at run-time indices are not supported yet".to_string())?;
-                    indices.push(index);
-                    deref = *parent;
-                }
-                _ => return Err("the texture is not an array element or variable".into()),
-            }
-        };
-        let mut binding = var.binding.unwrap_or(0);
-        let mut ty = &var.ty;
-        for index in indices.into_iter().rev() {
-            let Type::Array { elem, len, .. } = ty else {
-                return Err("an index into a texture that is not an array".into());
-            };
-            if index >= *len {
-                return Err(format!("texture array index {index} is out of range"));
-            }
-            binding += index * elem.innermost_element().1;
-            ty = elem;
-        }
+        let binding = opaque_binding(shader, func, deref, "texture")?;
         Ok((binding, binding))
     }
+}
+
+/// The binding of the texture, sampler or image (`what`) `deref` names in `func` of `shader`:
+/// its variable's binding plus its constant array indices (each element holding as many
+/// bindings as its type has opaque values). Run-time indices and indices out of range are
+/// errors a backend reports.
+pub fn opaque_binding(
+    shader: &Shader,
+    func: &Function,
+    mut deref: Value,
+    what: &str,
+) -> Result<u32, String> {
+    // The constant indices from the innermost out, then the variable.
+    let mut indices = Vec::new();
+    let var = loop {
+        match &func.inst(deref).kind {
+            InstKind::Deref(Deref::Var(var)) => break &shader.variables[var.0 as usize],
+            InstKind::Deref(Deref::Array { parent, index }) => {
+                let index = func
+                    .constant_u32(*index)
+                    .ok_or(format!("{what}s at run-time indices are not supported yet"))?;
+                indices.push(index);
+                deref = *parent;
+            }
+            _ => return Err(format!("the {what} is not an array element or variable")),
+        }
+    };
+    let mut binding = var.binding.unwrap_or(0);
+    let mut ty = &var.ty;
+    for index in indices.into_iter().rev() {
+        let Type::Array { elem, len, .. } = ty else {
+            return Err(format!("an index into a {what} that is not an array"));
+        };
+        if index >= *len {
+            return Err(format!("{what} array index {index} is out of range"));
+        }
+        binding += index * elem.innermost_element().1;
+        ty = elem;
+    }
+    Ok(binding)
 }
 
 /// A deref: a pointer into a variable, built up as a chain.

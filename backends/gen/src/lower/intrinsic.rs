@@ -226,6 +226,7 @@ impl Lowering<'_> {
                 self.store_output(v, slot, 0, ii.srcs[1], ii)
             }
             Intrinsic::LoadFragCoord => self.frag_coord(v),
+            Intrinsic::ImageDerefLoad | Intrinsic::ImageDerefStore => self.typed_surface(v, ii),
             Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
                 let grf = self.payload.attribute(SYSTEM_VALUES_SLOT, 0);
                 let grf = grf.ok_or_else(|| self.error(v, "the vertex ID has no payload slot"))?;

@@ -7,8 +7,8 @@ use crate::fields::desc;
 use crate::isa::{Opcode, Type};
 use crate::lir::{Inst, Operand, Src, VReg};
 use crate::simd_width::part;
-use shrew_engine::ir::{IntrinsicInst, Value};
-use shrew_engine::ops::{AtomicOp, IndexKind};
+use shrew_engine::ir::{IntrinsicInst, Value, opaque_binding};
+use shrew_engine::ops::{AtomicOp, IndexKind, Intrinsic};
 
 impl Lowering<'_> {
     /// The binding table index of a surface, bound on first use.
@@ -51,6 +51,100 @@ impl Lowering<'_> {
             ));
         }
         Ok((0..dwords).map(|k| self.read_dword(data, k)).collect())
+    }
+
+    /// An image load or store (`v`, the intrinsic `ii`): typed surface reads or writes of the
+    /// image at the deref's binding, eight channels a message (the hardware's limit), each
+    /// message's payload the texel's coordinates, a GRF each, then for a store its four
+    /// components. In fragment shaders only live pixels write (f1.0).
+    pub(super) fn typed_surface(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let store = ii.op == Intrinsic::ImageDerefStore;
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        let bti = self.surface(Surface::Image(binding));
+        let coords = self
+            .func
+            .value_type(ii.srcs[1])
+            .map_or(1, |t| t.comps)
+            .min(3);
+        let data: Vec<Src> = if store {
+            let ty = self
+                .func
+                .value_type(ii.srcs[3])
+                .expect("stores store a value");
+            if ty.bits != 32 || ty.comps != 4 {
+                return Err(self.error(v, "image stores of other than four 32-bit components"));
+            }
+            (0..4).map(|k| self.read(ii.srcs[3], k, Type::UD)).collect()
+        } else {
+            Vec::new()
+        };
+        let coordinates: Vec<Src> = (0..coords)
+            .map(|k| self.read(ii.srcs[1], k, Type::D))
+            .collect();
+        let port = desc::TypedPort::of(self.hw);
+        let message_type = if port.sfid == desc::RenderCache::SFID {
+            desc::RenderCache::of(self.hw).message_type
+        } else {
+            desc::DataCache1::of(self.hw).message_type
+        };
+        let send = desc::Send::of(self.hw);
+        let f = desc::TypedSurface::of(self.hw);
+        let mlen = (coordinates.len() + data.len()) as u32;
+        for group in 0..self.width / 8 {
+            let slot_group = if group % 2 == 0 {
+                desc::TypedSurface::LOW
+            } else {
+                desc::TypedSurface::HIGH
+            };
+            let message = self.message(
+                v,
+                port.sfid,
+                &[
+                    (send.mlen, mlen),
+                    (send.rlen, if store { 0 } else { 4 }),
+                    (desc::Surface::of(self.hw).binding_table_index, bti),
+                    (message_type, if store { port.write } else { port.read }),
+                    (f.slot_group, slot_group),
+                    (f.disabled_channels, 0),
+                ],
+            )?;
+            let payload = self.program.new_vreg(mlen);
+            for (k, &src) in coordinates.iter().chain(&data).enumerate() {
+                let dst = Operand::vector(payload, 32 * k as u32, Type::UD);
+                self.on_channels(8 * group, 8, Opcode::Mov, dst, vec![src]);
+            }
+            let response = match store {
+                true => Operand::null(Type::UD),
+                false => Operand::vector(self.program.new_vreg(4), 0, Type::UD),
+            };
+            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            self.emit_for_live_pixels(Inst {
+                group: 8 * group,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    8,
+                    Some(response),
+                    vec![payload, Src::imm_ud(message.descriptor())],
+                )
+            });
+            if !store {
+                let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+                for c in 0..comps {
+                    let dst = part(self.comp(v, c, Type::UD), 8 * group);
+                    let texel = Operand {
+                        offset: 32 * c as u32,
+                        ..response
+                    };
+                    self.emit(Inst {
+                        group: 8 * group,
+                        ..Inst::new(Opcode::Mov, 8, Some(dst), vec![Src::Reg(texel)])
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each

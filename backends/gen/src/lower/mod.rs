@@ -158,6 +158,8 @@ pub enum Surface {
     Ubo(u32),
     /// The SSBO at a binding.
     Ssbo(u32),
+    /// The image at a binding, which typed surface messages read and write.
+    Image(u32),
     /// A texture the sampler reads.
     Texture(TextureSurface),
     /// The workgroup's shared local memory, at binding table index [`SLM_SURFACE`].
