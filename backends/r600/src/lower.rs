@@ -1062,6 +1062,19 @@ impl<'a> Lowering<'a> {
             {
                 return Err(self.error(v, "bit counts and scans need Evergreen or Cayman"));
             }
+            // A boolean is all ones when true: its one bit is the lowest, and the highest.
+            AluOp::BitCount | AluOp::UfindMsb
+                if self
+                    .func
+                    .value_type(srcs[0].value)
+                    .is_some_and(|t| t.bits == 1) =>
+            {
+                let x = s(self, 0);
+                match op {
+                    AluOp::BitCount => self.emit(H::AndInt, Some(dst), vec![x, Src::constant(1)]),
+                    _ => self.emit(H::NotInt, Some(dst), vec![x]),
+                }
+            }
             AluOp::BitCount => unary(self, H::BcntInt),
             AluOp::BitfieldReverse => unary(self, H::BfrevInt),
             // FFBL gives -1 for 0, as `find_lsb` does.
