@@ -15,7 +15,7 @@ mod cache;
 mod legacy;
 mod lexer;
 
-pub use legacy::{LegacyInterface, LegacyUniform, LegacyVariable, rewrite_legacy};
+pub use legacy::{LegacyInterface, LegacyUniform, LegacyVariable, RENAMED_PREFIX, rewrite_legacy};
 
 use cache::{CachedOutcome, SpirvCache};
 use shrew_engine::ir::Stage;

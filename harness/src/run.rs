@@ -40,7 +40,7 @@ use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
-use shrew_frontend::glsl::{Glslang, LegacyInterface};
+use shrew_frontend::glsl::{Glslang, LegacyInterface, RENAMED_PREFIX};
 use shrew_frontend::shader_test::{ShaderSection, ShaderSource, stage_sources};
 use shrew_frontend::spirv;
 use std::collections::{BTreeMap, HashMap};
@@ -1211,7 +1211,13 @@ impl StageState {
         name: &str,
         values: &[String],
     ) -> Result<bool, String> {
-        let Some((binding, offset, ty)) = self.locate_uniform(name)? else {
+        let Some(UniformPlace {
+            binding,
+            offset,
+            ty,
+            path,
+        }) = self.locate_uniform(name)?
+        else {
             return Ok(false);
         };
         if let Type::Texture { .. } | Type::Image { .. } = ty {
@@ -1219,22 +1225,16 @@ impl StageState {
             // variable is the array itself, or, for one inside structs, the one the front end
             // made of that member (`s[1].tex` is `s_tex[1]`); the indices on the path pick its
             // element.
-            let steps = split_path(name);
-            let path: Vec<&str> = steps
-                .iter()
-                .map(|s| s.name().as_str())
-                .filter(|n| !n.is_empty())
-                .collect();
-            let var = [path.join("_"), path[0].to_string()]
+            let var = [path.join("_"), path[0].clone()]
                 .iter()
                 .find_map(|n| self.shader.variables.iter().find(|v| &v.name == n))
                 .ok_or_else(|| format!("uniform {glsl_type} {name}: no sampler variable"))?;
             let mut element = 0;
-            let mut ty = &var.ty;
-            for step in &steps {
-                if let (Step::Index(_, index), Type::Array { elem, len, .. }) = (step, ty) {
+            let mut array = &var.ty;
+            for step in &split_path(name) {
+                if let (Step::Index(_, index), Type::Array { elem, len, .. }) = (step, array) {
                     element = element * len + index;
-                    ty = elem;
+                    array = elem;
                 }
             }
             let unit = values
@@ -1273,37 +1273,36 @@ impl StageState {
     }
 
     /// Where a uniform lives: the UBO binding (`None` for the default uniform area), its byte
-    /// offset and its type.
-    fn locate_uniform(&self, name: &str) -> Result<Option<(Option<u32>, u32, Type)>, String> {
+    /// offset, its type, and the IR's names of its variable (or default-block member) and
+    /// members on its path (the front end names a variable split from a struct by them).
+    fn locate_uniform(&self, name: &str) -> Result<Option<UniformPlace>, String> {
         let steps = split_path(name);
         let Some(root) = steps.first() else {
             return Ok(None);
         };
         let layout = Layout::new(&self.shader, LayoutRule::Std430);
-        // A loose uniform, or a member of a default uniform block.
+        let offset_of = |var: &str| -> Result<u32, String> {
+            let place = shrew_engine::interp::memory::layout_variables(&self.shader)
+                .map_err(|e| e.to_string())?;
+            let index = self.shader.find_variable(var).map_or(0, |v| v.0) as usize;
+            Ok(place[index].offset)
+        };
+        // A loose uniform, or a member of a default uniform block (a buffer, or a uniform when
+        // it holds opaque members).
         let mut found = None;
         for var in &self.shader.variables {
+            let default_block = var.name.starts_with("gl_DefaultUniformBlock");
             match (&var.mode, &var.ty) {
-                (Mode::Uniform, ty) if var.name == *root.name() => {
-                    let place = shrew_engine::interp::memory::layout_variables(&self.shader)
-                        .map_err(|e| e.to_string())?;
-                    let index = self.shader.find_variable(&var.name).map_or(0, |v| v.0) as usize;
-                    found = Some((None, place[index].offset, ty.clone()));
+                (Mode::Uniform, ty) if is_gl_name(&var.name, root.name()) => {
+                    found = Some((None, offset_of(&var.name)?, ty.clone(), var.name.clone()));
                 }
-                (Mode::Ubo, Type::Struct(id)) if var.name.starts_with("gl_DefaultUniformBlock") => {
-                    if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())? {
-                        found = Some((Some(var.binding.unwrap_or(0)), offset, ty));
-                    }
-                }
-                // A default uniform block holding opaque members is a uniform, not a buffer.
-                (Mode::Uniform, Type::Struct(id))
-                    if var.name.starts_with("gl_DefaultUniformBlock") =>
-                {
-                    if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())? {
-                        let place = shrew_engine::interp::memory::layout_variables(&self.shader)
-                            .map_err(|e| e.to_string())?;
-                        let index = self.shader.find_variable(&var.name).map_or(0, |v| v.0);
-                        found = Some((None, place[index as usize].offset + offset, ty));
+                (Mode::Ubo | Mode::Uniform, Type::Struct(id)) if default_block => {
+                    if let Some((offset, ty, ir)) = member(&self.shader, &layout, *id, root.name())?
+                    {
+                        found = Some(match var.mode {
+                            Mode::Ubo => (Some(var.binding.unwrap_or(0)), offset, ty, ir),
+                            _ => (None, offset_of(&var.name)? + offset, ty, ir),
+                        });
                     }
                 }
                 _ => {}
@@ -1322,25 +1321,28 @@ impl StageState {
                     continue;
                 };
                 let base = var.binding.unwrap_or(0);
-                if self.shader.struct_type(*id).name == *root.name() && steps.len() > 1 {
+                let block = &self.shader.struct_type(*id).name;
+                if block == root.name() && steps.len() > 1 {
                     let binding = match root {
                         Step::Index(_, i) if var.array_of_blocks => base + i,
                         _ => base,
                     };
-                    found = Some((Some(binding), 0, Type::Struct(*id)));
+                    found = Some((Some(binding), 0, Type::Struct(*id), block.clone()));
                     first_step = 1;
-                } else if let Some((offset, ty)) = member(&self.shader, &layout, *id, root.name())?
+                } else if let Some((offset, ty, ir)) =
+                    member(&self.shader, &layout, *id, root.name())?
                 {
-                    found = Some((Some(base), offset, ty));
+                    found = Some((Some(base), offset, ty, ir));
                 }
                 if found.is_some() {
                     break;
                 }
             }
         }
-        let Some((binding, mut offset, mut ty)) = found else {
+        let Some((binding, mut offset, mut ty, root_ir)) = found else {
             return Ok(None);
         };
+        let mut path = vec![root_ir];
         for (i, step) in steps.iter().enumerate().skip(first_step) {
             if i == 0 {
                 if let Step::Index(_, index) = step {
@@ -1348,30 +1350,41 @@ impl StageState {
                 }
                 continue;
             }
-            match step {
-                Step::Member(m) => {
-                    let Type::Struct(id) = ty else {
-                        return Err(format!("{name}: .{m} of a non-struct"));
-                    };
-                    let (o, t) = member(&self.shader, &layout, id, m)?
-                        .ok_or_else(|| format!("{name}: no member {m}"))?;
-                    (offset, ty) = (offset + o, t);
-                }
-                Step::Index(m, index) => {
-                    if !m.is_empty() {
-                        let Type::Struct(id) = ty else {
-                            return Err(format!("{name}: .{m} of a non-struct"));
-                        };
-                        let (o, t) = member(&self.shader, &layout, id, m)?
-                            .ok_or_else(|| format!("{name}: no member {m}"))?;
-                        (offset, ty) = (offset + o, t);
-                    }
-                    (offset, ty) = element(&layout, offset, &ty, *index)?;
-                }
+            let m = step.name();
+            if !m.is_empty() {
+                let Type::Struct(id) = ty else {
+                    return Err(format!("{name}: .{m} of a non-struct"));
+                };
+                let (o, t, ir) = member(&self.shader, &layout, id, m)?
+                    .ok_or_else(|| format!("{name}: no member {m}"))?;
+                (offset, ty) = (offset + o, t);
+                path.push(ir);
+            }
+            if let Step::Index(_, index) = step {
+                (offset, ty) = element(&layout, offset, &ty, *index)?;
             }
         }
-        Ok(Some((binding, offset, ty)))
+        Ok(Some(UniformPlace {
+            binding,
+            offset,
+            ty,
+            path,
+        }))
     }
+}
+
+/// Where [`StageState::locate_uniform`] found a uniform.
+struct UniformPlace {
+    binding: Option<u32>,
+    offset: u32,
+    ty: Type,
+    path: Vec<String>,
+}
+
+/// Whether the IR names `ir` what GL names `gl`: the same name, or the one the legacy rewrite
+/// gave an identifier later GLSL reserves (`sampler` is `shrew_user_sampler`).
+fn is_gl_name(ir: &str, gl: &str) -> bool {
+    ir == gl || ir.strip_prefix(RENAMED_PREFIX) == Some(gl)
 }
 
 /// One step of a uniform name: `member` or `member[index]`.
@@ -1416,13 +1429,14 @@ fn member(
     layout: &Layout,
     id: StructId,
     name: &str,
-) -> Result<Option<(u32, Type)>, String> {
+) -> Result<Option<(u32, Type, String)>, String> {
     let st = shader.struct_type(id);
-    let Some(pos) = st.members.iter().position(|m| m.name == name) else {
+    let Some(pos) = st.members.iter().position(|m| is_gl_name(&m.name, name)) else {
         return Ok(None);
     };
     let offsets = layout.member_offsets(id)?;
-    Ok(Some((offsets[pos], st.members[pos].ty.clone())))
+    let m = &st.members[pos];
+    Ok(Some((offsets[pos], m.ty.clone(), m.name.clone())))
 }
 
 fn element(layout: &Layout, offset: u32, ty: &Type, index: u32) -> Result<(u32, Type), String> {

@@ -46,6 +46,9 @@
 //! links them by name, and an explicit location would collide with the ones `--aml` picks for
 //! the shader's own attributes).
 
+/// What the rewrite puts before an identifier later GLSL reserves or declares as a built-in
+/// (`sampler` becomes `shrew_user_sampler`).
+pub const RENAMED_PREFIX: &str = "shrew_user_";
 use super::lexer::{Token, TokenKind, directive_name, tokenize};
 use super::{GlslVersion, declared_version};
 use shrew_engine::ir::Stage;
@@ -572,7 +575,7 @@ impl<'a> Rewriter<'a> {
         let next = next_significant(tokens, index);
         let next_is_open_paren = next.is_some_and(|i| tokens[i].is_punct('('));
         if self.renamed.contains(&token.text) {
-            self.output.push_str("shrew_user_");
+            self.output.push_str(RENAMED_PREFIX);
             self.output.push_str(token.text);
             return index + 1;
         }
