@@ -23,7 +23,7 @@ kind, path, minimum = args.kind, args.path, args.minimum
 name = f"{kind} ({args.label})" if args.label else kind
 rows = [json.loads(line) for line in open(path) if line.strip()]
 summary = next(r["summary"] for r in rows if "summary" in r)
-BACKEND = re.compile(r"^(fragment|vertex) shader: backend: ")
+BACKEND = re.compile(r"^(fragment|vertex|compute) shader: backend: ")
 if kind == "backend":
     not_compiled = [r for r in rows if BACKEND.match(r.get("reason") or "")]
     reasons = {}

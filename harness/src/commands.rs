@@ -74,7 +74,19 @@ pub enum Command {
     /// `image texture UNIT [FORMAT]`: the texture on texture unit `UNIT` is also image unit
     /// `UNIT`, which image uniforms name.
     ImageTexture { unit: u32 },
-    /// Any other command (`ssbo ...`, `atomic counters ...`), as written
+    /// `atomic counters N` (buffer 0) and `atomic counter buffer B N`: an atomic counter
+    /// buffer of `N` zeroed counters at binding `B`.
+    AtomicCounters { buffer: u32, count: u32 },
+    /// `probe atomic counter I OP VALUE` (counter `I` of buffer 0) and `probe atomic counter
+    /// buffer B OFFSET OP VALUE`: the counter at byte `offset` of buffer `buffer` compared
+    /// with `value`.
+    ProbeAtomicCounter {
+        buffer: u32,
+        offset: u32,
+        op: Comparison,
+        value: u32,
+    },
+    /// Any other command (`ssbo ...`, ...), as written
     /// (comment removed), so that a runner can report what it skipped.
     Other(String),
 }
@@ -102,12 +114,51 @@ impl Command {
             Command::Texture { image, .. } => format!("texture {}", image.name()),
             Command::TexParameter { .. } => "texparameter".into(),
             Command::Compute(_) => "compute".into(),
+            Command::AtomicCounters { .. } => "atomic counters".into(),
+            Command::ProbeAtomicCounter { .. } => "probe atomic counter".into(),
             Command::ImageTexture { .. } => "image texture".into(),
             Command::Other(text) => text
                 .split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" "),
+        }
+    }
+}
+
+/// How a probe compares what it reads with what it expects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Equal,
+    NotEqual,
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+}
+
+impl Comparison {
+    fn parse(word: &str) -> Option<Comparison> {
+        Some(match word {
+            "==" => Comparison::Equal,
+            "!=" => Comparison::NotEqual,
+            "<" => Comparison::Less,
+            "<=" => Comparison::LessOrEqual,
+            ">" => Comparison::Greater,
+            ">=" => Comparison::GreaterOrEqual,
+            _ => return None,
+        })
+    }
+
+    /// Whether `observed` compares so with `expected`.
+    pub fn holds(self, observed: u32, expected: u32) -> bool {
+        match self {
+            Comparison::Equal => observed == expected,
+            Comparison::NotEqual => observed != expected,
+            Comparison::Less => observed < expected,
+            Comparison::LessOrEqual => observed <= expected,
+            Comparison::Greater => observed > expected,
+            Comparison::GreaterOrEqual => observed >= expected,
         }
     }
 }
@@ -281,6 +332,44 @@ pub(crate) fn parse_command(
             name: (*name).to_owned(),
             value: (*value).to_owned(),
         },
+        ["atomic", "counters", count] | ["atomic", "counter", "buffer", _, count]
+            if count.parse::<u32>().is_ok() =>
+        {
+            Command::AtomicCounters {
+                buffer: match words.as_slice() {
+                    [.., buffer, _] if words.len() == 5 => buffer.parse().unwrap_or_default(),
+                    _ => 0,
+                },
+                count: count.parse().unwrap_or_default(),
+            }
+        }
+        ["probe", "atomic", "counter", rest @ ..] => {
+            let (buffer, offset, op, value) = match rest {
+                ["buffer", buffer, offset, op, value, ..] => {
+                    (buffer.parse().ok(), offset.parse().ok(), op, value)
+                }
+                [index, op, value, ..] => {
+                    (Some(0), index.parse::<u32>().ok().map(|i| 4 * i), op, value)
+                }
+                _ => (None, None, &"", &""),
+            };
+            match (buffer, offset, Comparison::parse(op), value.parse::<u32>()) {
+                (Some(buffer), Some(offset), Some(op), Ok(value)) => Command::ProbeAtomicCounter {
+                    buffer,
+                    offset,
+                    op,
+                    value,
+                },
+                _ => {
+                    return Err(ParseError::BadCommand {
+                        line,
+                        command: "probe atomic counter",
+                        text: text.to_owned(),
+                        reason: "expected `[buffer B OFFSET | INDEX] OP VALUE`".into(),
+                    });
+                }
+            }
+        }
         ["probe", ..] | ["relative", "probe", ..] => match parse_probe(line, text, &words)? {
             Some(probe) => Command::Probe(probe),
             None => Command::Other(text.to_owned()),
@@ -650,10 +739,7 @@ mod tests {
             command("relative probe rect rgba int (0.5, 0, 0.5, 0.5) (100, 0, 127, 100)").name(),
             "relative probe"
         );
-        assert_eq!(
-            command("probe atomic counter 0 == 4").name(),
-            "probe atomic"
-        );
+        assert_eq!(command("probe ssbo uint 0 0 == 4").name(), "probe ssbo");
         assert!(matches!(
             parse_command(5, "probe rgba 1 2 0 1").unwrap_err(),
             ParseError::BadCommand {
@@ -717,6 +803,26 @@ mod tests {
             Command::ImageTexture { unit: 1 }
         );
         assert_eq!(command("ssbo 0 1024").name(), "ssbo 0");
+        assert_eq!(
+            command("atomic counter buffer 2 3"),
+            Command::AtomicCounters {
+                buffer: 2,
+                count: 3
+            }
+        );
+        assert_eq!(
+            command("probe atomic counter 1 == 7"),
+            Command::ProbeAtomicCounter {
+                buffer: 0,
+                offset: 4,
+                op: Comparison::Equal,
+                value: 7
+            }
+        );
+        assert_eq!(
+            command("probe atomic counter buffer 0 8 != 20  # a[1]").name(),
+            "probe atomic counter"
+        );
         assert_eq!(command("clear depth 1").name(), "clear depth");
     }
 }

@@ -14,7 +14,9 @@
 
 use crate::commands::{Command, TextureImage};
 use crate::parse::ShaderTest;
-use crate::run::{ExecFailure, StageState, check_probe, quantize, uniform_declarations};
+use crate::run::{
+    ExecFailure, StageState, check_probe, probe_atomic_counter, quantize, uniform_declarations,
+};
 use crate::textures;
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
 use shrew_engine::interp::{Image, SamplerState, Texture};
@@ -32,7 +34,8 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Clear
             | Command::Tolerance(_)
             | Command::Compute(_)
-            | Command::ImageTexture { .. } => {}
+            | Command::ImageTexture { .. }
+            | Command::AtomicCounters { .. } => {}
             Command::Other(text) if text == "link success" => {}
             Command::Framebuffer(target) if fb_texture(target).is_some() => {}
             Command::Texture { image, .. } if !matches!(image, TextureImage::Shadow { .. }) => {
@@ -41,7 +44,7 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             Command::TexParameter { name, value, .. } => {
                 textures::set_parameter(&mut SamplerState::default(), name, value)?;
             }
-            Command::Probe(_) => probes += 1,
+            Command::Probe(_) | Command::ProbeAtomicCounter { .. } => probes += 1,
             other => return Err(format!("uses `{}`", other.name())),
         }
     }
@@ -131,6 +134,20 @@ impl ComputeRun {
                     self.image_units.insert(*unit);
                 }
                 Command::Framebuffer(target) => self.fb_unit = fb_texture(target),
+                Command::AtomicCounters { buffer, count } => {
+                    self.cs.add_atomic_counters(*buffer, *count);
+                }
+                Command::ProbeAtomicCounter {
+                    buffer,
+                    offset,
+                    op,
+                    value,
+                } => probe_atomic_counter(&[&self.cs], *buffer, *offset, *op, *value).map_err(
+                    |e| ExecFailure {
+                        message: at(e),
+                        mismatch: true,
+                    },
+                )?,
                 Command::Compute(workgroups) => self.dispatch(*workgroups).map_err(at)?,
                 Command::Probe(p) => {
                     let (pixels, width, height) = self.framebuffer().map_err(at)?;

@@ -27,7 +27,7 @@
 //! its emulator, and the vertex shader does when the backend has a vertex stage for its
 //! hardware (else on the interpreter); a shader the backend cannot compile fails the test.
 
-use crate::commands::{Command, ExpectedColor, Probe, ProbeRegion, TextureImage};
+use crate::commands::{Command, Comparison, ExpectedColor, Probe, ProbeRegion, TextureImage};
 use crate::compute;
 use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
@@ -318,7 +318,8 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
                     return Err("draws arrays without [vertex data]".into());
                 }
             }
-            Command::Probe(_) => probes += 1,
+            Command::Probe(_) | Command::ProbeAtomicCounter { .. } => probes += 1,
+            Command::AtomicCounters { .. } => {}
             Command::Texture { image, .. } => {
                 textures::make(image)?;
                 depth_textures += matches!(image, TextureImage::Shadow { .. }) as u32;
@@ -667,6 +668,20 @@ impl Context {
                     self.draw_arrays(test, draw_mode, *first..*first + *count)
                         .map_err(at)?
                 }
+                Command::AtomicCounters { buffer, count } => {
+                    self.vs.add_atomic_counters(*buffer, *count);
+                    self.fs.add_atomic_counters(*buffer, *count);
+                }
+                Command::ProbeAtomicCounter {
+                    buffer,
+                    offset,
+                    op,
+                    value,
+                } => probe_atomic_counter(&[&self.fs, &self.vs], *buffer, *offset, *op, *value)
+                    .map_err(|e| ExecFailure {
+                        message: at(e),
+                        mismatch: true,
+                    })?,
                 Command::Probe(p) => check_probe(
                     p,
                     &self.framebuffer,
@@ -987,6 +1002,37 @@ pub(crate) fn probe_region(r: &ProbeRegion, width: u32, height: u32) -> (u32, u3
     (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
 }
 
+/// The name glslang gives the SSBO it makes of atomic counter buffer `buffer`.
+fn atomic_counter_block(buffer: u32) -> String {
+    format!("gl_AtomicCounterBlock_{buffer}")
+}
+
+/// Checks the atomic counter at byte `offset` of buffer `buffer` against `value`, in the first
+/// of `stages` that has the buffer (each stage counts in its own copy here).
+pub(crate) fn probe_atomic_counter(
+    stages: &[&StageState],
+    buffer: u32,
+    offset: u32,
+    op: Comparison,
+    value: u32,
+) -> Result<(), String> {
+    let observed = stages
+        .iter()
+        .find_map(|s| {
+            let bytes = s.resources.ssbos.get(&s.atomic_counter_binding(buffer)?)?;
+            let at = offset as usize;
+            Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+        })
+        .ok_or_else(|| format!("no atomic counter at byte {offset} of buffer {buffer}"))?;
+    if op.holds(observed, value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "atomic counter at byte {offset} of buffer {buffer}: expected {op:?} {value}, observed {observed}"
+        ))
+    }
+}
+
 /// Checks a probe against `pixels` (row-major, row 0 at the bottom), each channel within
 /// `tolerance`; the message names the first pixel that differs.
 pub(crate) fn check_probe(
@@ -1144,6 +1190,22 @@ impl StageState {
             }
         }
         Ok(state)
+    }
+
+    /// The binding of the SSBO glslang made of atomic counter buffer `buffer` (its relaxed
+    /// rules turn atomic counters into SSBO atomics), if this stage has one.
+    fn atomic_counter_binding(&self, buffer: u32) -> Option<u32> {
+        let name = atomic_counter_block(buffer);
+        let var = self.shader.variables.iter().find(|v| v.name == name)?;
+        Some(var.binding.unwrap_or(0))
+    }
+
+    /// `atomic counters`: atomic counter buffer `buffer`, `count` zeroed counters.
+    pub(crate) fn add_atomic_counters(&mut self, buffer: u32, count: u32) {
+        if let Some(binding) = self.atomic_counter_binding(buffer) {
+            let bytes = vec![0; 4 * count as usize];
+            self.resources.ssbos.insert(binding, bytes);
+        }
     }
 
     /// Points the sampler or image (array) `name` at units from `unit` on, one per element.

@@ -10,8 +10,8 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
 use shrew_engine::interp::memory::{Layout, LayoutRule, SLOT_BYTES};
 use shrew_engine::ir::{
-    BlockId, Builder, Builtin, Cursor, Deref, FuncId, InstKind, Interp, Mode, Shader, Stage,
-    Structure, Terminator, Type, ValType, Value, VarId, Variable,
+    BlockId, Builder, Builtin, Cursor, Deref, FuncId, InstKind, Interp, Member, Mode, Shader,
+    Stage, Structure, Terminator, Type, ValType, Value, VarId, Variable,
 };
 use shrew_engine::ops::{IndexKind, Intrinsic};
 use std::collections::hash_map::Entry;
@@ -50,6 +50,8 @@ enum Global {
     Var(VarId),
     BuiltinInput(BuiltIn),
     Split(Vec<VarId>),
+    /// An atomic counter: member 0 of the SSBO variable standing for its buffer.
+    AtomicCounter(VarId),
 }
 
 /// How a parameter is passed.
@@ -272,6 +274,11 @@ impl<'m> Translator<'m> {
             self.globals.insert(id, Global::Split(vars));
             return Ok(());
         }
+        if g.storage == StorageClass::AtomicCounter {
+            let var = self.declare_atomic_counter(id)?;
+            self.globals.insert(id, Global::AtomicCounter(var));
+            return Ok(());
+        }
         if let Some(vars) = self.split_interface_block(id)? {
             self.globals.insert(id, Global::Split(vars));
             return Ok(());
@@ -333,6 +340,29 @@ impl<'m> Translator<'m> {
         let var = self.add_variable(var);
         self.globals.insert(id, Global::Var(var));
         Ok(())
+    }
+
+    /// An atomic counter (or array of them), as glslang's relaxed rules make Vulkan GLSL's: the
+    /// counters of buffer binding `b` are an SSBO at binding `b` named
+    /// `gl_AtomicCounterBlock_<b>`, this one at its offset in it (a struct of one member
+    /// there), and its operations SSBO atomics.
+    fn declare_atomic_counter(&mut self, id: Word) -> Result<VarId> {
+        let m = self.module;
+        let g = &m.globals[&id];
+        let ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
+        let binding = m.decoration_u32(id, Decoration::Binding).unwrap_or(0);
+        let block = format!("gl_AtomicCounterBlock_{binding}");
+        let member = Member {
+            name: m.name(id).unwrap_or("counter").to_string(),
+            ty,
+            offset: Some(m.decoration_u32(id, Decoration::Offset).unwrap_or(0)),
+        };
+        let buffer = self
+            .types
+            .declare_struct(&mut self.shader, &block, vec![member]);
+        let mut var = Variable::new(block, Mode::Ssbo, Type::Struct(buffer));
+        var.binding = Some(binding);
+        Ok(self.add_variable(var))
     }
 
     /// An input or output block (or array of blocks) with members interpolated their own way:
@@ -790,6 +820,10 @@ impl<'m> Translator<'m> {
         } else if let Some(g) = self.globals.get(&id).cloned() {
             match g {
                 Global::Var(var) => Val::Ptr(Ptr::Deref(self.in_consts(|b| b.deref_var(var)))),
+                Global::AtomicCounter(var) => Val::Ptr(Ptr::Deref(self.in_consts(|b| {
+                    let buffer = b.deref_var(var);
+                    b.deref_struct(buffer, 0)
+                }))),
                 Global::BuiltinInput(builtin) => Val::Ptr(Ptr::Builtin {
                     builtin,
                     path: Vec::new(),

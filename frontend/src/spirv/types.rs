@@ -241,6 +241,19 @@ pub struct TypeMap {
     struct_names: UniqueNames,
 }
 
+impl TypeMap {
+    /// Declares a struct of the front end's own making, under a name no other struct takes.
+    pub fn declare_struct(
+        &mut self,
+        shader: &mut Shader,
+        base: &str,
+        members: Vec<Member>,
+    ) -> StructId {
+        let name = self.struct_names.claim(base);
+        shader.add_struct(StructType { name, members })
+    }
+}
+
 /// How a type's matrices are laid out, from the decorations of the member that holds it.
 #[derive(Copy, Clone, Debug, Default)]
 struct MatrixLayout {
