@@ -257,7 +257,9 @@ struct GenFragmentKernel {
 impl DrawStages for GenDraw<'_> {
     fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
         let lowered = self.compiler.lowered(shader)?;
-        let kernel = compile::compile_compute(&lowered, self.compiler.hw, self.simd)
+        // A workgroup too large for the width asked for runs wider, as a driver would run it.
+        let width = compile::compute_width(&lowered, self.simd);
+        let kernel = compile::compile_compute(&lowered, self.compiler.hw, width)
             .map_err(|e| e.to_string())?;
         Ok(Box::new(GenComputeKernel(kernel)))
     }

@@ -107,6 +107,17 @@ pub fn compile_compute(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, Co
     )
 }
 
+/// The narrowest dispatch width from `at_least` up at which a workgroup of `shader` fits the
+/// threads that may share a barrier; `at_least` when none does (lowering then says why).
+pub fn compute_width(shader: &Shader, at_least: u8) -> u8 {
+    let invocations: u64 = shader.workgroup_size.iter().map(|&n| n as u64).product();
+    [8u8, 16, 32]
+        .into_iter()
+        .filter(|&w| w >= at_least)
+        .find(|&w| invocations.div_ceil(w as u64) <= crate::lower::MAX_WORKGROUP_THREADS)
+        .unwrap_or(at_least)
+}
+
 /// The compute kernels a driver compiles, as Mesa chooses them for Gen7-9: SIMD8 when the
 /// workgroup fits 64 threads of 8 channels; SIMD16 when SIMD8 did not spill; SIMD32 only when
 /// the workgroup needs it (neither narrower width fits). The driver runs the widest that
