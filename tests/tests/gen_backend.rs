@@ -295,3 +295,35 @@ fn images_load_and_store_through_typed_surface_messages() {
         }
     }
 }
+
+/// Stores under write masks (each run of written components its own untyped write, 64-bit
+/// ones split at four dwords) and booleans in shared memory (0 or 1 there, 0 or all ones in
+/// registers): the emulator computes what the interpreter does.
+#[test]
+fn partial_and_boolean_stores_to_buffers_and_shared_memory() {
+    const SHADER: &str = "#version 430
+        layout(local_size_x = 16) in;
+        layout(std430, binding = 0) buffer B { vec4 v[16]; dvec4 d[16]; uint r[16]; } b;
+        shared vec4 s[16];
+        shared bool flag[16];
+        void main() {
+            uint i = gl_LocalInvocationIndex;
+            s[i] = vec4(1.0);
+            s[i].yw = vec2(float(i), 2.0 * float(i));
+            flag[i] = (b.r[i] & 1u) != 0u;
+            barrier();
+            b.v[i].xz = s[(i + 1u) & 15u].yw;
+            b.d[i].yzw = dvec3(double(i), 3.0, double(i) * 0.5);
+            b.r[i] = flag[(i + 3u) & 15u] ? 7u : 9u;
+        }";
+    let Some(shader) = shrew_tests::shader_from_glsl(SHADER, shrew_engine::ir::Stage::Compute)
+    else {
+        return;
+    };
+    for target in ["gen8", "gen9"] {
+        for width in [8, 16] {
+            let run = Run::new(target, Some(width));
+            run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{target} SIMD{width}: {e}"));
+        }
+    }
+}

@@ -25,8 +25,11 @@ impl Lowering<'_> {
             }
             Intrinsic::StoreSsbo => {
                 let binding = self.ssbo_binding(v, ii.srcs[1])?;
-                let data = self.whole_store(v, ii.srcs[0], ii)?;
-                self.untyped_write(v, Surface::Ssbo(binding), (ii.srcs[2], 0), data, None)
+                for (byte, data) in self.store_writes(v, ii.srcs[0], ii)? {
+                    let at = (ii.srcs[2], byte);
+                    self.untyped_write(v, Surface::Ssbo(binding), at, data, None)?;
+                }
+                Ok(())
             }
             Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap => {
                 let binding = self.ssbo_binding(v, ii.srcs[0])?;
@@ -45,8 +48,11 @@ impl Lowering<'_> {
             }
             Intrinsic::StoreShared => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);
-                let data = self.whole_store(v, ii.srcs[0], ii)?;
-                self.untyped_write(v, Surface::Shared, (ii.srcs[1], base), data, None)
+                for (byte, data) in self.store_writes(v, ii.srcs[0], ii)? {
+                    let at = (ii.srcs[1], base + byte);
+                    self.untyped_write(v, Surface::Shared, at, data, None)?;
+                }
+                Ok(())
             }
             Intrinsic::SharedAtomic | Intrinsic::SharedAtomicSwap => {
                 let base = ii.index(IndexKind::Base).unwrap_or(0);

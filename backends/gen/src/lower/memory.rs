@@ -34,23 +34,47 @@ impl Lowering<'_> {
             .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))
     }
 
-    /// The dwords of a store's `data`, which must be a whole 32- or 64-bit value.
-    pub(super) fn whole_store(
+    /// The writes of a store of `data` (booleans, 32- or 64-bit components) under its write
+    /// mask: each
+    /// run of written components, at most four dwords a write, as its byte offset from the
+    /// store's address and its dwords.
+    pub(super) fn store_writes(
         &mut self,
         v: Value,
         data: Value,
         ii: &IntrinsicInst,
-    ) -> Result<Vec<Src>, LowerError> {
+    ) -> Result<Vec<(u32, Vec<Src>)>, LowerError> {
         let ty = self.func.value_type(data).expect("stores store a value");
-        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        let dwords = ty.comps * self.dwords_per_comp(data);
-        if !matches!(ty.bits, 32 | 64) || mask != (1 << ty.comps) - 1 || dwords > 4 {
+        if !matches!(ty.bits, 1 | 32 | 64) {
             return Err(self.error(
                 v,
-                "only whole stores of up to four dwords of 32- or 64-bit values are supported",
+                "only stores of booleans and 32- or 64-bit values are supported",
             ));
         }
-        Ok((0..dwords).map(|k| self.read_dword(data, k)).collect())
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        let per_comp = self.dwords_per_comp(data);
+        let mut writes: Vec<(u32, Vec<Src>)> = Vec::new();
+        let mut last = None;
+        for c in (0..ty.comps).filter(|c| mask >> c & 1 != 0) {
+            for k in 0..per_comp {
+                let dword = c * per_comp + k;
+                let mut src = self.read_dword(data, dword);
+                if ty.bits == 1 {
+                    // Memory holds a boolean as 0 or 1; a register as 0 or all ones.
+                    let one = self.temp_operand(Type::UD);
+                    self.alu2(Opcode::And, one, src, Src::imm_ud(1), true);
+                    src = Src::Reg(one);
+                }
+                match writes.last_mut() {
+                    Some((_, run)) if last.is_some_and(|l| l + 1 == dword) && run.len() < 4 => {
+                        run.push(src)
+                    }
+                    _ => writes.push((4 * dword as u32, vec![src])),
+                }
+                last = Some(dword);
+            }
+        }
+        Ok(writes)
     }
 
     /// An image load or store (`v`, the intrinsic `ii`): typed surface reads or writes of the
@@ -248,8 +272,11 @@ impl Lowering<'_> {
         offset: Value,
     ) -> Result<(), LowerError> {
         let def = self.func.inst(v).def.expect("loads define a value");
-        if !matches!(def.bits, 32 | 64) {
-            return Err(self.error(v, "only loads of 32- and 64-bit values are supported"));
+        if !matches!(def.bits, 1 | 32 | 64) {
+            return Err(self.error(
+                v,
+                "only loads of booleans and 32- and 64-bit values are supported",
+            ));
         }
         let dwords = def.comps * self.dwords_per_comp(v);
         let bti = self.surface(surface);
@@ -299,8 +326,12 @@ impl Lowering<'_> {
                 send.send = Some(message);
                 for k in 0..count {
                     let dst = part(self.dword(v, first + k), 16 * half);
-                    // The response is this half's alone: read from its start.
-                    let response = Operand::vector(data, k as u32 * per_comp * 32, Type::UD);
+                    // The response is this half's alone: read from its start. A boolean's 0
+                    // or 1 negated is the register's 0 or all ones.
+                    let response = match def.bits {
+                        1 => Operand::vector(data, k as u32 * per_comp * 32, Type::D).negated(),
+                        _ => Operand::vector(data, k as u32 * per_comp * 32, Type::UD),
+                    };
                     self.emit(Inst {
                         group: 16 * half,
                         ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])
