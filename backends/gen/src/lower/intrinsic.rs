@@ -4,7 +4,8 @@
 
 use super::output::builtin_slot;
 use super::payload::SYSTEM_VALUES_SLOT;
-use super::{LowerError, Lowering, Surface, halves};
+use super::{LIVE_FLAG, LowerError, Lowering, Surface, halves};
+use crate::encoding::Predicate;
 use crate::isa::{Opcode, Region, Type};
 use crate::lir::{Base, Inst, Operand, Src};
 use shrew_engine::ir::{Builtin, Deref, InstKind, Interp, IntrinsicInst, Stage, Value};
@@ -257,6 +258,18 @@ impl Lowering<'_> {
             Intrinsic::DiscardIf | Intrinsic::TerminateIf | Intrinsic::DemoteIf => {
                 let cond = self.read(ii.srcs[0], 0, Type::D);
                 self.kill(Some(cond));
+                Ok(())
+            }
+            // A helper is a channel outside the live pixels (f1.0): not covered, or discarded.
+            Intrinsic::IsHelperInvocation if self.shader.stage == Stage::Fragment => {
+                let dst = self.comp(v, 0, Type::D);
+                self.op(Opcode::Mov, dst, vec![Src::imm_d(-1)]);
+                let live = self.op(Opcode::Mov, dst, vec![Src::imm_d(0)]);
+                live.predicate = Some(Predicate {
+                    control: 1,
+                    inverse: false,
+                });
+                live.flag = LIVE_FLAG;
                 Ok(())
             }
             Intrinsic::LoadFrontFace => {

@@ -272,7 +272,10 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), Lo
         outputs: BTreeMap::new(),
         urb_messages: Vec::new(),
         discards: uses_intrinsic(func, is_kill)
-            || (shader.stage == Stage::Fragment && uses_intrinsic(func, writes_memory)),
+            || (shader.stage == Stage::Fragment
+                && uses_intrinsic(func, |op| {
+                    writes_memory(op) || op == Intrinsic::IsHelperInvocation
+                })),
         halts: false,
         lane_offsets: None,
     };
@@ -337,7 +340,8 @@ struct Lowering<'s> {
     /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the
     /// header, then four GRFs per slot), which the outputs are written into.
     urb_messages: Vec<(u32, VReg)>,
-    /// Whether the fragment shader discards or writes memory: it keeps live pixels in f1.0.
+    /// Whether the fragment shader discards, writes memory or asks which invocations are
+    /// helpers: it keeps live pixels in f1.0.
     discards: bool,
     /// Whether some channel may halt: the end needs a halt target.
     halts: bool,
