@@ -2,7 +2,9 @@
 //! a target lacks, each guarded by its `TargetOptions` field — `ffma` fusion and splitting,
 //! `fsub`/`isub`/`ineg`/`fneg`, `fsat`, `fdiv`, `flrp`, `fpow`, `fmod`/`frem`, `ftan`,
 //! `fsign`/`isign`, `iabs`, bitfield extract/insert, carries and borrows, saturating adds,
-//! rotates, dot products, high-half multiplies and unordered comparisons. Lowerings follow the opcode table's exact
+//! rotates, dot products, high-half multiplies (from 64-bit products or 16-bit halves),
+//! unordered comparisons, hyperbolic functions, `imod`, 32-bit `ldexp`/`frexp`, GLSL's packs
+//! and unpacks, `fquantize2f16`, bit counts, bit reversal and bit scans. Lowerings follow the opcode table's exact
 //! semantics (shift counts modulo the size, clamped bitfields, per-step rounding of the formula
 //! opcodes), so most of them are exact.
 //!
