@@ -15,14 +15,13 @@
 use crate::commands::{Command, TextureImage};
 use crate::parse::ShaderTest;
 use crate::run::{
-    ExecFailure, StageState, check_probe, probe_atomic_counter, quantize, uniform_declarations,
+    ExecFailure, StageState, check_probe, layout_units, probe_atomic_counter, quantize,
 };
-use crate::textures;
+use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
-use shrew_engine::interp::{Image, SamplerState, Texture};
+use shrew_engine::interp::{Image, SamplerState};
 use shrew_engine::ir::Type;
-use shrew_frontend::shader_test::ShaderSource;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Whether the test's commands are ones a compute test here runs.
 pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
@@ -63,8 +62,7 @@ fn fb_texture(target: &str) -> Option<u32> {
 pub(crate) struct ComputeRun {
     cs: StageState,
     kernel: Box<dyn ComputeKernel>,
-    units: BTreeMap<u32, (Texture, SamplerState)>,
-    active_unit: u32,
+    textures: TextureUnits,
     /// The texture units that are image units too.
     image_units: BTreeSet<u32>,
     /// The window framebuffer, and the texture unit probes read instead once `fb tex` says so.
@@ -82,20 +80,13 @@ impl ComputeRun {
         kernel: Box<dyn ComputeKernel>,
         size: (u32, u32),
     ) -> ComputeRun {
-        for section in &test.sources.shaders {
-            if let ShaderSource::Glsl(source) = &section.source {
-                for d in uniform_declarations(source) {
-                    if let Some(unit) = d.binding {
-                        cs.first_unit(&d.name, unit);
-                    }
-                }
-            }
+        for (name, unit) in layout_units(test) {
+            cs.first_unit(&name, unit);
         }
         ComputeRun {
             cs,
             kernel,
-            units: BTreeMap::new(),
-            active_unit: 0,
+            textures: TextureUnits::default(),
             image_units: BTreeSet::new(),
             window: vec![[0; 4]; (size.0 * size.1) as usize],
             size,
@@ -108,6 +99,9 @@ impl ComputeRun {
     pub(crate) fn execute(&mut self, test: &ShaderTest) -> Result<(), ExecFailure> {
         for c in &test.commands {
             let at = |e: String| format!("line {}: {e}", c.line);
+            if self.textures.apply(&c.command).map_err(at)? {
+                continue;
+            }
             match &c.command {
                 Command::Uniform {
                     glsl_type,
@@ -119,17 +113,6 @@ impl ComputeRun {
                 Command::ClearColor(c) => self.clear_color = *c,
                 Command::Clear => self.clear(),
                 Command::Tolerance(t) => self.tolerance = *t,
-                Command::Texture { unit, image } => {
-                    self.units.insert(*unit, textures::make(image).map_err(at)?);
-                    self.active_unit = *unit;
-                }
-                Command::TexParameter { name, value, .. } => {
-                    let (_, sampler) = self
-                        .units
-                        .get_mut(&self.active_unit)
-                        .ok_or_else(|| at("texparameter before any texture".into()))?;
-                    textures::set_parameter(sampler, name, value).map_err(at)?;
-                }
                 Command::ImageTexture { unit } => {
                     self.image_units.insert(*unit);
                 }
@@ -171,7 +154,9 @@ impl ComputeRun {
     /// which hold the colour quantized), filled with the clear colour.
     fn clear(&mut self) {
         let color = self.clear_color.map(quantize);
-        let texture = self.fb_unit.and_then(|unit| self.units.get_mut(&unit));
+        let texture = self
+            .fb_unit
+            .and_then(|unit| self.textures.units.get_mut(&unit));
         match texture.and_then(|(texture, _)| texture.levels.first_mut()) {
             Some(level) => {
                 let texel = color.map(|c| (f32::from(c) / 255.0).to_bits());
@@ -187,6 +172,7 @@ impl ComputeRun {
             return Ok((self.window.clone(), self.size.0, self.size.1));
         };
         let level = self
+            .textures
             .units
             .get(&unit)
             .and_then(|(texture, _)| texture.levels.first())
@@ -202,11 +188,11 @@ impl ComputeRun {
     /// One `compute` command: the images bound from their units' textures, the dispatch, and
     /// the images' texels back into the textures.
     fn dispatch(&mut self, workgroups: [u32; 3]) -> Result<(), String> {
-        self.cs.bind_textures(&self.units);
+        self.cs.bind_textures(&self.textures.units);
         let bindings = self.image_bindings();
         let mut resources = std::mem::take(&mut self.cs.resources);
         for &(binding, unit) in &bindings {
-            let level = &self.units[&unit].0.levels[0];
+            let level = &self.textures.units[&unit].0.levels[0];
             resources.images.insert(
                 binding,
                 Image {
@@ -226,7 +212,7 @@ impl ComputeRun {
         for &(binding, unit) in &bindings {
             if let (Some(image), Some((texture, _))) = (
                 dispatch.resources.images.remove(&binding),
-                self.units.get_mut(&unit),
+                self.textures.units.get_mut(&unit),
             ) {
                 texture.levels[0].texels = image.texels;
             }
@@ -246,6 +232,7 @@ impl ComputeRun {
             for binding in first..first + count {
                 let unit = self.cs.image_units.get(&binding).copied().unwrap_or(0);
                 let has_level = self
+                    .textures
                     .units
                     .get(&unit)
                     .is_some_and(|(t, _)| !t.levels.is_empty());

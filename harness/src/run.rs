@@ -32,7 +32,7 @@ use crate::compute;
 use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
 use crate::raster::{self, STRIP};
-use crate::textures;
+use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{
     DrawStages, FragmentKernel, Primitive, QuadGrid, TriangleFragments, VertexKernel,
 };
@@ -403,20 +403,20 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
 }
 
 /// A `uniform` declaration statement of GLSL source.
-pub(crate) struct UniformDeclaration {
+struct UniformDeclaration {
     /// From the `uniform` keyword to the end of the statement (without its `;`).
     range: Range<usize>,
     /// The name declared last.
-    pub(crate) name: String,
+    name: String,
     /// Where the initializer's value is, if there is one.
     initializer: Option<Range<usize>>,
     /// Its `layout(binding = N)`: a sampler or image array's first unit.
-    pub(crate) binding: Option<u32>,
+    binding: Option<u32>,
 }
 
 /// Every `uniform` declaration statement at the top level of the source, found with comments
 /// and preprocessor lines blanked out.
-pub(crate) fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
+fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
     let code = blank_comments_and_directives(source);
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut found = Vec::new();
@@ -480,6 +480,22 @@ pub(crate) fn uniform_declarations(source: &str) -> Vec<UniformDeclaration> {
         });
     }
     found
+}
+
+/// The first unit of each sampler or image (array) the test's GLSL declares with
+/// `layout(binding = N)`: unit N, its elements at the units after it (the others start at 0).
+pub(crate) fn layout_units(test: &ShaderTest) -> Vec<(String, u32)> {
+    let mut units = Vec::new();
+    for section in &test.sources.shaders {
+        if let ShaderSource::Glsl(source) = &section.source {
+            for d in uniform_declarations(source) {
+                if let Some(unit) = d.binding {
+                    units.push((d.name, unit));
+                }
+            }
+        }
+    }
+    units
 }
 
 /// The `binding = N` of a `layout(...)` among qualifiers.
@@ -562,8 +578,7 @@ struct Context {
     fs: StageState,
     /// The texture and sampler state of each texture unit, and the unit of the last
     /// `texture` command (the one `texparameter` changes).
-    units: BTreeMap<u32, (Texture, SamplerState)>,
-    active_unit: u32,
+    textures: TextureUnits,
     /// The fragment stage's kernel.
     kernel: Box<dyn FragmentKernel>,
     /// The vertex stage's kernel.
@@ -589,8 +604,7 @@ impl Context {
         let mut ctx = Context {
             vs: StageState::new(vs.0, vs.1)?,
             fs: StageState::new(fs.0, fs.1)?,
-            units: BTreeMap::new(),
-            active_unit: 0,
+            textures: TextureUnits::default(),
             kernel,
             vertex_kernel,
             width,
@@ -600,17 +614,9 @@ impl Context {
             tolerance: [3.0 / 256.0; 4],
             probed: vec![false; (width * height) as usize],
         };
-        // A sampler declared with `layout(binding = N)` starts at unit N (its elements at the
-        // units after it); the others at unit 0.
-        for section in &test.sources.shaders {
-            if let ShaderSource::Glsl(source) = &section.source {
-                for d in uniform_declarations(source) {
-                    if let Some(unit) = d.binding {
-                        ctx.vs.first_unit(&d.name, unit);
-                        ctx.fs.first_unit(&d.name, unit);
-                    }
-                }
-            }
+        for (name, unit) in layout_units(test) {
+            ctx.vs.first_unit(&name, unit);
+            ctx.fs.first_unit(&name, unit);
         }
         for c in &test.commands {
             if let Command::Probe(p) = &c.command {
@@ -629,6 +635,9 @@ impl Context {
     fn execute(&mut self, test: &ShaderTest) -> Result<(), ExecFailure> {
         for c in &test.commands {
             let at = |e: String| format!("line {}: {e}", c.line);
+            if self.textures.apply(&c.command).map_err(at)? {
+                continue;
+            }
             match &c.command {
                 Command::Uniform {
                     glsl_type,
@@ -646,17 +655,6 @@ impl Context {
                     self.framebuffer.fill(px);
                 }
                 Command::Tolerance(t) => self.tolerance = *t,
-                Command::Texture { unit, image } => {
-                    self.units.insert(*unit, textures::make(image).map_err(at)?);
-                    self.active_unit = *unit;
-                }
-                Command::TexParameter { name, value, .. } => {
-                    let (_, sampler) = self
-                        .units
-                        .get_mut(&self.active_unit)
-                        .ok_or_else(|| at("texparameter before any texture".into()))?;
-                    textures::set_parameter(sampler, name, value).map_err(at)?;
-                }
                 Command::Other(text) if text == "link success" => {}
                 Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
                 Command::DrawRect { rect, ortho, .. } => self.draw(*rect, *ortho).map_err(at)?,
@@ -734,8 +732,8 @@ impl Context {
 
     /// Draws a rectangle: vertex shader, rasterization, fragment shader, framebuffer.
     fn draw(&mut self, rect: [f32; 4], ortho: bool) -> Result<(), String> {
-        self.vs.bind_textures(&self.units);
-        self.fs.bind_textures(&self.units);
+        self.vs.bind_textures(&self.textures.units);
+        self.fs.bind_textures(&self.textures.units);
         let [x, y, w, h] = rect;
         let to_ndc = |v: f32, size: u32| {
             if ortho {
@@ -789,8 +787,8 @@ impl Context {
         mode: DrawMode,
         range: Range<usize>,
     ) -> Result<(), String> {
-        self.vs.bind_textures(&self.units);
-        self.fs.bind_textures(&self.units);
+        self.vs.bind_textures(&self.textures.units);
+        self.fs.bind_textures(&self.textures.units);
         let data = test
             .vertex_data
             .as_ref()

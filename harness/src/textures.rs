@@ -9,8 +9,38 @@
 //! [0, 1], so it clamps to the edge here too (the reference sampler has no border). Depth
 //! textures hold `x / (w − 1)` and compare with `GREATER`.
 
-use crate::commands::TextureImage;
+use crate::commands::{Command, TextureImage};
 use shrew_engine::interp::{CompareFunc, Filter, MipLevel, SamplerState, Texture, Wrap};
+use std::collections::BTreeMap;
+
+/// The texture units the `texture` commands fill, and the one `texparameter` changes (the
+/// last one filled).
+#[derive(Default)]
+pub(crate) struct TextureUnits {
+    pub(crate) units: BTreeMap<u32, (Texture, SamplerState)>,
+    active: u32,
+}
+
+impl TextureUnits {
+    /// Carries out a `texture` or `texparameter` command; `false` for the other commands.
+    pub(crate) fn apply(&mut self, command: &Command) -> Result<bool, String> {
+        match command {
+            Command::Texture { unit, image } => {
+                self.units.insert(*unit, make(image)?);
+                self.active = *unit;
+            }
+            Command::TexParameter { name, value, .. } => {
+                let (_, sampler) = self
+                    .units
+                    .get_mut(&self.active)
+                    .ok_or("texparameter before any texture")?;
+                set_parameter(sampler, name, value)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
 
 /// The texture and sampler state a `texture` command makes, or why it cannot be made here.
 pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {

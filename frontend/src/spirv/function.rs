@@ -329,10 +329,8 @@ impl<'m> Translator<'m> {
             var.desc_set = m.decoration_u32(id, Decoration::DescriptorSet);
         }
         var.builtin = m.builtin(id, None).and_then(ir_builtin);
-        if m.has_decoration(id, Decoration::Flat) {
-            var.interp = Interp::Flat;
-        } else if m.has_decoration(id, Decoration::NoPerspective) {
-            var.interp = Interp::NoPerspective;
+        if let Some(interp) = decorated_interp(|d| m.has_decoration(id, d)) {
+            var.interp = interp;
         }
         if matches!(mode, Mode::Ubo | Mode::Ssbo) && var.binding.is_none() {
             var.binding = Some(0);
@@ -382,20 +380,8 @@ impl<'m> Translator<'m> {
         let SpvType::Struct { members } = m.ty(block)? else {
             return Ok(None);
         };
-        let member_interp = |i: usize| {
-            if m.member_decoration(block, i as u32, Decoration::Flat)
-                .is_some()
-            {
-                Some(Interp::Flat)
-            } else if m
-                .member_decoration(block, i as u32, Decoration::NoPerspective)
-                .is_some()
-            {
-                Some(Interp::NoPerspective)
-            } else {
-                None
-            }
-        };
+        let member_interp =
+            |i: usize| decorated_interp(|d| m.member_decoration(block, i as u32, d).is_some());
         if (0..members.len()).all(|i| member_interp(i).is_none()) {
             return Ok(None);
         }
@@ -416,13 +402,7 @@ impl<'m> Translator<'m> {
             .map_err(SpirvError::unsupported)?;
         let blocks: u32 = dims.iter().map(|&(len, _)| len).product();
         let location = m.decoration_u32(id, Decoration::Location);
-        let interp = if m.has_decoration(id, Decoration::Flat) {
-            Interp::Flat
-        } else if m.has_decoration(id, Decoration::NoPerspective) {
-            Interp::NoPerspective
-        } else {
-            Interp::Smooth
-        };
+        let interp = decorated_interp(|d| m.has_decoration(id, d)).unwrap_or(Interp::Smooth);
         let base = m
             .name(id)
             .or_else(|| m.name(g.ty))
@@ -1502,6 +1482,17 @@ pub fn describe(v: &Val) -> &'static str {
 }
 
 /// The block of a variable that may be an array of blocks.
+/// The interpolation the decorations `has` name, if any (`Flat`, `NoPerspective`).
+fn decorated_interp(has: impl Fn(Decoration) -> bool) -> Option<Interp> {
+    if has(Decoration::Flat) {
+        Some(Interp::Flat)
+    } else if has(Decoration::NoPerspective) {
+        Some(Interp::NoPerspective)
+    } else {
+        None
+    }
+}
+
 fn block_type(m: &Module, mut ty: Word) -> Word {
     while let Ok(SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem }) = m.ty(ty) {
         ty = *elem;
