@@ -108,39 +108,41 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
         steps.push((index, function.constant_u32(index), *len));
         ty = elem;
     }
+    let count = steps
+        .iter()
+        .filter(|&&(_, constant, _)| constant.is_none())
+        .fold(1u32, |n, &(_, _, len)| n.saturating_mul(len));
     let pos = function.cfg[block].insts.iter().position(|&i| i == v);
     let first_new = function.next_value();
     let mut b = Builder::new(shader, func);
     b.cursor = Cursor { block, pos };
     // The element number of the run-time steps, row-major.
     let mut element = b.imm_u32(0);
-    let mut count = 1u32;
     for &(index, constant, len) in &steps {
         if constant.is_none() {
             let scale = b.imm_u32(len);
             let scaled = b.alu(AluOp::Imul, &[element, scale]);
             element = b.alu(AluOp::Iadd, &[scaled, index]);
-            count = count.saturating_mul(len);
         }
     }
     let mut result = None;
     for e in (0..count).rev() {
-        // Element `e`'s indices, the last run-time step varying fastest.
-        let mut rest = e;
-        let mut indices = vec![None; steps.len()];
-        for (k, &(_, constant, len)) in steps.iter().enumerate().rev() {
-            if constant.is_none() {
-                indices[k] = Some(rest % len);
-                rest /= len;
-            }
+        // Element `e`'s indices, the last run-time step varying fastest: each run-time step's
+        // index is what is left of `e` past the steps inside it.
+        let mut inner = 1;
+        let mut indices = Vec::with_capacity(steps.len());
+        for &(index, constant, len) in steps.iter().rev() {
+            indices.push(match constant {
+                Some(_) => index,
+                None => {
+                    let i = e / inner % len;
+                    inner = inner.saturating_mul(len);
+                    b.imm_u32(i)
+                }
+            });
         }
         let mut d = b.deref_var(var);
-        for (k, &(index, constant, _)) in steps.iter().enumerate() {
-            let index = match (constant, indices[k]) {
-                (Some(_), _) => index,
-                (None, Some(i)) => b.imm_u32(i),
-                (None, None) => unreachable!("every run-time step is enumerated"),
-            };
+        for &index in indices.iter().rev() {
             d = b.deref_array(d, index);
         }
         let mut copy = tex.clone();
@@ -159,7 +161,8 @@ fn lower(shader: &mut Shader, func: FuncId, v: Value) {
             }
         });
     }
-    let result = result.expect("arrays have elements");
+    // Verified IR sizes every array of textures (only SSBOs end in runtime-sized arrays).
+    let result = result.expect("arrays of textures have elements");
     shader.functions[func.0 as usize].replace_inst(v, result, first_new);
 }
 
