@@ -580,6 +580,13 @@ fn lowered_double_operations_match_the_exact_ones() {
         f64::NAN,
         std::f64::consts::PI,
         -123456.789,
+        2147483647.9,
+        2147483648.0,
+        -2147483648.7,
+        -2147483649.0,
+        4294967295.5,
+        4294967296.0,
+        -65536.5,
     ];
     // A deterministic spread over every exponent, both signs.
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -610,38 +617,44 @@ fn lowered_double_operations_match_the_exact_ones() {
         };
         key(a).abs_diff(key(b))
     };
-    let cases: [(&str, &str, u64); 13] = [
-        ("ftrunc", "64", 0),
-        ("ffloor", "64", 0),
-        ("fceil", "64", 0),
-        ("ffract", "64", 0),
-        ("fround_even", "64", 0),
-        ("fsign", "64", 0),
-        ("frexp_sig", "64", 0),
-        ("frexp_exp", "32", 0),
-        ("fldexp", "64", 0),
-        ("frcp", "64", 2),
-        ("frsq", "64", 2),
-        ("fsqrt", "64", 2),
-        ("fdiv", "64", 2),
+    // (op, result bits, bound in units in the last place, first operand's type)
+    let cases: [(&str, &str, u64, &str); 17] = [
+        ("ftrunc", "64", 0, "f64"),
+        ("ffloor", "64", 0, "f64"),
+        ("fceil", "64", 0, "f64"),
+        ("ffract", "64", 0, "f64"),
+        ("fround_even", "64", 0, "f64"),
+        ("fsign", "64", 0, "f64"),
+        ("frexp_sig", "64", 0, "f64"),
+        ("frexp_exp", "32", 0, "f64"),
+        ("fldexp", "64", 0, "f64"),
+        ("frcp", "64", 2, "f64"),
+        ("frsq", "64", 2, "f64"),
+        ("fsqrt", "64", 2, "f64"),
+        ("fdiv", "64", 2, "f64"),
+        ("f2i32", "32", 0, "f64"),
+        ("f2u32", "32", 0, "f64"),
+        ("i2f64", "64", 0, "u32"),
+        ("u2f64", "64", 0, "u32"),
     ];
-    for (op, result_bits, bound) in cases {
+    for (op, result_bits, bound, first_type) in cases {
         let binary = matches!(op, "fdiv" | "fldexp");
         let (second_type, second) = match op {
             "fldexp" => ("i32", ", %3"),
             _ if binary => ("f64", ", %3"),
             _ => ("f64", ""),
         };
+        let first_bits = &first_type[1..];
         let source = format!(
             "shader fragment
-var shader_in f64 @a (location=0)
+var shader_in {first_type} @a (location=0)
 var shader_in {second_type} @b (location=1)
 var shader_out u{result_bits} @o (location=0)
 
 entry fn main() {{
 b0:
     32 %0 = deref_var @a
-    64 %1 = load_deref %0
+    {first_bits} %1 = load_deref %0
     32 %2 = deref_var @b
     {second_bits} %3 = load_deref %2
     {result_bits} %4 = {op} %1{second}
@@ -664,11 +677,10 @@ b0:
         };
         manager::run(&pipeline, &lowering, &mut lowered, &run_options)
             .unwrap_or_else(|e| panic!("{op}: {e}"));
-        // (The 32-bit estimates of `frcp` and `frsq` stay.)
+        // (The 32-bit estimates of `frcp` and `frsq`, and conversions of 32-bit values, stay.)
         let printed = text::print(&lowered);
         assert!(
-            !printed.lines().any(|l| l.trim_start().starts_with(result_bits)
-                && l.contains(&format!("= {op} "))),
+            !printed.lines().any(|l| l.contains(&format!("= {op} %1"))),
             "{op}: {printed}"
         );
 
@@ -676,9 +688,20 @@ b0:
         // each value is paired with a neighbour's, and with ldexp's exponents of every range.
         let count = values.len();
         let mut launch = Launch::invocations(count);
+        // 32-bit integer operands take the low half of each value's bits, and the special
+        // integers.
+        let first = |i: usize, x: f64| match first_type {
+            "u32" => match i {
+                0..4 => [0, 1, 0x8000_0000, u32::MAX][i] as u64,
+                _ => x.to_bits() & 0xffff_ffff,
+            },
+            _ => x.to_bits(),
+        };
         launch.inputs.insert(
             "a".into(),
-            values.iter().map(|x| vec![x.to_bits()]).collect(),
+            (values.iter().enumerate())
+                .map(|(i, &x)| vec![first(i, x)])
+                .collect(),
         );
         let b: Vec<Vec<u64>> = (0..count)
             .map(|i| match op {
@@ -719,17 +742,35 @@ b0:
     }
 }
 
-/// `lower-int64` builds each 64-bit integer operation from others, bit-identical to the
-/// interpreter over values of every size and sign, zero divisors and `INT64_MIN / -1`
-/// included; where the target has them, the pass changes nothing.
+/// `lower-int64` builds each 64-bit integer operation from 32-bit ones, bit-identical to the
+/// interpreter over values of every size and sign, zero divisors, `INT64_MIN / -1`, shift
+/// counts past 64, and floats out of range and NaN for the conversions; what is left of the
+/// 64-bit values is halves, selects and moves. Where the target has the operations, the pass
+/// changes nothing.
 #[test]
 fn lowered_int64_operations_match_the_exact_ones() {
+    /// An operand: its type in the shader and what it is loaded from.
+    #[derive(Copy, Clone, PartialEq)]
+    enum Kind {
+        U64,
+        U32,
+        F32,
+        F64,
+        /// A 32-bit input compared with zero.
+        Bool,
+    }
+    use Kind::*;
     let mut values: Vec<u64> = vec![
         0,
         1,
         2,
         3,
         7,
+        31,
+        32,
+        33,
+        63,
+        64,
         u64::MAX,
         u64::MAX - 1,
         i64::MIN as u64,
@@ -748,32 +789,149 @@ fn lowered_int64_operations_match_the_exact_ones() {
         values.push(state >> (i % 64));
         values.push((state >> (i % 64)).wrapping_neg());
     }
+    // Floats of every magnitude around the 64- and 32-bit limits, halves, NaN, infinities.
+    let mut floats: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.5,
+        4294967295.0,
+        4294967296.0,
+        4294967297.0,
+        -4294967297.0,
+        9.223372036854775e18,
+        -9.223372036854776e18,
+        -9.3e18,
+        1.8446744073709552e19,
+        1.9e19,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    floats.extend(values.iter().map(|&v| (v as i64 as f64) * 0.75));
+    let float_inputs = |bits: u32| -> Vec<u64> {
+        floats
+            .iter()
+            .map(|&x| match bits {
+                32 => (x as f32).to_bits() as u64,
+                _ => x.to_bits(),
+            })
+            .collect()
+    };
     let options = TargetOptions {
         lower_int64: shrew_engine::passes::lower_int64::LOWERABLE.to_vec(),
         ..TargetOptions::default()
     };
     let lowering = shrew_rules::registry(&options, &[]);
-    let binary = ["imul", "udiv", "umod", "idiv", "irem", "imod"];
-    let unary = ["bit_count", "ufind_msb", "ifind_msb", "find_lsb"];
-    for op in binary.iter().chain(&unary) {
-        let is_binary = binary.contains(op);
-        let result_bits = if is_binary { 64 } else { 32 };
-        let second = if is_binary { ", %3" } else { "" };
+    let binary = [
+        "imul",
+        "udiv",
+        "umod",
+        "idiv",
+        "irem",
+        "imod",
+        "iadd",
+        "isub",
+        "imin",
+        "imax",
+        "umin",
+        "umax",
+        "iadd_sat",
+        "uadd_sat",
+        "isub_sat",
+        "usub_sat",
+        "uadd_carry",
+        "usub_borrow",
+        "imul_high",
+        "umul_high",
+        "iand",
+        "ior",
+        "ixor",
+    ];
+    let compares = ["ilt", "ige", "ult", "uge", "ieq", "ine"];
+    let shifts = ["ishl", "ishr", "ushr", "urol", "uror"];
+    let unary = ["ineg", "iabs", "isign", "inot", "bitfield_reverse"];
+    let to_32 = [
+        "bit_count",
+        "ufind_msb",
+        "ifind_msb",
+        "find_lsb",
+        "i2i32",
+        "u2u32",
+        "i2f32",
+        "u2f32",
+    ];
+    // (op, first operand, second operand, result bits; 1 for a boolean)
+    let mut cases: Vec<(&str, Kind, Option<Kind>, u32)> = Vec::new();
+    cases.extend(binary.iter().map(|&op| (op, U64, Some(U64), 64)));
+    cases.extend(compares.iter().map(|&op| (op, U64, Some(U64), 1)));
+    cases.extend(shifts.iter().map(|&op| (op, U64, Some(U32), 64)));
+    cases.extend(unary.iter().map(|&op| (op, U64, None, 64)));
+    cases.extend(to_32.iter().map(|&op| (op, U64, None, 32)));
+    cases.extend([
+        ("i2f64", U64, None, 64),
+        ("u2f64", U64, None, 64),
+        ("i2b1", U64, None, 1),
+        ("i2i64", U32, None, 64),
+        ("u2u64", U32, None, 64),
+        ("umul_2x32_64", U32, Some(U32), 64),
+        ("imul_2x32_64", U32, Some(U32), 64),
+        ("b2i64", Bool, None, 64),
+        ("f2i64", F32, None, 64),
+        ("f2u64", F32, None, 64),
+        ("f2i64", F64, None, 64),
+        ("f2u64", F64, None, 64),
+    ]);
+    let shape = |k: Kind| match k {
+        U64 => ("u64", 64),
+        U32 | Bool => ("u32", 32),
+        F32 => ("f32", 32),
+        F64 => ("f64", 64),
+    };
+    for (op, first, second, result_bits) in cases {
+        let (a_type, a_bits) = shape(first);
+        let (b_type, b_bits) = second.map_or(("u32", 32), shape);
+        // A boolean operand is the first input compared with zero, a boolean result is
+        // stored as 0 or 1.
+        let (a, a_setup) = if first == Bool {
+            (
+                "%7",
+                "    32 %6 = load_const (0)\n    1 %7 = ine %1, %6\n".to_string(),
+            )
+        } else {
+            ("%1", String::new())
+        };
+        let second_operand = if second.is_some() { ", %3" } else { "" };
+        let (stored, out_type, result_line) = if result_bits == 1 {
+            (
+                "%8",
+                "u32",
+                format!("    1 %4 = {op} {a}{second_operand}\n    32 %8 = b2i32 %4\n"),
+            )
+        } else {
+            let out = if result_bits == 64 { "u64" } else { "u32" };
+            (
+                "%4",
+                out,
+                format!("    {result_bits} %4 = {op} {a}{second_operand}\n"),
+            )
+        };
         let source = format!(
             "shader fragment
-var shader_in u64 @a (location=0)
-var shader_in u64 @b (location=1)
-var shader_out u{result_bits} @o (location=0)
+var shader_in {a_type} @a (location=0)
+var shader_in {b_type} @b (location=1)
+var shader_out {out_type} @o (location=0)
 
 entry fn main() {{
 b0:
     32 %0 = deref_var @a
-    64 %1 = load_deref %0
+    {a_bits} %1 = load_deref %0
     32 %2 = deref_var @b
-    64 %3 = load_deref %2
-    {result_bits} %4 = {op} %1{second}
-    32 %5 = deref_var @o
-    store_deref %5, %4 (write_mask=x)
+    {b_bits} %3 = load_deref %2
+{a_setup}{result_line}    32 %5 = deref_var @o
+    store_deref %5, {stored} (write_mask=x)
     return
 }}
 "
@@ -790,25 +948,54 @@ b0:
         };
         manager::run(&pipeline, &lowering, &mut lowered, &run_options)
             .unwrap_or_else(|e| panic!("{op}: {e}"));
+        // No 64-bit integer operation is left but moves, selects and the halves' packing.
         let printed = text::print(&lowered);
-        // (The 32-bit operations on the halves stay.)
-        let original = format!("= {op} %1{second}");
-        let is_original = |l: &str| l.trim() == format!("{result_bits} %4 {original}");
-        assert!(text::print(&shader).lines().any(is_original));
-        assert!(!printed.lines().any(is_original), "{op}: {printed}");
+        let kept = ["mov", "vec2", "bcsel", "pack_64_2x32", "unpack_64_2x32"];
+        for line in printed.lines().map(str::trim) {
+            let Some((def, rest)) = line.split_once(" = ") else {
+                continue;
+            };
+            let name = rest.split_whitespace().next().unwrap_or("");
+            let floats = ["f", "i2f", "u2f"];
+            let wide = def.starts_with("64 ") && !kept.contains(&name);
+            let float = floats.iter().any(|f| name.starts_with(f)) && !name.starts_with("f2i");
+            assert!(
+                !wide || float || name == "load_deref" || name == "load_const",
+                "{op}: `{line}` is left in\n{printed}"
+            );
+        }
 
-        let count = values.len();
+        let first_values = match first {
+            F32 => float_inputs(32),
+            F64 => float_inputs(64),
+            _ => values.clone(),
+        };
+        let count = first_values.len();
         let mut launch = Launch::invocations(count);
-        launch
-            .inputs
-            .insert("a".into(), values.iter().map(|&x| vec![x]).collect());
-        // Each value divided by a neighbour's, by zero, by -1 and by small divisors.
+        let narrow = |v: u64, bits: u32| if bits == 32 { v & 0xffff_ffff } else { v };
+        launch.inputs.insert(
+            "a".into(),
+            first_values
+                .iter()
+                .map(|&x| vec![narrow(x, a_bits)])
+                .collect(),
+        );
+        // Each value divided by a neighbour's, by zero, by -1 and by small divisors; shifted
+        // by counts of every size.
         let b: Vec<Vec<u64>> = (0..count)
-            .map(|i| match i % 5 {
-                0 => vec![0],
-                1 => vec![u64::MAX],
-                2 => vec![(i as u64 % 13) + 1],
-                _ => vec![values[(i * 7 + 3) % count]],
+            .map(|i| {
+                let v = match i % 5 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    2 => (i as u64 % 13) + 1,
+                    _ => values[(i * 7 + 3) % values.len()],
+                };
+                let v = if second == Some(U32) && b_bits == 32 && shifts.contains(&op) {
+                    (i as u64 * 37) % 200
+                } else {
+                    v
+                };
+                vec![narrow(v, b_bits)]
             })
             .collect();
         launch.inputs.insert("b".into(), b);
@@ -822,7 +1009,11 @@ b0:
             .enumerate()
         {
             let (want, have) = (want.output("o").unwrap()[0], have.output("o").unwrap()[0]);
-            assert_eq!(have, want, "{op}({:#x}, input {i})", values[i]);
+            assert_eq!(
+                have, want,
+                "{op}({:#x}, input {i}): {have:#x} instead of {want:#x}",
+                first_values[i]
+            );
         }
     }
 }

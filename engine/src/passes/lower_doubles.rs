@@ -17,6 +17,10 @@
 //!   square roots are selected at the end.
 //! - `fldexp` multiplies by three powers of two (its exponent clamped to where the result is
 //!   0 or infinite anyway); `frexp_sig` and `frexp_exp` read and set the exponent bits.
+//! - Conversions from and to 32-bit integers go through 16-bit halves, which 32-bit floats
+//!   hold exactly: `u2f64`/`i2f64` add the high half times 2^16 to the low half (exact: the
+//!   result is an integer of 32 bits); `f2u32`/`f2i32` truncate, saturate (NaN gives 0),
+//!   and split the result into `floor(t / 2^16)` and the exact remainder.
 //!
 //! Why: Gen's 64-bit floats have adds, multiplies, `mad`, compares and selects, but no math
 //! unit functions, rounding or division at 64 bits; the mid-end builds them once for every
@@ -30,12 +34,13 @@
 //! component. Each lowered instruction is one transformation.
 //!
 //! Options: the target's `lower_doubles`, the operations to lower (empty: the pass changes
-//! nothing).
+//! nothing): [`ROUNDING_AND_MATH`] for Gen's doubles, [`LOWERABLE`] for R600's (which also
+//! lack the conversions from and to 32-bit integers).
 
 use super::manager::{Pass, PassContext};
-use super::{halves, join, lower_each, per_component, replace_alu};
-use crate::ir::{Builder, FuncId, InstKind, Shader, Value};
-use crate::ops::AluOp;
+use super::{halves, has_64_bit_operand, join, lower_each, per_component, replace_alu};
+use crate::ir::{Builder, FuncId, Function, Inst, InstKind, Shader, Value};
+use crate::ops::{AluOp, BaseType};
 
 /// The `lower-doubles` pass.
 pub struct LowerDoubles {
@@ -43,7 +48,27 @@ pub struct LowerDoubles {
     pub ops: Vec<AluOp>,
 }
 
-/// The operations the pass knows how to build.
+/// The rounding and math-unit operations: what a target whose 64-bit floats have adds,
+/// multiplies, fused multiply-adds, compares, selects and conversions still lacks.
+pub const ROUNDING_AND_MATH: &[AluOp] = &[
+    AluOp::Ftrunc,
+    AluOp::Ffloor,
+    AluOp::Fceil,
+    AluOp::Ffract,
+    AluOp::FroundEven,
+    AluOp::Fsign,
+    AluOp::Frcp,
+    AluOp::Fdiv,
+    AluOp::Frsq,
+    AluOp::Fsqrt,
+    AluOp::Fldexp,
+    AluOp::FrexpSig,
+    AluOp::FrexpExp,
+];
+
+/// Every operation the pass knows how to build: what a target whose 64-bit floats have adds,
+/// multiplies, fused multiply-adds, minimums, maximums, compares and the conversions between
+/// float sizes only asks for.
 pub const LOWERABLE: &[AluOp] = &[
     AluOp::Ftrunc,
     AluOp::Ffloor,
@@ -58,6 +83,10 @@ pub const LOWERABLE: &[AluOp] = &[
     AluOp::Fldexp,
     AluOp::FrexpSig,
     AluOp::FrexpExp,
+    AluOp::I2f64,
+    AluOp::U2f64,
+    AluOp::F2i32,
+    AluOp::F2u32,
 ];
 
 impl Pass for LowerDoubles {
@@ -83,18 +112,19 @@ impl Pass for LowerDoubles {
             .copied()
             .filter(|op| LOWERABLE.contains(op))
             .collect();
-        Ok(lower_each(
-            shader,
-            context,
-            |function, inst| match &inst.kind {
-                // `frexp_exp` has a 32-bit result: the source's size decides.
-                InstKind::Alu(alu) if ops.contains(&alu.op) => function
-                    .value_type(alu.srcs[0].value)
-                    .is_some_and(|t| t.bits == 64),
-                _ => false,
-            },
-            lower,
-        ))
+        // Conversions from and to 64-bit integers are `lower-int64`'s.
+        let lowers = |function: &Function, inst: &Inst| {
+            matches!(&inst.kind, InstKind::Alu(alu) if ops.contains(&alu.op))
+                && has_64_bit_operand(function, inst, &[BaseType::Float])
+                && !has_64_bit_operand(function, inst, &[BaseType::Int, BaseType::Uint])
+        };
+        // Each round lowers what the previous one built (`ffract` builds `ffloor`, which
+        // builds `ftrunc`).
+        let mut changed = false;
+        while lower_each(shader, context, lowers, lower) {
+            changed = true;
+        }
+        Ok(changed)
     }
 }
 
@@ -109,6 +139,57 @@ fn lower_scalar(b: &mut Builder, op: AluOp, s: &[Value]) -> Value {
     let x = s[0];
     match op {
         AluOp::Ftrunc => trunc(b, x),
+        AluOp::U2f64 | AluOp::I2f64 => {
+            let sixteen = b.imm_u32(16);
+            let high_shift = if op == AluOp::I2f64 {
+                AluOp::Ishr
+            } else {
+                AluOp::Ushr
+            };
+            let high = b.alu(high_shift, &[x, sixteen]);
+            let low_mask = b.imm_u32(0xffff);
+            let low = b.alu(AluOp::Iand, &[x, low_mask]);
+            let to_float = if op == AluOp::I2f64 {
+                AluOp::I2f32
+            } else {
+                AluOp::U2f32
+            };
+            let high = b.alu(to_float, &[high]);
+            let high = b.alu(AluOp::F2f64, &[high]);
+            let low = b.alu(AluOp::U2f32, &[low]);
+            let low = b.alu(AluOp::F2f64, &[low]);
+            let scale = b.imm_float(65536.0, 64);
+            let high = b.alu(AluOp::Fmul, &[high, scale]);
+            b.alu(AluOp::Fadd, &[high, low])
+        }
+        AluOp::F2i32 | AluOp::F2u32 => {
+            let signed = op == AluOp::F2i32;
+            let t = trunc(b, x);
+            let zero = b.imm_float(0.0, 64);
+            let number = b.alu(AluOp::Feq, &[t, t]);
+            let t = b.alu(AluOp::Bcsel, &[number, t, zero]);
+            let (min, max) = if signed {
+                (-(2f64.powi(31)), 2f64.powi(31) - 1.0)
+            } else {
+                (0.0, 2f64.powi(32) - 1.0)
+            };
+            let (min, max) = (b.imm_float(min, 64), b.imm_float(max, 64));
+            let t = b.alu(AluOp::Fmax, &[t, min]);
+            let t = b.alu(AluOp::Fmin, &[t, max]);
+            let down = b.imm_float(2f64.powi(-16), 64);
+            let high = b.alu(AluOp::Fmul, &[t, down]);
+            let high = b.alu(AluOp::Ffloor, &[high]);
+            let up = b.imm_float(65536.0, 64);
+            let high_part = b.alu(AluOp::Fmul, &[high, up]);
+            let low = b.alu(AluOp::Fsub, &[t, high_part]);
+            let high = b.alu(AluOp::F2f32, &[high]);
+            let high = b.alu(if signed { AluOp::F2i32 } else { AluOp::F2u32 }, &[high]);
+            let low = b.alu(AluOp::F2f32, &[low]);
+            let low = b.alu(AluOp::F2u32, &[low]);
+            let sixteen = b.imm_u32(16);
+            let high = b.alu(AluOp::Ishl, &[high, sixteen]);
+            b.alu(AluOp::Ior, &[high, low])
+        }
         AluOp::Ffloor => floor(b, x),
         AluOp::Fceil => {
             let t = trunc(b, x);

@@ -37,7 +37,7 @@ pub mod vars;
 pub mod vars_to_ssa;
 
 use crate::ir::{Builder, Cursor, FuncId, Function, Inst, InstKind, Shader, Value};
-use crate::ops::AluOp;
+use crate::ops::{AluOp, BaseType};
 use crate::rewrite::TargetOptions;
 use manager::{Pass, PassContext};
 
@@ -295,6 +295,19 @@ pub(crate) fn insts_in_reverse_post_order(func: &Function) -> Vec<Value> {
         .into_iter()
         .flat_map(|b| func.cfg[b].insts.iter().copied())
         .collect()
+}
+
+/// Whether `inst` is an ALU instruction with a 64-bit operand (a source or its result) of one
+/// of the base types `bases`: what the 64-bit lowerings look for.
+pub(crate) fn has_64_bit_operand(func: &Function, inst: &Inst, bases: &[BaseType]) -> bool {
+    let InstKind::Alu(alu) = &inst.kind else {
+        return false;
+    };
+    let info = alu.op.info();
+    let wide = |base: BaseType, bits: Option<u8>| bases.contains(&base) && bits == Some(64);
+    wide(info.dst.base, inst.def.map(|d| d.bits))
+        || (alu.srcs.iter().zip(info.srcs))
+            .any(|(s, operand)| wide(operand.base, func.value_type(s.value).map(|t| t.bits)))
 }
 
 /// The low and high 32-bit halves of 64-bit `x`.
