@@ -309,7 +309,11 @@ fn combine(read: Src, src: Src) -> Src {
 
 /// Makes `inst` read `src` where it reads `dst`; false if it cannot take it.
 fn rewrite(inst: &mut Inst, dst: VReg, src: Src) -> bool {
-    let three_sources = matches!(inst, Inst::Alu(alu) if alu.op.is_op3());
+    let three_sources = match inst {
+        Inst::Alu(alu) => alu.op.is_op3(),
+        Inst::Multi(m) => m.op.is_op3(),
+        _ => false,
+    };
     for s in inst.srcs_mut() {
         if s.operand != Operand::Value(dst) {
             continue;

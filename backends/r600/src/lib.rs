@@ -55,6 +55,13 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         lower_find_lsb: !fused,
         fuse_ffma32: fused,
         lower_ffma32: !fused,
+        // Evergreen's (Cypress's) and Cayman's doubles: adds, multiplies, fused multiply-adds,
+        // minimums, maximums, compares and conversions between float sizes. No chip has
+        // 64-bit integer arithmetic: 64-bit integers are pairs of dwords.
+        fuse_ffma64: fused,
+        lower_flrp64: true,
+        lower_doubles: shrew_engine::passes::lower_doubles::LOWERABLE.to_vec(),
+        lower_int64: shrew_engine::passes::lower_int64::LOWERABLE.to_vec(),
         lower_flrp32: true,
         lower_fpow: true,
         lower_fdiv: true,

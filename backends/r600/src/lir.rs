@@ -184,7 +184,13 @@ pub struct SlotPart {
 }
 
 /// An operation over the four vector slots of a group (DOT4, INTERP_XY/ZW), each slot with its
-/// own sources; slot `c` writes channel `c`.
+/// own sources; slot `c` writes channel `c`. A double-precision operation ([`flag::F64`]) is a
+/// pair of slots instead, which the packer places in x, y or z, w: its first part reads the
+/// operands' high words and writes the result's low word, the second reads the low words and
+/// writes the high word; its last two parts are empty, or on Cayman, for the operations that
+/// fill four slots there, the other pair's copies of the first two.
+///
+/// [`flag::F64`]: crate::isa::flag::F64
 #[derive(Clone, Debug, PartialEq)]
 pub struct Multi {
     pub op: AluOpcode,

@@ -41,18 +41,24 @@
 //!   each loop holding a `return` tests after it to break on outwards. The colours are exported
 //!   after that loop, as they were when each lane returned.
 //!
+//! - 64-bit values are two words each (the low one first) in every register, input, output,
+//!   uniform and temporary; moves, selects and the packing of halves copy words. On Evergreen
+//!   (Cypress) and Cayman, double-precision arithmetic is pair operations
+//!   ([`Lowering::pair`]); 64-bit integer arithmetic and the double operations the chips lack
+//!   are the target options' (`lower-int64`, `lower-doubles`).
+//!
 //! Why: the first step of the backend's straight line; after it come copy propagation, the
 //! packing into groups and clauses, register allocation and emission.
 //!
-//! Invariants: unsupported input (64- and 16-bit values, cube textures, gathers, LOD
-//! queries, run-time texel offsets, memory other than uniforms and
-//! textures, UBOs at run-time bindings, vertex system values, built-in vertex outputs other
-//! than the position and point size, compute shaders) is a [`LowerError`] naming the
-//! instruction, never wrong code.
+//! Invariants: unsupported input (16-bit values, doubles on R600 and R700, cube textures,
+//! gathers, LOD queries, run-time texel offsets, memory other than uniforms and textures,
+//! UBOs at run-time bindings, vertex system values, built-in vertex outputs other than the
+//! position and point size, compute shaders) is a [`LowerError`] naming the instruction,
+//! never wrong code.
 //!
 //! Options: the chip.
 
-use crate::isa::{AluOpcode, Chip, FetchOp, MAX_SCRATCH_ELEMENTS};
+use crate::isa::{AluOpcode, Chip, FetchOp, MAX_SCRATCH_ELEMENTS, Slots};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
@@ -421,22 +427,27 @@ impl<'a> Lowering<'a> {
         LowerError(format!("{v} = {}: {what}", self.func.inst(v).kind.name()))
     }
 
-    /// The value of component `c` of register `r`.
+    /// The value of word `c` of register `r` (its component `c`, or for 64-bit registers
+    /// word `c % 2` of component `c / 2`: the low word first).
     fn reg_value(&mut self, r: Reg, c: u8) -> VReg {
-        let comps = self.regs.reg_shape(r).comps as usize;
+        let words = words_of(self.regs.reg_shape(r)) as usize;
         if !self.reg_values.contains_key(&r) {
-            let values = (0..comps.max(1)).map(|_| self.lir.new_value()).collect();
+            let values = (0..words.max(1)).map(|_| self.lir.new_value()).collect();
             self.reg_values.insert(r, values);
         }
         self.reg_values[&r][c as usize]
     }
 
-    /// What reading component `c` of IR value `v` reads.
+    /// What reading word `c` of IR value `v` reads (as [`Self::reg_value`] counts words).
     fn src(&mut self, v: Value, c: u8) -> Src {
         if let Some(direct) = self.direct.get(&v) {
             return direct[c as usize];
         }
         match &self.func.inst(v).kind {
+            InstKind::Const(values) if self.is_wide(v) => {
+                let bits = values[c as usize / 2];
+                Src::constant((bits >> (32 * (c % 2))) as u32)
+            }
             InstKind::Const(values) => Src::constant(const_bits(self.func, v, values[c as usize])),
             InstKind::Undef => Src::constant(0),
             _ => {
@@ -446,7 +457,12 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// The value component `c` of IR value `v` is written to.
+    /// Whether IR value `v` has 64 bits (two words a component).
+    fn is_wide(&self, v: Value) -> bool {
+        self.func.value_type(v).is_some_and(|t| t.bits == 64)
+    }
+
+    /// The value word `c` of IR value `v` is written to.
     fn dst(&mut self, v: Value, c: u8) -> VReg {
         if let Some(t) = self.redirect.as_ref().and_then(|temps| temps[c as usize]) {
             return t;
@@ -482,9 +498,11 @@ impl<'a> Lowering<'a> {
                     Intrinsic::LoadInput => {
                         let slot = ii.index(IndexKind::Base).unwrap_or(0);
                         let first = ii.index(IndexKind::Component).unwrap_or(0);
-                        let comps = inst.def.map_or(0, |d| d.comps) as u32;
-                        *self.input_masks.entry(slot).or_default() |=
-                            (((1u32 << comps) - 1) << first) as u8;
+                        let words = u32::from(inst.def.map_or(0, words_of));
+                        for word in first..first + words {
+                            *self.input_masks.entry(slot + word / 4).or_default() |=
+                                1 << (word % 4);
+                        }
                     }
                     Intrinsic::LoadFragCoord => frag_coord = true,
                     Intrinsic::LoadFrontFace => front_face = true,
@@ -747,7 +765,7 @@ impl<'a> Lowering<'a> {
     /// Copies register `src` into register `dst`, component by component (from the operands
     /// of a constant or uniform whose register is never written).
     fn copy(&mut self, dst: Reg, src: Reg) {
-        for c in 0..self.regs.reg_shape(dst).comps {
+        for c in 0..words_of(self.regs.reg_shape(dst)) {
             let d = self.reg_value(dst, c);
             let s = match self.direct_regs.get(&src) {
                 Some(srcs) => srcs[c as usize],
@@ -760,26 +778,32 @@ impl<'a> Lowering<'a> {
     fn lower_inst(&mut self, v: Value) -> Result<(), LowerError> {
         let inst = self.func.inst(v);
         if let Some(def) = inst.def
-            && def.bits != 32
-            && def.bits != 1
+            && !matches!(def.bits, 1 | 32 | 64)
         {
             return Err(self.error(v, &format!("{}-bit values are not supported", def.bits)));
         }
         match &inst.kind {
             InstKind::Phi(_) => Ok(()),
             InstKind::Undef => {
-                let comps = inst.def.map_or(1, |d| d.comps) as usize;
-                self.define_direct(v, vec![Src::constant(0); comps]);
+                let words = inst.def.map_or(1, words_of) as usize;
+                self.define_direct(v, vec![Src::constant(0); words]);
                 Ok(())
             }
             InstKind::Const(values) => {
-                let srcs: Vec<Src> = values
-                    .iter()
-                    .map(|&bits| Src::constant(const_bits(self.func, v, bits)))
-                    .collect();
+                let srcs: Vec<Src> = if self.is_wide(v) {
+                    (values.iter())
+                        .flat_map(|&bits| [bits as u32, (bits >> 32) as u32])
+                        .map(Src::constant)
+                        .collect()
+                } else {
+                    (values.iter())
+                        .map(|&bits| Src::constant(const_bits(self.func, v, bits)))
+                        .collect()
+                };
                 self.define_direct(v, srcs);
                 Ok(())
             }
+            InstKind::Alu(alu) if self.has_wide_operand(v, alu) => self.lower_wide_alu(v, alu),
             // A compare only an `if` reads: the `if`'s predicate set compares.
             InstKind::Alu(_)
                 if self.folded_compare(v).is_some()
@@ -893,7 +917,7 @@ impl<'a> Lowering<'a> {
         let InstKind::Alu(alu) = &inst.kind else {
             return None;
         };
-        if inst.def.is_none_or(|d| d.comps != 1) {
+        if inst.def.is_none_or(|d| d.comps != 1) || self.has_wide_operand(cond, alu) {
             return None;
         }
         let (op, swapped) = match alu.op {
@@ -935,6 +959,238 @@ impl<'a> Lowering<'a> {
             self.direct_regs.insert(self.regs.reg_of(v), srcs.clone());
             self.direct.insert(v, srcs);
         }
+    }
+
+    /// Whether ALU instruction `v` reads or writes a 64-bit value.
+    fn has_wide_operand(&self, v: Value, alu: &shrew_engine::ir::Alu) -> bool {
+        self.is_wide(v) || alu.srcs.iter().any(|s| self.is_wide(s.value))
+    }
+
+    /// ALU instruction `v`, which has a 64-bit operand: what `lower-int64` and `lower-doubles`
+    /// leave. Moves, vector constructions, selects and the packing of halves work on the
+    /// words of any 64-bit value; on Evergreen and Cayman, double-precision adds, multiplies,
+    /// fused multiply-adds, minimums, maximums, compares and conversions between float sizes
+    /// are pair operations ([`Self::pair`]), and negation and absolute value are modifiers of
+    /// the high word. The result's words are computed first, then copied to its register.
+    fn lower_wide_alu(&mut self, v: Value, alu: &shrew_engine::ir::Alu) -> Result<(), LowerError> {
+        use AluOpcode as H;
+        let def = self
+            .func
+            .inst(v)
+            .def
+            .expect("an ALU instruction defines a value");
+        // Word `h` (0 low, 1 high) of component `comp` of source `i`; a 32-bit source's
+        // component itself.
+        let word = |this: &mut Self, i: usize, comp: u8, h: u8| {
+            let value = alu.srcs[i].value;
+            if this.is_wide(value) {
+                this.src(value, 2 * comp + h)
+            } else {
+                this.src(value, comp)
+            }
+        };
+        let both = |this: &mut Self, i: usize, c: u8| {
+            let comp = alu.srcs[i].swizzle[c as usize];
+            [word(this, i, comp, 0), word(this, i, comp, 1)]
+        };
+        let doubles = alu.op.info().dst.base == shrew_engine::ops::BaseType::Float
+            || alu
+                .op
+                .info()
+                .srcs
+                .iter()
+                .any(|o| o.base == shrew_engine::ops::BaseType::Float);
+        if doubles
+            && !self.chip.is_evergreen_class()
+            && !matches!(alu.op, AluOp::Mov | AluOp::Bcsel)
+        {
+            return Err(self.error(
+                v,
+                "double-precision floats need Evergreen (Cypress) or Cayman: R600 and R700 have \
+                 no FMA_64 and this backend gives them no doubles",
+            ));
+        }
+        let mut results: Vec<Src> = Vec::new();
+        for c in 0..def.comps {
+            match alu.op {
+                AluOp::Mov => results.extend(both(self, 0, c)),
+                AluOp::Vec2 | AluOp::Vec3 | AluOp::Vec4 => {
+                    let comp = alu.srcs[c as usize].swizzle[0];
+                    results.extend([
+                        word(self, c as usize, comp, 0),
+                        word(self, c as usize, comp, 1),
+                    ]);
+                }
+                AluOp::Pack64_2x32 => {
+                    let source = &alu.srcs[0];
+                    let (lo, hi) = (source.swizzle[0], source.swizzle[1]);
+                    results.extend([self.src(source.value, lo), self.src(source.value, hi)]);
+                }
+                AluOp::Unpack64_2x32 => {
+                    let comp = alu.srcs[0].swizzle[0];
+                    results.push(word(self, 0, comp, c));
+                }
+                AluOp::Bcsel => {
+                    let cond = self.src(alu.srcs[0].value, alu.srcs[0].swizzle[c as usize]);
+                    let (a, b) = (both(self, 1, c), both(self, 2, c));
+                    for h in 0..2 {
+                        results.push(if a[h] == b[h] {
+                            a[h]
+                        } else {
+                            self.temp(H::CndeInt, vec![cond, b[h], a[h]])
+                        });
+                    }
+                }
+                AluOp::Fneg | AluOp::Fabs => {
+                    let [lo, hi] = both(self, 0, c);
+                    let hi = if alu.op == AluOp::Fneg {
+                        hi.negated()
+                    } else {
+                        Src {
+                            abs: true,
+                            neg: false,
+                            ..hi
+                        }
+                    };
+                    results.extend([lo, hi]);
+                }
+                AluOp::Fadd | AluOp::Fmul | AluOp::Fmin | AluOp::Fmax => {
+                    let op = match alu.op {
+                        AluOp::Fadd => H::Add64,
+                        AluOp::Fmul => H::Mul64,
+                        AluOp::Fmin => H::Min64,
+                        _ => H::Max64,
+                    };
+                    let (a, b) = (both(self, 0, c), both(self, 1, c));
+                    results.extend(self.pair(op, &[a, b], 2));
+                }
+                AluOp::Fsat => {
+                    // The maximum with 0 first: NaN gives 0.
+                    let a = both(self, 0, c);
+                    let zero = [Src::constant(0); 2];
+                    let one = [Src::constant(0), Src::constant(0x3ff0_0000)];
+                    let above_zero = self.pair(H::Max64, &[a, zero], 2);
+                    let above_zero = [above_zero[0], above_zero[1]];
+                    results.extend(self.pair(H::Min64, &[above_zero, one], 2));
+                }
+                AluOp::Fsub => {
+                    let (a, [lo, hi]) = (both(self, 0, c), both(self, 1, c));
+                    results.extend(self.pair(H::Add64, &[a, [lo, hi.negated()]], 2));
+                }
+                AluOp::Ffma => {
+                    let (a, b, d) = (both(self, 0, c), both(self, 1, c), both(self, 2, c));
+                    results.extend(self.pair(H::Fma64, &[a, b, d], 2));
+                }
+                AluOp::Feq | AluOp::Fneu | AluOp::Flt | AluOp::Fge | AluOp::F2b1 => {
+                    let a = both(self, 0, c);
+                    let b = match alu.op {
+                        AluOp::F2b1 => [Src::constant(0); 2],
+                        _ => both(self, 1, c),
+                    };
+                    let (op, operands) = match alu.op {
+                        AluOp::Feq => (H::Sete64, [a, b]),
+                        AluOp::Fneu | AluOp::F2b1 => (H::Setne64, [a, b]),
+                        AluOp::Flt => (H::Setgt64, [b, a]),
+                        _ => (H::Setge64, [a, b]),
+                    };
+                    results.extend(self.pair(op, &operands, 1));
+                }
+                AluOp::Fdot2 | AluOp::Fdot3 | AluOp::Fdot4 => {
+                    // Left to right, each product and sum rounded, as the opcodes are defined.
+                    let n = match alu.op {
+                        AluOp::Fdot2 => 2,
+                        AluOp::Fdot3 => 3,
+                        _ => 4,
+                    };
+                    let mut sum: Option<Vec<Src>> = None;
+                    for k in 0..n {
+                        let (a, b) = (both(self, 0, k), both(self, 1, k));
+                        let product = self.pair(H::Mul64, &[a, b], 2);
+                        sum = Some(match sum {
+                            None => product,
+                            Some(s) => {
+                                let (s, p) = ([s[0], s[1]], [product[0], product[1]]);
+                                self.pair(H::Add64, &[s, p], 2)
+                            }
+                        });
+                    }
+                    results.extend(sum.expect("a dot product of at least two components"));
+                }
+                AluOp::F2f32 => {
+                    let a = both(self, 0, c);
+                    results.extend(self.pair(H::Flt64ToFlt32, &[a], 1));
+                }
+                AluOp::F2f64 => {
+                    // The float goes in the slot that reads high words.
+                    let x = self.src(alu.srcs[0].value, alu.srcs[0].swizzle[c as usize]);
+                    results.extend(self.pair(H::Flt32ToFlt64, &[[Src::constant(0), x]], 2));
+                }
+                AluOp::B2f64 => {
+                    // 1.0 is 0x3ff00000 in the high word, 0 in the low one.
+                    let b = self.src(alu.srcs[0].value, alu.srcs[0].swizzle[c as usize]);
+                    let hi = self.temp(H::AndInt, vec![b, Src::constant(0x3ff0_0000)]);
+                    results.extend([Src::constant(0), hi]);
+                }
+                op => {
+                    return Err(self.error(
+                        v,
+                        &format!(
+                            "the 64-bit `{}` is not supported: the chip has no such instruction \
+                             and neither lower-int64 nor lower-doubles builds it",
+                            op.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        for (w, result) in results.into_iter().enumerate() {
+            let d = self.dst(v, w as u8);
+            self.mov(d, result);
+        }
+        Ok(())
+    }
+
+    /// A double-precision pair operation over `operands`, each (low word, high word): the
+    /// even slot of its pair reads the high words and writes the result's low word, the odd
+    /// slot reads the low words and writes the high word (or nothing, for a 32-bit result:
+    /// `words` 1). Cayman's four-slot operations (MUL_64, FMA_64) repeat the operands in the
+    /// other pair, whose results go unread. Gives the result's words.
+    fn pair(&mut self, op: AluOpcode, operands: &[[Src; 2]], words: usize) -> Vec<Src> {
+        let result: Vec<VReg> = (0..words).map(|_| self.lir.new_value()).collect();
+        let even = SlotPart {
+            dst: result.first().copied(),
+            srcs: operands.iter().map(|o| o[1]).collect(),
+        };
+        let odd = SlotPart {
+            dst: result.get(1).copied(),
+            srcs: operands.iter().map(|o| o[0]).collect(),
+        };
+        let (third, fourth) = if op.slots(self.chip) == Slots::Vec4 {
+            // A three-source instruction always writes: its copies get values of their own.
+            let mut unread = || op.is_op3().then(|| self.lir.new_value());
+            (
+                SlotPart {
+                    dst: unread(),
+                    srcs: even.srcs.clone(),
+                },
+                SlotPart {
+                    dst: unread(),
+                    srcs: odd.srcs.clone(),
+                },
+            )
+        } else {
+            let empty = || SlotPart {
+                dst: None,
+                srcs: Vec::new(),
+            };
+            (empty(), empty())
+        };
+        self.block.push(Inst::Multi(Multi {
+            op,
+            slots: [even, odd, third, fourth],
+            origin: None,
+        }));
+        result.into_iter().map(Src::value).collect()
     }
 
     /// Component `c` of ALU instruction `v`.
@@ -1210,7 +1466,8 @@ impl<'a> Lowering<'a> {
     }
 
     fn lower_intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
-        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
+        // Words: a 64-bit component is two.
+        let comps = self.func.inst(v).def.map_or(0, words_of);
         let interface = matches!(
             ii.op,
             Intrinsic::LoadInput
@@ -1273,11 +1530,13 @@ impl<'a> Lowering<'a> {
                     return Err(self.error(v, "dynamically indexed inputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
-                let first = ii.index(IndexKind::Component).unwrap_or(0) as usize;
-                let values = self.inputs[&slot];
+                let first = ii.index(IndexKind::Component).unwrap_or(0);
+                // A 64-bit vector of three or four components goes on into the next slot.
                 for c in 0..comps {
+                    let word = first + u32::from(c);
+                    let value = self.inputs[&(slot + word / 4)][word as usize % 4];
                     let d = self.dst(v, c);
-                    self.mov(d, Src::value(values[first + c as usize]));
+                    self.mov(d, Src::value(value));
                 }
                 Ok(())
             }
@@ -1315,9 +1574,20 @@ impl<'a> Lowering<'a> {
                     return Err(self.error(v, "dynamically indexed outputs are not supported yet"));
                 }
                 let slot = ii.index(IndexKind::Base).unwrap_or(0);
-                let first = ii.index(IndexKind::Component).unwrap_or(0) as usize;
+                let first = ii.index(IndexKind::Component).unwrap_or(0);
                 let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-                self.store(Output::Slot(slot), first, mask, ii.srcs[0]);
+                let data = ii.srcs[0];
+                let words = self.word_mask(data, mask);
+                // A 64-bit vector of three or four components goes on into the next slot.
+                for w in (0..8).filter(|w| words & (1 << w) != 0) {
+                    let word = first + w;
+                    self.store(
+                        Output::Slot(slot + word / 4),
+                        word as usize % 4,
+                        w as u8,
+                        data,
+                    );
+                }
                 Ok(())
             }
             // `lower-io` leaves built-in outputs as variables.
@@ -1339,7 +1609,9 @@ impl<'a> Lowering<'a> {
                     )
                 })?;
                 let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-                self.store(output, 0, mask, ii.srcs[1]);
+                for c in (0..4).filter(|c| mask & (1 << c) != 0) {
+                    self.store(output, c as usize, c, ii.srcs[1]);
+                }
                 Ok(())
             }
             Intrinsic::LoadScratch | Intrinsic::StoreScratch => self.scratch_access(v, ii),
@@ -1371,9 +1643,7 @@ impl<'a> Lowering<'a> {
         let Some(def) = self.func.inst(data.unwrap_or(v)).def else {
             return Err(self.error(v, "a scratch access without a value"));
         };
-        if !matches!(def.bits, 1 | 32) {
-            return Err(self.error(v, "only 32-bit scratch accesses are supported"));
-        }
+
         let base = ii.index(IndexKind::Base).unwrap_or(0);
         Ok(match self.func.constant_u32(offset) {
             Some(constant) => ScratchAccess {
@@ -1420,11 +1690,13 @@ impl<'a> Lowering<'a> {
             }),
         };
         let first = base / 4;
-        if first + u32::from(def.comps) > 4 * u32::from(self.lir.indexed_gprs) {
+        let words = words_of(def);
+        if first + u32::from(words) > 4 * u32::from(self.lir.indexed_gprs) {
             return Err(self.error(v, "a scratch access outside the temporaries"));
         }
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        for c in 0..def.comps {
+        let mask = data.map_or(mask, |data| self.word_mask(data, mask));
+        for c in 0..words {
             let dword = first + u32::from(c);
             let indexed = Indexed {
                 reg: (dword / 4) as u16,
@@ -1494,7 +1766,8 @@ impl<'a> Lowering<'a> {
             }
         };
         let first = base / 4;
-        if !base.is_multiple_of(4) || first + u32::from(def.comps) > self.scratch_dwords {
+        let words = words_of(def);
+        if !base.is_multiple_of(4) || first + u32::from(words) > self.scratch_dwords {
             return Err(self.error(
                 v,
                 "a scratch access outside the temporaries, or not aligned to 4 bytes",
@@ -1502,7 +1775,8 @@ impl<'a> Lowering<'a> {
         }
         self.lir.scratch_elements = self.scratch_dwords as u16;
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
-        for c in 0..def.comps {
+        let mask = data.map_or(mask, |data| self.word_mask(data, mask));
+        for c in 0..words {
             let element = first + u32::from(c);
             match data {
                 Some(data) if mask & 1 << c != 0 => {
@@ -1536,9 +1810,7 @@ impl<'a> Lowering<'a> {
         base: u32,
         offset: Value,
     ) -> Result<(), LowerError> {
-        let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
-        let base = u16::try_from(base)
-            .map_err(|_| self.error(v, "a uniform base offset above 65535 bytes"))?;
+        let words = self.func.inst(v).def.map_or(0, words_of);
         let offset = self.src(offset, 0);
         let index = self.lir.new_value();
         self.emit(
@@ -1546,10 +1818,30 @@ impl<'a> Lowering<'a> {
             Some(index),
             vec![offset, Src::constant(2)],
         );
-        let mut dsts = [None; 4];
-        for (c, dst) in dsts.iter_mut().enumerate().take(comps as usize) {
-            *dst = Some(self.dst(v, c as u8));
+        // A fetch reads up to four dwords: 64-bit vectors of three or four take two.
+        for first in (0..words).step_by(4) {
+            let count = (words - first).min(4);
+            let base = u16::try_from(base + 4 * u32::from(first))
+                .map_err(|_| self.error(v, "a uniform base offset above 65535 bytes"))?;
+            let mut dsts = [None; 4];
+            for (c, dst) in dsts.iter_mut().enumerate().take(count as usize) {
+                *dst = Some(self.dst(v, first + c as u8));
+            }
+            self.fetch_dwords(bank, base, index, dsts, count);
         }
+        Ok(())
+    }
+
+    /// A vertex fetch of `count` dwords of constant buffer `bank` at byte `base` plus dword
+    /// `index` into `dsts`.
+    fn fetch_dwords(
+        &mut self,
+        bank: u8,
+        base: u16,
+        index: VReg,
+        dsts: [Option<VReg>; 4],
+        count: u8,
+    ) {
         self.block.push(Inst::Fetch(Fetch {
             op: FetchOp::Vfetch,
             resource: bank,
@@ -1562,14 +1854,13 @@ impl<'a> Lowering<'a> {
                 offset: base,
                 // No index offset, raw integer data.
                 fetch_type: 2,
-                data_format: DWORD_FORMATS[comps as usize - 1],
+                data_format: DWORD_FORMATS[count as usize - 1],
                 num_format: 1,
                 srf_mode: true,
                 ..VtxFormat::default()
             },
             gradients: None,
         }));
-        Ok(())
     }
 
     /// A texture instruction: one fetch.
@@ -1742,13 +2033,22 @@ impl<'a> Lowering<'a> {
     }
 
     /// Stores the components of `data` in `mask` to `output`, from component `first` on.
-    fn store(&mut self, output: Output, first: usize, mask: u32, data: Value) {
-        for c in (0..4 - first).filter(|c| mask & (1 << c) != 0) {
-            let value = self.src(data, c as u8);
-            let comps = self.outputs.entry(output).or_insert([None; 4]);
-            let out = *comps[first + c].get_or_insert_with(|| self.lir.new_value());
-            self.mov(out, value);
+    /// Copies word `word` of `data` to component `comp` of `output`.
+    fn store(&mut self, output: Output, comp: usize, word: u8, data: Value) {
+        let value = self.src(data, word);
+        let comps = self.outputs.entry(output).or_insert([None; 4]);
+        let out = *comps[comp].get_or_insert_with(|| self.lir.new_value());
+        self.mov(out, value);
+    }
+
+    /// The words of `data` a write mask of its components selects.
+    fn word_mask(&self, data: Value, mask: u32) -> u32 {
+        if !self.is_wide(data) {
+            return mask;
         }
+        (0..4)
+            .filter(|c| mask & (1 << c) != 0)
+            .fold(0, |words, c| words | 3 << (2 * c))
     }
 
     /// The exports of a vertex shader, at its end: the position (POS 60), the point size
@@ -1816,6 +2116,11 @@ impl<'a> Lowering<'a> {
 }
 
 /// The raw bits of a constant component as a 32-bit register holds it (booleans all ones).
+/// The 32-bit words of a value of type `ty`: two a component at 64 bits.
+fn words_of(ty: ValType) -> u8 {
+    ty.comps * if ty.bits == 64 { 2 } else { 1 }
+}
+
 fn const_bits(func: &Function, v: Value, bits: u64) -> u32 {
     if func.inst(v).def.is_some_and(|d| d.bits == 1) {
         if bits != 0 { u32::MAX } else { 0 }

@@ -31,7 +31,9 @@
 
 use crate::bank::{self, Reads};
 use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
-use crate::lir::{Alu, Export, Fetch, Indexed, Inst, Lir, Node, Operand, Src, VReg, channel};
+use crate::lir::{
+    Alu, Export, Fetch, Indexed, Inst, Lir, Multi, Node, Operand, Src, VReg, channel,
+};
 use crate::program::{ExportType, Kcache, Slot};
 use crate::units::Units;
 use shrew_engine::deep::{Children, nested};
@@ -821,8 +823,9 @@ impl Packer<'_> {
     /// group's result forwarded when that group wrote it.
     fn placed_src(&self, state: &BlockState, s: &Src, i: usize) -> PSrc {
         let at = state.next_group_pos();
+        let double = matches!(&state.insts[i], Inst::Multi(m) if m.op.has(flag::F64));
         let kind = match s.operand {
-            Operand::Value(v) => match state.producer.get(&(i, v)) {
+            Operand::Value(v) if !double => match state.producer.get(&(i, v)) {
                 Some(&w) if at.1 > 0 && state.pos[w] == Some((at.0, at.1 - 1)) => {
                     match state.slot_of_write(w, v) {
                         Some(Slot::T) => PKind::Ps,
@@ -880,6 +883,7 @@ impl Packer<'_> {
             Inst::Alu(alu) => {
                 self.alu_options(alu, alu.srcs.iter().map(src).collect(), group, order)
             }
+            Inst::Multi(m) if m.op.has(flag::F64) => self.pair_options(m, group, order, src),
             Inst::Multi(m) => {
                 if group.used.iter().take(4).any(|&u| u) {
                     return Vec::new();
@@ -921,6 +925,55 @@ impl Packer<'_> {
             }
             Inst::Fetch(_) | Inst::Export(_) => Vec::new(),
         }
+    }
+
+    /// The ways to place a double-precision operation (see [`crate::lower`]'s pairs) in the
+    /// free slots of `group`, the pair of the least loaded channels first: its first two
+    /// parts in slots x, y or z, w, each writing its own channel; a four-slot one (Cayman's
+    /// MUL_64, FMA_64) its other two parts in the other pair.
+    fn pair_options(
+        &self,
+        m: &Multi,
+        group: &GroupBuilder,
+        order: [u8; 4],
+        src: impl Fn(&Src) -> PSrc,
+    ) -> Vec<Vec<Placed>> {
+        let four = m.op.slots(self.chip) == Slots::Vec4;
+        let fits = |part: usize, chan: u8| {
+            !group.used[chan as usize]
+                && m.slots[part]
+                    .dst
+                    .is_none_or(|v| self.allowed_chans(v)[chan as usize])
+        };
+        let place = |part: usize, chan: u8| Placed {
+            slot: Slot::VECTOR[chan as usize],
+            op: m.op,
+            dst: m.slots[part].dst,
+            indexed: None,
+            chan,
+            srcs: m.slots[part].srcs.iter().map(&src).collect(),
+            clamp: false,
+            pred: false,
+            origin: m.origin.clone(),
+        };
+        let mut bases = [0u8, 2];
+        bases.sort_by_key(|&b| order.iter().position(|&c| c == b || c == b + 1));
+        let mut options = Vec::new();
+        for base in bases {
+            let other = 2 - base;
+            if !fits(0, base) || !fits(1, base + 1) {
+                continue;
+            }
+            let mut placed = vec![place(0, base), place(1, base + 1)];
+            if four {
+                if !fits(2, other) || !fits(3, other + 1) {
+                    continue;
+                }
+                placed.extend([place(2, other), place(3, other + 1)]);
+            }
+            options.push(placed);
+        }
+        options
     }
 
     /// The ways to place `alu` in the free slots of `group`, best first; where the slot leaves
@@ -1310,7 +1363,10 @@ impl BlockState {
         group
             .iter()
             .find(|p| {
+                // Double-precision results are not forwarded (the hardware's PV holds them
+                // only for the operations' own pairs).
                 p.dst == Some(v)
+                    && !p.op.has(flag::F64)
                     && clause.origin.get(&(clause.groups.len() - 1, p.slot)) == Some(&w)
             })
             .map(|p| p.slot)

@@ -6,7 +6,8 @@
 //! fetch. A value joins at most one unit; when it is already in another, or
 //! it is loaded by the hardware into a GPR the unit's other values are not in, or its channel
 //! is forced (an INTERP result, a fixed input) onto a channel another value of the unit is
-//! forced onto, a MOV to a fresh value goes just before the instruction (or, for a result,
+//! forced onto, or it is the result of a double-precision operation (whose pair of slots the
+//! packer chooses), a MOV to a fresh value goes just before the instruction (or, for a result,
 //! just after it) and the unit takes the fresh value. A scratch write has no swizzle: it
 //! forces the value of its lane c onto channel c (and its index onto x), copying a value
 //! already forced elsewhere. Lanes that read exactly the values of a unit formed before read
@@ -23,7 +24,7 @@
 
 use crate::lir::{Alu, Inst, Lane, Lir, Src, VReg};
 use crate::program::ExportType;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The units of a program.
 #[derive(Clone, Debug, Default)]
@@ -48,6 +49,17 @@ pub fn form_units(lir: &mut Lir) -> Units {
                     forced.insert(v, c as u8);
                 }
             }
+        }
+    });
+    // The results of double-precision operations take the channels of the pair of slots
+    // the packer chooses: a unit's other values must not narrow that choice, so a unit reads
+    // copies of them.
+    let mut paired = HashSet::new();
+    lir.for_each_inst(&mut |inst| {
+        if let Inst::Multi(m) = inst
+            && m.op.has(crate::isa::flag::F64)
+        {
+            paired.extend(m.slots.iter().filter_map(|slot| slot.dst));
         }
     });
     let fixed = lir.fixed.clone();
@@ -101,6 +113,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
                         }
                         let channel = pinned.then_some(k as u8);
                         if joinable(v, &members, &units, &fixed, &forced)
+                            && !paired.contains(&v)
                             && (stay_fixed || !fixed.contains_key(&v))
                             && channel.is_none_or(|c| forced.get(&v).is_none_or(|&f| f == c))
                         {

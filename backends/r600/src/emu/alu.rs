@@ -49,15 +49,30 @@
 //! two slots give 0 (and read nothing). INTERP_LOAD_P0/P10/P20 `dst, ParamN.c` give p0, p10
 //! or p20 of component c.
 //!
+//! # Double precision (Evergreen, Cayman)
+//!
+//! A double is a pair of words, the low one first. A double-precision operation (ADD_64,
+//! MUL_64, FMA_64, MIN_64, MAX_64, SETE/SETNE/SETGT/SETGE_64, FLT32_TO_FLT64,
+//! FLT64_TO_FLT32) fills a pair of vector slots, x and y or z and w, with one opcode: operand
+//! j is the double whose low word is src j of the odd slot and whose high word is src j of the
+//! even slot (modifiers apply to each word as to any source: `neg` on the high word negates the
+//! double). The even slot gives the result's low word, the odd slot its high word; a compare
+//! gives its boolean (all ones or zero) in both, FLT64_TO_FLT32 the float in the even slot and
+//! 0 in the odd one, and FLT32_TO_FLT64 converts the float the even slot's src0 reads. Results
+//! are IEEE with denormals (MIN_64 and MAX_64 as the interpreter's `fmin` and `fmax`); an output
+//! modifier or clamp on them is an error. On Cayman MUL_64 and FMA_64 fill all four vector
+//! slots: each pair computes its own.
+//!
 //! [`Env::params`]: super::Env::params
 
 use super::arith::{eval_op, holds, is_pred_set, max_legacy, mul_legacy};
 use super::{
     At, EmuError, MAX_LANES, Machine, Why, Within, bit, dword, invalid, lanes, unsupported,
 };
-use crate::isa::{AluOpcode, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, flag, sel};
+use crate::isa::{AluOpcode, CLAUSE_TEMP_BASE, Chip, MAX_LITERALS, Slots, flag, sel};
 use crate::program::{AluInst, Group, Kcache, PredSel, Slot, Src};
 use shrew_engine::meter;
+use shrew_engine::ops::eval;
 
 const CHANS: [char; 4] = ['x', 'y', 'z', 'w'];
 
@@ -287,6 +302,17 @@ impl Machine<'_> {
                         .map_err(|w| w.at(at_inst(i)))?;
                     for (m, v) in members.into_iter().zip(values) {
                         results[m] = Some(v);
+                    }
+                }
+                op if op.has(flag::F64) => {
+                    let pairs =
+                        pair_slots(group, &slots, i, self.chip).map_err(|w| w.at(at_inst(i)))?;
+                    for [even, odd] in pairs {
+                        let [low, high] = self
+                            .pair_op(clause, group, [even, odd], exec[even])
+                            .map_err(|w| w.at(at_inst(even)))?;
+                        results[even] = Some(low);
+                        results[odd] = Some(high);
                     }
                 }
                 AluOpcode::AluNop => {}
@@ -636,6 +662,95 @@ impl Machine<'_> {
             }
         }
         Ok(out)
+    }
+}
+
+impl Machine<'_> {
+    /// Runs a double-precision operation whose instructions in a pair of vector slots are
+    /// `[even, odd]`: each slot's per-lane results (see the module documentation).
+    fn pair_op(
+        &self,
+        clause: &Clause,
+        group: &Group,
+        [even, odd]: [usize; 2],
+        exec: u64,
+    ) -> Result<[[u32; MAX_LANES]; 2], Why> {
+        let insts = [&group.insts[even], &group.insts[odd]];
+        if insts[0].pred_sel != insts[1].pred_sel {
+            return Err(invalid(
+                "the slots of a double-precision operation differ in predicate select",
+            ));
+        }
+        if insts.iter().any(|i| i.omod != 0 || i.dst.clamp) {
+            return Err(invalid(
+                "an output modifier or clamp on a double-precision operation",
+            ));
+        }
+        let op = insts[0].op;
+        let nsrc = op.nsrc();
+        let resolved: [[Option<Resolved>; 3]; 2] = std::array::from_fn(|k| {
+            std::array::from_fn(|j| self.resolve(clause, group, &insts[k].src[j], exec))
+        });
+        let mut out = [[0; MAX_LANES]; 2];
+        for lane in lanes(exec) {
+            let word = |k: usize, j: usize| match &resolved[k][j] {
+                Some(r) => Ok(self.value_of(clause, r, lane)),
+                None => self.read(clause, group, lane, &insts[k].src[j]),
+            };
+            // Operand j: the low word from the odd slot, the high word from the even one.
+            let mut a = [0f64; 3];
+            for (j, x) in a.iter_mut().enumerate().take(nsrc) {
+                let (lo, hi) = (word(1, j)?, word(0, j)?);
+                *x = f64::from_bits(u64::from(hi) << 32 | u64::from(lo));
+            }
+            let bits = |x: f64| {
+                let b = x.to_bits();
+                [b as u32, (b >> 32) as u32]
+            };
+            let truth = |b: bool| [if b { u32::MAX } else { 0 }; 2];
+            let [low, high] = match op {
+                AluOpcode::Add64 => bits(a[0] + a[1]),
+                AluOpcode::Mul64 => bits(a[0] * a[1]),
+                AluOpcode::Fma64 => bits(a[0].mul_add(a[1], a[2])),
+                AluOpcode::Min64 => bits(eval::fmin(a[0], a[1])),
+                AluOpcode::Max64 => bits(eval::fmax(a[0], a[1])),
+                AluOpcode::Sete64 => truth(a[0] == a[1]),
+                AluOpcode::Setne64 => truth(a[0] != a[1]),
+                AluOpcode::Setgt64 => truth(a[0] > a[1]),
+                AluOpcode::Setge64 => truth(a[0] >= a[1]),
+                AluOpcode::Flt32ToFlt64 => bits(f64::from(f32::from_bits(word(0, 0)?))),
+                AluOpcode::Flt64ToFlt32 => [(a[0] as f32).to_bits(), 0],
+                _ => return Err(unsupported(format!("{op}"))),
+            };
+            out[0][lane] = low;
+            out[1][lane] = high;
+        }
+        Ok(out)
+    }
+}
+
+/// The instructions of the double-precision operation that instruction `i` of `group` is
+/// part of, by pair of slots `[even, odd]`: the pair holding `i`, or both pairs for the
+/// operations that fill the four vector slots on `chip` (Cayman's MUL_64 and FMA_64).
+fn pair_slots(group: &Group, slots: &[Slot], i: usize, chip: Chip) -> Result<Vec<[usize; 2]>, Why> {
+    let op = group.insts[i].op;
+    let at = |slot: usize| {
+        (0..group.insts.len()).find(|&k| slots[k] as usize == slot && group.insts[k].op == op)
+    };
+    if op.slots(chip) == Slots::Vec4 {
+        let members = four_slots(group, slots, op)?;
+        return Ok(vec![[members[0], members[1]], [members[2], members[3]]]);
+    }
+    let slot = slots[i] as usize;
+    if slot > 3 {
+        return Err(invalid(format!("{op} in the trans slot")));
+    }
+    let even = slot & !1;
+    match (at(even), at(even + 1)) {
+        (Some(e), Some(o)) => Ok(vec![[e, o]]),
+        _ => Err(invalid(format!(
+            "{op} must fill a pair of vector slots (x and y, or z and w)"
+        ))),
     }
 }
 
