@@ -346,14 +346,13 @@ fn nesting_deeper_than_the_cf_stack_is_flattened() {
     }
 }
 
-/// 64-bit values: integers (native on Gen8+, pairs of dwords on R600) and doubles, on the
-/// targets that compile them (Gen7's 64-bit values are not supported yet; R600 and R700 get
-/// no doubles).
+/// 64-bit values: integers (native on Gen8+, pairs of dwords on Gen7 and R600) and doubles,
+/// on every target that has doubles (R600 and R700 get none here).
 #[test]
 fn sixty_four_bit_values() {
     check(
         "tests/ir/sixty_four_bit.shrew",
-        &["gen8", "gen9", "evergreen", "cayman"],
+        &["gen7", "gen75", "gen8", "gen9", "evergreen", "cayman"],
         [1, 1, 1],
     );
 }

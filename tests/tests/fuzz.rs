@@ -194,13 +194,14 @@ fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
         op_matrix::support(evergreen, AluOp::FddxFine, 32),
         Support::Native
     );
-    // Programs skip targets per opcode and bit size: Gen8+ has 64-bit integers, R600 builds
-    // them from dwords, Gen7 does not compile them yet; doubles need Evergreen or Cayman.
+    // Programs skip targets per opcode and bit size: Gen8+ has 64-bit integers, Gen7 and R600
+    // build them from dwords; doubles need Evergreen or Cayman on R600.
     let gen9_ops = op_matrix::compiled_ops(gen9);
     assert!(gen9_ops.contains(&(AluOp::Iadd, 32)) && gen9_ops.contains(&(AluOp::Iand, 1)));
     assert!(gen9_ops.contains(&(AluOp::Iadd, 64)));
     let gen7 = shrew_targets::lookup("gen7").unwrap();
-    assert!(!op_matrix::compiled_ops(gen7).contains(&(AluOp::Iadd, 64)));
+    assert_eq!(op_matrix::support(gen7, AluOp::Iadd, 64), Support::Lowered);
+    assert_eq!(op_matrix::support(gen7, AluOp::Fadd, 64), Support::Native);
     assert_eq!(op_matrix::support(r600, AluOp::Iadd, 64), Support::Lowered);
     assert!(op_matrix::compiled_ops(r600).contains(&(AluOp::Iadd, 64)));
     assert_eq!(

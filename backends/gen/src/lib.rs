@@ -68,9 +68,13 @@ pub fn target_options(generation: isa::Gen) -> TargetOptions {
         lower_inverse_trig: true,
         // 64-bit floats have adds, multiplies, `mad`, compares and selects only.
         lower_doubles: shrew_engine::passes::lower_doubles::ROUNDING_AND_MATH.to_vec(),
-        // 64-bit integers have adds, shifts, logic, compares and selects, and `mul` of two
-        // dwords into a qword.
-        lower_int64: shrew_engine::passes::lower_int64::WITH_64_BIT_ALU.to_vec(),
+        // On Gen8+ 64-bit integers have adds, shifts, logic, compares and selects, and `mul`
+        // of two dwords into a qword; Gen7 has no 64-bit integer type: pairs of dwords.
+        lower_int64: if generation.is_gen8_plus() {
+            shrew_engine::passes::lower_int64::WITH_64_BIT_ALU.to_vec()
+        } else {
+            shrew_engine::passes::lower_int64::LOWERABLE.to_vec()
+        },
         lower_b2f_mul: true,
         lower_unordered_cmp: true,
         // Not selected to native instructions yet (BFE, BFI, ADDC, SUBB, the saturating

@@ -14,7 +14,8 @@
 //!
 //! Why: lowering emits every operation at the dispatch width and the optimizations after it
 //! see whole operations; the limits are the hardware's and differ per generation (Ivy Bridge
-//! has no SIMD16 3-source instructions nor compares to a register at SIMD16, no operand may
+//! has no SIMD16 3-source instructions nor compares to a register at SIMD16, and runs 64-bit
+//! operations four channels at a time; no operand may
 //! span more than two GRFs, extended math runs at most 16 channels and integer division 8).
 //! Splitting in one place keeps those facts out of every lowering.
 //!
@@ -98,6 +99,11 @@ pub fn lowered_width(inst: &Inst, hw: Gen) -> u8 {
         limit(16);
     }
     if ivy_bridge {
+        // Ivy Bridge runs any instruction with a 64-bit operand four channels at a time.
+        let wide_dst = inst.dst.is_some_and(|d| !d.is_null() && d.ty.size() == 8);
+        if wide_dst || inst.srcs.iter().any(|s| s.ty().size() == 8) {
+            limit(4);
+        }
         // No SIMD16 3-source instructions on Ivy Bridge.
         if three_source {
             limit(exec / reg_count);

@@ -144,13 +144,47 @@ impl Lowering<'_> {
                 self.op(Opcode::Mov, dst, vec![value]);
                 return Ok(());
             }
+            // No 64-bit integer type before Gen8: a select of each half.
+            A::Bcsel if wide && !self.hw.is_gen8_plus() => {
+                let cond = self.read_alu(&srcs[0], c, Type::D);
+                self.flag_from_bool(cond, 0);
+                for half in 0..2 {
+                    let [a, b] = [1, 2].map(|i| {
+                        let comp = srcs[i].swizzle[c as usize];
+                        self.read_dword(srcs[i].value, 2 * comp + half)
+                    });
+                    // Only the second source may be an immediate: swap and invert the
+                    // predicate.
+                    let a = if a.is_imm() && b.is_imm() {
+                        self.in_register(a)
+                    } else {
+                        a
+                    };
+                    let (a, b, inverse) = if a.is_imm() {
+                        (b, a, true)
+                    } else {
+                        (a, b, false)
+                    };
+                    let dst = self.dword(v, 2 * c + half);
+                    let sel = self.alu2(Opcode::Sel, dst, a, b, false);
+                    sel.predicate = Some(Predicate {
+                        control: 1,
+                        inverse,
+                    });
+                }
+                return Ok(());
+            }
             op if (wide || narrowing) && !native_64bit(op) => {
                 let what = format!("`{}` on 64-bit values is not supported yet", op.name());
                 return Err(self.error(v, &what));
             }
-            _ if (wide || narrowing) && !self.hw.is_gen8_plus() => {
-                let what = "64-bit operations need Gen8 (Gen7's are not supported yet)";
-                return Err(self.error(v, what));
+            op if (wide || narrowing) && !self.hw.is_gen8_plus() && !double_op(op) => {
+                let what = format!(
+                    "the 64-bit integer `{}` needs Gen8 (Gen7 has no 64-bit integer type: \
+                     lower-int64 builds it from dwords)",
+                    op.name()
+                );
+                return Err(self.error(v, &what));
             }
             _ => {}
         }
@@ -710,6 +744,39 @@ fn sized(ty: Type, wide: bool) -> Type {
 
 /// Whether Gen8 runs `op` on 64-bit values (or converts between the sizes) as it lowers it
 /// here; the others are lowered to 32-bit operations before the backend, or refused.
+/// The 64-bit operations Gen7 has: those of doubles (DF), and conversions between them and
+/// 32-bit types.
+fn double_op(op: AluOp) -> bool {
+    use AluOp as A;
+    matches!(
+        op,
+        A::Fadd
+            | A::Fsub
+            | A::Fmul
+            | A::Ffma
+            | A::Fneg
+            | A::Fabs
+            | A::Fsat
+            | A::Fmin
+            | A::Fmax
+            | A::Flt
+            | A::Fge
+            | A::Feq
+            | A::Fneu
+            | A::F2b1
+            | A::B2f64
+            | A::F2i32
+            | A::F2u32
+            | A::F2f32
+            | A::F2f64
+            | A::I2f64
+            | A::U2f64
+            | A::Fdot2
+            | A::Fdot3
+            | A::Fdot4
+    )
+}
+
 fn native_64bit(op: AluOp) -> bool {
     use AluOp as A;
     matches!(

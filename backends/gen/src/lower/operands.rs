@@ -171,6 +171,20 @@ impl Lowering<'_> {
     /// Puts an immediate in a register (for sources that cannot be immediates).
     pub(super) fn in_register(&mut self, src: Src) -> Src {
         match src {
+            // Gen7 has no 64-bit immediates: a dword move for each half.
+            Src::Imm(ty, bits) if ty.size() == 8 && !self.hw.is_gen8_plus() => {
+                let t = self.temp_operand(ty);
+                let reg = t.vreg().expect("temporaries live in virtual registers");
+                for half in 0..2 {
+                    let dword = Src::imm_ud((bits >> (32 * half)) as u32);
+                    self.op(
+                        Opcode::Mov,
+                        Operand::half_of_wide(reg, t.offset, half),
+                        vec![dword],
+                    );
+                }
+                Src::Reg(t)
+            }
             Src::Imm(ty, _) => {
                 let t = self.temp_operand(ty);
                 self.op(Opcode::Mov, t, vec![src]);
