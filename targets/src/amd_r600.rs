@@ -1,4 +1,5 @@
-//! The AMD R600–Cayman targets: fragment and vertex shaders, one wavefront width.
+//! The AMD R600–Cayman targets: fragment and vertex shaders, and on Evergreen and Cayman
+//! compute shaders; one wavefront width.
 //!
 //! Temporaries stored at run-time indices can stay arrays the backend indexes in its GPRs
 //! (AR-relative operands, `indexed_temporaries`), or become selects among SSA values like the
@@ -14,8 +15,8 @@
 use crate::varyings::{Dword, Places, components, fragment_inputs, gather, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
 use shrew_engine::draw::{
-    ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments, VertexDraw,
-    VertexKernel,
+    ComputeDispatch, ComputeKernel, DrawStages, FragmentDraw, FragmentKernel, TriangleFragments,
+    VertexDraw, VertexKernel,
 };
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::{Builtin, InstKind, Mode, Shader, Stage};
@@ -24,7 +25,7 @@ use shrew_engine::passes::machine::MachinePasses;
 use shrew_engine::passes::manager::{RunOptions, RunReport};
 use shrew_engine::rewrite::TargetOptions;
 use shrew_r600::compile;
-use shrew_r600::dispatch::{run_fragment, run_vertex};
+use shrew_r600::dispatch::{run_compute, run_fragment, run_vertex};
 use shrew_r600::isa::Chip;
 use std::collections::BTreeMap;
 
@@ -70,7 +71,11 @@ impl Backend for R600Backend {
     }
 
     fn compiles(&self, stage: Stage) -> bool {
-        matches!(stage, Stage::Fragment | Stage::Vertex)
+        match stage {
+            Stage::Fragment | Stage::Vertex => true,
+            Stage::Compute => self.0.is_evergreen_class(),
+            _ => false,
+        }
     }
 
     fn compiler(&self, target: &'static Target) -> Result<Box<dyn Compiler>, PipelineError> {
@@ -122,9 +127,14 @@ impl R600Compiler {
         options: &RunOptions,
         report: &mut RunReport,
     ) -> Result<(Shader, compile::Kernel), String> {
-        if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
+        if !R600Backend(self.chip).compiles(shader.stage) {
+            let stages = if self.chip.is_evergreen_class() {
+                "fragment, vertex and compute shaders"
+            } else {
+                "fragment and vertex shaders (compute shaders need Evergreen or Cayman's RATs)"
+            };
             return Err(format!(
-                "{} compiles fragment and vertex shaders, not {} shaders",
+                "{} compiles {stages}, not {} shaders",
                 self.target.name,
                 shader.stage.name()
             ));
@@ -308,11 +318,9 @@ impl DrawStages for R600Draw<'_> {
         Ok(Box::new(R600FragmentKernel { kernel, inputs }))
     }
 
-    fn compile_compute(&self, _: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
-        Err(format!(
-            "{} does not compile compute shaders",
-            self.0.target.name
-        ))
+    fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
+        let (_, kernel) = self.0.lower_and_compile(shader)?;
+        Ok(Box::new(R600ComputeKernel(kernel)))
     }
 
     fn compile_vertex(&self, shader: &Shader) -> Result<Option<Box<dyn VertexKernel>>, String> {
@@ -340,6 +348,15 @@ impl DrawStages for R600Draw<'_> {
             inputs,
             outputs,
         })))
+    }
+}
+
+/// A compiled compute shader.
+struct R600ComputeKernel(compile::Kernel);
+
+impl ComputeKernel for R600ComputeKernel {
+    fn dispatch(&self, dispatch: &mut ComputeDispatch) -> Result<(), String> {
+        run_compute(&self.0, dispatch).map_err(|e| format!("emulator: {e}"))
     }
 }
 

@@ -1,14 +1,14 @@
 //! The shipped examples and IR test files on every emulator, against the reference interpreter
 //! ([`shrew_harness::differential`]): fragment shaders on every Gen generation at SIMD8, 16 and
 //! 32 and on every R600 chip, vertex shaders on Gen8 and later (the emulator reads Gen8's URB
-//! layout) and on every R600 chip, compute shaders on every Gen generation (R600 compiles
-//! none). The target filetests (`tests/filetests/target`) hold the backends' own shaders, with
-//! `// run:` lines.
+//! layout) and on every R600 chip, compute shaders on every Gen generation (and on Evergreen
+//! and Cayman in `r600_backend.rs`). The target filetests (`tests/filetests/target`) hold the
+//! backends' own shaders, with `// run:` lines.
 //!
 //! Left out: alu_float.shrew (16-bit floats, which no backend compiles yet, and a precise fused
-//! multiply-add R600 and R700 cannot round once), constant_table.shrew, indirect_arrays.shrew and types.shrew, which index
-//! arrays out of bounds on random inputs (GL leaves such reads undefined), and the files
-//! without a colour output or an SSBO (nothing to compare).
+//! multiply-add R600 and R700 cannot round once), constant_table.shrew, indirect_arrays.shrew
+//! and types.shrew, which index arrays out of bounds on random inputs (GL leaves such reads
+//! undefined), and the files without a colour output or an SSBO (nothing to compare).
 
 use shrew_engine::text;
 use shrew_harness::differential::{Run, run_on_target};

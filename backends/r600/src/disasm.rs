@@ -343,6 +343,8 @@ fn export_operands(line: &mut String, export: &Export) {
         ExportType::Pixel => "PIXEL",
         ExportType::Pos => "POS",
         ExportType::Param => "PARAM",
+        ExportType::Rat if export.rat_inst == crate::program::RAT_STORE_TYPED => "STORE_TYPED",
+        ExportType::Rat => "RAT_INST",
         ExportType::Scratch => match (export.index_gpr.is_some(), export.ack) {
             (false, false) => "WRITE",
             (true, false) => "WRITE_IND",
@@ -371,6 +373,9 @@ fn export_operands(line: &mut String, export: &Export) {
             *line += &format!(" @R{index}.x");
         }
         *line += &format!(" SIZE:{}", export.array_size);
+    }
+    if let (ExportType::Rat, Some(index)) = (export.kind, export.index_gpr) {
+        *line += &format!(" @R{index}.xyz");
     }
 }
 

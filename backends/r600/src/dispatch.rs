@@ -1,4 +1,4 @@
-//! Fragment and vertex dispatch for the emulator: what the hardware's shader pipe
+//! Fragment, vertex and compute dispatch for the emulator: what the hardware's shader pipe
 //! interpolator and sequencer do before a pixel shader runs, and what the colour buffer holds
 //! after; what the vertex grouper and the fetch shader do before a vertex shader runs, and
 //! what it exports.
@@ -26,16 +26,23 @@
 //! its attributes where [`crate::lower::Interface::input_gprs`] says (the fetch shader's work),
 //! and gives each vertex's position, point size and output slots.
 //!
+//! [`run_compute`] runs each workgroup's invocations in wavefronts of up to 64 lanes, their
+//! IDs in the GPRs [`crate::lower::Interface`]'s contract names, and stores the RAT writes
+//! into the dispatch's images.
+//!
 //! Invariants: uncovered pixels of a quad run as helpers and are never written; killed lanes
 //! export nothing.
 
 use crate::compile::Kernel;
 use crate::emu::{Buffer, EmuError, Env, Wavefront, run};
 use crate::encoding::decode;
-use crate::lower::{CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, PRIMITIVE_ID_SLOT};
+use crate::lower::{
+    CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, LOCAL_ID_GPR, NUM_WORKGROUPS_GPR,
+    PRIMITIVE_ID_SLOT, WORKGROUP_ID_GPR,
+};
 use crate::program::ExportType;
 use crate::texture::TextureState;
-use shrew_engine::draw::{FragmentDraw, VertexDraw};
+use shrew_engine::draw::{ComputeDispatch, FragmentDraw, VertexDraw};
 use shrew_engine::interp::Resources;
 use shrew_engine::ir::Interp;
 use std::collections::BTreeMap;
@@ -205,6 +212,55 @@ fn environment(kernel: &Kernel, resources: &Resources) -> Result<Env, DispatchEr
         }),
     };
     Ok(env)
+}
+
+/// Runs the compute shader `kernel` over the dispatch's workgroups: each workgroup's
+/// invocations in wavefronts of up to 64 lanes, one after the other, each lane's local ID in
+/// [`LOCAL_ID_GPR`], its workgroup's ID in [`WORKGROUP_ID_GPR`] and the number of workgroups
+/// in [`NUM_WORKGROUPS_GPR`] (x, y, z); the RAT writes go to the images of the RATs' bindings
+/// in program order (dropped outside the image).
+pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<(), DispatchError> {
+    let interface = &kernel.interface;
+    let env = environment(kernel, &dispatch.resources)?;
+    let [sx, sy, sz] = interface.workgroup_size;
+    let invocations = sx as usize * sy as usize * sz as usize;
+    let [nx, ny, nz] = dispatch.workgroups;
+    let mut wave = Wavefront::new(0);
+    for group in (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z]))) {
+        for first in (0..invocations).step_by(WAVEFRONT) {
+            let count = (invocations - first).min(WAVEFRONT);
+            wave.reuse(count);
+            for lane in 0..count {
+                let i = (first + lane) as u32;
+                let local = [i % sx, i / sx % sy, i / (sx * sy)];
+                let gprs = &mut wave.gprs[lane];
+                gprs[LOCAL_ID_GPR as usize] = [local[0], local[1], local[2], 0];
+                gprs[WORKGROUP_ID_GPR as usize] = [group[0], group[1], group[2], 0];
+                gprs[NUM_WORKGROUPS_GPR as usize] = [nx, ny, nz, 0];
+            }
+            run(&kernel.program, &mut wave, &env)?;
+            for write in &wave.rat_writes {
+                let Some(image) = dispatch.resources.images.get_mut(&u32::from(write.rat)) else {
+                    continue;
+                };
+                let [x, y, z] = write.coord.map(i64::from);
+                // A layered image's third coordinate is its layer.
+                let coord = if image.depth <= 1 {
+                    [x, y, 0, z]
+                } else {
+                    [x, y, z, 0]
+                };
+                if let Some(index) = image.index(coord) {
+                    for (c, value) in write.data.iter().enumerate() {
+                        if let Some(value) = value {
+                            image.texels[index][c] = *value;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a vertex exports: its position, its point size if the shader writes it, and its

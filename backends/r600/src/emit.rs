@@ -27,8 +27,8 @@ use crate::isa::{CfOp, Chip, FetchOp, sel};
 use crate::lir::{Indexed, Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
-    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot,
-    Src, end_program,
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program,
+    RAT_STORE_TYPED, Slot, Src, end_program,
 };
 use crate::regalloc::Allocation;
 use shrew_engine::deep::nested;
@@ -327,6 +327,18 @@ impl Emitter<'_> {
                     }),
                 ));
                 self.writes_in_flight = true;
+            }
+            Item::Export(export) if export.kind == ExportType::Rat => {
+                let (gpr, swizzle) = self.lanes(&export.srcs);
+                let (index_gpr, _) = self.lanes(&export.index);
+                self.push_cf(Cf::new(
+                    CfOp::MemRat,
+                    CfBody::Export(Export {
+                        index_gpr: Some(index_gpr),
+                        rat_inst: RAT_STORE_TYPED,
+                        ..Export::new(export.kind, export.base, gpr, swizzle)
+                    }),
+                ));
             }
             Item::Export(export) => {
                 let (gpr, swizzle) = self.lanes(&export.srcs);

@@ -960,8 +960,9 @@ fn encode_export(
     if chip.is_evergreen_class() && cf.whole_quad_mode {
         return Err(unused(at, "whole_quad_mode", "false (an Evergreen export)"));
     }
+    let rat = cf.op == CfOp::MemRat;
     let scratch = cf.op == CfOp::MemScratch;
-    if scratch != (export.kind == ExportType::Scratch) {
+    if scratch != (export.kind == ExportType::Scratch) || rat != (export.kind == ExportType::Rat) {
         return Err(EncodeError::Unsupported {
             at,
             what: format!("{} of type {:?}", cf.op, export.kind),
@@ -969,7 +970,7 @@ fn encode_export(
     }
     let f = ExportWords::of(chip);
     let mut w = Writer::new(at);
-    if scratch {
+    if scratch || rat {
         let mut comp_mask = 0u8;
         for (c, &sel) in export.swizzle.iter().enumerate() {
             match sel {
@@ -979,7 +980,11 @@ fn encode_export(
             }
         }
         let b = ExportBuffer::of(chip);
-        // A scratch write's type: indexed in bit 0, acknowledged in bit 1.
+        // A scratch write's type: indexed in bit 0, acknowledged in bit 1 (a RAT write is
+        // indexed: its coordinates).
+        if rat && export.index_gpr.is_none() {
+            return Err(unused(at, "index_gpr", "Some (a RAT write's coordinates)"));
+        }
         w.put(
             f.export_type,
             u8::from(export.index_gpr.is_some()) | u8::from(export.ack) << 1,
@@ -1008,7 +1013,23 @@ fn encode_export(
         };
         w.put(f.export_type, kind)?;
     }
-    w.put(f.array_base, export.base)?;
+    // The RAT form of ARRAY_BASE: RAT_ID in bits 3:0, RAT_INST in 9:4.
+    if rat && (export.base > 15 || export.rat_inst > 63) {
+        return Err(unused(
+            at,
+            "base/rat_inst",
+            "a RAT below 16 and an operation below 64",
+        ));
+    }
+    if !rat && export.rat_inst != 0 {
+        return Err(unused(at, "rat_inst", "0 (not a RAT write)"));
+    }
+    let array_base = if rat {
+        export.base | u16::from(export.rat_inst) << 4
+    } else {
+        export.base
+    };
+    w.put(f.array_base, array_base)?;
     w.put(f.rw_gpr, export.gpr)?;
     w.put(f.index_gpr, export.index_gpr.unwrap_or(0))?;
     w.put(f.elem_size, export.elem_size)?;
@@ -1389,7 +1410,7 @@ impl Reader<'_> {
                     .map(|sel| get(&words, sel) as u8),
             )
         };
-        if op == CfOp::MemScratch {
+        if op == CfOp::MemScratch || op == CfOp::MemRat {
             // Indexed in bit 0 of the type, acknowledged in bit 1.
             let b = ExportBuffer::of(self.chip);
             export.index_gpr = (kind & 1 != 0).then(|| get(&words, f.index_gpr) as u8);
@@ -1397,6 +1418,11 @@ impl Reader<'_> {
             export.array_size = get(&words, b.array_size) as u16;
             let mask = get(&words, b.comp_mask);
             export.swizzle = [0, 1, 2, 3].map(|c| if mask >> c & 1 != 0 { c as u8 } else { 7 });
+            if op == CfOp::MemRat {
+                export.kind = ExportType::Rat;
+                export.rat_inst = (export.base >> 4) as u8;
+                export.base &= 15;
+            }
             return Ok(export);
         }
         export.kind = match kind {

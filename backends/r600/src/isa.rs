@@ -701,6 +701,7 @@ cf_ops! {
     (WaitAck, "WAIT_ACK", [None, Some(0x1A), Some(0x1A), Some(0x1A)]),
     (CfEnd, "CF_END", [None, None, None, Some(0x20)]),
     (MemScratch, "MEM_SCRATCH", [Some(0x24), Some(0x24), Some(0x50), Some(0x50)]),
+    (MemRat, "MEM_RAT", [None, None, Some(0x56), Some(0x56)]),
     (Export, "EXPORT", [Some(0x27), Some(0x27), Some(0x53), Some(0x53)]),
     (ExportDone, "EXPORT_DONE", [Some(0x28), Some(0x28), Some(0x54), Some(0x54)]),
     (Alu, "ALU", [Some(8), Some(8), Some(8), Some(8)]),
@@ -754,7 +755,10 @@ impl CfOp {
     }
 
     pub fn is_export(self) -> bool {
-        matches!(self, CfOp::MemScratch | CfOp::Export | CfOp::ExportDone)
+        matches!(
+            self,
+            CfOp::MemScratch | CfOp::MemRat | CfOp::Export | CfOp::ExportDone
+        )
     }
 
     /// The opcode `chip` encodes as `opcode`, in the ALU-clause field (`alu`) or CF_INST.

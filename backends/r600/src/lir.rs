@@ -282,9 +282,10 @@ impl Fetch {
     }
 }
 
-/// An export of one vec4, or a scratch write. A scratch write (kind
+/// An export of one vec4, a scratch write or a RAT write. A scratch write (kind
 /// [`ExportType::Scratch`]) writes component c from channel c (it has no swizzle), so
-/// [`crate::units`] forces its values onto those channels, and its index onto x.
+/// [`crate::units`] forces its values onto those channels, and its index onto x; so does a
+/// RAT write ([`ExportType::Rat`]), with its coordinates in x, y, z of the index.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Export {
     pub kind: ExportType,
@@ -292,7 +293,7 @@ pub struct Export {
     pub base: u16,
     pub srcs: [Lane; 4],
     /// A scratch write's index register: x the element index added to `base` (all unused
-    /// when there is none, and for exports).
+    /// when there is none, and for exports); a RAT write's texel coordinates.
     pub index: [Lane; 4],
 }
 
@@ -313,6 +314,14 @@ impl Export {
         Export {
             index: [index, Lane::Unused, Lane::Unused, Lane::Unused],
             ..Export::new(ExportType::Scratch, base, srcs)
+        }
+    }
+
+    /// A typed store of `srcs` (component c from lane c) to RAT `rat` at the texel `coords`.
+    pub fn write_image(rat: u16, srcs: [Lane; 4], coords: [Lane; 4]) -> Export {
+        Export {
+            index: coords,
+            ..Export::new(ExportType::Rat, rat, srcs)
         }
     }
 

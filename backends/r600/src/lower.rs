@@ -1,4 +1,5 @@
-//! Lowering of a fragment or vertex shader from the shrew IR to the R600 IR ([`crate::lir`]).
+//! Lowering of a fragment, vertex or (on Evergreen and Cayman) compute shader from the shrew IR
+//! to the R600 IR ([`crate::lir`]).
 //!
 //! What: the shader must have been through `lower-io` and be in SSA form. Lowering leaves SSA
 //! with [`shrew_engine::out_of_ssa::destruct`], gives each register component a value, and
@@ -41,6 +42,10 @@
 //!   each loop holding a `return` tests after it to break on outwards. The colours are exported
 //!   after that loop, as they were when each lane returned.
 //!
+//! - Compute shaders: the dispatcher loads the local invocation ID, the workgroup ID and the
+//!   number of workgroups into [`LOCAL_ID_GPR`], [`WORKGROUP_ID_GPR`] and
+//!   [`NUM_WORKGROUPS_GPR`]; an image store is a RAT write (MEM_RAT STORE_TYPED), image `b`
+//!   RAT `b`.
 //! - 64-bit values are two words each (the low one first) in every register, input, output,
 //!   uniform and temporary; moves, selects and the packing of halves copy words. On Evergreen
 //!   (Cypress) and Cayman, double-precision arithmetic is pair operations
@@ -53,8 +58,8 @@
 //! Invariants: unsupported input (16-bit values, doubles on R600 and R700, cube textures,
 //! gathers, LOD queries, run-time texel offsets, memory other than uniforms and textures,
 //! UBOs at run-time bindings, vertex system values, built-in vertex outputs other than the
-//! position and point size, compute shaders) is a [`LowerError`] naming the instruction,
-//! never wrong code.
+//! position and point size, compute shaders on R600 and R700, image loads, SSBOs, shared
+//! memory) is a [`LowerError`] naming the instruction, never wrong code.
 //!
 //! Options: the chip.
 
@@ -68,7 +73,7 @@ use shrew_engine::deep::nested;
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
-    Tex, TexOp, TexSrc, ValType, Value,
+    Tex, TexOp, TexSrc, ValType, Value, opaque_binding,
 };
 use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -99,6 +104,15 @@ pub const PRIMITIVE_ID_SLOT: u32 = u32::MAX;
 /// The sampler states a shader stage has.
 const SAMPLERS: u32 = 18;
 
+/// The random access targets (RATs) a compute shader may write: image `b` is RAT `b`.
+const RATS: u32 = 12;
+
+/// Compute shaders: the GPRs holding the invocation's local ID, its workgroup's ID and the
+/// number of workgroups (x, y, z each), which the dispatcher loads.
+pub const LOCAL_ID_GPR: u8 = 0;
+pub const WORKGROUP_ID_GPR: u8 = 1;
+pub const NUM_WORKGROUPS_GPR: u8 = 2;
+
 /// What the hardware gives the shader before it starts and what it exports: the contract
 /// with the dispatcher ([`crate::dispatch`]).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -128,24 +142,40 @@ pub struct Interface {
     pub textures: BTreeMap<u8, TexView>,
     /// The sampler binding of each sampler id the shader uses.
     pub samplers: BTreeMap<u8, u32>,
+    /// Compute shaders: the images the shader writes, each as the RAT of its binding.
+    pub images: BTreeSet<u8>,
+    /// Compute shaders: the invocations of a workgroup along x, y, z.
+    pub workgroup_size: [u32; 3],
 }
 
 /// Lowers the entry function of a fragment or vertex shader for `chip`.
 pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError> {
-    if !matches!(shader.stage, Stage::Fragment | Stage::Vertex) {
-        return Err(LowerError(format!(
-            "{} shaders are not supported by the R600 backend yet",
-            shader.stage.name()
-        )));
+    match shader.stage {
+        Stage::Fragment | Stage::Vertex => {}
+        Stage::Compute if chip.is_evergreen_class() => {}
+        Stage::Compute => {
+            return Err(LowerError(
+                "compute shaders need Evergreen or Cayman: R600 and R700 have no random access \
+                 targets (RATs) to write their results to"
+                    .into(),
+            ));
+        }
+        stage => {
+            return Err(LowerError(format!(
+                "{} shaders are not supported by the R600 backend yet",
+                stage.name()
+            )));
+        }
     }
     let mut lowering = Lowering::new(shader, shader.entry, chip, false)?;
+    lowering.interface.workgroup_size = shader.workgroup_size;
     lowering.plan_inputs();
     lowering.block = lowering.prologue();
     let mut body = lowering.lower_function()?;
-    if shader.stage == Stage::Vertex {
-        lowering.export_vertex(&mut body);
-    } else {
-        lowering.export_colours(&mut body);
+    match shader.stage {
+        Stage::Vertex => lowering.export_vertex(&mut body),
+        Stage::Fragment => lowering.export_colours(&mut body),
+        _ => lowering.flush(&mut body),
     }
     lowering.lir.body = body;
     Ok((lowering.lir, lowering.interface))
@@ -1562,6 +1592,22 @@ impl<'a> Lowering<'a> {
                 self.mov(d, Src::value(fixed));
                 Ok(())
             }
+            Intrinsic::LoadLocalInvocationId
+            | Intrinsic::LoadWorkgroupId
+            | Intrinsic::LoadNumWorkgroups => {
+                let gpr = match ii.op {
+                    Intrinsic::LoadLocalInvocationId => LOCAL_ID_GPR,
+                    Intrinsic::LoadWorkgroupId => WORKGROUP_ID_GPR,
+                    _ => NUM_WORKGROUPS_GPR,
+                };
+                for c in 0..comps {
+                    let fixed = self.fixed(gpr, c);
+                    let d = self.dst(v, c);
+                    self.mov(d, Src::value(fixed));
+                }
+                Ok(())
+            }
+            Intrinsic::ImageDerefStore => self.image_store(v, ii),
             // The vertex index the fetch shader reads the attributes at, in R0.x.
             Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
                 let fixed = self.fixed(0, 0);
@@ -1630,6 +1676,55 @@ impl<'a> Lowering<'a> {
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
+    }
+
+    /// An image store: a RAT write (MEM_RAT STORE_TYPED) of the four components at the
+    /// coordinates (x, y and a layer or z as the image has them), image `b` being RAT `b`.
+    fn image_store(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        if !self.chip.is_evergreen_class() {
+            return Err(self.error(v, "image stores need Evergreen or Cayman (RATs)"));
+        }
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        if binding >= RATS {
+            return Err(self.error(
+                v,
+                &format!("image bindings past {} (the RATs a shader has)", RATS - 1),
+            ));
+        }
+        let data = ii.srcs[3];
+        if self
+            .func
+            .value_type(data)
+            .is_none_or(|t| t.bits != 32 || t.comps != 4)
+        {
+            return Err(self.error(v, "image stores of other than four 32-bit components"));
+        }
+        let coords = self
+            .func
+            .value_type(ii.srcs[1])
+            .map_or(1, |t| t.comps)
+            .min(3);
+        let mut index = [Lane::Unused; 4];
+        for (c, lane) in index.iter_mut().enumerate().take(3) {
+            *lane = if (c as u8) < coords {
+                let src = self.src(ii.srcs[1], c as u8);
+                self.lane(src)
+            } else {
+                Lane::Zero
+            };
+        }
+        let srcs = std::array::from_fn(|c| {
+            let src = self.src(data, c as u8);
+            self.lane(src)
+        });
+        self.interface.images.insert(binding as u8);
+        self.block.push(Inst::Export(Export::write_image(
+            binding as u16,
+            srcs,
+            index,
+        )));
+        Ok(())
     }
 
     /// What a `load_scratch` or `store_scratch` accesses: a constant offset is folded into

@@ -377,7 +377,13 @@ pub enum ExportType {
     Param,
     /// The lane's scratch memory (MEM_SCRATCH).
     Scratch,
+    /// A random access target (MEM_RAT, Evergreen and Cayman): `base` is the RAT's number.
+    Rat,
 }
+
+/// MEM_RAT's RAT_INST for a typed store: the texel at the index GPR's coordinates (x, y, z
+/// as integers) takes the data GPR's enabled components.
+pub const RAT_STORE_TYPED: u8 = 1;
 
 /// An export, or a scratch write (the CF_ALLOC_EXPORT words).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -398,6 +404,8 @@ pub struct Export {
     pub ack: bool,
     /// Scratch writes: elements the index may reach; a write at or past it is dropped.
     pub array_size: u16,
+    /// RAT writes: the operation (RAT_INST, [`RAT_STORE_TYPED`]).
+    pub rat_inst: u8,
 }
 
 impl Export {
@@ -413,6 +421,7 @@ impl Export {
             index_gpr: None,
             ack: false,
             array_size: 0,
+            rat_inst: 0,
         }
     }
 }

@@ -75,7 +75,7 @@ pub fn form_units(lir: &mut Lir) -> Units {
             let mut before = Vec::new();
             let mut after = Vec::new();
             if matches!(inst, Inst::Fetch(_) | Inst::Export(_)) {
-                let pinned = matches!(&inst, Inst::Export(e) if e.kind == ExportType::Scratch);
+                let pinned = matches!(&inst, Inst::Export(e) if matches!(e.kind, ExportType::Scratch | ExportType::Rat));
                 for lanes in inst.lane_groups_mut() {
                     if reads_a_unit(lanes, pinned, &units, &forced) {
                         continue;

@@ -151,6 +151,13 @@ impl Machine<'_> {
                 self.scratch_write(write).map_err(|w| w.at(at.clone()))?;
                 Ok(None)
             }
+            CfOp::MemRat => {
+                let CfBody::Export(write) = body else {
+                    return Err(mismatch());
+                };
+                self.rat_write(write).map_err(|w| w.at(at.clone()))?;
+                Ok(None)
+            }
             CfOp::WaitAck => {
                 self.in_flight.acknowledged = false;
                 Ok(None)

@@ -60,6 +60,19 @@ pub struct Wavefront {
     pub killed: Vec<bool>,
     /// The GPRs a run wrote in some lane (bit `g` for R`g`), which [`Wavefront::reuse`] zeroes.
     written: u128,
+    /// What the run's RAT writes stored, in program order (lane order within a write).
+    pub rat_writes: Vec<RatWrite>,
+}
+
+/// A texel a RAT write (MEM_RAT STORE_TYPED) stored: the dispatcher applies it to the image
+/// bound as the RAT.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatWrite {
+    pub rat: u8,
+    /// The coordinates (x, y, z as integers).
+    pub coord: [i32; 3],
+    /// The enabled components' data (raw bits).
+    pub data: [Option<u32>; 4],
 }
 
 impl Wavefront {
@@ -70,6 +83,7 @@ impl Wavefront {
             gprs: vec![[[0; 4]; 128]; lanes],
             killed: vec![false; lanes],
             written: 0,
+            rat_writes: Vec::new(),
         }
     }
 
@@ -87,6 +101,7 @@ impl Wavefront {
         self.gprs.resize(lanes, [[0; 4]; 128]);
         self.killed.clear();
         self.killed.resize(lanes, false);
+        self.rat_writes.clear();
         self.lanes = lanes;
     }
 }
