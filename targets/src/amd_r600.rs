@@ -426,13 +426,13 @@ impl FragmentKernel for R600FragmentKernel {
         fragments: &TriangleFragments,
         resources: &mut Resources,
     ) -> Result<Vec<Option<[u32; 4]>>, String> {
-        let draw = FragmentDraw {
+        let mut draw = FragmentDraw {
             pixels: fragments.pixels.clone(),
             inputs: fragment_inputs(&self.inputs, &fragments.varyings),
             primitive: fragments.primitive,
             resources: std::mem::take(resources),
         };
-        let outputs = run_fragment(&self.kernel, &draw);
+        let outputs = run_fragment(&self.kernel, &mut draw);
         *resources = draw.resources;
         let mut outputs = outputs.map_err(|e| format!("emulator: {e}"))?;
         let pixels = (fragments.pixels.width * fragments.pixels.height) as usize;

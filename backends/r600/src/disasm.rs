@@ -337,14 +337,33 @@ fn fetch_line(pos: usize, words: &[u32], fetch: &Fetch) -> String {
 /// An export's operands, in columns: `PIXEL 0     R0.xyzw      ES:3` (a burst prints ranges).
 /// A scratch write prints its write type for the kind, and its index register and array size
 /// after the element size: `WRITE_IND_ACK 4  R3.x___      ES:3 @R4.x SIZE:512`.
+/// The name of a MEM_RAT operation.
+fn rat_mnemonic(inst: u8) -> &'static str {
+    use crate::program::rat_inst::*;
+    match inst {
+        STORE_TYPED => "STORE_TYPED",
+        STORE_RAW => "STORE_RAW",
+        XCHG_RTN => "XCHG_RTN",
+        CMPXCHG_INT_RTN => "CMPXCHG_INT_RTN",
+        ADD_RTN => "ADD_RTN",
+        MIN_INT_RTN => "MIN_INT_RTN",
+        MIN_UINT_RTN => "MIN_UINT_RTN",
+        MAX_INT_RTN => "MAX_INT_RTN",
+        MAX_UINT_RTN => "MAX_UINT_RTN",
+        AND_RTN => "AND_RTN",
+        OR_RTN => "OR_RTN",
+        XOR_RTN => "XOR_RTN",
+        _ => "RAT_INST",
+    }
+}
+
 fn export_operands(line: &mut String, export: &Export) {
     pad_to(line, 43);
     let kind = match export.kind {
         ExportType::Pixel => "PIXEL",
         ExportType::Pos => "POS",
         ExportType::Param => "PARAM",
-        ExportType::Rat if export.rat_inst == crate::program::RAT_STORE_TYPED => "STORE_TYPED",
-        ExportType::Rat => "RAT_INST",
+        ExportType::Rat => rat_mnemonic(export.rat_inst),
         ExportType::Scratch => match (export.index_gpr.is_some(), export.ack) {
             (false, false) => "WRITE",
             (true, false) => "WRITE_IND",
@@ -375,7 +394,7 @@ fn export_operands(line: &mut String, export: &Export) {
         *line += &format!(" SIZE:{}", export.array_size);
     }
     if let (ExportType::Rat, Some(index)) = (export.kind, export.index_gpr) {
-        *line += &format!(" @R{index}.xyz");
+        *line += &format!(" @R{index}");
     }
 }
 

@@ -34,11 +34,11 @@
 //! export nothing.
 
 use crate::compile::Kernel;
-use crate::emu::{Buffer, EmuError, Env, Wavefront, run};
+use crate::emu::{Buffer, EmuError, Env, RatMemory, Wavefront, run};
 use crate::encoding::decode;
 use crate::lower::{
-    CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, LOCAL_ID_GPR, NUM_WORKGROUPS_GPR,
-    PRIMITIVE_ID_SLOT, WORKGROUP_ID_GPR,
+    CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, Interface, LOCAL_ID_GPR, NUM_WORKGROUPS_GPR,
+    PRIMITIVE_ID_SLOT, RatTarget, WORKGROUP_ID_GPR,
 };
 use crate::program::ExportType;
 use crate::texture::TextureState;
@@ -91,7 +91,24 @@ pub enum DispatchError {
 }
 
 /// Runs `kernel` over the draw's pixels; gives each pixel's exports (row-major).
-pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTargets, DispatchError> {
+pub fn run_fragment(
+    kernel: &Kernel,
+    draw: &mut FragmentDraw,
+) -> Result<RenderTargets, DispatchError> {
+    let interface = &kernel.interface;
+    let mut wave = Wavefront::new(0);
+    wave.rats = bind_rats(interface, &mut draw.resources);
+    let outputs = shade(kernel, draw, &mut wave);
+    unbind_rats(interface, &mut wave, &mut draw.resources);
+    outputs
+}
+
+/// [`run_fragment`] with the RATs bound in `wave`.
+fn shade(
+    kernel: &Kernel,
+    draw: &FragmentDraw,
+    wave: &mut Wavefront,
+) -> Result<RenderTargets, DispatchError> {
     let interface = &kernel.interface;
     let mut env = environment(kernel, &draw.resources)?;
     env.params = interface
@@ -107,7 +124,6 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTarget
     let quads = quads_x * (grid.height as usize / 2);
     let pixels = (grid.width * grid.height) as usize;
     let mut outputs = RenderTargets::new();
-    let mut wave = Wavefront::new(0);
     for first in (0..quads).step_by(WAVEFRONT / 4) {
         let count = (quads - first).min(WAVEFRONT / 4);
         wave.reuse(4 * count);
@@ -120,6 +136,9 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTarget
                 let index = y * grid.width as usize + x;
                 let lane = 4 * q + k;
                 pixel_of_lane.push(index);
+                if !grid.covered.get(index).copied().unwrap_or(false) {
+                    wave.helpers |= 1 << lane;
+                }
                 let gprs = &mut wave.gprs[lane];
                 if let Some(g) = interface.barycentrics {
                     let [pi, pj] = grid.perspective[index];
@@ -150,7 +169,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &FragmentDraw) -> Result<RenderTarget
                 }
             }
         }
-        let exports = run(&kernel.program, &mut wave, &env)?;
+        let exports = run(&kernel.program, wave, &env)?;
         for export in exports.iter().filter(|e| e.kind == ExportType::Pixel) {
             let values = (outputs.entry(export.base as u32)).or_insert_with(|| vec![None; pixels]);
             for (lane, value) in export.values.iter().enumerate() {
@@ -217,8 +236,8 @@ fn environment(kernel: &Kernel, resources: &Resources) -> Result<Env, DispatchEr
 /// Runs the compute shader `kernel` over the dispatch's workgroups: each workgroup's
 /// invocations in wavefronts of up to 64 lanes, one after the other, each lane's local ID in
 /// [`LOCAL_ID_GPR`], its workgroup's ID in [`WORKGROUP_ID_GPR`] and the number of workgroups
-/// in [`NUM_WORKGROUPS_GPR`] (x, y, z); the RAT writes go to the images of the RATs' bindings
-/// in program order (dropped outside the image).
+/// in [`NUM_WORKGROUPS_GPR`] (x, y, z); the images and SSBOs the shader writes are its RATs'
+/// memory, given back to the dispatch's resources at the end.
 pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<(), DispatchError> {
     let interface = &kernel.interface;
     let env = environment(kernel, &dispatch.resources)?;
@@ -226,7 +245,10 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
     let invocations = sx as usize * sy as usize * sz as usize;
     let [nx, ny, nz] = dispatch.workgroups;
     let mut wave = Wavefront::new(0);
-    for group in (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z]))) {
+    wave.rats = bind_rats(interface, &mut dispatch.resources);
+    let groups = (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z])));
+    let mut result = Ok(());
+    'groups: for group in groups {
         for first in (0..invocations).step_by(WAVEFRONT) {
             let count = (invocations - first).min(WAVEFRONT);
             wave.reuse(count);
@@ -238,29 +260,43 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
                 gprs[WORKGROUP_ID_GPR as usize] = [group[0], group[1], group[2], 0];
                 gprs[NUM_WORKGROUPS_GPR as usize] = [nx, ny, nz, 0];
             }
-            run(&kernel.program, &mut wave, &env)?;
-            for write in &wave.rat_writes {
-                let Some(image) = dispatch.resources.images.get_mut(&u32::from(write.rat)) else {
-                    continue;
-                };
-                let [x, y, z] = write.coord.map(i64::from);
-                // A layered image's third coordinate is its layer.
-                let coord = if image.depth <= 1 {
-                    [x, y, 0, z]
-                } else {
-                    [x, y, z, 0]
-                };
-                if let Some(index) = image.index(coord) {
-                    for (c, value) in write.data.iter().enumerate() {
-                        if let Some(value) = value {
-                            image.texels[index][c] = *value;
-                        }
-                    }
-                }
+            if let Err(e) = run(&kernel.program, &mut wave, &env) {
+                result = Err(e.into());
+                break 'groups;
             }
         }
     }
-    Ok(())
+    unbind_rats(interface, &mut wave, &mut dispatch.resources);
+    result
+}
+
+/// The memory of the shader's RATs, taken from `resources` (a RAT whose image or SSBO is not
+/// given has none).
+fn bind_rats(interface: &Interface, resources: &mut Resources) -> BTreeMap<u8, RatMemory> {
+    (interface.rats.iter().enumerate())
+        .filter_map(|(rat, &target)| {
+            let memory = match target {
+                RatTarget::Image(b) => RatMemory::Image(resources.images.remove(&b)?),
+                RatTarget::Buffer(b) => RatMemory::Buffer(resources.ssbos.remove(&b)?),
+            };
+            Some((rat as u8, memory))
+        })
+        .collect()
+}
+
+/// Gives the RATs' memory back to `resources`.
+fn unbind_rats(interface: &Interface, wave: &mut Wavefront, resources: &mut Resources) {
+    for (rat, memory) in std::mem::take(&mut wave.rats) {
+        match (interface.rats[rat as usize], memory) {
+            (RatTarget::Image(b), RatMemory::Image(image)) => {
+                resources.images.insert(b, image);
+            }
+            (RatTarget::Buffer(b), RatMemory::Buffer(bytes)) => {
+                resources.ssbos.insert(b, bytes);
+            }
+            _ => unreachable!("bound as its target"),
+        }
+    }
 }
 
 /// What a vertex exports: its position, its point size if the shader writes it, and its

@@ -27,8 +27,8 @@ use crate::isa::{CfOp, Chip, FetchOp, sel};
 use crate::lir::{Indexed, Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
-    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program,
-    RAT_STORE_TYPED, Slot, Src, end_program,
+    AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, PredSel, Program, Slot,
+    Src, end_program,
 };
 use crate::regalloc::Allocation;
 use shrew_engine::deep::nested;
@@ -306,7 +306,7 @@ impl Emitter<'_> {
                     .is_some_and(|f| crate::pack::uses_vtx_clause(f.op, self.chip));
                 let body = fetches.iter().flat_map(|f| self.fetch(f)).collect();
                 let op = if vertex { CfOp::Vtx } else { CfOp::Tex };
-                if self.writes_in_flight && fetches.iter().any(|f| f.op == FetchOp::ReadScratch) {
+                if self.writes_in_flight && fetches.iter().any(|f| f.reads_memory()) {
                     self.push_cf(Cf::flow(CfOp::WaitAck, 0, 0));
                     self.writes_in_flight = false;
                 }
@@ -331,14 +331,21 @@ impl Emitter<'_> {
             Item::Export(export) if export.kind == ExportType::Rat => {
                 let (gpr, swizzle) = self.lanes(&export.srcs);
                 let (index_gpr, _) = self.lanes(&export.index);
-                self.push_cf(Cf::new(
+                // Buffer writes and atomics are acknowledged: fetches of the buffer or of
+                // the atomics' returns wait for them. Helper pixels write nothing.
+                let ack = export.acknowledged();
+                let mut cf = Cf::new(
                     CfOp::MemRat,
                     CfBody::Export(Export {
                         index_gpr: Some(index_gpr),
-                        rat_inst: RAT_STORE_TYPED,
+                        rat_inst: export.rat_inst,
+                        ack,
                         ..Export::new(export.kind, export.base, gpr, swizzle)
                     }),
-                ));
+                );
+                cf.valid_pixel_mode = true;
+                self.push_cf(cf);
+                self.writes_in_flight |= ack;
             }
             Item::Export(export) => {
                 let (gpr, swizzle) = self.lanes(&export.srcs);
@@ -671,7 +678,7 @@ fn forwarded(previous: &[(Slot, Slot)], slot: Slot) -> Src {
     }
 }
 
-/// Whether each loop of `nodes` holds a scratch write, outer loops before the loops they
+/// Whether each loop of `nodes` holds an acknowledged memory write, outer loops before the loops they
 /// hold (the order of emission), in one walk however deep the loops nest.
 fn loops_writing_scratch(nodes: &[PNode]) -> Vec<bool> {
     /// Whether `nodes` hold a scratch write; pushes their loops' entries to `out`.
@@ -679,8 +686,9 @@ fn loops_writing_scratch(nodes: &[PNode]) -> Vec<bool> {
         let mut writes = false;
         for node in nodes {
             writes |= match node {
-                PNode::Block(items) => (items.iter())
-                    .any(|item| matches!(item, Item::Export(e) if e.kind == ExportType::Scratch)),
+                PNode::Block(items) => {
+                    (items.iter()).any(|item| matches!(item, Item::Export(e) if e.acknowledged()))
+                }
                 PNode::If { then, otherwise } => nested(|| walk(then, out) | walk(otherwise, out)),
                 PNode::Loop(body) => {
                     let at = out.len();

@@ -228,6 +228,14 @@ pub struct Fetch {
 }
 
 impl Fetch {
+    /// Whether the fetch reads memory that shader writes write: scratch memory, RAT buffers
+    /// and the returns of RAT atomics.
+    pub fn reads_memory(&self) -> bool {
+        let rats = crate::program::RAT_BUFFER_RESOURCE..crate::program::RAT_RETURN_RESOURCE + 16;
+        self.op == FetchOp::ReadScratch
+            || (self.op == FetchOp::Vfetch && rats.contains(&self.resource))
+    }
+
     /// A READ_SCRATCH of the vec4 at element `element`, plus the x of `index` when that is a
     /// value (an index at or past `array_size` reads zero): component c goes to `dsts[c]`.
     pub fn read_scratch(
@@ -293,8 +301,10 @@ pub struct Export {
     pub base: u16,
     pub srcs: [Lane; 4],
     /// A scratch write's index register: x the element index added to `base` (all unused
-    /// when there is none, and for exports); a RAT write's texel coordinates.
+    /// when there is none, and for exports); a RAT write's texel coordinates or dword index.
     pub index: [Lane; 4],
+    /// A RAT write's operation ([`crate::program::rat_inst`]).
+    pub rat_inst: u8,
 }
 
 impl Export {
@@ -305,6 +315,7 @@ impl Export {
             base,
             srcs,
             index: [Lane::Unused; 4],
+            rat_inst: 0,
         }
     }
 
@@ -317,11 +328,28 @@ impl Export {
         }
     }
 
-    /// A typed store of `srcs` (component c from lane c) to RAT `rat` at the texel `coords`.
-    pub fn write_image(rat: u16, srcs: [Lane; 4], coords: [Lane; 4]) -> Export {
+    /// RAT operation `inst` on RAT `rat` with `srcs` (component c from lane c) at `index`
+    /// (a texel's coordinates, or a dword index).
+    pub fn rat(rat: u16, inst: u8, srcs: [Lane; 4], index: [Lane; 4]) -> Export {
         Export {
-            index: coords,
+            index,
+            rat_inst: inst,
             ..Export::new(ExportType::Rat, rat, srcs)
+        }
+    }
+
+    /// Whether the export writes memory: scratch memory or a RAT.
+    pub fn writes_memory(&self) -> bool {
+        matches!(self.kind, ExportType::Scratch | ExportType::Rat)
+    }
+
+    /// Whether the write is acknowledged, so that reads of written memory wait for it (a
+    /// WAIT_ACK): scratch writes, and RAT writes but typed stores (images are not read back).
+    pub fn acknowledged(&self) -> bool {
+        match self.kind {
+            ExportType::Scratch => true,
+            ExportType::Rat => self.rat_inst != crate::program::rat_inst::STORE_TYPED,
+            _ => false,
         }
     }
 

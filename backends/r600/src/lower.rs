@@ -44,8 +44,12 @@
 //!
 //! - Compute shaders: the dispatcher loads the local invocation ID, the workgroup ID and the
 //!   number of workgroups into [`LOCAL_ID_GPR`], [`WORKGROUP_ID_GPR`] and
-//!   [`NUM_WORKGROUPS_GPR`]; an image store is a RAT write (MEM_RAT STORE_TYPED), image `b`
-//!   RAT `b`.
+//!   [`NUM_WORKGROUPS_GPR`].
+//! - Images and SSBOs (pixel and compute shaders on Evergreen and Cayman) are random access
+//!   targets, numbered in the order of first use ([`Interface::rats`]): an image store is a
+//!   MEM_RAT STORE_TYPED, an SSBO store a STORE_RAW per four dwords, an SSBO atomic the `_RTN`
+//!   operation and a vertex fetch of its return; SSBO loads are vertex fetches through the
+//!   RAT's buffer resource.
 //! - 64-bit values are two words each (the low one first) in every register, input, output,
 //!   uniform and temporary; moves, selects and the packing of halves copy words. On Evergreen
 //!   (Cypress) and Cayman, double-precision arithmetic is pair operations
@@ -58,8 +62,9 @@
 //! Invariants: unsupported input (16-bit values, doubles on R600 and R700, cube textures,
 //! gathers, LOD queries, run-time texel offsets, memory other than uniforms and textures,
 //! UBOs at run-time bindings, vertex system values, built-in vertex outputs other than the
-//! position and point size, compute shaders on R600 and R700, image loads, SSBOs, shared
-//! memory) is a [`LowerError`] naming the instruction, never wrong code.
+//! position and point size, compute shaders on R600 and R700, images and SSBOs in vertex
+//! shaders, image loads, shared memory, barriers) is a [`LowerError`] naming the instruction,
+//! never wrong code.
 //!
 //! Options: the chip.
 
@@ -67,7 +72,9 @@ use crate::isa::{AluOpcode, Chip, FetchOp, MAX_SCRATCH_ELEMENTS, Slots};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
-use crate::program::{DWORD_FORMATS, ExportType, VtxFormat};
+use crate::program::{
+    DWORD_FORMATS, ExportType, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, VtxFormat, rat_inst,
+};
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::deep::nested;
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
@@ -75,7 +82,7 @@ use shrew_engine::ir::{
     AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
     Tex, TexOp, TexSrc, ValType, Value, opaque_binding,
 };
-use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::passes::lower_io::interp_of;
 use shrew_engine::structure::{Node as Tree, structurize};
@@ -104,8 +111,17 @@ pub const PRIMITIVE_ID_SLOT: u32 = u32::MAX;
 /// The sampler states a shader stage has.
 const SAMPLERS: u32 = 18;
 
-/// The random access targets (RATs) a compute shader may write: image `b` is RAT `b`.
+/// The random access targets (RATs) a shader may write.
 const RATS: u32 = 12;
+
+/// What a random access target (RAT) is bound to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RatTarget {
+    /// The image at a binding.
+    Image(u32),
+    /// The SSBO at a binding.
+    Buffer(u32),
+}
 
 /// Compute shaders: the GPRs holding the invocation's local ID, its workgroup's ID and the
 /// number of workgroups (x, y, z each), which the dispatcher loads.
@@ -142,8 +158,8 @@ pub struct Interface {
     pub textures: BTreeMap<u8, TexView>,
     /// The sampler binding of each sampler id the shader uses.
     pub samplers: BTreeMap<u8, u32>,
-    /// Compute shaders: the images the shader writes, each as the RAT of its binding.
-    pub images: BTreeSet<u8>,
+    /// What each RAT (by number) of the shader is: its images and SSBOs.
+    pub rats: Vec<RatTarget>,
     /// Compute shaders: the invocations of a workgroup along x, y, z.
     pub workgroup_size: [u32; 3],
 }
@@ -1608,6 +1624,9 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             Intrinsic::ImageDerefStore => self.image_store(v, ii),
+            Intrinsic::LoadSsbo => self.ssbo_load(v, ii),
+            Intrinsic::StoreSsbo => self.ssbo_store(v, ii),
+            Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap => self.ssbo_atomic(v, ii),
             // The vertex index the fetch shader reads the attributes at, in R0.x.
             Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
                 let fixed = self.fixed(0, 0);
@@ -1678,20 +1697,32 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// An image store: a RAT write (MEM_RAT STORE_TYPED) of the four components at the
-    /// coordinates (x, y and a layer or z as the image has them), image `b` being RAT `b`.
-    fn image_store(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
-        if !self.chip.is_evergreen_class() {
-            return Err(self.error(v, "image stores need Evergreen or Cayman (RATs)"));
-        }
-        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
-            .map_err(|e| self.error(v, &e))?;
-        if binding >= RATS {
+    /// The RAT of `target`: the next free one at its first use. Only pixel and compute
+    /// shaders write RATs, on Evergreen and Cayman.
+    fn rat(&mut self, v: Value, target: RatTarget) -> Result<u8, LowerError> {
+        if !self.chip.is_evergreen_class() || self.shader.stage == Stage::Vertex {
             return Err(self.error(
                 v,
-                &format!("image bindings past {} (the RATs a shader has)", RATS - 1),
+                "images and SSBOs need a RAT (random access target): Evergreen and Cayman have \
+                 them in pixel and compute shaders, R600 and R700 none",
             ));
         }
+        if let Some(rat) = self.interface.rats.iter().position(|&t| t == target) {
+            return Ok(rat as u8);
+        }
+        if self.interface.rats.len() >= RATS as usize {
+            return Err(self.error(v, &format!("more than the {RATS} RATs a shader has")));
+        }
+        self.interface.rats.push(target);
+        Ok(self.interface.rats.len() as u8 - 1)
+    }
+
+    /// An image store: a RAT write (MEM_RAT STORE_TYPED) of the four components at the
+    /// coordinates (x, y and a layer or z as the image has them).
+    fn image_store(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        let rat = self.rat(v, RatTarget::Image(binding))?;
         let data = ii.srcs[3];
         if self
             .func
@@ -1718,12 +1749,143 @@ impl<'a> Lowering<'a> {
             let src = self.src(data, c as u8);
             self.lane(src)
         });
-        self.interface.images.insert(binding as u8);
-        self.block.push(Inst::Export(Export::write_image(
-            binding as u16,
-            srcs,
-            index,
-        )));
+        let write = Export::rat(rat.into(), rat_inst::STORE_TYPED, srcs, index);
+        self.block.push(Inst::Export(write));
+        Ok(())
+    }
+
+    /// The RAT of the SSBO an access's first source names, and the dword index its byte
+    /// offset `offset` (plus `dwords`) is.
+    fn ssbo_place(
+        &mut self,
+        v: Value,
+        binding: Value,
+        offset: Value,
+        dwords: u32,
+    ) -> Result<(u8, VReg), LowerError> {
+        let binding = self
+            .func
+            .constant_u32(binding)
+            .ok_or_else(|| self.error(v, "SSBOs at run-time bindings are not supported yet"))?;
+        let rat = self.rat(v, RatTarget::Buffer(binding))?;
+        let bytes = self.src(offset, 0);
+        let index = self.lir.new_value();
+        self.emit(
+            AluOpcode::LshrInt,
+            Some(index),
+            vec![bytes, Src::constant(2)],
+        );
+        if dwords == 0 {
+            return Ok((rat, index));
+        }
+        let moved = self.lir.new_value();
+        self.emit(
+            AluOpcode::AddInt,
+            Some(moved),
+            vec![Src::value(index), Src::constant(dwords)],
+        );
+        Ok((rat, moved))
+    }
+
+    /// An SSBO load: vertex fetches of its dwords through the RAT's buffer resource.
+    fn ssbo_load(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let words = self.func.inst(v).def.map_or(0, words_of);
+        let (rat, index) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1], 0)?;
+        for first in (0..words).step_by(4) {
+            let count = (words - first).min(4);
+            let mut dsts = [None; 4];
+            for (c, dst) in dsts.iter_mut().enumerate().take(count as usize) {
+                *dst = Some(self.dst(v, first + c as u8));
+            }
+            let resource = RAT_BUFFER_RESOURCE + rat;
+            self.fetch_dwords(resource, 4 * u16::from(first), index, dsts, count);
+        }
+        Ok(())
+    }
+
+    /// An SSBO store: a RAT write (MEM_RAT STORE_RAW) of each group of four dwords the write
+    /// mask touches.
+    fn ssbo_store(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let data = ii.srcs[0];
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        let words = self.word_mask(data, mask);
+        for first in (0..8u8).step_by(4) {
+            if words >> first & 15 == 0 {
+                continue;
+            }
+            let (rat, index) = self.ssbo_place(v, ii.srcs[1], ii.srcs[2], first.into())?;
+            let srcs = std::array::from_fn(|c| {
+                if words >> (first as usize + c) & 1 == 0 {
+                    return Lane::Unused;
+                }
+                let src = self.src(data, first + c as u8);
+                self.lane(src)
+            });
+            let index = [Lane::Value(index), Lane::Unused, Lane::Unused, Lane::Unused];
+            let write = Export::rat(rat.into(), rat_inst::STORE_RAW, srcs, index);
+            self.block.push(Inst::Export(write));
+        }
+        Ok(())
+    }
+
+    /// An SSBO atomic: the RAT's `_RTN` operation (its operand in the data GPR's x, a
+    /// compare-exchange's comparand in w), then a fetch of what it returned.
+    fn ssbo_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let op = ii
+            .index(IndexKind::AtomicOp)
+            .and_then(AtomicOp::from_index)
+            .ok_or_else(|| self.error(v, "an atomic without its operation"))?;
+        if self
+            .func
+            .inst(v)
+            .def
+            .is_none_or(|d| d.bits != 32 || d.comps != 1)
+        {
+            return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
+        }
+        let inst = match op {
+            AtomicOp::Iadd => rat_inst::ADD_RTN,
+            AtomicOp::Imin => rat_inst::MIN_INT_RTN,
+            AtomicOp::Umin => rat_inst::MIN_UINT_RTN,
+            AtomicOp::Imax => rat_inst::MAX_INT_RTN,
+            AtomicOp::Umax => rat_inst::MAX_UINT_RTN,
+            AtomicOp::Iand => rat_inst::AND_RTN,
+            AtomicOp::Ior => rat_inst::OR_RTN,
+            AtomicOp::Ixor => rat_inst::XOR_RTN,
+            AtomicOp::Xchg => rat_inst::XCHG_RTN,
+            AtomicOp::Cmpxchg => rat_inst::CMPXCHG_INT_RTN,
+            AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => {
+                return Err(self.error(v, "float atomics: the RATs have none"));
+            }
+        };
+        let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1], 0)?;
+        let swap = ii.op == Intrinsic::SsboAtomicSwap;
+        // The swap form's operands: the comparand, then the value stored.
+        let operand = self.src(ii.srcs[if swap { 3 } else { 2 }], 0);
+        let mut srcs = [self.lane(operand), Lane::Zero, Lane::Zero, Lane::Zero];
+        if swap {
+            let comparand = self.src(ii.srcs[2], 0);
+            srcs[3] = self.lane(comparand);
+        }
+        let index = [
+            Lane::Value(index_value),
+            Lane::Unused,
+            Lane::Unused,
+            Lane::Unused,
+        ];
+        let write = Export::rat(rat.into(), inst, srcs, index);
+        self.block.push(Inst::Export(write));
+        // The fetch reads the lane's own return (its index is not read: a value, as a
+        // vertex fetch's address must be).
+        let returned = self.dst(v, 0);
+        let resource = RAT_RETURN_RESOURCE + rat;
+        self.fetch_dwords(
+            resource,
+            0,
+            index_value,
+            [Some(returned), None, None, None],
+            1,
+        );
         Ok(())
     }
 

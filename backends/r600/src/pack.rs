@@ -34,7 +34,7 @@ use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lir, Multi, Node, Operand, Src, VReg, channel,
 };
-use crate::program::{ExportType, Kcache, Slot};
+use crate::program::{Kcache, Slot};
 use crate::units::Units;
 use shrew_engine::deep::{Children, nested};
 use shrew_engine::passes::machine::MachineIr;
@@ -420,11 +420,12 @@ impl Packer<'_> {
                 let order = indexed.entry(access.chan).or_default();
                 order.record(i, access, write);
             }
+            // Scratch and RAT memory: one order of reads and writes.
             match inst {
-                Inst::Fetch(f) if f.op == FetchOp::ReadScratch => {
+                Inst::Fetch(f) if f.reads_memory() => {
                     scratch.access(i, false, &mut deps[i]);
                 }
-                Inst::Export(e) if e.kind == ExportType::Scratch => {
+                Inst::Export(e) if e.writes_memory() => {
                     scratch.access(i, true, &mut deps[i]);
                 }
                 _ => {}
@@ -1787,6 +1788,7 @@ impl MachineIr for Packed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::ExportType;
     use crate::regalloc::{Allocated, Allocation};
     use std::borrow::Cow;
 

@@ -381,9 +381,34 @@ pub enum ExportType {
     Rat,
 }
 
-/// MEM_RAT's RAT_INST for a typed store: the texel at the index GPR's coordinates (x, y, z
-/// as integers) takes the data GPR's enabled components.
-pub const RAT_STORE_TYPED: u8 = 1;
+/// MEM_RAT's operations (RAT_INST) that this backend uses.
+pub mod rat_inst {
+    /// The texel at the index GPR's coordinates (x, y, z as integers) takes the data GPR's
+    /// enabled components.
+    pub const STORE_TYPED: u8 = 1;
+    /// The dwords from the index GPR's x on take the data GPR's enabled components.
+    pub const STORE_RAW: u8 = 2;
+    /// Atomics on the dword at the index GPR's x with the data GPR's x (and its w, the
+    /// comparand, for CMPXCHG), returning the dword's old value.
+    pub const XCHG_RTN: u8 = 34;
+    pub const CMPXCHG_INT_RTN: u8 = 36;
+    pub const ADD_RTN: u8 = 39;
+    pub const MIN_INT_RTN: u8 = 42;
+    pub const MIN_UINT_RTN: u8 = 43;
+    pub const MAX_INT_RTN: u8 = 44;
+    pub const MAX_UINT_RTN: u8 = 45;
+    pub const AND_RTN: u8 = 46;
+    pub const OR_RTN: u8 = 47;
+    pub const XOR_RTN: u8 = 48;
+}
+
+/// The buffer resource through which vertex fetches read the memory of RAT `r` (an SSBO):
+/// `RAT_BUFFER_RESOURCE + r`, its elements dwords.
+pub const RAT_BUFFER_RESOURCE: u8 = 64;
+
+/// The resource through which a vertex fetch reads, for each lane, the dword its last atomic
+/// on RAT `r` returned: `RAT_RETURN_RESOURCE + r`.
+pub const RAT_RETURN_RESOURCE: u8 = 80;
 
 /// An export, or a scratch write (the CF_ALLOC_EXPORT words).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -404,7 +429,7 @@ pub struct Export {
     pub ack: bool,
     /// Scratch writes: elements the index may reach; a write at or past it is dropped.
     pub array_size: u16,
-    /// RAT writes: the operation (RAT_INST, [`RAT_STORE_TYPED`]).
+    /// RAT writes: the operation ([`rat_inst`]).
     pub rat_inst: u8,
 }
 

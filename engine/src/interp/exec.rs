@@ -125,18 +125,14 @@ fn store_raw(
     Ok(())
 }
 
-/// The value an atomic leaves in memory.
-pub(crate) fn atomic_result(
-    op: AtomicOp,
-    bits: u8,
-    old: u64,
-    a: u64,
-    b: Option<u64>,
-) -> Result<u64, Fault> {
+/// The value an atomic leaves in memory: `op` of the `bits`-bit `old` value with operand `a`
+/// (and `b`, the value a compare-exchange stores where `old` equals `a`); `None` for a
+/// compare-exchange without `b`.
+pub fn atomic_result(op: AtomicOp, bits: u8, old: u64, a: u64, b: Option<u64>) -> Option<u64> {
     let (so, sa) = (sext(old, bits), sext(a, bits));
     let (uo, ua) = (mask(old, bits), mask(a, bits));
     let f = |x: u64| fget(x, bits);
-    Ok(mask(
+    Some(mask(
         match op {
             AtomicOp::Iadd => uo.wrapping_add(ua),
             AtomicOp::Imin => so.min(sa) as u64,
@@ -148,10 +144,11 @@ pub(crate) fn atomic_result(
             AtomicOp::Ixor => uo ^ ua,
             AtomicOp::Xchg => ua,
             AtomicOp::Cmpxchg => {
-                let b = b.ok_or_else(|| {
-                    Fault::invalid("cmpxchg needs the `_swap` form of the atomic".into())
-                })?;
-                if uo == ua { b } else { uo }
+                if uo == ua {
+                    b?
+                } else {
+                    uo
+                }
             }
             AtomicOp::Fadd => fput(f(old) + f(a), bits),
             AtomicOp::Fmin => fput(shrew_ops::eval::fmin(f(old), f(a)), bits),
@@ -159,6 +156,12 @@ pub(crate) fn atomic_result(
         },
         bits,
     ))
+}
+
+/// [`atomic_result`], a compare-exchange without its second operand a fault.
+fn atomic_update(op: AtomicOp, bits: u8, old: u64, a: u64, b: Option<u64>) -> Result<u64, Fault> {
+    atomic_result(op, bits, old, a, b)
+        .ok_or_else(|| Fault::invalid("cmpxchg needs the `_swap` form of the atomic".into()))
 }
 
 /// Reads, updates and (when `write`) writes back one atomic location; returns the old value.
@@ -172,7 +175,7 @@ fn atomic_raw(
     what: &str,
 ) -> Result<u64, Fault> {
     let old = load_raw(buf, off, 1, bits, what)?[0];
-    let new = atomic_result(op, bits, old, a, b)?;
+    let new = atomic_update(op, bits, old, a, b)?;
     if write {
         store_raw(buf, off, &[new], 1, bits, what)?;
     }
@@ -1249,7 +1252,7 @@ impl<'p, 's> Machine<'p, 's> {
                     _ => {
                         let at = at?;
                         let old = img.texels[at][0] as u64;
-                        let new = atomic_result(atomic_op()?, 32, old, src0(3), swap_data(3).1)?;
+                        let new = atomic_update(atomic_op()?, 32, old, src0(3), swap_data(3).1)?;
                         if !helper {
                             img.texels[at][0] = new as u32;
                         }

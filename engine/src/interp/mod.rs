@@ -117,6 +117,7 @@ mod wide;
 #[cfg(test)]
 mod tests;
 
+pub use exec::atomic_result;
 pub use memory::{
     LayoutRule, Storage, VarLayout, flatten_type, layout_variables, try_flatten_type,
 };

@@ -50,7 +50,7 @@ use super::{
     At, EmuError, ExportRecord, Machine, ONE, STEP_LIMIT, Within, bit, invalid, unsupported,
 };
 use crate::isa::{CLAUSE_TEMP_BASE, CfOp, Chip};
-use crate::program::{CfBody, Export};
+use crate::program::{Cf, CfBody, Export};
 use shrew_engine::deadline;
 
 /// Stack elements a loop frame takes (the entry size of wave-64 chips).
@@ -94,7 +94,7 @@ impl Machine<'_> {
             if cf.op.opcode(self.chip).is_none() {
                 return Err(unsupported(format!("{} on {:?}", cf.op, self.chip)).at(at));
             }
-            let next = self.step(&at, &cf.body)?;
+            let next = self.step(&at, cf)?;
             if cf.op == CfOp::CfEnd || (cf.end_of_program && self.chip != Chip::Cayman) {
                 return Ok(());
             }
@@ -103,7 +103,8 @@ impl Machine<'_> {
     }
 
     /// Executes one CF instruction; gives the CF index it jumps to, if it jumps.
-    fn step(&mut self, at: &At, body: &CfBody) -> Result<Option<usize>, EmuError> {
+    fn step(&mut self, at: &At, cf: &Cf) -> Result<Option<usize>, EmuError> {
+        let body = &cf.body;
         let op = at.cf_op;
         let mismatch = || invalid(format!("{op} with a body of the wrong kind")).at(at.clone());
         match op {
@@ -155,7 +156,8 @@ impl Machine<'_> {
                 let CfBody::Export(write) = body else {
                     return Err(mismatch());
                 };
-                self.rat_write(write).map_err(|w| w.at(at.clone()))?;
+                self.rat_write(write, cf.valid_pixel_mode)
+                    .map_err(|w| w.at(at.clone()))?;
                 Ok(None)
             }
             CfOp::WaitAck => {

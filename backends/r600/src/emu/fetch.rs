@@ -12,7 +12,7 @@
 //!   FMT_32_32 (29), FMT_32_32_32 (47) and FMT_32_32_32_32 (34) read 1-4 dwords; the other
 //!   components are 0; bytes past the end (or of a buffer not given) read as zero. The number
 //!   format, fetch type, mega-fetch count and swizzle flags are not interpreted; endian swaps
-//!   are not modelled.
+//!   are not modelled. The RAT resources read RAT memory and atomics' returns (`rat`).
 //! - GET_GRADIENTS_H/V give the derivative of each source channel (after `src_sel`) along x
 //!   (right − left of the quad's top row) or y (bottom − top of its left column) over the
 //!   quad's lanes that run the fetch, falling back to the other row (column), 0 when neither
@@ -162,6 +162,9 @@ impl Machine<'_> {
         let chan = fetch.src_sel[0];
         if chan > 3 {
             return Err(invalid(format!("address component select {chan}")));
+        }
+        if let Some(results) = self.rat_fetch(fetch, dwords, exec) {
+            return results;
         }
         let (bytes, stride) = self
             .env

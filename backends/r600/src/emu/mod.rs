@@ -27,6 +27,7 @@ mod alu;
 mod arith;
 mod cf;
 mod fetch;
+mod rat;
 mod scratch;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ use crate::program::{ExportType, Program};
 use crate::texture::TextureState;
 use cf::Entry;
 use scratch::InFlight;
+use shrew_engine::interp::Image;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -60,19 +62,23 @@ pub struct Wavefront {
     pub killed: Vec<bool>,
     /// The GPRs a run wrote in some lane (bit `g` for R`g`), which [`Wavefront::reuse`] zeroes.
     written: u128,
-    /// What the run's RAT writes stored, in program order (lane order within a write).
-    pub rat_writes: Vec<RatWrite>,
+    /// Lanes whose pixel is not covered (helpers for derivatives): instructions in valid
+    /// pixel mode do not run for them.
+    pub helpers: u64,
+    /// The memory of each random access target (RAT), by number, as the dispatcher binds it;
+    /// MEM_RAT writes it, vertex fetches read it ([`crate::program::RAT_BUFFER_RESOURCE`]).
+    pub rats: BTreeMap<u8, RatMemory>,
+    /// Per RAT, each lane's dword its last atomic returned.
+    returns: BTreeMap<u8, Vec<u32>>,
 }
 
-/// A texel a RAT write (MEM_RAT STORE_TYPED) stored: the dispatcher applies it to the image
-/// bound as the RAT.
+/// What a random access target holds.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RatWrite {
-    pub rat: u8,
-    /// The coordinates (x, y, z as integers).
-    pub coord: [i32; 3],
-    /// The enabled components' data (raw bits).
-    pub data: [Option<u32>; 4],
+pub enum RatMemory {
+    /// An image, its texels raw dwords.
+    Image(Image),
+    /// A buffer of bytes (an SSBO).
+    Buffer(Vec<u8>),
 }
 
 impl Wavefront {
@@ -83,7 +89,9 @@ impl Wavefront {
             gprs: vec![[[0; 4]; 128]; lanes],
             killed: vec![false; lanes],
             written: 0,
-            rat_writes: Vec::new(),
+            helpers: 0,
+            rats: BTreeMap::new(),
+            returns: BTreeMap::new(),
         }
     }
 
@@ -101,7 +109,8 @@ impl Wavefront {
         self.gprs.resize(lanes, [[0; 4]; 128]);
         self.killed.clear();
         self.killed.resize(lanes, false);
-        self.rat_writes.clear();
+        self.helpers = 0;
+        self.returns.clear();
         self.lanes = lanes;
     }
 }

@@ -1,5 +1,5 @@
 //! Scratch memory: each lane's elements, written by MEM_SCRATCH and read by READ_SCRATCH,
-//! and the writes in flight between them; and the writes to random access targets.
+//! and the writes in flight between them.
 //!
 //! # Scratch memory
 //!
@@ -13,17 +13,10 @@
 //! until a WAIT_ACK after it, which only waits for acknowledged writes (WRITE_ACK,
 //! WRITE_IND_ACK): a READ_SCRATCH while a write is in flight is an error, the hazard the
 //! hardware leaves to the program.
-//!
-//! # Random access targets (Evergreen, Cayman)
-//!
-//! MEM_RAT STORE_TYPED (the only RAT operation modelled) records, for each active lane, the
-//! texel at the index GPR's x, y, z (signed integers) and the data GPR's components of its
-//! COMP_MASK in [`super::Wavefront::rat_writes`], in program order; the dispatcher stores them
-//! into the image bound as the RAT (`base`), dropping those outside it.
 
 use super::{Machine, Why, invalid, lanes, unsupported};
 use crate::isa::CLAUSE_TEMP_BASE;
-use crate::program::{Export, ExportType, Fetch, RAT_STORE_TYPED};
+use crate::program::{Export, ExportType, Fetch};
 
 /// Scratch writes that may not have landed yet.
 #[derive(Copy, Clone, Debug, Default)]
@@ -89,43 +82,22 @@ impl Machine<'_> {
                 }
             }
         }
-        if w.ack {
+        self.note_write(w.ack);
+        Ok(())
+    }
+
+    /// Records a write to memory: an acknowledged one is in flight until a WAIT_ACK.
+    pub(super) fn note_write(&mut self, ack: bool) {
+        if ack {
             self.in_flight.acknowledged = true;
         } else {
             self.in_flight.unacknowledged = true;
         }
-        Ok(())
     }
 
-    /// A RAT write: each active lane's texel at the index GPR's x, y, z (integers) takes the
-    /// data GPR's enabled components ([`super::RatWrite`]).
-    pub(super) fn rat_write(&mut self, w: &Export) -> Result<(), Why> {
-        let Some(index) = w.index_gpr.filter(|_| w.rat_inst == RAT_STORE_TYPED) else {
-            return Err(unsupported(format!(
-                "RAT operation {} (only STORE_TYPED, with its coordinates, is modelled)",
-                w.rat_inst
-            )));
-        };
-        if w.kind != ExportType::Rat || w.burst != 1 {
-            return Err(unsupported(format!(
-                "a RAT write of type {:?} and burst {}",
-                w.kind, w.burst
-            )));
-        }
-        if let Some(g) = [w.gpr, index].into_iter().find(|&g| g >= CLAUSE_TEMP_BASE) {
-            return Err(invalid(format!("reads R{g}, not a GPR of the program")));
-        }
-        for lane in lanes(self.active) {
-            let coords = self.wave.gprs[lane][index as usize];
-            let data = self.wave.gprs[lane][w.gpr as usize];
-            let write = super::RatWrite {
-                rat: w.base as u8,
-                coord: [0, 1, 2].map(|c| coords[c] as i32),
-                data: std::array::from_fn(|c| (usize::from(w.swizzle[c]) == c).then_some(data[c])),
-            };
-            self.wave.rat_writes.push(write);
-        }
-        Ok(())
+    /// Whether an acknowledged write is in flight.
+    pub(super) fn writes_in_flight(&self) -> bool {
+        self.in_flight.acknowledged
     }
 
     /// READ_SCRATCH's results.

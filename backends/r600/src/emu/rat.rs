@@ -1,0 +1,202 @@
+//! Random access targets (Evergreen, Cayman): MEM_RAT writes and atomics, and the vertex
+//! fetches that read RAT memory and atomics' results.
+//!
+//! # RATs
+//!
+//! The dispatcher binds each RAT's memory ([`super::Wavefront::rats`]): an image or a buffer.
+//! MEM_RAT runs for the active lanes in lane order (in valid pixel mode only for lanes that are
+//! not helpers):
+//! - STORE_TYPED: the image texel at the index GPR's x, y, z (signed integers; z is the layer
+//!   of a layered image) takes the data GPR's components of its COMP_MASK;
+//! - STORE_RAW: the buffer dwords from the index GPR's x on take the data GPR's components of
+//!   its COMP_MASK (component c at dword x + c);
+//! - the `_RTN` atomics: the buffer dword at the index GPR's x becomes the operation of its old
+//!   value with the data GPR's x (CMPXCHG_INT_RTN stores x where the old value equals w), and
+//!   the old value is the lane's return for the RAT.
+//!
+//! Writes outside the memory, or to a RAT with none bound, are dropped (an atomic there
+//! returns 0). A write whose TYPE has
+//! the acknowledge bit is in flight until a WAIT_ACK: a vertex fetch of RAT memory or of
+//! returns while one is in flight is an error, the hazard the hardware leaves to the program.
+//!
+//! VFETCH from [`RAT_BUFFER_RESOURCE`]` + r` reads RAT `r`'s buffer (its elements dwords), and
+//! from [`RAT_RETURN_RESOURCE`]` + r` gives each lane its return for RAT `r` in x (the hardware
+//! fetches it at the lane's own index in the return buffer; the index GPR is not read).
+
+use super::{Machine, RatMemory, Why, dword, invalid, lanes, unsupported};
+use crate::isa::CLAUSE_TEMP_BASE;
+use crate::program::rat_inst::*;
+use crate::program::{Export, ExportType, Fetch, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE};
+use shrew_engine::interp::atomic_result;
+use shrew_engine::ops::AtomicOp;
+
+/// The RATs a program may have.
+const RATS: u8 = 12;
+
+/// The atomic operation of a `_RTN` RAT instruction.
+fn atomic_op(inst: u8) -> Option<AtomicOp> {
+    Some(match inst {
+        XCHG_RTN => AtomicOp::Xchg,
+        CMPXCHG_INT_RTN => AtomicOp::Cmpxchg,
+        ADD_RTN => AtomicOp::Iadd,
+        MIN_INT_RTN => AtomicOp::Imin,
+        MIN_UINT_RTN => AtomicOp::Umin,
+        MAX_INT_RTN => AtomicOp::Imax,
+        MAX_UINT_RTN => AtomicOp::Umax,
+        AND_RTN => AtomicOp::Iand,
+        OR_RTN => AtomicOp::Ior,
+        XOR_RTN => AtomicOp::Ixor,
+        _ => return None,
+    })
+}
+
+impl Machine<'_> {
+    /// Runs a MEM_RAT instruction (see the module documentation); `valid_pixels`: its valid
+    /// pixel mode.
+    pub(super) fn rat_write(&mut self, w: &Export, valid_pixels: bool) -> Result<(), Why> {
+        let Some(index) = w.index_gpr else {
+            return Err(invalid("a RAT write without an index GPR"));
+        };
+        if w.kind != ExportType::Rat || w.burst != 1 || w.base >= u16::from(RATS) {
+            return Err(unsupported(format!(
+                "a RAT write of type {:?}, burst {} to RAT {}",
+                w.kind, w.burst, w.base
+            )));
+        }
+        if let Some(g) = [w.gpr, index].into_iter().find(|&g| g >= CLAUSE_TEMP_BASE) {
+            return Err(invalid(format!("reads R{g}, not a GPR of the program")));
+        }
+        let rat = w.base as u8;
+        let enabled = |c: usize| usize::from(w.swizzle[c]) == c;
+        let exec = if valid_pixels {
+            self.active & !self.wave.helpers
+        } else {
+            self.active
+        };
+        for lane in lanes(exec) {
+            let at = self.wave.gprs[lane][index as usize];
+            let data = self.wave.gprs[lane][w.gpr as usize];
+            match (w.rat_inst, self.wave.rats.get_mut(&rat)) {
+                (STORE_TYPED, Some(RatMemory::Image(image))) => {
+                    let [x, y, z] = [0, 1, 2].map(|c| i64::from(at[c] as i32));
+                    let coord = if image.depth <= 1 {
+                        [x, y, 0, z]
+                    } else {
+                        [x, y, z, 0]
+                    };
+                    if let Some(texel) = image.index(coord) {
+                        for c in (0..4).filter(|&c| enabled(c)) {
+                            image.texels[texel][c] = data[c];
+                        }
+                    }
+                }
+                (STORE_RAW, Some(RatMemory::Buffer(bytes))) => {
+                    for c in (0..4).filter(|&c| enabled(c)) {
+                        let offset = (u64::from(at[0]) + c as u64) * 4;
+                        store_dword(bytes, offset, data[c]);
+                    }
+                }
+                (inst, memory) if atomic_op(inst).is_some() => {
+                    let op = atomic_op(inst).expect("an atomic");
+                    let mut none = Vec::new();
+                    let bytes = match memory {
+                        Some(RatMemory::Buffer(bytes)) => bytes,
+                        None => &mut none,
+                        Some(RatMemory::Image(_)) => {
+                            return Err(invalid(format!("an atomic on RAT {rat}, an image")));
+                        }
+                    };
+                    let offset = u64::from(at[0]) * 4;
+                    let inside = offset + 4 <= bytes.len() as u64;
+                    let old = if inside { dword(bytes, offset) } else { 0 };
+                    let (a, b) = match op {
+                        AtomicOp::Cmpxchg => (data[3], Some(data[0])),
+                        _ => (data[0], None),
+                    };
+                    let new = atomic_result(op, 32, old.into(), a.into(), b.map(u64::from))
+                        .expect("a compare-exchange has both operands");
+                    if inside {
+                        store_dword(bytes, offset, new as u32);
+                    }
+                    let lanes_n = self.wave.lanes;
+                    self.wave
+                        .returns
+                        .entry(rat)
+                        .or_insert_with(|| vec![0; lanes_n])[lane] = old;
+                }
+                (STORE_TYPED | STORE_RAW, None) => {}
+                (inst, memory) => {
+                    let holds = match memory {
+                        Some(RatMemory::Image(_)) => "an image",
+                        _ => "a buffer",
+                    };
+                    return Err(invalid(format!(
+                        "RAT operation {inst} on RAT {rat}, which holds {holds}"
+                    )));
+                }
+            }
+        }
+        self.note_write(w.ack);
+        Ok(())
+    }
+
+    /// A vertex fetch's results when it reads RAT memory or returns (`None` for other
+    /// resources).
+    pub(super) fn rat_fetch(
+        &self,
+        fetch: &Fetch,
+        dwords: usize,
+        exec: u64,
+    ) -> Option<Result<Vec<Option<[u32; 4]>>, Why>> {
+        let resource = fetch.resource;
+        let (rat, returns) = match resource {
+            r if (RAT_BUFFER_RESOURCE..RAT_BUFFER_RESOURCE + RATS).contains(&r) => {
+                (r - RAT_BUFFER_RESOURCE, false)
+            }
+            r if (RAT_RETURN_RESOURCE..RAT_RETURN_RESOURCE + RATS).contains(&r) => {
+                (r - RAT_RETURN_RESOURCE, true)
+            }
+            _ => return None,
+        };
+        if self.writes_in_flight() {
+            return Some(Err(invalid(
+                "a fetch of RAT memory while an acknowledged write is in flight (no WAIT_ACK)",
+            )));
+        }
+        let mut out = vec![None; self.wave.lanes];
+        if returns {
+            let values = self.wave.returns.get(&rat);
+            for lane in lanes(exec) {
+                out[lane] = Some([values.map_or(0, |v| v[lane]), 0, 0, 0]);
+            }
+            return Some(Ok(out));
+        }
+        let bytes = match self.wave.rats.get(&rat) {
+            Some(RatMemory::Buffer(bytes)) => bytes.as_slice(),
+            _ => &[],
+        };
+        let chan = fetch.src_sel[0] as usize;
+        for lane in lanes(exec) {
+            let index = u64::from(self.wave.gprs[lane][fetch.src_gpr as usize][chan]);
+            let base = 4 * index + u64::from(fetch.vtx.offset);
+            out[lane] = Some(std::array::from_fn(|k| {
+                if k < dwords {
+                    dword(bytes, base + 4 * k as u64)
+                } else {
+                    0
+                }
+            }));
+        }
+        Some(Ok(out))
+    }
+}
+
+/// Writes the little-endian dword `value` at byte `offset` of `bytes`, if it is inside.
+fn store_dword(bytes: &mut [u8], offset: u64, value: u32) {
+    if let Some(slot) = usize::try_from(offset)
+        .ok()
+        .and_then(|at| bytes.get_mut(at..at.checked_add(4)?))
+    {
+        slot.copy_from_slice(&value.to_le_bytes());
+    }
+}
