@@ -70,12 +70,6 @@ pub trait DrawStages: Sync {
 
     /// Compiles the (optimized) compute shader, or says why it cannot.
     fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String>;
-
-    /// The vertex attribute locations a vertex shader may read (GL_MAX_VERTEX_ATTRIBS), when
-    /// the stages have a limit.
-    fn max_vertex_attributes(&self) -> Option<u32> {
-        None
-    }
 }
 
 /// A compiled compute shader.

@@ -36,7 +36,7 @@ use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{
     DrawStages, FragmentKernel, Primitive, QuadGrid, TriangleFragments, VertexKernel,
 };
-use shrew_engine::interp::memory::{Layout, LayoutRule, layout_variables};
+use shrew_engine::interp::memory::{Layout, LayoutRule};
 use shrew_engine::interp::{Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
@@ -177,18 +177,6 @@ pub fn run_file(
         return Outcome::skip("no vertex and fragment shader pair");
     };
     let stages = backend.unwrap_or(&Interpreter::ROBUST);
-    if let Some(max) = stages.max_vertex_attributes() {
-        match attribute_locations(&vs.0) {
-            Ok(used) if used > max => {
-                return Outcome::skip(format!(
-                    "the vertex shader reads {used} attribute locations, more than the {max} \
-                     the target has (GL_MAX_VERTEX_ATTRIBS)"
-                ));
-            }
-            Ok(_) => {}
-            Err(e) => return Outcome::fail(format!("vertex shader: {e}")),
-        }
-    }
     let kernel = match stages.compile_fragment(&fs.0) {
         Ok(k) => k,
         Err(e) => return Outcome::fail(format!("fragment shader: backend: {e}")),
@@ -223,17 +211,6 @@ impl From<String> for ExecFailure {
             mismatch: false,
         }
     }
-}
-
-/// The vertex attribute locations `shader`'s inputs take (64-bit vectors of three or four
-/// components two each).
-fn attribute_locations(shader: &Shader) -> Result<u32, String> {
-    let layouts = layout_variables(shader).map_err(|e| e.to_string())?;
-    Ok((shader.variables.iter().zip(&layouts))
-        .filter(|(var, _)| var.mode == Mode::ShaderIn && var.builtin.is_none())
-        .map(|(_, layout)| (layout.offset + layout.size).div_ceil(16))
-        .max()
-        .unwrap_or(0))
 }
 
 /// Whether the test's program has a compute shader.

@@ -312,11 +312,6 @@ struct R600FragmentKernel {
 }
 
 impl DrawStages for R600Draw<'_> {
-    /// As Mesa exposes it on these chips.
-    fn max_vertex_attributes(&self) -> Option<u32> {
-        Some(16)
-    }
-
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
         let (lowered, kernel) = self.0.lower_and_compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;

@@ -255,11 +255,6 @@ struct GenFragmentKernel {
 }
 
 impl DrawStages for GenDraw<'_> {
-    /// As Mesa exposes it on Gen7-9 (the vertex threads take their attributes in the payload).
-    fn max_vertex_attributes(&self) -> Option<u32> {
-        Some(16)
-    }
-
     fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String> {
         let lowered = self.compiler.lowered(shader)?;
         // A workgroup too large for the width asked for runs wider, as a driver would run it.
