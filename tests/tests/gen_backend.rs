@@ -327,3 +327,29 @@ fn partial_and_boolean_stores_to_buffers_and_shared_memory() {
         }
     }
 }
+
+/// Vertex shaders with more attributes than the payload holds beside the program: those past
+/// a quarter of the register file's worth come from the vertex's URB entry (SIMD8 reads),
+/// and the emulator computes what the interpreter does on every Gen8+ generation.
+#[test]
+fn vertex_attributes_past_the_payload_are_read_from_the_urb() {
+    const SHADER: &str = "#version 410
+        layout(location = 0) in vec4 a[24];
+        layout(location = 24) in dvec4 d[3];
+        out vec4 sum;
+        void main() {
+            vec4 s = vec4(0.0);
+            for (int i = 0; i < 24; i++)
+                s += a[i] * float(i + 1);
+            sum = s + vec4(d[0] + d[1] * 2.0 + d[2]);
+            gl_Position = a[0];
+        }";
+    let Some(shader) = shrew_tests::shader_from_glsl(SHADER, shrew_engine::ir::Stage::Vertex)
+    else {
+        return;
+    };
+    for target in ["gen8", "gen9"] {
+        run_on_target(&shader, &Run::new(target, Some(8)))
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+    }
+}

@@ -59,6 +59,10 @@ fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
         desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_WRITE => Some(
             format!("{} SIMD8 write", get(desc::Urb::of(hw).global_offset)),
         ),
+        desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_READ => Some(format!(
+            "{} SIMD8 read",
+            get(desc::Urb::of(hw).global_offset)
+        )),
         desc::RenderCache::SFID if message_type == Some(desc::RenderCache::RENDER_TARGET_WRITE) => {
             let f = desc::RenderTargetWrite::of(hw);
             let subtype = desc::RenderTargetWrite::SUBTYPE_NAMES.get(get(f.subtype) as usize)?;

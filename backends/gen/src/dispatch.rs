@@ -297,8 +297,10 @@ fn take_back(thread: &mut Thread, p: &Payload, resources: &mut Resources) {
 }
 
 /// Runs a vertex kernel over the draw's vertices, eight to a thread (vertex `v` in channel
-/// `v % 8`, its URB handle `v`); gives each vertex's URB entry as the slots of
-/// [`Payload::vue`], four raw dwords each (zero where nothing was written).
+/// `v % 8`, its URB handle `v`), the attributes in the payload or, for those the payload has
+/// no room for ([`Payload::pulled_attribute`]), in the vertex's URB entry; gives each
+/// vertex's URB entry as the slots of [`Payload::vue`], four raw dwords each (zero where
+/// nothing was written).
 pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
@@ -315,7 +317,17 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
                 thread.set(grf, lane, Type::UD, vertex as u64);
             }
             for &slot in draw.attributes.keys() {
-                for (c, value) in draw.attribute(slot, vertex).into_iter().enumerate() {
+                let values = draw.attribute(slot, vertex);
+                // The attributes the payload has no room for wait in the vertex's URB entry.
+                if let Some(oword) = p.pulled_attribute(slot) {
+                    let entry = thread.urb.entry(vertex as u32).or_default();
+                    let at = 4 * oword as usize;
+                    if entry.len() < at + 4 {
+                        entry.resize(at + 4, 0);
+                    }
+                    entry[at..at + 4].copy_from_slice(&values);
+                }
+                for (c, value) in values.into_iter().enumerate() {
                     if let Some(grf) = p.attribute(slot, c as u32) {
                         thread.set(grf, lane, Type::UD, value as u64);
                     }

@@ -1056,6 +1056,27 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
+        // URB SIMD8 read: each enabled channel reads `rlen` dwords of its URB entry (the
+        // handle in the header's dword for the channel) from the descriptor's offset in
+        // 128-bit units, dword k into the response's GRF k (0 past the entry's end).
+        desc::Urb::SFID if descriptor.get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_READ => {
+            let dwords = descriptor.get(desc::Send::of(hw).rlen) as usize;
+            let offset = descriptor.get(desc::Urb::of(hw).global_offset) as usize * 4;
+            let dst = inst.dst.filter(|d| d.file == RegFile::Grf);
+            for i in
+                (0..8).filter(|&i| dst.is_some() && enabled >> (inst.group as usize + i) & 1 != 0)
+            {
+                let dst = dst.expect("a GRF destination");
+                let handle = thread.read(payload.nr as usize * 32 + 4 * i, 4)? as u32;
+                let entry = thread.urb.get(&handle);
+                let values: Vec<u32> = (0..dwords)
+                    .map(|k| entry.and_then(|e| e.get(offset + k)).copied().unwrap_or(0))
+                    .collect();
+                for (k, value) in values.into_iter().enumerate() {
+                    thread.set(dst.nr + k as u8, i, Type::UD, value as u64);
+                }
+            }
+        }
         // The gateway's barrier message: the thread has arrived (its `wait` stops it).
         desc::Gateway::SFID
             if descriptor.get(desc::Gateway::of(hw).subfunction) == desc::Gateway::BARRIER =>

@@ -530,6 +530,8 @@ pub(crate) mod desc {
         pub const SFID: u8 = 6;
         /// Gen8+.
         pub const SIMD8_WRITE: u32 = 7;
+        /// Gen8+.
+        pub const SIMD8_READ: u32 = 8;
     }
 
     impl Gateway {

@@ -11,6 +11,7 @@ use crate::lir::{Base, Inst, Operand, Src};
 use shrew_engine::ir::{Builtin, Deref, InstKind, Interp, IntrinsicInst, Stage, Value};
 use shrew_engine::ops::{IndexKind, Intrinsic};
 use shrew_engine::passes::lower_io::interp_of;
+use std::collections::BTreeMap;
 
 impl Lowering<'_> {
     pub(super) fn intrinsic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
@@ -157,13 +158,27 @@ impl Lowering<'_> {
                 let place = |k: u8| (base + (first + k as u32) / 4, (first + k as u32) % 4);
                 let dwords = comps * self.dwords_per_comp(v);
                 if self.shader.stage == Stage::Vertex {
+                    let mut pulled = BTreeMap::new();
                     for k in 0..dwords {
                         let (slot, comp) = place(k);
-                        let grf = self.payload.attribute(slot, comp);
-                        let grf =
-                            grf.ok_or_else(|| self.error(v, "the input has no payload slot"))?;
+                        let value = match self.payload.attribute(slot, comp) {
+                            Some(grf) => Operand::payload(grf, 0, Type::UD),
+                            None => {
+                                let Some(oword) = self.payload.pulled_attribute(slot) else {
+                                    return Err(self.error(v, "the input has no payload slot"));
+                                };
+                                let slot_data = match pulled.get(&oword) {
+                                    Some(&data) => data,
+                                    None => {
+                                        let data = self.urb_read(v, oword)?;
+                                        pulled.insert(oword, data);
+                                        data
+                                    }
+                                };
+                                Operand::vector(slot_data, 32 * comp, Type::UD)
+                            }
+                        };
                         let dst = self.dword(v, k);
-                        let value = Operand::payload(grf, 0, Type::UD);
                         self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
                     }
                     return Ok(());

@@ -113,6 +113,10 @@ pub struct Payload {
     pub setup_start: u8,
     /// The input slots, in setup order.
     pub inputs: Vec<u32>,
+    /// Vertex threads: how many of [`Payload::inputs`] (the first ones) are in the payload;
+    /// the thread reads the others from its URB entry, where input `i` is at 128-bit offset
+    /// `i` ([`Payload::pulled_attribute`]).
+    pub pushed_inputs: usize,
     /// Fragment threads: how each input slot is interpolated (flat ones read the constant).
     pub interp: BTreeMap<u32, Interp>,
     /// GRFs the payload occupies.

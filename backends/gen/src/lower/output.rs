@@ -138,6 +138,48 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// Vertex threads: a URB SIMD8 read of the input at 128-bit offset `oword` of each
+    /// vertex's URB entry (the handles in the header, as for the writes): four GRFs, a
+    /// component's dword per channel in each.
+    pub(super) fn urb_read(&mut self, v: Value, oword: u32) -> Result<VReg, LowerError> {
+        let header = self.program.new_vreg(1);
+        let mut handles = Inst::new(
+            Opcode::Mov,
+            8,
+            Some(Operand::vector(header, 0, Type::UD)),
+            vec![Src::Reg(Operand::payload(1, 0, Type::UD))],
+        );
+        handles.mask_all = true;
+        self.emit(handles);
+        let send = desc::Send::of(self.hw);
+        let urb = desc::Urb::of(self.hw);
+        let message = self.message(
+            v,
+            desc::Urb::SFID,
+            &[
+                (send.mlen, 1),
+                (send.rlen, 4),
+                (send.header_present, 1),
+                (urb.opcode, desc::Urb::SIMD8_READ),
+                (urb.global_offset, oword),
+            ],
+        )?;
+        let data = self.program.new_vreg(4);
+        self.emit(Inst {
+            send: Some(message),
+            ..Inst::new(
+                Opcode::Send,
+                8,
+                Some(Operand::vector(data, 0, Type::UD)),
+                vec![
+                    Src::Reg(Operand::vector(header, 0, Type::UD)),
+                    Src::imm_ud(message.descriptor()),
+                ],
+            )
+        });
+        Ok(data)
+    }
+
     /// The render-target writes: one per colour output, the last with EOT.
     pub(super) fn color_writes(&mut self) -> Result<(), LowerError> {
         let outputs: Vec<(u32, VReg)> = self.outputs.iter().map(|(&s, &(r, _))| (s, r)).collect();

@@ -18,8 +18,15 @@ impl Payload {
 
     /// The GRF holding component `comp` of vertex attribute `slot`, one dword per channel.
     pub fn attribute(&self, slot: u32, comp: u32) -> Option<u8> {
-        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
-        Some(self.setup_start + (4 * index + comp) as u8)
+        let index = self.inputs.iter().position(|&s| s == slot)?;
+        (index < self.pushed_inputs).then(|| self.setup_start + (4 * index as u32 + comp) as u8)
+    }
+
+    /// Vertex threads: the 128-bit offset in the vertex's URB entry of input `slot`, when the
+    /// thread reads it from there rather than from its payload.
+    pub fn pulled_attribute(&self, slot: u32) -> Option<u32> {
+        let index = self.inputs.iter().position(|&s| s == slot)?;
+        (index >= self.pushed_inputs).then_some(index as u32)
     }
 
     /// The GRF holding component `comp`'s plane of input `slot`, and its byte offset.
@@ -41,6 +48,11 @@ pub const SYSTEM_VALUES_SLOT: u32 = u32::MAX;
 /// Most GRFs the whole thread payload may take: register allocation reuses each payload GRF
 /// after its last read, so the kernel needs only a few of the 128 besides.
 const MAX_PAYLOAD_REGS: u32 = 124;
+
+/// GRFs a vertex thread's pushed attributes leave free (a quarter of the register file): the
+/// attributes past them are read from the URB (29 slots of doubles pushed whole left 10 GRFs,
+/// too few to copy them out).
+const FREE_FOR_THE_PROGRAM: u32 = 32;
 
 /// Most GRFs a payload with push constants may take, leaving the kernel room beside them.
 const MAX_PUSHING_PAYLOAD_REGS: u32 = 96;
@@ -174,15 +186,21 @@ pub(super) fn plan_payload(
     let num_workgroups = take(num_workgroups, 1);
     let local_ids = take(local_ids, 3 * per_value);
     let setup_start = next;
-    let regs = setup_start + regs_per_input * inputs.len() as u32;
+    // Vertex threads push the attributes that leave a quarter of the register file free for
+    // the program (the copies of the attributes among them) and read the others from their
+    // URB entries.
+    let room = (MAX_PAYLOAD_REGS.saturating_sub(setup_start + FREE_FOR_THE_PROGRAM)
+        / regs_per_input) as usize;
+    let pushed_inputs = if vertex {
+        inputs.len().min(room)
+    } else {
+        inputs.len()
+    };
+    let regs = setup_start + regs_per_input * pushed_inputs as u32;
     if regs > MAX_PAYLOAD_REGS {
-        let what = if vertex {
-            "vertex threads receive their attributes there alone, four GRFs per slot"
-        } else {
-            "fragment threads receive their inputs' planes there alone"
-        };
         return Err(LowerError(format!(
-            "the thread payload needs {regs} GRFs, past the {MAX_PAYLOAD_REGS} of the 128 it may take: {what}"
+            "the thread payload needs {regs} GRFs, past the {MAX_PAYLOAD_REGS} of the 128 it \
+             may take: fragment threads receive their inputs' planes there alone"
         )));
     }
     Ok(Payload {
@@ -194,6 +212,7 @@ pub(super) fn plan_payload(
         source_w,
         push,
         setup_start: setup_start as u8,
+        pushed_inputs,
         inputs,
         interp,
         regs: regs as u8,
