@@ -599,7 +599,7 @@ fn lowered_double_operations_match_the_exact_ones() {
         values.push((state % 20_000) as f64 / 16.0 - 625.0);
     }
     let options = TargetOptions {
-        lower_doubles: shrew_engine::passes::lower_doubles::LOWERABLE.to_vec(),
+        lower_doubles: shrew_engine::passes::lower_doubles::lowerable(),
         ..TargetOptions::default()
     };
     let lowering = shrew_rules::registry(&options, &[]);
@@ -821,7 +821,7 @@ fn lowered_int64_operations_match_the_exact_ones() {
             .collect()
     };
     let options = TargetOptions {
-        lower_int64: shrew_engine::passes::lower_int64::LOWERABLE.to_vec(),
+        lower_int64: shrew_engine::passes::lower_int64::lowerable(),
         ..TargetOptions::default()
     };
     let lowering = shrew_rules::registry(&options, &[]);

@@ -73,7 +73,7 @@ pub fn target_options(generation: isa::Gen) -> TargetOptions {
         lower_int64: if generation.is_gen8_plus() {
             shrew_engine::passes::lower_int64::WITH_64_BIT_ALU.to_vec()
         } else {
-            shrew_engine::passes::lower_int64::LOWERABLE.to_vec()
+            shrew_engine::passes::lower_int64::lowerable()
         },
         lower_b2f_mul: true,
         lower_unordered_cmp: true,

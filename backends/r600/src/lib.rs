@@ -60,8 +60,8 @@ pub fn target_options(chip: isa::Chip) -> TargetOptions {
         // 64-bit integer arithmetic: 64-bit integers are pairs of dwords.
         fuse_ffma64: fused,
         lower_flrp64: true,
-        lower_doubles: shrew_engine::passes::lower_doubles::LOWERABLE.to_vec(),
-        lower_int64: shrew_engine::passes::lower_int64::LOWERABLE.to_vec(),
+        lower_doubles: shrew_engine::passes::lower_doubles::lowerable(),
+        lower_int64: shrew_engine::passes::lower_int64::lowerable(),
         lower_flrp32: true,
         lower_fpow: true,
         lower_fdiv: true,

@@ -34,7 +34,7 @@
 //! component. Each lowered instruction is one transformation.
 //!
 //! Options: the target's `lower_doubles`, the operations to lower (empty: the pass changes
-//! nothing): [`ROUNDING_AND_MATH`] for Gen's doubles, [`LOWERABLE`] for R600's (which also
+//! nothing): [`ROUNDING_AND_MATH`] for Gen's doubles, [`lowerable`] for R600's (which also
 //! lack the conversions from and to 32-bit integers).
 
 use super::manager::{Pass, PassContext};
@@ -66,28 +66,15 @@ pub const ROUNDING_AND_MATH: &[AluOp] = &[
     AluOp::FrexpExp,
 ];
 
+/// The conversions between doubles and 32-bit integers.
+pub const CONVERSIONS: &[AluOp] = &[AluOp::I2f64, AluOp::U2f64, AluOp::F2i32, AluOp::F2u32];
+
 /// Every operation the pass knows how to build: what a target whose 64-bit floats have adds,
 /// multiplies, fused multiply-adds, minimums, maximums, compares and the conversions between
 /// float sizes only asks for.
-pub const LOWERABLE: &[AluOp] = &[
-    AluOp::Ftrunc,
-    AluOp::Ffloor,
-    AluOp::Fceil,
-    AluOp::Ffract,
-    AluOp::FroundEven,
-    AluOp::Fsign,
-    AluOp::Frcp,
-    AluOp::Fdiv,
-    AluOp::Frsq,
-    AluOp::Fsqrt,
-    AluOp::Fldexp,
-    AluOp::FrexpSig,
-    AluOp::FrexpExp,
-    AluOp::I2f64,
-    AluOp::U2f64,
-    AluOp::F2i32,
-    AluOp::F2u32,
-];
+pub fn lowerable() -> Vec<AluOp> {
+    [ROUNDING_AND_MATH, CONVERSIONS].concat()
+}
 
 impl Pass for LowerDoubles {
     fn name(&self) -> &str {
@@ -110,7 +97,7 @@ impl Pass for LowerDoubles {
             .ops
             .iter()
             .copied()
-            .filter(|op| LOWERABLE.contains(op))
+            .filter(|op| ROUNDING_AND_MATH.contains(op) || CONVERSIONS.contains(op))
             .collect();
         // Conversions from and to 64-bit integers are `lower-int64`'s.
         let lowers = |function: &Function, inst: &Inst| {
@@ -318,7 +305,7 @@ fn lower_scalar(b: &mut Builder, op: AluOp, s: &[Value]) -> Value {
                 b.alu(AluOp::Bcsel, &[unchanged, none, exponent])
             }
         }
-        _ => unreachable!("only the operations of LOWERABLE are lowered"),
+        _ => unreachable!("only the operations the pass knows are lowered"),
     }
 }
 

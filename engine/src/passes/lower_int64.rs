@@ -46,7 +46,7 @@
 //! `pack_64_2x32`/`unpack_64_2x32` of the halves, and what reads and writes memory.
 //!
 //! Options: the target's `lower_int64`, the operations to lower (empty: the pass changes
-//! nothing): [`LOWERABLE`] for a target with no 64-bit integer arithmetic,
+//! nothing): [`lowerable`] for a target with no 64-bit integer arithmetic,
 //! [`WITH_64_BIT_ALU`] for one with 64-bit adds, shifts, logic and compares.
 
 use super::manager::{Pass, PassContext};
@@ -74,19 +74,10 @@ pub const WITH_64_BIT_ALU: &[AluOp] = &[
     AluOp::FindLsb,
 ];
 
-/// Every operation the pass knows how to build: what a target with no 64-bit integer
-/// arithmetic asks for.
-pub const LOWERABLE: &[AluOp] = &[
-    AluOp::Imul,
-    AluOp::Udiv,
-    AluOp::Umod,
-    AluOp::Idiv,
-    AluOp::Irem,
-    AluOp::Imod,
-    AluOp::BitCount,
-    AluOp::UfindMsb,
-    AluOp::IfindMsb,
-    AluOp::FindLsb,
+/// The rest of the 64-bit integer arithmetic: adds, compares, shifts, logic, the other
+/// multiplies, saturating forms and conversions, which a target with no 64-bit integer
+/// arithmetic also lacks.
+pub const ARITHMETIC: &[AluOp] = &[
     AluOp::BitfieldReverse,
     AluOp::Iadd,
     AluOp::Isub,
@@ -136,6 +127,12 @@ pub const LOWERABLE: &[AluOp] = &[
     AluOp::F2u64,
 ];
 
+/// Every operation the pass knows how to build: what a target with no 64-bit integer
+/// arithmetic asks for.
+pub fn lowerable() -> Vec<AluOp> {
+    [WITH_64_BIT_ALU, ARITHMETIC].concat()
+}
+
 impl Pass for LowerInt64 {
     fn name(&self) -> &str {
         "lower-int64"
@@ -154,7 +151,7 @@ impl Pass for LowerInt64 {
             .ops
             .iter()
             .copied()
-            .filter(|op| LOWERABLE.contains(op))
+            .filter(|op| WITH_64_BIT_ALU.contains(op) || ARITHMETIC.contains(op))
             .collect();
         if ops.is_empty() {
             return Ok(false);
@@ -431,7 +428,7 @@ fn lower_scalar(b: &mut Builder, op: AluOp, s: &[Value]) -> Value {
             b.alu(Fadd, &[high, low])
         }
         F2u64 | F2i64 => float_to_int64(b, op == F2i64, s[0]),
-        _ => unreachable!("only the operations of LOWERABLE are lowered"),
+        _ => unreachable!("only the operations the pass knows are lowered"),
     }
 }
 

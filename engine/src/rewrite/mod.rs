@@ -316,10 +316,10 @@ pub struct TargetOptions {
     /// in integers (`lower-idiv`): the target has no integer divider.
     pub lower_idiv: bool,
     /// The 64-bit float operations the target lacks, which `lower-doubles` builds from others
-    /// (those it knows: `passes::lower_doubles::LOWERABLE`).
+    /// (those it knows: `passes::lower_doubles::lowerable`).
     pub lower_doubles: Vec<AluOp>,
     /// The 64-bit integer operations the target lacks, which `lower-int64` builds from others
-    /// (those it knows: `passes::lower_int64::LOWERABLE`).
+    /// (those it knows: `passes::lower_int64::lowerable`).
     pub lower_int64: Vec<AluOp>,
     /// Textures read at run-time array indices become one read per element and a select
     /// (`lower-texture-indices`): the target names texture units in its instructions.

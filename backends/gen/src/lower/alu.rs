@@ -742,8 +742,6 @@ fn sized(ty: Type, wide: bool) -> Type {
     }
 }
 
-/// Whether Gen8 runs `op` on 64-bit values (or converts between the sizes) as it lowers it
-/// here; the others are lowered to 32-bit operations before the backend, or refused.
 /// The 64-bit operations Gen7 has: those of doubles (DF), and conversions between them and
 /// 32-bit types.
 fn double_op(op: AluOp) -> bool {
@@ -777,67 +775,46 @@ fn double_op(op: AluOp) -> bool {
     )
 }
 
+/// Whether Gen8 runs `op` on 64-bit values (or converts between the sizes) as it lowers it
+/// here; the others are lowered to 32-bit operations before the backend, or refused.
 fn native_64bit(op: AluOp) -> bool {
     use AluOp as A;
-    matches!(
-        op,
-        A::Fadd
-            | A::Fsub
-            | A::Fmul
-            | A::Ffma
-            | A::Fneg
-            | A::Fabs
-            | A::Fsat
-            | A::Fmin
-            | A::Fmax
-            | A::Imin
-            | A::Imax
-            | A::Umin
-            | A::Umax
-            | A::Flt
-            | A::Fge
-            | A::Feq
-            | A::Fneu
-            | A::Ilt
-            | A::Ige
-            | A::Ieq
-            | A::Ine
-            | A::Ult
-            | A::Uge
-            | A::Iadd
-            | A::Isub
-            | A::Ineg
-            | A::Iabs
-            | A::Iand
-            | A::Ior
-            | A::Ixor
-            | A::Inot
-            | A::Ishl
-            | A::Ishr
-            | A::Ushr
-            | A::Bcsel
-            | A::F2b1
-            | A::I2b1
-            | A::B2f64
-            | A::B2i64
-            | A::F2i32
-            | A::F2u32
-            | A::I2f32
-            | A::U2f32
-            | A::F2f32
-            | A::I2i32
-            | A::U2u32
-            | A::F2f64
-            | A::F2i64
-            | A::F2u64
-            | A::I2f64
-            | A::U2f64
-            | A::I2i64
-            | A::U2u64
-            | A::Imul2x32To64
-            | A::Umul2x32To64
-            | A::Fdot2
-            | A::Fdot3
-            | A::Fdot4
-    )
+    double_op(op)
+        || matches!(
+            op,
+            A::Imin
+                | A::Imax
+                | A::Umin
+                | A::Umax
+                | A::Ilt
+                | A::Ige
+                | A::Ieq
+                | A::Ine
+                | A::Ult
+                | A::Uge
+                | A::Iadd
+                | A::Isub
+                | A::Ineg
+                | A::Iabs
+                | A::Iand
+                | A::Ior
+                | A::Ixor
+                | A::Inot
+                | A::Ishl
+                | A::Ishr
+                | A::Ushr
+                | A::Bcsel
+                | A::I2b1
+                | A::B2i64
+                | A::I2f32
+                | A::U2f32
+                | A::I2i32
+                | A::U2u32
+                | A::F2i64
+                | A::F2u64
+                | A::I2i64
+                | A::U2u64
+                | A::Imul2x32To64
+                | A::Umul2x32To64
+        )
 }
