@@ -76,8 +76,8 @@ pub fn fuzz(args: &FuzzArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     out.push_str(&format!(
-        "{} programs, {} comparisons ({} left out: opcodes or SSBO writes a target does not \
-         compile, stages its emulator does not run), {} findings\n",
+        "{} programs, {} comparisons ({} left out: opcodes, SSBO writes or shared memory a \
+         target does not compile, stages its emulator does not run), {} findings\n",
         summary.programs,
         summary.comparisons,
         summary.skipped,

@@ -72,8 +72,9 @@ pub struct Summary {
     pub comparisons: u64,
     /// Program × run comparisons left out: the program uses an opcode at a bit size the
     /// target does not compile ([`op_matrix::compiled_ops`]), it writes SSBOs where the
-    /// target does not ([`op_matrix::writes_ssbos`]), or the target's emulator does not run
-    /// its stage.
+    /// target does not ([`op_matrix::writes_ssbos`]) or uses shared memory where the target
+    /// has none ([`op_matrix::has_shared_memory`]), or the target's emulator does not run its
+    /// stage.
     pub skipped: u64,
     pub findings: Vec<Finding>,
 }
@@ -163,15 +164,17 @@ pub fn run_campaign(
         let runs = runs(campaign, shader.stage, &mut rng);
         let used = alu_entries(&shader);
         let writes = writes_ssbos(&shader);
+        let shares = shader.variables.iter().any(|v| v.mode == Mode::Shared);
         let mut skipped = 0;
         for run in &runs {
             // Opcodes a target does not compile yet are the op matrix's to list, and stages
-            // its emulator does not run, or in which it writes no SSBOs, are not checked:
-            // none is a finding.
+            // its emulator does not run, or in which it writes no SSBOs or has no shared
+            // memory, are not checked: none is a finding.
             if run.target.has_backend()
                 && (!used.is_subset(&op_matrix::compiled_ops(run.target))
                     || !run.target.emulates(shader.stage)
-                    || (writes && !op_matrix::writes_ssbos(run.target, shader.stage)))
+                    || (writes && !op_matrix::writes_ssbos(run.target, shader.stage))
+                    || (shares && !op_matrix::has_shared_memory(run.target)))
             {
                 skipped += 1;
                 continue;

@@ -268,23 +268,42 @@ pub fn entry_of(func: &Function, alu: &Alu, def: ValType) -> (AluOp, u8) {
 /// interpreter does: a probe storing to one dword and adding to another atomically (probed
 /// once per target and stage, then remembered).
 pub fn writes_ssbos(target: &'static Target, stage: Stage) -> bool {
-    static KNOWN: OnceLock<Mutex<HashMap<(&'static str, Stage), bool>>> = OnceLock::new();
+    probed((target.name, stage, "ssbo"), || {
+        let run = Run::new(target.name, target.widths(stage)[0]);
+        target.compiles(stage) && run_on_target(&ssbo_probe(stage, false), &run).is_ok()
+    })
+}
+
+/// Whether `target` compiles compute shaders with shared memory and runs them as the
+/// interpreter does: the SSBO probe with a value passed through shared memory (probed once
+/// per target, then remembered).
+pub fn has_shared_memory(target: &'static Target) -> bool {
+    probed((target.name, Stage::Compute, "shared"), || {
+        let run = Run::new(target.name, target.widths(Stage::Compute)[0]);
+        target.compiles(Stage::Compute)
+            && run_on_target(&ssbo_probe(Stage::Compute, true), &run).is_ok()
+    })
+}
+
+/// What `probe` gives for `key`, computed once.
+fn probed(key: (&'static str, Stage, &'static str), probe: impl FnOnce() -> bool) -> bool {
+    type Known = Mutex<HashMap<(&'static str, Stage, &'static str), bool>>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
     let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = (target.name, stage);
-    if let Some(&writes) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return writes;
+    if let Some(&answer) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return answer;
     }
-    let run = Run::new(target.name, target.widths(stage)[0]);
-    let writes = target.compiles(stage) && run_on_target(&ssbo_probe(stage), &run).is_ok();
+    let answer = probe();
     known
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(key, writes);
-    writes
+        .insert(key, answer);
+    answer
 }
 
-/// A shader of `stage` storing 1 to dword 0 of an SSBO and adding 1 to dword 1 atomically.
-fn ssbo_probe(stage: Stage) -> Shader {
+/// A shader of `stage` storing 1 to dword 0 of an SSBO (`through_shared`: a value stored to
+/// shared memory and loaded back) and adding 1 to dword 1 atomically.
+fn ssbo_probe(stage: Stage, through_shared: bool) -> Shader {
     let mut shader = Shader::new(stage);
     let mut b = Builder::new(&mut shader, FuncId(0));
     let ty = Type::Array {
@@ -298,7 +317,16 @@ fn ssbo_probe(stage: Stage) -> Shader {
     let array = b.deref_var(cells);
     let (zero, one) = (b.imm_u32(0), b.imm_u32(1));
     let first = b.deref_array(array, zero);
-    b.store_deref_all(first, one);
+    let stored = if through_shared {
+        let shared = Variable::new("shared", Mode::Shared, Type::Scalar(Scalar::U32));
+        let shared = b.shader.add_variable(shared);
+        let cell = b.deref_var(shared);
+        b.store_deref_all(cell, one);
+        b.load_deref(cell)
+    } else {
+        one
+    };
+    b.store_deref_all(first, stored);
     let second = b.deref_array(array, one);
     b.intrinsic(
         Intrinsic::DerefAtomic,

@@ -212,8 +212,13 @@ fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
         op_matrix::support(r600, AluOp::Fadd, 64),
         Support::Refused(why) if why.contains("Evergreen")
     ));
-    // R600 and its successors store to no SSBO; Gen does from fragment and vertex shaders.
+    // R600 stores to no SSBO (Evergreen and Cayman do from pixel and compute shaders); Gen
+    // does from fragment and vertex shaders.
     assert!(!op_matrix::writes_ssbos(r600, Stage::Fragment));
     assert!(op_matrix::writes_ssbos(gen9, Stage::Fragment));
     assert!(op_matrix::writes_ssbos(gen9, Stage::Vertex));
+    // Evergreen writes SSBOs from compute shaders but has no shared memory here yet.
+    assert!(op_matrix::writes_ssbos(evergreen, Stage::Compute));
+    assert!(!op_matrix::has_shared_memory(evergreen));
+    assert!(op_matrix::has_shared_memory(gen9));
 }
