@@ -80,7 +80,8 @@ enum Command {
     /// after it.
     Bisect(search::BisectArgs),
     /// Compile a shader for a GPU: assembly and shader-db statistics. Gen takes fragment,
-    /// vertex and compute shaders; R600 fragment and vertex shaders.
+    /// vertex and compute shaders; R600 fragment and vertex shaders, and compute shaders on
+    /// Evergreen and Cayman.
     Compile(compile::CompileArgs),
     /// Print the assembly of a native binary `shrew compile --binary` wrote.
     Disasm(compile::DisasmArgs),
