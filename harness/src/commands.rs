@@ -86,6 +86,24 @@ pub enum Command {
         op: Comparison,
         value: u32,
     },
+    /// `ssbo B SIZE`: a zeroed SSBO of `SIZE` bytes at binding `B`.
+    Ssbo { binding: u32, size: u32 },
+    /// `ssbo B subdata TYPE OFFSET VALUES...`: the values, of a scalar type (`int`, `uint`,
+    /// `float`, `double`, `int64`, `uint64`), written from byte `OFFSET` of SSBO `B`.
+    SsboSubdata {
+        binding: u32,
+        bytes: Vec<u8>,
+        offset: u32,
+    },
+    /// `probe ssbo TYPE B OFFSET OP VALUE`: the `int` or `uint` at byte `OFFSET` of SSBO `B`
+    /// compared with `VALUE`.
+    ProbeSsbo {
+        binding: u32,
+        offset: u32,
+        signed: bool,
+        op: Comparison,
+        value: i64,
+    },
     /// Any other command (`ssbo ...`, ...), as written
     /// (comment removed), so that a runner can report what it skipped.
     Other(String),
@@ -117,6 +135,9 @@ impl Command {
             Command::AtomicCounters { .. } => "atomic counters".into(),
             Command::ProbeAtomicCounter { .. } => "probe atomic counter".into(),
             Command::ImageTexture { .. } => "image texture".into(),
+            Command::Ssbo { .. } => "ssbo".into(),
+            Command::SsboSubdata { .. } => "ssbo subdata".into(),
+            Command::ProbeSsbo { .. } => "probe ssbo".into(),
             Command::Other(text) => text
                 .split_whitespace()
                 .take(2)
@@ -151,7 +172,7 @@ impl Comparison {
     }
 
     /// Whether `observed` compares so with `expected`.
-    pub fn holds(self, observed: u32, expected: u32) -> bool {
+    pub fn holds<T: PartialOrd>(self, observed: T, expected: T) -> bool {
         match self {
             Comparison::Equal => observed == expected,
             Comparison::NotEqual => observed != expected,
@@ -341,6 +362,56 @@ pub(crate) fn parse_command(
                     _ => 0,
                 },
                 count: count.parse().unwrap_or_default(),
+            }
+        }
+        ["ssbo", binding, size] if size.parse::<u32>().is_ok() => Command::Ssbo {
+            binding: parse_u32(binding, line, text, "ssbo")?,
+            size: size.parse().unwrap_or_default(),
+        },
+        ["ssbo", binding, "subdata", ty, offset, values @ ..] => {
+            let bad = |reason: String| ParseError::BadCommand {
+                line,
+                command: "ssbo subdata",
+                text: text.to_owned(),
+                reason,
+            };
+            let mut bytes = Vec::new();
+            for value in values {
+                bytes.extend(
+                    scalar_bytes(ty, value)
+                        .ok_or_else(|| bad(format!("`{value}` is not a value of type {ty}")))?,
+                );
+            }
+            Command::SsboSubdata {
+                binding: parse_u32(binding, line, text, "ssbo subdata")?,
+                bytes,
+                offset: parse_u32(offset, line, text, "ssbo subdata")?,
+            }
+        }
+        [
+            "probe",
+            "ssbo",
+            ty @ ("int" | "uint"),
+            binding,
+            offset,
+            op,
+            value,
+        ] => {
+            let parsed = Comparison::parse(op).zip(parse_integer(value));
+            let Some((op, value)) = parsed else {
+                return Err(ParseError::BadCommand {
+                    line,
+                    command: "probe ssbo",
+                    text: text.to_owned(),
+                    reason: "expected `TYPE BINDING OFFSET OP VALUE`".into(),
+                });
+            };
+            Command::ProbeSsbo {
+                binding: parse_u32(binding, line, text, "probe ssbo")?,
+                offset: parse_u32(offset, line, text, "probe ssbo")?,
+                signed: *ty == "int",
+                op,
+                value,
             }
         }
         ["probe", "atomic", "counter", rest @ ..] => {
@@ -552,6 +623,48 @@ fn parse_probe(line: usize, text: &str, words: &[&str]) -> Result<Option<Probe>,
         _ => return Ok(None),
     };
     Ok(Some(Probe { region, expected }))
+}
+
+/// A command's unsigned number, or why the command is malformed.
+fn parse_u32(
+    word: &str,
+    line: usize,
+    text: &str,
+    command: &'static str,
+) -> Result<u32, ParseError> {
+    word.parse().map_err(|_| ParseError::BadCommand {
+        line,
+        command,
+        text: text.to_owned(),
+        reason: format!("`{word}` is not a number"),
+    })
+}
+
+/// An integer as piglit writes them: decimal (maybe negative) or `0x` hexadecimal.
+fn parse_integer(word: &str) -> Option<i64> {
+    match word.strip_prefix("0x") {
+        Some(hex) => i64::from_str_radix(hex, 16).ok(),
+        None => word.parse().ok(),
+    }
+}
+
+/// The little-endian bytes of `value` as a scalar of GLSL type `ty`.
+fn scalar_bytes(ty: &str, value: &str) -> Option<Vec<u8>> {
+    let integer = || parse_integer(value);
+    Some(match ty {
+        "int" | "uint" => (integer()? as u32).to_le_bytes().to_vec(),
+        "int64" | "uint64" => match value.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok()?.to_le_bytes().to_vec(),
+            None => (value.parse::<i64>().map(|v| v as u64))
+                .or_else(|_| value.parse::<u64>())
+                .ok()?
+                .to_le_bytes()
+                .to_vec(),
+        },
+        "float" => value.parse::<f32>().ok()?.to_le_bytes().to_vec(),
+        "double" => value.parse::<f64>().ok()?.to_le_bytes().to_vec(),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -802,7 +915,42 @@ mod tests {
             command("image texture 1 GL_RGBA8"),
             Command::ImageTexture { unit: 1 }
         );
-        assert_eq!(command("ssbo 0 1024").name(), "ssbo 0");
+        assert_eq!(
+            command("ssbo 2 1024"),
+            Command::Ssbo {
+                binding: 2,
+                size: 1024
+            }
+        );
+        let mut bytes = (-1i32).to_le_bytes().to_vec();
+        bytes.extend(0xffu32.to_le_bytes());
+        assert_eq!(
+            command("ssbo 0 subdata int 8 -1 0xff"),
+            Command::SsboSubdata {
+                binding: 0,
+                bytes,
+                offset: 8
+            }
+        );
+        assert_eq!(
+            command("ssbo 1 subdata float 0 0.5"),
+            Command::SsboSubdata {
+                binding: 1,
+                bytes: 0.5f32.to_le_bytes().to_vec(),
+                offset: 0
+            }
+        );
+        assert_eq!(
+            command("probe ssbo int 3 4 <= -2"),
+            Command::ProbeSsbo {
+                binding: 3,
+                offset: 4,
+                signed: true,
+                op: Comparison::LessOrEqual,
+                value: -2
+            }
+        );
+        assert!(parse_command(7, "ssbo 0 subdata vec9 0 1").is_err());
         assert_eq!(
             command("atomic counter buffer 2 3"),
             Command::AtomicCounters {

@@ -15,7 +15,7 @@
 use crate::commands::{Command, TextureImage};
 use crate::parse::ShaderTest;
 use crate::run::{
-    ExecFailure, StageState, check_probe, layout_units, probe_atomic_counter, quantize,
+    ExecFailure, StageState, check_probe, layout_units, probe_atomic_counter, probe_ssbo, quantize,
 };
 use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
@@ -34,7 +34,9 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Tolerance(_)
             | Command::Compute(_)
             | Command::ImageTexture { .. }
-            | Command::AtomicCounters { .. } => {}
+            | Command::AtomicCounters { .. }
+            | Command::Ssbo { .. }
+            | Command::SsboSubdata { .. } => {}
             Command::Other(text) if text == "link success" => {}
             Command::Framebuffer(target) if fb_texture(target).is_some() => {}
             Command::Texture { image, .. } if !matches!(image, TextureImage::Shadow { .. }) => {
@@ -43,7 +45,9 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             Command::TexParameter { name, value, .. } => {
                 textures::set_parameter(&mut SamplerState::default(), name, value)?;
             }
-            Command::Probe(_) | Command::ProbeAtomicCounter { .. } => probes += 1,
+            Command::Probe(_) | Command::ProbeAtomicCounter { .. } | Command::ProbeSsbo { .. } => {
+                probes += 1
+            }
             other => return Err(format!("uses `{}`", other.name())),
         }
     }
@@ -120,6 +124,21 @@ impl ComputeRun {
                 Command::AtomicCounters { buffer, count } => {
                     self.cs.add_atomic_counters(*buffer, *count);
                 }
+                Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
+                    self.cs.ssbo_command(&c.command);
+                }
+                &Command::ProbeSsbo {
+                    binding,
+                    offset,
+                    signed,
+                    op,
+                    value,
+                } => probe_ssbo(&[&self.cs], binding, offset, signed, op, value).map_err(|e| {
+                    ExecFailure {
+                        message: at(e),
+                        mismatch: true,
+                    }
+                })?,
                 Command::ProbeAtomicCounter {
                     buffer,
                     offset,

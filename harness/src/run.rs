@@ -318,8 +318,11 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
                     return Err("draws arrays without [vertex data]".into());
                 }
             }
-            Command::Probe(_) | Command::ProbeAtomicCounter { .. } => probes += 1,
-            Command::AtomicCounters { .. } => {}
+            Command::Probe(_) | Command::ProbeAtomicCounter { .. } | Command::ProbeSsbo { .. } => {
+                probes += 1
+            }
+            Command::AtomicCounters { .. } | Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
+            }
             Command::Texture { image, .. } => {
                 textures::make(image)?;
                 depth_textures += matches!(image, TextureImage::Shadow { .. }) as u32;
@@ -588,7 +591,8 @@ struct Context {
     framebuffer: Vec<[u8; 4]>,
     clear_color: [f32; 4],
     tolerance: [f32; 4],
-    /// Pixels some probe looks at.
+    /// Pixels some probe looks at (every pixel when the fragment shader may write memory):
+    /// the pixels drawn.
     probed: Vec<bool>,
 }
 
@@ -601,6 +605,11 @@ impl Context {
         vertex_kernel: Box<dyn VertexKernel>,
     ) -> Result<Context, String> {
         let (width, height) = test.requirements.window_size.unwrap_or(DEFAULT_SIZE);
+        // A fragment shader that may write memory (SSBOs, images) runs on every pixel, not
+        // only on those the probes look at.
+        let writes_memory = fs.0.variables.iter().any(|v| {
+            v.mode == Mode::Ssbo || matches!(v.ty.innermost_element().0, Type::Image { .. })
+        });
         let mut ctx = Context {
             vs: StageState::new(vs.0, vs.1)?,
             fs: StageState::new(fs.0, fs.1)?,
@@ -612,7 +621,7 @@ impl Context {
             framebuffer: vec![[0; 4]; (width * height) as usize],
             clear_color: [0.0; 4],
             tolerance: [3.0 / 256.0; 4],
-            probed: vec![false; (width * height) as usize],
+            probed: vec![writes_memory; (width * height) as usize],
         };
         for (name, unit) in layout_units(test) {
             ctx.vs.first_unit(&name, unit);
@@ -670,6 +679,21 @@ impl Context {
                     self.vs.add_atomic_counters(*buffer, *count);
                     self.fs.add_atomic_counters(*buffer, *count);
                 }
+                Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
+                    self.vs.ssbo_command(&c.command);
+                    self.fs.ssbo_command(&c.command);
+                }
+                &Command::ProbeSsbo {
+                    binding,
+                    offset,
+                    signed,
+                    op,
+                    value,
+                } => probe_ssbo(&[&self.fs, &self.vs], binding, offset, signed, op, value)
+                    .map_err(|e| ExecFailure {
+                        message: at(e),
+                        mismatch: true,
+                    })?,
                 Command::ProbeAtomicCounter {
                     buffer,
                     offset,
@@ -1007,6 +1031,42 @@ fn atomic_counter_block(buffer: u32) -> String {
 
 /// Checks the atomic counter at byte `offset` of buffer `buffer` against `value`, in the first
 /// of `stages` that has the buffer (each stage counts in its own copy here).
+/// Checks the `int` (`signed`) or `uint` at byte `offset` of SSBO `binding`, in the first of
+/// `stages` that has it, against `value`.
+pub(crate) fn probe_ssbo(
+    stages: &[&StageState],
+    binding: u32,
+    offset: u32,
+    signed: bool,
+    op: Comparison,
+    value: i64,
+) -> Result<(), String> {
+    // Each stage runs on its own resources: the SSBO is the one of a stage whose shader
+    // declares it.
+    let declares = |s: &&&StageState| {
+        (s.shader.variables.iter()).any(|v| v.mode == Mode::Ssbo && v.binding == Some(binding))
+    };
+    let observed = (stages.iter().filter(declares).chain(stages))
+        .find_map(|s| {
+            let bytes = s.resources.ssbos.get(&binding)?;
+            let at = offset as usize;
+            Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+        })
+        .ok_or_else(|| format!("no dword at byte {offset} of SSBO {binding}"))?;
+    let observed = if signed {
+        i64::from(observed as i32)
+    } else {
+        i64::from(observed)
+    };
+    if op.holds(observed, value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "SSBO {binding} at byte {offset}: expected {op:?} {value}, observed {observed}"
+        ))
+    }
+}
+
 pub(crate) fn probe_atomic_counter(
     stages: &[&StageState],
     buffer: u32,
@@ -1199,6 +1259,29 @@ impl StageState {
     }
 
     /// `atomic counters`: atomic counter buffer `buffer`, `count` zeroed counters.
+    /// Makes (`ssbo B SIZE`) or writes part of (`ssbo B subdata ...`) an SSBO; a write past
+    /// the end grows it.
+    pub(crate) fn ssbo_command(&mut self, command: &Command) {
+        match command {
+            &Command::Ssbo { binding, size } => {
+                self.resources.ssbos.insert(binding, vec![0; size as usize]);
+            }
+            Command::SsboSubdata {
+                binding,
+                bytes,
+                offset,
+            } => {
+                let buffer = self.resources.ssbos.entry(*binding).or_default();
+                let (start, end) = (*offset as usize, *offset as usize + bytes.len());
+                if buffer.len() < end {
+                    buffer.resize(end, 0);
+                }
+                buffer[start..end].copy_from_slice(bytes);
+            }
+            _ => {}
+        }
+    }
+
     pub(crate) fn add_atomic_counters(&mut self, buffer: u32, count: u32) {
         if let Some(binding) = self.atomic_counter_binding(buffer) {
             let bytes = vec![0; 4 * count as usize];
