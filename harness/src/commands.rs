@@ -7,6 +7,7 @@
 //! (`probe rgb 0 0 0 1 0 1` is `probe rgb 0 0 0 1 0`) and text after `#` is a comment.
 
 use crate::parse::ParseError;
+use shrew_engine::ops::BaseType;
 
 /// A `[test]` command and its 1-based line.
 #[derive(Clone, Debug, PartialEq)]
@@ -640,31 +641,24 @@ fn parse_u32(
     })
 }
 
-/// An integer as piglit writes them: decimal (maybe negative) or `0x` hexadecimal.
+/// An integer as piglit writes them (decimal, maybe negative, or `0x` hexadecimal).
 fn parse_integer(word: &str) -> Option<i64> {
-    match word.strip_prefix("0x") {
-        Some(hex) => i64::from_str_radix(hex, 16).ok(),
-        None => word.parse().ok(),
-    }
+    crate::run::parse_value(word, BaseType::Int, 64).map(|bits| bits as i64)
 }
 
 /// The little-endian bytes of `value` as a scalar of GLSL type `ty`.
 fn scalar_bytes(ty: &str, value: &str) -> Option<Vec<u8>> {
-    let integer = || parse_integer(value);
-    Some(match ty {
-        "int" | "uint" => (integer()? as u32).to_le_bytes().to_vec(),
-        "int64" | "uint64" => match value.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(hex, 16).ok()?.to_le_bytes().to_vec(),
-            None => (value.parse::<i64>().map(|v| v as u64))
-                .or_else(|_| value.parse::<u64>())
-                .ok()?
-                .to_le_bytes()
-                .to_vec(),
-        },
-        "float" => value.parse::<f32>().ok()?.to_le_bytes().to_vec(),
-        "double" => value.parse::<f64>().ok()?.to_le_bytes().to_vec(),
+    let (base, bits) = match ty {
+        "int" => (BaseType::Int, 32),
+        "uint" => (BaseType::Uint, 32),
+        "int64" => (BaseType::Int, 64),
+        "uint64" => (BaseType::Uint, 64),
+        "float" => (BaseType::Float, 32),
+        "double" => (BaseType::Float, 64),
         _ => return None,
-    })
+    };
+    let raw = crate::run::parse_value(value, base, bits)?;
+    Some(raw.to_le_bytes()[..bits as usize / 8].to_vec())
 }
 
 #[cfg(test)]

@@ -1594,8 +1594,8 @@ fn element(layout: &Layout, offset: u32, ty: &Type, index: u32) -> Result<(u32, 
 /// Parses one uniform value for a component of this type, as raw bits.
 pub(crate) fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
     // piglit reads numbers with strtod/strtol, which stop at the first character that does not
-    // belong to the number: `2.0;` is 2, and `2.0` for an int is 2.
-    let text = text.trim_end_matches([';', ',']);
+    // belong to the number: `2.0;` is 2, `7u` is 7, and `2.0` for an int is 2.
+    let text = text.trim_end_matches([';', ',', 'u', 'U']);
     let as_int = |t: &str| {
         t.parse::<i64>()
             .ok()
@@ -1638,7 +1638,23 @@ pub(crate) fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{constant_initialized_uniforms, parse_shader_test, uniform_declarations};
+    use super::{
+        constant_initialized_uniforms, parse_shader_test, parse_value, uniform_declarations,
+    };
+    use shrew_engine::ops::BaseType;
+
+    /// Values read as piglit's strtod/strtol read them: suffixes and separators after the
+    /// number are ignored, hexadecimal is bits.
+    #[test]
+    fn uniform_values_read_as_piglit_reads_them() {
+        let uint = |t: &str| parse_value(t, BaseType::Uint, 32);
+        assert_eq!(uint("4227922944u"), Some(4_227_922_944));
+        assert_eq!(uint("7U;"), Some(7));
+        assert_eq!(uint("0xff"), Some(255));
+        assert_eq!(parse_value("-1", BaseType::Int, 32), Some(0xffff_ffff));
+        assert_eq!(parse_value("2.0,", BaseType::Int, 32), Some(2));
+        assert_eq!(uint("twelve"), None);
+    }
     use shrew_frontend::shader_test::ShaderSource;
 
     #[test]
