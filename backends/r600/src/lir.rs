@@ -231,7 +231,8 @@ impl Fetch {
     /// Whether the fetch reads memory that shader writes write: scratch memory, RAT buffers
     /// and the returns of RAT atomics.
     pub fn reads_memory(&self) -> bool {
-        let rats = crate::program::RAT_BUFFER_RESOURCE..crate::program::RAT_RETURN_RESOURCE + 16;
+        use crate::program::{RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, RATS};
+        let rats = RAT_BUFFER_RESOURCE..RAT_RETURN_RESOURCE + RATS;
         self.op == FetchOp::ReadScratch
             || (self.op == FetchOp::Vfetch && rats.contains(&self.resource))
     }

@@ -73,7 +73,7 @@ use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
 use crate::program::{
-    DWORD_FORMATS, ExportType, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, VtxFormat, rat_inst,
+    DWORD_FORMATS, ExportType, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, RATS, VtxFormat, rat_inst,
 };
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::deep::nested;
@@ -110,9 +110,6 @@ pub const PRIMITIVE_ID_SLOT: u32 = u32::MAX;
 
 /// The sampler states a shader stage has.
 const SAMPLERS: u32 = 18;
-
-/// The random access targets (RATs) a shader may write.
-const RATS: u32 = 12;
 
 /// What a random access target (RAT) is bound to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -1710,7 +1707,7 @@ impl<'a> Lowering<'a> {
         if let Some(rat) = self.interface.rats.iter().position(|&t| t == target) {
             return Ok(rat as u8);
         }
-        if self.interface.rats.len() >= RATS as usize {
+        if self.interface.rats.len() >= usize::from(RATS) {
             return Err(self.error(v, &format!("more than the {RATS} RATs a shader has")));
         }
         self.interface.rats.push(target);

@@ -402,6 +402,9 @@ pub mod rat_inst {
     pub const XOR_RTN: u8 = 48;
 }
 
+/// The random access targets (RATs) a program may write.
+pub const RATS: u8 = 12;
+
 /// The buffer resource through which vertex fetches read the memory of RAT `r` (an SSBO):
 /// `RAT_BUFFER_RESOURCE + r`, its elements dwords.
 pub const RAT_BUFFER_RESOURCE: u8 = 64;

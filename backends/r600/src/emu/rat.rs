@@ -26,12 +26,9 @@
 use super::{Machine, RatMemory, Why, dword, invalid, lanes, unsupported};
 use crate::isa::CLAUSE_TEMP_BASE;
 use crate::program::rat_inst::*;
-use crate::program::{Export, ExportType, Fetch, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE};
+use crate::program::{Export, ExportType, Fetch, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, RATS};
 use shrew_engine::interp::atomic_result;
 use shrew_engine::ops::AtomicOp;
-
-/// The RATs a program may have.
-const RATS: u8 = 12;
 
 /// The atomic operation of a `_RTN` RAT instruction.
 fn atomic_op(inst: u8) -> Option<AtomicOp> {
