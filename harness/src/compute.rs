@@ -14,9 +14,7 @@
 
 use crate::commands::{Command, TextureImage};
 use crate::parse::ShaderTest;
-use crate::run::{
-    ExecFailure, StageState, check_probe, layout_units, probe_atomic_counter, probe_ssbo, quantize,
-};
+use crate::run::{ExecFailure, StageState, buffer_command, check_probe, layout_units, quantize};
 use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
 use shrew_engine::interp::{Image, SamplerState};
@@ -106,6 +104,13 @@ impl ComputeRun {
             if self.textures.apply(&c.command).map_err(at)? {
                 continue;
             }
+            if let Some(probed) = buffer_command(&mut [&mut self.cs], &c.command) {
+                probed.map_err(|e| ExecFailure {
+                    message: at(e),
+                    mismatch: true,
+                })?;
+                continue;
+            }
             match &c.command {
                 Command::Uniform {
                     glsl_type,
@@ -121,35 +126,6 @@ impl ComputeRun {
                     self.image_units.insert(*unit);
                 }
                 Command::Framebuffer(target) => self.fb_unit = fb_texture(target),
-                Command::AtomicCounters { buffer, count } => {
-                    self.cs.add_atomic_counters(*buffer, *count);
-                }
-                Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
-                    self.cs.ssbo_command(&c.command);
-                }
-                &Command::ProbeSsbo {
-                    binding,
-                    offset,
-                    signed,
-                    op,
-                    value,
-                } => probe_ssbo(&[&self.cs], binding, offset, signed, op, value).map_err(|e| {
-                    ExecFailure {
-                        message: at(e),
-                        mismatch: true,
-                    }
-                })?,
-                Command::ProbeAtomicCounter {
-                    buffer,
-                    offset,
-                    op,
-                    value,
-                } => probe_atomic_counter(&[&self.cs], *buffer, *offset, *op, *value).map_err(
-                    |e| ExecFailure {
-                        message: at(e),
-                        mismatch: true,
-                    },
-                )?,
                 Command::Compute(workgroups) => self.dispatch(*workgroups).map_err(at)?,
                 Command::Probe(p) => {
                     let (pixels, width, height) = self.framebuffer().map_err(at)?;

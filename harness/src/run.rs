@@ -647,6 +647,13 @@ impl Context {
             if self.textures.apply(&c.command).map_err(at)? {
                 continue;
             }
+            if let Some(probed) = buffer_command(&mut [&mut self.fs, &mut self.vs], &c.command) {
+                probed.map_err(|e| ExecFailure {
+                    message: at(e),
+                    mismatch: true,
+                })?;
+                continue;
+            }
             match &c.command {
                 Command::Uniform {
                     glsl_type,
@@ -675,35 +682,6 @@ impl Context {
                     self.draw_arrays(test, draw_mode, *first..*first + *count)
                         .map_err(at)?
                 }
-                Command::AtomicCounters { buffer, count } => {
-                    self.vs.add_atomic_counters(*buffer, *count);
-                    self.fs.add_atomic_counters(*buffer, *count);
-                }
-                Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
-                    self.vs.ssbo_command(&c.command);
-                    self.fs.ssbo_command(&c.command);
-                }
-                &Command::ProbeSsbo {
-                    binding,
-                    offset,
-                    signed,
-                    op,
-                    value,
-                } => probe_ssbo(&[&self.fs, &self.vs], binding, offset, signed, op, value)
-                    .map_err(|e| ExecFailure {
-                        message: at(e),
-                        mismatch: true,
-                    })?,
-                Command::ProbeAtomicCounter {
-                    buffer,
-                    offset,
-                    op,
-                    value,
-                } => probe_atomic_counter(&[&self.fs, &self.vs], *buffer, *offset, *op, *value)
-                    .map_err(|e| ExecFailure {
-                        message: at(e),
-                        mismatch: true,
-                    })?,
                 Command::Probe(p) => check_probe(
                     p,
                     &self.framebuffer,
@@ -1031,9 +1009,51 @@ fn atomic_counter_block(buffer: u32) -> String {
 
 /// Checks the atomic counter at byte `offset` of buffer `buffer` against `value`, in the first
 /// of `stages` that has the buffer (each stage counts in its own copy here).
+/// Runs a command on the stages' buffers: makes atomic counter buffers and SSBOs, writes
+/// SSBOs, and checks probes of them (a failed probe is the error); `None` for the commands of
+/// other kinds.
+pub(crate) fn buffer_command(
+    stages: &mut [&mut StageState],
+    command: &Command,
+) -> Option<Result<(), String>> {
+    match *command {
+        Command::AtomicCounters { buffer, count } => {
+            for stage in stages.iter_mut() {
+                stage.add_atomic_counters(buffer, count);
+            }
+        }
+        Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
+            for stage in stages.iter_mut() {
+                stage.ssbo_command(command);
+            }
+        }
+        Command::ProbeAtomicCounter {
+            buffer,
+            offset,
+            op,
+            value,
+        } => {
+            let stages: Vec<&StageState> = stages.iter().map(|s| &**s).collect();
+            return Some(probe_atomic_counter(&stages, buffer, offset, op, value));
+        }
+        Command::ProbeSsbo {
+            binding,
+            offset,
+            signed,
+            op,
+            value,
+        } => {
+            let stages: Vec<&StageState> = stages.iter().map(|s| &**s).collect();
+            return Some(probe_ssbo(&stages, binding, offset, signed, op, value));
+        }
+        _ => return None,
+    }
+    Some(Ok(()))
+}
+
 /// Checks the `int` (`signed`) or `uint` at byte `offset` of SSBO `binding`, in the first of
 /// `stages` that has it, against `value`.
-pub(crate) fn probe_ssbo(
+fn probe_ssbo(
     stages: &[&StageState],
     binding: u32,
     offset: u32,
@@ -1067,7 +1087,7 @@ pub(crate) fn probe_ssbo(
     }
 }
 
-pub(crate) fn probe_atomic_counter(
+fn probe_atomic_counter(
     stages: &[&StageState],
     buffer: u32,
     offset: u32,

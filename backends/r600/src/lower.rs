@@ -1043,10 +1043,7 @@ impl<'a> Lowering<'a> {
                 .srcs
                 .iter()
                 .any(|o| o.base == shrew_engine::ops::BaseType::Float);
-        if doubles
-            && !self.chip.is_evergreen_class()
-            && !matches!(alu.op, AluOp::Mov | AluOp::Bcsel)
-        {
+        if doubles && !self.chip.is_evergreen_class() {
             return Err(self.error(
                 v,
                 "double-precision floats need Evergreen (Cypress) or Cayman: R600 and R700 have \
@@ -1751,14 +1748,12 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// The RAT of the SSBO an access's first source names, and the dword index its byte
-    /// offset `offset` (plus `dwords`) is.
+    /// The RAT of the SSBO `binding` names, and the dword index byte offset `offset` is.
     fn ssbo_place(
         &mut self,
         v: Value,
         binding: Value,
         offset: Value,
-        dwords: u32,
     ) -> Result<(u8, VReg), LowerError> {
         let binding = self
             .func
@@ -1772,22 +1767,13 @@ impl<'a> Lowering<'a> {
             Some(index),
             vec![bytes, Src::constant(2)],
         );
-        if dwords == 0 {
-            return Ok((rat, index));
-        }
-        let moved = self.lir.new_value();
-        self.emit(
-            AluOpcode::AddInt,
-            Some(moved),
-            vec![Src::value(index), Src::constant(dwords)],
-        );
-        Ok((rat, moved))
+        Ok((rat, index))
     }
 
     /// An SSBO load: vertex fetches of its dwords through the RAT's buffer resource.
     fn ssbo_load(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let words = self.func.inst(v).def.map_or(0, words_of);
-        let (rat, index) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1], 0)?;
+        let (rat, index) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
         for first in (0..words).step_by(4) {
             let count = (words - first).min(4);
             let mut dsts = [None; 4];
@@ -1806,11 +1792,19 @@ impl<'a> Lowering<'a> {
         let data = ii.srcs[0];
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
         let words = self.word_mask(data, mask);
+        let (rat, base) = self.ssbo_place(v, ii.srcs[1], ii.srcs[2])?;
         for first in (0..8u8).step_by(4) {
             if words >> first & 15 == 0 {
                 continue;
             }
-            let (rat, index) = self.ssbo_place(v, ii.srcs[1], ii.srcs[2], first.into())?;
+            let index = if first == 0 {
+                base
+            } else {
+                let moved = self.lir.new_value();
+                let srcs = vec![Src::value(base), Src::constant(first.into())];
+                self.emit(AluOpcode::AddInt, Some(moved), srcs);
+                moved
+            };
             let srcs = std::array::from_fn(|c| {
                 if words >> (first as usize + c) & 1 == 0 {
                     return Lane::Unused;
@@ -1855,7 +1849,7 @@ impl<'a> Lowering<'a> {
                 return Err(self.error(v, "float atomics: the RATs have none"));
             }
         };
-        let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1], 0)?;
+        let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
         let swap = ii.op == Intrinsic::SsboAtomicSwap;
         // The swap form's operands: the comparand, then the value stored.
         let operand = self.src(ii.srcs[if swap { 3 } else { 2 }], 0);
