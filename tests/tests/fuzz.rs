@@ -217,8 +217,10 @@ fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
     assert!(!op_matrix::writes_ssbos(r600, Stage::Fragment));
     assert!(op_matrix::writes_ssbos(gen9, Stage::Fragment));
     assert!(op_matrix::writes_ssbos(gen9, Stage::Vertex));
-    // Evergreen writes SSBOs from compute shaders but has no shared memory here yet.
+    // Evergreen writes SSBOs from compute shaders and has shared memory (the LDS); R600
+    // runs no compute shader.
     assert!(op_matrix::writes_ssbos(evergreen, Stage::Compute));
-    assert!(!op_matrix::has_shared_memory(evergreen));
+    assert!(op_matrix::has_shared_memory(evergreen));
+    assert!(!op_matrix::has_shared_memory(r600));
     assert!(op_matrix::has_shared_memory(gen9));
 }

@@ -142,6 +142,58 @@ fn compute_shaders_store_images_through_rats() {
     }
 }
 
+/// Shared memory on Evergreen and Cayman: the workgroup's LDS, written and read (LDS_WRITE,
+/// LDS_READ_RET through the output queue, vectors and arrays at run-time offsets) and updated
+/// atomically (LDS_ADD_RET, LDS_CMP_XCHG_RET...) by two wavefronts that see each other's
+/// writes only across GROUP_BARRIERs; two workgroups, each with its own LDS. The emulator
+/// computes what the interpreter does; without the barriers' wait a wavefront would read the
+/// other's data before it is written.
+#[test]
+fn shared_memory_is_the_lds_across_barriers() {
+    const SHADER: &str = "#version 430
+        layout(local_size_x = 80) in;
+        layout(std430, binding = 0) buffer B { uint rows[160]; uint total[2]; int low[2]; } b;
+        shared uint data[80];
+        shared uint swaps[80];
+        shared uvec2 pairs[40];
+        shared uint sum;
+        shared int low;
+        void main() {
+            uint i = gl_LocalInvocationIndex;
+            uint g = gl_WorkGroupID.x;
+            data[i] = i * 3u + g;
+            swaps[i] = i * 3u + g;
+            if (i < 40u)
+                pairs[i] = uvec2(i, 79u - i);
+            if (i == 0u) {
+                sum = 0u;
+                low = 1000;
+            }
+            barrier();
+            atomicAdd(sum, data[79u - i]);
+            atomicMin(low, int(i) - 60);
+            uint seen = atomicCompSwap(swaps[(i + 40u) % 80u], (i + 40u) % 80u * 3u + g, i);
+            barrier();
+            uvec2 p = pairs[i / 2u];
+            b.rows[g * 80u + i] = swaps[i] | seen << 8 | p.x << 16 | p.y << 24;
+            if (i == 79u) {
+                b.total[g] = sum;
+                b.low[g] = low;
+            }
+        }";
+    let Some(shader) = shrew_tests::shader_from_glsl(SHADER, shrew_engine::ir::Stage::Compute)
+    else {
+        return;
+    };
+    for chip in ["evergreen", "cayman"] {
+        let run = Run {
+            workgroups: [2, 1, 1],
+            ..Run::new(chip, None)
+        };
+        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
+    }
+}
+
 /// SSBOs on Evergreen and Cayman: loads through the RAT's buffer resource after stores
 /// (STORE_RAW, with write masks and 64-bit values) and atomics with their returns (ADD_RTN,
 /// CMPXCHG_INT_RTN...), in compute and fragment shaders: the emulator computes what the

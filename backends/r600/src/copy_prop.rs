@@ -16,8 +16,7 @@
 //! constants 0 and 1.0, and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
 
-use crate::isa::AluOpcode;
-use crate::isa::Chip;
+use crate::isa::{AluOpcode, Chip, flag};
 use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, VReg};
 use crate::pack::fits_alone;
 use std::collections::{HashMap, HashSet};
@@ -314,12 +313,14 @@ fn rewrite(inst: &mut Inst, dst: VReg, src: Src) -> bool {
         Inst::Multi(m) => m.op.is_op3(),
         _ => false,
     };
+    // The LDS operations' sources have no modifiers.
+    let plain = matches!(inst, Inst::Alu(alu) if alu.op.has(flag::LDS));
     for s in inst.srcs_mut() {
         if s.operand != Operand::Value(dst) {
             continue;
         }
         let combined = combine(*s, src);
-        if combined.abs && three_sources {
+        if (combined.abs && three_sources) || (plain && (combined.abs || combined.neg)) {
             return false;
         }
         *s = combined;

@@ -197,6 +197,7 @@ fn source(src: &Src, literals: &[u32], index_mode: u8) -> String {
         }
         sel::PV => format!("PV.{c}"),
         sel::PS => "PS".into(),
+        sel::LDS_OQ_A_POP => "LDS_OQ_A_POP".into(),
         other => match sel::kcache(other) {
             Some((set, index)) if src.rel => {
                 format!("KC{set}[{index}+{}].{c}", index_register(index_mode))

@@ -27,14 +27,16 @@
 //! and gives each vertex's position, point size and output slots.
 //!
 //! [`run_compute`] runs each workgroup's invocations in wavefronts of up to 64 lanes, their
-//! IDs in the GPRs [`crate::lower::Interface`]'s contract names, and stores the RAT writes
-//! into the dispatch's images.
+//! IDs in the GPRs [`crate::lower::Interface`]'s contract names, sharing the workgroup's LDS
+//! (zeroed for each workgroup); the wavefronts take turns, each running to its next barrier,
+//! so that none passes a barrier before the others reach it. The RAT writes land in the
+//! dispatch's images and SSBOs.
 //!
 //! Invariants: uncovered pixels of a quad run as helpers and are never written; killed lanes
 //! export nothing.
 
 use crate::compile::Kernel;
-use crate::emu::{Buffer, EmuError, Env, RatMemory, Wavefront, run};
+use crate::emu::{Buffer, EmuError, Env, Progress, RatMemory, Wavefront, run, run_until_barrier};
 use crate::encoding::decode;
 use crate::lower::{
     CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, Interface, LOCAL_ID_GPR, NUM_WORKGROUPS_GPR,
@@ -99,7 +101,11 @@ pub fn run_fragment(
     let mut wave = Wavefront::new(0);
     wave.rats = bind_rats(interface, &mut draw.resources);
     let outputs = shade(kernel, draw, &mut wave);
-    unbind_rats(interface, &mut wave, &mut draw.resources);
+    unbind_rats(
+        interface,
+        std::mem::take(&mut wave.rats),
+        &mut draw.resources,
+    );
     outputs
 }
 
@@ -244,12 +250,16 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
     let [sx, sy, sz] = interface.workgroup_size;
     let invocations = sx as usize * sy as usize * sz as usize;
     let [nx, ny, nz] = dispatch.workgroups;
-    let mut wave = Wavefront::new(0);
-    wave.rats = bind_rats(interface, &mut dispatch.resources);
+    let mut waves: Vec<Wavefront> = (0..invocations.div_ceil(WAVEFRONT))
+        .map(|_| Wavefront::new(0))
+        .collect();
+    // The memory the running wavefront holds: the RATs, and its workgroup's LDS.
+    let mut rats = bind_rats(interface, &mut dispatch.resources);
     let groups = (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z])));
     let mut result = Ok(());
     'groups: for group in groups {
-        for first in (0..invocations).step_by(WAVEFRONT) {
+        for (w, wave) in waves.iter_mut().enumerate() {
+            let first = w * WAVEFRONT;
             let count = (invocations - first).min(WAVEFRONT);
             wave.reuse(count);
             for lane in 0..count {
@@ -260,13 +270,33 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
                 gprs[WORKGROUP_ID_GPR as usize] = [group[0], group[1], group[2], 0];
                 gprs[NUM_WORKGROUPS_GPR as usize] = [nx, ny, nz, 0];
             }
-            if let Err(e) = run(&kernel.program, &mut wave, &env) {
-                result = Err(e.into());
-                break 'groups;
+        }
+        let mut lds = vec![0u32; interface.lds_bytes.div_ceil(4) as usize];
+        // Each wavefront in turn runs to its next barrier or its end, until all have ended:
+        // none passes a barrier before every other has reached it (or ended).
+        let mut running: Vec<usize> = (0..waves.len()).collect();
+        while !running.is_empty() {
+            let mut waiting = Vec::new();
+            for w in running {
+                let wave = &mut waves[w];
+                wave.rats = std::mem::take(&mut rats);
+                wave.lds = std::mem::take(&mut lds);
+                let progress = run_until_barrier(&kernel.program, wave, &env);
+                rats = std::mem::take(&mut wave.rats);
+                lds = std::mem::take(&mut wave.lds);
+                match progress {
+                    Ok(Progress::AtBarrier) => waiting.push(w),
+                    Ok(Progress::Finished(_)) => {}
+                    Err(e) => {
+                        result = Err(e.into());
+                        break 'groups;
+                    }
+                }
             }
+            running = waiting;
         }
     }
-    unbind_rats(interface, &mut wave, &mut dispatch.resources);
+    unbind_rats(interface, rats, &mut dispatch.resources);
     result
 }
 
@@ -285,8 +315,8 @@ fn bind_rats(interface: &Interface, resources: &mut Resources) -> BTreeMap<u8, R
 }
 
 /// Gives the RATs' memory back to `resources`.
-fn unbind_rats(interface: &Interface, wave: &mut Wavefront, resources: &mut Resources) {
-    for (rat, memory) in std::mem::take(&mut wave.rats) {
+fn unbind_rats(interface: &Interface, rats: BTreeMap<u8, RatMemory>, resources: &mut Resources) {
+    for (rat, memory) in rats {
         match (interface.rats[rat as usize], memory) {
             (RatTarget::Image(b), RatMemory::Image(image)) => {
                 resources.images.insert(b, image);

@@ -23,7 +23,7 @@
 use crate::bank;
 use crate::disasm::listing;
 use crate::encoding::assemble;
-use crate::isa::{CfOp, Chip, FetchOp, sel};
+use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, sel};
 use crate::lir::{Indexed, Lane, Operand};
 use crate::pack::{Item, PKind, PNode, Packed, Placed};
 use crate::program::{
@@ -279,6 +279,14 @@ impl Emitter<'_> {
     fn item(&mut self, item: &Item) -> Result<(), String> {
         match item {
             Item::Alu(clause) => {
+                // The other wavefronts of the workgroup read what this one wrote once they
+                // pass the barrier.
+                let barrier =
+                    (clause.groups.iter().flatten()).any(|p| p.op == AluOpcode::GroupBarrier);
+                if barrier && self.writes_in_flight {
+                    self.push_cf(Cf::flow(CfOp::WaitAck, 0, 0));
+                    self.writes_in_flight = false;
+                }
                 let mut groups = Vec::new();
                 // The slot each instruction of the previous group really took, for PV/PS.
                 let mut previous: Vec<(Slot, Slot)> = Vec::new();
@@ -467,6 +475,7 @@ impl Emitter<'_> {
                             }
                             PKind::Pv(c) => forwarded(previous, Slot::VECTOR[c as usize]),
                             PKind::Ps => forwarded(previous, Slot::T),
+                            PKind::LdsPop => Src::sel(sel::LDS_OQ_A_POP, 0),
                             PKind::Operand(Operand::Const(bits)) => {
                                 match sel::inline_constant(bits) {
                                     Some(inline) => Src::sel(inline, 0),

@@ -23,11 +23,11 @@
 //! encoder would not write is an error rather than silently dropped. Neither function panics.
 
 use crate::fields::{
-    AluExtendedWords, AluOp2, AluOp3, AluWords, CfAluWords, CfCommon, CfWords, ExportBuffer,
-    ExportSwizzle, ExportWords, FetchWords, Field, MemReadWords, SrcFields, TexWords,
+    AluExtendedWords, AluLds, AluOp2, AluOp3, AluWords, CfAluWords, CfCommon, CfWords,
+    ExportBuffer, ExportSwizzle, ExportWords, FetchWords, Field, MemReadWords, SrcFields, TexWords,
     VertexFetchWords, VtxWords, Writer, bit, get, signed,
 };
-use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, MAX_ALU_CLAUSE_SLOTS, sel};
+use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, LDS_IDX_OP, MAX_ALU_CLAUSE_SLOTS, flag, sel};
 use crate::program::{
     AluInst, Cf, CfBody, Dst, Export, ExportType, Fetch, Group, Kcache, MemRead, PredSel, Program,
     Src, VtxFormat,
@@ -672,10 +672,15 @@ fn encode_group(
 
 /// Writes a source's select, relative flag, channel and negation to its fields.
 fn put_src(w: &mut Writer<2>, f: &SrcFields, src: &Src) -> Result<(), EncodeError> {
+    put_operand(w, f, src)?;
+    w.put(f.neg, src.neg)
+}
+
+/// A source's select, relative flag and channel (the LDS form has no negation field).
+fn put_operand(w: &mut Writer<2>, f: &SrcFields, src: &Src) -> Result<(), EncodeError> {
     w.put(f.sel, src.sel)?;
     w.put(f.rel, src.rel)?;
-    w.put(f.chan, src.chan)?;
-    w.put(f.neg, src.neg)
+    w.put(f.chan, src.chan)
 }
 
 /// A source reading the constant file must read a set the clause locks, within its lines.
@@ -699,7 +704,7 @@ fn check_kcache_read(at: At, kcache: &[Kcache], src: &Src) -> Result<(), EncodeE
 
 const SRC_FIELDS: [&str; 3] = ["src[0]", "src[1]", "src[2]"];
 
-/// ALU_WORD0 and ALU_WORD1 of an instruction (OP2 or OP3 form by its opcode).
+/// ALU_WORD0 and ALU_WORD1 of an instruction (OP2, OP3 or LDS_IDX_OP form by its opcode).
 fn encode_alu(
     chip: Chip,
     at: At,
@@ -731,14 +736,38 @@ fn encode_alu(
     };
     let f = AluWords::of(chip);
     let mut w = Writer::new(at);
+    let lds = inst.op.has(flag::LDS);
     for (fields, src) in f.srcs().iter().zip(&inst.src) {
-        put_src(&mut w, fields, src)?;
+        if lds {
+            put_operand(&mut w, fields, src)?;
+        } else {
+            put_src(&mut w, fields, src)?;
+        }
     }
     w.put(f.index_mode, inst.index_mode)?;
     w.put(f.pred_sel, pred_sel)?;
     w.put(f.last, last)?;
     let dst = &inst.dst;
     w.put(f.bank_swizzle, inst.bank_swizzle)?;
+    if lds {
+        // The index offset (zero here) holds the bits the other forms give the source
+        // negations, the destination GPR, its relative flag and the clamp.
+        if inst.src.iter().any(|src| src.neg || src.abs) {
+            return Err(unused(at, "source neg/abs", "false (LDS operations)"));
+        }
+        if *dst != Dst::none(dst.chan) {
+            return Err(unused(at, "dst", "Dst::none (LDS operations write no GPR)"));
+        }
+        if inst.omod != 0 || inst.update_exec_mask || inst.update_pred {
+            return Err(unused(at, "omod/update flags", "0 (LDS operations)"));
+        }
+        let l = AluLds::of(chip);
+        w.put(f.dst_chan, dst.chan)?;
+        put_operand(&mut w, &l.src2(), &inst.src[2])?;
+        w.put(l.alu_inst, LDS_IDX_OP)?;
+        w.put(l.lds_op, opcode)?;
+        return Ok(w.words);
+    }
     w.put(f.dst_gpr, dst.gpr)?;
     w.put(f.dst_rel, dst.rel)?;
     w.put(f.dst_chan, dst.chan)?;
@@ -1294,6 +1323,9 @@ impl Reader<'_> {
         // Every OP3 opcode is 4 or more: the top three bits of its ALU_INST, zero in the words
         // of every OP2 opcode.
         let is_op3 = get(&words, op3.alu_inst) >= 4;
+        if chip.is_evergreen_class() && get(&words, op3.alu_inst) == u32::from(LDS_IDX_OP) {
+            return self.lds(at, words);
+        }
         let opcode = get(&words, if is_op3 { op3.alu_inst } else { op2.alu_inst });
         let op = AluOpcode::decode(chip, is_op3, opcode as u16).ok_or(DecodeError::UnknownOp {
             at,
@@ -1346,6 +1378,51 @@ impl Reader<'_> {
             index_mode: get(&words, f.index_mode) as u8,
             origin: None,
         })
+    }
+
+    /// An LDS operation (an LDS_IDX_OP word).
+    fn lds(&self, at: At, words: [u32; 2]) -> Result<AluInst, DecodeError> {
+        let chip = self.chip;
+        let (f, l) = (AluWords::of(chip), AluLds::of(chip));
+        if l.idx_offset().iter().any(|&field| bit(&words, field)) {
+            return Err(malformed(
+                at,
+                "an LDS index offset other than 0 (the second address of the two-address \
+                 operations, which programs here do not use)",
+            ));
+        }
+        let lds_op = get(&words, l.lds_op);
+        let op = AluOpcode::decode_lds(chip, lds_op as u16).ok_or(DecodeError::UnknownOp {
+            at,
+            kind: "LDS",
+            opcode: lds_op,
+            chip,
+        })?;
+        let src = |fields: &SrcFields| Src {
+            sel: get(&words, fields.sel) as u16,
+            rel: bit(&words, fields.rel),
+            chan: get(&words, fields.chan) as u8,
+            ..Src::default()
+        };
+        let [src0, src1] = f.srcs();
+        let pred_sel = match get(&words, f.pred_sel) {
+            0 => PredSel::Off,
+            2 => PredSel::Zero,
+            3 => PredSel::One,
+            _ => return Err(malformed(at, "PRED_SEL 1 is reserved")),
+        };
+        let mut inst = AluInst::new(
+            op,
+            Dst::none(get(&words, f.dst_chan) as u8),
+            &[src(&src0), src(&src1), src(&l.src2())],
+        );
+        for k in op.nsrc()..3 {
+            inst.src[k] = Src::default();
+        }
+        inst.pred_sel = pred_sel;
+        inst.bank_swizzle = get(&words, f.bank_swizzle) as u8;
+        inst.index_mode = get(&words, f.index_mode) as u8;
+        Ok(inst)
     }
 
     /// A CF instruction other than an ALU clause launch, with its fetch clause if it has one.
@@ -2643,6 +2720,17 @@ mod tests {
             clamp: rng.flip(),
             write: !op2 || rng.flip(),
         };
+        if op.has(flag::LDS) {
+            let mut inst = AluInst::new(op, Dst::none(chan), &[]);
+            for k in 0..op.nsrc() {
+                let src = random_src(chip, kcache, false, rng);
+                inst.src[k] = Src { neg: false, ..src };
+            }
+            inst.pred_sel = rng.pick(&[PredSel::Off, PredSel::Zero, PredSel::One]);
+            inst.bank_swizzle = rng.below(8) as u8;
+            inst.index_mode = rng.below(8) as u8;
+            return inst;
+        }
         let mut inst = AluInst::new(op, dst, &[]);
         for k in 0..op.nsrc() {
             inst.src[k] = random_src(chip, kcache, op2, rng);

@@ -313,6 +313,24 @@ parts! {
         alu_inst: w1 [17:13],
     }
 
+    /// ALU_WORD1_LDS_IDX_OP (Evergreen, Cayman), with ALU_WORD0's sources and flags: the third
+    /// source, the LDS operation, and the six bits of the index offset, scattered where the
+    /// other forms hold the source negations (ALU_WORD0), the destination GPR, its relative
+    /// flag and the clamp.
+    struct AluLds {
+        src2_sel: w1 [8:0],
+        src2_rel: w1 [9],
+        src2_chan: w1 [11:10],
+        idx_offset_1: w1 [12],
+        alu_inst: w1 [17:13],
+        lds_op: w1 [26:21],
+        idx_offset_0: w1 [27],
+        idx_offset_2: w1 [28],
+        idx_offset_3: w1 [31],
+        idx_offset_4: w0 [12],
+        idx_offset_5: w0 [25],
+    }
+
     /// The fields of every fetch (TEX, VTX and MEM_RD words): the instruction, the address
     /// register, the destination register and a select per destination channel.
     struct FetchWords {
@@ -443,6 +461,31 @@ impl AluOp3 {
     }
 }
 
+impl AluLds {
+    /// Source 2 (its `neg` is the index offset's bit 1: the LDS form has no negation, and
+    /// only its select, relative flag and channel are written).
+    pub fn src2(&self) -> SrcFields {
+        SrcFields {
+            sel: self.src2_sel,
+            rel: self.src2_rel,
+            chan: self.src2_chan,
+            neg: self.idx_offset_1,
+        }
+    }
+
+    /// The index offset's bits, lowest first.
+    pub fn idx_offset(&self) -> [Field; 6] {
+        [
+            self.idx_offset_0,
+            self.idx_offset_1,
+            self.idx_offset_2,
+            self.idx_offset_3,
+            self.idx_offset_4,
+            self.idx_offset_5,
+        ]
+    }
+}
+
 impl FetchWords {
     pub fn dst_sel(&self) -> [Field; 4] {
         [
@@ -506,7 +549,20 @@ mod tests {
                 [export, common, ExportBuffer::of(chip).all()].concat(),
             ),
             ("ALU OP2", [alu.clone(), AluOp2::of(chip).all()].concat()),
-            ("ALU OP3", [alu, AluOp3::of(chip).all()].concat()),
+            ("ALU OP3", [alu.clone(), AluOp3::of(chip).all()].concat()),
+            (
+                "ALU LDS_IDX_OP",
+                [
+                    alu.into_iter()
+                        .filter(|f| {
+                            !["src0_neg", "src1_neg", "dst_gpr", "dst_rel", "clamp"]
+                                .contains(&f.name)
+                        })
+                        .collect(),
+                    AluLds::of(chip).all(),
+                ]
+                .concat(),
+            ),
             ("TEX", [fetch.clone(), TexWords::of(chip).all()].concat()),
             (
                 "VTX",

@@ -92,6 +92,8 @@ impl Chip {
     }
 }
 
+/// The OP3 field of an LDS operation's word (Evergreen, Cayman): LDS_IDX_OP.
+pub const LDS_IDX_OP: u16 = 0x11;
 /// GPRs a shader may use (Mesa's cap; the 4 above are the clause temporaries).
 pub const MAX_GPRS: u8 = 124;
 /// The first clause temporary (T0); T0-T3 live only within one ALU clause.
@@ -121,6 +123,8 @@ pub mod sel {
     pub const PV: u16 = 254;
     /// The previous group's trans result.
     pub const PS: u16 = 255;
+    /// The front of LDS output queue A, popped by the read (Evergreen+).
+    pub const LDS_OQ_A_POP: u16 = 221;
     /// First interpolation parameter (Evergreen+): `Param<n>` is 448 + n.
     pub const PARAM: u16 = 448;
 
@@ -213,6 +217,12 @@ pub mod flag {
     pub const CVT: u32 = 1 << 17;
     pub const INTERP: u32 = 1 << 18;
     pub const MOVA: u32 = 1 << 19;
+    /// A local data share operation (Evergreen, Cayman): an LDS_IDX_OP word whose LDS_OP
+    /// field holds the opcode. It writes no GPR; a `_RET` form queues its result on LDS
+    /// output queue A, which a later group of the clause pops ([`super::sel::LDS_OQ_A_POP`]).
+    pub const LDS: u32 = 1 << 20;
+    /// An LDS operation that returns a value (the `_RET` forms).
+    pub const RET: u32 = 1 << 21;
 }
 
 /// What the tables say of an ALU opcode.
@@ -471,6 +481,20 @@ alu_ops! {
     (MuladdIeeeM2, "MULADD_IEEE_M2", 3, [Some(0x15), None], [Any, Any, No, No], None, COMM | ASSOC | IEEE),
     (MuladdIeeeM4, "MULADD_IEEE_M4", 3, [Some(0x16), None], [Any, Any, No, No], None, COMM | ASSOC | IEEE),
     (MuladdIeeeD2, "MULADD_IEEE_D2", 3, [Some(0x17), None], [Any, Any, No, No], None, COMM | ASSOC | IEEE),
+    // The LDS operations: the opcode is the LDS_OP field of an LDS_IDX_OP word; the sources
+    // are the byte address, then the data (a compare-exchange's comparand, then its value).
+    (LdsWrite, "LDS_WRITE", 2, [None, Some(0x0D)], [No, No, Vec, Vec], None, LDS),
+    (LdsAddRet, "LDS_ADD_RET", 2, [None, Some(0x20)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsMinIntRet, "LDS_MIN_INT_RET", 2, [None, Some(0x25)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsMaxIntRet, "LDS_MAX_INT_RET", 2, [None, Some(0x26)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsMinUintRet, "LDS_MIN_UINT_RET", 2, [None, Some(0x27)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsMaxUintRet, "LDS_MAX_UINT_RET", 2, [None, Some(0x28)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsAndRet, "LDS_AND_RET", 2, [None, Some(0x29)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsOrRet, "LDS_OR_RET", 2, [None, Some(0x2A)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsXorRet, "LDS_XOR_RET", 2, [None, Some(0x2B)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsXchgRet, "LDS_XCHG_RET", 2, [None, Some(0x2D)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsCmpXchgRet, "LDS_CMP_XCHG_RET", 3, [None, Some(0x30)], [No, No, Vec, Vec], None, LDS | RET),
+    (LdsReadRet, "LDS_READ_RET", 1, [None, Some(0x32)], [No, No, Vec, Vec], None, LDS | RET),
 }
 
 impl AluOpcode {
@@ -490,9 +514,10 @@ impl AluOpcode {
         self.info().flags & flags != 0
     }
 
-    /// Whether the opcode is encoded in the three-source (OP3) form.
+    /// Whether the opcode is encoded in the three-source (OP3) form (the LDS operations have
+    /// a form of their own).
     pub fn is_op3(self) -> bool {
-        self.info().nsrc == 3
+        self.info().nsrc == 3 && !self.has(flag::LDS)
     }
 
     /// Where the opcode may be issued on `chip`.
@@ -513,7 +538,13 @@ impl AluOpcode {
         AluOpcode::ALL
             .iter()
             .copied()
-            .find(|op| op.is_op3() == op3 && op.opcode(chip) == Some(opcode))
+            .find(|op| !op.has(flag::LDS) && op.is_op3() == op3 && op.opcode(chip) == Some(opcode))
+    }
+
+    /// The LDS operation `chip` encodes as `lds_op` in an LDS_IDX_OP word's LDS_OP field.
+    pub fn decode_lds(chip: Chip, lds_op: u16) -> Option<AluOpcode> {
+        (AluOpcode::ALL.iter().copied())
+            .find(|op| op.has(flag::LDS) && op.opcode(chip) == Some(lds_op))
     }
 
     /// Whether only the trans slot runs it (on Cayman: replicated over the vector slots).
@@ -785,11 +816,12 @@ mod tests {
         for chip in Chip::ALL {
             for &op in AluOpcode::ALL {
                 if let Some(code) = op.opcode(chip) {
-                    assert_eq!(
-                        AluOpcode::decode(chip, op.is_op3(), code),
-                        Some(op),
-                        "{op} {chip:?}"
-                    );
+                    let decoded = if op.has(flag::LDS) {
+                        AluOpcode::decode_lds(chip, code)
+                    } else {
+                        AluOpcode::decode(chip, op.is_op3(), code)
+                    };
+                    assert_eq!(decoded, Some(op), "{op} {chip:?}");
                 }
             }
             for &op in FetchOp::ALL {

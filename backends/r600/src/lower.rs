@@ -63,8 +63,8 @@
 //! gathers, LOD queries, run-time texel offsets, memory other than uniforms and textures,
 //! UBOs at run-time bindings, vertex system values, built-in vertex outputs other than the
 //! position and point size, compute shaders on R600 and R700, images and SSBOs in vertex
-//! shaders, image loads, shared memory, barriers) is a [`LowerError`] naming the instruction,
-//! never wrong code.
+//! shaders, image loads, shared memory outside compute shaders) is a [`LowerError`] naming the
+//! instruction, never wrong code. Shared memory is the LDS, a workgroup barrier GROUP_BARRIER.
 //!
 //! Options: the chip.
 
@@ -126,6 +126,10 @@ pub const LOCAL_ID_GPR: u8 = 0;
 pub const WORKGROUP_ID_GPR: u8 = 1;
 pub const NUM_WORKGROUPS_GPR: u8 = 2;
 
+/// Bytes of local data share a compute workgroup may use (Evergreen and Cayman have 32 KiB
+/// per SIMD).
+pub const LDS_BYTES: u32 = 32 * 1024;
+
 /// What the hardware gives the shader before it starts and what it exports: the contract
 /// with the dispatcher ([`crate::dispatch`]).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -159,6 +163,8 @@ pub struct Interface {
     pub rats: Vec<RatTarget>,
     /// Compute shaders: the invocations of a workgroup along x, y, z.
     pub workgroup_size: [u32; 3],
+    /// Compute shaders: the bytes of LDS a workgroup's shared variables take.
+    pub lds_bytes: u32,
 }
 
 /// Lowers the entry function of a fragment or vertex shader for `chip`.
@@ -182,6 +188,15 @@ pub fn lower(shader: &Shader, chip: Chip) -> Result<(Lir, Interface), LowerError
     }
     let mut lowering = Lowering::new(shader, shader.entry, chip, false)?;
     lowering.interface.workgroup_size = shader.workgroup_size;
+    let layouts = layout_variables(shader).map_err(|e| LowerError(e.to_string()))?;
+    lowering.interface.lds_bytes = storage_extent(&layouts, Storage::Shared);
+    if lowering.interface.lds_bytes > LDS_BYTES {
+        return Err(LowerError(format!(
+            "the shared variables take {} bytes, more than the {LDS_BYTES} bytes of LDS a \
+             workgroup has",
+            lowering.interface.lds_bytes
+        )));
+    }
     lowering.plan_inputs();
     lowering.block = lowering.prologue();
     let mut body = lowering.lower_function()?;
@@ -1618,6 +1633,9 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             Intrinsic::ImageDerefStore => self.image_store(v, ii),
+            Intrinsic::LoadShared | Intrinsic::StoreShared => self.shared_access(v, ii),
+            Intrinsic::SharedAtomic | Intrinsic::SharedAtomicSwap => self.shared_atomic(v, ii),
+            Intrinsic::Barrier => self.barrier(v, ii),
             Intrinsic::LoadSsbo => self.ssbo_load(v, ii),
             Intrinsic::StoreSsbo => self.ssbo_store(v, ii),
             Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap => self.ssbo_atomic(v, ii),
@@ -1689,6 +1707,108 @@ impl<'a> Lowering<'a> {
             }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
+    }
+
+    /// The LDS byte address `offset` plus `bytes`: a constant, or the offset's value plus it.
+    fn lds_address(&mut self, offset: Value, bytes: u32) -> Src {
+        if let Some(constant) = self.func.constant_u32(offset) {
+            return Src::constant(constant.wrapping_add(bytes));
+        }
+        let offset = self.src(offset, 0);
+        if bytes == 0 {
+            return offset;
+        }
+        self.temp(AluOpcode::AddInt, vec![offset, Src::constant(bytes)])
+    }
+
+    /// A `load_shared` (an LDS_READ_RET per dword) or a `store_shared` (an LDS_WRITE per dword
+    /// its write mask touches), at the byte offset plus `base`.
+    fn shared_access(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        self.uses_lds(v)?;
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        if ii.op == Intrinsic::LoadShared {
+            let words = self.func.inst(v).def.map_or(0, words_of);
+            for w in 0..words {
+                let address = self.lds_address(ii.srcs[0], base + 4 * u32::from(w));
+                let d = self.dst(v, w);
+                self.emit(AluOpcode::LdsReadRet, Some(d), vec![address]);
+            }
+            return Ok(());
+        }
+        let data = ii.srcs[0];
+        let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
+        let words = self.word_mask(data, mask);
+        for w in (0..8u8).filter(|w| words >> w & 1 != 0) {
+            let address = self.lds_address(ii.srcs[1], base + 4 * u32::from(w));
+            let value = self.src(data, w);
+            self.emit(AluOpcode::LdsWrite, None, vec![address, value]);
+        }
+        Ok(())
+    }
+
+    /// A `shared_atomic` or `shared_atomic_swap` on a 32-bit scalar: the LDS operation's
+    /// `_RET` form, which gives the old value.
+    fn shared_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        self.uses_lds(v)?;
+        let op = ii
+            .index(IndexKind::AtomicOp)
+            .and_then(AtomicOp::from_index)
+            .ok_or_else(|| self.error(v, "an atomic without its operation"))?;
+        if self
+            .func
+            .inst(v)
+            .def
+            .is_none_or(|d| d.bits != 32 || d.comps != 1)
+        {
+            return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
+        }
+        let lds_op = match op {
+            AtomicOp::Iadd => AluOpcode::LdsAddRet,
+            AtomicOp::Imin => AluOpcode::LdsMinIntRet,
+            AtomicOp::Umin => AluOpcode::LdsMinUintRet,
+            AtomicOp::Imax => AluOpcode::LdsMaxIntRet,
+            AtomicOp::Umax => AluOpcode::LdsMaxUintRet,
+            AtomicOp::Iand => AluOpcode::LdsAndRet,
+            AtomicOp::Ior => AluOpcode::LdsOrRet,
+            AtomicOp::Ixor => AluOpcode::LdsXorRet,
+            AtomicOp::Xchg => AluOpcode::LdsXchgRet,
+            AtomicOp::Cmpxchg => AluOpcode::LdsCmpXchgRet,
+            AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => {
+                return Err(self.error(v, "float atomics: the LDS has none"));
+            }
+        };
+        let base = ii.index(IndexKind::Base).unwrap_or(0);
+        let mut srcs = vec![self.lds_address(ii.srcs[0], base)];
+        // The swap form's operands: the comparand, then the value stored.
+        for &data in &ii.srcs[1..] {
+            srcs.push(self.src(data, 0));
+        }
+        let d = self.dst(v, 0);
+        self.emit(lds_op, Some(d), srcs);
+        Ok(())
+    }
+
+    /// Shared memory is the LDS of Evergreen and Cayman's compute shaders.
+    fn uses_lds(&self, v: Value) -> Result<(), LowerError> {
+        if self.shader.stage != Stage::Compute {
+            return Err(self.error(v, "shared memory outside a compute shader"));
+        }
+        Ok(())
+    }
+
+    /// A `barrier`: a GROUP_BARRIER when it synchronizes the workgroup. A wavefront's LDS
+    /// operations run in order, and the packer makes its reads of memory it wrote wait for
+    /// the writes (WAIT_ACK), so ordering memory alone needs no instruction.
+    fn barrier(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        const WORKGROUP_SCOPE: u32 = 3;
+        if ii.index(IndexKind::ExecutionScope).unwrap_or(0) < WORKGROUP_SCOPE {
+            return Ok(());
+        }
+        if self.shader.stage != Stage::Compute {
+            return Err(self.error(v, "only compute shaders synchronize workgroups"));
+        }
+        self.emit(AluOpcode::GroupBarrier, None, Vec::new());
+        Ok(())
     }
 
     /// The RAT of `target`: the next free one at its first use. Only pixel and compute

@@ -14,7 +14,11 @@
 //! four distinct literals, one KILL or PRED_SET, constant-file reads the clause's kcache sets
 //! cover (at most two per group, or four on R600), and operands the read ports can serve
 //! ([`crate::bank`]). A read of a value the previous group of the clause wrote reads PV or PS
-//! instead of a GPR. A four-slot operation that no group can hold, its slots reading more
+//! instead of a GPR. A group holds at most one LDS operation; the value an LDS `_RET`
+//! operation returns is popped from the output queue by a MOV in a group of its own right
+//! after it, in the same clause. LDS operations keep their order, and a GROUP_BARRIER stays
+//! after everything before it and before everything after it, and ends its clause. A
+//! four-slot operation that no group can hold, its slots reading more
 //! registers on one channel than the channel's three read cycles serve (a DOT4 of four values
 //! earlier groups all put on x), reads copies of some of them instead: fresh values on the
 //! channels of the slots that read them, written by MOVs before it. Fetches whose operands are
@@ -140,6 +144,9 @@ pub enum PKind {
     Pv(u8),
     /// The previous group's trans result.
     Ps,
+    /// The front of LDS output queue A, popped: what the LDS operation of the previous group
+    /// returned.
+    LdsPop,
 }
 
 /// Why a block could not be packed (an internal error: lowering produced something no group
@@ -409,7 +416,26 @@ impl Packer<'_> {
         let mut quad_reads: Vec<usize> = Vec::new();
         let mut scratch = ScratchOrder::default();
         let mut indexed: HashMap<u8, IndexedOrder> = HashMap::new();
+        // The latest LDS operation (they keep their order), the latest barrier and the
+        // instructions since it (a barrier stays after them, and everything after it).
+        let mut last_lds: Option<usize> = None;
+        let mut last_barrier: Option<usize> = None;
         for (i, inst) in insts.iter().enumerate() {
+            let alu_op = match inst {
+                Inst::Alu(a) => Some(a.op),
+                _ => None,
+            };
+            if alu_op == Some(AluOpcode::GroupBarrier) {
+                let since = last_barrier.unwrap_or(0);
+                deps[i].extend((since..i).map(|j| (j, Dep::After)));
+                last_barrier = Some(i);
+            } else if let Some(b) = last_barrier {
+                deps[i].push((b, Dep::After));
+            }
+            if alu_op.is_some_and(|op| op.has(flag::LDS)) {
+                deps[i].extend(last_lds.map(|l| (l, Dep::After)));
+                last_lds = Some(i);
+            }
             // DOT4 and interpolation read indexed registers too.
             let accesses = inst.indexed_accesses();
             for &(access, write) in &accesses {
@@ -719,8 +745,37 @@ impl Packer<'_> {
         let relative_write = insts
             .iter()
             .any(|p| p.indexed.is_some_and(|w| w.index.is_some()));
+        // What an LDS operation returns comes back through output queue A: a MOV of the next
+        // group pops it into the operation's value, in its slot, and the value is forwarded
+        // from there.
+        let pop = insts
+            .iter_mut()
+            .find(|p| p.op.has(flag::RET))
+            .map(|p| Placed {
+                slot: p.slot,
+                op: AluOpcode::Mov,
+                dst: p.dst.take(),
+                indexed: None,
+                chan: p.chan,
+                srcs: vec![PSrc {
+                    kind: PKind::LdsPop,
+                    neg: false,
+                    abs: false,
+                }],
+                clamp: false,
+                pred: false,
+                origin: p.origin.clone(),
+            });
         clause.slots += insts.len() + group.budget.literals.len().div_ceil(2);
         clause.groups.push(insts);
+        if let Some(pop) = pop {
+            let g = clause.groups.len() - 1;
+            if let Some(&i) = clause.origin.get(&(g, pop.slot)) {
+                clause.origin.insert((g + 1, pop.slot), i);
+            }
+            clause.groups.push(vec![pop]);
+            clause.slots += 1;
+        }
         clause.push |= push;
         if let Some(v) = group.loads_ar {
             clause.ar = Some(v);
@@ -1395,6 +1450,8 @@ struct GroupBuilder {
     budget: Budget,
     /// Holds a KILL or PRED_SET (one per group).
     once: bool,
+    /// Holds an LDS operation (one per group).
+    lds: bool,
     ends_clause: bool,
     push: bool,
     /// Holds an instruction with an operand relative to AR, which a MOVA may not join.
@@ -1420,6 +1477,9 @@ impl GroupBuilder {
         if once && self.once {
             return false;
         }
+        if placed[0].op.has(flag::LDS) && self.lds {
+            return false;
+        }
         let mut budget = self.budget.clone();
         if !placed
             .iter()
@@ -1428,8 +1488,13 @@ impl GroupBuilder {
         {
             return false;
         }
+        // An LDS operation's return takes the next group's MOV that pops it.
+        let pops = (self.placed.iter().flatten().chain(placed))
+            .filter(|p| p.op.has(flag::RET))
+            .count();
         let slots = self.placed.iter().map(Vec::len).sum::<usize>()
             + placed.len()
+            + pops
             + budget.literals.len().div_ceil(2);
         if clause.slots + slots > crate::isa::MAX_ALU_CLAUSE_SLOTS {
             return false;
@@ -1468,6 +1533,11 @@ impl GroupBuilder {
             self.ends_clause = true;
             self.push |= placed[0].pred;
         }
+        // GROUP_BARRIER ends its clause.
+        if placed[0].op == AluOpcode::GroupBarrier {
+            self.ends_clause = true;
+        }
+        self.lds |= placed[0].op.has(flag::LDS);
         self.members.push(i);
         self.placed.push(placed);
     }
@@ -1504,9 +1574,10 @@ fn reads_of(p: &Placed, chans: &[Option<u8>]) -> Reads {
                 PKind::Operand(Operand::Value(v)) => {
                     bank::Operand::Gpr(v.0, chans[v.0 as usize].unwrap_or(0))
                 }
-                PKind::Pv(_) | PKind::Ps | PKind::Operand(Operand::Param { .. }) => {
-                    bank::Operand::Forwarded
-                }
+                PKind::Pv(_)
+                | PKind::Ps
+                | PKind::LdsPop
+                | PKind::Operand(Operand::Param { .. }) => bank::Operand::Forwarded,
                 PKind::Operand(Operand::Const(_) | Operand::Kcache { .. }) => {
                     bank::Operand::Constant
                 }
@@ -1630,6 +1701,7 @@ impl Placed {
                     PKind::Operand(operand) => operand.to_string(),
                     PKind::Pv(c) => format!("PV.{}", channel(c)),
                     PKind::Ps => "PS".into(),
+                    PKind::LdsPop => "LDS_OQ_A_POP".into(),
                 };
                 match (src.neg, src.abs) {
                     (true, true) => format!("-|{operand}|"),
@@ -1749,7 +1821,7 @@ impl MachineIr for Packed {
                         let forwarded = match src.kind {
                             PKind::Pv(c) => Some(Slot::VECTOR[c as usize & 3]),
                             PKind::Ps => Some(Slot::T),
-                            PKind::Operand(_) => None,
+                            PKind::Operand(_) | PKind::LdsPop => None,
                         };
                         let Some(slot) = forwarded else { continue };
                         let wrote = previous.is_some_and(|group| {

@@ -66,6 +66,7 @@
 //! [`Env::params`]: super::Env::params
 
 use super::arith::{eval_op, holds, is_pred_set, max_legacy, mul_legacy};
+use super::lds::Queue;
 use super::{
     At, EmuError, MAX_LANES, Machine, Why, Within, bit, dword, invalid, lanes, unsupported,
 };
@@ -95,6 +96,8 @@ struct Clause<'c> {
     /// The previous group wrote a register at a relative address (on R600 the next group must
     /// be a NOP).
     relative_write: bool,
+    /// LDS output queue A.
+    queue: Queue,
 }
 
 /// The GPR `base + AR.x` of `lane`: AR must have been loaded in an earlier group of the clause,
@@ -154,10 +157,19 @@ impl Machine<'_> {
             ar: vec![0; self.wave.lanes],
             ar_lanes: 0,
             relative_write: false,
+            queue: Queue::default(),
         };
+        let barrier = |group: &Group| group.insts.iter().any(|i| i.op == AluOpcode::GroupBarrier);
+        if let Some(g) = (groups.iter().rev().skip(1)).position(barrier) {
+            let g = groups.len() - 2 - g;
+            return Err(invalid("GROUP_BARRIER before the last group of its clause")
+                .at(at.within(Within::Group(g))));
+        }
         for (g, group) in groups.iter().enumerate() {
             self.group(at, g, group, &mut clause)?;
         }
+        clause.queue.check_empty().map_err(|w| w.at(at.clone()))?;
+        self.at_barrier = groups.last().is_some_and(barrier);
         Ok(())
     }
 
@@ -254,6 +266,13 @@ impl Machine<'_> {
         if once > 1 {
             return Err(invalid("more than one predicate set or kill in a group").at(at_group));
         }
+        if group.insts.iter().filter(|i| i.op.has(flag::LDS)).count() > 1 {
+            return Err(invalid("more than one LDS operation in a group").at(at_group));
+        }
+        clause
+            .queue
+            .pop_for(group)
+            .map_err(|w| w.at(at_group.clone()))?;
         let relative = |i: &AluInst| i.dst.rel || i.srcs().iter().any(|s| s.rel);
         let loads_ar = group.insts.iter().any(|i| i.op.has(flag::MOVA));
         if loads_ar && group.insts.iter().any(relative) {
@@ -315,7 +334,14 @@ impl Machine<'_> {
                         results[odd] = Some(high);
                     }
                 }
-                AluOpcode::AluNop => {}
+                AluOpcode::AluNop | AluOpcode::GroupBarrier => {}
+                op if op.has(flag::LDS) => {
+                    let mut entries = std::mem::take(&mut clause.queue.entries);
+                    let read = |m: &Self, lane, k| m.read(clause, group, lane, &inst.srcs()[k]);
+                    let ran = self.lds_op(inst, exec[i], &mut entries, read);
+                    clause.queue.entries = entries;
+                    ran.map_err(|w| w.at(at_inst(i)))?;
+                }
                 _ => {
                     let values = self
                         .one_slot_op(clause, group, inst, exec[i], &mut effects)
@@ -406,6 +432,7 @@ impl Machine<'_> {
                     group.literals.len()
                 ))
             })?,
+            sel::LDS_OQ_A_POP => clause.queue.read(lane)?,
             sel::PV | sel::PS => {
                 let slot = if src.sel == sel::PV {
                     chan

@@ -57,7 +57,7 @@ use shrew_engine::deadline;
 const LOOP_FRAME_ELEMENTS: usize = 4;
 
 /// An entry of the CF stack.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub(super) enum Entry {
     /// The active mask at a push.
     Push(u64),
@@ -73,17 +73,19 @@ pub(super) enum Entry {
 }
 
 impl Machine<'_> {
-    pub(super) fn run(&mut self) -> Result<(), EmuError> {
+    /// Runs from the CF instruction at `self.pc` to the end of the program; with
+    /// `stop_at_barriers`, only to the end of the next clause with a GROUP_BARRIER (then
+    /// gives false, and `self.pc` is where to go on).
+    pub(super) fn run(&mut self, stop_at_barriers: bool) -> Result<bool, EmuError> {
         let cfs = &self.program.cf;
-        let mut pc = 0;
-        let mut steps = 0u64;
         loop {
+            let pc = self.pc;
             let cf = cfs.get(pc).ok_or(EmuError::RanOffEnd)?;
-            steps += 1;
-            if steps > STEP_LIMIT {
+            self.steps += 1;
+            if self.steps > STEP_LIMIT {
                 return Err(EmuError::StepLimit(STEP_LIMIT));
             }
-            if steps.is_multiple_of(deadline::CHECK_EVERY) && deadline::expired() {
+            if self.steps.is_multiple_of(deadline::CHECK_EVERY) && deadline::expired() {
                 return Err(EmuError::TimeLimit);
             }
             let at = At {
@@ -96,9 +98,12 @@ impl Machine<'_> {
             }
             let next = self.step(&at, cf)?;
             if cf.op == CfOp::CfEnd || (cf.end_of_program && self.chip != Chip::Cayman) {
-                return Ok(());
+                return Ok(true);
             }
-            pc = next.unwrap_or(pc + 1);
+            self.pc = next.unwrap_or(pc + 1);
+            if std::mem::take(&mut self.at_barrier) && stop_at_barriers {
+                return Ok(false);
+            }
         }
     }
 

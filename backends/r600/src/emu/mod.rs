@@ -13,7 +13,8 @@
 //! emulator picks a model, stated below for lanes and
 //! in the submodule that runs each part for the rest: `alu` (ALU clauses, interpolation),
 //! `arith` (the operations' arithmetic), `cf` (control flow, exports), `scratch` (scratch
-//! memory) and `fetch` (fetch clauses).
+//! memory), `rat` (random access targets), `lds` (the local data share, its output queue and
+//! barriers) and `fetch` (fetch clauses).
 //!
 //! # Lanes
 //!
@@ -27,6 +28,7 @@ mod alu;
 mod arith;
 mod cf;
 mod fetch;
+mod lds;
 mod rat;
 mod scratch;
 #[cfg(test)]
@@ -70,6 +72,32 @@ pub struct Wavefront {
     pub rats: BTreeMap<u8, RatMemory>,
     /// Per RAT, each lane's dword its last atomic returned.
     returns: BTreeMap<u8, Vec<u32>>,
+    /// The workgroup's local data share, in dwords, as the dispatcher binds it (the
+    /// wavefronts of a workgroup share it).
+    pub lds: Vec<u32>,
+    /// Where the run stopped at a barrier: the next run goes on from there.
+    suspended: Option<Box<Suspended>>,
+}
+
+/// The state of a run stopped at a barrier.
+#[derive(Clone, Debug, PartialEq)]
+struct Suspended {
+    pc: usize,
+    steps: u64,
+    active: u64,
+    stack: Vec<Entry>,
+    exports: Vec<ExportRecord>,
+    scratch: Vec<[u32; 4]>,
+    in_flight: InFlight,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// The program ended: its exports in program order.
+    Finished(Vec<ExportRecord>),
+    /// The wavefront stopped at a workgroup barrier; running it again goes on from there.
+    AtBarrier,
 }
 
 /// What a random access target holds.
@@ -92,6 +120,8 @@ impl Wavefront {
             helpers: 0,
             rats: BTreeMap::new(),
             returns: BTreeMap::new(),
+            lds: Vec::new(),
+            suspended: None,
         }
     }
 
@@ -111,6 +141,7 @@ impl Wavefront {
         self.killed.resize(lanes, false);
         self.helpers = 0;
         self.returns.clear();
+        self.suspended = None;
         self.lanes = lanes;
     }
 }
@@ -252,21 +283,33 @@ fn unsupported(what: impl Into<String>) -> Why {
     Why::Unsupported(what.into())
 }
 
-/// Runs `program` on `wave` with the fixed-function state `env`; gives the exports in
-/// program order. `wave` keeps the final registers and kill flags (also after an error).
+/// Runs `program` on `wave` with the fixed-function state `env`, through any barriers (a lone
+/// wavefront waits for no other); gives the exports in program order. `wave` keeps the final
+/// registers and kill flags (also after an error).
 pub fn run(
     program: &Program,
     wave: &mut Wavefront,
     env: &Env,
 ) -> Result<Vec<ExportRecord>, EmuError> {
-    shrew_engine::meter::executing(|| run_wave(program, wave, env))
+    loop {
+        if let Progress::Finished(exports) = run_until_barrier(program, wave, env)? {
+            return Ok(exports);
+        }
+    }
 }
 
-fn run_wave(
+/// Runs `program` on `wave` as [`run`] does, but only to the next workgroup barrier (see
+/// `lds`): the dispatcher runs the other wavefronts of the workgroup to it, then this one on.
+/// A wavefront stopped at a barrier goes on from it.
+pub fn run_until_barrier(
     program: &Program,
     wave: &mut Wavefront,
     env: &Env,
-) -> Result<Vec<ExportRecord>, EmuError> {
+) -> Result<Progress, EmuError> {
+    shrew_engine::meter::executing(|| run_wave(program, wave, env))
+}
+
+fn run_wave(program: &Program, wave: &mut Wavefront, env: &Env) -> Result<Progress, EmuError> {
     let lanes = wave.lanes;
     if lanes > MAX_LANES || wave.gprs.len() != lanes || wave.killed.len() != lanes {
         return Err(EmuError::Setup(format!(
@@ -283,24 +326,53 @@ fn run_wave(
     let killed = (0..lanes)
         .filter(|&l| wave.killed[l])
         .fold(0u64, |m, l| m | 1 << l);
+    let state = wave.suspended.take().map_or_else(
+        || Suspended {
+            pc: 0,
+            steps: 0,
+            active: exists & !killed,
+            stack: Vec::new(),
+            exports: Vec::new(),
+            scratch: vec![[0; 4]; lanes * program.scratch_elements as usize],
+            in_flight: InFlight::default(),
+        },
+        |state| *state,
+    );
     let mut machine = Machine {
         program,
         env,
         chip: program.chip,
         wave,
         exists,
-        active: exists & !killed,
+        active: state.active,
         killed,
-        stack: Vec::new(),
-        exports: Vec::new(),
-        scratch: vec![[0; 4]; lanes * program.scratch_elements as usize],
-        in_flight: InFlight::default(),
+        stack: state.stack,
+        exports: state.exports,
+        scratch: state.scratch,
+        in_flight: state.in_flight,
+        pc: state.pc,
+        steps: state.steps,
+        at_barrier: false,
     };
-    let result = machine.run();
+    let result = machine.run(true);
     for lane in 0..lanes {
         machine.wave.killed[lane] = bit(machine.killed, lane);
     }
-    result.map(|()| machine.exports)
+    match result? {
+        true => Ok(Progress::Finished(machine.exports)),
+        false => {
+            machine.wave.suspended = Some(Box::new(Suspended {
+                pc: machine.pc,
+                steps: machine.steps,
+                active: machine.active,
+                stack: machine.stack,
+                exports: machine.exports,
+                scratch: machine.scratch,
+                in_flight: machine.in_flight,
+            }));
+            Ok(Progress::AtBarrier)
+        }
+    }
 }
 
 fn bit(mask: u64, lane: usize) -> bool {
@@ -331,6 +403,12 @@ struct Machine<'a> {
     /// Per lane, `program.scratch_elements` vec4 elements.
     scratch: Vec<[u32; 4]>,
     in_flight: InFlight,
+    /// The CF instruction to run next.
+    pc: usize,
+    /// CF instructions run so far.
+    steps: u64,
+    /// The clause just run ended with a GROUP_BARRIER.
+    at_barrier: bool,
 }
 
 /// The little-endian dword at byte `at` of `bytes`, zero past the end.

@@ -19,7 +19,7 @@ use crate::isa::CLAUSE_TEMP_BASE;
 use crate::program::{Export, ExportType, Fetch};
 
 /// Scratch writes that may not have landed yet.
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub(super) struct InFlight {
     /// Acknowledged writes since the last WAIT_ACK.
     pub(super) acknowledged: bool,

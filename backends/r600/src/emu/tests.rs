@@ -1431,3 +1431,101 @@ fn a_reused_wavefront_forgets_what_runs_wrote() {
     // R0 was set from outside, as a dispatch sets its inputs in every wavefront.
     assert_eq!(column(&w, 0, 0), [f(1.0), f(2.0), 0]);
 }
+
+/// LDS operations: writes, an atomic and a read, their returns popped in order from output
+/// queue A (one entry a group), lane by lane; an address past the memory reads 0.
+#[test]
+fn lds_operations_queue_their_returns_in_order() {
+    let chip = Chip::Evergreen;
+    let pop = Src::sel(sel::LDS_OQ_A_POP, 0);
+    let lds = |op, srcs: &[Src]| inst(op, Dst::none(0), srcs);
+    let p = program(
+        chip,
+        vec![alu(
+            CfOp::Alu,
+            vec![
+                // R0.x: the byte address of the lane's dword; R0.y: a value.
+                group(vec![lds(AluOpcode::LdsWrite, &[r(0, 0), r(0, 1)])]),
+                group(vec![lds(AluOpcode::LdsAddRet, &[r(0, 0), r(0, 1)])]),
+                group(vec![lds(AluOpcode::LdsReadRet, &[r(0, 0)])]),
+                group(vec![mov(d(1, 0), pop)]),
+                group(vec![mov(d(1, 1), pop)]),
+            ],
+        )],
+        0,
+    );
+    let mut w = wave(3, &[(0, 0, &[0, 4, 4096]), (0, 1, &[5, 7, 9])]);
+    w.lds = vec![0; 2];
+    run_ok(&p, &mut w);
+    // The add returns the old dword, the read the sum; lane 2's address is past the memory.
+    assert_eq!(column(&w, 1, 0), [5, 7, 0]);
+    assert_eq!(column(&w, 1, 1), [10, 14, 0]);
+    assert_eq!(w.lds, [10, 14]);
+}
+
+/// The queue holds what a clause's LDS operations return: popping it empty, leaving entries at
+/// the clause's end, an unaligned address and a barrier before a clause's last group are
+/// errors.
+#[test]
+fn lds_queue_misuse_is_an_error() {
+    let chip = Chip::Cayman;
+    let pop = Src::sel(sel::LDS_OQ_A_POP, 0);
+    let read = inst(AluOpcode::LdsReadRet, Dst::none(0), &[r(0, 0)]);
+    let barrier = inst(AluOpcode::GroupBarrier, Dst::none(0), &[]);
+    let cases: [(Vec<Group>, &str); 4] = [
+        (vec![group(vec![mov(d(1, 0), pop)])], "is empty"),
+        (vec![group(vec![read])], "left on LDS output queue A"),
+        (
+            vec![group(vec![barrier]), group(vec![mov(d(1, 0), r(0, 0))])],
+            "GROUP_BARRIER before the last group",
+        ),
+        (
+            vec![
+                group(vec![inst(AluOpcode::LdsReadRet, Dst::none(0), &[r(0, 1)])]),
+                group(vec![mov(d(1, 0), pop)]),
+            ],
+            "not a multiple of 4",
+        ),
+    ];
+    for (groups, expected) in cases {
+        let p = program(chip, vec![alu(CfOp::Alu, groups)], 0);
+        let mut w = wave(1, &[(0, 0, &[4]), (0, 1, &[2])]);
+        w.lds = vec![0; 4];
+        let e = err(&p, &mut w).to_string();
+        assert!(e.contains(expected), "{e}");
+    }
+}
+
+/// A wavefront stops after the clause that ends with GROUP_BARRIER and goes on from there when
+/// run again; `run` goes through its barriers.
+#[test]
+fn a_barrier_stops_the_wavefront_until_it_runs_again() {
+    let chip = Chip::Evergreen;
+    let barrier = inst(AluOpcode::GroupBarrier, Dst::none(0), &[]);
+    let p = program(
+        chip,
+        vec![
+            alu(CfOp::Alu, vec![group(vec![barrier])]),
+            alu(
+                CfOp::Alu,
+                vec![Group {
+                    insts: vec![mov(d(0, 0), lit(0))],
+                    literals: vec![7],
+                }],
+            ),
+        ],
+        0,
+    );
+    let mut w = wave(2, &[]);
+    let env = Env::default();
+    assert_eq!(run_until_barrier(&p, &mut w, &env), Ok(Progress::AtBarrier));
+    assert_eq!(column(&w, 0, 0), [0, 0]);
+    assert!(matches!(
+        run_until_barrier(&p, &mut w, &env),
+        Ok(Progress::Finished(_))
+    ));
+    assert_eq!(column(&w, 0, 0), [7, 7]);
+    let mut w = wave(2, &[]);
+    run_ok(&p, &mut w);
+    assert_eq!(column(&w, 0, 0), [7, 7]);
+}
