@@ -354,9 +354,33 @@ impl Translator<'_> {
                 sig
             }
             76..=78 => {
-                return Err(SpirvError::unsupported(
-                    "interpolateAt* (the IR has no interpolation intrinsics yet)",
-                ));
+                // Rendering here is single-sampled: the centroid and every sample are the
+                // pixel's centre, so interpolateAtCentroid and interpolateAtSample read the
+                // input as it is. interpolateAtOffset adds the input's screen-space
+                // derivatives times the offset: exact for inputs linear in screen space (flat
+                // and noperspective ones, and any under an affine projection), a first-order
+                // approximation under perspective.
+                let p = self.ptr(args[0])?;
+                let ty = self.pointee(self.type_of(args[0])?)?;
+                let Val::Ssa(value) = self.load(&p, ty)? else {
+                    return Err(SpirvError::unsupported(
+                        "interpolateAt* of a value that is not a scalar or vector",
+                    ));
+                };
+                if op != 78 {
+                    return Ok(Val::Ssa(value));
+                }
+                let offset = self.ssa(args[1])?;
+                let (ox, oy) = (
+                    self.builder().channel(offset, 0),
+                    self.builder().channel(offset, 1),
+                );
+                let ddx = self.builder().alu(A::Fddx, &[value]);
+                let ddy = self.builder().alu(A::Fddy, &[value]);
+                let along_x = self.builder().alu(A::Fmul, &[ddx, ox]);
+                let along_y = self.builder().alu(A::Fmul, &[ddy, oy]);
+                let moved = self.builder().alu(A::Fadd, &[along_x, along_y]);
+                self.builder().alu(A::Fadd, &[value, moved])
             }
             _ => {
                 return Err(SpirvError::unsupported(format!(
