@@ -6,7 +6,7 @@
 use shrew_engine::interp::{Launch, Resources, Texture, run};
 use shrew_engine::ir::{Shader, Stage};
 use shrew_frontend::glsl::Glslang;
-use shrew_frontend::spirv::{ErrorKind, Options, translate};
+use shrew_frontend::spirv::{Options, translate};
 
 /// glslang's SPIR-V for a shader.
 fn compile(source: &str, stage: Stage) -> Option<Vec<u32>> {
@@ -107,18 +107,28 @@ fn level_of_detail_queries_of_array_textures() {
     }
 }
 
+/// Rendering is single-sampled: interpolateAtCentroid and interpolateAtSample read the input,
+/// interpolateAtOffset moves it along its screen-space derivatives.
 #[test]
-fn interpolate_at_is_reported_unsupported() {
-    let source = "#version 400
-        in vec4 v;
-        out vec4 color;
-        void main() { color = interpolateAtCentroid(v); }";
-    let Some(words) = compile(source, Stage::Fragment) else {
-        return;
-    };
-    let error = translate(&words, &Options::default()).unwrap_err();
-    assert_eq!(error.kind, ErrorKind::Unsupported);
-    assert!(error.to_string().contains("interpolateAt"), "{error}");
+fn interpolate_at_reads_the_input_or_moves_it_along_its_derivatives() {
+    for (call, derivatives) in [
+        ("interpolateAtCentroid(v)", false),
+        ("interpolateAtSample(v, 2)", false),
+        ("interpolateAtOffset(v, vec2(0.25, -0.5))", true),
+    ] {
+        let source = format!(
+            "#version 400
+             in vec4 v;
+             out vec4 color;
+             void main() {{ color = {call}; }}"
+        );
+        let Some(shader) = translate_glsl(&source, Stage::Fragment) else {
+            return;
+        };
+        let printed = shrew_engine::text::print(&shader);
+        assert_eq!(printed.contains("fddx"), derivatives, "{call}:\n{printed}");
+        assert_eq!(printed.contains("fddy"), derivatives, "{call}:\n{printed}");
+    }
 }
 
 fn floats_at(bytes: &mut [u8], offset: usize, values: &[f32]) {

@@ -303,15 +303,8 @@ fn random_resources(
     };
     let reversed: Vec<u8> = resources.uniform_data.iter().rev().copied().collect();
     resources.ubos.insert(0, reversed.clone());
-    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ubo) {
-        let blocks = match &var.ty {
-            Type::Array { len, .. } if var.array_of_blocks => *len,
-            _ => 1,
-        };
-        let first = var.binding.unwrap_or(0);
-        for binding in first..first.saturating_add(blocks) {
-            resources.ubos.insert(binding, reversed.clone());
-        }
+    for binding in block_bindings(shader, Mode::Ubo) {
+        resources.ubos.insert(binding, reversed.clone());
     }
     for var in &shader.variables {
         let (element, count) = var.ty.innermost_element();
@@ -331,14 +324,29 @@ fn random_resources(
             }
         }
     }
-    for var in shader.variables.iter().filter(|v| v.mode == Mode::Ssbo) {
+    for binding in block_bindings(shader, Mode::Ssbo) {
         let bytes = (0..1024).map(|_| ssbo_byte()).collect();
-        resources.ssbos.insert(var.binding.unwrap_or(0), bytes);
+        resources.ssbos.insert(binding, bytes);
     }
     let step = 2f32.powi(TEXEL_FRAC as i32);
     let mut texel = || (small().abs() * step).round() / step;
     (resources.textures, resources.samplers) = random_textures(shader, &mut texel);
     resources
+}
+
+/// The bindings of the shader's blocks of `mode` (UBOs or SSBOs): each variable's, and for an
+/// array of blocks, one per block from it on.
+fn block_bindings(shader: &Shader, mode: Mode) -> Vec<u32> {
+    (shader.variables.iter().filter(|v| v.mode == mode))
+        .flat_map(|var| {
+            let blocks = match &var.ty {
+                Type::Array { len, .. } if var.array_of_blocks => *len,
+                _ => 1,
+            };
+            let first = var.binding.unwrap_or(0);
+            first..first.saturating_add(blocks)
+        })
+        .collect()
 }
 
 /// The texels of the runs' textures are multiples of 2^-`TEXEL_FRAC`.

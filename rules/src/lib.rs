@@ -83,7 +83,7 @@ pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unrol
 /// into shifts and multiplications), so do the 64-bit float and integer operations the target lacks
 /// (after the rules lowered `fmod` to a division and a floor), and inputs, outputs,
 /// uniforms, constants and memory go to their offsets, whose arithmetic is simplified last.
-pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,lower-indirect-derefs,vars-to-ssa,flatten-deep-cf,vars-to-ssa,if-convert,lower-alu-to-scalar,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-texture-indices,lower-idiv,lower-int64,lower-doubles,algebraic-late,copy-prop,cse,dce,lower-io,algebraic,copy-prop,cse,dce";
+pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,lower-indirect-derefs,vars-to-ssa,flatten-deep-cf,vars-to-ssa,if-convert,lower-alu-to-scalar,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-texture-indices,lower-idiv,lower-int64,lower-doubles,algebraic-late,copy-prop,cse,dce,lower-block-indices,lower-io,algebraic,copy-prop,cse,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set (these and the
 /// backend's `backend_sets`), and `eqsat` with the main rules, all for the target options `opts`.

@@ -64,10 +64,26 @@ fn algebraic_example() {
     everywhere("examples/algebraic.shrew");
 }
 
-/// The compute example: shared memory written, a barrier, and a neighbour's value read back.
+/// The compute example: shared memory written, a barrier, and a neighbour's value read back
+/// (on Evergreen and Cayman through the LDS).
 #[test]
 fn shared_rotate_example() {
-    check("examples/shared_rotate.shrew", &GEN, [1, 1, 1]);
+    check(
+        "examples/shared_rotate.shrew",
+        &[&GEN[..], &["evergreen", "cayman"]].concat(),
+        [1, 1, 1],
+    );
+}
+
+/// Arrays of UBOs and SSBOs at run-time block indices: the accesses under branches on the
+/// index (`lower-block-indices`), on every target with compute shaders.
+#[test]
+fn block_arrays_at_run_time_indices() {
+    check(
+        "tests/ir/block_arrays.shrew",
+        &[&GEN[..], &["evergreen", "cayman"]].concat(),
+        [2, 1, 1],
+    );
 }
 
 #[test]

@@ -709,6 +709,35 @@ impl Function {
         self.cfg.remove_node(b);
     }
 
+    /// Moves the instructions of `block` from position `pos` on — with its terminator, out-edges
+    /// and, for a selection, its header role — to a new block, which it returns; phis of the
+    /// successors now name the new block. `block` keeps its terminator and out-edges until the
+    /// caller gives it new ones. A loop header stays the header: its back edges still come to
+    /// `block`.
+    pub fn split_at(&mut self, block: BlockId, pos: usize) -> BlockId {
+        let rest = self.add_block();
+        let moved: Vec<Value> = self.cfg[block].insts.drain(pos..).collect();
+        for &v in &moved {
+            self.inst_mut(v).block = rest;
+        }
+        self.cfg[rest].insts = moved;
+        self.copy_terminator(block, rest, |b| b, |v| v);
+        if let Some(Structure::Selection { merge }) = self.cfg[block].structure {
+            self.cfg[block].structure = None;
+            self.cfg[rest].structure = Some(Structure::Selection { merge });
+        }
+        for succ in self.successors(rest) {
+            for v in self.cfg[succ].insts.clone() {
+                if let InstKind::Phi(srcs) = &mut self.inst_mut(v).kind {
+                    for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == block) {
+                        *pred = rest;
+                    }
+                }
+            }
+        }
+        rest
+    }
+
     /// Ends `b` with a jump to `target`, replacing its terminator and out-edges.
     pub fn set_jump(&mut self, b: BlockId, target: BlockId) {
         self.clear_successors(b);

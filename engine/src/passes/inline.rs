@@ -291,7 +291,7 @@ fn lower_returns_in_loops(shader: &mut Shader, f: usize) -> bool {
             .iter()
             .position(|&v| !matches!(func.inst(v).kind, InstKind::Phi(_)))
             .unwrap_or(func.cfg[merge].insts.len());
-        let rest = split_at(func, merge, first);
+        let rest = func.split_at(merge, first);
         let exit = func.add_block();
         let phis_end = func.cfg[merge].insts.len();
         let mut b = Builder::new(shader, FuncId(f as u32));
@@ -461,42 +461,14 @@ struct Inlined {
     continues: Vec<BlockId>,
 }
 
-/// [`split_at`] after instruction `at`.
+/// [`Function::split_at`] after instruction `at`.
 fn split_after(func: &mut Function, block: BlockId, at: Value) -> BlockId {
     let pos = func.cfg[block]
         .insts
         .iter()
         .position(|&v| v == at)
         .expect("the instruction is in its block");
-    split_at(func, block, pos + 1)
-}
-
-/// Moves the instructions of `block` from position `pos` on — with its terminator, out-edges
-/// and, for a selection, its header role — to a new block, which it returns; phis of the
-/// successors now name the new block. A loop header stays the header: its back edges still
-/// come to `block`.
-fn split_at(func: &mut Function, block: BlockId, pos: usize) -> BlockId {
-    let rest = func.add_block();
-    let moved: Vec<Value> = func.cfg[block].insts.drain(pos..).collect();
-    for &v in &moved {
-        func.inst_mut(v).block = rest;
-    }
-    func.cfg[rest].insts = moved;
-    func.copy_terminator(block, rest, |b| b, |v| v);
-    if let Some(Structure::Selection { merge }) = func.cfg[block].structure {
-        func.cfg[block].structure = None;
-        func.cfg[rest].structure = Some(Structure::Selection { merge });
-    }
-    for succ in func.successors(rest) {
-        for v in func.cfg[succ].insts.clone() {
-            if let InstKind::Phi(srcs) = &mut func.inst_mut(v).kind {
-                for (pred, _) in srcs.iter_mut().filter(|(p, _)| *p == block) {
-                    *pred = rest;
-                }
-            }
-        }
-    }
-    rest
+    func.split_at(block, pos + 1)
 }
 
 /// Deletes the functions no chain of calls from the entry reaches, renumbering the others.

@@ -16,6 +16,7 @@ pub mod if_convert;
 pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
+pub mod lower_block_indices;
 pub mod lower_doubles;
 pub mod lower_idiv;
 pub mod lower_indirect_derefs;
@@ -82,6 +83,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
             enabled: opts.lower_texture_indices,
         }),
         Box::new(loop_unroll::LoopUnroll),
+        Box::new(lower_block_indices::LowerBlockIndices),
         Box::new(lower_io::LowerIo),
         Box::new(lower_system_values::LowerSystemValues),
         Box::new(lower_var_copies::LowerVarCopies),
