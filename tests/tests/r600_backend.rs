@@ -142,6 +142,25 @@ fn compute_shaders_store_images_through_rats() {
     }
 }
 
+/// `gl_HelperInvocation`: true in every lane, cleared by a fetch in valid pixel mode that
+/// only covered pixels run. The differential run's triangle leaves a helper pixel in a quad,
+/// whose value reaches its covered neighbours through the derivatives.
+#[test]
+fn helper_invocations_are_the_pixels_valid_pixel_mode_skips() {
+    const SHADER: &str = "#version 450
+        out vec4 color;
+        void main() {
+            float helper = float(gl_HelperInvocation);
+            color = vec4(abs(dFdx(helper)), abs(dFdy(helper)), helper, 1.0);
+        }";
+    let Some(shader) = shrew_tests::fragment_from_glsl(SHADER) else {
+        return;
+    };
+    for chip in CHIPS {
+        run_on_target(&shader, &Run::new(chip, None)).unwrap_or_else(|e| panic!("{chip}: {e}"));
+    }
+}
+
 /// Shared memory on Evergreen and Cayman: the workgroup's LDS, written and read (LDS_WRITE,
 /// LDS_READ_RET through the output queue, vectors and arrays at run-time offsets) and updated
 /// atomically (LDS_ADD_RET, LDS_CMP_XCHG_RET...) by two wavefronts that see each other's

@@ -318,7 +318,9 @@ impl Emitter<'_> {
                     self.push_cf(Cf::flow(CfOp::WaitAck, 0, 0));
                     self.writes_in_flight = false;
                 }
-                self.push_cf(Cf::new(op, CfBody::Fetch(body)));
+                let mut cf = Cf::new(op, CfBody::Fetch(body));
+                cf.valid_pixel_mode = fetches.first().is_some_and(|f| f.valid_pixels);
+                self.push_cf(cf);
             }
             Item::Export(export) if export.kind == ExportType::Scratch => {
                 let (gpr, swizzle) = self.lanes(&export.srcs);

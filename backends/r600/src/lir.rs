@@ -225,6 +225,9 @@ pub struct Fetch {
     /// SET_GRADIENTS_H and a SET_GRADIENTS_V (each reading a GPR of its own) pass just before
     /// the sample, in its clause.
     pub gradients: Option<[[Lane; 4]; 2]>,
+    /// Valid pixel mode: only covered pixels run the fetch (its clause has the mode), and
+    /// helper pixels keep what its destinations held, so the fetch reads them too.
+    pub valid_pixels: bool,
 }
 
 impl Fetch {
@@ -266,16 +269,22 @@ impl Fetch {
                 ..VtxFormat::default()
             },
             gradients: None,
+            valid_pixels: false,
         }
     }
 
-    /// The values the fetch reads: its sources and gradients.
+    /// The values the fetch reads: its sources and gradients, and in valid pixel mode its
+    /// destinations (which helper pixels keep).
     pub fn reads(&self) -> Vec<VReg> {
-        lanes(
+        let mut reads = lanes(
             self.srcs
                 .iter()
                 .chain(self.gradients.iter().flatten().flatten()),
-        )
+        );
+        if self.valid_pixels {
+            reads.extend(self.dsts.iter().flatten());
+        }
+        reads
     }
 
     /// The scratch element and component a read of one component at a constant element reads

@@ -1633,6 +1633,10 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             Intrinsic::ImageDerefStore => self.image_store(v, ii),
+            Intrinsic::IsHelperInvocation if self.shader.stage == Stage::Fragment => {
+                self.helper_invocation(v);
+                Ok(())
+            }
             Intrinsic::LoadShared | Intrinsic::StoreShared => self.shared_access(v, ii),
             Intrinsic::SharedAtomic | Intrinsic::SharedAtomicSwap => self.shared_atomic(v, ii),
             Intrinsic::Barrier => self.barrier(v, ii),
@@ -2228,6 +2232,7 @@ impl<'a> Lowering<'a> {
                 ..VtxFormat::default()
             },
             gradients: None,
+            valid_pixels: false,
         }));
     }
 
@@ -2354,6 +2359,7 @@ impl<'a> Lowering<'a> {
             offset,
             vtx: VtxFormat::default(),
             gradients,
+            valid_pixels: false,
         }));
         Ok(())
     }
@@ -2380,8 +2386,28 @@ impl<'a> Lowering<'a> {
             offset: [0; 3],
             vtx: VtxFormat::default(),
             gradients: None,
+            valid_pixels: false,
         }));
         Ok(())
+    }
+
+    /// `gl_HelperInvocation`: true in every lane, then cleared by a fetch (a gradient of zero)
+    /// in valid pixel mode, which the covered pixels alone run; helper pixels keep true.
+    fn helper_invocation(&mut self, v: Value) {
+        let d = self.dst(v, 0);
+        self.emit(AluOpcode::Mov, Some(d), vec![Src::constant(u32::MAX)]);
+        self.block.push(Inst::Fetch(Fetch {
+            op: FetchOp::GetGradientsH,
+            resource: 0,
+            sampler: 0,
+            srcs: [Lane::Zero, Lane::Unused, Lane::Unused, Lane::Unused],
+            dsts: [Some(d), None, None, None],
+            coord_normalized: [true; 4],
+            offset: [0; 3],
+            vtx: VtxFormat::default(),
+            gradients: None,
+            valid_pixels: true,
+        }));
     }
 
     /// What a fetch source channel reading `src` is: the value itself, a constant 0 or 1.0,

@@ -582,7 +582,11 @@ impl Packer<'_> {
 
     /// A fetch clause of ready fetches of one kind, in program order.
     fn fetch_clause(&mut self, state: &mut BlockState, ready: &[usize]) {
-        let vertex = |i: usize| matches!(&state.insts[i], Inst::Fetch(f) if uses_vtx_clause(f.op, self.chip));
+        // A clause is of vertex or texture fetches, in valid pixel mode or not.
+        let vertex = |i: usize| match &state.insts[i] {
+            Inst::Fetch(f) => (uses_vtx_clause(f.op, self.chip), f.valid_pixels),
+            _ => (false, false),
+        };
         let kind = vertex(ready[0]);
         // A SAMPLE_G takes two more fetches: its SET_GRADIENTS_H and _V.
         let size = |i: usize| match &state.insts[i] {

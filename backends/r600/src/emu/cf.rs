@@ -140,7 +140,7 @@ impl Machine<'_> {
                 let CfBody::Fetch(fetches) = body else {
                     return Err(mismatch());
                 };
-                self.fetch_clause(at, fetches, op != CfOp::Tex)?;
+                self.fetch_clause(at, fetches, op != CfOp::Tex, cf.valid_pixel_mode)?;
                 Ok(None)
             }
             CfOp::Export | CfOp::ExportDone => {

@@ -3,7 +3,8 @@
 //!
 //! # Fetch clauses
 //!
-//! A fetch runs for the active lanes, in order; each reads its source GPR, then writes its
+//! A fetch runs for the active lanes, in order (in a clause with VALID_PIXEL_MODE, for those
+//! of them that are not helper pixels); each reads its source GPR, then writes its
 //! destination through `dst_sel` (0-3 a result component, 4 zero, 5 1.0, 7 unwritten).
 //! - Texture instructions (SAMPLE*, LD, GET_TEXTURE_RESINFO): [`crate::texture`].
 //! - VFETCH (in VTX clauses, and in TEX clauses on Evergreen and Cayman): the element index is
@@ -34,6 +35,7 @@ impl Machine<'_> {
         at: &At,
         fetches: &[Fetch],
         vertex: bool,
+        valid_pixels: bool,
     ) -> Result<(), EmuError> {
         if fetches.len() > self.chip.max_fetches() {
             return Err(invalid(format!(
@@ -50,7 +52,7 @@ impl Machine<'_> {
                 index,
                 op: fetch.op,
             });
-            self.fetch(&at, fetch, vertex, &mut gradients)?;
+            self.fetch(&at, fetch, vertex, valid_pixels, &mut gradients)?;
         }
         Ok(())
     }
@@ -61,6 +63,7 @@ impl Machine<'_> {
         at: &At,
         fetch: &Fetch,
         vertex: bool,
+        valid_pixels: bool,
         gradients: &mut [Gradients],
     ) -> Result<(), EmuError> {
         let bad = |why: String| Err(invalid(why).at(at.clone()));
@@ -83,7 +86,12 @@ impl Machine<'_> {
         if let Some(&s) = sels.clone().find(|&&s| s == 6 || s > 7) {
             return bad(format!("component select {s}"));
         }
-        let exec = self.active;
+        // In valid pixel mode helper pixels do not run it.
+        let exec = if valid_pixels {
+            self.active & !self.wave.helpers
+        } else {
+            self.active
+        };
         let lanes_n = self.wave.lanes;
         let srcs: Vec<[u32; 4]> = (0..lanes_n)
             .map(|lane| {
