@@ -142,6 +142,40 @@ fn compute_shaders_store_images_through_rats() {
     }
 }
 
+/// Image loads and atomics on Evergreen and Cayman: a RAT NOP_RTN returns the texel and each
+/// atomic its texel's old value, read back by a fetch; atomics on texels every lane of a row
+/// updates keep what the interpreter's order gives whatever the hardware's (max, or).
+#[test]
+fn compute_shaders_load_and_update_images_through_rats() {
+    const SHADER: &str = "#version 430
+        layout(local_size_x = 8, local_size_y = 8) in;
+        layout(rgba32f, binding = 0) uniform readonly image2D src;
+        layout(r32ui, binding = 1) uniform uimage2D counters;
+        layout(r32ui, binding = 2) uniform uimage2D rows;
+        layout(rgba32f, binding = 3) uniform writeonly image2D dst;
+        void main() {
+            ivec2 c = ivec2(gl_LocalInvocationID.xy);
+            vec4 t = imageLoad(src, c.yx);
+            uint old = imageAtomicAdd(counters, c, 5u);
+            uint swapped = imageAtomicCompSwap(counters, c, old + 5u, uint(c.x * 3));
+            uint missed = imageAtomicCompSwap(counters, c, 1u, 2u);
+            imageAtomicMax(rows, ivec2(c.y, 0), uint(c.x));
+            imageAtomicOr(rows, ivec2(c.y, 1), 1u << c.x);
+            imageStore(dst, c, vec4(t.xy, uintBitsToFloat(old ^ swapped), uintBitsToFloat(missed)));
+        }";
+    let Some(shader) = shrew_tests::shader_from_glsl(SHADER, shrew_engine::ir::Stage::Compute)
+    else {
+        return;
+    };
+    for chip in ["evergreen", "cayman"] {
+        let run = Run {
+            workgroups: [1, 1, 1],
+            ..Run::new(chip, None)
+        };
+        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
+    }
+}
+
 /// `gl_HelperInvocation`: true in every lane, cleared by a fetch in valid pixel mode that
 /// only covered pixels run. The differential run's triangle leaves a helper pixel in a quad,
 /// whose value reaches its covered neighbours through the derivatives.

@@ -13,10 +13,10 @@
 //! destination is read; and only when every reader can take the source (an instruction's
 //! relative operands must share one index, which AR holds for its group): three-source
 //! instructions have no absolute value, fetch and export lanes take only plain values and the
-//! constants 0 and 1.0, and an instruction must still fit a group on its own
+//! constants 0 and 1.0 (a vertex fetch's address only a value), and an instruction must still fit a group on its own
 //! ([`crate::pack::fits_alone`]). A MOV that saturates is kept.
 
-use crate::isa::{AluOpcode, Chip, flag};
+use crate::isa::{AluOpcode, Chip, FetchOp, flag};
 use crate::lir::{Alu, Inst, Lane, Lir, Operand, Src, VReg};
 use crate::pack::fits_alone;
 use std::collections::{HashMap, HashSet};
@@ -315,6 +315,8 @@ fn rewrite(inst: &mut Inst, dst: VReg, src: Src) -> bool {
     };
     // The LDS operations' sources have no modifiers.
     let plain = matches!(inst, Inst::Alu(alu) if alu.op.has(flag::LDS));
+    // A vertex fetch's address selects a GPR channel: no constant lanes.
+    let address = matches!(inst, Inst::Fetch(f) if f.op == FetchOp::Vfetch);
     for s in inst.srcs_mut() {
         if s.operand != Operand::Value(dst) {
             continue;
@@ -341,6 +343,7 @@ fn rewrite(inst: &mut Inst, dst: VReg, src: Src) -> bool {
         }
         *lane = match (src.operand, src.neg, src.abs) {
             (Operand::Value(v), false, false) => Lane::Value(v),
+            _ if address => return false,
             (Operand::Const(0), false, _) => Lane::Zero,
             (Operand::Const(bits), false, _) if bits == 1f32.to_bits() => Lane::One,
             _ => return false,

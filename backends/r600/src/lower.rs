@@ -1633,6 +1633,10 @@ impl<'a> Lowering<'a> {
                 Ok(())
             }
             Intrinsic::ImageDerefStore => self.image_store(v, ii),
+            Intrinsic::ImageDerefLoad => self.image_load(v, ii),
+            Intrinsic::ImageDerefAtomic | Intrinsic::ImageDerefAtomicSwap => {
+                self.image_atomic(v, ii)
+            }
             Intrinsic::IsHelperInvocation if self.shader.stage == Stage::Fragment => {
                 self.helper_invocation(v);
                 Ok(())
@@ -1849,20 +1853,7 @@ impl<'a> Lowering<'a> {
         {
             return Err(self.error(v, "image stores of other than four 32-bit components"));
         }
-        let coords = self
-            .func
-            .value_type(ii.srcs[1])
-            .map_or(1, |t| t.comps)
-            .min(3);
-        let mut index = [Lane::Unused; 4];
-        for (c, lane) in index.iter_mut().enumerate().take(3) {
-            *lane = if (c as u8) < coords {
-                let src = self.src(ii.srcs[1], c as u8);
-                self.lane(src)
-            } else {
-                Lane::Zero
-            };
-        }
+        let index = self.image_coordinates(ii.srcs[1]);
         let srcs = std::array::from_fn(|c| {
             let src = self.src(data, c as u8);
             self.lane(src)
@@ -1870,6 +1861,55 @@ impl<'a> Lowering<'a> {
         let write = Export::rat(rat.into(), rat_inst::STORE_TYPED, srcs, index);
         self.block.push(Inst::Export(write));
         Ok(())
+    }
+
+    /// The index lanes of an image RAT operation at `coord`: x, y and a layer or z (zero for
+    /// the coordinates the image does not have).
+    fn image_coordinates(&mut self, coord: Value) -> [Lane; 4] {
+        let coords = self.func.value_type(coord).map_or(1, |t| t.comps).min(3);
+        let mut index = [Lane::Unused; 4];
+        for (c, lane) in index.iter_mut().enumerate().take(3) {
+            *lane = if (c as u8) < coords {
+                let src = self.src(coord, c as u8);
+                self.lane(src)
+            } else {
+                Lane::Zero
+            };
+        }
+        index
+    }
+
+    /// An image load: a RAT NOP_RTN at the texel, then a fetch of what it returned (the
+    /// texel's components).
+    fn image_load(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        let Some(def) = self.func.inst(v).def.filter(|d| d.bits == 32) else {
+            return Err(self.error(v, "image loads of other than 32-bit components"));
+        };
+        let rat = self.rat(v, RatTarget::Image(binding))?;
+        let index = self.image_coordinates(ii.srcs[1]);
+        let read = Export::rat(rat.into(), rat_inst::NOP_RTN, [Lane::Unused; 4], index);
+        self.block.push(Inst::Export(read));
+        let mut dsts = [None; 4];
+        for (c, dst) in dsts
+            .iter_mut()
+            .enumerate()
+            .take(usize::from(def.comps.min(4)))
+        {
+            *dst = Some(self.dst(v, c as u8));
+        }
+        self.fetch_return(rat, dsts, def.comps.min(4));
+        Ok(())
+    }
+
+    /// A fetch of what the lane's last returning RAT operation on `rat` gave (`count`
+    /// components into `dsts`). Its address is not read (a value, as a vertex fetch's
+    /// address must be).
+    fn fetch_return(&mut self, rat: u8, dsts: [Option<VReg>; 4], count: u8) {
+        let address = self.lir.new_value();
+        self.mov(address, Src::constant(0));
+        self.fetch_dwords(RAT_RETURN_RESOURCE + rat, 0, address, dsts, count);
     }
 
     /// The RAT of the SSBO `binding` names, and the dword index byte offset `offset` is.
@@ -1958,21 +1998,8 @@ impl<'a> Lowering<'a> {
         {
             return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
         }
-        let inst = match op {
-            AtomicOp::Iadd => rat_inst::ADD_RTN,
-            AtomicOp::Imin => rat_inst::MIN_INT_RTN,
-            AtomicOp::Umin => rat_inst::MIN_UINT_RTN,
-            AtomicOp::Imax => rat_inst::MAX_INT_RTN,
-            AtomicOp::Umax => rat_inst::MAX_UINT_RTN,
-            AtomicOp::Iand => rat_inst::AND_RTN,
-            AtomicOp::Ior => rat_inst::OR_RTN,
-            AtomicOp::Ixor => rat_inst::XOR_RTN,
-            AtomicOp::Xchg => rat_inst::XCHG_RTN,
-            AtomicOp::Cmpxchg => rat_inst::CMPXCHG_INT_RTN,
-            AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => {
-                return Err(self.error(v, "float atomics: the RATs have none"));
-            }
-        };
+        let inst =
+            rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))?;
         let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
         let swap = ii.op == Intrinsic::SsboAtomicSwap;
         // The swap form's operands: the comparand, then the value stored.
@@ -1990,17 +2017,46 @@ impl<'a> Lowering<'a> {
         ];
         let write = Export::rat(rat.into(), inst, srcs, index);
         self.block.push(Inst::Export(write));
-        // The fetch reads the lane's own return (its index is not read: a value, as a
-        // vertex fetch's address must be).
         let returned = self.dst(v, 0);
-        let resource = RAT_RETURN_RESOURCE + rat;
-        self.fetch_dwords(
-            resource,
-            0,
-            index_value,
-            [Some(returned), None, None, None],
-            1,
-        );
+        self.fetch_return(rat, [Some(returned), None, None, None], 1);
+        Ok(())
+    }
+
+    /// An image atomic on a 32-bit texel: the RAT's `_RTN` operation at the texel (its
+    /// operand in the data GPR's x, a compare-exchange's comparand in w), then a fetch of what
+    /// it returned.
+    fn image_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        let op = ii
+            .index(IndexKind::AtomicOp)
+            .and_then(AtomicOp::from_index)
+            .ok_or_else(|| self.error(v, "an atomic without its operation"))?;
+        if self
+            .func
+            .inst(v)
+            .def
+            .is_none_or(|d| d.bits != 32 || d.comps != 1)
+        {
+            return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
+        }
+        let inst =
+            rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))?;
+        let rat = self.rat(v, RatTarget::Image(binding))?;
+        let index = self.image_coordinates(ii.srcs[1]);
+        // The operands after the coordinates and the sample: the comparand, then the value
+        // stored, for the swap form.
+        let swap = ii.op == Intrinsic::ImageDerefAtomicSwap;
+        let operand = self.src(ii.srcs[if swap { 4 } else { 3 }], 0);
+        let mut srcs = [self.lane(operand), Lane::Zero, Lane::Zero, Lane::Zero];
+        if swap {
+            let comparand = self.src(ii.srcs[3], 0);
+            srcs[3] = self.lane(comparand);
+        }
+        let write = Export::rat(rat.into(), inst, srcs, index);
+        self.block.push(Inst::Export(write));
+        let returned = self.dst(v, 0);
+        self.fetch_return(rat, [Some(returned), None, None, None], 1);
         Ok(())
     }
 
@@ -2509,12 +2565,29 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// The raw bits of a constant component as a 32-bit register holds it (booleans all ones).
+/// The RAT's `_RTN` operation of an integer atomic (the RATs have no float atomics).
+fn rat_atomic(op: AtomicOp) -> Option<u8> {
+    Some(match op {
+        AtomicOp::Iadd => rat_inst::ADD_RTN,
+        AtomicOp::Imin => rat_inst::MIN_INT_RTN,
+        AtomicOp::Umin => rat_inst::MIN_UINT_RTN,
+        AtomicOp::Imax => rat_inst::MAX_INT_RTN,
+        AtomicOp::Umax => rat_inst::MAX_UINT_RTN,
+        AtomicOp::Iand => rat_inst::AND_RTN,
+        AtomicOp::Ior => rat_inst::OR_RTN,
+        AtomicOp::Ixor => rat_inst::XOR_RTN,
+        AtomicOp::Xchg => rat_inst::XCHG_RTN,
+        AtomicOp::Cmpxchg => rat_inst::CMPXCHG_INT_RTN,
+        AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => return None,
+    })
+}
+
 /// The 32-bit words of a value of type `ty`: two a component at 64 bits.
 fn words_of(ty: ValType) -> u8 {
     ty.comps * if ty.bits == 64 { 2 } else { 1 }
 }
 
+/// The raw bits of a constant component as a 32-bit register holds it (booleans all ones).
 fn const_bits(func: &Function, v: Value, bits: u64) -> u32 {
     if func.inst(v).def.is_some_and(|d| d.bits == 1) {
         if bits != 0 { u32::MAX } else { 0 }

@@ -388,8 +388,12 @@ pub mod rat_inst {
     pub const STORE_TYPED: u8 = 1;
     /// The dwords from the index GPR's x on take the data GPR's enabled components.
     pub const STORE_RAW: u8 = 2;
-    /// Atomics on the dword at the index GPR's x with the data GPR's x (and its w, the
-    /// comparand, for CMPXCHG), returning the dword's old value.
+    /// Returns what is at the index (an image texel's four components, a buffer's dword),
+    /// changing nothing: an image load.
+    pub const NOP_RTN: u8 = 32;
+    /// Atomics on the dword at the index GPR's x (an image texel's first component at its
+    /// x, y, z) with the data GPR's x (and its w, the comparand, for CMPXCHG), returning the
+    /// dword's old value.
     pub const XCHG_RTN: u8 = 34;
     pub const CMPXCHG_INT_RTN: u8 = 36;
     pub const ADD_RTN: u8 = 39;

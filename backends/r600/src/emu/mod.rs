@@ -70,8 +70,8 @@ pub struct Wavefront {
     /// The memory of each random access target (RAT), by number, as the dispatcher binds it;
     /// MEM_RAT writes it, vertex fetches read it ([`crate::program::RAT_BUFFER_RESOURCE`]).
     pub rats: BTreeMap<u8, RatMemory>,
-    /// Per RAT, each lane's dword its last atomic returned.
-    returns: BTreeMap<u8, Vec<u32>>,
+    /// Per RAT, what each lane's last returning operation (an atomic, NOP_RTN) returned.
+    returns: BTreeMap<u8, Vec<[u32; 4]>>,
     /// The workgroup's local data share, in dwords, as the dispatcher binds it (the
     /// wavefronts of a workgroup share it).
     pub lds: Vec<u32>,

@@ -10,9 +10,12 @@
 //!   of a layered image) takes the data GPR's components of its COMP_MASK;
 //! - STORE_RAW: the buffer dwords from the index GPR's x on take the data GPR's components of
 //!   its COMP_MASK (component c at dword x + c);
-//! - the `_RTN` atomics: the buffer dword at the index GPR's x becomes the operation of its old
-//!   value with the data GPR's x (CMPXCHG_INT_RTN stores x where the old value equals w), and
-//!   the old value is the lane's return for the RAT.
+//! - NOP_RTN: nothing is written; the lane's return is the image texel at the index GPR's
+//!   x, y, z (its four components), or the buffer dword at x;
+//! - the `_RTN` atomics: the buffer dword at the index GPR's x, or the first component of the
+//!   image texel at x, y, z, becomes the operation of its old value with the data GPR's x
+//!   (CMPXCHG_INT_RTN stores x where the old value equals w), and the old value is the lane's
+//!   return for the RAT.
 //!
 //! Writes outside the memory, or to a RAT with none bound, are dropped (an atomic there
 //! returns 0). A write whose TYPE has
@@ -20,8 +23,9 @@
 //! returns while one is in flight is an error, the hazard the hardware leaves to the program.
 //!
 //! VFETCH from [`RAT_BUFFER_RESOURCE`]` + r` reads RAT `r`'s buffer (its elements dwords), and
-//! from [`RAT_RETURN_RESOURCE`]` + r` gives each lane its return for RAT `r` in x (the hardware
-//! fetches it at the lane's own index in the return buffer; the index GPR is not read).
+//! from [`RAT_RETURN_RESOURCE`]` + r` gives each lane its return for RAT `r`, as many
+//! components as the fetch's format has (the hardware fetches it at the lane's own index in
+//! the return buffer; the index GPR is not read).
 
 use super::{Machine, RatMemory, Why, dword, invalid, lanes, unsupported};
 use crate::isa::CLAUSE_TEMP_BASE;
@@ -73,55 +77,64 @@ impl Machine<'_> {
         for lane in lanes(exec) {
             let at = self.wave.gprs[lane][index as usize];
             let data = self.wave.gprs[lane][w.gpr as usize];
-            match (w.rat_inst, self.wave.rats.get_mut(&rat)) {
+            let memory = self.wave.rats.get_mut(&rat);
+            let returned = match (w.rat_inst, memory) {
                 (STORE_TYPED, Some(RatMemory::Image(image))) => {
-                    let [x, y, z] = [0, 1, 2].map(|c| i64::from(at[c] as i32));
-                    let coord = if image.depth <= 1 {
-                        [x, y, 0, z]
-                    } else {
-                        [x, y, z, 0]
-                    };
-                    if let Some(texel) = image.index(coord) {
+                    if let Some(texel) = image.index(texel_coord(image, at)) {
                         for c in (0..4).filter(|&c| enabled(c)) {
                             image.texels[texel][c] = data[c];
                         }
                     }
+                    None
                 }
                 (STORE_RAW, Some(RatMemory::Buffer(bytes))) => {
                     for c in (0..4).filter(|&c| enabled(c)) {
                         let offset = (u64::from(at[0]) + c as u64) * 4;
                         store_dword(bytes, offset, data[c]);
                     }
+                    None
                 }
+                (STORE_TYPED | STORE_RAW, None) => None,
+                (NOP_RTN, memory) => Some(match memory {
+                    Some(RatMemory::Image(image)) => image
+                        .index(texel_coord(image, at))
+                        .map_or([0; 4], |texel| image.texels[texel]),
+                    Some(RatMemory::Buffer(bytes)) => [dword(bytes, u64::from(at[0]) * 4), 0, 0, 0],
+                    None => [0; 4],
+                }),
                 (inst, memory) if atomic_op(inst).is_some() => {
                     let op = atomic_op(inst).expect("an atomic");
-                    let mut none = Vec::new();
-                    let bytes = match memory {
-                        Some(RatMemory::Buffer(bytes)) => bytes,
-                        None => &mut none,
-                        Some(RatMemory::Image(_)) => {
-                            return Err(invalid(format!("an atomic on RAT {rat}, an image")));
-                        }
-                    };
-                    let offset = u64::from(at[0]) * 4;
-                    let inside = offset + 4 <= bytes.len() as u64;
-                    let old = if inside { dword(bytes, offset) } else { 0 };
                     let (a, b) = match op {
                         AtomicOp::Cmpxchg => (data[3], Some(data[0])),
                         _ => (data[0], None),
                     };
-                    let new = atomic_result(op, 32, old.into(), a.into(), b.map(u64::from))
-                        .expect("a compare-exchange has both operands");
-                    if inside {
-                        store_dword(bytes, offset, new as u32);
-                    }
-                    let lanes_n = self.wave.lanes;
-                    self.wave
-                        .returns
-                        .entry(rat)
-                        .or_insert_with(|| vec![0; lanes_n])[lane] = old;
+                    let update = |old: u32| {
+                        atomic_result(op, 32, old.into(), a.into(), b.map(u64::from))
+                            .expect("a compare-exchange has both operands")
+                            as u32
+                    };
+                    // A buffer's dword at the index, or an image texel's first component.
+                    let old = match memory {
+                        Some(RatMemory::Buffer(bytes)) => {
+                            let offset = u64::from(at[0]) * 4;
+                            let old = dword(bytes, offset);
+                            store_dword(bytes, offset, update(old));
+                            old
+                        }
+                        Some(RatMemory::Image(image)) => {
+                            match image.index(texel_coord(image, at)) {
+                                Some(texel) => {
+                                    let old = image.texels[texel][0];
+                                    image.texels[texel][0] = update(old);
+                                    old
+                                }
+                                None => 0,
+                            }
+                        }
+                        None => 0,
+                    };
+                    Some([old, 0, 0, 0])
                 }
-                (STORE_TYPED | STORE_RAW, None) => {}
                 (inst, memory) => {
                     let holds = match memory {
                         Some(RatMemory::Image(_)) => "an image",
@@ -131,6 +144,13 @@ impl Machine<'_> {
                         "RAT operation {inst} on RAT {rat}, which holds {holds}"
                     )));
                 }
+            };
+            if let Some(value) = returned {
+                let lanes_n = self.wave.lanes;
+                self.wave
+                    .returns
+                    .entry(rat)
+                    .or_insert_with(|| vec![[0; 4]; lanes_n])[lane] = value;
             }
         }
         self.note_write(w.ack);
@@ -164,7 +184,10 @@ impl Machine<'_> {
         if returns {
             let values = self.wave.returns.get(&rat);
             for lane in lanes(exec) {
-                out[lane] = Some([values.map_or(0, |v| v[lane]), 0, 0, 0]);
+                let value = values.map_or([0; 4], |v| v[lane]);
+                out[lane] = Some(std::array::from_fn(
+                    |k| if k < dwords { value[k] } else { 0 },
+                ));
             }
             return Some(Ok(out));
         }
@@ -185,6 +208,17 @@ impl Machine<'_> {
             }));
         }
         Some(Ok(out))
+    }
+}
+
+/// The texel an image RAT operation addresses: the index GPR's x, y, z as signed integers, z
+/// the layer of a layered image.
+fn texel_coord(image: &shrew_engine::interp::Image, at: [u32; 4]) -> [i64; 4] {
+    let [x, y, z] = [0, 1, 2].map(|c| i64::from(at[c] as i32));
+    if image.depth <= 1 {
+        [x, y, 0, z]
+    } else {
+        [x, y, z, 0]
     }
 }
 
