@@ -1,12 +1,19 @@
 """Checks a `shrew piglit --json` or `shrew corpus --json` run against a minimum rate.
 
-usage: gate.py piglit|backend|corpus RUN.jsonl MIN_PERCENT [--label WHAT]
+usage: gate.py piglit|backend|corpus|relative RUN.jsonl MIN_PERCENT [--label WHAT]
+       [--reference REFERENCE.jsonl]
 
 `--label` names the run (the target, the pipeline, the sample) in every line the gate prints.
 
 `backend` reads a `shrew piglit --target gen*|r600|r700|evergreen|cayman --json` run: tests with a fragment or vertex
 shader the backend does not compile yet are counted apart (by reason), and the rate is that of
 the tests it compiles, so any wrong pixel from compiled code fails the gate.
+
+`relative` compares a target's run with the interpreter's run (`--reference`) over the files
+of the target's run (the reference may cover more: a sample of one file in 100 is within one
+in 20): the rate is the share of the tests the interpreter passes that pass on the target
+too, and each of those that does not is listed with its reason. Whatever the rate, a test the
+target compiles and runs to other results than the interpreter's fails the gate.
 """
 import argparse
 import json
@@ -14,15 +21,18 @@ import re
 import sys
 
 parser = argparse.ArgumentParser(description="Checks a shrew run against a minimum pass rate.")
-parser.add_argument("kind", choices=["piglit", "backend", "corpus"])
+parser.add_argument("kind", choices=["piglit", "backend", "corpus", "relative"])
 parser.add_argument("path")
 parser.add_argument("minimum", type=float)
 parser.add_argument("--label", default="")
+parser.add_argument("--reference", help="the interpreter's run, for `relative`")
 args = parser.parse_args()
 kind, path, minimum = args.kind, args.path, args.minimum
 name = f"{kind} ({args.label})" if args.label else kind
 rows = [json.loads(line) for line in open(path) if line.strip()]
 summary = next(r["summary"] for r in rows if "summary" in r)
+if kind == "relative" and not args.reference:
+    parser.error("`relative` needs --reference")
 BACKEND = re.compile(r"^(fragment|vertex|compute) shader: backend: ")
 if kind == "backend":
     not_compiled = [r for r in rows if BACKEND.match(r.get("reason") or "")]
@@ -42,6 +52,22 @@ if kind == "backend":
           f"{rate:.2f}% of the {ran} tests it compiles pass (gate {minimum}%)")
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:12]:
         print(f"{n:>8}  {reason}")
+elif kind == "relative":
+    status = {r["path"]: r for r in rows if "path" in r}
+    reference = [json.loads(line) for line in open(args.reference) if line.strip()]
+    passed = [r["path"] for r in reference if r.get("status") == "pass" and r["path"] in status]
+    missing = [p for p in passed if status[p].get("status") != "pass"]
+    for p in missing:
+        print(f"MISSING ({name}) {p}: {status[p].get('reason')}")
+    rate = 100.0 * (len(passed) - len(missing)) / len(passed) if passed else 0.0
+    print(f"{name}: {len(passed) - len(missing)} of the {len(passed)} tests the interpreter "
+          f"passes pass: {rate:.2f}% (gate {minimum}%)")
+    not_run = ("the time limit of", "shader: backend: ")
+    wrong = [p for p in missing if not any(w in (status[p].get("reason") or "") for w in not_run)]
+    if wrong:
+        print(f"{name}: {len(wrong)} tests compile to other results than the interpreter's",
+              file=sys.stderr)
+        sys.exit(1)
 elif kind == "piglit":
     for r in rows:
         if r.get("status") == "fail":

@@ -70,6 +70,10 @@ pub enum Command {
         name: String,
         value: String,
     },
+    /// `ubo array index N`: the following `uniform` commands that name a member of an array
+    /// of uniform blocks by the block's name (`Block.member`) set element `N` of the array
+    /// (its elements counted in order, an array of arrays flattened).
+    UboArrayIndex(u32),
     /// `compute X Y Z`: a dispatch of the compute shader over that many workgroups.
     Compute([u32; 3]),
     /// `image texture UNIT [FORMAT]`: the texture on texture unit `UNIT` is also image unit
@@ -132,6 +136,7 @@ impl Command {
             Command::Framebuffer(_) => "fb".into(),
             Command::Texture { image, .. } => format!("texture {}", image.name()),
             Command::TexParameter { .. } => "texparameter".into(),
+            Command::UboArrayIndex(_) => "ubo array index".into(),
             Command::Compute(_) => "compute".into(),
             Command::AtomicCounters { .. } => "atomic counters".into(),
             Command::ProbeAtomicCounter { .. } => "probe atomic counter".into(),
@@ -340,6 +345,9 @@ pub(crate) fn parse_command(
         ["compute", rest @ ..] => {
             let [x, y, z]: [f32; 3] = floats(line, "compute", text, rest)?;
             Command::Compute([x, y, z].map(|n| n.max(0.0) as u32))
+        }
+        ["ubo", "array", "index", index] if index.parse::<u32>().is_ok() => {
+            Command::UboArrayIndex(index.parse().unwrap_or_default())
         }
         ["image", "texture", unit, ..] if unit.parse::<u32>().is_ok() => Command::ImageTexture {
             unit: unit.parse().unwrap_or_default(),
@@ -737,6 +745,11 @@ mod tests {
                 name: "s.values[2]".into(),
                 values: vec!["0x3ff0000000000000".into(), "-1.5".into()],
             }
+        );
+        // The index of an array of arrays counts its elements flattened; the comment goes.
+        assert_eq!(
+            command("ubo array index 3 #[1][1]"),
+            Command::UboArrayIndex(3)
         );
         assert!(matches!(
             parse_command(9, "uniform vec4").unwrap_err(),

@@ -31,6 +31,7 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Clear
             | Command::Tolerance(_)
             | Command::Compute(_)
+            | Command::UboArrayIndex(_)
             | Command::ImageTexture { .. }
             | Command::AtomicCounters { .. }
             | Command::Ssbo { .. }
@@ -119,6 +120,7 @@ impl ComputeRun {
                 } => {
                     self.cs.set_uniform(glsl_type, name, values).map_err(at)?;
                 }
+                Command::UboArrayIndex(index) => self.cs.ubo_array_index = *index,
                 Command::ClearColor(c) => self.clear_color = *c,
                 Command::Clear => self.clear(),
                 Command::Tolerance(t) => self.tolerance = *t,

@@ -301,6 +301,7 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
     for c in &test.commands {
         match &c.command {
             Command::Uniform { .. }
+            | Command::UboArrayIndex(_)
             | Command::ClearColor(_)
             | Command::Clear
             | Command::Ortho(_)
@@ -574,6 +575,9 @@ pub(crate) struct StageState {
     sampler_units: BTreeMap<u32, u32>,
     /// The image unit of each image binding, likewise.
     pub(crate) image_units: BTreeMap<u32, u32>,
+    /// The element of an array of uniform blocks that a uniform named by the block's name
+    /// alone sets (`ubo array index`).
+    pub(crate) ubo_array_index: u32,
 }
 
 struct Context {
@@ -664,6 +668,10 @@ impl Context {
                     // setting it changes nothing, as in piglit's GL.
                     self.vs.set_uniform(glsl_type, name, values).map_err(at)?;
                     self.fs.set_uniform(glsl_type, name, values).map_err(at)?;
+                }
+                Command::UboArrayIndex(index) => {
+                    self.vs.ubo_array_index = *index;
+                    self.fs.ubo_array_index = *index;
                 }
                 Command::ClearColor(c) => self.clear_color = *c,
                 Command::Clear => {
@@ -1260,6 +1268,7 @@ impl StageState {
             legacy,
             sampler_units: BTreeMap::new(),
             image_units: BTreeMap::new(),
+            ubo_array_index: 0,
         };
         if let Some(legacy) = state.legacy.clone() {
             for u in &legacy.uniforms {
@@ -1488,6 +1497,7 @@ impl StageState {
                 if block == root.name() && steps.len() > 1 {
                     let binding = match root {
                         Step::Index(_, i) if var.array_of_blocks => base + i,
+                        Step::Member(_) if var.array_of_blocks => base + self.ubo_array_index,
                         _ => base,
                     };
                     found = Some((Some(binding), 0, Type::Struct(*id), block.clone()));

@@ -305,13 +305,26 @@ impl<'m> Translator<'m> {
         };
         let block = block_type(m, g.ty);
         let array_of_blocks = matches!(mode, Mode::Ubo | Mode::Ssbo) && block != g.ty;
-        if array_of_blocks && !matches!(m.ty(g.ty)?, SpvType::Array { elem, .. } if *elem == block)
-        {
-            return Err(SpirvError::unsupported(
-                "arrays of arrays of blocks, and runtime-sized arrays of blocks",
-            ));
-        }
-        let ir_ty = self.types.ir_type(m, &mut self.shader, g.ty)?;
+        let nested = self.nested_block_array(g.ty)?;
+        let ir_ty = match nested {
+            // One array of all the blocks ([`Translator::access_chain`] flattens the indices).
+            Some((dims, block)) if array_of_blocks => Type::Array {
+                elem: Box::new(self.types.ir_type(m, &mut self.shader, block)?),
+                len: dims
+                    .iter()
+                    .try_fold(1u32, |n, &d| n.checked_mul(d))
+                    .ok_or_else(|| {
+                        SpirvError::unsupported("an array of arrays of blocks of 2^32 blocks")
+                    })?,
+                stride: 0,
+            },
+            _ if array_of_blocks
+                && !matches!(m.ty(g.ty)?, SpvType::Array { elem, .. } if *elem == block) =>
+            {
+                return Err(SpirvError::unsupported("runtime-sized arrays of blocks"));
+            }
+            _ => self.types.ir_type(m, &mut self.shader, g.ty)?,
+        };
         let name = m
             .name(id)
             .or_else(|| m.name(g.ty))

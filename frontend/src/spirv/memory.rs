@@ -9,7 +9,7 @@ use super::types::SpvType;
 use super::{Inst, Result, SpirvError};
 use rspirv::spirv::{self, BuiltIn, Decoration, Op, Word};
 use shrew_engine::ir::{Value, VarId};
-use shrew_engine::ops::{IndexKind, Intrinsic};
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
 
 /// A pointer.
 #[derive(Clone, Debug)]
@@ -35,6 +35,31 @@ impl Translator<'_> {
     pub fn access_chain(&mut self, base: Ptr, base_ty: Word, indices: &[Word]) -> Result<Ptr> {
         let mut p = base;
         let mut ty = base_ty;
+        let mut indices = indices;
+        // An array of arrays of blocks is one array in the IR, its elements in row-major
+        // order (as GL numbers their bindings): the indices over its dimensions make one.
+        if let Some((dims, block)) = self.nested_block_array(base_ty)? {
+            let Ptr::Deref(d) = p else {
+                return Err(SpirvError::malformed(
+                    "an array of blocks that is not a variable",
+                ));
+            };
+            if indices.len() < dims.len() {
+                return Err(SpirvError::unsupported(
+                    "a pointer to an array inside an array of arrays of blocks",
+                ));
+            }
+            let mut flat = self.index32(indices[0])?;
+            for (k, &len) in dims.iter().enumerate().skip(1) {
+                let len = self.builder().imm_u32(len);
+                let scaled = self.builder().alu(AluOp::Imul, &[flat, len]);
+                let i = self.index32(indices[k])?;
+                flat = self.builder().alu(AluOp::Iadd, &[scaled, i]);
+            }
+            p = Ptr::Deref(self.builder().deref_array(d, flat));
+            ty = block;
+            indices = &indices[dims.len()..];
+        }
         for &index in indices {
             let is_struct = matches!(self.module.ty(ty)?, SpvType::Struct { .. });
             let next_ty = if is_struct {
@@ -90,6 +115,21 @@ impl Translator<'_> {
             ty = next_ty;
         }
         Ok(p)
+    }
+
+    /// The lengths of the dimensions of an array of arrays of blocks (outermost first) and its
+    /// block type; `None` for other types, one-dimensional arrays of blocks among them.
+    pub fn nested_block_array(&self, ty: Word) -> Result<Option<(Vec<u32>, Word)>> {
+        let mut dims = Vec::new();
+        let mut elem_ty = ty;
+        while let SpvType::Array { elem, len } = self.module.ty(elem_ty)? {
+            dims.push(self.module.array_len(*len)?);
+            elem_ty = *elem;
+        }
+        let block = [Decoration::Block, Decoration::BufferBlock]
+            .iter()
+            .any(|&d| self.module.has_decoration(elem_ty, d));
+        Ok((dims.len() > 1 && block).then_some((dims, elem_ty)))
     }
 
     /// Loads a value of type `ty` through a pointer, member by member for composites.

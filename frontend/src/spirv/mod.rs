@@ -151,6 +151,7 @@ pub fn translate(words: &[u32], options: &Options) -> std::result::Result<Shader
     if shader.stage == Stage::Vertex {
         vertex_inputs_in_slots(&mut shader);
     }
+    arrays_in_bindings(&mut shader);
     if let Err(errors) = shrew_engine::verify::verify(&shader) {
         let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
         return Err(SpirvError {
@@ -185,6 +186,54 @@ fn vertex_inputs_in_slots(shader: &mut Shader) {
             *location = location.saturating_add(extra);
         }
         extra += wide_columns(&var.ty);
+    }
+}
+
+/// Renumbers bindings so that each element of an array of blocks, textures, samplers or images
+/// has one of its own, as the IR and GL count them (element `i` at the array's binding plus
+/// `i`). SPIR-V for Vulkan gives such an array one binding, and glslang's automatic bindings
+/// put the next resource right after it: a resource whose binding falls inside an earlier
+/// array's elements moves up past them, the others after it keeping their order. Resources
+/// that share a binding (GL allows it) keep sharing it. Blocks, textures, samplers and images
+/// number their bindings apart, per descriptor set.
+fn arrays_in_bindings(shader: &mut Shader) {
+    let class = |mode: Mode, ty: &Type| match (mode, ty.innermost_element().0) {
+        (Mode::Ubo, _) => Some(0),
+        (Mode::Ssbo, _) => Some(1),
+        (_, Type::Texture { .. }) => Some(2),
+        (_, Type::Sampler { .. }) => Some(3),
+        (_, Type::Image { .. }) => Some(4),
+        _ => None,
+    };
+    let mut resources: Vec<((u8, u32), u32, usize)> = shader
+        .variables
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let class = class(v.mode, &v.ty)?;
+            Some(((class, v.desc_set.unwrap_or(0)), v.binding?, i))
+        })
+        .collect();
+    resources.sort();
+    // Per class: the first binding past the elements placed so far, and the last resource's
+    // binding before and after renumbering.
+    let mut placed: HashMap<(u8, u32), (u32, u32, u32)> = HashMap::new();
+    for (key, binding, i) in resources {
+        let var = &shader.variables[i];
+        let elements = match (var.mode, &var.ty) {
+            (Mode::Ubo | Mode::Ssbo, Type::Array { len, .. }) if var.array_of_blocks => *len,
+            (Mode::Ubo | Mode::Ssbo, _) => 1,
+            (_, ty) => ty.innermost_element().1,
+        };
+        let new = match placed.get(&key) {
+            Some(&(_, last, last_new)) if binding == last => last_new,
+            Some(&(next_free, ..)) => binding.max(next_free),
+            None => binding,
+        };
+        let next_free = placed.get(&key).map_or(0, |p| p.0);
+        let end = new.saturating_add(elements.max(1));
+        placed.insert(key, (next_free.max(end), binding, new));
+        shader.variables[i].binding = Some(new);
     }
 }
 
@@ -375,7 +424,9 @@ impl UniqueNames {
 
 #[cfg(test)]
 mod tests {
-    use super::{Mode, Shader, Stage, Type, UniqueNames, vertex_inputs_in_slots};
+    use super::{
+        Mode, Shader, Stage, Type, UniqueNames, arrays_in_bindings, vertex_inputs_in_slots,
+    };
 
     #[test]
     fn names_are_the_first_free_of_their_base() {
@@ -417,5 +468,52 @@ mod tests {
         vertex_inputs_in_slots(&mut shader);
         let locations: Vec<Option<u32>> = shader.variables.iter().map(|v| v.location).collect();
         assert_eq!(locations, [Some(5), Some(0), Some(1)]);
+    }
+
+    /// glslang's automatic bindings for `uniform A {..} a[5]; uniform B {..} b[2]; uniform C
+    /// {..} c;` are 0, 1 and 2: each array moves the blocks after it past its elements; two
+    /// textures sharing a binding keep sharing it, and a texture array's elements push the
+    /// images' numbers nowhere (each kind counts apart).
+    #[test]
+    fn arrays_take_a_binding_per_element() {
+        use shrew_engine::ir::{Dim, StructType, Variable};
+        use shrew_engine::ops::BaseType;
+        let mut shader = Shader::new(Stage::Fragment);
+        let block = shader.add_struct(StructType {
+            name: "Block".into(),
+            members: Vec::new(),
+        });
+        let array = |elem: Type, len| Type::Array {
+            elem: Box::new(elem),
+            len,
+            stride: 0,
+        };
+        let texture = Type::Texture {
+            dim: Dim::D2,
+            arrayed: false,
+            shadow: false,
+            base: BaseType::Float,
+        };
+        let image = Type::Image {
+            dim: Dim::D2,
+            arrayed: false,
+            base: BaseType::Float,
+        };
+        let mut add = |mode, ty, binding, blocks| {
+            let mut var = Variable::new("v", mode, ty);
+            var.binding = Some(binding);
+            var.array_of_blocks = blocks;
+            shader.variables.push(var);
+        };
+        add(Mode::Ubo, array(Type::Struct(block), 5), 0, true);
+        add(Mode::Ubo, array(Type::Struct(block), 2), 1, true);
+        add(Mode::Ubo, Type::Struct(block), 2, false);
+        add(Mode::Uniform, array(texture.clone(), 3), 0, false);
+        add(Mode::Uniform, texture.clone(), 1, false);
+        add(Mode::Uniform, texture, 1, false);
+        add(Mode::Uniform, image, 1, false);
+        arrays_in_bindings(&mut shader);
+        let bindings: Vec<u32> = shader.variables.iter().filter_map(|v| v.binding).collect();
+        assert_eq!(bindings, [0, 5, 7, 0, 3, 3, 1]);
     }
 }
