@@ -27,6 +27,7 @@ pub mod differential;
 pub mod execute;
 pub mod fuzz;
 pub mod fuzz_targets;
+mod initializer;
 pub mod interpreter;
 pub mod op_matrix;
 mod parse;

@@ -10,8 +10,8 @@
 //! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
 //! unit, 0 unless set). Anything else is skipped with the reason, and so is a shader glslang
 //! cannot compile. GL's fixed-function vertex stage stands in for a missing vertex shader. A
-//! uniform with an initializer becomes a constant, unless the test sets it (then the test is
-//! skipped).
+//! uniform with an initializer becomes a constant, unless the test sets it (then its initial
+//! value is set before the first command).
 //!
 //! A draw runs the vertex shader on the rectangle's four vertices (`piglit_vertex`, a triangle
 //! strip) or on the vertices drawn (a point becomes the square of its `gl_PointSize`),
@@ -27,8 +27,11 @@
 //! its emulator, and the vertex shader does when the backend has a vertex stage for its
 //! hardware (else on the interpreter); a shader the backend cannot compile fails the test.
 
-use crate::commands::{Command, Comparison, ExpectedColor, Probe, ProbeRegion, TextureImage};
+use crate::commands::{
+    Command, Comparison, ExpectedColor, Probe, ProbeRegion, TestCommand, TextureImage,
+};
 use crate::compute;
+use crate::initializer;
 use crate::interpreter::{Interpreter, Vertices};
 use crate::parse::{ShaderTest, parse_shader_test};
 use crate::raster::{self, STRIP};
@@ -352,7 +355,9 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
 /// Makes every uniform with an initializer in the test's GLSL a constant, in every stage that
 /// declares it (`uniform T name = value;` → `const T name = value;`): glslang's SPIR-V drops
 /// uniform initializers, and a uniform the test never sets keeps its initializer, which is then
-/// that constant. A test that sets such a uniform cannot run here.
+/// that constant. A uniform the test sets stays a uniform without its initializer, whose value
+/// ([`crate::initializer`]) a `uniform` command before the test's first sets; an initializer
+/// of other than literals and constructors skips the test.
 fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
     // Each section's declarations, found once (none in sections that are not GLSL text).
     let declarations: Vec<Vec<UniformDeclaration>> = test
@@ -364,32 +369,57 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
             _ => Vec::new(),
         })
         .collect();
-    let mut constants: HashMap<String, String> = HashMap::new();
-    for (section, found) in test.sources.shaders.iter().zip(&declarations) {
-        let ShaderSource::Glsl(source) = &section.source else {
-            continue;
-        };
-        for d in found {
-            if let Some(value) = &d.initializer {
-                let declaration = &source[d.range.start + "uniform".len()..value.end];
-                constants.insert(d.name.clone(), format!("const{declaration}"));
-            }
-        }
-    }
-    for name in constants.keys() {
-        let set = test.commands.iter().any(|c| match &c.command {
+    let is_set = |name: &str| {
+        test.commands.iter().any(|c| match &c.command {
             Command::Uniform { name: set, .. } => {
                 set == name
                     || set.starts_with(&format!("{name}["))
                     || set.starts_with(&format!("{name}."))
             }
             _ => false,
-        });
-        if set {
-            return Err(format!(
-                "sets uniform {name}, which has an initializer in GLSL (glslang's SPIR-V drops \
-                 initializers)"
-            ));
+        })
+    };
+    // Each initialized uniform's replacement declaration, and the commands setting the values
+    // of those the test sets.
+    let mut replacements: HashMap<String, String> = HashMap::new();
+    let mut initial_values = Vec::new();
+    for (section, found) in test.sources.shaders.iter().zip(&declarations) {
+        let ShaderSource::Glsl(source) = &section.source else {
+            continue;
+        };
+        for d in found {
+            let Some(value) = &d.initializer else {
+                continue;
+            };
+            let declarator = source[d.range.start + "uniform".len()..value.start - 1].trim_end();
+            if !is_set(&d.name) {
+                let declaration = &source[d.range.start + "uniform".len()..value.end];
+                replacements.insert(d.name.clone(), format!("const{declaration}"));
+                continue;
+            }
+            let initial = initializer::evaluate(&source[value.clone()], &struct_names(source))
+                .map_err(|e| {
+                    format!(
+                        "sets uniform {}, whose initializer is not read: {e}",
+                        d.name
+                    )
+                })?;
+            // An unsized array takes its size from the initializer.
+            let sized = declarator.replacen("[]", &format!("[{}]", initial.elements), 1);
+            if replacements
+                .insert(d.name.clone(), format!("uniform{sized}"))
+                .is_none()
+            {
+                let glsl_type = declarator.split_whitespace().next().unwrap_or_default();
+                initial_values.push(TestCommand {
+                    line: test.commands.first().map_or(0, |c| c.line),
+                    command: Command::Uniform {
+                        glsl_type: glsl_type.to_string(),
+                        name: d.name.clone(),
+                        values: initial.scalars,
+                    },
+                });
+            }
         }
     }
     for (section, found) in test.sources.shaders.iter_mut().zip(declarations) {
@@ -398,12 +428,27 @@ fn constant_initialized_uniforms(test: &mut ShaderTest) -> Result<(), String> {
         };
         // From the end, so that the ranges still to replace keep their offsets.
         for d in found.into_iter().rev() {
-            if let Some(constant) = constants.get(&d.name) {
-                source.replace_range(d.range, constant);
+            if let Some(replacement) = replacements.get(&d.name) {
+                source.replace_range(d.range, replacement);
             }
         }
     }
+    test.commands.splice(0..0, initial_values);
     Ok(())
+}
+
+/// The names of the struct types a GLSL source declares.
+fn struct_names(source: &str) -> Vec<String> {
+    let code = blank_comments_and_directives(source);
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .filter(|w| w[0] == "struct")
+        .map(|w| w[1].to_string())
+        .collect()
 }
 
 /// A `uniform` declaration statement of GLSL source.
@@ -1669,7 +1714,8 @@ pub(crate) fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{
-        constant_initialized_uniforms, parse_shader_test, parse_value, uniform_declarations,
+        Command, constant_initialized_uniforms, parse_shader_test, parse_value,
+        uniform_declarations,
     };
     use shrew_engine::ops::BaseType;
 
@@ -1741,8 +1787,26 @@ mod tests {
         );
         assert!(sources[1].contains("uniform float g;"), "{}", sources[1]);
 
+        // A uniform the test sets stays one, its initial value set before the first command.
         let sets_f = TWO_STAGES.replace("uniform float g 1.0", "uniform float f 1.0");
         let mut test = parse_shader_test(&sets_f).unwrap();
+        constant_initialized_uniforms(&mut test).unwrap();
+        for section in &test.sources.shaders {
+            let ShaderSource::Glsl(text) = &section.source else {
+                continue;
+            };
+            assert!(text.contains("uniform float f;"), "{text}");
+        }
+        assert_eq!(
+            test.commands[0].command,
+            Command::Uniform {
+                glsl_type: "float".into(),
+                name: "f".into(),
+                values: vec!["2.0".into()],
+            }
+        );
+        let computed = sets_f.replace("float f = 2.0;", "float f = sqrt(2.0);");
+        let mut test = parse_shader_test(&computed).unwrap();
         let reason = constant_initialized_uniforms(&mut test).unwrap_err();
         assert!(reason.contains("sets uniform f"), "{reason}");
     }
