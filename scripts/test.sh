@@ -155,13 +155,15 @@ for target in gen9 gen7 evergreen cayman; do
         --label "generated families, 1 in 100, $target"
 done
 
-# The GLSL 1.10/1.20 and SSA tests compiled for each target and run on its emulator: every
-# test the backend compiles must pass at the interpreter's rate.
+# The GLSL 1.10/1.20 and SSA tests compiled for each target and run on its emulator: 99% of
+# what the interpreter passes passes there too, and no test the backend compiles runs to other
+# results than the interpreter's.
 for target in gen9 r600 r700 evergreen cayman; do
     phase "piglit on the $target emulator"
     "$shrew" piglit --json "${limit[@]}" -p default --target "$target" "${executable[@]}" \
         >"target/piglit-$target.jsonl" || true
-    python3 scripts/gate.py backend "target/piglit-$target.jsonl" 99.5 --label "$target"
+    python3 scripts/gate.py relative "target/piglit-$target.jsonl" 99.0 \
+        --reference target/piglit-default.jsonl --label "$target"
 done
 
 # The front end over a fixed sample of the whole corpus (one file in 8 of each directory, the

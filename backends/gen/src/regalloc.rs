@@ -535,15 +535,30 @@ impl<'a> Graph<'a> {
 }
 
 /// The last instruction reading each GRF of the thread payload (`None`: never read): after it,
-/// the GRF is free for other registers. The headers (R0, R1 and R2: the thread's IDs, URB
-/// handles, subspans and pixel masks, which messages also read without naming them) stay
-/// through the whole thread.
+/// the GRF is free for other registers. A read inside a loop reads again on the loop's next
+/// trip, so it counts as a read at the loop's `while` (the outermost loop's). The headers (R0,
+/// R1 and R2: the thread's IDs, URB handles, subspans and pixel masks, which messages also
+/// read without naming them) stay through the whole thread.
 fn payload_last_reads(program: &Lir) -> Vec<Option<usize>> {
     let mut last = vec![None; program.payload_regs as usize];
     for header in last.iter_mut().take(PAYLOAD_HEADERS) {
         *header = Some(usize::MAX);
     }
+    // The `while` of the loops starting at each instruction, the furthest when several do.
+    let nesting = program.nesting();
+    let mut loop_from = vec![None; program.insts.len()];
+    for (w, inst) in program.insts.iter().enumerate() {
+        if let (Op::Hw(Opcode::While), Some(d)) = (inst.op, nesting.do_of[w]) {
+            let end: &mut Option<usize> = &mut loop_from[d];
+            *end = (*end).max(Some(w));
+        }
+    }
+    // The furthest `while` among the loops started so far: the end of the outermost loop
+    // holding the instruction when it is at or past the instruction.
+    let mut reach: Option<usize> = None;
     for (i, inst) in program.insts.iter().enumerate() {
+        reach = reach.max(loop_from[i]);
+        let read_until = reach.filter(|&w| w >= i).unwrap_or(i);
         for (k, src) in inst.srcs.iter().enumerate() {
             let Some(r) = src.reg().filter(|r| matches!(r.base, Base::Fixed(_))) else {
                 continue;
@@ -553,7 +568,7 @@ fn payload_last_reads(program: &Lir) -> Vec<Option<usize>> {
             };
             for grf in r.grfs(inst.src_span(k)) {
                 if let Some(at) = last.get_mut(g as usize + grf as usize) {
-                    *at = (*at).max(Some(i));
+                    *at = (*at).max(Some(read_until));
                 }
             }
         }
@@ -623,6 +638,41 @@ mod tests {
             Src::Reg(v(2 * VALUES, Type::F)),
         ));
         program(2 * VALUES + 1, insts)
+    }
+
+    /// A payload GRF read inside a loop (a uniform the loop's condition reads) is read again on
+    /// every trip: it stays allocated to the outermost loop's `while`, so no value defined in
+    /// the loop takes it.
+    #[test]
+    fn payload_read_in_a_loop_lives_to_the_loops_end() {
+        let uniform = Src::Reg(Operand::payload(3, 1, Type::F));
+        let mut insts = vec![
+            Inst::control(Op::Do, 8),
+            mov(v(0, Type::F), Src::imm_f(1.0)),
+            Inst::control(Op::Do, 8),
+            mov(v(1, Type::F), uniform),
+            Inst::control(Op::Hw(Opcode::While), 8),
+            mov(v(2, Type::F), Src::imm_f(2.0)),
+            Inst::control(Op::Hw(Opcode::While), 8),
+            mov(v(3, Type::F), Src::Reg(Operand::payload(4, 0, Type::F))),
+        ];
+        let add = |dst, a, b| {
+            let srcs = vec![Src::Reg(v(a, Type::F)), Src::Reg(v(b, Type::F))];
+            Inst::new(Opcode::Add, 8, Some(v(dst, Type::F)), srcs)
+        };
+        insts.extend([add(4, 0, 1), add(5, 4, 2), add(6, 5, 3)]);
+        insts.push(mov(
+            Operand::payload(1, 0, Type::F),
+            Src::Reg(v(6, Type::F)),
+        ));
+        let mut p = program(7, insts);
+        p.payload_regs = 5;
+        let last = payload_last_reads(&p);
+        assert_eq!(last[3], Some(6), "{last:?}");
+        assert_eq!(last[4], Some(7), "{last:?}");
+        let alloc = allocate(&mut p, Gen::Gen9, false).expect("allocates");
+        let grf = |n: u32| alloc.first_grf[n as usize];
+        assert!([0, 1, 2].iter().all(|&n| grf(n) != Some(3)), "{alloc:?}");
     }
 
     #[test]
