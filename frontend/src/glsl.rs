@@ -136,11 +136,12 @@ pub fn declared_version(source: &str) -> Option<DeclaredVersion> {
 /// they enable are core in the versions the cascade retries with (or, for
 /// `GL_ARB_shader_precision`, only about accuracy). [`Glslang::compile_cascade`] blanks them
 /// out on its retries.
-pub const UNSUPPORTED_EXTENSIONS: [&str; 5] = [
+pub const UNSUPPORTED_EXTENSIONS: [&str; 6] = [
     "GL_ARB_shader_precision",
     "GL_ARB_arrays_of_arrays",
     "GL_ARB_fragment_layer_viewport",
     "GL_ARB_shading_language_420pack",
+    "GL_ARB_texture_query_levels",
     "GL_EXT_gpu_shader4",
 ];
 

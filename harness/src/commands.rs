@@ -209,6 +209,8 @@ pub enum TextureImage {
     /// `texture shadow1D UNIT (w)` and `texture shadow2D UNIT (w, h)`: depth `x / (w - 1)`,
     /// compared with `GREATER`.
     Shadow { dims: u8, width: u32, height: u32 },
+    /// `texture miptree UNIT`: 8×8 with four mip levels, solid red, green, blue and white.
+    Miptree,
 }
 
 impl TextureImage {
@@ -218,6 +220,7 @@ impl TextureImage {
             TextureImage::Checkerboard { .. } => "checkerboard",
             TextureImage::Shadow { dims: 1, .. } => "shadow1D",
             TextureImage::Shadow { .. } => "shadow2D",
+            TextureImage::Miptree => "miptree",
         }
     }
 }
@@ -517,6 +520,8 @@ fn parse_texture(
                 height: size(h),
             }
         }
+        // piglit makes the same 8×8 texture whatever follows the unit.
+        "miptree" => TextureImage::Miptree,
         _ => return Ok(None),
     };
     Ok(Some(Command::Texture { unit, image }))

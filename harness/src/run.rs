@@ -5,9 +5,8 @@
 //! piglit's passthrough one), and `[test]` commands among `uniform`, `clear`, `clear color`,
 //! `ortho`, `draw rect [ortho]`, `draw arrays` of points, triangles (lists, strips, fans) and
 //! quads (lists, strips) from its `[vertex data]` ([`crate::vertex_data`]; one instance),
-//! `tolerance`, the `probe` family, and the
-//! `texture rgbw`, `checkerboard`, `shadow1D` and `shadow2D` textures ([`crate::textures`])
-//! with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
+//! `tolerance`, the `probe` family, and the `texture rgbw`, `checkerboard`, `miptree`,
+//! `shadow1D` and `shadow2D` textures ([`crate::textures`]) with the `texparameter`s the reference sampler has (a sampler uniform's value is its texture
 //! unit, 0 unless set). Anything else is skipped with the reason, and so is a shader glslang
 //! cannot compile. GL's fixed-function vertex stage stands in for a missing vertex shader. A
 //! uniform with an initializer becomes a constant, unless the test sets it (then its initial

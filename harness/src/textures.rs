@@ -2,8 +2,8 @@
 //! the interpreter's textures and sampler states, which the executor binds to the units the
 //! shaders' sampler uniforms name (and the emulators sample through the same).
 //!
-//! Each texture is what piglit's helpers upload: one mip level, nearest filtering, row 0 at the
-//! bottom (texture coordinate t = 0). Colour textures are RGBA8, so their texels are rounded to
+//! Each texture is what piglit's helpers upload: one mip level (`miptree`: four), nearest
+//! filtering, row 0 at the bottom (texture coordinate t = 0). Colour textures are RGBA8, so their texels are rounded to
 //! multiples of 1/255. `rgbw` and the depth textures clamp to the edge;
 //! `checkerboard` clamps to a border in GL, which nearest filtering never reads inside
 //! [0, 1], so it clamps to the edge here too (the reference sampler has no border). Depth
@@ -18,7 +18,18 @@ use std::collections::BTreeMap;
 #[derive(Default)]
 pub(crate) struct TextureUnits {
     pub(crate) units: BTreeMap<u32, (Texture, SamplerState)>,
+    /// Each unit's texture with all its levels, and its base and maximum levels and whether
+    /// its minification filter uses mipmaps: the unit's texture is that range of levels, or
+    /// the base level alone without mipmaps (GL counts levels and LODs from the base level).
+    levels: BTreeMap<u32, LevelRange>,
     active: u32,
+}
+
+struct LevelRange {
+    all: Vec<MipLevel>,
+    base: usize,
+    max: usize,
+    mipmapped: bool,
 }
 
 impl TextureUnits {
@@ -26,15 +37,42 @@ impl TextureUnits {
     pub(crate) fn apply(&mut self, command: &Command) -> Result<bool, String> {
         match command {
             Command::Texture { unit, image } => {
-                self.units.insert(*unit, make(image)?);
+                let (texture, sampler) = make(image)?;
+                let range = LevelRange {
+                    all: texture.levels.clone(),
+                    base: 0,
+                    max: texture.levels.len() - 1,
+                    mipmapped: true,
+                };
+                self.levels.insert(*unit, range);
+                self.units.insert(*unit, (texture, sampler));
                 self.active = *unit;
             }
             Command::TexParameter { name, value, .. } => {
-                let (_, sampler) = self
+                let (texture, sampler) = self
                     .units
                     .get_mut(&self.active)
                     .ok_or("texparameter before any texture")?;
                 set_parameter(sampler, name, value)?;
+                let Some(range) = self.levels.get_mut(&self.active) else {
+                    return Ok(true);
+                };
+                match name.as_str() {
+                    "base_level" => range.base = value.parse().unwrap_or_default(),
+                    "max_level" => range.max = value.parse().unwrap_or_default(),
+                    "min" => range.mipmapped = value.contains("_mipmap_"),
+                    _ => return Ok(true),
+                }
+                let top = match range.mipmapped {
+                    true => range.max.min(range.all.len() - 1),
+                    false => range.base,
+                };
+                if range.base > top || range.base >= range.all.len() {
+                    return Err(format!(
+                        "texparameter {name} {value} leaves the texture without levels"
+                    ));
+                }
+                texture.levels = range.all[range.base..=top].to_vec();
             }
             _ => return Ok(false),
         }
@@ -71,6 +109,7 @@ pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), Stri
             let texel = |x: u32, y: u32| colors[((x / check_w + y / check_h) % 2) as usize];
             (width, height, grid(width, height, texel), clamped)
         }
+        TextureImage::Miptree => return Ok((miptree(), clamped)),
         TextureImage::Shadow { width, height, .. } => {
             let depth = |x: u32, _| [x as f32 / (width as f32 - 1.0), 0.0, 0.0, 1.0];
             let sampler = SamplerState {
@@ -88,6 +127,26 @@ pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), Stri
         levels: vec![MipLevel::from_f32(width, height, 1, &texels)],
     };
     Ok((texture, sampler))
+}
+
+/// piglit's mipmapped texture: 8×8, each of its four levels one colour (red, green, blue,
+/// white).
+fn miptree() -> Texture {
+    const COLORS: [[f32; 4]; 4] = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [1.0, 1.0, 1.0, 1.0],
+    ];
+    let levels = COLORS
+        .iter()
+        .enumerate()
+        .map(|(level, color)| {
+            let size = 8 >> level;
+            MipLevel::from_f32(size, size, 1, &vec![*color; (size * size) as usize])
+        })
+        .collect();
+    Texture { layers: 1, levels }
 }
 
 /// `x` stored in an 8-bit normalized channel and read back.
@@ -125,19 +184,28 @@ pub(crate) fn set_parameter(
         }
         // glslang returns a legacy shadow lookup as (r, r, r, r): the intensity mode.
         ("depth_mode", "intensity") => {}
-        // The textures here have one level, so the mipmap filter never applies.
+        // `min` with `_mipmap_` filters between levels too ([`TextureUnits`] keeps only the
+        // base level of a texture whose filter has no mipmaps).
         ("min" | "mag", _) => {
-            let filter = match value.split('_').next() {
-                Some("nearest") => Filter::Nearest,
-                Some("linear") => Filter::Linear,
-                _ => return Err(format!("unknown filter `{value}`")),
+            let filter = |name: &str| match name {
+                "nearest" => Ok(Filter::Nearest),
+                "linear" => Ok(Filter::Linear),
+                _ => Err(format!("unknown filter `{value}`")),
             };
-            if name == "min" {
-                sampler.min_filter = filter;
+            let (within, between) = match value.split_once("_mipmap_") {
+                Some((within, between)) => (filter(within)?, Some(filter(between)?)),
+                None => (filter(value)?, None),
+            };
+            if name == "mag" {
+                sampler.mag_filter = within;
             } else {
-                sampler.mag_filter = filter;
+                sampler.min_filter = within;
+                if let Some(between) = between {
+                    sampler.mipmap_mode = between;
+                }
             }
         }
+        ("base_level" | "max_level", _) if value.parse::<u32>().is_ok() => {}
         _ => return Err(format!("texparameter {name} {value} is not supported")),
     }
     Ok(())
@@ -162,6 +230,46 @@ mod tests {
         assert_eq!(level.texels[2], green);
         assert_eq!(level.texels[7], white);
         assert_eq!(sampler.wrap, [Wrap::ClampToEdge; 3]);
+    }
+
+    /// The miptree's levels halve from 8×8, one colour each; base and maximum levels make the
+    /// unit's texture that range of them, and a minification filter without mipmaps keeps the
+    /// base level alone.
+    #[test]
+    fn miptree_levels_and_their_range() {
+        let mut units = TextureUnits::default();
+        let texture = Command::Texture {
+            unit: 1,
+            image: TextureImage::Miptree,
+        };
+        assert!(units.apply(&texture).unwrap());
+        let parameter = |name: &str, value: &str| Command::TexParameter {
+            target: "2D".into(),
+            name: name.into(),
+            value: value.into(),
+        };
+        let sizes = |units: &TextureUnits| -> Vec<u32> {
+            units.units[&1].0.levels.iter().map(|l| l.width).collect()
+        };
+        assert_eq!(sizes(&units), [8, 4, 2, 1]);
+        let blue = [0.0f32, 0.0, 1.0, 1.0].map(f32::to_bits);
+        assert_eq!(units.units[&1].0.levels[2].texels[0], blue);
+        units.apply(&parameter("base_level", "1")).unwrap();
+        units.apply(&parameter("max_level", "2")).unwrap();
+        assert_eq!(sizes(&units), [4, 2]);
+        assert!(units.apply(&parameter("base_level", "3")).is_err());
+        units.apply(&parameter("base_level", "1")).unwrap();
+        units.apply(&parameter("min", "linear")).unwrap();
+        assert_eq!(sizes(&units), [4]);
+        units
+            .apply(&parameter("min", "linear_mipmap_linear"))
+            .unwrap();
+        assert_eq!(sizes(&units), [4, 2]);
+        let sampler = units.units[&1].1;
+        assert_eq!(
+            (sampler.min_filter, sampler.mipmap_mode),
+            (Filter::Linear, Filter::Linear)
+        );
     }
 
     #[test]
