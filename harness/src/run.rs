@@ -267,9 +267,11 @@ fn finish(result: Result<(), ExecFailure>) -> Outcome {
 }
 
 /// What GL's fixed-function vertex stage does for a test without a vertex shader: the vertex
-/// through the fixed-function matrices, and its colour.
+/// through the fixed-function matrices, its colour, and its first texture coordinates through
+/// the first texture matrix.
 const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
-     void main() { gl_Position = ftransform(); gl_FrontColor = gl_Color; }\n";
+     void main() { gl_Position = ftransform(); gl_FrontColor = gl_Color;\n\
+     gl_TexCoord[0] = gl_TextureMatrix[0] * gl_MultiTexCoord0; }\n";
 
 /// Why a test cannot run here, if it cannot.
 fn executable(test: &ShaderTest) -> Result<(), String> {
@@ -310,7 +312,7 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Tolerance(_) => {}
             // Every test that gets here compiled, and its stages link as one draw.
             Command::Other(text) if text == "link success" => {}
-            Command::DrawRect { patch: false, .. } => {}
+            Command::DrawRect { patch: false, .. } | Command::DrawRectTex { .. } => {}
             Command::DrawArrays {
                 mode, instances, ..
             } => {
@@ -725,7 +727,12 @@ impl Context {
                 Command::Tolerance(t) => self.tolerance = *t,
                 Command::Other(text) if text == "link success" => {}
                 Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
-                Command::DrawRect { rect, ortho, .. } => self.draw(*rect, *ortho).map_err(at)?,
+                Command::DrawRect { rect, ortho, .. } => {
+                    self.draw(*rect, *ortho, None).map_err(at)?
+                }
+                Command::DrawRectTex { rect, tex } => {
+                    self.draw(*rect, false, Some(*tex)).map_err(at)?
+                }
                 Command::DrawArrays {
                     mode, first, count, ..
                 } => {
@@ -785,7 +792,7 @@ impl Context {
     }
 
     /// Draws a rectangle: vertex shader, rasterization, fragment shader, framebuffer.
-    fn draw(&mut self, rect: [f32; 4], ortho: bool) -> Result<(), String> {
+    fn draw(&mut self, rect: [f32; 4], ortho: bool, tex: Option<[f32; 4]>) -> Result<(), String> {
         self.vs.bind_textures(&self.textures.units);
         self.fs.bind_textures(&self.textures.units);
         let [x, y, w, h] = rect;
@@ -799,17 +806,43 @@ impl Context {
         let (x0, x1) = (to_ndc(x, self.width), to_ndc(x + w, self.width));
         let (y0, y1) = (to_ndc(y, self.height), to_ndc(y + h, self.height));
         let corners = [[x0, y0], [x1, y0], [x0, y1], [x1, y1]];
-        let piglit_vertex: Vec<Vec<u64>> = corners
-            .iter()
-            .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
-            .collect();
-        let inputs = self
+        let as_vec4 = |corners: [[f32; 2]; 4]| -> Vec<Vec<u64>> {
+            corners
+                .iter()
+                .map(|c| floats(&[c[0], c[1], 0.0, 1.0]))
+                .collect()
+        };
+        let mut inputs: BTreeMap<String, Vec<Vec<u64>>> = self
             .rect_position_input()
-            .map(|name| (name, piglit_vertex))
+            .map(|name| (name, as_vec4(corners)))
             .into_iter()
             .collect();
+        // `draw rect tex`: the corners' texture coordinates, in the same order (to no input
+        // when the vertex shader reads none, as GL ignores an attribute nothing reads).
+        if let (Some([s, t, sw, th]), Some(name)) = (tex, self.rect_texcoord_input()) {
+            let coords = [[s, t], [s + sw, t], [s, t + th], [s + sw, t + th]];
+            inputs.insert(name, as_vec4(coords));
+        }
         let vertices = self.run_vertices(corners.len(), inputs)?;
         self.rasterize_and_shade(&vertices, &[(STRIP[0], 0), (STRIP[1], 1)])
+    }
+
+    /// The vertex input `draw rect tex` feeds its texture coordinates to: `piglit_texcoord`,
+    /// the attribute shader_runner binds for them, or the one standing for
+    /// `gl_MultiTexCoord0` in a legacy shader.
+    fn rect_texcoord_input(&self) -> Option<String> {
+        let legacy = self.vs.legacy.as_ref().and_then(|legacy| {
+            let var = legacy
+                .inputs
+                .iter()
+                .find(|v| v.replaces == "gl_MultiTexCoord0")?;
+            Some(var.name.to_string())
+        });
+        let inputs = self.vs.shader.variables.iter();
+        inputs
+            .filter(|v| v.mode == Mode::ShaderIn)
+            .find(|v| v.name == "piglit_texcoord" || Some(&v.name) == legacy.as_ref())
+            .map(|v| v.name.clone())
     }
 
     /// The vertex input `draw rect` feeds its corners to: `piglit_vertex`, the attribute

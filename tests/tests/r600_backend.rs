@@ -176,6 +176,31 @@ fn compute_shaders_load_and_update_images_through_rats() {
     }
 }
 
+/// `textureQueryLod`: GET_LOD, its LOD from the quad's coordinates like an implicit-LOD sample;
+/// the hardware's x (the computed LOD) and y (the level accessed) are the IR's y and x.
+#[test]
+fn lod_queries_are_get_lod() {
+    const SHADER: &str = "#version 450
+        layout(binding = 0) uniform sampler2D tex;
+        in vec2 uv;
+        out vec4 color;
+        void main() {
+            vec2 lod = textureQueryLod(tex, uv * vec2(37.0, 5.0));
+            color = vec4(lod, lod.x - lod.y, 1.0);
+        }";
+    let Some(shader) = shrew_tests::fragment_from_glsl(SHADER) else {
+        return;
+    };
+    for chip in CHIPS {
+        let listing = compiled(&shader, "default", target(chip), None)
+            .unwrap_or_else(|e| panic!("{chip}: {e}"))
+            .listing()
+            .unwrap();
+        assert!(listing.contains("GET_LOD"), "{chip}:\n{listing}");
+        run_on_target(&shader, &Run::new(chip, None)).unwrap_or_else(|e| panic!("{chip}: {e}"));
+    }
+}
+
 /// `gl_HelperInvocation`: true in every lane, cleared by a fetch in valid pixel mode that
 /// only covered pixels run. The differential run's triangle leaves a helper pixel in a quad,
 /// whose value reaches its covered neighbours through the derivatives.

@@ -2328,6 +2328,7 @@ impl<'a> Lowering<'a> {
             (TexOp::Txd, true) => FetchOp::SampleCG,
             (TexOp::Txf, false) => FetchOp::Ld,
             (TexOp::Txs | TexOp::QueryLevels, _) => FetchOp::GetTextureResinfo,
+            (TexOp::Lod, _) => FetchOp::GetLod,
             (op, _) => {
                 return Err(self.error(v, &format!("`{}` is not supported yet", op.name())));
             }
@@ -2387,6 +2388,11 @@ impl<'a> Lowering<'a> {
         let mut dsts = [None; 4];
         if t.op == TexOp::QueryLevels {
             dsts[3] = Some(self.dst(v, 0));
+        } else if t.op == TexOp::Lod {
+            // GET_LOD gives the computed LOD in x, the level it accesses in y: the IR's other
+            // order.
+            dsts[0] = Some(self.dst(v, 1));
+            dsts[1] = Some(self.dst(v, 0));
         } else {
             for (c, dst) in dsts.iter_mut().enumerate().take(comps as usize) {
                 *dst = Some(self.dst(v, c as u8));

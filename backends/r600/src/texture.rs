@@ -125,6 +125,7 @@ fn shape(op: FetchOp) -> Option<Shape> {
         SampleCG => (TexOp::Txd, true, None, false),
         Ld => (TexOp::Txf, false, Some(Lod), false),
         GetTextureResinfo => (TexOp::Txs, false, Some(Lod), false),
+        GetLod => (TexOp::Lod, false, None, false),
         _ => return None,
     };
     Some(Shape {
@@ -292,7 +293,7 @@ pub(crate) fn run(
         offsets.push((o / 2) as i64 as u64);
     }
     let executes = |lane: usize| lane < srcs.len() && exec >> lane & 1 != 0;
-    let implicit = matches!(shape.op, TexOp::Tex | TexOp::Txb);
+    let implicit = matches!(shape.op, TexOp::Tex | TexOp::Txb | TexOp::Lod);
     let mut out = vec![None; srcs.len()];
     for lane in (0..srcs.len()).filter(|&l| executes(l)) {
         let src = &srcs[lane];
@@ -359,8 +360,11 @@ pub(crate) fn run(
             ops.set(TexSrc::Offset, &offsets, 32);
         }
         let (mut texel, _) = texture_op(res, &kind, view.binding, sampler, &ops, derivs)?;
-        if shape.op == TexOp::Txs {
-            texel[3] = texture.levels.len() as u32;
+        match shape.op {
+            TexOp::Txs => texel[3] = texture.levels.len() as u32,
+            // GET_LOD gives the computed LOD in x and the level it accesses in y.
+            TexOp::Lod => texel.swap(0, 1),
+            _ => {}
         }
         out[lane] = Some(texel);
     }
