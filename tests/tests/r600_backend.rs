@@ -30,6 +30,18 @@ fn kernel(file: &str, mid_end: &str, chip: &str) -> Box<dyn Kernel> {
         .unwrap_or_else(|e| panic!("{file} on {chip}: {e}"))
 }
 
+/// Runs `shader` over `workgroups` on Evergreen and Cayman (the chips with RATs and the LDS)
+/// against the interpreter.
+fn on_the_chips_with_rats(shader: &Shader, workgroups: [u32; 3]) {
+    for chip in ["evergreen", "cayman"] {
+        let run = Run {
+            workgroups,
+            ..Run::new(chip, None)
+        };
+        run_on_target(shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
+    }
+}
+
 fn figure(kernel: &dyn Kernel, name: &str) -> u64 {
     let figures = kernel.statistics();
     figures.iter().find(|(n, _)| *n == name).unwrap().1
@@ -127,13 +139,7 @@ fn compute_shaders_store_images_through_rats() {
     else {
         return;
     };
-    for chip in ["evergreen", "cayman"] {
-        let run = Run {
-            workgroups: [1, 1, 1],
-            ..Run::new(chip, None)
-        };
-        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
-    }
+    on_the_chips_with_rats(&shader, [1, 1, 1]);
     for chip in ["r600", "r700"] {
         let error = compiled(&shader, "default", target(chip), None)
             .err()
@@ -167,13 +173,7 @@ fn compute_shaders_load_and_update_images_through_rats() {
     else {
         return;
     };
-    for chip in ["evergreen", "cayman"] {
-        let run = Run {
-            workgroups: [1, 1, 1],
-            ..Run::new(chip, None)
-        };
-        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
-    }
+    on_the_chips_with_rats(&shader, [1, 1, 1]);
 }
 
 /// `textureQueryLod`: GET_LOD, its LOD from the quad's coordinates like an implicit-LOD sample;
@@ -263,13 +263,7 @@ fn shared_memory_is_the_lds_across_barriers() {
     else {
         return;
     };
-    for chip in ["evergreen", "cayman"] {
-        let run = Run {
-            workgroups: [2, 1, 1],
-            ..Run::new(chip, None)
-        };
-        run_on_target(&shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
-    }
+    on_the_chips_with_rats(&shader, [2, 1, 1]);
 }
 
 /// SSBOs on Evergreen and Cayman: loads through the RAT's buffer resource after stores
@@ -309,13 +303,7 @@ fn ssbos_load_store_and_update_atomically_through_rats() {
     ) else {
         return;
     };
-    for chip in ["evergreen", "cayman"] {
-        for shader in [&compute, &fragment] {
-            let run = Run {
-                workgroups: [1, 1, 1],
-                ..Run::new(chip, None)
-            };
-            run_on_target(shader, &run).unwrap_or_else(|e| panic!("{chip}: {e}"));
-        }
+    for shader in [&compute, &fragment] {
+        on_the_chips_with_rats(shader, [1, 1, 1]);
     }
 }

@@ -1983,51 +1983,34 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// An SSBO atomic: the RAT's `_RTN` operation (its operand in the data GPR's x, a
-    /// compare-exchange's comparand in w), then a fetch of what it returned.
+    /// An SSBO atomic on the dword at its byte offset.
     fn ssbo_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
-        let op = ii
-            .index(IndexKind::AtomicOp)
-            .and_then(AtomicOp::from_index)
-            .ok_or_else(|| self.error(v, "an atomic without its operation"))?;
-        if self
-            .func
-            .inst(v)
-            .def
-            .is_none_or(|d| d.bits != 32 || d.comps != 1)
-        {
-            return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
-        }
-        let inst =
-            rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))?;
+        let inst = self.atomic_inst(v, ii)?;
         let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
-        let swap = ii.op == Intrinsic::SsboAtomicSwap;
-        // The swap form's operands: the comparand, then the value stored.
-        let operand = self.src(ii.srcs[if swap { 3 } else { 2 }], 0);
-        let mut srcs = [self.lane(operand), Lane::Zero, Lane::Zero, Lane::Zero];
-        if swap {
-            let comparand = self.src(ii.srcs[2], 0);
-            srcs[3] = self.lane(comparand);
-        }
         let index = [
             Lane::Value(index_value),
             Lane::Unused,
             Lane::Unused,
             Lane::Unused,
         ];
-        let write = Export::rat(rat.into(), inst, srcs, index);
-        self.block.push(Inst::Export(write));
-        let returned = self.dst(v, 0);
-        self.fetch_return(rat, [Some(returned), None, None, None], 1);
+        self.rat_atomic_at(v, ii, inst, rat, index, 2);
         Ok(())
     }
 
-    /// An image atomic on a 32-bit texel: the RAT's `_RTN` operation at the texel (its
-    /// operand in the data GPR's x, a compare-exchange's comparand in w), then a fetch of what
-    /// it returned.
+    /// An image atomic on a 32-bit texel's first component.
     fn image_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
             .map_err(|e| self.error(v, &e))?;
+        let inst = self.atomic_inst(v, ii)?;
+        let rat = self.rat(v, RatTarget::Image(binding))?;
+        let index = self.image_coordinates(ii.srcs[1]);
+        // Its operands follow the coordinates and the sample.
+        self.rat_atomic_at(v, ii, inst, rat, index, 3);
+        Ok(())
+    }
+
+    /// The RAT's `_RTN` instruction for the atomic `v`, or why it has none.
+    fn atomic_inst(&self, v: Value, ii: &IntrinsicInst) -> Result<u8, LowerError> {
         let op = ii
             .index(IndexKind::AtomicOp)
             .and_then(AtomicOp::from_index)
@@ -2040,24 +2023,35 @@ impl<'a> Lowering<'a> {
         {
             return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
         }
-        let inst =
-            rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))?;
-        let rat = self.rat(v, RatTarget::Image(binding))?;
-        let index = self.image_coordinates(ii.srcs[1]);
-        // The operands after the coordinates and the sample: the comparand, then the value
-        // stored, for the swap form.
-        let swap = ii.op == Intrinsic::ImageDerefAtomicSwap;
-        let operand = self.src(ii.srcs[if swap { 4 } else { 3 }], 0);
+        rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))
+    }
+
+    /// The RAT `_RTN` instruction `inst` on `rat` at `index`, its operand in the data GPR's x
+    /// (a compare-exchange's comparand in w: the swap form's sources from `operands` on are
+    /// the comparand, then the value stored), then a fetch of what it returned into `v`.
+    fn rat_atomic_at(
+        &mut self,
+        v: Value,
+        ii: &IntrinsicInst,
+        inst: u8,
+        rat: u8,
+        index: [Lane; 4],
+        operands: usize,
+    ) {
+        let swap = matches!(
+            ii.op,
+            Intrinsic::SsboAtomicSwap | Intrinsic::ImageDerefAtomicSwap
+        );
+        let operand = self.src(ii.srcs[operands + swap as usize], 0);
         let mut srcs = [self.lane(operand), Lane::Zero, Lane::Zero, Lane::Zero];
         if swap {
-            let comparand = self.src(ii.srcs[3], 0);
+            let comparand = self.src(ii.srcs[operands], 0);
             srcs[3] = self.lane(comparand);
         }
         let write = Export::rat(rat.into(), inst, srcs, index);
         self.block.push(Inst::Export(write));
         let returned = self.dst(v, 0);
         self.fetch_return(rat, [Some(returned), None, None, None], 1);
-        Ok(())
     }
 
     /// What a `load_scratch` or `store_scratch` accesses: a constant offset is folded into
