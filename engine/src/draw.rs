@@ -70,6 +70,13 @@ pub trait DrawStages: Sync {
 
     /// Compiles the (optimized) compute shader, or says why it cannot.
     fn compile_compute(&self, shader: &Shader) -> Result<Box<dyn ComputeKernel>, String>;
+
+    /// Why these stages cannot run shaders that use the GL extension `name`, when their
+    /// hardware lacks what it needs (so a driver would not expose the extension); `None`
+    /// when they can.
+    fn lacks_extension(&self, _name: &str) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A compiled compute shader.

@@ -174,6 +174,9 @@ pub struct CompileOptions {
     /// words Vulkan GLSL reserves (`sampler`, `texture`, ...) are names again, and loose
     /// uniforms need no relaxed rules.
     pub opengl: bool,
+    /// SPIR-V 1.3 (`--target-env spirv1.3`) instead of 1.0: the version the `GroupNonUniform`
+    /// instructions of GL_KHR_shader_subgroup need.
+    pub spirv_1_3: bool,
 }
 
 /// Which attempt of [`Glslang::compile_cascade`] produced the SPIR-V.
@@ -295,6 +298,12 @@ impl GlslError {
     /// diagnostics say more about the shader).
     fn is_version_refusal(&self) -> bool {
         matches!(self, GlslError::Rejected { diagnostics, .. } if diagnostics.contains("#version:"))
+    }
+
+    /// Whether glslang refused a feature for the SPIR-V version (subgroup operations).
+    fn needs_spirv_1_3(&self) -> bool {
+        matches!(self, GlslError::Rejected { diagnostics, .. }
+            if diagnostics.contains("requires SPIR-V 1.3"))
     }
 }
 
@@ -538,6 +547,10 @@ impl Glslang {
             arguments.push("--glsl-version".into());
             arguments.push(version.glslang_name());
         }
+        if options.spirv_1_3 {
+            arguments.push("--target-env".into());
+            arguments.push("spirv1.3".into());
+        }
         arguments
     }
 
@@ -650,7 +663,14 @@ impl Glslang {
     /// `#version` there; then the first later attempt's whose diagnostics are about the
     /// shader itself.
     pub fn compile_cascade(&self, source: &str, stage: Stage) -> Result<Compiled, GlslError> {
-        let first_error = match self.compile(source, stage, &CompileOptions::default()) {
+        let mut base = CompileOptions::default();
+        let mut first = self.compile(source, stage, &base);
+        // Every attempt targets SPIR-V 1.3 once the shader needs it.
+        if first.as_ref().is_err_and(GlslError::needs_spirv_1_3) {
+            base.spirv_1_3 = true;
+            first = self.compile(source, stage, &base);
+        }
+        let first_error = match first {
             Ok(words) => {
                 return Ok(Compiled {
                     words,
@@ -669,7 +689,7 @@ impl Glslang {
         if let Some((rewritten, interface)) = &legacy {
             let options = CompileOptions {
                 glsl_version: Some(legacy::rewritten_version(source, stage)),
-                ..CompileOptions::default()
+                ..base.clone()
             };
             match self.compile(rewritten, stage, &options) {
                 Ok(words) => {
@@ -699,7 +719,7 @@ impl Glslang {
             };
             let mut options = CompileOptions {
                 glsl_version: Some(latest),
-                ..CompileOptions::default()
+                ..base
             };
             for attempt in [Attempt::LatestVersion, Attempt::OpenGl] {
                 options.opengl = attempt == Attempt::OpenGl;

@@ -143,6 +143,13 @@ pub fn run_file(
     if let Err(reason) = executable(&test).and_then(|()| constant_initialized_uniforms(&mut test)) {
         return Outcome::skip(reason);
     }
+    // As a driver that does not expose an extension, the target skips what it cannot run.
+    if let Some(stages) = backend
+        && let Some((name, why)) = (test.requirements.extensions.iter())
+            .find_map(|name| Some((name, stages.lacks_extension(name)?)))
+    {
+        return Outcome::skip(format!("{TARGET_LACKS}{name}: {why}"));
+    }
     if is_compute(&test) {
         return run_compute(
             &test,
@@ -265,6 +272,9 @@ fn finish(result: Result<(), ExecFailure>) -> Outcome {
         },
     }
 }
+
+/// How the reason of a test skipped for an extension the target's hardware lacks begins.
+const TARGET_LACKS: &str = "the target lacks ";
 
 /// What GL's fixed-function vertex stage does for a test without a vertex shader: the vertex
 /// through the fixed-function matrices, its colour, and its first texture coordinates through

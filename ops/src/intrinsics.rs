@@ -74,6 +74,9 @@ pub const CAN_REORDER: u8 = 2;
 pub const BARRIER: u8 = 4;
 /// The intrinsic ends or changes the invocation's participation (discard, demote, terminate).
 pub const CONTROL: u8 = 8;
+/// The intrinsic combines values of the invocations of its subgroup that execute it together:
+/// moving it into or out of control flow, or merging two of them, changes its result.
+pub const CROSS_INVOCATION: u8 = 16;
 
 /// A named constant index an intrinsic carries.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -326,6 +329,10 @@ impl IntrinsicInfo {
     pub fn is_control(&self) -> bool {
         self.flags & CONTROL != 0
     }
+    /// Ballots, votes and reads of other invocations: see [`CROSS_INVOCATION`].
+    pub fn is_cross_invocation(&self) -> bool {
+        self.flags & CROSS_INVOCATION != 0
+    }
     pub fn has_dest(&self) -> bool {
         self.dest != DestShape::None
     }
@@ -391,6 +398,7 @@ const fn fixed(comps: u8, bits: u8) -> DestShape {
     DestShape::Fixed { comps, bits }
 }
 const PURE: u8 = CAN_ELIMINATE | CAN_REORDER;
+const SUBGROUP: u8 = CAN_ELIMINATE | CROSS_INVOCATION;
 const ELIM: u8 = CAN_ELIMINATE;
 const M0: MemClass = MemClass::NONE;
 const VAR: MemClass = MemClass::VARIABLE;
@@ -476,11 +484,48 @@ intrinsic_table! {
     LoadWorkgroupId "load_workgroup_id" () -> fixed(3, 32), [], PURE, reads M0, writes M0;
     LoadNumWorkgroups "load_num_workgroups" () -> fixed(3, 32), [], PURE, reads M0, writes M0;
     LoadWorkgroupSize "load_workgroup_size" () -> fixed(3, 32), [], PURE, reads M0, writes M0;
+
+    // Subgroups: the invocations of a subgroup that execute one of these together (the
+    // active ones) combine their values. Masks hold one bit per invocation of the subgroup,
+    // 32 in each component, invocation 0 in bit 0 of x.
+    Ballot "ballot" (Cond) -> fixed(4, 32), [], SUBGROUP, reads M0, writes M0;
+    // Each invocation's value of the invocation its second source names.
+    ReadInvocation "read_invocation" (Data, Scalar32) -> DATA, [], SUBGROUP, reads M0, writes M0;
+    // The value of the active invocation with the lowest index.
+    ReadFirstInvocation "read_first_invocation" (Data) -> DATA, [], SUBGROUP, reads M0, writes M0;
+    VoteAll "vote_all" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;
+    VoteAny "vote_any" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;
+    VoteAllEqual "vote_all_equal" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;
+    LoadSubgroupInvocation "load_subgroup_invocation" () -> fixed(1, 32), [], PURE, reads M0, writes M0;
+    LoadSubgroupSize "load_subgroup_size" () -> fixed(1, 32), [], PURE, reads M0, writes M0;
+    // The bits of the invocations whose index is equal to, greater than or equal to, greater
+    // than, less than or equal to, less than the invocation's own (of the subgroup's size).
+    LoadSubgroupEqMask "load_subgroup_eq_mask" () -> fixed(4, 32), [], PURE, reads M0, writes M0;
+    LoadSubgroupGeMask "load_subgroup_ge_mask" () -> fixed(4, 32), [], PURE, reads M0, writes M0;
+    LoadSubgroupGtMask "load_subgroup_gt_mask" () -> fixed(4, 32), [], PURE, reads M0, writes M0;
+    LoadSubgroupLeMask "load_subgroup_le_mask" () -> fixed(4, 32), [], PURE, reads M0, writes M0;
+    LoadSubgroupLtMask "load_subgroup_lt_mask" () -> fixed(4, 32), [], PURE, reads M0, writes M0;
 }
 
 impl Intrinsic {
     pub fn all() -> impl Iterator<Item = Intrinsic> {
         INTRINSICS.iter().map(|info| info.intrinsic)
+    }
+
+    /// The system values of the invocation's place in its subgroup: its index, the size and
+    /// the masks.
+    pub fn is_subgroup_value(self) -> bool {
+        use Intrinsic::*;
+        matches!(
+            self,
+            LoadSubgroupInvocation
+                | LoadSubgroupSize
+                | LoadSubgroupEqMask
+                | LoadSubgroupGeMask
+                | LoadSubgroupGtMask
+                | LoadSubgroupLeMask
+                | LoadSubgroupLtMask
+        )
     }
 }
 
@@ -537,6 +582,9 @@ mod tests {
             // Something that writes memory or changes control can never be deleted.
             if !info.writes.is_empty() || info.is_control() || info.is_barrier() {
                 assert!(!info.can_eliminate(), "{}", info.name);
+            }
+            if info.is_cross_invocation() {
+                assert!(!info.can_reorder(), "{}", info.name);
             }
             if info.can_reorder() {
                 assert!(

@@ -312,6 +312,10 @@ struct R600FragmentKernel {
 }
 
 impl DrawStages for R600Draw<'_> {
+    fn lacks_extension(&self, name: &str) -> Option<&'static str> {
+        self.0.chip.lacks_extension(name)
+    }
+
     fn compile_fragment(&self, shader: &Shader) -> Result<Box<dyn FragmentKernel>, String> {
         let (lowered, kernel) = self.0.lower_and_compile(shader)?;
         let inputs = components(&lowered, Mode::ShaderIn)?;

@@ -20,6 +20,10 @@ pub enum Chip {
     Cayman,
 }
 
+/// Why no chip of the family runs subgroup operations.
+pub const NO_CROSS_LANE_OPERATIONS: &str = "the R600 family has no operations across the lanes of a wavefront (ballots, votes, reads \
+     of other lanes)";
+
 impl Chip {
     pub const ALL: [Chip; 4] = [Chip::R600, Chip::R700, Chip::Evergreen, Chip::Cayman];
 
@@ -36,6 +40,22 @@ impl Chip {
     /// Whether the instruction groups have a fifth, trans(cendental) slot.
     pub fn has_trans(self) -> bool {
         self != Chip::Cayman
+    }
+
+    /// Why the chip cannot run shaders that use the GL extension `name`, when it lacks the
+    /// hardware for it (a driver would not expose the extension): `None` when it has it.
+    pub fn lacks_extension(self, name: &str) -> Option<&'static str> {
+        match name {
+            "GL_ARB_shader_ballot" | "GL_ARB_shader_group_vote" | "GL_KHR_shader_subgroup" => {
+                Some(NO_CROSS_LANE_OPERATIONS)
+            }
+            "GL_ARB_gpu_shader_fp64" | "GL_ARB_vertex_attrib_64bit"
+                if !self.is_evergreen_class() =>
+            {
+                Some("R600 and R700 have no double-precision ALU operations")
+            }
+            _ => None,
+        }
     }
 
     /// Slots of an instruction group.
@@ -842,6 +862,16 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn chips_lack_subgroups_and_only_the_early_ones_doubles() {
+        for chip in Chip::ALL {
+            assert!(chip.lacks_extension("GL_ARB_shader_ballot").is_some());
+            let doubles = chip.lacks_extension("GL_ARB_gpu_shader_fp64");
+            assert_eq!(doubles.is_none(), chip.is_evergreen_class(), "{chip:?}");
+            assert_eq!(chip.lacks_extension("GL_ARB_gpu_shader5"), None);
         }
     }
 

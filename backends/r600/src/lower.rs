@@ -1713,6 +1713,9 @@ impl<'a> Lowering<'a> {
                 self.emit(AluOpcode::KillneInt, None, vec![cond, Src::constant(0)]);
                 Ok(())
             }
+            op if op.info().is_cross_invocation() || op.is_subgroup_value() => {
+                Err(self.error(v, crate::isa::NO_CROSS_LANE_OPERATIONS))
+            }
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
     }

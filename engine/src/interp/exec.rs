@@ -39,6 +39,10 @@ pub(crate) struct InvState {
     pub vertex_id: u32,
     pub local_id: [u32; 3],
     pub workgroup_id: [u32; 3],
+    /// The invocation's index in its subgroup, and its subgroup's in the group it runs in
+    /// (only compute workgroups hold several subgroups).
+    pub subgroup_lane: u32,
+    pub subgroup: u32,
 }
 
 pub(crate) struct Invocation {
@@ -553,6 +557,7 @@ impl<'p, 's> Machine<'p, 's> {
                     return Ok(Flow::Sync);
                 }
             }
+            Op::Subgroup(_) => return Ok(Flow::Sync),
             Op::Tex { value, implicit } => {
                 if *implicit {
                     return Ok(Flow::Sync);
@@ -1300,6 +1305,31 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 Vec::new()
             }
+            Intrinsic::LoadSubgroupInvocation => vec![state.subgroup_lane as u64],
+            Intrinsic::LoadSubgroupSize => vec![launch.subgroup_size as u64],
+            Intrinsic::LoadSubgroupEqMask
+            | Intrinsic::LoadSubgroupGeMask
+            | Intrinsic::LoadSubgroupGtMask
+            | Intrinsic::LoadSubgroupLeMask
+            | Intrinsic::LoadSubgroupLtMask => {
+                let (lane, size) = (state.subgroup_lane, launch.subgroup_size);
+                // The lanes below `n`, for `n` up to 128.
+                let below = |n: u32| u128::MAX.checked_shr(128 - n).unwrap_or(0);
+                let mask = match ii.op {
+                    Intrinsic::LoadSubgroupEqMask => 1u128 << lane,
+                    Intrinsic::LoadSubgroupGeMask => below(size) & !below(lane),
+                    Intrinsic::LoadSubgroupGtMask => below(size) & !below(lane + 1),
+                    Intrinsic::LoadSubgroupLeMask => below(lane + 1),
+                    _ => below(lane),
+                };
+                (0..4).map(|w| (mask >> (32 * w)) as u32 as u64).collect()
+            }
+            Intrinsic::Ballot
+            | Intrinsic::ReadInvocation
+            | Intrinsic::ReadFirstInvocation
+            | Intrinsic::VoteAll
+            | Intrinsic::VoteAny
+            | Intrinsic::VoteAllEqual => unreachable!("decoded as Op::Subgroup"),
             Intrinsic::IsHelperInvocation => vec![state.helper as u64],
             Intrinsic::LoadHelperInvocation => vec![state.initially_helper as u64],
             Intrinsic::LoadFrontFace => vec![sys.front_face as u64],

@@ -11,7 +11,8 @@ use super::{
     OutputValues, Resources, RunResult,
 };
 use crate::deadline;
-use crate::ir::{Shader, Stage};
+use crate::ir::{InstKind, Shader, Stage, Value};
+use shrew_ops::Intrinsic;
 use shrew_ops::alu::{Axis, DerivativePrecision};
 use shrew_ops::eval::{fget, fput};
 use std::ops::Range;
@@ -81,7 +82,9 @@ fn invocation_counts(shader: &Shader, launch: &Launch) -> Result<(u64, u64), Int
                 "{n} invocations are more than the limit of {limit}"
             )));
         }
-        let group = if shader.stage == Stage::Fragment {
+        let group = if super::program::uses_subgroups(shader) {
+            launch.subgroup_size as u64
+        } else if shader.stage == Stage::Fragment {
             4
         } else {
             1
@@ -130,6 +133,12 @@ pub(crate) fn run(
     res: &mut Resources,
     executor: Executor,
 ) -> Result<(RunResult, Executor), InterpError> {
+    let size = launch.subgroup_size;
+    if !size.is_power_of_two() || !(4..=128).contains(&size) {
+        return Err(setup(format!(
+            "a subgroup size of {size}: it must be a power of two from 4 to 128"
+        )));
+    }
     let (total, group) = invocation_counts(shader, launch)?;
     res.validate()?;
     let entry = shader.entry.0;
@@ -421,6 +430,8 @@ impl<'p, 's> Runner<'p, 's> {
             vertex_id: 0,
             local_id: [0; 3],
             workgroup_id: [0; 3],
+            subgroup_lane: 0,
+            subgroup: 0,
         }
     }
 
@@ -463,20 +474,35 @@ impl<'p, 's> Runner<'p, 's> {
         }
     }
 
+    /// How many invocations run together as a group outside compute shaders: `alone`, or a
+    /// subgroup's when the program has subgroup operations.
+    fn subgroup_lanes(&self, alone: usize) -> usize {
+        if self.m.prog.uses_subgroups {
+            self.m.launch.subgroup_size as usize
+        } else {
+            alone
+        }
+    }
+
     /// Vertex shaders and every stage without groups: each invocation on its own.
     fn independent(&mut self) -> Result<RunResult, InterpError> {
         let base_vertex = self.m.launch.system.base_vertex;
         let n = self.m.launch.invocations;
         let mut results = self.empty_result(n);
         let mut wave = Wave::default();
-        let mut group = Vec::with_capacity(1);
+        // One invocation at a time, or a subgroup's when they work together.
+        let per_group = self.subgroup_lanes(1);
+        let mut group = Vec::with_capacity(per_group);
         for i in 0..n {
             let state = InvState {
                 vertex_id: base_vertex.wrapping_add(i as u32),
+                subgroup_lane: (i % per_group) as u32,
                 ..self.state()
             };
             group.push(self.invocation(i, 0, state));
-            self.submit(&mut wave, &mut group, &mut [], &mut results)?;
+            if group.len() == per_group || i + 1 == n {
+                self.submit(&mut wave, &mut group, &mut [], &mut results)?;
+            }
         }
         self.flush(&mut wave, &mut [], &mut results)?;
         Ok(results)
@@ -558,7 +584,11 @@ impl<'p, 's> Runner<'p, 's> {
         let covered = |i: usize| launch.covered.get(i).copied().unwrap_or(true);
         let mut results = self.empty_result(n);
         let mut wave = Wave::default();
-        let mut group = Vec::with_capacity(4);
+        // A quad at a time, or a subgroup's quads when they work together: quad `q` of the
+        // group is lanes `4q` to `4q + 3`.
+        let quads_per_group = self.subgroup_lanes(4) / 4;
+        let mut quads = 0;
+        let mut group = Vec::with_capacity(4 * quads_per_group);
         for qy in 0..h.div_ceil(2) {
             for qx in 0..columns.div_ceil(2) {
                 // The quad's pixels inside the grid: (index, position in the quad, x, y).
@@ -589,12 +619,20 @@ impl<'p, 's> Runner<'p, 's> {
                             z,
                             wc,
                         ],
+                        subgroup_lane: (4 * quads + pos) as u32,
                         ..self.state()
                     };
                     group.push(self.invocation(i, pos, state));
                 }
-                self.submit(&mut wave, &mut group, &mut [], &mut results)?;
+                quads += 1;
+                if quads == quads_per_group {
+                    self.submit(&mut wave, &mut group, &mut [], &mut results)?;
+                    quads = 0;
+                }
             }
+        }
+        if !group.is_empty() {
+            self.submit(&mut wave, &mut group, &mut [], &mut results)?;
         }
         self.flush(&mut wave, &mut [], &mut results)?;
         Ok(results)
@@ -616,15 +654,19 @@ impl<'p, 's> Runner<'p, 's> {
         let mut shared = vec![0u8; self.areas.shared];
         let mut group = Vec::with_capacity(per_group);
         let mut group_index = 0;
+        let subgroup_size = self.m.launch.subgroup_size;
         for wz in 0..gz {
             for wy in 0..gy {
                 for wx in 0..gx {
                     for lz in 0..sz {
                         for ly in 0..sy {
                             for lx in 0..sx {
+                                let local_index = group.len() as u32;
                                 let state = InvState {
                                     local_id: [lx, ly, lz],
                                     workgroup_id: [wx, wy, wz],
+                                    subgroup_lane: local_index % subgroup_size,
+                                    subgroup: local_index / subgroup_size,
                                     ..self.state()
                                 };
                                 let index = group_index * per_group + group.len();
@@ -739,6 +781,47 @@ pub(crate) fn resolve(
                 });
             }
         }
+        Op::Derivative(..) | Op::Tex { .. } => {
+            // Each quad's members, lanes 4q to 4q + 3 of the group.
+            for quad in runs(parts, |p| group[p].state.subgroup_lane / 4) {
+                resolve_quad(m, fc, op, group, &parts[quad])?;
+            }
+        }
+        Op::Subgroup(v) => {
+            for subgroup in runs(parts, |p| group[p].state.subgroup) {
+                resolve_subgroup(prog, fc, *v, group, &parts[subgroup]);
+            }
+        }
+        _ => unreachable!("only barriers, derivatives, texture and subgroup operations wait"),
+    }
+    for &p in parts {
+        group[p].frames.last_mut().unwrap().pos += 1;
+        group[p].status = Status::Running;
+    }
+    Ok(())
+}
+
+/// `parts` split into runs of members with equal `key`: ranges of `parts`.
+fn runs(parts: &[usize], key: impl Fn(usize) -> u32) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for (i, &p) in parts.iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if key(parts[run.start]) == key(p) => run.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    runs
+}
+
+/// Executes a derivative or implicit-LOD texture operation for the members `parts` of one quad.
+fn resolve_quad(
+    m: &mut Machine,
+    fc: &FuncCode,
+    op: &Op,
+    group: &mut [Invocation],
+    parts: &[usize],
+) -> Result<(), InterpError> {
+    match op {
         Op::Derivative(a, axis, precision) => {
             let s = &a.srcs[0];
             let n = s.n as usize;
@@ -796,11 +879,73 @@ pub(crate) fn resolve(
                 }
             }
         }
-        _ => unreachable!("only barriers, derivatives and texture operations wait"),
-    }
-    for &p in parts {
-        group[p].frames.last_mut().unwrap().pos += 1;
-        group[p].status = Status::Running;
+        _ => unreachable!("only derivatives and texture operations need the quad"),
     }
     Ok(())
+}
+
+/// Executes a subgroup operation for the members `parts` of one subgroup, the invocations
+/// active at it. A read of an invocation that is not active (or past the subgroup) gives 0.
+fn resolve_subgroup(
+    prog: &Program,
+    fc: &FuncCode,
+    v: Value,
+    group: &mut [Invocation],
+    parts: &[usize],
+) {
+    let func = &prog.shader.functions[group[parts[0]].frames.last().unwrap().func as usize];
+    let InstKind::Intrinsic(ii) = &func.inst(v).kind else {
+        unreachable!("decoded from an intrinsic")
+    };
+    let regs_of = |value: Value| {
+        let i = value.index();
+        let off = fc.reg_off[i] as usize;
+        off..off + fc.reg_comps[i] as usize
+    };
+    let sources: Vec<Range<usize>> = ii.srcs.iter().map(|&s| regs_of(s)).collect();
+    let source = |p: usize, k: usize| &group[p].frames.last().unwrap().regs[sources[k].clone()];
+    let lane = |p: usize| group[p].state.subgroup_lane;
+    let cond = |p: usize| source(p, 0)[0] & 1 != 0;
+    // The active lanes' sources, by lane (at most 128).
+    let value_at = |lane_wanted: u32| {
+        parts
+            .iter()
+            .find(|&&p| lane(p) == lane_wanted)
+            .map(|&p| source(p, 0).to_vec())
+    };
+    let results: Vec<Vec<u64>> = match ii.op {
+        Intrinsic::Ballot => {
+            let mask = parts
+                .iter()
+                .filter(|&&p| cond(p))
+                .fold(0u128, |mask, &p| mask | 1 << lane(p));
+            let words = (0..4).map(|w| (mask >> (32 * w)) as u32 as u64).collect();
+            vec![words; parts.len()]
+        }
+        Intrinsic::VoteAll | Intrinsic::VoteAny | Intrinsic::VoteAllEqual => {
+            let trues = parts.iter().filter(|&&p| cond(p)).count();
+            let vote = match ii.op {
+                Intrinsic::VoteAll => trues == parts.len(),
+                Intrinsic::VoteAny => trues > 0,
+                _ => trues == 0 || trues == parts.len(),
+            };
+            vec![vec![vote as u64]; parts.len()]
+        }
+        Intrinsic::ReadFirstInvocation => {
+            let first = parts.iter().map(|&p| lane(p)).min().unwrap();
+            vec![value_at(first).unwrap(); parts.len()]
+        }
+        Intrinsic::ReadInvocation => parts
+            .iter()
+            .map(|&p| {
+                let wanted = source(p, 1)[0] as u32;
+                value_at(wanted).unwrap_or_else(|| vec![0; regs_of(v).len()])
+            })
+            .collect(),
+        other => unreachable!("{} is not a subgroup operation", other.name()),
+    };
+    let dst = regs_of(v);
+    for (&p, result) in parts.iter().zip(results) {
+        group[p].frames.last_mut().unwrap().regs[dst.clone()].copy_from_slice(&result);
+    }
 }

@@ -21,6 +21,18 @@
 //! - every other stage: one invocation (vertex shaders and the stages without special support
 //!   run this way).
 //!
+//! **Subgroups.** A program with subgroup operations or subgroup system values runs its
+//! fragment invocations in groups of [`Launch::subgroup_size`] / 4 quads (taken in rows of
+//! quads; quad `q` of the group is lanes `4q` to `4q + 3`, its members in quad order) and the
+//! other non-compute stages in groups of `subgroup_size` invocations in order; a compute
+//! workgroup holds subgroups of `subgroup_size` consecutive local invocation indices (the last
+//! one may be partial). Every subgroup operation (`ballot`, `vote_*`, `read_*invocation`) is a
+//! sync point: the invocations of one subgroup waiting at it together are its *active* lanes,
+//! so that after a divergent branch each side's lanes see only each other, and a loop's
+//! iteration is shared by the lanes still in the loop (maximal reconvergence). A read of a lane
+//! that is not active, or past the subgroup, gives 0. Masks have one bit per lane of the
+//! subgroup, lane 0 in bit 0 of component x.
+//!
 //! Within a group invocations run in order (quad position, or local invocation index), so
 //! memory is sequentially consistent in that order; workgroups and quads run one after another.
 //! [`run`] gets the same results faster from its wide executor where a program allows it (see
@@ -232,6 +244,8 @@ pub struct Launch {
     /// of failing, as GL robustness and most drivers behave; piglit's array-bounds tests rely on
     /// it. Off by default, so that optimization tests catch any access a pass moves out of bounds.
     pub robust_access: bool,
+    /// Invocations per subgroup, a power of two from 4 to 128 (see the execution model).
+    pub subgroup_size: u32,
 }
 
 impl Default for Launch {
@@ -248,9 +262,14 @@ impl Default for Launch {
             shared_memory_size: 32768,
             step_limit: 10_000_000,
             robust_access: false,
+            subgroup_size: DEFAULT_SUBGROUP_SIZE,
         }
     }
 }
+
+/// [`Launch::subgroup_size`] unless a launch sets it: the widest SIMD dispatch of the Gen
+/// fragment and compute kernels.
+pub const DEFAULT_SUBGROUP_SIZE: u32 = 16;
 
 impl Launch {
     /// A launch of `n` invocations with defaults otherwise.

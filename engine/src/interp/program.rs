@@ -102,6 +102,9 @@ pub(crate) enum Op {
     Barrier {
         sync: bool,
     },
+    /// A ballot, vote or read of other invocations: executed for the invocations of a
+    /// subgroup that wait at it together (see [`super::launch::resolve`]).
+    Subgroup(Value),
     /// `implicit`: needs the quad's coordinates for its LOD.
     Tex {
         value: Value,
@@ -184,6 +187,19 @@ pub(crate) struct Program<'s> {
     pub vars: Vec<VarLayout>,
     /// The shader's types under [`LayoutRule::Std430`] and [`LayoutRule::Slots`].
     layouts: [Layout<'s>; 2],
+    /// Whether the shader has subgroup operations or reads its subgroup's values: then its
+    /// invocations run in groups of whole subgroups.
+    pub uses_subgroups: bool,
+}
+
+/// Whether an instruction of `shader` is a subgroup operation or system value.
+pub(crate) fn uses_subgroups(shader: &Shader) -> bool {
+    shader.functions.iter().any(|f| {
+        f.all_insts().any(|v| match &f.inst(v).kind {
+            InstKind::Intrinsic(i) => i.op.info().is_cross_invocation() || i.op.is_subgroup_value(),
+            _ => false,
+        })
+    })
 }
 
 impl<'s> Program<'s> {
@@ -200,6 +216,7 @@ impl<'s> Program<'s> {
             funcs: Vec::new(),
             vars,
             layouts,
+            uses_subgroups: uses_subgroups(shader),
         };
         prog.funcs = shader
             .functions
@@ -483,6 +500,9 @@ impl Decoder<'_> {
                 }
                 if matches!(i.op, Intrinsic::LoadDeref | Intrinsic::StoreDeref) {
                     self.deref_access(v, inst, i).unwrap_or_else(Op::Invalid)
+                } else if i.op.info().is_cross_invocation() {
+                    self.dst(v)?;
+                    Op::Subgroup(v)
                 } else if i.op == Intrinsic::Barrier {
                     // Scopes: none, invocation, subgroup, workgroup, … (the index's order).
                     let scope = i.index(IndexKind::ExecutionScope).unwrap_or(0);

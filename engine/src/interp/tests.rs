@@ -2300,3 +2300,143 @@ b3:
     res.set_variable(&shader, "tint", &tint).unwrap();
     assert_eq!(executor_of(&shader, &launch, &res), launch::Executor::Wide);
 }
+
+// --- Subgroups --------------------------------------------------------------------------
+
+/// A fragment shader where the odd lanes of each subgroup take a branch: `@all` is the ballot
+/// of every lane, `@odd` the ballot inside the branch (0 outside), `@first` the first active
+/// lane's index there, `@mirror` the value 100 + lane of the lane `size - 1 - lane`, `@masks`
+/// the eq, ge, gt, le masks' first words and `@vote` whether every active lane is odd.
+const SUBGROUP_SHADER: &str = "\
+shader fragment
+var shader_out u32x4 @all (location=0)
+var shader_out u32x4 @odd (location=1)
+var shader_out u32 @first (location=2)
+var shader_out u32 @mirror (location=3)
+var shader_out u32x4 @masks (location=4)
+var shader_out u32 @vote (location=5)
+
+entry fn main() {
+b0: selection merge=b2
+    32 %0 = load_subgroup_invocation
+    32 %1 = load_subgroup_size
+    32 %2 = load_const (1)
+    32 %3 = load_const (100)
+    1 %4 = load_const (true)
+    32x4 %5 = ballot %4
+    32 %6 = deref_var @all
+    store_deref %6, %5 (write_mask=xyzw)
+    32 %7 = iadd %0, %3
+    32 %8 = isub %1, %2
+    32 %9 = isub %8, %0
+    32 %10 = read_invocation %7, %9
+    32 %11 = deref_var @mirror
+    store_deref %11, %10 (write_mask=x)
+    32x4 %12 = load_subgroup_eq_mask
+    32x4 %13 = load_subgroup_ge_mask
+    32x4 %14 = load_subgroup_gt_mask
+    32x4 %15 = load_subgroup_le_mask
+    32x4 %16 = vec4 %12.x, %13.x, %14.x, %15.x
+    32 %17 = deref_var @masks
+    store_deref %17, %16 (write_mask=xyzw)
+    32 %18 = iand %0, %2
+    1 %19 = ine %18, %2
+    branch %19, b2, b1
+    b1:
+        32x4 %20 = ballot %4
+        32 %21 = deref_var @odd
+        store_deref %21, %20 (write_mask=xyzw)
+        32 %22 = read_first_invocation %0
+        32 %23 = deref_var @first
+        store_deref %23, %22 (write_mask=x)
+        1 %24 = ieq %18, %2
+        1 %25 = vote_all %24
+        32 %26 = b2i32 %25
+        32 %27 = deref_var @vote
+        store_deref %27, %26 (write_mask=x)
+        jump b2
+b2:
+    return
+}
+";
+
+#[test]
+fn subgroup_operations_see_the_lanes_active_together() {
+    let s = parse(SUBGROUP_SHADER);
+    for size in [4u32, 8, 16] {
+        // A 4x4 grid: four quads, one subgroup of 16, two of 8 or four of 4.
+        let launch = Launch {
+            width: 4,
+            subgroup_size: size,
+            ..Launch::invocations(16)
+        };
+        let r = run(&s, &launch, &mut Resources::default()).unwrap();
+        let full = (1u64 << size) - 1;
+        let odd = 0xaaaa_aaaa & full;
+        for (i, inv) in r.invocations().enumerate() {
+            // Pixel i is in quad (x / 2, y / 2) at position (x % 2) + 2 (y % 2); quads are taken
+            // in rows, 4 lanes each.
+            let (x, y) = (i % 4, i / 4);
+            let quad = (y / 2) * 2 + x / 2;
+            let lane = (4 * quad + x % 2 + 2 * (y % 2)) as u64 % size as u64;
+            assert_eq!(out(inv, "all"), [full, 0, 0, 0], "size {size}, pixel {i}");
+            assert_eq!(out(inv, "mirror"), [100 + size as u64 - 1 - lane]);
+            let ge = full & !((1 << lane) - 1);
+            let masks = [1 << lane, ge, ge & !(1 << lane), (2 << lane) - 1];
+            assert_eq!(out(inv, "masks"), masks, "size {size}, pixel {i}");
+            if lane % 2 == 1 {
+                assert_eq!(out(inv, "odd"), [odd, 0, 0, 0], "size {size}, pixel {i}");
+                assert_eq!(out(inv, "first"), [1]);
+                assert_eq!(out(inv, "vote"), [1]);
+            } else {
+                assert_eq!(out(inv, "odd"), [0; 4]);
+            }
+        }
+    }
+}
+
+#[test]
+fn subgroup_sizes_must_be_powers_of_two_from_4_to_128() {
+    let s = parse(SUBGROUP_SHADER);
+    for size in [0, 2, 12, 256] {
+        let launch = Launch {
+            subgroup_size: size,
+            ..Launch::invocations(4)
+        };
+        let msg = setup_error(run(&s, &launch, &mut Resources::default()));
+        assert!(msg.contains("power of two from 4 to 128"), "{msg}");
+    }
+}
+
+#[test]
+fn compute_workgroups_hold_several_subgroups() {
+    // 8 invocations in subgroups of 4: each reads the first lane of its subgroup's local index.
+    let s = parse(
+        "\
+shader compute (workgroup_size=8,1,1)
+var ssbo u32[8] @out (binding=0)
+
+entry fn main() {
+b0:
+    32 %0 = load_local_invocation_index
+    32 %1 = read_first_invocation %0
+    32 %2 = deref_var @out
+    32 %3 = deref_array %2[%0]
+    store_deref %3, %1 (write_mask=x)
+    return
+}
+",
+    );
+    let launch = Launch {
+        subgroup_size: 4,
+        ..Launch::default()
+    };
+    let mut res = Resources::default();
+    res.ssbos.insert(0, vec![0; 32]);
+    run(&s, &launch, &mut res).unwrap();
+    let words: Vec<u32> = res.ssbos[&0]
+        .chunks(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [0, 0, 0, 0, 4, 4, 4, 4]);
+}

@@ -66,6 +66,9 @@ pub(crate) fn eligible(prog: &Program) -> bool {
     let (Some(func), Some(code)) = (shader.functions.get(entry), prog.funcs.get(entry)) else {
         return false;
     };
+    if prog.uses_subgroups {
+        return false;
+    }
     let shared_storage = |v: crate::ir::Value| {
         code.derefs.get(&v).is_none_or(|(var, _)| {
             matches!(

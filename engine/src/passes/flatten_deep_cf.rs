@@ -33,8 +33,9 @@
 //! invocation whose next block comes later in the order runs it in the same iteration.
 //!
 //! Invariants: a function that fits the budget is not touched. Constructs holding anything
-//! that needs the quad or the workgroup converged (a derivative, a texture lookup with an
-//! implicit level of detail, a barrier, a call, which may hold those) are never flattened;
+//! that needs the quad, the subgroup or the workgroup converged (a derivative, a texture
+//! lookup with an implicit level of detail, a subgroup operation, a barrier, a call, which
+//! may hold those) are never flattened;
 //! their flattenable parts may be. A construct whose blocks are not all dominated by its
 //! header, or that is entered elsewhere than at its header, is left alone. Each region is
 //! found by one walk from its header, and the flattened regions do not overlap, so the pass
@@ -143,12 +144,13 @@ fn choose_constructs(
     chooser.chosen
 }
 
-/// The blocks holding an operation that needs the quad or the workgroup converged.
+/// The blocks holding an operation that needs the quad, the subgroup or the workgroup
+/// converged.
 fn convergent_blocks(func: &crate::ir::Function) -> FxHashSet<BlockId> {
     let needs_convergence = |kind: &InstKind| match kind {
         InstKind::Alu(alu) => matches!(alu.op.info().eval, Eval::Derivative { .. }),
         InstKind::Tex(tex) => tex.op.uses_implicit_derivatives(),
-        InstKind::Intrinsic(i) => i.op.info().is_barrier(),
+        InstKind::Intrinsic(i) => i.op.info().is_barrier() || i.op.info().is_cross_invocation(),
         InstKind::Call { .. } => true,
         _ => false,
     };

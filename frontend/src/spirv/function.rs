@@ -1084,7 +1084,11 @@ impl<'m> Translator<'m> {
             Op::ControlBarrier | Op::MemoryBarrier => self.barrier(inst)?,
             Op::ExtInst => self.ext_inst(inst)?,
             _ => {
-                if !self.alu_inst(inst)? && !self.image_inst(inst)? && !self.atomic(inst)? {
+                if !self.alu_inst(inst)?
+                    && !self.image_inst(inst)?
+                    && !self.atomic(inst)?
+                    && !self.subgroup_inst(inst)?
+                {
                     return Err(SpirvError::unsupported(format!(
                         "the instruction Op{}",
                         inst.inst.class.opname

@@ -408,6 +408,13 @@ impl Translator<'_> {
             BuiltIn::WorkgroupId => load(self, Intrinsic::LoadWorkgroupId),
             BuiltIn::NumWorkgroups => load(self, Intrinsic::LoadNumWorkgroups),
             BuiltIn::WorkgroupSize => load(self, Intrinsic::LoadWorkgroupSize),
+            BuiltIn::SubgroupLocalInvocationId => load(self, Intrinsic::LoadSubgroupInvocation),
+            BuiltIn::SubgroupSize => load(self, Intrinsic::LoadSubgroupSize),
+            BuiltIn::SubgroupEqMask => load(self, Intrinsic::LoadSubgroupEqMask),
+            BuiltIn::SubgroupGeMask => load(self, Intrinsic::LoadSubgroupGeMask),
+            BuiltIn::SubgroupGtMask => load(self, Intrinsic::LoadSubgroupGtMask),
+            BuiltIn::SubgroupLeMask => load(self, Intrinsic::LoadSubgroupLeMask),
+            BuiltIn::SubgroupLtMask => load(self, Intrinsic::LoadSubgroupLtMask),
             other => {
                 return Err(SpirvError::unsupported(format!(
                     "the built-in input {other:?}"

@@ -34,6 +34,7 @@ mod memory;
 mod module;
 pub mod mutate;
 mod opaque;
+mod subgroup;
 mod switch;
 mod types;
 mod validate;

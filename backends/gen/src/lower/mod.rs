@@ -69,6 +69,7 @@ mod operands;
 mod output;
 mod payload;
 pub use payload::SYSTEM_VALUES_SLOT;
+mod subgroup;
 mod texture;
 mod thread;
 
