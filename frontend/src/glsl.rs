@@ -300,6 +300,19 @@ impl GlslError {
         matches!(self, GlslError::Rejected { diagnostics, .. } if diagnostics.contains("#version:"))
     }
 
+    /// Whether glslang compiled the shader's compilation units but could not link them: its
+    /// errors are all link errors (it reports a failed link after compile errors too).
+    pub fn is_link_error(&self) -> bool {
+        let GlslError::Rejected { diagnostics, .. } = self else {
+            return false;
+        };
+        let mut errors = diagnostics
+            .lines()
+            .filter(|line| line.starts_with("ERROR: "))
+            .peekable();
+        errors.peek().is_some() && errors.all(|line| line.starts_with("ERROR: Linking "))
+    }
+
     /// Whether glslang refused a feature for the SPIR-V version (subgroup operations).
     fn needs_spirv_1_3(&self) -> bool {
         matches!(self, GlslError::Rejected { diagnostics, .. }
@@ -564,11 +577,26 @@ impl Glslang {
         stage: Stage,
         options: &CompileOptions,
     ) -> Result<Vec<u32>, GlslError> {
-        let recipe = Glslang::recipe_arguments(options);
+        self.compile_units(&[source], stage, options)
+    }
+
+    /// [`Glslang::compile`] of the compilation units that make one stage of a program (as GL
+    /// links several shaders of a stage): more than one is linked by glslang (`-l` over one
+    /// file per unit).
+    pub fn compile_units(
+        &self,
+        units: &[&str],
+        stage: Stage,
+        options: &CompileOptions,
+    ) -> Result<Vec<u32>, GlslError> {
+        let mut recipe = Glslang::recipe_arguments(options);
+        if units.len() > 1 {
+            recipe.push("-l".into());
+        }
         let cached = self.cache.as_ref().map(|cache| {
             let mut key_parts: Vec<&str> = vec![&self.version, glslang_stage_name(stage)];
             key_parts.extend(recipe.iter().map(String::as_str));
-            key_parts.push(source);
+            key_parts.extend(units);
             (cache, SpirvCache::key(&key_parts))
         });
         if let Some((cache, key)) = &cached {
@@ -580,7 +608,7 @@ impl Glslang {
                 None => {}
             }
         }
-        let result = self.run(source, stage, &recipe);
+        let result = self.run(units, stage, &recipe);
         if let Some((cache, key)) = &cached {
             match &result {
                 Ok(words) => cache.store(key, &CachedOutcome::Spirv(words.clone())),
@@ -593,14 +621,35 @@ impl Glslang {
         result
     }
 
-    /// Runs glslang once.
-    fn run(&self, source: &str, stage: Stage, recipe: &[String]) -> Result<Vec<u32>, GlslError> {
+    /// Runs glslang once: one unit from standard input, several from files named for the
+    /// stage.
+    fn run(&self, units: &[&str], stage: Stage, recipe: &[String]) -> Result<Vec<u32>, GlslError> {
         let program_name = || self.program.display().to_string();
         let output_file = TempFile::new("spv");
-        let mut child = Command::new(&self.program)
-            .args(recipe)
-            // glslang 12 wants `--stdin` before `-S`.
-            .args(["--stdin", "-S", glslang_stage_name(stage), "-o"])
+        let mut command = Command::new(&self.program);
+        command.args(recipe);
+        let (source, _unit_files) = match units {
+            [source] => {
+                // glslang 12 wants `--stdin` before `-S`.
+                command.args(["--stdin", "-S", glslang_stage_name(stage)]);
+                (*source, Vec::new())
+            }
+            _ => {
+                let mut files = Vec::new();
+                for unit in units {
+                    let file = TempFile::new(glslang_stage_name(stage));
+                    std::fs::write(&file.path, unit).map_err(|error| GlslError::Run {
+                        program: program_name(),
+                        message: format!("writing {}: {error}", file.path.display()),
+                    })?;
+                    command.arg(&file.path);
+                    files.push(file);
+                }
+                ("", files)
+            }
+        };
+        let mut child = command
+            .arg("-o")
             .arg(&output_file.path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -663,12 +712,23 @@ impl Glslang {
     /// `#version` there; then the first later attempt's whose diagnostics are about the
     /// shader itself.
     pub fn compile_cascade(&self, source: &str, stage: Stage) -> Result<Compiled, GlslError> {
+        self.compile_units_cascade(&[source], stage)
+    }
+
+    /// [`Glslang::compile_cascade`] of the compilation units of one stage, linked together
+    /// ([`Glslang::compile_units`]): each attempt treats every unit as it would one source,
+    /// and the legacy rewrite's interface is that of all units.
+    pub fn compile_units_cascade(
+        &self,
+        units: &[&str],
+        stage: Stage,
+    ) -> Result<Compiled, GlslError> {
         let mut base = CompileOptions::default();
-        let mut first = self.compile(source, stage, &base);
+        let mut first = self.compile_units(units, stage, &base);
         // Every attempt targets SPIR-V 1.3 once the shader needs it.
         if first.as_ref().is_err_and(GlslError::needs_spirv_1_3) {
             base.spirv_1_3 = true;
-            first = self.compile(source, stage, &base);
+            first = self.compile_units(units, stage, &base);
         }
         let first_error = match first {
             Ok(words) => {
@@ -683,15 +743,35 @@ impl Glslang {
             Err(error) => return Err(error),
         };
         let mut errors = vec![first_error];
-        let cleaned = drop_unsupported_extensions(source);
-        let legacy =
-            legacy::needs_legacy_rewrite(source, stage).then(|| rewrite_legacy(&cleaned, stage));
+        let cleaned: Vec<String> = units
+            .iter()
+            .map(|u| drop_unsupported_extensions(u))
+            .collect();
+        let legacy = units
+            .iter()
+            .any(|unit| legacy::needs_legacy_rewrite(unit, stage))
+            .then(|| {
+                let mut interface = LegacyInterface::default();
+                let rewritten: Vec<String> = cleaned
+                    .iter()
+                    .map(|unit| {
+                        let (text, unit_interface) = rewrite_legacy(unit, stage);
+                        interface.merge(unit_interface);
+                        text
+                    })
+                    .collect();
+                (rewritten, interface)
+            });
         if let Some((rewritten, interface)) = &legacy {
+            let version = (units.iter())
+                .map(|unit| legacy::rewritten_version(unit, stage))
+                .max_by_key(|version| version.number)
+                .expect("a stage has a unit");
             let options = CompileOptions {
-                glsl_version: Some(legacy::rewritten_version(source, stage)),
+                glsl_version: Some(version),
                 ..base.clone()
             };
-            match self.compile(rewritten, stage, &options) {
+            match self.compile_units(&as_strs(rewritten), stage, &options) {
                 Ok(words) => {
                     return Ok(Compiled {
                         words,
@@ -702,7 +782,7 @@ impl Glslang {
                 Err(error) => errors.push(error),
             }
         }
-        let latest = match declared_version(source) {
+        let latest = match units.iter().find_map(|unit| declared_version(unit)) {
             _ if legacy.is_some() => Some(GlslVersion::desktop(460)),
             Some(declared) if declared.version.es && declared.version.number >= 300 => {
                 Some(GlslVersion::es(320))
@@ -713,7 +793,7 @@ impl Glslang {
             _ => None,
         };
         if let Some(latest) = latest {
-            let (text, legacy_interface) = match legacy {
+            let (texts, legacy_interface) = match legacy {
                 Some((rewritten, interface)) => (rewritten, Some(interface)),
                 None => (cleaned, None),
             };
@@ -723,7 +803,7 @@ impl Glslang {
             };
             for attempt in [Attempt::LatestVersion, Attempt::OpenGl] {
                 options.opengl = attempt == Attempt::OpenGl;
-                match self.compile(&text, stage, &options) {
+                match self.compile_units(&as_strs(&texts), stage, &options) {
                     Ok(words) => {
                         return Ok(Compiled {
                             words,
@@ -741,6 +821,11 @@ impl Glslang {
             .unwrap_or(0);
         Err(errors.swap_remove(most_informative))
     }
+}
+
+/// Borrowed views of `texts`.
+fn as_strs(texts: &[String]) -> Vec<&str> {
+    texts.iter().map(String::as_str).collect()
 }
 
 #[cfg(test)]
@@ -920,6 +1005,33 @@ mod tests {
                 .attempt,
             Attempt::LatestVersion
         );
+    }
+
+    #[test]
+    fn units_of_a_stage_link_together() {
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
+        // Legacy units: each is rewritten, and the interface is that of both.
+        let main = "#version 110\nvec4 colour();\nvoid main() { gl_FragColor = colour(); }\n";
+        let colour = "#version 110\nuniform vec4 u;\nvec4 colour() { return u * gl_Color; }\n";
+        let compiled = glslang
+            .compile_units_cascade(&[main, colour], Stage::Fragment)
+            .unwrap();
+        assert_eq!(compiled.attempt, Attempt::LegacyRewrite);
+        let interface = compiled.legacy_interface.unwrap();
+        assert_eq!(interface.outputs[0].name, "shrew_FragColor");
+        assert_eq!(interface.varyings[0].replaces, "gl_Color");
+        // A function no unit defines is a link error; a unit alone does not link.
+        let error = glslang
+            .compile_units_cascade(&[main, "#version 110\nvoid unused() {}\n"], Stage::Fragment)
+            .unwrap_err();
+        assert!(error.is_link_error(), "{error}");
+        let alone = glslang.compile_cascade(main, Stage::Fragment).unwrap_err();
+        assert!(alone.is_link_error(), "{alone}");
+        let syntax = glslang.compile_cascade("#version 110\nvoid main( {}", Stage::Fragment);
+        let syntax = syntax.unwrap_err();
+        assert!(!syntax.is_link_error(), "{syntax:?}");
     }
 
     #[test]

@@ -286,7 +286,12 @@ const FIXED_FUNCTION_VERTEX_SHADER: &str = "#version 110\n\
 /// Why a test cannot run here, if it cannot.
 fn executable(test: &ShaderTest) -> Result<(), String> {
     if is_compute(test) {
-        if test.sources.shaders.len() > 1 {
+        if test
+            .sources
+            .shaders
+            .iter()
+            .any(|s| s.stage != Stage::Compute)
+        {
             return Err("links a compute shader with other shaders".into());
         }
         if let Some(section) = test.other_sections.first() {
@@ -299,18 +304,12 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             return Err(format!("uses a {} shader", section.stage.name()));
         }
     }
-    for stage in [Stage::Vertex, Stage::Fragment] {
-        if test.sources.shaders_of(stage).count() > 1 {
-            return Err(format!("links several {} shaders", stage.name()));
-        }
-    }
     if test.sources.shaders_of(Stage::Fragment).count() == 0 {
         return Err("has no fragment shader".into());
     }
     if let Some(section) = test.other_sections.first() {
         return Err(format!("uses a [{}] section", section.name));
     }
-    let mut probes = 0;
     let (mut depth_textures, mut intensity) = (0, 0);
     for c in &test.commands {
         match &c.command {
@@ -320,8 +319,9 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::Clear
             | Command::Ortho(_)
             | Command::Tolerance(_) => {}
-            // Every test that gets here compiled, and its stages link as one draw.
-            Command::Other(text) if text == "link success" => {}
+            // Every test that gets here compiled, and its stages link as one draw; one that
+            // expects the link to fail is decided when its stages compile.
+            Command::Other(text) if text == "link success" || text == "link error" => {}
             Command::DrawRect { patch: false, .. } | Command::DrawRectTex { .. } => {}
             Command::DrawArrays {
                 mode, instances, ..
@@ -333,11 +333,13 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
                     return Err("draws arrays without [vertex data]".into());
                 }
             }
-            Command::Probe(_) | Command::ProbeAtomicCounter { .. } | Command::ProbeSsbo { .. } => {
-                probes += 1
-            }
-            Command::AtomicCounters { .. } | Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
-            }
+            // A test that probes nothing passes when its commands run (piglit's crash tests).
+            Command::Probe(_)
+            | Command::ProbeAtomicCounter { .. }
+            | Command::ProbeSsbo { .. }
+            | Command::AtomicCounters { .. }
+            | Command::Ssbo { .. }
+            | Command::SsboSubdata { .. } => {}
             Command::Texture { image, .. } => {
                 textures::make(image)?;
                 depth_textures += matches!(image, TextureImage::Shadow { .. }) as u32;
@@ -356,9 +358,6 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
                     (r, r, r, r) for legacy shadow lookups does not give"
                 .into(),
         );
-    }
-    if probes == 0 {
-        return Err("probes nothing".into());
     }
     Ok(())
 }
@@ -603,21 +602,52 @@ type Stages = Vec<(Stage, Shader, Option<LegacyInterface>)>;
 
 /// Compiles and translates every stage of the test at `path`; a glslang failure skips the test,
 /// a translation failure fails it.
+/// Whether the test expects its program not to link (`link error`).
+fn expects_link_error(test: &ShaderTest) -> bool {
+    (test.commands.iter())
+        .any(|c| matches!(&c.command, Command::Other(text) if text == "link error"))
+}
+
+/// The test's stages, each from its compilation units linked together; a test expecting a
+/// link error passes when linking a stage's units fails, and fails when they link
+/// (interfaces between stages are not checked here).
 fn compile(test: &ShaderTest, path: &Path, glslang: &Glslang) -> Result<Stages, Outcome> {
     let sources = stage_sources(&test.sources).map_err(|e| Outcome::skip(e.to_string()))?;
     let file = path.display().to_string();
     let mut out = Vec::new();
-    for source in sources {
-        let compiled = glslang
-            .compile_cascade(&source.source, source.stage)
-            .map_err(|e| {
-                let e = e.located(|line| source.location(&file, line));
-                let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
-                Outcome::skip(format!("glslang: {first}"))
-            })?;
+    // The shaders of a stage are its compilation units, linked together (in the order of
+    // the stages' first sections).
+    let mut stages: Vec<Stage> = Vec::new();
+    for source in &sources {
+        if !stages.contains(&source.stage) {
+            stages.push(source.stage);
+        }
+    }
+    for stage in stages {
+        let units: Vec<_> = sources.iter().filter(|s| s.stage == stage).collect();
+        let texts: Vec<&str> = units.iter().map(|s| s.source.as_str()).collect();
+        let compiled = glslang.compile_units_cascade(&texts, stage).map_err(|e| {
+            if expects_link_error(test) && e.is_link_error() {
+                return Outcome {
+                    status: Status::Pass,
+                    reason: None,
+                    compiled: false,
+                    mismatch: false,
+                };
+            }
+            let e = e.located(|line| units[0].location(&file, line));
+            let first = e.to_string().lines().take(2).collect::<Vec<_>>().join(" ");
+            Outcome::skip(format!("glslang: {first}"))
+        })?;
         let shader = spirv::translate(&compiled.words, &spirv::Options::default())
-            .map_err(|e| Outcome::fail(format!("{} shader: frontend: {e}", source.stage.name())))?;
-        out.push((source.stage, shader, compiled.legacy_interface));
+            .map_err(|e| Outcome::fail(format!("{} shader: frontend: {e}", stage.name())))?;
+        out.push((stage, shader, compiled.legacy_interface));
+    }
+    if expects_link_error(test) {
+        return Err(Outcome::fail(
+            "the test expects a link error, and each stage's shaders link (the interfaces \
+             between stages are not checked)",
+        ));
     }
     Ok(out)
 }

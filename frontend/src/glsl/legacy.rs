@@ -80,6 +80,21 @@ impl LegacyInterface {
             && self.outputs.is_empty()
     }
 
+    /// Adds what `other` (another compilation unit's rewrite) introduced and this lacks.
+    pub fn merge(&mut self, other: LegacyInterface) {
+        fn add<T: PartialEq>(to: &mut Vec<T>, from: Vec<T>) {
+            for item in from {
+                if !to.contains(&item) {
+                    to.push(item);
+                }
+            }
+        }
+        add(&mut self.inputs, other.inputs);
+        add(&mut self.varyings, other.varyings);
+        add(&mut self.uniforms, other.uniforms);
+        add(&mut self.outputs, other.outputs);
+    }
+
     /// The interface variable that replaces the built-in `builtin` (e.g. `"gl_FragColor"`).
     pub fn replacement_of(&self, builtin: &str) -> Option<&LegacyVariable> {
         self.inputs
