@@ -12,6 +12,7 @@
 //! costs ~50 ms, a cache hit microseconds. A [`Glslang`] can be shared between threads.
 
 mod cache;
+mod fold;
 mod legacy;
 mod lexer;
 
@@ -194,6 +195,10 @@ pub enum Attempt {
     /// The last attempt's source compiled as OpenGL GLSL (`-G`), for shaders that are valid
     /// OpenGL GLSL but not Vulkan GLSL.
     OpenGl,
+    /// The latest version's source preprocessed, with the array sizes glslang does not fold
+    /// (built-in functions of constants) evaluated by shrew (see `fold.rs`), as Vulkan or
+    /// OpenGL GLSL.
+    FoldedConstants,
 }
 
 impl Attempt {
@@ -204,6 +209,7 @@ impl Attempt {
             Attempt::LegacyRewrite => "legacy-rewrite",
             Attempt::LatestVersion => "latest-version",
             Attempt::OpenGl => "opengl",
+            Attempt::FoldedConstants => "folded-constants",
         }
     }
 }
@@ -814,6 +820,27 @@ impl Glslang {
                     Err(error) => errors.push(error),
                 }
             }
+            if errors.iter().any(fold::needs_folding) {
+                let folded: Vec<String> = (texts.iter())
+                    .map(|text| {
+                        self.fold_array_sizes(text, stage)
+                            .unwrap_or_else(|| text.clone())
+                    })
+                    .collect();
+                for opengl in [false, true].into_iter().filter(|_| folded != texts) {
+                    options.opengl = opengl;
+                    match self.compile_units(&as_strs(&folded), stage, &options) {
+                        Ok(words) => {
+                            return Ok(Compiled {
+                                words,
+                                attempt: Attempt::FoldedConstants,
+                                legacy_interface,
+                            });
+                        }
+                        Err(error) => errors.push(error),
+                    }
+                }
+            }
         }
         let most_informative = errors
             .iter()
@@ -1004,6 +1031,35 @@ mod tests {
                 .unwrap()
                 .attempt,
             Attempt::LatestVersion
+        );
+    }
+
+    #[test]
+    fn array_sizes_glslang_does_not_fold_are_evaluated() {
+        let Some(glslang) = Glslang::for_tests() else {
+            return;
+        };
+        // A macro, a nested index and a built-in glslang does not fold.
+        let shader = |size: &str| {
+            format!(
+                "#version 400\n#define SIZE(x) ({size})\nout vec4 c;\n\
+                 void main() {{ float a[SIZE(7)]; int k[2] = int[2](3, 4);\n\
+                 a[bitCount(2u)] = 1.0; c = vec4(a[k[1]], a.length(), 0.0, 1.0); }}\n"
+            )
+        };
+        let compiled = glslang
+            .compile_cascade(&shader("bitCount(uint(x)) + findMSB(16)"), Stage::Fragment)
+            .unwrap();
+        assert_eq!(compiled.attempt, Attempt::FoldedConstants);
+        // 3 + 4 elements, so k[1] is in bounds; a size that folds to 0 is still refused.
+        let zero = glslang.compile_cascade(&shader("bitCount(uint(x)) - 3"), Stage::Fragment);
+        assert!(zero.is_err());
+        let folded = glslang
+            .fold_array_sizes(&shader("bitCount(uint(x)) - 3"), Stage::Fragment)
+            .unwrap();
+        assert!(
+            folded.contains("float a[0]") && folded.contains("a[1]= 1.0"),
+            "{folded}"
         );
     }
 
