@@ -5,7 +5,9 @@
 //! bindings and locations assigned automatically). [`Glslang::compile_cascade`] is what real
 //! shaders need: the source as written first, then the [legacy rewrite](rewrite_legacy) for
 //! old GLSL, then the latest version (`--glsl-version 460`, `320es`) for shaders that use
-//! features of later versions (see [`Attempt`]).
+//! features of later versions, then that source with the array sizes glslang does not fold
+//! evaluated by shrew (see [`Attempt`]). [`Glslang::compile_units_cascade`] does the same for
+//! the several compilation units of one stage, which glslang links.
 //!
 //! Every run's result, failures included, is cached on disk by a hash of glslang's version,
 //! the arguments, the stage and the source (see [`Glslang::cache_dir`]): a glslang process
