@@ -194,9 +194,14 @@ impl Comparison {
 /// filtering, clamped to the edge unless said otherwise; row 0 at the bottom).
 #[derive(Clone, Debug, PartialEq)]
 pub enum TextureImage {
-    /// `texture rgbw UNIT (w, h)`: quadrants red (bottom left), green (bottom right), blue
-    /// (top left) and white, opaque.
-    Rgbw { width: u32, height: u32 },
+    /// `texture rgbw UNIT (w, h) [FORMAT]`: quadrants red (bottom left), green (bottom right),
+    /// blue (top left) and white, opaque, in a format of `channels` colour channels (4 for
+    /// RGBA, 3 for RGB, 2 for RG, 1 for R; the missing ones read as 0 and alpha as 1).
+    Rgbw {
+        width: u32,
+        height: u32,
+        channels: u8,
+    },
     /// `texture checkerboard UNIT LEVEL (w, h) (colour) (colour)`: 2×2 checks of `w/2 × h/2`
     /// texels, the first colour at the bottom left and top right, at mip level `level` only,
     /// clamped to a red border.
@@ -462,6 +467,33 @@ pub(crate) fn parse_command(
     Ok(Some(TestCommand { line, command }))
 }
 
+/// The colour channels of an `rgbw` texture's format that holds 0 and 1 exactly (normalized,
+/// float and compressed formats); `None` for the others (integer, depth, unknown).
+fn rgbw_channels(format: &str) -> Option<u8> {
+    let name = format.strip_prefix("GL_")?;
+    let name = name.strip_prefix("COMPRESSED_").unwrap_or(name);
+    let channels = [
+        "RGBA",
+        "RGB",
+        "RG",
+        "R",
+        "SRGB8_ALPHA8",
+        "SRGB8",
+        "R11F_G11F_B10F",
+    ]
+    .iter()
+    .zip([4u8, 3, 2, 1, 4, 3, 3])
+    .find(|(prefix, _)| {
+        name.strip_prefix(**prefix).is_some_and(|bits| {
+            // What follows the channels: nothing, or sizes with an F (float) or no type.
+            bits.is_empty()
+                || (bits.chars().all(|c| c.is_ascii_digit() || c == 'F') && !bits.starts_with('F'))
+        })
+    })?
+    .1;
+    Some(channels)
+}
+
 /// Parses the `texture` commands of [`TextureImage`]; `None` for the others (other kinds,
 /// or an `rgbw` texture of another format).
 fn parse_texture(
@@ -478,17 +510,16 @@ fn parse_texture(
     let image = match kind {
         "rgbw" => {
             let [w, h] = floats(line, "texture rgbw", text, rest)?;
-            // A word that is not a number names the format: only 8-bit RGBA (the default),
-            // whose texels hold the same colours, is made here.
-            if rest
-                .iter()
-                .any(|w| w.starts_with(char::is_alphabetic) && *w != "GL_RGBA8")
-            {
+            // A word that is not a number names the format: the normalized and float ones
+            // hold the quadrants' 0s and 1s exactly; others are not made here.
+            let format = rest.iter().find(|w| w.starts_with(char::is_alphabetic));
+            let Some(channels) = format.map_or(Some(4), |format| rgbw_channels(format)) else {
                 return Ok(None);
-            }
+            };
             TextureImage::Rgbw {
                 width: size(w),
                 height: size(h),
+                channels,
             }
         }
         "checkerboard" => {
@@ -683,12 +714,31 @@ mod tests {
     }
 
     #[test]
+    fn rgbw_formats_that_hold_the_quadrants_exactly() {
+        for (format, channels) in [
+            ("GL_RGBA8", Some(4)),
+            ("GL_RGBA32F", Some(4)),
+            ("GL_COMPRESSED_RGBA", Some(4)),
+            ("GL_SRGB8_ALPHA8", Some(4)),
+            ("GL_R11F_G11F_B10F", Some(3)),
+            ("GL_RG16F", Some(2)),
+            ("GL_R32F", Some(1)),
+            ("GL_RGBA8UI", None),
+            ("GL_R32I", None),
+            ("GL_DEPTH_COMPONENT24", None),
+        ] {
+            assert_eq!(rgbw_channels(format), channels, "{format}");
+        }
+    }
+
+    #[test]
     fn textures_and_their_parameters() {
         assert_eq!(
             command("texture rgbw 1 (8, 4)"),
             Command::Texture {
                 unit: 1,
                 image: TextureImage::Rgbw {
+                    channels: 4,
                     width: 8,
                     height: 4
                 }

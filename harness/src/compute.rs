@@ -17,8 +17,7 @@ use crate::parse::ShaderTest;
 use crate::run::{ExecFailure, StageState, buffer_command, check_probe, layout_units, quantize};
 use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
-use shrew_engine::interp::{Image, SamplerState};
-use shrew_engine::ir::Type;
+use shrew_engine::interp::SamplerState;
 use std::collections::BTreeSet;
 
 /// Whether the test's commands are ones a compute test here runs.
@@ -40,6 +39,7 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::ProbeAtomicCounter { .. }
             | Command::ProbeSsbo { .. } => {}
             Command::Other(text) if text == "link success" || text == "link error" => {}
+            Command::Other(text) if text.starts_with("memory barrier") => {}
             Command::Framebuffer(target) if fb_texture(target).is_some() => {}
             Command::Texture { image, .. } if !matches!(image, TextureImage::Shadow { .. }) => {
                 textures::make(image)?;
@@ -54,7 +54,7 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
 }
 
 /// The texture unit of `fb tex 2d UNIT`.
-fn fb_texture(target: &str) -> Option<u32> {
+pub(crate) fn fb_texture(target: &str) -> Option<u32> {
     target.strip_prefix("tex 2d ")?.trim().parse().ok()
 }
 
@@ -135,7 +135,8 @@ impl ComputeRun {
                         }
                     })?;
                 }
-                Command::Other(text) if text == "link success" => {}
+                Command::Other(text)
+                    if text == "link success" || text.starts_with("memory barrier") => {}
                 other => {
                     return Err(at(format!("unsupported command `{}`", other.name())).into());
                 }
@@ -183,58 +184,14 @@ impl ComputeRun {
     /// the images' texels back into the textures.
     fn dispatch(&mut self, workgroups: [u32; 3]) -> Result<(), String> {
         self.cs.bind_textures(&self.textures.units);
-        let bindings = self.image_bindings();
-        let mut resources = std::mem::take(&mut self.cs.resources);
-        for &(binding, unit) in &bindings {
-            let level = &self.textures.units[&unit].0.levels[0];
-            resources.images.insert(
-                binding,
-                Image {
-                    width: level.width,
-                    height: level.height,
-                    depth: level.depth,
-                    layers: 1,
-                    texels: level.texels.clone(),
-                },
-            );
-        }
+        let bindings = self.cs.bind_images(&self.textures.units, &self.image_units);
         let mut dispatch = ComputeDispatch {
             workgroups,
-            resources,
+            resources: std::mem::take(&mut self.cs.resources),
         };
         let result = self.kernel.dispatch(&mut dispatch);
-        for &(binding, unit) in &bindings {
-            if let (Some(image), Some((texture, _))) = (
-                dispatch.resources.images.remove(&binding),
-                self.textures.units.get_mut(&unit),
-            ) {
-                texture.levels[0].texels = image.texels;
-            }
-        }
         self.cs.resources = dispatch.resources;
+        self.cs.unbind_images(&bindings, &mut self.textures.units);
         result.map_err(|e| format!("compute shader: {e}"))
-    }
-
-    /// Each image binding of the shader whose image unit holds a texture, with that unit.
-    fn image_bindings(&self) -> Vec<(u32, u32)> {
-        let mut bindings = Vec::new();
-        for var in &self.cs.shader.variables {
-            let (element, count) = var.ty.innermost_element();
-            let (Some(first), Type::Image { .. }) = (var.binding, element) else {
-                continue;
-            };
-            for binding in first..first + count {
-                let unit = self.cs.image_units.get(&binding).copied().unwrap_or(0);
-                let has_level = self
-                    .textures
-                    .units
-                    .get(&unit)
-                    .is_some_and(|(t, _)| !t.levels.is_empty());
-                if self.image_units.contains(&unit) && has_level {
-                    bindings.push((binding, unit));
-                }
-            }
-        }
-        bindings
     }
 }

@@ -39,13 +39,13 @@ use shrew_engine::draw::{
     DrawStages, FragmentKernel, Primitive, QuadGrid, TriangleFragments, VertexKernel,
 };
 use shrew_engine::interp::memory::{Layout, LayoutRule};
-use shrew_engine::interp::{Resources, SamplerState, Texture};
+use shrew_engine::interp::{Image, Resources, SamplerState, Texture};
 use shrew_engine::ir::{Builtin, Mode, Shader, Stage, StructId, Type};
 use shrew_engine::ops::BaseType;
 use shrew_frontend::glsl::{Glslang, LegacyInterface, RENAMED_PREFIX};
 use shrew_frontend::shader_test::{ShaderSection, ShaderSource, stage_sources};
 use shrew_frontend::spirv;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::path::Path;
 
@@ -322,6 +322,10 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             // Every test that gets here compiled, and its stages link as one draw; one that
             // expects the link to fail is decided when its stages compile.
             Command::Other(text) if text == "link success" || text == "link error" => {}
+            // Every write is visible to what follows here.
+            Command::Other(text) if text.starts_with("memory barrier") => {}
+            Command::ImageTexture { .. } => {}
+            Command::Framebuffer(target) if compute::fb_texture(target).is_some() => {}
             Command::DrawRect { patch: false, .. } | Command::DrawRectTex { .. } => {}
             Command::DrawArrays {
                 mode, instances, ..
@@ -676,13 +680,20 @@ struct Context {
     kernel: Box<dyn FragmentKernel>,
     /// The vertex stage's kernel.
     vertex_kernel: Box<dyn VertexKernel>,
+    /// The render target's size and pixels: the window's, or after `fb tex 2d UNIT` those of
+    /// that unit's texture (written back to its first level after each draw and clear).
     width: u32,
     height: u32,
     framebuffer: Vec<[u8; 4]>,
+    fb_unit: Option<u32>,
+    /// The window while a texture is the render target.
+    window: Option<(Vec<[u8; 4]>, Vec<bool>)>,
+    /// The texture units that are image units too (`image texture`).
+    image_units: BTreeSet<u32>,
     clear_color: [f32; 4],
     tolerance: [f32; 4],
-    /// Pixels some probe looks at (every pixel when the fragment shader may write memory):
-    /// the pixels drawn.
+    /// Pixels some probe looks at (every pixel when the fragment shader may write memory, or
+    /// the target is a texture): the pixels drawn.
     probed: Vec<bool>,
 }
 
@@ -709,6 +720,9 @@ impl Context {
             width,
             height,
             framebuffer: vec![[0; 4]; (width * height) as usize],
+            fb_unit: None,
+            window: None,
+            image_units: BTreeSet::new(),
             clear_color: [0.0; 4],
             tolerance: [3.0 / 256.0; 4],
             probed: vec![writes_memory; (width * height) as usize],
@@ -763,9 +777,19 @@ impl Context {
                 Command::Clear => {
                     let px = self.clear_color.map(quantize);
                     self.framebuffer.fill(px);
+                    self.store_target();
                 }
                 Command::Tolerance(t) => self.tolerance = *t,
-                Command::Other(text) if text == "link success" => {}
+                Command::Other(text)
+                    if text == "link success" || text.starts_with("memory barrier") => {}
+                Command::ImageTexture { unit } => {
+                    self.image_units.insert(*unit);
+                }
+                Command::Framebuffer(target) => {
+                    let unit = compute::fb_texture(target)
+                        .ok_or_else(|| at(format!("unsupported framebuffer `{target}`")))?;
+                    self.render_to(unit).map_err(at)?;
+                }
                 Command::Ortho(bounds) => self.ortho(*bounds).map_err(at)?,
                 Command::DrawRect { rect, ortho, .. } => {
                     self.draw(*rect, *ortho, None).map_err(at)?
@@ -865,6 +889,44 @@ impl Context {
         }
         let vertices = self.run_vertices(corners.len(), inputs)?;
         self.rasterize_and_shade(&vertices, &[(STRIP[0], 0), (STRIP[1], 1)])
+    }
+
+    /// `fb tex 2d UNIT`: that unit's texture (its first level) becomes the render target, and
+    /// what probes read; the window waits for a later `fb` to name it.
+    fn render_to(&mut self, unit: u32) -> Result<(), String> {
+        let level = self
+            .textures
+            .units
+            .get(&unit)
+            .and_then(|(texture, _)| texture.levels.first())
+            .ok_or_else(|| format!("the framebuffer is texture unit {unit}, which has none"))?;
+        let pixels: Vec<[u8; 4]> = (level.texels.iter())
+            .map(|texel| texel.map(|bits| quantize(f32::from_bits(bits))))
+            .collect();
+        let (width, height) = (level.width, level.height);
+        let probed = vec![true; pixels.len()];
+        let framebuffer = std::mem::replace(&mut self.framebuffer, pixels);
+        let probed = std::mem::replace(&mut self.probed, probed);
+        if self.fb_unit.is_none() {
+            self.window = Some((framebuffer, probed));
+        }
+        (self.width, self.height, self.fb_unit) = (width, height, Some(unit));
+        Ok(())
+    }
+
+    /// Writes the render target back into its texture when it is one (8-bit colours, as
+    /// the framebuffer holds them).
+    fn store_target(&mut self) {
+        let Some(unit) = self.fb_unit else {
+            return;
+        };
+        if let Some(level) =
+            (self.textures.units.get_mut(&unit)).and_then(|(texture, _)| texture.levels.first_mut())
+        {
+            for (texel, px) in level.texels.iter_mut().zip(&self.framebuffer) {
+                *texel = px.map(|c| (f32::from(c) / 255.0).to_bits());
+            }
+        }
     }
 
     /// The vertex input `draw rect tex` feeds its texture coordinates to: `piglit_texcoord`,
@@ -975,16 +1037,23 @@ impl Context {
         let window = raster::window_positions(&positions, self.width, self.height);
         let corners: Vec<[usize; 3]> = triangles.iter().map(|&(tri, _)| tri).collect();
         let grids = raster::rasterize(&window, &corners, self.width, self.height, &self.probed);
+        let images = self.fs.bind_images(&self.textures.units, &self.image_units);
+        let mut shaded = Ok(());
         for (&(tri, primitive_id), grid) in triangles.iter().zip(grids) {
             if let Some(pixels) = grid {
                 let primitive = Primitive {
                     id: primitive_id,
                     back_facing: !raster::counter_clockwise(&window, tri),
                 };
-                self.shade_triangle(tri, pixels, primitive, vertices)?;
+                shaded = self.shade_triangle(tri, pixels, primitive, vertices);
+                if shaded.is_err() {
+                    break;
+                }
             }
         }
-        Ok(())
+        self.fs.unbind_images(&images, &mut self.textures.units);
+        self.store_target();
+        shaded
     }
 
     /// Shades one triangle's pixels and writes the covered ones the shader wrote.
@@ -1045,10 +1114,14 @@ impl Context {
                 inputs.insert(var.name.clone(), vec![floats(&default)]);
             }
         }
+        let images = self.vs.bind_images(&self.textures.units, &self.image_units);
         let outputs = self
             .vertex_kernel
             .run(count, &inputs, &mut self.vs.resources)
-            .map_err(|e| format!("vertex shader: {e}"))?;
+            .map_err(|e| format!("vertex shader: {e}"));
+        self.vs.unbind_images(&images, &mut self.textures.units);
+        let outputs = outputs?;
+        let shader = &self.vs.shader;
         let position = shader
             .variables
             .iter()
@@ -1481,6 +1554,66 @@ impl StageState {
         }
     }
 
+    /// Binds each image binding of the shader whose image unit is one of `image_units` (the
+    /// units `image texture` names) and holds a texture to a copy of that texture's first
+    /// level; gives the bindings with their units, for [`StageState::unbind_images`].
+    pub(crate) fn bind_images(
+        &mut self,
+        units: &BTreeMap<u32, (Texture, SamplerState)>,
+        image_units: &BTreeSet<u32>,
+    ) -> Vec<(u32, u32)> {
+        let mut bindings = Vec::new();
+        for var in &self.shader.variables {
+            let (element, count) = var.ty.innermost_element();
+            let (Some(first), Type::Image { .. }) = (var.binding, element) else {
+                continue;
+            };
+            for binding in first..first + count {
+                let unit = self.image_units.get(&binding).copied().unwrap_or(0);
+                let level = units.get(&unit).and_then(|(t, _)| t.levels.first());
+                if let (true, Some(level)) = (image_units.contains(&unit), level) {
+                    self.resources.images.insert(
+                        binding,
+                        Image {
+                            width: level.width,
+                            height: level.height,
+                            depth: level.depth,
+                            layers: 1,
+                            texels: level.texels.clone(),
+                        },
+                    );
+                    bindings.push((binding, unit));
+                }
+            }
+        }
+        bindings
+    }
+
+    /// Moves the images [`StageState::bind_images`] bound back into their units' textures.
+    /// Several bindings may show one unit: the image written (that differs from the texture)
+    /// is what the unit holds after, not a copy left as it was.
+    pub(crate) fn unbind_images(
+        &mut self,
+        bindings: &[(u32, u32)],
+        units: &mut BTreeMap<u32, (Texture, SamplerState)>,
+    ) {
+        let mut written = BTreeMap::new();
+        for &(binding, unit) in bindings {
+            let image = self.resources.images.remove(&binding);
+            let level = units.get(&unit).and_then(|(t, _)| t.levels.first());
+            if let (Some(image), Some(level)) = (image, level)
+                && image.texels != level.texels
+            {
+                written.insert(unit, image.texels);
+            }
+        }
+        for (unit, texels) in written {
+            if let Some((texture, _)) = units.get_mut(&unit) {
+                texture.levels[0].texels = texels;
+            }
+        }
+    }
+
     /// The default value of a legacy attribute (what the fixed-function state holds).
     fn legacy_input_default(&self, name: &str) -> Option<[f32; 4]> {
         let legacy = self.legacy.as_ref()?;
@@ -1509,7 +1642,9 @@ impl StageState {
         else {
             return Ok(false);
         };
-        if let Type::Texture { .. } | Type::Image { .. } = ty {
+        // An array named alone is its first element (GL's location of `a` is `a[0]`'s).
+        let opaque = ty.innermost_element().0;
+        if let Type::Texture { .. } | Type::Image { .. } = opaque {
             // A sampler's value is the texture unit it reads, an image's its image unit. Its
             // variable is the array itself, or, for one inside structs, the one the front end
             // made of that member (`s[1].tex` is `s_tex[1]`); the indices on the path pick its
@@ -1530,7 +1665,7 @@ impl StageState {
                 .first()
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| format!("uniform {glsl_type} {name}: no texture unit"))?;
-            let units = match ty {
+            let units = match opaque {
                 Type::Image { .. } => &mut self.image_units,
                 _ => &mut self.sampler_units,
             };

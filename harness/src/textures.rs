@@ -84,12 +84,20 @@ impl TextureUnits {
 pub(crate) fn make(image: &TextureImage) -> Result<(Texture, SamplerState), String> {
     let clamped = SamplerState::default().with_wrap(Wrap::ClampToEdge);
     let (width, height, texels, sampler): (u32, u32, Vec<[f32; 4]>, SamplerState) = match *image {
-        TextureImage::Rgbw { width, height } => {
-            let texel = |x: u32, y: u32| match (x < width / 2, y < height / 2) {
-                (true, true) => [1.0, 0.0, 0.0, 1.0],
-                (false, true) => [0.0, 1.0, 0.0, 1.0],
-                (true, false) => [0.0, 0.0, 1.0, 1.0],
-                (false, false) => [1.0, 1.0, 1.0, 1.0],
+        TextureImage::Rgbw {
+            width,
+            height,
+            channels,
+        } => {
+            let texel = |x: u32, y: u32| {
+                let mut rgba = match (x < width / 2, y < height / 2) {
+                    (true, true) => [1.0, 0.0, 0.0, 1.0],
+                    (false, true) => [0.0, 1.0, 0.0, 1.0],
+                    (true, false) => [0.0, 0.0, 1.0, 1.0],
+                    (false, false) => [1.0, 1.0, 1.0, 1.0],
+                };
+                rgba[channels.min(3) as usize..3].fill(0.0);
+                rgba
             };
             (width, height, grid(width, height, texel), clamped)
         }
@@ -220,6 +228,7 @@ mod tests {
         let (texture, sampler) = make(&TextureImage::Rgbw {
             width: 4,
             height: 2,
+            channels: 4,
         })
         .unwrap();
         let level = &texture.levels[0];

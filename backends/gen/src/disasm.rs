@@ -142,18 +142,26 @@ fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
                 "( DC typed surface {direction}, Surface = {surface}, SIMD16 {half}, Mask = {mask:#x})"
             ))
         }
+        sfid if sfid == typed.sfid && message_type == Some(typed.atomic) => {
+            let f = desc::TypedAtomic::of(hw);
+            let half = if descriptor.bit(f.high_slots) {
+                "Hi"
+            } else {
+                "Lo"
+            };
+            let op = ATOMIC_OPS[get(f.operation) as usize];
+            Some(format!(
+                "( DC typed atomic op, Surface = {surface}, SIMD16 {half}, {op})"
+            ))
+        }
         sfid if sfid == untyped.sfid && message_type == Some(untyped.atomic) => {
-            const OPS: [&str; 16] = [
-                "", "and", "or", "xor", "mov", "inc", "dec", "add", "sub", "rsub", "imax", "imin",
-                "umax", "umin", "cmpwr", "predec",
-            ];
             let f = desc::UntypedAtomic::of(hw);
             let simd = if descriptor.bit(f.simd8) {
                 "SIMD8"
             } else {
                 "SIMD16"
             };
-            let op = OPS[get(f.operation) as usize];
+            let op = ATOMIC_OPS[get(f.operation) as usize];
             Some(format!(
                 "( DC untyped atomic op, Surface = {surface}, {simd}, {op})"
             ))
@@ -442,6 +450,12 @@ fn control_text(inst: &Inst) -> String {
     }
     format!("{{ {} }};", parts.join(" "))
 }
+
+/// The data port's atomic operations by code, as the disassembly names them.
+const ATOMIC_OPS: [&str; 16] = [
+    "", "and", "or", "xor", "mov", "inc", "dec", "add", "sub", "rsub", "imax", "imin", "umax",
+    "umin", "cmpwr", "predec",
+];
 
 #[cfg(test)]
 mod tests {

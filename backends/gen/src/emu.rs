@@ -1004,6 +1004,47 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
+        // Typed atomic operation, eight channels (the instruction's) a message: the payload
+        // holds the texel coordinates as a typed surface message's, then the operand (a swap's
+        // comparand and new value); each enabled channel in order applies the operation to
+        // its texel's first component and gets the old value back. Outside the image it reads
+        // zero and writes nothing.
+        sfid if sfid == typed.sfid && message_type == Some(typed.atomic) => {
+            let aop = descriptor.get(desc::TypedAtomic::of(hw).operation);
+            let mlen = descriptor.get(desc::Send::of(hw).mlen) as usize;
+            let operands = if aop == CMPWR { 2 } else { 1 };
+            let coords = mlen.saturating_sub(operands).min(3);
+            let first = inst.group as usize;
+            let mut results = Vec::new();
+            for i in (0..8).filter(|&i| enabled >> (first + i) & 1 != 0) {
+                let reg = |k: usize| thread.get(payload.nr + k as u8, i, Type::UD) as u32;
+                let at = |k: usize| if k < coords { reg(k) as i32 as i64 } else { 0 };
+                let (operand, swapped) = (reg(coords), (aop == CMPWR).then(|| reg(coords + 1)));
+                let image = thread.images.get(&bti);
+                let layered = image.is_some_and(|img| img.depth <= 1);
+                let coord = if layered {
+                    [at(0), at(1), 0, at(2)]
+                } else {
+                    [at(0), at(1), at(2), 0]
+                };
+                let index = image.and_then(|img| img.index(coord));
+                let old = match (index, thread.images.get_mut(&bti)) {
+                    (Some(index), Some(img)) => {
+                        let old = img.texels[index][0];
+                        img.texels[index][0] =
+                            atomic(aop, old, operand, swapped).ok_or(unsupported.clone())?;
+                        old
+                    }
+                    _ => 0,
+                };
+                results.push((i, old));
+            }
+            if let Some(dst) = inst.dst.filter(|d| d.file == RegFile::Grf) {
+                for (i, old) in results {
+                    thread.set(dst.nr, i, Type::UD, old as u64);
+                }
+            }
+        }
         // Render-target write: R, G, B, A, each a GRF per 8 channels, to the pixels of the
         // message's slot group (16 pixels each) that its channels enable and that are in the
         // dispatch's pixel mask (R1.7; R2.7 for pixels 16-31 of SIMD32).

@@ -425,6 +425,15 @@ pub(crate) mod desc {
             disabled_channels: [11:8],
         }
 
+        /// Typed atomic operation (Gen7's render cache message 6, Gen7.5+'s data cache 1
+        /// message 6), eight channels a message: whether the old values come back, whether
+        /// the channels are the thread's high eight, the operation.
+        struct TypedAtomic {
+            return_data: [13],
+            high_slots: [12],
+            operation: [11:8],
+        }
+
         /// DWord scattered read and write (data cache messages 3 and 11): the block size.
         struct DwordScattered {
             block_size: [9:8],
@@ -577,15 +586,16 @@ pub(crate) mod desc {
     }
 
     /// Where the typed surface messages go on a generation: the shared function and the
-    /// read and write messages' types.
+    /// read, write and atomic operation messages' types.
     pub(crate) struct TypedPort {
         pub sfid: u8,
         pub read: u32,
         pub write: u32,
+        pub atomic: u32,
     }
 
     impl TypedPort {
-        /// Gen7's render cache or Gen7.5+'s data cache 1, messages 5 and 13 on both.
+        /// Gen7's render cache or Gen7.5+'s data cache 1, messages 5, 13 and 6 on both.
         pub fn of(hw: Gen) -> TypedPort {
             let sfid = if hw >= Gen::Gen75 {
                 DataCache1::SFID
@@ -596,6 +606,7 @@ pub(crate) mod desc {
                 sfid,
                 read: 5,
                 write: 13,
+                atomic: 6,
             }
         }
     }
@@ -722,6 +733,17 @@ mod tests {
                         _ => desc::DataCache1::of(hw).all(),
                     },
                     desc::TypedSurface::of(hw).all(),
+                ]),
+            ),
+            (
+                "typed atomic",
+                with(&[
+                    surface.clone(),
+                    match desc::TypedPort::of(hw).sfid {
+                        desc::RenderCache::SFID => desc::RenderCache::of(hw).all(),
+                        _ => desc::DataCache1::of(hw).all(),
+                    },
+                    desc::TypedAtomic::of(hw).all(),
                 ]),
             ),
             ("memory fence", with(&[surface.clone(), data_cache.all()])),

@@ -1,16 +1,18 @@
-//! `lower-block-indices`: an access to an array of UBOs or SSBOs at a block index known only at
-//! run time becomes the access at each constant index, under a branch on the index.
+//! `lower-block-indices`: an access to an array of UBOs, SSBOs or images at an index known only
+//! at run time becomes the access at each constant index, under a branch on the index.
 //!
 //! What: a `load_deref`, `store_deref`, `deref_atomic` or `deref_atomic_swap` whose deref chain
-//! starts at an array of blocks (`buffer B { ... } b[n]`) and indexes it by a value that is not
-//! a constant becomes, for each block k, `if (index == k) { the access of b[k] }` (the rest of
-//! the chain rebuilt under each); a load's or an atomic's users read the value of the block
-//! indexed, picked from the branches' results by `bcsel` (block 0's when the index is out of
-//! bounds, which GLSL leaves undefined).
+//! starts at an array of blocks (`buffer B { ... } b[n]`), or an image access (`image_deref_*`)
+//! whose chain starts at an array of images (`image2D im[n][m]`), and indexes it by a value
+//! that is not a constant becomes, for each element k of the first array so indexed,
+//! `if (index == k) { the access of element k }` (the rest of the chain rebuilt under each,
+//! and lowered in turn while it indexes at run time); a load's or an atomic's users read the
+//! value of the element indexed, picked from the branches' results by `bcsel` (element 0's
+//! when the index is out of bounds, which GLSL leaves undefined).
 //!
-//! Why: each block of the array is a buffer of its own binding, and neither backend reads or
-//! writes a buffer at a run-time binding (Gen's surface messages and R600's RAT and fetch
-//! instructions name their buffer in the instruction). Branches rather than selects: only the
+//! Why: each block or image of the array is a resource of its own binding, and neither backend
+//! reads or writes a resource at a run-time binding (Gen's surface messages and R600's RAT and
+//! fetch instructions name their buffer in the instruction). Branches rather than selects: only the
 //! block indexed is touched, as the original did: a store or atomic elsewhere would change
 //! what other invocations see, and the other bindings may have no buffer.
 //!
@@ -18,8 +20,8 @@
 //! same operands and indices (write mask, atomic operation, access flags). Each lowered access
 //! is one transformation.
 //!
-//! Options: [`MAX_BLOCKS`], the longest array lowered (a longer one keeps its access, which the
-//! backend reports).
+//! Options: [`MAX_BLOCKS`], the most elements (over all its dimensions) an array lowered may
+//! have (a larger one keeps its access, which the backend reports).
 
 use super::manager::{Pass, PassContext};
 use crate::ir::{
@@ -29,8 +31,11 @@ use crate::ir::{
 use crate::ops::AluOp;
 use shrew_ops::Intrinsic;
 
-/// The most blocks an array may have for its accesses to be lowered.
+/// The most blocks or images an array may have for its accesses to be lowered.
 pub const MAX_BLOCKS: u32 = 64;
+
+/// The deepest arrays of arrays lowered: each round lowers one run-time index of a chain.
+const MAX_DEPTH: usize = 8;
 
 /// The `lower-block-indices` pass.
 pub struct LowerBlockIndices;
@@ -45,65 +50,89 @@ impl Pass for LowerBlockIndices {
     }
 
     fn description(&self) -> &str {
-        "turns accesses to arrays of UBOs and SSBOs at run-time block indices into branches"
+        "turns accesses to arrays of UBOs, SSBOs and images at run-time indices into branches"
     }
 
     fn run(&self, shader: &mut Shader, context: &mut PassContext) -> Result<bool, String> {
         Ok(context
             .budget
             .each_function(shader, |shader, f, transformations| {
-                let function = &shader.functions[f];
-                let targets: Vec<(Value, BlockArray)> = (function.all_insts())
-                    .filter_map(|v| Some((v, indexed_block(shader, function, v)?)))
-                    .collect();
-                transformations.each(targets, |(v, array)| {
-                    lower(shader, FuncId(f as u32), v, &array);
-                    Some(move || format!("%{}, {} blocks", v.index(), array.blocks))
-                });
+                // The accesses a round makes index the next arrays of their chains.
+                for _ in 0..MAX_DEPTH {
+                    let function = &shader.functions[f];
+                    let targets: Vec<(Value, BlockArray)> = (function.all_insts())
+                        .filter_map(|v| Some((v, indexed_block(shader, function, v)?)))
+                        .collect();
+                    if targets.is_empty() {
+                        break;
+                    }
+                    transformations.each(targets, |(v, array)| {
+                        lower(shader, FuncId(f as u32), v, &array);
+                        Some(move || format!("%{}, {} elements", v.index(), array.blocks))
+                    });
+                }
             }))
     }
 }
 
-/// The array of blocks an access indexes at run time, and the chain below the block.
+/// The array of blocks or images an access indexes at run time, and the chain below it.
 struct BlockArray {
-    /// The deref of the whole array, and the run-time index into it.
+    /// The deref of the array, and the run-time index into it.
     parent: Value,
     index: Value,
-    /// The chain's steps after the block index, to rebuild under each block.
+    /// The chain's steps after the index, to rebuild under each element.
     below: Vec<Deref>,
     blocks: u32,
 }
 
-/// The array of UBOs or SSBOs access `v` indexes at a run-time block index, if it does.
+/// The array of UBOs, SSBOs or images access `v` indexes at a run-time index, if it does:
+/// the first array of its chain it so indexes.
 fn indexed_block(shader: &Shader, function: &Function, v: Value) -> Option<BlockArray> {
     let InstKind::Intrinsic(ii) = &function.inst(v).kind else {
         return None;
     };
-    let accesses = [
+    let buffer_accesses = [
         Intrinsic::LoadDeref,
         Intrinsic::StoreDeref,
         Intrinsic::DerefAtomic,
         Intrinsic::DerefAtomicSwap,
     ];
-    if !accesses.contains(&ii.op) {
-        return None;
-    }
+    let image_accesses = [
+        Intrinsic::ImageDerefLoad,
+        Intrinsic::ImageDerefStore,
+        Intrinsic::ImageDerefAtomic,
+        Intrinsic::ImageDerefAtomicSwap,
+        Intrinsic::ImageDerefSize,
+    ];
     let (var, steps) = deref_chain(function, *ii.srcs.first()?)?;
     let variable = shader.variable(var);
-    if !variable.array_of_blocks || !matches!(variable.mode, Mode::Ubo | Mode::Ssbo) {
+    let (element, elements) = variable.ty.innermost_element();
+    let resources = if buffer_accesses.contains(&ii.op) {
+        variable.array_of_blocks && matches!(variable.mode, Mode::Ubo | Mode::Ssbo)
+    } else {
+        image_accesses.contains(&ii.op) && matches!(element, Type::Image { .. })
+    };
+    if !resources || !(1..=MAX_BLOCKS).contains(&elements) {
         return None;
     }
-    let Type::Array { len, .. } = variable.ty else {
-        return None;
-    };
-    let (&first, rest) = steps.split_first()?;
-    let InstKind::Deref(Deref::Array { parent, index }) = function.inst(first).kind else {
-        return None;
-    };
-    if function.constant_u32(index).is_some() || !(1..=MAX_BLOCKS).contains(&len) {
-        return None;
+    // The first step at a run-time index, and the length of the array it indexes.
+    let mut ty = &variable.ty;
+    let mut found = None;
+    for (position, &step) in steps.iter().enumerate() {
+        let Type::Array { elem, len, .. } = ty else {
+            return None;
+        };
+        let InstKind::Deref(Deref::Array { parent, index }) = function.inst(step).kind else {
+            return None;
+        };
+        if function.constant_u32(index).is_none() {
+            found = Some((position, parent, index, *len));
+            break;
+        }
+        ty = elem;
     }
-    let below = (rest.iter())
+    let (position, parent, index, len) = found?;
+    let below = (steps[position + 1..].iter())
         .map(|&s| match &function.inst(s).kind {
             InstKind::Deref(d) => Some(d.clone()),
             _ => None,

@@ -249,6 +249,9 @@ impl Lowering<'_> {
             }
             Intrinsic::LoadFragCoord => self.frag_coord(v),
             Intrinsic::ImageDerefLoad | Intrinsic::ImageDerefStore => self.typed_surface(v, ii),
+            Intrinsic::ImageDerefAtomic | Intrinsic::ImageDerefAtomicSwap => {
+                self.typed_atomic(v, ii)
+            }
             Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
                 let grf = self.payload.attribute(SYSTEM_VALUES_SLOT, 0);
                 let grf = grf.ok_or_else(|| self.error(v, "the vertex ID has no payload slot"))?;

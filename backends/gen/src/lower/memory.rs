@@ -171,6 +171,74 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// An image atomic (`v`, the intrinsic `ii`): a typed atomic operation on the first
+    /// component of each channel's texel, eight channels a message (the texel coordinates, a
+    /// GRF each, then the operand, or a swap's comparand and new value), the old value back.
+    pub(super) fn typed_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let binding = opaque_binding(self.shader, self.func, ii.srcs[0], "image")
+            .map_err(|e| self.error(v, &e))?;
+        let bti = self.surface(Surface::Image(binding));
+        let aop = self.atomic_operation(v, ii)?;
+        let coords = self
+            .func
+            .value_type(ii.srcs[1])
+            .map_or(1, |t| t.comps)
+            .min(3);
+        let mut sources: Vec<Src> = (0..coords)
+            .map(|k| self.read(ii.srcs[1], k, Type::D))
+            .collect();
+        for &operand in &ii.srcs[3..] {
+            sources.push(self.read(operand, 0, Type::UD));
+        }
+        let port = desc::TypedPort::of(self.hw);
+        let message_type = if port.sfid == desc::RenderCache::SFID {
+            desc::RenderCache::of(self.hw).message_type
+        } else {
+            desc::DataCache1::of(self.hw).message_type
+        };
+        let send = desc::Send::of(self.hw);
+        let f = desc::TypedAtomic::of(self.hw);
+        let mlen = sources.len() as u32;
+        for group in 0..self.width / 8 {
+            let message = self.message(
+                v,
+                port.sfid,
+                &[
+                    (send.mlen, mlen),
+                    (send.rlen, 1),
+                    (desc::Surface::of(self.hw).binding_table_index, bti),
+                    (message_type, port.atomic),
+                    (f.return_data, 1),
+                    (f.high_slots, (group % 2) as u32),
+                    (f.operation, aop),
+                ],
+            )?;
+            let payload = self.program.new_vreg(mlen);
+            for (k, &src) in sources.iter().enumerate() {
+                let dst = Operand::vector(payload, 32 * k as u32, Type::UD);
+                self.on_channels(8 * group, 8, Opcode::Mov, dst, vec![src]);
+            }
+            let response = Operand::vector(self.program.new_vreg(1), 0, Type::UD);
+            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+            self.emit_for_live_pixels(Inst {
+                group: 8 * group,
+                send: Some(message),
+                ..Inst::new(
+                    Opcode::Send,
+                    8,
+                    Some(response),
+                    vec![payload, Src::imm_ud(message.descriptor())],
+                )
+            });
+            let dst = part(self.comp(v, 0, Type::UD), 8 * group);
+            self.emit(Inst {
+                group: 8 * group,
+                ..Inst::new(Opcode::Mov, 8, Some(dst), vec![Src::Reg(response)])
+            });
+        }
+        Ok(())
+    }
+
     /// Writes `data` (one dword per component) at byte `base` + `offset` of a surface, each
     /// channel at its own offset, for the intrinsic `v`: an untyped surface write; or, with
     /// `atomic`, the untyped atomic operation whose old value goes to `v`. In fragment shaders
@@ -349,9 +417,9 @@ impl Lowering<'_> {
             .ok_or_else(|| self.error(v, "this atomic operation is not supported yet"))
     }
 
-    /// Each channel's index times 4, for every channel of the dispatch (WE_all): the vector
-    /// immediate 0-7 as words, 8 added for each further 8 channels, shifted into dwords.
-    pub(super) fn lane_offsets(&mut self) -> VReg {
+    /// Each channel's index as a word, for every channel of the dispatch (WE_all): the vector
+    /// immediate 0-7, 8 added for each further 8 channels.
+    pub(super) fn lane_numbers(&mut self) -> VReg {
         let width = self.width;
         let words = self.program.new_vreg((width as u32 * 2).div_ceil(32));
         let all = |mut inst: Inst| {
@@ -377,6 +445,18 @@ impl Lowering<'_> {
             )));
             done *= 2;
         }
+        words
+    }
+
+    /// Each channel's index times 4, for every channel of the dispatch (WE_all): the
+    /// [lane numbers](Lowering::lane_numbers) shifted into dwords.
+    pub(super) fn lane_offsets(&mut self) -> VReg {
+        let width = self.width;
+        let words = self.lane_numbers();
+        let all = |mut inst: Inst| {
+            inst.mask_all = true;
+            inst
+        };
         let offsets = self.temp(1);
         self.emit(all(Inst::new(
             Opcode::Shl,

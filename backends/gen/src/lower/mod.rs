@@ -319,7 +319,12 @@ fn is_kill(op: Intrinsic) -> bool {
 fn writes_memory(op: Intrinsic) -> bool {
     matches!(
         op,
-        Intrinsic::StoreSsbo | Intrinsic::SsboAtomic | Intrinsic::SsboAtomicSwap
+        Intrinsic::StoreSsbo
+            | Intrinsic::SsboAtomic
+            | Intrinsic::SsboAtomicSwap
+            | Intrinsic::ImageDerefStore
+            | Intrinsic::ImageDerefAtomic
+            | Intrinsic::ImageDerefAtomicSwap
     )
 }
 

@@ -130,34 +130,13 @@ impl Lowering<'_> {
 
     /// Each channel's lane number, as dwords.
     fn lane_indices(&mut self) -> Operand {
-        let words = self.temp_operand(Type::UW);
-        // 0..7 from a vector immediate, then each further 8 lanes as the first plus 8n.
-        self.emit(Inst {
-            mask_all: true,
-            ..Inst::new(
-                Opcode::Mov,
-                8,
-                Some(words),
-                vec![Src::Imm(Type::V, 0x7654_3210)],
-            )
-        });
-        for row in 1..self.width as u32 / 8 {
-            let dst = Operand {
-                offset: 16 * row,
-                ..words
-            };
-            self.emit(Inst {
-                mask_all: true,
-                ..Inst::new(
-                    Opcode::Add,
-                    8,
-                    Some(dst),
-                    vec![Src::Reg(words), Src::Imm(Type::UW, 8 * row as u64)],
-                )
-            });
-        }
+        let words = self.lane_numbers();
         let lanes = self.temp_operand(Type::UD);
-        self.op(Opcode::Mov, lanes, vec![Src::Reg(words)]);
+        self.op(
+            Opcode::Mov,
+            lanes,
+            vec![Src::Reg(Operand::vector(words, 0, Type::UW))],
+        );
         lanes
     }
 
