@@ -902,17 +902,17 @@ alu_table! {
     PackHalf2x16 "pack_half_2x16" (F32.n(2)) -> U32.n(1), 0, pack_norm!(16, |x| fput(x, 16));
     UnpackHalf2x16 "unpack_half_2x16" (U32.n(1)) -> F32.n(2), 0, unpack_norm!(16, |h| fget(h, 16));
     PackUnorm2x16 "pack_unorm_2x16" (F32.n(2)) -> U32.n(1), 0,
-        pack_norm!(16, |x| round_even(fsat_num(x) * 65535.0) as u64);
+        pack_norm!(16, |x| round_even(times_f32(fsat_num(x), 65535.0)) as u64);
     UnpackUnorm2x16 "unpack_unorm_2x16" (U32.n(1)) -> F32.n(2), 0, unpack_norm!(16, |v| v as f64 / 65535.0);
     PackSnorm2x16 "pack_snorm_2x16" (F32.n(2)) -> U32.n(1), 0,
-        pack_norm!(16, |x| round_even(snorm_clamp(x) * 32767.0) as i64 as u64);
+        pack_norm!(16, |x| round_even(times_f32(snorm_clamp(x), 32767.0)) as i64 as u64);
     UnpackSnorm2x16 "unpack_snorm_2x16" (U32.n(1)) -> F32.n(2), 0,
         unpack_norm!(16, |v| (sext(v, 16) as f64 / 32767.0).clamp(-1.0, 1.0));
     PackUnorm4x8 "pack_unorm_4x8" (F32.n(4)) -> U32.n(1), 0,
-        pack_norm!(8, |x| round_even(fsat_num(x) * 255.0) as u64);
+        pack_norm!(8, |x| round_even(times_f32(fsat_num(x), 255.0)) as u64);
     UnpackUnorm4x8 "unpack_unorm_4x8" (U32.n(1)) -> F32.n(4), 0, unpack_norm!(8, |v| v as f64 / 255.0);
     PackSnorm4x8 "pack_snorm_4x8" (F32.n(4)) -> U32.n(1), 0,
-        pack_norm!(8, |x| round_even(snorm_clamp(x) * 127.0) as i64 as u64);
+        pack_norm!(8, |x| round_even(times_f32(snorm_clamp(x), 127.0)) as i64 as u64);
     UnpackSnorm4x8 "unpack_snorm_4x8" (U32.n(1)) -> F32.n(4), 0,
         unpack_norm!(8, |v| (sext(v, 8) as f64 / 127.0).clamp(-1.0, 1.0));
     Pack64_2x32 "pack_64_2x32" (U32.n(2)) -> U64.n(1), 0, pack_2x!(32);
@@ -937,6 +937,12 @@ alu_table! {
 /// Saturate for the pack functions: NaN packs as 0.
 fn fsat_num(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+}
+
+/// `x · scale` as a 32-bit float multiplication rounds it, as GLSL computes the packing
+/// functions (the `f64` product of two 32-bit floats is exact).
+fn times_f32(x: f64, scale: f64) -> f64 {
+    (x * scale) as f32 as f64
 }
 
 fn snorm_clamp(x: f64) -> f64 {
@@ -1294,6 +1300,9 @@ mod tests {
         assert_eq!(d[0], 0x0081_4081);
         AluOp::PackUnorm2x16.eval(&[&[f(0.5), f(-1.0)]], bits, &mut d);
         assert_eq!(d[0], 0x0000_8000);
+        // 0.9 · 65535 is 58981.498 exactly, but 58981.5 as a 32-bit product: 58982.
+        AluOp::PackUnorm2x16.eval(&[&[f(0.9), f(0.0)]], bits, &mut d);
+        assert_eq!(d[0], 58982);
         AluOp::PackSnorm2x16.eval(&[&[f(1.0), f(-0.5)]], bits, &mut d);
         assert_eq!(d[0], 0xc000_7fff);
         let mut four = [0u64; 4];
