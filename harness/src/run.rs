@@ -273,6 +273,15 @@ fn finish(result: Result<(), ExecFailure>) -> Outcome {
     }
 }
 
+/// `provoking vertex first|last`: whether the first vertex provokes.
+fn provoking_vertex(command: &str) -> Option<bool> {
+    match command.strip_prefix("provoking vertex ")?.trim() {
+        "first" => Some(true),
+        "last" => Some(false),
+        _ => None,
+    }
+}
+
 /// How the reason of a test skipped for an extension the target's hardware lacks begins.
 const TARGET_LACKS: &str = "the target lacks ";
 
@@ -324,6 +333,7 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             Command::Other(text) if text == "link success" || text == "link error" => {}
             // Every write is visible to what follows here.
             Command::Other(text) if text.starts_with("memory barrier") => {}
+            Command::Other(text) if provoking_vertex(text).is_some() => {}
             Command::ImageTexture { .. } => {}
             Command::Framebuffer(target) if compute::fb_texture(target).is_some() => {}
             Command::DrawRect { patch: false, .. } | Command::DrawRectTex { .. } => {}
@@ -690,6 +700,8 @@ struct Context {
     window: Option<(Vec<[u8; 4]>, Vec<bool>)>,
     /// The texture units that are image units too (`image texture`).
     image_units: BTreeSet<u32>,
+    /// `provoking vertex first`: flat inputs take the first vertex's value, not the last's.
+    provoking_first: bool,
     clear_color: [f32; 4],
     tolerance: [f32; 4],
     /// Pixels some probe looks at (every pixel when the fragment shader may write memory, or
@@ -723,6 +735,7 @@ impl Context {
             fb_unit: None,
             window: None,
             image_units: BTreeSet::new(),
+            provoking_first: false,
             clear_color: [0.0; 4],
             tolerance: [3.0 / 256.0; 4],
             probed: vec![writes_memory; (width * height) as usize],
@@ -782,6 +795,9 @@ impl Context {
                 Command::Tolerance(t) => self.tolerance = *t,
                 Command::Other(text)
                     if text == "link success" || text.starts_with("memory barrier") => {}
+                Command::Other(text) if provoking_vertex(text).is_some() => {
+                    self.provoking_first = provoking_vertex(text) == Some(true);
+                }
                 Command::ImageTexture { unit } => {
                     self.image_units.insert(*unit);
                 }
@@ -986,6 +1002,9 @@ impl Context {
         let mut vertices = self.run_vertices(range.len(), inputs)?;
         let triangles = match mode {
             DrawMode::Points => self.point_sprites(&mut vertices),
+            _ if self.provoking_first => mode
+                .first_vertex_triangles(vertices.len())
+                .ok_or_else(|| format!("no first-vertex convention for {mode:?} here"))?,
             _ => mode.triangles(vertices.len()),
         };
         self.rasterize_and_shade(&vertices, &triangles)
@@ -1360,6 +1379,30 @@ impl DrawMode {
             "GL_QUAD_STRIP" => DrawMode::QuadStrip,
             _ => return None,
         })
+    }
+
+    /// [`DrawMode::triangles`] under the first-vertex convention: each triangle's corners
+    /// turned (keeping its winding) so that the provoking vertex, which GL's table gives for
+    /// the convention, is third; `None` for quads, whose second triangle lacks it.
+    fn first_vertex_triangles(self, count: usize) -> Option<Vec<([usize; 3], u32)>> {
+        let turned = self
+            .triangles(count)
+            .into_iter()
+            .map(|([a, b, c], primitive)| {
+                let first = match self {
+                    DrawMode::Triangles => a,
+                    // An odd triangle of a strip is (i + 1, i, i + 2): its first vertex is i.
+                    DrawMode::TriangleStrip => a.min(b),
+                    DrawMode::TriangleFan => b,
+                    _ => return None,
+                };
+                Some(match first {
+                    f if f == a => ([b, c, a], primitive),
+                    f if f == b => ([c, a, b], primitive),
+                    _ => ([a, b, c], primitive),
+                })
+            });
+        turned.collect()
     }
 
     /// The triangles of `count` vertices drawn in this mode (not points), each with its
@@ -1921,13 +1964,23 @@ pub(crate) fn parse_value(text: &str, base: BaseType, bits: u8) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{
-        Command, constant_initialized_uniforms, parse_shader_test, parse_value,
+        Command, DrawMode, constant_initialized_uniforms, parse_shader_test, parse_value,
         uniform_declarations,
     };
     use shrew_engine::ops::BaseType;
 
     /// Values read as piglit's strtod/strtol read them: suffixes and separators after the
     /// number are ignored, hexadecimal is bits.
+    #[test]
+    fn the_first_vertex_convention_turns_triangles_to_their_first_vertex() {
+        let strip = DrawMode::TriangleStrip.first_vertex_triangles(5).unwrap();
+        // (0 1 2), (2 1 3) turned: each keeps its winding, its first vertex (0, 1, 2) third.
+        assert_eq!(strip, [([1, 2, 0], 0), ([3, 2, 1], 1), ([3, 4, 2], 2)]);
+        let fan = DrawMode::TriangleFan.first_vertex_triangles(4).unwrap();
+        assert_eq!(fan, [([2, 0, 1], 0), ([3, 0, 2], 1)]);
+        assert_eq!(DrawMode::Quads.first_vertex_triangles(4), None);
+    }
+
     #[test]
     fn uniform_values_read_as_piglit_reads_them() {
         let uint = |t: &str| parse_value(t, BaseType::Uint, 32);
