@@ -14,7 +14,9 @@
 
 use crate::commands::{Command, TextureImage};
 use crate::parse::ShaderTest;
-use crate::run::{ExecFailure, StageState, buffer_command, check_probe, layout_units, quantize};
+use crate::run::{
+    ExecFailure, StageState, buffer_command, check_probe, layout_units, quantize, target_pixels,
+};
 use crate::textures::{self, TextureUnits};
 use shrew_engine::draw::{ComputeDispatch, ComputeKernel};
 use shrew_engine::interp::SamplerState;
@@ -163,21 +165,10 @@ impl ComputeRun {
 
     /// What probes read: the window, or the first level of the `fb tex` texture.
     fn framebuffer(&self) -> Result<(Vec<[u8; 4]>, u32, u32), String> {
-        let Some(unit) = self.fb_unit else {
-            return Ok((self.window.clone(), self.size.0, self.size.1));
-        };
-        let level = self
-            .textures
-            .units
-            .get(&unit)
-            .and_then(|(texture, _)| texture.levels.first())
-            .ok_or_else(|| format!("the framebuffer is texture unit {unit}, which has none"))?;
-        let pixels = level
-            .texels
-            .iter()
-            .map(|texel| texel.map(|bits| quantize(f32::from_bits(bits))))
-            .collect();
-        Ok((pixels, level.width, level.height))
+        match self.fb_unit {
+            Some(unit) => target_pixels(&self.textures, unit),
+            None => Ok((self.window.clone(), self.size.0, self.size.1)),
+        }
     }
 
     /// One `compute` command: the images bound from their units' textures, the dispatch, and

@@ -273,6 +273,21 @@ fn finish(result: Result<(), ExecFailure>) -> Outcome {
     }
 }
 
+/// The pixels of the first level of the texture on `unit` as a render target holds them
+/// (8-bit colours), with its width and height.
+pub(crate) fn target_pixels(
+    textures: &TextureUnits,
+    unit: u32,
+) -> Result<(Vec<[u8; 4]>, u32, u32), String> {
+    let level = (textures.units.get(&unit))
+        .and_then(|(texture, _)| texture.levels.first())
+        .ok_or_else(|| format!("the framebuffer is texture unit {unit}, which has none"))?;
+    let pixels = (level.texels.iter())
+        .map(|texel| texel.map(|bits| quantize(f32::from_bits(bits))))
+        .collect();
+    Ok((pixels, level.width, level.height))
+}
+
 /// `provoking vertex first|last`: whether the first vertex provokes.
 fn provoking_vertex(command: &str) -> Option<bool> {
     match command.strip_prefix("provoking vertex ")?.trim() {
@@ -910,16 +925,7 @@ impl Context {
     /// `fb tex 2d UNIT`: that unit's texture (its first level) becomes the render target, and
     /// what probes read; the window waits for a later `fb` to name it.
     fn render_to(&mut self, unit: u32) -> Result<(), String> {
-        let level = self
-            .textures
-            .units
-            .get(&unit)
-            .and_then(|(texture, _)| texture.levels.first())
-            .ok_or_else(|| format!("the framebuffer is texture unit {unit}, which has none"))?;
-        let pixels: Vec<[u8; 4]> = (level.texels.iter())
-            .map(|texel| texel.map(|bits| quantize(f32::from_bits(bits))))
-            .collect();
-        let (width, height) = (level.width, level.height);
+        let (pixels, width, height) = target_pixels(&self.textures, unit)?;
         let probed = vec![true; pixels.len()];
         let framebuffer = std::mem::replace(&mut self.framebuffer, pixels);
         let probed = std::mem::replace(&mut self.probed, probed);

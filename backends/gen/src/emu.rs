@@ -905,6 +905,20 @@ fn execute(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<()
     Ok(())
 }
 
+/// The texel of the image at binding table index `bti` that a typed message's coordinates
+/// name (u, then v and r as the image has them: r is the layer of an array, z of a 3D image);
+/// `None` outside the image or without one.
+fn typed_texel(thread: &Thread, bti: u32, coords: &[i32]) -> Option<usize> {
+    let at = |k: usize| coords.get(k).map_or(0, |&c| c as i64);
+    let image = thread.images.get(&bti)?;
+    let coord = if image.depth <= 1 {
+        [at(0), at(1), 0, at(2)]
+    } else {
+        [at(0), at(1), at(2), 0]
+    };
+    image.index(coord)
+}
+
 /// `pln`: the plane (source 0: the b1 and b2 coefficients and the constant, elements 0, 1
 /// and 3) at the channel's barycentrics (source 1: b1 and b2 in consecutive GRFs, a pair per
 /// 8 channels).
@@ -972,16 +986,8 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
             let mut reads = Vec::new();
             for i in (0..8).filter(|&i| enabled >> (first + i) & 1 != 0) {
                 let reg = |k: usize| thread.get(payload.nr + k as u8, i, Type::UD) as u32;
-                let c: Vec<i64> = (0..coords).map(|k| reg(k) as i32 as i64).collect();
-                let at = |k: usize| c.get(k).copied().unwrap_or(0);
-                let image = thread.images.get(&bti);
-                let layered = image.is_some_and(|img| img.depth <= 1);
-                let coord = if layered {
-                    [at(0), at(1), 0, at(2)]
-                } else {
-                    [at(0), at(1), at(2), 0]
-                };
-                let index = image.and_then(|img| img.index(coord));
+                let c: Vec<i32> = (0..coords).map(|k| reg(k) as i32).collect();
+                let index = typed_texel(thread, bti, &c);
                 if write {
                     let data: Vec<u32> = (0..comps.len()).map(|j| reg(coords + j)).collect();
                     if let (Some(index), Some(img)) = (index, thread.images.get_mut(&bti)) {
@@ -991,7 +997,7 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                     }
                 } else {
                     let texel = index
-                        .and_then(|index| Some(image?.texels[index]))
+                        .and_then(|index| Some(thread.images.get(&bti)?.texels[index]))
                         .unwrap_or_default();
                     reads.push((i, comps.iter().map(|&k| texel[k]).collect::<Vec<_>>()));
                 }
@@ -1018,16 +1024,9 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
             let mut results = Vec::new();
             for i in (0..8).filter(|&i| enabled >> (first + i) & 1 != 0) {
                 let reg = |k: usize| thread.get(payload.nr + k as u8, i, Type::UD) as u32;
-                let at = |k: usize| if k < coords { reg(k) as i32 as i64 } else { 0 };
+                let c: Vec<i32> = (0..coords).map(|k| reg(k) as i32).collect();
                 let (operand, swapped) = (reg(coords), (aop == CMPWR).then(|| reg(coords + 1)));
-                let image = thread.images.get(&bti);
-                let layered = image.is_some_and(|img| img.depth <= 1);
-                let coord = if layered {
-                    [at(0), at(1), 0, at(2)]
-                } else {
-                    [at(0), at(1), at(2), 0]
-                };
-                let index = image.and_then(|img| img.index(coord));
+                let index = typed_texel(thread, bti, &c);
                 let old = match (index, thread.images.get_mut(&bti)) {
                     (Some(index), Some(img)) => {
                         let old = img.texels[index][0];

@@ -3,9 +3,9 @@
 //! thread's scratch memory through DWord scattered messages.
 
 use super::{FIRST_SURFACE, LowerError, Lowering, SLM_SURFACE, Surface, halves};
-use crate::fields::desc;
+use crate::fields::{Field, desc};
 use crate::isa::{Opcode, Type};
-use crate::lir::{Inst, Operand, Src, VReg};
+use crate::lir::{Inst, Message, Operand, Src, VReg};
 use crate::simd_width::part;
 use shrew_engine::ir::{IntrinsicInst, Value, opaque_binding};
 use shrew_engine::ops::{AtomicOp, IndexKind, Intrinsic};
@@ -107,11 +107,7 @@ impl Lowering<'_> {
             .map(|k| self.read(ii.srcs[1], k, Type::D))
             .collect();
         let port = desc::TypedPort::of(self.hw);
-        let message_type = if port.sfid == desc::RenderCache::SFID {
-            desc::RenderCache::of(self.hw).message_type
-        } else {
-            desc::DataCache1::of(self.hw).message_type
-        };
+        let message_type = self.typed_message_type();
         let send = desc::Send::of(self.hw);
         let f = desc::TypedSurface::of(self.hw);
         let mlen = (coordinates.len() + data.len()) as u32;
@@ -133,26 +129,12 @@ impl Lowering<'_> {
                     (f.disabled_channels, 0),
                 ],
             )?;
-            let payload = self.program.new_vreg(mlen);
-            for (k, &src) in coordinates.iter().chain(&data).enumerate() {
-                let dst = Operand::vector(payload, 32 * k as u32, Type::UD);
-                self.on_channels(8 * group, 8, Opcode::Mov, dst, vec![src]);
-            }
             let response = match store {
                 true => Operand::null(Type::UD),
                 false => Operand::vector(self.program.new_vreg(4), 0, Type::UD),
             };
-            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            self.emit_for_live_pixels(Inst {
-                group: 8 * group,
-                send: Some(message),
-                ..Inst::new(
-                    Opcode::Send,
-                    8,
-                    Some(response),
-                    vec![payload, Src::imm_ud(message.descriptor())],
-                )
-            });
+            let sources: Vec<Src> = coordinates.iter().chain(&data).copied().collect();
+            self.send_typed(group, message, &sources, response);
             if !store {
                 let comps = self.func.inst(v).def.map_or(0, |d| d.comps);
                 for c in 0..comps {
@@ -169,6 +151,36 @@ impl Lowering<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The message type field of the typed surface messages' shared function.
+    fn typed_message_type(&self) -> Field {
+        if desc::TypedPort::of(self.hw).sfid == desc::RenderCache::SFID {
+            desc::RenderCache::of(self.hw).message_type
+        } else {
+            desc::DataCache1::of(self.hw).message_type
+        }
+    }
+
+    /// Sends a typed message for the eight channels of `group` (a GRF per source, in order),
+    /// only from live pixels, its response to `response`.
+    fn send_typed(&mut self, group: u8, message: Message, sources: &[Src], response: Operand) {
+        let payload = self.program.new_vreg(sources.len() as u32);
+        for (k, &src) in sources.iter().enumerate() {
+            let dst = Operand::vector(payload, 32 * k as u32, Type::UD);
+            self.on_channels(8 * group, 8, Opcode::Mov, dst, vec![src]);
+        }
+        let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
+        self.emit_for_live_pixels(Inst {
+            group: 8 * group,
+            send: Some(message),
+            ..Inst::new(
+                Opcode::Send,
+                8,
+                Some(response),
+                vec![payload, Src::imm_ud(message.descriptor())],
+            )
+        });
     }
 
     /// An image atomic (`v`, the intrinsic `ii`): a typed atomic operation on the first
@@ -191,11 +203,7 @@ impl Lowering<'_> {
             sources.push(self.read(operand, 0, Type::UD));
         }
         let port = desc::TypedPort::of(self.hw);
-        let message_type = if port.sfid == desc::RenderCache::SFID {
-            desc::RenderCache::of(self.hw).message_type
-        } else {
-            desc::DataCache1::of(self.hw).message_type
-        };
+        let message_type = self.typed_message_type();
         let send = desc::Send::of(self.hw);
         let f = desc::TypedAtomic::of(self.hw);
         let mlen = sources.len() as u32;
@@ -213,23 +221,8 @@ impl Lowering<'_> {
                     (f.operation, aop),
                 ],
             )?;
-            let payload = self.program.new_vreg(mlen);
-            for (k, &src) in sources.iter().enumerate() {
-                let dst = Operand::vector(payload, 32 * k as u32, Type::UD);
-                self.on_channels(8 * group, 8, Opcode::Mov, dst, vec![src]);
-            }
             let response = Operand::vector(self.program.new_vreg(1), 0, Type::UD);
-            let payload = Src::Reg(Operand::vector(payload, 0, Type::UD));
-            self.emit_for_live_pixels(Inst {
-                group: 8 * group,
-                send: Some(message),
-                ..Inst::new(
-                    Opcode::Send,
-                    8,
-                    Some(response),
-                    vec![payload, Src::imm_ud(message.descriptor())],
-                )
-            });
+            self.send_typed(group, message, &sources, response);
             let dst = part(self.comp(v, 0, Type::UD), 8 * group);
             self.emit(Inst {
                 group: 8 * group,
