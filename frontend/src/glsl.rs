@@ -656,36 +656,13 @@ impl Glslang {
                 ("", files)
             }
         };
-        let mut child = command
-            .arg("-o")
-            .arg(&output_file.path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|error| GlslError::Run {
-                program: program_name(),
-                message: error.to_string(),
-            })?;
-        let stdin = child.stdin.take();
-        // Feed stdin from another thread while this one collects the output, so that neither
-        // side can block on a full pipe.
-        let output = std::thread::scope(|scope| {
-            scope.spawn(move || {
-                if let Some(mut stdin) = stdin {
-                    // A write error means glslang exited early; its status says why.
-                    let _ = stdin.write_all(source.as_bytes());
-                }
-            });
-            child.wait_with_output()
-        })
-        .map_err(|error| GlslError::Run {
+        command.arg("-o").arg(&output_file.path);
+        let output = run_with_input(&mut command, source).map_err(|error| GlslError::Run {
             program: program_name(),
             message: error.to_string(),
         })?;
         let diagnostics = trim_diagnostics(&output.stdout, &output.stderr);
-        // glslang exits with 2 when compiling fails, 3 when linking (the stage's single
-        // compilation unit) fails.
+        // glslang exits with 2 when compiling fails, 3 when linking fails.
         match output.status.code() {
             Some(0) => {}
             Some(2 | 3) => return Err(GlslError::Rejected { stage, diagnostics }),
@@ -850,6 +827,26 @@ impl Glslang {
             .unwrap_or(0);
         Err(errors.swap_remove(most_informative))
     }
+}
+
+/// Runs `command` with `input` on its standard input and collects its output. Standard input
+/// is fed from another thread while this one collects the output, so that neither side can
+/// block on a full pipe; a write error means the program exited early, which its status says.
+fn run_with_input(command: &mut Command, input: &str) -> std::io::Result<std::process::Output> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stdin = child.stdin.take();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(input.as_bytes());
+            }
+        });
+        child.wait_with_output()
+    })
 }
 
 /// Borrowed views of `texts`.

@@ -711,8 +711,6 @@ struct Context {
     height: u32,
     framebuffer: Vec<[u8; 4]>,
     fb_unit: Option<u32>,
-    /// The window while a texture is the render target.
-    window: Option<(Vec<[u8; 4]>, Vec<bool>)>,
     /// The texture units that are image units too (`image texture`).
     image_units: BTreeSet<u32>,
     /// `provoking vertex first`: flat inputs take the first vertex's value, not the last's.
@@ -748,7 +746,6 @@ impl Context {
             height,
             framebuffer: vec![[0; 4]; (width * height) as usize],
             fb_unit: None,
-            window: None,
             image_units: BTreeSet::new(),
             provoking_first: false,
             clear_color: [0.0; 4],
@@ -923,15 +920,11 @@ impl Context {
     }
 
     /// `fb tex 2d UNIT`: that unit's texture (its first level) becomes the render target, and
-    /// what probes read; the window waits for a later `fb` to name it.
+    /// what probes read (no command here names the window again).
     fn render_to(&mut self, unit: u32) -> Result<(), String> {
         let (pixels, width, height) = target_pixels(&self.textures, unit)?;
-        let probed = vec![true; pixels.len()];
-        let framebuffer = std::mem::replace(&mut self.framebuffer, pixels);
-        let probed = std::mem::replace(&mut self.probed, probed);
-        if self.fb_unit.is_none() {
-            self.window = Some((framebuffer, probed));
-        }
+        self.probed = vec![true; pixels.len()];
+        self.framebuffer = pixels;
         (self.width, self.height, self.fb_unit) = (width, height, Some(unit));
         Ok(())
     }

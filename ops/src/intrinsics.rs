@@ -512,20 +512,22 @@ impl Intrinsic {
         INTRINSICS.iter().map(|info| info.intrinsic)
     }
 
-    /// The system values of the invocation's place in its subgroup: its index, the size and
-    /// the masks.
-    pub fn is_subgroup_value(self) -> bool {
+    /// A subgroup operation (see [`CROSS_INVOCATION`]) or a system value of the invocation's
+    /// place in its subgroup (its index, the size, the masks): what only runs with the
+    /// invocation's subgroup defined.
+    pub fn is_subgroup(self) -> bool {
         use Intrinsic::*;
-        matches!(
-            self,
-            LoadSubgroupInvocation
-                | LoadSubgroupSize
-                | LoadSubgroupEqMask
-                | LoadSubgroupGeMask
-                | LoadSubgroupGtMask
-                | LoadSubgroupLeMask
-                | LoadSubgroupLtMask
-        )
+        self.info().is_cross_invocation()
+            || matches!(
+                self,
+                LoadSubgroupInvocation
+                    | LoadSubgroupSize
+                    | LoadSubgroupEqMask
+                    | LoadSubgroupGeMask
+                    | LoadSubgroupGtMask
+                    | LoadSubgroupLeMask
+                    | LoadSubgroupLtMask
+            )
     }
 }
 

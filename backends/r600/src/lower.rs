@@ -1713,9 +1713,7 @@ impl<'a> Lowering<'a> {
                 self.emit(AluOpcode::KillneInt, None, vec![cond, Src::constant(0)]);
                 Ok(())
             }
-            op if op.info().is_cross_invocation() || op.is_subgroup_value() => {
-                Err(self.error(v, crate::isa::NO_CROSS_LANE_OPERATIONS))
-            }
+            op if op.is_subgroup() => Err(self.error(v, crate::isa::NO_CROSS_LANE_OPERATIONS)),
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
     }

@@ -56,6 +56,12 @@ pub(crate) struct Invocation {
     pub state: InvState,
 }
 
+/// A mask of a subgroup's lanes as the four 32-bit components of its value, lane 0 in bit 0
+/// of x.
+pub(crate) fn mask_words(mask: u128) -> Vec<u64> {
+    (0..4).map(|w| (mask >> (32 * w)) as u32 as u64).collect()
+}
+
 /// What an executed step leads to.
 pub(crate) enum Flow {
     Next,
@@ -1322,7 +1328,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Intrinsic::LoadSubgroupLeMask => below(lane + 1),
                     _ => below(lane),
                 };
-                (0..4).map(|w| (mask >> (32 * w)) as u32 as u64).collect()
+                mask_words(mask)
             }
             Intrinsic::Ballot
             | Intrinsic::ReadInvocation

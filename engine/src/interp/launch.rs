@@ -1,7 +1,7 @@
 //! Setting up a run — invocations, inputs, system values, groups — and the scheduler that runs a
 //! group to its sync points and resolves them (derivatives, implicit LODs, barriers).
 
-use super::exec::{Flow, InvState, Invocation, Machine, Status};
+use super::exec::{Flow, InvState, Invocation, Machine, Status, mask_words};
 use super::memory::{self, LayoutRule, Leaf, SLOT_BYTES, Storage, constant_data, storage_extent};
 use super::program::{FuncCode, Op, Program};
 use super::tex::TexOperands;
@@ -73,7 +73,11 @@ struct Wave {
 
 /// The number of invocations of a run and of its largest group, checked against
 /// [`MAX_INVOCATIONS`].
-fn invocation_counts(shader: &Shader, launch: &Launch) -> Result<(u64, u64), InterpError> {
+fn invocation_counts(
+    shader: &Shader,
+    launch: &Launch,
+    uses_subgroups: bool,
+) -> Result<(u64, u64), InterpError> {
     let limit = MAX_INVOCATIONS;
     if shader.stage != Stage::Compute {
         let n = launch.invocations as u64;
@@ -82,7 +86,7 @@ fn invocation_counts(shader: &Shader, launch: &Launch) -> Result<(u64, u64), Int
                 "{n} invocations are more than the limit of {limit}"
             )));
         }
-        let group = if super::program::uses_subgroups(shader) {
+        let group = if uses_subgroups {
             launch.subgroup_size as u64
         } else if shader.stage == Stage::Fragment {
             4
@@ -139,7 +143,6 @@ pub(crate) fn run(
             "a subgroup size of {size}: it must be a power of two from 4 to 128"
         )));
     }
-    let (total, group) = invocation_counts(shader, launch)?;
     res.validate()?;
     let entry = shader.entry.0;
     let entry_fn = shader
@@ -150,6 +153,7 @@ pub(crate) fn run(
         return Err(setup("the entry function takes parameters".into()));
     }
     let prog = Program::new(shader)?;
+    let (total, group) = invocation_counts(shader, launch, prog.uses_subgroups)?;
     let extent = |s: Storage| storage_extent(&prog.vars, s) as u64;
     // Without accesses by location, invocations touch only their variables' bytes.
     let io_min = if prog.accesses_io_by_location() {
@@ -919,8 +923,7 @@ fn resolve_subgroup(
                 .iter()
                 .filter(|&&p| cond(p))
                 .fold(0u128, |mask, &p| mask | 1 << lane(p));
-            let words = (0..4).map(|w| (mask >> (32 * w)) as u32 as u64).collect();
-            vec![words; parts.len()]
+            vec![mask_words(mask); parts.len()]
         }
         Intrinsic::VoteAll | Intrinsic::VoteAny | Intrinsic::VoteAllEqual => {
             let trues = parts.iter().filter(|&&p| cond(p)).count();

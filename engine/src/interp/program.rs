@@ -193,10 +193,10 @@ pub(crate) struct Program<'s> {
 }
 
 /// Whether an instruction of `shader` is a subgroup operation or system value.
-pub(crate) fn uses_subgroups(shader: &Shader) -> bool {
+fn uses_subgroups(shader: &Shader) -> bool {
     shader.functions.iter().any(|f| {
         f.all_insts().any(|v| match &f.inst(v).kind {
-            InstKind::Intrinsic(i) => i.op.info().is_cross_invocation() || i.op.is_subgroup_value(),
+            InstKind::Intrinsic(i) => i.op.is_subgroup(),
             _ => false,
         })
     })

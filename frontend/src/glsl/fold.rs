@@ -117,25 +117,10 @@ impl Glslang {
 
     /// `source` after glslang's preprocessor (`-E`), with its lines where they were.
     fn preprocess(&self, source: &str, stage: Stage) -> Result<String, GlslError> {
-        let output = std::process::Command::new(self.program())
-            .args(["-E", "--stdin", "-S", super::glslang_stage_name(stage)])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write;
-                let stdin = child.stdin.take();
-                std::thread::scope(|scope| {
-                    scope.spawn(move || {
-                        if let Some(mut stdin) = stdin {
-                            let _ = stdin.write_all(source.as_bytes());
-                        }
-                    });
-                    child.wait_with_output()
-                })
-            })
-            .map_err(|error| GlslError::Run {
+        let mut command = std::process::Command::new(self.program());
+        command.args(["-E", "--stdin", "-S", super::glslang_stage_name(stage)]);
+        let output =
+            super::run_with_input(&mut command, source).map_err(|error| GlslError::Run {
                 program: self.program().display().to_string(),
                 message: error.to_string(),
             })?;

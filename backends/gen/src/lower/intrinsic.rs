@@ -300,7 +300,7 @@ impl Lowering<'_> {
                 self.op(Opcode::Not, dst, vec![Src::Reg(back)]);
                 Ok(())
             }
-            op if op.info().is_cross_invocation() || op.is_subgroup_value() => self.subgroup(v, ii),
+            op if op.is_subgroup() => self.subgroup(v, ii),
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }
     }
