@@ -38,6 +38,25 @@ pub struct QuadGrid {
     pub depth_w: Vec<[f32; 2]>,
 }
 
+impl QuadGrid {
+    /// The quads (row-major indices of 2x2 blocks) with a covered pixel: those the hardware
+    /// dispatches, each a pixel `index` of quad `q` being `(2 * (q % (width / 2)) + k % 2,
+    /// 2 * (q / (width / 2)) + k / 2)` for `k` in 0..4.
+    pub fn covered_quads(&self) -> Vec<usize> {
+        let quads_x = self.width as usize / 2;
+        let quads = quads_x * (self.height as usize / 2);
+        (0..quads)
+            .filter(|&q| {
+                (0..4).any(|k| {
+                    let (x, y) = (2 * (q % quads_x) + k % 2, 2 * (q / quads_x) + k / 2);
+                    let index = y * self.width as usize + x;
+                    self.covered.get(index).copied().unwrap_or(false)
+                })
+            })
+            .collect()
+    }
+}
+
 /// One triangle's fragments as a fragment stage sees them: its pixels (covered where the
 /// triangle covers them and the draw needs them) and its varyings.
 #[derive(Clone, Debug, Default)]
@@ -162,5 +181,26 @@ impl VertexDraw {
             Some(each) => each.get(vertex).copied().unwrap_or_default(),
             None => [0; 4],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QuadGrid;
+
+    #[test]
+    fn only_quads_with_a_covered_pixel_are_dispatched() {
+        // 6x4 pixels: quads 0..3 on the top row, 3..6 below. One pixel of quad 1 (its
+        // bottom-right) and one of quad 5 (its top-left) are covered.
+        let mut covered = vec![false; 24];
+        covered[6 + 3] = true;
+        covered[2 * 6 + 4] = true;
+        let grid = QuadGrid {
+            width: 6,
+            height: 4,
+            covered,
+            ..QuadGrid::default()
+        };
+        assert_eq!(grid.covered_quads(), [1, 5]);
     }
 }

@@ -4,8 +4,8 @@
 //! with its attributes in the payload and its URB handle in R1, and gives each vertex's URB
 //! entry. [`run_compute`] runs workgroups, their threads in turns between barriers.
 //!
-//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs them into threads of the
-//! kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
+//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs those with a covered pixel
+//! (the others are not dispatched) into threads of the kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
 //! bottom-left, bottom-right), fills each thread's payload as [`crate::lower::Payload`] says
 //! (R1's subspan origins and pixel mask, R2's for channels 16-31 at SIMD32, barycentrics, depth and 1/w, push constants, attribute
 //! planes), runs it, and gives each pixel's render-target writes. What runs is the kernel's
@@ -70,7 +70,6 @@ pub fn input(draw: &FragmentDraw, slot: u32, comp: usize, index: usize, interp: 
 pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTargets, EmuError> {
     let width = kernel.dispatch_width as usize;
     let quads_x = draw.pixels.width as usize / 2;
-    let quads = quads_x * (draw.pixels.height as usize / 2);
     let pixels = (draw.pixels.width * draw.pixels.height) as usize;
     let mut outputs = RenderTargets::new();
     let p = &kernel.payload;
@@ -85,17 +84,14 @@ pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTa
             std::array::from_fn(|comp| plane(draw, *slot, comp, flat))
         })
         .collect();
-    for first_quad in (0..quads).step_by(width / 4) {
+    // Quads without a covered pixel are not dispatched; the others fill threads in order.
+    for thread_quads in draw.pixels.covered_quads().chunks(width / 4) {
         let mut thread = Thread::new(kernel.dispatch_width);
         // R0.0 bit 15: the primitive faces away.
         thread.set(0, 0, Type::UW, u64::from(draw.primitive.back_facing) << 15);
         let mut pixel_of_channel = vec![None; width];
         let mut pixel_mask = 0u32;
-        for q in 0..width / 4 {
-            let quad = first_quad + q;
-            if quad >= quads {
-                break;
-            }
+        for (q, &quad) in thread_quads.iter().enumerate() {
             let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
             // Subspan origin in R1.2+q: x and y words; subspans 4-7 (SIMD32) in R2.
             let (r1, subspan) = (1 + (q / 4) as u8, q % 4);

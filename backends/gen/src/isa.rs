@@ -84,11 +84,13 @@ impl Type {
     ];
 
     /// Whether elements are floating point (the packed VF immediate is not a register type).
+    #[inline]
     pub fn is_float(self) -> bool {
         matches!(self, Type::F | Type::DF | Type::HF)
     }
 
     /// Size of one element in bytes (the packed vector immediates count as 4).
+    #[inline]
     pub fn size(self) -> u8 {
         match self {
             Type::UB | Type::B => 1,
@@ -228,6 +230,24 @@ impl Region {
             Region::new(4, 4, 1)
         } else {
             Region::new(8, 8, 1)
+        }
+    }
+
+    /// The element (counted in the operand's type from its start) that channel `i` reads or
+    /// writes: rows of `width` elements `hstride` apart, the rows `vstride` apart. The widths
+    /// encodable are powers of two, which take a shift rather than a division (the emulator
+    /// computes this per channel).
+    #[inline]
+    pub fn element(self, i: u32) -> u32 {
+        let (v, w, h) = (
+            self.vstride.unwrap_or(0) as u32,
+            self.width.max(1) as u32,
+            self.hstride as u32,
+        );
+        if w.is_power_of_two() {
+            (i >> w.trailing_zeros()) * v + (i & (w - 1)) * h
+        } else {
+            (i / w) * v + (i % w) * h
         }
     }
 

@@ -138,13 +138,8 @@ impl Operand {
 
     /// Bytes from `offset` that `channels` channels read (sources) or write (destinations).
     pub fn span(&self, channels: u8) -> u32 {
-        let r = self.region;
-        let size = self.ty.size() as u32;
         let last = channels.max(1) as u32 - 1;
-        let width = r.width.max(1) as u32;
-        let element =
-            (last / width) * r.vstride.unwrap_or(0) as u32 + (last % width) * r.hstride as u32;
-        (element + 1) * size
+        (self.region.element(last) + 1) * self.ty.size() as u32
     }
 }
 

@@ -215,16 +215,8 @@ fn grf_span(nr: u8, subnr: u8, bytes: u32) -> std::ops::Range<usize> {
 /// Bytes a source region reads for `exec_size` channels.
 fn src_bytes(inst: &Inst, src: &Src) -> u32 {
     let Src::Reg(reg) = src else { return 0 };
-    let size = reg.ty.size() as u32;
-    let r = reg.region;
-    let (v, w, h) = (
-        r.vstride.unwrap_or(0) as u32,
-        r.width.max(1) as u32,
-        r.hstride as u32,
-    );
-    let n = inst.exec_size as u32;
-    let last = ((n - 1) / w) * v + ((n - 1) % w) * h;
-    (last + 1) * size
+    let last = inst.exec_size.max(1) as u32 - 1;
+    (reg.region.element(last) + 1) * reg.ty.size() as u32
 }
 
 fn dst_bytes(inst: &Inst, dst: &Dst) -> u32 {

@@ -227,10 +227,7 @@ fn pieces(inst: &Inst, width: u8) -> Vec<Inst> {
 /// The part of `o` that channels `first..` read or write: the element of channel `first` of
 /// its region onwards. Scalars stay whole.
 pub(crate) fn part(o: Operand, first: u8) -> Operand {
-    let r = o.region;
-    let width = r.width.max(1) as u32;
-    let first = first as u32;
-    let element = first / width * r.vstride.unwrap_or(0) as u32 + first % width * r.hstride as u32;
+    let element = o.region.element(first as u32);
     Operand {
         offset: o.offset + element * o.ty.size() as u32,
         ..o

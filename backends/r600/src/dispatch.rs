@@ -3,7 +3,8 @@
 //! after; what the vertex grouper and the fetch shader do before a vertex shader runs, and
 //! what it exports.
 //!
-//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, sixteen to a 64-lane wavefront
+//! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads and packs those with a covered
+//! pixel (the others are not dispatched) sixteen to a 64-lane wavefront
 //! (quad `q` in lanes `4q..4q+3`: top-left, top-right, bottom-left, bottom-right), loads what
 //! [`crate::lower::Interface`] says the shader reads (the barycentrics in R0 on Evergreen and
 //! Cayman, with the interpolation parameters of the inputs; the interpolated inputs in their
@@ -127,15 +128,13 @@ fn shade(
         .collect();
     let grid = &draw.pixels;
     let quads_x = grid.width as usize / 2;
-    let quads = quads_x * (grid.height as usize / 2);
     let pixels = (grid.width * grid.height) as usize;
     let mut outputs = RenderTargets::new();
-    for first in (0..quads).step_by(WAVEFRONT / 4) {
-        let count = (quads - first).min(WAVEFRONT / 4);
-        wave.reuse(4 * count);
-        let mut pixel_of_lane = Vec::with_capacity(4 * count);
-        for q in 0..count {
-            let quad = first + q;
+    // Quads without a covered pixel are not dispatched; the others fill wavefronts in order.
+    for wave_quads in grid.covered_quads().chunks(WAVEFRONT / 4) {
+        wave.reuse(4 * wave_quads.len());
+        let mut pixel_of_lane = Vec::with_capacity(4 * wave_quads.len());
+        for (q, &quad) in wave_quads.iter().enumerate() {
             let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
             for k in 0..4 {
                 let (x, y) = (qx + k % 2, qy + k / 2);
