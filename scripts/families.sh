@@ -5,7 +5,7 @@
 # hand-written tests glslang compiles and 99.5% of the generated ones pass on the interpreter;
 # on each target at least 99% of what the interpreter passes, and nothing that runs to other
 # results. The generated sets hold about 27,000 files: on two cores the interpreter takes
-# about 45 minutes, a target up to an hour and a half.
+# about 45 minutes, gen9 about as long, an R600 target about half an hour.
 #
 # usage: bash scripts/families.sh [TARGET...]   (default: gen9 gen7 evergreen cayman)
 # The runs go to target/families/*.jsonl.
@@ -13,7 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 piglit="$(bash scripts/piglit.sh)"
 cargo build --release --locked -p shrew-cli
-shrew=target/release/shrew
+out=target/families
+mkdir -p "$out"
+# One binary for the whole run, whatever is rebuilt meanwhile.
+cp target/release/shrew "$out/shrew"
+shrew=$out/shrew
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(gen9 gen7 evergreen cayman)
 hand_written=() generated=()
@@ -23,8 +27,6 @@ while read -r family; do
     [ -d "$piglit/generated_tests/spec/$family/execution" ] \
         && generated+=("$piglit/generated_tests/spec/$family/execution")
 done <scripts/piglit-families.txt
-out=target/families
-mkdir -p "$out"
 status=0
 for set in hand-written generated; do
     if [ "$set" = hand-written ]; then dirs=("${hand_written[@]}") gate=94.0; else dirs=("${generated[@]}") gate=99.5; fi

@@ -39,19 +39,27 @@ pub struct QuadGrid {
 }
 
 impl QuadGrid {
-    /// The quads (row-major indices of 2x2 blocks) with a covered pixel: those the hardware
-    /// dispatches, each a pixel `index` of quad `q` being `(2 * (q % (width / 2)) + k % 2,
-    /// 2 * (q / (width / 2)) + k / 2)` for `k` in 0..4.
-    pub fn covered_quads(&self) -> Vec<usize> {
+    /// The top-left pixel `(x, y)` of quad `q` (quads are the grid's 2x2 blocks, row-major).
+    pub fn quad_origin(&self, q: usize) -> (usize, usize) {
         let quads_x = self.width as usize / 2;
-        let quads = quads_x * (self.height as usize / 2);
+        (2 * (q % quads_x), 2 * (q / quads_x))
+    }
+
+    /// The pixels (row-major indices) of quad `q`: top-left, top-right, bottom-left,
+    /// bottom-right.
+    pub fn quad_pixels(&self, q: usize) -> [usize; 4] {
+        let (x, y) = self.quad_origin(q);
+        std::array::from_fn(|k| (y + k / 2) * self.width as usize + x + k % 2)
+    }
+
+    /// The quads with a covered pixel: those the hardware dispatches.
+    pub fn covered_quads(&self) -> Vec<usize> {
+        let quads = (self.width as usize / 2) * (self.height as usize / 2);
         (0..quads)
             .filter(|&q| {
-                (0..4).any(|k| {
-                    let (x, y) = (2 * (q % quads_x) + k % 2, 2 * (q / quads_x) + k / 2);
-                    let index = y * self.width as usize + x;
-                    self.covered.get(index).copied().unwrap_or(false)
-                })
+                self.quad_pixels(q)
+                    .iter()
+                    .any(|&i| self.covered.get(i).copied().unwrap_or(false))
             })
             .collect()
     }

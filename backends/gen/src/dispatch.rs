@@ -69,7 +69,6 @@ pub fn input(draw: &FragmentDraw, slot: u32, comp: usize, index: usize, interp: 
 /// Runs `kernel` over the draw's pixels; gives each pixel's writes (row-major).
 pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTargets, EmuError> {
     let width = kernel.dispatch_width as usize;
-    let quads_x = draw.pixels.width as usize / 2;
     let pixels = (draw.pixels.width * draw.pixels.height) as usize;
     let mut outputs = RenderTargets::new();
     let p = &kernel.payload;
@@ -92,7 +91,7 @@ pub fn run_fragment(kernel: &Kernel, draw: &mut FragmentDraw) -> Result<RenderTa
         let mut pixel_of_channel = vec![None; width];
         let mut pixel_mask = 0u32;
         for (q, &quad) in thread_quads.iter().enumerate() {
-            let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
+            let (qx, qy) = draw.pixels.quad_origin(quad);
             // Subspan origin in R1.2+q: x and y words; subspans 4-7 (SIMD32) in R2.
             let (r1, subspan) = (1 + (q / 4) as u8, q % 4);
             thread.set(

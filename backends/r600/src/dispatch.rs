@@ -127,7 +127,6 @@ fn shade(
         })
         .collect();
     let grid = &draw.pixels;
-    let quads_x = grid.width as usize / 2;
     let pixels = (grid.width * grid.height) as usize;
     let mut outputs = RenderTargets::new();
     // Quads without a covered pixel are not dispatched; the others fill wavefronts in order.
@@ -135,7 +134,7 @@ fn shade(
         wave.reuse(4 * wave_quads.len());
         let mut pixel_of_lane = Vec::with_capacity(4 * wave_quads.len());
         for (q, &quad) in wave_quads.iter().enumerate() {
-            let (qx, qy) = (2 * (quad % quads_x), 2 * (quad / quads_x));
+            let (qx, qy) = grid.quad_origin(quad);
             for k in 0..4 {
                 let (x, y) = (qx + k % 2, qy + k / 2);
                 let index = y * grid.width as usize + x;
