@@ -343,7 +343,7 @@ fn block_bindings(shader: &Shader, mode: Mode) -> Vec<u32> {
                 Type::Array { len, .. } if var.array_of_blocks => *len,
                 _ => 1,
             };
-            let first = var.binding.unwrap_or(0);
+            let first = var.buffer_binding();
             first..first.saturating_add(blocks)
         })
         .collect()

@@ -1218,11 +1218,6 @@ pub(crate) fn probe_region(r: &ProbeRegion, width: u32, height: u32) -> (u32, u3
     (clip(x, w), clip(y, h), clip(x + rw, w), clip(y + rh, h))
 }
 
-/// The name glslang gives the SSBO it makes of atomic counter buffer `buffer`.
-fn atomic_counter_block(buffer: u32) -> String {
-    format!("gl_AtomicCounterBlock_{buffer}")
-}
-
 /// Checks the atomic counter at byte `offset` of buffer `buffer` against `value`, in the first
 /// of `stages` that has the buffer (each stage counts in its own copy here).
 /// Runs a command on the stages' buffers: makes atomic counter buffers and SSBOs, writes
@@ -1280,7 +1275,8 @@ fn probe_ssbo(
     // Each stage runs on its own resources: the SSBO is the one of a stage whose shader
     // declares it.
     let declares = |s: &&&StageState| {
-        (s.shader.variables.iter()).any(|v| v.mode == Mode::Ssbo && v.binding == Some(binding))
+        (s.shader.variables.iter())
+            .any(|v| v.mode == Mode::Ssbo && !v.atomic_counters && v.binding == Some(binding))
     };
     let observed = (stages.iter().filter(declares).chain(stages))
         .find_map(|s| {
@@ -1511,12 +1507,12 @@ impl StageState {
         Ok(state)
     }
 
-    /// The binding of the SSBO glslang made of atomic counter buffer `buffer` (its relaxed
-    /// rules turn atomic counters into SSBO atomics), if this stage has one.
+    /// The SSBO binding (in the resources) of atomic counter buffer `buffer` (atomic counters
+    /// are SSBO atomics in the IR), if this stage has the buffer.
     fn atomic_counter_binding(&self, buffer: u32) -> Option<u32> {
-        let name = atomic_counter_block(buffer);
-        let var = self.shader.variables.iter().find(|v| v.name == name)?;
-        Some(var.binding.unwrap_or(0))
+        let var = (self.shader.variables.iter())
+            .find(|v| v.atomic_counters && v.binding == Some(buffer))?;
+        Some(var.buffer_binding())
     }
 
     /// `atomic counters`: atomic counter buffer `buffer`, `count` zeroed counters.

@@ -388,12 +388,12 @@ impl VertexKernel for R600VertexKernel {
         inputs: &BTreeMap<String, Vec<Vec<u64>>>,
         resources: &mut Resources,
     ) -> Result<Vec<BTreeMap<String, Vec<u64>>>, String> {
-        let draw = VertexDraw {
+        let mut draw = VertexDraw {
             count,
             attributes: vertex_attributes(&self.inputs, inputs),
             resources: std::mem::take(resources),
         };
-        let exports = run_vertex(&self.kernel, &draw);
+        let exports = run_vertex(&self.kernel, &mut draw);
         *resources = draw.resources;
         let exports = exports.map_err(|e| format!("emulator: {e}"))?;
         Ok(exports

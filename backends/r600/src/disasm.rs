@@ -272,7 +272,14 @@ fn fetch_line(pos: usize, words: &[u32], fetch: &Fetch) -> String {
     );
     pad_to(&mut line, 52);
     let dst = format!("R{}.{}", fetch.dst_gpr, swizzle(&fetch.dst_sel));
-    if fetch.op == FetchOp::ReadScratch {
+    if fetch.op.is_gds() {
+        // The address and operands (x, y, z), then the second source GPR (unused: R0).
+        line += &format!(
+            "{dst}, R{}.{}, R0",
+            fetch.src_gpr,
+            swizzle(&fetch.src_sel[..3])
+        );
+    } else if fetch.op == FetchOp::ReadScratch {
         let mem = &fetch.vtx.mem;
         line += &dst;
         if mem.indexed {

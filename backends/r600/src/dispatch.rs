@@ -43,11 +43,11 @@ use crate::lower::{
     CONSTANT_BUFFER_STRIDE, CONSTANT_DATA_BANK, Interface, LOCAL_ID_GPR, NUM_WORKGROUPS_GPR,
     PRIMITIVE_ID_SLOT, RatTarget, WORKGROUP_ID_GPR,
 };
-use crate::program::ExportType;
+use crate::program::{ExportType, GDS_COUNTER_BUFFER_BYTES, GDS_COUNTER_BUFFERS};
 use crate::texture::TextureState;
 use shrew_engine::draw::{ComputeDispatch, FragmentDraw, VertexDraw};
 use shrew_engine::interp::Resources;
-use shrew_engine::ir::Interp;
+use shrew_engine::ir::{ATOMIC_COUNTER_BINDINGS, Interp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -101,12 +101,14 @@ pub fn run_fragment(
     let interface = &kernel.interface;
     let mut wave = Wavefront::new(0);
     wave.rats = bind_rats(interface, &mut draw.resources);
+    wave.gds = bind_gds(interface, &draw.resources);
     let outputs = shade(kernel, draw, &mut wave);
     unbind_rats(
         interface,
         std::mem::take(&mut wave.rats),
         &mut draw.resources,
     );
+    unbind_gds(interface, &wave.gds, &mut draw.resources);
     outputs
 }
 
@@ -251,8 +253,9 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
     let mut waves: Vec<Wavefront> = (0..invocations.div_ceil(WAVEFRONT))
         .map(|_| Wavefront::new(0))
         .collect();
-    // The memory the running wavefront holds: the RATs, and its workgroup's LDS.
+    // The memory the running wavefront holds: the RATs, the GDS and its workgroup's LDS.
     let mut rats = bind_rats(interface, &mut dispatch.resources);
+    let mut gds = bind_gds(interface, &dispatch.resources);
     let groups = (0..nz).flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z])));
     let mut result = Ok(());
     'groups: for group in groups {
@@ -278,9 +281,11 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
             for w in running {
                 let wave = &mut waves[w];
                 wave.rats = std::mem::take(&mut rats);
+                wave.gds = std::mem::take(&mut gds);
                 wave.lds = std::mem::take(&mut lds);
                 let progress = run_until_barrier(&kernel.program, wave, &env);
                 rats = std::mem::take(&mut wave.rats);
+                gds = std::mem::take(&mut wave.gds);
                 lds = std::mem::take(&mut wave.lds);
                 match progress {
                     Ok(Progress::AtBarrier) => waiting.push(w),
@@ -295,6 +300,7 @@ pub fn run_compute(kernel: &Kernel, dispatch: &mut ComputeDispatch) -> Result<()
         }
     }
     unbind_rats(interface, rats, &mut dispatch.resources);
+    unbind_gds(interface, &gds, &mut dispatch.resources);
     result
 }
 
@@ -327,6 +333,45 @@ fn unbind_rats(interface: &Interface, rats: BTreeMap<u8, RatMemory>, resources: 
     }
 }
 
+/// The global data share as a draw starts: the atomic counter buffers the shader reaches there
+/// (SSBOs past [`ATOMIC_COUNTER_BINDINGS`] in the resources), each from byte [`GDS_COUNTER_BUFFER_BYTES`]` · binding` (what fits), zero elsewhere.
+fn bind_gds(interface: &Interface, resources: &Resources) -> Vec<u32> {
+    if interface.gds_buffers.is_empty() {
+        return Vec::new();
+    }
+    let per_buffer = (GDS_COUNTER_BUFFER_BYTES / 4) as usize;
+    let mut gds = vec![0; GDS_COUNTER_BUFFERS as usize * per_buffer];
+    for &b in &interface.gds_buffers {
+        let Some(bytes) = resources.ssbos.get(&(ATOMIC_COUNTER_BINDINGS + b)) else {
+            continue;
+        };
+        let words = gds[b as usize * per_buffer..].iter_mut().take(per_buffer);
+        for (word, chunk) in words.zip(bytes.chunks(4)) {
+            let mut le = [0; 4];
+            le[..chunk.len()].copy_from_slice(chunk);
+            *word = u32::from_le_bytes(le);
+        }
+    }
+    gds
+}
+
+/// Copies the atomic counter buffers back from the global data share after a draw.
+fn unbind_gds(interface: &Interface, gds: &[u32], resources: &mut Resources) {
+    let per_buffer = (GDS_COUNTER_BUFFER_BYTES / 4) as usize;
+    for &b in &interface.gds_buffers {
+        let (Some(bytes), Some(words)) = (
+            resources.ssbos.get_mut(&(ATOMIC_COUNTER_BINDINGS + b)),
+            gds.get(b as usize * per_buffer..),
+        ) else {
+            continue;
+        };
+        for (chunk, word) in bytes.chunks_mut(4).zip(words.iter().take(per_buffer)) {
+            let len = chunk.len();
+            chunk.copy_from_slice(&word.to_le_bytes()[..len]);
+        }
+    }
+}
+
 /// What a vertex exports: its position, its point size if the shader writes it, and its
 /// output slots (raw bits).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -336,14 +381,34 @@ pub struct VertexOutput {
     pub slots: BTreeMap<u32, [u32; 4]>,
 }
 
-/// Runs the vertex shader `kernel` over the draw's vertices; gives each vertex's exports.
-pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<VertexOutput>, DispatchError> {
+/// Runs the vertex shader `kernel` over the draw's vertices; gives each vertex's exports, and
+/// leaves the atomic counters as the vertices left them.
+pub fn run_vertex(
+    kernel: &Kernel,
+    draw: &mut VertexDraw,
+) -> Result<Vec<VertexOutput>, DispatchError> {
     let interface = &kernel.interface;
     let env = environment(kernel, &draw.resources)?;
     let mut outputs = vec![VertexOutput::default(); draw.count];
+    let mut gds = bind_gds(interface, &draw.resources);
+    let result = vertices(kernel, draw, &env, &mut gds, &mut outputs);
+    unbind_gds(interface, &gds, &mut draw.resources);
+    result.map(|()| outputs)
+}
+
+/// [`run_vertex`] with the GDS bound: each wavefront's vertices into `outputs`.
+fn vertices(
+    kernel: &Kernel,
+    draw: &VertexDraw,
+    env: &Env,
+    gds: &mut Vec<u32>,
+    outputs: &mut [VertexOutput],
+) -> Result<(), DispatchError> {
+    let interface = &kernel.interface;
     for first in (0..draw.count).step_by(WAVEFRONT) {
         let count = (draw.count - first).min(WAVEFRONT);
         let mut wave = Wavefront::new(count);
+        wave.gds = std::mem::take(gds);
         for lane in 0..count {
             let vertex = first + lane;
             wave.gprs[lane][0][0] = vertex as u32;
@@ -351,7 +416,9 @@ pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<VertexOutput
                 wave.gprs[lane][gpr as usize] = draw.attribute(slot, vertex);
             }
         }
-        for export in run(&kernel.program, &mut wave, &env)? {
+        let exports = run(&kernel.program, &mut wave, env);
+        *gds = std::mem::take(&mut wave.gds);
+        for export in exports? {
             for (lane, value) in export.values.iter().enumerate() {
                 let (Some(value), out) = (value, &mut outputs[first + lane]) else {
                     continue;
@@ -369,5 +436,5 @@ pub fn run_vertex(kernel: &Kernel, draw: &VertexDraw) -> Result<Vec<VertexOutput
             }
         }
     }
-    Ok(outputs)
+    Ok(())
 }

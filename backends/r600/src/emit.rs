@@ -309,11 +309,10 @@ impl Emitter<'_> {
                 ));
             }
             Item::Fetch(fetches) => {
-                let vertex = fetches
+                let op = fetches
                     .first()
-                    .is_some_and(|f| crate::pack::uses_vtx_clause(f.op, self.chip));
+                    .map_or(CfOp::Tex, |f| f.op.clause(self.chip));
                 let body = fetches.iter().flat_map(|f| self.fetch(f)).collect();
-                let op = if vertex { CfOp::Vtx } else { CfOp::Tex };
                 if self.writes_in_flight && fetches.iter().any(|f| f.reads_memory()) {
                     self.push_cf(Cf::flow(CfOp::WaitAck, 0, 0));
                     self.writes_in_flight = false;

@@ -24,8 +24,8 @@
 
 use crate::fields::{
     AluExtendedWords, AluLds, AluOp2, AluOp3, AluWords, CfAluWords, CfCommon, CfWords,
-    ExportBuffer, ExportSwizzle, ExportWords, FetchWords, Field, MemReadWords, SrcFields, TexWords,
-    VertexFetchWords, VtxWords, Writer, bit, get, signed,
+    ExportBuffer, ExportSwizzle, ExportWords, FetchWords, Field, GdsWords, MemReadWords, SrcFields,
+    TexWords, VertexFetchWords, VtxWords, Writer, bit, get, signed,
 };
 use crate::isa::{AluOpcode, CfOp, Chip, FetchOp, LDS_IDX_OP, MAX_ALU_CLAUSE_SLOTS, flag, sel};
 use crate::program::{
@@ -314,7 +314,7 @@ impl Kind {
     fn of_op(op: CfOp) -> Kind {
         match op {
             _ if op.is_alu() => Kind::Alu,
-            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => Kind::Fetch,
+            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc | CfOp::Gds => Kind::Fetch,
             _ if op.is_export() => Kind::Export,
             _ => Kind::Flow,
         }
@@ -840,6 +840,15 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
     let f = FetchWords::of(chip);
     let mut w = Writer::new(at);
     w.put(f.fetch_inst, inst)?;
+    if fetch.op.is_gds() != (clause == CfOp::Gds) {
+        return Err(EncodeError::Unsupported {
+            at,
+            what: format!("{} in a {clause} clause", fetch.op),
+        });
+    }
+    if fetch.op.is_gds() {
+        return encode_gds(chip, at, fetch, modifier, w);
+    }
     if fetch.op.is_vertex_fetch() {
         if modifier != 0 {
             return Err(EncodeError::Unsupported {
@@ -878,6 +887,45 @@ fn encode_fetch(chip: Chip, clause: CfOp, fetch: &Fetch, at: At) -> Result<[u32;
     }
     for (field, offset) in t.offset().into_iter().zip(fetch.offset) {
         w.put_signed(field, offset)?;
+    }
+    Ok(w.words)
+}
+
+/// The four dwords of a GDS operation (`gds_op` its GDS_OP), `w` holding the memory
+/// instruction: the source GPR's x, y and z (the byte address and the operands), the
+/// destination GPR's selects; the fourth dword is zero.
+fn encode_gds(
+    chip: Chip,
+    at: At,
+    fetch: &Fetch,
+    gds_op: u32,
+    mut w: Writer<4>,
+) -> Result<[u32; 4], EncodeError> {
+    let [x, y, z, _] = fetch.src_sel;
+    let at_rest = Fetch::gds(
+        fetch.op,
+        fetch.src_gpr,
+        [x, y, z],
+        fetch.dst_gpr,
+        fetch.dst_sel,
+    );
+    if *fetch != at_rest {
+        return Err(unused(
+            at,
+            "resource, sampler, coordinates, offsets, vtx and src_sel[3]",
+            "their defaults and src_sel[3] masked (a GDS operation)",
+        ));
+    }
+    let g = GdsWords::of(chip);
+    w.put(g.mem_op, GdsWords::MEM_OP_GDS)?;
+    w.put(g.gds_op, gds_op)?;
+    w.put(g.src_gpr, fetch.src_gpr)?;
+    w.put(g.dst_gpr, fetch.dst_gpr)?;
+    for (field, sel) in g.src_sel().into_iter().zip(fetch.src_sel) {
+        w.put(field, sel)?;
+    }
+    for (field, sel) in g.dst_sel().into_iter().zip(fetch.dst_sel) {
+        w.put(field, sel)?;
     }
     Ok(w.words)
 }
@@ -1440,7 +1488,7 @@ impl Reader<'_> {
         })?;
         let addr = get(&words, f.addr);
         let body = match op {
-            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => {
+            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc | CfOp::Gds => {
                 let n = get(&words, f.count) | get(&words, f.count_3) << f.count.bits;
                 let start = (addr as usize).saturating_mul(2);
                 let fetches = (0..=n as usize)
@@ -1519,6 +1567,9 @@ impl Reader<'_> {
         let chip = self.chip;
         let f = FetchWords::of(chip);
         let inst = get(&words, f.fetch_inst);
+        if clause == CfOp::Gds {
+            return self.gds(at, inst, words);
+        }
         if let Some(op) = FetchOp::decode(chip, true, inst) {
             return Ok(vertex_fetch(chip, op, words));
         }
@@ -1551,6 +1602,33 @@ impl Reader<'_> {
             offset: t.offset().map(|offset| signed(&words, offset)),
             vtx: VtxFormat::default(),
         })
+    }
+}
+
+impl Reader<'_> {
+    /// A GDS operation (`inst` the memory instruction its words start with).
+    fn gds(&self, at: At, inst: u32, words: [u32; 4]) -> Result<Fetch, DecodeError> {
+        let g = GdsWords::of(self.chip);
+        let (mem_op, gds_op) = (get(&words, g.mem_op), get(&words, g.gds_op));
+        let op = FetchOp::decode_gds(self.chip, gds_op)
+            .filter(|op| op.opcode(self.chip).is_some_and(|code| code & 0xff == inst))
+            .filter(|_| mem_op == GdsWords::MEM_OP_GDS)
+            .ok_or(DecodeError::UnknownOp {
+                at,
+                kind: "GDS",
+                opcode: inst | mem_op << 8 | gds_op << 16,
+                chip: self.chip,
+            })?;
+        if let Some((_, name)) = g.at_rest().into_iter().find(|&(f, _)| get(&words, f) != 0) {
+            return Err(malformed(at, format!("GDS field {name} is set")));
+        }
+        Ok(Fetch::gds(
+            op,
+            get(&words, g.src_gpr) as u8,
+            g.src_sel().map(|sel| get(&words, sel) as u8),
+            get(&words, g.dst_gpr) as u8,
+            g.dst_sel().map(|sel| get(&words, sel) as u8),
+        ))
     }
 }
 
@@ -2162,6 +2240,54 @@ mod tests {
         );
     }
 
+    #[test]
+    fn gds_operations_use_the_mem_gds_words() {
+        let gds = Fetch::gds(FetchOp::GdsCmpXchgRet, 3, [2, 0, 1], 5, [7, 0, 7, 7]);
+        let clause = |op: CfOp, fetch: &Fetch| {
+            vec![
+                Cf::new(op, CfBody::Fetch(vec![fetch.clone()])),
+                pixel_export(),
+            ]
+        };
+        for chip in [Chip::Evergreen, Chip::Cayman] {
+            let words = round_trip(&program(chip, clause(CfOp::Gds, &gds)));
+            assert_eq!(
+                field(&words, 0, CfCommon::of(chip).cf_inst),
+                3,
+                "CF_INST GDS"
+            );
+            let (f, g) = (FetchWords::of(chip), GdsWords::of(chip));
+            let body = body_of(chip, &words, 0, false);
+            let get = |bits| field(&words, body, bits);
+            assert_eq!(
+                [f.fetch_inst, g.mem_op, g.gds_op, g.src_gpr, g.dst_gpr].map(get),
+                [2, 4, 0x30, 3, 5],
+                "MEM_INST, MEM_OP, GDS_OP, the GPRs"
+            );
+            assert_eq!(g.src_sel().map(get), [2, 0, 1]);
+            assert_eq!(g.dst_sel().map(get), [7, 0, 7, 7]);
+            assert_eq!(words[body + 3], 0, "the fourth dword");
+            // A GDS operation goes in a GDS clause only, with the texture fields at rest.
+            let in_tex = program(chip, clause(CfOp::Tex, &gds));
+            assert!(matches!(
+                assemble_err(&in_tex),
+                EncodeError::Unsupported { .. }
+            ));
+            let sampled = Fetch {
+                sampler: 1,
+                ..gds.clone()
+            };
+            let sampled = program(chip, clause(CfOp::Gds, &sampled));
+            assert!(matches!(assemble_err(&sampled), EncodeError::Unused { .. }));
+            // Words with an append-counter (UAV) field set do not decode.
+            let mut binary = assemble(&program(chip, clause(CfOp::Gds, &gds))).unwrap();
+            binary.words[body + 1] |= 1 << g.uav_id.lo;
+            assert!(decode(&binary).is_err());
+        }
+        let r700 = program(Chip::R700, clause(CfOp::Gds, &gds));
+        assert!(matches!(assemble_err(&r700), EncodeError::NotOnChip { .. }));
+    }
+
     fn vfetch() -> Fetch {
         Fetch {
             op: FetchOp::Vfetch,
@@ -2270,6 +2396,7 @@ mod tests {
             for &op in FetchOp::ALL {
                 if let Some(code) = op.opcode(chip)
                     && !op.is_vertex_fetch()
+                    && !op.is_gds()
                 {
                     assert_eq!(
                         FetchOp::decode(chip, true, code & 0x1f),
@@ -2893,20 +3020,33 @@ mod tests {
         let texture: Vec<FetchOp> = FetchOp::ALL
             .iter()
             .copied()
-            .filter(|op| !op.is_vertex_fetch() && op.opcode(chip).is_some())
+            .filter(|op| !op.is_vertex_fetch() && !op.is_gds() && op.opcode(chip).is_some())
+            .collect();
+        let gds: Vec<FetchOp> = FetchOp::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.is_gds() && op.opcode(chip).is_some())
             .collect();
         let vtx_ops: Vec<CfOp> = [CfOp::Vtx, CfOp::VtxTc]
             .into_iter()
             .filter(|op| op.opcode(chip).is_some())
             .collect();
-        let op = if !vtx_ops.is_empty() && rng.flip() {
+        let op = if !gds.is_empty() && rng.below(4) == 0 {
+            CfOp::Gds
+        } else if !vtx_ops.is_empty() && rng.flip() {
             rng.pick(&vtx_ops)
         } else {
             CfOp::Tex
         };
         let fetches = (0..1 + rng.below(chip.max_fetches()))
             .map(|_| {
-                if op != CfOp::Tex || rng.below(4) == 0 {
+                if op == CfOp::Gds {
+                    let sel = |rng: &mut Rng| [0, 1, 2, 3, 4, 5, 7][rng.below(7)];
+                    let (src, dst) = (rng.below(128) as u8, rng.below(128) as u8);
+                    let src_sel = [(); 3].map(|_| sel(rng));
+                    let dst_sel = [(); 4].map(|_| sel(rng));
+                    Fetch::gds(rng.pick(&gds), src, src_sel, dst, dst_sel)
+                } else if op != CfOp::Tex || rng.below(4) == 0 {
                     let fetch_op = rng.pick(&vertex);
                     random_vtx(chip, fetch_op, rng)
                 } else {

@@ -384,6 +384,31 @@ parts! {
         mega_fetch: w2 [19],
     }
 
+    /// MEM_GDS_WORD0-2 (Evergreen, Cayman), after the memory instruction in WORD0's low bits:
+    /// the operation's source GPR (x the byte address, y and z the operands), its destination
+    /// GPR and selects. The relative modes, second source, UAV fields and append-counter mode
+    /// are at rest (the counters are addressed in GDS memory).
+    struct GdsWords {
+        mem_op: w0 [10:8],
+        src_gpr: w0 [17:11],
+        src_rel: w0 [19:18],
+        src_sel_x: w0 [22:20],
+        src_sel_y: w0 [25:23],
+        src_sel_z: w0 [28:26],
+        dst_gpr: w1 [6:0],
+        dst_rel: w1 [8:7],
+        gds_op: w1 [14:9],
+        src_gpr2: w1 [22:16],
+        uav_index_mode: w1 [25:24],
+        uav_id: w1 [29:26],
+        alloc_consume: w1 [30],
+        bcast_first_req: w1 [31],
+        dst_sel_x: w2 [2:0],
+        dst_sel_y: w2 [5:3],
+        dst_sel_z: w2 [8:6],
+        dst_sel_w: w2 [11:9],
+    }
+
     /// The rest of MEM_RD_WORD0-2 (memory reads: READ_SCRATCH), where a vertex fetch has its
     /// fetch type, buffer and offset.
     struct MemReadWords {
@@ -497,6 +522,37 @@ impl FetchWords {
     }
 }
 
+impl GdsWords {
+    /// MEM_OP of a GDS operation (5 would be a tessellation factor write).
+    pub const MEM_OP_GDS: u32 = 4;
+
+    pub fn src_sel(&self) -> [Field; 3] {
+        [self.src_sel_x, self.src_sel_y, self.src_sel_z]
+    }
+
+    pub fn dst_sel(&self) -> [Field; 4] {
+        [
+            self.dst_sel_x,
+            self.dst_sel_y,
+            self.dst_sel_z,
+            self.dst_sel_w,
+        ]
+    }
+
+    /// The fields this backend leaves at zero, with their names.
+    pub fn at_rest(&self) -> [(Field, &'static str); 7] {
+        [
+            (self.src_rel, "src_rel"),
+            (self.dst_rel, "dst_rel"),
+            (self.src_gpr2, "src_gpr2"),
+            (self.uav_index_mode, "uav_index_mode"),
+            (self.uav_id, "uav_id"),
+            (self.alloc_consume, "alloc_consume"),
+            (self.bcast_first_req, "bcast_first_req"),
+        ]
+    }
+}
+
 impl TexWords {
     pub fn coord_type(&self) -> [Field; 4] {
         [
@@ -564,6 +620,10 @@ mod tests {
                 .concat(),
             ),
             ("TEX", [fetch.clone(), TexWords::of(chip).all()].concat()),
+            (
+                "MEM_GDS",
+                [vec![fetch[0]], GdsWords::of(chip).all()].concat(),
+            ),
             (
                 "VTX",
                 [fetch.clone(), vertex.clone(), VtxWords::of(chip).all()].concat(),

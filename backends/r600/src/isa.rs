@@ -651,6 +651,20 @@ fetch_ops! {
     (SampleCGLb, "SAMPLE_C_G_LB", [Some(0x00001E), Some(0x00001E), Some(0x00001E), Some(0x00001E)]),
     (SampleCGLz, "SAMPLE_C_G_LZ", [Some(0x00001F), Some(0x00001F), None, None]),
     (Gather4CO, "GATHER4_C_O", [None, None, Some(0x00001F), Some(0x00001F)]),
+    // The global data share's returning operations (GDS clauses, Evergreen and Cayman): the
+    // MEM_GDS words' instruction (2) in the low byte, their GDS_OP above it (its top bits
+    // the operands and results: not encoded).
+    (GdsAddRet, "GDS_ADD_RET", [None, None, Some(0x2002), Some(0x2002)]),
+    (GdsMinIntRet, "GDS_MIN_INT_RET", [None, None, Some(0x2502), Some(0x2502)]),
+    (GdsMaxIntRet, "GDS_MAX_INT_RET", [None, None, Some(0x2602), Some(0x2602)]),
+    (GdsMinUintRet, "GDS_MIN_UINT_RET", [None, None, Some(0x2702), Some(0x2702)]),
+    (GdsMaxUintRet, "GDS_MAX_UINT_RET", [None, None, Some(0x2802), Some(0x2802)]),
+    (GdsAndRet, "GDS_AND_RET", [None, None, Some(0x2902), Some(0x2902)]),
+    (GdsOrRet, "GDS_OR_RET", [None, None, Some(0x2A02), Some(0x2A02)]),
+    (GdsXorRet, "GDS_XOR_RET", [None, None, Some(0x2B02), Some(0x2B02)]),
+    (GdsXchgRet, "GDS_XCHG_RET", [None, None, Some(0x2D02), Some(0x2D02)]),
+    (GdsCmpXchgRet, "GDS_CMP_XCHG_RET", [None, None, Some(0x3002), Some(0x3002)]),
+    (GdsReadRet, "GDS_READ_RET", [None, None, Some(0x3202), Some(0x3202)]),
 }
 
 impl FetchOp {
@@ -666,10 +680,47 @@ impl FetchOp {
     /// The opcode of a TEX (`vertex` false) or VTX instruction on `chip`. Vertex-fetch and
     /// texture opcodes share numbers, so the clause kind picks the table half.
     pub fn decode(chip: Chip, vertex: bool, opcode: u32) -> Option<FetchOp> {
+        FetchOp::ALL.iter().copied().find(|op| {
+            !op.is_gds() && op.is_vertex_fetch() == vertex && op.opcode(chip) == Some(opcode)
+        })
+    }
+
+    /// The GDS operation whose GDS_OP field is `gds_op`, on `chip`.
+    pub fn decode_gds(chip: Chip, gds_op: u32) -> Option<FetchOp> {
         FetchOp::ALL
             .iter()
             .copied()
-            .find(|op| op.is_vertex_fetch() == vertex && op.opcode(chip) == Some(opcode))
+            .find(|op| op.is_gds() && op.opcode(chip).is_some_and(|code| code >> 8 == gds_op))
+    }
+
+    /// Whether the instruction is an operation of the global data share (a GDS clause's).
+    pub fn is_gds(self) -> bool {
+        matches!(
+            self,
+            FetchOp::GdsAddRet
+                | FetchOp::GdsMinIntRet
+                | FetchOp::GdsMaxIntRet
+                | FetchOp::GdsMinUintRet
+                | FetchOp::GdsMaxUintRet
+                | FetchOp::GdsAndRet
+                | FetchOp::GdsOrRet
+                | FetchOp::GdsXorRet
+                | FetchOp::GdsXchgRet
+                | FetchOp::GdsCmpXchgRet
+                | FetchOp::GdsReadRet
+        )
+    }
+
+    /// The clause a fetch goes in on `chip`: TEX, VTX (Cayman has none: its vertex fetches go
+    /// in TEX clauses) or GDS.
+    pub fn clause(self, chip: Chip) -> CfOp {
+        if self.is_gds() {
+            CfOp::Gds
+        } else if self.is_vertex_fetch() && chip != Chip::Cayman {
+            CfOp::Vtx
+        } else {
+            CfOp::Tex
+        }
     }
 
     /// Whether the instruction reads the other pixels of its quad: derivatives, and samples
@@ -735,6 +786,7 @@ cf_ops! {
     (Tex, "TEX", [Some(0x01), Some(0x01), Some(0x01), Some(0x01)]),
     (Vtx, "VTX", [Some(0x02), Some(0x02), Some(0x02), None]),
     (VtxTc, "VTX_TC", [Some(0x03), Some(0x03), None, None]),
+    (Gds, "GDS", [None, None, Some(0x03), Some(0x03)]),
     (LoopStart, "LOOP_START", [Some(0x04), Some(0x04), Some(0x04), Some(0x04)]),
     (LoopEnd, "LOOP_END", [Some(0x05), Some(0x05), Some(0x05), Some(0x05)]),
     (LoopStartDx10, "LOOP_START_DX10", [Some(0x06), Some(0x06), Some(0x06), Some(0x06)]),
@@ -846,11 +898,12 @@ mod tests {
             }
             for &op in FetchOp::ALL {
                 if let Some(code) = op.opcode(chip) {
-                    assert_eq!(
-                        FetchOp::decode(chip, op.is_vertex_fetch(), code),
-                        Some(op),
-                        "{op} {chip:?}"
-                    );
+                    let decoded = if op.is_gds() {
+                        FetchOp::decode_gds(chip, code >> 8)
+                    } else {
+                        FetchOp::decode(chip, op.is_vertex_fetch(), code)
+                    };
+                    assert_eq!(decoded, Some(op), "{op} {chip:?}");
                 }
             }
             for &op in CfOp::ALL {

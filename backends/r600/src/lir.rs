@@ -231,6 +231,23 @@ pub struct Fetch {
 }
 
 impl Fetch {
+    /// A GDS operation: `srcs` the byte address and the operands, its result (the dword as it
+    /// was) into `dst`; in valid pixel mode helper pixels do not run it.
+    pub fn gds(op: FetchOp, srcs: [Lane; 3], dst: Option<VReg>, valid_pixels: bool) -> Fetch {
+        Fetch {
+            op,
+            resource: 0,
+            sampler: 0,
+            srcs: [srcs[0], srcs[1], srcs[2], Lane::Unused],
+            dsts: [dst, None, None, None],
+            coord_normalized: [false; 4],
+            offset: [0; 3],
+            vtx: VtxFormat::default(),
+            gradients: None,
+            valid_pixels,
+        }
+    }
+
     /// Whether the fetch reads memory that shader writes write: scratch memory, RAT buffers
     /// and the returns of RAT atomics.
     pub fn reads_memory(&self) -> bool {

@@ -73,14 +73,15 @@ use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lane, Lir, Multi, Node, Operand, SlotPart, Src, VReg,
 };
 use crate::program::{
-    DWORD_FORMATS, ExportType, RAT_BUFFER_RESOURCE, RAT_RETURN_RESOURCE, RATS, VtxFormat, rat_inst,
+    DWORD_FORMATS, ExportType, GDS_COUNTER_BUFFER_BYTES, GDS_COUNTER_BUFFERS, RAT_BUFFER_RESOURCE,
+    RAT_RETURN_RESOURCE, RATS, VtxFormat, rat_inst,
 };
 use crate::texture::{TexParam, TexView, layout};
 use shrew_engine::deep::nested;
 use shrew_engine::interp::memory::{Storage, constant_data, layout_variables, storage_extent};
 use shrew_engine::ir::{
-    AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp, IntrinsicInst, Shader, Stage,
-    Tex, TexOp, TexSrc, ValType, Value, opaque_binding,
+    ATOMIC_COUNTER_BINDINGS, AluSrc, Builtin, Deref, Dim, FuncId, Function, InstKind, Interp,
+    IntrinsicInst, Shader, Stage, Tex, TexOp, TexSrc, ValType, Value, opaque_binding,
 };
 use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
@@ -161,6 +162,10 @@ pub struct Interface {
     pub samplers: BTreeMap<u8, u32>,
     /// What each RAT (by number) of the shader is: its images and SSBOs.
     pub rats: Vec<RatTarget>,
+    /// The atomic counter buffers the shader reaches in the global data share (Evergreen and
+    /// Cayman keep atomic counters there, in every stage), by binding: the dispatcher puts
+    /// buffer `b` at byte [`GDS_COUNTER_BUFFER_BYTES`]` · b`.
+    pub gds_buffers: Vec<u32>,
     /// Compute shaders: the invocations of a workgroup along x, y, z.
     pub workgroup_size: [u32; 3],
     /// Compute shaders: the bytes of LDS a workgroup's shared variables take.
@@ -1935,9 +1940,75 @@ impl<'a> Lowering<'a> {
         Ok((rat, index))
     }
 
-    /// An SSBO load: vertex fetches of its dwords through the RAT's buffer resource.
+    /// The GDS byte address of byte `offset` of the SSBO `binding` names, when that is an
+    /// atomic counter buffer (past [`ATOMIC_COUNTER_BINDINGS`]) and the chip keeps them in its global data share (Evergreen and Cayman:
+    /// every stage reaches it, and its operations are atomic across a draw, as a RAT is not
+    /// in a vertex shader); `None` for the other SSBOs.
+    fn counter_address(
+        &mut self,
+        v: Value,
+        binding: Value,
+        offset: Value,
+    ) -> Result<Option<VReg>, LowerError> {
+        let Some(binding) = (self.func.constant_u32(binding))
+            .and_then(|b| b.checked_sub(ATOMIC_COUNTER_BINDINGS))
+            .filter(|_| self.chip.is_evergreen_class())
+        else {
+            return Ok(None);
+        };
+        if binding >= GDS_COUNTER_BUFFERS {
+            return Err(self.error(
+                v,
+                &format!(
+                    "atomic counter buffer {binding}: the global data share holds buffers 0 to {}",
+                    GDS_COUNTER_BUFFERS - 1
+                ),
+            ));
+        }
+        if !self.interface.gds_buffers.contains(&binding) {
+            self.interface.gds_buffers.push(binding);
+        }
+        let base = GDS_COUNTER_BUFFER_BYTES * binding;
+        let address = self.lir.new_value();
+        match self.func.constant_u32(offset) {
+            Some(offset) => self.mov(address, Src::constant(base.wrapping_add(offset))),
+            None => {
+                let srcs = vec![self.src(offset, 0), Src::constant(base)];
+                self.emit(AluOpcode::AddInt, Some(address), srcs);
+            }
+        }
+        Ok(Some(address))
+    }
+
+    /// GDS operation `op` on the dword `words` dwords past byte address `address`, with the
+    /// operands `y` and `z`; the dword as it was goes to `dst`.
+    fn gds(&mut self, op: FetchOp, address: VReg, words: u8, [y, z]: [Lane; 2], dst: Option<VReg>) {
+        let address = if words == 0 {
+            address
+        } else {
+            let moved = self.lir.new_value();
+            let srcs = vec![Src::value(address), Src::constant(4 * u32::from(words))];
+            self.emit(AluOpcode::AddInt, Some(moved), srcs);
+            moved
+        };
+        // Helper pixels must not change the counters.
+        let valid_pixels = self.shader.stage == Stage::Fragment;
+        let gds = Fetch::gds(op, [Lane::Value(address), y, z], dst, valid_pixels);
+        self.block.push(Inst::Fetch(gds));
+    }
+
+    /// An SSBO load: vertex fetches of its dwords through the RAT's buffer resource (or GDS
+    /// reads of atomic counters).
     fn ssbo_load(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let words = self.func.inst(v).def.map_or(0, words_of);
+        if let Some(address) = self.counter_address(v, ii.srcs[0], ii.srcs[1])? {
+            for k in 0..words {
+                let dst = self.dst(v, k);
+                let zero = [Lane::Zero; 2];
+                self.gds(FetchOp::GdsReadRet, address, k, zero, Some(dst));
+            }
+            return Ok(());
+        }
         let (rat, index) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
         for first in (0..words).step_by(4) {
             let count = (words - first).min(4);
@@ -1952,11 +2023,19 @@ impl<'a> Lowering<'a> {
     }
 
     /// An SSBO store: a RAT write (MEM_RAT STORE_RAW) of each group of four dwords the write
-    /// mask touches.
+    /// mask touches (of atomic counters: a GDS exchange of each dword).
     fn ssbo_store(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
         let data = ii.srcs[0];
         let mask = ii.index(IndexKind::WriteMask).unwrap_or(0);
         let words = self.word_mask(data, mask);
+        if let Some(address) = self.counter_address(v, ii.srcs[1], ii.srcs[2])? {
+            for k in (0..8u8).filter(|k| words >> k & 1 != 0) {
+                let src = self.src(data, k);
+                let value = self.lane(src);
+                self.gds(FetchOp::GdsXchgRet, address, k, [value, Lane::Zero], None);
+            }
+            return Ok(());
+        }
         let (rat, base) = self.ssbo_place(v, ii.srcs[1], ii.srcs[2])?;
         for first in (0..8u8).step_by(4) {
             if words >> first & 15 == 0 {
@@ -1984,8 +2063,22 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// An SSBO atomic on the dword at its byte offset.
+    /// An SSBO atomic on the dword at its byte offset: a RAT's, or on an atomic counter a GDS
+    /// operation (a compare-exchange's comparand in y, the value stored in z).
     fn ssbo_atomic(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        if let Some(address) = self.counter_address(v, ii.srcs[0], ii.srcs[1])? {
+            let op = self.atomic_op(v, ii)?;
+            let op = gds_atomic(op)
+                .ok_or_else(|| self.error(v, "float atomics: the global data share has none"))?;
+            let mut operands = [Lane::Zero; 2];
+            for (lane, &operand) in operands.iter_mut().zip(&ii.srcs[2..]) {
+                let src = self.src(operand, 0);
+                *lane = self.lane(src);
+            }
+            let dst = self.dst(v, 0);
+            self.gds(op, address, 0, operands, Some(dst));
+            return Ok(());
+        }
         let inst = self.atomic_inst(v, ii)?;
         let (rat, index_value) = self.ssbo_place(v, ii.srcs[0], ii.srcs[1])?;
         let index = [
@@ -2010,8 +2103,8 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// The RAT's `_RTN` instruction for the atomic `v`, or why it has none.
-    fn atomic_inst(&self, v: Value, ii: &IntrinsicInst) -> Result<u8, LowerError> {
+    /// The operation of the atomic `v`, which must be on a 32-bit scalar.
+    fn atomic_op(&self, v: Value, ii: &IntrinsicInst) -> Result<AtomicOp, LowerError> {
         let op = ii
             .index(IndexKind::AtomicOp)
             .and_then(AtomicOp::from_index)
@@ -2024,6 +2117,12 @@ impl<'a> Lowering<'a> {
         {
             return Err(self.error(v, "atomics other than on 32-bit scalars are not supported"));
         }
+        Ok(op)
+    }
+
+    /// The RAT's `_RTN` instruction for the atomic `v`, or why it has none.
+    fn atomic_inst(&self, v: Value, ii: &IntrinsicInst) -> Result<u8, LowerError> {
+        let op = self.atomic_op(v, ii)?;
         rat_atomic(op).ok_or_else(|| self.error(v, "float atomics: the RATs have none"))
     }
 
@@ -2579,6 +2678,23 @@ fn rat_atomic(op: AtomicOp) -> Option<u8> {
         AtomicOp::Ixor => rat_inst::XOR_RTN,
         AtomicOp::Xchg => rat_inst::XCHG_RTN,
         AtomicOp::Cmpxchg => rat_inst::CMPXCHG_INT_RTN,
+        AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => return None,
+    })
+}
+
+/// The GDS operation of an atomic, `None` for the float ones (the GDS has none).
+fn gds_atomic(op: AtomicOp) -> Option<FetchOp> {
+    Some(match op {
+        AtomicOp::Iadd => FetchOp::GdsAddRet,
+        AtomicOp::Imin => FetchOp::GdsMinIntRet,
+        AtomicOp::Umin => FetchOp::GdsMinUintRet,
+        AtomicOp::Imax => FetchOp::GdsMaxIntRet,
+        AtomicOp::Umax => FetchOp::GdsMaxUintRet,
+        AtomicOp::Iand => FetchOp::GdsAndRet,
+        AtomicOp::Ior => FetchOp::GdsOrRet,
+        AtomicOp::Ixor => FetchOp::GdsXorRet,
+        AtomicOp::Xchg => FetchOp::GdsXchgRet,
+        AtomicOp::Cmpxchg => FetchOp::GdsCmpXchgRet,
         AtomicOp::Fadd | AtomicOp::Fmin | AtomicOp::Fmax => return None,
     })
 }

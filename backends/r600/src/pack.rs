@@ -34,7 +34,7 @@
 //! instruction no empty group takes is made to fit one, so a [`PackError`] is a bug.
 
 use crate::bank::{self, Reads};
-use crate::isa::{AluOpcode, Chip, FetchOp, Slots, flag, sel};
+use crate::isa::{AluOpcode, CfOp, Chip, Slots, flag, sel};
 use crate::lir::{
     Alu, Export, Fetch, Indexed, Inst, Lir, Multi, Node, Operand, Src, VReg, channel,
 };
@@ -420,6 +420,9 @@ impl Packer<'_> {
         // instructions since it (a barrier stays after them, and everything after it).
         let mut last_lds: Option<usize> = None;
         let mut last_barrier: Option<usize> = None;
+        // The latest GDS operation: they keep their order (one clause runs its fetches in
+        // order), and stay on their side of kills.
+        let mut last_gds: Option<usize> = None;
         for (i, inst) in insts.iter().enumerate() {
             let alu_op = match inst {
                 Inst::Alu(a) => Some(a.op),
@@ -477,6 +480,13 @@ impl Packer<'_> {
                 readers.remove(&v);
             }
             let is_kill = matches!(inst, Inst::Alu(a) if a.op.has(flag::KILL));
+            if matches!(inst, Inst::Fetch(f) if f.op.is_gds()) {
+                deps[i].extend(last_gds.map(|g| (g, Dep::NotBefore)));
+                deps[i].extend(last_kill.map(|k| (k, Dep::After)));
+                last_gds = Some(i);
+            } else if is_kill {
+                deps[i].extend(last_gds.map(|g| (g, Dep::After)));
+            }
             if is_kill || matches!(inst, Inst::Export(_)) {
                 deps[i].extend(last_effect.map(|e| (e, Dep::After)));
                 last_effect = Some(i);
@@ -582,10 +592,10 @@ impl Packer<'_> {
 
     /// A fetch clause of ready fetches of one kind, in program order.
     fn fetch_clause(&mut self, state: &mut BlockState, ready: &[usize]) {
-        // A clause is of vertex or texture fetches, in valid pixel mode or not.
+        // A clause is of vertex, texture or GDS instructions, in valid pixel mode or not.
         let vertex = |i: usize| match &state.insts[i] {
-            Inst::Fetch(f) => (uses_vtx_clause(f.op, self.chip), f.valid_pixels),
-            _ => (false, false),
+            Inst::Fetch(f) => (f.op.clause(self.chip), f.valid_pixels),
+            _ => (CfOp::Tex, false),
         };
         let kind = vertex(ready[0]);
         // A SAMPLE_G takes two more fetches: its SET_GRADIENTS_H and _V.
@@ -1116,12 +1126,6 @@ impl Packer<'_> {
         }
         options
     }
-}
-
-/// Whether fetch `op` goes in a VTX clause on `chip` (Cayman has none: its vertex fetches go in
-/// TEX clauses).
-pub fn uses_vtx_clause(op: FetchOp, chip: Chip) -> bool {
-    op.is_vertex_fetch() && chip != Chip::Cayman
 }
 
 /// The scheduling state of one block.

@@ -306,7 +306,7 @@ pub enum PredSel {
     One,
 }
 
-/// A fetch instruction of a TEX or VTX clause. A vertex fetch leaves the texture fields at
+/// A fetch instruction of a TEX, VTX or GDS clause (see [`Fetch::gds`]). A vertex fetch leaves the texture fields at
 /// rest (`sampler` 0, `src_sel[1..]` unused (7), no normalized coordinates, bias or offsets);
 /// a texture fetch leaves `vtx` at its default.
 #[derive(Clone, Debug, PartialEq)]
@@ -331,6 +331,26 @@ pub struct Fetch {
     pub offset: [i8; 3],
     /// VTX: the format of the fetched data.
     pub vtx: VtxFormat,
+}
+
+impl Fetch {
+    /// A GDS operation: the source GPR's selects for x, y and z (the byte address, the
+    /// operands), its results into `dst_gpr` by `dst_sel`; every other field at rest.
+    pub fn gds(op: FetchOp, src_gpr: u8, src_sel: [u8; 3], dst_gpr: u8, dst_sel: [u8; 4]) -> Fetch {
+        Fetch {
+            op,
+            resource: 0,
+            sampler: 0,
+            src_gpr,
+            src_sel: [src_sel[0], src_sel[1], src_sel[2], 7],
+            dst_gpr,
+            dst_sel,
+            coord_normalized: [false; 4],
+            lod_bias: 0,
+            offset: [0; 3],
+            vtx: VtxFormat::default(),
+        }
+    }
 }
 
 /// VFETCH data formats reading 1, 2, 3 or 4 dwords (FMT_32, FMT_32_32, FMT_32_32_32,
@@ -405,6 +425,11 @@ pub mod rat_inst {
     pub const OR_RTN: u8 = 47;
     pub const XOR_RTN: u8 = 48;
 }
+
+/// Where the dispatcher keeps atomic counter buffer `b` in the global data share (64 KB): from
+/// byte `GDS_COUNTER_BUFFER_BYTES · b`, for the [`GDS_COUNTER_BUFFERS`] buffers 0 to 7.
+pub const GDS_COUNTER_BUFFER_BYTES: u32 = 8192;
+pub const GDS_COUNTER_BUFFERS: u32 = 8;
 
 /// The random access targets (RATs) a program may write.
 pub const RATS: u8 = 12;

@@ -599,7 +599,7 @@ pub(crate) fn place_variables(
     let (mut next_private, mut next_shared, mut next_uniform, mut next_constant) = (0, 0, 0, 0);
     let mut layouts = Vec::with_capacity(shader.variables.len());
     for (v, info) in shader.variables.iter().zip(&infos) {
-        let binding = v.binding.unwrap_or(0);
+        let binding = v.buffer_binding();
         let place = |next: &mut u64| {
             let offset = round_up(*next, info.align);
             *next = offset + info.size as u64;

@@ -81,13 +81,32 @@ pub struct Variable {
     /// `i` its own buffer at `binding + i` (GLSL's `uniform B { ... } b[4];`), not one buffer
     /// holding an array.
     pub array_of_blocks: bool,
+    /// `ssbo` variables: the buffer holds GL atomic counters (atomic counter buffer `binding`),
+    /// which only atomics and loads reach. Memory like any SSBO's to the IR; a target may keep
+    /// it elsewhere (Evergreen's and Cayman's global data share).
+    pub atomic_counters: bool,
     /// `constant` variables: the value of each scalar of the type in flattening order
     /// ([`crate::interp::memory::flatten_type`]), as raw bits of the scalar's size (booleans 0
     /// or 1). `None` for every other mode.
     pub init: Option<Vec<u64>>,
 }
 
+/// Atomic counter buffer `b` is SSBO binding `ATOMIC_COUNTER_BINDINGS + b` to the SSBO
+/// intrinsics and to the resources a run binds: GL's atomic counter buffers have bindings of
+/// their own, apart from the SSBOs'.
+pub const ATOMIC_COUNTER_BINDINGS: u32 = 1 << 20;
+
 impl Variable {
+    /// The SSBO binding of the variable's (first) buffer as the intrinsics and resources name
+    /// it: its `binding`, for atomic counters past [`ATOMIC_COUNTER_BINDINGS`].
+    pub fn buffer_binding(&self) -> u32 {
+        let binding = self.binding.unwrap_or(0);
+        match self.atomic_counters {
+            true => ATOMIC_COUNTER_BINDINGS.saturating_add(binding),
+            false => binding,
+        }
+    }
+
     /// The type of one buffer of the variable: the element type of an array of blocks, else the
     /// variable's type.
     pub fn buffer_type(&self) -> &Type {
@@ -108,6 +127,7 @@ impl Variable {
             builtin: None,
             interp: Interp::Smooth,
             array_of_blocks: false,
+            atomic_counters: false,
             init: None,
         }
     }

@@ -184,7 +184,7 @@ fn access_of(
     let mut ty = variable.ty.clone();
     let mut access = Access {
         mode,
-        binding: variable.binding.unwrap_or(0),
+        binding: variable.buffer_binding(),
         offset: placement.get(var.0 as usize)?.offset,
         dynamic: Vec::new(),
     };

@@ -83,7 +83,8 @@
 //!   sample_mask layer viewport_index tess_level_outer tess_level_inner`), `interp` (`flat
 //!   noperspective`; `smooth` is the default and is not printed), `array_of_blocks` (`true`:
 //!   an `ubo`/`ssbo` array whose element `i` is the buffer at `binding + i`; `false` is the
-//!   default and is not printed).
+//!   default and is not printed), `atomic_counters` (`true`: an `ssbo` holding GL atomic
+//!   counters, atomic counter buffer `binding`; `false` is the default and is not printed).
 //! * **Functions**: `[entry] fn NAME(SHAPE, ...) [-> SHAPE] { BLOCKS }` where SHAPE is a value
 //!   shape `BITS` or `BITSxCOMPS` (BITS one of 1, 8, 16, 32, 64; COMPS one of 1–5, 8, 16).
 //!   Exactly one function is marked `entry`; calls may name functions defined further down.

@@ -430,20 +430,24 @@ impl<'s> Parser<'s> {
                         p.expected(tok, "an interpolation (smooth, flat, noperspective)")
                     })?;
                 }
-                "array_of_blocks" => {
+                "array_of_blocks" | "atomic_counters" => {
                     let tok = p.bump();
-                    var.array_of_blocks = match tok.text {
+                    let flag = match tok.text {
                         "true" => true,
                         "false" => false,
                         _ => return Err(p.expected(tok, "true or false")),
                     };
+                    match attr.text {
+                        "array_of_blocks" => var.array_of_blocks = flag,
+                        _ => var.atomic_counters = flag,
+                    }
                 }
                 _ => {
                     return Err(p.error(
                         attr.pos,
                         format!(
                             "unknown variable attribute '{}' (expected location, binding, \
-                         desc_set, builtin, interp or array_of_blocks)",
+                         desc_set, builtin, interp, array_of_blocks or atomic_counters)",
                             attr.text
                         ),
                     ));
@@ -1638,7 +1642,7 @@ b2:
         assert_eq!(
             error("shader vertex\nvar shader_out f32x4 @p (builtin=position, location=1, lod=2)"),
             "t.shrew:2:56: unknown variable attribute 'lod' (expected location, binding, \
-             desc_set, builtin, interp or array_of_blocks)"
+             desc_set, builtin, interp, array_of_blocks or atomic_counters)"
         );
         assert_eq!(
             error("shader vertex\nvar uniform image(2d, half) @i"),
@@ -1990,6 +1994,7 @@ struct S { a: f32, b: u32x2 offset 16 }
 var ssbo S[4] @s (binding=0)
 var uniform texture(2d array, float) @t (binding=1)
 var ubo S[2] @blocks (binding=2, array_of_blocks=true)
+var ssbo u32[2] @counters (binding=0, atomic_counters=true)
 
 entry fn main() {
 b0:

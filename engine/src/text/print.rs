@@ -159,6 +159,8 @@ impl<'a> Printer<'a> {
                 (var.interp != Interp::Smooth).then(|| format!("interp={}", var.interp.name())),
                 var.array_of_blocks
                     .then(|| "array_of_blocks=true".to_string()),
+                var.atomic_counters
+                    .then(|| "atomic_counters=true".to_string()),
             ]
             .into_iter()
             .flatten()

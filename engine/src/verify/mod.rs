@@ -64,6 +64,8 @@ pub enum ErrorKind {
     RuntimeArray,
     /// `array_of_blocks` on a variable that is not an `ubo` or `ssbo` of a sized array type.
     ArrayOfBlocks,
+    /// `atomic_counters` on a variable that is not an `ssbo`.
+    AtomicCounters,
     /// A `constant` variable without an initializer, an initializer on any other variable, or
     /// one whose number of values is not the number of scalars of the type.
     Initializer,

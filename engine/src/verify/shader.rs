@@ -317,6 +317,12 @@ fn check_variables(shader: &Shader, errors: &mut Vec<VerifyError>) {
                 ),
             ));
         }
+        if var.atomic_counters && var.mode != Mode::Ssbo {
+            errors.push(error(
+                ErrorKind::AtomicCounters,
+                format!("{what}: atomic counters live in an ssbo variable"),
+            ));
+        }
         match (&var.init, var.mode) {
             (None, Mode::Constant) => errors.push(error(
                 ErrorKind::Initializer,

@@ -1944,6 +1944,19 @@ fn deref_parents() {
 }
 
 #[test]
+fn atomic_counters_are_ssbos() {
+    let counters = |mode: Mode| {
+        let (mut s, _) = frag(|_| ());
+        let mut var = Variable::new("c", mode, array_ty(Type::Scalar(Scalar::U32), 2));
+        var.atomic_counters = true;
+        s.add_variable(var);
+        s
+    };
+    assert_clean(&counters(Mode::Ssbo));
+    expect(&counters(Mode::Ubo), ErrorKind::AtomicCounters);
+}
+
+#[test]
 fn arrays_of_blocks_are_sized_buffer_arrays() {
     let blocks = |mode: Mode, ty: Type| {
         let (mut s, _) = frag(|_| ());

@@ -348,6 +348,15 @@ impl<'m> Translator<'m> {
         if matches!(mode, Mode::Ubo | Mode::Ssbo) && var.binding.is_none() {
             var.binding = Some(0);
         }
+        // glslang's relaxed Vulkan rules make the atomic counters of GL binding `b` a storage
+        // block named for it (the block's own binding is one glslang chose).
+        let counters = (var.name.strip_prefix("gl_AtomicCounterBlock_"))
+            .and_then(|b| b.parse::<u32>().ok())
+            .filter(|_| mode == Mode::Ssbo);
+        if let Some(binding) = counters {
+            var.binding = Some(binding);
+            var.atomic_counters = true;
+        }
         let var = self.add_variable(var);
         self.globals.insert(id, Global::Var(var));
         Ok(())
@@ -373,6 +382,7 @@ impl<'m> Translator<'m> {
             .declare_struct(&mut self.shader, &block, vec![member]);
         let mut var = Variable::new(block, Mode::Ssbo, Type::Struct(buffer));
         var.binding = Some(binding);
+        var.atomic_counters = true;
         Ok(self.add_variable(var))
     }
 

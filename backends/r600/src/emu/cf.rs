@@ -136,11 +136,11 @@ impl Machine<'_> {
                 }
                 Ok(None)
             }
-            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc => {
+            CfOp::Tex | CfOp::Vtx | CfOp::VtxTc | CfOp::Gds => {
                 let CfBody::Fetch(fetches) = body else {
                     return Err(mismatch());
                 };
-                self.fetch_clause(at, fetches, op != CfOp::Tex, cf.valid_pixel_mode)?;
+                self.fetch_clause(at, fetches, op, cf.valid_pixel_mode)?;
                 Ok(None)
             }
             CfOp::Export | CfOp::ExportDone => {

@@ -7,6 +7,7 @@
 //! of them that are not helper pixels); each reads its source GPR, then writes its
 //! destination through `dst_sel` (0-3 a result component, 4 zero, 5 1.0, 7 unwritten).
 //! - Texture instructions (SAMPLE*, LD, GET_TEXTURE_RESINFO): [`crate::texture`].
+//! - GDS operations (in GDS clauses, and only there): `gds`.
 //! - VFETCH (in VTX clauses, and in TEX clauses on Evergreen and Cayman): the element index is
 //!   component `src_sel[0]` of the source GPR; the data is at byte `stride·index + offset` of
 //!   buffer `resource` ([`Env::buffers`], each with its stride). FMT_32 (13),
@@ -25,7 +26,7 @@
 //! [`Env::buffers`]: super::Env::buffers
 
 use super::{At, EmuError, Machine, ONE, Why, Within, bit, dword, invalid, lanes, unsupported};
-use crate::isa::{CLAUSE_TEMP_BASE, FetchOp};
+use crate::isa::{CLAUSE_TEMP_BASE, CfOp, FetchOp};
 use crate::program::Fetch;
 use crate::texture::{self, COARSE_X, COARSE_Y, Gradients};
 
@@ -34,7 +35,7 @@ impl Machine<'_> {
         &mut self,
         at: &At,
         fetches: &[Fetch],
-        vertex: bool,
+        clause: CfOp,
         valid_pixels: bool,
     ) -> Result<(), EmuError> {
         if fetches.len() > self.chip.max_fetches() {
@@ -52,17 +53,17 @@ impl Machine<'_> {
                 index,
                 op: fetch.op,
             });
-            self.fetch(&at, fetch, vertex, valid_pixels, &mut gradients)?;
+            self.fetch(&at, fetch, clause, valid_pixels, &mut gradients)?;
         }
         Ok(())
     }
 
-    /// Runs one fetch of a clause (`vertex`: a VTX clause).
+    /// Runs one fetch of a clause launched by `clause`.
     fn fetch(
         &mut self,
         at: &At,
         fetch: &Fetch,
-        vertex: bool,
+        clause: CfOp,
         valid_pixels: bool,
         gradients: &mut [Gradients],
     ) -> Result<(), EmuError> {
@@ -71,8 +72,12 @@ impl Machine<'_> {
         if op.opcode(self.chip).is_none() {
             return Err(unsupported(format!("{op} on {:?}", self.chip)).at(at.clone()));
         }
+        let vertex = matches!(clause, CfOp::Vtx | CfOp::VtxTc);
         if vertex && !op.is_vertex_fetch() {
             return bad(format!("{op} in a vertex-fetch clause"));
+        }
+        if op.is_gds() != (clause == CfOp::Gds) {
+            return bad(format!("{op} in a {clause} clause"));
         }
         if op.is_vertex_fetch() && !vertex && !self.chip.is_evergreen_class() {
             return bad(format!("{op} in a TEX clause before Evergreen"));
@@ -108,6 +113,7 @@ impl Machine<'_> {
             FetchOp::ReadScratch => self
                 .scratch_read(fetch, exec)
                 .map_err(|w| w.at(at.clone()))?,
+            _ if op.is_gds() => self.gds(op, &srcs, exec).map_err(|w| w.at(at.clone()))?,
             FetchOp::GetGradientsH
             | FetchOp::GetGradientsHFine
             | FetchOp::GetGradientsV

@@ -14,7 +14,7 @@
 //! in the submodule that runs each part for the rest: `alu` (ALU clauses, interpolation),
 //! `arith` (the operations' arithmetic), `cf` (control flow, exports), `scratch` (scratch
 //! memory), `rat` (random access targets), `lds` (the local data share, its output queue and
-//! barriers) and `fetch` (fetch clauses).
+//! barriers), `gds` (the global data share) and `fetch` (fetch clauses).
 //!
 //! # Lanes
 //!
@@ -28,6 +28,7 @@ mod alu;
 mod arith;
 mod cf;
 mod fetch;
+mod gds;
 mod lds;
 mod rat;
 mod scratch;
@@ -75,6 +76,9 @@ pub struct Wavefront {
     /// The workgroup's local data share, in dwords, as the dispatcher binds it (the
     /// wavefronts of a workgroup share it).
     pub lds: Vec<u32>,
+    /// The global data share, in dwords, as the dispatcher binds it (every wavefront of a
+    /// draw shares it).
+    pub gds: Vec<u32>,
     /// Where the run stopped at a barrier: the next run goes on from there.
     suspended: Option<Box<Suspended>>,
 }
@@ -121,6 +125,7 @@ impl Wavefront {
             rats: BTreeMap::new(),
             returns: BTreeMap::new(),
             lds: Vec::new(),
+            gds: Vec::new(),
             suspended: None,
         }
     }

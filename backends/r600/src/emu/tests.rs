@@ -1463,6 +1463,63 @@ fn lds_operations_queue_their_returns_in_order() {
     assert_eq!(w.lds, [10, 14]);
 }
 
+/// GDS operations run in lane order on the shared memory and return the dword before them;
+/// a clause in valid pixel mode skips helper pixels, and an address past the memory reads 0.
+#[test]
+fn gds_operations_are_atomic_in_lane_order() {
+    let gds = |op, sels: [u8; 3], dst_sel: [u8; 4]| Fetch::gds(op, 0, sels, 1, dst_sel);
+    let clause = |fetches: Vec<Fetch>, valid_pixels: bool| {
+        let mut cf = Cf::new(CfOp::Gds, CfBody::Fetch(fetches));
+        cf.valid_pixel_mode = valid_pixels;
+        cf
+    };
+    // R0.x: the byte address, R0.y and R0.z the operands.
+    let p = program(
+        Chip::Cayman,
+        vec![
+            clause(
+                vec![gds(FetchOp::GdsAddRet, [0, 1, 4], [0, 7, 7, 7])],
+                false,
+            ),
+            // Compare with z, store y.
+            clause(
+                vec![gds(FetchOp::GdsCmpXchgRet, [0, 2, 1], [7, 0, 7, 7])],
+                true,
+            ),
+            clause(
+                vec![gds(FetchOp::GdsReadRet, [0, 4, 4], [7, 7, 0, 7])],
+                false,
+            ),
+        ],
+        0,
+    );
+    let mut w = wave(
+        4,
+        &[
+            (0, 0, &[4, 4, 4, 64]),
+            (0, 1, &[1, 2, 3, 4]),
+            (0, 2, &[16, 9, 9, 9]),
+        ],
+    );
+    w.helpers = 0b0010;
+    w.gds = vec![0, 10];
+    run_ok(&p, &mut w);
+    assert_eq!(
+        column(&w, 1, 0),
+        [10, 11, 13, 0],
+        "each lane's add sees the ones before"
+    );
+    // 16 after the adds: lane 0's comparand matches and stores 1, lane 1 is a helper, lane 2's
+    // does not match.
+    assert_eq!(column(&w, 1, 1), [16, 0, 1, 0]);
+    assert_eq!(column(&w, 1, 2), [1, 1, 1, 0]);
+    assert_eq!(w.gds, [0, 1]);
+    // An unaligned address is an error.
+    let mut w = wave(1, &[(0, 0, &[2])]);
+    w.gds = vec![0; 2];
+    assert!(err(&p, &mut w).to_string().contains("not a multiple of 4"));
+}
+
 /// The queue holds what a clause's LDS operations return: popping it empty, leaving entries at
 /// the clause's end, an unaligned address and a barrier before a clause's last group are
 /// errors.
