@@ -16,7 +16,7 @@ use crate::lower::{LowerError, Payload, lower_compute, lower_fragment, lower_ver
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
 use crate::regalloc::{AllocError, allocate};
-use crate::schedule::schedule;
+use crate::schedule::{schedule, schedule_for_pressure};
 use crate::self_moves::remove_self_moves;
 use crate::simd_width::{lower_simd_width, lowered_width};
 use shrew_engine::ir::{Shader, Stage};
@@ -217,14 +217,18 @@ fn finish(
     passes.require("gen-lower-simd-width", &mut program, |p| {
         lower_simd_width(p, hw)
     })?;
-    // Scheduled for latency if the result fits the register file without spilling, else as
-    // lowered, spilling what does not fit (Mesa also spills only in its last attempt).
+    // Scheduled for latency if the result fits the register file without spilling, else for
+    // the fewest live registers, spilling what does not fit then (Mesa also tries its pre-RA
+    // scheduling modes in turn, and spills only in its last attempt).
     let mut scheduled = program.clone();
     passes.optimize("gen-schedule", &mut scheduled, |p| schedule(p, hw))?;
     let (mut program, alloc) =
         match passes.require("gen-regalloc", &mut scheduled, |p| allocate(p, hw, false))? {
             Ok(alloc) => (scheduled, alloc),
             Err(_) => {
+                passes.optimize("gen-schedule-pressure", &mut program, |p| {
+                    schedule_for_pressure(p, hw)
+                })?;
                 let alloc = passes.require("gen-regalloc-spill", &mut program, |p| {
                     allocate(p, hw, may_spill)
                 })??;

@@ -5,7 +5,9 @@
 //! an unpredicated write that covers it whole, as Mesa's `fs_live_variables` does) over the
 //! basic blocks of the structured program (the least solution of the backward dataflow
 //! equations, found by a search back from each GRF's uses that visits only the blocks where it
-//! is live), and turns it into one live interval of instruction indices per virtual register;
+//! is live; a GRF nothing writes, an undefined part of a message payload, holds no value and is
+//! live only where it is read), and turns it into one live interval of instruction indices per
+//! virtual register;
 //! two registers interfere when their intervals overlap. The interference graph is an interval
 //! graph, so it is never built: a sweep over the intervals in order of start colours it and
 //! counts each register's neighbours. It is chordal: colouring it
@@ -177,6 +179,8 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
     // The last block that wrote each variable whole, and the last that read it exposed.
     let mut defined_in = vec![usize::MAX; vars];
     let mut exposed_in = vec![usize::MAX; vars];
+    // Whether anything writes the variable, even in part.
+    let mut written = vec![false; vars];
     for (b, block) in blocks.iter().enumerate() {
         for inst in &program.insts[block.start..block.end] {
             for (i, src) in inst.srcs.iter().enumerate() {
@@ -198,6 +202,7 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
                 for g in d.grfs(span) {
                     let covers = d.offset <= g * 32 && d.offset + span >= g * 32 + 32;
                     let var = var_base[v.0 as usize] + g as usize;
+                    written[var] = true;
                     if whole && covers && defined_in[var] != b {
                         defined_in[var] = b;
                         defined.push((var, b));
@@ -232,6 +237,11 @@ pub fn intervals(program: &Lir) -> Vec<Option<(usize, usize)>> {
     // it is live out of.
     let mut search = LiveRangeSearch::new(blocks.len(), |b| blocks[b].succs.iter().copied());
     for (var, &v) in vreg_of_var.iter().enumerate() {
+        // A GRF nothing writes holds no value (the parts of a message payload the shader
+        // leaves undefined): its reads keep it live nowhere else.
+        if !written[var] {
+            continue;
+        }
         let (exposed, defined) = (exposed.of(var), defined.of(var));
         search.search(exposed.iter().copied(), defined.iter().copied(), |live| {
             let at = match live {
@@ -638,6 +648,28 @@ mod tests {
             Src::Reg(v(2 * VALUES, Type::F)),
         ));
         program(2 * VALUES + 1, insts)
+    }
+
+    /// A GRF nothing writes (a message payload's undefined part) holds no value: the register's
+    /// interval starts at its first write, not at the program's start.
+    #[test]
+    fn grfs_nothing_writes_keep_no_register_live() {
+        let undefined_half = Operand::vector(VReg(0), 32, Type::F);
+        let mut p = program(
+            2,
+            vec![
+                mov(v(1, Type::F), Src::imm_f(1.0)),
+                mov(v(0, Type::F), Src::imm_f(2.0)),
+                Inst::new(
+                    Opcode::Add,
+                    8,
+                    Some(v(1, Type::F)),
+                    vec![Src::Reg(v(1, Type::F)), Src::Reg(undefined_half)],
+                ),
+            ],
+        );
+        p.vreg_sizes[0] = 2;
+        assert_eq!(intervals(&p)[0], Some((1, 2)));
     }
 
     /// A payload GRF read inside a loop (a uniform the loop's condition reads) is read again on

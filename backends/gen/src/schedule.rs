@@ -26,9 +26,16 @@
 //! that are both sends, keeps its order. Dependences are per GRF, which is conservative for
 //! values that share a GRF.
 //!
+//! [`schedule_for_pressure`] orders each block for the fewest live registers instead: bottom-up,
+//! of the instructions whose successors are placed, the one that frees the most GRFs above it
+//! (its last write of a register the placed instructions read, less the registers it begins to
+//! read), ties by original order from the end. A register written piecewise (a message payload
+//! whose parts the shader writes early) then lives from its parts' writes, moved down to its
+//! send, rather than from the first of them.
+//!
 //! Options: none. Scheduling lengthens live ranges; the caller allocates the scheduled program
-//! and falls back to the original order when it does not fit, as Mesa tries its pre-RA modes in
-//! turn.
+//! and falls back to the pressure order when it does not fit, as Mesa tries its pre-RA modes in
+//! turn. A block of more than [`MAX_PRESSURE_BLOCK`] instructions keeps its order there.
 
 use crate::isa::{ARF_FLAG, ARF_NULL, Gen, Opcode};
 use crate::lir::{Base, Inst, Lir, Op, Operand};
@@ -197,6 +204,109 @@ fn dependences(block: &[Inst], timings: &[Timing]) -> Vec<Vec<Edge>> {
     succs
 }
 
+/// The longest block [`schedule_for_pressure`] reorders (each step scans the ready
+/// instructions).
+pub const MAX_PRESSURE_BLOCK: usize = 4096;
+
+/// Reorders every basic block of `program` for the fewest live registers (see the module
+/// documentation).
+pub fn schedule_for_pressure(program: &mut Lir, hw: Gen) {
+    let mut start = 0;
+    let mut out = Vec::with_capacity(program.insts.len());
+    let insts = std::mem::take(&mut program.insts);
+    for (i, inst) in insts.iter().enumerate() {
+        if is_barrier(inst) {
+            out.extend(pressure_block(&insts[start..i], &program.vreg_sizes, hw));
+            out.push(inst.clone());
+            start = i + 1;
+        }
+    }
+    out.extend(pressure_block(&insts[start..], &program.vreg_sizes, hw));
+    program.insts = out;
+}
+
+/// The virtual registers an operand list names.
+fn vregs<'a>(operands: impl Iterator<Item = &'a Operand>) -> Vec<usize> {
+    let mut out: Vec<usize> = operands
+        .filter_map(|op| match op.base {
+            Base::Vgrf(v) => Some(v.0 as usize),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// One block in its pressure order, placed bottom-up.
+fn pressure_block(block: &[Inst], sizes: &[u32], hw: Gen) -> Vec<Inst> {
+    if block.len() < 2 || block.len() > MAX_PRESSURE_BLOCK {
+        return block.to_vec();
+    }
+    let timings: Vec<Timing> = block
+        .iter()
+        .map(|inst| lir_timing(inst, hw).unwrap_or_default())
+        .collect();
+    let succs = dependences(block, &timings);
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); block.len()];
+    for (from, edges) in succs.iter().enumerate() {
+        for e in edges {
+            preds[e.to].push(from);
+        }
+    }
+    let read: Vec<Vec<usize>> = (block.iter())
+        .map(|inst| vregs(inst.srcs.iter().filter_map(|s| s.reg())))
+        .collect();
+    let written: Vec<Vec<usize>> = block.iter().map(|inst| vregs(inst.dst.iter())).collect();
+    // Per register: the block's writes of it not placed yet, and whether it is live below
+    // the instructions placed so far.
+    let mut writes_left = vec![0u32; sizes.len()];
+    for w in written.iter().flatten() {
+        writes_left[*w] += 1;
+    }
+    let mut live = vec![false; sizes.len()];
+    let size = |v: usize| sizes.get(v).copied().unwrap_or(1) as i64;
+    let mut successors_left: Vec<usize> = succs.iter().map(Vec::len).collect();
+    let mut ready: Vec<usize> = (0..block.len()).filter(|&i| succs[i].is_empty()).collect();
+    let mut order = Vec::with_capacity(block.len());
+    while !ready.is_empty() {
+        let gain = |i: usize| {
+            let freed: i64 = (written[i].iter())
+                .filter(|&&w| live[w] && writes_left[w] == 1 && !read[i].contains(&w))
+                .map(|&w| size(w))
+                .sum();
+            let begun: i64 = read[i]
+                .iter()
+                .filter(|&&r| !live[r])
+                .map(|&r| size(r))
+                .sum();
+            freed - begun
+        };
+        let (at, &pick) = (ready.iter().enumerate())
+            .max_by_key(|&(_, &i)| (gain(i), i))
+            .expect("not empty");
+        ready.swap_remove(at);
+        for &w in &written[pick] {
+            writes_left[w] -= 1;
+            if writes_left[w] == 0 {
+                live[w] = false;
+            }
+        }
+        for &r in &read[pick] {
+            live[r] = true;
+        }
+        order.push(pick);
+        for &p in &preds[pick] {
+            successors_left[p] -= 1;
+            if successors_left[p] == 0 {
+                ready.push(p);
+            }
+        }
+    }
+    order.reverse();
+    order.into_iter().map(|i| block[i].clone()).collect()
+}
+
 /// The ready instructions of one unit. An instruction issues at the latest of the clock, its
 /// unit's next free cycle and its `earliest` cycle; the first two are the same for the whole
 /// queue and never decrease, so the queue keeps apart the instructions whose `earliest` has
@@ -347,6 +457,29 @@ mod tests {
         let mut program = program.clone();
         let alloc = crate::regalloc::allocate(&mut program, Gen::Gen9, false).expect("fits");
         crate::perf::estimate(&crate::emit::emit(&program, &alloc), Gen::Gen9, 8).cycles
+    }
+
+    /// Registers written early and read one after the other at the end (as message payloads
+    /// are) are written just before their readers in the pressure order.
+    #[test]
+    fn the_pressure_order_moves_writes_down_to_their_readers() {
+        let write = |n: u32| Inst::new(Opcode::Mov, 8, Some(v(n)), vec![Src::imm_f(n as f32)]);
+        // v0..v3 written first; v4 = v0 + v0, then v(5 + k) = v(k + 1) + v(4 + k).
+        let mut insts: Vec<Inst> = (0..4).map(write).collect();
+        insts.push(add(4, 0, 0));
+        insts.extend((0..3).map(|k| add(5 + k, k + 1, 4 + k)));
+        let mut p = program(insts);
+        p.vreg_sizes[..4].fill(9);
+        schedule_for_pressure(&mut p, Gen::Gen9);
+        let dsts: Vec<u32> = p
+            .insts
+            .iter()
+            .map(|inst| match inst.dst.map(|d| d.base) {
+                Some(Base::Vgrf(VReg(n))) => n,
+                _ => u32::MAX,
+            })
+            .collect();
+        assert_eq!(dsts, [0, 4, 1, 5, 2, 6, 3, 7]);
     }
 
     /// Two dependent chains, written one after the other, are interleaved.

@@ -26,7 +26,9 @@
 //!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
 //!   table entry ([`Surface::Texture`]), the sampler the texture's binding.
 //! - Vertex shaders read their attributes from the payload (a GRF per component) and write
-//!   their outputs straight into the payloads of SIMD8 URB writes, which send the vertex's
+//!   each output component into a register of its own, copied into the payloads of SIMD8 URB
+//!   writes at the end (`coalesce` computes it there when that costs no registers), which send
+//!   the vertex's
 //!   URB entry at the end ([`Payload::vue`]: the header with the point size, the position, the
 //!   other outputs by slot; the header only when the point size is written).
 //! - Compute shaders read each channel's local invocation ID from the payload (per-thread push
@@ -276,6 +278,7 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), Lo
         payload,
         outputs: BTreeMap::new(),
         urb_messages: Vec::new(),
+        vertex_outputs: BTreeMap::new(),
         discards: uses_intrinsic(func, is_kill)
             || (shader.stage == Stage::Fragment
                 && uses_intrinsic(func, |op| {
@@ -348,8 +351,11 @@ struct Lowering<'s> {
     payload: Payload,
     outputs: Outputs,
     /// Vertex shaders: the URB writes at the end, each its first VUE slot and its payload (the
-    /// header, then four GRFs per slot), which the outputs are written into.
+    /// header, then four GRFs per slot), which the outputs are copied into.
     urb_messages: Vec<(u32, VReg)>,
+    /// Vertex shaders: each output component written, by its place in a URB payload (register,
+    /// byte offset), in a register of its own until the URB writes copy it there.
+    vertex_outputs: BTreeMap<(VReg, u32), VReg>,
     /// Whether the fragment shader discards, writes memory or asks which invocations are
     /// helpers: it keeps live pixels in f1.0.
     discards: bool,

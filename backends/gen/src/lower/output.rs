@@ -55,7 +55,14 @@ impl Lowering<'_> {
                     }
                 };
                 let src = self.read_dword(data, k);
-                self.write_colour(out, comp, src);
+                if self.shader.stage == Stage::Vertex {
+                    let place = (out.0, out.1 + 32 * comp);
+                    let temp = *(self.vertex_outputs.entry(place))
+                        .or_insert_with(|| self.program.new_vreg(1));
+                    self.op(Opcode::Mov, Operand::vector(temp, 0, Type::UD), vec![src]);
+                } else {
+                    self.write_colour(out, comp, src);
+                }
             }
         }
         Ok(())
@@ -63,7 +70,7 @@ impl Lowering<'_> {
 
     /// Plans the URB writes of a vertex shader's outputs ([`Payload::vue`]), two slots to a
     /// message, from slot 1 unless the shader writes the point size (slot 0, the header's
-    /// fourth dword): each output slot is written straight into its message's payload.
+    /// fourth dword): each output slot's place in its message's payload.
     ///
     /// [`Payload::vue`]: super::Payload::vue
     pub(super) fn plan_urb_writes(&mut self) {
@@ -91,12 +98,19 @@ impl Lowering<'_> {
     }
 
     /// The URB writes [`Lowering::plan_urb_writes`] planned, the last with EOT: each payload's
-    /// header holds the URB handles; the header's other dwords and the slots the shader never
-    /// writes are zero.
+    /// header holds the URB handles, the output components the shader wrote are copied in; the
+    /// header's other dwords and the slots the shader never writes are zero, the other
+    /// components of a slot undefined.
     pub(super) fn urb_writes(&mut self) -> Result<(), LowerError> {
-        let written: Vec<(VReg, u32)> = self.outputs.values().copied().collect();
+        let copies: Vec<((VReg, u32), VReg)> =
+            self.vertex_outputs.iter().map(|(&p, &t)| (p, t)).collect();
         let messages = self.urb_messages.clone();
         for (m, &(first_slot, payload)) in messages.iter().enumerate() {
+            for &((_, at), temp) in copies.iter().filter(|((p, _), _)| *p == payload) {
+                let dst = Operand::vector(payload, at, Type::UD);
+                let src = Src::Reg(Operand::vector(temp, 0, Type::UD));
+                self.op(Opcode::Mov, dst, vec![src]);
+            }
             let slots = (self.program.vreg_sizes[payload.0 as usize] - 1) / 4;
             let mut header = Inst::new(
                 Opcode::Mov,
@@ -108,9 +122,11 @@ impl Lowering<'_> {
             self.emit(header);
             for k in 0..slots {
                 let at = (1 + 4 * k) * 32;
+                let written = (copies.iter())
+                    .any(|&((p, place), _)| p == payload && (at..at + 128).contains(&place));
                 let zeros = match self.payload.vue[(first_slot + k) as usize] {
                     VueSlot::Header => 0..3,
-                    _ if written.contains(&(payload, at)) => 0..0,
+                    _ if written => 0..0,
                     _ => 0..4,
                 };
                 for c in zeros {
