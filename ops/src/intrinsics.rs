@@ -93,6 +93,8 @@ pub enum IndexKind {
     DstAccess,
     SrcAccess,
     AtomicOp,
+    /// The binary ALU operation a subgroup reduction or scan combines values with.
+    ReductionOp,
     ImageDim,
     ImageArray,
     ExecutionScope,
@@ -109,6 +111,11 @@ pub enum IndexKind {
 const ATOMIC_OPS: &[&str] = &[
     "iadd", "imin", "umin", "imax", "umax", "iand", "ior", "ixor", "xchg", "cmpxchg", "fadd",
     "fmin", "fmax",
+];
+/// The ALU opcodes the `reduction_op` index names ([`reduction_op`]).
+const REDUCTION_OPS: &[&str] = &[
+    "iadd", "imul", "fadd", "fmul", "imin", "umin", "fmin", "imax", "umax", "fmax", "iand", "ior",
+    "ixor",
 ];
 const IMAGE_DIMS: &[&str] = &["1d", "2d", "3d", "cube", "rect", "buf", "ms", "subpass"];
 const SCOPES: &[&str] = &[
@@ -171,6 +178,7 @@ impl IndexKind {
             IndexKind::DstAccess => "dst_access",
             IndexKind::SrcAccess => "src_access",
             IndexKind::AtomicOp => "atomic_op",
+            IndexKind::ReductionOp => "reduction_op",
             IndexKind::ImageDim => "image_dim",
             IndexKind::ImageArray => "image_array",
             IndexKind::ExecutionScope => "execution_scope",
@@ -195,6 +203,7 @@ impl IndexKind {
         IndexKind::DstAccess,
         IndexKind::SrcAccess,
         IndexKind::AtomicOp,
+        IndexKind::ReductionOp,
         IndexKind::ImageDim,
         IndexKind::ImageArray,
         IndexKind::ExecutionScope,
@@ -212,6 +221,7 @@ impl IndexKind {
     fn format(self) -> IndexFormat {
         match self {
             IndexKind::AtomicOp => IndexFormat::Enum(ATOMIC_OPS),
+            IndexKind::ReductionOp => IndexFormat::Enum(REDUCTION_OPS),
             IndexKind::ImageDim => IndexFormat::Enum(IMAGE_DIMS),
             IndexKind::ExecutionScope | IndexKind::MemoryScope => IndexFormat::Enum(SCOPES),
             IndexKind::Access | IndexKind::DstAccess | IndexKind::SrcAccess => {
@@ -300,6 +310,40 @@ impl AtomicOp {
         ]
         .get(v as usize)
         .copied()
+    }
+}
+
+/// The ALU opcode of a `reduction_op` index value.
+pub fn reduction_op(value: u32) -> Option<crate::AluOp> {
+    REDUCTION_OPS
+        .get(value as usize)
+        .and_then(|name| crate::AluOp::from_name(name))
+}
+
+/// The `reduction_op` index value of an ALU opcode, if subgroups reduce with it.
+pub fn reduction_index(op: crate::AluOp) -> Option<u32> {
+    REDUCTION_OPS
+        .iter()
+        .position(|name| *name == op.name())
+        .map(|i| i as u32)
+}
+
+/// The identity of a reduction's operation at `bits` bits (raw bits): what a scan starts from
+/// and what a lane that takes no part contributes.
+pub fn reduction_identity(op: crate::AluOp, bits: u8) -> u64 {
+    use crate::AluOp::*;
+    let ones = crate::eval::mask(u64::MAX, bits);
+    let float = |x: f64| crate::eval::fput(x, bits);
+    match op {
+        Imul => 1,
+        Fadd => float(0.0),
+        Fmul => float(1.0),
+        Imin => ones >> 1,
+        Umin | Iand => ones,
+        Fmin => float(f64::INFINITY),
+        Imax => crate::eval::mask(1u64 << (bits.max(1) - 1), bits),
+        Fmax => float(f64::NEG_INFINITY),
+        _ => 0,
     }
 }
 
@@ -493,6 +537,12 @@ intrinsic_table! {
     ReadInvocation "read_invocation" (Data, Scalar32) -> DATA, [], SUBGROUP, reads M0, writes M0;
     // The value of the active invocation with the lowest index.
     ReadFirstInvocation "read_first_invocation" (Data) -> DATA, [], SUBGROUP, reads M0, writes M0;
+    // Each invocation's combination, by the `reduction_op`, of the active invocations' values
+    // in index order: all of them, those up to its own, or those before it (the operation's
+    // identity for the first).
+    Reduce "reduce" (Data) -> DATA, [ReductionOp], SUBGROUP, reads M0, writes M0;
+    InclusiveScan "inclusive_scan" (Data) -> DATA, [ReductionOp], SUBGROUP, reads M0, writes M0;
+    ExclusiveScan "exclusive_scan" (Data) -> DATA, [ReductionOp], SUBGROUP, reads M0, writes M0;
     VoteAll "vote_all" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;
     VoteAny "vote_any" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;
     VoteAllEqual "vote_all_equal" (Cond) -> fixed(1, 1), [], SUBGROUP, reads M0, writes M0;

@@ -1333,6 +1333,9 @@ impl<'p, 's> Machine<'p, 's> {
             Intrinsic::Ballot
             | Intrinsic::ReadInvocation
             | Intrinsic::ReadFirstInvocation
+            | Intrinsic::Reduce
+            | Intrinsic::InclusiveScan
+            | Intrinsic::ExclusiveScan
             | Intrinsic::VoteAll
             | Intrinsic::VoteAny
             | Intrinsic::VoteAllEqual => unreachable!("decoded as Op::Subgroup"),

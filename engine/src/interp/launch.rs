@@ -12,9 +12,12 @@ use super::{
 };
 use crate::deadline;
 use crate::ir::{InstKind, Shader, Stage, Value};
-use shrew_ops::Intrinsic;
 use shrew_ops::alu::{Axis, DerivativePrecision};
+use shrew_ops::eval::Bits;
 use shrew_ops::eval::{fget, fput};
+use shrew_ops::intrinsics::{reduction_identity, reduction_op};
+use shrew_ops::{IndexKind, Intrinsic};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// I/O slots every invocation of a program that accesses inputs or outputs by location has at
@@ -945,6 +948,43 @@ fn resolve_subgroup(
                 value_at(wanted).unwrap_or_else(|| vec![0; regs_of(v).len()])
             })
             .collect(),
+        Intrinsic::Reduce | Intrinsic::InclusiveScan | Intrinsic::ExclusiveScan => {
+            let op = (ii.index(IndexKind::ReductionOp))
+                .and_then(reduction_op)
+                .expect("the verifier checks the reduction operation");
+            let bits = func.inst(v).def.map_or(32, |d| d.bits);
+            // The active lanes in index order, each combining the ones before it.
+            let mut order: Vec<usize> = parts.to_vec();
+            order.sort_by_key(|&p| lane(p));
+            let mut running = vec![reduction_identity(op, bits); regs_of(v).len()];
+            // Each lane's scan, by its place in `group`.
+            let mut scans = BTreeMap::new();
+            for &p in &order {
+                if ii.op == Intrinsic::ExclusiveScan {
+                    scans.insert(p, running.clone());
+                }
+                for (acc, &x) in running.iter_mut().zip(source(p, 0)) {
+                    let mut out = [0];
+                    let srcs: [&[u64]; 2] = [&[*acc], &[x]];
+                    op.eval(
+                        &srcs,
+                        Bits {
+                            src: &[bits, bits],
+                            dst: bits,
+                        },
+                        &mut out,
+                    );
+                    *acc = out[0];
+                }
+                if ii.op == Intrinsic::InclusiveScan {
+                    scans.insert(p, running.clone());
+                }
+            }
+            parts
+                .iter()
+                .map(|p| scans.remove(p).unwrap_or_else(|| running.clone()))
+                .collect()
+        }
         other => unreachable!("{} is not a subgroup operation", other.name()),
     };
     let dst = regs_of(v);

@@ -1,13 +1,38 @@
 //! Subgroup instructions: SPV_KHR_shader_ballot and SPV_KHR_subgroup_vote (GLSL's
-//! ARB_shader_ballot and ARB_shader_group_vote), and the basic, vote, ballot and shuffle
-//! operations of the `GroupNonUniform` family at subgroup scope.
+//! ARB_shader_ballot and ARB_shader_group_vote), and the basic, vote, ballot, shuffle and
+//! arithmetic (reductions, inclusive and exclusive scans) operations of the `GroupNonUniform`
+//! family at subgroup scope.
 
 use super::function::{Translator, Val};
 use super::module::id;
 use super::{Inst, Result, SpirvError};
-use rspirv::spirv::{Op, Scope};
+use rspirv::dr::Operand;
+use rspirv::spirv::{GroupOperation, Op, Scope};
 use shrew_engine::ir::Value;
-use shrew_engine::ops::{AluOp, Intrinsic};
+use shrew_engine::ops::intrinsics::reduction_index;
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
+
+/// The ALU opcode an arithmetic `GroupNonUniform` instruction combines values with (the
+/// logical ones on booleans: bitwise on one bit).
+fn reduction_alu(op: Op) -> Option<AluOp> {
+    use Op::*;
+    Some(match op {
+        GroupNonUniformIAdd => AluOp::Iadd,
+        GroupNonUniformFAdd => AluOp::Fadd,
+        GroupNonUniformIMul => AluOp::Imul,
+        GroupNonUniformFMul => AluOp::Fmul,
+        GroupNonUniformSMin => AluOp::Imin,
+        GroupNonUniformUMin => AluOp::Umin,
+        GroupNonUniformFMin => AluOp::Fmin,
+        GroupNonUniformSMax => AluOp::Imax,
+        GroupNonUniformUMax => AluOp::Umax,
+        GroupNonUniformFMax => AluOp::Fmax,
+        GroupNonUniformBitwiseAnd | GroupNonUniformLogicalAnd => AluOp::Iand,
+        GroupNonUniformBitwiseOr | GroupNonUniformLogicalOr => AluOp::Ior,
+        GroupNonUniformBitwiseXor | GroupNonUniformLogicalXor => AluOp::Ixor,
+        _ => return None,
+    })
+}
 
 impl Translator<'_> {
     /// Translates a subgroup instruction; `false` if `inst` is none.
@@ -29,7 +54,23 @@ impl Translator<'_> {
             | GroupNonUniformBallot
             | GroupNonUniformBroadcast
             | GroupNonUniformBroadcastFirst
-            | GroupNonUniformShuffle => {
+            | GroupNonUniformShuffle
+            | GroupNonUniformIAdd
+            | GroupNonUniformFAdd
+            | GroupNonUniformIMul
+            | GroupNonUniformFMul
+            | GroupNonUniformSMin
+            | GroupNonUniformUMin
+            | GroupNonUniformFMin
+            | GroupNonUniformSMax
+            | GroupNonUniformUMax
+            | GroupNonUniformFMax
+            | GroupNonUniformBitwiseAnd
+            | GroupNonUniformBitwiseOr
+            | GroupNonUniformBitwiseXor
+            | GroupNonUniformLogicalAnd
+            | GroupNonUniformLogicalOr
+            | GroupNonUniformLogicalXor => {
                 let scope = self.const_u32(id(inst, 0)?)?;
                 if scope != Scope::Subgroup as u32 {
                     return Err(SpirvError::unsupported(format!(
@@ -73,6 +114,7 @@ impl Translator<'_> {
                 let index = self.index32(id(inst, first + 1)?)?;
                 self.read(Intrinsic::ReadInvocation, &[v, index])
             }
+            _ if reduction_alu(op).is_some() => return self.reduction(inst, op).map(|()| true),
             GroupNonUniformElect => {
                 // The active invocation with the lowest index is elected.
                 let own = self.intrinsic(Intrinsic::LoadSubgroupInvocation, &[]);
@@ -83,6 +125,37 @@ impl Translator<'_> {
         };
         self.set(inst, Val::Ssa(value))?;
         Ok(true)
+    }
+
+    /// An arithmetic `GroupNonUniform` instruction: its group operation (a reduction or a scan;
+    /// clustered reductions are not supported) of its value with the instruction's ALU opcode.
+    fn reduction(&mut self, inst: &Inst, op: Op) -> Result<()> {
+        let alu = reduction_alu(op).expect("an arithmetic instruction");
+        let intrinsic = match inst.inst.operands.get(1) {
+            Some(Operand::GroupOperation(GroupOperation::Reduce)) => Intrinsic::Reduce,
+            Some(Operand::GroupOperation(GroupOperation::InclusiveScan)) => {
+                Intrinsic::InclusiveScan
+            }
+            Some(Operand::GroupOperation(GroupOperation::ExclusiveScan)) => {
+                Intrinsic::ExclusiveScan
+            }
+            other => {
+                return Err(SpirvError::unsupported(format!(
+                    "Op{} with the group operation {other:?}",
+                    inst.inst.class.opname
+                )));
+            }
+        };
+        let v = self.ssa(id(inst, 2)?)?;
+        let shape = self.builder().value_type(v);
+        let index = reduction_index(alu).expect("a reduction opcode");
+        let value = self.builder().intrinsic(
+            intrinsic,
+            &[v],
+            Some(shape),
+            &[(IndexKind::ReductionOp, index)],
+        );
+        self.set(inst, Val::Ssa(value))
     }
 
     /// An intrinsic of a fixed shape.

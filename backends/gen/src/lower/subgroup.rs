@@ -6,14 +6,18 @@
 //! an `or` tree with WE_all folds the register to one dword. A read of another lane is a
 //! ladder over the lanes (compare the index, move that lane's element), reading a copy of the
 //! value in which the disabled channels are 0, so that a read of an inactive lane gives 0, as
-//! the interpreter has it.
+//! the interpreter has it. Reductions and scans run a ladder too: under WE_all, each lane's
+//! element of a copy whose disabled channels hold the operation's identity is combined into one
+//! dword in lane order, its running value kept per lane for a scan; the enabled channels then
+//! take the result.
 
 use super::{LowerError, Lowering};
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Opcode, Region, Type};
 use crate::lir::{Base, Inst, Operand, Src, VReg};
 use shrew_engine::ir::{IntrinsicInst, Value};
-use shrew_engine::ops::Intrinsic;
+use shrew_engine::ops::intrinsics::{reduction_identity, reduction_op};
+use shrew_engine::ops::{AluOp, IndexKind, Intrinsic};
 
 impl Lowering<'_> {
     pub(super) fn subgroup(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
@@ -110,7 +114,94 @@ impl Lowering<'_> {
                 let index = self.in_register(index);
                 self.read_lanes(v, ii.srcs[0], index);
             }
+            Intrinsic::Reduce | Intrinsic::InclusiveScan | Intrinsic::ExclusiveScan => {
+                self.reduction(v, ii)?;
+            }
             _ => unreachable!("{} is not a subgroup operation", ii.op.name()),
+        }
+        Ok(())
+    }
+
+    /// A reduction or scan of `ii`'s source with its `reduction_op`, component by component.
+    fn reduction(&mut self, v: Value, ii: &IntrinsicInst) -> Result<(), LowerError> {
+        let op = (ii.index(IndexKind::ReductionOp))
+            .and_then(reduction_op)
+            .ok_or_else(|| self.error(v, "a reduction without its operation"))?;
+        if self.is_wide(ii.srcs[0]) {
+            return Err(self.error(v, "64-bit subgroup reductions are not supported yet"));
+        }
+        // Booleans are dwords of all ones or zero here: their identities are the 32-bit ones.
+        let identity = reduction_identity(op, 32) as u32;
+        let (opcode, ty, cond) = match op {
+            AluOp::Iadd => (Opcode::Add, Type::D, None),
+            AluOp::Imul => (Opcode::Mul, Type::D, None),
+            AluOp::Fadd => (Opcode::Add, Type::F, None),
+            AluOp::Fmul => (Opcode::Mul, Type::F, None),
+            AluOp::Imin => (Opcode::Sel, Type::D, Some(CondMod::L)),
+            AluOp::Umin => (Opcode::Sel, Type::UD, Some(CondMod::L)),
+            AluOp::Fmin => (Opcode::Sel, Type::F, Some(CondMod::L)),
+            AluOp::Imax => (Opcode::Sel, Type::D, Some(CondMod::Ge)),
+            AluOp::Umax => (Opcode::Sel, Type::UD, Some(CondMod::Ge)),
+            AluOp::Fmax => (Opcode::Sel, Type::F, Some(CondMod::Ge)),
+            AluOp::Iand => (Opcode::And, Type::UD, None),
+            AluOp::Ior => (Opcode::Or, Type::UD, None),
+            _ => (Opcode::Xor, Type::UD, None),
+        };
+        // The identity as an immediate of the operation's type (a move converts between types).
+        let identity = match ty {
+            Type::F => Src::imm_f(f32::from_bits(identity)),
+            _ => Src::imm_ud(identity),
+        };
+        let comps = self.func.value_type(ii.srcs[0]).map_or(1, |t| t.comps);
+        for c in 0..comps {
+            let source = self.read(ii.srcs[0], c, ty);
+            let mine = self.temp_operand(ty);
+            self.emit(Inst {
+                mask_all: true,
+                ..Inst::new(Opcode::Mov, self.width, Some(mine), vec![identity])
+            });
+            self.op(Opcode::Mov, mine, vec![source]);
+            let acc = Operand::scalar(Base::Vgrf(self.scalar_temp()), 0, ty);
+            self.emit(Inst {
+                mask_all: true,
+                ..Inst::new(Opcode::Mov, 1, Some(acc), vec![identity])
+            });
+            let scan = self.temp_operand(ty);
+            for lane in 0..self.width as u32 {
+                let element = Operand {
+                    offset: mine.offset + 4 * lane,
+                    region: Region::SCALAR,
+                    ..mine
+                };
+                let at_lane = Operand {
+                    offset: scan.offset + 4 * lane,
+                    ..scan
+                };
+                let keep = |this: &mut Self| {
+                    this.emit(Inst {
+                        mask_all: true,
+                        ..Inst::new(Opcode::Mov, 1, Some(at_lane), vec![Src::Reg(acc)])
+                    });
+                };
+                if ii.op == Intrinsic::ExclusiveScan {
+                    keep(self);
+                }
+                self.emit(Inst {
+                    mask_all: true,
+                    cond,
+                    ..Inst::new(opcode, 1, Some(acc), vec![Src::Reg(acc), Src::Reg(element)])
+                });
+                if ii.op == Intrinsic::InclusiveScan {
+                    keep(self);
+                }
+            }
+            let result = if ii.op == Intrinsic::Reduce {
+                acc
+            } else {
+                scan
+            };
+            let dst = self.comp(v, c, ty);
+            self.op(Opcode::Mov, dst, vec![Src::Reg(result)]);
         }
         Ok(())
     }
