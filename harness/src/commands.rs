@@ -82,6 +82,9 @@ pub enum Command {
     /// `atomic counters N` (buffer 0) and `atomic counter buffer B N`: an atomic counter
     /// buffer of `N` zeroed counters at binding `B`.
     AtomicCounters { buffer: u32, count: u32 },
+    /// `atomic counter B I VALUE`: counter `I` (dword `I`) of atomic counter buffer `B` set to
+    /// `VALUE`.
+    SetAtomicCounter { buffer: u32, index: u32, value: u32 },
     /// `probe atomic counter I OP VALUE` (counter `I` of buffer 0) and `probe atomic counter
     /// buffer B OFFSET OP VALUE`: the counter at byte `offset` of buffer `buffer` compared
     /// with `value`.
@@ -139,6 +142,7 @@ impl Command {
             Command::UboArrayIndex(_) => "ubo array index".into(),
             Command::Compute(_) => "compute".into(),
             Command::AtomicCounters { .. } => "atomic counters".into(),
+            Command::SetAtomicCounter { .. } => "atomic counter".into(),
             Command::ProbeAtomicCounter { .. } => "probe atomic counter".into(),
             Command::ImageTexture { .. } => "image texture".into(),
             Command::Ssbo { .. } => "ssbo".into(),
@@ -379,6 +383,14 @@ pub(crate) fn parse_command(
                     _ => 0,
                 },
                 count: count.parse().unwrap_or_default(),
+            }
+        }
+        ["atomic", "counter", buffer, index, value] if *buffer != "buffer" => {
+            let number = |word: &str| parse_u32(word, line, text, "atomic counter");
+            Command::SetAtomicCounter {
+                buffer: number(buffer)?,
+                index: number(index)?,
+                value: number(value)?,
             }
         }
         ["ssbo", binding, size] if size.parse::<u32>().is_ok() => Command::Ssbo {
@@ -1020,6 +1032,15 @@ mod tests {
                 count: 3
             }
         );
+        assert_eq!(
+            command("atomic counter 1 2 9"),
+            Command::SetAtomicCounter {
+                buffer: 1,
+                index: 2,
+                value: 9
+            }
+        );
+        assert!(parse_command(7, "atomic counter 1 2 x").is_err());
         assert_eq!(
             command("probe atomic counter 1 == 7"),
             Command::ProbeAtomicCounter {

@@ -34,6 +34,7 @@ pub(crate) fn executable(test: &ShaderTest) -> Result<(), String> {
             | Command::UboArrayIndex(_)
             | Command::ImageTexture { .. }
             | Command::AtomicCounters { .. }
+            | Command::SetAtomicCounter { .. }
             | Command::Ssbo { .. }
             | Command::SsboSubdata { .. }
             // A test that probes nothing passes when its commands run.

@@ -297,6 +297,21 @@ fn provoking_vertex(command: &str) -> Option<bool> {
     }
 }
 
+/// `enable` or `disable` of GL_PROGRAM_POINT_SIZE (GL_VERTEX_PROGRAM_POINT_SIZE before GL 3.2):
+/// whether points take the vertex shader's `gl_PointSize`.
+fn program_point_size(command: &str) -> Option<bool> {
+    let (enable, cap) = match command.split_once(' ')? {
+        ("enable", cap) => (true, cap),
+        ("disable", cap) => (false, cap),
+        _ => return None,
+    };
+    matches!(
+        cap.trim(),
+        "GL_PROGRAM_POINT_SIZE" | "GL_VERTEX_PROGRAM_POINT_SIZE"
+    )
+    .then_some(enable)
+}
+
 /// How the reason of a test skipped for an extension the target's hardware lacks begins.
 const TARGET_LACKS: &str = "the target lacks ";
 
@@ -348,7 +363,8 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
             Command::Other(text) if text == "link success" || text == "link error" => {}
             // Every write is visible to what follows here.
             Command::Other(text) if text.starts_with("memory barrier") => {}
-            Command::Other(text) if provoking_vertex(text).is_some() => {}
+            Command::Other(text)
+                if provoking_vertex(text).is_some() || program_point_size(text).is_some() => {}
             Command::ImageTexture { .. } => {}
             Command::Framebuffer(target) if compute::fb_texture(target).is_some() => {}
             Command::DrawRect { patch: false, .. } | Command::DrawRectTex { .. } => {}
@@ -358,15 +374,13 @@ fn executable(test: &ShaderTest) -> Result<(), String> {
                 if DrawMode::from_mode(mode).is_none() || instances.is_some_and(|n| n != 1) {
                     return Err(format!("uses `{}`", c.command.name()));
                 }
-                if test.vertex_data.is_none() {
-                    return Err("draws arrays without [vertex data]".into());
-                }
             }
             // A test that probes nothing passes when its commands run (piglit's crash tests).
             Command::Probe(_)
             | Command::ProbeAtomicCounter { .. }
             | Command::ProbeSsbo { .. }
             | Command::AtomicCounters { .. }
+            | Command::SetAtomicCounter { .. }
             | Command::Ssbo { .. }
             | Command::SsboSubdata { .. } => {}
             Command::Texture { image, .. } => {
@@ -715,6 +729,8 @@ struct Context {
     image_units: BTreeSet<u32>,
     /// `provoking vertex first`: flat inputs take the first vertex's value, not the last's.
     provoking_first: bool,
+    /// `enable GL_PROGRAM_POINT_SIZE`: points are `gl_PointSize` pixels wide, else 1.
+    program_point_size: bool,
     clear_color: [f32; 4],
     tolerance: [f32; 4],
     /// Pixels some probe looks at (every pixel when the fragment shader may write memory, or
@@ -748,6 +764,7 @@ impl Context {
             fb_unit: None,
             image_units: BTreeSet::new(),
             provoking_first: false,
+            program_point_size: false,
             clear_color: [0.0; 4],
             tolerance: [3.0 / 256.0; 4],
             probed: vec![writes_memory; (width * height) as usize],
@@ -809,6 +826,9 @@ impl Context {
                     if text == "link success" || text.starts_with("memory barrier") => {}
                 Command::Other(text) if provoking_vertex(text).is_some() => {
                     self.provoking_first = provoking_vertex(text) == Some(true);
+                }
+                Command::Other(text) if program_point_size(text).is_some() => {
+                    self.program_point_size = program_point_size(text) == Some(true);
                 }
                 Command::ImageTexture { unit } => {
                     self.image_units.insert(*unit);
@@ -993,11 +1013,11 @@ impl Context {
     ) -> Result<(), String> {
         self.vs.bind_textures(&self.textures.units);
         self.fs.bind_textures(&self.textures.units);
-        let data = test
-            .vertex_data
-            .as_ref()
-            .ok_or("draw arrays without [vertex data]")?;
-        let inputs = data.inputs(range.clone(), &self.vs.shader)?;
+        // Without `[vertex data]` the vertices have only their index (`gl_VertexID`).
+        let inputs = match &test.vertex_data {
+            Some(data) => data.inputs(range.clone(), &self.vs.shader)?,
+            None => BTreeMap::new(),
+        };
         let mut vertices = self.run_vertices(range.len(), inputs)?;
         let triangles = match mode {
             DrawMode::Points => self.point_sprites(&mut vertices),
@@ -1009,16 +1029,12 @@ impl Context {
         self.rasterize_and_shade(&vertices, &triangles)
     }
 
-    /// Replaces each point by the square of its size (`gl_PointSize`, else 1 pixel) around
-    /// it: four vertices with its outputs, and the square's two triangles (primitive `i` of
-    /// point `i`).
+    /// Replaces each point by the square of its size (`gl_PointSize` once program point sizes
+    /// are enabled, else 1 pixel) around it: four vertices with its outputs, and the square's
+    /// two triangles (primitive `i` of point `i`).
     fn point_sprites(&self, vertices: &mut Vec<VertexOut>) -> Vec<([usize; 3], u32)> {
-        let size = self
-            .vs
-            .shader
-            .variables
-            .iter()
-            .find(|v| v.builtin == Some(Builtin::PointSize))
+        let size = (self.vs.shader.variables.iter())
+            .find(|v| v.builtin == Some(Builtin::PointSize) && self.program_point_size)
             .map(|v| v.name.clone());
         let points = std::mem::take(vertices);
         let mut triangles = Vec::with_capacity(points.len() * 2);
@@ -1130,6 +1146,8 @@ impl Context {
             }
             if let Some(default) = self.vs.legacy_input_default(&var.name) {
                 inputs.insert(var.name.clone(), vec![floats(&default)]);
+            } else if let Some(current) = current_attribute(&var.ty) {
+                inputs.insert(var.name.clone(), vec![current]);
             }
         }
         let images = self.vs.bind_images(&self.textures.units, &self.image_units);
@@ -1231,6 +1249,15 @@ pub(crate) fn buffer_command(
         Command::AtomicCounters { buffer, count } => {
             for stage in stages.iter_mut() {
                 stage.add_atomic_counters(buffer, count);
+            }
+        }
+        Command::SetAtomicCounter {
+            buffer,
+            index,
+            value,
+        } => {
+            for stage in stages.iter_mut() {
+                stage.set_atomic_counter(buffer, index, value);
             }
         }
         Command::Ssbo { .. } | Command::SsboSubdata { .. } => {
@@ -1445,6 +1472,22 @@ struct VertexOut {
     outputs: BTreeMap<String, Vec<u64>>,
 }
 
+/// GL's current value of a generic vertex attribute nothing sets, (0, 0, 0, 1), as an input of
+/// type `ty` takes it (a 32-bit scalar or vector; `None` for the other types, which read 0).
+fn current_attribute(ty: &Type) -> Option<Vec<u64>> {
+    let (scalar, comps) = match *ty {
+        Type::Scalar(s) => (s, 1),
+        Type::Vector(s, n) => (s, n as usize),
+        _ => return None,
+    };
+    let one = match (scalar.base, scalar.bits) {
+        (BaseType::Float, 32) => 1f32.to_bits() as u64,
+        (BaseType::Int | BaseType::Uint, 32) => 1,
+        _ => return None,
+    };
+    Some((0..comps).map(|c| if c == 3 { one } else { 0 }).collect())
+}
+
 fn floats(xs: &[f32]) -> Vec<u64> {
     xs.iter().map(|x| x.to_bits() as u64).collect()
 }
@@ -1536,6 +1579,19 @@ impl StageState {
                 buffer[start..end].copy_from_slice(bytes);
             }
             _ => {}
+        }
+    }
+
+    /// `atomic counter`: counter `index` of atomic counter buffer `buffer` set to `value` (the
+    /// buffer grown to hold it).
+    pub(crate) fn set_atomic_counter(&mut self, buffer: u32, index: u32, value: u32) {
+        if let Some(binding) = self.atomic_counter_binding(buffer) {
+            let bytes = self.resources.ssbos.entry(binding).or_default();
+            let at = 4 * index as usize;
+            if bytes.len() < at + 4 {
+                bytes.resize(at + 4, 0);
+            }
+            bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
         }
     }
 
