@@ -45,17 +45,23 @@ use std::collections::{BinaryHeap, HashMap};
 
 /// Reorders every basic block of `program` for `hw`'s latencies.
 pub fn schedule(program: &mut Lir, hw: Gen) {
+    reorder_blocks(program, |block, _| schedule_block(block, hw));
+}
+
+/// Replaces each basic block of `program` (the runs between [`is_barrier`] instructions) by
+/// `order` of it (given the registers' sizes).
+fn reorder_blocks(program: &mut Lir, order: impl Fn(&[Inst], &[u32]) -> Vec<Inst>) {
     let mut start = 0;
     let mut out = Vec::with_capacity(program.insts.len());
     let insts = std::mem::take(&mut program.insts);
     for (i, inst) in insts.iter().enumerate() {
         if is_barrier(inst) {
-            out.extend(schedule_block(&insts[start..i], hw));
+            out.extend(order(&insts[start..i], &program.vreg_sizes));
             out.push(inst.clone());
             start = i + 1;
         }
     }
-    out.extend(schedule_block(&insts[start..], hw));
+    out.extend(order(&insts[start..], &program.vreg_sizes));
     program.insts = out;
 }
 
@@ -211,18 +217,7 @@ pub const MAX_PRESSURE_BLOCK: usize = 4096;
 /// Reorders every basic block of `program` for the fewest live registers (see the module
 /// documentation).
 pub fn schedule_for_pressure(program: &mut Lir, hw: Gen) {
-    let mut start = 0;
-    let mut out = Vec::with_capacity(program.insts.len());
-    let insts = std::mem::take(&mut program.insts);
-    for (i, inst) in insts.iter().enumerate() {
-        if is_barrier(inst) {
-            out.extend(pressure_block(&insts[start..i], &program.vreg_sizes, hw));
-            out.push(inst.clone());
-            start = i + 1;
-        }
-    }
-    out.extend(pressure_block(&insts[start..], &program.vreg_sizes, hw));
-    program.insts = out;
+    reorder_blocks(program, |block, sizes| pressure_block(block, sizes, hw));
 }
 
 /// The virtual registers an operand list names.
