@@ -233,16 +233,22 @@ fn vregs<'a>(operands: impl Iterator<Item = &'a Operand>) -> Vec<usize> {
     out
 }
 
-/// One block in its pressure order, placed bottom-up.
-fn pressure_block(block: &[Inst], sizes: &[u32], hw: Gen) -> Vec<Inst> {
-    if block.len() < 2 || block.len() > MAX_PRESSURE_BLOCK {
-        return block.to_vec();
-    }
+/// Each instruction's timing on `hw`, and the block's dependence graph with those latencies.
+fn graph(block: &[Inst], hw: Gen) -> (Vec<Timing>, Vec<Vec<Edge>>) {
     let timings: Vec<Timing> = block
         .iter()
         .map(|inst| lir_timing(inst, hw).unwrap_or_default())
         .collect();
     let succs = dependences(block, &timings);
+    (timings, succs)
+}
+
+/// One block in its pressure order, placed bottom-up.
+fn pressure_block(block: &[Inst], sizes: &[u32], hw: Gen) -> Vec<Inst> {
+    if block.len() < 2 || block.len() > MAX_PRESSURE_BLOCK {
+        return block.to_vec();
+    }
+    let (_, succs) = graph(block, hw);
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); block.len()];
     for (from, edges) in succs.iter().enumerate() {
         for e in edges {
@@ -359,11 +365,7 @@ fn schedule_block(block: &[Inst], hw: Gen) -> Vec<Inst> {
     if block.len() < 2 {
         return block.to_vec();
     }
-    let timings: Vec<Timing> = block
-        .iter()
-        .map(|inst| lir_timing(inst, hw).unwrap_or_default())
-        .collect();
-    let succs = dependences(block, &timings);
+    let (timings, succs) = graph(block, hw);
     // The longest latency-weighted path from each instruction to the block's end (successors
     // come later in the block, so one backward sweep computes it).
     let mut critical = vec![0i64; block.len()];
