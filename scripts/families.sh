@@ -7,8 +7,10 @@
 # results. The generated sets hold about 27,000 files: on two cores the interpreter takes
 # about 45 minutes, gen9 about as long, an R600 target about half an hour.
 #
-# usage: bash scripts/families.sh [TARGET...]   (default: gen9 gen7 evergreen cayman)
-# The runs go to target/families/*.jsonl.
+# usage: bash scripts/families.sh [--keep-reference] [TARGET...]
+#   (default targets: gen9 gen7 evergreen cayman)
+# The runs go to target/families/*.jsonl. --keep-reference reuses the interpreter's runs of an
+# earlier invocation when they are there (the interpreter alone takes most of an hour).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 piglit="$(bash scripts/piglit.sh)"
@@ -18,6 +20,8 @@ mkdir -p "$out"
 # One binary for the whole run, whatever is rebuilt meanwhile.
 cp target/release/shrew "$out/shrew"
 shrew=$out/shrew
+keep_reference=false
+if [ "${1:-}" = --keep-reference ]; then keep_reference=true; shift; fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(gen9 gen7 evergreen cayman)
 hand_written=() generated=()
@@ -30,7 +34,9 @@ done <scripts/piglit-families.txt
 status=0
 for set in hand-written generated; do
     if [ "$set" = hand-written ]; then dirs=("${hand_written[@]}") gate=94.0; else dirs=("${generated[@]}") gate=99.5; fi
-    "$shrew" piglit --json --time-limit 300 -p default "${dirs[@]}" >"$out/$set.jsonl" || true
+    if ! $keep_reference || [ ! -s "$out/$set.jsonl" ]; then
+        "$shrew" piglit --json --time-limit 300 -p default "${dirs[@]}" >"$out/$set.jsonl" || true
+    fi
     python3 scripts/gate.py piglit "$out/$set.jsonl" "$gate" --label "$set, interpreter" \
         || status=1
     for target in "${targets[@]}"; do

@@ -276,6 +276,27 @@ impl Walker<'_> {
     }
 }
 
+/// Whether a `return` comes before the end of the tree (`Return` anywhere but last at the top).
+pub fn returns_early(tree: &[Node]) -> bool {
+    let rest = match tree.split_last() {
+        Some((Node::Return(_), rest)) => rest,
+        _ => tree,
+    };
+    contains_return(rest)
+}
+
+/// Whether a `return` is among `nodes` or inside them.
+fn contains_return(nodes: &[Node]) -> bool {
+    nodes.iter().any(|node| match node {
+        Node::Return(_) => true,
+        Node::If {
+            then, otherwise, ..
+        } => nested(|| contains_return(then) || contains_return(otherwise)),
+        Node::Loop(body) => nested(|| contains_return(body)),
+        _ => false,
+    })
+}
+
 /// Drops a `Continue` that ends a loop body, also inside `If`s at its end.
 fn drop_tail_continue(body: &mut Vec<Node>) {
     match body.last_mut() {

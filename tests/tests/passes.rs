@@ -166,38 +166,44 @@ fn count_calls(shader: &Shader) -> usize {
 }
 
 /// piglit's inline-explosion shape: each of 64 functions calls the next twice, so inlining
-/// everything would take 2^64 copies of the last. `inline` must stop at its size budget,
-/// leave calls behind and keep the IR valid.
+/// everything would take 2^64 copies of the last. `inline` must stop at its size budget (the
+/// pass's own, or the one a target sets), leave calls behind and keep the IR valid.
 #[test]
 fn inlining_an_exponential_call_tree_stops_at_the_budget() {
     let depth = 64;
-    let mut shader = functions_called_from_main(depth, |i| {
-        if i + 1 < depth {
-            let next = i + 1;
-            format!("    call f{next}()\n    call f{next}()\n")
-        } else {
-            "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
-             32x4 %2 = fexp2 %1\n    store_deref %0, %2 (write_mask=xyzw)\n"
-                .to_string()
-        }
-    });
-    let registry = registry();
-    let pipeline = Pipeline::parse("inline", &registry).unwrap();
-    let options = RunOptions {
-        verify_each: true,
-        ..RunOptions::default()
-    };
-    manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
-    let sizes: Vec<usize> = shader
-        .functions
-        .iter()
-        .map(|f| f.all_insts().count())
-        .collect();
-    let budget = shrew_engine::passes::inline::MAX_FUNCTION_SIZE;
-    assert!(sizes.iter().all(|&n| n <= budget), "{sizes:?}");
-    let calls = count_calls(&shader);
-    // Top down: the entry function takes copies until the budget, the remaining calls stay.
-    assert!(calls > 0 && sizes[0] > budget / 2, "{sizes:?}");
+    let default = shrew_engine::passes::inline::MAX_FUNCTION_SIZE;
+    for (inline_budget, budget) in [(None, default), (Some(500), 500)] {
+        let mut shader = functions_called_from_main(depth, |i| {
+            if i + 1 < depth {
+                let next = i + 1;
+                format!("    call f{next}()\n    call f{next}()\n")
+            } else {
+                "    32 %0 = deref_var @color\n    32x4 %1 = load_deref %0\n    \
+                 32x4 %2 = fexp2 %1\n    store_deref %0, %2 (write_mask=xyzw)\n"
+                    .to_string()
+            }
+        });
+        let options = TargetOptions {
+            inline_budget,
+            ..TargetOptions::default()
+        };
+        let registry = shrew_rules::registry(&options, &[]);
+        let pipeline = Pipeline::parse("inline", &registry).unwrap();
+        let options = RunOptions {
+            verify_each: true,
+            ..RunOptions::default()
+        };
+        manager::run(&pipeline, &registry, &mut shader, &options).unwrap_or_else(|e| panic!("{e}"));
+        let sizes: Vec<usize> = shader
+            .functions
+            .iter()
+            .map(|f| f.all_insts().count())
+            .collect();
+        assert!(sizes.iter().all(|&n| n <= budget), "{budget}: {sizes:?}");
+        let calls = count_calls(&shader);
+        // Top down: the entry function takes copies until the budget, the remaining calls stay.
+        assert!(calls > 0 && sizes[0] > budget / 2, "{budget}: {sizes:?}");
+    }
 }
 
 /// A chain of functions each called once is inlined whole, however long: inlining a callee

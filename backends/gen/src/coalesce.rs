@@ -58,7 +58,7 @@ pub fn coalesce_payloads(program: &mut Lir) -> bool {
     for inst in &program.insts {
         let boundary = match inst.op {
             Op::Hw(op) => op.is_control_flow(),
-            Op::Do | Op::HaltTarget => true,
+            Op::Do | Op::HaltTarget | Op::Call(_) | Op::Return => true,
         };
         block += boundary as u32;
         block_of.push(block);

@@ -3,19 +3,23 @@
 //! one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
 //! IR, pre-RA scheduling, register allocation with spilling, the removal of the copies it made
-//! no-ops, emission, and the shader-db statistics of the result.
+//! no-ops, emission, and the shader-db statistics of the result. A function the entry function
+//! still calls goes down the same line as a subroutine, its registers above those live at its
+//! calls, and the parts are linked into one program (each `call` aimed at its callee).
 
 use crate::coalesce::coalesce_payloads;
 use crate::copy_prop::propagate_copies;
 use crate::cse::eliminate_common_subexpressions;
 use crate::emit::{Native, emit, origins};
-use crate::encoding::Inst;
-use crate::isa::{Gen, Opcode};
+use crate::encoding::{Dst, Inst, Src as EncodedSrc};
+use crate::isa::{Gen, Opcode, Type};
 use crate::lir::{Lir, Op};
-use crate::lower::{LowerError, Payload, lower_compute, lower_fragment, lower_vertex};
+use crate::lower::{
+    LowerError, Payload, lower_compute, lower_fragment, lower_subroutine, lower_vertex,
+};
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
-use crate::regalloc::{AllocError, allocate};
+use crate::regalloc::{AllocError, GRFS, allocate, live_at_calls};
 use crate::schedule::{schedule, schedule_for_pressure};
 use crate::self_moves::remove_self_moves;
 use crate::simd_width::{lower_simd_width, lowered_width};
@@ -86,20 +90,21 @@ pub fn compile_stage(
         Stage::Compute => lower_compute(shader, hw, width)?,
         _ => lower_fragment(shader, hw, width)?,
     };
-    finish(lowered, hw, true, passes)
+    finish(shader, lowered, hw, true, passes)
 }
 
 /// Compiles a vertex shader (after the mid-end and `lower-io`) at SIMD8, spilling to scratch
 /// what does not fit the registers.
 pub fn compile_vertex(shader: &Shader, hw: Gen) -> Result<Kernel, CompileError> {
     let lowered = lower_vertex(shader, hw)?;
-    finish(lowered, hw, true, &mut MachinePasses::quiet())
+    finish(shader, lowered, hw, true, &mut MachinePasses::quiet())
 }
 
 /// Compiles a compute shader (after the mid-end and `lower-io`) at `width` channels, spilling
 /// to scratch what does not fit the registers.
 pub fn compile_compute(shader: &Shader, hw: Gen, width: u8) -> Result<Kernel, CompileError> {
     finish(
+        shader,
         lower_compute(shader, hw, width)?,
         hw,
         true,
@@ -182,6 +187,7 @@ pub fn compile_fragment_variants(
 
 fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kernel, CompileError> {
     finish(
+        shader,
         lower_fragment(shader, hw, width)?,
         hw,
         may_spill,
@@ -190,14 +196,120 @@ fn compile(shader: &Shader, hw: Gen, width: u8, may_spill: bool) -> Result<Kerne
 }
 
 /// The straight line after lowering, each pass run by `passes` (which may print, validate,
-/// time it and, for the optional ones, stop at a bisect limit).
+/// time it and, for the optional ones, stop at a bisect limit). The functions the entry
+/// function still calls become subroutines after the main program, each lowered and compiled
+/// the same way with its registers above every register live at its calls, and the parts are
+/// linked into one program.
 fn finish(
-    (mut program, payload): (Lir, Payload),
+    shader: &Shader,
+    (program, mut payload): (Lir, Payload),
     hw: Gen,
     may_spill: bool,
     passes: &mut MachinePasses,
 ) -> Result<Kernel, CompileError> {
     let width = program.dispatch_width;
+    let main = compile_part(program, hw, may_spill, passes)?;
+    let mut parts = vec![(shader.entry.0, None, main)];
+    for callee in shader.called_callers_first() {
+        let live = (parts.iter().flat_map(|(_, _, part)| &part.calls))
+            .filter(|&&(f, _)| f == callee.0)
+            .map(|&(_, grfs)| grfs)
+            .max()
+            .unwrap_or(u32::from(payload.regs));
+        let return_address = u8::try_from(live)
+            .ok()
+            .filter(|&g| u32::from(g) < GRFS)
+            .ok_or(AllocError::OutOfRegisters {
+                at: 0,
+                needed: live + 1,
+                available: GRFS,
+            })?;
+        let scratch_bytes = (parts.iter().map(|(_, _, part)| part.scratch_bytes))
+            .max()
+            .unwrap_or(0);
+        let (lir, with_callee) =
+            lower_subroutine(shader, callee, hw, payload, return_address, scratch_bytes)?;
+        payload = with_callee;
+        let part = compile_part(lir, hw, may_spill, passes)?;
+        parts.push((callee.0, Some(return_address), part));
+    }
+    let Native { insts, origins, .. } = link(&parts, hw);
+    let perf = estimate(&insts, hw, width);
+    let stats = Stats {
+        instructions: insts.iter().filter(|i| i.opcode != Opcode::Nop).count() as u32,
+        cycles: perf.cycles,
+        loops: insts.iter().filter(|i| i.opcode == Opcode::While).count() as u32,
+        spills: parts.iter().map(|(_, _, part)| part.spills).sum(),
+        fills: parts.iter().map(|(_, _, part)| part.fills).sum(),
+        sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
+    };
+    Ok(Kernel {
+        hw,
+        dispatch_width: width,
+        insts,
+        origins,
+        payload,
+        stats,
+        throughput: perf.throughput,
+        scratch_bytes: (parts.iter().map(|(_, _, part)| part.scratch_bytes))
+            .max()
+            .unwrap_or(0),
+    })
+}
+
+/// One function's part of the program, compiled.
+struct Part {
+    native: Native,
+    /// Each call (the callee's function number) and the GRFs from g0 live there.
+    calls: Vec<(u32, u32)>,
+    spills: u32,
+    fills: u32,
+    scratch_bytes: u32,
+}
+
+/// The parts as one program: the main program, then the subroutines, each call aimed at its
+/// callee's first instruction (an offset in bytes) and writing its return address to the
+/// callee's return-address GRF.
+fn link(parts: &[(u32, Option<u8>, Part)], hw: Gen) -> Native {
+    let mut starts = Vec::with_capacity(parts.len());
+    let mut insts = Vec::new();
+    for (_, _, part) in parts {
+        starts.push(insts.len());
+        insts.extend(part.native.insts.iter().cloned());
+    }
+    let part_of = |f: u32| parts.iter().position(|(g, _, _)| *g == f);
+    for (at, inst) in insts.iter_mut().enumerate() {
+        if inst.opcode != Opcode::Call {
+            continue;
+        }
+        let Some(&EncodedSrc::Imm(_, callee)) = inst.srcs.first() else {
+            unreachable!("emission names the callee in the immediate");
+        };
+        let k = part_of(callee as u32).expect("every function called is compiled");
+        let offset = (starts[k] as i64 - at as i64) * 16;
+        inst.srcs = vec![EncodedSrc::Imm(Type::D, offset as i32 as u32 as u64)];
+        inst.dst = Some(Dst::grf(parts[k].1.expect("a callee"), 0, Type::UD));
+    }
+    let origins = if parts.iter().all(|(_, _, p)| p.native.origins.is_empty()) {
+        Vec::new()
+    } else {
+        (parts.iter())
+            .flat_map(|(_, _, p)| match p.native.origins.is_empty() {
+                true => vec![None; p.native.insts.len()],
+                false => p.native.origins.clone(),
+            })
+            .collect()
+    };
+    Native { hw, insts, origins }
+}
+
+/// One part's straight line after lowering.
+fn compile_part(
+    mut program: Lir,
+    hw: Gen,
+    may_spill: bool,
+    passes: &mut MachinePasses,
+) -> Result<Part, CompileError> {
     passes.optimize("gen-copy-prop", &mut program, |p| {
         propagate_copies(p, hw);
     })?;
@@ -245,28 +357,16 @@ fn finish(
     passes.optimize("gen-self-moves", &mut program, |p| {
         remove_self_moves(p, &alloc);
     })?;
-    let Native { insts, origins, .. } = passes.translate("gen-emit", &program, |program| {
+    let native = passes.translate("gen-emit", &program, |program| {
         let insts = emit(program, &alloc);
         let origins = origins(program);
         Ok::<_, CompileError>(Native { hw, insts, origins })
     })?;
-    let perf = estimate(&insts, hw, width);
-    let stats = Stats {
-        instructions: insts.iter().filter(|i| i.opcode != Opcode::Nop).count() as u32,
-        cycles: perf.cycles,
-        loops: insts.iter().filter(|i| i.opcode == Opcode::While).count() as u32,
+    Ok(Part {
+        native,
+        calls: live_at_calls(&program, &alloc),
         spills: alloc.spills,
         fills: alloc.fills,
-        sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
-    };
-    Ok(Kernel {
-        hw,
-        dispatch_width: width,
-        insts,
-        origins,
-        payload,
-        stats,
-        throughput: perf.throughput,
         scratch_bytes: alloc.scratch_bytes,
     })
 }

@@ -248,7 +248,15 @@ pub fn disassemble(inst: &Inst, hw: Gen, label: &dyn Fn(i32) -> Option<String>) 
         );
         for src in &inst.srcs {
             line.pad(column);
-            line.0.push_str(&src_text(src, logic, inst.is_three_src()));
+            match (inst.opcode, src) {
+                // A call's immediate is the callee's offset: its label.
+                (Opcode::Call, &Src::Imm(_, offset)) => {
+                    let offset = offset as u32 as i32;
+                    let target = label(offset).unwrap_or_else(|| format!("{offset:+}"));
+                    line.0.push_str(&format!("JIP: {target}"));
+                }
+                _ => line.0.push_str(&src_text(src, logic, inst.is_three_src())),
+            }
             column += 16;
         }
         if let Some(descriptor) = inst.descriptor() {
@@ -700,11 +708,18 @@ pub fn listing(program: &[Inst], origins: &[Option<Arc<Origin>>], hw: Gen) -> St
     let mut targets: Vec<i64> = program
         .iter()
         .enumerate()
-        .filter(|(_, inst)| inst.opcode.is_control_flow())
         .flat_map(|(index, inst)| {
             let at = 16 * index as i64;
-            let uip = inst.opcode.has_uip(hw).then_some(at + inst.uip as i64);
-            std::iter::once(at + inst.jip as i64).chain(uip)
+            if inst.opcode.is_control_flow() {
+                let uip = inst.opcode.has_uip(hw).then_some(at + inst.uip as i64);
+                std::iter::once(at + inst.jip as i64).chain(uip).collect()
+            } else if let (Opcode::Call, Some(&Src::Imm(_, offset))) =
+                (inst.opcode, inst.srcs.first())
+            {
+                vec![at + offset as u32 as i32 as i64]
+            } else {
+                Vec::new()
+            }
         })
         .collect();
     targets.sort_unstable();

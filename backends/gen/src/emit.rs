@@ -19,7 +19,7 @@
 
 use crate::disasm::listing;
 use crate::encoding::{Dst, IDENTITY_SWIZZLE, Inst, Reg, Src, assemble};
-use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region};
+use crate::isa::{ARF_NULL, Gen, Opcode, RegFile, Region, Type};
 use crate::lir::{self, Base, Lir, Op, Operand};
 use crate::regalloc::Allocation;
 use shrew_engine::passes::machine::MachineIr;
@@ -193,6 +193,8 @@ fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
         Op::Hw(op) => op,
         Op::HaltTarget => Opcode::Halt,
         Op::Do => Opcode::Nop,
+        Op::Call(_) => Opcode::Call,
+        Op::Return => Opcode::Ret,
     };
     let three_src = opcode.num_srcs() == 3;
     let mut srcs: Vec<Src> = inst
@@ -232,6 +234,12 @@ fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
             ..Reg::grf(ARF_NULL, 0, srcs[0].ty(), Region::new(8, 8, 1))
         }));
     }
+    if let Op::Call(callee) = inst.op {
+        // Until the parts are linked ([`crate::compile`]), a call's destination is g0 and its
+        // immediate names the callee; linking makes them the callee's return-address register
+        // and the offset to its first instruction.
+        srcs = vec![Src::Imm(Type::D, u64::from(callee))];
+    }
     let dst = inst.dst.map(|d| {
         let (file, nr, subnr) = register(&d, alloc);
         Dst {
@@ -243,6 +251,10 @@ fn convert(inst: &lir::Inst, alloc: &Allocation) -> Inst {
             writemask: 0xF,
         }
     });
+    let dst = match inst.op {
+        Op::Call(_) => Some(Dst::grf(0, 0, Type::UD)),
+        _ => dst,
+    };
     Inst {
         opcode,
         exec_size: inst.exec_size,

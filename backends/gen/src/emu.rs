@@ -409,6 +409,36 @@ impl Execution {
                         self.mask &= !halted;
                     }
                 }
+                Opcode::Call => {
+                    // The return address (the next instruction's byte address) and the
+                    // channels enabled go to dwords 0 and 1 of the destination; the immediate
+                    // is the callee's offset in bytes from the call.
+                    let (Some(dst), Some(&Src::Imm(_, offset))) = (inst.dst, inst.srcs.first())
+                    else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    let frame = call_frame(thread, dst.file, dst.nr, dst.subnr, self.pc)?;
+                    frame[..4].copy_from_slice(&(16 * (self.pc as u32 + 1)).to_le_bytes());
+                    frame[4..].copy_from_slice(&self.mask.to_le_bytes());
+                    self.pc = jump(offset as u32 as i32)?;
+                    continue;
+                }
+                Opcode::Ret => {
+                    let Some(Src::Reg(src)) = inst.srcs.first() else {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    };
+                    let frame = call_frame(thread, src.file, src.nr, src.subnr, self.pc)?;
+                    let dword = |k: usize| {
+                        u32::from_le_bytes(frame[4 * k..4 * k + 4].try_into().expect("4 bytes"))
+                    };
+                    let (address, mask) = (dword(0) as usize, dword(1));
+                    if !address.is_multiple_of(16) || address / 16 > program.len() {
+                        return Err(EmuError::BadControlFlow(self.pc));
+                    }
+                    self.pc = address / 16;
+                    self.mask = mask & thread.live;
+                    continue;
+                }
                 Opcode::Send | Opcode::Sendc => {
                     let enabled = if inst.mask_all {
                         channels
@@ -461,6 +491,23 @@ impl Execution {
             self.pc += 1;
         }
         Ok(Stop::Ended)
+    }
+}
+
+/// The two dwords of a call's frame (return address, channel mask) at GRF `nr`, byte `subnr`.
+fn call_frame(
+    thread: &mut Thread,
+    file: RegFile,
+    nr: u8,
+    subnr: u8,
+    pc: usize,
+) -> Result<&mut [u8], EmuError> {
+    let at = subnr as usize;
+    match thread.grf.get_mut(nr as usize) {
+        Some(grf) if file == RegFile::Grf && at.is_multiple_of(4) && at + 8 <= 32 => {
+            Ok(&mut grf[at..at + 8])
+        }
+        _ => Err(EmuError::BadControlFlow(pc)),
     }
 }
 
@@ -1714,6 +1761,67 @@ mod tests {
         let counted: Vec<u64> = (0..8).map(|i| thread.get(4, i, Type::D)).collect();
         assert_eq!(iterations, [4; 8]);
         assert_eq!(counted, [4, 0, 4, 0, 4, 0, 4, 0]);
+    }
+
+    /// A call in divergent control flow: the subroutine (jumped over at the start) runs on the
+    /// caller's channels, its frame holds the return address and mask, and the return goes on
+    /// after the call with the same channels.
+    #[test]
+    fn subroutines_run_on_the_callers_channels() {
+        let mut thread = Thread::new(8);
+        thread.flags = [0b1111_0000, 0];
+        let branch = |flag: u8, jip: i32| {
+            let mut inst = Inst::new(Opcode::If, 8, None, Vec::new());
+            inst.predicate = Some(Predicate {
+                control: 1,
+                inverse: false,
+            });
+            inst.flag = flag;
+            (inst.jip, inst.uip) = (jip, jip);
+            inst
+        };
+        let mut endif = Inst::new(Opcode::Endif, 8, None, Vec::new());
+        endif.jip = 16;
+        let mov = |reg: u8, value: u64| {
+            Inst::new(
+                Opcode::Mov,
+                8,
+                Some(Dst::grf(reg, 0, Type::D)),
+                vec![Src::Imm(Type::D, value)],
+            )
+        };
+        let mut call = Inst::new(
+            Opcode::Call,
+            1,
+            Some(Dst::grf(20, 0, Type::UD)),
+            vec![Src::Imm(Type::D, (-64i32) as u32 as u64)],
+        );
+        call.mask_all = true;
+        let mut ret = Inst::new(
+            Opcode::Ret,
+            1,
+            Some(Dst::null(Type::UD)),
+            vec![Src::Reg(Reg::grf(20, 0, Type::UD, Region::SCALAR))],
+        );
+        ret.mask_all = true;
+        let program = [
+            branch(2, 48), // f1.0 is clear: over the subroutine
+            mov(6, 3),
+            ret,
+            endif.clone(),
+            branch(0, 48),
+            call,
+            mov(5, 2),
+            endif,
+            mov(7, 4),
+        ];
+        run_binary(&program, &mut thread);
+        let channels =
+            |reg: u8| -> Vec<u64> { (0..8).map(|i| thread.get(reg, i, Type::D)).collect() };
+        assert_eq!(channels(6), [0, 0, 0, 0, 3, 3, 3, 3]);
+        assert_eq!(channels(5), [0, 0, 0, 0, 2, 2, 2, 2]);
+        assert_eq!(channels(7), [4; 8]);
+        assert_eq!(channels(20)[..2], [96, 0b1111_0000]);
     }
 
     #[test]

@@ -757,8 +757,23 @@ mod tests {
             inverse: true,
         });
         halt.flag = 1;
+        // A call's offset is a 32-bit immediate on every generation; a return reads its frame.
+        let mut call = Inst::new(
+            Opcode::Call,
+            1,
+            Some(Dst::grf(21, 0, Type::UD)),
+            vec![Src::Imm(Type::D, (-1_048_576i32) as u32 as u64)],
+        );
+        call.mask_all = true;
+        let mut ret = Inst::new(
+            Opcode::Ret,
+            1,
+            Some(Dst::null(Type::UD)),
+            vec![Src::Reg(Reg::grf(21, 0, Type::UD, Region::SCALAR))],
+        );
+        ret.mask_all = true;
         for hw in [Gen::Gen7, Gen::Gen75, Gen::Gen8, Gen::Gen9] {
-            for inst in [&mad, &cmp, &math, &sel, &send, &halt] {
+            for inst in [&mad, &cmp, &math, &sel, &send, &halt, &call, &ret] {
                 let encoded = encode(inst, hw).unwrap_or_else(|e| panic!("{hw:?}: {e}"));
                 assert_eq!(&decode(encoded, hw).unwrap(), inst, "{hw:?}");
             }

@@ -371,6 +371,8 @@ opcodes! {
     Break "break" 0x28 0;
     Cont "cont" 0x29 0;
     Halt "halt" 0x2a 0;
+    Call "call" 0x2c 1;
+    Ret "ret" 0x2d 1;
     Wait "wait" 0x30 1;
     Send "send" 0x31 2;
     Sendc "sendc" 0x32 2;

@@ -77,6 +77,10 @@ pub fn target_options(generation: isa::Gen) -> TargetOptions {
         },
         lower_b2f_mul: true,
         lower_unordered_cmp: true,
+        // Gen7's jumps are 16-bit counts of 8 bytes: a program reaches 16,384 instructions,
+        // about 2,000 IR instructions of copies at the ratios large shaders show. Calls keep
+        // the rest within reach.
+        inline_budget: (!generation.is_gen8_plus()).then_some(2_000),
         // Not selected to native instructions yet (BFE, BFI, ADDC, SUBB, the saturating
         // modifier on integer adds): lowered to shifts, masks and compares, so that no rule
         // produces them and shaders using them compile.

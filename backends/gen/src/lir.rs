@@ -201,6 +201,13 @@ pub enum Op {
     Do,
     /// Halted channels join again here.
     HaltTarget,
+    /// A call of the subroutine compiled from the function of this number: the enabled
+    /// channels run it, then go on here. The callee keeps the caller's registers (its own are
+    /// above every register live here) and may read the whole payload.
+    Call(u32),
+    /// The end of a subroutine: back to the instruction after the call, whose address and
+    /// channel mask source 0 holds (the register the call wrote them to).
+    Return,
 }
 
 /// One instruction.
@@ -348,6 +355,10 @@ pub struct Lir {
     pub vreg_sizes: Vec<u32>,
     /// GRFs the thread payload occupies from g0 (pre-coloured, never allocated).
     pub payload_regs: u32,
+    /// GRFs from g0 kept for the whole program, whoever reads them: a subroutine's callers'
+    /// registers and its return address (then the same as `payload_regs`); 0 in the main
+    /// program, whose payload GRFs are free after their last read.
+    pub kept_regs: u32,
     /// Bytes of the thread's scratch memory the program addresses itself (temporaries kept in
     /// memory), from offset 0; spills go after them.
     pub scratch_bytes: u32,
@@ -469,6 +480,8 @@ impl fmt::Display for Inst {
             Op::Hw(op) => f.write_str(op.name())?,
             Op::Do => f.write_str("do")?,
             Op::HaltTarget => f.write_str("halt_target")?,
+            Op::Call(callee) => write!(f, "call fn{callee}")?,
+            Op::Return => f.write_str("return")?,
         }
         if let Some(m) = self.math {
             write!(f, " {}", m.name())?;
@@ -511,8 +524,12 @@ impl MachineIr for Lir {
     /// line.
     fn print(&self) -> String {
         let mut out = format!(
-            "SIMD{} program: {} payload GRFs, {} scratch bytes, vgrf sizes {:?}\n",
-            self.dispatch_width, self.payload_regs, self.scratch_bytes, self.vreg_sizes
+            "SIMD{} program: {} payload GRFs, {} kept, {} scratch bytes, vgrf sizes {:?}\n",
+            self.dispatch_width,
+            self.payload_regs,
+            self.kept_regs,
+            self.scratch_bytes,
+            self.vreg_sizes
         );
         for (i, inst) in self.insts.iter().enumerate() {
             out.push_str(&format!("{i:>5}: {inst}\n"));
@@ -585,6 +602,7 @@ pub mod testing {
             insts,
             vreg_sizes: vec![1; vregs as usize],
             payload_regs: 2,
+            kept_regs: 0,
             scratch_bytes: 0,
         }
     }

@@ -376,7 +376,7 @@ fn timing(shape: &Shape, hw: Gen) -> Timing {
         lf: 0,
     };
     match opcode {
-        op if op.is_control_flow() => Timing {
+        op if op.is_control_flow() || matches!(op, Opcode::Call | Opcode::Ret) => Timing {
             df: by_gen(2, 6, 8),
             ..Timing::default()
         },

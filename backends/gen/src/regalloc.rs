@@ -344,6 +344,51 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
     }
 }
 
+/// Each call of an allocated program (the callee's function number) and the GRFs from g0 that
+/// hold something there: the program's kept GRFs, the whole payload (the callee may read it)
+/// and every register live across the call. The callee's registers go above them.
+pub fn live_at_calls(program: &Lir, alloc: &Allocation) -> Vec<(u32, u32)> {
+    let calls: Vec<(usize, u32)> = (program.insts.iter().enumerate())
+        .filter_map(|(i, inst)| match inst.op {
+            Op::Call(callee) => Some((i, callee)),
+            _ => None,
+        })
+        .collect();
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    // A sweep in program order: the registers started so far by the GRF past their run, the
+    // highest first; those that ended before a call never cover a later one.
+    let intervals = intervals(program);
+    let mut by_start: Vec<(usize, usize, u32)> = (intervals.iter().enumerate())
+        .filter_map(|(v, interval)| {
+            let (start, end) = (*interval)?;
+            let top = u32::from(alloc.first_grf[v]?) + program.vreg_sizes[v];
+            Some((start, end, top))
+        })
+        .collect();
+    by_start.sort_unstable();
+    let mut started = std::collections::BinaryHeap::new();
+    let mut next = 0;
+    let floor = program.payload_regs.max(program.kept_regs);
+    calls
+        .into_iter()
+        .map(|(at, callee)| {
+            while let Some(&(start, end, top)) = by_start.get(next)
+                && start <= at
+            {
+                started.push((top, end));
+                next += 1;
+            }
+            while started.peek().is_some_and(|&(_, end)| end < at) {
+                started.pop();
+            }
+            let live = started.peek().map_or(floor, |&(top, _)| top.max(floor));
+            (callee, live)
+        })
+        .collect()
+}
+
 /// How much spilling each register of `graph` is worth: the benefit over the cost, or a negative
 /// rank for registers that must not spill (`unspillable`) or gain nothing by it (live over fewer
 /// than three instructions).
@@ -548,10 +593,12 @@ impl<'a> Graph<'a> {
 /// the GRF is free for other registers. A read inside a loop reads again on the loop's next
 /// trip, so it counts as a read at the loop's `while` (the outermost loop's). The headers (R0,
 /// R1 and R2: the thread's IDs, URB handles, subspans and pixel masks, which messages also
-/// read without naming them) stay through the whole thread.
+/// read without naming them) stay through the whole thread, and so do a subroutine's kept
+/// GRFs. A call reads the whole payload (its callee may).
 fn payload_last_reads(program: &Lir) -> Vec<Option<usize>> {
     let mut last = vec![None; program.payload_regs as usize];
-    for header in last.iter_mut().take(PAYLOAD_HEADERS) {
+    let kept = PAYLOAD_HEADERS.max(program.kept_regs as usize);
+    for header in last.iter_mut().take(kept) {
         *header = Some(usize::MAX);
     }
     // The `while` of the loops starting at each instruction, the furthest when several do.
@@ -569,6 +616,11 @@ fn payload_last_reads(program: &Lir) -> Vec<Option<usize>> {
     for (i, inst) in program.insts.iter().enumerate() {
         reach = reach.max(loop_from[i]);
         let read_until = reach.filter(|&w| w >= i).unwrap_or(i);
+        if let Op::Call(_) = inst.op {
+            for at in &mut last {
+                *at = (*at).max(Some(read_until));
+            }
+        }
         for (k, src) in inst.srcs.iter().enumerate() {
             let Some(r) = src.reg().filter(|r| matches!(r.base, Base::Fixed(_))) else {
                 continue;

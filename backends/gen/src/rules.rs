@@ -39,8 +39,8 @@ pub static GEN_ALGEBRAIC: RuleSet = RuleSet {
 /// The backend's rule sets, for registries and listings.
 pub static RULE_SETS: &[&RuleSet] = &[&GEN_ALGEBRAIC];
 
-/// What runs on Gen before the shared backend pipeline: Gen has no subroutine calls, so every
-/// call the inliner can remove goes, whatever the mid-end pipeline was.
+/// What runs on Gen before the shared backend pipeline: every call the inliner can remove goes,
+/// whatever the mid-end pipeline was (the rest become subroutines).
 pub const FIRST_PASSES: &str = "inline";
 
 /// What runs on Gen after the shared backend pipeline: the Gen rules, the reciprocals they build

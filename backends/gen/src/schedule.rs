@@ -65,14 +65,15 @@ fn reorder_blocks(program: &mut Lir, order: impl Fn(&[Inst], &[u32]) -> Vec<Inst
     program.insts = out;
 }
 
-/// Whether an instruction ends a basic block: control flow, a mark, the end of the thread, or
-/// a `wait` (the threads' meeting point at a barrier: no access moves across it).
+/// Whether an instruction ends a basic block: control flow, a mark, a call or return, the end
+/// of the thread, or a `wait` (the threads' meeting point at a barrier: no access moves across
+/// it).
 fn is_barrier(inst: &Inst) -> bool {
     match inst.op {
         Op::Hw(op) => {
             op.is_control_flow() || op == Opcode::Wait || inst.send.is_some_and(|m| m.eot())
         }
-        Op::Do | Op::HaltTarget => true,
+        Op::Do | Op::HaltTarget | Op::Call(_) | Op::Return => true,
     }
 }
 
@@ -433,6 +434,7 @@ mod tests {
             insts,
             vreg_sizes: vec![1; 16],
             payload_regs: 2,
+            kept_regs: 0,
             scratch_bytes: 0,
         }
     }

@@ -420,6 +420,7 @@ mod tests {
             insts,
             vreg_sizes: vec![3, 2, 2, 2, 2],
             payload_regs: 8,
+            kept_regs: 0,
             scratch_bytes: 0,
         };
         let mut lowered = program.clone();

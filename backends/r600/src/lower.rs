@@ -86,7 +86,7 @@ use shrew_engine::ir::{
 use shrew_engine::ops::{AluOp, AtomicOp, IndexKind, Intrinsic};
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::passes::lower_io::interp_of;
-use shrew_engine::structure::{Node as Tree, structurize};
+use shrew_engine::structure::{Node as Tree, returns_early, structurize};
 use shrew_engine::uses::{User, Uses};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -278,27 +278,6 @@ fn indexed_gprs(func: &Function, scratch_dwords: u32) -> u16 {
             && base % 16 / 4 + comps <= 4
     });
     if fits { gprs as u16 } else { 0 }
-}
-
-/// Whether a `return` comes before the end of the tree (`Return` anywhere but last at the top).
-fn returns_early(tree: &[Tree]) -> bool {
-    let rest = match tree.split_last() {
-        Some((Tree::Return(_), rest)) => rest,
-        _ => tree,
-    };
-    contains_return(rest)
-}
-
-/// Whether a `return` is among `nodes` or inside them.
-fn contains_return(nodes: &[Tree]) -> bool {
-    nodes.iter().any(|node| match node {
-        Tree::Return(_) => true,
-        Tree::If {
-            then, otherwise, ..
-        } => nested(|| contains_return(then) || contains_return(otherwise)),
-        Tree::Loop(body) => nested(|| contains_return(body)),
-        _ => false,
-    })
 }
 
 /// The sources and the component of each that component `c` of an ALU instruction defining

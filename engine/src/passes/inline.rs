@@ -31,7 +31,8 @@
 //! stay inside a loop (a loop whose merge block heads another loop has no place for the test).
 //! Each inlined call is one transformation.
 //!
-//! Options: [`MAX_FUNCTION_SIZE`], [`MAX_SHARED_CALLEE_SIZE`].
+//! Options: [`Inline::max_function_size`] (the target's `inline_budget`, else
+//! [`MAX_FUNCTION_SIZE`]), [`MAX_SHARED_CALLEE_SIZE`].
 
 use super::manager::{Pass, PassContext};
 use super::vars::unique_name;
@@ -51,7 +52,11 @@ pub const MAX_FUNCTION_SIZE: usize = 20_000;
 pub const MAX_SHARED_CALLEE_SIZE: usize = 2_000;
 
 /// The `inline` pass.
-pub struct Inline;
+pub struct Inline {
+    /// The most instructions the entry function may grow to with copies of shared callees
+    /// (the target's `inline_budget`, else [`MAX_FUNCTION_SIZE`]).
+    pub max_function_size: usize,
+}
 
 impl Pass for Inline {
     fn name(&self) -> &str {
@@ -108,7 +113,7 @@ impl Pass for Inline {
                 let block = shader.functions[f].inst(call).block;
                 // A callee called once goes once inlined: the shader does not grow, so only
                 // copies of shared callees count against the budgets.
-                let too_big = caller_size + callee_size > MAX_FUNCTION_SIZE
+                let too_big = caller_size + callee_size > self.max_function_size
                     || callee_size > MAX_SHARED_CALLEE_SIZE;
                 if (shared && too_big)
                     || returns == Returns::InsideLoop

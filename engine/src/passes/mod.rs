@@ -59,7 +59,9 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         Box::new(if_convert::IfConvert {
             costs: opts.costs.clone(),
         }),
-        Box::new(inline::Inline),
+        Box::new(inline::Inline {
+            max_function_size: opts.inline_budget.unwrap_or(inline::MAX_FUNCTION_SIZE),
+        }),
         Box::new(lower_alu_to_scalar::LowerAluToScalar {
             which: opts.scalarize,
         }),

@@ -372,6 +372,10 @@ pub struct TargetOptions {
     /// The nesting the target's control-flow stack holds (`None`: any), which
     /// `flatten-deep-cf` keeps functions within.
     pub cf_nesting: Option<NestingBudget>,
+    /// The most instructions `inline` lets the entry function grow to with copies of shared
+    /// callees (`None`: the pass's [`crate::passes::inline::MAX_FUNCTION_SIZE`]), for targets
+    /// whose jumps bound a program's size.
+    pub inline_budget: Option<usize>,
 }
 
 /// A hardware control-flow stack: how many elements it holds and what a loop and an `if`

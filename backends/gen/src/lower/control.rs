@@ -2,14 +2,14 @@
 //! and `cont`, the out-of-SSA copies at block edges, and the live-pixel flag that discards
 //! clear and memory and render-target writes are predicated on.
 
-use super::{LIVE_FLAG, LowerError, Lowering, halves};
+use super::{LIVE_FLAG, LowerError, Lowering, Subroutine, halves};
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Opcode, Type};
 use crate::lir::{Base, Inst, Op, Operand, Src};
 use shrew_engine::deep::nested;
 use shrew_engine::ir::{Stage, Terminator};
 use shrew_engine::out_of_ssa::Reg;
-use shrew_engine::structure::Node;
+use shrew_engine::structure::{Node, returns_early};
 
 /// The any4h predicate control: a channel's quad has some flag bit set.
 const ANY4H: u8 = 6;
@@ -52,6 +52,37 @@ impl Lowering<'_> {
         }
     }
 
+    /// A subroutine's body, then its return; one that returns early runs in a loop of one
+    /// trip, which the returns leave.
+    pub(super) fn lower_subroutine(&mut self, tree: &[Node]) -> Result<(), LowerError> {
+        if returns_early(tree) {
+            let returned = self.temp(1);
+            self.op(
+                Opcode::Mov,
+                Operand::vector(returned, 0, Type::D),
+                vec![Src::imm_d(0)],
+            );
+            self.subroutine_mut().returned = Some(returned);
+            self.emit(Inst::control(Op::Do, self.width));
+            self.nodes(tree, false)?;
+            self.emit(Inst::control(Op::Hw(Opcode::Break), self.width));
+            self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
+        } else {
+            self.nodes(tree, true)?;
+        }
+        let address = self.subroutine_mut().return_address;
+        let mut ret = Inst::control(Op::Return, 1);
+        ret.mask_all = true;
+        ret.dst = Some(Operand::null(Type::UD));
+        ret.srcs = vec![Src::Reg(Operand::scalar(Base::Fixed(address), 0, Type::UD))];
+        self.emit(ret);
+        Ok(())
+    }
+
+    fn subroutine_mut(&mut self) -> &mut Subroutine {
+        self.subroutine.as_mut().expect("lowering a subroutine")
+    }
+
     /// Lowers a list of nodes; `tail` says nothing runs after it (the end of the shader).
     fn nodes(&mut self, nodes: &[Node], tail: bool) -> Result<(), LowerError> {
         for (i, node) in nodes.iter().enumerate() {
@@ -89,12 +120,47 @@ impl Lowering<'_> {
                     self.emit(Inst::control(Op::Hw(Opcode::Endif), self.width));
                 }
                 Node::Loop(body) => {
+                    let returns_before = self.subroutine.as_mut().map(|s| {
+                        s.loop_depth += 1;
+                        s.early_returns
+                    });
                     self.emit(Inst::control(Op::Do, self.width));
                     nested(|| self.nodes(body, false))?;
                     self.emit(Inst::control(Op::Hw(Opcode::While), self.width));
+                    if let Some(before) = returns_before {
+                        let s = self.subroutine_mut();
+                        s.loop_depth -= 1;
+                        // Channels that returned inside the loop leave the one around it too.
+                        if s.early_returns > before
+                            && let Some(returned) = s.returned
+                        {
+                            let returned = Src::Reg(Operand::vector(returned, 0, Type::D));
+                            self.flag_from_bool(returned, 0);
+                            let mut leave = Inst::control(Op::Hw(Opcode::Break), self.width);
+                            leave.predicate = Some(Predicate {
+                                control: 1,
+                                inverse: false,
+                            });
+                            self.emit(leave);
+                        }
+                    }
                 }
                 Node::Break => self.emit(Inst::control(Op::Hw(Opcode::Break), self.width)),
                 Node::Continue => self.emit(Inst::control(Op::Hw(Opcode::Cont), self.width)),
+                Node::Return(_) if self.subroutine.is_some() => {
+                    let s = self.subroutine_mut();
+                    if let Some(returned) = s.returned {
+                        s.early_returns += 1;
+                        if s.loop_depth > 0 {
+                            self.op(
+                                Opcode::Mov,
+                                Operand::vector(returned, 0, Type::D),
+                                vec![Src::imm_d(-1)],
+                            );
+                        }
+                        self.emit(Inst::control(Op::Hw(Opcode::Break), self.width));
+                    }
+                }
                 Node::Return(_) => {
                     // Channels that return early wait at the end for the colour writes.
                     if !node_tail {

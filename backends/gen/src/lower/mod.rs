@@ -46,6 +46,9 @@
 //!   the channel. Halted channels join again at the end, where one render-target write per
 //!   colour output sends the colours (the last with EOT), predicated on f1.0 when the shader
 //!   discards.
+//! - A call is a `call` of the callee's part of the program; [`lower_subroutine`] lowers a
+//!   callee into the entry function's payload, ending in a `ret` through the GRF the call
+//!   wrote its return address to (early returns break a loop of one trip around the body).
 //!
 //! Why: this is the first step of the backend's straight line (lowering, optimization, register
 //! allocation, emission); the Gen IR keeps the hardware's instruction form so later steps see
@@ -77,11 +80,11 @@ mod thread;
 
 use crate::fields::Field;
 use crate::isa::{Gen, Opcode, Type};
-use crate::lir::{Lir, Message, Src, VReg};
+use crate::lir::{Inst, Lir, Message, Op, Src, VReg};
 use crate::sampler::TextureSurface;
 use payload::{plan_payload, storage_bytes};
 use shrew_engine::interp::memory::{constant_data, layout_variables};
-use shrew_engine::ir::{Function, InstKind, Interp, Mode, Shader, Stage, Value};
+use shrew_engine::ir::{FuncId, Function, InstKind, Interp, Mode, Shader, Stage, Value};
 use shrew_engine::ops::Intrinsic;
 use shrew_engine::out_of_ssa::{Destruction, Reg, destruct};
 use shrew_engine::structure::structurize;
@@ -255,49 +258,101 @@ pub const MAX_WORKGROUP_THREADS: u64 = 64;
 fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), LowerError> {
     let func = &shader.functions[shader.entry.0 as usize];
     let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
-    let destruction = destruct(func);
     let mut payload = plan_payload(shader, func, width)?;
     payload.constant_data = layout_variables(shader)
         .and_then(|layouts| constant_data(shader, &layouts))
         .map_err(|e| LowerError(e.to_string()))?;
-    let mut lowering = Lowering {
-        shader,
-        func,
-        hw,
-        width,
-        regs: destruction,
-        vregs: BTreeMap::new(),
-        staged: None,
-        program: Lir {
-            dispatch_width: width,
-            insts: Vec::new(),
-            vreg_sizes: Vec::new(),
-            payload_regs: payload.regs as u32,
-            scratch_bytes: 0,
-        },
-        payload,
-        outputs: BTreeMap::new(),
-        urb_messages: Vec::new(),
-        vertex_outputs: BTreeMap::new(),
-        discards: uses_intrinsic(func, is_kill)
-            || (shader.stage == Stage::Fragment
-                && uses_intrinsic(func, |op| {
-                    writes_memory(op) || op == Intrinsic::IsHelperInvocation
-                })),
-        halts: false,
-        lane_offsets: None,
-    };
-    if uses_intrinsic(func, |op| {
-        matches!(op, Intrinsic::LoadScratch | Intrinsic::StoreScratch)
-    }) {
-        // Each channel's copy of the temporaries, dword by dword: dword `d` of channel `c` at
-        // byte `4 · (d · width + c)`, so a message's channels address one run of GRF size.
-        let private = storage_bytes(shader, &[Mode::FunctionTemp, Mode::ShaderTemp])?;
-        lowering.program.scratch_bytes = (private * width as u32).next_multiple_of(32);
-        lowering.lane_offsets = Some(lowering.lane_offsets());
-    }
+    let mut lowering = Lowering::new(shader, func, hw, width, payload, None)?;
     lowering.lower(&tree)?;
     Ok((lowering.program, lowering.payload))
+}
+
+/// Lowers function `func` of `shader`, which the entry function (lowered into `payload` at
+/// `width` channels) still calls, as a subroutine: its registers above GRF `return_address`,
+/// where its callers keep the return address and channel mask; what it shares with them is in
+/// scratch memory (its own spills after `scratch_bytes`). It takes no arguments and gives no
+/// result, writes no outputs and does not discard; one that returns early runs in a loop of
+/// one trip that the returns break. The payload gains the surfaces it reads.
+pub fn lower_subroutine(
+    shader: &Shader,
+    func: FuncId,
+    hw: Gen,
+    payload: Payload,
+    return_address: u8,
+    scratch_bytes: u32,
+) -> Result<(Lir, Payload), LowerError> {
+    let func = &shader.functions[func.0 as usize];
+    let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
+    let width = payload.dispatch_width;
+    let mut lowering = Lowering::new(shader, func, hw, width, payload, Some(return_address))?;
+    lowering.program.scratch_bytes = lowering.program.scratch_bytes.max(scratch_bytes);
+    lowering.lower_subroutine(&tree)?;
+    Ok((lowering.program, lowering.payload))
+}
+
+impl<'s> Lowering<'s> {
+    /// The lowering of `func` into `payload`; a subroutine's keeps the GRFs up to its
+    /// `return_address` register for its callers.
+    fn new(
+        shader: &'s Shader,
+        func: &'s Function,
+        hw: Gen,
+        width: u8,
+        payload: Payload,
+        return_address: Option<u8>,
+    ) -> Result<Lowering<'s>, LowerError> {
+        let kept_regs = return_address.map_or(0, |r| r as u32 + 1);
+        let in_any_function = |pred: &dyn Fn(Intrinsic) -> bool| {
+            shader.functions.iter().any(|f| uses_intrinsic(f, pred))
+        };
+        let mut lowering = Lowering {
+            shader,
+            func,
+            hw,
+            width,
+            regs: destruct(func),
+            vregs: BTreeMap::new(),
+            staged: None,
+            program: Lir {
+                dispatch_width: width,
+                insts: Vec::new(),
+                vreg_sizes: Vec::new(),
+                payload_regs: (payload.regs as u32).max(kept_regs),
+                kept_regs,
+                scratch_bytes: 0,
+            },
+            payload,
+            outputs: BTreeMap::new(),
+            urb_messages: Vec::new(),
+            vertex_outputs: BTreeMap::new(),
+            // Every part of the program keeps live pixels in f1.0 when one needs them.
+            discards: in_any_function(&is_kill)
+                || (shader.stage == Stage::Fragment
+                    && in_any_function(&|op| {
+                        writes_memory(op) || op == Intrinsic::IsHelperInvocation
+                    })),
+            halts: false,
+            lane_offsets: None,
+            subroutine: return_address.map(|return_address| Subroutine {
+                return_address,
+                returned: None,
+                loop_depth: 0,
+                early_returns: 0,
+            }),
+        };
+        let scratch = |op| matches!(op, Intrinsic::LoadScratch | Intrinsic::StoreScratch);
+        if in_any_function(&scratch) {
+            // Each channel's copy of the temporaries, dword by dword: dword `d` of channel `c`
+            // at byte `4 · (d · width + c)`, so a message's channels address one run of GRF
+            // size. Every part of the program keeps them there, spills after them.
+            let private = storage_bytes(shader, &[Mode::FunctionTemp, Mode::ShaderTemp])?;
+            lowering.program.scratch_bytes = (private * width as u32).next_multiple_of(32);
+            if uses_intrinsic(func, &scratch) {
+                lowering.lane_offsets = Some(lowering.lane_offsets());
+            }
+        }
+        Ok(lowering)
+    }
 }
 
 /// The 16-channel halves of a dispatch (one below SIMD16): messages and the per-half parts of
@@ -331,7 +386,7 @@ fn writes_memory(op: Intrinsic) -> bool {
     )
 }
 
-fn uses_intrinsic(func: &Function, pred: impl Fn(Intrinsic) -> bool) -> bool {
+fn uses_intrinsic(func: &Function, pred: &dyn Fn(Intrinsic) -> bool) -> bool {
     func.insts.iter().flatten().any(|inst| match &inst.kind {
         InstKind::Intrinsic(ii) => pred(ii.op),
         _ => false,
@@ -364,6 +419,19 @@ struct Lowering<'s> {
     /// Each channel's byte offset in a dword of scratch (4 times its index), when the shader
     /// keeps temporaries there.
     lane_offsets: Option<VReg>,
+    /// Lowering a subroutine: where it returns to and how its early returns leave.
+    subroutine: Option<Subroutine>,
+}
+
+/// A subroutine's return: the GRF holding its return address, and the state of returns from
+/// inside loops.
+struct Subroutine {
+    return_address: u8,
+    /// Set (all ones) in the channels that returned inside a loop, which then leave every
+    /// loop around them; `None` when nothing returns early.
+    returned: Option<VReg>,
+    loop_depth: u32,
+    early_returns: u32,
 }
 
 impl Lowering<'_> {
@@ -401,6 +469,16 @@ impl Lowering<'_> {
             let what = format!("{}-bit values are not supported yet", def.bits);
             return Err(self.error(v, &what));
         }
+        if self.subroutine.is_some()
+            && let InstKind::Intrinsic(ii) = &inst.kind
+            && (is_kill(ii.op) || ii.op == Intrinsic::StoreOutput)
+        {
+            return Err(self.error(
+                v,
+                "a subroutine (a function the inliner left) that discards or writes an output \
+                 is not supported on Gen",
+            ));
+        }
         match &inst.kind {
             InstKind::Const(values) => {
                 // Registers for constants that copies or other non-immediate reads need; dead
@@ -435,12 +513,19 @@ impl Lowering<'_> {
                 let t = t.clone();
                 self.texture(v, &t)
             }
-            InstKind::Call { .. } => Err(self.error(
-                v,
-                "a call is left after inlining (Gen has no subroutine calls): a call in a \
-                 loop's continue block, a callee returning from inside a loop, or copies of a \
-                 shared callee past the inliner's size budget",
-            )),
+            InstKind::Call { func, args } => {
+                if !args.is_empty() || inst.def.is_some() {
+                    return Err(self.error(
+                        v,
+                        "calls with arguments or a result are not supported: the Gen \
+                         backend's subroutines have no parameters",
+                    ));
+                }
+                let mut call = Inst::control(Op::Call(func.0), 1);
+                call.mask_all = true;
+                self.emit(call);
+                Ok(())
+            }
         }
     }
 }

@@ -60,7 +60,8 @@ const MAX_PUSHING_PAYLOAD_REGS: u32 = 96;
 /// Most GRFs of push constants (Mesa's limit too); the rest of the uniforms are pulled.
 const MAX_PUSH_REGS: u32 = 64;
 
-/// Decides what the payload holds from what the shader reads.
+/// Decides what the payload holds from what the shader reads: its entry function `func`, and
+/// the subroutines, which read the same payload.
 pub(super) fn plan_payload(
     shader: &Shader,
     func: &Function,
@@ -75,7 +76,8 @@ pub(super) fn plan_payload(
     let (mut perspective, mut linear, mut depth, mut w) = (false, false, false, false);
     // Bytes read of each pushed buffer (`None`: the default uniform block).
     let mut push_ends: BTreeMap<Option<u32>, u32> = BTreeMap::new();
-    for inst in func.insts.iter().flatten() {
+    let functions = shader.functions.iter();
+    for (func, inst) in functions.flat_map(|f| f.insts.iter().flatten().map(move |i| (f, i))) {
         let InstKind::Intrinsic(ii) = &inst.kind else {
             continue;
         };
