@@ -66,7 +66,8 @@ pub fn set(name: &str) -> Option<&'static RuleSet> {
 /// arithmetic (`lower-inverse-trig`) run next, so that the rules see what they build.
 pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unroll,inline,lower-inverse-trig,split-vars,find-array-copies,copy-prop-vars,(vars-to-ssa,constant-fold,dead-cf,loop-unroll,if-convert,discard-if,copy-prop,phi-simplify,algebraic,cse,memory-cse,dce)*,move-discards,algebraic-late,copy-prop,cse,dce";
 
-/// What runs between the mid-end pipeline and a backend: compute shaders' derived system values
+/// What runs between the mid-end pipeline and a backend: the arguments and results of calls
+/// left go through temporaries caller and callee share, compute shaders' derived system values
 /// become arithmetic of the local and workgroup IDs, outputs read back, indexed at run time
 /// or stored more than once become temporaries, temporaries holding only constants move to
 /// the constant data, other run-time array indices become selects (except the array steps a
@@ -83,7 +84,7 @@ pub const DEFAULT_PIPELINE: &str = "vars-to-ssa,constant-fold,dead-cf,loop-unrol
 /// into shifts and multiplications), so do the 64-bit float and integer operations the target lacks
 /// (after the rules lowered `fmod` to a division and a floor), and inputs, outputs,
 /// uniforms, constants and memory go to their offsets, whose arithmetic is simplified last.
-pub const BACKEND_PIPELINE: &str = "lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,lower-indirect-derefs,vars-to-ssa,flatten-deep-cf,vars-to-ssa,if-convert,lower-alu-to-scalar,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-texture-indices,lower-idiv,lower-int64,lower-doubles,algebraic-late,copy-prop,cse,dce,lower-block-indices,lower-io,algebraic,copy-prop,cse,dce";
+pub const BACKEND_PIPELINE: &str = "lower-call-params,lower-system-values,outputs-to-temporaries,opt-large-constants,lower-indirect-derefs,lower-var-copies,split-vars,lower-indirect-derefs,vars-to-ssa,flatten-deep-cf,vars-to-ssa,if-convert,lower-alu-to-scalar,lower-inverse-trig,copy-prop,constant-fold,algebraic,lower-texture-indices,lower-idiv,lower-int64,lower-doubles,algebraic-late,copy-prop,cse,dce,lower-block-indices,lower-io,algebraic,copy-prop,cse,dce";
 
 /// Every pass a mid-end pipeline may name: the engine's, one per rule set (these and the
 /// backend's `backend_sets`), and `eqsat` with the main rules, all for the target options `opts`.

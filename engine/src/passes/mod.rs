@@ -17,6 +17,7 @@ pub mod inline;
 pub mod loop_unroll;
 pub mod lower_alu_to_scalar;
 pub mod lower_block_indices;
+pub mod lower_call_params;
 pub mod lower_doubles;
 pub mod lower_idiv;
 pub mod lower_indirect_derefs;
@@ -86,6 +87,7 @@ pub fn standard(opts: &TargetOptions) -> Vec<Box<dyn Pass>> {
         }),
         Box::new(loop_unroll::LoopUnroll),
         Box::new(lower_block_indices::LowerBlockIndices),
+        Box::new(lower_call_params::LowerCallParams),
         Box::new(lower_io::LowerIo),
         Box::new(lower_system_values::LowerSystemValues),
         Box::new(lower_var_copies::LowerVarCopies),
