@@ -13,6 +13,8 @@ over piglit tests, and the anchor file (../shared/anchors/mesa-24.0.3-piglit-dev
 
     python3 scripts/compare_mesa.py /tmp/gen9.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
     python3 scripts/compare_mesa.py /tmp/evergreen.jsonl ../shared/anchors/mesa-24.0.3-piglit-dev.jsonl
+    python3 scripts/compare_mesa.py --worst 20 /tmp/gen9.jsonl ...   # and the 20 kernels furthest
+                                                                     # above Mesa's count, each set
 """
 import json
 import sys
@@ -74,7 +76,7 @@ def change(ours, theirs):
     return f"{100 * (ours / max(theirs, 1) - 1):+.1f}%"
 
 
-def compare_gen(ours, failed, mesa):
+def compare_gen(ours, failed, mesa, worst):
     for stage, simd in (("FS", 8), ("FS", 16), ("VS", 8)):
         keys = [k for k in mesa if k[1:] == (stage, simd)]
         both = [k for k in keys if k in ours and k not in failed]
@@ -90,6 +92,16 @@ def compare_gen(ours, failed, mesa):
         if spilling:
             rest = [k for k in both if k not in spilling]
             print(f"  without those {len(spilling)}: {gen_totals(rest, ours, mesa)}")
+        list_worst(both, lambda k: (ours[k]["instructions"], mesa[k]["inst"]), worst)
+
+
+def list_worst(keys, figures, count):
+    """The `count` keys whose figure is furthest above Mesa's: ours, Mesa's, the test."""
+    excess = sorted(keys, key=lambda k: figures(k)[1] - figures(k)[0])[:count]
+    for k in excess:
+        a, b = figures(k)
+        if a > b:
+            print(f"    {a:6} vs {b:6} ({change(a, b)})  {k[0]}")
 
 
 def gen_totals(keys, ours, mesa):
@@ -102,12 +114,12 @@ def gen_totals(keys, ours, mesa):
     return ", ".join(parts)
 
 
-def compare_evergreen(ours, failed, mesa):
+def compare_evergreen(ours, failed, mesa, worst):
     for stage in ("FS", "VS"):
-        compare_evergreen_stage(ours, failed, mesa, stage)
+        compare_evergreen_stage(ours, failed, mesa, stage, worst)
 
 
-def compare_evergreen_stage(ours, failed, mesa, stage):
+def compare_evergreen_stage(ours, failed, mesa, stage, worst):
     keys = [k for k in mesa if k[1] == stage and "error" not in mesa[k]]
     both = [k for k in keys if k in ours and k not in failed]
     print(f"Evergreen {stage}: Mesa {len(keys)} shaders, shrew compiled {len(both)} of them")
@@ -120,15 +132,20 @@ def compare_evergreen_stage(ours, failed, mesa, stage):
             f"  {name}: {a} vs {b} ({change(a, b)}); fewer {fewer}, more {more}, "
             f"equal {len(both) - fewer - more}"
         )
+        list_worst(both, lambda k: (ours[k][name], mesa[k][theirs_name]), worst)
 
 
 def main():
-    ours, failed = load_ours(sys.argv[1])
-    gen, evergreen = load_mesa(sys.argv[2])
+    args = sys.argv[1:]
+    worst = 0
+    if args[:1] == ["--worst"]:
+        worst, args = int(args[1]), args[2:]
+    ours, failed = load_ours(args[0])
+    gen, evergreen = load_mesa(args[1])
     if any(len(k) == 3 for k in ours):
-        compare_gen(ours, failed, gen)
+        compare_gen(ours, failed, gen, worst)
     if any(len(k) == 2 for k in ours):
-        compare_evergreen(ours, failed, evergreen)
+        compare_evergreen(ours, failed, evergreen, worst)
 
 
 if __name__ == "__main__":

@@ -163,6 +163,26 @@ fn the_reducer_keeps_the_failure_and_shrinks_the_shader() {
     );
 }
 
+/// Every opcode at every bit size, on every target with a backend, compiles and runs as the
+/// interpreter does or is refused with its reason: never wrong, never an internal error (a
+/// pass leaving invalid IR, as `lower-doubles` once did on booleans converted to doubles).
+#[test]
+fn no_opcode_is_wrong_or_an_internal_error_on_any_target() {
+    for target in shrew_targets::all().iter().filter(|t| t.has_backend()) {
+        for (op, bits) in op_matrix::entries() {
+            let support = op_matrix::support(target, op, bits);
+            let internal = support
+                .reason()
+                .is_some_and(|r| r.contains("internal error"));
+            assert!(
+                !matches!(support, Support::Wrong(_)) && !internal,
+                "{op:?}@{bits} on {}: {support:?}",
+                target.name
+            );
+        }
+    }
+}
+
 #[test]
 fn the_op_matrix_tells_native_lowered_and_refused_opcodes_apart() {
     let gen9 = shrew_targets::lookup("gen9").unwrap();

@@ -20,7 +20,8 @@
 //! - Conversions from and to 32-bit integers go through 16-bit halves, which 32-bit floats
 //!   hold exactly: `u2f64`/`i2f64` add the high half times 2^16 to the low half (exact: the
 //!   result is an integer of 32 bits); `f2u32`/`f2i32` truncate, saturate (NaN gives 0),
-//!   and split the result into `floor(t / 2^16)` and the exact remainder.
+//!   and split the result into `floor(t / 2^16)` and the exact remainder. Narrower integers
+//!   (booleans, 8 and 16 bits) convert through a 32-bit float, which holds them exactly.
 //!
 //! Why: Gen's 64-bit floats have adds, multiplies, `mad`, compares and selects, but no math
 //! unit functions, rounding or division at 64 bits; the mid-end builds them once for every
@@ -126,6 +127,16 @@ fn lower_scalar(b: &mut Builder, op: AluOp, s: &[Value]) -> Value {
     let x = s[0];
     match op {
         AluOp::Ftrunc => trunc(b, x),
+        AluOp::U2f64 | AluOp::I2f64 if b.value_type(x).bits < 32 => {
+            // Narrower integers are exact as 32-bit floats.
+            let to_float = if op == AluOp::I2f64 {
+                AluOp::I2f32
+            } else {
+                AluOp::U2f32
+            };
+            let single = b.alu(to_float, &[x]);
+            b.alu(AluOp::F2f64, &[single])
+        }
         AluOp::U2f64 | AluOp::I2f64 => {
             let sixteen = b.imm_u32(16);
             let high_shift = if op == AluOp::I2f64 {
