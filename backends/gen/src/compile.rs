@@ -19,7 +19,7 @@ use crate::lower::{
 };
 use crate::perf::estimate;
 use crate::redundant_flags::remove_redundant_flags;
-use crate::regalloc::{AllocError, GRFS, allocate, live_at_calls};
+use crate::regalloc::{AllocError, CallWindow, GRFS, allocate, live_at_calls};
 use crate::schedule::{schedule, schedule_for_pressure};
 use crate::self_moves::remove_self_moves;
 use crate::simd_width::{lower_simd_width, lowered_width};
@@ -211,24 +211,32 @@ fn finish(
     let main = compile_part(program, hw, may_spill, passes)?;
     let mut parts = vec![(shader.entry.0, None, main)];
     for callee in shader.called_callers_first() {
-        let live = (parts.iter().flat_map(|(_, _, part)| &part.calls))
-            .filter(|&&(f, _)| f == callee.0)
-            .map(|&(_, grfs)| grfs)
-            .max()
-            .unwrap_or(u32::from(payload.regs));
-        let return_address = u8::try_from(live)
-            .ok()
-            .filter(|&g| u32::from(g) < GRFS)
-            .ok_or(AllocError::OutOfRegisters {
+        // Above every register live at one of its calls, below what any caller keeps at the
+        // top of the file; the first GRF holds the return address.
+        let calls =
+            (parts.iter().flat_map(|(_, _, part)| &part.calls)).filter(|c| c.callee == callee.0);
+        let (first, end) = calls.fold((u32::from(payload.regs), GRFS), |(first, end), c| {
+            (first.max(c.first), end.min(c.end))
+        });
+        let return_address = u8::try_from(first).ok().filter(|_| first + 1 < end).ok_or(
+            AllocError::OutOfRegisters {
                 at: 0,
-                needed: live + 1,
+                needed: first + 1 + GRFS - end,
                 available: GRFS,
-            })?;
+            },
+        )?;
         let scratch_bytes = (parts.iter().map(|(_, _, part)| part.scratch_bytes))
             .max()
             .unwrap_or(0);
-        let (lir, with_callee) =
-            lower_subroutine(shader, callee, hw, payload, return_address, scratch_bytes)?;
+        let (lir, with_callee) = lower_subroutine(
+            shader,
+            callee,
+            hw,
+            payload,
+            return_address,
+            end,
+            scratch_bytes,
+        )?;
         payload = with_callee;
         let part = compile_part(lir, hw, may_spill, passes)?;
         parts.push((callee.0, Some(return_address), part));
@@ -260,8 +268,8 @@ fn finish(
 /// One function's part of the program, compiled.
 struct Part {
     native: Native,
-    /// Each call (the callee's function number) and the GRFs from g0 live there.
-    calls: Vec<(u32, u32)>,
+    /// Each call and the GRFs its callee may use there.
+    calls: Vec<CallWindow>,
     spills: u32,
     fills: u32,
     scratch_bytes: u32,

@@ -359,6 +359,10 @@ pub struct Lir {
     /// registers and its return address (then the same as `payload_regs`); 0 in the main
     /// program, whose payload GRFs are free after their last read.
     pub kept_regs: u32,
+    /// One past the last GRF the program may use: the whole file in the main program; a
+    /// subroutine's window ends below what its callers keep at the top of the file (the
+    /// end-of-thread payloads).
+    pub grf_limit: u32,
     /// Bytes of the thread's scratch memory the program addresses itself (temporaries kept in
     /// memory), from offset 0; spills go after them.
     pub scratch_bytes: u32,
@@ -524,10 +528,11 @@ impl MachineIr for Lir {
     /// line.
     fn print(&self) -> String {
         let mut out = format!(
-            "SIMD{} program: {} payload GRFs, {} kept, {} scratch bytes, vgrf sizes {:?}\n",
+            "SIMD{} program: {} payload GRFs, {} kept, GRFs below {}, {} scratch bytes, vgrf sizes {:?}\n",
             self.dispatch_width,
             self.payload_regs,
             self.kept_regs,
+            self.grf_limit,
             self.scratch_bytes,
             self.vreg_sizes
         );
@@ -603,6 +608,7 @@ pub mod testing {
             vreg_sizes: vec![1; vregs as usize],
             payload_regs: 2,
             kept_regs: 0,
+            grf_limit: crate::regalloc::GRFS,
             scratch_bytes: 0,
         }
     }

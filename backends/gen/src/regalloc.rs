@@ -322,7 +322,7 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
                 return Err(AllocError::OutOfRegisters {
                     at,
                     needed: live[at],
-                    available: GRFS - program.payload_regs,
+                    available: program.grf_limit - program.payload_regs,
                 });
             }
         };
@@ -344,10 +344,12 @@ pub fn allocate(program: &mut Lir, hw: Gen, may_spill: bool) -> Result<Allocatio
     }
 }
 
-/// Each call of an allocated program (the callee's function number) and the GRFs from g0 that
-/// hold something there: the program's kept GRFs, the whole payload (the callee may read it)
-/// and every register live across the call. The callee's registers go above them.
-pub fn live_at_calls(program: &Lir, alloc: &Allocation) -> Vec<(u32, u32)> {
+/// Each call of an allocated program (the callee's function number) and the GRFs its callee
+/// must leave alone there: those from g0 up to the first it may use (the program's kept GRFs,
+/// the whole payload, which the callee may read, and every register live across the call),
+/// and those from the last it may use up (end-of-thread payloads live across the call, at the
+/// top of the file, and what the program's own callers keep there).
+pub fn live_at_calls(program: &Lir, alloc: &Allocation) -> Vec<CallWindow> {
     let calls: Vec<(usize, u32)> = (program.insts.iter().enumerate())
         .filter_map(|(i, inst)| match inst.op {
             Op::Call(callee) => Some((i, callee)),
@@ -357,36 +359,61 @@ pub fn live_at_calls(program: &Lir, alloc: &Allocation) -> Vec<(u32, u32)> {
     if calls.is_empty() {
         return Vec::new();
     }
-    // A sweep in program order: the registers started so far by the GRF past their run, the
-    // highest first; those that ended before a call never cover a later one.
     let intervals = intervals(program);
-    let mut by_start: Vec<(usize, usize, u32)> = (intervals.iter().enumerate())
-        .filter_map(|(v, interval)| {
-            let (start, end) = (*interval)?;
-            let top = u32::from(alloc.first_grf[v]?) + program.vreg_sizes[v];
-            Some((start, end, top))
-        })
+    let mut at_the_top = vec![false; program.vreg_sizes.len()];
+    for v in end_of_thread_payloads(program) {
+        at_the_top[v.0 as usize] = true;
+    }
+    // A sweep in program order over the registers started so far: below the window by the GRF
+    // past their run (the highest first), above it by their first GRF (the lowest first);
+    // those that ended before a call never cover a later one.
+    let mut by_start: Vec<(usize, usize, usize)> = (intervals.iter().enumerate())
+        .filter_map(|(v, interval)| interval.map(|(start, end)| (start, end, v)))
+        .filter(|&(_, _, v)| alloc.first_grf[v].is_some())
         .collect();
     by_start.sort_unstable();
-    let mut started = std::collections::BinaryHeap::new();
+    let mut below = std::collections::BinaryHeap::new();
+    let mut above = std::collections::BinaryHeap::new();
     let mut next = 0;
     let floor = program.payload_regs.max(program.kept_regs);
     calls
         .into_iter()
         .map(|(at, callee)| {
-            while let Some(&(start, end, top)) = by_start.get(next)
+            while let Some(&(start, end, v)) = by_start.get(next)
                 && start <= at
             {
-                started.push((top, end));
+                let first = u32::from(alloc.first_grf[v].expect("allocated"));
+                if at_the_top[v] {
+                    above.push((std::cmp::Reverse(first), end));
+                } else {
+                    below.push((first + program.vreg_sizes[v], end));
+                }
                 next += 1;
             }
-            while started.peek().is_some_and(|&(_, end)| end < at) {
-                started.pop();
+            while below.peek().is_some_and(|&(_, end)| end < at) {
+                below.pop();
             }
-            let live = started.peek().map_or(floor, |&(top, _)| top.max(floor));
-            (callee, live)
+            while above.peek().is_some_and(|&(_, end)| end < at) {
+                above.pop();
+            }
+            CallWindow {
+                callee,
+                first: below.peek().map_or(floor, |&(top, _)| top.max(floor)),
+                end: (above.peek()).map_or(program.grf_limit, |&(std::cmp::Reverse(first), _)| {
+                    first.min(program.grf_limit)
+                }),
+            }
         })
         .collect()
+}
+
+/// The GRFs a call's callee may use: `first..end`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CallWindow {
+    /// The callee's function number.
+    pub callee: u32,
+    pub first: u32,
+    pub end: u32,
 }
 
 /// How much spilling each register of `graph` is worth: the benefit over the cost, or a negative
@@ -434,6 +461,15 @@ struct Graph<'a> {
     order: Vec<usize>,
     /// Pre-coloured registers: the end-of-thread payloads, at the top of the file.
     fixed: Vec<Option<u32>>,
+    /// One past the last GRF the program may use.
+    limit: u32,
+}
+
+/// The registers end-of-thread messages send, which go at the top of the file.
+fn end_of_thread_payloads(program: &Lir) -> impl Iterator<Item = VReg> + '_ {
+    (program.insts.iter())
+        .filter(|inst| inst.send.is_some_and(|m| m.eot()))
+        .filter_map(|inst| inst.srcs[0].reg().and_then(|r| r.vreg()))
 }
 
 impl<'a> Graph<'a> {
@@ -442,18 +478,15 @@ impl<'a> Graph<'a> {
         let mut order: Vec<usize> = (0..n).filter(|&v| intervals[v].is_some()).collect();
         order.sort_by_key(|&v| intervals[v].map(|i| i.0));
         let mut fixed = vec![None; n];
-        for inst in &program.insts {
-            if inst.send.is_some_and(|m| m.eot())
-                && let Some(v) = inst.srcs[0].reg().and_then(|r| r.vreg())
-            {
-                fixed[v.0 as usize] = Some(GRFS - program.vreg_sizes[v.0 as usize]);
-            }
+        for v in end_of_thread_payloads(program) {
+            fixed[v.0 as usize] = Some(GRFS - program.vreg_sizes[v.0 as usize]);
         }
         Graph {
             intervals,
             sizes: &program.vreg_sizes,
             order,
             fixed,
+            limit: program.grf_limit,
         }
     }
 
@@ -563,7 +596,8 @@ impl<'a> Graph<'a> {
                     taken |= run(m, &first_grf);
                 }
                 let run = (1u128 << self.sizes[v]) - 1;
-                if let Some(g) = (0..=GRFS - self.sizes[v]).find(|&g| taken & run << g == 0) {
+                let last = self.limit.checked_sub(self.sizes[v]);
+                if let Some(g) = last.and_then(|l| (0..=l).find(|&g| taken & run << g == 0)) {
                     first_grf[v] = Some(g as u8);
                     active.push(v);
                     break;

@@ -435,6 +435,7 @@ mod tests {
             vreg_sizes: vec![1; 16],
             payload_regs: 2,
             kept_regs: 0,
+            grf_limit: crate::regalloc::GRFS,
             scratch_bytes: 0,
         }
     }

@@ -421,6 +421,7 @@ mod tests {
             vreg_sizes: vec![3, 2, 2, 2, 2],
             payload_regs: 8,
             kept_regs: 0,
+            grf_limit: crate::regalloc::GRFS,
             scratch_bytes: 0,
         };
         let mut lowered = program.clone();

@@ -70,6 +70,10 @@ impl Lowering<'_> {
         } else {
             self.nodes(tree, true)?;
         }
+        if self.halts {
+            // Halted quads go back to the caller with the others.
+            self.emit(Inst::control(Op::HaltTarget, self.width));
+        }
         let address = self.subroutine_mut().return_address;
         let mut ret = Inst::control(Op::Return, 1);
         ret.mask_all = true;
@@ -229,6 +233,12 @@ impl Lowering<'_> {
             control: 1,
             inverse: false,
         });
+        self.halt_dead_quads();
+    }
+
+    /// Halts the quads none of whose pixels is live (until the program's or the subroutine's
+    /// halt target).
+    pub(super) fn halt_dead_quads(&mut self) {
         let mut halt = Inst::control(Op::Hw(Opcode::Halt), self.width);
         // Inverted any4h: the quads none of whose pixels is live.
         halt.predicate = Some(Predicate {

@@ -49,6 +49,8 @@
 //! - A call is a `call` of the callee's part of the program; [`lower_subroutine`] lowers a
 //!   callee into the entry function's payload, ending in a `ret` through the GRF the call
 //!   wrote its return address to (early returns break a loop of one trip around the body).
+//!   A discard in a subroutine clears live bits as in the entry function; the quads it leaves
+//!   without a live pixel halt until the subroutine's end, and again after each call.
 //!
 //! Why: this is the first step of the backend's straight line (lowering, optimization, register
 //! allocation, emission); the Gen IR keeps the hardware's instruction form so later steps see
@@ -269,8 +271,8 @@ fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), Lo
 
 /// Lowers function `func` of `shader`, which the entry function (lowered into `payload` at
 /// `width` channels) still calls, as a subroutine: its registers above GRF `return_address`,
-/// where its callers keep the return address and channel mask; what it shares with them is in
-/// scratch memory (its own spills after `scratch_bytes`). It takes no arguments and gives no
+/// where its callers keep the return address and channel mask, and below `grf_limit`; what it
+/// shares with them is in scratch memory (its own spills after `scratch_bytes`). It takes no arguments and gives no
 /// result, writes no outputs and does not discard; one that returns early runs in a loop of
 /// one trip that the returns break. The payload gains the surfaces it reads.
 pub fn lower_subroutine(
@@ -279,6 +281,7 @@ pub fn lower_subroutine(
     hw: Gen,
     payload: Payload,
     return_address: u8,
+    grf_limit: u32,
     scratch_bytes: u32,
 ) -> Result<(Lir, Payload), LowerError> {
     let func = &shader.functions[func.0 as usize];
@@ -286,6 +289,7 @@ pub fn lower_subroutine(
     let width = payload.dispatch_width;
     let mut lowering = Lowering::new(shader, func, hw, width, payload, Some(return_address))?;
     lowering.program.scratch_bytes = lowering.program.scratch_bytes.max(scratch_bytes);
+    lowering.program.grf_limit = grf_limit;
     lowering.lower_subroutine(&tree)?;
     Ok((lowering.program, lowering.payload))
 }
@@ -319,6 +323,7 @@ impl<'s> Lowering<'s> {
                 vreg_sizes: Vec::new(),
                 payload_regs: (payload.regs as u32).max(kept_regs),
                 kept_regs,
+                grf_limit: crate::regalloc::GRFS,
                 scratch_bytes: 0,
             },
             payload,
@@ -333,6 +338,8 @@ impl<'s> Lowering<'s> {
                     })),
             halts: false,
             lane_offsets: None,
+            subroutines_kill: (shader.functions.iter().enumerate())
+                .any(|(f, func)| f != shader.entry.0 as usize && uses_intrinsic(func, &is_kill)),
             subroutine: return_address.map(|return_address| Subroutine {
                 return_address,
                 returned: None,
@@ -421,6 +428,8 @@ struct Lowering<'s> {
     lane_offsets: Option<VReg>,
     /// Lowering a subroutine: where it returns to and how its early returns leave.
     subroutine: Option<Subroutine>,
+    /// Whether a subroutine discards: after each call, quads with no live pixel left halt.
+    subroutines_kill: bool,
 }
 
 /// A subroutine's return: the GRF holding its return address, and the state of returns from
@@ -471,12 +480,12 @@ impl Lowering<'_> {
         }
         if self.subroutine.is_some()
             && let InstKind::Intrinsic(ii) = &inst.kind
-            && (is_kill(ii.op) || ii.op == Intrinsic::StoreOutput)
+            && ii.op == Intrinsic::StoreOutput
         {
             return Err(self.error(
                 v,
-                "a subroutine (a function the inliner left) that discards or writes an output \
-                 is not supported on Gen",
+                "a subroutine (a function the inliner left) that writes an output is not \
+                 supported on Gen (`outputs-to-temporaries` moves such outputs to temporaries)",
             ));
         }
         match &inst.kind {
@@ -524,6 +533,10 @@ impl Lowering<'_> {
                 let mut call = Inst::control(Op::Call(func.0), 1);
                 call.mask_all = true;
                 self.emit(call);
+                if self.subroutines_kill {
+                    // Quads the callee left without a live pixel stop here too.
+                    self.halt_dead_quads();
+                }
                 Ok(())
             }
         }
