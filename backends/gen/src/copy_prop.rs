@@ -21,10 +21,13 @@
 //!   an `if` or `else` arm, a loop body) encloses the later one.
 //! - The reader takes what it gets. Immediates only go where the hardware takes them (a `mov`'s
 //!   source, or the second source of a 2-source ALU instruction other than `math`), and only
-//!   without modifiers. Source modifiers never go into sends, instructions that ignore them (fact
-//!   sheet A5's list), unsigned sources, or logic instructions (where a negation means a
-//!   complement). Regions other than a plain vector or a scalar stay where they are, since
-//!   3-source instructions have no others. A reader that retypes `d` gets `s` retyped only when
+//!   without modifiers. Source modifiers never go into sends, instructions that ignore them
+//!   (`addc`, `subb` and the others [`takes_modifiers`] lists), unsigned sources, or logic
+//!   instructions (where a negation means a complement). A copy's source may be a plain
+//!   vector, a scalar or every other dword (`<8,4,2>`: half of each 64-bit element, as 64-bit
+//!   comparisons and the halves of 64-bit values are read), the last only into 1- and 2-source
+//!   instructions, since 3-source instructions have no such region; other regions stay where
+//!   they are. A reader that retypes `d` gets `s` retyped only when
 //!   neither side has a modifier and the copy does not convert (raw 32-bit bits).
 //!
 //! Options: the generation (a logic instruction's negated source is a complement on Gen8+ only).
@@ -93,7 +96,9 @@ impl Copy {
             return None;
         }
         if let Src::Reg(s) = src
-            && !(s.region == Region::SCALAR || s.region == Region::new(8, 8, 1))
+            && !(s.region == Region::SCALAR
+                || s.region == Region::new(8, 8, 1)
+                || s.region == EVERY_OTHER_DWORD)
         {
             return None;
         }
@@ -112,6 +117,10 @@ impl Copy {
         }
     }
 }
+
+/// A source reading every other dword: one half of each 64-bit element (a 64-bit value's low
+/// or high dwords, or what a 64-bit comparison writes).
+const EVERY_OTHER_DWORD: Region = Region::new(8, 4, 2);
 
 /// A mov between 32-bit integer types copies the bits.
 fn is_raw_int_copy(from: Type, to: Type) -> bool {
@@ -167,6 +176,8 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
             };
             (position_takes_immediate && !read_modifiers).then_some(Src::Imm(read.ty, bits))
         }
+        // 3-source instructions read no strided regions.
+        Src::Reg(s) if s.region == EVERY_OTHER_DWORD && op.num_srcs() == 3 => None,
         Src::Reg(s) => {
             let copy_modifiers = s.negate || s.abs;
             if read.ty != copy_dst.ty {
@@ -266,6 +277,43 @@ mod tests {
         insts.insert(3, mov(v(0, Type::F), Src::imm_f(3.0)));
         let mut p = program(3, insts);
         assert!(!propagate_copies(&mut p, Gen::Gen9));
+    }
+
+    /// A copy of every other dword (the low halves of 64-bit values) goes into a 2-source
+    /// reader, not into a 3-source one.
+    #[test]
+    fn halves_of_64_bit_values_go_into_two_source_readers() {
+        let half = Src::Reg(Operand {
+            region: Region::new(8, 4, 2),
+            ..v(0, Type::UD)
+        });
+        let mut p = program(
+            4,
+            vec![
+                mov(v(0, Type::UQ), Src::Imm(Type::UQ, 7)),
+                mov(v(1, Type::UD), half),
+                Inst::new(
+                    Opcode::Add,
+                    8,
+                    Some(v(2, Type::UD)),
+                    vec![Src::Reg(v(1, Type::UD)), Src::imm_ud(1)],
+                ),
+                Inst::new(
+                    Opcode::Mad,
+                    8,
+                    Some(v(3, Type::F)),
+                    vec![
+                        Src::Reg(v(1, Type::F)),
+                        Src::Reg(v(1, Type::F)),
+                        Src::Reg(v(1, Type::F)),
+                    ],
+                ),
+            ],
+        );
+        p.vreg_sizes[0] = 2;
+        assert!(propagate_copies(&mut p, Gen::Gen9));
+        assert_eq!(p.insts[2].srcs[0], half);
+        assert_eq!(p.insts[3].srcs[0], Src::Reg(v(1, Type::F)));
     }
 
     #[test]
