@@ -84,9 +84,10 @@ fn per_component(op: AluOp) -> u32 {
         PackUnorm4x8 => 22,
         PackSnorm4x8 => 38,
         // Gen8 and later multiply 32-bit integers in one `mul`; the high half is a `mul` into
-        // a qword and a move of its high dword.
+        // a qword, whose high dwords the user reads in place (a move only before a 3-source
+        // user).
         Imul => 1,
-        ImulHigh | UmulHigh => 2,
+        ImulHigh | UmulHigh => 1,
         // Saturating and carrying arithmetic, rotates and bit fields are lowered (no BFE, BFI,
         // ADDC or SUBB selected yet): shift, mask, compare and select sequences.
         IaddSat | IsubSat => 10,
