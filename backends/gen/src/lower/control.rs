@@ -100,22 +100,10 @@ impl Lowering<'_> {
                 } => {
                     let cond = self.read(*cond, 0, Type::D);
                     if let Some((op, inverse)) = leave_only(then, otherwise) {
-                        self.flag_from_bool(cond, 0);
-                        let mut inst = Inst::control(Op::Hw(op), self.width);
-                        inst.predicate = Some(Predicate {
-                            control: 1,
-                            inverse,
-                        });
-                        self.emit(inst);
+                        self.branch_on(cond, op, inverse);
                         continue;
                     }
-                    self.flag_from_bool(cond, 0);
-                    let mut inst = Inst::control(Op::Hw(Opcode::If), self.width);
-                    inst.predicate = Some(Predicate {
-                        control: 1,
-                        inverse: false,
-                    });
-                    self.emit(inst);
+                    self.branch_on(cond, Opcode::If, false);
                     nested(|| self.nodes(then, node_tail))?;
                     if !otherwise.is_empty() {
                         self.emit(Inst::control(Op::Hw(Opcode::Else), self.width));
@@ -139,13 +127,7 @@ impl Lowering<'_> {
                             && let Some(returned) = s.returned
                         {
                             let returned = Src::Reg(Operand::vector(returned, 0, Type::D));
-                            self.flag_from_bool(returned, 0);
-                            let mut leave = Inst::control(Op::Hw(Opcode::Break), self.width);
-                            leave.predicate = Some(Predicate {
-                                control: 1,
-                                inverse: false,
-                            });
-                            self.emit(leave);
+                            self.branch_on(returned, Opcode::Break, false);
                         }
                     }
                 }
@@ -176,6 +158,18 @@ impl Lowering<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Control-flow instruction `op` predicated on boolean `cond` (inverted with `inverse`),
+    /// through f0.0.
+    fn branch_on(&mut self, cond: Src, op: Opcode, inverse: bool) {
+        self.flag_from_bool(cond, 0);
+        let mut inst = Inst::control(Op::Hw(op), self.width);
+        inst.predicate = Some(Predicate {
+            control: 1,
+            inverse,
+        });
+        self.emit(inst);
     }
 
     fn block(&mut self, b: shrew_engine::ir::BlockId) -> Result<(), LowerError> {
