@@ -1,8 +1,8 @@
 //! The Intel Gen7–9 targets. A fragment or compute shader compiles at SIMD8, 16 or 32 (the
-//! driver's choice of widths in [`Compiler::variants`]), a vertex shader at SIMD8. In a draw,
-//! each triangle runs on the emulator with its varyings in the kernel's input slots (the
-//! dispatcher makes their attribute planes), and on Gen8 and later the vertices run on it too,
-//! their outputs read back from their URB entries.
+//! driver's choice of widths in [`Compiler::variants`]), a vertex shader at SIMD8 (on Gen7/7.5
+//! SIMD4x2: eight channels, two vertices). In a draw, each triangle runs on the emulator with
+//! its varyings in the kernel's input slots (the dispatcher makes their attribute planes), and
+//! the vertices run on it too, their outputs read back from their URB entries.
 
 use crate::varyings::{Dword, Places, components, fragment_inputs, gather, vertex_attributes};
 use crate::{Backend, Compiler, Kernel, Pipeline, PipelineError, Target, VariantError};
@@ -63,8 +63,7 @@ impl Backend for GenBackend {
     }
 
     fn emulates(&self, stage: Stage) -> bool {
-        // The emulator reads vertex outputs back from URB entries as Gen8 lays them out.
-        self.compiles(stage) && (stage != Stage::Vertex || self.0 >= Gen::Gen8)
+        self.compiles(stage)
     }
 
     fn widths(&self, stage: Stage) -> &'static [u8] {
@@ -222,9 +221,13 @@ impl Kernel for GenKernel {
 
     fn statistics_line(&self) -> String {
         let s = &self.0.stats;
+        let simd = match self.0.payload.simd4x2 {
+            true => "4x2".to_string(),
+            false => self.0.dispatch_width.to_string(),
+        };
         format!(
-            "SIMD{} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends",
-            self.0.dispatch_width, s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends
+            "SIMD{simd} shader: {} instructions. {} loops. {} cycles. {}:{} spills:fills, {} sends",
+            s.instructions, s.loops, s.cycles, s.spills, s.fills, s.sends
         )
     }
 

@@ -1,5 +1,5 @@
 //! The backend's straight line for one shader (fragment and compute at SIMD8, 16 or 32, vertex
-//! at SIMD8) at
+//! at SIMD8, SIMD4x2 on Gen7/7.5) at
 //! one dispatch width: lowering, copy
 //! propagation, common subexpressions, redundant flag writes, payload coalescing and dead-code elimination on the Gen
 //! IR, pre-RA scheduling, register allocation with spilling, the removal of the copies it made
@@ -93,8 +93,8 @@ pub fn compile_stage(
     finish(shader, lowered, hw, true, passes)
 }
 
-/// Compiles a vertex shader (after the mid-end and `lower-io`) at SIMD8, spilling to scratch
-/// what does not fit the registers.
+/// Compiles a vertex shader (after the mid-end and `lower-io`) at SIMD8 (SIMD4x2 on Gen7/7.5),
+/// spilling to scratch what does not fit the registers.
 pub fn compile_vertex(shader: &Shader, hw: Gen) -> Result<Kernel, CompileError> {
     let lowered = lower_vertex(shader, hw)?;
     finish(shader, lowered, hw, true, &mut MachinePasses::quiet())

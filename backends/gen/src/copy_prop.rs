@@ -2,9 +2,9 @@
 //!
 //! What: a copy is a `mov d, s` without predicate, conditional modifier or saturation, whose
 //! destination `d` is a virtual register no other instruction writes. An instruction that reads
-//! `d` as a plain vector for some of the copy's channels (the bytes the copy wrote for them, one
-//! element per channel) reads the same channels' part of `s` in its place: an immediate, a payload register, or a virtual register, with the
-//! copy's source modifiers (`-`, `(abs)`) composed with the reader's own. On Gen8+ a `not d, s`
+//! elements of `d` the copy wrote reads the elements of `s` the copy put there in its place: an
+//! immediate, a payload register, or a virtual register, with the copy's source modifiers
+//! (`-`, `(abs)`) composed with the reader's own. On Gen8+ a `not d, s`
 //! is a copy too, into logic instructions (`and`, `or`, `xor`), where a negated source is its
 //! bitwise complement (`~s`). The pass repeats until nothing changes; dead-code elimination then
 //! removes the copies no one reads.
@@ -24,10 +24,12 @@
 //!   without modifiers. Source modifiers never go into sends, instructions that ignore them
 //!   (`addc`, `subb` and the others [`takes_modifiers`] lists), unsigned sources, or logic
 //!   instructions (where a negation means a complement). A copy's source may be a plain
-//!   vector, a scalar or every other dword (`<8,4,2>`: half of each 64-bit element, as 64-bit
-//!   comparisons and the halves of 64-bit values are read), the last only into 1- and 2-source
-//!   instructions, since 3-source instructions have no such region; other regions stay where
-//!   they are. A reader that retypes `d` gets `s` retyped only when
+//!   vector, a scalar, every other dword (`<8,4,2>`: half of each 64-bit element, as 64-bit
+//!   comparisons and the halves of 64-bit values are read) or a SIMD4x2 vertex's dword
+//!   (`<4,4,0>`, `<4,1,0>`); the reader may read the copy's destination through any region
+//!   within what the copy wrote, and reads the source through the region that gives each of
+//!   its channels the same element, when one of those does; strided ones only in 1- and
+//!   2-source instructions, since 3-source instructions have no such regions. A reader that retypes `d` gets `s` retyped only when
 //!   neither side has a modifier and the copy does not convert (raw 32-bit bits).
 //!
 //! Options: the generation (a logic instruction's negated source is a complement on Gen8+ only).
@@ -35,7 +37,6 @@
 use crate::analysis::{Blocks, Writers};
 use crate::isa::{Gen, Opcode, Region, Type};
 use crate::lir::{Inst, Lir, Op, Operand, Src};
-use crate::simd_width::part;
 
 /// Runs the pass; gives whether it changed anything.
 pub fn propagate_copies(program: &mut Lir, hw: Gen) -> bool {
@@ -96,9 +97,7 @@ impl Copy {
             return None;
         }
         if let Src::Reg(s) = src
-            && !(s.region == Region::SCALAR
-                || s.region == Region::new(8, 8, 1)
-                || s.region == EVERY_OTHER_DWORD)
+            && !SOURCE_REGIONS.contains(&s.region)
         {
             return None;
         }
@@ -122,6 +121,49 @@ impl Copy {
 /// or high dwords, or what a 64-bit comparison writes).
 const EVERY_OTHER_DWORD: Region = Region::new(8, 4, 2);
 
+/// The regions a copy's source, or what a reader reads in its place, may have, in order of
+/// preference: a plain vector, a scalar, every other dword, a dword for each four channels
+/// (`<4;4,0>`: a SIMD4x2 vertex's attribute component) and a dword of each vertex (`<4;1,0>`:
+/// what a SIMD4x2 URB write's payload takes).
+const SOURCE_REGIONS: [Region; 5] = [
+    Region::new(8, 8, 1),
+    Region::SCALAR,
+    EVERY_OTHER_DWORD,
+    Region::new(4, 4, 0),
+    Region::new(4, 1, 0),
+];
+
+/// What channel `i` of a reader reads when it reads the copy's destination through `read`
+/// and the destination holds what channel `e` of the copy read through `copy_src`: the
+/// source's region and first element (counted in dwords from the copy's source) that give
+/// each of the reader's `exec_size` channels the element of the source the copy put where it
+/// reads; `None` when a channel reads past what the copy wrote (its `copy_exec_size`
+/// elements) or no region of [`SOURCE_REGIONS`] reads the elements in that order.
+fn compose(
+    read: &Operand,
+    exec_size: u8,
+    copy_src: Region,
+    copy_exec_size: u8,
+) -> Option<(Region, u32)> {
+    if !read.offset.is_multiple_of(4) || read.region.vstride.is_none() {
+        return None;
+    }
+    let mut elements = Vec::with_capacity(exec_size as usize);
+    for i in 0..exec_size as u32 {
+        let e = read.offset / 4 + read.region.element(i);
+        if e >= copy_exec_size as u32 {
+            return None;
+        }
+        elements.push(copy_src.element(e));
+    }
+    let first = elements[0];
+    let reads = |r: &Region| {
+        (elements.iter().enumerate())
+            .all(|(i, &f)| f.checked_sub(first) == Some(r.element(i as u32)))
+    };
+    SOURCE_REGIONS.into_iter().find(reads).map(|r| (r, first))
+}
+
 /// A mov between 32-bit integer types copies the bits.
 fn is_raw_int_copy(from: Type, to: Type) -> bool {
     matches!(from, Type::D | Type::UD) && matches!(to, Type::D | Type::UD)
@@ -138,23 +180,22 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
         return None;
     };
     let copy_dst = copy_inst.dst?;
-    // The reader's channels are among the copy's, from its `first` on; it reads what the copy
-    // wrote for them (at SIMD32, a half reads its part of a whole copy).
-    let first = inst.group.checked_sub(copy_inst.group)?;
-    let plain_read = read.offset == 4 * first as u32
-        && read.region == Region::new(8, 8, 1)
-        && read.ty.size() == 4
-        && first + inst.exec_size <= copy_inst.exec_size
-        && !inst.mask_all
-        && inst.send.is_none()
-        && !op.is_control_flow();
-    if !plain_read {
+    // The reader reads elements the copy wrote (at SIMD32, a half reads its part of a whole
+    // copy; a reader of other channels' elements, or of every channel's (`WE_all`), may read
+    // elements of channels the copy left alone, whose values nothing defined).
+    if read.ty.size() != 4 || inst.send.is_some() || op.is_control_flow() {
         return None;
     }
+    let copy_region = copy.src.reg().map_or(Region::SCALAR, |s| s.region);
+    let (region, element) = compose(&read, inst.exec_size, copy_region, copy_inst.exec_size)?;
     let logic = matches!(op, Opcode::And | Opcode::Or | Opcode::Xor);
     let read_modifiers = read.negate || read.abs;
     let copy_src = match copy.src {
-        Src::Reg(s) => Src::Reg(part(s, first)),
+        Src::Reg(s) => Src::Reg(Operand {
+            offset: s.offset + element * s.ty.size() as u32,
+            region,
+            ..s
+        }),
         imm => imm,
     };
     if copy.complement {
@@ -176,8 +217,13 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
             };
             (position_takes_immediate && !read_modifiers).then_some(Src::Imm(read.ty, bits))
         }
-        // 3-source instructions read no strided regions.
-        Src::Reg(s) if s.region == EVERY_OTHER_DWORD && op.num_srcs() == 3 => None,
+        // 3-source instructions read plain vectors and scalars only.
+        Src::Reg(s)
+            if op.num_srcs() == 3
+                && ![Region::new(8, 8, 1), Region::SCALAR].contains(&s.region) =>
+        {
+            None
+        }
         Src::Reg(s) => {
             let copy_modifiers = s.negate || s.abs;
             if read.ty != copy_dst.ty {
@@ -395,7 +441,8 @@ mod tests {
     }
 
     /// A SIMD32 copy's halves: a SIMD16 reader of the second half reads the second half of the
-    /// copied register; a reader of other bytes than its channels' keeps the copy.
+    /// copied register; a reader of the first half's bytes from the second half's channels
+    /// reads the first half of it.
     #[test]
     fn halves_read_their_part_of_a_wider_copy() {
         let at = |n: u32, offset: u32| Operand::vector(VReg(n), offset, Type::F);
@@ -420,6 +467,60 @@ mod tests {
         p.vreg_sizes = vec![4; 4];
         assert!(propagate_copies(&mut p, Gen::Gen9));
         assert_eq!(p.insts[2].srcs[0], Src::Reg(at(0, 64)));
-        assert_eq!(p.insts[3].srcs[0], Src::Reg(at(1, 0)));
+        assert_eq!(p.insts[3].srcs[0], Src::Reg(at(0, 0)));
+    }
+
+    /// SIMD4x2 vertex threads: a copy of an attribute component (`<4;4,0>`) goes into 2-source
+    /// readers and into the per-vertex (`<4;1,0>`) reads of a URB write's payload, not into
+    /// 3-source readers; a reader of elements past the copy's keeps it.
+    #[test]
+    fn attribute_components_of_two_vertex_threads_go_into_their_readers() {
+        let attribute = Operand {
+            region: Region::new(4, 4, 0),
+            ..Operand::scalar(Base::Fixed(3), 4, Type::F)
+        };
+        let per_vertex = |op: Operand| Operand {
+            region: Region::new(4, 1, 0),
+            ..op
+        };
+        let mut vue = Inst::new(
+            Opcode::Mov,
+            2,
+            Some(Operand {
+                region: Region::new(8, 2, 4),
+                ..v(4, Type::F)
+            }),
+            vec![Src::Reg(per_vertex(v(1, Type::F)))],
+        );
+        vue.mask_all = true;
+        let past = Operand {
+            offset: 16,
+            ..v(1, Type::F)
+        };
+        let mut p = program(
+            6,
+            vec![
+                mov(v(1, Type::F), Src::Reg(attribute)),
+                Inst::new(
+                    Opcode::Add,
+                    8,
+                    Some(v(2, Type::F)),
+                    vec![Src::Reg(v(1, Type::F)), Src::imm_f(1.0)],
+                ),
+                Inst::new(
+                    Opcode::Mad,
+                    8,
+                    Some(v(3, Type::F)),
+                    vec![Src::Reg(v(1, Type::F)); 3],
+                ),
+                vue,
+                mov(v(5, Type::F), Src::Reg(past)),
+            ],
+        );
+        assert!(propagate_copies(&mut p, Gen::Gen7));
+        assert_eq!(p.insts[1].srcs[0], Src::Reg(attribute));
+        assert_eq!(p.insts[2].srcs, vec![Src::Reg(v(1, Type::F)); 3]);
+        assert_eq!(p.insts[3].srcs[0], Src::Reg(per_vertex(attribute)));
+        assert_eq!(p.insts[4].srcs[0], Src::Reg(past));
     }
 }

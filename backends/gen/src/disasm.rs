@@ -59,6 +59,14 @@ fn message_text(sfid: u8, descriptor: Descriptor, hw: Gen) -> Option<String> {
         desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_WRITE => Some(
             format!("{} SIMD8 write", get(desc::Urb::of(hw).global_offset)),
         ),
+        desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::WRITE_HWORD => {
+            let interleave = get(desc::Urb::of(hw).swizzle_control) == desc::Urb::INTERLEAVE;
+            Some(format!(
+                "{} write HWord{}",
+                get(desc::Urb::of(hw).global_offset),
+                if interleave { " interleave" } else { "" }
+            ))
+        }
         desc::Urb::SFID if get(desc::Urb::of(hw).opcode) == desc::Urb::SIMD8_READ => Some(format!(
             "{} SIMD8 read",
             get(desc::Urb::of(hw).global_offset)

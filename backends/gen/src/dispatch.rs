@@ -1,8 +1,8 @@
 //! Fragment, vertex and compute thread dispatch for the emulator: what the hardware's windower
 //! (or vertex fetch, or GPGPU walker) does before a kernel runs, and what the render target
-//! (or the URB, or memory) holds after. [`run_vertex`] runs eight vertices to a thread, each
-//! with its attributes in the payload and its URB handle in R1, and gives each vertex's URB
-//! entry. [`run_compute`] runs workgroups, their threads in turns between barriers.
+//! (or the URB, or memory) holds after. [`run_vertex`] runs eight vertices to a thread (two on
+//! Gen7/7.5, SIMD4x2), each with its attributes in the payload and its URB handle in R1, and
+//! gives each vertex's URB entry. [`run_compute`] runs workgroups, their threads in turns between barriers.
 //!
 //! What: [`run_fragment`] cuts a grid of pixels into 2×2 quads, packs those with a covered pixel
 //! (the others are not dispatched) into threads of the kernel's dispatch width (quad `q` of a thread in channels `4q..4q+3`: top-left, top-right,
@@ -291,25 +291,29 @@ fn take_back(thread: &mut Thread, p: &Payload, resources: &mut Resources) {
     }
 }
 
-/// Runs a vertex kernel over the draw's vertices, eight to a thread (vertex `v` in channel
-/// `v % 8`, its URB handle `v`), the attributes in the payload or, for those the payload has
-/// no room for ([`Payload::pulled_attribute`]), in the vertex's URB entry; gives each
-/// vertex's URB entry as the slots of [`Payload::vue`], four raw dwords each (zero where
-/// nothing was written).
+/// Runs a vertex kernel over the draw's vertices, eight to a thread at SIMD8 (vertex `v` in
+/// channel `v % 8`) or two at SIMD4x2 (vertex `v` in channels `4 (v % 2)` to `4 (v % 2) + 3`),
+/// each vertex's URB handle `v` in R1 ([`Payload::urb_handle_dword`]), its attributes in the
+/// payload ([`Payload::attribute_dword`]) or, for those the payload has no room for
+/// ([`Payload::pulled_attribute`]), in its URB entry; gives each vertex's URB entry as the
+/// slots of [`Payload::vue`], four raw dwords each (zero where nothing was written).
 pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32; 4]>>, EmuError> {
     let p = &kernel.payload;
     let program = decoded(kernel)?;
     let sampling = sampling(p, &draw.resources);
+    let per_thread = p.vertices_per_thread() as usize;
     let mut entries = Vec::new();
-    for first in (0..draw.count).step_by(8) {
-        let lanes = (draw.count - first).min(8);
+    for first in (0..draw.count).step_by(per_thread) {
+        let vertices = (draw.count - first).min(per_thread) as u32;
         let mut thread = Thread::new(8);
-        thread.live = (1u32 << lanes) - 1;
-        for lane in 0..lanes {
-            let vertex = first + lane;
-            thread.set(1, lane, Type::UD, vertex as u64);
-            if let Some(grf) = p.attribute(SYSTEM_VALUES_SLOT, 0) {
-                thread.set(grf, lane, Type::UD, vertex as u64);
+        thread.live = (0..vertices)
+            .map(|h| p.vertex_channels(h))
+            .fold(0, |a, b| a | b);
+        for h in 0..vertices {
+            let vertex = first + h as usize;
+            thread.set(1, p.urb_handle_dword(h) as usize, Type::UD, vertex as u64);
+            if let Some((grf, dword)) = p.attribute_dword(SYSTEM_VALUES_SLOT, 0, h) {
+                thread.set(grf, dword as usize, Type::UD, vertex as u64);
             }
             for &slot in draw.attributes.keys() {
                 let values = draw.attribute(slot, vertex);
@@ -323,8 +327,8 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
                     entry[at..at + 4].copy_from_slice(&values);
                 }
                 for (c, value) in values.into_iter().enumerate() {
-                    if let Some(grf) = p.attribute(slot, c as u32) {
-                        thread.set(grf, lane, Type::UD, value as u64);
+                    if let Some((grf, dword)) = p.attribute_dword(slot, c as u32, h) {
+                        thread.set(grf, dword as usize, Type::UD, value as u64);
                     }
                 }
             }
@@ -334,8 +338,8 @@ pub fn run_vertex(kernel: &Kernel, draw: &mut VertexDraw) -> Result<Vec<Vec<[u32
         lend(&mut thread, p, resources);
         run(&program, kernel.hw, &mut thread)?;
         take_back(&mut thread, p, resources);
-        for lane in 0..lanes {
-            let dwords = thread.urb.get(&((first + lane) as u32));
+        for h in 0..vertices as usize {
+            let dwords = thread.urb.get(&((first + h) as u32));
             let dword = |k: usize| dwords.and_then(|d| d.get(k)).copied().unwrap_or(0);
             entries.push(
                 (0..p.vue.len())

@@ -1206,6 +1206,34 @@ fn send(inst: &Inst, hw: Gen, thread: &mut Thread, enabled: u32) -> Result<bool,
                 }
             }
         }
+        // URB interleaved write (SIMD4x2): each vertex with an enabled channel (0-3 for
+        // vertex 0, 4-7 for vertex 1) writes its half of each data GRF, a 128-bit slot each,
+        // to its URB entry (the handle in the header's dword 0 or 4), from the descriptor's
+        // offset in 128-bit units.
+        desc::Urb::SFID
+            if descriptor.get(desc::Urb::of(hw).opcode) == desc::Urb::WRITE_HWORD
+                && descriptor.get(desc::Urb::of(hw).swizzle_control) == desc::Urb::INTERLEAVE =>
+        {
+            let slots = descriptor.get(desc::Send::of(hw).mlen) as usize - 1;
+            let offset = descriptor.get(desc::Urb::of(hw).global_offset) as usize * 4;
+            let channels = (enabled >> inst.group) & 0xFF;
+            for vertex in (0..2).filter(|&h| channels >> (4 * h) & 0xF != 0) {
+                let handle = thread.read(payload.nr as usize * 32 + 16 * vertex, 4)? as u32;
+                let values = (0..4 * slots)
+                    .map(|k| {
+                        let grf = payload.nr as usize + 1 + k / 4;
+                        thread.read(grf * 32 + 16 * vertex + 4 * (k % 4), 4)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let entry = thread.urb.entry(handle).or_default();
+                if entry.len() < offset + values.len() {
+                    entry.resize(offset + values.len(), 0);
+                }
+                for (k, value) in values.into_iter().enumerate() {
+                    entry[offset + k] = value as u32;
+                }
+            }
+        }
         // URB SIMD8 read: each enabled channel reads `rlen` dwords of its URB entry (the
         // handle in the header's dword for the channel) from the descriptor's offset in
         // 128-bit units, dword k into the response's GRF k (0 past the entry's end).

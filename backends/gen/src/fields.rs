@@ -459,12 +459,14 @@ pub(crate) mod desc {
             subtype: [10:8],
         }
 
-        /// The URB (SFID 6): the offset in 128-bit units from each channel's URB handle (the
-        /// header holds the handles) and the opcode, three bits on Gen7/7.5 and four on Gen8+,
-        /// whose SIMD8 write is opcode 7.
+        /// The URB (SFID 6): the offset in 128-bit units from each channel's (or vertex's)
+        /// URB handle (the header holds the handles), the opcode, three bits on Gen7/7.5 and
+        /// four on Gen8+, whose SIMD8 write is opcode 7, and Gen7's swizzle control (1:
+        /// interleave, SIMD4x2 writes whose GRFs each hold a slot of both vertices).
         struct Urb {
             global_offset: { gen7 [13:3], gen8 [14:4] },
             opcode: { gen7 [2:0], gen8 [3:0] },
+            swizzle_control: [15],
         }
 
         /// The message gateway (SFID 3): the sub-function.
@@ -537,6 +539,10 @@ pub(crate) mod desc {
 
     impl Urb {
         pub const SFID: u8 = 6;
+        pub const WRITE_HWORD: u32 = 0;
+        /// The swizzle control of SIMD4x2 writes: vertex 0 in each GRF's low half, vertex 1
+        /// in its high half.
+        pub const INTERLEAVE: u32 = 1;
         /// Gen8+.
         pub const SIMD8_WRITE: u32 = 7;
         /// Gen8+.

@@ -2,7 +2,7 @@
 //! and `cont`, the out-of-SSA copies at block edges, and the live-pixel flag that discards
 //! clear and memory and render-target writes are predicated on.
 
-use super::{LIVE_FLAG, LowerError, Lowering, Subroutine, halves};
+use super::{LIVE_FLAG, LowerError, Lowering, Subroutine, halves, uses_intrinsic, writes_memory};
 use crate::encoding::Predicate;
 use crate::isa::{CondMod, Opcode, Type};
 use crate::lir::{Base, Inst, Op, Operand, Src};
@@ -40,6 +40,23 @@ impl Lowering<'_> {
                 init.mask_all = true;
                 self.emit(init);
             }
+        }
+        if self.payload.simd4x2
+            && (self.shader.functions.iter()).any(|f| uses_intrinsic(f, &writes_memory))
+        {
+            // Memory writes go from one channel of each vertex (0 and 4): f1.0 holds them.
+            let mut init = Inst::new(
+                Opcode::Mov,
+                1,
+                Some(Operand::scalar(
+                    Base::Arf(crate::isa::ARF_FLAG + 1),
+                    0,
+                    Type::UW,
+                )),
+                vec![Src::Imm(Type::UW, 0x11)],
+            );
+            init.mask_all = true;
+            self.emit(init);
         }
         self.nodes(tree, true)?;
         if self.halts {
@@ -245,9 +262,10 @@ impl Lowering<'_> {
     }
 
     /// Emits a message that only live pixels may send (memory writes, render-target writes):
-    /// predicated on f1.0 when the shader keeps live pixels there.
+    /// predicated on f1.0 when the shader keeps live pixels there, or, at SIMD4x2, the first
+    /// channel of each vertex (its other three would repeat its atomic operations).
     pub(super) fn emit_for_live_pixels(&mut self, mut send: Inst) {
-        if self.discards {
+        if self.discards || self.payload.simd4x2 {
             send.predicate = Some(Predicate {
                 control: 1,
                 inverse: false,

@@ -162,7 +162,7 @@ impl Lowering<'_> {
                     for k in 0..dwords {
                         let (slot, comp) = place(k);
                         let value = match self.payload.attribute(slot, comp) {
-                            Some(grf) => Operand::payload(grf, 0, Type::UD),
+                            Some(attribute) => attribute,
                             None => {
                                 let Some(oword) = self.payload.pulled_attribute(slot) else {
                                     return Err(self.error(v, "the input has no payload slot"));
@@ -253,10 +253,10 @@ impl Lowering<'_> {
                 self.typed_atomic(v, ii)
             }
             Intrinsic::LoadVertexId if self.shader.stage == Stage::Vertex => {
-                let grf = self.payload.attribute(SYSTEM_VALUES_SLOT, 0);
-                let grf = grf.ok_or_else(|| self.error(v, "the vertex ID has no payload slot"))?;
+                let value = self.payload.attribute(SYSTEM_VALUES_SLOT, 0);
+                let value =
+                    value.ok_or_else(|| self.error(v, "the vertex ID has no payload slot"))?;
                 let dst = self.dword(v, 0);
-                let value = Operand::payload(grf, 0, Type::UD);
                 self.op(Opcode::Mov, dst, vec![Src::Reg(value)]);
                 Ok(())
             }
@@ -300,6 +300,11 @@ impl Lowering<'_> {
                 self.op(Opcode::Not, dst, vec![Src::Reg(back)]);
                 Ok(())
             }
+            op if op.is_subgroup() && self.payload.simd4x2 => Err(self.error(
+                v,
+                "Gen7/7.5 run vertex shaders two vertices to a thread (SIMD4x2), which has no \
+                 subgroups",
+            )),
             op if op.is_subgroup() => self.subgroup(v, ii),
             _ => Err(self.error(v, "this intrinsic is not supported yet")),
         }

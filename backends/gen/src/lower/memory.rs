@@ -4,7 +4,7 @@
 
 use super::{FIRST_SURFACE, LowerError, Lowering, SLM_SURFACE, Surface, halves};
 use crate::fields::{Field, desc};
-use crate::isa::{Opcode, Type};
+use crate::isa::{Opcode, Region, Type};
 use crate::lir::{Inst, Message, Operand, Src, VReg};
 use crate::simd_width::part;
 use shrew_engine::ir::{IntrinsicInst, Value, opaque_binding};
@@ -153,6 +153,20 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// An atomic operation's response as each channel reads it: at SIMD4x2 only the first
+    /// channel of each vertex sent the operation ([`Lowering::emit_for_live_pixels`]), and
+    /// the vertex's other channels read its old value.
+    fn atomic_response(&self, response: Operand) -> Operand {
+        if self.payload.simd4x2 {
+            Operand {
+                region: Region::new(4, 4, 0),
+                ..response
+            }
+        } else {
+            response
+        }
+    }
+
     /// The message type field of the typed surface messages' shared function.
     fn typed_message_type(&self) -> Field {
         if desc::TypedPort::of(self.hw).sfid == desc::RenderCache::SFID {
@@ -224,6 +238,7 @@ impl Lowering<'_> {
             let response = Operand::vector(self.program.new_vreg(1), 0, Type::UD);
             self.send_typed(group, message, &sources, response);
             let dst = part(self.comp(v, 0, Type::UD), 8 * group);
+            let response = self.atomic_response(response);
             self.emit(Inst {
                 group: 8 * group,
                 ..Inst::new(Opcode::Mov, 8, Some(dst), vec![Src::Reg(response)])
@@ -313,6 +328,7 @@ impl Lowering<'_> {
             self.emit_for_live_pixels(send);
             if atomic.is_some() {
                 let dst = part(self.comp(v, 0, Type::UD), 16 * half);
+                let response = self.atomic_response(response);
                 self.emit(Inst {
                     group: 16 * half,
                     ..Inst::new(Opcode::Mov, width, Some(dst), vec![Src::Reg(response)])

@@ -1,5 +1,6 @@
 //! Lowering of a fragment or compute shader (at a dispatch width of 8, 16 or 32) or a vertex
-//! shader (at 8, Gen8 and later) from the shrew IR to the Gen IR ([`crate::lir`]).
+//! shader (at 8: SIMD8 on Gen8 and later, SIMD4x2 on Gen7/7.5) from the shrew IR to the Gen IR
+//! ([`crate::lir`]).
 //!
 //! What: the shader must have been through `lower-io` (inputs, outputs and uniforms at offsets)
 //! and be in SSA form; [`lower_fragment`] leaves SSA with [`shrew_engine::out_of_ssa::destruct`],
@@ -25,9 +26,10 @@
 //!   message's order, coordinates and reference divided by a projector, one message per 16
 //!   channels (per 8 for derivatives or more than five parameters); the texture is a binding
 //!   table entry ([`Surface::Texture`]), the sampler the texture's binding.
-//! - Vertex shaders read their attributes from the payload (a GRF per component) and write
-//!   each output component into a register of its own, copied into the payloads of SIMD8 URB
-//!   writes at the end (`coalesce` computes it there when that costs no registers), which send
+//! - Vertex shaders read their attributes from the payload (a GRF per component; at SIMD4x2 a
+//!   GRF per slot, each vertex's components in its half, read `<4;4,0>`) and write each output
+//!   component into a register of its own, copied into the payloads of SIMD8 URB writes
+//!   (interleaved ones at SIMD4x2) at the end (`coalesce` computes it there when that costs no registers), which send
 //!   the vertex's
 //!   URB entry at the end ([`Payload::vue`]: the header with the point size, the position, the
 //!   other outputs by slot; the header only when the point size is written).
@@ -64,8 +66,10 @@
 //! or output, a UBO or SSBO at a run-time binding) is a
 //! [`LowerError`] naming the instruction, never wrong code.
 //!
-//! Options: the generation and the dispatch width. The generation only picks the data port of
-//! untyped surface reads (IVB's data cache, HSW+'s data cache 1). ALU instructions run at the
+//! Options: the generation and the dispatch width. The generation picks the data port of
+//! untyped surface reads (IVB's data cache, HSW+'s data cache 1) and the vertex dispatch
+//! (SIMD4x2 before Gen8, each vertex in four channels: memory writes and atomics from the
+//! first of them, predicated on f1.0). ALU instructions run at the
 //! dispatch width; [`crate::simd_width`] splits those the generation cannot run that wide.
 
 mod alu;
@@ -101,6 +105,11 @@ pub struct LowerError(pub String);
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Payload {
     pub dispatch_width: u8,
+    /// Vertex threads on Gen7/7.5, which the hardware dispatches two vertices to a thread
+    /// (SIMD4x2): each vertex runs in four channels (0-3 and 4-7) that compute the same
+    /// values, its attributes in half of a GRF per slot, its handle in R1.0 or R1.4, its
+    /// outputs written with interleaved URB writes.
+    pub simd4x2: bool,
     /// Vertex threads: what each slot of the vertex's URB entry (its VUE) holds, in order.
     /// Empty for fragment threads.
     pub vue: Vec<VueSlot>,
@@ -117,7 +126,8 @@ pub struct Payload {
     /// First GRF of the attribute setup: for fragment threads two GRFs per input slot in
     /// [`Payload::inputs`], each component's plane as four floats (b1 coefficient, b2
     /// coefficient, unused, constant); for vertex threads four GRFs per input slot, a
-    /// component's value per channel in each ([`Payload::attribute`]).
+    /// component's value per channel in each, or at SIMD4x2 one, each vertex's four
+    /// components in its half ([`Payload::attribute`]).
     pub setup_start: u8,
     /// The input slots, in setup order.
     pub inputs: Vec<u32>,
@@ -215,19 +225,17 @@ pub fn lower_fragment(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Paylo
     lower_entry(shader, hw, width)
 }
 
-/// Lowers the entry function of a vertex shader for `hw` at SIMD8: each channel one vertex,
-/// its attributes in the payload and its outputs written to its URB entry.
+/// Lowers the entry function of a vertex shader for `hw`, its attributes in the payload and
+/// its outputs written to its URB entry: at SIMD8 on Gen8 and later, each channel one vertex;
+/// at SIMD4x2 on Gen7/7.5 (the only vertex dispatch there), each of the thread's two vertices
+/// in four channels that compute alike ([`Payload::simd4x2`]), so the program is the SIMD8
+/// one with other attribute reads, URB writes and one channel per vertex for memory writes.
 pub fn lower_vertex(shader: &Shader, hw: Gen) -> Result<(Lir, Payload), LowerError> {
     if shader.stage != Stage::Vertex {
         return Err(LowerError(format!(
             "a {} shader is not a vertex shader",
             shader.stage.name()
         )));
-    }
-    if hw < Gen::Gen8 {
-        return Err(LowerError(
-            "vertex shaders need Gen8's SIMD8 vertex dispatch (Gen7 runs them as SIMD4x2)".into(),
-        ));
     }
     lower_entry(shader, hw, 8)
 }
@@ -260,7 +268,8 @@ pub const MAX_WORKGROUP_THREADS: u64 = 64;
 fn lower_entry(shader: &Shader, hw: Gen, width: u8) -> Result<(Lir, Payload), LowerError> {
     let func = &shader.functions[shader.entry.0 as usize];
     let tree = structurize(func).map_err(|e| LowerError(e.to_string()))?;
-    let mut payload = plan_payload(shader, func, width)?;
+    let simd4x2 = shader.stage == Stage::Vertex && !hw.is_gen8_plus();
+    let mut payload = plan_payload(shader, func, width, simd4x2)?;
     payload.constant_data = layout_variables(shader)
         .and_then(|layouts| constant_data(shader, &layouts))
         .map_err(|e| LowerError(e.to_string()))?;

@@ -5,7 +5,7 @@
 use super::thread::simd8_send;
 use super::{LowerError, Lowering, VueSlot, halves};
 use crate::fields::desc;
-use crate::isa::{Opcode, Type};
+use crate::isa::{Opcode, Region, Type};
 use crate::lir::{Inst, Operand, Src, VReg};
 use shrew_engine::interp::memory::layout_variables;
 use shrew_engine::ir::{
@@ -56,7 +56,7 @@ impl Lowering<'_> {
                 };
                 let src = self.read_dword(data, k);
                 if self.shader.stage == Stage::Vertex {
-                    let place = (out.0, out.1 + 32 * comp);
+                    let place = (out.0, out.1 + self.vue_component_bytes() * comp);
                     let temp = *(self.vertex_outputs.entry(place))
                         .or_insert_with(|| self.program.new_vreg(1));
                     self.op(Opcode::Mov, Operand::vector(temp, 0, Type::UD), vec![src]);
@@ -68,9 +68,22 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// Bytes between the components of a VUE slot in a URB write's payload: a GRF at SIMD8
+    /// (a dword per vertex in each), a dword at SIMD4x2 (each vertex's four components in its
+    /// half of the slot's GRF).
+    fn vue_component_bytes(&self) -> u32 {
+        if self.payload.simd4x2 { 4 } else { 32 }
+    }
+
+    /// GRFs a VUE slot takes in a URB write's payload.
+    fn vue_slot_grfs(&self) -> u32 {
+        if self.payload.simd4x2 { 1 } else { 4 }
+    }
+
     /// Plans the URB writes of a vertex shader's outputs ([`Payload::vue`]), two slots to a
-    /// message, from slot 1 unless the shader writes the point size (slot 0, the header's
-    /// fourth dword): each output slot's place in its message's payload.
+    /// SIMD8 message (fourteen to a SIMD4x2 one, the most a message's 15 GRFs hold), from
+    /// slot 1 unless the shader writes the point size (slot 0, the header's fourth dword):
+    /// each output slot's place in its message's payload.
     ///
     /// [`Payload::vue`]: super::Payload::vue
     pub(super) fn plan_urb_writes(&mut self) {
@@ -79,13 +92,15 @@ impl Lowering<'_> {
             .filter(|_| stores_builtin(self.shader, self.func, Builtin::PointSize));
         let vue = self.payload.vue.clone();
         let first = if point_size.is_some() { 0 } else { 1 };
-        for (m, slots) in vue[first..].chunks(2).enumerate() {
-            let first_slot = (first + 2 * m) as u32;
-            let payload = self.program.new_vreg(1 + 4 * slots.len() as u32);
+        let (grfs, comp_bytes) = (self.vue_slot_grfs(), self.vue_component_bytes());
+        let per_message = if self.payload.simd4x2 { 14 } else { 2 };
+        for (m, slots) in vue[first..].chunks(per_message).enumerate() {
+            let first_slot = (first + per_message * m) as u32;
+            let payload = self.program.new_vreg(1 + grfs * slots.len() as u32);
             for (k, slot) in slots.iter().enumerate() {
-                let at = (1 + 4 * k as u32) * 32;
+                let at = (1 + grfs * k as u32) * 32;
                 let output = match *slot {
-                    VueSlot::Header => point_size.map(|s| (s, at + 3 * 32)),
+                    VueSlot::Header => point_size.map(|s| (s, at + 3 * comp_bytes)),
                     VueSlot::Position => position.map(|s| (s, at)),
                     VueSlot::Output(s) => Some((s, at)),
                 };
@@ -105,13 +120,13 @@ impl Lowering<'_> {
         let copies: Vec<((VReg, u32), VReg)> =
             self.vertex_outputs.iter().map(|(&p, &t)| (p, t)).collect();
         let messages = self.urb_messages.clone();
+        let (grfs, comp_bytes) = (self.vue_slot_grfs(), self.vue_component_bytes());
         for (m, &(first_slot, payload)) in messages.iter().enumerate() {
             for &((_, at), temp) in copies.iter().filter(|((p, _), _)| *p == payload) {
-                let dst = Operand::vector(payload, at, Type::UD);
                 let src = Src::Reg(Operand::vector(temp, 0, Type::UD));
-                self.op(Opcode::Mov, dst, vec![src]);
+                self.write_vue_component(payload, at, src);
             }
-            let slots = (self.program.vreg_sizes[payload.0 as usize] - 1) / 4;
+            let slots = (self.program.vreg_sizes[payload.0 as usize] - 1) / grfs;
             let mut header = Inst::new(
                 Opcode::Mov,
                 8,
@@ -121,37 +136,69 @@ impl Lowering<'_> {
             header.mask_all = true;
             self.emit(header);
             for k in 0..slots {
-                let at = (1 + 4 * k) * 32;
+                let at = (1 + grfs * k) * 32;
+                let slot_bytes = 4 * comp_bytes;
                 let written = (copies.iter())
-                    .any(|&((p, place), _)| p == payload && (at..at + 128).contains(&place));
+                    .any(|&((p, place), _)| p == payload && (at..at + slot_bytes).contains(&place));
                 let zeros = match self.payload.vue[(first_slot + k) as usize] {
                     VueSlot::Header => 0..3,
                     _ if written => 0..0,
                     _ => 0..4,
                 };
                 for c in zeros {
-                    let dst = Operand::vector(payload, at + 32 * c, Type::UD);
-                    self.op(Opcode::Mov, dst, vec![Src::imm_ud(0)]);
+                    self.write_vue_component(payload, at + comp_bytes * c, Src::imm_ud(0));
                 }
             }
-            // A SIMD8 write at the first slot's offset in 128-bit units. URB messages require
-            // their header: the payload's first GRF, with the URB handles.
+            // A SIMD8 write (an interleaved one at SIMD4x2: each GRF a slot of both vertices)
+            // at the first slot's offset in 128-bit units. URB messages require their header:
+            // the payload's first GRF, with the URB handles.
             let send = desc::Send::of(self.hw);
             let urb = desc::Urb::of(self.hw);
+            let (opcode, swizzle) = if self.payload.simd4x2 {
+                (desc::Urb::WRITE_HWORD, desc::Urb::INTERLEAVE)
+            } else {
+                (desc::Urb::SIMD8_WRITE, 0)
+            };
             let message = self.final_message(
                 "the vertex's URB write",
                 desc::Urb::SFID,
                 &[
                     (send.eot, (m + 1 == messages.len()) as u32),
-                    (send.mlen, 1 + 4 * slots),
+                    (send.mlen, 1 + grfs * slots),
                     (send.header_present, 1),
-                    (urb.opcode, desc::Urb::SIMD8_WRITE),
+                    (urb.opcode, opcode),
+                    (urb.swizzle_control, swizzle),
                     (urb.global_offset, first_slot),
                 ],
             )?;
             self.emit(simd8_send(payload, message));
         }
         Ok(())
+    }
+
+    /// Writes one component of a VUE slot, at byte `at` of a URB write's payload, from `src`:
+    /// at SIMD8 a GRF, a dword per channel; at SIMD4x2 dword `at` of each vertex's half (from
+    /// channels 0 and 4), whatever the channels (the write itself sends the live vertices).
+    fn write_vue_component(&mut self, payload: VReg, at: u32, src: Src) {
+        let dst = Operand::vector(payload, at, Type::UD);
+        if !self.payload.simd4x2 {
+            self.op(Opcode::Mov, dst, vec![src]);
+            return;
+        }
+        let src = match src {
+            Src::Reg(op) => Src::Reg(Operand {
+                region: Region::new(4, 1, 0),
+                ..op
+            }),
+            imm => imm,
+        };
+        let dst = Operand {
+            region: Region::new(8, 2, 4),
+            ..dst
+        };
+        let mut mov = Inst::new(Opcode::Mov, 2, Some(dst), vec![src]);
+        mov.mask_all = true;
+        self.emit(mov);
     }
 
     /// Vertex threads: a URB SIMD8 read of the input at 128-bit offset `oword` of each

@@ -3,6 +3,8 @@
 //! shader reads before any instruction is lowered, and where each part of it is.
 
 use super::{LowerError, Payload, PushRange, VueSlot, halves};
+use crate::isa::{Region, Type};
+use crate::lir::{Base, Operand};
 use shrew_engine::interp::memory::layout_variables;
 use shrew_engine::ir::{Function, InstKind, Interp, IntrinsicInst, Mode, Shader, Stage};
 use shrew_engine::ops::{IndexKind, Intrinsic};
@@ -16,10 +18,54 @@ impl Payload {
         (offset < range.bytes).then(|| (range.grf + (offset / 32) as u8, offset % 32))
     }
 
-    /// The GRF holding component `comp` of vertex attribute `slot`, one dword per channel.
-    pub fn attribute(&self, slot: u32, comp: u32) -> Option<u8> {
-        let index = self.inputs.iter().position(|&s| s == slot)?;
-        (index < self.pushed_inputs).then(|| self.setup_start + (4 * index as u32 + comp) as u8)
+    /// Component `comp` of vertex attribute `slot` as each channel reads it from the payload:
+    /// at SIMD8 a GRF of its own, a dword per channel (vertex); at SIMD4x2 dword `comp` of each
+    /// vertex's half of the slot's GRF, the same for the vertex's four channels (`<4;4,0>`).
+    pub fn attribute(&self, slot: u32, comp: u32) -> Option<Operand> {
+        let (grf, dword) = self.attribute_dword(slot, comp, 0)?;
+        Some(if self.simd4x2 {
+            Operand {
+                region: Region::new(4, 4, 0),
+                ..Operand::scalar(Base::Fixed(grf), 4 * dword, Type::UD)
+            }
+        } else {
+            Operand::payload(grf, 0, Type::UD)
+        })
+    }
+
+    /// Where the dispatcher puts component `comp` of attribute `slot` of the thread's vertex
+    /// `vertex`: the GRF and its dword.
+    pub fn attribute_dword(&self, slot: u32, comp: u32, vertex: u32) -> Option<(u8, u32)> {
+        let index = self.inputs.iter().position(|&s| s == slot)? as u32;
+        if index as usize >= self.pushed_inputs {
+            return None;
+        }
+        Some(if self.simd4x2 {
+            (self.setup_start + index as u8, 4 * vertex + comp)
+        } else {
+            (self.setup_start + (4 * index + comp) as u8, vertex)
+        })
+    }
+
+    /// How many vertices a vertex thread runs: eight at SIMD8, a channel each; two at SIMD4x2,
+    /// four channels each.
+    pub fn vertices_per_thread(&self) -> u32 {
+        if self.simd4x2 { 2 } else { 8 }
+    }
+
+    /// The channels vertex `vertex` of a vertex thread runs in.
+    pub fn vertex_channels(&self, vertex: u32) -> u32 {
+        if self.simd4x2 {
+            0xF << (4 * vertex)
+        } else {
+            1 << vertex
+        }
+    }
+
+    /// The dword of R1 (and of a URB write's header) holding the URB handle of the thread's
+    /// vertex `vertex`.
+    pub fn urb_handle_dword(&self, vertex: u32) -> u32 {
+        if self.simd4x2 { 4 * vertex } else { vertex }
     }
 
     /// Vertex threads: the 128-bit offset in the vertex's URB entry of input `slot`, when the
@@ -66,6 +112,7 @@ pub(super) fn plan_payload(
     shader: &Shader,
     func: &Function,
     width: u8,
+    simd4x2: bool,
 ) -> Result<Payload, LowerError> {
     let vertex = shader.stage == Stage::Vertex;
     let compute = shader.stage == Stage::Compute;
@@ -156,7 +203,11 @@ pub(super) fn plan_payload(
     // payload would outgrow MAX_PUSHING_PAYLOAD_REGS with the rest of it: loads past what is
     // pushed are pulled. (Push constants stay live as long as the shader reads them; the
     // inputs, copied once, free their GRFs early.)
-    let regs_per_input = if vertex { 4 } else { 2 };
+    let regs_per_input = match (vertex, simd4x2) {
+        (true, true) => 1,
+        (true, false) => 4,
+        (false, _) => 2,
+    };
     let after_push = num_workgroups as u32
         + local_ids as u32 * 3 * per_value
         + regs_per_input * inputs.len() as u32;
@@ -188,12 +239,12 @@ pub(super) fn plan_payload(
     let num_workgroups = take(num_workgroups, 1);
     let local_ids = take(local_ids, 3 * per_value);
     let setup_start = next;
-    // Vertex threads push the attributes that leave a quarter of the register file free for
-    // the program (the copies of the attributes among them) and read the others from their
-    // URB entries.
+    // SIMD8 vertex threads push the attributes that leave a quarter of the register file
+    // free for the program (the copies of the attributes among them) and read the others from
+    // their URB entries. SIMD4x2 ones push them all: a GRF a slot.
     let room = (MAX_PAYLOAD_REGS.saturating_sub(setup_start + FREE_FOR_THE_PROGRAM)
         / regs_per_input) as usize;
-    let pushed_inputs = if vertex {
+    let pushed_inputs = if vertex && !simd4x2 {
         inputs.len().min(room)
     } else {
         inputs.len()
@@ -207,6 +258,7 @@ pub(super) fn plan_payload(
     }
     Ok(Payload {
         dispatch_width: width,
+        simd4x2,
         vue: if vertex { plan_vue(func) } else { Vec::new() },
         perspective_bary,
         linear_bary,
