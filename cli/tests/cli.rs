@@ -697,10 +697,10 @@ fn r600_binaries_disassemble_with_their_gprs_and_stack() {
     );
 }
 
-/// A vertex shader compiles for Gen8 and later at SIMD8, its position sent to the URB; Gen7
-/// and other widths get clear errors.
+/// A vertex shader compiles for Gen8 and later at SIMD8, its position sent to the URB, and
+/// for Gen7 at SIMD4x2, in interleaved URB writes; other widths get clear errors.
 #[test]
-fn compile_takes_vertex_shaders_on_gen8_and_later() {
+fn compile_takes_vertex_shaders() {
     let shader = temp_file(
         "position.vert",
         "#version 450\nlayout(location = 0) in vec4 p;\nvoid main() { gl_Position = p * 2.0; }\n",
@@ -713,9 +713,14 @@ fn compile_takes_vertex_shaders_on_gen8_and_later() {
         "{}",
         stdout(&out)
     );
-    let out = shrew(&["compile", path, "--target", "gen7"]);
-    assert_user_error(&out);
-    assert!(stderr(&out).contains("Gen8"), "{}", stderr(&out));
+    let out = shrew(&["compile", path, "--target", "gen7", "--asm"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for expected in [
+        "SIMD4x2 shader",
+        "urb MsgDesc: 1 write HWord interleave mlen 2",
+    ] {
+        assert!(stdout(&out).contains(expected), "{}", stdout(&out));
+    }
     let out = shrew(&["compile", path, "--target", "gen9", "--simd", "16"]);
     assert_user_error(&out);
     assert!(stderr(&out).contains("SIMD8"), "{}", stderr(&out));
