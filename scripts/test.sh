@@ -158,7 +158,7 @@ done
 # The GLSL 1.10/1.20 and SSA tests compiled for each target and run on its emulator: 99% of
 # what the interpreter passes passes there too, and no test the backend compiles runs to other
 # results than the interpreter's.
-for target in gen9 r600 r700 evergreen cayman; do
+for target in gen9 gen7 r600 r700 evergreen cayman; do
     phase "piglit on the $target emulator"
     "$shrew" piglit --json "${limit[@]}" -p default --target "$target" "${executable[@]}" \
         >"target/piglit-$target.jsonl" || true
