@@ -126,12 +126,15 @@ const EVERY_OTHER_DWORD: Region = Region::new(8, 4, 2);
 /// (`<4;4,0>`: a SIMD4x2 vertex's attribute component) and a dword of each vertex (`<4;1,0>`:
 /// what a SIMD4x2 URB write's payload takes).
 const SOURCE_REGIONS: [Region; 5] = [
-    Region::new(8, 8, 1),
+    PLAIN,
     Region::SCALAR,
     EVERY_OTHER_DWORD,
-    Region::new(4, 4, 0),
-    Region::new(4, 1, 0),
+    Region::PER_VERTEX,
+    Region::EACH_VERTEX,
 ];
+
+/// A plain vector of dwords: `<8;8,1>`.
+const PLAIN: Region = Region::new(8, 8, 1);
 
 /// What channel `i` of a reader reads when it reads the copy's destination through `read`
 /// and the destination holds what channel `e` of the copy read through `copy_src`: the
@@ -148,18 +151,19 @@ fn compose(
     if !read.offset.is_multiple_of(4) || read.region.vstride.is_none() {
         return None;
     }
-    let mut elements = Vec::with_capacity(exec_size as usize);
-    for i in 0..exec_size as u32 {
-        let e = read.offset / 4 + read.region.element(i);
-        if e >= copy_exec_size as u32 {
-            return None;
-        }
-        elements.push(copy_src.element(e));
+    // The destination's element channel `i` reads, and the source's element the copy put there.
+    let read_element = |i: u32| read.offset / 4 + read.region.element(i);
+    let channels = 0..exec_size as u32;
+    if channels
+        .clone()
+        .any(|i| read_element(i) >= copy_exec_size as u32)
+    {
+        return None;
     }
-    let first = elements[0];
+    let source_element = |i: u32| copy_src.element(read_element(i));
+    let first = source_element(0);
     let reads = |r: &Region| {
-        (elements.iter().enumerate())
-            .all(|(i, &f)| f.checked_sub(first) == Some(r.element(i as u32)))
+        (channels.clone()).all(|i| source_element(i).checked_sub(first) == Some(r.element(i)))
     };
     SOURCE_REGIONS.into_iter().find(reads).map(|r| (r, first))
 }
@@ -218,12 +222,7 @@ fn substitute(inst: &Inst, k: usize, read: Operand, copy_inst: &Inst, copy: &Cop
             (position_takes_immediate && !read_modifiers).then_some(Src::Imm(read.ty, bits))
         }
         // 3-source instructions read plain vectors and scalars only.
-        Src::Reg(s)
-            if op.num_srcs() == 3
-                && ![Region::new(8, 8, 1), Region::SCALAR].contains(&s.region) =>
-        {
-            None
-        }
+        Src::Reg(s) if op.num_srcs() == 3 && ![PLAIN, Region::SCALAR].contains(&s.region) => None,
         Src::Reg(s) => {
             let copy_modifiers = s.negate || s.abs;
             if read.ty != copy_dst.ty {

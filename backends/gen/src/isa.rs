@@ -215,6 +215,14 @@ impl Region {
     /// One element for every channel: `<0;1,0>`.
     pub const SCALAR: Region = Region::new(0, 1, 0);
 
+    /// A SIMD4x2 vertex's dword, the same for its four channels: `<4;4,0>` (channels 0-3 read
+    /// the first element, 4-7 the one four dwords on).
+    pub const PER_VERTEX: Region = Region::new(4, 4, 0);
+
+    /// One dword of each SIMD4x2 vertex, for a 2-channel instruction: `<4;1,0>` (channel 0
+    /// reads the first element, channel 1 the one four dwords on).
+    pub const EACH_VERTEX: Region = Region::new(4, 1, 0);
+
     pub const fn new(vstride: u8, width: u8, hstride: u8) -> Region {
         Region {
             vstride: Some(vstride),

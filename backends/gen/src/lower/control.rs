@@ -23,40 +23,15 @@ impl Lowering<'_> {
             // f1 starts as the dispatch's pixel mask (R1.7, and R2.7 for channels 16-31 at
             // SIMD32): helpers are not live.
             for half in 0..halves(self.width) {
-                let mut init = Inst::new(
-                    Opcode::Mov,
-                    1,
-                    Some(Operand::scalar(
-                        Base::Arf(crate::isa::ARF_FLAG + 1),
-                        2 * half as u32,
-                        Type::UW,
-                    )),
-                    vec![Src::Reg(Operand::scalar(
-                        Base::Fixed(1 + half),
-                        28,
-                        Type::UW,
-                    ))],
-                );
-                init.mask_all = true;
-                self.emit(init);
+                let pixel_mask = Operand::scalar(Base::Fixed(1 + half), 28, Type::UW);
+                self.init_live_flag(half, Src::Reg(pixel_mask));
             }
         }
         if self.payload.simd4x2
             && (self.shader.functions.iter()).any(|f| uses_intrinsic(f, &writes_memory))
         {
             // Memory writes go from one channel of each vertex (0 and 4): f1.0 holds them.
-            let mut init = Inst::new(
-                Opcode::Mov,
-                1,
-                Some(Operand::scalar(
-                    Base::Arf(crate::isa::ARF_FLAG + 1),
-                    0,
-                    Type::UW,
-                )),
-                vec![Src::Imm(Type::UW, 0x11)],
-            );
-            init.mask_all = true;
-            self.emit(init);
+            self.init_live_flag(0, Src::Imm(Type::UW, 0x11));
         }
         self.nodes(tree, true)?;
         if self.halts {
@@ -259,6 +234,19 @@ impl Lowering<'_> {
         halt.flag = LIVE_FLAG;
         self.emit(halt);
         self.halts = true;
+    }
+
+    /// Sets the live flag's 16 bits for channels `16 · half` on (f1.0, or f1.1) to `src`, for
+    /// every channel.
+    fn init_live_flag(&mut self, half: u8, src: Src) {
+        let flag = Operand::scalar(
+            Base::Arf(crate::isa::ARF_FLAG + 1),
+            2 * half as u32,
+            Type::UW,
+        );
+        let mut init = Inst::new(Opcode::Mov, 1, Some(flag), vec![src]);
+        init.mask_all = true;
+        self.emit(init);
     }
 
     /// Emits a message that only live pixels may send (memory writes, render-target writes):

@@ -159,7 +159,7 @@ impl Lowering<'_> {
     fn atomic_response(&self, response: Operand) -> Operand {
         if self.payload.simd4x2 {
             Operand {
-                region: Region::new(4, 4, 0),
+                region: Region::PER_VERTEX,
                 ..response
             }
         } else {

@@ -187,7 +187,7 @@ impl Lowering<'_> {
         }
         let src = match src {
             Src::Reg(op) => Src::Reg(Operand {
-                region: Region::new(4, 1, 0),
+                region: Region::EACH_VERTEX,
                 ..op
             }),
             imm => imm,

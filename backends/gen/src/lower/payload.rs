@@ -25,7 +25,7 @@ impl Payload {
         let (grf, dword) = self.attribute_dword(slot, comp, 0)?;
         Some(if self.simd4x2 {
             Operand {
-                region: Region::new(4, 4, 0),
+                region: Region::PER_VERTEX,
                 ..Operand::scalar(Base::Fixed(grf), 4 * dword, Type::UD)
             }
         } else {
